@@ -1,0 +1,184 @@
+/* tilec.h: the public C API of tilec, a compiler for a small tile language.
+ *
+ *   .tile source -> tile IR -> passes -> LLVM IR -> PTX -> CUDA Driver API
+ *
+ * Conventions (the NVRTC / Lua / SQLite school):
+ *  - Opaque handles with create/destroy; destroy(NULL) is a no-op.
+ *  - Every call that can fail returns a tilec_status, TILEC_OK (0) on success;
+ *    tilec_status_string() names a code.  Details go to the handle's log
+ *    (tilec_program_log) and its structured diagnostics.
+ *  - Strings returned by a handle are owned by that handle and stay valid
+ *    until the next non-const call on it or its destruction, unless the
+ *    function says the caller frees them (then with tilec_free).
+ *  - The library never prints, exits or aborts.  A broken invariant inside
+ *    tilec comes back as TILEC_ERROR_INTERNAL with a message in the log.
+ *  - Thread safety: different handles may be used from different threads at
+ *    the same time; one handle is used by one thread at a time.  Global
+ *    state (the driver loader, the kernel cache) is internally locked.
+ *
+ * Tensors are passed as DLPack DLTensor (dlpack/dlpack.h): host tensors
+ * (kDLCPU) for the interpreter, device tensors (kDLCUDA) for launches. */
+#ifndef TILEC_H
+#define TILEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TILEC_API
+#else
+#define TILEC_API __attribute__((visibility("default")))
+#endif
+
+#define TILEC_VERSION_MAJOR 0
+#define TILEC_VERSION_MINOR 1
+#define TILEC_VERSION_PATCH 0
+#define TILEC_VERSION_NUM (TILEC_VERSION_MAJOR * 10000 + TILEC_VERSION_MINOR * 100 + TILEC_VERSION_PATCH)
+
+/* ---- status -------------------------------------------------------------- */
+typedef enum tilec_status {
+  TILEC_OK = 0,
+  TILEC_ERROR_INPUT = 1,       /* the source has errors: see diagnostics */
+  TILEC_ERROR_USAGE = 2,       /* bad argument to an API call */
+  TILEC_ERROR_NOMEM = 3,
+  TILEC_ERROR_INTERNAL = 4,    /* a bug in tilec; the log says where */
+  TILEC_ERROR_UNSUPPORTED = 5, /* valid input tilec cannot compile yet */
+  TILEC_ERROR_IO = 6,
+  TILEC_ERROR_CUDA = 7,        /* libcuda missing, or a driver call failed */
+  TILEC_ERROR_NO_DEVICE = 8,   /* no CUDA device found */
+  TILEC_ERROR_LAUNCH = 9       /* arguments rejected before launch */
+} tilec_status;
+
+/* A static string naming the code ("TILEC_ERROR_INPUT: ..."); never NULL. */
+TILEC_API const char *tilec_status_string(tilec_status s);
+
+/* Run-time version: TILEC_VERSION_NUM of the library actually loaded. */
+TILEC_API int tilec_version(void);
+/* "tilec 0.1.0 (LLVM 19.1.7)"; static storage. */
+TILEC_API const char *tilec_version_string(void);
+
+/* Free a string or buffer the caller owns (documented per function). */
+TILEC_API void tilec_free(void *p);
+
+/* ---- options --------------------------------------------------------------- */
+typedef struct tilec_options tilec_options;
+
+TILEC_API tilec_status tilec_options_create(tilec_options **out);
+TILEC_API void tilec_options_destroy(tilec_options *o);
+/* Override a tile constant (as -D NAME=VALUE). Later calls win. */
+TILEC_API tilec_status tilec_options_define(tilec_options *o, const char *name, int64_t value);
+/* "sm_80", "sm_89", "sm_90", "sm_90a"; NULL = the GPU found, else sm_90a. */
+TILEC_API tilec_status tilec_options_set_arch(tilec_options *o, const char *arch);
+/* 0..3, default 3. */
+TILEC_API tilec_status tilec_options_set_opt_level(tilec_options *o, int level);
+/* Emit .loc line info to .tile lines (default on). */
+TILEC_API tilec_status tilec_options_set_line_info(tilec_options *o, int on);
+/* Force a pipeline for every kernel: "simple", "multistage", "cutlass"; NULL = by name/attribute. */
+TILEC_API tilec_status tilec_options_set_pipeline(tilec_options *o, const char *pipeline);
+/* Generic string option, for everything else (see docs/api.md):
+ *   "print-after"=PASS|"all", "time-passes"="1", "entry-name"=NAME,
+ *   "verify-each"="1", "max-errors"=N. */
+TILEC_API tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value);
+
+/* ---- programs ------------------------------------------------------------- */
+typedef struct tilec_program tilec_program;
+
+/* Stages whose text can be fetched after compiling at least that far. */
+typedef enum tilec_stage {
+  TILEC_STAGE_AST = 0,  /* parsed and checked source, as a tree dump */
+  TILEC_STAGE_IR = 1,   /* tile IR after the pass pipeline */
+  TILEC_STAGE_LLVM = 2, /* LLVM IR (NVPTX target) */
+  TILEC_STAGE_PTX = 3,  /* PTX text */
+  TILEC_STAGE_CUBIN = 4 /* not text: use tilec_program_get_binary */
+} tilec_stage;
+
+/* Create from a NUL-terminated source string; name is used in diagnostics
+ * (NULL = "<string>").  opts may be NULL; it is copied, so the caller may
+ * destroy it afterwards.  *out is set even on failure to create nothing (NULL). */
+TILEC_API tilec_status tilec_program_create(tilec_program **out, const char *source,
+                                            const char *name, const tilec_options *opts);
+/* Same, reading the file at path (TILEC_ERROR_IO if it cannot be read). */
+TILEC_API tilec_status tilec_program_create_from_file(tilec_program **out, const char *path,
+                                                      const tilec_options *opts);
+TILEC_API void tilec_program_destroy(tilec_program *p);
+
+/* Compile up to and including `stage`.  Calling again with a later stage
+ * continues from where the last call stopped.  Errors in the source return
+ * TILEC_ERROR_INPUT with diagnostics. */
+TILEC_API tilec_status tilec_program_compile(tilec_program *p, tilec_stage stage);
+
+/* Text of a stage already reached (NULL if not reached).  Owned by p. */
+TILEC_API const char *tilec_program_text(const tilec_program *p, tilec_stage stage);
+/* Everything printed by diagnostics, --print-after and --time-passes, in
+ * order.  Owned by p; never NULL. */
+TILEC_API const char *tilec_program_log(const tilec_program *p);
+
+/* Structured diagnostics. */
+typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_WARNING, TILEC_SEV_NOTE, TILEC_SEV_REMARK } tilec_severity;
+typedef struct tilec_diagnostic {
+  tilec_severity severity;
+  const char *file;     /* owned by the program */
+  int line, column;     /* 1-based; 0 when unknown */
+  const char *message;  /* the message alone */
+  const char *rendered; /* "file:line:col: error: msg" + source line + caret */
+} tilec_diagnostic;
+TILEC_API int tilec_program_num_diagnostics(const tilec_program *p);
+TILEC_API tilec_status tilec_program_diagnostic(const tilec_program *p, int index, tilec_diagnostic *out);
+
+/* Kernels of a compiled (at least TILEC_STAGE_IR) program. */
+TILEC_API int tilec_program_num_kernels(const tilec_program *p);
+TILEC_API const char *tilec_program_kernel_name(const tilec_program *p, int index);
+
+/* ---- arguments -------------------------------------------------------------- */
+typedef enum tilec_arg_kind {
+  TILEC_ARG_TENSOR = 0,
+  TILEC_ARG_I32, TILEC_ARG_I64, TILEC_ARG_F32, TILEC_ARG_F64
+} tilec_arg_kind;
+
+typedef struct tilec_arg {
+  tilec_arg_kind kind;
+  union {
+    const DLTensor *tensor; /* strides NULL = compact row-major */
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+  } u;
+} tilec_arg;
+
+/* ---- CPU interpreter (the oracle) ------------------------------------------ */
+/* Run kernel `kernel` (NULL = the only/first one) over its whole grid on host
+ * tensors (device_type kDLCPU).  Arguments are in parameter order; scalar
+ * arguments are converted to the parameter's type.  Checks are those of a
+ * launch (dtype, rank, shape symbols, constant dims).  Needs TILEC_STAGE_IR. */
+TILEC_API tilec_status tilec_interpret(tilec_program *p, const char *kernel,
+                                       const tilec_arg *args, int nargs);
+
+/* ---- JIT: load and launch on a GPU ------------------------------------------ */
+typedef struct tilec_kernel tilec_kernel;
+
+/* Compile p to PTX if needed, load `kernel` (NULL = first) on CUDA device
+ * `device`, using the memory and disk cache.  Errors return a status and
+ * details in tilec_program_log(p). */
+TILEC_API tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
+                                         tilec_kernel **out);
+TILEC_API void tilec_kernel_destroy(tilec_kernel *k);
+
+/* Check arguments, compute the grid from the kernel's grid clause and launch
+ * on `stream` (a CUstream; NULL = default stream).  No allocation and no
+ * synchronization, so it can be captured in a CUDA graph.  A kernel handle
+ * is used by one thread at a time. */
+TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs,
+                                           void *stream);
+/* Message of the last failed call on k; never NULL. Owned by k. */
+TILEC_API const char *tilec_kernel_error(const tilec_kernel *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+/* codegen.h: tile IR (after the pass pipeline, layouts assigned) -> LLVM IR
+ * (LLVM-C, NVPTX) -> PTX text.  Implemented in lib/codegen/.
+ *
+ * Kernel ABI (what the runtime packs, in parameter order):
+ *   tensor parameter of rank R: .u64 data pointer (DLTensor data + byte_offset),
+ *       then R x .u32 sizes, then R x .u64 strides (in elements, may be 0 or
+ *       any value; the kernel assumes nothing it was not specialized for);
+ *   scalar parameter: i1/i8/i16/i32/u8 -> .u32, i64 -> .u64,
+ *       f16/bf16/f8*/f32 -> .f32 (converted inside the kernel).
+ * Grid: the launcher evaluates the function's grid region on the host
+ * (tl_eval_grid in lib/interp.h); blockDim = (warps * 32, 1, 1);
+ * dynamic shared memory = tl_kernel_info.smem_bytes. */
+#ifndef TILEC_CODEGEN_H
+#define TILEC_CODEGEN_H
+
+#include "ir.h"
+
+typedef struct tl_codegen_opts {
+  const char *arch;       /* "sm_80" | "sm_89" | "sm_90" | "sm_90a" */
+  int opt_level;          /* 0..3 */
+  bool line_info;         /* .loc to .tile lines */
+  const char *entry_name; /* override the PTX entry name (single-kernel modules); NULL = kernel name */
+  int ptx_version;        /* 0 = the default for arch (e.g. 80 for 8.0); runtime may lower it to fit the driver */
+} tl_codegen_opts;
+
+/* What a launcher needs to know about one compiled kernel. */
+typedef struct tl_kernel_info {
+  const char *name;       /* tile kernel name */
+  const char *entry;      /* PTX .entry name */
+  int threads;            /* block size (warps * 32) */
+  int smem_bytes;         /* dynamic shared memory */
+} tl_kernel_info;
+
+typedef struct tl_codegen_result {
+  char *llvm_ir;          /* malloc'd text */
+  char *ptx;              /* malloc'd text */
+  int nkernels;
+  tl_kernel_info *kernels;/* arena of the module's ctx */
+  double ms_llvm_build, ms_llvm_opt, ms_ptx; /* stage timings */
+} tl_codegen_result;
+
+/* Lower every function of m.  Errors (unsupported constructs, LLVM failures)
+ * are diagnostics in m->ctx; returns false then. */
+bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out);
+void tl_codegen_result_free(tl_codegen_result *r);
+const char *tl_llvm_version(void); /* "19.1.7" */
+
+#endif

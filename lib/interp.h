@@ -1,0 +1,34 @@
+/* interp.h: the CPU interpreter of tile IR, the oracle for every GPU test.
+ * Runs one kernel over its whole grid on host memory.  f32 arithmetic is
+ * IEEE binary32 (each op rounded to f32), f16/bf16/fp8 values are rounded
+ * to nearest-even on every cast/store (lib/fpconv.h). */
+#ifndef TILEC_INTERP_H
+#define TILEC_INTERP_H
+
+#include "ir.h"
+
+typedef struct tl_arg {
+  bool is_tensor;
+  /* tensor */
+  void *data;                    /* host pointer to element [0,0,...] */
+  tl_dtype dtype;
+  int rank;
+  int64_t shape[TL_MAX_RANK];
+  int64_t strides[TL_MAX_RANK];  /* in elements */
+  /* scalar (converted to the parameter's type) */
+  int64_t i;
+  double f;
+  bool is_float;                 /* which of i / f holds the scalar */
+} tl_arg;
+
+/* Check args against f's signature (dtype, rank, shape symbols agree,
+ * constant dims).  On failure writes a one-line reason to err (size n) and
+ * returns false. */
+bool tl_check_args(const tl_func *f, const tl_arg *args, int nargs, char *err, size_t n);
+/* Evaluate the grid region: grid[0..2] (missing dims are 1).  false + err on
+ * a grid that is negative or overflows. */
+bool tl_eval_grid(const tl_func *f, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n);
+/* Run every program of the grid.  false + err on failure (bad args, limits). */
+bool tl_interpret_func(tl_func *f, const tl_arg *args, int nargs, char *err, size_t n);
+
+#endif

@@ -1,0 +1,230 @@
+/* ir.h: tile IR.  SSA values in per-function tables, referenced by int32 ids
+ * (QBE style); ops in per-function tables; structured regions (for/if) with
+ * block arguments for loop-carried values.  See docs/ir.md for the text form.
+ *
+ * Ownership: a tl_module and everything in it live in the arena of its
+ * tl_ctx.  Ids stay valid for the life of the function; an op that is
+ * removed is marked TL_OPF_DEAD and unlinked from its region. */
+#ifndef TILEC_IR_H
+#define TILEC_IR_H
+
+#include "util.h"
+
+#define TL_MAX_RANK 4
+#define TL_MAX_TILE_ELEMS (1 << 20)  /* largest tile, in elements */
+
+/* ---- element types ------------------------------------------------------ */
+typedef enum tl_dtype {
+  TL_VOID = 0,
+  TL_I1, TL_I8, TL_I16, TL_I32, TL_I64, TL_U8,
+  TL_F16, TL_BF16, TL_F32, TL_F8E4M3, TL_F8E5M2,
+  TL_NUM_DTYPES
+} tl_dtype;
+
+const char *tl_dtype_name(tl_dtype t);        /* "bf16" */
+tl_dtype tl_dtype_from_name(const char *s, size_t n); /* TL_VOID if none */
+int tl_dtype_bits(tl_dtype t);                /* i1 -> 1 (stored as 8) */
+int tl_dtype_bytes(tl_dtype t);               /* storage bytes: i1 -> 1 */
+bool tl_dtype_is_float(tl_dtype t);
+bool tl_dtype_is_int(tl_dtype t);             /* i1..i64, u8 */
+bool tl_dtype_is_signed(tl_dtype t);          /* i8..i64 */
+
+/* ---- types -------------------------------------------------------------- */
+typedef enum tl_kind {
+  TL_KIND_NONE = 0,
+  TL_KIND_SCALAR, /* one value, uniform across the program (CTA) */
+  TL_KIND_TILE,   /* compile-time shape, each dim a power of two */
+  TL_KIND_TENSOR  /* global-memory tensor parameter; rank, run-time sizes */
+} tl_kind;
+
+typedef struct tl_type {
+  uint8_t kind;  /* tl_kind */
+  uint8_t dtype; /* tl_dtype */
+  uint8_t rank;  /* tiles and tensors */
+  uint8_t pad_;
+  int32_t shape[TL_MAX_RANK]; /* tiles only */
+  int32_t layout;             /* index into tl_func.layouts after layout assignment; -1 = none */
+} tl_type;
+
+tl_type tl_scalar_type(tl_dtype dt);
+tl_type tl_tile_type(tl_dtype dt, int rank, const int32_t *shape);
+tl_type tl_tensor_type(tl_dtype dt, int rank);
+bool tl_type_eq(const tl_type *a, const tl_type *b); /* ignores layout */
+int64_t tl_type_numel(const tl_type *t);             /* tiles: product; scalars: 1 */
+/* "tile<128x64xbf16>", "i32", "tensor<bf16, 2>"; into buf, returns buf. */
+char *tl_type_str(const tl_type *t, char *buf, size_t n);
+
+/* ---- opcodes ------------------------------------------------------------- */
+enum { TL_PURE = 1, TL_COMM = 2, TL_EW = 4, TL_TERM = 8, TL_REGION = 16, TL_READ = 32 };
+
+typedef enum tl_opcode {
+#define OP(id, text, nopnd, nres, flags) TL_OP_##id,
+#include "ops.def"
+#undef OP
+  TL_NUM_OPS
+} tl_opcode;
+
+typedef struct tl_opinfo {
+  const char *name;
+  int nopnd, nres; /* -1 variadic */
+  int flags;
+} tl_opinfo;
+extern const tl_opinfo tl_opinfo_table[TL_NUM_OPS];
+tl_opcode tl_opcode_from_name(const char *s, size_t n); /* TL_NUM_OPS if none */
+
+typedef enum { TL_CMP_EQ, TL_CMP_NE, TL_CMP_LT, TL_CMP_LE, TL_CMP_GT, TL_CMP_GE } tl_cmp_pred;
+typedef enum { TL_RED_SUM, TL_RED_MAX, TL_RED_MIN } tl_reduce_kind;
+
+/* ---- values, ops, regions ------------------------------------------------- */
+typedef struct tl_value {
+  tl_type type;
+  int32_t def;    /* defining op id; -1 for a region argument or a parameter */
+  int32_t index;  /* result index, region-argument index, or parameter index */
+  int32_t region_owner; /* for region args: owning op id; for params: -1 */
+  const char *name;     /* user's name, a hint for printing; may be NULL */
+} tl_value;
+
+typedef struct tl_region {
+  TL_VEC(int32_t) args; /* value ids of block arguments */
+  TL_VEC(int32_t) ops;  /* op ids in program order */
+} tl_region;
+
+enum { TL_OPF_DEAD = 1 };
+
+typedef struct tl_op {
+  uint16_t opc;   /* tl_opcode */
+  uint16_t flags; /* TL_OPF_* */
+  int32_t nopnd, nres, nregions;
+  int32_t *opnd;  /* value ids */
+  int32_t *res;   /* value ids */
+  tl_region *regions;
+  int32_t parent; /* op owning the region this op is in; -1 = function level */
+  /* attributes */
+  int64_t ival;
+  double fval;
+  int32_t axis;
+  int32_t kind;
+  int32_t dims[TL_MAX_RANK];
+  tl_loc loc;
+} tl_op;
+
+/* ---- kernels ---------------------------------------------------------------- */
+typedef struct tl_dimspec {
+  bool is_const;   /* a literal or tile constant: checked at launch */
+  int64_t value;   /* the constant */
+  int32_t sym;     /* else: index into tl_func.syms */
+} tl_dimspec;
+
+typedef struct tl_param {
+  const char *name;
+  bool is_tensor;
+  tl_dtype dtype;
+  int rank;
+  tl_dimspec dims[TL_MAX_RANK];
+  int32_t value;   /* the value id standing for this parameter */
+  tl_loc loc;
+} tl_param;
+
+typedef struct tl_sym {       /* a shape symbol, e.g. M */
+  const char *name;
+  int32_t param, axis;        /* where it is first bound */
+} tl_sym;
+
+typedef struct tl_tileconst { /* tiles(BM = 128) */
+  const char *name;
+  int64_t value;
+  bool overridden;            /* by -D / options */
+  tl_loc loc;
+} tl_tileconst;
+
+typedef enum { TL_PIPE_AUTO = 0, TL_PIPE_SIMPLE, TL_PIPE_MULTISTAGE, TL_PIPE_CUTLASS } tl_pipeline;
+
+typedef struct tl_func {
+  struct tl_ctx *ctx;
+  const char *name;
+  tl_loc loc;
+  TL_VEC(tl_param) params;
+  TL_VEC(tl_sym) syms;
+  TL_VEC(tl_tileconst) consts;
+  /* attributes: 0 = unset, the compiler chooses */
+  int pipeline;   /* tl_pipeline */
+  int warps, stages;
+  TL_VEC(tl_value) values;
+  TL_VEC(tl_op) ops;
+  tl_region grid; /* computes the grid: ends in yield of 1..3 i32 scalars */
+  tl_region body; /* the program; no terminator */
+  void *layouts;  /* owned by layout assignment / codegen (lib/layout.h) */
+} tl_func;
+
+typedef struct tl_module {
+  struct tl_ctx *ctx;
+  TL_VEC(tl_func *) funcs;
+} tl_module;
+
+/* ---- building ---------------------------------------------------------------- */
+tl_module *tl_module_new(tl_ctx *c);
+tl_func *tl_func_new(tl_module *m, const char *name, tl_loc loc);
+/* New parameter; returns its index; creates its value (tensor or scalar). */
+int32_t tl_func_add_param(tl_func *f, const tl_param *p);
+int32_t tl_value_new(tl_func *f, tl_type t, int32_t def, int32_t index);
+/* Append a region argument of type t; returns its value id. */
+int32_t tl_region_add_arg(tl_func *f, tl_region *r, int32_t owner_op, tl_type t);
+
+/* Create an op and append it to region r (r may be NULL: the caller links
+ * it later with tl_region_insert).  Result values are made from restypes. */
+int32_t tl_op_new(tl_func *f, tl_region *r, tl_opcode opc, const int32_t *opnd, int nopnd,
+                  const tl_type *restypes, int nres, tl_loc loc);
+/* Give op `op` n empty regions (for/if). */
+void tl_op_add_regions(tl_func *f, int32_t op, int n);
+void tl_region_insert(tl_func *f, tl_region *r, int pos, int32_t op); /* pos -1 = end */
+void tl_region_remove(tl_region *r, int pos);
+
+static inline tl_op *tl_op_at(tl_func *f, int32_t id) { return &f->ops.data[id]; }
+static inline tl_value *tl_val(tl_func *f, int32_t id) { return &f->values.data[id]; }
+static inline int32_t tl_op_result(tl_func *f, int32_t op, int i) { return f->ops.data[op].res[i]; }
+
+/* Convenience builders (append to r; return the result value id). */
+int32_t tl_build_const_i(tl_func *f, tl_region *r, tl_type t, int64_t v, tl_loc loc);
+int32_t tl_build_const_f(tl_func *f, tl_region *r, tl_type t, double v, tl_loc loc);
+int32_t tl_build_unary(tl_func *f, tl_region *r, tl_opcode opc, int32_t a, tl_loc loc);
+int32_t tl_build_binary(tl_func *f, tl_region *r, tl_opcode opc, int32_t a, int32_t b, tl_loc loc);
+
+/* Replace every use of value `from` by `to` in the whole function. */
+void tl_replace_uses(tl_func *f, int32_t from, int32_t to);
+/* Count uses of each value (array of f->values.len ints, arena). */
+int32_t *tl_count_uses(tl_func *f);
+
+/* ---- text form, verifier ----------------------------------------------------- */
+/* Print module/function as text (docs/ir.md); appends to b. */
+void tl_print_module(tl_sbuf *b, const tl_module *m);
+void tl_print_func(tl_sbuf *b, const tl_func *f);
+/* Parse the text form; errors are diagnostics in c (file = source index).
+ * Returns NULL on error. */
+tl_module *tl_parse_ir(tl_ctx *c, int32_t file);
+/* Check every structural and type rule; violations are diagnostics
+ * (errors) prefixed "verifier: ".  Returns true when valid. */
+bool tl_verify_func(tl_func *f);
+bool tl_verify_module(tl_module *m);
+
+/* ---- passes ------------------------------------------------------------------- */
+typedef struct tl_pass_opts {
+  const char *arch;  /* "sm_90a" */
+  int opt_level;
+  int pipeline;      /* tl_pipeline forced by options; 0 = none */
+  bool explain;      /* passes append decisions to explain */
+  tl_sbuf *explain_out;
+} tl_pass_opts;
+
+typedef struct tl_pass {
+  const char *name;     /* "cse" */
+  const char *contract; /* one line: requires / keeps / breaks */
+  /* Returns false when it reported errors (diagnostics in f->ctx). */
+  bool (*run)(tl_func *f, const tl_pass_opts *o);
+} tl_pass;
+
+const tl_pass *tl_pass_find(const char *name); /* NULL if unknown */
+const tl_pass *const *tl_pass_all(int *n);       /* every registered pass */
+/* The default pipeline, in order (passes/pipeline.c). */
+const tl_pass *const *tl_pipeline_default(int *n);
+
+#endif
