@@ -134,6 +134,28 @@ TILEC_API tilec_status tilec_program_diagnostic(const tilec_program *p, int inde
 TILEC_API int tilec_program_num_kernels(const tilec_program *p);
 TILEC_API const char *tilec_program_kernel_name(const tilec_program *p, int index);
 
+/* Binary of a stage (TILEC_STAGE_CUBIN; for text stages the text without its
+ * NUL).  *data is owned by p; TILEC_ERROR_USAGE if the stage was not reached. */
+TILEC_API tilec_status tilec_program_get_binary(const tilec_program *p, tilec_stage stage,
+                                                const void **data, size_t *size);
+
+/* Parameters of kernel `kernel` (index as for tilec_program_kernel_name), for
+ * tools that make arguments (tilec run, test drivers).  Strings are owned by p.
+ * Needs the program compiled to at least TILEC_STAGE_AST. */
+typedef struct tilec_param_info {
+  const char *name;
+  int is_tensor;
+  const char *dtype;         /* "bf16", "f32", "f8e4m3", ... */
+  DLDataType dl_dtype;       /* what tilec_interpret/launch accept for it (see docs/api.md) */
+  int rank;                  /* tensors; 0 for scalars */
+  const char *dim_symbol[4]; /* per dim: the shape symbol ("M"), or NULL for a constant dim */
+  int64_t dim_value[4];      /* per constant dim: its value */
+  int written;               /* the kernel stores into this tensor */
+} tilec_param_info;
+TILEC_API int tilec_program_num_params(const tilec_program *p, int kernel);
+TILEC_API tilec_status tilec_program_param(const tilec_program *p, int kernel, int index,
+                                           tilec_param_info *out);
+
 /* ---- arguments -------------------------------------------------------------- */
 typedef enum tilec_arg_kind {
   TILEC_ARG_TENSOR = 0,
@@ -164,7 +186,11 @@ typedef struct tilec_kernel tilec_kernel;
 
 /* Compile p to PTX if needed, load `kernel` (NULL = first) on CUDA device
  * `device`, using the memory and disk cache.  Errors return a status and
- * details in tilec_program_log(p). */
+ * details in tilec_program_log(p).  The kernel refers to p's IR (argument
+ * checks, grid), so p must outlive it and must not be used by another thread
+ * while the kernel is launched.  A cached kernel (same source, defines,
+ * options, arch, tilec/LLVM/driver versions) skips the compile to PTX and
+ * the driver's JIT: see docs/runtime.md. */
 TILEC_API tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
                                          tilec_kernel **out);
 TILEC_API void tilec_kernel_destroy(tilec_kernel *k);
@@ -177,6 +203,10 @@ TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *arg
                                            void *stream);
 /* Message of the last failed call on k; never NULL. Owned by k. */
 TILEC_API const char *tilec_kernel_error(const tilec_kernel *k);
+/* Where k's code came from: "compiled" (tilec + driver JIT), "disk-cache"
+ * (a cubin from an earlier process) or "memory-cache" (already loaded in this
+ * process).  Static storage; "" for NULL. */
+TILEC_API const char *tilec_kernel_origin(const tilec_kernel *k);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,9 @@ typedef struct tl_value {
 typedef struct tl_region {
   TL_VEC(int32_t) args; /* value ids of block arguments */
   TL_VEC(int32_t) ops;  /* op ids in program order */
+  int32_t owner;        /* op owning this region; -1 for f->grid and f->body.
+                           Set by tl_func_new / tl_op_add_regions; tl_op_new and
+                           tl_region_insert copy it into the op's `parent`. */
 } tl_region;
 
 enum { TL_OPF_DEAD = 1 };
@@ -153,7 +156,10 @@ typedef struct tl_func {
   TL_VEC(tl_op) ops;
   tl_region grid; /* computes the grid: ends in yield of 1..3 i32 scalars */
   tl_region body; /* the program; no terminator */
-  void *layouts;  /* owned by layout assignment / codegen (lib/layout.h) */
+  void *layouts;  /* owned by layout assignment / codegen (lib/codegen/layout.h) */
+  /* Set by layout assignment: prints the layout table (after the body) and
+   * one layout's short name (for types: "tile<128x64xbf16, #L2>"). */
+  void (*print_layouts)(tl_sbuf *b, const struct tl_func *f);
 } tl_func;
 
 typedef struct tl_module {
@@ -178,6 +184,11 @@ int32_t tl_op_new(tl_func *f, tl_region *r, tl_opcode opc, const int32_t *opnd, 
 void tl_op_add_regions(tl_func *f, int32_t op, int n);
 void tl_region_insert(tl_func *f, tl_region *r, int pos, int32_t op); /* pos -1 = end */
 void tl_region_remove(tl_region *r, int pos);
+/* Unlink the op at r->ops[pos] and mark it, and every op nested in its
+ * regions, TL_OPF_DEAD (so tl_count_uses no longer sees their operands). */
+void tl_op_erase(tl_func *f, tl_region *r, int pos);
+/* Mark op and every op nested in its regions dead (does not unlink it). */
+void tl_op_mark_dead(tl_func *f, int32_t op);
 
 static inline tl_op *tl_op_at(tl_func *f, int32_t id) { return &f->ops.data[id]; }
 static inline tl_value *tl_val(tl_func *f, int32_t id) { return &f->values.data[id]; }
@@ -198,6 +209,18 @@ int32_t *tl_count_uses(tl_func *f);
 /* Print module/function as text (docs/ir.md); appends to b. */
 void tl_print_module(tl_sbuf *b, const tl_module *m);
 void tl_print_func(tl_sbuf *b, const tl_func *f);
+typedef struct tl_print_opts {
+  bool print_loc; /* append `loc("file":line:col)` / `loc(line:col)` to ops, params, tile consts */
+} tl_print_opts;
+void tl_print_module_opts(tl_sbuf *b, const tl_module *m, const tl_print_opts *o);
+void tl_print_func_opts(tl_sbuf *b, const tl_func *f, const tl_print_opts *o);
+/* Shortest decimal that reads back to exactly v ("1.0", "0.1", "inf", "nan"). */
+void tl_print_double(tl_sbuf *b, double v);
+/* Layouts in the text form: when f->print_layouts is set, a tile type with
+ * layout >= 0 prints as "tile<128x64xbf16, #L2>" (2 = the layout index) and
+ * the hook is called after the body, inside the kernel's braces.  Its text
+ * must be a `layouts { ... }` block (balanced braces) or `//` comment lines:
+ * the parser reads "#L<n>" back into tl_type.layout and skips the block. */
 /* Parse the text form; errors are diagnostics in c (file = source index).
  * Returns NULL on error. */
 tl_module *tl_parse_ir(tl_ctx *c, int32_t file);
@@ -221,6 +244,18 @@ typedef struct tl_pass {
   /* Returns false when it reported errors (diagnostics in f->ctx). */
   bool (*run)(tl_func *f, const tl_pass_opts *o);
 } tl_pass;
+
+/* Running passes (passes/pipeline.c): used by tile-opt and the API alike. */
+typedef struct tl_run_hooks {
+  const char *print_after; /* pass name, "all", or NULL */
+  bool time_passes;        /* append "pass NAME: X.XXX ms" lines */
+  bool verify_each;        /* verifier after every pass; a failure is an error */
+  tl_sbuf *log;            /* where print-after and timings go */
+} tl_run_hooks;
+/* Run passes[0..n) over every function of m, in order.  Returns false when a
+ * pass or the verifier reported errors (diagnostics in m->ctx). */
+bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_pass_opts *o,
+                   const tl_run_hooks *h);
 
 const tl_pass *tl_pass_find(const char *name); /* NULL if unknown */
 const tl_pass *const *tl_pass_all(int *n);       /* every registered pass */

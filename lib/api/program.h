@@ -1,4 +1,4 @@
-/* program.h: what a tilec_program and tilec_options hold (shared by lib/api/*.c). */
+/* program.h: what a tilec_program and tilec_options hold (shared by the lib/api/ sources). */
 #ifndef TILEC_PROGRAM_H
 #define TILEC_PROGRAM_H
 
@@ -7,6 +7,7 @@
 #include "codegen.h"
 
 #include "frontend.h"
+#include "interp.h"
 
 /* Options: heap-allocated (malloc), deep-copied into each program. */
 struct tilec_options {
@@ -35,7 +36,23 @@ struct tilec_program {
   void *cubin; size_t cubin_size; /* TILEC_STAGE_CUBIN, where ptxas/driver produced it */
   tl_sbuf log;                /* diagnostics, print-after, time-passes */
   int ndiag_logged;           /* diagnostics already appended to log */
+  tl_sbuf work;               /* scratch text of the stage in progress (freed with p) */
 };
+
+/* Size limit of one source (string or file); larger input is an error. */
+#define TILEC_MAX_SOURCE_BYTES ((size_t)16 << 20)
+
+/* Optional, from the runtime (runtime/): the "sm_XX[a]" of CUDA device
+ * `device` into buf; false when no driver/device.  api.c references it weakly
+ * (a NULL symbol means "not built"), so compiling never needs the runtime. */
+bool tl_rt_device_arch(int device, char *buf, size_t n);
+
+/* The tile function named `kernel` (NULL = the first), or NULL. */
+tl_func *tl_api_find_kernel(tilec_program *p, const char *kernel);
+/* Host tensor/scalar arguments -> interpreter arguments for f.  false with a
+ * one-line reason in err when an argument cannot be mapped (device, dtype, rank). */
+bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg *out,
+                     bool host, char *err, size_t n);
 
 /* Run fn under a fatal-error handler: returns the status (TILEC_OK, or
  * TILEC_ERROR_INTERNAL / NOMEM when fn raised one). */

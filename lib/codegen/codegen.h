@@ -6,7 +6,7 @@
  *       then R x .u32 sizes, then R x .u64 strides (in elements, may be 0 or
  *       any value; the kernel assumes nothing it was not specialized for);
  *   scalar parameter: i1/i8/i16/i32/u8 -> .u32, i64 -> .u64,
- *       f16/bf16/f8*/f32 -> .f32 (converted inside the kernel).
+ *       f16/bf16/f8e4m3/f8e5m2/f32 -> .f32 (converted inside the kernel).
  * Grid: the launcher evaluates the function's grid region on the host
  * (tl_eval_grid in lib/interp.h); blockDim = (warps * 32, 1, 1);
  * dynamic shared memory = tl_kernel_info.smem_bytes. */

@@ -1,0 +1,625 @@
+/* parser.c: tokens -> AST by recursive descent (grammar in docs/language.md).
+ * requires: a token stream ending in TK_EOF; keeps: every node located at
+ * its naming token; reports: syntax errors, then resynchronizes at ';' and
+ * '}' (one error per bad statement), nesting deeper than FE_MAX_DEPTH. */
+#include "ast.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct parser {
+  tl_ctx *ctx;
+  const fe_token *toks;
+  int ntoks, pos;
+  int depth;   /* expression + block nesting */
+  bool panic;  /* an error was reported; quiet until resynchronized */
+} parser;
+
+static const fe_token *peek(parser *P) { return &P->toks[P->pos]; }
+static const fe_token *peek_at(parser *P, int k) {
+  int i = P->pos + k;
+  return &P->toks[i < P->ntoks ? i : P->ntoks - 1];
+}
+static bool at(parser *P, fe_tok_kind k) { return peek(P)->kind == k; }
+static const fe_token *advance(parser *P) {
+  const fe_token *t = peek(P);
+  if (t->kind != TK_EOF) P->pos++;
+  return t;
+}
+static bool accept(parser *P, fe_tok_kind k) {
+  if (!at(P, k)) return false;
+  advance(P);
+  return true;
+}
+
+static void describe(const fe_token *t, char *buf, size_t n) {
+  if (t->kind == TK_EOF)
+    snprintf(buf, n, "end of file");
+  else
+    snprintf(buf, n, "'%.*s'", t->len > 40 ? 40 : (int)t->len, t->text);
+}
+
+/* Report "expected WHAT, found X" at the current token (once per panic). */
+static void error_expected(parser *P, const char *what) {
+  if (P->panic) return;
+  char found[64];
+  describe(peek(P), found, sizeof found);
+  tl_error(P->ctx, peek(P)->loc, "expected %s, found %s", what, found);
+  P->panic = true;
+}
+
+static bool expect(parser *P, fe_tok_kind k, const char *what) {
+  if (accept(P, k)) return true;
+  error_expected(P, what ? what : fe_tok_name(k));
+  return false;
+}
+
+/* Skip to just after the next ';' or to the next '}' / EOF at this level. */
+static void sync_stmt(parser *P) {
+  int nest = 0;
+  while (!at(P, TK_EOF)) {
+    fe_tok_kind k = peek(P)->kind;
+    if (k == TK_SEMI && nest == 0) {
+      advance(P);
+      break;
+    }
+    if (k == TK_LBRACE) nest++;
+    if (k == TK_RBRACE) {
+      if (nest == 0) break;
+      nest--;
+      advance(P);
+      if (nest == 0 && !at(P, TK_ELSE)) break; /* a whole nested block was skipped */
+      continue;
+    }
+    advance(P);
+  }
+  P->panic = false;
+}
+
+static void *new0(parser *P, size_t n) { return tl_alloc(&P->ctx->arena, n); }
+
+static fe_expr *new_expr(parser *P, fe_expr_kind k, tl_loc loc) {
+  fe_expr *e = new0(P, sizeof *e);
+  e->kind = k;
+  e->loc = loc;
+  return e;
+}
+
+static fe_expr *parse_expr(parser *P);
+
+static bool enter(parser *P, tl_loc loc, const char *what) {
+  if (++P->depth > FE_MAX_DEPTH) {
+    if (!P->panic) tl_error(P->ctx, loc, "%s nested too deeply (the limit is %d levels)", what, FE_MAX_DEPTH);
+    P->panic = true;
+    return false;
+  }
+  return true;
+}
+static void leave(parser *P) { P->depth--; }
+
+/* dtype name at the current token, or TL_VOID (no error). */
+static tl_dtype peek_dtype(parser *P) {
+  const fe_token *t = peek(P);
+  if (t->kind != TK_IDENT) return TL_VOID;
+  return tl_dtype_from_name(t->text, (size_t)t->len);
+}
+
+static tl_dtype parse_dtype(parser *P, tl_loc *loc) {
+  *loc = peek(P)->loc;
+  tl_dtype d = peek_dtype(P);
+  if (d == TL_VOID) {
+    error_expected(P, "an element type (i1 i8 i16 i32 i64 u8 f16 bf16 f32 f8e4m3 f8e5m2)");
+    return TL_VOID;
+  }
+  advance(P);
+  return d;
+}
+
+static bool takes_type_arg(const char *name) {
+  return !strcmp(name, "cast") || !strcmp(name, "zeros") || !strcmp(name, "full") || !strcmp(name, "iota");
+}
+
+typedef TL_VEC(fe_expr *) expr_vec;
+
+/* '(' args ')' with optional `name = value` keyword arguments. */
+static void parse_call_args(parser *P, fe_expr *e) {
+  expr_vec args = {0}, kws = {0};
+  TL_VEC(const char *) kwn = {0};
+  TL_VEC(tl_loc) kwl = {0};
+  if (!at(P, TK_RPAREN)) {
+    do {
+      if (at(P, TK_IDENT) && peek_at(P, 1)->kind == TK_ASSIGN) {
+        const fe_token *n = advance(P);
+        advance(P);
+        tl_vec_push(&P->ctx->arena, &kwn, n->str);
+        tl_vec_push(&P->ctx->arena, &kwl, n->loc);
+        tl_vec_push(&P->ctx->arena, &kws, parse_expr(P));
+      } else {
+        if (kws.len && !P->panic) {
+          tl_error(P->ctx, peek(P)->loc, "positional argument after a keyword argument");
+          P->panic = true;
+        }
+        tl_vec_push(&P->ctx->arena, &args, parse_expr(P));
+      }
+    } while (accept(P, TK_COMMA));
+  }
+  expect(P, TK_RPAREN, "')' after the arguments");
+  e->args = args.data;
+  e->nargs = args.len;
+  e->kwargs = kws.data;
+  e->kwnames = kwn.data;
+  e->kwlocs = kwl.data;
+  e->nkw = kws.len;
+}
+
+static fe_expr *parse_primary(parser *P) {
+  const fe_token *t = peek(P);
+  fe_expr *e;
+  switch (t->kind) {
+  case TK_INT:
+    advance(P);
+    e = new_expr(P, EX_INT, t->loc);
+    e->ival = t->ival;
+    return e;
+  case TK_FLOAT:
+    advance(P);
+    e = new_expr(P, EX_FLOAT, t->loc);
+    e->fval = t->fval;
+    return e;
+  case TK_INF:
+    advance(P);
+    e = new_expr(P, EX_FLOAT, t->loc);
+    e->fval = __builtin_inf();
+    return e;
+  case TK_TRUE:
+  case TK_FALSE:
+    advance(P);
+    e = new_expr(P, EX_BOOL, t->loc);
+    e->ival = t->kind == TK_TRUE;
+    return e;
+  case TK_STRING:
+    advance(P);
+    e = new_expr(P, EX_STRING, t->loc);
+    e->name = t->str;
+    return e;
+  case TK_LPAREN: {
+    advance(P);
+    if (!enter(P, t->loc, "expression")) {
+      leave(P);
+      return new_expr(P, EX_ERROR, t->loc);
+    }
+    e = parse_expr(P);
+    leave(P);
+    expect(P, TK_RPAREN, "')'");
+    return e;
+  }
+  case TK_IDENT: {
+    advance(P);
+    if (takes_type_arg(t->str) && at(P, TK_LT)) {
+      e = new_expr(P, EX_CALL, t->loc);
+      e->name = t->str;
+      advance(P);
+      e->has_targ = true;
+      e->targ = parse_dtype(P, &e->targ_loc);
+      expect(P, TK_GT, "'>' after the element type");
+      if (at(P, TK_LBRACK) && strcmp(t->str, "cast") != 0) {
+        advance(P);
+        e->has_shape = true;
+        expr_vec shape = {0};
+        do tl_vec_push(&P->ctx->arena, &shape, parse_expr(P));
+        while (accept(P, TK_COMMA));
+        expect(P, TK_RBRACK, "']' after the shape");
+        e->shape = shape.data;
+        e->nshape = shape.len;
+      }
+      if (accept(P, TK_LPAREN)) parse_call_args(P, e);
+      return e;
+    }
+    if (at(P, TK_LPAREN)) {
+      advance(P);
+      e = new_expr(P, EX_CALL, t->loc);
+      e->name = t->str;
+      parse_call_args(P, e);
+      return e;
+    }
+    e = new_expr(P, EX_NAME, t->loc);
+    e->name = t->str;
+    return e;
+  }
+  default:
+    error_expected(P, "an expression");
+    return new_expr(P, EX_ERROR, t->loc);
+  }
+}
+
+static fe_item parse_item(parser *P) {
+  fe_item it;
+  memset(&it, 0, sizeof it);
+  it.loc = peek(P)->loc;
+  if (at(P, TK_COLON) && (peek_at(P, 1)->kind == TK_COMMA || peek_at(P, 1)->kind == TK_RBRACK)) {
+    advance(P);
+    it.kind = IT_ALL;
+    return it;
+  }
+  if (accept(P, TK_NONE)) {
+    it.kind = IT_NEWAXIS;
+    return it;
+  }
+  it.lo = parse_expr(P);
+  if (accept(P, TK_COLON)) {
+    it.kind = IT_RANGE;
+    it.hi = parse_expr(P);
+  } else {
+    it.kind = IT_EXPR;
+  }
+  return it;
+}
+
+static fe_expr *parse_postfix(parser *P) {
+  fe_expr *e = parse_primary(P);
+  while (at(P, TK_LBRACK)) {
+    const fe_token *lb = advance(P);
+    fe_expr *ix = new_expr(P, EX_INDEX, lb->loc);
+    ix->a = e;
+    TL_VEC(fe_item) items = {0};
+    do tl_vec_push(&P->ctx->arena, &items, parse_item(P));
+    while (accept(P, TK_COMMA));
+    expect(P, TK_RBRACK, "']'");
+    ix->items = items.data;
+    ix->nitems = items.len;
+    e = ix;
+  }
+  return e;
+}
+
+static fe_expr *parse_unary(parser *P) {
+  const fe_token *t = peek(P);
+  if (t->kind == TK_MINUS || t->kind == TK_NOT || t->kind == TK_PLUS) {
+    advance(P);
+    if (!enter(P, t->loc, "expression")) {
+      leave(P);
+      return new_expr(P, EX_ERROR, t->loc);
+    }
+    fe_expr *a = parse_unary(P);
+    leave(P);
+    if (t->kind == TK_PLUS) return a;
+    fe_expr *e = new_expr(P, EX_UNARY, t->loc);
+    e->op = t->kind;
+    e->a = a;
+    return e;
+  }
+  return parse_postfix(P);
+}
+
+/* Binary precedence, low to high: || && (== !=) (< <= > >=) (+ -) (* / %). */
+static int precedence(fe_tok_kind k) {
+  switch (k) {
+  case TK_OROR: return 1;
+  case TK_ANDAND: return 2;
+  case TK_EQ: case TK_NE: return 3;
+  case TK_LT: case TK_LE: case TK_GT: case TK_GE: return 4;
+  case TK_PLUS: case TK_MINUS: return 5;
+  case TK_STAR: case TK_SLASH: case TK_PERCENT: return 6;
+  default: return 0;
+  }
+}
+
+static fe_expr *parse_binary(parser *P, int min_prec) {
+  fe_expr *lhs = parse_unary(P);
+  for (;;) {
+    const fe_token *t = peek(P);
+    int prec = precedence(t->kind);
+    if (prec == 0 || prec < min_prec) return lhs;
+    advance(P);
+    fe_expr *rhs = parse_binary(P, prec + 1);
+    fe_expr *e = new_expr(P, EX_BINARY, t->loc);
+    e->op = t->kind;
+    e->a = lhs;
+    e->b = rhs;
+    lhs = e;
+  }
+}
+
+static fe_expr *parse_expr(parser *P) {
+  tl_loc loc = peek(P)->loc;
+  if (!enter(P, loc, "expression")) {
+    leave(P);
+    return new_expr(P, EX_ERROR, loc);
+  }
+  fe_expr *c = parse_binary(P, 1);
+  if (at(P, TK_QUESTION)) {
+    const fe_token *q = advance(P);
+    fe_expr *e = new_expr(P, EX_TERNARY, q->loc);
+    e->a = c;
+    e->b = parse_expr(P);
+    expect(P, TK_COLON, "':' in the conditional expression");
+    e->c = parse_expr(P);
+    c = e;
+  }
+  leave(P);
+  return c;
+}
+
+/* ---- statements --------------------------------------------------------- */
+static fe_block *parse_block(parser *P);
+
+static fe_stmt *new_stmt(parser *P, fe_stmt_kind k, tl_loc loc) {
+  fe_stmt *s = new0(P, sizeof *s);
+  s->kind = k;
+  s->loc = loc;
+  return s;
+}
+
+static fe_stmt *parse_if(parser *P) {
+  const fe_token *kw = advance(P);
+  fe_stmt *s = new_stmt(P, ST_IF, kw->loc);
+  s->expr = parse_expr(P);
+  s->body = parse_block(P);
+  if (accept(P, TK_ELSE)) {
+    if (at(P, TK_IF)) {
+      fe_block *b = new0(P, sizeof *b);
+      b->loc = peek(P)->loc;
+      b->stmts = new0(P, sizeof(fe_stmt *));
+      b->stmts[0] = parse_if(P);
+      b->n = 1;
+      s->els = b;
+    } else {
+      s->els = parse_block(P);
+    }
+  }
+  return s;
+}
+
+static fe_stmt *parse_stmt(parser *P) {
+  const fe_token *t = peek(P);
+  if (t->kind == TK_FOR) {
+    advance(P);
+    fe_stmt *s = new_stmt(P, ST_FOR, t->loc);
+    s->name_loc = peek(P)->loc;
+    if (at(P, TK_IDENT)) s->name = advance(P)->str;
+    else error_expected(P, "a loop variable name");
+    if (!P->panic) expect(P, TK_IN, "'in'");
+    if (!P->panic) {
+      if (at(P, TK_IDENT) && !strcmp(peek(P)->str, "range")) advance(P);
+      else error_expected(P, "'range'");
+    }
+    if (!P->panic) expect(P, TK_LPAREN, "'(' after 'range'");
+    if (!P->panic) {
+      s->lo = parse_expr(P);
+      expect(P, TK_COMMA, "',' (range needs a start and an end)");
+    }
+    if (!P->panic) {
+      s->hi = parse_expr(P);
+      if (accept(P, TK_COMMA)) s->step = parse_expr(P);
+      expect(P, TK_RPAREN, "')' after the range");
+    }
+    if (P->panic) {
+      /* skip the rest of the header; parse the body so its braces match */
+      while (!at(P, TK_LBRACE) && !at(P, TK_SEMI) && !at(P, TK_RBRACE) && !at(P, TK_EOF)) advance(P);
+      P->panic = false;
+      if (!at(P, TK_LBRACE)) return NULL;
+      parse_block(P);
+      return NULL;
+    }
+    s->body = parse_block(P);
+    return s;
+  }
+  if (t->kind == TK_IF) return parse_if(P);
+  if (t->kind == TK_SEMI) {
+    advance(P);
+    return NULL;
+  }
+  fe_tok_kind nk = peek_at(P, 1)->kind;
+  if (t->kind == TK_IDENT && (nk == TK_ASSIGN || nk == TK_PLUS_ASSIGN || nk == TK_MINUS_ASSIGN ||
+                              nk == TK_STAR_ASSIGN || nk == TK_SLASH_ASSIGN)) {
+    advance(P);
+    const fe_token *op = advance(P);
+    fe_stmt *s = new_stmt(P, ST_ASSIGN, op->loc);
+    s->name = t->str;
+    s->name_loc = t->loc;
+    s->op = op->kind;
+    s->expr = parse_expr(P);
+    expect(P, TK_SEMI, "';' after the assignment");
+    return s;
+  }
+  fe_stmt *s = new_stmt(P, ST_EXPR, t->loc);
+  s->expr = parse_expr(P);
+  expect(P, TK_SEMI, "';' after the expression");
+  return s;
+}
+
+static fe_block *parse_block(parser *P) {
+  fe_block *b = new0(P, sizeof *b);
+  b->loc = peek(P)->loc;
+  if (!expect(P, TK_LBRACE, "'{'")) return b;
+  if (!enter(P, b->loc, "block")) {
+    /* skip the block by matching braces, without recursion */
+    int nest = 1;
+    while (nest > 0 && !at(P, TK_EOF)) {
+      fe_tok_kind k = advance(P)->kind;
+      if (k == TK_LBRACE) nest++;
+      if (k == TK_RBRACE) nest--;
+    }
+    leave(P);
+    P->panic = false;
+    return b;
+  }
+  TL_VEC(fe_stmt *) stmts = {0};
+  while (!at(P, TK_RBRACE) && !at(P, TK_EOF)) {
+    int before = P->pos;
+    fe_stmt *s = parse_stmt(P);
+    if (P->panic) {
+      sync_stmt(P);
+      s = NULL;
+    }
+    if (s) tl_vec_push(&P->ctx->arena, &stmts, s);
+    if (P->pos == before) advance(P); /* always progress */
+  }
+  leave(P);
+  expect(P, TK_RBRACE, "'}'");
+  b->stmts = stmts.data;
+  b->n = stmts.len;
+  return b;
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+static void parse_param(parser *P, fe_kernel *k) {
+  fe_param p;
+  memset(&p, 0, sizeof p);
+  p.loc = peek(P)->loc;
+  if (!at(P, TK_IDENT)) {
+    error_expected(P, "a parameter name");
+    return;
+  }
+  p.name = advance(P)->str;
+  if (!expect(P, TK_COLON, "':' after the parameter name")) return;
+  p.type_loc = peek(P)->loc;
+  if (accept(P, TK_TENSOR)) {
+    p.is_tensor = true;
+    if (!expect(P, TK_LT, "'<' after 'tensor'")) return;
+    tl_loc dl;
+    p.dtype = parse_dtype(P, &dl);
+    if (!expect(P, TK_GT, "'>' after the element type")) return;
+    if (!expect(P, TK_LBRACK, "'[' and the tensor's dimensions")) return;
+    do {
+      fe_dim d;
+      memset(&d, 0, sizeof d);
+      d.loc = peek(P)->loc;
+      if (at(P, TK_IDENT)) {
+        d.name = advance(P)->str;
+      } else if (at(P, TK_INT)) {
+        d.value = advance(P)->ival;
+      } else {
+        error_expected(P, "a dimension (a shape symbol, tile constant or integer)");
+        return;
+      }
+      if (p.rank == TL_MAX_RANK) {
+        tl_error(P->ctx, d.loc, "tensor '%s' has more than %d dimensions", p.name, TL_MAX_RANK);
+        p.rank++;
+      } else if (p.rank < TL_MAX_RANK) {
+        p.dims[p.rank++] = d;
+      }
+    } while (accept(P, TK_COMMA));
+    if (p.rank > TL_MAX_RANK) p.rank = TL_MAX_RANK;
+    if (!expect(P, TK_RBRACK, "']' after the dimensions")) return;
+  } else {
+    tl_loc dl;
+    p.dtype = parse_dtype(P, &dl);
+    if (p.dtype == TL_VOID) return;
+  }
+  tl_vec_push(&P->ctx->arena, &k->params, p);
+}
+
+/* Skip tokens until `stop` at nesting level 0 (for recovery inside a header). */
+static void skip_until(parser *P, fe_tok_kind stop1, fe_tok_kind stop2) {
+  int nest = 0;
+  while (!at(P, TK_EOF) && !at(P, TK_LBRACE) && !at(P, TK_KERNEL)) {
+    fe_tok_kind k = peek(P)->kind;
+    if (nest == 0 && (k == stop1 || k == stop2)) break;
+    if (k == TK_LPAREN || k == TK_LBRACK) nest++;
+    if ((k == TK_RPAREN || k == TK_RBRACK) && nest > 0) nest--;
+    advance(P);
+  }
+  P->panic = false;
+}
+
+static fe_kernel *parse_kernel(parser *P) {
+  fe_kernel *k = new0(P, sizeof *k);
+  while (at(P, TK_AT)) {
+    advance(P);
+    fe_attr a;
+    memset(&a, 0, sizeof a);
+    a.loc = peek(P)->loc;
+    if (!at(P, TK_IDENT)) {
+      error_expected(P, "an attribute name after '@'");
+      skip_until(P, TK_AT, TK_KERNEL);
+      continue;
+    }
+    a.name = advance(P)->str;
+    if (expect(P, TK_LPAREN, "'(' after the attribute name")) {
+      a.arg_loc = peek(P)->loc;
+      if (at(P, TK_IDENT)) a.word = advance(P)->str;
+      else if (at(P, TK_INT)) { a.ival = advance(P)->ival; a.has_int = true; }
+      else error_expected(P, "an attribute argument");
+      if (!P->panic) expect(P, TK_RPAREN, "')' after the attribute argument");
+    }
+    if (P->panic) skip_until(P, TK_AT, TK_KERNEL);
+    else tl_vec_push(&P->ctx->arena, &k->attrs, a);
+  }
+  if (!expect(P, TK_KERNEL, "'kernel'")) return NULL;
+  k->loc = peek(P)->loc;
+  if (!at(P, TK_IDENT)) {
+    error_expected(P, "a kernel name");
+    return NULL;
+  }
+  k->name = advance(P)->str;
+  if (expect(P, TK_LPAREN, "'(' and the kernel's parameters")) {
+    if (!at(P, TK_RPAREN)) {
+      do {
+        parse_param(P, k);
+        if (P->panic) skip_until(P, TK_COMMA, TK_RPAREN);
+      } while (accept(P, TK_COMMA));
+    }
+    expect(P, TK_RPAREN, "')' after the parameters");
+  }
+  if (P->panic) skip_until(P, TK_TILES, TK_GRID);
+  if (accept(P, TK_TILES)) {
+    if (expect(P, TK_LPAREN, "'(' after 'tiles'")) {
+      do {
+        fe_const c;
+        memset(&c, 0, sizeof c);
+        c.loc = peek(P)->loc;
+        if (!at(P, TK_IDENT)) {
+          error_expected(P, "a tile constant name");
+          break;
+        }
+        c.name = advance(P)->str;
+        if (!expect(P, TK_ASSIGN, "'=' and the constant's value")) break;
+        c.value = parse_expr(P);
+        tl_vec_push(&P->ctx->arena, &k->consts, c);
+      } while (accept(P, TK_COMMA));
+      if (!P->panic) expect(P, TK_RPAREN, "')' after the tile constants");
+    }
+    if (P->panic) skip_until(P, TK_GRID, TK_GRID);
+  }
+  if (at(P, TK_GRID)) {
+    k->grid_loc = advance(P)->loc;
+    k->has_grid = true;
+    if (expect(P, TK_LPAREN, "'(' after 'grid'")) {
+      do tl_vec_push(&P->ctx->arena, &k->grid, parse_expr(P));
+      while (accept(P, TK_COMMA));
+      if (!P->panic) expect(P, TK_RPAREN, "')' after the grid");
+    }
+    if (P->panic) skip_until(P, TK_LBRACE, TK_LBRACE);
+  }
+  if (!at(P, TK_LBRACE)) {
+    error_expected(P, k->has_grid ? "'{' and the kernel body" : "'grid(...)' or the kernel body");
+    P->panic = false;
+    while (!at(P, TK_LBRACE) && !at(P, TK_EOF) && !at(P, TK_KERNEL) && !at(P, TK_AT)) advance(P);
+    if (!at(P, TK_LBRACE)) return NULL;
+  }
+  k->body = parse_block(P);
+  P->panic = false;
+  return k;
+}
+
+fe_program *fe_parse(tl_ctx *c, const fe_token *toks, int ntoks) {
+  parser P;
+  memset(&P, 0, sizeof P);
+  P.ctx = c;
+  P.toks = toks;
+  P.ntoks = ntoks;
+  fe_program *prog = tl_alloc(&c->arena, sizeof *prog);
+  while (!at(&P, TK_EOF)) {
+    int before = P.pos;
+    fe_kernel *k = parse_kernel(&P);
+    if (k) tl_vec_push(&c->arena, &prog->kernels, k);
+    if (P.panic || !k) {
+      /* skip to the next kernel */
+      P.panic = false;
+      if (P.pos == before) advance(&P);
+      while (!at(&P, TK_EOF) && !at(&P, TK_KERNEL) && !at(&P, TK_AT)) advance(&P);
+    }
+  }
+  return prog;
+}

@@ -1,0 +1,900 @@
+/* api.c: the public C API of include/tilec.h except tilec_kernel_* (jit.c):
+ * options, programs, compilation by stage, diagnostics, kernel signatures and
+ * the interpreter entry.
+ * requires: nothing global.  keeps: every entry point NULL-checks its
+ * arguments and runs compiler code under tl_api_guard, so internal errors and
+ * out-of-memory come back as status codes; the library never prints. */
+#include "program.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#ifndef TILEC_VERSION_STRING
+#define TILEC_VERSION_STRING "0.1.0"
+#endif
+#ifndef TILEC_LLVM_VERSION
+#define TILEC_LLVM_VERSION "unknown"
+#endif
+
+/* Optional pieces, referenced weakly: NULL when not linked in. */
+#define TL_WEAK(fn) extern __typeof__(fn) fn __attribute__((weak))
+TL_WEAK(tl_rt_device_arch);
+/* The code generator is still being written: weak until it exists
+ * (TODO(api): make these strong references once lib/codegen/ is in). */
+TL_WEAK(tl_codegen);
+TL_WEAK(tl_codegen_result_free);
+
+/* An error for a part of tilec that is not in this build yet. */
+static tilec_status not_built(tilec_program *p, const char *what) {
+  tl_error(&p->ctx, TL_NOLOC, "%s is not built yet", what);
+  return TILEC_ERROR_UNSUPPORTED;
+}
+
+/* ---- status, version, free ------------------------------------------------ */
+const char *tilec_status_string(tilec_status s) {
+  switch (s) {
+  case TILEC_OK: return "TILEC_OK: success";
+  case TILEC_ERROR_INPUT: return "TILEC_ERROR_INPUT: the source has errors (see the diagnostics)";
+  case TILEC_ERROR_USAGE: return "TILEC_ERROR_USAGE: bad argument to an API call";
+  case TILEC_ERROR_NOMEM: return "TILEC_ERROR_NOMEM: out of memory";
+  case TILEC_ERROR_INTERNAL: return "TILEC_ERROR_INTERNAL: internal error in tilec (see the log)";
+  case TILEC_ERROR_UNSUPPORTED: return "TILEC_ERROR_UNSUPPORTED: valid input that tilec cannot compile yet";
+  case TILEC_ERROR_IO: return "TILEC_ERROR_IO: a file could not be read or written";
+  case TILEC_ERROR_CUDA: return "TILEC_ERROR_CUDA: the CUDA driver is missing or a driver call failed";
+  case TILEC_ERROR_NO_DEVICE: return "TILEC_ERROR_NO_DEVICE: no CUDA device found";
+  case TILEC_ERROR_LAUNCH: return "TILEC_ERROR_LAUNCH: arguments rejected before launch";
+  }
+  return "TILEC_ERROR_UNKNOWN: not a tilec status code";
+}
+
+int tilec_version(void) { return TILEC_VERSION_NUM; }
+
+const char *tilec_version_string(void) {
+  return "tilec " TILEC_VERSION_STRING " (LLVM " TILEC_LLVM_VERSION ")";
+}
+
+void tilec_free(void *p) { free(p); }
+
+/* ---- options ------------------------------------------------------------------ */
+static char *heap_strdup(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* Replace *slot by a heap copy of value (NULL clears it). */
+static tilec_status set_string(char **slot, const char *value) {
+  char *copy = NULL;
+  if (value && !(copy = heap_strdup(value))) return TILEC_ERROR_NOMEM;
+  free(*slot);
+  *slot = copy;
+  return TILEC_OK;
+}
+
+tilec_status tilec_options_create(tilec_options **out) {
+  if (!out) return TILEC_ERROR_USAGE;
+  *out = NULL;
+  tilec_options *o = calloc(1, sizeof *o);
+  if (!o) return TILEC_ERROR_NOMEM;
+  o->opt_level = 3;
+  o->line_info = 1;
+  o->max_errors = 20;
+  *out = o;
+  return TILEC_OK;
+}
+
+void tilec_options_destroy(tilec_options *o) {
+  if (!o) return;
+  for (int i = 0; i < o->ndefines; i++) free((char *)o->defines[i].name);
+  free(o->defines);
+  free(o->arch);
+  free(o->pipeline);
+  free(o->print_after);
+  free(o->entry_name);
+  free(o);
+}
+
+static bool is_identifier(const char *s) {
+  if (!s || !*s) return false;
+  for (const char *c = s; *c; c++) {
+    bool alpha = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_';
+    bool digit = *c >= '0' && *c <= '9';
+    if (!alpha && !(digit && c != s)) return false;
+  }
+  return true;
+}
+
+tilec_status tilec_options_define(tilec_options *o, const char *name, int64_t value) {
+  if (!o || !is_identifier(name)) return TILEC_ERROR_USAGE;
+  for (int i = 0; i < o->ndefines; i++)
+    if (strcmp(o->defines[i].name, name) == 0) {
+      o->defines[i].value = value;
+      return TILEC_OK;
+    }
+  tl_define *grown = realloc(o->defines, sizeof *grown * (size_t)(o->ndefines + 1));
+  if (!grown) return TILEC_ERROR_NOMEM;
+  o->defines = grown;
+  char *copy = heap_strdup(name);
+  if (!copy) return TILEC_ERROR_NOMEM;
+  o->defines[o->ndefines].name = copy;
+  o->defines[o->ndefines].value = value;
+  o->ndefines++;
+  return TILEC_OK;
+}
+
+/* "sm_" followed by two or three digits and an optional "a". */
+static bool is_arch_name(const char *s) {
+  if (strncmp(s, "sm_", 3) != 0) return false;
+  const char *d = s + 3;
+  int ndigits = 0;
+  while (d[ndigits] >= '0' && d[ndigits] <= '9') ndigits++;
+  if (ndigits < 2 || ndigits > 3) return false;
+  const char *rest = d + ndigits;
+  return *rest == 0 || (rest[0] == 'a' && rest[1] == 0);
+}
+
+tilec_status tilec_options_set_arch(tilec_options *o, const char *arch) {
+  if (!o || (arch && !is_arch_name(arch))) return TILEC_ERROR_USAGE;
+  return set_string(&o->arch, arch);
+}
+
+tilec_status tilec_options_set_opt_level(tilec_options *o, int level) {
+  if (!o || level < 0 || level > 3) return TILEC_ERROR_USAGE;
+  o->opt_level = level;
+  return TILEC_OK;
+}
+
+tilec_status tilec_options_set_line_info(tilec_options *o, int on) {
+  if (!o) return TILEC_ERROR_USAGE;
+  o->line_info = on != 0;
+  return TILEC_OK;
+}
+
+static int pipeline_code(const char *name) {
+  if (!name) return TL_PIPE_AUTO;
+  if (strcmp(name, "simple") == 0) return TL_PIPE_SIMPLE;
+  if (strcmp(name, "multistage") == 0) return TL_PIPE_MULTISTAGE;
+  if (strcmp(name, "cutlass") == 0) return TL_PIPE_CUTLASS;
+  return -1;
+}
+
+tilec_status tilec_options_set_pipeline(tilec_options *o, const char *pipeline) {
+  if (!o || pipeline_code(pipeline) < 0) return TILEC_ERROR_USAGE;
+  return set_string(&o->pipeline, pipeline);
+}
+
+/* "1"/"0", "on"/"off", "true"/"false"; -1 for anything else. */
+static int parse_bool(const char *v) {
+  if (!v) return -1;
+  if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "true")) return 1;
+  if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false")) return 0;
+  return -1;
+}
+
+static bool parse_int(const char *v, long lo, long hi, long *out) {
+  if (!v || !*v) return false;
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || x < lo || x > hi) return false;
+  *out = x;
+  return true;
+}
+
+tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value) {
+  if (!o || !key) return TILEC_ERROR_USAGE;
+  long n;
+  int b;
+  if (!strcmp(key, "print-after")) {
+    /* The pass name is checked at compile time against the registry. */
+    if (value && !*value) return TILEC_ERROR_USAGE;
+    return set_string(&o->print_after, value);
+  }
+  if (!strcmp(key, "entry-name")) {
+    if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
+    return set_string(&o->entry_name, value);
+  }
+  if (!strcmp(key, "time-passes") || !strcmp(key, "verify-each") || !strcmp(key, "explain") ||
+      !strcmp(key, "line-info")) {
+    if ((b = parse_bool(value)) < 0) return TILEC_ERROR_USAGE;
+    if (!strcmp(key, "time-passes")) o->time_passes = b;
+    else if (!strcmp(key, "verify-each")) o->verify_each = b;
+    else if (!strcmp(key, "explain")) o->explain = b;
+    else o->line_info = b;
+    return TILEC_OK;
+  }
+  if (!strcmp(key, "max-errors")) {
+    if (!parse_int(value, 0, 1000000, &n)) return TILEC_ERROR_USAGE;
+    o->max_errors = (int)n;
+    return TILEC_OK;
+  }
+  if (!strcmp(key, "opt-level")) {
+    if (!parse_int(value, 0, 3, &n)) return TILEC_ERROR_USAGE;
+    o->opt_level = (int)n;
+    return TILEC_OK;
+  }
+  if (!strcmp(key, "arch")) return tilec_options_set_arch(o, value);
+  if (!strcmp(key, "pipeline")) return tilec_options_set_pipeline(o, value);
+  return TILEC_ERROR_USAGE;
+}
+
+/* ---- the guard ------------------------------------------------------------------ */
+void tl_api_flush_diags(tilec_program *p) {
+  for (; p->ndiag_logged < p->ctx.diags.len; p->ndiag_logged++)
+    tl_sbuf_puts(&p->log, p->ctx.diags.data[p->ndiag_logged].rendered);
+}
+
+tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, void *), void *arg) {
+  jmp_buf on_fatal;
+  jmp_buf *volatile outer = p->ctx.on_fatal;
+  volatile tilec_status st = TILEC_OK;
+  p->ctx.on_fatal = &on_fatal;
+  if (setjmp(on_fatal) == 0) {
+    st = fn(p, arg);
+  } else {
+    int fs = p->ctx.fatal_status;
+    st = (fs > TL_OK && fs <= TL_ERR_LAUNCH) ? (tilec_status)fs : TILEC_ERROR_INTERNAL;
+    if (st == TILEC_ERROR_NOMEM) tl_sbuf_puts(&p->log, "tilec: error: out of memory\n");
+    /* The module may be half-transformed: later calls report the same failure. */
+    p->failed = st;
+  }
+  p->ctx.on_fatal = outer;
+  tl_api_flush_diags(p);
+  return st;
+}
+
+/* ---- programs --------------------------------------------------------------------- */
+static char *arena_strdup_or_null(tl_arena *a, const char *s) { return s ? tl_strdup(a, s) : NULL; }
+
+static void copy_options(tilec_program *p, const tilec_options *o) {
+  tl_arena *a = &p->ctx.arena;
+  struct tilec_options *d = &p->opts;
+  d->opt_level = 3;
+  d->line_info = 1;
+  d->max_errors = 20;
+  if (!o) return;
+  *d = *o;
+  d->defines = NULL;
+  if (o->ndefines > 0) {
+    d->defines = tl_alloc(a, sizeof *d->defines * (size_t)o->ndefines);
+    for (int i = 0; i < o->ndefines; i++) {
+      d->defines[i].name = tl_strdup(a, o->defines[i].name);
+      d->defines[i].value = o->defines[i].value;
+    }
+  }
+  d->arch = arena_strdup_or_null(a, o->arch);
+  d->pipeline = arena_strdup_or_null(a, o->pipeline);
+  d->print_after = arena_strdup_or_null(a, o->print_after);
+  d->entry_name = arena_strdup_or_null(a, o->entry_name);
+}
+
+typedef struct create_args {
+  const char *name;
+  const char *text;
+  size_t len;
+  const tilec_options *opts;
+} create_args;
+
+/* Where in text byte offset `at` lies (1-based line and column). */
+static tl_loc loc_of_offset(int32_t file, const char *text, size_t at) {
+  tl_loc loc = {file, 1, 1};
+  for (size_t i = 0; i < at; i++) {
+    if (text[i] == '\n') {
+      loc.line++;
+      loc.col = 1;
+    } else {
+      loc.col++;
+    }
+  }
+  return loc;
+}
+
+static tilec_status create_in_guard(tilec_program *p, void *argp) {
+  const create_args *a = argp;
+  copy_options(p, a->opts);
+  p->ctx.max_errors = p->opts.max_errors;
+  if (a->len > TILEC_MAX_SOURCE_BYTES) {
+    p->file = tl_ctx_add_source(&p->ctx, a->name, "", 0);
+    tl_error(&p->ctx, ((tl_loc){p->file, 0, 0}), "source is larger than the %zu MiB limit",
+             TILEC_MAX_SOURCE_BYTES >> 20);
+    p->failed = TILEC_ERROR_INPUT;
+    return TILEC_OK;
+  }
+  p->file = tl_ctx_add_source(&p->ctx, a->name, a->text, a->len);
+  const char *nul = memchr(a->text, 0, a->len);
+  if (nul) {
+    /* Keep the stored copy printable so the caret line renders. */
+    tl_source *src = &p->ctx.files.data[p->file];
+    for (size_t i = 0; i < src->len; i++)
+      if (src->text[i] == 0) src->text[i] = ' ';
+    tl_error(&p->ctx, loc_of_offset(p->file, src->text, (size_t)(nul - a->text)),
+             "source contains a NUL byte");
+    p->failed = TILEC_ERROR_INPUT;
+  }
+  return TILEC_OK;
+}
+
+static tilec_status create_program(tilec_program **out, const char *name, const char *text, size_t len,
+                                   const tilec_options *opts) {
+  tilec_program *p = calloc(1, sizeof *p);
+  if (!p) return TILEC_ERROR_NOMEM;
+  tl_ctx_init(&p->ctx);
+  p->reached = -1;
+  create_args a = {name ? name : "<string>", text, len, opts};
+  tilec_status st = tl_api_guard(p, create_in_guard, &a);
+  if (st != TILEC_OK) {
+    tilec_program_destroy(p);
+    return st;
+  }
+  *out = p;
+  return TILEC_OK;
+}
+
+tilec_status tilec_program_create(tilec_program **out, const char *source, const char *name,
+                                  const tilec_options *opts) {
+  if (!out) return TILEC_ERROR_USAGE;
+  *out = NULL;
+  if (!source) return TILEC_ERROR_USAGE;
+  /* Bounded scan: a string past the limit is only measured up to it. */
+  size_t len = strnlen(source, TILEC_MAX_SOURCE_BYTES + 1);
+  return create_program(out, name, source, len, opts);
+}
+
+/* Read a whole file, at most TILEC_MAX_SOURCE_BYTES + 1 bytes (one more than
+ * the limit, so that oversize is seen).  Directories are refused. */
+static tilec_status read_source_file(const char *path, char **data, size_t *len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return TILEC_ERROR_IO;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    close(fd);
+    return TILEC_ERROR_IO;
+  }
+  size_t cap = 65536, n = 0, max = TILEC_MAX_SOURCE_BYTES + 1;
+  if (S_ISREG(st.st_mode) && st.st_size >= 0)
+    cap = (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max;
+  char *buf = malloc(cap + 1);
+  if (!buf) {
+    close(fd);
+    return TILEC_ERROR_NOMEM;
+  }
+  for (;;) {
+    if (n == cap) {
+      if (cap >= max) break;
+      size_t ncap = cap * 2 < max ? cap * 2 : max;
+      char *grown = realloc(buf, ncap + 1);
+      if (!grown) {
+        free(buf);
+        close(fd);
+        return TILEC_ERROR_NOMEM;
+      }
+      buf = grown;
+      cap = ncap;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      free(buf);
+      close(fd);
+      return TILEC_ERROR_IO;
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  close(fd);
+  buf[n] = 0;
+  *data = buf;
+  *len = n;
+  return TILEC_OK;
+}
+
+tilec_status tilec_program_create_from_file(tilec_program **out, const char *path,
+                                            const tilec_options *opts) {
+  if (!out) return TILEC_ERROR_USAGE;
+  *out = NULL;
+  if (!path) return TILEC_ERROR_USAGE;
+  char *text;
+  size_t len;
+  tilec_status st = read_source_file(path, &text, &len);
+  if (st != TILEC_OK) return st;
+  st = create_program(out, path, text, len, opts);
+  free(text);
+  return st;
+}
+
+void tilec_program_destroy(tilec_program *p) {
+  if (!p) return;
+  for (int i = 0; i < 5; i++) free(p->text[i]);
+  if ((p->cg.llvm_ir || p->cg.ptx || p->cg.nkernels) && tl_codegen_result_free) tl_codegen_result_free(&p->cg);
+  free(p->cubin);
+  tl_sbuf_free(&p->log);
+  tl_sbuf_free(&p->work);
+  tl_ctx_free(&p->ctx);
+  free(p);
+}
+
+/* ---- compiling, stage by stage -------------------------------------------------------- */
+static void log_time(tilec_program *p, const char *what, double ms) {
+  if (p->opts.time_passes) tl_sbuf_printf(&p->log, "time %s: %.3f ms\n", what, ms);
+}
+
+static tilec_status stage_frontend(tilec_program *p) {
+  tl_sbuf_free(&p->work);
+  double t0 = tl_now_ms();
+  p->module = tl_frontend(&p->ctx, p->file, p->opts.defines, p->opts.ndefines, &p->work);
+  log_time(p, "frontend (lex+parse+sema+lower)", tl_now_ms() - t0);
+  if (!p->module || p->ctx.nerrors > 0) {
+    p->module = NULL;
+    tl_sbuf_free(&p->work);
+    return TILEC_ERROR_INPUT;
+  }
+  if (p->work.oom) return TILEC_ERROR_NOMEM;
+  p->text[TILEC_STAGE_AST] = tl_sbuf_take(&p->work);
+  if (!p->text[TILEC_STAGE_AST]) return TILEC_ERROR_NOMEM;
+  return TILEC_OK;
+}
+
+/* True when diagnostics from index `from` on include a verifier complaint:
+ * the IR that tilec itself made is broken, an internal error. */
+static bool verifier_complained(tilec_program *p, int from) {
+  for (int i = from; i < p->ctx.diags.len; i++)
+    if (p->ctx.diags.data[i].severity == TL_SEV_ERROR &&
+        strncmp(p->ctx.diags.data[i].message, "verifier: ", 10) == 0)
+      return true;
+  return false;
+}
+
+static const char *target_arch(tilec_program *p) {
+  if (p->opts.arch) return p->opts.arch;
+  char buf[32];
+  if (tl_rt_device_arch && tl_rt_device_arch(0, buf, sizeof buf) && is_arch_name(buf))
+    p->opts.arch = tl_strdup(&p->ctx.arena, buf);
+  else
+    p->opts.arch = "sm_90a";
+  return p->opts.arch;
+}
+
+static tilec_status stage_passes(tilec_program *p) {
+  int first_diag = p->ctx.diags.len;
+  if (!tl_verify_module(p->module)) {
+    tl_error(&p->ctx, TL_NOLOC, "internal error: the front-end produced invalid IR");
+    return TILEC_ERROR_INTERNAL;
+  }
+  const char *pa = p->opts.print_after;
+  if (pa && strcmp(pa, "all") != 0 && !tl_pass_find(pa)) {
+    tl_error(&p->ctx, TL_NOLOC, "--print-after: no pass named '%s'", pa);
+    return TILEC_ERROR_USAGE;
+  }
+  int npasses = 0;
+  const tl_pass *const *passes = tl_pipeline_default(&npasses);
+  tl_pass_opts po = {0};
+  po.arch = target_arch(p);
+  po.opt_level = p->opts.opt_level;
+  po.pipeline = pipeline_code(p->opts.pipeline) > 0 ? pipeline_code(p->opts.pipeline) : 0;
+  po.explain = p->opts.explain != 0;
+  po.explain_out = p->opts.explain ? &p->log : NULL;
+  tl_run_hooks hooks = {0};
+  hooks.print_after = pa;
+  hooks.time_passes = p->opts.time_passes != 0;
+  hooks.verify_each = p->opts.verify_each != 0;
+  hooks.log = &p->log;
+  tl_api_flush_diags(p); /* keep the log in order: earlier diagnostics first */
+  if (!tl_run_passes(p->module, passes, npasses, &po, &hooks) || p->ctx.nerrors > 0)
+    return verifier_complained(p, first_diag) ? TILEC_ERROR_INTERNAL : TILEC_ERROR_INPUT;
+  tl_sbuf_free(&p->work);
+  tl_print_module(&p->work, p->module);
+  if (p->work.oom) return TILEC_ERROR_NOMEM;
+  p->text[TILEC_STAGE_IR] = tl_sbuf_take(&p->work);
+  return p->text[TILEC_STAGE_IR] ? TILEC_OK : TILEC_ERROR_NOMEM;
+}
+
+static tilec_status stage_codegen(tilec_program *p) {
+  if (!tl_codegen || !tl_codegen_result_free) return not_built(p, "the code generator (lib/codegen/)");
+  tl_codegen_opts co = {0};
+  co.arch = target_arch(p);
+  co.opt_level = p->opts.opt_level;
+  co.line_info = p->opts.line_info != 0;
+  co.entry_name = p->opts.entry_name;
+  tl_api_flush_diags(p);
+  bool ok = tl_codegen(p->module, &co, &p->cg);
+  log_time(p, "codegen.llvm-build", p->cg.ms_llvm_build);
+  log_time(p, "codegen.llvm-opt", p->cg.ms_llvm_opt);
+  log_time(p, "codegen.ptx", p->cg.ms_ptx);
+  if (!ok || !p->cg.ptx) return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
+  /* The program owns the texts from here on. */
+  p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;
+  p->text[TILEC_STAGE_PTX] = p->cg.ptx;
+  p->cg.llvm_ir = NULL;
+  p->cg.ptx = NULL;
+  return TILEC_OK;
+}
+
+/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin. */
+static bool find_ptxas(char *buf, size_t n) {
+  const char *env = getenv("TILEC_PTXAS");
+  if (env && *env) {
+    snprintf(buf, n, "%s", env);
+    return access(buf, X_OK) == 0;
+  }
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    const char *end = strchr(path, ':');
+    size_t len = end ? (size_t)(end - path) : strlen(path);
+    if (len > 0 && len + 7 < n) {
+      snprintf(buf, n, "%.*s/ptxas", (int)len, path);
+      if (access(buf, X_OK) == 0) return true;
+    }
+    path = end ? end + 1 : NULL;
+  }
+  snprintf(buf, n, "/usr/local/cuda/bin/ptxas");
+  return access(buf, X_OK) == 0;
+}
+
+static bool write_file(const char *path, const char *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok = fwrite(data, 1, n, f) == n;
+  return (fclose(f) == 0) && ok;
+}
+
+/* Run ptxas on the PTX in a private temporary directory; its messages go to
+ * the log, never to the process's stdout/stderr. */
+static tilec_status stage_cubin(tilec_program *p) {
+  char ptxas[4096];
+  if (!find_ptxas(ptxas, sizeof ptxas)) {
+    tl_error(&p->ctx, TL_NOLOC, "ptxas not found (set TILEC_PTXAS, or put the CUDA toolkit's bin/ on PATH)");
+    return TILEC_ERROR_UNSUPPORTED;
+  }
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096], ptx_path[4200], cubin_path[4200], log_path[4200], arch_flag[64], opt_flag[8];
+  snprintf(dir, sizeof dir, "%s/tilec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    tl_error(&p->ctx, TL_NOLOC, "cannot create a temporary directory for ptxas: %s", strerror(errno));
+    return TILEC_ERROR_IO;
+  }
+  snprintf(ptx_path, sizeof ptx_path, "%s/kernel.ptx", dir);
+  snprintf(cubin_path, sizeof cubin_path, "%s/kernel.cubin", dir);
+  snprintf(log_path, sizeof log_path, "%s/ptxas.log", dir);
+  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", target_arch(p));
+  snprintf(opt_flag, sizeof opt_flag, "-O%d", p->opts.opt_level);
+  tilec_status st = TILEC_OK;
+  const char *ptx = p->text[TILEC_STAGE_PTX];
+  double t0 = tl_now_ms();
+  if (!write_file(ptx_path, ptx, strlen(ptx))) {
+    tl_error(&p->ctx, TL_NOLOC, "cannot write %s: %s", ptx_path, strerror(errno));
+    st = TILEC_ERROR_IO;
+  } else {
+    char *argv[] = {ptxas, arch_flag, opt_flag, "-o", cubin_path, ptx_path, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    int wstatus = 0;
+    if (rc == 0) {
+      while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+      }
+    }
+    char *log_text = NULL, *cubin = NULL;
+    size_t log_len = 0, cubin_len = 0;
+    if (read_source_file(log_path, &log_text, &log_len) == TILEC_OK && log_len > 0)
+      tl_sbuf_putn(&p->log, log_text, log_len);
+    free(log_text);
+    if (rc != 0) {
+      tl_error(&p->ctx, TL_NOLOC, "cannot run %s: %s", ptxas, strerror(rc));
+      st = TILEC_ERROR_IO;
+    } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+      tl_error(&p->ctx, TL_NOLOC, "ptxas rejected the generated PTX (messages above)");
+      st = TILEC_ERROR_INTERNAL;
+    } else if (read_source_file(cubin_path, &cubin, &cubin_len) != TILEC_OK) {
+      tl_error(&p->ctx, TL_NOLOC, "ptxas wrote no cubin");
+      st = TILEC_ERROR_IO;
+    } else {
+      p->cubin = cubin;
+      p->cubin_size = cubin_len;
+    }
+  }
+  log_time(p, "ptxas", tl_now_ms() - t0);
+  unlink(ptx_path);
+  unlink(cubin_path);
+  unlink(log_path);
+  rmdir(dir);
+  return st;
+}
+
+static tilec_status compile_in_guard(tilec_program *p, void *argp) {
+  tilec_stage want = *(const tilec_stage *)argp;
+  double t0 = tl_now_ms();
+  bool did_work = false;
+  tilec_status st = TILEC_OK;
+  while (st == TILEC_OK && p->reached < (int)want) {
+    int next = p->reached + 1;
+    did_work = true;
+    switch (next) {
+    case TILEC_STAGE_AST: st = stage_frontend(p); break;
+    case TILEC_STAGE_IR: st = stage_passes(p); break;
+    case TILEC_STAGE_LLVM: st = stage_codegen(p); next = TILEC_STAGE_PTX; break;
+    case TILEC_STAGE_PTX: st = stage_codegen(p); break;
+    default: st = stage_cubin(p); break;
+    }
+    if (st == TILEC_OK) p->reached = next;
+  }
+  if (did_work) log_time(p, "total", tl_now_ms() - t0);
+  return st;
+}
+
+tilec_status tilec_program_compile(tilec_program *p, tilec_stage stage) {
+  if (!p || (int)stage < TILEC_STAGE_AST || (int)stage > TILEC_STAGE_CUBIN) return TILEC_ERROR_USAGE;
+  if (p->failed != TILEC_OK) return p->failed;
+  if (p->reached >= (int)stage) return TILEC_OK;
+  tilec_status st = tl_api_guard(p, compile_in_guard, &stage);
+  /* A failed stage is final: the module may be half-way through a pass.  A
+   * usage error (an unknown --print-after pass) is not sticky. */
+  if (st != TILEC_OK && st != TILEC_ERROR_USAGE && !(st == TILEC_ERROR_UNSUPPORTED && p->reached >= TILEC_STAGE_PTX))
+    p->failed = st;
+  return st;
+}
+
+const char *tilec_program_text(const tilec_program *p, tilec_stage stage) {
+  if (!p || (int)stage < TILEC_STAGE_AST || (int)stage >= TILEC_STAGE_CUBIN) return NULL;
+  return p->reached >= (int)stage ? p->text[stage] : NULL;
+}
+
+tilec_status tilec_program_get_binary(const tilec_program *p, tilec_stage stage, const void **data,
+                                      size_t *size) {
+  if (!p || !data || !size) return TILEC_ERROR_USAGE;
+  *data = NULL;
+  *size = 0;
+  if ((int)stage < TILEC_STAGE_AST || (int)stage > TILEC_STAGE_CUBIN || p->reached < (int)stage)
+    return TILEC_ERROR_USAGE;
+  if (stage == TILEC_STAGE_CUBIN) {
+    *data = p->cubin;
+    *size = p->cubin_size;
+  } else {
+    *data = p->text[stage];
+    *size = p->text[stage] ? strlen(p->text[stage]) : 0;
+  }
+  return TILEC_OK;
+}
+
+const char *tilec_program_log(const tilec_program *p) {
+  if (!p || !p->log.data) return "";
+  return p->log.data;
+}
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+int tilec_program_num_diagnostics(const tilec_program *p) { return p ? p->ctx.diags.len : 0; }
+
+tilec_status tilec_program_diagnostic(const tilec_program *p, int index, tilec_diagnostic *out) {
+  if (!p || !out || index < 0 || index >= p->ctx.diags.len) return TILEC_ERROR_USAGE;
+  const tl_diag *d = &p->ctx.diags.data[index];
+  out->severity = (tilec_severity)d->severity;
+  out->file = (d->loc.file >= 0 && d->loc.file < p->ctx.files.len) ? p->ctx.files.data[d->loc.file].name : "";
+  out->line = d->loc.line;
+  out->column = d->loc.line > 0 ? d->loc.col : 0;
+  out->message = d->message;
+  out->rendered = d->rendered;
+  return TILEC_OK;
+}
+
+/* ---- kernels and their parameters ---------------------------------------------------------- */
+static tl_module *module_of(const tilec_program *p) {
+  return (p && p->reached >= TILEC_STAGE_AST) ? p->module : NULL;
+}
+
+int tilec_program_num_kernels(const tilec_program *p) {
+  tl_module *m = module_of(p);
+  return m ? m->funcs.len : 0;
+}
+
+const char *tilec_program_kernel_name(const tilec_program *p, int index) {
+  tl_module *m = module_of(p);
+  if (!m || index < 0 || index >= m->funcs.len) return NULL;
+  return m->funcs.data[index]->name;
+}
+
+tl_func *tl_api_find_kernel(tilec_program *p, const char *kernel) {
+  tl_module *m = module_of(p);
+  if (!m || m->funcs.len == 0) return NULL;
+  if (!kernel) return m->funcs.data[0];
+  for (int i = 0; i < m->funcs.len; i++)
+    if (strcmp(m->funcs.data[i]->name, kernel) == 0) return m->funcs.data[i];
+  return NULL;
+}
+
+int tilec_program_num_params(const tilec_program *p, int kernel) {
+  tl_module *m = module_of(p);
+  if (!m || kernel < 0 || kernel >= m->funcs.len) return -1;
+  return m->funcs.data[kernel]->params.len;
+}
+
+/* The DLPack dtype the API takes for a tile dtype.  DLPack 0.6 has no bool
+ * and no fp8 codes: i1, f8e4m3 and f8e5m2 travel as kDLUInt 8 (raw bytes),
+ * the kernel's parameter type deciding how they are read. */
+static DLDataType dl_of(tl_dtype t) {
+  DLDataType d = {kDLUInt, 8, 1};
+  switch (t) {
+  case TL_I8: d.code = kDLInt; break;
+  case TL_I16: d.code = kDLInt; d.bits = 16; break;
+  case TL_I32: d.code = kDLInt; d.bits = 32; break;
+  case TL_I64: d.code = kDLInt; d.bits = 64; break;
+  case TL_F16: d.code = kDLFloat; d.bits = 16; break;
+  case TL_BF16: d.code = kDLBfloat; d.bits = 16; break;
+  case TL_F32: d.code = kDLFloat; d.bits = 32; break;
+  default: break; /* i1, u8, fp8: kDLUInt 8 */
+  }
+  return d;
+}
+
+tilec_status tilec_program_param(const tilec_program *p, int kernel, int index, tilec_param_info *out) {
+  tl_module *m = module_of(p);
+  if (!out || !m || kernel < 0 || kernel >= m->funcs.len) return TILEC_ERROR_USAGE;
+  const tl_func *f = m->funcs.data[kernel];
+  if (index < 0 || index >= f->params.len) return TILEC_ERROR_USAGE;
+  const tl_param *pa = &f->params.data[index];
+  memset(out, 0, sizeof *out);
+  out->name = pa->name;
+  out->is_tensor = pa->is_tensor;
+  out->dtype = tl_dtype_name(pa->dtype);
+  out->dl_dtype = dl_of(pa->dtype);
+  out->rank = pa->is_tensor ? pa->rank : 0;
+  for (int d = 0; d < out->rank && d < TL_MAX_RANK; d++) {
+    const tl_dimspec *ds = &pa->dims[d];
+    if (ds->is_const) out->dim_value[d] = ds->value;
+    else if (ds->sym >= 0 && ds->sym < f->syms.len) out->dim_symbol[d] = f->syms.data[ds->sym].name;
+  }
+  for (int i = 0; pa->is_tensor && i < f->ops.len; i++) {
+    const tl_op *op = &f->ops.data[i];
+    if (op->opc == TL_OP_store && !(op->flags & TL_OPF_DEAD) && op->nopnd > 0 && op->opnd[0] == pa->value)
+      out->written = 1;
+  }
+  return TILEC_OK;
+}
+
+/* ---- arguments and the interpreter ------------------------------------------------------- */
+/* DLPack >= 1.1 codes, accepted when a newer producer sends them. */
+enum { DL_BOOL = 6, DL_FLOAT8_E4M3FN = 10, DL_FLOAT8_E5M2 = 12 };
+
+/* The tile dtype of a DLPack dtype, given the parameter's dtype `want`
+ * (which decides how raw bytes are read); TL_VOID when there is none. */
+static tl_dtype tile_dtype_of(DLDataType d, tl_dtype want) {
+  if (d.lanes != 1) return TL_VOID;
+  switch (d.code) {
+  case kDLInt:
+    return d.bits == 8 ? TL_I8 : d.bits == 16 ? TL_I16 : d.bits == 32 ? TL_I32 : d.bits == 64 ? TL_I64 : TL_VOID;
+  case kDLUInt:
+    if (d.bits != 8) return TL_VOID;
+    return (want == TL_I1 || want == TL_F8E4M3 || want == TL_F8E5M2) ? want : TL_U8;
+  case kDLFloat: return d.bits == 16 ? TL_F16 : d.bits == 32 ? TL_F32 : TL_VOID;
+  case kDLBfloat: return d.bits == 16 ? TL_BF16 : TL_VOID;
+  case DL_BOOL: return d.bits == 8 ? TL_I1 : TL_VOID;
+  case DL_FLOAT8_E4M3FN: return d.bits == 8 ? TL_F8E4M3 : TL_VOID;
+  case DL_FLOAT8_E5M2: return d.bits == 8 ? TL_F8E5M2 : TL_VOID;
+  default: return TL_VOID;
+  }
+}
+
+bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg *out, bool host,
+                     char *err, size_t n) {
+  if (nargs != f->params.len) {
+    snprintf(err, n, "kernel '%s' takes %d arguments, %d given", f->name, f->params.len, nargs);
+    return false;
+  }
+  for (int i = 0; i < nargs; i++) {
+    const tl_param *pa = &f->params.data[i];
+    const tilec_arg *a = &args[i];
+    tl_arg *o = &out[i];
+    memset(o, 0, sizeof *o);
+    if ((a->kind == TILEC_ARG_TENSOR) != pa->is_tensor) {
+      snprintf(err, n, "argument %d (%s): expected a %s", i, pa->name, pa->is_tensor ? "tensor" : "scalar");
+      return false;
+    }
+    switch (a->kind) {
+    case TILEC_ARG_I32: o->i = a->u.i32; continue;
+    case TILEC_ARG_I64: o->i = a->u.i64; continue;
+    case TILEC_ARG_F32: o->f = a->u.f32; o->is_float = true; continue;
+    case TILEC_ARG_F64: o->f = a->u.f64; o->is_float = true; continue;
+    case TILEC_ARG_TENSOR: break;
+    default:
+      snprintf(err, n, "argument %d (%s): unknown argument kind %d", i, pa->name, (int)a->kind);
+      return false;
+    }
+    const DLTensor *t = a->u.tensor;
+    if (!t) {
+      snprintf(err, n, "argument %d (%s): NULL tensor", i, pa->name);
+      return false;
+    }
+    int dev = t->device.device_type;
+    bool dev_ok = host ? (dev == kDLCPU || dev == kDLCUDAHost)
+                       : (dev == kDLCUDA || dev == kDLCUDAManaged);
+    if (!dev_ok) {
+      snprintf(err, n, "argument %d (%s): device type %d is not a %s tensor", i, pa->name, dev,
+               host ? "host (kDLCPU)" : "CUDA (kDLCUDA)");
+      return false;
+    }
+    o->is_tensor = true;
+    o->dtype = tile_dtype_of(t->dtype, pa->dtype);
+    if (o->dtype == TL_VOID) {
+      snprintf(err, n, "argument %d (%s): DLPack dtype (code %d, bits %d, lanes %d) has no tile type",
+               i, pa->name, t->dtype.code, t->dtype.bits, t->dtype.lanes);
+      return false;
+    }
+    if (t->ndim < 0 || t->ndim > TL_MAX_RANK || (t->ndim > 0 && !t->shape)) {
+      snprintf(err, n, "argument %d (%s): rank %d is not supported (at most %d)", i, pa->name, t->ndim,
+               TL_MAX_RANK);
+      return false;
+    }
+    o->rank = t->ndim;
+    int64_t numel = 1, stride = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+      if (t->shape[d] < 0) {
+        snprintf(err, n, "argument %d (%s): negative size %lld", i, pa->name, (long long)t->shape[d]);
+        return false;
+      }
+      o->shape[d] = t->shape[d];
+      o->strides[d] = t->strides ? t->strides[d] : stride; /* NULL strides = compact row-major */
+      if (t->shape[d] > 0 && stride > INT64_MAX / t->shape[d]) {
+        snprintf(err, n, "argument %d (%s): size overflows", i, pa->name);
+        return false;
+      }
+      stride *= t->shape[d];
+      numel *= t->shape[d];
+    }
+    if (!t->data && numel > 0) {
+      snprintf(err, n, "argument %d (%s): NULL data", i, pa->name);
+      return false;
+    }
+    o->data = t->data ? (char *)t->data + t->byte_offset : NULL;
+  }
+  return true;
+}
+
+typedef struct interp_call {
+  const char *kernel;
+  const tilec_arg *args;
+  int nargs;
+} interp_call;
+
+static tilec_status interpret_in_guard(tilec_program *p, void *argp) {
+  const interp_call *c = argp;
+  tl_func *f = tl_api_find_kernel(p, c->kernel);
+  if (!f) {
+    tl_sbuf_printf(&p->log, "tilec: error: interpret: no kernel named '%s'\n", c->kernel ? c->kernel : "(first)");
+    return TILEC_ERROR_USAGE;
+  }
+  tl_arg small[16];
+  tl_arg *targs = c->nargs <= 16 ? small : tl_alloc(&p->ctx.arena, sizeof *targs * (size_t)c->nargs);
+  char err[512] = "";
+  if (!tl_api_map_args(f, c->args, c->nargs, targs, true, err, sizeof err) ||
+      !tl_check_args(f, targs, c->nargs, err, sizeof err)) {
+    tl_sbuf_printf(&p->log, "tilec: error: interpret %s: %s\n", f->name, err);
+    return TILEC_ERROR_LAUNCH;
+  }
+  if (!tl_interpret_func(f, targs, c->nargs, err, sizeof err)) {
+    tl_sbuf_printf(&p->log, "tilec: error: interpret %s: %s\n", f->name, err);
+    return TILEC_ERROR_LAUNCH;
+  }
+  return TILEC_OK;
+}
+
+tilec_status tilec_interpret(tilec_program *p, const char *kernel, const tilec_arg *args, int nargs) {
+  if (!p || nargs < 0 || (nargs > 0 && !args)) return TILEC_ERROR_USAGE;
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
+  if (st != TILEC_OK) return st;
+  interp_call c = {kernel, args, nargs};
+  return tl_api_guard(p, interpret_in_guard, &c);
+}

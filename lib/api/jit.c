@@ -1,0 +1,370 @@
+/* jit.c: tilec_kernel_load / launch / destroy / error / origin (include/tilec.h).
+ * load: key from source + options (runtime/cache.c) -> memory cache -> disk
+ * cache (cubin) -> else compile to PTX, driver JIT, publish; then resource
+ * checks.  launch: argument checks, grid, ABI packing into buffers owned by
+ * the handle, cuLaunchKernel; no allocation once a shape has been seen, no
+ * synchronization.
+ * requires: the runtime (runtime/); keeps: the program's text and IR as they
+ * are (it only compiles further); breaks: nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+#include "runtime.h"
+
+#ifndef TILEC_VERSION_STRING
+#define TILEC_VERSION_STRING "0.1.0"
+#endif
+#ifndef TILEC_LLVM_VERSION
+#define TILEC_LLVM_VERSION "unknown"
+#endif
+
+/* lib/api/api.c is written in parallel: weak until it is in every build
+ * (TODO(runtime): make these strong references). */
+#define TL_WEAK(fn) extern __typeof__(fn) fn __attribute__((weak))
+TL_WEAK(tilec_program_compile);
+TL_WEAK(tl_api_find_kernel);
+TL_WEAK(tl_api_map_args);
+
+#define DEFAULT_DYNAMIC_SMEM (48 * 1024) /* above this a kernel must opt in */
+
+struct tilec_kernel {
+  tilec_program *p;
+  tl_func *f;
+  const tl_rt_device *dev;
+  CUfunction fn;
+  tl_cache_meta meta;
+  const char *origin;
+  int nparams;
+  /* launch buffers, allocated once at load */
+  tl_abi_layout layout;
+  tl_arg *targs;
+  void *argbuf;
+  void **slots;
+  /* the argument signature (dtype, rank, sizes, scalar bits) of the last
+   * launch whose checks and grid succeeded, and that grid */
+  int64_t *last_sig, *sig;
+  size_t sig_len;
+  bool have_last;
+  int64_t grid[3];
+  char err[1024];
+};
+
+/* ---- load ------------------------------------------------------------------------------ */
+static tilec_status log_error(tilec_program *p, tilec_status st, const char *kernel, const char *msg) {
+  size_t n = strlen(msg);
+  while (n && msg[n - 1] == '\n') n--;
+  tl_sbuf_printf(&p->log, "tilec: error: load %s: %.*s\n", kernel ? kernel : "(first kernel)", (int)n, msg);
+  return st;
+}
+
+static int jit_opt_level(int opt_level) { return opt_level >= 3 ? 4 : opt_level < 0 ? 0 : opt_level; }
+
+/* The key of kernel f of p for `arch` on this driver. */
+static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, tl_cache_key *key) {
+  int nd = p->opts.ndefines;
+  const char **names = nd ? calloc((size_t)nd, sizeof *names) : NULL;
+  int64_t *values = nd ? calloc((size_t)nd, sizeof *values) : NULL;
+  if (nd && (!names || !values)) {
+    free(names); free(values);
+    return false;
+  }
+  for (int i = 0; i < nd; i++) {
+    names[i] = p->opts.defines[i].name;
+    values[i] = p->opts.defines[i].value;
+  }
+  const tl_source *src = &p->ctx.files.data[p->file];
+  tl_cache_key_fields kf = {
+      .source = src->text, .source_len = src->len, .kernel = f->name,
+      .define_names = names, .define_values = values, .ndefines = nd,
+      .arch = arch, .opt_level = p->opts.opt_level, .line_info = p->opts.line_info,
+      .pipeline = p->opts.pipeline, .entry_name = p->opts.entry_name,
+      .tilec_version = TILEC_VERSION_STRING, .llvm_version = TILEC_LLVM_VERSION,
+      .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level)};
+  tl_cache_key_compute(&kf, key);
+  free(names);
+  free(values);
+  return true;
+}
+
+/* Compile to PTX and JIT it: the cubin and the launch metadata of f. */
+static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
+                                   tl_cache_meta *meta, void **cubin, size_t *size) {
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
+  if (st != TILEC_OK) return st;
+  const char *ptx = p->text[TILEC_STAGE_PTX];
+  const tl_kernel_info *info = NULL;
+  for (int i = 0; i < p->cg.nkernels; i++)
+    if (p->cg.kernels[i].name && strcmp(p->cg.kernels[i].name, f->name) == 0) info = &p->cg.kernels[i];
+  if (!ptx || !info || !info->entry) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
+  memset(meta, 0, sizeof *meta);
+  if (strlen(info->entry) >= sizeof meta->entry) return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
+  strcpy(meta->entry, info->entry);
+  meta->threads = info->threads;
+  meta->smem_bytes = info->smem_bytes;
+  meta->nparams = f->params.len;
+  tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = arch, .opt_level = jit_opt_level(p->opts.opt_level)};
+  tl_sbuf msg = {0};
+  int rt = tl_rt_ptx_to_cubin(dev, &rq, cubin, size, NULL, &msg);
+  if (rt != TL_OK) {
+    log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
+    tl_sbuf_free(&msg);
+    return (tilec_status)rt;
+  }
+  tl_sbuf_free(&msg);
+  return TILEC_OK;
+}
+
+/* Resource checks against the device, and the dynamic shared memory opt-in. */
+static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                    const tl_cache_meta *meta) {
+  const tl_cuda *cu;
+  char err[512];
+  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK) return log_error(p, TILEC_ERROR_CUDA, f->name, err);
+  int regs = 0, static_smem = 0, max_threads = 0, local = 0;
+  cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+  cu->cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+  cu->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+  cu->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+  if (meta->threads <= 0 || meta->threads > dev->max_threads_block) {
+    snprintf(err, sizeof err, "a block of %d threads is not possible on device %d (at most %d)", meta->threads,
+             dev->ordinal, dev->max_threads_block);
+    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+  }
+  if (max_threads > 0 && meta->threads > max_threads) {
+    snprintf(err, sizeof err,
+             "%d registers per thread x %d threads exceed the %d registers of a block on device %d (%s); "
+             "use fewer warps or smaller tiles",
+             regs, meta->threads, dev->max_regs_block, dev->ordinal, dev->name);
+    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+  }
+  if ((int64_t)meta->smem_bytes + static_smem > dev->max_smem_optin) {
+    snprintf(err, sizeof err,
+             "needs %d bytes of shared memory (%d dynamic + %d static); device %d (%s) allows %d per block; "
+             "use smaller tiles or fewer stages",
+             meta->smem_bytes + static_smem, meta->smem_bytes, static_smem, dev->ordinal, dev->name,
+             dev->max_smem_optin);
+    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+  }
+  if (meta->smem_bytes > DEFAULT_DYNAMIC_SMEM || meta->smem_bytes + static_smem > DEFAULT_DYNAMIC_SMEM) {
+    CUresult r = cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, meta->smem_bytes);
+    if (r != CUDA_SUCCESS) {
+      char t[200];
+      snprintf(err, sizeof err, "cannot raise dynamic shared memory to %d bytes: %s", meta->smem_bytes,
+               tl_rt_result_text(r, t, sizeof t));
+      return log_error(p, TILEC_ERROR_CUDA, f->name, err);
+    }
+  }
+  if (local > 0)
+    tl_sbuf_printf(&p->log, "tilec: note: kernel %s spills: %d bytes of local memory per thread\n", f->name, local);
+  return TILEC_OK;
+}
+
+static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                const tl_cache_meta *meta, const char *origin, char *err, size_t n) {
+  tilec_kernel *k = calloc(1, sizeof *k);
+  if (!k) return NULL;
+  k->p = p; k->f = f; k->dev = dev; k->fn = fn; k->meta = *meta; k->origin = origin;
+  k->nparams = f->params.len;
+  if (!tl_abi_layout_for(f, &k->layout, err, n)) {
+    free(k);
+    return NULL;
+  }
+  k->sig_len = (size_t)(k->nparams ? k->nparams : 1) * (3 + TL_MAX_RANK);
+  k->targs = calloc((size_t)(k->nparams ? k->nparams : 1), sizeof *k->targs);
+  k->argbuf = calloc(1, k->layout.bytes ? k->layout.bytes : 8);
+  k->slots = calloc((size_t)(k->layout.nslots ? k->layout.nslots : 1), sizeof *k->slots);
+  k->last_sig = calloc(k->sig_len, sizeof *k->last_sig);
+  k->sig = calloc(k->sig_len, sizeof *k->sig);
+  if (!k->targs || !k->argbuf || !k->slots || !k->last_sig || !k->sig) {
+    tilec_kernel_destroy(k);
+    snprintf(err, n, "out of memory");
+    return NULL;
+  }
+  return k;
+}
+
+tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
+  if (out) *out = NULL;
+  if (!p || !out) return TILEC_ERROR_USAGE;
+  char err[512];
+  if (!tilec_program_compile || !tl_api_find_kernel || !tl_api_map_args)
+    return log_error(p, TILEC_ERROR_UNSUPPORTED, kernel, "the program API (lib/api/api.c) is not built yet");
+  const tl_rt_device *dev;
+  int rt = tl_rt_device_get(device, &dev, err, sizeof err);
+  if (rt != TL_OK) return log_error(p, (tilec_status)rt, kernel, err);
+
+  /* The arch the code is (or will be) compiled for.  With no arch chosen,
+   * compile for this device (its name has static storage). */
+  char arch[32];
+  if (p->reached >= TILEC_STAGE_PTX && p->text[TILEC_STAGE_PTX]) {
+    if (!tl_ptx_read_target(p->text[TILEC_STAGE_PTX], arch, sizeof arch))
+      return log_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
+  } else {
+    if (!p->opts.arch) p->opts.arch = (char *)dev->arch;
+    snprintf(arch, sizeof arch, "%s", p->opts.arch);
+  }
+
+  /* Front-end and passes only: the signature and the grid live in the IR. */
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
+  if (st != TILEC_OK) return st;
+  tl_func *f = tl_api_find_kernel(p, kernel);
+  if (!f) {
+    snprintf(err, sizeof err, "no kernel named '%s' in %s", kernel ? kernel : "(first)", p->ctx.files.data[p->file].name);
+    return log_error(p, TILEC_ERROR_USAGE, kernel, err);
+  }
+
+  const tl_cuda *cu;
+  tl_rt_driver(&cu, err, sizeof err);
+  tl_cache_key key;
+  if (!compute_key(p, f, arch, cu->driver_version, &key)) return TILEC_ERROR_NOMEM;
+
+  tl_cache_loaded loaded;
+  const char *origin = "memory-cache";
+  if (!tl_cache_mem_find(&key, device, &loaded)) {
+    memset(&loaded, 0, sizeof loaded);
+    char dir[4096];
+    tl_sbuf why = {0};
+    bool have_dir = tl_cache_dir(dir, sizeof dir, &why);
+    void *cubin = NULL;
+    size_t size = 0;
+    origin = NULL;
+    if (have_dir && tl_cache_disk_load(dir, &key, &loaded.meta, &cubin, &size, &why) == TL_CACHE_HIT) {
+      tl_sbuf msg = {0};
+      if (tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg) == TL_OK)
+        origin = "disk-cache";
+      else /* unusable entry: recompile and replace it */
+        tl_sbuf_printf(&p->log, "tilec: note: kernel cache entry not loadable, recompiling: %s", msg.data ? msg.data : "\n");
+      tl_sbuf_free(&msg);
+      free(cubin);
+      cubin = NULL;
+    }
+    if (why.len) tl_sbuf_printf(&p->log, "tilec: note: %s", why.data);
+    tl_sbuf_free(&why);
+    if (!origin) {
+      st = compile_kernel(p, f, dev, arch, &loaded.meta, &cubin, &size);
+      if (st != TILEC_OK) return st;
+      tl_sbuf msg = {0};
+      rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
+      if (rt == TL_OK && have_dir && tl_cache_disk_store(dir, &key, &loaded.meta, cubin, size, &msg) != TL_OK)
+        tl_sbuf_printf(&p->log, "tilec: note: kernel cache not written: %s", msg.data ? msg.data : "\n");
+      free(cubin);
+      if (rt != TL_OK) {
+        log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "module load failed");
+        tl_sbuf_free(&msg);
+        return (tilec_status)rt;
+      }
+      tl_sbuf_free(&msg);
+      origin = "compiled";
+    }
+    if (loaded.meta.nparams != f->params.len) {
+      /* cannot happen with a sound key; never launch a mismatched kernel */
+      return log_error(p, TILEC_ERROR_INTERNAL, f->name, "cached kernel has a different parameter count");
+    }
+    tl_cache_mem_insert(&key, device, &loaded);
+  }
+  st = check_resources(p, f, dev, loaded.function, &loaded.meta);
+  if (st != TILEC_OK) return st;
+  tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
+  if (!k) return log_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
+  *out = k;
+  return TILEC_OK;
+}
+
+void tilec_kernel_destroy(tilec_kernel *k) {
+  if (!k) return;
+  /* the module belongs to the cache and stays loaded */
+  free(k->targs);
+  free(k->argbuf);
+  free(k->slots);
+  free(k->last_sig);
+  free(k->sig);
+  free(k);
+}
+
+const char *tilec_kernel_error(const tilec_kernel *k) { return k ? k->err : "no kernel (NULL handle)"; }
+const char *tilec_kernel_origin(const tilec_kernel *k) { return k ? k->origin : ""; }
+
+/* ---- launch ----------------------------------------------------------------------------------- */
+static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);
+static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) {
+  int w = snprintf(k->err, sizeof k->err, "launch %s: ", k->f->name);
+  va_list ap;
+  va_start(ap, fmt);
+  if (w > 0 && (size_t)w < sizeof k->err) vsnprintf(k->err + w, sizeof k->err - (size_t)w, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* Everything the checks and the grid depend on, for the "same as last time" test. */
+static void signature(const tilec_kernel *k, int64_t *sig) {
+  memset(sig, 0, k->sig_len * sizeof *sig);
+  for (int i = 0; i < k->nparams; i++) {
+    const tl_arg *a = &k->targs[i];
+    int64_t *s = sig + (size_t)i * (3 + TL_MAX_RANK);
+    if (a->is_tensor) {
+      s[0] = 1 + a->dtype;
+      s[1] = a->rank;
+      for (int d = 0; d < a->rank && d < TL_MAX_RANK; d++) s[3 + d] = a->shape[d];
+    } else {
+      s[0] = a->is_float ? -1 : -2;
+      if (a->is_float) memcpy(&s[2], &a->f, sizeof a->f);
+      else s[2] = a->i;
+    }
+  }
+}
+
+tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream) {
+  if (!k) return TILEC_ERROR_USAGE;
+  k->err[0] = 0;
+  if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
+  char err[512] = "";
+  if (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err))
+    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+  for (int i = 0; i < nargs; i++) {
+    if (args[i].kind != TILEC_ARG_TENSOR) continue;
+    const DLTensor *t = args[i].u.tensor;
+    const tl_param *pa = &k->f->params.data[i];
+    if (t->device.device_type == kDLCUDA && t->device.device_id != k->dev->ordinal)
+      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s) is on CUDA device %d, the kernel on device %d", i,
+                          pa->name, t->device.device_id, k->dev->ordinal);
+    uintptr_t addr = (uintptr_t)k->targs[i].data;
+    int esize = tl_dtype_bytes(pa->dtype);
+    int need = k->meta.param_align[i] > esize ? k->meta.param_align[i] : esize;
+    if (need > 1 && addr % (uintptr_t)need != 0)
+      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer %p is not %d-byte aligned", i,
+                          pa->name, (void *)addr, need);
+  }
+  signature(k, k->sig);
+  if (!k->have_last || memcmp(k->sig, k->last_sig, k->sig_len * sizeof *k->sig) != 0) {
+    /* new shapes or scalars: full checks and the grid (the grid evaluator
+     * allocates; a repeated launch with the same shapes does not get here) */
+    k->have_last = false;
+    if (!tl_check_args(k->f, k->targs, nargs, err, sizeof err)) return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+    if (!tl_eval_grid(k->f, k->targs, nargs, k->grid, err, sizeof err))
+      return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+    for (int d = 0; d < 3; d++)
+      if (k->grid[d] > k->dev->max_grid[d])
+        return launch_error(k, TILEC_ERROR_LAUNCH, "grid (%lld, %lld, %lld) exceeds the device's limit in dimension %d (%d)",
+                            (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2], d, k->dev->max_grid[d]);
+    memcpy(k->last_sig, k->sig, k->sig_len * sizeof *k->sig);
+    k->have_last = true;
+  }
+  if (k->grid[0] == 0 || k->grid[1] == 0 || k->grid[2] == 0) return TILEC_OK; /* nothing to do */
+  if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
+    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+  const tl_cuda *cu;
+  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
+    return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+  CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)k->grid[0], (unsigned)k->grid[1], (unsigned)k->grid[2],
+                                  (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,
+                                  k->slots, NULL);
+  if (r != CUDA_SUCCESS) {
+    char t[200];
+    return launch_error(k, TILEC_ERROR_CUDA, "cuLaunchKernel failed: %s (grid %lld x %lld x %lld, block %d, smem %d)",
+                        tl_rt_result_text(r, t, sizeof t), (long long)k->grid[0], (long long)k->grid[1],
+                        (long long)k->grid[2], k->meta.threads, k->meta.smem_bytes);
+  }
+  return TILEC_OK;
+}

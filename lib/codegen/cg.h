@@ -1,0 +1,89 @@
+/* cg.h: internal state of the code generator (lib/codegen/*.c), not a contract.
+ *
+ * Tiles are lowered to per-thread registers: a tile value with layout L is an
+ * array of 2^L.nreg LLVM scalar values, register r holding the element at
+ * reg_coords(r) + lane/warp part (layout.h).  Registers that replicate (a zero
+ * register basis) share the LLVM value of their canonical register.  Scalars
+ * are one LLVM value, uniform across the CTA. */
+#ifndef TILEC_CG_H
+#define TILEC_CG_H
+
+#include <llvm-c/Core.h>
+
+#include "codegen.h"
+#include "layout.h"
+
+typedef struct cg_val {
+  LLVMValueRef *r; /* registers (one for a scalar) */
+  int32_t n;
+} cg_val;
+
+typedef struct cg_tensor {
+  LLVMValueRef ptr;                /* ptr addrspace(1) */
+  LLVMValueRef size[TL_MAX_RANK];  /* i32 */
+  LLVMValueRef stride[TL_MAX_RANK];/* i64, in elements */
+} cg_tensor;
+
+typedef struct cg {
+  tl_ctx *ctx;
+  tl_func *f;
+  const tl_codegen_opts *o;
+  int sm;             /* 80, 89, 90 */
+  jmp_buf *bail;      /* unsupported construct: diagnostic already reported */
+  LLVMContextRef C;
+  LLVMModuleRef M;
+  LLVMBuilderRef B;   /* the body */
+  LLVMBuilderRef PB;  /* the prologue (thread ids, layout coordinates) */
+  LLVMValueRef fn;
+  LLVMBasicBlockRef prologue;
+  LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, vd, gptr, sptr;
+  cg_val *vals;       /* per tl_value id */
+  cg_tensor *tensors; /* per parameter */
+  LLVMValueRef lane, warp; /* i32, in the prologue */
+  LLVMValueRef (*lw)[TL_MAX_RANK]; /* per layout id: lane/warp part of the coordinates */
+  LLVMValueRef smem;  /* extern dynamic shared array */
+  int smem_bytes;
+  tl_loc loc;         /* op being lowered, for diagnostics */
+} cg;
+
+/* codegen.c */
+TL_NORETURN void cg_unsupported(cg *g, const char *fmt, ...) TL_PRINTF(2, 3);
+LLVMValueRef cg_i32(cg *g, int64_t x);
+LLVMValueRef cg_i64(cg *g, int64_t x);
+LLVMTypeRef cg_reg_type(cg *g, tl_dtype dt);
+LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt);
+LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);
+LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
+                    int n, bool side_effects);
+cg_val *cg_get(cg *g, int32_t v);
+cg_val *cg_new_val(cg *g, int32_t v, int32_t n);
+const tl_layout *cg_layout(cg *g, int32_t v);
+/* Coordinate d of register r of layout lid, i32 (register part constant). */
+LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d);
+void cg_barrier(cg *g);
+void cg_use_smem(cg *g, int bytes);
+LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off);
+
+/* emit_elementwise.c */
+void cg_emit_ew(cg *g, tl_op *o);
+LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to);
+LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt);
+/* bits of a register value for memory: i1 -> i8; f8 already i8. */
+LLVMValueRef cg_to_mem(cg *g, LLVMValueRef v, tl_dtype dt);
+LLVMValueRef cg_from_mem(cg *g, LLVMValueRef v, tl_dtype dt);
+
+/* emit_memory.c */
+void cg_emit_load(cg *g, tl_op *o);
+void cg_emit_store(cg *g, tl_op *o);
+/* Coordinate map of a layout-changing op: result coords -> source coords. */
+typedef enum { CG_MAP_ID, CG_MAP_EXPAND, CG_MAP_BCAST, CG_MAP_TRANS, CG_MAP_RESHAPE } cg_map_kind;
+void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
+
+/* emit_reduce.c */
+void cg_emit_reduce(cg *g, tl_op *o);
+LLVMValueRef cg_shfl_xor(cg *g, LLVMValueRef v, int mask);
+
+/* emit_dot.c */
+void cg_emit_dot(cg *g, tl_op *o);
+
+#endif

@@ -1,0 +1,684 @@
+/* layout_assign: requires verified tile IR (no layouts); keeps semantics;
+ * sets every tile value's layout (an index into f->layouts), sets f->warps when
+ * unset, inserts convert_layout where an op needs an operand in another layout;
+ * breaks nothing (it is the last pass before codegen).
+ *
+ * This file also holds the layout algebra of lib/codegen/layout.h (it must be
+ * in the front-end library so tile-opt can run this pass without LLVM).
+ *
+ * Strategy (Triton's, simplified):
+ *  - anchors: loads get a coalesced blocked layout (16-byte vectors along the
+ *    last dim), dot results the mma.sync accumulator layout;
+ *  - elementwise ops take the layout of their first "strong" operand (one that
+ *    is not cheap to re-make in another layout); a "weak" operand (a constant,
+ *    iota, splat, or a single-use chain of loads / elementwise / expand_dims /
+ *    broadcast ending in those) is re-targeted in place to the chosen layout;
+ *  - reduce gives a slice of its operand's layout, expand_dims inserts a zero
+ *    component, a broadcast of a slice back into its parent is free;
+ *  - loop-carried values whose initial value is weak take the layout the loop
+ *    body yields (the body is assigned again, at most 3 rounds);
+ *  - what still differs gets a convert_layout (constants are cloned instead). */
+#include <string.h>
+
+#include "codegen/layout.h"
+
+/* ========================================================================== */
+/* Layout algebra                                                              */
+/* ========================================================================== */
+
+static int ilog2_i(int64_t x) {
+  int k = 0;
+  while ((1LL << k) < x) k++;
+  return k;
+}
+
+static bool basis_zero(const int32_t *b, int rank) {
+  for (int d = 0; d < rank; d++)
+    if (b[d]) return false;
+  return true;
+}
+
+static tl_layout layout_empty(int kind, int rank, const int32_t *shape) {
+  tl_layout l;
+  memset(&l, 0, sizeof l);
+  l.kind = kind;
+  l.rank = rank;
+  for (int d = 0; d < rank; d++) l.shape[d] = shape[d];
+  l.origin = -1;
+  return l;
+}
+
+/* Give the next free power of two of the fastest dim still not covered
+ * (scanning from the last dim), or leave the basis zero (replication). */
+static void cover_next(int32_t *basis, int rank, const int32_t *shape, int32_t *cov) {
+  for (int d = rank - 1; d >= 0; d--) {
+    if (cov[d] < shape[d]) {
+      basis[d] = cov[d];
+      cov[d] *= 2;
+      return;
+    }
+  }
+}
+
+tl_layout tl_layout_blocked(int rank, const int32_t *shape, int elem_bytes, int warps) {
+  tl_layout l = layout_empty(TL_LAYOUT_BLOCKED, rank, shape);
+  int32_t cov[TL_MAX_RANK] = {1, 1, 1, 1};
+  if (rank == 0) {
+    l.nwarp = ilog2_i(warps);
+    return l;
+  }
+  int last = rank - 1;
+  int vec = elem_bytes > 0 && elem_bytes <= 16 ? 16 / elem_bytes : 1;
+  if (vec > shape[last]) vec = shape[last];
+  for (int v = 1; v < vec; v *= 2) {
+    l.reg[l.nreg++][last] = cov[last];
+    cov[last] *= 2;
+  }
+  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++) cover_next(l.lane[j], rank, shape, cov);
+  l.nwarp = ilog2_i(warps);
+  for (int j = 0; j < l.nwarp; j++) cover_next(l.warp[j], rank, shape, cov);
+  for (int d = last; d >= 0; d--)
+    while (cov[d] < shape[d] && l.nreg < TL_LAYOUT_MAX_BITS) {
+      l.reg[l.nreg++][d] = cov[d];
+      cov[d] *= 2;
+    }
+  return l;
+}
+
+tl_layout tl_layout_mma(int32_t M, int32_t N, int warps) {
+  int32_t shape[2] = {M, N};
+  tl_layout l = layout_empty(TL_LAYOUT_MMA, 2, shape);
+  /* one m16n8 instruction tile */
+  l.reg[0][1] = 1; /* c0/c1: adjacent columns */
+  l.reg[1][0] = 8; /* c2/c3: row + 8 */
+  l.nreg = 2;
+  l.lane[0][1] = 2; /* lane % 4 -> column pairs */
+  l.lane[1][1] = 4;
+  l.lane[2][0] = 1; /* lane / 4 -> rows */
+  l.lane[3][0] = 2;
+  l.lane[4][0] = 4;
+  int wm = 1, wn = 1;
+  while (wm * 2 <= warps && 16 * wm * 2 <= M) wm *= 2;
+  while (wm * wn * 2 <= warps && 8 * wn * 2 <= N) wn *= 2;
+  l.nwarp = ilog2_i(warps);
+  int k = 0;
+  for (int i = 1; i < wm; i *= 2) l.warp[k++][0] = 16 * i;
+  for (int i = 1; i < wn; i *= 2) l.warp[k++][1] = 8 * i;
+  /* remaining warp bits stay zero: those warps replicate */
+  for (int32_t c = 8 * wn; c < N; c *= 2) l.reg[l.nreg++][1] = c;
+  for (int32_t r = 16 * wm; r < M; r *= 2) l.reg[l.nreg++][0] = r;
+  l.mma_wm = wm;
+  l.mma_wn = wn;
+  return l;
+}
+
+/* Apply fn to every basis of l. */
+#define FOR_EACH_BASIS(L, B, ...)                                                          \
+  do {                                                                                      \
+    for (int i_ = 0; i_ < (L)->nreg; i_++) { int32_t *B = (L)->reg[i_]; __VA_ARGS__; }       \
+    for (int i_ = 0; i_ < TL_LAYOUT_LANE_BITS; i_++) { int32_t *B = (L)->lane[i_]; __VA_ARGS__; } \
+    for (int i_ = 0; i_ < (L)->nwarp; i_++) { int32_t *B = (L)->warp[i_]; __VA_ARGS__; }      \
+  } while (0)
+
+static void remove_comp(int32_t *b, int rank, int dim) {
+  for (int d = dim; d + 1 < rank; d++) b[d] = b[d + 1];
+  b[rank - 1] = 0;
+}
+
+static void insert_comp(int32_t *b, int rank, int axis) {
+  for (int d = rank; d > axis; d--) b[d] = b[d - 1];
+  b[axis] = 0;
+}
+
+tl_layout tl_layout_slice(const tl_layout *p, int dim) {
+  tl_layout l = *p;
+  l.kind = TL_LAYOUT_SLICE;
+  FOR_EACH_BASIS(&l, b, remove_comp(b, p->rank, dim));
+  remove_comp(l.shape, p->rank, dim);
+  l.rank = p->rank - 1;
+  l.mma_wm = l.mma_wn = 0;
+  return l;
+}
+
+tl_layout tl_layout_expand(const tl_layout *s, int axis) {
+  tl_layout l = *s;
+  l.kind = s->kind == TL_LAYOUT_BLOCKED && s->rank == 0 ? TL_LAYOUT_BLOCKED : TL_LAYOUT_DERIVED;
+  FOR_EACH_BASIS(&l, b, insert_comp(b, s->rank, axis));
+  insert_comp(l.shape, s->rank, axis);
+  l.shape[axis] = 1;
+  l.rank = s->rank + 1;
+  l.mma_wm = l.mma_wn = 0;
+  return l;
+}
+
+tl_layout tl_layout_squeeze(const tl_layout *s, int axis) {
+  tl_layout l = *s;
+  l.kind = TL_LAYOUT_DERIVED;
+  FOR_EACH_BASIS(&l, b, remove_comp(b, s->rank, axis));
+  remove_comp(l.shape, s->rank, axis);
+  l.rank = s->rank - 1;
+  l.mma_wm = l.mma_wn = 0;
+  return l;
+}
+
+tl_layout tl_layout_project(const tl_layout *s, const int32_t *src_shape) {
+  tl_layout l = *s;
+  l.kind = TL_LAYOUT_DERIVED;
+  for (int d = 0; d < s->rank; d++) {
+    if (src_shape[d] != 1) continue;
+    FOR_EACH_BASIS(&l, b, b[d] = 0);
+    l.shape[d] = 1;
+  }
+  l.mma_wm = l.mma_wn = 0;
+  return l;
+}
+
+tl_layout tl_layout_trans(const tl_layout *s) {
+  tl_layout l = *s;
+  l.kind = TL_LAYOUT_DERIVED;
+  FOR_EACH_BASIS(&l, b, { int32_t t = b[0]; b[0] = b[1]; b[1] = t; });
+  l.shape[0] = s->shape[1];
+  l.shape[1] = s->shape[0];
+  l.origin = -1;
+  l.mma_wm = l.mma_wn = 0;
+  return l;
+}
+
+tl_layout tl_layout_reshape(const tl_layout *s, int rank, const int32_t *shape) {
+  tl_layout l = *s;
+  l.kind = TL_LAYOUT_DERIVED;
+  l.rank = rank;
+  for (int d = 0; d < TL_MAX_RANK; d++) l.shape[d] = d < rank ? shape[d] : 0;
+  FOR_EACH_BASIS(&l, b, {
+    int64_t flat = 0, stride = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+      flat += (int64_t)b[d] * stride;
+      stride *= s->shape[d];
+    }
+    for (int d = rank - 1; d >= 0; d--) {
+      b[d] = (int32_t)(flat % shape[d]);
+      flat /= shape[d];
+    }
+    for (int d = rank; d < TL_MAX_RANK; d++) b[d] = 0;
+  });
+  l.origin = -1;
+  l.mma_wm = l.mma_wn = 0;
+  return l;
+}
+
+int32_t tl_layout_nregs(const tl_layout *l) { return (int32_t)1 << l->nreg; }
+
+void tl_layout_reg_coords(const tl_layout *l, int32_t r, int32_t *c) {
+  for (int d = 0; d < TL_MAX_RANK; d++) c[d] = 0;
+  for (int i = 0; i < l->nreg; i++)
+    if (r >> i & 1)
+      for (int d = 0; d < l->rank; d++) c[d] ^= l->reg[i][d];
+}
+
+void tl_layout_coords(const tl_layout *l, int32_t r, int32_t lane, int32_t warp, int32_t *c) {
+  tl_layout_reg_coords(l, r, c);
+  for (int i = 0; i < TL_LAYOUT_LANE_BITS; i++)
+    if (lane >> i & 1)
+      for (int d = 0; d < l->rank; d++) c[d] ^= l->lane[i][d];
+  for (int i = 0; i < l->nwarp; i++)
+    if (warp >> i & 1)
+      for (int d = 0; d < l->rank; d++) c[d] ^= l->warp[i][d];
+}
+
+int32_t tl_layout_canon_reg(const tl_layout *l, int32_t r) {
+  for (int i = 0; i < l->nreg; i++)
+    if (basis_zero(l->reg[i], l->rank)) r &= ~((int32_t)1 << i);
+  return r;
+}
+
+int32_t tl_layout_find_reg(const tl_layout *l, const int32_t *coords) {
+  int32_t c[TL_MAX_RANK];
+  memcpy(c, coords, sizeof c);
+  int32_t r = 0;
+  for (int i = 0; i < l->nreg; i++) {
+    for (int d = 0; d < l->rank; d++) {
+      if (l->reg[i][d] && (c[d] & l->reg[i][d])) {
+        c[d] &= ~l->reg[i][d];
+        r |= (int32_t)1 << i;
+      }
+    }
+  }
+  for (int d = 0; d < l->rank; d++)
+    if (c[d]) return -1;
+  return r;
+}
+
+int32_t tl_layout_contig(const tl_layout *l) {
+  if (l->rank == 0) return 1;
+  int last = l->rank - 1;
+  int32_t n = 1;
+  for (int i = 0; i < l->nreg; i++) {
+    for (int d = 0; d < last; d++)
+      if (l->reg[i][d]) return n;
+    if (l->reg[i][last] != n) return n;
+    n *= 2;
+  }
+  return n;
+}
+
+bool tl_layout_eq(const tl_layout *a, const tl_layout *b) {
+  if (a->rank != b->rank || a->nreg != b->nreg || a->nwarp != b->nwarp) return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != b->shape[d]) return false;
+  for (int i = 0; i < a->nreg; i++)
+    if (memcmp(a->reg[i], b->reg[i], sizeof a->reg[i])) return false;
+  if (memcmp(a->lane, b->lane, sizeof a->lane)) return false;
+  for (int i = 0; i < a->nwarp; i++)
+    if (memcmp(a->warp[i], b->warp[i], sizeof a->warp[i])) return false;
+  return true;
+}
+
+const char *tl_layout_check(const tl_layout *l) {
+  /* found[d] = bits of dim d covered by some basis */
+  int32_t found[TL_MAX_RANK] = {0};
+  const char *why = NULL;
+  tl_layout copy = *l;
+  FOR_EACH_BASIS(&copy, b, {
+    int nz = 0;
+    for (int d = 0; d < l->rank; d++) {
+      if (!b[d]) continue;
+      nz++;
+      if (b[d] & (b[d] - 1)) why = "basis is not a power of two";
+      else if (b[d] >= l->shape[d]) why = "basis outside the tile";
+      else if (found[d] & b[d]) why = "two bases are equal";
+      found[d] |= b[d];
+    }
+    if (nz > 1) why = "basis spans two dims";
+  });
+  if (why) return why;
+  for (int d = 0; d < l->rank; d++)
+    if (found[d] != l->shape[d] - 1) return "some element has no owner";
+  return NULL;
+}
+
+static void print_bases(tl_sbuf *b, const char *name, int32_t (*bases)[TL_MAX_RANK], int n, int rank) {
+  tl_sbuf_printf(b, " %s=[", name);
+  for (int i = 0; i < n; i++) {
+    tl_sbuf_puts(b, "(");
+    for (int d = 0; d < rank; d++) tl_sbuf_printf(b, d ? ",%d" : "%d", bases[i][d]);
+    tl_sbuf_puts(b, ")");
+  }
+  tl_sbuf_puts(b, "]");
+}
+
+void tl_layout_print(tl_sbuf *b, const tl_layout *l) {
+  static const char *const kinds[] = {"blocked", "mma", "slice", "derived"};
+  tl_sbuf_printf(b, "%s[", kinds[l->kind & 3]);
+  for (int d = 0; d < l->rank; d++) tl_sbuf_printf(b, d ? "x%d" : "%d", l->shape[d]);
+  tl_sbuf_puts(b, "]");
+  tl_layout copy = *l;
+  print_bases(b, "reg", copy.reg, l->nreg, l->rank);
+  print_bases(b, "lane", copy.lane, TL_LAYOUT_LANE_BITS, l->rank);
+  print_bases(b, "warp", copy.warp, l->nwarp, l->rank);
+}
+
+tl_layout_table *tl_layout_table_get(tl_func *f) {
+  if (!f->layouts) f->layouts = tl_alloc(&f->ctx->arena, sizeof(tl_layout_table));
+  return f->layouts;
+}
+
+int32_t tl_layout_intern(tl_func *f, const tl_layout *l) {
+  tl_layout_table *t = tl_layout_table_get(f);
+  for (int i = 0; i < t->items.len; i++)
+    if (t->items.data[i].kind == l->kind && t->items.data[i].origin == l->origin &&
+        tl_layout_eq(&t->items.data[i], l))
+      return i;
+  tl_vec_push(&f->ctx->arena, &t->items, *l);
+  return t->items.len - 1;
+}
+
+void tl_layout_print_table(tl_sbuf *b, const tl_func *f) {
+  const tl_layout_table *t = f->layouts;
+  if (!t) return;
+  for (int i = 0; i < t->items.len; i++) {
+    tl_sbuf_printf(b, "#L%d = ", i);
+    tl_layout_print(b, &t->items.data[i]);
+    tl_sbuf_puts(b, "\n");
+  }
+}
+
+/* ========================================================================== */
+/* The pass                                                                    */
+/* ========================================================================== */
+
+typedef struct la_state {
+  tl_func *f;
+  int warps;
+  int32_t *uses;
+} la_state;
+
+static tl_type *vtype(la_state *st, int32_t v) { return &tl_val(st->f, v)->type; }
+static bool is_tile(la_state *st, int32_t v) { return vtype(st, v)->kind == TL_KIND_TILE; }
+static const tl_layout *vlayout(la_state *st, int32_t v) {
+  return tl_layout_at(st->f, vtype(st, v)->layout);
+}
+static int32_t intern(la_state *st, const tl_layout *l) { return tl_layout_intern(st->f, l); }
+
+static int32_t default_layout(la_state *st, const tl_type *t) {
+  tl_layout l = tl_layout_blocked(t->rank, t->shape, tl_dtype_bytes(t->dtype), st->warps);
+  return intern(st, &l);
+}
+
+static bool is_cheap_op(int opc) {
+  return opc == TL_OP_const || opc == TL_OP_iota || opc == TL_OP_splat;
+}
+
+static bool is_chain_op(const tl_op *o) {
+  return o->opc == TL_OP_load || o->opc == TL_OP_expand_dims || o->opc == TL_OP_broadcast ||
+         (tl_opinfo_table[o->opc].flags & TL_EW);
+}
+
+/* The initial value of region argument v of a for op, or -1. */
+static int32_t for_init_of_arg(la_state *st, int32_t v) {
+  tl_value *val = tl_val(st->f, v);
+  if (val->def >= 0 || val->region_owner < 0) return -1;
+  tl_op *o = tl_op_at(st->f, val->region_owner);
+  if (o->opc != TL_OP_for || val->index < 1) return -1;
+  int k = 3 + val->index - 1;
+  return k < o->nopnd ? o->opnd[k] : -1;
+}
+
+/* Weak: cheap to produce in any layout (see the file comment). */
+static bool is_weak(la_state *st, int32_t v, int depth) {
+  if (depth > 12 || !is_tile(st, v)) return false;
+  tl_value *val = tl_val(st->f, v);
+  if (val->def < 0) {
+    int32_t init = for_init_of_arg(st, v);
+    return init >= 0 && is_weak(st, init, depth + 1);
+  }
+  tl_op *o = tl_op_at(st->f, val->def);
+  if (is_cheap_op(o->opc)) return true;
+  if (st->uses[v] != 1 || !is_chain_op(o)) return false;
+  for (int k = 0; k < o->nopnd; k++)
+    if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], depth + 1)) return false;
+  return true;
+}
+
+/* Can value v be re-made in layout l by changing its single-use producers?
+ * With apply, do it. */
+static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
+  if (depth > 12 || !is_tile(st, v)) return false;
+  tl_value *val = tl_val(st->f, v);
+  if (val->def < 0) return false;
+  tl_op o = *tl_op_at(st->f, val->def);
+  if (is_cheap_op(o.opc)) {
+    if (apply && st->uses[v] <= 1) vtype(st, v)->layout = intern(st, l);
+    return true;
+  }
+  if (st->uses[v] != 1 || !is_chain_op(&o)) return false;
+  for (int k = 0; k < o.nopnd; k++) {
+    int32_t a = o.opnd[k];
+    if (!is_tile(st, a)) continue;
+    tl_layout want;
+    if (o.opc == TL_OP_expand_dims) want = tl_layout_squeeze(l, o.axis);
+    else if (o.opc == TL_OP_broadcast) want = tl_layout_project(l, vtype(st, a)->shape);
+    else want = *l;
+    if (o.opc == TL_OP_load && k == 0) continue; /* the tensor */
+    if (!retarget(st, a, &want, apply, depth + 1)) return false;
+  }
+  if (apply) vtype(st, v)->layout = intern(st, l);
+  return true;
+}
+
+static void assign_region(la_state *st, tl_region *r);
+
+static void assign_ew(la_state *st, tl_op *o) {
+  int32_t res = o->res[0];
+  int32_t chosen = -1;
+  for (int k = 0; k < o->nopnd && chosen < 0; k++)
+    if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], 0)) chosen = o->opnd[k];
+  for (int k = 0; k < o->nopnd && chosen < 0; k++)
+    if (is_tile(st, o->opnd[k])) chosen = o->opnd[k];
+  int32_t lid = chosen >= 0 ? vtype(st, chosen)->layout : default_layout(st, vtype(st, res));
+  vtype(st, res)->layout = lid;
+  tl_layout l = *tl_layout_at(st->f, lid);
+  for (int k = 0; k < o->nopnd; k++) {
+    int32_t a = o->opnd[k];
+    if (is_tile(st, a) && vtype(st, a)->layout != lid && retarget(st, a, &l, false, 0))
+      retarget(st, a, &l, true, 0);
+  }
+}
+
+static void assign_for(la_state *st, int32_t opid) {
+  tl_func *f = st->f;
+  tl_op *o = tl_op_at(f, opid);
+  tl_region *body = &o->regions[0];
+  int ncarried = o->nopnd - 3;
+  int32_t chosen[64];
+  if (ncarried > 64) TL_INTERNAL(f->ctx, "layout_assign: too many loop-carried values");
+  for (int i = 0; i < ncarried; i++) {
+    int32_t init = o->opnd[3 + i];
+    chosen[i] = is_tile(st, init) ? vtype(st, init)->layout : -1;
+  }
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < ncarried; i++) {
+      int32_t arg = body->args.data[1 + i];
+      if (chosen[i] >= 0) vtype(st, arg)->layout = chosen[i];
+    }
+    assign_region(st, body);
+    o = tl_op_at(f, opid);
+    body = &o->regions[0];
+    if (body->ops.len == 0) break;
+    tl_op *y = tl_op_at(f, body->ops.data[body->ops.len - 1]);
+    bool again = false;
+    for (int i = 0; i < ncarried && i < y->nopnd; i++) {
+      int32_t yv = y->opnd[i];
+      if (chosen[i] < 0 || !is_tile(st, yv) || vtype(st, yv)->layout == chosen[i]) continue;
+      int32_t init = o->opnd[3 + i];
+      tl_layout want = *tl_layout_at(f, vtype(st, yv)->layout);
+      if (is_weak(st, init, 0)) {
+        if (retarget(st, init, &want, false, 0)) retarget(st, init, &want, true, 0);
+        chosen[i] = vtype(st, yv)->layout;
+        again = true;
+      }
+    }
+    if (!again) break;
+  }
+  for (int i = 0; i < ncarried && i < o->nres; i++)
+    if (chosen[i] >= 0) vtype(st, o->res[i])->layout = chosen[i];
+}
+
+static void assign_op(la_state *st, int32_t opid) {
+  tl_func *f = st->f;
+  tl_op *o = tl_op_at(f, opid);
+  int opc = o->opc;
+  if (opc == TL_OP_for) {
+    assign_for(st, opid);
+    return;
+  }
+  if (opc == TL_OP_if) {
+    for (int k = 0; k < o->nregions; k++) assign_region(st, &tl_op_at(f, opid)->regions[k]);
+    o = tl_op_at(f, opid);
+    tl_region *then_r = &o->regions[0];
+    tl_op *y = then_r->ops.len ? tl_op_at(f, then_r->ops.data[then_r->ops.len - 1]) : NULL;
+    for (int i = 0; i < o->nres; i++) {
+      if (!is_tile(st, o->res[i])) continue;
+      if (y && i < y->nopnd && is_tile(st, y->opnd[i])) vtype(st, o->res[i])->layout = vtype(st, y->opnd[i])->layout;
+      else vtype(st, o->res[i])->layout = default_layout(st, vtype(st, o->res[i]));
+    }
+    return;
+  }
+  if (o->nres < 1 || !is_tile(st, o->res[0])) return;
+  int32_t res = o->res[0];
+  tl_type *rt = vtype(st, res);
+  int32_t a0 = o->nopnd > 0 ? o->opnd[0] : -1;
+  switch (opc) {
+  case TL_OP_expand_dims: {
+    tl_layout l = tl_layout_expand(vlayout(st, a0), o->axis);
+    rt->layout = intern(st, &l);
+    return;
+  }
+  case TL_OP_trans: {
+    tl_layout l = tl_layout_trans(vlayout(st, a0));
+    rt->layout = intern(st, &l);
+    return;
+  }
+  case TL_OP_reshape: {
+    tl_layout l = tl_layout_reshape(vlayout(st, a0), rt->rank, rt->shape);
+    rt->layout = intern(st, &l);
+    return;
+  }
+  case TL_OP_reduce: {
+    tl_layout l = tl_layout_slice(vlayout(st, a0), o->axis);
+    l.origin = vtype(st, a0)->layout;
+    rt->layout = intern(st, &l);
+    return;
+  }
+  case TL_OP_broadcast: {
+    const tl_layout *s = vlayout(st, a0);
+    if (s->origin >= 0) {
+      const tl_layout *p = tl_layout_at(f, s->origin);
+      bool same_shape = p->rank == rt->rank;
+      for (int d = 0; same_shape && d < rt->rank; d++) same_shape = p->shape[d] == rt->shape[d];
+      if (same_shape) {
+        tl_layout proj = tl_layout_project(p, vtype(st, a0)->shape);
+        if (tl_layout_eq(&proj, s)) {
+          rt->layout = s->origin;
+          return;
+        }
+      }
+    }
+    rt->layout = default_layout(st, rt);
+    tl_layout want = tl_layout_project(tl_layout_at(f, rt->layout), vtype(st, a0)->shape);
+    if (retarget(st, a0, &want, false, 0)) retarget(st, a0, &want, true, 0);
+    return;
+  }
+  case TL_OP_dot: {
+    int32_t M = rt->shape[0], N = rt->shape[1];
+    if (rt->rank != 2 || M < 16 || N < 8) {
+      rt->layout = default_layout(st, rt); /* codegen reports the shape */
+      return;
+    }
+    tl_layout l = tl_layout_mma(M, N, st->warps);
+    rt->layout = intern(st, &l);
+    int32_t acc = o->opnd[2];
+    if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))
+      retarget(st, acc, &l, true, 0);
+    return;
+  }
+  case TL_OP_convert_layout:
+    if (rt->layout < 0) rt->layout = vtype(st, a0)->layout;
+    return;
+  default:
+    break;
+  }
+  if (tl_opinfo_table[opc].flags & TL_EW) {
+    assign_ew(st, o);
+    return;
+  }
+  rt->layout = default_layout(st, rt); /* const, iota, splat, load */
+}
+
+static void assign_region(la_state *st, tl_region *r) {
+  for (int i = 0; i < r->ops.len; i++) {
+    int32_t id = r->ops.data[i];
+    if (!(tl_op_at(st->f, id)->flags & TL_OPF_DEAD)) assign_op(st, id);
+  }
+}
+
+/* ---- phase B: make every operand arrive in the layout its user needs ---- */
+
+/* The layout operand k of op needs, or -1 for "any". */
+static int32_t required_layout(la_state *st, int32_t opid, int k) {
+  tl_func *f = st->f;
+  tl_op *o = tl_op_at(f, opid);
+  int32_t a = o->opnd[k];
+  if (!is_tile(st, a)) return -1;
+  switch (o->opc) {
+  case TL_OP_broadcast: {
+    tl_layout want = tl_layout_project(tl_layout_at(f, vtype(st, o->res[0])->layout), vtype(st, a)->shape);
+    tl_layout have = *vlayout(st, a);
+    return tl_layout_eq(&want, &have) ? vtype(st, a)->layout : intern(st, &want);
+  }
+  case TL_OP_dot:
+    return k == 2 && is_tile(st, o->res[0]) ? vtype(st, o->res[0])->layout : -1;
+  case TL_OP_for:
+    if (k < 3) return -1;
+    return vtype(st, o->regions[0].args.data[1 + (k - 3)])->layout;
+  case TL_OP_load:
+    return k > 0 && o->nres ? vtype(st, o->res[0])->layout : -1;
+  case TL_OP_yield: {
+    if (o->parent < 0) return -1;
+    tl_op *p = tl_op_at(f, o->parent);
+    if (p->opc == TL_OP_for) return vtype(st, p->regions[0].args.data[1 + k])->layout;
+    if (p->opc == TL_OP_if && k < p->nres) return vtype(st, p->res[k])->layout;
+    return -1;
+  }
+  default:
+    if ((tl_opinfo_table[o->opc].flags & TL_EW) && o->nres) return vtype(st, o->res[0])->layout;
+    return -1;
+  }
+}
+
+static void fix_region(la_state *st, tl_region *r) {
+  tl_func *f = st->f;
+  for (int i = 0; i < r->ops.len; i++) {
+    int32_t id = r->ops.data[i];
+    if (tl_op_at(f, id)->flags & TL_OPF_DEAD) continue;
+    int nopnd = tl_op_at(f, id)->nopnd;
+    for (int k = 0; k < nopnd; k++) {
+      int32_t want = required_layout(st, id, k);
+      int32_t a = tl_op_at(f, id)->opnd[k];
+      if (want < 0 || vtype(st, a)->layout == want) continue;
+      tl_type t = *vtype(st, a);
+      t.layout = want;
+      tl_value *val = tl_val(f, a);
+      int32_t nid;
+      if (val->def >= 0 && is_cheap_op(tl_op_at(f, val->def)->opc)) {
+        tl_op src = *tl_op_at(f, val->def); /* clone: cheap in any layout */
+        nid = tl_op_new(f, NULL, (tl_opcode)src.opc, src.opnd, src.nopnd, &t, 1, src.loc);
+        tl_op *n = tl_op_at(f, nid);
+        n->ival = src.ival;
+        n->fval = src.fval;
+        n->axis = src.axis;
+        n->kind = src.kind;
+        memcpy(n->dims, src.dims, sizeof n->dims);
+      } else {
+        nid = tl_op_new(f, NULL, TL_OP_convert_layout, &a, 1, &t, 1, tl_op_at(f, id)->loc);
+      }
+      tl_region_insert(f, r, i, nid);
+      i++;
+      tl_op_at(f, id)->opnd[k] = tl_op_result(f, nid, 0);
+    }
+    tl_op *o = tl_op_at(f, id);
+    for (int g = 0; g < o->nregions; g++) fix_region(st, &tl_op_at(f, id)->regions[g]);
+  }
+}
+
+static bool has_big_dot(tl_func *f) {
+  for (int i = 0; i < f->ops.len; i++) {
+    tl_op *o = &f->ops.data[i];
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || !o->nres) continue;
+    tl_type *t = &tl_val(f, o->res[0])->type;
+    if (t->kind == TL_KIND_TILE && t->rank == 2 && (int64_t)t->shape[0] * t->shape[1] >= 128 * 128)
+      return true;
+  }
+  return false;
+}
+
+static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
+  (void)opts;
+  la_state st = {.f = f};
+  if (f->warps <= 0) f->warps = has_big_dot(f) ? 8 : 4;
+  st.warps = f->warps;
+  tl_layout_table *t = tl_layout_table_get(f);
+  t->items.len = 0; /* (re)assign from scratch */
+  t->warps = f->warps;
+  for (int v = 0; v < f->values.len; v++) f->values.data[v].type.layout = -1;
+  st.uses = tl_count_uses(f);
+  assign_region(&st, &f->body);
+  fix_region(&st, &f->body);
+  f->print_layouts = tl_layout_print_table;
+  return true;
+}
+
+const tl_pass tl_pass_layout_assign = {
+    "layout_assign",
+    "requires verified tile IR; sets tile layouts + f->warps, inserts convert_layout; keeps semantics",
+    layout_assign_run,
+};

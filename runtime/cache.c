@@ -1,0 +1,348 @@
+/* cache.c: the kernel cache.  Key = SHA-256 of everything a kernel depends
+ * on; memory map (key, device) -> loaded function; disk entries holding the
+ * cubin and launch metadata, published atomically and verified on read.
+ * requires: nothing (driver only to unload a duplicate module);
+ * keeps: a corrupt entry is a miss, never a wrong kernel; breaks: nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+/* ---- key ------------------------------------------------------------------------------ */
+/* Each field is written as "name" NUL, 8-byte length, bytes, so no two
+ * different field lists serialize alike. */
+static void key_field(tl_sha256_ctx *s, const char *name, const void *data, size_t n) {
+  uint64_t len = n;
+  tl_sha256_update(s, name, strlen(name) + 1);
+  tl_sha256_update(s, &len, sizeof len);
+  if (n) tl_sha256_update(s, data, n);
+}
+static void key_str(tl_sha256_ctx *s, const char *name, const char *v) {
+  /* NULL and "" differ: NULL is written with a length of 2^64-1 and no bytes */
+  if (!v) {
+    uint64_t none = UINT64_MAX;
+    tl_sha256_update(s, name, strlen(name) + 1);
+    tl_sha256_update(s, &none, sizeof none);
+    return;
+  }
+  key_field(s, name, v, strlen(v));
+}
+static void key_int(tl_sha256_ctx *s, const char *name, int64_t v) { key_field(s, name, &v, sizeof v); }
+
+void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out) {
+  tl_sha256_ctx s;
+  tl_sha256_init(&s);
+  key_str(&s, "format", "tilec-kernel-cache-key/1");
+  key_field(&s, "source", f->source, f->source ? f->source_len : 0);
+  key_str(&s, "kernel", f->kernel);
+  key_int(&s, "ndefines", f->ndefines);
+  for (int i = 0; i < f->ndefines; i++) {
+    key_str(&s, "define", f->define_names[i]);
+    key_int(&s, "value", f->define_values[i]);
+  }
+  key_str(&s, "arch", f->arch);
+  key_int(&s, "opt_level", f->opt_level);
+  key_int(&s, "line_info", f->line_info);
+  key_str(&s, "pipeline", f->pipeline);
+  key_str(&s, "entry_name", f->entry_name);
+  key_str(&s, "tilec", f->tilec_version);
+  key_str(&s, "llvm", f->llvm_version);
+  key_int(&s, "driver", f->driver_version);
+  key_int(&s, "jit_opt_level", f->jit_opt_level);
+  tl_sha256_final(&s, out->b);
+}
+
+void tl_cache_key_hex(const tl_cache_key *k, char out[65]) {
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) {
+    out[2 * i] = hex[k->b[i] >> 4];
+    out[2 * i + 1] = hex[k->b[i] & 15];
+  }
+  out[64] = 0;
+}
+
+/* ---- directory -------------------------------------------------------------------------- */
+/* mkdir -p with mode 0700 for every directory it creates. */
+static bool make_dirs(const char *path, tl_sbuf *msg) {
+  char tmp[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof tmp) {
+    tl_sbuf_printf(msg, "cache directory path is empty or too long\n");
+    return false;
+  }
+  memcpy(tmp, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (tmp[i] != '/' && tmp[i] != 0) continue;
+    char saved = tmp[i];
+    tmp[i] = 0;
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
+      tl_sbuf_printf(msg, "cannot create cache directory %s: %s\n", tmp, strerror(errno));
+      return false;
+    }
+    tmp[i] = saved;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    tl_sbuf_printf(msg, "cache path %s is not a directory\n", path);
+    return false;
+  }
+  return true;
+}
+
+bool tl_cache_dir(char *buf, size_t n, tl_sbuf *msg) {
+  const char *off = getenv("TILEC_CACHE");
+  if (off && strcmp(off, "0") == 0) return false;
+  const char *dir = getenv("TILEC_CACHE_DIR");
+  int w;
+  if (dir) {
+    if (!*dir) return false;
+    w = snprintf(buf, n, "%s", dir);
+  } else if ((dir = getenv("XDG_CACHE_HOME")) && *dir) {
+    w = snprintf(buf, n, "%s/tilec", dir);
+  } else if ((dir = getenv("HOME")) && *dir) {
+    w = snprintf(buf, n, "%s/.cache/tilec", dir);
+  } else {
+    return false;
+  }
+  if (w < 0 || (size_t)w >= n) {
+    tl_sbuf_printf(msg, "cache directory path too long\n");
+    return false;
+  }
+  return make_dirs(buf, msg);
+}
+
+void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, size_t n) {
+  char hex[65];
+  tl_cache_key_hex(key, hex);
+  snprintf(buf, n, "%s/%s.tlk", dir, hex);
+}
+
+/* ---- entry format ------------------------------------------------------------------------ *
+ *   0  magic "TILECKC1"            8 bytes
+ *   8  format version (1)          u32
+ *  12  header size (96)            u32
+ *  16  key                         32 bytes
+ *  48  payload length              u64
+ *  56  SHA-256 of the payload      32 bytes
+ *  88  reserved (0)                u64
+ *  96  payload: threads u32, smem u32, nparams u32, entry length u32, entry
+ *      bytes, nparams x u32 alignment, cubin length u64, cubin bytes.
+ * Host byte order (entries are not meant to move between machines). */
+#define ENTRY_MAGIC "TILECKC1"
+#define ENTRY_FORMAT 1u
+#define ENTRY_HEADER 96u
+#define ENTRY_MAX_PAYLOAD ((uint64_t)1 << 31)
+
+static void put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static bool write_all(int fd, const void *data, size_t n) {
+  const uint8_t *p = data;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w; n -= (size_t)w;
+  }
+  return true;
+}
+
+int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache_meta *meta,
+                        const void *cubin, size_t size, tl_sbuf *msg) {
+  size_t elen = strnlen(meta->entry, sizeof meta->entry);
+  if (meta->nparams < 0 || meta->nparams > TL_CACHE_MAX_PARAMS || elen == sizeof meta->entry) {
+    tl_sbuf_printf(msg, "cache: bad metadata\n");
+    return TL_ERR_USAGE;
+  }
+  size_t plen = 16 + elen + 4 * (size_t)meta->nparams + 8 + size;
+  if (plen > ENTRY_MAX_PAYLOAD) {
+    tl_sbuf_printf(msg, "cache: entry too large (%zu bytes)\n", plen);
+    return TL_ERR_IO;
+  }
+  uint8_t *file = malloc(ENTRY_HEADER + plen);
+  if (!file) return TL_ERR_NOMEM;
+  uint8_t *p = file + ENTRY_HEADER;
+  put_u32(p, (uint32_t)meta->threads); put_u32(p + 4, (uint32_t)meta->smem_bytes);
+  put_u32(p + 8, (uint32_t)meta->nparams); put_u32(p + 12, (uint32_t)elen);
+  p += 16;
+  memcpy(p, meta->entry, elen); p += elen;
+  for (int i = 0; i < meta->nparams; i++, p += 4) put_u32(p, (uint32_t)meta->param_align[i]);
+  put_u64(p, size); p += 8;
+  if (size) memcpy(p, cubin, size);
+
+  memset(file, 0, ENTRY_HEADER);
+  memcpy(file, ENTRY_MAGIC, 8);
+  put_u32(file + 8, ENTRY_FORMAT);
+  put_u32(file + 12, ENTRY_HEADER);
+  memcpy(file + 16, key->b, 32);
+  put_u64(file + 48, plen);
+  tl_sha256(file + ENTRY_HEADER, plen, file + 56);
+
+  char final_path[4096], tmp_path[4096];
+  char hex[65];
+  tl_cache_key_hex(key, hex);
+  tl_cache_entry_path(dir, key, final_path, sizeof final_path);
+  snprintf(tmp_path, sizeof tmp_path, "%s/.tmp-%s-XXXXXX", dir, hex);
+  int fd = mkstemp(tmp_path); /* mode 0600 */
+  if (fd < 0) {
+    tl_sbuf_printf(msg, "cache: cannot create %s: %s\n", tmp_path, strerror(errno));
+    free(file);
+    return TL_ERR_IO;
+  }
+  bool ok = write_all(fd, file, ENTRY_HEADER + plen) && fsync(fd) == 0;
+  int saved = errno;
+  free(file);
+  if (close(fd) != 0 && ok) { ok = false; saved = errno; }
+  if (ok && rename(tmp_path, final_path) != 0) { ok = false; saved = errno; }
+  if (!ok) {
+    unlink(tmp_path);
+    tl_sbuf_printf(msg, "cache: cannot write %s: %s\n", final_path, strerror(saved));
+    return TL_ERR_IO;
+  }
+  /* make the rename itself durable */
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    (void)fsync(dfd);
+    close(dfd);
+  }
+  return TL_OK;
+}
+
+static int miss(tl_sbuf *why, const char *path, const char *reason) {
+  if (why) tl_sbuf_printf(why, "cache: %s: %s\n", path, reason);
+  return TL_CACHE_MISS;
+}
+
+int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *meta, void **cubin,
+                       size_t *size, tl_sbuf *why) {
+  char path[4096];
+  tl_cache_entry_path(dir, key, path, sizeof path);
+  *cubin = NULL;
+  *size = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? TL_CACHE_MISS : miss(why, path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)ENTRY_HEADER ||
+      (uint64_t)st.st_size > ENTRY_HEADER + ENTRY_MAX_PAYLOAD) {
+    close(fd);
+    return miss(why, path, "not a cache entry (size)");
+  }
+  size_t flen = (size_t)st.st_size;
+  uint8_t *file = malloc(flen);
+  if (!file) {
+    close(fd);
+    return miss(why, path, "out of memory");
+  }
+  size_t got = 0;
+  while (got < flen) {
+    ssize_t r = read(fd, file + got, flen - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  int result = TL_CACHE_MISS;
+  const char *reason = NULL;
+  uint8_t sum[32];
+  if (got != flen) reason = "short read";
+  else if (memcmp(file, ENTRY_MAGIC, 8) != 0) reason = "bad magic";
+  else if (get_u32(file + 8) != ENTRY_FORMAT) reason = "unknown format version";
+  else if (get_u32(file + 12) != ENTRY_HEADER) reason = "bad header size";
+  else if (memcmp(file + 16, key->b, 32) != 0) reason = "key mismatch";
+  else if (get_u64(file + 48) != flen - ENTRY_HEADER) reason = "truncated or padded payload";
+  else if (get_u64(file + 88) != 0) reason = "bad reserved field";
+  else if (tl_sha256(file + ENTRY_HEADER, flen - ENTRY_HEADER, sum), memcmp(sum, file + 56, 32) != 0)
+    reason = "checksum mismatch";
+  else {
+    /* the payload's own lengths, each checked against what remains */
+    const uint8_t *p = file + ENTRY_HEADER, *end = file + flen;
+    memset(meta, 0, sizeof *meta);
+    uint32_t nparams = get_u32(p + 8), elen = get_u32(p + 12);
+    if (end - p < 16 || nparams > TL_CACHE_MAX_PARAMS || elen >= sizeof meta->entry ||
+        (size_t)(end - p) < 16 + (size_t)elen + 4 * (size_t)nparams + 8) {
+      reason = "bad payload";
+    } else {
+      meta->threads = (int32_t)get_u32(p);
+      meta->smem_bytes = (int32_t)get_u32(p + 4);
+      meta->nparams = (int32_t)nparams;
+      p += 16;
+      memcpy(meta->entry, p, elen);
+      meta->entry[elen] = 0;
+      p += elen;
+      for (uint32_t i = 0; i < nparams; i++, p += 4) meta->param_align[i] = (int32_t)get_u32(p);
+      uint64_t clen = get_u64(p);
+      p += 8;
+      if (clen != (uint64_t)(end - p) || clen == 0) {
+        reason = "bad cubin length";
+      } else if (!(*cubin = malloc(clen))) {
+        reason = "out of memory";
+      } else {
+        memcpy(*cubin, p, clen);
+        *size = clen;
+        result = TL_CACHE_HIT;
+      }
+    }
+  }
+  free(file);
+  if (reason) return miss(why, path, reason);
+  return result;
+}
+
+/* ---- memory map ---------------------------------------------------------------------------- */
+typedef struct mem_entry {
+  struct mem_entry *next;
+  tl_cache_key key;
+  int device;
+  tl_cache_loaded value;
+} mem_entry;
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static mem_entry *mem_buckets[256];
+
+static mem_entry *mem_lookup_locked(const tl_cache_key *key, int device) {
+  for (mem_entry *e = mem_buckets[key->b[0]]; e; e = e->next)
+    if (e->device == device && memcmp(e->key.b, key->b, 32) == 0) return e;
+  return NULL;
+}
+
+bool tl_cache_mem_find(const tl_cache_key *key, int device, tl_cache_loaded *out) {
+  pthread_mutex_lock(&mem_lock);
+  mem_entry *e = mem_lookup_locked(key, device);
+  if (e) *out = e->value;
+  pthread_mutex_unlock(&mem_lock);
+  return e != NULL;
+}
+
+void tl_cache_mem_insert(const tl_cache_key *key, int device, tl_cache_loaded *inout) {
+  pthread_mutex_lock(&mem_lock);
+  mem_entry *e = mem_lookup_locked(key, device);
+  if (e) {
+    /* lost a race: keep the first module, drop ours */
+    CUmodule dup = inout->module;
+    *inout = e->value;
+    pthread_mutex_unlock(&mem_lock);
+    const tl_cuda *cu;
+    char err[64];
+    if (dup && dup != inout->module && tl_rt_driver(&cu, err, sizeof err) == TL_OK) cu->cuModuleUnload(dup);
+    return;
+  }
+  e = calloc(1, sizeof *e);
+  if (e) { /* out of memory: simply not cached */
+    e->key = *key;
+    e->device = device;
+    e->value = *inout;
+    e->next = mem_buckets[key->b[0]];
+    mem_buckets[key->b[0]] = e;
+  }
+  pthread_mutex_unlock(&mem_lock);
+}

@@ -1,0 +1,208 @@
+/* runtime.h: tilec's CUDA Driver API runtime (internal to libtilec).
+ *
+ *   loader.c   libcuda.so.1 via dlopen, entry points via cuGetProcAddress,
+ *              one primary context per device, device limits.
+ *   module.c   PTX -> cubin through the driver's JIT linker (with the PTX
+ *              .version fitted to the driver), cubin -> CUmodule.
+ *   hash.c     SHA-256 (cache keys and entry checksums).
+ *   cache.c    the kernel cache: key, in-memory map, on-disk cubin entries.
+ *   pack.c     kernel arguments -> the parameter buffer of the kernel ABI.
+ *
+ * Every function returns a TL_OK / TL_ERR_* code (util.h) and, on failure,
+ * appends a readable reason to `msg` (or writes it into err[n]).  Nothing
+ * here prints, exits or aborts.  All global state is internally locked. */
+#ifndef TILEC_RUNTIME_H
+#define TILEC_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_api.h"
+#include "interp.h"
+#include "util.h"
+
+/* ---- loader.c ---------------------------------------------------------------- */
+typedef struct tl_cuda {
+  int driver_version;               /* cuDriverGetVersion: 13000 = CUDA 13.0 */
+  PFN_cuGetErrorName cuGetErrorName;
+  PFN_cuGetErrorString cuGetErrorString;
+  PFN_cuDriverGetVersion cuDriverGetVersion;
+  PFN_cuDeviceGetCount cuDeviceGetCount;
+  PFN_cuDeviceGet cuDeviceGet;
+  PFN_cuDeviceGetAttribute cuDeviceGetAttribute;
+  PFN_cuDeviceGetName cuDeviceGetName;
+  PFN_cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRetain;
+  PFN_cuCtxSetCurrent cuCtxSetCurrent;
+  PFN_cuCtxGetCurrent cuCtxGetCurrent;
+  PFN_cuLinkCreate cuLinkCreate;
+  PFN_cuLinkAddData cuLinkAddData;
+  PFN_cuLinkComplete cuLinkComplete;
+  PFN_cuLinkDestroy cuLinkDestroy;
+  PFN_cuModuleLoadData cuModuleLoadData;
+  PFN_cuModuleUnload cuModuleUnload;
+  PFN_cuModuleGetFunction cuModuleGetFunction;
+  PFN_cuFuncGetAttribute cuFuncGetAttribute;
+  PFN_cuFuncSetAttribute cuFuncSetAttribute;
+  PFN_cuLaunchKernel cuLaunchKernel;
+} tl_cuda;
+
+/* Load the driver and resolve its entry points, once per process (thread
+ * safe).  The library is libcuda.so.1, or $TILEC_LIBCUDA when set (tests).
+ * TL_ERR_CUDA "libcuda.so.1 not found (no NVIDIA driver)" when it cannot be
+ * loaded; TL_ERR_NO_DEVICE when cuInit finds no device.  The outcome, good or
+ * bad, is remembered. */
+int tl_rt_driver(const tl_cuda **out, char *err, size_t n);
+
+#define TL_RT_MAX_DEVICES 64
+typedef struct tl_rt_device {
+  int ordinal;
+  CUdevice dev;
+  CUcontext ctx;            /* the primary context, retained for the process */
+  char name[128];
+  int cc_major, cc_minor;
+  char arch[16];            /* what tilec compiles for it: "sm_90a", "sm_89", "sm_80" */
+  int max_threads_block, max_regs_block, max_smem_block, max_smem_optin, sm_count;
+  int max_grid[3];
+} tl_rt_device;
+
+/* Device `ordinal` with its primary context retained (once; thread safe).
+ * TL_ERR_NO_DEVICE when there is no such device. */
+int tl_rt_device_get(int ordinal, const tl_rt_device **out, char *err, size_t n);
+/* "sm_XX[a]" of device `device` into buf; false without driver/device
+ * (also declared in lib/api/program.h, for api.c). */
+bool tl_rt_device_arch(int device, char *buf, size_t n);
+/* Make d's primary context current on the calling thread if it is not. */
+int tl_rt_make_current(const tl_rt_device *d, char *err, size_t n);
+/* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" into buf. */
+const char *tl_rt_result_text(CUresult r, char *buf, size_t n);
+/* tilec's target name for a compute capability: 9.0 -> "sm_90a" (Hopper's
+ * wgmma/TMA need the arch-specific target), 10.0+ -> "sm_90" (forward
+ * compatible PTX), 8.9 -> "sm_89", 8.x -> "sm_80"; false below 8.0. */
+bool tl_rt_arch_for_cc(int major, int minor, char *buf, size_t n);
+
+/* ---- module.c ----------------------------------------------------------------- */
+/* The PTX ISA version (10 * major + minor) the driver of CUDA version
+ * `driver_version` (cuDriverGetVersion) accepts at most; see docs/runtime.md. */
+int tl_ptx_isa_for_driver(int driver_version);
+/* The lowest PTX ISA that can express target `arch` ("sm_90a" -> 80). */
+int tl_ptx_isa_min_for_arch(const char *arch);
+/* ".version X.Y" of ptx as 10 * X + Y; -1 when absent or malformed. */
+int tl_ptx_read_version(const char *ptx);
+/* ".target sm_XX[a]" of ptx into buf; false when absent. */
+bool tl_ptx_read_target(const char *ptx, char *buf, size_t n);
+/* A malloc'd copy of ptx whose .version line says `isa`; NULL on no memory
+ * or when ptx has no .version line. */
+char *tl_ptx_set_version(const char *ptx, int isa);
+/* CUjit_target value for "sm_90a" (0x10000 + 90), "sm_89" (89); -1 if bad. */
+int tl_jit_target_for_arch(const char *arch);
+
+typedef struct tl_jit_request {
+  const char *ptx;          /* NUL-terminated */
+  const char *kernel;       /* for messages */
+  const char *arch;         /* the PTX's target, e.g. "sm_90a" */
+  int opt_level;            /* CU_JIT_OPTIMIZATION_LEVEL 0..4 */
+} tl_jit_request;
+
+/* PTX -> cubin (malloc'd, *cubin / *size) with the driver's JIT linker.  The
+ * PTX .version is lowered first when the driver is older than the ISA the
+ * codegen emitted.  Failure: TL_ERR_CUDA with the JIT error log, kernel,
+ * arch, PTX ISA and driver version in msg.  The info log (registers,
+ * spills) is appended to info when not NULL. */
+int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **cubin, size_t *size,
+                       tl_sbuf *info, tl_sbuf *msg);
+/* cubin -> module -> function `entry` (d's context made current). */
+int tl_rt_load_function(const tl_rt_device *d, const void *cubin, const char *entry, CUmodule *mod,
+                        CUfunction *fn, tl_sbuf *msg);
+
+/* ---- hash.c --------------------------------------------------------------------- */
+typedef struct tl_sha256_ctx {
+  uint32_t h[8];
+  uint64_t nbytes;
+  uint8_t buf[64];
+  size_t nbuf;
+} tl_sha256_ctx;
+void tl_sha256_init(tl_sha256_ctx *s);
+void tl_sha256_update(tl_sha256_ctx *s, const void *data, size_t n);
+void tl_sha256_final(tl_sha256_ctx *s, uint8_t out[32]);
+void tl_sha256(const void *data, size_t n, uint8_t out[32]);
+
+/* ---- cache.c ------------------------------------------------------------------------ */
+typedef struct tl_cache_key { uint8_t b[32]; } tl_cache_key;
+
+/* Everything the compiled kernel depends on.  Every field changes the key.
+ * Options that only change what is printed (print-after, time-passes,
+ * verify-each, max-errors, explain) are left out on purpose. */
+typedef struct tl_cache_key_fields {
+  const char *source; size_t source_len;
+  const char *kernel;                 /* tile kernel name */
+  const char *const *define_names;    /* -D overrides, as given (later wins) */
+  const int64_t *define_values;
+  int ndefines;
+  const char *arch;                   /* "sm_90a" */
+  int opt_level, line_info;
+  const char *pipeline;               /* NULL = by name/attribute */
+  const char *entry_name;             /* NULL = kernel name */
+  const char *tilec_version, *llvm_version;
+  int driver_version;
+  int jit_opt_level;
+} tl_cache_key_fields;
+void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out);
+void tl_cache_key_hex(const tl_cache_key *k, char out[65]);
+
+#define TL_CACHE_MAX_PARAMS 64
+/* What a launcher needs besides the cubin (stored with it on disk). */
+typedef struct tl_cache_meta {
+  char entry[256];                    /* PTX .entry name */
+  int32_t threads, smem_bytes;
+  int32_t nparams;                    /* entries of param_align */
+  int32_t param_align[TL_CACHE_MAX_PARAMS]; /* bytes; 0 = element size only */
+} tl_cache_meta;
+
+/* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
+ * $HOME/.cache/tilec, created with mode 0700 (missing parents too).  false
+ * when none can be made ($TILEC_CACHE_DIR="" or TILEC_CACHE=0 disables the disk cache). */
+bool tl_cache_dir(char *buf, size_t n, tl_sbuf *msg);
+
+enum { TL_CACHE_MISS = 0, TL_CACHE_HIT = 1 };
+/* Read entry `key` from dir.  A missing, truncated, corrupt or foreign entry
+ * is a miss (reason appended to why when not NULL), never an error.  On a hit
+ * *cubin is malloc'd. */
+int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *meta, void **cubin,
+                       size_t *size, tl_sbuf *why);
+/* Publish entry `key` atomically (temp file, fsync, rename; replaces any old
+ * entry).  TL_OK or TL_ERR_IO with the reason in msg. */
+int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache_meta *meta,
+                        const void *cubin, size_t size, tl_sbuf *msg);
+/* The path of entry `key` in dir ("<dir>/<64 hex>.tlk"). */
+void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, size_t n);
+
+/* In-memory map (key, device) -> loaded function; modules stay loaded for
+ * the life of the process. */
+typedef struct tl_cache_loaded {
+  CUmodule module;
+  CUfunction function;
+  tl_cache_meta meta;
+} tl_cache_loaded;
+bool tl_cache_mem_find(const tl_cache_key *key, int device, tl_cache_loaded *out);
+/* Insert; when another thread inserted the same key first, *inout becomes
+ * that entry (and the caller's module is unloaded through the driver). */
+void tl_cache_mem_insert(const tl_cache_key *key, int device, tl_cache_loaded *inout);
+
+/* ---- pack.c --------------------------------------------------------------------------- */
+/* Layout of the kernel parameter buffer for f (codegen.h's ABI): one slot
+ * per ABI parameter, each at its natural alignment. */
+#define TL_MAX_ABI_PARAMS (TL_CACHE_MAX_PARAMS * (1 + 2 * TL_MAX_RANK))
+typedef struct tl_abi_layout {
+  int nslots;
+  size_t bytes;                          /* size of the buffer */
+  uint32_t offset[TL_MAX_ABI_PARAMS];    /* slot offsets in the buffer */
+} tl_abi_layout;
+/* false + err when f has more parameters than the ABI buffers allow. */
+bool tl_abi_layout_for(const tl_func *f, tl_abi_layout *out, char *err, size_t n);
+/* Write args (already checked against f) into buf and point slots[i] at each
+ * slot.  false + err when a size does not fit the ABI's u32. */
+bool tl_abi_pack(const tl_func *f, const tl_abi_layout *l, const tl_arg *args, void *buf, void **slots,
+                 char *err, size_t n);
+
+#endif

@@ -1,0 +1,40 @@
+#!/bin/sh
+# test.sh: the whole test suite, as CI runs it (.ci/run), on a fresh Debian 12:
+#   1. install missing packages (tools/deps.sh --fuzz);
+#   2. configure with -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON (ASan + UBSan), build;
+#   3. ctest --output-on-failure (GPU tests skip with 77 where there is no GPU);
+#   4. the libFuzzer front-end fuzzer (clang-19) for $TILEC_FUZZ_SECONDS (60),
+#      seeded with tests/fuzz/corpus and examples/: zero crashes.
+# Build trees: build-test/ and build-fuzz/ (override with TILEC_TEST_BUILD).
+set -eu
+cd "$(dirname "$0")/.."
+root=$(pwd)
+tools/deps.sh --fuzz
+jobs=${TILEC_JOBS:-$(nproc)}
+build=${TILEC_TEST_BUILD:-$root/build-test}
+fuzz_build=$build-fuzz
+seconds=${TILEC_FUZZ_SECONDS:-60}
+
+echo "== configure + build (Werror, ASan+UBSan): $build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON
+cmake --build "$build" -j "$jobs"
+
+echo "== ctest"
+# LLVM's static objects are not instrumented; leak checks stay on for tilec's own code.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+(cd "$build" && ctest --output-on-failure -j "$jobs")
+
+echo "== fuzz the front-end for ${seconds}s"
+CC=clang-19 CXX=clang++-19 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTILEC_FUZZ=ON -DTILEC_TESTS=OFF >/dev/null
+cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend
+work=$fuzz_build/corpus-work
+rm -rf "$work" && mkdir -p "$work"
+# New inputs go to $work; the checked-in corpus and the examples are read only.
+set -- "$work" "$root/tests/fuzz/corpus"
+[ -d "$root/examples" ] && set -- "$@" "$root/examples"
+"$fuzz_build/fuzz_frontend" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+  -artifact_prefix="$fuzz_build/" -print_final_stats=1 "$@"
+echo "== fuzz: no crashes in ${seconds}s"
+echo "test.sh: all passed"

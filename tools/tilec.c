@@ -1,0 +1,762 @@
+/* tilec: the command-line compiler and kernel runner, a thin user of the
+ * public API (include/tilec.h) and nothing else of tilec.
+ *
+ *   tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]
+ *   tilec run FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
+ *             [--seed S] [--device|--interp]
+ *
+ * Exit status: 0 success, 1 errors in the input (diagnostics on stderr) or a
+ * failed comparison, 2 bad usage, 77 `run --device` without a GPU. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SKIP = 77 };
+
+
+static const char usage_text[] =
+    "usage: tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]\n"
+    "       tilec run FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
+    "                 [--scalar NAME=V]... [--seed S] [--device|--interp]\n"
+    "       tilec --version | --help\n"
+    "\n"
+    "Compile a .tile file.  FILE '-' reads standard input; OUT '-' (or no -o) writes\n"
+    "standard output.  Without --emit the extension of OUT decides: .ast, .ir/.tir,\n"
+    ".ll, .ptx, .cubin; anything else gives PTX.\n"
+    "\n"
+    "options:\n"
+    "  -o OUT                 output file ('-' = stdout)\n"
+    "  --emit=STAGE           ast | ir | llvm | ptx | cubin (cubin needs ptxas)\n"
+    "  -D NAME=VALUE          override tile constant NAME (repeatable)\n"
+    "  --arch=sm_XX           target (sm_80, sm_89, sm_90, sm_90a; default: the GPU found, else sm_90a)\n"
+    "  -O0 .. -O3             optimization level (default -O3)\n"
+    "  -g0                    no .loc line information in the PTX\n"
+    "  --pipeline=P           force a main-loop pipeline: simple | multistage | cutlass\n"
+    "  --entry-name=NAME      PTX .entry name (single-kernel files)\n"
+    "  --print-after=PASS     print the IR after PASS to stderr\n"
+    "  --print-after-all      print the IR after every pass\n"
+    "  --time-passes          per-stage and per-pass milliseconds on stderr\n"
+    "  --verify-each          run the IR verifier after every pass\n"
+    "  --explain              say why each pipeline/layout decision was taken\n"
+    "  --max-errors=N         stop after N errors (0 = no limit)\n"
+    "  --version, --help\n"
+    "\n"
+    "run: make random inputs for every tensor parameter (sizes from --size for\n"
+    "shape symbols, constants from the kernel), run the CPU interpreter, and with\n"
+    "--device also the kernel on GPU 0, comparing every written tensor (max abs/rel\n"
+    "error, PASS/FAIL per tensor; exit 1 on FAIL, 77 when no GPU is present).\n"
+    "\n"
+    "exit status: 0 ok, 1 errors in the input or FAIL, 2 bad usage, 77 skipped.\n";
+
+static void usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "tilec: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(run 'tilec --help' for usage)\n");
+}
+
+/* ---- shared option parsing ------------------------------------------------------- */
+typedef struct cli {
+  const char *input, *output, *emit, *kernel;
+  tilec_options *opts;
+  bool run_mode, device, interp;
+  uint64_t seed;
+  /* run: --size SYM=N and --scalar NAME=V */
+  int nsizes, nscalars;
+  const char *size_name[64], *scalar_name[64];
+  int64_t size_value[64];
+  double scalar_value[64];
+} cli;
+
+static bool parse_i64(const char *s, int64_t *out) {
+  if (!s || !*s) return false;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 0);
+  if (errno || *end) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_f64(const char *s, double *out) {
+  if (!s || !*s) return false;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end) return false;
+  *out = v;
+  return true;
+}
+
+/* "NAME=VALUE" -> name copy in buf, value text. */
+static bool split_assign(const char *s, char *name, size_t n, const char **value) {
+  const char *eq = strchr(s, '=');
+  if (!eq || eq == s || (size_t)(eq - s) >= n) return false;
+  memcpy(name, s, (size_t)(eq - s));
+  name[eq - s] = 0;
+  *value = eq + 1;
+  return true;
+}
+
+/* Value of "--flag=V" or "--flag V" (advancing *i); NULL when arg is not flag. */
+static const char *flag_value(int argc, char **argv, int *i, const char *flag, bool *missing) {
+  size_t n = strlen(flag);
+  const char *a = argv[*i];
+  if (strncmp(a, flag, n) != 0) return NULL;
+  if (a[n] == '=') return a + n + 1;
+  if (a[n] != 0) return NULL;
+  if (*i + 1 >= argc) {
+    *missing = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static bool opt_ok(tilec_status st, const char *what, const char *value) {
+  if (st == TILEC_OK) return true;
+  char buf[256];
+  snprintf(buf, sizeof buf, "invalid %s '%%s'", what);
+  usage_error(buf, value ? value : "");
+  return false;
+}
+
+/* Returns -1 when parsed, else the exit status to leave with. */
+static int parse_args(int argc, char **argv, cli *c) {
+  int i = 1;
+  if (argc > 1 && strcmp(argv[1], "run") == 0) {
+    c->run_mode = true;
+    i = 2;
+  }
+  static char names[128][128];
+  int nnames = 0;
+  for (; i < argc; i++) {
+    const char *a = argv[i], *v;
+    bool missing = false;
+    char name[128];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage_text, stdout);
+      return 0;
+    }
+    if (!strcmp(a, "--version")) {
+      printf("%s\n", tilec_version_string());
+      return 0;
+    }
+    if (!strcmp(a, "-o")) {
+      if (i + 1 >= argc) return usage_error("%s needs an argument", a), EXIT_USAGE;
+      c->output = argv[++i];
+    } else if ((v = flag_value(argc, argv, &i, "--emit", &missing))) {
+      c->emit = v;
+    } else if (!strncmp(a, "-D", 2)) {
+      const char *def = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      int64_t value;
+      if (!def || !split_assign(def, name, sizeof name, &v) || !parse_i64(v, &value))
+        return usage_error("-D wants NAME=INTEGER, got '%s'", def ? def : ""), EXIT_USAGE;
+      if (!opt_ok(tilec_options_define(c->opts, name, value), "-D name", name)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--arch", &missing))) {
+      if (!opt_ok(tilec_options_set_arch(c->opts, v), "--arch", v)) return EXIT_USAGE;
+    } else if (!strncmp(a, "-O", 2) && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      tilec_options_set_opt_level(c->opts, a[2] - '0');
+    } else if (!strcmp(a, "-g0")) {
+      tilec_options_set_line_info(c->opts, 0);
+    } else if (!strcmp(a, "-g")) {
+      tilec_options_set_line_info(c->opts, 1);
+    } else if ((v = flag_value(argc, argv, &i, "--pipeline", &missing))) {
+      if (!opt_ok(tilec_options_set_pipeline(c->opts, v), "--pipeline", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--entry-name", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "entry-name", v), "--entry-name", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--print-after", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "print-after", v), "--print-after", v)) return EXIT_USAGE;
+    } else if (!strcmp(a, "--print-after-all")) {
+      tilec_options_set(c->opts, "print-after", "all");
+    } else if (!strcmp(a, "--time-passes")) {
+      tilec_options_set(c->opts, "time-passes", "1");
+    } else if (!strcmp(a, "--verify-each")) {
+      tilec_options_set(c->opts, "verify-each", "1");
+    } else if (!strcmp(a, "--explain")) {
+      tilec_options_set(c->opts, "explain", "1");
+    } else if ((v = flag_value(argc, argv, &i, "--max-errors", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "max-errors", v), "--max-errors", v)) return EXIT_USAGE;
+    } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--kernel", &missing))) {
+      c->kernel = v;
+    } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--seed", &missing))) {
+      int64_t s;
+      if (!parse_i64(v, &s)) return usage_error("--seed wants an integer, got '%s'", v), EXIT_USAGE;
+      c->seed = (uint64_t)s;
+    } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--size", &missing))) {
+      const char *val;
+      int64_t n;
+      if (!split_assign(v, name, sizeof name, &val) || !parse_i64(val, &n) || n < 0 || c->nsizes == 64 ||
+          nnames == 128)
+        return usage_error("--size wants SYM=N (N >= 0), got '%s'", v), EXIT_USAGE;
+      snprintf(names[nnames], sizeof names[0], "%s", name);
+      c->size_name[c->nsizes] = names[nnames++];
+      c->size_value[c->nsizes++] = n;
+    } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--scalar", &missing))) {
+      const char *val;
+      double x;
+      if (!split_assign(v, name, sizeof name, &val) || !parse_f64(val, &x) || c->nscalars == 64 ||
+          nnames == 128)
+        return usage_error("--scalar wants NAME=NUMBER, got '%s'", v), EXIT_USAGE;
+      snprintf(names[nnames], sizeof names[0], "%s", name);
+      c->scalar_name[c->nscalars] = names[nnames++];
+      c->scalar_value[c->nscalars++] = x;
+    } else if (c->run_mode && !strcmp(a, "--device")) {
+      c->device = true;
+    } else if (c->run_mode && !strcmp(a, "--interp")) {
+      c->interp = true;
+    } else if (a[0] == '-' && a[1] != 0) {
+      return usage_error(missing ? "%s needs an argument" : "unknown option '%s'", a), EXIT_USAGE;
+    } else if (!c->input) {
+      c->input = a;
+    } else {
+      return usage_error("more than one input file ('%s')", a), EXIT_USAGE;
+    }
+    if (missing) return usage_error("%s needs an argument", a), EXIT_USAGE;
+  }
+  if (!c->input) return usage_error("%s", "no input file"), EXIT_USAGE;
+  if (c->device && c->interp) return usage_error("%s", "--device and --interp exclude each other"), EXIT_USAGE;
+  return -1;
+}
+
+/* ---- program creation and compile ------------------------------------------------- */
+static char *read_stdin(size_t *len) {
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    size_t r = fread(buf + n, 1, cap - n, stdin);
+    n += r;
+    if (r == 0) break;
+    if (n == cap) {
+      if (cap > ((size_t)32 << 20)) break; /* the library rejects it as too large */
+      char *g = realloc(buf, cap * 2 + 1);
+      if (!g) {
+        free(buf);
+        return NULL;
+      }
+      buf = g;
+      cap *= 2;
+    }
+  }
+  if (buf) buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+/* Create the program, printing why not; NULL + *exit_code on failure. */
+static tilec_program *open_program(const cli *c, int *exit_code) {
+  tilec_program *p = NULL;
+  tilec_status st;
+  if (!strcmp(c->input, "-")) {
+    size_t len = 0;
+    char *text = read_stdin(&len);
+    if (!text) {
+      fprintf(stderr, "tilec: error: cannot read standard input\n");
+      *exit_code = EXIT_INPUT;
+      return NULL;
+    }
+    if (strlen(text) != len) {
+      /* Let the library report the NUL byte's place: keep the prefix, then flag it. */
+      fprintf(stderr, "<stdin>: error: source contains a NUL byte\n");
+      free(text);
+      *exit_code = EXIT_INPUT;
+      return NULL;
+    }
+    st = tilec_program_create(&p, text, "<stdin>", c->opts);
+    free(text);
+  } else {
+    st = tilec_program_create_from_file(&p, c->input, c->opts);
+  }
+  if (st == TILEC_OK) return p;
+  if (st == TILEC_ERROR_IO) {
+    FILE *f = fopen(c->input, "rb");
+    const char *why = f ? "is a directory or unreadable" : strerror(errno);
+    if (f) fclose(f);
+    fprintf(stderr, "tilec: error: cannot read '%s': %s\n", c->input, why);
+  } else {
+    fprintf(stderr, "tilec: error: %s\n", tilec_status_string(st));
+  }
+  *exit_code = st == TILEC_ERROR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+  return NULL;
+}
+
+static int exit_code_of(tilec_status st) {
+  if (st == TILEC_OK) return 0;
+  return st == TILEC_ERROR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+}
+
+/* Compile to `stage`; the log (diagnostics, timings, dumps) goes to stderr. */
+static tilec_status compile_to(tilec_program *p, tilec_stage stage) {
+  tilec_status st = tilec_program_compile(p, stage);
+  fputs(tilec_program_log(p), stderr);
+  if (st != TILEC_OK && st != TILEC_ERROR_INPUT)
+    fprintf(stderr, "tilec: error: %s\n", tilec_status_string(st));
+  else if (st == TILEC_ERROR_INPUT) {
+    int errors = 0;
+    for (int i = 0; i < tilec_program_num_diagnostics(p); i++) {
+      tilec_diagnostic d;
+      if (tilec_program_diagnostic(p, i, &d) == TILEC_OK && d.severity == TILEC_SEV_ERROR) errors++;
+    }
+    fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
+  }
+  return st;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int stage_of(const char *emit, const char *output, tilec_stage *out) {
+  static const char *names[] = {"ast", "ir", "llvm", "ptx", "cubin"};
+  if (emit) {
+    for (int i = 0; i < 5; i++)
+      if (!strcmp(emit, names[i])) {
+        *out = (tilec_stage)i;
+        return 0;
+      }
+    usage_error("unknown --emit stage '%s' (ast, ir, llvm, ptx, cubin)", emit);
+    return EXIT_USAGE;
+  }
+  *out = TILEC_STAGE_PTX;
+  if (!output) return 0;
+  if (ends_with(output, ".ast")) *out = TILEC_STAGE_AST;
+  else if (ends_with(output, ".ir") || ends_with(output, ".tir")) *out = TILEC_STAGE_IR;
+  else if (ends_with(output, ".ll")) *out = TILEC_STAGE_LLVM;
+  else if (ends_with(output, ".cubin")) *out = TILEC_STAGE_CUBIN;
+  return 0;
+}
+
+static int compile_main(cli *c) {
+  tilec_stage stage;
+  int rc = stage_of(c->emit, c->output, &stage);
+  if (rc) return rc;
+  tilec_program *p = open_program(c, &rc);
+  if (!p) return rc;
+  tilec_status st = compile_to(p, stage);
+  if (st != TILEC_OK) {
+    tilec_program_destroy(p);
+    return exit_code_of(st);
+  }
+  const void *data;
+  size_t size;
+  tilec_program_get_binary(p, stage, &data, &size);
+  bool to_stdout = !c->output || !strcmp(c->output, "-");
+  FILE *f = to_stdout ? stdout : fopen(c->output, "wb");
+  rc = 0;
+  if (!f || fwrite(data, 1, size, f) != size || (to_stdout ? fflush(f) : fclose(f)) != 0) {
+    fprintf(stderr, "tilec: error: cannot write '%s': %s\n", to_stdout ? "<stdout>" : c->output, strerror(errno));
+    rc = EXIT_INPUT;
+  }
+  tilec_program_destroy(p);
+  return rc;
+}
+
+/* ---- tilec run: random inputs, the interpreter, the GPU ----------------------------- */
+static uint64_t rng_state;
+static uint64_t rng_next(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double rng_uniform(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0); }
+
+static int elem_bytes(const char *dtype) {
+  if (!strcmp(dtype, "f32") || !strcmp(dtype, "i32")) return 4;
+  if (!strcmp(dtype, "i64")) return 8;
+  if (!strcmp(dtype, "f16") || !strcmp(dtype, "bf16") || !strcmp(dtype, "i16")) return 2;
+  return 1; /* i1 i8 u8 f8e4m3 f8e5m2 */
+}
+
+static float bits_to_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint32_t f32_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* Value of a float of `mant` mantissa bits and exponent bias `bias` (no
+ * infinities: used for fp8 e4m3fn where S.1111.111 is NaN, and e5m2). */
+static double small_float_value(unsigned bits, int exp_bits, int mant_bits, int bias, bool e4m3fn) {
+  unsigned sign = bits >> (exp_bits + mant_bits) & 1;
+  unsigned e = bits >> mant_bits & ((1u << exp_bits) - 1);
+  unsigned m = bits & ((1u << mant_bits) - 1);
+  double v;
+  if (e4m3fn && e == 15 && m == 7) return NAN;
+  if (!e4m3fn && e == (1u << exp_bits) - 1) v = m ? NAN : INFINITY;
+  else if (e == 0) v = ldexp((double)m, 1 - bias - mant_bits);
+  else v = ldexp((double)(m | (1u << mant_bits)), (int)e - bias - mant_bits);
+  return sign ? -v : v;
+}
+
+static double load_elem(const char *dtype, const unsigned char *p) {
+  if (!strcmp(dtype, "f32")) {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  if (!strcmp(dtype, "bf16")) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return bits_to_f32((uint32_t)h << 16);
+  }
+  if (!strcmp(dtype, "f16")) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return small_float_value(h, 5, 10, 15, false);
+  }
+  if (!strcmp(dtype, "f8e4m3")) return small_float_value(*p, 4, 3, 7, true);
+  if (!strcmp(dtype, "f8e5m2")) return small_float_value(*p, 5, 2, 15, false);
+  if (!strcmp(dtype, "i64")) {
+    int64_t v;
+    memcpy(&v, p, 8);
+    return (double)v;
+  }
+  if (!strcmp(dtype, "i32")) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  if (!strcmp(dtype, "i16")) {
+    int16_t v;
+    memcpy(&v, p, 2);
+    return v;
+  }
+  if (!strcmp(dtype, "i8")) return (int8_t)*p;
+  return *p; /* u8, i1 */
+}
+
+/* A random, nonzero-ish element: floats uniform in [-1, 1) rounded to the
+ * type (fp8 codes drawn directly from a safe exponent range), small ints. */
+static void random_elem(const char *dtype, unsigned char *p) {
+  double x = rng_uniform() * 2.0 - 1.0;
+  if (!strcmp(dtype, "f32")) {
+    float f = (float)x;
+    memcpy(p, &f, 4);
+  } else if (!strcmp(dtype, "bf16")) {
+    uint32_t u = f32_to_bits((float)x);
+    uint16_t h = (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16); /* round to nearest even */
+    memcpy(p, &h, 2);
+  } else if (!strcmp(dtype, "f16")) {
+    /* |x| in [2^-11, 1): sign, exponent 4..14, random 10-bit mantissa. */
+    uint16_t h = (uint16_t)((rng_next() & 1) << 15 | (4 + rng_next() % 11) << 10 | (rng_next() & 0x3FF));
+    memcpy(p, &h, 2);
+  } else if (!strcmp(dtype, "f8e4m3")) {
+    *p = (unsigned char)((rng_next() & 1) << 7 | (4 + rng_next() % 5) << 3 | (rng_next() & 7)); /* 2^-3..2^1 */
+  } else if (!strcmp(dtype, "f8e5m2")) {
+    *p = (unsigned char)((rng_next() & 1) << 7 | (12 + rng_next() % 5) << 2 | (rng_next() & 3));
+  } else if (!strcmp(dtype, "i1")) {
+    *p = (unsigned char)(rng_next() & 1);
+  } else {
+    int64_t v = (int64_t)(rng_next() % 17) - 8;
+    if (!strcmp(dtype, "u8")) v += 8;
+    int n = elem_bytes(dtype);
+    if (n == 1) *p = (unsigned char)(int8_t)v;
+    else if (n == 2) { int16_t s = (int16_t)v; memcpy(p, &s, 2); }
+    else if (n == 4) { int32_t s = (int32_t)v; memcpy(p, &s, 4); }
+    else memcpy(p, &v, 8);
+  }
+}
+
+/* Tolerances of a GPU-vs-interpreter comparison, by the output's dtype:
+ * about two units in the last place of the type, as accumulation order and
+ * fast math functions differ. */
+static void tolerances(const char *dtype, double *atol, double *rtol) {
+  if (!strcmp(dtype, "f32")) *atol = 1e-4, *rtol = 1e-3;
+  else if (!strcmp(dtype, "f16")) *atol = 1e-3, *rtol = 4e-3;
+  else if (!strcmp(dtype, "bf16")) *atol = 1e-2, *rtol = 1.6e-2;
+  else if (!strcmp(dtype, "f8e4m3")) *atol = 3e-2, *rtol = 0.13;
+  else if (!strcmp(dtype, "f8e5m2")) *atol = 6e-2, *rtol = 0.26;
+  else *atol = 0, *rtol = 0; /* integers: exact */
+}
+
+typedef struct run_param {
+  tilec_param_info info;
+  int64_t shape[4];
+  size_t numel, bytes;
+  unsigned char *host;   /* the random input, then the interpreter's result */
+  unsigned char *device_result;
+  DLTensor t;
+  unsigned long long dptr;
+} run_param;
+
+/* The few driver entry points `run --device` needs (the same primary context
+ * as the library's runtime).  Loaded with dlopen: no CUDA at build time. */
+typedef struct cuda_fns {
+  void *lib;
+  int (*cuInit)(unsigned);
+  int (*cuDeviceGetCount)(int *);
+  int (*cuDeviceGet)(int *, int);
+  int (*cuDevicePrimaryCtxRetain)(void **, int);
+  int (*cuCtxSetCurrent)(void *);
+  int (*cuMemAlloc)(unsigned long long *, size_t);
+  int (*cuMemFree)(unsigned long long);
+  int (*cuMemcpyHtoD)(unsigned long long, const void *, size_t);
+  int (*cuMemcpyDtoH)(void *, unsigned long long, size_t);
+  int (*cuCtxSynchronize)(void);
+} cuda_fns;
+
+/* 0 when a GPU is ready; else prints why and returns the exit status. */
+static int cuda_open(cuda_fns *cu) {
+  const char *libname = getenv("TILEC_LIBCUDA") ? getenv("TILEC_LIBCUDA") : "libcuda.so.1";
+  cu->lib = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
+  if (!cu->lib) {
+    fprintf(stderr, "tilec run: no NVIDIA driver (%s not found): --device needs a GPU; skipped\n", libname);
+    return EXIT_SKIP;
+  }
+#define LOAD(field, sym)                                                             \
+  do {                                                                               \
+    *(void **)&cu->field = dlsym(cu->lib, sym);                                      \
+    if (!cu->field) {                                                                \
+      fprintf(stderr, "tilec run: error: %s lacks %s\n", libname, sym);              \
+      return EXIT_INPUT;                                                             \
+    }                                                                                \
+  } while (0)
+  LOAD(cuInit, "cuInit");
+  LOAD(cuDeviceGetCount, "cuDeviceGetCount");
+  LOAD(cuDeviceGet, "cuDeviceGet");
+  LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  LOAD(cuCtxSetCurrent, "cuCtxSetCurrent");
+  LOAD(cuMemAlloc, "cuMemAlloc_v2");
+  LOAD(cuMemFree, "cuMemFree_v2");
+  LOAD(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  LOAD(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  LOAD(cuCtxSynchronize, "cuCtxSynchronize");
+#undef LOAD
+  int count = 0, dev = 0;
+  void *ctx = NULL;
+  if (cu->cuInit(0) != 0 || cu->cuDeviceGetCount(&count) != 0 || count == 0) {
+    fprintf(stderr, "tilec run: no CUDA device found: --device needs a GPU; skipped\n");
+    return EXIT_SKIP;
+  }
+  if (cu->cuDeviceGet(&dev, 0) || cu->cuDevicePrimaryCtxRetain(&ctx, dev) || cu->cuCtxSetCurrent(ctx)) {
+    fprintf(stderr, "tilec run: error: cannot make a context on GPU 0\n");
+    return EXIT_INPUT;
+  }
+  return 0;
+}
+
+static void describe_shape(const run_param *rp, char *buf, size_t n) {
+  size_t used = (size_t)snprintf(buf, n, "[");
+  for (int d = 0; d < rp->info.rank && used < n; d++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%lld", d ? "," : "", (long long)rp->shape[d]);
+  if (used < n) snprintf(buf + used, n - used, "]");
+}
+
+/* Compare the device result with the interpreter's; prints one line. */
+static bool compare_tensor(const run_param *rp) {
+  double atol, rtol, max_abs = 0, max_rel = 0;
+  tolerances(rp->info.dtype, &atol, &rtol);
+  size_t bad = 0, nbytes = (size_t)elem_bytes(rp->info.dtype);
+  for (size_t i = 0; i < rp->numel; i++) {
+    double want = load_elem(rp->info.dtype, rp->host + i * nbytes);
+    double got = load_elem(rp->info.dtype, rp->device_result + i * nbytes);
+    if (isnan(want) && isnan(got)) continue;
+    double err = fabs(got - want);
+    if (isnan(err)) err = INFINITY;
+    double rel = err / fmax(fabs(want), 1e-30);
+    if (err > max_abs) max_abs = err;
+    if (rel > max_rel && fabs(want) > atol) max_rel = rel;
+    if (!(err <= atol + rtol * fabs(want))) bad++;
+  }
+  char shape[96];
+  describe_shape(rp, shape, sizeof shape);
+  printf("%s %s %s: max abs err %.3g, max rel err %.3g (atol %.3g, rtol %.3g): %s",
+         rp->info.name, rp->info.dtype, shape, max_abs, max_rel, atol, rtol, bad ? "FAIL" : "PASS");
+  if (bad) printf(" (%zu of %zu elements out of tolerance)", bad, rp->numel);
+  printf("\n");
+  return bad == 0;
+}
+
+static int lookup_size(const cli *c, const char *sym, int64_t *out) {
+  for (int i = c->nsizes - 1; i >= 0; i--)
+    if (!strcmp(c->size_name[i], sym)) {
+      *out = c->size_value[i];
+      return 1;
+    }
+  return 0;
+}
+
+static int run_main(cli *c) {
+  int rc = 0;
+  tilec_program *p = open_program(c, &rc);
+  if (!p) return rc;
+  tilec_status st = compile_to(p, TILEC_STAGE_IR);
+  if (st != TILEC_OK) {
+    tilec_program_destroy(p);
+    return exit_code_of(st);
+  }
+  int kernel = 0, nk = tilec_program_num_kernels(p);
+  if (c->kernel) {
+    for (kernel = 0; kernel < nk && strcmp(tilec_program_kernel_name(p, kernel), c->kernel); kernel++) {
+    }
+    if (kernel == nk) {
+      usage_error("no kernel named '%s' in the file", c->kernel);
+      tilec_program_destroy(p);
+      return EXIT_USAGE;
+    }
+  }
+  const char *kname = tilec_program_kernel_name(p, kernel);
+  int np = tilec_program_num_params(p, kernel);
+  run_param *rps = calloc((size_t)(np > 0 ? np : 1), sizeof *rps);
+  tilec_arg *args = calloc((size_t)(np > 0 ? np : 1), sizeof *args);
+  cuda_fns cu = {0};
+  bool all_pass = true;
+  rng_state = c->seed ? c->seed : 1;
+  if (!rps || !args) {
+    fprintf(stderr, "tilec run: error: out of memory\n");
+    rc = EXIT_INPUT;
+    goto done;
+  }
+  /* Make every argument. */
+  for (int i = 0; i < np; i++) {
+    run_param *rp = &rps[i];
+    tilec_program_param(p, kernel, i, &rp->info);
+    if (!rp->info.is_tensor) {
+      double v = !strcmp(rp->info.dtype, "f32") || !strcmp(rp->info.dtype, "f16") ||
+                         !strcmp(rp->info.dtype, "bf16") ? 0.5 : 1;
+      bool given = false;
+      for (int s = c->nscalars - 1; s >= 0 && !given; s--)
+        if (!strcmp(c->scalar_name[s], rp->info.name)) v = c->scalar_value[s], given = true;
+      if (!given) fprintf(stderr, "tilec run: note: scalar '%s' not given (--scalar), using %g\n", rp->info.name, v);
+      bool is_int = rp->info.dtype[0] == 'i' || rp->info.dtype[0] == 'u';
+      args[i].kind = is_int ? TILEC_ARG_I64 : TILEC_ARG_F64;
+      if (is_int) args[i].u.i64 = (int64_t)v;
+      else args[i].u.f64 = v;
+      continue;
+    }
+    rp->numel = 1;
+    for (int d = 0; d < rp->info.rank; d++) {
+      if (rp->info.dim_symbol[d]) {
+        if (!lookup_size(c, rp->info.dim_symbol[d], &rp->shape[d])) {
+          usage_error("size symbol '%s' has no value: give --size SYM=N", rp->info.dim_symbol[d]);
+          rc = EXIT_USAGE;
+          goto done;
+        }
+      } else {
+        rp->shape[d] = rp->info.dim_value[d];
+      }
+      rp->numel *= (size_t)rp->shape[d];
+    }
+    rp->bytes = rp->numel * (size_t)elem_bytes(rp->info.dtype);
+    rp->host = malloc(rp->bytes ? rp->bytes : 1);
+    if (!rp->host) {
+      fprintf(stderr, "tilec run: error: out of memory for '%s'\n", rp->info.name);
+      rc = EXIT_INPUT;
+      goto done;
+    }
+    for (size_t e = 0; e < rp->numel; e++) random_elem(rp->info.dtype, rp->host + e * (size_t)elem_bytes(rp->info.dtype));
+    rp->t.device.device_type = kDLCPU;
+    rp->t.ndim = rp->info.rank;
+    rp->t.dtype = rp->info.dl_dtype;
+    rp->t.shape = rp->shape;
+    args[i].kind = TILEC_ARG_TENSOR;
+    args[i].u.tensor = &rp->t;
+  }
+  /* The GPU first, on copies of the inputs, as the interpreter overwrites them. */
+  if (c->device) {
+    if ((rc = cuda_open(&cu)) != 0) goto done;
+    tilec_kernel *k = NULL;
+    st = tilec_kernel_load(p, kname, 0, &k);
+    if (st != TILEC_OK) {
+      fputs(tilec_program_log(p), stderr);
+      fprintf(stderr, "tilec run: error: loading '%s': %s\n", kname, tilec_status_string(st));
+      rc = st == TILEC_ERROR_NO_DEVICE ? EXIT_SKIP : EXIT_INPUT;
+      goto done;
+    }
+    for (int i = 0; i < np; i++) {
+      run_param *rp = &rps[i];
+      if (!rp->info.is_tensor) continue;
+      if (cu.cuMemAlloc(&rp->dptr, rp->bytes ? rp->bytes : 1) || cu.cuMemcpyHtoD(rp->dptr, rp->host, rp->bytes)) {
+        fprintf(stderr, "tilec run: error: cannot place '%s' on the GPU\n", rp->info.name);
+        rc = EXIT_INPUT;
+        tilec_kernel_destroy(k);
+        goto done;
+      }
+      rp->t.device.device_type = kDLCUDA;
+      rp->t.data = (void *)(uintptr_t)rp->dptr;
+    }
+    st = tilec_kernel_launch(k, args, np, NULL);
+    if (st != TILEC_OK || cu.cuCtxSynchronize() != 0) {
+      fprintf(stderr, "tilec run: error: launch of '%s' failed: %s\n", kname,
+              st != TILEC_OK ? tilec_kernel_error(k) : "the kernel faulted");
+      rc = EXIT_INPUT;
+      tilec_kernel_destroy(k);
+      goto done;
+    }
+    tilec_kernel_destroy(k);
+    for (int i = 0; i < np; i++) {
+      run_param *rp = &rps[i];
+      if (!rp->info.is_tensor) continue;
+      rp->device_result = malloc(rp->bytes ? rp->bytes : 1);
+      if (!rp->device_result || cu.cuMemcpyDtoH(rp->device_result, rp->dptr, rp->bytes)) {
+        fprintf(stderr, "tilec run: error: cannot read '%s' back from the GPU\n", rp->info.name);
+        rc = EXIT_INPUT;
+        goto done;
+      }
+      rp->t.device.device_type = kDLCPU;
+      rp->t.data = rp->host;
+    }
+  } else {
+    for (int i = 0; i < np; i++) rps[i].t.data = rps[i].host;
+  }
+  st = tilec_interpret(p, kname, args, np);
+  if (st != TILEC_OK) {
+    fputs(tilec_program_log(p), stderr);
+    fprintf(stderr, "tilec run: error: interpreting '%s': %s\n", kname, tilec_status_string(st));
+    rc = exit_code_of(st);
+    goto done;
+  }
+  for (int i = 0; i < np; i++) {
+    run_param *rp = &rps[i];
+    if (!rp->info.is_tensor || !rp->info.written) continue;
+    if (c->device) {
+      all_pass &= compare_tensor(rp);
+    } else {
+      double sum = 0, sum_abs = 0;
+      for (size_t e = 0; e < rp->numel; e++) {
+        double v = load_elem(rp->info.dtype, rp->host + e * (size_t)elem_bytes(rp->info.dtype));
+        sum += v;
+        sum_abs += fabs(v);
+      }
+      char shape[96];
+      describe_shape(rp, shape, sizeof shape);
+      printf("%s %s %s: interpreted, sum %.6g, mean |x| %.6g\n", rp->info.name, rp->info.dtype, shape, sum,
+             rp->numel ? sum_abs / (double)rp->numel : 0.0);
+    }
+  }
+  if (c->device) printf("%s: %s\n", kname, all_pass ? "PASS" : "FAIL");
+  if (!all_pass) rc = EXIT_INPUT;
+done:
+  for (int i = 0; rps && i < np; i++) {
+    free(rps[i].host);
+    free(rps[i].device_result);
+    if (rps[i].dptr && cu.cuMemFree) cu.cuMemFree(rps[i].dptr);
+  }
+  free(rps);
+  free(args);
+  tilec_program_destroy(p);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  cli c = {0};
+  if (tilec_options_create(&c.opts) != TILEC_OK) {
+    fprintf(stderr, "tilec: error: out of memory\n");
+    return EXIT_INPUT;
+  }
+  int rc = parse_args(argc, argv, &c);
+  if (rc < 0) rc = c.run_mode ? run_main(&c) : compile_main(&c);
+  tilec_options_destroy(c.opts);
+  return rc;
+}
