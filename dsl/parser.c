@@ -11,7 +11,8 @@ typedef struct parser {
   tl_ctx *ctx;
   const fe_token *toks;
   int ntoks, pos;
-  int depth;   /* expression + block nesting */
+  int depth;   /* expression nesting */
+  int bdepth;  /* block nesting */
   bool panic;  /* an error was reported; quiet until resynchronized */
 } parser;
 
@@ -87,14 +88,15 @@ static fe_expr *new_expr(parser *P, fe_expr_kind k, tl_loc loc) {
 
 static fe_expr *parse_expr(parser *P);
 
-static bool enter(parser *P, tl_loc loc, const char *what) {
-  if (++P->depth > FE_MAX_DEPTH) {
+static bool enter_at(parser *P, int *depth, tl_loc loc, const char *what) {
+  if (++*depth > FE_MAX_DEPTH) {
     if (!P->panic) tl_error(P->ctx, loc, "%s nested too deeply (the limit is %d levels)", what, FE_MAX_DEPTH);
     P->panic = true;
     return false;
   }
   return true;
 }
+static bool enter(parser *P, tl_loc loc, const char *what) { return enter_at(P, &P->depth, loc, what); }
 static void leave(parser *P) { P->depth--; }
 
 /* dtype name at the current token, or TL_VOID (no error). */
@@ -184,12 +186,7 @@ static fe_expr *parse_primary(parser *P) {
     return e;
   case TK_LPAREN: {
     advance(P);
-    if (!enter(P, t->loc, "expression")) {
-      leave(P);
-      return new_expr(P, EX_ERROR, t->loc);
-    }
     e = parse_expr(P);
-    leave(P);
     expect(P, TK_RPAREN, "')'");
     return e;
   }
@@ -432,7 +429,7 @@ static fe_block *parse_block(parser *P) {
   fe_block *b = new0(P, sizeof *b);
   b->loc = peek(P)->loc;
   if (!expect(P, TK_LBRACE, "'{'")) return b;
-  if (!enter(P, b->loc, "block")) {
+  if (!enter_at(P, &P->bdepth, b->loc, "block")) {
     /* skip the block by matching braces, without recursion */
     int nest = 1;
     while (nest > 0 && !at(P, TK_EOF)) {
@@ -440,7 +437,7 @@ static fe_block *parse_block(parser *P) {
       if (k == TK_LBRACE) nest++;
       if (k == TK_RBRACE) nest--;
     }
-    leave(P);
+    P->bdepth--;
     P->panic = false;
     return b;
   }
@@ -449,13 +446,15 @@ static fe_block *parse_block(parser *P) {
     int before = P->pos;
     fe_stmt *s = parse_stmt(P);
     if (P->panic) {
-      sync_stmt(P);
+      /* the statement may already have reached its ';' */
+      if (P->pos > before && P->toks[P->pos - 1].kind == TK_SEMI) P->panic = false;
+      else sync_stmt(P);
       s = NULL;
     }
     if (s) tl_vec_push(&P->ctx->arena, &stmts, s);
     if (P->pos == before) advance(P); /* always progress */
   }
-  leave(P);
+  P->bdepth--;
   expect(P, TK_RBRACE, "'}'");
   b->stmts = stmts.data;
   b->n = stmts.len;

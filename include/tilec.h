@@ -207,6 +207,11 @@ TILEC_API const char *tilec_kernel_error(const tilec_kernel *k);
  * (a cubin from an earlier process) or "memory-cache" (already loaded in this
  * process).  Static storage; "" for NULL. */
 TILEC_API const char *tilec_kernel_origin(const tilec_kernel *k);
+/* Launch configuration of k, for callers that launch its code themselves
+ * (benchmarks, graph builders): block size (threads), dynamic shared memory
+ * bytes and the PTX .entry name (owned by k).  Any pointer may be NULL. */
+TILEC_API tilec_status tilec_kernel_config(const tilec_kernel *k, int *threads, int *smem_bytes,
+                                           const char **entry);
 
 #ifdef __cplusplus
 }

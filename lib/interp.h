@@ -1,7 +1,19 @@
 /* interp.h: the CPU interpreter of tile IR, the oracle for every GPU test.
  * Runs one kernel over its whole grid on host memory.  f32 arithmetic is
  * IEEE binary32 (each op rounded to f32), f16/bf16/fp8 values are rounded
- * to nearest-even on every cast/store (lib/fpconv.h). */
+ * to nearest-even on every cast/store (lib/fpconv.h).
+ *
+ * Decisions (interp engineer; the full list is docs/interpreter.md):
+ *  - f16/bf16/fp8 tiles are computed in f32 and rounded to their dtype after
+ *    every op; exp/log/sin/... are computed in double and rounded once.
+ *  - Integers wrap at their width; x / 0 and x % 0 give 0; INT_MIN / -1
+ *    wraps to INT_MIN (and % gives 0); shift amounts outside [0, width) give
+ *    0 (shl, logical shr) or the sign fill (arithmetic shr), as PTX clamps.
+ *  - min/max on floats propagate NaN and order -0 < +0; cmp ne is true on NaN.
+ *  - dot: a, b exactly to f32; sum_k a*b in f32 in k order, then acc + sum.
+ *  - for with a step <= 0 is an error (message), never an endless loop.
+ *  - Limits: at most 2^31 programs, TL_MAX_TILE_ELEMS elements per tile;
+ *    tensor sizes below 2^31 (dim gives i32); strides of any sign. */
 #ifndef TILEC_INTERP_H
 #define TILEC_INTERP_H
 

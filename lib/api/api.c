@@ -25,19 +25,6 @@ extern char **environ;
 #define TILEC_LLVM_VERSION "unknown"
 #endif
 
-/* Optional pieces, referenced weakly: NULL when not linked in. */
-#define TL_WEAK(fn) extern __typeof__(fn) fn __attribute__((weak))
-TL_WEAK(tl_rt_device_arch);
-/* The code generator is still being written: weak until it exists
- * (TODO(api): make these strong references once lib/codegen/ is in). */
-TL_WEAK(tl_codegen);
-TL_WEAK(tl_codegen_result_free);
-
-/* An error for a part of tilec that is not in this build yet. */
-static tilec_status not_built(tilec_program *p, const char *what) {
-  tl_error(&p->ctx, TL_NOLOC, "%s is not built yet", what);
-  return TILEC_ERROR_UNSUPPORTED;
-}
 
 /* ---- status, version, free ------------------------------------------------ */
 const char *tilec_status_string(tilec_status s) {
@@ -416,7 +403,7 @@ tilec_status tilec_program_create_from_file(tilec_program **out, const char *pat
 void tilec_program_destroy(tilec_program *p) {
   if (!p) return;
   for (int i = 0; i < 5; i++) free(p->text[i]);
-  if ((p->cg.llvm_ir || p->cg.ptx || p->cg.nkernels) && tl_codegen_result_free) tl_codegen_result_free(&p->cg);
+  if ((p->cg.llvm_ir || p->cg.ptx || p->cg.nkernels) ) tl_codegen_result_free(&p->cg);
   free(p->cubin);
   tl_sbuf_free(&p->log);
   tl_sbuf_free(&p->work);
@@ -458,7 +445,7 @@ static bool verifier_complained(tilec_program *p, int from) {
 static const char *target_arch(tilec_program *p) {
   if (p->opts.arch) return p->opts.arch;
   char buf[32];
-  if (tl_rt_device_arch && tl_rt_device_arch(0, buf, sizeof buf) && is_arch_name(buf))
+  if (tl_rt_device_arch(0, buf, sizeof buf) && is_arch_name(buf))
     p->opts.arch = tl_strdup(&p->ctx.arena, buf);
   else
     p->opts.arch = "sm_90a";
@@ -500,7 +487,6 @@ static tilec_status stage_passes(tilec_program *p) {
 }
 
 static tilec_status stage_codegen(tilec_program *p) {
-  if (!tl_codegen || !tl_codegen_result_free) return not_built(p, "the code generator (lib/codegen/)");
   tl_codegen_opts co = {0};
   co.arch = target_arch(p);
   co.opt_level = p->opts.opt_level;

@@ -20,13 +20,6 @@
 #define TILEC_LLVM_VERSION "unknown"
 #endif
 
-/* lib/api/api.c is written in parallel: weak until it is in every build
- * (TODO(runtime): make these strong references). */
-#define TL_WEAK(fn) extern __typeof__(fn) fn __attribute__((weak))
-TL_WEAK(tilec_program_compile);
-TL_WEAK(tl_api_find_kernel);
-TL_WEAK(tl_api_map_args);
-
 #define DEFAULT_DYNAMIC_SMEM (48 * 1024) /* above this a kernel must opt in */
 
 struct tilec_kernel {
@@ -189,8 +182,6 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
   char err[512];
-  if (!tilec_program_compile || !tl_api_find_kernel || !tl_api_map_args)
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, kernel, "the program API (lib/api/api.c) is not built yet");
   const tl_rt_device *dev;
   int rt = tl_rt_device_get(device, &dev, err, sizeof err);
   if (rt != TL_OK) return log_error(p, (tilec_status)rt, kernel, err);
@@ -285,6 +276,14 @@ void tilec_kernel_destroy(tilec_kernel *k) {
 
 const char *tilec_kernel_error(const tilec_kernel *k) { return k ? k->err : "no kernel (NULL handle)"; }
 const char *tilec_kernel_origin(const tilec_kernel *k) { return k ? k->origin : ""; }
+
+tilec_status tilec_kernel_config(const tilec_kernel *k, int *threads, int *smem_bytes, const char **entry) {
+  if (!k) return TILEC_ERROR_USAGE;
+  if (threads) *threads = k->meta.threads;
+  if (smem_bytes) *smem_bytes = k->meta.smem_bytes;
+  if (entry) *entry = k->meta.entry;
+  return TILEC_OK;
+}
 
 /* ---- launch ----------------------------------------------------------------------------------- */
 static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);

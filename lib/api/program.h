@@ -42,9 +42,9 @@ struct tilec_program {
 /* Size limit of one source (string or file); larger input is an error. */
 #define TILEC_MAX_SOURCE_BYTES ((size_t)16 << 20)
 
-/* Optional, from the runtime (runtime/): the "sm_XX[a]" of CUDA device
- * `device` into buf; false when no driver/device.  api.c references it weakly
- * (a NULL symbol means "not built"), so compiling never needs the runtime. */
+/* From the runtime (runtime/loader.c): the "sm_XX[a]" of CUDA device
+ * `device` into buf; false when there is no driver or device.  The default
+ * target when no arch is given. */
 bool tl_rt_device_arch(int device, char *buf, size_t n);
 
 /* The tile function named `kernel` (NULL = the first), or NULL. */

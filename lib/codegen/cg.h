@@ -1,4 +1,4 @@
-/* cg.h: internal state of the code generator (lib/codegen/*.c), not a contract.
+/* cg.h: internal state of the code generator (lib/codegen/), not a contract.
  *
  * Tiles are lowered to per-thread registers: a tile value with layout L is an
  * array of 2^L.nreg LLVM scalar values, register r holding the element at

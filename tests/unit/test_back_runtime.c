@@ -223,3 +223,30 @@ Test(abi, sizes_beyond_i32_are_rejected) {
   cr_assert(strstr(err, "does not fit") != NULL, "%s", err);
   tl_ctx_free(&c);
 }
+
+/* ---- the public JIT API without a driver -------------------------------------------- */
+#include "tilec.h"
+
+Test(jit_api, load_without_driver_is_a_clear_cuda_error) {
+  setenv("TILEC_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  static const char src[] =
+      "kernel copy(X: tensor<f32>[N], Y: tensor<f32>[N]) tiles(B = 128) grid(cdiv(N, B)) {\n"
+      "    i = program_id(0) * B;\n    store(Y[i : i + B], load(X[i : i + B]));\n}\n";
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create(&p, src, "copy.tile", NULL), TILEC_OK);
+  tilec_kernel *k = (tilec_kernel *)1;
+  cr_assert_eq(tilec_kernel_load(p, "copy", 0, &k), TILEC_ERROR_CUDA);
+  cr_assert_null(k);
+  cr_assert(strstr(tilec_program_log(p), "not found (no NVIDIA driver)") != NULL, "%s", tilec_program_log(p));
+  tilec_program_destroy(p);
+}
+
+Test(jit_api, null_handles) {
+  tilec_kernel_destroy(NULL);
+  cr_assert_eq(tilec_kernel_launch(NULL, NULL, 0, NULL), TILEC_ERROR_USAGE);
+  cr_assert_not_null(tilec_kernel_error(NULL));
+  cr_assert_str_eq(tilec_kernel_origin(NULL), "");
+  tilec_kernel *k = (tilec_kernel *)1;
+  cr_assert_eq(tilec_kernel_load(NULL, NULL, 0, &k), TILEC_ERROR_USAGE);
+  cr_assert_null(k);
+}

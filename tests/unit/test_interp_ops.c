@@ -533,3 +533,47 @@ Test(interp_ops, load_indexed_dim_negative_start_other) {
   free(a[1].data);
   kb_free(k);
 }
+
+/* Start indices at the edges of i64: nothing overflows, outside reads `other`
+ * and outside stores are dropped.  Y[0 : B] = X[s : s + B]; Z[s : s + B] = X[0 : B] */
+Test(interp_ops, extreme_start_indices) {
+  const int32_t B = 8;
+  kb *k = kb_new("edges");
+  const char *dn[1] = {"N"}, *db[1] = {"8"};
+  int32_t X = kb_tensor(k, "X", TL_F32, 1, dn), Y = kb_tensor(k, "Y", TL_F32, 1, db);
+  int32_t Z = kb_tensor(k, "Z", TL_F32, 1, dn), s = kb_scalar(k, "s", TL_I64);
+  kb_grid_consts(k, 1, (const int64_t[]){1});
+  tl_region *b = kb_body(k);
+  int32_t len = B;
+  int32_t zero = kb_ci(k, b, 0);
+  int32_t other = tl_build_const_f(k->f, b, tl_scalar_type(TL_F32), 42.0, TL_NOLOC);
+  int32_t x = kb_load(k, b, X, 1, &s, &len, tile1(TL_F32, B), other);
+  kb_store(k, b, Y, 1, &zero, &len, x);
+  int32_t x0 = kb_load(k, b, X, 1, &zero, &len, tile1(TL_F32, B), -1);
+  kb_store(k, b, Z, 1, &s, &len, x0);
+  const int64_t N = 11;
+  const int64_t starts[] = {INT64_MIN, INT64_MIN + 3, -9, -8, -7, -1, 0, 3, N - 1, N, INT64_MAX - 7, INT64_MAX - 3, INT64_MAX};
+  rng g = {1701};
+  for (size_t si = 0; si < sizeof starts / sizeof *starts; si++) {
+    int64_t n8 = B;
+    tl_arg a[4] = {targ(TL_F32, 1, &N), targ(TL_F32, 1, &n8), targ(TL_F32, 1, &N), sarg_i(starts[si])};
+    tfill_random(&a[0], &g, -1, 1);
+    tpoison(&a[1]);
+    tpoison(&a[2]);
+    run_ok(k, a, 4);
+    const float *xv = a[0].data, *yv = a[1].data, *zv = a[2].data;
+    for (int64_t i = 0; i < B; i++) {
+      int64_t src = starts[si] > INT64_MAX - i ? -1 : starts[si] + i; /* -1: beyond i64, outside */
+      float want = src >= 0 && src < N ? xv[src] : 42.0f;
+      cr_assert_eq(yv[i], want, "start %lld, element %lld", (long long)starts[si], (long long)i);
+    }
+    for (int64_t j = 0; j < N; j++) {
+      /* Z[j] was written iff j = start + i for some i in [0, B) */
+      bool written = starts[si] <= j && starts[si] > j - B;
+      if (written) cr_assert_eq(zv[j], xv[j - starts[si]], "start %lld, Z[%lld]", (long long)starts[si], (long long)j);
+      else cr_assert(isnan(zv[j]), "start %lld: Z[%lld] written", (long long)starts[si], (long long)j);
+    }
+    for (int i = 0; i < 3; i++) free(a[i].data);
+  }
+  kb_free(k);
+}

@@ -1,0 +1,230 @@
+# bench.py: tilec kernels beside the references a user would pick instead
+# (cuBLAS, cuDNN / FlashAttention-2 SDPA, PyTorch ops), measured in ONE run on
+# the same GPU, medians of triton.testing.do_bench, ratios printed last.
+#
+# tilec is driven through its C API (libtilec.so via ctypes): no Python is
+# needed by tilec itself; PyTorch here only allocates tensors and runs the
+# references.  Every tilec result is checked against a float64/f32 torch
+# reference before it is timed (relative error printed beside the time).
+#
+#   python3 bench/bench.py --lib build/libtilec.so [--quick] [--only gemm,attn,norm]
+import argparse, ctypes as C, json, math, os, sys, time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--lib", required=True)
+ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ap.add_argument("--quick", action="store_true")
+ap.add_argument("--only", default="gemm,fp8,attn,norm")
+ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
+args = ap.parse_args()
+
+import torch
+from triton.testing import do_bench
+
+# ---- libtilec through ctypes ------------------------------------------------------
+class DLDevice(C.Structure):
+    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
+class DLDataType(C.Structure):
+    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
+class DLTensor(C.Structure):
+    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32),
+                ("dtype", DLDataType), ("shape", C.POINTER(C.c_int64)),
+                ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
+class ArgU(C.Union):
+    _fields_ = [("tensor", C.POINTER(DLTensor)), ("i32", C.c_int32), ("i64", C.c_int64),
+                ("f32", C.c_float), ("f64", C.c_double)]
+class Arg(C.Structure):
+    _fields_ = [("kind", C.c_int), ("u", ArgU)]
+
+lib = C.CDLL(args.lib)
+lib.tilec_status_string.restype = C.c_char_p
+lib.tilec_program_log.restype = C.c_char_p
+lib.tilec_kernel_error.restype = C.c_char_p
+lib.tilec_kernel_origin.restype = C.c_char_p
+lib.tilec_version_string.restype = C.c_char_p
+
+DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32),
+      torch.int32: (0, 32), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
+
+def check(st, what, prog=None):
+    if st != 0:
+        log = lib.tilec_program_log(prog).decode() if prog else ""
+        raise RuntimeError(f"{what}: {lib.tilec_status_string(st).decode()}\n{log[-3000:]}")
+
+class Kernel:
+    def __init__(self, path, defines=None, kernel=None):
+        opts = C.c_void_p()
+        check(lib.tilec_options_create(C.byref(opts)), "options")
+        for k, v in (defines or {}).items():
+            check(lib.tilec_options_define(opts, k.encode(), C.c_int64(v)), "define")
+        self.prog = C.c_void_p()
+        t0 = time.perf_counter()
+        st = lib.tilec_program_create_from_file(C.byref(self.prog), path.encode(), opts)
+        lib.tilec_options_destroy(opts)
+        check(st, "create " + path, self.prog)
+        self.k = C.c_void_p()
+        check(lib.tilec_kernel_load(self.prog, kernel.encode() if kernel else None, 0, C.byref(self.k)),
+              "load " + path, self.prog)
+        self.load_s = time.perf_counter() - t0
+        self.origin = lib.tilec_kernel_origin(self.k).decode()
+        self._keep = []
+
+    def bind(self, *vals):
+        """Pack arguments once (tensors keep their storage alive); returns a launcher."""
+        arr = (Arg * len(vals))()
+        keep = []
+        for i, v in enumerate(vals):
+            if isinstance(v, torch.Tensor):
+                shp = (C.c_int64 * v.dim())(*v.shape)
+                strd = (C.c_int64 * v.dim())(*v.stride())
+                code, bits = DL[v.dtype]
+                t = DLTensor(C.c_void_p(v.data_ptr()), DLDevice(2, v.device.index or 0), v.dim(),
+                             DLDataType(code, bits, 1), shp, strd, 0)
+                keep += [shp, strd, t, v]
+                arr[i].kind = 0
+                arr[i].u.tensor = C.pointer(t)
+            elif isinstance(v, float):
+                arr[i].kind = 3; arr[i].u.f32 = v
+            else:
+                arr[i].kind = 1; arr[i].u.i32 = int(v)
+        keep.append(arr)
+        stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
+        def launch():
+            st = lib.tilec_kernel_launch(self.k, arr, len(vals), stream)
+            if st != 0:
+                raise RuntimeError("launch: " + lib.tilec_kernel_error(self.k).decode())
+        launch._keep = keep
+        return launch
+
+def ex(name):
+    return os.path.join(args.root, "examples", name)
+
+def bench(f):
+    f(); torch.cuda.synchronize()
+    return do_bench(f, warmup=25, rep=100 if args.quick else 300, return_mode="median")
+
+def relerr(x, ref):
+    x = x.double(); ref = ref.double()
+    return float((x - ref).norm() / ref.norm())
+
+rows, res = [], {"version": lib.tilec_version_string().decode(),
+                 "device": torch.cuda.get_device_name(0)}
+def row(work, shape, t_ms, metric, value, ref_name, ref_value, err):
+    ratio = value / ref_value if ref_value else float("nan")
+    rows.append((work, shape, f"{t_ms:.3f}", f"{value:.1f} {metric}", ref_name, f"{ref_value:.1f}",
+                 f"{ratio:.3f}", f"{err:.1e}"))
+    res[f"{work} {shape}"] = dict(ms=t_ms, value=value, metric=metric, ref=ref_name,
+                                  ref_value=ref_value, ratio=ratio, relerr=err)
+    print(" | ".join(rows[-1]), flush=True)
+
+def safe(fn, label):
+    try:
+        fn()
+    except Exception as e:  # keep going: one failing workload must not hide the others
+        print(f"{label}: FAILED: {str(e)[:2000]}", flush=True)
+        res[label] = f"FAILED: {str(e)[:300]}"
+
+only = set(args.only.split(","))
+torch.manual_seed(0)
+
+# ---- GEMM bf16 -------------------------------------------------------------------
+def gemm_bf16():
+    k = Kernel(ex("gemm.tile"))
+    sizes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192),
+             (8192, 28672, 4096), (8192, 4096, 14336), (8192, 6144, 4096)]
+    for M, N, K in sizes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = k.bind(a, b, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, a.float() @ b.float())
+        ms = bench(f)
+        ms_ref = bench(lambda: a @ b)
+        fl = 2 * M * N * K
+        row("gemm bf16", f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS", fl / ms_ref / 1e9, err)
+
+# ---- GEMM fp8 (per-tensor scales) ---------------------------------------------------
+def gemm_fp8():
+    k = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
+    for N in ([4096] if args.quick else [4096, 8192]):
+        a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+        bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K] row-major
+        b = bt.t()                                                      # [K, N], K-major for cuBLAS
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = k.bind(a, b, c, 0.5, 2.0)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, a.float() @ b.float())
+        ms = bench(f)
+        one = torch.tensor(1.0, device="cuda")
+        ms_ref = bench(lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16))
+        fl = 2 * N ** 3
+        row("gemm fp8 e4m3", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8", fl / ms_ref / 1e9, err)
+
+# ---- attention forward ----------------------------------------------------------------
+def attn():
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    import torch.nn.functional as F
+    cases = [(128, 4096, False)] if args.quick else [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (False, True)]
+    kernels = {}
+    for D, S, causal in cases:
+        key = (D, causal)
+        if key not in kernels:
+            kernels[key] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)})
+        k = kernels[key]
+        H = 2048 // D; Z = max(1, 16384 // S)
+        q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
+        kk = torch.randn_like(q); v = torch.randn_like(q)
+        o = torch.full_like(q, float("nan"))
+        f = k.bind(q, kk, v, o, D ** -0.5)
+        f(); torch.cuda.synchronize()
+        ref = F.scaled_dot_product_attention(q.float(), kk.float(), v.float(), is_causal=causal)
+        err = relerr(o, ref)
+        ms = bench(f)
+        fl = 4 * Z * H * S * S * D / (2 if causal else 1)
+        refs = {}
+        for nm, be in (("FA2", SDPBackend.FLASH_ATTENTION), ("cuDNN", SDPBackend.CUDNN_ATTENTION)):
+            with sdpa_kernel(be):
+                refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
+        shape = f"D{D} S{S} {'causal' if causal else 'full'}"
+        row("attn fwd", shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
+        row("attn fwd", shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
+
+# ---- memory-bound: rmsnorm, softmax (bytes read + written over time) -------------------------
+def norms():
+    R, Cn = (8192, 4096)
+    x = torch.randn(R, Cn, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(Cn, device="cuda", dtype=torch.bfloat16)
+    y = torch.full_like(x, float("nan"))
+    k = Kernel(ex("rmsnorm.tile"))
+    f = k.bind(x, w, y, 1e-6)
+    f(); torch.cuda.synchronize()
+    xf = x.float(); ref = xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float()
+    err = relerr(y, ref)
+    ms = bench(f)
+    ms_ref = bench(lambda: torch.nn.functional.rms_norm(x, (Cn,), w, 1e-6))
+    by = 2 * x.numel() * 2
+    row("rmsnorm bf16", f"{R}x{Cn}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, err)
+
+    xs = torch.randn(R, 1024, device="cuda", dtype=torch.float32)
+    ys = torch.full_like(xs, float("nan"))
+    k2 = Kernel(ex("softmax.tile"))
+    f2 = k2.bind(xs, ys)
+    f2(); torch.cuda.synchronize()
+    err = relerr(ys, torch.softmax(xs.double(), 1))
+    ms = bench(f2)
+    ms_ref = bench(lambda: torch.softmax(xs, 1))
+    by = 2 * xs.numel() * 4
+    row("softmax f32", f"{R}x1024", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, err)
+
+if "gemm" in only: safe(gemm_bf16, "gemm bf16")
+if "fp8" in only: safe(gemm_fp8, "gemm fp8")
+if "attn" in only: safe(attn, "attn")
+if "norm" in only: safe(norms, "norms")
+
+print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
+print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")
+print("|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+json.dump(res, open(args.json, "w"), indent=1)

@@ -1,0 +1,162 @@
+/* launch_overhead.c: host cost of tilec's launch path and of a warm start.
+ *  1. CPU time per launch, many launches without a sync, median of several
+ *     runs: tilec_kernel_launch (checks, cached grid, ABI packing) against a
+ *     bare cuLaunchKernel of the same code (loaded here from the same PTX).
+ *  2. Time to create a program and load its kernel in a new process: cold
+ *     (empty cache: front-end, passes, LLVM, driver JIT) against warm (the
+ *     disk cache: front-end and passes only, then the cubin).
+ *   usage: launch_overhead [LAUNCHES_PER_RUN]     (exit 77 without a GPU) */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_util.h"
+
+static const char source[] =
+    "kernel vadd(X: tensor<f32>[N], Y: tensor<f32>[N], Z: tensor<f32>[N], a: f32)\n"
+    "    tiles(B = 256)\n"
+    "    grid(cdiv(N, B))\n"
+    "{\n"
+    "    i = program_id(0) * B;\n"
+    "    store(Z[i : i + B], load(X[i : i + B]) * a + load(Y[i : i + B]));\n"
+    "}\n";
+
+#define RUNS 7
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+/* Child mode: create + load, print the milliseconds. */
+static int child(void) {
+  double t0 = gpu_now_ms();
+  tilec_program *p = NULL;
+  tilec_kernel *k = NULL;
+  tilec_status st = tilec_program_create(&p, source, "vadd.tile", NULL);
+  if (st == TILEC_OK) st = tilec_kernel_load(p, "vadd", 0, &k);
+  double ms = gpu_now_ms() - t0;
+  if (st != TILEC_OK) {
+    fprintf(stderr, "%s\n%s", tilec_status_string(st), p ? tilec_program_log(p) : "");
+    return 1;
+  }
+  printf("%.3f %s\n", ms, tilec_kernel_origin(k));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  return 0;
+}
+
+static double run_child(const char *self, const char *cache_dir, char *origin, size_t on) {
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "TILEC_CACHE_DIR='%s' '%s' --child", cache_dir, self);
+  FILE *f = popen(cmd, "r");
+  double ms = -1;
+  if (f) {
+    char o[64] = "";
+    if (fscanf(f, "%lf %63s", &ms, o) != 2) ms = -1;
+    snprintf(origin, on, "%s", o);
+    pclose(f);
+  }
+  return ms;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--child")) return child();
+  int launches = argc > 1 ? atoi(argv[1]) : 2000;
+  if (launches < 1) launches = 2000;
+  int rc = gpu_init();
+  if (rc) return rc;
+
+  tilec_program *p = NULL;
+  tilec_kernel *k = NULL;
+  tilec_status st = tilec_program_create(&p, source, "vadd.tile", NULL);
+  if (st == TILEC_OK) st = tilec_kernel_load(p, "vadd", 0, &k);
+  if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_PTX); /* the PTX for the bare launch */
+  if (st != TILEC_OK) {
+    fprintf(stderr, "%s\n%s", tilec_status_string(st), p ? tilec_program_log(p) : "");
+    return st == TILEC_ERROR_NO_DEVICE ? GPU_SKIP : 1;
+  }
+  int threads = 0, smem = 0;
+  const char *entry = NULL;
+  tilec_kernel_config(k, &threads, &smem, &entry);
+  CUmodule mod;
+  CUfunction fn;
+  gpu_check(gpu.cuModuleLoadData(&mod, tilec_program_text(p, TILEC_STAGE_PTX)), "cuModuleLoadData(PTX)");
+  gpu_check(gpu.cuModuleGetFunction(&fn, mod, entry), "cuModuleGetFunction");
+
+  const int n = 4096; /* 16 programs: the GPU keeps up with the launches */
+  CUdeviceptr dx, dy, dz;
+  gpu_check(gpu.cuMemAlloc(&dx, n * 4), "alloc");
+  gpu_check(gpu.cuMemAlloc(&dy, n * 4), "alloc");
+  gpu_check(gpu.cuMemAlloc(&dz, n * 4), "alloc");
+  gpu_check(gpu.cuMemsetD8(dx, 0x3F, n * 4), "memset");
+  gpu_check(gpu.cuMemsetD8(dy, 0x3F, n * 4), "memset");
+  int64_t shape[1] = {n};
+  DLTensor tx = {.data = (void *)(uintptr_t)dx, .device = {kDLCUDA, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  DLTensor ty = tx, tz = tx;
+  ty.data = (void *)(uintptr_t)dy;
+  tz.data = (void *)(uintptr_t)dz;
+  tilec_arg args[4] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &tx}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &ty},
+                       {.kind = TILEC_ARG_TENSOR, .u.tensor = &tz}, {.kind = TILEC_ARG_F32, .u.f32 = 1.5f}};
+  /* the bare launch's parameters, per the ABI: ptr, u32 size, u64 stride per tensor; f32 */
+  uint64_t px = dx, py = dy, pz = dz, one = 1;
+  uint32_t un = (uint32_t)n;
+  float a = 1.5f;
+  void *params[] = {&px, &un, &one, &py, &un, &one, &pz, &un, &one, &a};
+  unsigned grid = (unsigned)((n + 255) / 256);
+
+  double t_tilec[RUNS], t_bare[RUNS];
+  if (tilec_kernel_launch(k, args, 4, NULL) != TILEC_OK) { /* warm-up, first shape */
+    fprintf(stderr, "%s\n", tilec_kernel_error(k));
+    return 1;
+  }
+  gpu_check(gpu.cuLaunchKernel(fn, grid, 1, 1, (unsigned)threads, 1, 1, (unsigned)smem, NULL, params, NULL), "bare launch");
+  gpu_check(gpu.cuCtxSynchronize(), "sync");
+  for (int r = 0; r < RUNS; r++) {
+    double t0 = gpu_now_ms();
+    for (int i = 0; i < launches; i++) tilec_kernel_launch(k, args, 4, NULL);
+    t_tilec[r] = (gpu_now_ms() - t0) * 1e3 / launches;
+    gpu_check(gpu.cuCtxSynchronize(), "sync");
+    t0 = gpu_now_ms();
+    for (int i = 0; i < launches; i++) gpu.cuLaunchKernel(fn, grid, 1, 1, (unsigned)threads, 1, 1, (unsigned)smem, NULL, params, NULL);
+    t_bare[r] = (gpu_now_ms() - t0) * 1e3 / launches;
+    gpu_check(gpu.cuCtxSynchronize(), "sync");
+  }
+  double mt = median(t_tilec, RUNS), mb = median(t_bare, RUNS);
+
+  /* warm start: new processes, a fresh cache directory */
+  char dir[] = "/tmp/tilec-bench-cache-XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  double cold[RUNS], warm[RUNS];
+  char origin_cold[64] = "", origin_warm[64] = "";
+  int ncold = 0, nwarm = 0;
+  for (int r = 0; r < RUNS; r++) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -f '%s'/*.tlk", dir);
+    if (system(cmd) != 0) break;
+    double c = run_child(argv[0], dir, origin_cold, sizeof origin_cold);
+    double w = run_child(argv[0], dir, origin_warm, sizeof origin_warm);
+    if (c >= 0) cold[ncold++] = c;
+    if (w >= 0) warm[nwarm++] = w;
+  }
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+
+  printf("\n%-44s %12s\n", "launch path (host CPU time, median of 7)", "us/launch");
+  printf("%-44s %12.2f\n", "tilec_kernel_launch", mt);
+  printf("%-44s %12.2f\n", "cuLaunchKernel (same code, same args)", mb);
+  printf("%-44s %12.2f\n", "tilec overhead", mt - mb);
+  printf("\n%-44s %12s\n", "program create + kernel load (new process)", "ms");
+  if (ncold) printf("%-44s %12.2f  (%s)\n", "cold: empty cache", median(cold, ncold), origin_cold);
+  if (nwarm) printf("%-44s %12.2f  (%s)\n", "warm: disk cache", median(warm, nwarm), origin_warm);
+  printf("(%d launches per run, grid %u x %d threads, entry %s)\n", launches, grid, threads, entry);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  return 0;
+}

@@ -1,0 +1,630 @@
+/* codegen.c: requires tile IR after layout_assign (every tile has a layout);
+ * produces one LLVM function per kernel (nvvm.annotations kernel, the ABI of
+ * codegen.h), runs LLVM's default<On> pipeline and the NVPTX back-end to PTX.
+ * Keeps the IR untouched.  Unsupported constructs are diagnostics naming the
+ * op (TL_ERR_UNSUPPORTED), never bad PTX.
+ *
+ * This file: the driver, helpers, kernel prologue, control flow (for / if /
+ * yield) and the dispatch; ops live in emit_*.c.  docs/codegen.md explains. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "cg.h"
+
+/* ---- helpers shared by emit_*.c ------------------------------------------------ */
+
+void cg_unsupported(cg *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tl_error(g->ctx, g->loc, "unsupported in codegen: %s", msg);
+  longjmp(*g->bail, 1);
+}
+
+LLVMValueRef cg_i32(cg *g, int64_t x) { return LLVMConstInt(g->i32, (unsigned long long)x, 1); }
+LLVMValueRef cg_i64(cg *g, int64_t x) { return LLVMConstInt(g->i64, (unsigned long long)x, 1); }
+
+LLVMTypeRef cg_reg_type(cg *g, tl_dtype dt) {
+  switch (dt) {
+  case TL_I1: return g->i1;
+  case TL_I8: case TL_U8: case TL_F8E4M3: case TL_F8E5M2: return g->i8;
+  case TL_I16: return g->i16;
+  case TL_I32: return g->i32;
+  case TL_I64: return g->i64;
+  case TL_F16: return g->f16;
+  case TL_BF16: return g->bf16;
+  case TL_F32: return g->f32;
+  default: TL_INTERNAL(g->ctx, "codegen: no register type for dtype %d", (int)dt);
+  }
+}
+
+LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt) { return dt == TL_I1 ? g->i8 : cg_reg_type(g, dt); }
+
+LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
+  LLVMTypeRef tys[8];
+  TL_CHECK(g->ctx, n <= 8);
+  for (int i = 0; i < n; i++) tys[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->M, name);
+  if (!fn) fn = LLVMAddFunction(g->M, name, fty);
+  return LLVMBuildCall2(g->B, fty, fn, args, (unsigned)n, "");
+}
+
+LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
+                    int n, bool side_effects) {
+  LLVMTypeRef tys[16];
+  TL_CHECK(g->ctx, n <= 16);
+  for (int i = 0; i < n; i++) tys[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
+  LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
+                                    LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
+}
+
+cg_val *cg_get(cg *g, int32_t v) {
+  cg_val *x = &g->vals[v];
+  if (!x->r) TL_INTERNAL(g->ctx, "codegen: value %%%d used before it is defined", (int)v);
+  return x;
+}
+
+cg_val *cg_new_val(cg *g, int32_t v, int32_t n) {
+  cg_val *x = &g->vals[v];
+  x->r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
+  x->n = n;
+  return x;
+}
+
+const tl_layout *cg_layout(cg *g, int32_t v) {
+  tl_type *t = &tl_val(g->f, v)->type;
+  if (t->kind != TL_KIND_TILE || t->layout < 0 || !g->f->layouts)
+    TL_INTERNAL(g->ctx, "codegen: tile %%%d has no layout (run layout_assign first)", (int)v);
+  return tl_layout_at(g->f, t->layout);
+}
+
+/* The lane/warp part of a layout's coordinates: computed once in the prologue. */
+static void ensure_lw(cg *g, int32_t lid) {
+  if (g->lw[lid][0]) return;
+  const tl_layout *l = tl_layout_at(g->f, lid);
+  for (int d = 0; d < TL_MAX_RANK; d++) {
+    LLVMValueRef acc = cg_i32(g, 0);
+    for (int src = 0; src < 2; src++) {
+      int nb = src ? l->nwarp : TL_LAYOUT_LANE_BITS;
+      LLVMValueRef id = src ? g->warp : g->lane;
+      for (int j = 0; j < nb; j++) {
+        int32_t b = src ? l->warp[j][d] : l->lane[j][d];
+        if (d >= l->rank || !b) continue;
+        /* bit j of the id, moved to the basis' bit position */
+        LLVMValueRef bit = LLVMBuildAnd(g->PB, LLVMBuildLShr(g->PB, id, cg_i32(g, j), ""), cg_i32(g, 1), "");
+        int sh = 0;
+        while ((1 << sh) != b) sh++;
+        acc = LLVMBuildOr(g->PB, acc, LLVMBuildShl(g->PB, bit, cg_i32(g, sh), ""), "");
+      }
+    }
+    g->lw[lid][d] = acc;
+  }
+}
+
+LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d) {
+  ensure_lw(g, lid);
+  int32_t c[TL_MAX_RANK];
+  tl_layout_reg_coords(tl_layout_at(g->f, lid), r, c);
+  return LLVMBuildAdd(g->B, g->lw[lid][d], cg_i32(g, c[d]), "");
+}
+
+void cg_barrier(cg *g) {
+  LLVMValueRef none[1];
+  cg_intrinsic(g, "llvm.nvvm.barrier0", g->vd, none, 0);
+}
+
+void cg_use_smem(cg *g, int bytes) {
+  if (bytes > g->smem_bytes) g->smem_bytes = bytes;
+}
+
+LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off) {
+  return LLVMBuildGEP2(g->B, g->i8, g->smem, &byte_off, 1, "");
+}
+
+/* ---- scalar special values ------------------------------------------------------- */
+
+static LLVMValueRef sreg(cg *g, const char *what, int axis) {
+  char name[64];
+  snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", what, "xyz"[axis]);
+  return cg_intrinsic(g, name, g->i32, NULL, 0);
+}
+
+static LLVMValueRef const_of(cg *g, const tl_op *o, tl_dtype dt) {
+  LLVMTypeRef t = cg_reg_type(g, dt);
+  if (tl_dtype_is_float(dt) && dt != TL_F8E4M3 && dt != TL_F8E5M2) return LLVMConstReal(t, o->fval);
+  if (dt == TL_F8E4M3 || dt == TL_F8E5M2) cg_unsupported(g, "const of type %s", tl_dtype_name(dt));
+  if (dt == TL_I1) return LLVMConstInt(t, o->ival != 0, 0);
+  return LLVMConstInt(t, (unsigned long long)o->ival, 1);
+}
+
+/* Fill every register of value v with x. */
+static void fill(cg *g, int32_t v, LLVMValueRef x) {
+  tl_type *t = &tl_val(g->f, v)->type;
+  int32_t n = t->kind == TL_KIND_TILE ? tl_layout_nregs(cg_layout(g, v)) : 1;
+  cg_val *d = cg_new_val(g, v, n);
+  for (int32_t i = 0; i < n; i++) d->r[i] = x;
+}
+
+/* ---- control flow ------------------------------------------------------------------ */
+
+static void emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield);
+
+/* Phis for the registers of value v (canonical ones; replicas share). */
+static void make_phis(cg *g, int32_t v, LLVMTypeRef *ty_out) {
+  tl_type *t = &tl_val(g->f, v)->type;
+  (void)ty_out;
+  if (t->kind == TL_KIND_TENSOR) cg_unsupported(g, "a tensor carried through a loop or if");
+  LLVMTypeRef ty = cg_reg_type(g, (tl_dtype)t->dtype);
+  if (t->kind != TL_KIND_TILE) {
+    cg_val *x = cg_new_val(g, v, 1);
+    x->r[0] = LLVMBuildPhi(g->B, ty, "");
+    return;
+  }
+  const tl_layout *l = cg_layout(g, v);
+  int32_t n = tl_layout_nregs(l);
+  cg_val *x = cg_new_val(g, v, n);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t c = tl_layout_canon_reg(l, i);
+    x->r[i] = c == i ? LLVMBuildPhi(g->B, ty, "") : x->r[c];
+  }
+}
+
+static void add_incoming(cg *g, int32_t phi_v, int32_t from_v, LLVMBasicBlockRef bb) {
+  cg_val *p = cg_get(g, phi_v), *s = cg_get(g, from_v);
+  if (p->n != s->n) TL_INTERNAL(g->ctx, "codegen: carried value %%%d changes register count", (int)phi_v);
+  for (int32_t i = 0; i < p->n; i++) {
+    const tl_type *t = &tl_val(g->f, phi_v)->type;
+    if (t->kind == TL_KIND_TILE && tl_layout_canon_reg(cg_layout(g, phi_v), i) != i) continue;
+    LLVMValueRef in = s->r[i];
+    LLVMAddIncoming(p->r[i], &in, &bb, 1);
+  }
+}
+
+static LLVMValueRef to_i64(cg *g, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  if (t == g->i64) return v;
+  return LLVMBuildSExt(g->B, v, g->i64, "");
+}
+
+static void emit_for(cg *g, int32_t opid) {
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, opid);
+  tl_region *body = &o->regions[0];
+  int ncar = o->nopnd - 3;
+  LLVMValueRef lo = to_i64(g, cg_get(g, o->opnd[0])->r[0]);
+  LLVMValueRef hi = to_i64(g, cg_get(g, o->opnd[1])->r[0]);
+  LLVMValueRef step = to_i64(g, cg_get(g, o->opnd[2])->r[0]);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "for.head");
+  LLVMBasicBlockRef bodyb = LLVMAppendBasicBlockInContext(g->C, g->fn, "for.body");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "for.exit");
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, head);
+  LLVMValueRef iv = LLVMBuildPhi(g->B, g->i64, "iv");
+  LLVMAddIncoming(iv, &lo, &pre, 1);
+  for (int i = 0; i < ncar; i++) {
+    make_phis(g, body->args.data[1 + i], NULL);
+    add_incoming(g, body->args.data[1 + i], o->opnd[3 + i], pre);
+  }
+  /* the interpreter rejects step <= 0; here the loop just does not run */
+  LLVMValueRef go = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, iv, hi, ""),
+                                 LLVMBuildICmp(g->B, LLVMIntSGT, step, cg_i64(g, 0), ""), "");
+  LLVMBuildCondBr(g->B, go, bodyb, exit);
+  LLVMPositionBuilderAtEnd(g->B, bodyb);
+  int32_t ivv = body->args.data[0];
+  tl_type *ivt = &tl_val(f, ivv)->type;
+  cg_new_val(g, ivv, 1)->r[0] = LLVMTypeOf(cg_get(g, o->opnd[0])->r[0]) == g->i64 || ivt->dtype == TL_I64
+                                    ? iv
+                                    : LLVMBuildTrunc(g->B, iv, cg_reg_type(g, (tl_dtype)ivt->dtype), "");
+  int32_t *ys = NULL;
+  int ny = 0;
+  emit_region(g, body, &ys, &ny);
+  o = tl_op_at(f, opid);
+  body = &o->regions[0];
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
+  LLVMValueRef next = LLVMBuildAdd(g->B, iv, step, "iv.next");
+  LLVMAddIncoming(iv, &next, &latch, 1);
+  if (ny != ncar) TL_INTERNAL(g->ctx, "codegen: for yields %d values for %d carried", ny, ncar);
+  for (int i = 0; i < ncar; i++) add_incoming(g, body->args.data[1 + i], ys[i], latch);
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, exit);
+  for (int i = 0; i < ncar && i < o->nres; i++) g->vals[o->res[i]] = g->vals[body->args.data[1 + i]];
+}
+
+static void emit_if(cg *g, int32_t opid) {
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, opid);
+  LLVMValueRef c = cg_get(g, o->opnd[0])->r[0];
+  LLVMBasicBlockRef thenb = LLVMAppendBasicBlockInContext(g->C, g->fn, "if.then");
+  LLVMBasicBlockRef elseb = LLVMAppendBasicBlockInContext(g->C, g->fn, "if.else");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "if.end");
+  LLVMBuildCondBr(g->B, c, thenb, elseb);
+  LLVMBasicBlockRef ends[2];
+  int32_t *ys[2] = {NULL, NULL};
+  int ny[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    LLVMPositionBuilderAtEnd(g->B, k ? elseb : thenb);
+    o = tl_op_at(f, opid);
+    if (k < o->nregions) emit_region(g, &o->regions[k], &ys[k], &ny[k]);
+    ends[k] = LLVMGetInsertBlock(g->B);
+    LLVMBuildBr(g->B, join);
+  }
+  LLVMPositionBuilderAtEnd(g->B, join);
+  o = tl_op_at(f, opid);
+  for (int i = 0; i < o->nres; i++) {
+    if (i >= ny[0] || i >= ny[1]) TL_INTERNAL(g->ctx, "codegen: if without a value for result %d", i);
+    make_phis(g, o->res[i], NULL);
+    add_incoming(g, o->res[i], ys[0][i], ends[0]);
+    add_incoming(g, o->res[i], ys[1][i], ends[1]);
+  }
+}
+
+/* ---- the dispatch ---------------------------------------------------------------------- */
+
+static void emit_op(cg *g, int32_t opid) {
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, opid);
+  g->loc = o->loc;
+  int opc = o->opc;
+  switch (opc) {
+  case TL_OP_const: {
+    tl_type *t = &tl_val(f, o->res[0])->type;
+    fill(g, o->res[0], const_of(g, o, (tl_dtype)t->dtype));
+    return;
+  }
+  case TL_OP_dim: {
+    tl_value *tv = tl_val(f, o->opnd[0]);
+    if (tv->def >= 0 || tv->region_owner >= 0 || tv->type.kind != TL_KIND_TENSOR)
+      TL_INTERNAL(g->ctx, "codegen: dim of a value that is not a tensor parameter");
+    if (o->axis < 0 || o->axis >= tv->type.rank) TL_INTERNAL(g->ctx, "codegen: dim axis out of range");
+    fill(g, o->res[0], g->tensors[tv->index].size[o->axis]);
+    return;
+  }
+  case TL_OP_program_id:
+  case TL_OP_num_programs:
+    if (o->axis < 0 || o->axis > 2) TL_INTERNAL(g->ctx, "codegen: program axis %d", o->axis);
+    fill(g, o->res[0], sreg(g, opc == TL_OP_program_id ? "ctaid" : "nctaid", o->axis));
+    return;
+  case TL_OP_iota: {
+    int32_t v = o->res[0];
+    const tl_layout *l = cg_layout(g, v);
+    int32_t lid = tl_val(f, v)->type.layout;
+    int32_t n = tl_layout_nregs(l);
+    cg_val *d = cg_new_val(g, v, n);
+    tl_dtype dt = (tl_dtype)tl_val(f, v)->type.dtype;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t c = tl_layout_canon_reg(l, i);
+      d->r[i] = c == i ? cg_cast(g, cg_coord(g, lid, i, 0), TL_I32, dt) : d->r[c];
+    }
+    return;
+  }
+  case TL_OP_splat:
+    fill(g, o->res[0], cg_get(g, o->opnd[0])->r[0]);
+    return;
+  case TL_OP_broadcast: {
+    tl_type *st = &tl_val(f, o->opnd[0])->type;
+    if (st->kind != TL_KIND_TILE) { /* scalar -> tile */
+      fill(g, o->res[0], cg_get(g, o->opnd[0])->r[0]);
+      return;
+    }
+    cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_BCAST, 0);
+    return;
+  }
+  case TL_OP_expand_dims:
+    if (tl_val(f, o->opnd[0])->type.kind != TL_KIND_TILE) {
+      fill(g, o->res[0], cg_get(g, o->opnd[0])->r[0]);
+      return;
+    }
+    cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_EXPAND, o->axis);
+    return;
+  case TL_OP_reshape:
+    cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_RESHAPE, 0);
+    return;
+  case TL_OP_trans:
+    cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_TRANS, 0);
+    return;
+  case TL_OP_convert_layout:
+    cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_ID, 0);
+    return;
+  case TL_OP_reduce:
+    cg_emit_reduce(g, o);
+    return;
+  case TL_OP_dot:
+    cg_emit_dot(g, o);
+    return;
+  case TL_OP_load:
+    cg_emit_load(g, o);
+    return;
+  case TL_OP_store:
+    cg_emit_store(g, o);
+    return;
+  case TL_OP_for:
+    emit_for(g, opid);
+    return;
+  case TL_OP_if:
+    emit_if(g, opid);
+    return;
+  default:
+    if (tl_opinfo_table[opc].flags & TL_EW) {
+      cg_emit_ew(g, o);
+      return;
+    }
+    cg_unsupported(g, "op '%s'", tl_opinfo_table[opc].name);
+  }
+}
+
+static void emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
+  for (int i = 0; i < r->ops.len; i++) {
+    int32_t id = r->ops.data[i];
+    tl_op *o = tl_op_at(g->f, id);
+    if (o->flags & TL_OPF_DEAD) continue;
+    if (o->opc == TL_OP_yield) {
+      if (yielded) {
+        *yielded = o->opnd;
+        *nyield = o->nopnd;
+      }
+      return;
+    }
+    emit_op(g, id);
+  }
+}
+
+/* ---- kernels ----------------------------------------------------------------------------- */
+
+static void emit_kernel(cg *g, const char *entry, int threads) {
+  tl_func *f = g->f;
+  LLVMTypeRef pt[256];
+  int np = 0;
+  for (int i = 0; i < f->params.len; i++) {
+    tl_param *p = &f->params.data[i];
+    if (np + 1 + 2 * TL_MAX_RANK > 256) cg_unsupported(g, "more than 256 kernel parameter words");
+    if (p->is_tensor) {
+      pt[np++] = g->gptr;
+      for (int d = 0; d < p->rank; d++) pt[np++] = g->i32;
+      for (int d = 0; d < p->rank; d++) pt[np++] = g->i64;
+    } else {
+      pt[np++] = p->dtype == TL_I64 ? g->i64 : tl_dtype_is_float(p->dtype) ? g->f32 : g->i32;
+    }
+  }
+  LLVMTypeRef fty = LLVMFunctionType(g->vd, pt, (unsigned)np, 0);
+  g->fn = LLVMAddFunction(g->M, entry, fty);
+  /* kernel + launch bound metadata */
+  LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "kernel", 6),
+                           LLVMValueAsMetadata(cg_i32(g, 1))};
+  LLVMAddNamedMetadataOperand(g->M, "nvvm.annotations", LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, md, 3)));
+  LLVMMetadataRef mt[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "maxntidx", 8),
+                           LLVMValueAsMetadata(cg_i32(g, threads))};
+  LLVMAddNamedMetadataOperand(g->M, "nvvm.annotations", LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, mt, 3)));
+
+  g->prologue = LLVMAppendBasicBlockInContext(g->C, g->fn, "prologue");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "body");
+  LLVMPositionBuilderAtEnd(g->B, g->prologue);
+  LLVMValueRef tid = sreg(g, "tid", 0);
+  g->lane = LLVMBuildAnd(g->B, tid, cg_i32(g, 31), "lane");
+  g->warp = LLVMBuildLShr(g->B, tid, cg_i32(g, 5), "warp");
+  /* parameters */
+  int k = 0;
+  for (int i = 0; i < f->params.len; i++) {
+    tl_param *p = &f->params.data[i];
+    if (p->is_tensor) {
+      cg_tensor *t = &g->tensors[i];
+      t->ptr = LLVMGetParam(g->fn, (unsigned)k++);
+      for (int d = 0; d < p->rank; d++) t->size[d] = LLVMGetParam(g->fn, (unsigned)k++);
+      for (int d = 0; d < p->rank; d++) t->stride[d] = LLVMGetParam(g->fn, (unsigned)k++);
+      continue;
+    }
+    LLVMValueRef x = LLVMGetParam(g->fn, (unsigned)k++);
+    tl_dtype dt = p->dtype;
+    LLVMValueRef v;
+    if (tl_dtype_is_float(dt)) v = cg_cast(g, x, TL_F32, dt);
+    else if (dt == TL_I64 || dt == TL_I32) v = x;
+    else if (dt == TL_I1) v = LLVMBuildICmp(g->B, LLVMIntNE, x, cg_i32(g, 0), "");
+    else v = LLVMBuildTrunc(g->B, x, cg_reg_type(g, dt), "");
+    cg_new_val(g, p->value, 1)->r[0] = v;
+  }
+  LLVMValueRef br = LLVMBuildBr(g->B, body);
+  LLVMPositionBuilderBefore(g->PB, br);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  emit_region(g, &f->body, NULL, NULL);
+  LLVMBuildRetVoid(g->B);
+}
+
+/* ---- the driver --------------------------------------------------------------------------- */
+
+static pthread_once_t target_once = PTHREAD_ONCE_INIT;
+static void init_target(void) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+}
+
+const char *tl_llvm_version(void) {
+#ifdef TILEC_LLVM_VERSION
+  return TILEC_LLVM_VERSION;
+#else
+  return "unknown";
+#endif
+}
+
+static int arch_sm(const char *arch) {
+  if (!arch) return 90;
+  if (!strcmp(arch, "sm_80")) return 80;
+  if (!strcmp(arch, "sm_86")) return 86;
+  if (!strcmp(arch, "sm_89")) return 89;
+  if (!strcmp(arch, "sm_90")) return 90;
+  if (!strcmp(arch, "sm_90a")) return 90;
+  return 0;
+}
+
+void tl_codegen_result_free(tl_codegen_result *r) {
+  if (!r) return;
+  free(r->llvm_ir);
+  free(r->ptx);
+  r->llvm_ir = r->ptx = NULL;
+}
+
+static char *dup_malloc(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if (!p) return NULL;
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+/* Lower function i of m; false when it reported an unsupported construct. */
+static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_kernel_info *ki) {
+  tl_ctx *ctx = m->ctx;
+  tl_func *f = m->funcs.data[i];
+  jmp_buf bail;
+  g->bail = &bail;
+  g->f = f;
+  g->smem_bytes = 0;
+  g->vals = tl_alloc(&ctx->arena, sizeof(cg_val) * (size_t)(f->values.len + 1));
+  g->tensors = tl_alloc(&ctx->arena, sizeof(cg_tensor) * (size_t)(f->params.len + 1));
+  int nl = f->layouts ? ((tl_layout_table *)f->layouts)->items.len : 0;
+  g->lw = tl_alloc(&ctx->arena, sizeof(*g->lw) * (size_t)(nl + 1));
+  const int warps = f->warps > 0 ? f->warps : 4;
+  if (f->layouts && ((tl_layout_table *)f->layouts)->warps != warps)
+    TL_INTERNAL(ctx, "codegen: layouts were assigned for %d warps, kernel has %d",
+                ((tl_layout_table *)f->layouts)->warps, warps);
+  const char *const entry = o && o->entry_name && m->funcs.len == 1 ? o->entry_name : f->name;
+  if (setjmp(bail)) return false;
+  emit_kernel(g, entry, warps * 32);
+  ki->name = f->name;
+  ki->entry = tl_strdup(&ctx->arena, entry);
+  ki->threads = warps * 32;
+  ki->smem_bytes = g->smem_bytes;
+  return true;
+}
+
+bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) {
+  tl_ctx *ctx = m->ctx;
+  memset(out, 0, sizeof *out);
+  const char *arch = o && o->arch ? o->arch : "sm_90a";
+  int sm = arch_sm(arch);
+  if (!sm) {
+    tl_error(ctx, TL_NOLOC, "unknown GPU architecture '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", arch);
+    return false;
+  }
+  pthread_once(&target_once, init_target);
+  const char *triple = "nvptx64-nvidia-cuda";
+  LLVMTargetRef target;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+    tl_error(ctx, TL_NOLOC, "LLVM has no NVPTX target: %s", err ? err : "?");
+    LLVMDisposeMessage(err);
+    return false;
+  }
+  /* PTX 8.4 for fp8 mma.sync (sm_89+); 8.0 is enough for everything on sm_80 */
+  int ptxv = o && o->ptx_version ? o->ptx_version : sm >= 89 ? 84 : 80;
+  char features[32];
+  snprintf(features, sizeof features, "+ptx%d", ptxv);
+  int opt = o ? o->opt_level : 3;
+  LLVMCodeGenOptLevel cgl = opt <= 0 ? LLVMCodeGenLevelNone : opt == 1 ? LLVMCodeGenLevelLess
+                          : opt == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, arch, features, cgl, LLVMRelocDefault,
+                                                    LLVMCodeModelDefault);
+  if (!tm) {
+    tl_error(ctx, TL_NOLOC, "LLVM could not create a target machine for %s", arch);
+    return false;
+  }
+  LLVMContextRef C = LLVMContextCreate();
+  LLVMModuleRef M = LLVMModuleCreateWithNameInContext("tilec", C);
+  LLVMSetTarget(M, triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(M, td);
+  LLVMDisposeTargetData(td);
+
+  cg g;
+  memset(&g, 0, sizeof g);
+  g.ctx = ctx;
+  g.o = o;
+  g.sm = sm;
+  g.C = C;
+  g.M = M;
+  g.B = LLVMCreateBuilderInContext(C);
+  g.PB = LLVMCreateBuilderInContext(C);
+  g.i1 = LLVMInt1TypeInContext(C);
+  g.i8 = LLVMInt8TypeInContext(C);
+  g.i16 = LLVMInt16TypeInContext(C);
+  g.i32 = LLVMInt32TypeInContext(C);
+  g.i64 = LLVMInt64TypeInContext(C);
+  g.f16 = LLVMHalfTypeInContext(C);
+  g.bf16 = LLVMBFloatTypeInContext(C);
+  g.f32 = LLVMFloatTypeInContext(C);
+  g.vd = LLVMVoidTypeInContext(C);
+  g.gptr = LLVMPointerTypeInContext(C, 1);
+  g.sptr = LLVMPointerTypeInContext(C, 3);
+  g.smem = LLVMAddGlobalInAddressSpace(M, LLVMArrayType2(g.i8, 0), "tl_smem", 3);
+  LLVMSetLinkage(g.smem, LLVMExternalLinkage);
+  LLVMSetAlignment(g.smem, 16);
+
+  bool ok = true;
+  out->nkernels = m->funcs.len;
+  out->kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * (size_t)(m->funcs.len ? m->funcs.len : 1));
+  double t0 = tl_now_ms();
+  for (int i = 0; i < m->funcs.len && ok; i++)
+    ok = emit_func(&g, m, i, o, &out->kernels[i]);
+  double t1 = tl_now_ms();
+  out->ms_llvm_build = t1 - t0;
+  if (ok) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
+      tl_error(ctx, TL_NOLOC, "internal error: codegen built invalid LLVM IR: %.2000s", msg ? msg : "");
+      ok = false;
+    }
+    LLVMDisposeMessage(msg);
+  }
+  if (ok) {
+    char passes[32];
+    snprintf(passes, sizeof passes, "default<O%d>", opt < 0 ? 0 : opt > 3 ? 3 : opt);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(M, passes, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      char *em = LLVMGetErrorMessage(e);
+      tl_error(ctx, TL_NOLOC, "LLVM pass pipeline failed: %s", em);
+      LLVMDisposeErrorMessage(em);
+      ok = false;
+    }
+  }
+  double t2 = tl_now_ms();
+  out->ms_llvm_opt = t2 - t1;
+  if (ok) {
+    char *ir = LLVMPrintModuleToString(M);
+    out->llvm_ir = dup_malloc(ir, strlen(ir));
+    LLVMDisposeMessage(ir);
+    LLVMMemoryBufferRef mb = NULL;
+    char *em = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &em, &mb)) {
+      tl_error(ctx, TL_NOLOC, "NVPTX back-end failed: %s", em ? em : "?");
+      ok = false;
+    } else {
+      out->ptx = dup_malloc(LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+      LLVMDisposeMemoryBuffer(mb);
+    }
+    LLVMDisposeMessage(em);
+    if (ok && (!out->llvm_ir || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
+  }
+  out->ms_ptx = tl_now_ms() - t2;
+  LLVMDisposeBuilder(g.B);
+  LLVMDisposeBuilder(g.PB);
+  LLVMDisposeModule(M);
+  LLVMContextDispose(C);
+  LLVMDisposeTargetMachine(tm);
+  if (!ok) tl_codegen_result_free(out);
+  return ok;
+}

@@ -1,0 +1,285 @@
+/* emit_elementwise.c: requires operands in the result's layout (layout_assign);
+ * lowers elementwise ops register by register, each op computed once per
+ * canonical register.  f16/bf16 arithmetic is done in f32 and rounded back
+ * after every op (what the interpreter does).  Math: exp2 = ex2.approx.f32
+ * (~2 ulp), exp(x) = ex2(x*log2 e), log(x) = lg2.approx(x)*ln 2, rsqrt =
+ * rsqrt.approx, sin/cos = sin/cos.approx after a Cody-Waite reduction to
+ * [-pi, pi], tanh and sigmoid through ex2.  Integer division by 0 gives 0,
+ * shifts past the width give 0 (or -1), as in the interpreter. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg.h"
+
+static bool is_f8(tl_dtype t) { return t == TL_F8E4M3 || t == TL_F8E5M2; }
+static bool is_fp(tl_dtype t) { return tl_dtype_is_float(t) && !is_f8(t); }
+static bool is_unsigned(tl_dtype t) { return t == TL_U8 || t == TL_I1; }
+
+LLVMValueRef cg_to_mem(cg *g, LLVMValueRef v, tl_dtype dt) {
+  return dt == TL_I1 ? LLVMBuildZExt(g->B, v, g->i8, "") : v;
+}
+
+LLVMValueRef cg_from_mem(cg *g, LLVMValueRef v, tl_dtype dt) {
+  return dt == TL_I1 ? LLVMBuildICmp(g->B, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "") : v;
+}
+
+static LLVMValueRef f32c(cg *g, double x) { return LLVMConstReal(g->f32, x); }
+
+static LLVMValueRef fcall1(cg *g, const char *name, LLVMValueRef x) {
+  return cg_intrinsic(g, name, g->f32, &x, 1);
+}
+
+static LLVMValueRef f8_to_f32(cg *g, LLVMValueRef v, tl_dtype from) {
+  if (g->sm < 89) cg_unsupported(g, "conversion from %s needs sm_89 or newer", tl_dtype_name(from));
+  LLVMValueRef w = LLVMBuildZExt(g->B, v, g->i16, "");
+  const char *text = from == TL_F8E4M3 ? "cvt.rn.f16x2.e4m3x2 $0, $1;" : "cvt.rn.f16x2.e5m2x2 $0, $1;";
+  LLVMValueRef h2 = cg_asm(g, g->i32, text, "=r,h", &w, 1, false);
+  LLVMValueRef h = LLVMBuildBitCast(g->B, LLVMBuildTrunc(g->B, h2, g->i16, ""), g->f16, "");
+  return LLVMBuildFPExt(g->B, h, g->f32, "");
+}
+
+static LLVMValueRef f32_to_f8(cg *g, LLVMValueRef x, tl_dtype to) {
+  if (g->sm < 89) cg_unsupported(g, "conversion to %s needs sm_89 or newer", tl_dtype_name(to));
+  LLVMValueRef args[2] = {f32c(g, 0.0), x}; /* low byte of the pair: x */
+  const char *text = to == TL_F8E4M3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;"
+                                     : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
+  LLVMValueRef p = cg_asm(g, g->i16, text, "=h,f,f", args, 2, false);
+  return LLVMBuildTrunc(g->B, p, g->i8, "");
+}
+
+/* Any float dtype -> f32 register (exact). */
+static LLVMValueRef to_f32(cg *g, LLVMValueRef v, tl_dtype from) {
+  if (from == TL_F32) return v;
+  if (is_f8(from)) return f8_to_f32(g, v, from);
+  return LLVMBuildFPExt(g->B, v, g->f32, "");
+}
+
+/* f32 -> float dtype, round to nearest even (f8: satfinite). */
+static LLVMValueRef from_f32(cg *g, LLVMValueRef v, tl_dtype to) {
+  if (to == TL_F32) return v;
+  if (is_f8(to)) return f32_to_f8(g, v, to);
+  return LLVMBuildFPTrunc(g->B, v, cg_reg_type(g, to), "");
+}
+
+LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to) {
+  if (from == to) return v;
+  LLVMTypeRef tt = cg_reg_type(g, to);
+  bool ff = tl_dtype_is_float(from), tf = tl_dtype_is_float(to);
+  if (ff && tf) {
+    if (from == TL_F16 && to == TL_F32) return LLVMBuildFPExt(g->B, v, tt, "");
+    if (from == TL_F32 && (to == TL_F16 || to == TL_BF16)) return LLVMBuildFPTrunc(g->B, v, tt, "");
+    return from_f32(g, to_f32(g, v, from), to);
+  }
+  if (ff) { /* float -> int: truncate, saturate, NaN -> 0; -> i1 is x != 0 */
+    LLVMValueRef x = to_f32(g, v, from);
+    if (to == TL_I1) return LLVMBuildFCmp(g->B, LLVMRealONE, x, f32c(g, 0.0), "");
+    char name[64];
+    snprintf(name, sizeof name, "llvm.%s.sat.i%d.f32", is_unsigned(to) ? "fptoui" : "fptosi",
+             tl_dtype_bits(to));
+    return cg_intrinsic(g, name, tt, &x, 1);
+  }
+  if (tf) { /* int -> float, via f32 unless the target is f32/f16 */
+    LLVMTypeRef mid = to == TL_F16 ? g->f16 : g->f32;
+    LLVMValueRef x = is_unsigned(from) ? LLVMBuildUIToFP(g->B, v, mid, "") : LLVMBuildSIToFP(g->B, v, mid, "");
+    return to == TL_F16 ? x : from_f32(g, x, to);
+  }
+  /* int -> int */
+  if (to == TL_I1) return LLVMBuildICmp(g->B, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+  int fb = tl_dtype_bits(from), tb = tl_dtype_bits(to);
+  if (fb == tb) return v;
+  if (fb > tb) return LLVMBuildTrunc(g->B, v, tt, "");
+  return is_unsigned(from) ? LLVMBuildZExt(g->B, v, tt, "") : LLVMBuildSExt(g->B, v, tt, "");
+}
+
+static LLVMRealPredicate fpred(int kind) {
+  switch (kind) {
+  case TL_CMP_EQ: return LLVMRealOEQ;
+  case TL_CMP_NE: return LLVMRealUNE;
+  case TL_CMP_LT: return LLVMRealOLT;
+  case TL_CMP_LE: return LLVMRealOLE;
+  case TL_CMP_GT: return LLVMRealOGT;
+  default: return LLVMRealOGE;
+  }
+}
+
+static LLVMIntPredicate ipred(int kind, bool uns) {
+  switch (kind) {
+  case TL_CMP_EQ: return LLVMIntEQ;
+  case TL_CMP_NE: return LLVMIntNE;
+  case TL_CMP_LT: return uns ? LLVMIntULT : LLVMIntSLT;
+  case TL_CMP_LE: return uns ? LLVMIntULE : LLVMIntSLE;
+  case TL_CMP_GT: return uns ? LLVMIntUGT : LLVMIntSGT;
+  default: return uns ? LLVMIntUGE : LLVMIntSGE;
+  }
+}
+
+LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt) {
+  LLVMBuilderRef B = g->B;
+  if (is_f8(dt)) cg_unsupported(g, "'%s' on %s (cast to f32 first)", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+  if (is_fp(dt)) {
+    LLVMValueRef x = to_f32(g, a, dt), y = to_f32(g, b, dt), r;
+    switch (opc) {
+    case TL_OP_add: r = LLVMBuildFAdd(B, x, y, ""); break;
+    case TL_OP_sub: r = LLVMBuildFSub(B, x, y, ""); break;
+    case TL_OP_mul: r = LLVMBuildFMul(B, x, y, ""); break;
+    case TL_OP_div: r = LLVMBuildFDiv(B, x, y, ""); break;
+    case TL_OP_rem: r = LLVMBuildFRem(B, x, y, ""); break;
+    case TL_OP_min: { LLVMValueRef xy[2] = {x, y}; r = cg_intrinsic(g, "llvm.minimum.f32", g->f32, xy, 2); break; }
+    case TL_OP_max: { LLVMValueRef xy[2] = {x, y}; r = cg_intrinsic(g, "llvm.maximum.f32", g->f32, xy, 2); break; }
+    case TL_OP_cmp: return LLVMBuildFCmp(B, fpred(kind), x, y, "");
+    default: cg_unsupported(g, "'%s' on %s", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+    }
+    return from_f32(g, r, dt);
+  }
+  bool uns = is_unsigned(dt);
+  LLVMTypeRef t = LLVMTypeOf(a);
+  int bits = tl_dtype_bits(dt);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
+  switch (opc) {
+  case TL_OP_add: return LLVMBuildAdd(B, a, b, "");
+  case TL_OP_sub: return LLVMBuildSub(B, a, b, "");
+  case TL_OP_mul: return LLVMBuildMul(B, a, b, "");
+  case TL_OP_and: return LLVMBuildAnd(B, a, b, "");
+  case TL_OP_or: return LLVMBuildOr(B, a, b, "");
+  case TL_OP_xor: return LLVMBuildXor(B, a, b, "");
+  case TL_OP_cmp: return LLVMBuildICmp(B, ipred(kind, uns), a, b, "");
+  case TL_OP_min: return LLVMBuildSelect(B, LLVMBuildICmp(B, uns ? LLVMIntULT : LLVMIntSLT, a, b, ""), a, b, "");
+  case TL_OP_max: return LLVMBuildSelect(B, LLVMBuildICmp(B, uns ? LLVMIntUGT : LLVMIntSGT, a, b, ""), a, b, "");
+  case TL_OP_div:
+  case TL_OP_rem: {
+    /* b == 0 -> 0; signed b == -1 -> -a (div) or 0 (rem): no UB, wraps */
+    LLVMValueRef bz = LLVMBuildICmp(B, LLVMIntEQ, b, zero, "");
+    LLVMValueRef bm1 = uns ? LLVMConstInt(g->i1, 0, 0) : LLVMBuildICmp(B, LLVMIntEQ, b, LLVMConstAllOnes(t), "");
+    LLVMValueRef safe = LLVMBuildSelect(B, LLVMBuildOr(B, bz, bm1, ""), one, b, "");
+    LLVMValueRef q;
+    if (opc == TL_OP_div) {
+      q = uns ? LLVMBuildUDiv(B, a, safe, "") : LLVMBuildSDiv(B, a, safe, "");
+      q = LLVMBuildSelect(B, bm1, LLVMBuildSub(B, zero, a, ""), q, "");
+    } else {
+      q = uns ? LLVMBuildURem(B, a, safe, "") : LLVMBuildSRem(B, a, safe, "");
+      q = LLVMBuildSelect(B, bm1, zero, q, "");
+    }
+    return LLVMBuildSelect(B, bz, zero, q, "");
+  }
+  case TL_OP_shl:
+  case TL_OP_shr: {
+    LLVMValueRef w = LLVMConstInt(t, (unsigned long long)bits, 0);
+    LLVMValueRef inr = LLVMBuildICmp(B, LLVMIntULT, b, w, "");
+    LLVMValueRef sb = LLVMBuildSelect(B, inr, b, LLVMConstInt(t, (unsigned long long)(bits - 1), 0), "");
+    if (opc == TL_OP_shl) return LLVMBuildSelect(B, inr, LLVMBuildShl(B, a, sb, ""), zero, "");
+    if (!uns) return LLVMBuildAShr(B, a, sb, "");
+    return LLVMBuildSelect(B, inr, LLVMBuildLShr(B, a, sb, ""), zero, "");
+  }
+  default: cg_unsupported(g, "'%s' on %s", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+  }
+}
+
+/* exp2 via ex2.approx.f32 (relative error ~2^-22, flushes nothing). */
+static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2.approx.f", x); }
+
+/* sin/cos: reduce to [-pi, pi] (k = rint(x / 2pi), r = x - k*2pi in two
+ * parts, Cody-Waite), then the .approx instruction (abs error ~2^-21 there). */
+static LLVMValueRef sincos(cg *g, LLVMValueRef x, bool is_sin) {
+  LLVMValueRef k = fcall1(g, "llvm.rint.f32", LLVMBuildFMul(g->B, x, f32c(g, 0.15915494309189535), ""));
+  LLVMValueRef a1[3] = {LLVMBuildFNeg(g->B, k, ""), f32c(g, 6.28125), x};
+  LLVMValueRef r = cg_intrinsic(g, "llvm.fma.f32", g->f32, a1, 3);
+  LLVMValueRef a2[3] = {LLVMBuildFNeg(g->B, k, ""), f32c(g, 1.9353071795864769e-3), r};
+  r = cg_intrinsic(g, "llvm.fma.f32", g->f32, a2, 3);
+  return fcall1(g, is_sin ? "llvm.nvvm.sin.approx.f" : "llvm.nvvm.cos.approx.f", r);
+}
+
+static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
+  LLVMBuilderRef B = g->B;
+  if (!tl_dtype_is_float(dt)) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    switch (opc) {
+    case TL_OP_neg: return LLVMBuildSub(B, LLVMConstInt(t, 0, 0), a, "");
+    case TL_OP_not: return LLVMBuildXor(B, a, LLVMConstAllOnes(t), "");
+    case TL_OP_abs:
+      if (is_unsigned(dt)) return a;
+      return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, LLVMConstInt(t, 0, 0), ""),
+                             LLVMBuildSub(B, LLVMConstInt(t, 0, 0), a, ""), a, "");
+    default: cg_unsupported(g, "'%s' on %s", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+    }
+  }
+  if (is_f8(dt)) cg_unsupported(g, "'%s' on %s (cast to f32 first)", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+  LLVMValueRef x = to_f32(g, a, dt), r;
+  const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
+  switch (opc) {
+  case TL_OP_neg: r = LLVMBuildFNeg(B, x, ""); break;
+  case TL_OP_abs: r = fcall1(g, "llvm.fabs.f32", x); break;
+  case TL_OP_exp2: r = ex2(g, x); break;
+  case TL_OP_exp: r = ex2(g, LLVMBuildFMul(B, x, f32c(g, log2e), "")); break;
+  case TL_OP_log2: r = fcall1(g, "llvm.nvvm.lg2.approx.f", x); break;
+  case TL_OP_log: r = LLVMBuildFMul(B, fcall1(g, "llvm.nvvm.lg2.approx.f", x), f32c(g, ln2), ""); break;
+  case TL_OP_sqrt: r = fcall1(g, "llvm.sqrt.f32", x); break;
+  case TL_OP_rsqrt: r = fcall1(g, "llvm.nvvm.rsqrt.approx.f", x); break;
+  case TL_OP_sin: r = sincos(g, x, true); break;
+  case TL_OP_cos: r = sincos(g, x, false); break;
+  case TL_OP_floor: r = fcall1(g, "llvm.floor.f32", x); break;
+  case TL_OP_ceil: r = fcall1(g, "llvm.ceil.f32", x); break;
+  case TL_OP_sigmoid: {
+    LLVMValueRef e = ex2(g, LLVMBuildFMul(B, x, f32c(g, -log2e), ""));
+    r = LLVMBuildFDiv(B, f32c(g, 1.0), LLVMBuildFAdd(B, f32c(g, 1.0), e, ""), "");
+    break;
+  }
+  case TL_OP_tanh: {
+    /* tanh|x| = (1 - e) / (1 + e), e = 2^(-2|x| log2 e); odd polynomial near 0 */
+    LLVMValueRef ax = fcall1(g, "llvm.fabs.f32", x);
+    LLVMValueRef e = ex2(g, LLVMBuildFMul(B, ax, f32c(g, -2.0 * log2e), ""));
+    LLVMValueRef big = LLVMBuildFDiv(B, LLVMBuildFSub(B, f32c(g, 1.0), e, ""), LLVMBuildFAdd(B, f32c(g, 1.0), e, ""), "");
+    LLVMValueRef sx[2] = {big, x};
+    big = cg_intrinsic(g, "llvm.copysign.f32", g->f32, sx, 2);
+    LLVMValueRef x2 = LLVMBuildFMul(B, x, x, "");
+    /* x - x^3/3 + 2x^5/15 - 17x^7/315 */
+    LLVMValueRef p = f32c(g, -17.0 / 315.0);
+    LLVMValueRef c1[3] = {p, x2, f32c(g, 2.0 / 15.0)};
+    p = cg_intrinsic(g, "llvm.fma.f32", g->f32, c1, 3);
+    LLVMValueRef c2[3] = {p, x2, f32c(g, -1.0 / 3.0)};
+    p = cg_intrinsic(g, "llvm.fma.f32", g->f32, c2, 3);
+    LLVMValueRef c3[3] = {LLVMBuildFMul(B, p, x2, ""), x, x};
+    LLVMValueRef small = cg_intrinsic(g, "llvm.fma.f32", g->f32, c3, 3);
+    r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, ax, f32c(g, 0.0625), ""), small, big, "");
+    break;
+  }
+  default: cg_unsupported(g, "'%s' on %s", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+  }
+  return from_f32(g, r, dt);
+}
+
+void cg_emit_ew(cg *g, tl_op *o) {
+  tl_func *f = g->f;
+  int32_t res = o->res[0];
+  tl_type *rt = &tl_val(f, res)->type;
+  bool tile = rt->kind == TL_KIND_TILE;
+  const tl_layout *l = tile ? cg_layout(g, res) : NULL;
+  int32_t n = tile ? tl_layout_nregs(l) : 1;
+  cg_val *args[3];
+  tl_dtype adt[3];
+  int na = o->nopnd;
+  if (na > 3) TL_INTERNAL(g->ctx, "codegen: elementwise op with %d operands", na);
+  for (int k = 0; k < na; k++) {
+    args[k] = cg_get(g, o->opnd[k]);
+    tl_type *at = &tl_val(f, o->opnd[k])->type;
+    adt[k] = (tl_dtype)at->dtype;
+    if (at->kind == TL_KIND_TILE && (!tile || at->layout != rt->layout))
+      TL_INTERNAL(g->ctx, "codegen: operand %d of '%s' is not in the result's layout", k, tl_opinfo_table[o->opc].name);
+  }
+  cg_val *d = cg_new_val(g, res, n);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t c = tile ? tl_layout_canon_reg(l, i) : i;
+    if (c != i) {
+      d->r[i] = d->r[c];
+      continue;
+    }
+    LLVMValueRef x[3];
+    for (int k = 0; k < na; k++) x[k] = args[k]->n == 1 ? args[k]->r[0] : args[k]->r[i];
+    switch (o->opc) {
+    case TL_OP_select: d->r[i] = LLVMBuildSelect(g->B, x[0], x[1], x[2], ""); break;
+    case TL_OP_cast: d->r[i] = cg_cast(g, x[0], adt[0], (tl_dtype)rt->dtype); break;
+    default:
+      if (na == 2) d->r[i] = cg_binop(g, o->opc, o->kind, x[0], x[1], adt[0]);
+      else d->r[i] = unop(g, o->opc, x[0], adt[0]);
+    }
+  }
+}

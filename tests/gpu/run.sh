@@ -1,0 +1,75 @@
+#!/bin/sh
+# tests/gpu/run.sh: run every GPU test on a GPU machine, plainly and under
+# compute-sanitizer (memcheck, racecheck), then print a table.
+#
+#   usage (from the repo root): tests/gpu/run.sh BUILD_DIR     (or BUILD=... tests/gpu/run.sh)
+#
+# Needs only what was carried: BUILD_DIR/libtilec.so*, BUILD_DIR/tests/gpu_test_*
+# (and test_back_runtime_gpu when its Criterion library is there), and the
+# repo's examples/.  Nothing is built here.
+#   GPU_SANITIZE=0   skip the compute-sanitizer runs
+#   TILEC_SEED=N     reproduce a run's random data (each test prints its seed)
+# Exit status: 0 when nothing failed (skips are not failures), else 1.
+set -u
+BUILD=${1:-${BUILD:-build}}
+BUILD=$(cd "$BUILD" && pwd) || { echo "run.sh: no build directory $BUILD" >&2; exit 2; }
+ROOT=$(pwd)
+EXAMPLES=${TILEC_EXAMPLES:-$ROOT/examples}
+export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TILEC_EXAMPLES="$EXAMPLES"
+CACHE=$(mktemp -d /tmp/tilec-run-cache-XXXXXX)
+export TILEC_CACHE_DIR="$CACHE"
+LOGDIR=${LOGDIR:-$(mktemp -d /tmp/tilec-gpu-logs-XXXXXX)}
+
+SAN=""
+if [ "${GPU_SANITIZE:-1}" != 0 ]; then
+  for c in compute-sanitizer /usr/local/cuda/bin/compute-sanitizer; do
+    if command -v "$c" >/dev/null 2>&1; then SAN=$(command -v "$c"); break; fi
+  done
+  [ -n "$SAN" ] || echo "run.sh: compute-sanitizer not found; sanitizer runs skipped"
+fi
+
+TESTS=""
+for t in "$BUILD"/tests/gpu_test_*; do [ -x "$t" ] && TESTS="$TESTS $t"; done
+t="$BUILD/tests/test_back_runtime_gpu"
+if [ -x "$t" ] && ! ldd "$t" 2>/dev/null | grep -q "not found"; then TESTS="$TESTS $t"; fi
+[ -n "$TESTS" ] || { echo "run.sh: no GPU test binaries under $BUILD/tests" >&2; exit 2; }
+
+TABLE=""
+FAILED=0
+now() { date +%s.%N; }
+run_one() { # name mode command...
+  name=$1; mode=$2; shift 2
+  log="$LOGDIR/$name.$mode.log"
+  echo "=== $name ($mode)"
+  t0=$(now)
+  "$@" >"$log" 2>&1
+  rc=$?
+  t1=$(now)
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  case $rc in
+    0) res=PASS ;;
+    77) res=SKIP ;;
+    *) res="FAIL($rc)"; FAILED=1 ;;
+  esac
+  tail -n 25 "$log"
+  TABLE="$TABLE$(printf '%-28s %-10s %-9s %8s' "$name" "$mode" "$res" "$secs")
+"
+}
+
+for t in $TESTS; do
+  name=$(basename "$t")
+  case $name in test_back_*) args="--jobs 1" ;; *) args="" ;; esac
+  run_one "$name" plain "$t" $args
+  if [ -n "$SAN" ]; then
+    run_one "$name" memcheck "$SAN" --tool memcheck --error-exitcode 99 --print-limit 20 "$t" $args
+    run_one "$name" racecheck "$SAN" --tool racecheck --racecheck-report hazard --error-exitcode 99 --print-limit 20 "$t" $args
+  fi
+done
+
+rm -rf "$CACHE"
+echo
+echo "logs: $LOGDIR"
+printf '%-28s %-10s %-9s %8s\n' test mode result seconds
+printf '%s' "$TABLE"
+exit $FAILED

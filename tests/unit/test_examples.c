@@ -1,0 +1,487 @@
+/* test_examples.c: every examples/NAME.tile, compiled by the front-end and run
+ * by the interpreter on random inputs at ragged sizes, against a plain C
+ * double-precision reference.  Outputs are poisoned (NaN) first and must be
+ * fully written.  Tolerances (docs/interpreter.md): an output element passes
+ * when |got - ref| <= rtol * |ref| + atol * scale, where scale is the sum of
+ * the magnitudes of the terms that produced it (so cancellation is allowed
+ * for), rtol covers the final rounding to the output dtype (bf16: its unit
+ * roundoff 2^-8, plus 2^-18 for a few f32 operations before it) and atol the
+ * f32 arithmetic on the way (K * 2^-23 for a K-long f32 sum, and 2^-8 where an
+ * intermediate is rounded to bf16). */
+#include <setjmp.h>
+#include <stdio.h>
+
+#include "frontend.h"
+#include "test_interp_helpers.h"
+
+#define BF16_RTOL (0x1p-8 + 0x1p-18)
+
+typedef struct compiled {
+  tl_ctx ctx;
+  tl_module *m;
+  char *text;
+} compiled;
+
+/* When set, the default pass pipeline (verifier after each pass) runs before
+ * interpreting: the same references then check the passes too. */
+static bool g_after_passes;
+
+static void run_default_pipeline(compiled *c, const char *file) {
+  int npasses = 0;
+  const tl_pass *const *passes = tl_pipeline_default(&npasses);
+  tl_run_hooks hooks = {0};
+  hooks.verify_each = true;
+  jmp_buf on_fatal;
+  c->ctx.on_fatal = &on_fatal;
+  if (setjmp(on_fatal)) {
+    c->ctx.on_fatal = NULL;
+    cr_assert_fail("%s: internal error in the pass pipeline:\n%s", file, tl_ctx_render_diags(&c->ctx));
+  }
+  bool ok = tl_run_passes(c->m, passes, npasses, NULL, &hooks);
+  c->ctx.on_fatal = NULL;
+  cr_assert(ok, "%s: pass pipeline failed:\n%s", file, tl_ctx_render_diags(&c->ctx));
+}
+
+static compiled *compile_example(const char *file, const tl_define *defs, int ndefs) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, file);
+  FILE *fp = fopen(path, "rb");
+  cr_assert_not_null(fp, "cannot open %s", path);
+  compiled *c = calloc(1, sizeof *c);
+  c->text = calloc(1, 1 << 20);
+  size_t n = fread(c->text, 1, (1 << 20) - 1, fp);
+  fclose(fp);
+  tl_ctx_init(&c->ctx);
+  int32_t src = tl_ctx_add_source(&c->ctx, path, c->text, n);
+  c->m = tl_frontend(&c->ctx, src, defs, ndefs, NULL);
+  if (!c->m) {
+    char *d = tl_ctx_render_diags(&c->ctx);
+    cr_assert_fail("%s does not compile:\n%s", file, d ? d : "(no diagnostics)");
+  }
+  cr_assert(tl_verify_module(c->m), "%s: verifier:\n%s", file, tl_ctx_render_diags(&c->ctx));
+  if (g_after_passes) run_default_pipeline(c, file);
+  return c;
+}
+
+static void compiled_free(compiled *c) {
+  tl_ctx_free(&c->ctx);
+  free(c->text);
+  free(c);
+}
+
+static tl_func *kernel(compiled *c, const char *name) {
+  for (int i = 0; i < c->m->funcs.len; i++)
+    if (!strcmp(c->m->funcs.data[i]->name, name)) return c->m->funcs.data[i];
+  cr_assert_fail("no kernel %s", name);
+  return NULL;
+}
+
+static void interpret(tl_func *f, tl_arg *args, int n) {
+  char err[512] = "";
+  cr_assert(tl_interpret_func(f, args, n, err, sizeof err), "%s: %s", f->name, err);
+}
+
+/* |got - ref| <= rtol |ref| + atol * scale[i] (scale NULL: |ref|), everywhere written */
+static void check_close(const char *what, const tl_arg *out, const double *ref, const double *scale, double rtol,
+                        double atol) {
+  int64_t n = targ_numel(out);
+  double worst = 0; /* largest error / tolerance, logged to show the margin */
+  for (int64_t i = 0; i < n; i++) {
+    double got = tget_f(out, i), s = scale ? scale[i] : fabs(ref[i]);
+    double tol = rtol * fabs(ref[i]) + atol * s + 1e-37;
+    if (fabs(got - ref[i]) / tol > worst) worst = fabs(got - ref[i]) / tol;
+    cr_assert(!isnan(got), "%s: element %lld not written (or NaN); want %g", what, (long long)i, ref[i]);
+    cr_assert(fabs(got - ref[i]) <= tol, "%s: element %lld is %.9g, want %.9g (tol %.3g)", what, (long long)i, got,
+              ref[i], tol);
+  }
+  cr_log_info("%s: worst error / tolerance = %.3f", what, worst);
+}
+
+static double *dalloc(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
+
+/* ---- gemm (bf16) ---------------------------------------------------------------------------- */
+static void run_gemm(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  tl_func *f = kernel(c, "cutlass_gemm");
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  tl_arg a[3] = {targ(TL_BF16, 2, sa), targ(TL_BF16, 2, sb), targ(TL_BF16, 2, sc)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  tfill_random(&a[1], &g, -1, 1);
+  tpoison(&a[2]);
+  interpret(f, a, 3);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t k = 0; k < K; k++) {
+        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], k * N + j);
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+  char what[128];
+  snprintf(what, sizeof what, "gemm %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+  check_close(what, &a[2], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_gemm(void) {
+  compiled *c = compile_example("gemm.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 1, 1}, {127, 129, 63}, {129, 127, 65}, {37, 131, 97}};
+  for (int i = 0; i < 4; i++) run_gemm(c, sizes[i][0], sizes[i][1], sizes[i][2], 3000 + i);
+  compiled_free(c);
+  const tl_define small[] = {{"BM", 32}, {"BN", 16}, {"BK", 16}};
+  c = compile_example("gemm.tile", small, 3);
+  const int64_t sizes2[][3] = {{31, 17, 15}, {33, 15, 17}, {67, 41, 53}};
+  for (int i = 0; i < 3; i++) run_gemm(c, sizes2[i][0], sizes2[i][1], sizes2[i][2], 3100 + i);
+  compiled_free(c);
+}
+
+/* ---- gemm_fp8 --------------------------------------------------------------------------------- */
+static void run_gemm_fp8(compiled *c, bool rowcol, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  tl_func *f = kernel(c, rowcol ? "gemm_fp8_rowcol" : "gemm_fp8_tensor");
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  tl_arg a[5] = {targ(TL_F8E4M3, 2, sa), targ(TL_F8E4M3, 2, sb), targ(TL_BF16, 2, sc)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -8, 8);
+  tfill_random(&a[1], &g, -8, 8);
+  tpoison(&a[2]);
+  double s_a = rng_uniform(&g, 0.01, 0.1), s_b = rng_uniform(&g, 0.01, 0.1);
+  if (rowcol) {
+    a[3] = targ(TL_F32, 1, &M);
+    a[4] = targ(TL_F32, 1, &N);
+    tfill_random(&a[3], &g, 0.01, 0.1);
+    tfill_random(&a[4], &g, 0.01, 0.1);
+  } else {
+    a[3] = sarg_f(s_a);
+    a[4] = sarg_f(s_b);
+  }
+  interpret(f, a, 5);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double fa = rowcol ? tget_f(&a[3], i) : (double)(float)s_a, fb = rowcol ? tget_f(&a[4], j) : (double)(float)s_b;
+      for (int64_t k = 0; k < K; k++) {
+        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], k * N + j) * fa * fb;
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+    }
+  char what[128];
+  snprintf(what, sizeof what, "gemm_fp8 %s %lldx%lldx%lld", rowcol ? "rowcol" : "tensor", (long long)M, (long long)N,
+           (long long)K);
+  check_close(what, &a[2], ref, scale, BF16_RTOL, (double)(K + 4) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+  if (rowcol) { free(a[3].data); free(a[4].data); }
+}
+
+static void example_gemm_fp8(void) {
+  compiled *c = compile_example("gemm_fp8.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 1, 1}, {129, 127, 129}, {37, 131, 257}};
+  for (int i = 0; i < 3; i++)
+    for (int rc = 0; rc < 2; rc++) run_gemm_fp8(c, rc, sizes[i][0], sizes[i][1], sizes[i][2], 3200 + i * 2 + rc);
+  compiled_free(c);
+}
+
+/* ---- attention ------------------------------------------------------------------------------------ */
+static void run_attn(compiled *c, bool causal, int64_t Z, int64_t H, int64_t S, int64_t D, uint64_t seed) {
+  tl_func *f = kernel(c, "attn_fwd");
+  int64_t shape[4] = {Z, H, S, D};
+  tl_arg a[5] = {targ(TL_BF16, 4, shape), targ(TL_BF16, 4, shape), targ(TL_BF16, 4, shape), targ(TL_BF16, 4, shape)};
+  rng g = {seed};
+  for (int i = 0; i < 3; i++) tfill_random(&a[i], &g, -1, 1);
+  tpoison(&a[3]);
+  double scale = 1.0 / sqrt((double)D);
+  a[4] = sarg_f(scale);
+  interpret(f, a, 5);
+  int64_t n = Z * H * S * D;
+  double *ref = dalloc(n), *sc = dalloc(n), *p = dalloc(S);
+  for (int64_t zh = 0; zh < Z * H; zh++)
+    for (int64_t i = 0; i < S; i++) {
+      int64_t base = zh * S * D, jmax = causal ? i + 1 : S;
+      double mx = -INFINITY, l = 0;
+      for (int64_t j = 0; j < jmax; j++) {
+        double s = 0;
+        for (int64_t d = 0; d < D; d++) s += (double)tget_f(&a[0], base + i * D + d) * tget_f(&a[1], base + j * D + d);
+        p[j] = s * (double)(float)scale;
+        if (p[j] > mx) mx = p[j];
+      }
+      for (int64_t j = 0; j < jmax; j++) l += (p[j] = exp(p[j] - mx));
+      for (int64_t d = 0; d < D; d++) {
+        double o = 0, vmax = 0;
+        for (int64_t j = 0; j < jmax; j++) {
+          double v = tget_f(&a[2], base + j * D + d);
+          o += p[j] * v;
+          if (fabs(v) > vmax) vmax = fabs(v);
+        }
+        ref[base + i * D + d] = o / l;
+        sc[base + i * D + d] = vmax; /* p is rounded to bf16 before the second dot */
+      }
+    }
+  char what[128];
+  snprintf(what, sizeof what, "attn causal=%d Z=%lld H=%lld S=%lld", causal, (long long)Z, (long long)H, (long long)S);
+  check_close(what, &a[3], ref, sc, BF16_RTOL, 0x1p-8);
+  free(ref);
+  free(sc);
+  free(p);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_attn(void) {
+  for (int causal = 0; causal < 2; causal++) {
+    const tl_define defs[] = {{"CAUSAL", causal}};
+    compiled *c = compile_example("attn.tile", defs, 1);
+    const int64_t ss[] = {1, 63, 65, 131};
+    for (int i = 0; i < 4; i++) run_attn(c, causal, i == 3 ? 1 : 2, 3, ss[i], 64, 3300 + causal * 8 + i);
+    compiled_free(c);
+    /* smaller tiles: several key blocks per query block, and BM > BN */
+    const tl_define small[] = {{"CAUSAL", causal}, {"BM", 32}, {"BN", 16}, {"D", 16}};
+    c = compile_example("attn.tile", small, 4);
+    const int64_t ss2[] = {15, 17, 47, 97};
+    for (int i = 0; i < 4; i++) run_attn(c, causal, 1, 2, ss2[i], 16, 3400 + causal * 8 + i);
+    compiled_free(c);
+  }
+}
+
+/* ---- row norms ---------------------------------------------------------------------------------- */
+static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, "rmsnorm");
+  int64_t s2[2] = {R, C};
+  tl_arg a[4] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -3, 3);
+  tfill_random(&a[1], &g, 0.5, 1.5);
+  tpoison(&a[2]);
+  double eps = 1e-5;
+  a[3] = sarg_f(eps);
+  interpret(f, a, 4);
+  double *ref = dalloc(R * C);
+  for (int64_t r = 0; r < R; r++) {
+    double ss = 0;
+    for (int64_t j = 0; j < C; j++) ss += (double)tget_f(&a[0], r * C + j) * tget_f(&a[0], r * C + j);
+    double inv = 1 / sqrt(ss / (double)C + (double)(float)eps);
+    for (int64_t j = 0; j < C; j++) ref[r * C + j] = tget_f(&a[0], r * C + j) * inv * tget_f(&a[1], j);
+  }
+  char what[64];
+  snprintf(what, sizeof what, "rmsnorm R=%lld C=%lld", (long long)R, (long long)C);
+  /* f32 sum of C squares: relative C * 2^-24 in inv; the bf16 output 2^-9 */
+  check_close(what, &a[2], ref, NULL, BF16_RTOL + (double)C * 0x1p-24, 0);
+  free(ref);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_rmsnorm(void) {
+  compiled *c = compile_example("rmsnorm.tile", NULL, 0);
+  const int64_t cs[] = {1, 127, 129, 4093, 4096};
+  for (int i = 0; i < 5; i++) run_rmsnorm(c, i % 2 ? 5 : 1, cs[i], 3500 + i);
+  compiled_free(c);
+  const tl_define small[] = {{"BC", 128}};
+  c = compile_example("rmsnorm.tile", small, 1);
+  run_rmsnorm(c, 3, 127, 3510);
+  run_rmsnorm(c, 2, 128, 3511);
+  compiled_free(c);
+}
+
+static void run_add_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, "add_rmsnorm");
+  int64_t s2[2] = {R, C};
+  tl_arg a[6] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2),
+                 targ(TL_BF16, 2, s2)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -3, 3);
+  tfill_random(&a[1], &g, -3, 3);
+  tfill_random(&a[2], &g, 0.5, 1.5);
+  tpoison(&a[3]);
+  tpoison(&a[4]);
+  a[5] = sarg_f(1e-6);
+  interpret(f, a, 6);
+  double *sref = dalloc(R * C), *yref = dalloc(R * C), *sscale = dalloc(R * C);
+  for (int64_t i = 0; i < R * C; i++) {
+    double x = tget_f(&a[0], i), res = tget_f(&a[1], i);
+    sref[i] = x + res;
+    sscale[i] = fabs(x) + fabs(res);
+  }
+  char what[64];
+  snprintf(what, sizeof what, "add_rmsnorm S R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[3], sref, sscale, BF16_RTOL, 0x1p-24);
+  /* the norm is of the rounded sum, as the kernel documents: use S as written */
+  for (int64_t r = 0; r < R; r++) {
+    double ss = 0;
+    for (int64_t j = 0; j < C; j++) ss += (double)tget_f(&a[3], r * C + j) * tget_f(&a[3], r * C + j);
+    double inv = 1 / sqrt(ss / (double)C + (double)1e-6f);
+    for (int64_t j = 0; j < C; j++) yref[r * C + j] = tget_f(&a[3], r * C + j) * inv * tget_f(&a[2], j);
+  }
+  snprintf(what, sizeof what, "add_rmsnorm Y R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[4], yref, NULL, BF16_RTOL + (double)C * 0x1p-24, 0);
+  free(sref);
+  free(yref);
+  free(sscale);
+  for (int i = 0; i < 5; i++) free(a[i].data);
+}
+
+static void example_add_rmsnorm(void) {
+  compiled *c = compile_example("add_rmsnorm.tile", NULL, 0);
+  const int64_t cs[] = {1, 255, 257, 4093};
+  for (int i = 0; i < 4; i++) run_add_rmsnorm(c, i % 2 ? 3 : 1, cs[i], 3600 + i);
+  compiled_free(c);
+}
+
+static void run_layernorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, "layernorm");
+  int64_t s2[2] = {R, C};
+  tl_arg a[5] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 4);
+  tfill_random(&a[1], &g, 0.5, 1.5);
+  tfill_random(&a[2], &g, -1, 1);
+  tpoison(&a[3]);
+  a[4] = sarg_f(1e-5);
+  interpret(f, a, 5);
+  double *ref = dalloc(R * C), *sc = dalloc(R * C);
+  for (int64_t r = 0; r < R; r++) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < C; j++) mean += tget_f(&a[0], r * C + j);
+    mean /= (double)C;
+    for (int64_t j = 0; j < C; j++) {
+      double d = tget_f(&a[0], r * C + j) - mean;
+      var += d * d;
+    }
+    var /= (double)C;
+    double rstd = 1 / sqrt(var + (double)1e-5f);
+    for (int64_t j = 0; j < C; j++) {
+      double t = (tget_f(&a[0], r * C + j) - mean) * rstd * tget_f(&a[1], j), b = tget_f(&a[2], j);
+      ref[r * C + j] = t + b;
+      sc[r * C + j] = fabs(t) + fabs(b);
+    }
+  }
+  char what[64];
+  snprintf(what, sizeof what, "layernorm R=%lld C=%lld", (long long)R, (long long)C);
+  /* mean and variance are f32 sums of C terms: C * 2^-23 relative on the normalized part */
+  check_close(what, &a[3], ref, sc, BF16_RTOL, (double)(C + 8) * 0x1p-23);
+  free(ref);
+  free(sc);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_layernorm(void) {
+  compiled *c = compile_example("layernorm.tile", NULL, 0);
+  const int64_t cs[] = {1, 2, 1999, 2047, 2048};
+  for (int i = 0; i < 5; i++) run_layernorm(c, i % 2 ? 3 : 1, cs[i], 3700 + i);
+  compiled_free(c);
+}
+
+/* ---- softmax (f32) ------------------------------------------------------------------------------ */
+static void run_softmax(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, "softmax");
+  int64_t s2[2] = {R, C};
+  tl_arg a[2] = {targ(TL_F32, 2, s2), targ(TL_F32, 2, s2)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -6, 6);
+  tpoison(&a[1]);
+  interpret(f, a, 2);
+  double *ref = dalloc(R * C);
+  const float *x = a[0].data;
+  for (int64_t r = 0; r < R; r++) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < C; j++) mx = fmax(mx, x[r * C + j]);
+    for (int64_t j = 0; j < C; j++) sum += exp(x[r * C + j] - mx);
+    for (int64_t j = 0; j < C; j++) ref[r * C + j] = exp(x[r * C + j] - mx) / sum;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "softmax R=%lld C=%lld", (long long)R, (long long)C);
+  /* f32: exp of an argument up to 12 off by 2^-24 relative, a C-term f32 sum, one division */
+  check_close(what, &a[1], ref, NULL, (double)(C + 32) * 0x1p-24, 0);
+  free(ref);
+  free(a[0].data);
+  free(a[1].data);
+}
+
+static void example_softmax(void) {
+  compiled *c = compile_example("softmax.tile", NULL, 0);
+  const int64_t cs[] = {1, 2, 997, 1023, 1024};
+  for (int i = 0; i < 5; i++) run_softmax(c, i % 2 ? 4 : 1, cs[i], 3800 + i);
+  compiled_free(c);
+}
+
+/* ---- rope ------------------------------------------------------------------------------------------ */
+static void run_rope(compiled *c, int64_t T, int64_t H, int64_t D, uint64_t seed) {
+  tl_func *f = kernel(c, "rope");
+  int64_t half = D / 2, sx[3] = {T, H, D}, st[2] = {T, half};
+  tl_arg a[4] = {targ(TL_BF16, 3, sx), targ(TL_F32, 2, st), targ(TL_F32, 2, st), targ(TL_BF16, 3, sx)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t i = 0; i < half; i++) {
+      double ang = (double)t * pow(10000.0, -2.0 * (double)i / (double)D) + rng_uniform(&g, 0, 0.1);
+      tset_f(&a[1], t * half + i, cos(ang));
+      tset_f(&a[2], t * half + i, sin(ang));
+    }
+  tpoison(&a[3]);
+  interpret(f, a, 4);
+  double *ref = dalloc(T * H * D), *sc = dalloc(T * H * D);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t i = 0; i < half; i++) {
+        int64_t base = (t * H + h) * D;
+        double x1 = tget_f(&a[0], base + i), x2 = tget_f(&a[0], base + half + i);
+        double cs = tget_f(&a[1], t * half + i), sn = tget_f(&a[2], t * half + i);
+        ref[base + i] = x1 * cs - x2 * sn;
+        ref[base + half + i] = x2 * cs + x1 * sn;
+        sc[base + i] = sc[base + half + i] = fabs(x1 * cs) + fabs(x2 * sn) + fabs(x1 * sn) + fabs(x2 * cs);
+      }
+  char what[64];
+  snprintf(what, sizeof what, "rope T=%lld H=%lld D=%lld", (long long)T, (long long)H, (long long)D);
+  check_close(what, &a[3], ref, sc, BF16_RTOL, 0x1p-22);
+  free(ref);
+  free(sc);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_rope(void) {
+  compiled *c = compile_example("rope.tile", NULL, 0);
+  const int64_t ts[] = {1, 15, 17, 37};
+  for (int i = 0; i < 4; i++) run_rope(c, ts[i], i % 2 ? 3 : 1, 128, 3900 + i);
+  compiled_free(c);
+  const tl_define small[] = {{"BT", 4}, {"D", 16}, {"HALF", 8}};
+  c = compile_example("rope.tile", small, 3);
+  run_rope(c, 13, 2, 16, 3910);
+  compiled_free(c);
+}
+
+/* ---- swiglu ------------------------------------------------------------------------------------------ */
+static void run_swiglu(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, "swiglu");
+  int64_t s2[2] = {R, C};
+  tl_arg a[3] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -6, 6);
+  tfill_random(&a[1], &g, -2, 2);
+  tpoison(&a[2]);
+  interpret(f, a, 3);
+  double *ref = dalloc(R * C);
+  for (int64_t i = 0; i < R * C; i++) {
+    double x = tget_f(&a[0], i);
+    ref[i] = x / (1 + exp(-x)) * tget_f(&a[1], i);
+  }
+  char what[64];
+  snprintf(what, sizeof what, "swiglu R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[2], ref, NULL, BF16_RTOL, 0);
+  free(ref);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_swiglu(void) {
+  compiled *c = compile_example("swiglu.tile", NULL, 0);
+  const int64_t sizes[][2] = {{1, 1}, {15, 255}, {17, 257}, {31, 600}};
+  for (int i = 0; i < 4; i++) run_swiglu(c, sizes[i][0], sizes[i][1], 4000 + i);
+  compiled_free(c);
+}
+
+/* ---- the tests: straight from the front-end, and after the default pipeline ---- */
+#define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu)
+#define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
+#define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
+EXAMPLE_TESTS(FRONTEND_TEST)
+EXAMPLE_TESTS(PASSES_TEST)
