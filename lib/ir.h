@@ -160,6 +160,9 @@ typedef struct tl_func {
   /* Set by layout assignment: prints the layout table (after the body) and
    * one layout's short name (for types: "tile<128x64xbf16, #L2>"). */
   void (*print_layouts)(tl_sbuf *b, const struct tl_func *f);
+  /* Set by align_check: a tl_access_table (lib/axisinfo.h), per-op memory
+   * access facts and the launch specialization requirements; NULL before. */
+  void *access_facts;
 } tl_func;
 
 typedef struct tl_module {

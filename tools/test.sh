@@ -23,7 +23,8 @@ echo "== ctest"
 # LLVM's static objects are not instrumented; leak checks stay on for tilec's own code.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-(cd "$build" && ctest --output-on-failure -j "$jobs")
+ctest_rc=0
+(cd "$build" && ctest --output-on-failure -j "$jobs") || ctest_rc=$?
 
 echo "== fuzz the front-end for ${seconds}s"
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -37,4 +38,8 @@ set -- "$work" "$root/tests/fuzz/corpus"
 "$fuzz_build/fuzz_frontend" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$fuzz_build/" -print_final_stats=1 "$@"
 echo "== fuzz: no crashes in ${seconds}s"
+if [ "$ctest_rc" -ne 0 ]; then
+  echo "test.sh: FAILED: ctest failed (see above)"
+  exit 1
+fi
 echo "test.sh: all passed"

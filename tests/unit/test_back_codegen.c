@@ -48,7 +48,7 @@ static char *compile(const char *arch, tl_kernel_info *info) {
   tl_codegen_result res;
   if (!tl_codegen(M, &o, &res)) {
     char *d = tl_ctx_render_diags(&ctx);
-    cr_log_error("codegen:\n%s", d);
+    cr_log_info("codegen:\n%s", d);
     free(d);
     return NULL;
   }
