@@ -387,7 +387,7 @@ bool tl_smem_choose(int32_t rows, int32_t cols, int32_t elem_bytes, tl_smem_orde
 
   int best = -1;
   layout_eval best_eval = {0}, plain_eval = {0}, first_fail = {0};
-  bool have_plain = false, have_fail = false;
+  bool have_plain = false, have_fail = false, listed_pad = false;
   char summary[384] = "";
   for (int k = 0; k < ncand; k++) {
     if (tl_smem_check(&cands[k])) continue; /* e.g. swizzle wider than the line */
@@ -402,10 +402,11 @@ bool tl_smem_choose(int32_t rows, int32_t cols, int32_t elem_bytes, tl_smem_orde
     }
     out->candidates++;
     if (cands[k].kind == TL_SMEM_PLAIN) plain_eval = e, have_plain = true;
-    /* List plain and swizzles, and paddings only while they change the answer. */
-    if (cands[k].kind != TL_SMEM_PADDED || best < 0 || e.conflicts < best_eval.conflicts)
+    /* List plain, swizzles, the first padding and paddings that improve. */
+    if (cands[k].kind != TL_SMEM_PADDED || !listed_pad || e.conflicts < best_eval.conflicts)
       appendf(summary, sizeof summary, "%s%s: %lld conflicts", summary[0] ? "; " : "", name,
               (long long)e.conflicts);
+    if (cands[k].kind == TL_SMEM_PADDED) listed_pad = true;
     if (best < 0 || e.conflicts < best_eval.conflicts ||
         (e.conflicts == best_eval.conflicts && preference(&cands[k]) < preference(&cands[best])))
       best = k, best_eval = e;
