@@ -71,10 +71,10 @@ typedef struct tl_mma_tiling {
   int32_t frag_regs;        /* registers per thread for one k-step's A and B fragments (0: wgmma) */
   int64_t mma_instrs;       /* MMA instructions issued */
   int64_t hw_mmas;          /* work in m16n8k16 (fp8: m16n8k32) equivalents */
-  int64_t ldmatrix_x4;      /* shared->register fragment loads in ldmatrix.x4 units (512 B); 0: wgmma */
+  int64_t ldmatrix_mats;    /* shared->register fragment loads in 8x8 b16 matrices (128 B); 0: wgmma */
   int64_t ldmatrix_instrs;  /* ldmatrix instructions (.x4, or .x2 for a lone n8 B fragment) */
   int64_t smem_operand_bytes; /* operand bytes read from shared memory: units*(sub_m+sub_n)*K*eb */
-  double loads_per_mma;     /* ldmatrix_x4 / hw_mmas */
+  double loads_per_mma;     /* ldmatrix.x4 equivalents (ldmatrix_mats / 4) per hw_mma */
   int32_t a_reuse, b_reuse; /* MMAs per loaded A fragment (sub_n/n), per B fragment (sub_m/m) */
 } tl_mma_tiling;
 

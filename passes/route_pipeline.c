@@ -1,0 +1,325 @@
+/* route_pipeline: requires verified tile IR; keeps every op and value (it only
+ * sets kernel attributes); sets f->pipeline (attribute > option > the
+ * "cutlass" name rule > default), f->stages when unset, and f->warps when
+ * unset in a kernel with a dot main loop; warns when a kernel routed to
+ * 'cutlass' cannot use it.  See docs/routing.md. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir.h"
+
+typedef enum { LOOP_NONE, LOOP_GEMM, LOOP_ATTENTION } loop_kind;
+
+typedef struct main_loop {
+  loop_kind kind;
+  int32_t for_op;
+  int32_t dots[2]; /* GEMM: dots[0]; attention: the score dot, then the value dot */
+  int ndots;
+} main_loop;
+
+typedef struct router {
+  tl_func *f;
+  uint8_t *seen; /* per op, for the backward searches */
+} router;
+
+/* ---- shapes of the IR ------------------------------------------------------------ */
+
+static bool op_inside(tl_func *f, int32_t op, int32_t ancestor) {
+  for (int32_t p = tl_op_at(f, op)->parent; p >= 0; p = tl_op_at(f, p)->parent)
+    if (p == ancestor) return true;
+  return false;
+}
+
+static int32_t def_op(tl_func *f, int32_t v) { return tl_val(f, v)->def; }
+
+/* Follow v up through ops that do not change what a dot operand is. */
+static int32_t strip(tl_func *f, int32_t v, bool through_trans_cast) {
+  for (;;) {
+    int32_t d = def_op(f, v);
+    if (d < 0) return v;
+    tl_op *o = tl_op_at(f, d);
+    if (o->opc == TL_OP_convert_layout || (through_trans_cast && (o->opc == TL_OP_trans || o->opc == TL_OP_cast)))
+      v = o->opnd[0];
+    else
+      return v;
+  }
+}
+
+static bool is_load(tl_func *f, int32_t v) {
+  int32_t d = def_op(f, v);
+  return d >= 0 && tl_op_at(f, d)->opc == TL_OP_load;
+}
+
+/* Carried slot of v in `for` op F (-1 when v is not one of its carried args). */
+static int carried_slot(tl_func *f, int32_t v, int32_t F) {
+  tl_value *tv = tl_val(f, v);
+  if (tv->def != -1 || tv->region_owner != F || tv->index < 1) return -1;
+  return tv->index - 1;
+}
+
+static int32_t yielded(tl_func *f, int32_t F, int k) {
+  tl_region *r = &tl_op_at(f, F)->regions[0];
+  if (r->ops.len == 0) return -1;
+  tl_op *y = tl_op_at(f, r->ops.data[r->ops.len - 1]);
+  if (y->opc != TL_OP_yield || k < 0 || k >= y->nopnd) return -1;
+  return strip(f, y->opnd[k], false);
+}
+
+typedef bool (*op_pred)(const tl_op *o);
+static bool is_exp(const tl_op *o) { return o->opc == TL_OP_exp || o->opc == TL_OP_exp2; }
+static bool is_reduce_max(const tl_op *o) { return o->opc == TL_OP_reduce && o->kind == TL_RED_MAX; }
+static bool is_reduce_sum(const tl_op *o) { return o->opc == TL_OP_reduce && o->kind == TL_RED_SUM; }
+static bool is_dot(const tl_op *o) { return o->opc == TL_OP_dot; }
+
+/* Is an op satisfying pred (other than `except`) among the ops inside loop F
+ * that v is computed from?  Returns its id or -1. */
+static int32_t find_upstream(router *R, int32_t v, int32_t F, op_pred pred, int32_t except) {
+  tl_func *f = R->f;
+  memset(R->seen, 0, (size_t)f->ops.len);
+  TL_VEC(int32_t) stack = {0};
+  tl_vec_push(&f->ctx->arena, &stack, v);
+  while (stack.len) {
+    int32_t d = def_op(f, stack.data[--stack.len]);
+    if (d < 0 || R->seen[d] || !op_inside(f, d, F)) continue;
+    R->seen[d] = 1;
+    tl_op *o = tl_op_at(f, d);
+    if (d != except && pred(o)) return d;
+    for (int i = 0; i < o->nopnd; i++) tl_vec_push(&f->ctx->arena, &stack, o->opnd[i]);
+  }
+  return -1;
+}
+
+/* ---- recognizing the main loops ----------------------------------------------------- */
+
+/* dot(load, load, carried) yielded back into its slot; operands possibly
+ * through trans / cast; at least one load streams inside the loop. */
+static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot) {
+  tl_op *o = tl_op_at(f, dot);
+  int k = carried_slot(f, strip(f, o->opnd[2], false), F);
+  if (k < 0 || yielded(f, F, k) != o->res[0]) return false;
+  int32_t a = strip(f, o->opnd[0], true), b = strip(f, o->opnd[1], true);
+  if (!is_load(f, a) || !is_load(f, b)) return false;
+  return op_inside(f, def_op(f, a), F) || op_inside(f, def_op(f, b), F);
+}
+
+/* acc = dot(cast(exp(s - max)), V, carried * rescale) where s comes from
+ * another dot of the loop, with a reduce-max before the exp and a reduce-sum
+ * of the exp in the loop (the online softmax of flash attention). */
+static int32_t attention_score_dot(router *R, int32_t F, int32_t dot) {
+  tl_func *f = R->f;
+  tl_op *o = tl_op_at(f, dot);
+  int32_t acc = strip(f, o->opnd[2], false);
+  int32_t m = def_op(f, acc);
+  if (m < 0 || tl_op_at(f, m)->opc != TL_OP_mul) return -1;
+  tl_op *mul = tl_op_at(f, m);
+  int32_t x = strip(f, mul->opnd[0], false), y = strip(f, mul->opnd[1], false);
+  int k = carried_slot(f, x, F);
+  int32_t rescale = y;
+  if (k < 0) k = carried_slot(f, y, F), rescale = x;
+  if (k < 0 || yielded(f, F, k) != o->res[0]) return -1;
+  if (find_upstream(R, rescale, F, is_exp, -1) < 0) return -1;
+  int32_t p = find_upstream(R, o->opnd[0], F, is_exp, -1);
+  if (p < 0) return -1;
+  int32_t s_in = tl_op_at(f, p)->opnd[0];
+  if (find_upstream(R, s_in, F, is_reduce_max, -1) < 0) return -1;
+  int32_t score = find_upstream(R, s_in, F, is_dot, dot);
+  if (score < 0) return -1;
+  /* the running sum: a reduce-sum of an exp inside the loop */
+  tl_region *body = &tl_op_at(f, F)->regions[0];
+  for (int i = 0; i < body->ops.len; i++) {
+    tl_op *r = tl_op_at(f, body->ops.data[i]);
+    if (is_reduce_sum(r) && !(r->flags & TL_OPF_DEAD) && find_upstream(R, r->opnd[0], F, is_exp, -1) >= 0)
+      return score;
+  }
+  return -1;
+}
+
+static main_loop classify_for(router *R, int32_t F) {
+  tl_func *f = R->f;
+  main_loop ml = {LOOP_NONE, F, {-1, -1}, 0};
+  tl_region *body = &tl_op_at(f, F)->regions[0];
+  for (int i = 0; i < body->ops.len; i++) {
+    int32_t op = body->ops.data[i];
+    tl_op *o = tl_op_at(f, op);
+    if (o->opc != TL_OP_dot || (o->flags & TL_OPF_DEAD)) continue;
+    int32_t score = attention_score_dot(R, F, op);
+    if (score >= 0) {
+      ml.kind = LOOP_ATTENTION;
+      ml.dots[0] = score, ml.dots[1] = op, ml.ndots = 2;
+      return ml;
+    }
+    if (ml.kind == LOOP_NONE && gemm_like_dot(f, F, op)) {
+      ml.kind = LOOP_GEMM;
+      ml.dots[0] = op, ml.ndots = 1;
+    }
+  }
+  return ml;
+}
+
+/* The first attention-like loop, else the first GEMM-like one. */
+static void find_main_loop(router *R, tl_region *r, main_loop *best) {
+  for (int i = 0; i < r->ops.len; i++) {
+    int32_t op = r->ops.data[i];
+    tl_op *o = tl_op_at(R->f, op);
+    if (o->flags & TL_OPF_DEAD) continue;
+    if (o->opc == TL_OP_for) {
+      main_loop ml = classify_for(R, op);
+      if (ml.kind > best->kind) *best = ml;
+    }
+    for (int k = 0; k < tl_op_at(R->f, op)->nregions; k++) find_main_loop(R, &tl_op_at(R->f, op)->regions[k], best);
+  }
+}
+
+/* ---- fitting and choosing ---------------------------------------------------------- */
+
+typedef struct dot_shape {
+  int32_t m, n, k;
+  tl_dtype dtype;
+} dot_shape;
+
+static dot_shape shape_of(tl_func *f, int32_t dot) {
+  tl_op *o = tl_op_at(f, dot);
+  tl_type *a = &tl_val(f, o->opnd[0])->type, *b = &tl_val(f, o->opnd[1])->type;
+  dot_shape s = {a->shape[0], b->shape[1], a->shape[1], (tl_dtype)a->dtype};
+  return s;
+}
+
+/* Where the cutlass pipeline can take the loop (wgmma: M in warpgroup tiles
+ * of 64 rows, N a multiple of 16 up to 256, K in steps of 16 for 16-bit and
+ * 32 for 8-bit operands).  Otherwise says why in `why`. */
+static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
+  if (ml->kind == LOOP_NONE) {
+    snprintf(why, n, "has no dot main loop");
+    return false;
+  }
+  for (int i = 0; i < ml->ndots; i++) {
+    dot_shape s = shape_of(f, ml->dots[i]);
+    bool fp8 = s.dtype == TL_F8E4M3 || s.dtype == TL_F8E5M2;
+    int kstep = fp8 ? 32 : 16;
+    if (!(fp8 || s.dtype == TL_BF16 || s.dtype == TL_F16))
+      snprintf(why, n, "has dot operands of type %s (cutlass takes bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(s.dtype));
+    else if (s.m % 64 != 0)
+      snprintf(why, n, "has a dot with M = %d, not a multiple of 64 (a warpgroup's wgmma rows)", s.m);
+    else if (s.n % 16 != 0 || s.n > 256)
+      snprintf(why, n, "has a dot with N = %d, not a multiple of 16 up to 256 (wgmma N)", s.n);
+    else if (s.k % kstep != 0)
+      snprintf(why, n, "has a dot with K = %d, not a multiple of %d (wgmma K for %s)", s.k, kstep, tl_dtype_name(s.dtype));
+    else
+      continue;
+    return false;
+  }
+  return true;
+}
+
+static const char *const pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
+static const char *pipe_name(int p) { return p >= 0 && p <= TL_PIPE_CUTLASS ? pipe_names[p] : "?"; }
+
+/* Shared memory per block the target allows (bytes). */
+static int64_t smem_budget(const char *arch) {
+  if (!arch || strncmp(arch, "sm_90", 5) == 0 || strncmp(arch, "sm_10", 5) == 0) return 227 * 1024;
+  if (strcmp(arch, "sm_80") == 0 || strcmp(arch, "sm_87") == 0) return 163 * 1024;
+  return 99 * 1024;
+}
+
+/* Bytes of the dot operand tiles loaded per iteration (one ring stage), and
+ * of those loaded once before the loop (resident for its whole run). */
+static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, int64_t *resident) {
+  *per_stage = *resident = 0;
+  for (int i = 0; i < ml->ndots; i++)
+    for (int j = 0; j < 2; j++) {
+      int32_t v = strip(f, tl_op_at(f, ml->dots[i])->opnd[j], true);
+      if (!is_load(f, v)) continue;
+      tl_type *t = &tl_val(f, v)->type;
+      int64_t bytes = tl_type_numel(t) * tl_dtype_bytes((tl_dtype)t->dtype);
+      if (op_inside(f, def_op(f, v), ml->for_op)) *per_stage += bytes;
+      else *resident += bytes;
+    }
+}
+
+typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
+
+static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
+  router R = {f, tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1)};
+  main_loop ml = {LOOP_NONE, -1, {-1, -1}, 0};
+  find_main_loop(&R, &f->body, &ml);
+
+  choice_source src;
+  int pipe;
+  if (f->pipeline) src = SRC_ATTR, pipe = f->pipeline;
+  else if (o->pipeline) src = SRC_OPTION, pipe = o->pipeline;
+  else if (f->name && strstr(f->name, "cutlass")) src = SRC_NAME, pipe = TL_PIPE_CUTLASS;
+  else src = SRC_DEFAULT, pipe = ml.kind != LOOP_NONE ? TL_PIPE_MULTISTAGE : TL_PIPE_SIMPLE;
+
+  char why[160] = "";
+  bool fell_back = false;
+  if (pipe == TL_PIPE_CUTLASS && !fits_cutlass(f, &ml, why, sizeof why)) {
+    int to = ml.kind != LOOP_NONE ? TL_PIPE_MULTISTAGE : TL_PIPE_SIMPLE;
+    const char *asked = src == SRC_ATTR     ? " (asked for by @pipeline(cutlass))"
+                        : src == SRC_OPTION ? " (asked for by the options)"
+                                            : "";
+    tl_warning(f->ctx, f->loc, "kernel '%s'%s %s: routed to '%s'", f->name, asked, why, pipe_name(to));
+    pipe = to;
+    fell_back = true;
+  }
+  f->pipeline = pipe;
+
+  /* stages: a ring deep enough to hide load latency, cut to what fits in
+   * shared memory (1 = no prefetch) */
+  bool stages_set = f->stages != 0;
+  int64_t per_stage = 0, resident = 0;
+  if (ml.kind != LOOP_NONE) operand_bytes(f, &ml, &per_stage, &resident);
+  if (!stages_set) {
+    int want = pipe == TL_PIPE_CUTLASS ? 4 : pipe == TL_PIPE_MULTISTAGE ? 3 : 1;
+    if (want > 1 && per_stage > 0) {
+      int64_t fit = (smem_budget(o->arch) - resident) / per_stage;
+      if (fit < want) want = fit < 1 ? 1 : (int)fit;
+    }
+    f->stages = want;
+  }
+  /* warps: for dot kernels, 8 when an accumulator has 128x128 elements or
+   * more (64 f32 registers a thread), else 4; others are left to layout_assign */
+  bool warps_set = f->warps != 0;
+  if (!warps_set && ml.kind != LOOP_NONE) {
+    int64_t biggest = 0;
+    for (int i = 0; i < ml.ndots; i++) {
+      dot_shape s = shape_of(f, ml.dots[i]);
+      if ((int64_t)s.m * s.n > biggest) biggest = (int64_t)s.m * s.n;
+    }
+    f->warps = biggest >= 128 * 128 ? 8 : 4;
+  }
+
+  if (o->explain && o->explain_out) {
+    tl_sbuf *b = o->explain_out;
+    tl_sbuf_printf(b, "route_pipeline: kernel '%s': ", f->name);
+    if (ml.kind == LOOP_NONE) {
+      tl_sbuf_puts(b, "no dot main loop");
+    } else {
+      tl_loc l = tl_op_at(f, ml.for_op)->loc;
+      tl_sbuf_printf(b, "main loop %s at %d:%d (", ml.kind == LOOP_GEMM ? "GEMM-like" : "attention-like", l.line,
+                     l.col);
+      for (int i = 0; i < ml.ndots; i++) {
+        dot_shape s = shape_of(f, ml.dots[i]);
+        tl_sbuf_printf(b, "%sdot %dx%dx%d %s", i ? ", " : "", s.m, s.n, s.k, tl_dtype_name(s.dtype));
+      }
+      tl_sbuf_puts(b, ")");
+    }
+    tl_sbuf_printf(b, "; pipeline=%s ", pipe_name(pipe));
+    if (fell_back) tl_sbuf_printf(b, "because the kernel %s (cutlass was asked for)", why);
+    else if (src == SRC_ATTR) tl_sbuf_puts(b, "because of its @pipeline attribute");
+    else if (src == SRC_OPTION) tl_sbuf_puts(b, "because the options force it");
+    else if (src == SRC_NAME) tl_sbuf_puts(b, "because the name contains \"cutlass\"");
+    else tl_sbuf_puts(b, ml.kind != LOOP_NONE ? "(the default for a dot main loop)" : "(the default without one)");
+    tl_sbuf_printf(b, "; stages=%d", f->stages);
+    if (stages_set) tl_sbuf_puts(b, " (attribute)");
+    else if (per_stage > 0) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
+    if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
+    tl_sbuf_puts(b, "\n");
+  }
+  return true;
+}
+
+const tl_pass tl_pass_route_pipeline = {
+    "route_pipeline",
+    "requires verified IR; keeps ops and values; sets pipeline/stages (and warps of dot kernels) when unset",
+    run_route_pipeline,
+};

@@ -1,0 +1,980 @@
+/* tilegen.c: random valid .tile kernels from a seed (see tilegen.h).
+ *
+ * How a kernel is built.  Three modes fix the tiles the program works on:
+ *   MODE_2D   grid(cdiv(M, BM), cdiv(N, BN)); m0 = pid0 * BM, n0 = pid1 * BN;
+ *             shapes: scalar, [BN] (a row), [BM] (a column), [BM, BN],
+ *             [BM, 1], [1, BN];
+ *   MODE_ROW  grid(M, cdiv(N, BN)); r = pid0, n0 = pid1 * BN (softmax-like);
+ *             shapes: scalar, [BN];
+ *   MODE_1D   grid(cdiv(N, BN)); n0 = pid0 * BN; shapes: scalar, [BN].
+ * Shapes are concrete (BM, BN are chosen powers of two 1..64), so when two
+ * roles coincide (BM == BN, BM == 1) numpy broadcasting is decided on the
+ * real sizes, as the front-end does.
+ *
+ * Statements bind fresh names (v0, v1, ...), re-bind names with `+=`, or
+ * open a `for` (carried values updated by a template whose bound is known
+ * for the trip count) or an `if` (constant or not; branches re-bind names of
+ * the enclosing block with an unchanged type).  A name may only be re-bound
+ * in the block that defined it or by the loop / if that opens right below
+ * it, so the bound of every carried value can be computed.  At the end every
+ * value bound at the top level is stored into a per-dtype output tensor
+ * O*[slot, M, N] at the position of the program's own block.
+ *
+ * Expressions are built top-down for a wanted (shape, dtype): a production
+ * picks operand shapes that broadcast to the wanted shape; every expression
+ * carries a bound on |value|; productions that could overflow, divide by
+ * zero or leave the domain of a math function are written in guarded forms
+ * (tilegen.h). */
+#include "tilegen.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random numbers (splitmix64: deterministic on every platform) -------- */
+typedef struct tg_rng { uint64_t s; } tg_rng;
+
+static uint64_t rng_next(tg_rng *r) {
+  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* ---- strings ------------------------------------------------------------- */
+typedef struct tg_buf { char *p; size_t len, cap; bool oom; } tg_buf;
+
+static void buf_vprintf(tg_buf *b, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0 || b->oom) return;
+  if (b->len + (size_t)n + 1 > b->cap) {
+    size_t nc = b->cap ? b->cap * 2 : 256;
+    while (nc < b->len + (size_t)n + 1) nc *= 2;
+    char *np = realloc(b->p, nc);
+    if (!np) { b->oom = true; return; }
+    b->p = np;
+    b->cap = nc;
+  }
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
+static void buf_printf(tg_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+/* A malloc'd formatted string (NULL only when out of memory). */
+static char *xfmt(const char *fmt, ...) {
+  tg_buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (b.oom) { free(b.p); return NULL; }
+  if (!b.p) return calloc(1, 1);
+  return b.p;
+}
+
+/* ---- dtypes and shapes ----------------------------------------------------- */
+enum { D_F32, D_BF16, D_I32, D_I1, D_COUNT };
+static const char *const dname[D_COUNT] = {"f32", "bf16", "i32", "i1"};
+static bool d_float(int d) { return d == D_F32 || d == D_BF16; }
+static bool d_int(int d) { return d == D_I32; }
+
+typedef struct shp { int rank; int d[2]; } shp;
+static const shp SCALAR = {0, {0, 0}};
+
+static bool shp_eq(shp a, shp b) {
+  if (a.rank != b.rank) return false;
+  for (int i = 0; i < a.rank; i++)
+    if (a.d[i] != b.d[i]) return false;
+  return true;
+}
+
+static int64_t shp_numel(shp s) {
+  int64_t n = 1;
+  for (int i = 0; i < s.rank; i++) n *= s.d[i];
+  return n;
+}
+
+/* numpy broadcasting: align on the right, equal dims or one of them 1. */
+static bool bcast(shp a, shp b, shp *out) {
+  shp r;
+  r.rank = a.rank > b.rank ? a.rank : b.rank;
+  r.d[0] = r.d[1] = 0;
+  for (int i = 0; i < r.rank; i++) {
+    int ia = a.rank - r.rank + i, ib = b.rank - r.rank + i;
+    int da = ia >= 0 ? a.d[ia] : 1, db = ib >= 0 ? b.d[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    r.d[i] = da == 1 ? db : da;
+  }
+  *out = r;
+  return true;
+}
+
+static bool bcast_to(shp a, shp b, shp want) {
+  shp o;
+  return bcast(a, b, &o) && shp_eq(o, want);
+}
+
+/* Roles of shapes: where they load from and store to. */
+enum { ROLE_S, ROLE_ROW, ROLE_COL, ROLE_TILE, ROLE_COLX, ROLE_ROWX, ROLE_COUNT };
+enum { MODE_2D, MODE_ROW, MODE_1D };
+
+/* ---- limits of magnitudes --------------------------------------------------- */
+#define FLIM 1.0e4          /* floats are brought back below this */
+#define ILIM 1048576.0      /* ints (2^20) */
+#define IMUL 32767.0        /* int operands of a multiplication */
+
+/* ---- the generator state ------------------------------------------------------ */
+typedef struct gvar {
+  char name[12];
+  shp sh;
+  int dt;
+  double b;      /* |value| <= b */
+  int scope;     /* block that defined it */
+  bool frozen;   /* carried by the loop being generated: not readable */
+  bool store;    /* bound at the top level: stored at the end */
+  bool fixed;    /* m0 / n0 / r / loop variables: never re-bound */
+} gvar;
+
+typedef struct ginput { int param; int rank; bool transposed; int len_role; /* 1-D: ROLE_ROW or ROLE_COL */ int dt; } ginput;
+
+/* Loop variables usable as a view offset: `for k in range(0, N, BN)`. */
+typedef struct goffset { char name[12]; int role; /* ROLE_ROW: a column offset; ROLE_COL: a row offset */ } goffset;
+
+#define MAX_VARS 512
+typedef struct gen {
+  tg_rng rng;
+  const tg_options *opt;
+  tg_kernel *k;
+  int mode;
+  int BM, BN;
+  int64_t M, N; /* suggested sizes */
+  int flag;     /* the tile constant FLAG */
+  shp role_shape[ROLE_COUNT];
+  bool role_ok[ROLE_COUNT];
+  shp shapes[ROLE_COUNT]; /* distinct shapes of the available roles (incl. scalar) */
+  int nshapes;
+  gvar vars[MAX_VARS];
+  int nvars;
+  int scope, next_scope;
+  int depth;    /* nesting of for / if */
+  int next_var, next_loop;
+  ginput inputs[3];
+  int ninputs;
+  goffset offs[8];
+  int noffs;
+  double n_value, s_value;
+  tg_buf body;
+  int indent;
+  bool oom;
+} gen;
+
+static int rnd(gen *g, int n) { return n <= 1 ? 0 : (int)(rng_next(&g->rng) % (uint64_t)n); }
+static bool chance(gen *g, int pct) { return rnd(g, 100) < pct; }
+
+/* ---- expressions ---------------------------------------------------------------- */
+typedef struct ex {
+  char *s;
+  shp sh;
+  int dt;
+  double b;
+  bool lit; /* an untyped literal: adopts the other operand's type */
+} ex;
+
+static ex mk(gen *g, char *s, shp sh, int dt, double b) {
+  if (!s) g->oom = true;
+  ex e = {s ? s : calloc(1, 1), sh, dt, b, false};
+  if (!e.s) g->oom = true;
+  return e;
+}
+
+static bool is_ident(const char *s) {
+  if (!s[0]) return false;
+  for (const char *p = s; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+      return false;
+  return true;
+}
+
+static const char *dim_name(gen *g, int d) {
+  if (d == g->BM && g->mode == MODE_2D) return "BM";
+  if (d == g->BN) return "BN";
+  return NULL;
+}
+
+/* "BM, 1" for a tile's dims. */
+static char *dims_text(gen *g, shp s) {
+  char part[2][16];
+  for (int i = 0; i < s.rank; i++) {
+    const char *nm = dim_name(g, s.d[i]);
+    if (nm && chance(g, 80)) snprintf(part[i], sizeof part[i], "%s", nm);
+    else snprintf(part[i], sizeof part[i], "%d", s.d[i]);
+  }
+  return s.rank == 1 ? xfmt("%s", part[0]) : xfmt("%s, %s", part[0], part[1]);
+}
+
+static ex lit(gen *g, int dt, bool nonzero) {
+  static const char *const flits[] = {"0.5", "1.5", "2.0", "0.25", "3.0", "0.75", "1.0", "1.25", "0.1", "0.0", "4.0"};
+  static const double fvals[] = {0.5, 1.5, 2.0, 0.25, 3.0, 0.75, 1.0, 1.25, 0.1, 0.0, 4.0};
+  static const char *const ilits[] = {"1", "2", "3", "7", "5", "0", "BN", "0x10"};
+  ex e;
+  if (d_float(dt)) {
+    int n = (int)(sizeof flits / sizeof flits[0]) - (nonzero ? 2 : 0); /* 0.0 and 4.0 last */
+    int i = rnd(g, n);
+    if (nonzero && i == 9) i = 0;
+    e = mk(g, xfmt("%s", flits[i]), SCALAR, dt, fvals[i]);
+  } else {
+    int n = (int)(sizeof ilits / sizeof ilits[0]);
+    int i = rnd(g, n);
+    if (nonzero && i == 5) i = 0;
+    double v = i == 6 ? g->BN : i == 7 ? 16 : atof(ilits[i]);
+    e = mk(g, xfmt("%s", ilits[i]), SCALAR, dt, v);
+  }
+  e.lit = true;
+  return e;
+}
+
+static void exfree(ex *e) { free(e->s); e->s = NULL; }
+
+/* Bring |e| below lim with a form that keeps the value finite and exact to
+ * reproduce: tanh, an exact power-of-two scale, a clamp, or `% m` for ints. */
+static ex clamp_to(gen *g, ex e, double lim) {
+  if (e.lit || e.dt == D_I1 || e.b <= lim) return e;
+  ex r;
+  if (d_int(e.dt)) {
+    int64_t m = (int64_t)lim;
+    if (m > 1000) m = 1000;
+    if (m < 2) m = 2;
+    r = mk(g, xfmt("(%s %% %lld)", e.s, (long long)m), e.sh, e.dt, (double)(m - 1));
+  } else {
+    int how = rnd(g, g->opt->no_transcendental ? 2 : 3);
+    if (how == 0) {
+      int k = 0;
+      while (e.b / ldexp(1.0, k) > lim) k++;
+      r = mk(g, xfmt("(%s * %.17g)", e.s, ldexp(1.0, -k)), e.sh, e.dt, e.b / ldexp(1.0, k));
+    } else if (how == 1) {
+      double c = lim >= 100 ? 100 : 1;
+      r = mk(g, xfmt("min(max(%s, -%.1f), %.1f)", e.s, c, c), e.sh, e.dt, c);
+    } else {
+      r = mk(g, xfmt("tanh(%s)", e.s), e.sh, e.dt, 1.0);
+    }
+  }
+  exfree(&e);
+  return r;
+}
+
+static ex clampx(gen *g, ex e) { return clamp_to(g, e, d_int(e.dt) ? ILIM : FLIM); }
+
+static double grow(int dt, double b) { return dt == D_BF16 ? b * 1.01 + 1e-3 : b; }
+
+/* ---- variables ------------------------------------------------------------------- */
+static int find_var(gen *g, shp sh, int dt) {
+  int cand[MAX_VARS], n = 0;
+  for (int i = 0; i < g->nvars; i++)
+    if (!g->vars[i].frozen && g->vars[i].dt == dt && shp_eq(g->vars[i].sh, sh)) cand[n++] = i;
+  return n ? cand[rnd(g, n)] : -1;
+}
+
+static int add_var(gen *g, const char *name, shp sh, int dt, double b, bool fixed) {
+  if (g->nvars == MAX_VARS) { g->oom = true; return 0; }
+  gvar *v = &g->vars[g->nvars];
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", name);
+  v->sh = sh;
+  v->dt = dt;
+  v->b = b;
+  v->scope = g->scope;
+  v->store = !fixed && g->scope == 0;
+  v->fixed = fixed;
+  return g->nvars++;
+}
+
+/* Pick operand shapes (a, b) from the shape set that broadcast to want. */
+static void pick_pair(gen *g, shp want, shp *a, shp *b) {
+  shp ca[64], cb[64];
+  int n = 0;
+  for (int i = 0; i < g->nshapes; i++)
+    for (int j = 0; j < g->nshapes; j++)
+      if (bcast_to(g->shapes[i], g->shapes[j], want) && n < 64) {
+        ca[n] = g->shapes[i];
+        cb[n] = g->shapes[j];
+        n++;
+      }
+  if (n == 0) { *a = want; *b = want; return; }
+  /* favour the plain (want, want) and (want, scalar) pairs a little less than
+   * the mixed ones, which test broadcasting */
+  int i = rnd(g, n);
+  *a = ca[i];
+  *b = cb[i];
+}
+
+static ex gen_expr(gen *g, shp sh, int dt, int depth);
+
+/* ---- views ------------------------------------------------------------------------- */
+/* A row / column offset expression for a range view of length len along a
+ * role: program offsets, shifted by a small amount, or a loop variable. */
+static char *range_start(gen *g, int role) {
+  const char *base = role == ROLE_COL ? "m0" : "n0";
+  for (int i = g->noffs - 1; i >= 0; i--)
+    if (g->offs[i].role == role && chance(g, 50)) { base = g->offs[i].name; break; }
+  int sh = rnd(g, 10);
+  if (sh < 6) return xfmt("%s", base);
+  if (sh < 8) return xfmt("%s + %d", base, 1 + rnd(g, 3));
+  return xfmt("%s - 1", base);
+}
+
+/* An index for a dropped dimension: inside the program's block mostly. */
+static char *index_expr(gen *g, int role) {
+  if (g->mode == MODE_ROW) {
+    int c = rnd(g, 4);
+    if (c == 0) return xfmt("M - 1 - r");
+    if (c == 1) return xfmt("r + %d", rnd(g, 2));
+    return xfmt("r");
+  }
+  const char *base = role == ROLE_COL ? "m0" : "n0";
+  int lim = role == ROLE_COL ? g->BM : g->BN;
+  int c = rnd(g, 5);
+  if (c == 0) return xfmt("%s + %d", base, rnd(g, lim));
+  if (c == 1) return xfmt("%s + %d", base, lim); /* past the block: maybe out of range */
+  return xfmt("%s", base);
+}
+
+static char *view_range(gen *g, int role, const char *len) {
+  char *st = range_start(g, role);
+  char *r = xfmt("%s : %s + %s", st, st, len);
+  free(st);
+  return r;
+}
+
+/* A load giving exactly shape sh (of the tensor's dtype; *dt_out). */
+static char *gen_load(gen *g, shp sh, int *dt_out, double *b_out) {
+  char *cand[16];
+  int cdt[16], n = 0;
+  for (int i = 0; i < g->ninputs && n < 14; i++) {
+    ginput *in = &g->inputs[i];
+    const char *X = g->k->params[in->param].name;
+    for (int role = ROLE_ROW; role < ROLE_COUNT; role++) {
+      if (!g->role_ok[role] || !shp_eq(g->role_shape[role], sh) || n >= 14) continue;
+      char *v = NULL;
+      if (in->rank == 2 && g->mode == MODE_2D) {
+        char *rr = NULL, *cr = NULL;
+        switch (role) {
+        case ROLE_TILE:
+          rr = view_range(g, ROLE_COL, "BM");
+          cr = view_range(g, ROLE_ROW, "BN");
+          v = in->transposed ? xfmt("trans(load(%s[%s, %s]))", X, cr, rr) : xfmt("load(%s[%s, %s])", X, rr, cr);
+          break;
+        case ROLE_ROW:
+          if (in->transposed) break;
+          rr = index_expr(g, ROLE_COL);
+          cr = view_range(g, ROLE_ROW, "BN");
+          v = xfmt("load(%s[%s, %s])", X, rr, cr);
+          break;
+        case ROLE_COL:
+          if (in->transposed) break;
+          rr = view_range(g, ROLE_COL, "BM");
+          cr = index_expr(g, ROLE_ROW);
+          v = xfmt("load(%s[%s, %s])", X, rr, cr);
+          break;
+        case ROLE_COLX:
+          if (in->transposed) break;
+          rr = view_range(g, ROLE_COL, "BM");
+          cr = view_range(g, ROLE_ROW, "1");
+          v = xfmt("load(%s[%s, %s])", X, rr, cr);
+          break;
+        case ROLE_ROWX:
+          if (in->transposed) break;
+          rr = view_range(g, ROLE_COL, "1");
+          cr = view_range(g, ROLE_ROW, "BN");
+          v = xfmt("load(%s[%s, %s])", X, rr, cr);
+          break;
+        default: break;
+        }
+        free(rr);
+        free(cr);
+      } else if (in->rank == 2 && g->mode == MODE_ROW && role == ROLE_ROW) {
+        char *rr = index_expr(g, ROLE_COL), *cr = view_range(g, ROLE_ROW, "BN");
+        v = xfmt("load(%s[%s, %s])", X, rr, cr);
+        free(rr);
+        free(cr);
+      } else if (in->rank == 1 && in->len_role == role && (role == ROLE_ROW || role == ROLE_COL)) {
+        char *r = view_range(g, role, role == ROLE_ROW ? "BN" : "BM");
+        v = xfmt("load(%s[%s])", X, r);
+        free(r);
+      }
+      if (v) {
+        cand[n] = v;
+        cdt[n] = in->dt;
+        n++;
+      }
+    }
+  }
+  if (n == 0) return NULL;
+  int pick = rnd(g, n);
+  for (int i = 0; i < n; i++)
+    if (i != pick) free(cand[i]);
+  *dt_out = cdt[pick];
+  *b_out = d_int(cdt[pick]) ? 50 : 2;
+  char *v = cand[pick];
+  /* load(view, other = c): replace the final ")" of the load by the option */
+  if (chance(g, 20)) {
+    char *lp = strstr(v, "load(");
+    char *close = strrchr(v, ']');
+    if (lp && close && close[1] == ')') {
+      ex o = lit(g, cdt[pick], false);
+      if (chance(g, 30)) { char *neg = xfmt("-%s", o.s); free(o.s); o.s = neg; }
+      *close = 0;
+      char *nv = xfmt("%s], other = %s)%s", v, o.s, close + 2);
+      if (o.b > *b_out) *b_out = o.b;
+      exfree(&o);
+      free(v);
+      v = nv;
+    }
+  }
+  return v;
+}
+
+/* ---- leaves ------------------------------------------------------------------------- */
+static ex scalar_leaf(gen *g, int dt) {
+  int vi = find_var(g, SCALAR, dt);
+  if (vi >= 0 && chance(g, 60)) return mk(g, xfmt("%s", g->vars[vi].name), SCALAR, dt, g->vars[vi].b);
+  if (dt == D_I32) {
+    int c = rnd(g, 8);
+    int64_t progs = g->k->grid[0] > g->k->grid[1] ? g->k->grid[0] : g->k->grid[1];
+    switch (c) {
+    case 0: return mk(g, xfmt("n"), SCALAR, dt, g->n_value);
+    case 1: return mk(g, xfmt("N"), SCALAR, dt, (double)g->N);
+    case 2: return mk(g, xfmt("program_id(0)"), SCALAR, dt, (double)progs);
+    case 3: return mk(g, xfmt("num_programs(0)"), SCALAR, dt, (double)progs);
+    case 4: return mk(g, xfmt("cdiv(N, BN)"), SCALAR, dt, (double)g->N);
+    case 5: if (g->mode != MODE_1D) return mk(g, xfmt("M"), SCALAR, dt, (double)g->M); break;
+    default: break;
+    }
+    return mk(g, xfmt("n"), SCALAR, dt, g->n_value);
+  }
+  if (dt == D_F32) return mk(g, xfmt("s"), SCALAR, dt, fabs(g->s_value));
+  /* bf16 */
+  return mk(g, xfmt("cast<bf16>(s)"), SCALAR, dt, grow(D_BF16, fabs(g->s_value)));
+}
+
+static ex gen_leaf(gen *g, shp sh, int dt) {
+  if (sh.rank == 0) return scalar_leaf(g, dt);
+  int vi = find_var(g, sh, dt);
+  int c = rnd(g, 10);
+  if (vi >= 0 && c < 5) return mk(g, xfmt("%s", g->vars[vi].name), sh, dt, g->vars[vi].b);
+  if (c < 8) {
+    int ldt;
+    double lb;
+    char *l = gen_load(g, sh, &ldt, &lb);
+    if (l) {
+      if (ldt == dt) return mk(g, l, sh, dt, lb);
+      ex e = mk(g, xfmt("cast<%s>(%s)", dname[dt], l), sh, dt, grow(dt, lb));
+      free(l);
+      return e;
+    }
+  }
+  if (vi >= 0) return mk(g, xfmt("%s", g->vars[vi].name), sh, dt, g->vars[vi].b);
+  char *dims = dims_text(g, sh);
+  ex e;
+  if (sh.rank == 1 && chance(g, 40)) {
+    e = mk(g, xfmt("iota<%s>[%s]", dname[dt], dims), sh, dt, sh.d[0]);
+  } else if (chance(g, 15)) {
+    e = mk(g, xfmt("zeros<%s>[%s]", dname[dt], dims), sh, dt, 0);
+  } else {
+    ex v = chance(g, 50) ? lit(g, dt, false) : scalar_leaf(g, dt);
+    e = mk(g, xfmt("full<%s>[%s](%s)", dname[dt], dims, v.s), sh, dt, grow(dt, v.b));
+    exfree(&v);
+  }
+  free(dims);
+  return e;
+}
+
+/* ---- i1 expressions ------------------------------------------------------------------- */
+static int rand_numeric(gen *g) { return rnd(g, 3); /* D_F32, D_BF16, D_I32 */ }
+
+static ex gen_cmp(gen *g, shp sh, int depth) {
+  static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+  shp A, B;
+  pick_pair(g, sh, &A, &B);
+  int dt = rand_numeric(g);
+  ex a = gen_expr(g, A, dt, depth - 1);
+  ex b = (B.rank == 0 && chance(g, 40)) ? lit(g, dt, false) : gen_expr(g, B, dt, depth - 1);
+  bool swap = chance(g, 30);
+  ex r = mk(g, xfmt("(%s %s %s)", swap ? b.s : a.s, ops[rnd(g, 6)], swap ? a.s : b.s), sh, D_I1, 1);
+  exfree(&a);
+  exfree(&b);
+  return r;
+}
+
+static ex gen_bool(gen *g, shp sh, int depth) {
+  int vi = find_var(g, sh, D_I1);
+  if (depth <= 0) {
+    if (vi >= 0 && chance(g, 50)) return mk(g, xfmt("%s", g->vars[vi].name), sh, D_I1, 1);
+    return gen_cmp(g, sh, 1);
+  }
+  int c = rnd(g, 12);
+  if (c < 2 && vi >= 0) return mk(g, xfmt("%s", g->vars[vi].name), sh, D_I1, 1);
+  if (c < 3) {
+    ex a = gen_bool(g, sh, depth - 1);
+    ex r = mk(g, xfmt("!%s", a.s), sh, D_I1, 1);
+    exfree(&a);
+    return r;
+  }
+  if (c < 5) {
+    shp A, B;
+    pick_pair(g, sh, &A, &B);
+    ex a = gen_bool(g, A, depth - 1), b = gen_bool(g, B, depth - 1);
+    ex r = mk(g, xfmt("(%s %s %s)", a.s, chance(g, 50) ? "&&" : "||", b.s), sh, D_I1, 1);
+    exfree(&a);
+    exfree(&b);
+    return r;
+  }
+  if (c < 6 && sh.rank == 1 && g->mode != MODE_1D) {
+    /* the mask of the elements of the block inside the tensor */
+    bool row = shp_eq(sh, g->role_shape[ROLE_ROW]) && (g->mode == MODE_ROW || chance(g, 50));
+    if (row || (g->mode == MODE_2D && shp_eq(sh, g->role_shape[ROLE_COL])))
+      return mk(g, row ? xfmt("(iota<i32>[%d] + n0 < N)", sh.d[0]) : xfmt("(iota<i32>[%d] + m0 < M)", sh.d[0]), sh,
+                D_I1, 1);
+  }
+  if (c < 7 && g->mode == MODE_2D && shp_eq(sh, g->role_shape[ROLE_TILE]))
+    return mk(g, xfmt("((iota<i32>[BM][:, None] + m0 < M) && (iota<i32>[BN][None, :] + n0 < N))"), sh, D_I1, 1);
+  if (c < 8) {
+    int dt = rand_numeric(g);
+    ex a = gen_expr(g, sh, dt, depth - 1);
+    ex r = mk(g, xfmt("cast<i1>(%s)", a.s), sh, D_I1, 1);
+    exfree(&a);
+    return r;
+  }
+  return gen_cmp(g, sh, depth);
+}
+
+/* ---- numeric productions --------------------------------------------------------------- */
+/* An operand b for a binary op beside a of shape A: sometimes a literal,
+ * sometimes a scalar of another type that promotes to dt. */
+static ex operand(gen *g, shp B, int dt, int depth, bool allow_lit, bool nonzero) {
+  if (B.rank == 0 && allow_lit && chance(g, 30)) return lit(g, dt, nonzero);
+  if (B.rank == 0 && d_float(dt) && chance(g, 15)) return gen_expr(g, B, D_I32, depth);
+  return gen_expr(g, B, dt, depth);
+}
+
+static ex p_binary(gen *g, shp sh, int dt, int depth) {
+  static const char *const ops[] = {"+", "-", "*"};
+  int op = rnd(g, 3);
+  shp A, B;
+  pick_pair(g, sh, &A, &B);
+  ex a = clampx(g, gen_expr(g, A, dt, depth - 1));
+  ex b = clampx(g, operand(g, B, dt, depth - 1, true, false));
+  if (op == 2 && d_int(dt)) {
+    a = clamp_to(g, a, IMUL);
+    b = clamp_to(g, b, IMUL);
+  }
+  double bd = op == 2 ? a.b * b.b : a.b + b.b;
+  bool swap = chance(g, 40);
+  ex r = mk(g, xfmt("(%s %s %s)", swap ? b.s : a.s, ops[op], swap ? a.s : b.s), sh, dt, grow(dt, bd));
+  exfree(&a);
+  exfree(&b);
+  return clampx(g, r);
+}
+
+static ex p_divrem(gen *g, shp sh, int dt, int depth) {
+  bool rem = chance(g, 35);
+  shp A, B;
+  pick_pair(g, sh, &A, &B);
+  ex a = clampx(g, gen_expr(g, A, dt, depth - 1));
+  ex r;
+  if (B.rank == 0 && chance(g, 30)) {
+    ex b = lit(g, dt, true);
+    r = mk(g, xfmt("(%s %s %s)", a.s, rem ? "%" : "/", b.s), sh, dt,
+           grow(dt, rem ? (a.b < b.b ? a.b : b.b) : a.b / (b.b < 0.1 ? 0.1 : b.b)));
+    exfree(&b);
+  } else {
+    ex b = clampx(g, gen_expr(g, B, dt, depth - 1));
+    const char *one = d_float(dt) ? "1.0" : "1";
+    r = mk(g, xfmt("(%s %s (abs(%s) + %s))", a.s, rem ? "%" : "/", b.s, one), sh, dt,
+           grow(dt, rem ? (a.b < b.b + 1 ? a.b : b.b + 1) : a.b));
+    exfree(&b);
+  }
+  exfree(&a);
+  return clampx(g, r);
+}
+
+static ex p_minmax(gen *g, shp sh, int dt, int depth) {
+  shp A, B;
+  pick_pair(g, sh, &A, &B);
+  ex a = gen_expr(g, A, dt, depth - 1);
+  ex b = operand(g, B, dt, depth - 1, true, false);
+  bool swap = chance(g, 40);
+  ex r = mk(g, xfmt("%s(%s, %s)", chance(g, 50) ? "min" : "max", swap ? b.s : a.s, swap ? a.s : b.s), sh, dt,
+            a.b > b.b ? a.b : b.b);
+  exfree(&a);
+  exfree(&b);
+  return r;
+}
+
+static ex p_unary(gen *g, shp sh, int dt, int depth) {
+  ex a = gen_expr(g, sh, dt, depth - 1);
+  ex r = mk(g, chance(g, 50) ? xfmt("(-%s)", a.s) : xfmt("abs(%s)", a.s), sh, dt, a.b);
+  exfree(&a);
+  return r;
+}
+
+static ex p_math(gen *g, shp sh, int dt, int depth) {
+  ex a = clampx(g, gen_expr(g, sh, dt, depth - 1));
+  char *s;
+  double b;
+  switch (rnd(g, 12)) {
+  case 0: s = xfmt("exp2(min(%s, 8.0))", a.s); b = 256; break;
+  case 1: s = xfmt("exp(min(%s, 5.0))", a.s); b = 149; break;
+  case 2: s = xfmt("log2(abs(%s) + 1.0)", a.s); b = log2(a.b + 1) + 1; break;
+  case 3: s = xfmt("log(abs(%s) + 1.0)", a.s); b = log(a.b + 1) + 1; break;
+  case 4: s = xfmt("sqrt(abs(%s))", a.s); b = sqrt(a.b) + 1; break;
+  case 5: s = xfmt("rsqrt(abs(%s) + 1.0)", a.s); b = 1.01; break;
+  case 6: s = xfmt("sin(%s)", a.s); b = 1.01; break;
+  case 7: s = xfmt("cos(%s)", a.s); b = 1.01; break;
+  case 8: s = xfmt("tanh(%s)", a.s); b = 1.01; break;
+  case 9: s = xfmt("sigmoid(%s)", a.s); b = 1.01; break;
+  case 10: s = xfmt("floor(%s)", a.s); b = a.b + 1; break;
+  default: s = xfmt("ceil(%s)", a.s); b = a.b + 1; break;
+  }
+  exfree(&a);
+  return mk(g, s, sh, dt, grow(dt, b));
+}
+
+static ex p_cast(gen *g, shp sh, int dt, int depth) {
+  int from;
+  do from = rnd(g, D_COUNT); while (from == dt);
+  ex a = gen_expr(g, sh, from, depth - 1);
+  double b = from == D_I1 ? 1 : a.b;
+  if (d_int(dt) && d_float(from)) b = floor(b);
+  ex r = mk(g, xfmt("cast<%s>(%s)", dname[dt], a.s), sh, dt, grow(dt, b));
+  exfree(&a);
+  return r;
+}
+
+static ex p_where(gen *g, shp sh, int dt, int depth) {
+  shp A, B;
+  pick_pair(g, sh, &A, &B);
+  shp opts[4] = {SCALAR, A, B, sh}, C;
+  do C = opts[rnd(g, 4)]; while (!bcast_to(C, sh, sh));
+  ex c = gen_bool(g, C, depth - 1);
+  ex a = gen_expr(g, A, dt, depth - 1);
+  ex b = operand(g, B, dt, depth - 1, true, false);
+  bool swap = chance(g, 30);
+  ex r = mk(g, xfmt("where(%s, %s, %s)", c.s, swap ? b.s : a.s, swap ? a.s : b.s), sh, dt, a.b > b.b ? a.b : b.b);
+  exfree(&a);
+  exfree(&b);
+  exfree(&c);
+  return r;
+}
+
+static bool p_reduce(gen *g, shp sh, int dt, int depth, ex *out) {
+  shp src[8];
+  int axis[8], n = 0;
+  for (int i = 0; i < g->nshapes; i++) {
+    shp s = g->shapes[i];
+    if (s.rank != sh.rank + 1) continue;
+    for (int ax = 0; ax < s.rank && n < 8; ax++) {
+      shp rest = {s.rank - 1, {0, 0}};
+      for (int j = 0, k = 0; j < s.rank; j++)
+        if (j != ax) rest.d[k++] = s.d[j];
+      if (shp_eq(rest, sh)) { src[n] = s; axis[n] = ax; n++; }
+    }
+  }
+  if (n == 0) return false;
+  int i = rnd(g, n);
+  int kind = rnd(g, 3);
+  int64_t len = src[i].d[axis[i]];
+  ex a = clampx(g, gen_expr(g, src[i], dt, depth - 1));
+  if (kind == 0 && d_int(dt)) a = clamp_to(g, a, 1073741824.0 / (double)len);
+  static const char *const names[] = {"reduce_sum", "reduce_max", "reduce_min"};
+  int ax = chance(g, 25) ? axis[i] - src[i].rank : axis[i];
+  double b = kind == 0 ? grow(dt, (double)len * a.b * (dt == D_BF16 ? 1.1 : 1.0)) : a.b;
+  *out = mk(g, xfmt("%s(%s, %d)", names[kind], a.s, ax), sh, dt, b);
+  exfree(&a);
+  *out = clampx(g, *out);
+  return true;
+}
+
+static bool has_shape(gen *g, shp s) {
+  for (int i = 0; i < g->nshapes; i++)
+    if (shp_eq(g->shapes[i], s)) return true;
+  return false;
+}
+
+static bool p_expand(gen *g, shp sh, int dt, int depth, ex *out) {
+  if (sh.rank != 2 || (sh.d[0] != 1 && sh.d[1] != 1)) return false;
+  bool front = sh.d[0] == 1 && (sh.d[1] != 1 || chance(g, 50)); /* x[None, :] */
+  shp src = {1, {front ? sh.d[1] : sh.d[0], 0}};
+  if (!has_shape(g, src)) return false;
+  ex a = gen_expr(g, src, dt, depth - 1);
+  const char *idx = front ? "[None, :]" : "[:, None]";
+  *out = mk(g, is_ident(a.s) ? xfmt("%s%s", a.s, idx) : xfmt("(%s)%s", a.s, idx), sh, dt, a.b);
+  exfree(&a);
+  return true;
+}
+
+static bool p_trans(gen *g, shp sh, int dt, int depth, ex *out) {
+  if (sh.rank != 2) return false;
+  shp src = {2, {sh.d[1], sh.d[0]}};
+  if (!has_shape(g, src)) return false;
+  ex a = gen_expr(g, src, dt, depth - 1);
+  *out = mk(g, xfmt("trans(%s)", a.s), sh, dt, a.b);
+  exfree(&a);
+  return true;
+}
+
+static bool p_dot(gen *g, shp sh, int dt, int depth, ex *out) {
+  if (g->opt->no_dot || dt != D_F32 || sh.rank != 2) return false;
+  int ks[8], n = 0;
+  for (int i = 0; i < g->nshapes; i++) {
+    shp s = g->shapes[i];
+    if (s.rank == 2 && s.d[0] == sh.d[0] && has_shape(g, (shp){2, {s.d[1], sh.d[1]}}) && n < 8) ks[n++] = s.d[1];
+  }
+  if (n == 0) return false;
+  int K = ks[rnd(g, n)];
+  int odt = chance(g, 50) ? D_F32 : D_BF16;
+  ex a = clamp_to(g, gen_expr(g, (shp){2, {sh.d[0], K}}, odt, depth - 1), 100);
+  ex b = clamp_to(g, gen_expr(g, (shp){2, {K, sh.d[1]}}, odt, depth - 1), 100);
+  double bd = K * a.b * b.b;
+  if (chance(g, 50)) {
+    ex c = clampx(g, gen_expr(g, sh, D_F32, depth - 1));
+    *out = mk(g, xfmt("dot(%s, %s, %s)", a.s, b.s, c.s), sh, dt, bd + c.b);
+    exfree(&c);
+  } else {
+    *out = mk(g, xfmt("dot(%s, %s)", a.s, b.s), sh, dt, bd);
+  }
+  exfree(&a);
+  exfree(&b);
+  *out = clampx(g, *out);
+  return true;
+}
+
+static ex p_ternary(gen *g, int dt, int depth) {
+  ex c = gen_bool(g, SCALAR, depth - 1);
+  ex a = gen_expr(g, SCALAR, dt, depth - 1);
+  ex b = operand(g, SCALAR, dt, depth - 1, true, false);
+  ex r = mk(g, xfmt("(%s ? %s : %s)", c.s, a.s, b.s), SCALAR, dt, a.b > b.b ? a.b : b.b);
+  exfree(&a);
+  exfree(&b);
+  exfree(&c);
+  return r;
+}
+
+static ex p_full(gen *g, shp sh, int dt, int depth) {
+  int sdt = chance(g, 70) ? dt : rand_numeric(g);
+  ex v = gen_expr(g, SCALAR, sdt, depth - 1);
+  char *dims = dims_text(g, sh);
+  ex r = mk(g, xfmt("full<%s>[%s](%s)", dname[dt], dims, v.s), sh, dt, grow(dt, d_int(dt) ? floor(v.b) + 1 : v.b));
+  free(dims);
+  exfree(&v);
+  return r;
+}
+
+/* An expression of exactly shape sh and dtype dt. */
+static ex gen_expr(gen *g, shp sh, int dt, int depth) {
+  if (g->oom) return mk(g, xfmt("0"), sh, dt, 0);
+  if (dt == D_I1) return gen_bool(g, sh, depth);
+  if (depth <= 0 || chance(g, 20)) return gen_leaf(g, sh, dt);
+  for (int tries = 0; tries < 8; tries++) {
+    ex out;
+    int c = rnd(g, 100);
+    if (c < 24) return p_binary(g, sh, dt, depth);
+    if (c < 31) return p_divrem(g, sh, dt, depth);
+    if (c < 38) return p_minmax(g, sh, dt, depth);
+    if (c < 43) return p_unary(g, sh, dt, depth);
+    if (c < 53) {
+      if (d_float(dt) && !g->opt->no_transcendental) return p_math(g, sh, dt, depth);
+      continue;
+    }
+    if (c < 60) return p_cast(g, sh, dt, depth);
+    if (c < 67) return p_where(g, sh, dt, depth);
+    if (c < 77) { if (p_reduce(g, sh, dt, depth, &out)) return out; continue; }
+    if (c < 83) { if (p_expand(g, sh, dt, depth, &out)) return out; continue; }
+    if (c < 86) { if (p_trans(g, sh, dt, depth, &out)) return out; continue; }
+    if (c < 91) { if (p_dot(g, sh, dt, depth, &out)) return out; continue; }
+    if (c < 95) { if (sh.rank == 0) return p_ternary(g, dt, depth); continue; }
+    if (sh.rank > 0) return p_full(g, sh, dt, depth);
+  }
+  return gen_leaf(g, sh, dt);
+}
+
+/* ---- statements ------------------------------------------------------------------------- */
+static void line(gen *g, const char *fmt, ...) {
+  buf_printf(&g->body, "%*s", 4 * g->indent, "");
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&g->body, fmt, ap);
+  va_end(ap);
+  buf_printf(&g->body, "\n");
+}
+
+static shp rand_shape(gen *g) {
+  /* scalars less often: tiles are the point */
+  if (g->nshapes > 1 && chance(g, 85)) return g->shapes[1 + rnd(g, g->nshapes - 1)];
+  return g->shapes[rnd(g, g->nshapes)];
+}
+
+static int rand_dtype(gen *g) {
+  int c = rnd(g, 10);
+  return c < 4 ? D_F32 : c < 6 ? D_BF16 : c < 9 ? D_I32 : D_I1;
+}
+
+static void gen_block(gen *g, int nstmts);
+
+static void stmt_assign(gen *g) {
+  shp sh = rand_shape(g);
+  int dt = rand_dtype(g);
+  ex e = gen_expr(g, sh, dt, 2 + rnd(g, 3));
+  char name[12];
+  snprintf(name, sizeof name, "v%d", g->next_var++);
+  line(g, "%s = %s;", name, e.s);
+  add_var(g, name, e.sh, e.dt, e.b, false);
+  exfree(&e);
+}
+
+/* Vars of the current block that may be re-bound here. */
+static int local_targets(gen *g, int *out, int max, bool numeric_only) {
+  int n = 0;
+  for (int i = 0; i < g->nvars && n < max; i++) {
+    gvar *v = &g->vars[i];
+    if (v->scope == g->scope && !v->fixed && !v->frozen && (!numeric_only || v->dt != D_I1)) out[n++] = i;
+  }
+  return n;
+}
+
+static void stmt_compound(gen *g) {
+  int cand[MAX_VARS];
+  int n = local_targets(g, cand, MAX_VARS, true);
+  if (n == 0) { stmt_assign(g); return; }
+  gvar *v = &g->vars[cand[rnd(g, n)]];
+  if (v->b > (d_int(v->dt) ? ILIM : FLIM)) { stmt_assign(g); return; }
+  shp B = chance(g, 50) ? v->sh : SCALAR;
+  int c = rnd(g, 3);
+  if (c < 2) {
+    ex e = clampx(g, operand(g, B, v->dt, 2, true, false));
+    line(g, "%s %s= %s;", v->name, c == 0 ? "+" : "-", e.s);
+    v->b = grow(v->dt, v->b + e.b);
+    exfree(&e);
+  } else {
+    ex e = clampx(g, gen_expr(g, B, v->dt, 2));
+    line(g, "%s /= (abs(%s) + %s);", v->name, e.s, d_float(v->dt) ? "1.0" : "1");
+    v->b = grow(v->dt, v->b);
+    exfree(&e);
+  }
+}
+
+static void pop_scope(gen *g, int scope) {
+  int w = 0;
+  for (int i = 0; i < g->nvars; i++)
+    if (g->vars[i].scope != scope) g->vars[w++] = g->vars[i];
+  g->nvars = w;
+}
+
+/* A loop: the update of a carried value is one of a few templates whose
+ * bound after T trips is known. */
+static void stmt_for(gen *g) {
+  char iv[12];
+  snprintf(iv, sizeof iv, "i%d", g->next_loop++);
+  char *range;
+  int64_t trips;
+  double ivb;
+  int off_role = -1;
+  int c = rnd(g, 5);
+  if (c == 0) {
+    range = xfmt("range(0, N, BN)");
+    trips = (g->N + g->BN - 1) / g->BN;
+    ivb = (double)g->N + g->BN;
+    off_role = ROLE_ROW;
+  } else if (c == 1 && g->mode == MODE_2D) {
+    range = xfmt("range(0, M, BM)");
+    trips = (g->M + g->BM - 1) / g->BM;
+    ivb = (double)g->M + g->BM;
+    off_role = ROLE_COL;
+  } else if (c <= 2) {
+    range = xfmt("range(0, n)");
+    trips = (int64_t)g->n_value;
+    ivb = g->n_value;
+  } else {
+    int lo = rnd(g, 6) - 2, len = rnd(g, 6), step = 1 + rnd(g, 3);
+    range = step == 1 && chance(g, 50) ? xfmt("range(%d, %d)", lo, lo + len) : xfmt("range(%d, %d, %d)", lo, lo + len, step);
+    trips = len <= 0 ? 0 : (len + step - 1) / step;
+    ivb = abs(lo) + len + 1;
+  }
+  int cand[MAX_VARS];
+  int n = local_targets(g, cand, MAX_VARS, false);
+  int carried[3], nc = 0;
+  int want = rnd(g, 4); /* 0 carried: a dead loop, for DCE */
+  for (int i = 0; i < n && nc < want; i++) {
+    int j = cand[rnd(g, n)];
+    bool dup = false;
+    for (int q = 0; q < nc; q++) dup |= carried[q] == j;
+    if (!dup) carried[nc++] = j;
+  }
+  line(g, "for %s in %s {", iv, range);
+  free(range);
+  for (int q = 0; q < nc; q++) g->vars[carried[q]].frozen = true;
+  int outer = g->scope;
+  g->scope = ++g->next_scope;
+  g->depth++;
+  g->indent++;
+  add_var(g, iv, SCALAR, D_I32, ivb, true);
+  if (off_role >= 0 && g->noffs < 8) {
+    snprintf(g->offs[g->noffs].name, sizeof g->offs[g->noffs].name, "%s", iv);
+    g->offs[g->noffs].role = off_role;
+    g->noffs++;
+  }
+  gen_block(g, 1 + rnd(g, 3));
+  double T = (double)trips;
+  for (int q = 0; q < nc; q++) {
+    gvar *v = &g->vars[carried[q]];
+    int lim = d_int(v->dt) ? (int)ILIM : (int)FLIM;
+    if (v->dt == D_I1) {
+      ex e = gen_bool(g, chance(g, 70) ? v->sh : SCALAR, 2);
+      static const char *const lops[] = {"||", "&&", "!="};
+      line(g, "%s = (%s %s %s);", v->name, v->name, lops[rnd(g, 3)], e.s);
+      exfree(&e);
+      continue;
+    }
+    shp B = chance(g, 70) ? v->sh : SCALAR;
+    ex e = clampx(g, gen_expr(g, B, v->dt, 2));
+    double b0 = v->b, nb;
+    int t = rnd(g, 5);
+    if (t == 0 && b0 + T * e.b <= 10.0 * lim) {
+      line(g, "%s = %s + %s;", v->name, v->name, e.s);
+      nb = b0 + T * e.b;
+    } else if (t == 1 && d_float(v->dt)) {
+      line(g, "%s = %s * 0.5 + %s;", v->name, v->name, e.s);
+      nb = b0 > 2 * e.b ? b0 : 2 * e.b;
+    } else if (t == 2) {
+      line(g, "%s = %s(%s, %s);", v->name, chance(g, 50) ? "max" : "min", v->name, e.s);
+      nb = b0 > e.b ? b0 : e.b;
+    } else if (t == 3) {
+      ex cnd = gen_bool(g, chance(g, 50) ? SCALAR : v->sh, 2);
+      line(g, "%s = where(%s, %s, %s);", v->name, cnd.s, v->name, e.s);
+      exfree(&cnd);
+      nb = b0 > e.b ? b0 : e.b;
+    } else {
+      line(g, "%s = %s;", v->name, e.s);
+      nb = b0 > e.b ? b0 : e.b;
+    }
+    v->b = grow(v->dt, nb) * (v->dt == D_BF16 ? 1.0 + 0.01 * T : 1.0);
+    exfree(&e);
+  }
+  g->indent--;
+  g->depth--;
+  if (off_role >= 0) g->noffs--;
+  pop_scope(g, g->scope);
+  g->scope = outer;
+  for (int q = 0; q < nc; q++) g->vars[carried[q]].frozen = false;
+  line(g, "}");
+}
