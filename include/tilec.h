@@ -184,6 +184,16 @@ TILEC_API tilec_status tilec_interpret(tilec_program *p, const char *kernel,
 /* ---- JIT: load and launch on a GPU ------------------------------------------ */
 typedef struct tilec_kernel tilec_kernel;
 
+/* Load the CUDA driver (cuInit) and retain device `device`'s primary context,
+ * making it current on the calling thread: what the first tilec_kernel_load
+ * on that device would otherwise do.  Calling it first lets a caller (or a
+ * benchmark) keep driver start-up, which costs about 100 ms and is not
+ * tilec's, apart from tilec's own load time.  Idempotent and thread safe;
+ * later calls are cheap.  TILEC_ERROR_CUDA (no driver or a driver error),
+ * TILEC_ERROR_NO_DEVICE (no such device) or TILEC_ERROR_UNSUPPORTED (compute
+ * capability below 8.0). */
+TILEC_API tilec_status tilec_device_init(int device);
+
 /* Compile p to PTX if needed, load `kernel` (NULL = first) on CUDA device
  * `device`, using the memory and disk cache.  Errors return a status and
  * details in tilec_program_log(p).  The kernel refers to p's IR (argument
@@ -195,6 +205,22 @@ TILEC_API tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, i
                                          tilec_kernel **out);
 TILEC_API void tilec_kernel_destroy(tilec_kernel *k);
 
+/* Load user-supplied PTX (NUL-terminated; e.g. what `tilec FILE.tile -o
+ * X.ptx` wrote, compiled offline) as kernel `kernel` (NULL = first) of p on
+ * CUDA device `device`.  p gives the kernel's signature, grid and launch
+ * configuration (block size, dynamic shared memory, .entry name): p is
+ * compiled to TILEC_STAGE_PTX if it is not already, so the PTX must come from
+ * the same source and options (defines, arch, pipeline, entry-name).  The PTX
+ * must contain that .entry with the same parameter types as p's PTX
+ * (checked: TILEC_ERROR_USAGE otherwise).  The driver JIT-compiles it for the
+ * device (its .version lowered to fit the driver, as for tilec_kernel_load;
+ * a .target the device cannot run is TILEC_ERROR_CUDA with the driver's log
+ * in tilec_program_log); no cache is used and the module
+ * belongs to the kernel handle (unloaded by tilec_kernel_destroy).  Origin:
+ * "user-ptx".  Launch with tilec_kernel_launch. */
+TILEC_API tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const char *ptx,
+                                             int device, tilec_kernel **out);
+
 /* Check arguments, compute the grid from the kernel's grid clause and launch
  * on `stream` (a CUstream; NULL = default stream).  No allocation and no
  * synchronization, so it can be captured in a CUDA graph.  A kernel handle
@@ -204,8 +230,8 @@ TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *arg
 /* Message of the last failed call on k; never NULL. Owned by k. */
 TILEC_API const char *tilec_kernel_error(const tilec_kernel *k);
 /* Where k's code came from: "compiled" (tilec + driver JIT), "disk-cache"
- * (a cubin from an earlier process) or "memory-cache" (already loaded in this
- * process).  Static storage; "" for NULL. */
+ * (a cubin from an earlier process), "memory-cache" (already loaded in this
+ * process) or "user-ptx" (tilec_kernel_load_ptx).  Static storage; "" for NULL. */
 TILEC_API const char *tilec_kernel_origin(const tilec_kernel *k);
 /* Launch configuration of k, for callers that launch its code themselves
  * (benchmarks, graph builders): block size (threads), dynamic shared memory

@@ -311,7 +311,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     else tl_sbuf_puts(b, ml.kind != LOOP_NONE ? "(the default for a dot main loop)" : "(the default without one)");
     tl_sbuf_printf(b, "; stages=%d", f->stages);
     if (stages_set) tl_sbuf_puts(b, " (attribute)");
-    else if (per_stage > 0) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
+    else if (per_stage > 0 && pipe != TL_PIPE_SIMPLE) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
     tl_sbuf_puts(b, "\n");
   }

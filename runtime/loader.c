@@ -32,7 +32,31 @@ static bool resolve(void *lib, PFN_cuGetProcAddress_v2 gpa2, PFN_cuGetProcAddres
   return *out != NULL;
 }
 
+static pthread_mutex_t inject_lock = PTHREAD_MUTEX_INITIALIZER;
+static const tl_cuda *injected_driver;
+static bool driver_started;
+
+bool tl_rt_driver_inject(const tl_cuda *table) {
+  pthread_mutex_lock(&inject_lock);
+  bool ok = !driver_started && table;
+  if (ok) injected_driver = table;
+  pthread_mutex_unlock(&inject_lock);
+  return ok;
+}
+
 static void load_driver(void) {
+  pthread_mutex_lock(&inject_lock);
+  driver_started = true;
+  const tl_cuda *fake = injected_driver;
+  pthread_mutex_unlock(&inject_lock);
+  if (fake) {
+    driver = *fake;
+    int count = 0;
+    driver_status = driver.cuDeviceGetCount && driver.cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0
+                        ? TL_OK : TL_ERR_NO_DEVICE;
+    if (driver_status != TL_OK) snprintf(driver_error, sizeof driver_error, "no CUDA device found (injected driver)");
+    return;
+  }
   const char *path = getenv("TILEC_LIBCUDA");
   if (!path || !*path) path = "libcuda.so.1";
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);

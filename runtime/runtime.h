@@ -54,6 +54,11 @@ typedef struct tl_cuda {
  * bad, is remembered. */
 int tl_rt_driver(const tl_cuda **out, char *err, size_t n);
 
+/* Tests without a GPU: use `table` (every entry point set, driver_version
+ * included) as the driver instead of loading libcuda.  Effective only when
+ * called before the first tl_rt_driver of the process; false otherwise. */
+bool tl_rt_driver_inject(const tl_cuda *table);
+
 #define TL_RT_MAX_DEVICES 64
 typedef struct tl_rt_device {
   int ordinal;

@@ -27,6 +27,7 @@ struct tilec_kernel {
   tl_func *f;
   const tl_rt_device *dev;
   CUfunction fn;
+  CUmodule owned_module; /* tilec_kernel_load_ptx: unloaded with the handle; else NULL (the cache's) */
   tl_cache_meta meta;
   const char *origin;
   int nparams;
@@ -81,22 +82,29 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   return true;
 }
 
-/* Compile to PTX and JIT it: the cubin and the launch metadata of f. */
-static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
-                                   tl_cache_meta *meta, void **cubin, size_t *size) {
-  tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
-  if (st != TILEC_OK) return st;
-  const char *ptx = p->text[TILEC_STAGE_PTX];
+/* The launch metadata of f from the codegen's result (p compiled to PTX). */
+static tilec_status kernel_meta(tilec_program *p, const tl_func *f, tl_cache_meta *meta) {
   const tl_kernel_info *info = NULL;
   for (int i = 0; i < p->cg.nkernels; i++)
     if (p->cg.kernels[i].name && strcmp(p->cg.kernels[i].name, f->name) == 0) info = &p->cg.kernels[i];
-  if (!ptx || !info || !info->entry) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
+  if (!p->text[TILEC_STAGE_PTX] || !info || !info->entry)
+    return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
   memset(meta, 0, sizeof *meta);
   if (strlen(info->entry) >= sizeof meta->entry) return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
   strcpy(meta->entry, info->entry);
   meta->threads = info->threads;
   meta->smem_bytes = info->smem_bytes;
   meta->nparams = f->params.len;
+  return TILEC_OK;
+}
+
+/* Compile to PTX and JIT it: the cubin and the launch metadata of f. */
+static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
+                                   tl_cache_meta *meta, void **cubin, size_t *size) {
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
+  if (st == TILEC_OK) st = kernel_meta(p, f, meta);
+  if (st != TILEC_OK) return st;
+  const char *ptx = p->text[TILEC_STAGE_PTX];
   tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = arch, .opt_level = jit_opt_level(p->opts.opt_level)};
   tl_sbuf msg = {0};
   int rt = tl_rt_ptx_to_cubin(dev, &rq, cubin, size, NULL, &msg);
@@ -178,34 +186,50 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
   return k;
 }
 
+tilec_status tilec_device_init(int device) {
+  char err[512];
+  const tl_rt_device *dev;
+  int rt = tl_rt_device_get(device, &dev, err, sizeof err);
+  if (rt == TL_OK) rt = tl_rt_make_current(dev, err, sizeof err);
+  return (tilec_status)rt;
+}
+
+/* What both loads start with: device `device`, the arch p's code is (or will
+ * be) compiled for, p compiled through the front-end and passes (the
+ * signature and the grid live in the IR), and the kernel's function. */
+static tilec_status load_prologue(tilec_program *p, const char *kernel, int device, const tl_rt_device **dev,
+                                  char *arch, size_t arch_n, tl_func **f) {
+  char err[512];
+  int rt = tl_rt_device_get(device, dev, err, sizeof err);
+  if (rt != TL_OK) return log_error(p, (tilec_status)rt, kernel, err);
+  /* With no arch chosen, compile for this device (its name has static storage). */
+  if (p->reached >= TILEC_STAGE_PTX && p->text[TILEC_STAGE_PTX]) {
+    if (!tl_ptx_read_target(p->text[TILEC_STAGE_PTX], arch, arch_n))
+      return log_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
+  } else {
+    if (!p->opts.arch) p->opts.arch = (char *)(*dev)->arch;
+    snprintf(arch, arch_n, "%s", p->opts.arch);
+  }
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
+  if (st != TILEC_OK) return st;
+  *f = tl_api_find_kernel(p, kernel);
+  if (!*f) {
+    snprintf(err, sizeof err, "no kernel named '%s' in %s", kernel ? kernel : "(first)", p->ctx.files.data[p->file].name);
+    return log_error(p, TILEC_ERROR_USAGE, kernel, err);
+  }
+  return TILEC_OK;
+}
+
 tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
   char err[512];
   const tl_rt_device *dev;
-  int rt = tl_rt_device_get(device, &dev, err, sizeof err);
-  if (rt != TL_OK) return log_error(p, (tilec_status)rt, kernel, err);
-
-  /* The arch the code is (or will be) compiled for.  With no arch chosen,
-   * compile for this device (its name has static storage). */
   char arch[32];
-  if (p->reached >= TILEC_STAGE_PTX && p->text[TILEC_STAGE_PTX]) {
-    if (!tl_ptx_read_target(p->text[TILEC_STAGE_PTX], arch, sizeof arch))
-      return log_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
-  } else {
-    if (!p->opts.arch) p->opts.arch = (char *)dev->arch;
-    snprintf(arch, sizeof arch, "%s", p->opts.arch);
-  }
-
-  /* Front-end and passes only: the signature and the grid live in the IR. */
-  tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
+  tl_func *f;
+  tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
-  tl_func *f = tl_api_find_kernel(p, kernel);
-  if (!f) {
-    snprintf(err, sizeof err, "no kernel named '%s' in %s", kernel ? kernel : "(first)", p->ctx.files.data[p->file].name);
-    return log_error(p, TILEC_ERROR_USAGE, kernel, err);
-  }
-
+  int rt;
   const tl_cuda *cu;
   tl_rt_driver(&cu, err, sizeof err);
   tl_cache_key key;
@@ -263,9 +287,115 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   return TILEC_OK;
 }
 
+/* The parameter types of `.entry entry(...)` in ptx, one "type;" per
+ * parameter (the parameter names are left out), into out.  false when ptx
+ * has no such entry. */
+static bool ptx_entry_params(const char *ptx, const char *entry, tl_sbuf *out) {
+  size_t elen = strlen(entry);
+  for (const char *at = strstr(ptx, ".entry"); at; at = strstr(at + 6, ".entry")) {
+    const char *q = at + 6;
+    if (*q != ' ' && *q != '\t') continue;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, entry, elen) != 0) continue;
+    q += elen;
+    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+    if (*q != '(') continue;
+    const char *end = strchr(++q, ')');
+    if (!end) return false;
+    /* each comma-separated item: every whitespace-separated word but the last */
+    while (q < end) {
+      const char *item_end = memchr(q, ',', (size_t)(end - q));
+      if (!item_end) item_end = end;
+      const char *words[16];
+      size_t lens[16];
+      int nw = 0;
+      for (const char *w = q; w < item_end;) {
+        while (w < item_end && (*w == ' ' || *w == '\t' || *w == '\n' || *w == '\r')) w++;
+        const char *we = w;
+        while (we < item_end && *we != ' ' && *we != '\t' && *we != '\n' && *we != '\r') we++;
+        if (we > w && nw < 16) { words[nw] = w; lens[nw++] = (size_t)(we - w); }
+        w = we;
+      }
+      for (int i = 0; i + 1 < nw; i++) tl_sbuf_printf(out, "%s%.*s", i ? " " : "", (int)lens[i], words[i]);
+      if (nw) tl_sbuf_printf(out, ";");
+      q = item_end + (item_end < end);
+    }
+    return true;
+  }
+  return false;
+}
+
+tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const char *ptx, int device,
+                                   tilec_kernel **out) {
+  if (out) *out = NULL;
+  if (!p || !out) return TILEC_ERROR_USAGE;
+  if (!ptx) return log_error(p, TILEC_ERROR_USAGE, kernel, "no PTX text (NULL)");
+  char err[512];
+  const tl_rt_device *dev;
+  char arch[32];
+  tl_func *f;
+  tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
+  if (st != TILEC_OK) return st;
+  /* The launch configuration comes from tilec's own compile of p. */
+  tl_cache_meta meta;
+  st = tilec_program_compile(p, TILEC_STAGE_PTX);
+  if (st == TILEC_OK) st = kernel_meta(p, f, &meta);
+  if (st != TILEC_OK) return st;
+  char user_arch[32];
+  if (!tl_ptx_read_target(ptx, user_arch, sizeof user_arch))
+    return log_error(p, TILEC_ERROR_USAGE, f->name, "the PTX given has no .target directive");
+  tl_sbuf want = {0}, got = {0};
+  bool have_want = ptx_entry_params(p->text[TILEC_STAGE_PTX], meta.entry, &want);
+  bool have_got = ptx_entry_params(ptx, meta.entry, &got);
+  bool same = have_want && have_got && !want.oom && !got.oom && want.len == got.len &&
+              (want.len == 0 || memcmp(want.data, got.data, want.len) == 0);
+  if (!same) {
+    if (!have_got)
+      snprintf(err, sizeof err, "the PTX given has no .entry %s (the program's entry for this kernel)", meta.entry);
+    else
+      snprintf(err, sizeof err, "the PTX's .entry %s takes (%.200s), the program's kernel takes (%.200s)", meta.entry,
+               got.data ? got.data : "", want.data ? want.data : "");
+    tl_sbuf_free(&want);
+    tl_sbuf_free(&got);
+    return log_error(p, have_want ? TILEC_ERROR_USAGE : TILEC_ERROR_INTERNAL, f->name, err);
+  }
+  tl_sbuf_free(&want);
+  tl_sbuf_free(&got);
+
+  void *cubin = NULL;
+  size_t size = 0;
+  tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = user_arch, .opt_level = jit_opt_level(p->opts.opt_level)};
+  tl_sbuf msg = {0};
+  int rt = tl_rt_ptx_to_cubin(dev, &rq, &cubin, &size, NULL, &msg);
+  CUmodule mod = NULL;
+  CUfunction fn = NULL;
+  if (rt == TL_OK) rt = tl_rt_load_function(dev, cubin, meta.entry, &mod, &fn, &msg);
+  free(cubin);
+  if (rt != TL_OK) {
+    log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "loading the PTX failed");
+    tl_sbuf_free(&msg);
+    return (tilec_status)rt;
+  }
+  tl_sbuf_free(&msg);
+  st = check_resources(p, f, dev, fn, &meta);
+  tilec_kernel *k = st == TILEC_OK ? new_handle(p, f, dev, fn, &meta, "user-ptx", err, sizeof err) : NULL;
+  if (!k) {
+    const tl_cuda *cu;
+    if (tl_rt_driver(&cu, err, sizeof err) == TL_OK) cu->cuModuleUnload(mod);
+    return st != TILEC_OK ? st : log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
+  }
+  k->owned_module = mod;
+  *out = k;
+  return TILEC_OK;
+}
+
 void tilec_kernel_destroy(tilec_kernel *k) {
   if (!k) return;
-  /* the module belongs to the cache and stays loaded */
+  /* a cached module belongs to the cache and stays loaded; a user PTX module is k's */
+  const tl_cuda *cu;
+  char err[64];
+  if (k->owned_module && tl_rt_driver(&cu, err, sizeof err) == TL_OK && tl_rt_make_current(k->dev, err, sizeof err) == TL_OK)
+    cu->cuModuleUnload(k->owned_module);
   free(k->targs);
   free(k->argbuf);
   free(k->slots);

@@ -535,6 +535,8 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   int opt = o ? o->opt_level : 3;
   LLVMCodeGenOptLevel cgl = opt <= 0 ? LLVMCodeGenLevelNone : opt == 1 ? LLVMCodeGenLevelLess
                           : opt == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+  const char *env_cgl = getenv("TILEC_LLVM_CGLEVEL");
+  if (env_cgl && *env_cgl >= '0' && *env_cgl <= '3') cgl = (LLVMCodeGenOptLevel)(*env_cgl - '0');
   LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, arch, features, cgl, LLVMRelocDefault,
                                                     LLVMCodeModelDefault);
   if (!tm) {
@@ -589,8 +591,11 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     LLVMDisposeMessage(msg);
   }
   if (ok) {
-    char passes[32];
-    snprintf(passes, sizeof passes, "default<O%d>", opt < 0 ? 0 : opt > 3 ? 3 : opt);
+    char dflt[32];
+    snprintf(dflt, sizeof dflt, "default<O%d>", opt < 0 ? 0 : opt > 3 ? 3 : opt);
+    const char *passes = dflt;
+    const char *env_passes = getenv("TILEC_LLVM_PASSES");
+    if (env_passes && *env_passes) passes = env_passes;
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMErrorRef e = LLVMRunPasses(M, passes, tm, po);
     LLVMDisposePassBuilderOptions(po);
