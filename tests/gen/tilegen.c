@@ -734,6 +734,13 @@ static bool p_dot(gen *g, shp sh, int dt, int depth, ex *out) {
     shp s = g->shapes[i];
     if (s.rank == 2 && s.d[0] == sh.d[0] && has_shape(g, (shp){2, {s.d[1], sh.d[1]}}) && n < 8) ks[n++] = s.d[1];
   }
+  /* shapes a tensor-core instruction takes (passes/align_check.c): M % 16,
+   * N % 8, K % 16 for bf16 */
+  if (sh.d[0] % 16 || sh.d[1] % 8) return false;
+  int w = 0;
+  for (int i = 0; i < n; i++)
+    if (ks[i] % 16 == 0) ks[w++] = ks[i];
+  n = w;
   if (n == 0) return false;
   int K = ks[rnd(g, n)];
   /* Decision: bf16 operands only.  docs/language.md allows f32 too, but the
@@ -952,7 +959,7 @@ static void stmt_for(gen *g) {
     } else if (t == 1 && d_float(v->dt)) {
       line(g, "%s = %s * 0.5 + %s;", v->name, v->name, e.s);
       nb = b0 > 2 * e.b ? b0 : 2 * e.b;
-    } else if (t == 2) {
+    } else if (t == 2 || !shp_eq(e.sh, v->sh)) { /* (a scalar e cannot replace a tile v) */
       line(g, "%s = %s(%s, %s);", v->name, chance(g, 50) ? "max" : "min", v->name, e.s);
       nb = b0 > e.b ? b0 : e.b;
     } else if (t == 3) {

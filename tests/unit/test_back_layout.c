@@ -61,7 +61,7 @@ Test(layout, mma_accumulator_matches_the_ptx_fragment) {
   /* per instruction tile: c0,c1 = (lane/4, lane%4*2 + {0,1}); c2,c3 = row + 8 */
   for (int lane = 0; lane < 32; lane++)
     for (int r = 0; r < 4; r++) {
-      int32_t c[2];
+      int32_t c[TL_MAX_RANK];
       tl_layout_coords(&l, r, lane, 0, c);
       cr_assert_eq(c[0], lane / 4 + (r >> 1) * 8);
       cr_assert_eq(c[1], lane % 4 * 2 + (r & 1));
