@@ -128,6 +128,8 @@ static void check_access(checker *C, int32_t op) {
     bool size_static = p->dims[last].is_const;
     if (size_static)
       while (vec > 1 && p->dims[last].value % vec != 0) vec /= 2;
+    /* past the key's 8 tensor slots no launch fact can be checked: scalar */
+    if (a.tensor < 0) vec = 1;
     a.vec = vec;
     if (vec > 1) {
       a.requires = TL_SPEC_BASE16 | TL_SPEC_LAST_STRIDE1;

@@ -85,7 +85,11 @@ tl_layout tl_layout_blocked(int rank, const int32_t *shape, int elem_bytes, int 
   return l;
 }
 
-tl_layout tl_layout_mma(int32_t M, int32_t N, int warps) {
+tl_layout tl_layout_mma(int32_t M, int32_t N, int warps) { return tl_layout_mma_split(M, N, warps, 0); }
+
+/* wm_want = 0: warps over M first (whole rows per warp, what row reductions
+ * want); else wm_want warps along M and the rest along N. */
+tl_layout tl_layout_mma_split(int32_t M, int32_t N, int warps, int wm_want) {
   int32_t shape[2] = {M, N};
   tl_layout l = layout_empty(TL_LAYOUT_MMA, 2, shape);
   /* one m16n8 instruction tile */
@@ -98,7 +102,7 @@ tl_layout tl_layout_mma(int32_t M, int32_t N, int warps) {
   l.lane[3][0] = 2;
   l.lane[4][0] = 4;
   int wm = 1, wn = 1;
-  while (wm * 2 <= warps && 16 * wm * 2 <= M) wm *= 2;
+  while (wm * 2 <= warps && 16 * wm * 2 <= M && (wm_want == 0 || wm < wm_want)) wm *= 2;
   while (wm * wn * 2 <= warps && 8 * wn * 2 <= N) wn *= 2;
   l.nwarp = ilog2_i(warps);
   int k = 0;
@@ -110,6 +114,30 @@ tl_layout tl_layout_mma(int32_t M, int32_t N, int warps) {
   l.mma_wm = wm;
   l.mma_wn = wn;
   return l;
+}
+
+/* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
+ * the kernel reduces anything (attention: row max / sum stay in the warp and
+ * p feeds the next dot from registers); else the most square warp tile
+ * (fewest shared-memory fragment loads: (M/wm + N/wn) per k step), ties to
+ * more warps along M. */
+static int mma_warps_m(tl_func *f, int32_t M, int32_t N, int warps) {
+  for (int i = 0; i < f->ops.len; i++) {
+    tl_op *o = tl_op_at(f, i);
+    if (!(o->flags & TL_OPF_DEAD) && o->opc == TL_OP_reduce) return 0;
+  }
+  int best = 0;
+  int64_t best_cost = 0;
+  for (int wm = 1; wm <= warps; wm *= 2) {
+    int wn = warps / wm;
+    if (16 * wm > M || 8 * wn > N) continue;
+    int64_t cost = M / wm + N / wn;
+    if (!best || cost <= best_cost) {
+      best = wm;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 /* Apply fn to every basis of l. */
@@ -554,7 +582,7 @@ static void assign_op(la_state *st, int32_t opid) {
       rt->layout = default_layout(st, rt); /* codegen reports the shape */
       return;
     }
-    tl_layout l = tl_layout_mma(M, N, st->warps);
+    tl_layout l = tl_layout_mma_split(M, N, st->warps, mma_warps_m(f, M, N, st->warps));
     rt->layout = intern(st, &l);
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))

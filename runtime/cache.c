@@ -1,6 +1,8 @@
 /* cache.c: the kernel cache.  Key = SHA-256 of everything a kernel depends
  * on; memory map (key, device) -> loaded function; disk entries holding the
- * cubin and launch metadata, published atomically and verified on read.
+ * cubin and launch metadata, published atomically and verified on read (a
+ * fast 64-bit checksum: reading an entry is on the warm path, which must
+ * stay well under a millisecond besides the driver's module load).
  * requires: nothing (driver only to unload a duplicate module);
  * keeps: a corrupt entry is a miss, never a wrong kernel; breaks: nothing. */
 #include <errno.h>
@@ -68,8 +70,11 @@ void tl_cache_key_hex(const tl_cache_key *k, char out[65]) {
 }
 
 /* ---- directory -------------------------------------------------------------------------- */
-/* mkdir -p with mode 0700 for every directory it creates. */
+/* mkdir -p with mode 0700 for every directory it creates.  An existing
+ * directory (every warm start) costs one stat. */
 static bool make_dirs(const char *path, tl_sbuf *msg) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return true;
   char tmp[4096];
   size_t n = strlen(path);
   if (n == 0 || n >= sizeof tmp) {
@@ -87,7 +92,6 @@ static bool make_dirs(const char *path, tl_sbuf *msg) {
     }
     tmp[i] = saved;
   }
-  struct stat st;
   if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
     tl_sbuf_printf(msg, "cache path %s is not a directory\n", path);
     return false;
@@ -129,13 +133,13 @@ void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, si
  *  12  header size (96)            u32
  *  16  key                         32 bytes
  *  48  payload length              u64
- *  56  SHA-256 of the payload      32 bytes
- *  88  reserved (0)                u64
+ *  56  checksum of the payload     u64 (tl_checksum64)
+ *  64  reserved (0)                32 bytes
  *  96  payload: threads u32, smem u32, nparams u32, entry length u32, entry
  *      bytes, nparams x u32 alignment, cubin length u64, cubin bytes.
  * Host byte order (entries are not meant to move between machines). */
 #define ENTRY_MAGIC "TILECKC1"
-#define ENTRY_FORMAT 1u
+#define ENTRY_FORMAT 2u /* 1: SHA-256 checksum (slow to verify) */
 #define ENTRY_HEADER 96u
 #define ENTRY_MAX_PAYLOAD ((uint64_t)1 << 31)
 
@@ -186,7 +190,7 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
   put_u32(file + 12, ENTRY_HEADER);
   memcpy(file + 16, key->b, 32);
   put_u64(file + 48, plen);
-  tl_sha256(file + ENTRY_HEADER, plen, file + 56);
+  put_u64(file + 56, tl_checksum64(file + ENTRY_HEADER, plen));
 
   char final_path[4096], tmp_path[4096];
   char hex[65];
@@ -253,15 +257,15 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
   close(fd);
   int result = TL_CACHE_MISS;
   const char *reason = NULL;
-  uint8_t sum[32];
+  static const uint8_t zeros[32];
   if (got != flen) reason = "short read";
   else if (memcmp(file, ENTRY_MAGIC, 8) != 0) reason = "bad magic";
   else if (get_u32(file + 8) != ENTRY_FORMAT) reason = "unknown format version";
   else if (get_u32(file + 12) != ENTRY_HEADER) reason = "bad header size";
   else if (memcmp(file + 16, key->b, 32) != 0) reason = "key mismatch";
   else if (get_u64(file + 48) != flen - ENTRY_HEADER) reason = "truncated or padded payload";
-  else if (get_u64(file + 88) != 0) reason = "bad reserved field";
-  else if (tl_sha256(file + ENTRY_HEADER, flen - ENTRY_HEADER, sum), memcmp(sum, file + 56, 32) != 0)
+  else if (memcmp(file + 64, zeros, 32) != 0) reason = "bad reserved field";
+  else if (tl_checksum64(file + ENTRY_HEADER, flen - ENTRY_HEADER) != get_u64(file + 56))
     reason = "checksum mismatch";
   else {
     /* the payload's own lengths, each checked against what remains */
@@ -284,10 +288,11 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
       p += 8;
       if (clen != (uint64_t)(end - p) || clen == 0) {
         reason = "bad cubin length";
-      } else if (!(*cubin = malloc(clen))) {
-        reason = "out of memory";
       } else {
-        memcpy(*cubin, p, clen);
+        /* hand the file buffer over, the cubin moved to its start: no second copy */
+        memmove(file, p, clen);
+        *cubin = file;
+        file = NULL;
         *size = clen;
         result = TL_CACHE_HIT;
       }

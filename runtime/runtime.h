@@ -4,7 +4,7 @@
  *              one primary context per device, device limits.
  *   module.c   PTX -> cubin through the driver's JIT linker (with the PTX
  *              .version fitted to the driver), cubin -> CUmodule.
- *   hash.c     SHA-256 (cache keys and entry checksums).
+ *   hash.c     SHA-256 (cache keys), a fast checksum (cache entries).
  *   cache.c    the kernel cache: key, in-memory map, on-disk cubin entries.
  *   pack.c     kernel arguments -> the parameter buffer of the kernel ABI.
  *
@@ -131,6 +131,9 @@ void tl_sha256_init(tl_sha256_ctx *s);
 void tl_sha256_update(tl_sha256_ctx *s, const void *data, size_t n);
 void tl_sha256_final(tl_sha256_ctx *s, uint8_t out[32]);
 void tl_sha256(const void *data, size_t n, uint8_t out[32]);
+/* A fast 64-bit checksum (not cryptographic) of cache entry payloads: any
+ * change confined to one aligned 8-byte word of data changes it; see hash.c. */
+uint64_t tl_checksum64(const void *data, size_t n);
 
 /* ---- cache.c ------------------------------------------------------------------------ */
 typedef struct tl_cache_key { uint8_t b[32]; } tl_cache_key;

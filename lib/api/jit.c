@@ -1,7 +1,9 @@
-/* jit.c: tilec_kernel_load / launch / destroy / error / origin (include/tilec.h).
+/* jit.c: tilec_device_init, tilec_kernel_load / load_ptx / launch / destroy /
+ * error / origin (include/tilec.h).
  * load: key from source + options (runtime/cache.c) -> memory cache -> disk
  * cache (cubin) -> else compile to PTX, driver JIT, publish; then resource
- * checks.  launch: argument checks, grid, ABI packing into buffers owned by
+ * checks.  load_ptx: the program's launch configuration, the user's PTX
+ * (entry and parameter types checked) through the driver JIT, no cache.  launch: argument checks, grid, ABI packing into buffers owned by
  * the handle, cuLaunchKernel; no allocation once a shape has been seen, no
  * synchronization.
  * requires: the runtime (runtime/); keeps: the program's text and IR as they

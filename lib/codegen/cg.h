@@ -44,6 +44,19 @@ typedef struct cg {
   LLVMValueRef smem;  /* extern dynamic shared array */
   int smem_bytes;
   tl_loc loc;         /* op being lowered, for diagnostics */
+  /* Main-loop plan (emit_dot.c, made lazily per function by cg_plan): dot
+   * operands streamed by cp.async through a ring of stages, loop-invariant
+   * operands staged once.  Their shared memory is persistent: bytes
+   * [0, smem_persist); every other (scratch) user starts at smem_persist. */
+  tl_func *plan_f;
+  int smem_persist;
+  struct cg_plan *plan;
+  /* line info (debuginfo.c); dib == NULL when line_info is off */
+  LLVMDIBuilderRef dib;
+  LLVMMetadataRef di_cu, di_sp;   /* compile unit; subprogram of the kernel being emitted */
+  LLVMMetadataRef *di_files;      /* per ctx->files index, created on first use */
+  int32_t di_main_file, di_sp_file;
+  tl_loc di_kernel_loc;           /* the kernel's location (prologue, unknown op locations) */
 } cg;
 
 /* codegen.c */
@@ -63,6 +76,23 @@ LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d);
 void cg_barrier(cg *g);
 void cg_use_smem(cg *g, int bytes);
 LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off);
+
+/* emit_dot.c: main-loop plan and scratch shared memory */
+void cg_make_plan(cg *g);
+void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part */
+LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off);
+/* The load op is a streamed dot operand (emits the ring instead of registers). */
+bool cg_load_streamed(cg *g, tl_op *o);
+/* Value v is a streamed operand (or its transpose): it has no registers. */
+bool cg_val_streamed(cg *g, int32_t v);
+
+/* debuginfo.c: no-ops when line info is off */
+void cg_di_begin(cg *g);                                 /* compile unit, module flags */
+void cg_di_kernel(cg *g, const char *entry, tl_loc loc); /* subprogram of g->fn */
+void cg_di_prologue_loc(cg *g);                          /* both builders at the kernel's line */
+void cg_di_set_loc(cg *g, tl_loc loc);                   /* body builder at an op's line */
+void cg_di_end_kernel(cg *g);
+void cg_di_finish(cg *g);                                /* finalize + dispose the DIBuilder */
 
 /* emit_elementwise.c */
 void cg_emit_ew(cg *g, tl_op *o);

@@ -233,6 +233,7 @@ static void emit_for(cg *g, int32_t opid) {
   emit_region(g, body, &ys, &ny);
   o = tl_op_at(f, opid);
   body = &o->regions[0];
+  cg_di_set_loc(g, o->loc); /* the latch belongs to the for */
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
   LLVMValueRef next = LLVMBuildAdd(g->B, iv, step, "iv.next");
   LLVMAddIncoming(iv, &next, &latch, 1);
@@ -263,6 +264,7 @@ static void emit_if(cg *g, int32_t opid) {
   }
   LLVMPositionBuilderAtEnd(g->B, join);
   o = tl_op_at(f, opid);
+  cg_di_set_loc(g, o->loc);
   for (int i = 0; i < o->nres; i++) {
     if (i >= ny[0] || i >= ny[1]) TL_INTERNAL(g->ctx, "codegen: if without a value for result %d", i);
     make_phis(g, o->res[i], NULL);
@@ -277,6 +279,7 @@ static void emit_op(cg *g, int32_t opid) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, opid);
   g->loc = o->loc;
+  cg_di_set_loc(g, o->loc);
   int opc = o->opc;
   switch (opc) {
   case TL_OP_const: {
@@ -400,6 +403,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   }
   LLVMTypeRef fty = LLVMFunctionType(g->vd, pt, (unsigned)np, 0);
   g->fn = LLVMAddFunction(g->M, entry, fty);
+  cg_di_kernel(g, entry, f->loc);
   /* kernel + launch bound metadata */
   LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "kernel", 6),
                            LLVMValueAsMetadata(cg_i32(g, 1))};
@@ -411,6 +415,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   g->prologue = LLVMAppendBasicBlockInContext(g->C, g->fn, "prologue");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "body");
   LLVMPositionBuilderAtEnd(g->B, g->prologue);
+  cg_di_prologue_loc(g);
   LLVMValueRef tid = sreg(g, "tid", 0);
   g->lane = LLVMBuildAnd(g->B, tid, cg_i32(g, 31), "lane");
   g->warp = LLVMBuildLShr(g->B, tid, cg_i32(g, 5), "warp");
@@ -439,6 +444,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   LLVMPositionBuilderAtEnd(g->B, body);
   emit_region(g, &f->body, NULL, NULL);
   LLVMBuildRetVoid(g->B);
+  cg_di_end_kernel(g);
 }
 
 /* ---- the driver --------------------------------------------------------------------------- */
@@ -574,12 +580,15 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   LLVMSetLinkage(g.smem, LLVMExternalLinkage);
   LLVMSetAlignment(g.smem, 16);
 
+  cg_di_begin(&g);
+
   bool ok = true;
   out->nkernels = m->funcs.len;
   out->kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * (size_t)(m->funcs.len ? m->funcs.len : 1));
   double t0 = tl_now_ms();
   for (int i = 0; i < m->funcs.len && ok; i++)
     ok = emit_func(&g, m, i, o, &out->kernels[i]);
+  cg_di_finish(&g); /* before the verifier: finalizes the debug metadata */
   double t1 = tl_now_ms();
   out->ms_llvm_build = t1 - t0;
   if (ok) {

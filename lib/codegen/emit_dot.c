@@ -1,28 +1,505 @@
 /* emit_dot.c: requires the accumulator and result in the mma layout
- * (layout_assign); lowers dot(a[M,K], b[K,N], acc) to tensor cores:
- *   - a is staged in shared memory as [M][K] and b as [N][K] (K contiguous),
- *     or as [K][N] when b's registers run along N (then ldmatrix .trans),
- *     rows padded by 16 bytes so the 8 row addresses of an ldmatrix fall in
- *     different banks;
- *   - fragments are read with ldmatrix.sync.aligned.m8n8.x4 (.x2 for a lone
- *     8-column block of b);
- *   - mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} (sm_80+), or
- *     m16n8k32 .e4m3/.e5m2 (sm_89+; b always [N][K] since ldmatrix .trans
- *     moves 16-bit elements only).
- * The warp tiling is the one of the mma layout: warp bits over M first
- * (16 rows each), then N (8 columns each); repeats in registers. */
+ * (layout_assign); lowers dot(a[M,K], b[K,N], acc) to tensor cores
+ * (mma.sync, sm_80+) and plans the main loop around it.  docs/pipelines.md.
+ *
+ * Where an operand's fragments come from (decided per function by cg_plan):
+ *   - STREAM: the operand is a load (or trans of a load) used only by the
+ *     dot, inside the dot's `for`, its indices computable from the induction
+ *     variable: it never goes through registers.  16-byte cp.async.cg copies
+ *     write it into a ring of f->stages shared-memory slots (rows XOR-
+ *     swizzled by 16-byte chunk, so the copies and ldmatrix are conflict-free),
+ *     src_bytes < 16 zero-fills ragged edges.  Software pipeline: the loop's
+ *     preheader issues stages 0..S-2; each iteration waits for its stage
+ *     (cp.async.wait_group S-2), one barrier, issues stage i+S-1 into the slot
+ *     freed by iteration i-1, then computes.  A run-time check (unit last
+ *     stride, 16-byte alignment) picks cp.async, else a scalar copy (uniform
+ *     branch).
+ *   - INVARIANT: defined outside the dot's loop (attention's q): staged once
+ *     in the preheader; its fragments are loaded there too when they fit in
+ *     32 registers.
+ *   - REGS: the A operand is an mma accumulator cast to 16 bits with the
+ *     result's warp rows (attention's p): the accumulator fragment c0..c3 of
+ *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k.
+ *   - STAGED (anything else): stored to scratch shared memory every time,
+ *     rows padded by 16 bytes.
+ * Fragments: ldmatrix.sync.aligned.m8n8.x4 (.trans for a [K][N] B), the
+ * fragments of k-slice k+1 loaded before the mma of slice k.  Warp tiling is
+ * the mma layout's: warp bits over M (16-row blocks), then N (8 columns). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cg.h"
 
-static LLVMValueRef smem_addr32(cg *g, LLVMValueRef byte_off) {
-  return LLVMBuildTrunc(g->B, LLVMBuildPtrToInt(g->B, cg_smem_ptr(g, byte_off), g->i64, ""), g->i32, "");
+enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
+
+typedef struct cg_stream {
+  int32_t load_op, for_op;
+  int32_t rows, cols, eb; /* the loaded tile, row-major, cols contiguous */
+  int offset;             /* of slot 0 in shared memory */
+  int stage_bytes;
+} cg_stream;
+
+typedef struct cg_ring {
+  int32_t for_op;
+  int stages;
+  bool emitted;
+  LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
+} cg_ring;
+
+typedef struct cg_plan {
+  int8_t *vkind;          /* per value: SRC_* of a dot operand value (or the load/trans feeding it) */
+  int32_t *vstream;       /* per value: stream index (STREAM) or persistent offset (INVARIANT) */
+  cg_stream streams[16];
+  int nstream;
+  cg_ring rings[4];
+  int nring;
+  bool *inv_done;         /* per value: invariant operand staged */
+} cg_plan;
+
+/* ---- IR queries ------------------------------------------------------------------ */
+
+static bool op_inside(tl_func *f, int32_t op, int32_t anc) {
+  for (int32_t p = tl_op_at(f, op)->parent; p >= 0; p = tl_op_at(f, p)->parent)
+    if (p == anc) return true;
+  return false;
+}
+
+/* Value v defined outside loop op L (a parameter, or an op not inside L, or
+ * an argument of a region that does not belong to L or its children). */
+static bool defined_outside(tl_func *f, int32_t v, int32_t L) {
+  tl_value *x = tl_val(f, v);
+  if (x->def >= 0) return x->def != L && !op_inside(f, x->def, L);
+  if (x->region_owner >= 0) return x->region_owner != L && !op_inside(f, x->region_owner, L);
+  return true;
+}
+
+/* Scalar v computable at any iteration from the loop's induction variable:
+ * the iv, values from outside, constants and scalar elementwise ops. */
+static bool rematerializable(tl_func *f, int32_t v, int32_t L, int depth) {
+  if (depth > 16) return false;
+  tl_op *lo = tl_op_at(f, L);
+  if (v == lo->regions[0].args.data[0]) return true;
+  if (defined_outside(f, v, L)) return true;
+  tl_value *x = tl_val(f, v);
+  if (x->def < 0 || x->type.kind == TL_KIND_TILE || x->type.kind == TL_KIND_TENSOR) return false;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc == TL_OP_const) return !tl_dtype_is_float((tl_dtype)x->type.dtype);
+  if (!(tl_opinfo_table[d->opc].flags & TL_EW) || d->nres != 1) return false;
+  for (int i = 0; i < d->nopnd; i++)
+    if (!rematerializable(f, d->opnd[i], L, depth + 1)) return false;
+  return true;
+}
+
+/* ---- the plan ------------------------------------------------------------------- */
+
+/* Streamed operand x of dot D (b_operand: x is B): the load op, else -1. */
+static int32_t stream_candidate(cg *g, int32_t D, int32_t x, bool b_operand, const int32_t *uses, bool *kcontig) {
+  tl_func *f = g->f;
+  int32_t L = tl_op_at(f, D)->parent;
+  bool transposed = false;
+  int32_t y = x;
+  tl_value *xv = tl_val(f, x);
+  if (xv->def < 0 || uses[x] != 1) return -1;
+  tl_op *d = tl_op_at(f, xv->def);
+  if (d->opc == TL_OP_trans) {
+    if (!b_operand) return -1;
+    y = d->opnd[0];
+    if (tl_val(f, y)->def < 0 || uses[y] != 1 || d->parent != L) return -1;
+    d = tl_op_at(f, tl_val(f, y)->def);
+    transposed = true;
+  }
+  if (d->opc != TL_OP_load || d->parent != L) return -1;
+  int32_t tv = d->opnd[0];
+  tl_value *t = tl_val(f, tv);
+  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return -1;
+  int rank = t->type.rank;
+  if (d->nopnd != 1 + rank) return -1; /* an `other` value: keep the general path */
+  int tdims[TL_MAX_RANK], nt = 0;
+  for (int k = 0; k < rank; k++) {
+    if (d->dims[k] != 0) tdims[nt++] = k;
+    if (!rematerializable(f, d->opnd[1 + k], L, 0)) return -1;
+  }
+  if (nt != 2 || tdims[1] != rank - 1) return -1;
+  tl_type *lt = &tl_val(f, y)->type;
+  tl_dtype dt = (tl_dtype)lt->dtype;
+  int eb = tl_dtype_bytes(dt);
+  /* A: [M][K] natural, K contiguous.  B: [K][N] natural (N contiguous,
+   * ldmatrix .trans: 16-bit only) or trans of [N][K] (K contiguous). */
+  *kcontig = !b_operand || transposed;
+  if (!*kcontig && eb != 2) return -1;
+  int32_t rows = lt->shape[0], cols = lt->shape[1];
+  int threads = (f->warps > 0 ? f->warps : 4) * 32;
+  if ((cols * eb) % 16 || ((int64_t)rows * cols * eb / 16) % threads) return -1;
+  return (int32_t)(d - f->ops.data);
+}
+
+void cg_make_plan(cg *g) {
+  if (g->plan_f == g->f) return;
+  tl_func *f = g->f;
+  g->plan_f = f;
+  g->smem_persist = 0;
+  cg_plan *p = tl_alloc(&g->ctx->arena, sizeof *p);
+  memset(p, 0, sizeof *p);
+  g->plan = p;
+  p->vkind = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  memset(p->vkind, 0, (size_t)f->values.len + 1);
+  p->vstream = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
+  p->inv_done = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  memset(p->inv_done, 0, (size_t)f->values.len + 1);
+  if (f->pipeline == TL_PIPE_SIMPLE || !f->layouts) return;
+  int32_t *uses = tl_count_uses(f);
+  int stages = f->stages >= 2 ? f->stages : 3;
+  if (stages > 4) stages = 4;
+  int persist = 0;
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot) continue;
+    int32_t L = o->parent;
+    if (L < 0 || tl_op_at(f, L)->opc != TL_OP_for) continue;
+    for (int which = 0; which < 2; which++) {
+      int32_t x = o->opnd[which];
+      tl_type *xt = &tl_val(f, x)->type;
+      if (xt->kind != TL_KIND_TILE || xt->rank != 2) continue;
+      bool kc = true;
+      int32_t ld = p->nstream < 16 ? stream_candidate(g, D, x, which == 1, uses, &kc) : -1;
+      if (ld >= 0) {
+        int ri = 0;
+        while (ri < p->nring && p->rings[ri].for_op != L) ri++;
+        if (ri == p->nring) {
+          if (p->nring == 4) continue;
+          p->rings[p->nring++] = (cg_ring){.for_op = L, .stages = stages};
+        }
+        tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+        cg_stream *s = &p->streams[p->nstream];
+        s->load_op = ld;
+        s->for_op = L;
+        s->rows = lt->shape[0];
+        s->cols = lt->shape[1];
+        s->eb = tl_dtype_bytes((tl_dtype)lt->dtype);
+        s->stage_bytes = s->rows * s->cols * s->eb;
+        p->vkind[x] = SRC_STREAM;
+        p->vstream[x] = p->nstream;
+        p->vkind[tl_op_at(f, ld)->res[0]] = SRC_STREAM;
+        p->vstream[tl_op_at(f, ld)->res[0]] = p->nstream;
+        (void)kc;
+        p->nstream++;
+      } else if (defined_outside(f, x, L) && p->vkind[x] == SRC_STAGED) {
+        const tl_layout *lx = cg_layout(g, x);
+        int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
+        bool kn = which == 1 && eb == 2 && lx->nreg > 0 && lx->reg[0][1] != 0;
+        int32_t rows = which == 0 ? xt->shape[0] : kn ? xt->shape[0] : xt->shape[1];
+        int32_t cols = which == 0 ? xt->shape[1] : kn ? xt->shape[1] : xt->shape[0];
+        int bytes = rows * (cols * eb + 16);
+        p->vkind[x] = SRC_INVARIANT;
+        p->vstream[x] = persist;
+        persist += (bytes + 127) / 128 * 128;
+      }
+    }
+  }
+  /* rings after the invariant operands; fewer stages when they do not fit */
+  int ring_bytes = 0;
+  for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
+  while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
+  if (persist + stages * ring_bytes > 180 * 1024) { /* give up streaming */
+    for (int v = 0; v < f->values.len; v++)
+      if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
+    p->nstream = p->nring = 0;
+  }
+  for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
+  for (int i = 0; i < p->nstream; i++) {
+    p->streams[i].offset = persist;
+    persist += stages * p->streams[i].stage_bytes;
+  }
+  g->smem_persist = persist;
+  cg_use_smem(g, persist);
+}
+
+void cg_scratch_use(cg *g, int bytes) { cg_use_smem(g, g->smem_persist + bytes); }
+
+LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
+  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->smem_persist), ""));
+}
+
+bool cg_val_streamed(cg *g, int32_t v) { return g->plan && g->plan->vkind[v] == SRC_STREAM; }
+
+/* ---- LLVM helpers ------------------------------------------------------------------ */
+
+static LLVMValueRef smem_base32(cg *g) {
+  LLVMValueRef z = cg_i32(g, 0);
+  return LLVMBuildTrunc(g->B, LLVMBuildPtrToInt(g->B, cg_smem_ptr(g, z), g->i64, ""), g->i32, "");
+}
+
+static LLVMValueRef to_i64(cg *g, LLVMValueRef v) {
+  return LLVMTypeOf(v) == g->i64 ? v : LLVMBuildSExt(g->B, v, g->i64, "");
+}
+
+static LLVMValueRef tid32(cg *g) {
+  return LLVMBuildAdd(g->B, LLVMBuildShl(g->B, g->warp, cg_i32(g, 5), ""), g->lane, "");
+}
+
+/* XOR applied to the 16-byte chunk index of a row of nch chunks: rows of 128
+ * bytes and more use row % 8, narrower rows pack 8 / nch rows per 128 bytes. */
+static LLVMValueRef swizzle_of(cg *g, LLVMValueRef row, int nch) {
+  if (nch >= 8) return LLVMBuildAnd(g->B, row, cg_i32(g, 7), "");
+  if (nch == 4) return LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, row, cg_i32(g, 1), ""), cg_i32(g, 3), "");
+  if (nch == 2) return LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, row, cg_i32(g, 2), ""), cg_i32(g, 1), "");
+  return cg_i32(g, 0);
+}
+
+/* The value of scalar v at an iteration whose induction variable is iv_sub
+ * (same LLVM type as the iv's register), emitted at the builder's position. */
+static LLVMValueRef remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
+  tl_func *f = g->f;
+  if (v == tl_op_at(f, L)->regions[0].args.data[0]) return iv_sub;
+  if (defined_outside(f, v, L)) return cg_get(g, v)->r[0];
+  tl_value *x = tl_val(f, v);
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc == TL_OP_const) return LLVMConstInt(cg_reg_type(g, (tl_dtype)x->type.dtype), (unsigned long long)d->ival, 1);
+  LLVMValueRef ops[8];
+  cg_val saved[9];
+  if (d->nopnd > 8) TL_INTERNAL(g->ctx, "codegen: rematerialized op with %d operands", d->nopnd);
+  for (int i = 0; i < d->nopnd; i++) ops[i] = remat(g, d->opnd[i], L, iv_sub);
+  for (int i = 0; i < d->nopnd; i++) saved[i] = g->vals[d->opnd[i]];
+  saved[8] = g->vals[d->res[0]];
+  for (int i = 0; i < d->nopnd; i++) {
+    g->vals[d->opnd[i]].r = &ops[i];
+    g->vals[d->opnd[i]].n = 1;
+  }
+  cg_emit_ew(g, d);
+  LLVMValueRef r = g->vals[d->res[0]].r[0];
+  for (int i = d->nopnd - 1; i >= 0; i--) g->vals[d->opnd[i]] = saved[i];
+  g->vals[d->res[0]] = saved[8];
+  return r;
+}
+
+/* The loop's iv phi (i64) and the iv's register (maybe a trunc of it). */
+static LLVMValueRef iv_phi(cg *g, int32_t L, LLVMValueRef *reg) {
+  *reg = cg_get(g, tl_op_at(g->f, L)->regions[0].args.data[0])->r[0];
+  return LLVMIsAPHINode(*reg) ? *reg : LLVMGetOperand(*reg, 0);
+}
+
+static LLVMValueRef iv_at(cg *g, LLVMValueRef base64, int k, LLVMValueRef step64, LLVMValueRef reg) {
+  LLVMValueRef x = LLVMBuildAdd(g->B, base64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "");
+  return LLVMTypeOf(reg) == g->i64 ? x : LLVMBuildTrunc(g->B, x, LLVMTypeOf(reg), "");
+}
+
+static void asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *args, int n) {
+  cg_asm(g, g->vd, text, cons, args, n, true);
+}
+
+/* Issue the copies of stream s for the iteration with iv `ivs` into `slot`. */
+static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, s->load_op);
+  tl_value *tv = tl_val(f, o->opnd[0]);
+  int rank = tv->type.rank;
+  cg_tensor *t = &g->tensors[tv->index];
+  LLVMValueRef start[TL_MAX_RANK], ok = NULL, base_off = cg_i64(g, 0);
+  int rowd = -1;
+  for (int d = 0; d < rank; d++) {
+    start[d] = to_i64(g, remat(g, o->opnd[1 + d], s->for_op, ivs));
+    base_off = LLVMBuildAdd(g->B, base_off, LLVMBuildMul(g->B, start[d], t->stride[d], ""), "");
+    LLVMValueRef sz = LLVMBuildZExt(g->B, t->size[d], g->i64, "");
+    if (o->dims[d] == 0) {
+      LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntULT, start[d], sz, "");
+      ok = ok ? LLVMBuildAnd(g->B, ok, c, "") : c;
+    } else if (d != rank - 1) {
+      rowd = d;
+    }
+  }
+  int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16;
+  int threads = f->warps * 32, per = s->rows * nch / threads;
+  LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+  LLVMValueRef gaddr0 = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, eb), ""), "");
+  LLVMValueRef rowstride = t->stride[rowd];
+  LLVMValueRef fast = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
+  LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), ""), "");
+  mis = LLVMBuildAnd(g->B, mis, cg_i64(g, 15), "");
+  fast = LLVMBuildAnd(g->B, fast, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
+  LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
+  LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
+  LLVMValueRef sbase = LLVMBuildAdd(g->B, smem_base32(g),
+                                    LLVMBuildAdd(g->B, cg_i32(g, s->offset),
+                                                 LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+  LLVMValueRef tid = tid32(g);
+  /* per chunk: row, column, shared address, bytes in bounds */
+  LLVMValueRef dst[64], src[64], nbytes[64];
+  if (per > 64) cg_unsupported(g, "streamed operand of %d chunks per thread", per);
+  for (int j = 0; j < per; j++) {
+    LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
+    LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
+    LLVMValueRef c = LLVMBuildURem(g->B, idx, cg_i32(g, nch), "");
+    LLVMValueRef pc = LLVMBuildXor(g->B, c, swizzle_of(g, r, nch), "");
+    dst[j] = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->cols * eb), ""),
+                                                    LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
+    LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, "");
+    LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, epc), "");
+    LLVMValueRef grow = LLVMBuildAdd(g->B, start[rowd], r64, "");
+    LLVMValueRef gcol = LLVMBuildAdd(g->B, start[rank - 1], c64, "");
+    LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, grow, rows_sz, "");
+    if (ok) rok = LLVMBuildAnd(g->B, rok, ok, "");
+    /* elements left in the row from gcol, clamped to [0, epc] (signed: gcol < 0 is outside) */
+    LLVMValueRef left = LLVMBuildSub(g->B, cols_sz, gcol, "");
+    LLVMValueRef lt0 = LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), "");
+    left = LLVMBuildSelect(g->B, lt0, cg_i64(g, 0), left, "");
+    LLVMValueRef big = LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), "");
+    left = LLVMBuildSelect(g->B, big, cg_i64(g, epc), left, "");
+    LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, gcol, cg_i64(g, 0), "");
+    left = LLVMBuildSelect(g->B, neg, cg_i64(g, 0), left, "");
+    nbytes[j] = LLVMBuildSelect(g->B, rok, LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, ""),
+                                cg_i32(g, 0), "");
+    LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, rowstride, ""), c64, "");
+    src[j] = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
+    /* never form an address outside the tensor: point empty copies at its base */
+    src[j] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes[j], cg_i32(g, 0), ""), base, src[j], "");
+  }
+  /* fast: cp.async; slow (any stride or alignment): element by element, zeros
+   * outside.  In the loop a uniform branch picks one; in the preheader (no
+   * new blocks there) both are emitted, predicated. */
+  LLVMValueRef slow = LLVMBuildNot(g->B, fast, "");
+  LLVMBasicBlockRef fb = NULL, sb = NULL, jb = NULL;
+  if (branchy) {
+    fb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.fast");
+    sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow");
+    jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.join");
+    LLVMBuildCondBr(g->B, fast, fb, sb);
+    LLVMPositionBuilderAtEnd(g->B, fb);
+  }
+  for (int j = 0; j < per; j++) {
+    LLVMValueRef args[4] = {dst[j], src[j], nbytes[j], branchy ? cg_i32(g, 1) : LLVMBuildZExt(g->B, fast, g->i32, "")};
+    asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
+             "r,l,r,r,~{memory}", args, 4);
+  }
+  if (branchy) {
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, sb);
+  }
+  /* the slow path recomputes its addresses from a %tid.x read that cannot
+   * be hoisted: LICM would otherwise keep 64-bit addresses of every element
+   * live across the whole loop */
+  LLVMValueRef stid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
+  for (int j = 0; j < per; j++) {
+    LLVMValueRef r64 = LLVMBuildZExt(g->B, LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""),
+                                                         cg_i32(g, nch), ""), g->i64, "");
+    for (int e = 0; e < epc; e++) {
+      LLVMValueRef cj = LLVMBuildURem(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""), cg_i32(g, nch), "");
+      LLVMValueRef gc = LLVMBuildAdd(g->B, start[rank - 1],
+                                     LLVMBuildZExt(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, cj, cg_i32(g, epc), ""), cg_i32(g, e), ""), g->i64, ""), "");
+      LLVMValueRef rin = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, start[rowd], r64, ""), rows_sz, "");
+      if (ok) rin = LLVMBuildAnd(g->B, rin, ok, "");
+      LLVMValueRef in = LLVMBuildAnd(g->B, rin, LLVMBuildICmp(g->B, LLVMIntULT, gc, cols_sz, ""), "");
+      LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, rowstride, ""),
+                                       LLVMBuildMul(g->B, LLVMBuildSub(g->B, gc, start[rank - 1], ""), t->stride[rank - 1], ""), "");
+      LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
+      LLVMValueRef st_on = branchy ? cg_i32(g, 1) : LLVMBuildZExt(g->B, slow, g->i32, "");
+      if (!branchy) in = LLVMBuildAnd(g->B, in, slow, "");
+      a = LLVMBuildSelect(g->B, in, a, base, "");
+      LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
+      const char *txt = eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
+                                : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }";
+      LLVMValueRef x = cg_asm(g, g->i16, txt, "=h,l,r", args, 2, true);
+      LLVMValueRef rj = LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""), cg_i32(g, nch), "");
+      LLVMValueRef pc = LLVMBuildXor(g->B, cj, swizzle_of(g, rj, nch), "");
+      LLVMValueRef sa = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, rj, cg_i32(g, s->cols * eb), ""),
+                                                               LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
+      sa = LLVMBuildAdd(g->B, sa, cg_i32(g, e * eb), "");
+      LLVMValueRef sargs[3] = {sa, x, st_on};
+      asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
+                          : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
+               "r,h,r,~{memory}", sargs, 3);
+    }
+  }
+  if (branchy) {
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, jb);
+  }
+}
+
+static void commit(cg *g) { asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
+
+static LLVMValueRef slot_next(cg *g, LLVMValueRef s, int stages) {
+  LLVMValueRef n = LLVMBuildAdd(g->B, s, cg_i32(g, 1), "");
+  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n, cg_i32(g, stages), ""), cg_i32(g, 0), n, "");
+}
+
+/* At the first streamed load of a loop body: the prologue in the preheader,
+ * then this iteration's wait, barrier and the issue of stage i + S - 1. */
+static void emit_ring(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  int S = R->stages;
+  int32_t L = R->for_op;
+  tl_op *lo = tl_op_at(g->f, L);
+  LLVMValueRef reg, phi = iv_phi(g, L, &reg);
+  LLVMBasicBlockRef pre = LLVMGetIncomingBlock(phi, 0);
+  LLVMValueRef lo64 = LLVMGetIncomingValue(phi, 0);
+  LLVMValueRef step64 = to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
+  LLVMValueRef rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
+  LLVMValueRef wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
+  /* preheader: stages 0..S-2, before its branch into the loop */
+  LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(pre));
+  for (int k = 0; k + 1 < S; k++) {
+    LLVMValueRef ivs = iv_at(g, lo64, k, step64, reg);
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, cg_i32(g, k), false);
+    commit(g);
+  }
+  LLVMBuildStore(g->B, cg_i32(g, 0), rdv);
+  LLVMBuildStore(g->B, cg_i32(g, S - 1), wrv);
+  LLVMPositionBuilderAtEnd(g->B, here);
+  char w[64];
+  snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2);
+  asm_void(g, w, "~{memory}", NULL, 0);
+  cg_barrier(g);
+  LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, rdv, "");
+  LLVMValueRef wr = LLVMBuildLoad2(g->B, g->i32, wrv, "");
+  R->rd_slot = rd;
+  LLVMValueRef ivs = iv_at(g, phi, S - 1, step64, reg);
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
+  commit(g);
+  LLVMBuildStore(g->B, slot_next(g, rd, S), rdv);
+  LLVMBuildStore(g->B, slot_next(g, wr, S), wrv);
+}
+
+bool cg_load_streamed(cg *g, tl_op *o) {
+  cg_plan *p = g->plan;
+  if (!p || p->vkind[o->res[0]] != SRC_STREAM) return false;
+  cg_stream *s = &p->streams[p->vstream[o->res[0]]];
+  for (int i = 0; i < p->nring; i++)
+    if (p->rings[i].for_op == s->for_op && !p->rings[i].emitted) {
+      p->rings[i].emitted = true;
+      emit_ring(g, &p->rings[i]);
+    }
+  return true;
+}
+
+/* ---- operands ------------------------------------------------------------------------ */
+
+/* Where ldmatrix reads an operand: rows of `rowbytes` at byte offset `base`
+ * (i32, may vary per iteration); `kcontig`: rows are M (A) or N (B) and K is
+ * contiguous, else rows are K (B only, read with .trans). */
+typedef struct opsrc {
+  int kind;
+  LLVMValueRef base;
+  int rowbytes, nch;
+  bool swz, kcontig;
+} opsrc;
+
+/* Shared address (i32) of the 16-byte row segment (row, colbyte), colbyte a multiple of 16. */
+static LLVMValueRef src_addr(cg *g, const opsrc *s, LLVMValueRef row, LLVMValueRef colbyte) {
+  LLVMValueRef cb = colbyte;
+  if (s->swz) {
+    LLVMValueRef ch = LLVMBuildXor(g->B, LLVMBuildLShr(g->B, colbyte, cg_i32(g, 4), ""), swizzle_of(g, row, s->nch), "");
+    cb = LLVMBuildShl(g->B, ch, cg_i32(g, 4), "");
+  }
+  LLVMValueRef o = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, row, cg_i32(g, s->rowbytes), ""), cb, "");
+  return LLVMBuildAdd(g->B, s->base, o, "");
 }
 
 /* Store every element of tile v at (row, col) -> off + row*pitch + col*eb,
  * where (row, col) are the tile coords, swapped when `swap`. */
-static void stage(cg *g, int32_t v, int off, int pitch, int eb, bool swap) {
+static void stage(cg *g, int32_t v, LLVMValueRef off, int pitch, int eb, bool swap) {
   tl_type *t = &tl_val(g->f, v)->type;
   const tl_layout *l = cg_layout(g, v);
   cg_val *x = cg_get(g, v);
@@ -32,7 +509,7 @@ static void stage(cg *g, int32_t v, int off, int pitch, int eb, bool swap) {
     LLVMValueRef row = swap ? c1 : c0, col = swap ? c0 : c1;
     LLVMValueRef o = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, row, cg_i32(g, pitch), ""),
                                   LLVMBuildMul(g->B, col, cg_i32(g, eb), ""), "");
-    o = LLVMBuildAdd(g->B, o, cg_i32(g, off), "");
+    o = LLVMBuildAdd(g->B, o, off, "");
     LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, o));
   }
 }
@@ -49,13 +526,97 @@ static void ldmatrix(cg *g, LLVMValueRef addr32, int nmat, bool trans, LLVMValue
   for (int i = 0; i < nmat; i++) out[i] = LLVMBuildExtractValue(g->B, r, (unsigned)i, "");
 }
 
+/* Two 16-bit values (low = x) packed in an i32. */
+static LLVMValueRef pack2(cg *g, LLVMValueRef x, LLVMValueRef y) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), 2);
+  LLVMValueRef v = LLVMGetUndef(vt);
+  v = LLVMBuildInsertElement(g->B, v, x, cg_i32(g, 0), "");
+  v = LLVMBuildInsertElement(g->B, v, y, cg_i32(g, 1), "");
+  return LLVMBuildBitCast(g->B, v, g->i32, "");
+}
+
+typedef struct dotgeo {
+  int M, N, K, eb, kstep, mk, wm, wn, mrep, nrep, lognrep;
+  LLVMValueRef row8, m_lo, m_hi, wmi, wni;
+} dotgeo;
+
+#define MAXREP 16
+typedef struct frags {
+  LLVMValueRef a[MAXREP][4];
+  LLVMValueRef b[MAXREP][2];
+} frags;
+
+static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, frags *fr) {
+  if (sa->kind == SRC_REGS) {
+    /* accumulator registers of the m16n8 blocks 2kk, 2kk+1 of row block mi */
+    cg_val *x = cg_get(g, a);
+    int lognk = 0;
+    while ((1 << lognk) < q->K / 8) lognk++;
+    for (int mi = 0; mi < q->mrep; mi++) {
+      int32_t b0 = (mi << (2 + lognk)) | ((2 * kk) << 2), b1 = (mi << (2 + lognk)) | ((2 * kk + 1) << 2);
+      fr->a[mi][0] = pack2(g, x->r[b0], x->r[b0 + 1]);
+      fr->a[mi][1] = pack2(g, x->r[b0 + 2], x->r[b0 + 3]);
+      fr->a[mi][2] = pack2(g, x->r[b1], x->r[b1 + 1]);
+      fr->a[mi][3] = pack2(g, x->r[b1 + 2], x->r[b1 + 3]);
+    }
+    return;
+  }
+  for (int mi = 0; mi < q->mrep; mi++) {
+    LLVMValueRef row = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wmi, cg_i32(g, 16), ""), cg_i32(g, mi * 16 * q->wm), "");
+    row = LLVMBuildAdd(g->B, row, LLVMBuildAdd(g->B, q->row8, LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 8), ""), ""), "");
+    LLVMValueRef col = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_hi, cg_i32(g, q->mk), ""), "");
+    ldmatrix(g, src_addr(g, sa, row, LLVMBuildMul(g->B, col, cg_i32(g, q->eb), "")), 4, false, fr->a[mi]);
+  }
+}
+
+static void load_b(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
+  for (int ni = 0; ni < q->nrep; ni += 2) {
+    int nmat = ni + 1 < q->nrep ? 4 : 2;
+    /* matrices: (ni, k lo), (ni, k hi), (ni+1, k lo), (ni+1, k hi) */
+    LLVMValueRef nblk = LLVMBuildAdd(g->B, cg_i32(g, ni), q->m_hi, "");
+    LLVMValueRef n0 = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 8), ""),
+                                   LLVMBuildMul(g->B, nblk, cg_i32(g, 8 * q->wn), ""), "");
+    LLVMValueRef addr;
+    if (sb->kcontig) {
+      LLVMValueRef n = LLVMBuildAdd(g->B, n0, q->row8, "");
+      LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_lo, cg_i32(g, q->mk), ""), "");
+      addr = src_addr(g, sb, n, LLVMBuildMul(g->B, k, cg_i32(g, q->eb), ""));
+    } else {
+      LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep),
+                                    LLVMBuildAdd(g->B, q->row8, LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 8), ""), ""), "");
+      addr = src_addr(g, sb, k, LLVMBuildMul(g->B, n0, cg_i32(g, q->eb), ""));
+    }
+    LLVMValueRef r[4];
+    ldmatrix(g, addr, nmat, !sb->kcontig, r);
+    fr->b[ni][0] = r[0];
+    fr->b[ni][1] = r[1];
+    if (nmat == 4) {
+      fr->b[ni + 1][0] = r[2];
+      fr->b[ni + 1][1] = r[3];
+    }
+  }
+}
+
+/* A operand p (attention's P) usable as registers: an mma layout over [M, K]
+ * with whole rows per warp and the result's row blocks. */
+static bool a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb) {
+  tl_type *at = &tl_val(g->f, a)->type;
+  const tl_layout *la = cg_layout(g, a);
+  return eb == 2 && la->kind == TL_LAYOUT_MMA && la->mma_wn == 1 && lc->mma_wm == la->mma_wm &&
+         la->nwarp == lc->nwarp && at->shape[0] == lc->shape[0] && at->shape[1] % 16 == 0;
+}
+
 void cg_emit_dot(cg *g, tl_op *o) {
   tl_func *f = g->f;
+  cg_make_plan(g);
+  cg_plan *p = g->plan;
   int32_t a = o->opnd[0], b = o->opnd[1], accv = o->opnd[2], res = o->res[0];
   tl_type *at = &tl_val(f, a)->type, *bt = &tl_val(f, b)->type, *rt = &tl_val(f, res)->type;
   if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2)
     cg_unsupported(g, "dot of operands that are not 2-D tiles");
-  int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
+  dotgeo q;
+  memset(&q, 0, sizeof q);
+  int32_t M = q.M = at->shape[0], K = q.K = at->shape[1], N = q.N = bt->shape[1];
   tl_dtype adt = (tl_dtype)at->dtype, bdt = (tl_dtype)bt->dtype;
   const char *ty, *tyb;
   int eb, kstep;
@@ -80,35 +641,99 @@ void cg_emit_dot(cg *g, tl_op *o) {
   const tl_layout *lc = cg_layout(g, res);
   if (lc->kind != TL_LAYOUT_MMA || tl_val(f, accv)->type.layout != rt->layout)
     TL_INTERNAL(g->ctx, "codegen: dot result/accumulator not in the mma layout");
-  int wm = lc->mma_wm, wn = lc->mma_wn;
-  int mrep = M / (16 * wm), nrep = N / (8 * wn);
-  int lognrep = 0;
-  while ((1 << lognrep) < nrep) lognrep++;
+  q.eb = eb;
+  q.kstep = kstep;
+  q.mk = 16 / eb;
+  q.wm = lc->mma_wm;
+  q.wn = lc->mma_wn;
+  q.mrep = M / (16 * q.wm);
+  q.nrep = N / (8 * q.wn);
+  while ((1 << q.lognrep) < q.nrep) q.lognrep++;
   int logwm = 0;
-  while ((1 << logwm) < wm) logwm++;
+  while ((1 << logwm) < q.wm) logwm++;
+  if (q.mrep > MAXREP || q.nrep > MAXREP)
+    cg_unsupported(g, "dot with %d x %d m16n8 blocks per warp (at most %d x %d)", q.mrep, q.nrep, MAXREP, MAXREP);
 
-  /* shared memory plan */
-  const tl_layout *lb = cg_layout(g, b);
-  bool b_kn = eb == 2 && lb->nreg > 0 && lb->reg[0][1] != 0; /* registers run along N: keep [K][N] */
-  int pitch_a = K * eb + 16;
-  int pitch_b = (b_kn ? N : K) * eb + 16;
-  int off_b = M * pitch_a;
-  int total = off_b + (b_kn ? K : N) * pitch_b;
-  if (total > 227 * 1024) cg_unsupported(g, "dot staging needs %d bytes of shared memory", total);
-  cg_use_smem(g, total);
-  cg_barrier(g);
-  stage(g, a, 0, pitch_a, eb, false);
-  stage(g, b, off_b, pitch_b, eb, !b_kn);
-  cg_barrier(g);
+  /* where the operands come from */
+  opsrc sa = {0}, sb = {0};
+  int32_t L = o->parent;
+  const tl_layout *lb = p->vkind[b] == SRC_STREAM ? NULL : cg_layout(g, b);
+  bool b_kn_staged = eb == 2 && lb && lb->nreg > 0 && lb->reg[0][1] != 0;
+  int kinds[2] = {p->vkind[a], p->vkind[b]};
+  if (kinds[0] == SRC_STAGED && a_from_regs(g, a, lc, eb)) kinds[0] = SRC_REGS;
+  int scratch = 0;
+  bool need_stage = false;
+  for (int w = 0; w < 2; w++) {
+    opsrc *s = w ? &sb : &sa;
+    int32_t x = w ? b : a;
+    s->kind = kinds[w];
+    if (s->kind == SRC_REGS) continue;
+    if (s->kind == SRC_STREAM) {
+      cg_stream *st = &p->streams[p->vstream[x]];
+      cg_ring *R = NULL;
+      for (int i = 0; i < p->nring; i++)
+        if (p->rings[i].for_op == st->for_op) R = &p->rings[i];
+      if (!R || !R->rd_slot) TL_INTERNAL(g->ctx, "codegen: streamed operand before its ring");
+      s->base = LLVMBuildAdd(g->B, smem_base32(g),
+                             LLVMBuildAdd(g->B, cg_i32(g, st->offset),
+                                          LLVMBuildMul(g->B, R->rd_slot, cg_i32(g, st->stage_bytes), ""), ""), "");
+      s->rowbytes = st->cols * st->eb;
+      s->nch = s->rowbytes / 16;
+      s->swz = true;
+      /* A is always [M][K]; B streamed natural is [K][N], through trans [N][K] */
+      s->kcontig = w == 0 || tl_val(f, x)->def < 0 || tl_op_at(f, tl_val(f, x)->def)->opc == TL_OP_trans;
+      continue;
+    }
+    bool kn = w == 1 && b_kn_staged;
+    int32_t rows = w == 0 ? M : kn ? K : N;
+    int32_t cols = w == 0 ? K : kn ? N : K;
+    s->rowbytes = cols * eb + 16;
+    s->kcontig = !kn;
+    s->swz = false;
+    if (s->kind == SRC_INVARIANT) {
+      int off = p->vstream[x];
+      if (!p->inv_done[x]) {
+        /* once, in the loop's preheader */
+        p->inv_done[x] = true;
+        LLVMValueRef reg, phi = iv_phi(g, L, &reg);
+        LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
+        LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
+        cg_barrier(g);
+        stage(g, x, cg_i32(g, off), s->rowbytes, eb, w == 1 && !kn);
+        cg_barrier(g);
+        LLVMPositionBuilderAtEnd(g->B, here);
+      }
+      s->base = LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, off), "");
+      continue;
+    }
+    s->base = LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, g->smem_persist + scratch), "");
+    scratch += rows * s->rowbytes;
+    need_stage = true;
+  }
+  if (need_stage) {
+    if (g->smem_persist + scratch > 227 * 1024) cg_unsupported(g, "dot staging needs %d bytes of shared memory", g->smem_persist + scratch);
+    cg_scratch_use(g, scratch);
+    cg_barrier(g);
+    int off = 0;
+    if (sa.kind == SRC_STAGED) {
+      stage(g, a, cg_i32(g, g->smem_persist), sa.rowbytes, eb, false);
+      off = M * sa.rowbytes;
+    }
+    if (sb.kind == SRC_STAGED) stage(g, b, cg_i32(g, g->smem_persist + off), sb.rowbytes, eb, sb.kcontig);
+    cg_barrier(g);
+  }
 
   /* per-lane parts of the ldmatrix addresses: matrix m = lane / 8, row r = lane % 8 */
-  LLVMValueRef mat = LLVMBuildLShr(g->B, g->lane, cg_i32(g, 3), "");
-  LLVMValueRef row8 = LLVMBuildAnd(g->B, g->lane, cg_i32(g, 7), "");
-  LLVMValueRef m_lo = LLVMBuildAnd(g->B, mat, cg_i32(g, 1), "");
-  LLVMValueRef m_hi = LLVMBuildLShr(g->B, mat, cg_i32(g, 1), "");
-  LLVMValueRef wmi = LLVMBuildAnd(g->B, g->warp, cg_i32(g, wm - 1), "");
-  LLVMValueRef wni = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, g->warp, cg_i32(g, logwm), ""), cg_i32(g, wn - 1), "");
-  int mk = 16 / eb; /* elements per 16-byte matrix row */
+  /* read %laneid here (side effect: not hoisted), so that the per-slice
+   * fragment addresses are recomputed in the loop (a few integer ops)
+   * instead of living in registers across it */
+  LLVMValueRef lane = cg_asm(g, g->i32, "mov.u32 $0, %laneid;", "=r", NULL, 0, true);
+  LLVMValueRef mat = LLVMBuildLShr(g->B, lane, cg_i32(g, 3), "");
+  q.row8 = LLVMBuildAnd(g->B, lane, cg_i32(g, 7), "");
+  q.m_lo = LLVMBuildAnd(g->B, mat, cg_i32(g, 1), "");
+  q.m_hi = LLVMBuildLShr(g->B, mat, cg_i32(g, 1), "");
+  q.wmi = LLVMBuildAnd(g->B, g->warp, cg_i32(g, q.wm - 1), "");
+  q.wni = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, g->warp, cg_i32(g, logwm), ""), cg_i32(g, q.wn - 1), "");
 
   cg_val *acc = cg_get(g, accv);
   int32_t nregs = tl_layout_nregs(lc);
@@ -121,51 +746,29 @@ void cg_emit_dot(cg *g, tl_op *o) {
            kstep, ty, tyb);
   LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
   LLVMTypeRef f4t = LLVMStructTypeInContext(g->C, f4, 4, 0);
-  for (int32_t kk = 0; kk < K / kstep; kk++) {
-    /* A fragments: matrices (rows 0-7 | 8-15) x (k 0..mk-1 | mk..2mk-1) */
-    LLVMValueRef afr[16][4];
-    if (mrep > 16) cg_unsupported(g, "dot with %d row blocks per warp (at most 16)", mrep);
-    for (int mi = 0; mi < mrep; mi++) {
-      LLVMValueRef row = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, wmi, cg_i32(g, 16), ""),
-                                      cg_i32(g, mi * 16 * wm), "");
-      row = LLVMBuildAdd(g->B, row, LLVMBuildAdd(g->B, row8, LLVMBuildMul(g->B, m_lo, cg_i32(g, 8), ""), ""), "");
-      LLVMValueRef col = LLVMBuildAdd(g->B, cg_i32(g, kk * kstep), LLVMBuildMul(g->B, m_hi, cg_i32(g, mk), ""), "");
-      LLVMValueRef off = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, row, cg_i32(g, pitch_a), ""),
-                                      LLVMBuildMul(g->B, col, cg_i32(g, eb), ""), "");
-      ldmatrix(g, smem_addr32(g, off), 4, false, afr[mi]);
+  int nk = K / kstep;
+  /* fragments of slice kk+1 are loaded before the mmas of slice kk */
+  frags *fr = tl_alloc(&g->ctx->arena, sizeof(frags) * 2);
+  load_a(g, &q, &sa, a, 0, &fr[0]);
+  load_b(g, &q, &sb, 0, &fr[0]);
+  for (int kk = 0; kk < nk; kk++) {
+    frags *cur = &fr[kk & 1], *nxt = &fr[(kk + 1) & 1];
+    if (kk + 1 < nk) {
+      load_a(g, &q, &sa, a, kk + 1, nxt);
+      load_b(g, &q, &sb, kk + 1, nxt);
     }
-    for (int ni = 0; ni < nrep; ni += 2) {
-      int nmat = ni + 1 < nrep ? 4 : 2;
-      /* matrices: (ni, k lo), (ni, k hi), (ni+1, k lo), (ni+1, k hi) */
-      LLVMValueRef nblk = LLVMBuildAdd(g->B, cg_i32(g, ni), m_hi, "");
-      LLVMValueRef n0 = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, wni, cg_i32(g, 8), ""),
-                                     LLVMBuildMul(g->B, nblk, cg_i32(g, 8 * wn), ""), "");
-      LLVMValueRef off;
-      if (!b_kn) {
-        LLVMValueRef n = LLVMBuildAdd(g->B, n0, row8, "");
-        LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * kstep), LLVMBuildMul(g->B, m_lo, cg_i32(g, mk), ""), "");
-        off = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, n, cg_i32(g, pitch_b), ""), LLVMBuildMul(g->B, k, cg_i32(g, eb), ""), "");
-      } else {
-        LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * kstep),
-                                      LLVMBuildAdd(g->B, row8, LLVMBuildMul(g->B, m_lo, cg_i32(g, 8), ""), ""), "");
-        off = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, k, cg_i32(g, pitch_b), ""), LLVMBuildMul(g->B, n0, cg_i32(g, eb), ""), "");
+    for (int nj = 0; nj < q.nrep; nj++)
+      for (int mi = 0; mi < q.mrep; mi++) {
+        /* serpentine over mi keeps one operand in place */
+        int m = nj & 1 ? q.mrep - 1 - mi : mi;
+        int32_t base = (m << (2 + q.lognrep)) | (nj << 2);
+        LLVMValueRef args[14];
+        for (int k = 0; k < 4; k++) args[k] = cur->a[m][k];
+        args[4] = cur->b[nj][0];
+        args[5] = cur->b[nj][1];
+        for (int k = 0; k < 4; k++) args[6 + k] = d->r[base + k];
+        LLVMValueRef out = cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
+        for (int k = 0; k < 4; k++) d->r[base + k] = LLVMBuildExtractValue(g->B, out, (unsigned)k, "");
       }
-      off = LLVMBuildAdd(g->B, off, cg_i32(g, off_b), "");
-      LLVMValueRef bfr[4];
-      ldmatrix(g, smem_addr32(g, off), nmat, b_kn, bfr);
-      for (int h = 0; h < nmat / 2; h++) {
-        int nj = ni + h;
-        for (int mi = 0; mi < mrep; mi++) {
-          int32_t base = (mi << (2 + lognrep)) | (nj << 2);
-          LLVMValueRef args[14];
-          for (int q = 0; q < 4; q++) args[q] = afr[mi][q];
-          args[4] = bfr[2 * h];
-          args[5] = bfr[2 * h + 1];
-          for (int q = 0; q < 4; q++) args[6 + q] = d->r[base + q];
-          LLVMValueRef out = cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
-          for (int q = 0; q < 4; q++) d->r[base + q] = LLVMBuildExtractValue(g->B, out, (unsigned)q, "");
-        }
-      }
-    }
   }
 }

@@ -207,6 +207,8 @@ static void reg_coords(cg *g, int32_t lid, int rank, int32_t r, LLVMValueRef *c)
 
 void cg_emit_load(cg *g, tl_op *o) {
   tl_func *f = g->f;
+  cg_make_plan(g);
+  if (cg_load_streamed(g, o)) return; /* a dot operand fed by the cp.async ring */
   view v;
   make_view(g, o, &v);
   int32_t res = o->res[0];
@@ -399,6 +401,8 @@ static bool bases_agree(const tmap *m, int32_t (*dst)[TL_MAX_RANK], int32_t (*sr
 
 void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis) {
   tl_func *f = g->f;
+  cg_make_plan(g);
+  if (cg_val_streamed(g, src)) return; /* trans of a streamed operand: read from the ring */
   tl_type *st = &tl_val(f, src)->type, *dt = &tl_val(f, dst)->type;
   const tl_layout *ls = cg_layout(g, src), *ld = cg_layout(g, dst);
   tmap m = {kind, axis, st->rank, dt->rank, st->shape, dt->shape};
@@ -423,7 +427,7 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
   int bytes = tl_dtype_bytes(dty);
   int64_t numel = tl_type_numel(st);
   if (numel * bytes > 200 * 1024) cg_unsupported(g, "layout conversion of a %lld-byte tile (over 200 KiB of shared memory)", (long long)(numel * bytes));
-  cg_use_smem(g, (int)(numel * bytes));
+  cg_scratch_use(g, (int)(numel * bytes));
   tmap id = {CG_MAP_ID, 0, st->rank, st->rank, st->shape, st->shape};
   int32_t sl = st->layout, dl = dt->layout;
   cg_barrier(g);
@@ -433,7 +437,7 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
     for (int d = 0; d < st->rank; d++) c[d] = cg_coord(g, sl, r, d);
     LLVMValueRef flat = src_flat(g, &id, c);
     LLVMValueRef off = LLVMBuildMul(g->B, flat, cg_i32(g, bytes), "");
-    LLVMBuildStore(g->B, cg_to_mem(g, sv->r[r], dty), cg_smem_ptr(g, off));
+    LLVMBuildStore(g->B, cg_to_mem(g, sv->r[r], dty), cg_scratch_ptr(g, off));
   }
   cg_barrier(g);
   for (int32_t r = 0; r < n; r++) {
@@ -446,6 +450,6 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
     for (int d = 0; d < dt->rank; d++) c[d] = cg_coord(g, dl, r, d);
     LLVMValueRef flat = src_flat(g, &m, c);
     LLVMValueRef off = LLVMBuildMul(g->B, flat, cg_i32(g, bytes), "");
-    dv->r[r] = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_smem_ptr(g, off), ""), dty);
+    dv->r[r] = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_scratch_ptr(g, off), ""), dty);
   }
 }

@@ -45,6 +45,7 @@ static LLVMValueRef combine(cg *g, int kind, LLVMValueRef a, LLVMValueRef b, tl_
 }
 
 void cg_emit_reduce(cg *g, tl_op *o) {
+  cg_make_plan(g);
   tl_func *f = g->f;
   int32_t src = o->opnd[0], res = o->res[0];
   tl_type *st = &tl_val(f, src)->type, *rt = &tl_val(f, res)->type;
@@ -81,7 +82,7 @@ void cg_emit_reduce(cg *g, tl_op *o) {
     int bytes = tl_dtype_bytes(adt);
     int32_t nw = 1 << nwa;
     int64_t numel = to_scalar ? 1 : tl_type_numel(rt);
-    cg_use_smem(g, (int)(numel * nw * bytes));
+    cg_scratch_use(g, (int)(numel * nw * bytes));
     /* this warp's index among the warps along the axis */
     LLVMValueRef wa = cg_i32(g, 0);
     for (int k = 0; k < nwa; k++) {
@@ -101,7 +102,7 @@ void cg_emit_reduce(cg *g, tl_op *o) {
     for (int32_t t = 0; t < n; t++) {
       if (!acc[t]) continue;
       LLVMValueRef off = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, slot[t], wa, ""), cg_i32(g, bytes), "");
-      LLVMBuildStore(g->B, cg_to_mem(g, acc[t], adt), cg_smem_ptr(g, off));
+      LLVMBuildStore(g->B, cg_to_mem(g, acc[t], adt), cg_scratch_ptr(g, off));
     }
     cg_barrier(g);
     for (int32_t t = 0; t < n; t++) {
@@ -109,7 +110,7 @@ void cg_emit_reduce(cg *g, tl_op *o) {
       LLVMValueRef tot = NULL;
       for (int32_t w = 0; w < nw; w++) {
         LLVMValueRef off = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, slot[t], cg_i32(g, w), ""), cg_i32(g, bytes), "");
-        LLVMValueRef x = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_smem_ptr(g, off), ""), adt);
+        LLVMValueRef x = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_scratch_ptr(g, off), ""), adt);
         tot = tot ? combine(g, o->kind, tot, x, adt) : x;
       }
       acc[t] = tot;

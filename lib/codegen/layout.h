@@ -64,6 +64,9 @@ tl_layout tl_layout_blocked(int rank, const int32_t *shape, int elem_bytes, int 
  * r%2 = col, r bit 1 = row + 8; warps tiled over M first, then N; repeats in
  * registers (N repeats in the lower bits, then M).  Needs M >= 16, N >= 8. */
 tl_layout tl_layout_mma(int32_t M, int32_t N, int warps);
+/* The same with wm warps along M (0: as many as fit, M first), the rest of
+ * the warps along N. */
+tl_layout tl_layout_mma_split(int32_t M, int32_t N, int warps, int wm);
 /* Remove dim `dim` (reduce result). */
 tl_layout tl_layout_slice(const tl_layout *p, int dim);
 /* Insert a size-1 dim at `axis` (expand_dims). */

@@ -168,6 +168,7 @@ typedef struct gen {
   goffset offs[8];
   int noffs;
   double n_value, s_value;
+  int nslot[3]; /* output slots used, per output dtype (f32, bf16, i32) */
   tg_buf body;
   int indent;
   bool oom;
@@ -442,6 +443,13 @@ static char *gen_load(gen *g, shp sh, int *dt_out, double *b_out) {
 static ex scalar_leaf(gen *g, int dt) {
   int vi = find_var(g, SCALAR, dt);
   if (vi >= 0 && chance(g, 60)) return mk(g, xfmt("%s", g->vars[vi].name), SCALAR, dt, g->vars[vi].b);
+  if (chance(g, 8)) {
+    /* a typed constant the front-end keeps as IR (not a literal): for the
+     * folding of canonicalize */
+    if (dt == D_I32) return mk(g, xfmt("cast<i32>(%d.5)", rnd(g, 4)), SCALAR, dt, 4);
+    if (dt == D_F32) return mk(g, xfmt("cast<f32>(BN)"), SCALAR, dt, g->BN);
+    return mk(g, xfmt("cast<bf16>(%d)", 1 + rnd(g, 9)), SCALAR, dt, 10);
+  }
   if (dt == D_I32) {
     int c = rnd(g, 8);
     int64_t progs = g->k->grid[0] > g->k->grid[1] ? g->k->grid[0] : g->k->grid[1];
@@ -904,6 +912,11 @@ static void stmt_for(gen *g) {
     trips = (g->M + g->BM - 1) / g->BM;
     ivb = (double)g->M + g->BM;
     off_role = ROLE_COL;
+  } else if (c == 2 && chance(g, 30)) {
+    int hi = rnd(g, 3);
+    range = xfmt("range(0, cast<i32>(%d.5))", hi); /* a constant trip count only after folding */
+    trips = hi;
+    ivb = hi + 1;
   } else if (c <= 2) {
     range = xfmt("range(0, n)");
     trips = (int64_t)g->n_value;
@@ -987,7 +1000,7 @@ static char *make_cond(gen *g) {
   switch (rnd(g, 8)) {
   case 0: return xfmt("FLAG");
   case 1: return xfmt("FLAG == 0");
-  case 2: return xfmt("BN >= 16");
+  case 2: return chance(g, 50) ? xfmt("BN >= 16") : xfmt("cast<f32>(BN) > %d.5", rnd(g, 9)); /* folds in IR only */
   case 3: return xfmt("n");
   case 4: return xfmt("n - 2");
   default: {
@@ -1053,6 +1066,8 @@ static void stmt_if(gen *g) {
   for (int q = 0; q < nt; q++) g->vars[tg[q]].b = bmax[q];
 }
 
+static void stmt_spill(gen *g);
+
 static void gen_block(gen *g, int nstmts) {
   for (int i = 0; i < nstmts && !g->oom; i++) {
     int c = rnd(g, 100);
@@ -1061,6 +1076,7 @@ static void gen_block(gen *g, int nstmts) {
     else if (c < 80 && g->depth < 2) stmt_for(g);
     else if (c < 92 && g->depth < 2) stmt_if(g);
     else if (c < 95) line(g, "static_assert(BN <= 64, \"tile too big\");");
+    else if (c < 98 && g->opt->read_after_write && g->scope == 0) stmt_spill(g);
     else stmt_assign(g);
   }
 }
@@ -1114,6 +1130,36 @@ static const char *store_view(gen *g, shp sh, int *role_out) {
       }
     }
   return NULL;
+}
+
+static const char *const oname[3] = {"OF", "OB", "OI"};
+
+/* Store a value into an output slot of the program's own block, load it
+ * back, store another value there and load again: loads after stores see
+ * them, and CSE must not merge the two loads.  Top level only. */
+static void stmt_spill(gen *g) {
+  int cand[MAX_VARS], n = 0;
+  for (int i = 0; i < g->nvars; i++) {
+    gvar *v = &g->vars[i];
+    int role;
+    if (v->store && v->dt != D_I1 && v->sh.rank > 0 && store_view(g, v->sh, &role)) cand[n++] = i;
+  }
+  if (n == 0) { stmt_assign(g); return; }
+  gvar a = g->vars[cand[rnd(g, n)]];
+  int role;
+  const char *view = store_view(g, a.sh, &role);
+  int slot = g->nslot[a.dt]++;
+  ex b = clampx(g, gen_expr(g, a.sh, a.dt, 2));
+  line(g, "store(%s[%d, %s], %s);", oname[a.dt], slot, view, a.name);
+  char n1[12], n2[12];
+  snprintf(n1, sizeof n1, "v%d", g->next_var++);
+  line(g, "%s = load(%s[%d, %s]);", n1, oname[a.dt], slot, view);
+  line(g, "store(%s[%d, %s], %s);", oname[a.dt], slot, view, b.s);
+  snprintf(n2, sizeof n2, "v%d", g->next_var++);
+  line(g, "%s = load(%s[%d, %s]);", n2, oname[a.dt], slot, view);
+  add_var(g, n1, a.sh, a.dt, a.b, false);
+  add_var(g, n2, a.sh, a.dt, b.b, false);
+  exfree(&b);
 }
 
 static tg_dtype to_tg(int d) { return d == D_F32 ? TG_F32 : d == D_BF16 ? TG_BF16 : TG_I32; }
@@ -1247,8 +1293,7 @@ bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
   if (!any) stmt_assign(g);
 
   /* stores: every value bound at the top level, one slot each */
-  int nslot[3] = {0, 0, 0};
-  static const char *const oname[3] = {"OF", "OB", "OI"};
+  int *nslot = g->nslot;
   for (int i = 0; i < g->nvars; i++) {
     gvar *v = &g->vars[i];
     if (!v->store) continue;

@@ -53,6 +53,9 @@ typedef struct tg_options {
   bool no_dot;           /* no dot(): e.g. a back end without small-shape mma */
   bool no_transcendental; /* no exp/exp2/log/log2/sqrt/rsqrt/sin/cos/tanh/sigmoid */
   int max_stmts;         /* top-level statements; 0 = default (10) */
+  bool read_after_write; /* also store into an output slot and load it back
+                            (in one program, top level only; on a GPU this
+                            needs the store visible to other threads) */
 } tg_options;
 
 typedef struct tg_kernel {

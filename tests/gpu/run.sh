@@ -4,9 +4,10 @@
 #
 #   usage (from the repo root): tests/gpu/run.sh BUILD_DIR     (or BUILD=... tests/gpu/run.sh)
 #
-# Needs only what was carried: BUILD_DIR/libtilec.so*, BUILD_DIR/tests/gpu_test_*
-# (and test_back_runtime_gpu when its Criterion library is there), and the
-# repo's examples/.  Nothing is built here.
+# Needs only what was carried: BUILD_DIR/libtilec.so*, BUILD_DIR/tilec (the CLI,
+# for gpu_test_cli_ptx; or $TILEC_CLI), BUILD_DIR/tests/gpu_test_* (and
+# test_back_runtime_gpu when its Criterion library is there), and the repo's
+# examples/.  Nothing is built here.  The table is the last thing printed.
 #   GPU_SANITIZE=0   skip the compute-sanitizer runs
 #   TILEC_SEED=N     reproduce a run's random data (each test prints its seed)
 # Exit status: 0 when nothing failed (skips are not failures), else 1.
@@ -17,6 +18,7 @@ ROOT=$(pwd)
 EXAMPLES=${TILEC_EXAMPLES:-$ROOT/examples}
 export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TILEC_EXAMPLES="$EXAMPLES"
+[ -n "${TILEC_CLI:-}" ] || export TILEC_CLI="$BUILD/tilec"
 CACHE=$(mktemp -d /tmp/tilec-run-cache-XXXXXX)
 export TILEC_CACHE_DIR="$CACHE"
 LOGDIR=${LOGDIR:-$(mktemp -d /tmp/tilec-gpu-logs-XXXXXX)}

@@ -3,6 +3,7 @@
  * check against concrete evaluation, the access facts of align_check and the
  * launch specialization key. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -554,4 +555,22 @@ Test(axisinfo, spec_key_for_args) {
   uint32_t k10 = tl_spec_key_for_args(many, 10);
   cr_assert_eq(k10, 0xffffffffu);
   cr_assert_eq(tl_spec_key_for_args(many, 0), 0);
+}
+
+Test(axisinfo, tensors_past_the_key_stay_scalar) {
+  /* nine tensors: the ninth has no slot in the key, so no vector variant */
+  char text[2048];
+  int n = snprintf(text, sizeof text, "kernel @k(");
+  for (int t = 0; t < 9; t++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%%T%d: tensor<f32>[N]", t ? ", " : "", t);
+  snprintf(text + n, sizeof text - (size_t)n,
+           ") {\ngrid {\n  %%g = const 1 : i32\n  yield %%g\n}\nbody {\n  %%c0 = const 0 : i32\n"
+           "  %%l7 = load %%T7[%%c0 : 64] : tile<64xf32>\n  %%l8 = load %%T8[%%c0 : 64] : tile<64xf32>\n}\n}\n");
+  tl_func *f = parse_one(text);
+  tl_pass_opts o = {0};
+  cr_assert(tl_pass_align_check.run(f, &o));
+  const tl_access_facts *l7 = tl_access_facts_get(f, tl_val(f, named(f, "l7"))->def);
+  const tl_access_facts *l8 = tl_access_facts_get(f, tl_val(f, named(f, "l8"))->def);
+  cr_assert(l7->tensor == 7 && l7->vec == 4 && l7->requires != 0);
+  cr_assert(l8->tensor == -1 && l8->vec_want == 4 && l8->vec == 1 && l8->requires == 0);
+  cr_assert_eq(tl_func_required_key(f), TL_SPEC_TENSOR_BITS(7, l7->requires));
 }

@@ -1,5 +1,5 @@
 /* test_back_cache.c: the kernel cache (runtime/cache.c, runtime/hash.c):
- * SHA-256 vectors, key sensitivity, disk round trip, corrupt entries
+ * SHA-256 vectors, the entry checksum (every bit flip detected), key sensitivity, disk round trip, corrupt entries
  * (truncated, flipped byte, wrong magic, foreign key), concurrent publishers
  * (threads and processes), directory creation and permissions. */
 #include <criterion/criterion.h>
@@ -70,6 +70,50 @@ static size_t file_size(const char *path) {
   struct stat st;
   cr_assert(stat(path, &st) == 0);
   return (size_t)st.st_size;
+}
+
+/* ---- entry checksum ------------------------------------------------------------- */
+Test(checksum64, every_single_bit_flip_changes_it) {
+  seed_rng();
+  static const size_t sizes[] = {1, 7, 8, 9, 31, 32, 33, 61, 97, 255, 257};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    size_t n = sizes[s];
+    uint8_t *b = malloc(n);
+    fill_random(b, n);
+    uint64_t h = tl_checksum64(b, n);
+    cr_assert_eq(tl_checksum64(b, n), h, "not deterministic");
+    for (size_t bit = 0; bit < 8 * n; bit++) {
+      b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+      cr_assert_neq(tl_checksum64(b, n), h, "flip of bit %zu of %zu bytes undetected", bit, n);
+      b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    /* the length counts: a prefix, and the same bytes plus a zero */
+    if (n > 1) cr_assert_neq(tl_checksum64(b, n - 1), h);
+    uint8_t *z = calloc(n + 1, 1);
+    memcpy(z, b, n);
+    cr_assert_neq(tl_checksum64(z, n + 1), h, "trailing zero byte undetected (%zu bytes)", n);
+    free(z);
+    free(b);
+  }
+}
+
+Test(checksum64, any_change_in_one_word_is_detected) {
+  seed_rng();
+  size_t n = 8 * 41 + 5;
+  uint8_t *b = malloc(n);
+  fill_random(b, n);
+  uint64_t h = tl_checksum64(b, n);
+  for (int trial = 0; trial < 20000; trial++) {
+    size_t word = rnd() % (n / 8 + 1), lo = 8 * word, len = lo + 8 <= n ? 8 : n - lo;
+    uint8_t saved[8];
+    memcpy(saved, b + lo, len);
+    uint64_t x = rnd() | 1; /* nonzero xor pattern */
+    for (size_t i = 0; i < len; i++) b[lo + i] ^= (uint8_t)(x >> (8 * i));
+    bool changed = memcmp(saved, b + lo, len) != 0;
+    if (changed) cr_assert_neq(tl_checksum64(b, n), h, "change in word %zu undetected", word);
+    memcpy(b + lo, saved, len);
+  }
+  free(b);
 }
 
 /* ---- SHA-256 -------------------------------------------------------------------- */

@@ -1,0 +1,300 @@
+/* test_cli_ptx.c: the PTX the `tilec` command writes runs on the GPU.  For
+ * every .tile file of examples/:
+ *  1. `tilec FILE.tile -o X.ptx` (the CLI next to libtilec.so, or $TILEC_CLI)
+ *     must write exactly the bytes of the JIT's PTX for the same options
+ *     (tilec_program_text(TILEC_STAGE_PTX) of a program made from the same
+ *     path with default options);
+ *  2. every kernel is loaded twice: through the JIT (tilec_kernel_load) and
+ *     from the CLI's file (tilec_kernel_load_ptx), both run on the same random
+ *     inputs (never zeros; ragged sizes: 1, tile-1, tile+1, primes; outputs
+ *     poisoned with NaN bytes), and every tensor must come back bit-identical.
+ *   usage: gpu_test_cli_ptx [EXAMPLES_DIR]   (exit 0 pass, 1 fail, 77 skip) */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu_util.h"
+
+#ifndef TILEC_SOURCE_DIR
+#define TILEC_SOURCE_DIR "."
+#endif
+
+#define MAX_PARAMS 32
+#define MAX_SYMS 16
+#define MAX_ELEMS ((int64_t)1 << 20)
+
+static const int64_t round_sizes[][4] = {
+    {1, 1, 1, 1},
+    {65, 63, 17, 129},
+    {127, 131, 33, 257},
+};
+#define NROUNDS (int)(sizeof round_sizes / sizeof round_sizes[0])
+
+static int failures, passes;
+static char cli[4096];
+static char tmpdir[] = "/tmp/tilec-cli-ptx-XXXXXX";
+
+/* $TILEC_CLI, else `tilec` in the directory libtilec.so was loaded from. */
+static bool find_cli(void) {
+  const char *env = getenv("TILEC_CLI");
+  if (env && *env) {
+    snprintf(cli, sizeof cli, "%s", env);
+  } else {
+    Dl_info info;
+    if (!dladdr((void *)tilec_version, &info) || !info.dli_fname) return false;
+    char lib[4096];
+    snprintf(lib, sizeof lib, "%s", info.dli_fname);
+    snprintf(cli, sizeof cli, "%s/tilec", dirname(lib));
+  }
+  return access(cli, X_OK) == 0;
+}
+
+static char *read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) {
+    buf[len] = 0;
+    *n = (size_t)len;
+  }
+  return buf;
+}
+
+static int sym_index(const char **names, int *n, const char *s) {
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(names[i], s)) return i;
+  if (*n == MAX_SYMS) return -1;
+  names[*n] = s;
+  return (*n)++;
+}
+
+typedef struct tensor_buf {
+  DLTensor dl;
+  int64_t shape[4];
+  size_t bytes;
+  CUdeviceptr dev;
+  void *init, *out_jit, *out_cli;
+} tensor_buf;
+
+/* Upload every tensor's initial bytes, launch k, synchronize. */
+static bool run_once(tilec_kernel *k, tensor_buf *tb, const tilec_param_info *info, tilec_arg *args, int np,
+                     const char *what) {
+  for (int i = 0; i < np; i++)
+    if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyHtoD(tb[i].dev, tb[i].init, tb[i].bytes), "cuMemcpyHtoD");
+  tilec_status st = tilec_kernel_launch(k, args, np, NULL);
+  if (st != TILEC_OK) {
+    printf("FAIL %s launch: %s: %s\n", what, tilec_status_string(st), tilec_kernel_error(k));
+    return false;
+  }
+  gpu_check(gpu.cuCtxSynchronize(), what);
+  return true;
+}
+
+static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel *kc, const char *file, int round) {
+  const char *kname = tilec_program_kernel_name(p, kidx);
+  int np = tilec_program_num_params(p, kidx);
+  if (np < 0 || np > MAX_PARAMS) return printf("FAIL %s:%s: %d parameters\n", file, kname, np), false;
+  tilec_param_info info[MAX_PARAMS];
+  const char *syms[MAX_SYMS];
+  int64_t symval[MAX_SYMS];
+  int nsyms = 0;
+  for (int i = 0; i < np; i++) {
+    if (tilec_program_param(p, kidx, i, &info[i]) != TILEC_OK) return printf("FAIL %s:%s: no parameter info\n", file, kname), false;
+    for (int d = 0; d < info[i].rank; d++)
+      if (info[i].dim_symbol[d]) {
+        int s = sym_index(syms, &nsyms, info[i].dim_symbol[d]);
+        if (s >= 0) symval[s] = round_sizes[round][s % 4];
+      }
+  }
+  for (int i = 0; i < np; i++) /* keep tensors small: halve the largest symbol, staying odd */
+    for (;;) {
+      int64_t numel = 1;
+      int biggest = -1;
+      for (int d = 0; d < info[i].rank; d++) {
+        if (!info[i].dim_symbol[d]) { numel *= info[i].dim_value[d]; continue; }
+        int s = sym_index(syms, &nsyms, info[i].dim_symbol[d]);
+        numel *= symval[s];
+        if (biggest < 0 || symval[s] > symval[biggest]) biggest = s;
+      }
+      if (numel <= MAX_ELEMS || biggest < 0 || symval[biggest] <= 1) break;
+      symval[biggest] = symval[biggest] / 2 | 1;
+    }
+  char sizes[256] = "";
+  for (int s = 0; s < nsyms; s++)
+    snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%s=%lld", s ? " " : "", syms[s], (long long)symval[s]);
+
+  tensor_buf tb[MAX_PARAMS];
+  tilec_arg args[MAX_PARAMS];
+  memset(tb, 0, sizeof tb);
+  for (int i = 0; i < np; i++) {
+    if (!info[i].is_tensor) {
+      if (!strcmp(info[i].dtype, "i64")) args[i] = (tilec_arg){.kind = TILEC_ARG_I64, .u.i64 = 1 + (int64_t)(gpu_rand() % 8)};
+      else if (gpu_dtype_is_float(info[i].dtype)) args[i] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = (float)gpu_rand_uniform(0.05, 1.0)};
+      else args[i] = (tilec_arg){.kind = TILEC_ARG_I32, .u.i32 = 1 + (int32_t)(gpu_rand() % 8)};
+      continue;
+    }
+    tensor_buf *t = &tb[i];
+    size_t numel = 1;
+    for (int d = 0; d < info[i].rank; d++) {
+      t->shape[d] = info[i].dim_symbol[d] ? symval[sym_index(syms, &nsyms, info[i].dim_symbol[d])] : info[i].dim_value[d];
+      numel *= (size_t)t->shape[d];
+    }
+    t->bytes = numel * (size_t)gpu_dtype_bytes(info[i].dtype);
+    size_t alloc = t->bytes ? t->bytes : 1;
+    t->init = malloc(alloc);
+    t->out_jit = malloc(alloc);
+    t->out_cli = malloc(alloc);
+    if (info[i].written) memset(t->init, 0xFF, alloc); /* NaN bytes: unwritten elements stay visible */
+    else gpu_fill_random(t->init, numel, info[i].dtype);
+    gpu_check(gpu.cuMemAlloc(&t->dev, alloc), "cuMemAlloc");
+    t->dl = (DLTensor){.data = (void *)(uintptr_t)t->dev, .device = {kDLCUDA, 0}, .ndim = info[i].rank,
+                       .dtype = info[i].dl_dtype, .shape = t->shape};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t->dl};
+  }
+  bool ok = run_once(kj, tb, info, args, np, "jit");
+  for (int i = 0; ok && i < np; i++)
+    if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyDtoH(tb[i].out_jit, tb[i].dev, tb[i].bytes), "cuMemcpyDtoH");
+  ok = ok && run_once(kc, tb, info, args, np, "cli-ptx");
+  for (int i = 0; ok && i < np; i++)
+    if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyDtoH(tb[i].out_cli, tb[i].dev, tb[i].bytes), "cuMemcpyDtoH");
+  int written = 0;
+  for (int i = 0; ok && i < np; i++) {
+    if (!info[i].is_tensor || !tb[i].bytes) continue;
+    if (memcmp(tb[i].out_jit, tb[i].out_cli, tb[i].bytes) != 0) {
+      size_t b = 0;
+      while (((char *)tb[i].out_jit)[b] == ((char *)tb[i].out_cli)[b]) b++;
+      printf("FAIL %s:%s [%s] %s (%s): CLI-PTX kernel differs from the JIT kernel, first at byte %zu of %zu\n", file,
+             kname, sizes, info[i].name, info[i].dtype, b, tb[i].bytes);
+      ok = false;
+    }
+    /* the comparison means something only if the kernel wrote: some bytes left the poison */
+    if (info[i].written && memcmp(tb[i].out_jit, tb[i].init, tb[i].bytes) != 0) written++;
+  }
+  bool any_written = false;
+  for (int i = 0; i < np; i++) any_written |= info[i].is_tensor && info[i].written && tb[i].bytes > 0;
+  if (ok && any_written && !written) {
+    printf("FAIL %s:%s [%s]: no output written by either kernel\n", file, kname, sizes);
+    ok = false;
+  }
+  if (ok) printf("PASS %s:%s [%s]: CLI PTX == JIT, outputs bit-identical\n", file, kname, sizes);
+  for (int i = 0; i < np; i++) {
+    if (!info[i].is_tensor) continue;
+    gpu.cuMemFree(tb[i].dev);
+    free(tb[i].init); free(tb[i].out_jit); free(tb[i].out_cli);
+  }
+  return ok;
+}
+
+static void run_file(const char *dir, const char *name) {
+  char path[4096], out[4200], cmd[9000];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  snprintf(out, sizeof out, "%s/%s.ptx", tmpdir, name);
+  snprintf(cmd, sizeof cmd, "'%s' '%s' -o '%s'", cli, path, out);
+  int rc = system(cmd);
+  size_t cli_len = 0;
+  char *cli_ptx = rc == 0 ? read_file(out, &cli_len) : NULL;
+  if (!cli_ptx) {
+    printf("FAIL %s: `%s` exited %d or wrote nothing\n", name, cmd, rc);
+    failures++;
+    return;
+  }
+  tilec_program *p = NULL;
+  tilec_status st = tilec_program_create_from_file(&p, path, NULL);
+  if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_PTX);
+  if (st != TILEC_OK) {
+    printf("FAIL %s: JIT compile: %s\n%s\n", name, tilec_status_string(st), p ? tilec_program_log(p) : "");
+    failures++;
+    tilec_program_destroy(p);
+    free(cli_ptx);
+    return;
+  }
+  const char *jit_ptx = tilec_program_text(p, TILEC_STAGE_PTX);
+  size_t jit_len = strlen(jit_ptx);
+  if (cli_len != jit_len || memcmp(cli_ptx, jit_ptx, jit_len) != 0) {
+    size_t b = 0;
+    while (b < cli_len && b < jit_len && cli_ptx[b] == jit_ptx[b]) b++;
+    printf("FAIL %s: CLI PTX (%zu bytes) differs from the JIT's (%zu bytes) at byte %zu: ...%.40s... vs ...%.40s...\n",
+           name, cli_len, jit_len, b, cli_ptx + b, jit_ptx + b);
+    failures++;
+  } else {
+    printf("PASS %s: CLI PTX == JIT PTX (%zu bytes)\n", name, jit_len);
+    passes++;
+  }
+  for (int ki = 0; ki < tilec_program_num_kernels(p); ki++) {
+    const char *kname = tilec_program_kernel_name(p, ki);
+    tilec_kernel *kj = NULL, *kc = NULL;
+    st = tilec_kernel_load(p, kname, 0, &kj);
+    if (st == TILEC_ERROR_NO_DEVICE) {
+      printf("SKIP: %s\n", tilec_program_log(p));
+      exit(GPU_SKIP);
+    }
+    if (st == TILEC_OK) st = tilec_kernel_load_ptx(p, kname, cli_ptx, 0, &kc);
+    if (st != TILEC_OK) {
+      printf("FAIL %s:%s: load: %s\n%s\n", name, kname, tilec_status_string(st), tilec_program_log(p));
+      failures++;
+    } else {
+      printf("loaded %s:%s (jit: %s, cli: %s)\n", name, kname, tilec_kernel_origin(kj), tilec_kernel_origin(kc));
+      for (int r = 0; r < NROUNDS; r++) {
+        if (run_round(p, ki, kj, kc, name, r)) passes++;
+        else failures++;
+      }
+    }
+    tilec_kernel_destroy(kc);
+    tilec_kernel_destroy(kj);
+  }
+  tilec_program_destroy(p);
+  free(cli_ptx);
+  unlink(out);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = argc > 1 ? argv[1] : getenv("TILEC_EXAMPLES");
+  if (!dir) dir = TILEC_SOURCE_DIR "/examples";
+  if (!find_cli()) {
+    printf("FAIL: the tilec command was not found (%s); set TILEC_CLI\n", cli[0] ? cli : "next to libtilec.so");
+    return 1;
+  }
+  int rc = gpu_init();
+  if (rc) return rc;
+  gpu_seed();
+  if (!mkdtemp(tmpdir)) {
+    printf("FAIL: cannot create a temporary directory\n");
+    return 1;
+  }
+  struct dirent **names;
+  int n = scandir(dir, &names, NULL, alphasort);
+  if (n < 0) {
+    printf("FAIL: cannot read %s\n", dir);
+    return 1;
+  }
+  int files = 0;
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(names[i]->d_name);
+    if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".tile")) {
+      run_file(dir, names[i]->d_name);
+      files++;
+    }
+    free(names[i]);
+  }
+  free(names);
+  rmdir(tmpdir);
+  printf("cli %s: %d example files, %d checks passed, %d failed\n", cli, files, passes, failures);
+  if (files == 0) {
+    printf("FAIL: no .tile files in %s\n", dir);
+    return 1;
+  }
+  return failures ? 1 : 0;
+}

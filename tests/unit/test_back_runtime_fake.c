@@ -1,0 +1,387 @@
+/* test_back_runtime_fake.c: the JIT paths without a GPU, against a fake
+ * driver injected with tl_rt_driver_inject (it "links" PTX into a cubin that
+ * is the PTX behind a magic line, and records every call):
+ *  - tilec_device_init: cuInit + primary context once, errors for bad devices;
+ *  - the warm path: a second program loading the same kernel from the disk
+ *    cache runs no LLVM (no PTX text) and no driver JIT, only the module load;
+ *    the memory cache; a corrupt entry is recompiled;
+ *  - tilec_kernel_load_ptx: the PTX given reaches the driver unchanged, the
+ *    launch uses the program's configuration, the handle owns its module;
+ *    PTX with another entry, other parameter types or no .target is refused;
+ *    every example kernel accepts its own PTX. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "tilec.h"
+
+/* ---- the fake driver ----------------------------------------------------------------- */
+#define FAKE_MAGIC "FAKECUBIN\n"
+static struct {
+  int retains, links, module_loads, unloads, launches;
+  char *last_linked_ptx;
+  unsigned grid[3], block[3], smem;
+  uint64_t param0;
+} calls;
+static __thread CUcontext current;
+
+struct CUlinkState_st { char *ptx; char *image; };
+struct CUmod_st { char *text; };
+struct CUfunc_st { CUmodule mod; char name[256]; };
+
+static CUresult f_error_name(CUresult e, const char **s) { *s = e ? "CUDA_ERROR_FAKE" : "CUDA_SUCCESS"; return 0; }
+static CUresult f_error_string(CUresult e, const char **s) { (void)e; *s = "fake driver"; return 0; }
+static CUresult f_version(int *v) { *v = 13000; return 0; }
+static CUresult f_count(int *n) { *n = 2; return 0; }
+static CUresult f_device_get(CUdevice *d, int ordinal) {
+  if (ordinal < 0 || ordinal >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  *d = ordinal;
+  return 0;
+}
+static CUresult f_attribute(int *v, int attr, CUdevice d) {
+  (void)d;
+  switch (attr) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
+  default: *v = 65535; break;
+  }
+  return 0;
+}
+static CUresult f_name(char *name, int len, CUdevice d) { snprintf(name, (size_t)len, "Fake H200 #%d", d); return 0; }
+static CUresult f_retain(CUcontext *c, CUdevice d) {
+  calls.retains++;
+  *c = (CUcontext)(uintptr_t)(0x1000 + 16 * d);
+  return 0;
+}
+static CUresult f_set_current(CUcontext c) { current = c; return 0; }
+static CUresult f_get_current(CUcontext *c) { *c = current; return 0; }
+static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *s) {
+  (void)n; (void)o; (void)v;
+  calls.links++;
+  *s = calloc(1, sizeof **s);
+  return 0;
+}
+static CUresult f_link_add(CUlinkState s, int type, void *data, size_t size, const char *name, unsigned n,
+                           CUjit_option *o, void **v) {
+  (void)name; (void)n; (void)o; (void)v;
+  if (type != CU_JIT_INPUT_PTX || ((char *)data)[size - 1] != 0) return CUDA_ERROR_INVALID_VALUE;
+  s->ptx = strdup(data);
+  free(calls.last_linked_ptx);
+  calls.last_linked_ptx = strdup(data);
+  return 0;
+}
+static CUresult f_link_complete(CUlinkState s, void **cubin, size_t *size) {
+  if (!s->ptx || !strstr(s->ptx, ".target")) return CUDA_ERROR_INVALID_PTX;
+  size_t n = strlen(FAKE_MAGIC) + strlen(s->ptx) + 1;
+  s->image = malloc(n);
+  snprintf(s->image, n, "%s%s", FAKE_MAGIC, s->ptx);
+  *cubin = s->image;
+  *size = n;
+  return 0;
+}
+static CUresult f_link_destroy(CUlinkState s) { free(s->ptx); free(s->image); free(s); return 0; }
+static CUresult f_module_load(CUmodule *m, const void *image) {
+  calls.module_loads++;
+  if (strncmp(image, FAKE_MAGIC, strlen(FAKE_MAGIC)) != 0) return CUDA_ERROR_INVALID_PTX;
+  *m = calloc(1, sizeof **m);
+  (*m)->text = strdup(image);
+  return 0;
+}
+static CUresult f_module_unload(CUmodule m) { calls.unloads++; free(m->text); free(m); return 0; }
+static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name) {
+  char pattern[300];
+  snprintf(pattern, sizeof pattern, ".entry %s(", name);
+  if (!strstr(m->text, pattern)) return CUDA_ERROR_NOT_FOUND;
+  *f = calloc(1, sizeof **f); /* leaked with the module: fine in a test */
+  (*f)->mod = m;
+  snprintf((*f)->name, sizeof (*f)->name, "%s", name);
+  return 0;
+}
+static CUresult f_func_attr(int *v, int attr, CUfunction f) {
+  (void)f;
+  *v = attr == CU_FUNC_ATTRIBUTE_NUM_REGS ? 40 : attr == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  return 0;
+}
+static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
+static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned smem, CUstream s, void **params, void **extra) {
+  (void)f; (void)s; (void)extra;
+  calls.launches++;
+  calls.grid[0] = gx; calls.grid[1] = gy; calls.grid[2] = gz;
+  calls.block[0] = bx; calls.block[1] = by; calls.block[2] = bz;
+  calls.smem = smem;
+  memcpy(&calls.param0, params[0], 8);
+  return 0;
+}
+
+static const tl_cuda fake = {
+    .driver_version = 13000, .cuGetErrorName = f_error_name, .cuGetErrorString = f_error_string,
+    .cuDriverGetVersion = f_version, .cuDeviceGetCount = f_count, .cuDeviceGet = f_device_get,
+    .cuDeviceGetAttribute = f_attribute, .cuDeviceGetName = f_name, .cuDevicePrimaryCtxRetain = f_retain,
+    .cuCtxSetCurrent = f_set_current, .cuCtxGetCurrent = f_get_current, .cuLinkCreate = f_link_create,
+    .cuLinkAddData = f_link_add, .cuLinkComplete = f_link_complete, .cuLinkDestroy = f_link_destroy,
+    .cuModuleLoadData = f_module_load, .cuModuleUnload = f_module_unload, .cuModuleGetFunction = f_get_function,
+    .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set, .cuLaunchKernel = f_launch};
+
+/* ---- helpers --------------------------------------------------------------------------- */
+static const char source[] =
+    "kernel vadd(X: tensor<f32>[N], Y: tensor<f32>[N], Z: tensor<f32>[N], a: f32)\n"
+    "    tiles(B = 128)\n"
+    "    grid(cdiv(N, B))\n"
+    "{\n"
+    "    i = program_id(0) * B;\n"
+    "    store(Z[i : i + B], load(X[i : i + B]) * a + load(Y[i : i + B]));\n"
+    "}\n";
+
+static char cache_dir[64];
+static void setup(void) {
+  cr_assert(tl_rt_driver_inject(&fake));
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/tilec-fake-cache-XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("TILEC_CACHE_DIR", cache_dir, 1);
+  unsetenv("TILEC_CACHE");
+}
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+  if (system(cmd) != 0) cr_log_warn("could not remove %s", cache_dir);
+}
+
+static tilec_program *program(void) {
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create(&p, source, "vadd.tile", NULL), TILEC_OK);
+  return p;
+}
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Launch k (on `device`) with N elements at fake device addresses. */
+static void launch(tilec_kernel *k, int device, int64_t n, uint64_t base) {
+  int64_t shape[1] = {n};
+  DLTensor t[3];
+  tilec_arg args[4];
+  for (int i = 0; i < 3; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(base + 0x100000u * (uint64_t)i), .device = {kDLCUDA, device},
+                      .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[3] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.75f};
+  cr_assert_eq(tilec_kernel_launch(k, args, 4, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+TestSuite(fake_driver, .init = setup, .fini = teardown);
+
+Test(fake_driver, device_init_once) {
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  cr_assert_eq(calls.retains, 1);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  cr_assert_eq(calls.retains, 1, "the primary context is retained once per device");
+  cr_assert_eq(current, (CUcontext)(uintptr_t)0x1000, "device 0's context is current");
+  cr_assert_eq(tilec_device_init(1), TILEC_OK);
+  cr_assert_eq(calls.retains, 2);
+  cr_assert_eq(current, (CUcontext)(uintptr_t)0x1010);
+  cr_assert_eq(tilec_device_init(2), TILEC_ERROR_NO_DEVICE);
+  cr_assert_eq(tilec_device_init(-1), TILEC_ERROR_NO_DEVICE);
+}
+
+Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *cold = program();
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(cold, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(cold));
+  cr_assert_str_eq(tilec_kernel_origin(k), "compiled");
+  cr_assert_eq(calls.links, 1);
+  cr_assert_not_null(tilec_program_text(cold, TILEC_STAGE_PTX));
+  int threads = 0, smem = -1;
+  const char *entry = NULL;
+  cr_assert_eq(tilec_kernel_config(k, &threads, &smem, &entry), TILEC_OK);
+  launch(k, 0, 1000, 0x7f0000000000ull);
+  cr_assert_eq(calls.grid[0], 8u); /* cdiv(1000, 128) */
+  cr_assert_eq(calls.block[0], (unsigned)threads);
+
+  /* a new program on the other device: the memory cache cannot serve it, the disk can */
+  int loads_before = calls.module_loads;
+  tilec_program *warm = program();
+  tilec_kernel *k2 = NULL;
+  double t0 = now_ms();
+  cr_assert_eq(tilec_kernel_load(warm, "vadd", 1, &k2), TILEC_OK, "%s", tilec_program_log(warm));
+  double ms = now_ms() - t0;
+  cr_log_info("warm load (front-end, passes, key, cache read, fake module load): %.3f ms", ms);
+  cr_assert_str_eq(tilec_kernel_origin(k2), "disk-cache");
+  cr_assert_eq(calls.links, 1, "the warm path ran the driver JIT");
+  cr_assert_null(tilec_program_text(warm, TILEC_STAGE_PTX), "the warm path ran LLVM");
+  cr_assert_null(tilec_program_text(warm, TILEC_STAGE_LLVM), "the warm path ran LLVM");
+  cr_assert_eq(calls.module_loads, loads_before + 1);
+  int threads2 = 0, smem2 = -1;
+  const char *entry2 = NULL;
+  cr_assert_eq(tilec_kernel_config(k2, &threads2, &smem2, &entry2), TILEC_OK);
+  cr_assert_eq(threads2, threads);
+  cr_assert_eq(smem2, smem);
+  cr_assert_str_eq(entry2, entry);
+  launch(k2, 1, 129, 0x7f1000000000ull);
+  cr_assert_eq(calls.grid[0], 2u);
+  cr_assert_eq(calls.param0, 0x7f1000000000ull);
+
+  /* the same device again: memory cache, not even a module load */
+  tilec_program *hot = program();
+  tilec_kernel *k3 = NULL;
+  cr_assert_eq(tilec_kernel_load(hot, "vadd", 0, &k3), TILEC_OK);
+  cr_assert_str_eq(tilec_kernel_origin(k3), "memory-cache");
+  cr_assert_eq(calls.module_loads, loads_before + 1);
+  cr_assert_eq(calls.unloads, 0, "cached modules stay loaded");
+  tilec_kernel_destroy(k3); tilec_kernel_destroy(k2); tilec_kernel_destroy(k);
+  tilec_program_destroy(hot); tilec_program_destroy(warm); tilec_program_destroy(cold);
+  cr_assert_eq(calls.unloads, 0);
+}
+
+Test(fake_driver, corrupt_entry_is_recompiled) {
+  tilec_program *p = program();
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, NULL, 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  /* flip one byte in the middle of the only entry */
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "ls %s/*.tlk", cache_dir);
+  FILE *ls = popen(cmd, "r");
+  char path[512] = "";
+  cr_assert(fgets(path, sizeof path, ls));
+  pclose(ls);
+  path[strcspn(path, "\n")] = 0;
+  FILE *f = fopen(path, "r+b");
+  cr_assert(f);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, size / 2, SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, size / 2, SEEK_SET);
+  fputc(c ^ 0x10, f);
+  fclose(f);
+  tilec_program *q = program();
+  cr_assert_eq(tilec_kernel_load(q, NULL, 1, &k), TILEC_OK, "%s", tilec_program_log(q));
+  cr_assert_str_eq(tilec_kernel_origin(k), "compiled");
+  cr_assert(strstr(tilec_program_log(q), "checksum mismatch") != NULL, "%s", tilec_program_log(q));
+  cr_assert_eq(calls.links, 2);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(q);
+}
+
+/* p's PTX with the first occurrence of `from` replaced by `to` (malloc'd). */
+static char *edited_ptx(tilec_program *p, const char *from, const char *to) {
+  const char *ptx = tilec_program_text(p, TILEC_STAGE_PTX);
+  const char *at = strstr(ptx, from);
+  cr_assert_not_null(at, "no '%s' in the PTX", from);
+  size_t head = (size_t)(at - ptx), n = strlen(ptx) - strlen(from) + strlen(to);
+  char *out = malloc(n + 1);
+  memcpy(out, ptx, head);
+  strcpy(out + head, to);
+  strcat(out, at + strlen(from));
+  return out;
+}
+
+Test(fake_driver, load_user_ptx) {
+  tilec_program *p = program();
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s", tilec_program_log(p));
+  char *ptx = strdup(tilec_program_text(p, TILEC_STAGE_PTX));
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load_ptx(p, "vadd", ptx, 1, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_str_eq(tilec_kernel_origin(k), "user-ptx");
+  cr_assert_eq(calls.links, 1);
+  cr_assert_str_eq(calls.last_linked_ptx, ptx, "the driver got other PTX than the user's");
+  launch(k, 1, 257, 0x7f2000000000ull);
+  cr_assert_eq(calls.grid[0], 3u);
+  tilec_kernel *jit = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "vadd", 1, &jit), TILEC_OK, "%s", tilec_program_log(p));
+  int t1, s1, t2, s2;
+  const char *e1, *e2;
+  tilec_kernel_config(k, &t1, &s1, &e1);
+  tilec_kernel_config(jit, &t2, &s2, &e2);
+  cr_assert_eq(t1, t2);
+  cr_assert_eq(s1, s2);
+  cr_assert_str_eq(e1, e2);
+  cr_assert_eq(calls.block[0], (unsigned)t1);
+  cr_assert_eq(calls.unloads, 0);
+  tilec_kernel_destroy(k);
+  cr_assert_eq(calls.unloads, 1, "the user PTX module is the handle's");
+  tilec_kernel_destroy(jit);
+  cr_assert_eq(calls.unloads, 1);
+
+  /* refused before the driver sees it */
+  int links = calls.links;
+  char *other_entry = edited_ptx(p, ".entry vadd(", ".entry vsub(");
+  cr_assert_eq(tilec_kernel_load_ptx(p, "vadd", other_entry, 0, &k), TILEC_ERROR_USAGE);
+  cr_assert_null(k);
+  cr_assert(strstr(tilec_program_log(p), "no .entry vadd") != NULL, "%s", tilec_program_log(p));
+  char *other_params = edited_ptx(p, ".param .f32", ".param .u32");
+  cr_assert_eq(tilec_kernel_load_ptx(p, "vadd", other_params, 0, &k), TILEC_ERROR_USAGE);
+  cr_assert(strstr(tilec_program_log(p), "the program's kernel takes") != NULL, "%s", tilec_program_log(p));
+  char *no_target = edited_ptx(p, ".target", "//target");
+  cr_assert_eq(tilec_kernel_load_ptx(p, "vadd", no_target, 0, &k), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_kernel_load_ptx(p, "vadd", NULL, 0, &k), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_kernel_load_ptx(p, "nosuch", ptx, 0, &k), TILEC_ERROR_USAGE);
+  cr_assert_eq(calls.links, links);
+  free(other_entry); free(other_params); free(no_target); free(ptx);
+  tilec_program_destroy(p);
+}
+
+Test(fake_driver, user_ptx_compiles_the_program_for_its_configuration) {
+  /* a program not compiled yet: load_ptx compiles it (for the launch
+   * configuration) and then loads the user's text, not its own */
+  tilec_program *ref = program();
+  cr_assert_eq(tilec_program_compile(ref, TILEC_STAGE_PTX), TILEC_OK);
+  char *ptx = strdup(tilec_program_text(ref, TILEC_STAGE_PTX));
+  tilec_program_destroy(ref);
+  /* same code, a comment only the user's copy has */
+  size_t n = strlen(ptx);
+  char *user = malloc(n + 64);
+  snprintf(user, n + 64, "// compiled offline\n%s", ptx);
+  tilec_program *p = program();
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load_ptx(p, NULL, user, 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_str_eq(calls.last_linked_ptx, user);
+  cr_assert_str_eq(tilec_program_text(p, TILEC_STAGE_PTX), ptx, "the program's own PTX differs from a fresh compile");
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  free(user);
+  free(ptx);
+}
+
+Test(fake_driver, user_ptx_of_every_example_kernel) {
+  /* every example's own PTX passes the entry/parameter check for each of its kernels */
+  FILE *ls = popen("ls " TILEC_SOURCE_DIR "/examples/*.tile", "r");
+  char path[4096];
+  int kernels = 0;
+  while (fgets(path, sizeof path, ls)) {
+    path[strcspn(path, "\n")] = 0;
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK, "%s", path);
+    cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s: %s", path, tilec_program_log(p));
+    char *ptx = strdup(tilec_program_text(p, TILEC_STAGE_PTX));
+    for (int i = 0; i < tilec_program_num_kernels(p); i++, kernels++) {
+      tilec_kernel *k = NULL;
+      const char *name = tilec_program_kernel_name(p, i);
+      cr_assert_eq(tilec_kernel_load_ptx(p, name, ptx, 0, &k), TILEC_OK, "%s:%s: %s", path, name, tilec_program_log(p));
+      cr_assert_str_eq(calls.last_linked_ptx, ptx);
+      tilec_kernel_destroy(k);
+    }
+    free(ptx);
+    tilec_program_destroy(p);
+  }
+  pclose(ls);
+  cr_assert_geq(kernels, 9);
+  cr_assert_eq(calls.unloads, kernels);
+}
