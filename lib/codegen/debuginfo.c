@@ -13,6 +13,10 @@
 
 #include "cg.h"
 
+/* llvm::DICompileUnit::DebugDirectivesOnly; the C enum stops at LineTablesOnly
+ * (2) but LLVMDIBuilderCreateCompileUnit casts the value straight through. */
+#define TL_DWARF_EMISSION_DIRECTIVES_ONLY ((LLVMDWARFEmissionKind)3)
+
 /* The DIFile of ctx file index fi (created on first use, NULL when unknown). */
 static LLVMMetadataRef di_file(cg *g, int32_t fi) {
   if (fi < 0 || fi >= g->ctx->files.len) fi = g->di_main_file;
@@ -46,7 +50,7 @@ void cg_di_begin(cg *g) {
    * ptxas 13.0).  DW_LANG_C11 is the nearest DWARF language. */
   g->di_cu = LLVMDIBuilderCreateCompileUnit(g->dib, LLVMDWARFSourceLanguageC11, file, producer,
                                             sizeof producer - 1, 1, "", 0, 0, "", 0,
-                                            LLVMDWARFEmissionDebugDirectivesOnly, 0, 0, 0, "", 0, "", 0);
+                                            TL_DWARF_EMISSION_DIRECTIVES_ONLY, 0, 0, 0, "", 0, "", 0);
   LLVMMetadataRef ver = LLVMValueAsMetadata(LLVMConstInt(g->i32, LLVMDebugMetadataVersion(), 0));
   LLVMAddModuleFlag(g->M, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18, ver);
   LLVMMetadataRef dwarf = LLVMValueAsMetadata(LLVMConstInt(g->i32, 2, 0));

@@ -773,8 +773,10 @@ static bool p_dot(gen *g, shp sh, int dt, int depth, ex *out) {
 
 static ex p_ternary(gen *g, int dt, int depth) {
   ex c = gen_bool(g, SCALAR, depth - 1);
+  /* Both arms of one type, neither a literal: when c folds to a constant the
+   * front-end takes the chosen arm's own type (docs/language.md 8.1). */
   ex a = gen_expr(g, SCALAR, dt, depth - 1);
-  ex b = operand(g, SCALAR, dt, depth - 1, true, false);
+  ex b = gen_expr(g, SCALAR, dt, depth - 1);
   ex r = mk(g, xfmt("(%s ? %s : %s)", c.s, a.s, b.s), SCALAR, dt, a.b > b.b ? a.b : b.b);
   exfree(&a);
   exfree(&b);
