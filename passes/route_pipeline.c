@@ -1,5 +1,5 @@
 /* route_pipeline: requires verified tile IR; keeps every op and value (it only
- * sets kernel attributes); sets f->pipeline (attribute > option > the
+ * sets kernel attributes); sets f->pipeline (option > attribute > the
  * "cutlass" name rule > default), f->stages when unset, and f->warps when
  * unset in a kernel with a dot main loop; warns when a kernel routed to
  * 'cutlass' cannot use it.  See docs/routing.md. */
@@ -245,8 +245,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
 
   choice_source src;
   int pipe;
-  if (f->pipeline) src = SRC_ATTR, pipe = f->pipeline;
-  else if (o->pipeline) src = SRC_OPTION, pipe = o->pipeline;
+  /* The option forces every kernel (tilec_options_set_pipeline, --pipeline=),
+   * so it wins over the source's @pipeline attribute (docs/language.md). */
+  if (o->pipeline) src = SRC_OPTION, pipe = o->pipeline;
+  else if (f->pipeline) src = SRC_ATTR, pipe = f->pipeline;
   else if (f->name && strstr(f->name, "cutlass")) src = SRC_NAME, pipe = TL_PIPE_CUTLASS;
   else src = SRC_DEFAULT, pipe = ml.kind != LOOP_NONE ? TL_PIPE_MULTISTAGE : TL_PIPE_SIMPLE;
 

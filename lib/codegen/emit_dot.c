@@ -528,11 +528,10 @@ static void ldmatrix(cg *g, LLVMValueRef addr32, int nmat, bool trans, LLVMValue
 
 /* Two 16-bit values (low = x) packed in an i32. */
 static LLVMValueRef pack2(cg *g, LLVMValueRef x, LLVMValueRef y) {
-  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), 2);
-  LLVMValueRef v = LLVMGetUndef(vt);
-  v = LLVMBuildInsertElement(g->B, v, x, cg_i32(g, 0), "");
-  v = LLVMBuildInsertElement(g->B, v, y, cg_i32(g, 1), "");
-  return LLVMBuildBitCast(g->B, v, g->i32, "");
+  /* integer ops: a <2 x bfloat> bitcast goes through local memory in NVPTX */
+  LLVMValueRef xi = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, x, g->i16, ""), g->i32, "");
+  LLVMValueRef yi = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, y, g->i16, ""), g->i32, "");
+  return LLVMBuildOr(g->B, xi, LLVMBuildShl(g->B, yi, cg_i32(g, 16), ""), "");
 }
 
 typedef struct dotgeo {
