@@ -1173,7 +1173,7 @@ static tg_param *new_param(tg_kernel *k, const char *name) {
   return p;
 }
 
-static void tensor_dims(tg_buf *b, const tg_kernel *k, const tg_param *p, const char *const *syms) {
+static void tensor_dims(tg_buf *b, const tg_param *p, const char *const *syms) {
   buf_printf(b, "%s: tensor<%s>[", p->name, tg_dtype_name(p->dtype));
   for (int d = 0; d < p->rank; d++) {
     if (d) buf_printf(b, ", ");
@@ -1181,7 +1181,6 @@ static void tensor_dims(tg_buf *b, const tg_kernel *k, const tg_param *p, const 
     else buf_printf(b, "%lld", (long long)p->shape[d]);
   }
   buf_printf(b, "]");
-  (void)k;
 }
 
 bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
@@ -1343,8 +1342,8 @@ bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
   for (int i = 0; i < k->nparams; i++) {
     tg_param *p = &k->params[i];
     if (i) buf_printf(&src, ", ");
-    if (i < nin) tensor_dims(&src, k, p, insyms[i]);
-    else if (p->is_output) tensor_dims(&src, k, p, outsyms + (g->mode == MODE_1D ? 0 : 0));
+    if (i < nin) tensor_dims(&src, p, insyms[i]);
+    else if (p->is_output) tensor_dims(&src, p, outsyms); /* [slots, M, N] or [slots, N] */
     else buf_printf(&src, "%s: %s", p->name, tg_dtype_name(p->dtype));
   }
   buf_printf(&src, ")\n");
