@@ -954,6 +954,13 @@ static fval eval_math(lower *L, fe_expr *e, tl_opcode opc) {
   if (!nargs_ok(L, e, 1, 1)) return fv_err();
   fval a = value_arg(L, e, 0);
   if (a.cls == V_ERR) return a;
+  /* abs of a constant folds and keeps the literal's weak typing, so that
+   * abs(3) combines with an integer tile like 3 does (integers stay integers). */
+  if (opc == TL_OP_abs && a.is_const && dt_of(&a) != TL_I1 && dt_of(&a) != TL_U8) {
+    if (is_flt(dt_of(&a))) a.f = fabs(a.f);
+    else if (a.i < 0 && a.i != INT64_MIN) a.i = -a.i;
+    return a;
+  }
   if (a.weak) a = convert(L, a, TL_F32, e->loc);
   tl_dtype d = dt_of(&a);
   if (opc == TL_OP_abs ? d == TL_I1 || d == TL_U8 : !is_flt(d)) {
@@ -1022,8 +1029,14 @@ static fval eval_dot(lower *L, fe_expr *e) {
   if (a.cls == V_ERR || b.cls == V_ERR || acc.cls == V_ERR) return fv_err();
   tl_dtype da = dt_of(&a), db = dt_of(&b);
   bool fp8a = da == TL_F8E4M3 || da == TL_F8E5M2, fp8b = db == TL_F8E4M3 || db == TL_F8E5M2;
+  if (da == TL_F32 && db == TL_F32) {
+    /* Not there yet: tf32 tensor-core dots (mma m16n8k8) are not implemented. */
+    tl_error(L->ctx, e->loc, "dot() of f32 tiles is not supported yet (tensor cores here take f16, bf16, f8e4m3 "
+             "or f8e5m2); cast<bf16>() or cast<f16>() the operands");
+    return fv_err();
+  }
   if (!is_flt(da) || !is_flt(db) || (da != db && !(fp8a && fp8b))) {
-    tl_error(L->ctx, e->loc, "dot() operands must have one float element type (f16, bf16, f32, or f8 e4m3/e5m2), found %s and %s",
+    tl_error(L->ctx, e->loc, "dot() operands must have one float element type (f16, bf16, or f8 e4m3/e5m2), found %s and %s",
              tystr(L, &a), tystr(L, &b));
     return fv_err();
   }

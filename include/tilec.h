@@ -82,7 +82,9 @@ TILEC_API tilec_status tilec_options_set_line_info(tilec_options *o, int on);
 TILEC_API tilec_status tilec_options_set_pipeline(tilec_options *o, const char *pipeline);
 /* Generic string option, for everything else (see docs/api.md):
  *   "print-after"=PASS|"all", "time-passes"="1", "entry-name"=NAME,
- *   "verify-each"="1", "max-errors"=N. */
+ *   "verify-each"="1", "max-errors"=N,
+ *   "warps"=1|2|4|8|16 and "stages"=1..8: override the @warps / @stages
+ *   attribute of every kernel ("0" = keep the attribute / compiler's choice). */
 TILEC_API tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value);
 
 /* ---- programs ------------------------------------------------------------- */
@@ -238,6 +240,80 @@ TILEC_API const char *tilec_kernel_origin(const tilec_kernel *k);
  * bytes and the PTX .entry name (owned by k).  Any pointer may be NULL. */
 TILEC_API tilec_status tilec_kernel_config(const tilec_kernel *k, int *threads, int *smem_bytes,
                                            const char **entry);
+
+/* ---- autotuning (docs/autotune.md) -------------------------------------------- */
+/* A search space: for each name, the values to try.  A name is a tile
+ * constant of the kernel (as for tilec_options_define), or "warps" or
+ * "stages" (as the options of the same names).  Every combination is one
+ * configuration (the first name varies slowest). */
+typedef struct tilec_tune_param {
+  const char *name;
+  const int64_t *values;
+  int nvalues;
+} tilec_tune_param;
+
+typedef struct tilec_tune_space {
+  const tilec_tune_param *params;
+  int nparams;            /* 0..TILEC_TUNE_MAX_PARAMS */
+  double target_ms;       /* GPU time to spend timing one configuration; 0 = 100 ms */
+  int no_cache;           /* nonzero: neither read nor write the winner cache */
+} tilec_tune_space;
+
+#define TILEC_TUNE_MAX_PARAMS 16
+#define TILEC_TUNE_MAX_CONFIGS 4096
+
+/* One configuration as it is reported to the progress callback. */
+typedef struct tilec_tune_config {
+  int index, count;          /* configuration index (0-based) of count */
+  const char *desc;          /* "BM=128 BN=64 warps=8" */
+  double ms;                 /* median time of one launch; < 0 when skipped */
+  int runs;                  /* timed launches the median is over */
+  const char *skip_reason;   /* why it was skipped (one line); NULL when timed */
+} tilec_tune_config;
+/* Called after each configuration; strings are valid during the call only.
+ * Return nonzero to stop tuning (the best so far is returned). */
+typedef int (*tilec_tune_progress_fn)(const tilec_tune_config *c, void *user);
+
+typedef struct tilec_tune_result {
+  int nparams;                                  /* the winner, one value per space name */
+  char names[TILEC_TUNE_MAX_PARAMS][64];
+  int64_t values[TILEC_TUNE_MAX_PARAMS];
+  double ms;                                    /* the winner's median launch time */
+  double worst_ms;                              /* the slowest valid configuration's */
+  int nconfigs, nvalid;                         /* tried, and of those compiled and timed */
+  int from_cache;                               /* 1: returned from the winner cache, nothing ran */
+  char shape_class[256];                        /* "K=4096 M=4096 N=4096" (power-of-two ceilings) */
+  char summary[512];                            /* "best of 12 configs: BM=128 warps=8: 0.412 ms (2.1x the worst)" */
+  char log[2048];                               /* notes (cache misses, errors), possibly cut */
+} tilec_tune_result;
+
+/* Tune kernel `kernel` (NULL = the first) of a .tile source (a path when
+ * is_path, else the source text) compiled with `base` (may be NULL) over
+ * `space`, by launching it on CUDA device `device` with `args` (device
+ * tensors and scalars, as for tilec_kernel_launch).  The caller's tensors are
+ * never written: every tensor the kernel stores into is replaced by a
+ * zero-filled scratch buffer of the same size during tuning.  Configurations
+ * that do not compile or do not fit the device (shared memory, registers,
+ * threads) are skipped with their reason.  Each valid one is timed with CUDA
+ * events: a warm-up, then the median of N back-to-back launches, N chosen
+ * from a first estimate so that timing takes about space->target_ms.  The
+ * winner is cached on disk (the tilec cache directory, docs/runtime.md) under
+ * a key of the source, kernel, base options, space, shape class (each shape
+ * symbol rounded up to a power of two) and device (name, compute capability,
+ * driver version); a later call with the same key returns it with
+ * from_cache = 1 without compiling or launching anything.
+ * Returns TILEC_OK with *out filled when at least one configuration ran;
+ * TILEC_ERROR_UNSUPPORTED when none was valid (the reasons went to progress
+ * and out->log); TILEC_ERROR_INPUT / TILEC_ERROR_IO when the base program does
+ * not compile / cannot be read; TILEC_ERROR_USAGE for a bad space or bad
+ * arguments; TILEC_ERROR_NO_DEVICE / TILEC_ERROR_CUDA from the driver. */
+TILEC_API tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec_options *base,
+                                      const char *kernel, const tilec_tune_space *space, const tilec_arg *args,
+                                      int nargs, int device, tilec_tune_progress_fn progress, void *user,
+                                      tilec_tune_result *out);
+/* Apply a tuning result to options: a define per tile constant, and the
+ * "warps" / "stages" options. */
+TILEC_API tilec_status tilec_tune_apply(const tilec_tune_result *r, tilec_options *o);
 
 #ifdef __cplusplus
 }

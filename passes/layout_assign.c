@@ -363,11 +363,15 @@ int32_t tl_layout_intern(tl_func *f, const tl_layout *l) {
 void tl_layout_print_table(tl_sbuf *b, const tl_func *f) {
   const tl_layout_table *t = f->layouts;
   if (!t) return;
+  /* A `layouts { ... }` block, as lib/ir.h asks, so the text parses back
+   * (the parser skips the block; tile-opt re-derives layouts when needed). */
+  tl_sbuf_puts(b, "layouts {\n");
   for (int i = 0; i < t->items.len; i++) {
-    tl_sbuf_printf(b, "#L%d = ", i);
+    tl_sbuf_printf(b, "  #L%d = ", i);
     tl_layout_print(b, &t->items.data[i]);
     tl_sbuf_puts(b, "\n");
   }
+  tl_sbuf_puts(b, "}\n");
 }
 
 /* ========================================================================== */

@@ -21,6 +21,7 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUlinkState_st *CUlinkState;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUevent_st *CUevent;
 typedef uint64_t cuuint64_t;
 
 enum {
@@ -132,5 +133,12 @@ typedef CUresult (*PFN_cuGraphInstantiateWithFlags)(CUgraphExec *e, CUgraph g, u
 typedef CUresult (*PFN_cuGraphLaunch)(CUgraphExec e, CUstream s);
 typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec e);
 typedef CUresult (*PFN_cuGraphDestroy)(CUgraph g);
+/* Timing (runtime/timing.c: the autotuner). */
+enum { CU_EVENT_DEFAULT = 0 };
+typedef CUresult (*PFN_cuEventCreate)(CUevent *e, unsigned flags);
+typedef CUresult (*PFN_cuEventRecord)(CUevent e, CUstream s);
+typedef CUresult (*PFN_cuEventSynchronize)(CUevent e);
+typedef CUresult (*PFN_cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
+typedef CUresult (*PFN_cuEventDestroy)(CUevent e);
 
 #endif

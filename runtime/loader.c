@@ -90,6 +90,16 @@ static void load_driver(void) {
       {"cuFuncGetAttribute", NULL, (void **)&driver.cuFuncGetAttribute},
       {"cuFuncSetAttribute", NULL, (void **)&driver.cuFuncSetAttribute},
       {"cuLaunchKernel", NULL, (void **)&driver.cuLaunchKernel},
+      {"cuCtxSynchronize", NULL, (void **)&driver.cuCtxSynchronize},
+      {"cuStreamSynchronize", NULL, (void **)&driver.cuStreamSynchronize},
+      {"cuEventCreate", NULL, (void **)&driver.cuEventCreate},
+      {"cuEventRecord", NULL, (void **)&driver.cuEventRecord},
+      {"cuEventSynchronize", NULL, (void **)&driver.cuEventSynchronize},
+      {"cuEventElapsedTime", NULL, (void **)&driver.cuEventElapsedTime},
+      {"cuEventDestroy", "cuEventDestroy_v2", (void **)&driver.cuEventDestroy},
+      {"cuMemAlloc", "cuMemAlloc_v2", (void **)&driver.cuMemAlloc},
+      {"cuMemFree", "cuMemFree_v2", (void **)&driver.cuMemFree},
+      {"cuMemsetD8", "cuMemsetD8_v2", (void **)&driver.cuMemsetD8},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     if (!resolve(lib, gpa2, gpa1, table[i].base, table[i].versioned, table[i].slot)) {

@@ -45,6 +45,18 @@ typedef struct tl_cuda {
   PFN_cuFuncGetAttribute cuFuncGetAttribute;
   PFN_cuFuncSetAttribute cuFuncSetAttribute;
   PFN_cuLaunchKernel cuLaunchKernel;
+  /* timing and scratch memory (runtime/timing.c, the autotuner); an injected
+   * table may leave these NULL: timing then fails with a message */
+  PFN_cuCtxSynchronize cuCtxSynchronize;
+  PFN_cuStreamSynchronize cuStreamSynchronize;
+  PFN_cuEventCreate cuEventCreate;
+  PFN_cuEventRecord cuEventRecord;
+  PFN_cuEventSynchronize cuEventSynchronize;
+  PFN_cuEventElapsedTime cuEventElapsedTime;
+  PFN_cuEventDestroy cuEventDestroy;
+  PFN_cuMemAlloc cuMemAlloc;
+  PFN_cuMemFree cuMemFree;
+  PFN_cuMemsetD8 cuMemsetD8;
 } tl_cuda;
 
 /* Load the driver and resolve its entry points, once per process (thread

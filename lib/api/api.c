@@ -211,6 +211,16 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     o->opt_level = (int)n;
     return TILEC_OK;
   }
+  if (!strcmp(key, "warps") || !strcmp(key, "stages")) {
+    /* the ranges of the @warps / @stages attributes; NULL or "0" = unset */
+    bool warps = !strcmp(key, "warps");
+    n = 0;
+    if (value && !parse_int(value, 0, warps ? 16 : 8, &n)) return TILEC_ERROR_USAGE;
+    if (warps && (n & (n - 1)) != 0) return TILEC_ERROR_USAGE;
+    if (warps) o->warps = (int)n;
+    else o->stages = (int)n;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "arch")) return tilec_options_set_arch(o, value);
   if (!strcmp(key, "pipeline")) return tilec_options_set_pipeline(o, value);
   return TILEC_ERROR_USAGE;
@@ -465,6 +475,12 @@ static tilec_status stage_passes(tilec_program *p) {
   }
   int npasses = 0;
   const tl_pass *const *passes = tl_pipeline_default(&npasses);
+  /* options "warps" / "stages" win over the attributes, in every kernel */
+  for (int i = 0; i < p->module->funcs.len; i++) {
+    tl_func *f = p->module->funcs.data[i];
+    if (p->opts.warps > 0) f->warps = p->opts.warps;
+    if (p->opts.stages > 0) f->stages = p->opts.stages;
+  }
   tl_pass_opts po = {0};
   po.arch = target_arch(p);
   po.opt_level = p->opts.opt_level;

@@ -22,6 +22,11 @@ struct tilec_options {
   char *entry_name;
   int max_errors;
   int explain;
+  /* "warps" / "stages" options: override the @warps / @stages attribute of
+   * every kernel (0 = keep the attribute, or let the compiler choose).  api.c
+   * writes them into each tl_func after the front-end, before the passes, so
+   * route_pipeline and layout_assign see them as attributes. */
+  int warps, stages;
 };
 
 struct tilec_program {
@@ -59,5 +64,29 @@ bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg 
 tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, void *), void *arg);
 /* Append new diagnostics of p->ctx to p->log. */
 void tl_api_flush_diags(tilec_program *p);
+
+/* ---- --explain resource facts (lib/api/explain.c) ----------------------------
+ * One kernel's resource use as `ptxas -v` reports it; -1 = not reported. */
+typedef struct tl_ptxas_usage {
+  char entry[128];          /* PTX .entry name ("Compiling entry function 'X'") */
+  char arch[16];            /* "sm_90a" ("... for 'sm_90a'") */
+  int regs;                 /* "Used N registers" */
+  int64_t stack_bytes;      /* "N bytes stack frame" */
+  int64_t spill_store_bytes, spill_load_bytes; /* "N bytes spill stores/loads" */
+  int64_t smem_static_bytes;/* "N bytes smem" on the Used line (0 when absent) */
+} tl_ptxas_usage;
+
+/* Parse the text ptxas -v printed: one entry per "Compiling entry function"
+ * (up to max; returns how many were found, which may exceed max).  Lines it
+ * does not know are skipped, so other ptxas versions degrade to -1 fields. */
+int tl_ptxas_parse_usage(const char *text, tl_ptxas_usage *out, int max);
+
+/* Append one "resources: kernel 'K': ..." line per kernel of p->cg to p->log
+ * (p compiled to PTX), running `ptxas -v` where tl_api_find_ptxas finds it.
+ * Never fails the compile: a missing or failing ptxas is said on the line. */
+void tl_explain_resources(tilec_program *p);
+
+/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
+bool tl_api_find_ptxas(char *buf, size_t n);
 
 #endif
