@@ -132,6 +132,31 @@ int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **c
 int tl_rt_load_function(const tl_rt_device *d, const void *cubin, const char *entry, CUmodule *mod,
                         CUfunction *fn, tl_sbuf *msg);
 
+/* ---- timing.c -------------------------------------------------------------------- */
+/* Enqueue one launch on stream s; TL_OK, or an error code with err filled. */
+typedef int (*tl_launch_fn)(void *user, CUstream s, char *err, size_t n);
+typedef struct tl_time_opts {
+  double target_ms;       /* GPU time to spend on the timed runs; <= 0: 100 ms */
+  int min_runs, max_runs; /* bounds on N; <= 0: 5 and 200 */
+} tl_time_opts;
+typedef struct tl_time_result {
+  double median_ms, min_ms, max_ms; /* over the N timed launches */
+  double estimate_ms;               /* the first estimate N was chosen from */
+  int runs, warmup;                 /* N, and the warm-up launches before them */
+} tl_time_result;
+/* Time `launch` on device d (its context made current) with CUDA events on
+ * the default stream: one launch and a context synchronize (a kernel fault is
+ * TL_ERR_CUDA with the driver's message), a first estimate over 3 launches, a
+ * warm-up of about a fifth of target_ms, then N = target_ms / estimate
+ * launches (within the bounds) back to back, an event between each two; the
+ * median of the N intervals is the time of one launch.  Errors: TL_ERR_CUDA
+ * (also when the driver table lacks an event entry point) with msg. */
+int tl_rt_time_launches(const tl_rt_device *d, tl_launch_fn launch, void *user, const tl_time_opts *o,
+                        tl_time_result *out, tl_sbuf *msg);
+/* Zero-filled device memory of `bytes` (at least 1) on d: scratch buffers. */
+int tl_rt_scratch_alloc(const tl_rt_device *d, size_t bytes, CUdeviceptr *out, tl_sbuf *msg);
+void tl_rt_scratch_free(const tl_rt_device *d, CUdeviceptr p);
+
 /* ---- hash.c --------------------------------------------------------------------- */
 typedef struct tl_sha256_ctx {
   uint32_t h[8];

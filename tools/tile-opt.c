@@ -130,7 +130,7 @@ static int run(const char *input, const char *output, char *text, size_t len, co
   flush_diags(&ctx);
   if (status == 0) {
     tl_print_module_opts(&out, m, popts);
-    FILE *o = output ? fopen(output, "wb") : stdout;
+    FILE *o = (output && strcmp(output, "-") != 0) ? fopen(output, "wb") : stdout;
     if (!o) {
       fprintf(stderr, "tile-opt: cannot write '%s'\n", output);
       status = 1;

@@ -519,6 +519,8 @@ static tilec_status stage_codegen(tilec_program *p) {
   p->text[TILEC_STAGE_PTX] = p->cg.ptx;
   p->cg.llvm_ir = NULL;
   p->cg.ptx = NULL;
+  /* --explain: launch configuration and ptxas -v facts per kernel (explain.c) */
+  if (p->opts.explain) tl_explain_resources(p);
   return TILEC_OK;
 }
 
@@ -542,6 +544,8 @@ static bool find_ptxas(char *buf, size_t n) {
   snprintf(buf, n, "/usr/local/cuda/bin/ptxas");
   return access(buf, X_OK) == 0;
 }
+
+bool tl_api_find_ptxas(char *buf, size_t n) { return find_ptxas(buf, n); }
 
 static bool write_file(const char *path, const char *data, size_t n) {
   FILE *f = fopen(path, "wb");
