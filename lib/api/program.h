@@ -89,4 +89,27 @@ void tl_explain_resources(tilec_program *p);
 /* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
 bool tl_api_find_ptxas(char *buf, size_t n);
 
+/* ---- autotuning internals (lib/api/tune.c; exposed for its unit tests) ---------- */
+/* Configurations in space: the product of the value counts (1 for no
+ * params); -1 when a param has no values or the product passes
+ * TILEC_TUNE_MAX_CONFIGS. */
+int64_t tl_tune_space_size(const tilec_tune_space *s);
+/* The values of configuration `index` of s into values[s->nparams]: an
+ * odometer whose first param turns slowest. */
+void tl_tune_space_config(const tilec_tune_space *s, int64_t index, int64_t *values);
+/* The smallest power of two >= v (1 for v <= 1). */
+int64_t tl_tune_pow2_ceil(int64_t v);
+/* The shape class of device or host arguments for f: "SYM=pow2ceil ..." in
+ * symbol-name order, each symbol taken where it is first bound.  false with
+ * a reason in err when an argument does not fit f's parameters. */
+bool tl_tune_shape_class(const tl_func *f, const tilec_arg *args, int nargs, char *buf, size_t n, char *err,
+                         size_t errn);
+/* The winner cache: "<dir>/<key_hex>.tune", a text entry closed by a
+ * checksum line.  load: TL_CACHE_HIT (1) with *r filled, or a miss (0;
+ * missing, truncated, corrupt or foreign, the reason appended to why when not
+ * NULL).  store: atomic (temp file, fsync, rename); TL_OK or TL_ERR_IO. */
+int tl_tune_cache_load(const char *dir, const char *key_hex, tilec_tune_result *r, tl_sbuf *why);
+int tl_tune_cache_store(const char *dir, const char *key_hex, const tilec_tune_result *r, tl_sbuf *msg);
+void tl_tune_cache_path(const char *dir, const char *key_hex, char *buf, size_t n);
+
 #endif
