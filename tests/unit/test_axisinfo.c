@@ -328,8 +328,14 @@ static void eval_func(tl_func *f, int64_t **vals, const int64_t *pid, int64_t s,
     for (int64_t e = 0; e < n; e++) {
       int64_t r = e / cols, c = e % cols, x = 0;
       int64_t a = 0, b = 0;
-      if (o->nopnd >= 1 && vals[o->opnd[0]]) a = vals[o->opnd[0]][tl_type_numel(&tl_val(f, o->opnd[0])->type) == 1 ? 0 : e];
-      if (o->nopnd >= 2 && vals[o->opnd[1]]) b = vals[o->opnd[1]][tl_type_numel(&tl_val(f, o->opnd[1])->type) == 1 ? 0 : e];
+      /* elementwise operands: same element count as the result, or a scalar
+       * (shape ops such as broadcast read their operand themselves below) */
+      for (int k = 0; k < 2 && k < o->nopnd; k++) {
+        if (!vals[o->opnd[k]]) continue;
+        int64_t on = tl_type_numel(&tl_val(f, o->opnd[k])->type);
+        int64_t v = on == 1 ? vals[o->opnd[k]][0] : on == n ? vals[o->opnd[k]][e] : 0;
+        if (k == 0) a = v; else b = v;
+      }
       switch (o->opc) {
       case TL_OP_const: x = o->ival; break;
       case TL_OP_program_id: x = pid[o->axis]; break;
