@@ -163,6 +163,7 @@ typedef struct tl_func {
   /* Set by align_check: a tl_access_table (lib/axisinfo.h), per-op memory
    * access facts and the launch specialization requirements; NULL before. */
   void *access_facts;
+  void *sched;       /* tl_sched of lib/schedule.h: main-loop scheduling decisions */
 } tl_func;
 
 typedef struct tl_module {

@@ -1,0 +1,45 @@
+/* schedule.h: the decisions of the main-loop scheduling passes, recorded for
+ * codegen.  Passes decide, codegen follows: every field here is read by
+ * lib/codegen (cg_make_plan and the dot emitters), so what --explain prints
+ * is what the kernel does.
+ *
+ *   mma_remap      -> instr, warps_m, warps_n          (lib/mma_tiling.h)
+ *   smem_swizzle   -> swizzle_bytes[], pad_bytes[]     (lib/smem.h)
+ *   swpipe         -> streamed[], stages
+ *   ldmatrix_sched -> lookahead
+ *
+ * A dot with no entry (f->sched NULL, or a pass disabled) gets the plain
+ * behaviour for the fields that pass owns: default warp tiling, padded
+ * (unswizzled) operand staging, no streaming (operands staged from registers
+ * each iteration), no fragment lookahead.  That is what makes each pass's own
+ * contribution measurable on/off (--disable-pass=NAME). */
+#ifndef TILEC_SCHEDULE_H
+#define TILEC_SCHEDULE_H
+
+#include "ir.h"
+
+typedef struct tl_dot_sched {
+  int32_t op;            /* the dot's op id */
+  bool remapped;         /* mma_remap ran for it */
+  int instr;             /* tl_mma_instr of lib/mma_tiling.h (mma.sync m16n8k16 / m16n8k32 ...) */
+  int warps_m, warps_n;  /* warp tiling of the CTA tile; 0 = codegen default */
+  bool swizzled;         /* smem_swizzle ran for it */
+  int swizzle_bytes[2];  /* operand a, b: 0 (none), 32, 64, 128 */
+  int pad_bytes[2];      /* row padding when not swizzled */
+  int conflicts[2][2];   /* [operand][0 = store side, 1 = ldmatrix side]: static bank conflicts */
+  bool pipelined;        /* swpipe ran for it */
+  bool streamed[2];      /* operand copied global->shared by cp.async in a ring */
+  int stages;            /* ring depth; 1 = no software pipelining */
+  bool scheduled;        /* ldmatrix_sched ran for it */
+  bool lookahead;        /* ldmatrix of k-slice i+1 issued before the mma of slice i */
+} tl_dot_sched;
+
+typedef struct tl_sched {
+  TL_VEC(tl_dot_sched) dots;
+} tl_sched;
+
+/* The entry of dot `op`, created (zeroed, op set) when `create`; NULL when
+ * absent and !create.  Lives in f->ctx's arena; f->sched points at the table. */
+tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create);
+
+#endif
