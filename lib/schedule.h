@@ -39,7 +39,8 @@ typedef struct tl_sched {
 } tl_sched;
 
 /* The entry of dot `op`, created (zeroed, op set) when `create`; NULL when
- * absent and !create.  Lives in f->ctx's arena; f->sched points at the table. */
+ * absent and !create.  Lives in f->ctx's arena; f->sched points at the table.
+ * The pointer is valid until the next call that creates an entry. */
 tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create);
 
 #endif
