@@ -8,6 +8,8 @@
 # reference before it is timed (relative error printed beside the time).
 #
 #   python3 bench/bench.py --lib build/libtilec.so [--quick] [--only gemm,attn,norm]
+#   --only name: the ptxas "cutlass" entry-name heuristic (same PTX but the
+#   .entry name, with and without "cutlass"; ratio and run-to-run spread).
 import argparse, ctypes as C, json, math, os, sys, time
 
 ap = argparse.ArgumentParser()
@@ -42,6 +44,7 @@ lib.tilec_program_log.restype = C.c_char_p
 lib.tilec_kernel_error.restype = C.c_char_p
 lib.tilec_kernel_origin.restype = C.c_char_p
 lib.tilec_version_string.restype = C.c_char_p
+lib.tilec_program_text.restype = C.c_char_p
 
 DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32),
       torch.int32: (0, 32), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
@@ -52,16 +55,24 @@ def check(st, what, prog=None):
         raise RuntimeError(f"{what}: {lib.tilec_status_string(st).decode()}\n{log[-3000:]}")
 
 class Kernel:
-    def __init__(self, path, defines=None, kernel=None):
+    def __init__(self, path, defines=None, kernel=None, entry=None, source=None):
         opts = C.c_void_p()
         check(lib.tilec_options_create(C.byref(opts)), "options")
         for k, v in (defines or {}).items():
             check(lib.tilec_options_define(opts, k.encode(), C.c_int64(v)), "define")
+        if entry:
+            check(lib.tilec_options_set(opts, b"entry-name", entry.encode()), "entry-name")
         self.prog = C.c_void_p()
         t0 = time.perf_counter()
-        st = lib.tilec_program_create_from_file(C.byref(self.prog), path.encode(), opts)
+        if source is not None:
+            st = lib.tilec_program_create(C.byref(self.prog), source.encode(), path.encode(), opts)
+        else:
+            st = lib.tilec_program_create_from_file(C.byref(self.prog), path.encode(), opts)
         lib.tilec_options_destroy(opts)
         check(st, "create " + path, self.prog)
+        if entry:  # the PTX text is wanted even when the kernel comes from the disk cache
+            check(lib.tilec_program_compile(self.prog, 3), "compile " + path, self.prog)
+            self.ptx = lib.tilec_program_text(self.prog, 3).decode()
         self.k = C.c_void_p()
         check(lib.tilec_kernel_load(self.prog, kernel.encode() if kernel else None, 0, C.byref(self.k)),
               "load " + path, self.prog)
@@ -217,6 +228,77 @@ def norms():
     by = 2 * xs.numel() * 4
     row("softmax f32", f"{R}x1024", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, err)
 
+# ---- the ptxas "cutlass" name heuristic -----------------------------------------------------
+# Same kernel, same PTX except the .entry name: one name contains "cutlass",
+# the other does not.  Timed in the same run, alternating, several repeats;
+# ratio = time(with "cutlass") / time(without): < 1 means the name helps.
+def one_kernel_source(path, kernel):
+    # entry-name applies to single-kernel programs: keep only `kernel`'s text
+    text = open(path).read()
+    parts = text.split("\nkernel ")
+    for i, part in enumerate(parts):
+        body = part if i == 0 else "kernel " + part
+        if body.startswith("kernel " + kernel + "("):
+            return body
+    raise RuntimeError(f"no kernel {kernel} in {path}")
+
+def name_heuristic():
+    import statistics
+    reps = 3 if args.quick else 7
+    def gemm_args(N):
+        a = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return (a, b, c), (c, lambda: a.float() @ b.float())
+    def fp8_args(N):
+        a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn).t()
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return (a, b, c, 0.5, 2.0), (c, lambda: a.float() @ b.float())
+    def attn_args(S, D=128):
+        H = 2048 // D; Z = max(1, 16384 // S)
+        q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn_like(q); v = torch.randn_like(q)
+        o = torch.full_like(q, float("nan"))
+        ref = lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+        return (q, k, v, o, D ** -0.5), (o, ref)
+    cases = [("gemm bf16 8192^3", "gemm.tile", "cutlass_gemm", {}, lambda: gemm_args(4096 if args.quick else 8192)),
+             ("gemm fp8 8192^3", "gemm_fp8.tile", "gemm_fp8_tensor", {}, lambda: fp8_args(4096 if args.quick else 8192)),
+             ("attn D128 S4096", "attn.tile", "attn_fwd", {"D": 128}, lambda: attn_args(4096))]
+    print("\n## ptxas name heuristic: time(entry name with 'cutlass') / time(without), same PTX otherwise")
+    for label, file, kernel, defines, make in cases:
+        path = ex(file)
+        src = one_kernel_source(path, kernel)
+        with_k = Kernel(path, defines, kernel, entry="cutlass_tilec_" + kernel, source=src)
+        without_k = Kernel(path, defines, kernel, entry="tilec_" + kernel.replace("cutlass", "cutl4ss"), source=src)
+        a, b = with_k.ptx, without_k.ptx
+        assert a != b, "the entry names must differ"
+        assert a.replace("cutlass_tilec_" + kernel, "@ENTRY@") == \
+               b.replace("tilec_" + kernel.replace("cutlass", "cutl4ss"), "@ENTRY@"), \
+               f"{label}: the two PTX texts differ in more than the entry name"
+        vals, (out, ref) = make()
+        fw, fo = with_k.bind(*vals), without_k.bind(*vals)
+        errs = []
+        for f in (fw, fo):
+            out.fill_(float("nan")); f(); torch.cuda.synchronize()
+            errs.append(relerr(out, ref()))
+        tw, to = [], []
+        for r in range(reps):  # alternate, starting with each side in turn
+            order = [(fw, tw), (fo, to)] if r % 2 == 0 else [(fo, to), (fw, tw)]
+            for f, acc in order:
+                acc.append(bench(f))
+        ratios = [x / y for x, y in zip(tw, to)]
+        med = statistics.median(ratios)
+        spread_w = (max(tw) - min(tw)) / statistics.median(tw)
+        spread_o = (max(to) - min(to)) / statistics.median(to)
+        line = (f"{label}: with 'cutlass' {statistics.median(tw):.4f} ms, without {statistics.median(to):.4f} ms, "
+                f"ratio {med:.3f} (min {min(ratios):.3f}, max {max(ratios):.3f} over {reps} alternating repeats; "
+                f"run-to-run spread {100 * spread_w:.1f}% / {100 * spread_o:.1f}%); rel.err {errs[0]:.1e} / {errs[1]:.1e}")
+        print(line, flush=True)
+        res[f"name {label}"] = dict(with_ms=tw, without_ms=to, ratios=ratios, median_ratio=med,
+                                    spread_with=spread_w, spread_without=spread_o, relerr=errs)
+
+if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "attn" in only: safe(attn, "attn")

@@ -255,7 +255,15 @@ typedef struct tl_run_hooks {
   bool time_passes;        /* append "pass NAME: X.XXX ms" lines */
   bool verify_each;        /* verifier after every pass; a failure is an error */
   tl_sbuf *log;            /* where print-after and timings go */
+  /* Comma-separated names of passes tl_run_passes skips (--disable-pass);
+   * NULL or "" = none.  Names are checked by the caller (tl_pass_list_check). */
+  const char *disabled;
 } tl_run_hooks;
+/* Whether pass `name` is in the comma-separated `list` (NULL = empty). */
+bool tl_pass_in_list(const char *list, const char *name);
+/* NULL when every name of the comma-separated `list` is a registered pass,
+ * else the first unknown (or empty) name, copied into buf. */
+const char *tl_pass_list_check(const char *list, char *buf, size_t n);
 /* Run passes[0..n) over every function of m, in order.  Returns false when a
  * pass or the verifier reported errors (diagnostics in m->ctx). */
 bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_pass_opts *o,

@@ -4,6 +4,7 @@
  * Every loop is bounded by the input; nesting, name lengths, operand counts
  * and numbers are bounded so that no input can crash it. */
 #include "ir.h"
+#include "schedule.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -438,6 +439,92 @@ static void set_const_value(parser *p, tl_op *o, const tl_type *t, const char *l
   o->fval = (double)r;
 }
 
+/* Two ints "X<sep>Y" (sched fields). */
+static void read_int_pair(parser *p, const char *sep, int64_t lo, int64_t hi, const char *what, int *x, int *y) {
+  *x = (int)read_int(p, lo, hi, what);
+  expect(p, sep);
+  *y = (int)read_int(p, lo, hi, what);
+}
+
+/* The optional `sched(...)` of a dot (lib/schedule.h has the grammar),
+ * restored into f->sched with the "ran" flag of each group present. */
+static void read_opt_sched(parser *p, int32_t op) {
+  skip_ws_mode(p, false);
+  if (!accept_kw(p, "sched")) return;
+  expect(p, "(");
+  tl_dot_sched d = {0};
+  d.stages = 1;
+  char key[MAX_NAME];
+  while (!accept(p, ")")) {
+    skip_ws(p);
+    tl_loc kloc = here(p);
+    expect_ident(p, key, "a sched field");
+    if (!strcmp(key, "mma")) {
+      expect(p, "=");
+      char in[MAX_NAME];
+      expect_ident(p, in, "an mma instruction");
+      d.instr = !strcmp(in, "m16n8k16") ? TL_SCHED_MMA_M16N8K16 : !strcmp(in, "m16n8k32") ? TL_SCHED_MMA_M16N8K32 : -1;
+      if (!strcmp(in, "none")) d.instr = 0;
+      if (d.instr < 0) fail_at(p, kloc, "unknown mma instruction '%s' in sched()", in);
+      d.remapped = true;
+    } else if (!strcmp(key, "warps")) {
+      expect(p, "=");
+      /* "4x2" lexes as 4, then the identifier x2 */
+      d.warps_m = (int)read_int(p, 0, 64, "warps");
+      char xw[MAX_NAME];
+      expect_ident(p, xw, "'x' and the warps along N");
+      char *end;
+      long wn = strtol(xw + 1, &end, 10);
+      if (xw[0] != 'x' || *end || end == xw + 1 || wn < 0 || wn > 64) fail_at(p, kloc, "malformed warps=MxN in sched()");
+      d.warps_n = (int)wn;
+      d.remapped = true;
+    } else if (!strcmp(key, "swizzle")) {
+      expect(p, "=");
+      read_int_pair(p, ",", 0, 128, "swizzle bytes", &d.swizzle_bytes[0], &d.swizzle_bytes[1]);
+      d.swizzled = true;
+    } else if (!strcmp(key, "pad")) {
+      expect(p, "=");
+      read_int_pair(p, ",", 0, 4096, "pad bytes", &d.pad_bytes[0], &d.pad_bytes[1]);
+      d.swizzled = true;
+    } else if (!strcmp(key, "conflicts")) {
+      expect(p, "=");
+      read_int_pair(p, "/", 0, INT32_MAX, "conflicts", &d.conflicts[0][0], &d.conflicts[0][1]);
+      expect(p, ",");
+      read_int_pair(p, "/", 0, INT32_MAX, "conflicts", &d.conflicts[1][0], &d.conflicts[1][1]);
+      d.swizzled = true;
+    } else if (!strcmp(key, "stream")) {
+      expect(p, "=");
+      char w[MAX_NAME];
+      expect_ident(p, w, "a, b, or none");
+      if (!strcmp(w, "a")) {
+        d.streamed[0] = true;
+        if (accept(p, ",")) {
+          expect_ident(p, w, "b");
+          if (strcmp(w, "b")) fail_at(p, kloc, "malformed stream= in sched()");
+          d.streamed[1] = true;
+        }
+      } else if (!strcmp(w, "b")) {
+        d.streamed[1] = true;
+      } else if (strcmp(w, "none")) {
+        fail_at(p, kloc, "malformed stream= in sched()");
+      }
+      d.pipelined = true;
+    } else if (!strcmp(key, "stages")) {
+      expect(p, "=");
+      d.stages = (int)read_int(p, 1, 64, "stages");
+      d.pipelined = true;
+    } else if (!strcmp(key, "lookahead") || !strcmp(key, "nolookahead")) {
+      d.lookahead = key[0] == 'l';
+      d.scheduled = true;
+    } else {
+      fail_at(p, kloc, "unknown sched field '%s'", key);
+    }
+  }
+  tl_dot_sched *e = tl_sched_dot(p->f, op, true);
+  d.op = op;
+  *e = d;
+}
+
 static void parse_op(parser *p, tl_region *r) {
   tl_arena *a = &p->c->arena;
   skip_ws(p);
@@ -612,6 +699,7 @@ static void parse_op(parser *p, tl_region *r) {
   if (o->nres != results.len)
     fail_at(p, loc, "'%s' has %d result%s but %d name%s given", name, (int)o->nres, o->nres == 1 ? "" : "s",
             results.len, results.len == 1 ? "" : "s");
+  if (opc == TL_OP_dot) read_opt_sched(p, op);
   read_opt_loc(p, &tl_op_at(p->f, op)->loc);
   for (int i = 0; i < results.len; i++) bind(p, &results.data[i], tl_op_result(p->f, op, i));
 }

@@ -2,6 +2,7 @@
  * numbered in print order; a value's name hint prints as %hint.N.  Floats
  * print in the shortest form that strtod reads back exactly. */
 #include "ir.h"
+#include "schedule.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -153,6 +154,35 @@ static int view_rank(printer *p, const tl_op *o, int trailing) {
   return n;
 }
 
+/* The scheduling passes' decisions for dot `id` (lib/schedule.h), one group
+ * per pass that ran; nothing when none did. */
+static void put_sched(printer *p, int32_t id) {
+  const tl_dot_sched *d = p->f->sched ? tl_sched_dot((tl_func *)p->f, id, false) : NULL;
+  if (!d || !(d->remapped || d->swizzled || d->pipelined || d->scheduled)) return;
+  tl_sbuf *b = p->b;
+  const char *sep = "";
+  tl_sbuf_puts(b, " sched(");
+  if (d->remapped) {
+    const char *in = tl_sched_instr_name(d->instr);
+    tl_sbuf_printf(b, "mma=%s warps=%dx%d", in ? in : "none", d->warps_m, d->warps_n);
+    sep = " ";
+  }
+  if (d->swizzled) {
+    tl_sbuf_printf(b, "%sswizzle=%d,%d", sep, d->swizzle_bytes[0], d->swizzle_bytes[1]);
+    if (d->pad_bytes[0] || d->pad_bytes[1]) tl_sbuf_printf(b, " pad=%d,%d", d->pad_bytes[0], d->pad_bytes[1]);
+    tl_sbuf_printf(b, " conflicts=%d/%d,%d/%d", d->conflicts[0][0], d->conflicts[0][1], d->conflicts[1][0],
+                   d->conflicts[1][1]);
+    sep = " ";
+  }
+  if (d->pipelined) {
+    const char *st = d->streamed[0] && d->streamed[1] ? "a,b" : d->streamed[0] ? "a" : d->streamed[1] ? "b" : "none";
+    tl_sbuf_printf(b, "%sstream=%s stages=%d", sep, st, d->stages);
+    sep = " ";
+  }
+  if (d->scheduled) tl_sbuf_printf(b, "%s%s", sep, d->lookahead ? "lookahead" : "nolookahead");
+  tl_sbuf_puts(b, ")");
+}
+
 static void put_op(printer *p, int32_t id, int depth) {
   const tl_func *f = p->f;
   const tl_op *o = &f->ops.data[id];
@@ -272,6 +302,7 @@ static void put_op(printer *p, int32_t id, int depth) {
     tl_sbuf_puts(b, " : ");
     put_type(p, &f->values.data[o->res[0]].type);
   }
+  if (o->opc == TL_OP_dot) put_sched(p, id);
   put_loc(p, o->loc);
   tl_sbuf_puts(b, "\n");
 }

@@ -18,6 +18,26 @@
 
 #include "ir.h"
 
+/* Field values (decisions of the scheduling-passes engineer):
+ *   instr: 0 = unset (codegen default), else TL_SCHED_MMA_*: only the
+ *     mma.sync instructions codegen implements are ever recorded.
+ *   swizzled && swizzle_bytes[i] == 0: rows padded by pad_bytes[i] (0 = plain);
+ *     swizzle_bytes[i] != 0: codegen's XOR of the 16-byte chunk index (chunk
+ *     c of row r at c ^ f(r), docs/pipelines.md), which is lib/smem's mode
+ *     min(row bytes, 128) up to whole 128-byte rows; the recorded mode is
+ *     always that one.
+ *   conflicts[i][0]: sum over the warp accesses that write the tile once in
+ *     16-byte chunks (the cp.async copy); conflicts[i][1]: over the
+ *     ldmatrix.x4 that read every fragment once (lib/smem.h's model).
+ *   text form (lib/ir_print.c): a trailing `sched(...)` on the dot, one group
+ *     per pass that ran: `mma=m16n8k16 warps=4x2`, `swizzle=128,128 [pad=16,16]
+ *     conflicts=0/0,0/0`, `stream=a,b|a|b|none stages=3`, `lookahead|nolookahead`. */
+enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32 = 2 };
+
+static inline const char *tl_sched_instr_name(int instr) {
+  return instr == TL_SCHED_MMA_M16N8K16 ? "m16n8k16" : instr == TL_SCHED_MMA_M16N8K32 ? "m16n8k32" : NULL;
+}
+
 typedef struct tl_dot_sched {
   int32_t op;            /* the dot's op id */
   bool remapped;         /* mma_remap ran for it */

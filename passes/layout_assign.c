@@ -459,6 +459,31 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
 
 static void assign_region(la_state *st, tl_region *r);
 
+static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
+  for (int d = 0; d < rank; d++)
+    if (a[d] != b[d]) return false;
+  return true;
+}
+
+/* Broadcasting a source in layout s to a result in layout l moves no data:
+ * l projected onto the source shape has s's lane and warp bases, and each of
+ * its register bases is zero or one of s's (codegen's free transfer). */
+static bool broadcast_is_free(const tl_layout *s, const tl_layout *l, const int32_t *src_shape) {
+  tl_layout proj = tl_layout_project(l, src_shape);
+  if (proj.nwarp != s->nwarp || proj.rank != s->rank) return false;
+  for (int i = 0; i < TL_LAYOUT_LANE_BITS; i++)
+    if (!same_basis(proj.lane[i], s->lane[i], s->rank)) return false;
+  for (int i = 0; i < proj.nwarp; i++)
+    if (!same_basis(proj.warp[i], s->warp[i], s->rank)) return false;
+  for (int i = 0; i < proj.nreg; i++) {
+    if (basis_zero(proj.reg[i], proj.rank)) continue;
+    bool found = false;
+    for (int j = 0; j < s->nreg && !found; j++) found = same_basis(proj.reg[i], s->reg[j], s->rank);
+    if (!found) return false;
+  }
+  return true;
+}
+
 static void assign_ew(la_state *st, tl_op *o) {
   int32_t res = o->res[0];
   int32_t chosen = -1;
@@ -575,6 +600,19 @@ static void assign_op(la_state *st, int32_t opid) {
         }
       }
     }
+    if (s->origin >= 0) {
+      /* a row statistic of one mma tile broadcast over another mma tile with
+       * the same rows (attention's alpha[:, None] over acc): the mma layout of
+       * the result with the origin's warp rows holds it for free */
+      const tl_layout *p = tl_layout_at(f, s->origin);
+      if (p->kind == TL_LAYOUT_MMA && rt->rank == 2 && rt->shape[0] >= 16 && rt->shape[1] >= 8) {
+        tl_layout cand = tl_layout_mma_split(rt->shape[0], rt->shape[1], st->warps, p->mma_wm);
+        if (cand.mma_wm == p->mma_wm && cand.mma_wn == p->mma_wn && broadcast_is_free(s, &cand, vtype(st, a0)->shape)) {
+          rt->layout = intern(st, &cand);
+          return;
+        }
+      }
+    }
     rt->layout = default_layout(st, rt);
     tl_layout want = tl_layout_project(tl_layout_at(f, rt->layout), vtype(st, a0)->shape);
     if (retarget(st, a0, &want, false, 0)) retarget(st, a0, &want, true, 0);
@@ -625,7 +663,10 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
   case TL_OP_broadcast: {
     tl_layout want = tl_layout_project(tl_layout_at(f, vtype(st, o->res[0])->layout), vtype(st, a)->shape);
     tl_layout have = *vlayout(st, a);
-    return tl_layout_eq(&want, &have) ? vtype(st, a)->layout : intern(st, &want);
+    if (tl_layout_eq(&want, &have) ||
+        broadcast_is_free(&have, tl_layout_at(f, vtype(st, o->res[0])->layout), vtype(st, a)->shape))
+      return vtype(st, a)->layout;
+    return intern(st, &want);
   }
   case TL_OP_dot:
     return k == 2 && is_tile(st, o->res[0]) ? vtype(st, o->res[0])->layout : -1;

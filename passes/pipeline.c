@@ -1,6 +1,7 @@
 /* pipeline.c: the default pass order (the PASS lines of passes.def, in file
  * order; PASS_EXTRA lines are left out) and the pass driver with its hooks:
  * print-after, time-passes and verify-each. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ir.h"
@@ -24,6 +25,33 @@ const tl_pass *const *tl_pipeline_default(int *n) {
   return default_pipeline;
 }
 
+bool tl_pass_in_list(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *q = list; q && *q;) {
+    const char *e = strchr(q, ',');
+    size_t len = e ? (size_t)(e - q) : strlen(q);
+    if (len == n && strncmp(q, name, n) == 0) return true;
+    q += len;
+    if (*q == ',') q++;
+  }
+  return false;
+}
+
+const char *tl_pass_list_check(const char *list, char *buf, size_t n) {
+  for (const char *q = list; q && *q;) {
+    const char *e = strchr(q, ',');
+    size_t len = e ? (size_t)(e - q) : strlen(q);
+    snprintf(buf, n, "%.*s", (int)len, q);
+    if (len == 0 || len >= n || !tl_pass_find(buf)) return buf;
+    q += len;
+    if (*q == ',' && !*++q) { /* a trailing comma: an empty name */
+      if (n) buf[0] = 0;
+      return buf;
+    }
+  }
+  return NULL;
+}
+
 bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_pass_opts *o,
                    const tl_run_hooks *h) {
   static const tl_pass_opts no_opts = {0};
@@ -33,6 +61,7 @@ bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_p
   tl_ctx *c = m->ctx;
   for (int i = 0; i < n; i++) {
     const tl_pass *p = passes[i];
+    if (tl_pass_in_list(h->disabled, p->name)) continue;
     int errors_before = c->nerrors;
     double t0 = tl_now_ms();
     bool ok = true;

@@ -2,7 +2,7 @@
  *
  *   tile-opt [FILE|-] [-p PASS,PASS...|--pipeline=default] [--verify-each]
  *            [--print-after=PASS|--print-after-all] [--time-passes]
- *            [--print-loc] [-o OUT]
+ *            [--disable-pass=PASS,PASS...] [--print-loc] [-o OUT]
  *
  * Exit 0 ok, 1 input errors (diagnostics on stderr), 2 usage.  The input is
  * verified after parsing; print-after and timings go to stderr. */
@@ -18,6 +18,7 @@
 static void usage(FILE *to) {
   fputs("usage: tile-opt [FILE|-] [-p PASS,PASS...|--pipeline=default] [--verify-each]\n"
         "                [--print-after=PASS|--print-after-all] [--time-passes] [--print-loc] [-o OUT]\n"
+        "                [--disable-pass=PASS,PASS...]\n"
         "passes:",
         to);
   int n = 0;
@@ -180,6 +181,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tile-opt: unknown pass '%s'\n", hooks.print_after);
         return 2;
       }
+    } else if (strncmp(a, "--disable-pass=", 15) == 0) {
+      char bad[128];
+      if (tl_pass_list_check(a + 15, bad, sizeof bad)) {
+        fprintf(stderr, "tile-opt: unknown pass '%s'\n", bad);
+        return 2;
+      }
+      hooks.disabled = a + 15;
     } else if (strcmp(a, "--print-after-all") == 0) {
       hooks.print_after = "all";
     } else if (strcmp(a, "--time-passes") == 0) {

@@ -4,9 +4,11 @@
  *   tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]
  *   tilec run FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
  *             [--seed S] [--device|--interp]
+ *   tilec tune FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
+ *             [--space NAME=V1,V2,...]... [--device N] [--no-cache]
  *
  * Exit status: 0 success, 1 errors in the input (diagnostics on stderr) or a
- * failed comparison, 2 bad usage, 77 `run --device` without a GPU. */
+ * failed comparison, 2 bad usage, 77 `run --device` or `tune` without a GPU. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,6 +27,8 @@ static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]\n"
     "       tilec run FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
     "                 [--scalar NAME=V]... [--seed S] [--device|--interp]\n"
+    "       tilec tune FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
+    "                 [--scalar NAME=V]... [--space NAME=V1,V2,...]... [--device N] [--no-cache]\n"
     "       tilec --version | --help\n"
     "\n"
     "Compile a .tile file.  FILE '-' reads standard input; OUT '-' (or no -o) writes\n"
@@ -39,9 +43,12 @@ static const char usage_text[] =
     "  -O0 .. -O3             optimization level (default -O3)\n"
     "  -g0                    no .loc line information in the PTX\n"
     "  --pipeline=P           force a main-loop pipeline: simple | multistage | cutlass\n"
+    "  --warps=N              warps per program of every kernel (1, 2, 4, 8, 16; overrides @warps)\n"
+    "  --stages=N             main-loop pipeline stages (1..8; overrides @stages)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
     "  --print-after-all      print the IR after every pass\n"
+    "  --disable-pass=P[,P]   skip these passes of the pipeline (e.g. swpipe)\n"
     "  --time-passes          per-stage and per-pass milliseconds on stderr\n"
     "  --verify-each          run the IR verifier after every pass\n"
     "  --explain              say why each pipeline/alignment decision was taken, and\n"
@@ -53,6 +60,11 @@ static const char usage_text[] =
     "shape symbols, constants from the kernel), run the CPU interpreter, and with\n"
     "--device also the kernel on GPU 0, comparing every written tensor (max abs/rel\n"
     "error, PASS/FAIL per tensor; exit 1 on FAIL, 77 when no GPU is present).\n"
+    "\n"
+    "tune: the same random inputs on GPU N (default 0); every combination of the\n"
+    "--space values (tile constants, warps, stages) is compiled, launched and timed;\n"
+    "prints one line per configuration and the winner (cached per kernel, shape\n"
+    "class and device; see docs/autotune.md).  Exit 77 when no GPU is present.\n"
     "\n"
     "exit status: 0 ok, 1 errors in the input or FAIL, 2 bad usage, 77 skipped.\n";
 
@@ -67,6 +79,12 @@ typedef struct cli {
   const char *input, *output, *emit, *kernel;
   tilec_options *opts;
   bool run_mode, device, interp;
+  /* tune: --space NAME=v1,v2,... and --device N */
+  bool tune_mode, no_cache;
+  int tune_device, nspace;
+  char space_name[16][64];
+  int64_t space_values[16][64];
+  int space_nvalues[16];
   uint64_t seed;
   /* run: --size SYM=N and --scalar NAME=V */
   int nsizes, nscalars;
@@ -133,6 +151,9 @@ static int parse_args(int argc, char **argv, cli *c) {
   if (argc > 1 && strcmp(argv[1], "run") == 0) {
     c->run_mode = true;
     i = 2;
+  } else if (argc > 1 && strcmp(argv[1], "tune") == 0) {
+    c->run_mode = c->tune_mode = true; /* tune takes run's input options too */
+    i = 2;
   }
   static char names[128][128];
   int nnames = 0;
@@ -169,10 +190,16 @@ static int parse_args(int argc, char **argv, cli *c) {
       tilec_options_set_line_info(c->opts, 1);
     } else if ((v = flag_value(argc, argv, &i, "--pipeline", &missing))) {
       if (!opt_ok(tilec_options_set_pipeline(c->opts, v), "--pipeline", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--warps", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "warps", v), "--warps", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--stages", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "stages", v), "--stages", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--entry-name", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "entry-name", v), "--entry-name", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--print-after", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "print-after", v), "--print-after", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--disable-pass", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "disable-pass", v), "--disable-pass", v)) return EXIT_USAGE;
     } else if (!strcmp(a, "--print-after-all")) {
       tilec_options_set(c->opts, "print-after", "all");
     } else if (!strcmp(a, "--time-passes")) {
@@ -207,9 +234,35 @@ static int parse_args(int argc, char **argv, cli *c) {
       snprintf(names[nnames], sizeof names[0], "%s", name);
       c->scalar_name[c->nscalars] = names[nnames++];
       c->scalar_value[c->nscalars++] = x;
-    } else if (c->run_mode && !strcmp(a, "--device")) {
+    } else if (c->tune_mode && (v = flag_value(argc, argv, &i, "--space", &missing))) {
+      /* NAME=v1,v2,... */
+      const char *list;
+      if (!split_assign(v, name, sizeof name, &list) || c->nspace == 16 || strlen(name) >= 64)
+        return usage_error("--space wants NAME=V1,V2,..., got '%s'", v), EXIT_USAGE;
+      int k = c->nspace++;
+      snprintf(c->space_name[k], sizeof c->space_name[k], "%s", name);
+      char item[64];
+      for (const char *at = list; at;) {
+        const char *comma = strchr(at, ',');
+        size_t len = comma ? (size_t)(comma - at) : strlen(at);
+        int64_t x;
+        if (len == 0 || len >= sizeof item || c->space_nvalues[k] == 64)
+          return usage_error("--space wants NAME=V1,V2,... (at most 64 integers), got '%s'", v), EXIT_USAGE;
+        memcpy(item, at, len);
+        item[len] = 0;
+        if (!parse_i64(item, &x)) return usage_error("--space: '%s' is not an integer", item), EXIT_USAGE;
+        c->space_values[k][c->space_nvalues[k]++] = x;
+        at = comma ? comma + 1 : NULL;
+      }
+    } else if (c->tune_mode && (v = flag_value(argc, argv, &i, "--device", &missing))) {
+      int64_t d;
+      if (!parse_i64(v, &d) || d < 0 || d > 1023) return usage_error("--device wants a GPU number, got '%s'", v), EXIT_USAGE;
+      c->tune_device = (int)d;
+    } else if (c->tune_mode && !strcmp(a, "--no-cache")) {
+      c->no_cache = true;
+    } else if (c->run_mode && !c->tune_mode && !strcmp(a, "--device")) {
       c->device = true;
-    } else if (c->run_mode && !strcmp(a, "--interp")) {
+    } else if (c->run_mode && !c->tune_mode && !strcmp(a, "--interp")) {
       c->interp = true;
     } else if (a[0] == '-' && a[1] != 0) {
       return usage_error(missing ? "%s needs an argument" : "unknown option '%s'", a), EXIT_USAGE;
@@ -221,6 +274,7 @@ static int parse_args(int argc, char **argv, cli *c) {
     if (missing) return usage_error("%s needs an argument", a), EXIT_USAGE;
   }
   if (!c->input) return usage_error("%s", "no input file"), EXIT_USAGE;
+  if (c->tune_mode && !strcmp(c->input, "-")) return usage_error("%s", "tune reads a file, not standard input"), EXIT_USAGE;
   if (c->device && c->interp) return usage_error("%s", "--device and --interp exclude each other"), EXIT_USAGE;
   return -1;
 }
@@ -508,7 +562,7 @@ typedef struct cuda_fns {
 } cuda_fns;
 
 /* 0 when a GPU is ready; else prints why and returns the exit status. */
-static int cuda_open(cuda_fns *cu) {
+static int cuda_open(cuda_fns *cu, int device) {
   const char *libname = getenv("TILEC_LIBCUDA") ? getenv("TILEC_LIBCUDA") : "libcuda.so.1";
   cu->lib = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
   if (!cu->lib) {
@@ -540,8 +594,12 @@ static int cuda_open(cuda_fns *cu) {
     fprintf(stderr, "tilec run: no CUDA device found: --device needs a GPU; skipped\n");
     return EXIT_SKIP;
   }
-  if (cu->cuDeviceGet(&dev, 0) || cu->cuDevicePrimaryCtxRetain(&ctx, dev) || cu->cuCtxSetCurrent(ctx)) {
-    fprintf(stderr, "tilec run: error: cannot make a context on GPU 0\n");
+  if (device >= count) {
+    fprintf(stderr, "tilec: no GPU %d (%d present); skipped\n", device, count);
+    return EXIT_SKIP;
+  }
+  if (cu->cuDeviceGet(&dev, device) || cu->cuDevicePrimaryCtxRetain(&ctx, dev) || cu->cuCtxSetCurrent(ctx)) {
+    fprintf(stderr, "tilec run: error: cannot make a context on GPU %d\n", device);
     return EXIT_INPUT;
   }
   return 0;
@@ -585,6 +643,52 @@ static int lookup_size(const cli *c, const char *sym, int64_t *out) {
       *out = c->size_value[i];
       return 1;
     }
+  return 0;
+}
+
+/* tilec tune: progress lines on stdout. */
+static int print_progress(const tilec_tune_config *cfg, void *user) {
+  (void)user;
+  if (cfg->skip_reason)
+    printf("[%d/%d] %s: skipped: %s\n", cfg->index + 1, cfg->count, cfg->desc, cfg->skip_reason);
+  else
+    printf("[%d/%d] %s: %.4f ms (median of %d)\n", cfg->index + 1, cfg->count, cfg->desc, cfg->ms, cfg->runs);
+  fflush(stdout);
+  return 0;
+}
+
+/* Tune on GPU c->tune_device with the random inputs of rps copied there. */
+static int tune_with(const cli *c, const char *kname, run_param *rps, tilec_arg *args, int np, cuda_fns *cu) {
+  int rc = cuda_open(cu, c->tune_device);
+  if (rc != 0) return rc;
+  for (int i = 0; i < np; i++) {
+    run_param *rp = &rps[i];
+    if (!rp->info.is_tensor) continue;
+    if (cu->cuMemAlloc(&rp->dptr, rp->bytes ? rp->bytes : 1) || cu->cuMemcpyHtoD(rp->dptr, rp->host, rp->bytes)) {
+      fprintf(stderr, "tilec tune: error: cannot place '%s' on the GPU\n", rp->info.name);
+      return EXIT_INPUT;
+    }
+    rp->t.device.device_type = kDLCUDA;
+    rp->t.device.device_id = c->tune_device;
+    rp->t.data = (void *)(uintptr_t)rp->dptr;
+  }
+  tilec_tune_param params[16];
+  for (int k = 0; k < c->nspace; k++)
+    params[k] = (tilec_tune_param){c->space_name[k], c->space_values[k], c->space_nvalues[k]};
+  tilec_tune_space space = {params, c->nspace, 0, c->no_cache};
+  tilec_tune_result r;
+  tilec_status st = tilec_autotune(c->input, 1, c->opts, kname, &space, args, np, c->tune_device, print_progress, NULL, &r);
+  if (r.log[0] && st != TILEC_OK) fputs(r.log, stderr);
+  if (st == TILEC_ERROR_NO_DEVICE) {
+    fprintf(stderr, "tilec tune: no CUDA device %d; skipped\n", c->tune_device);
+    return EXIT_SKIP;
+  }
+  if (st != TILEC_OK) {
+    fprintf(stderr, "tilec tune: error: %s\n", tilec_status_string(st));
+    return st == TILEC_ERROR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+  }
+  printf("%s: shape class %s\n", kname, r.shape_class);
+  printf("%s\n", r.summary);
   return 0;
 }
 
@@ -664,9 +768,13 @@ static int run_main(cli *c) {
     args[i].kind = TILEC_ARG_TENSOR;
     args[i].u.tensor = &rp->t;
   }
+  if (c->tune_mode) {
+    rc = tune_with(c, kname, rps, args, np, &cu);
+    goto done;
+  }
   /* The GPU first, on copies of the inputs, as the interpreter overwrites them. */
   if (c->device) {
-    if ((rc = cuda_open(&cu)) != 0) goto done;
+    if ((rc = cuda_open(&cu, 0)) != 0) goto done;
     tilec_kernel *k = NULL;
     st = tilec_kernel_load(p, kname, 0, &k);
     if (st != TILEC_OK) {

@@ -88,6 +88,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->arch);
   free(o->pipeline);
   free(o->print_after);
+  free(o->disable_pass);
   free(o->entry_name);
   free(o);
 }
@@ -188,6 +189,10 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     if (value && !*value) return TILEC_ERROR_USAGE;
     return set_string(&o->print_after, value);
   }
+  if (!strcmp(key, "disable-pass")) {
+    /* NULL or "" = none; the names are checked at compile time. */
+    return set_string(&o->disable_pass, value && *value ? value : NULL);
+  }
   if (!strcmp(key, "entry-name")) {
     if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
     return set_string(&o->entry_name, value);
@@ -273,6 +278,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->arch = arena_strdup_or_null(a, o->arch);
   d->pipeline = arena_strdup_or_null(a, o->pipeline);
   d->print_after = arena_strdup_or_null(a, o->print_after);
+  d->disable_pass = arena_strdup_or_null(a, o->disable_pass);
   d->entry_name = arena_strdup_or_null(a, o->entry_name);
 }
 
@@ -473,6 +479,11 @@ static tilec_status stage_passes(tilec_program *p) {
     tl_error(&p->ctx, TL_NOLOC, "--print-after: no pass named '%s'", pa);
     return TILEC_ERROR_USAGE;
   }
+  char bad[128];
+  if (p->opts.disable_pass && tl_pass_list_check(p->opts.disable_pass, bad, sizeof bad)) {
+    tl_error(&p->ctx, TL_NOLOC, "--disable-pass: no pass named '%s'", bad);
+    return TILEC_ERROR_USAGE;
+  }
   int npasses = 0;
   const tl_pass *const *passes = tl_pipeline_default(&npasses);
   /* options "warps" / "stages" win over the attributes, in every kernel */
@@ -492,6 +503,7 @@ static tilec_status stage_passes(tilec_program *p) {
   hooks.time_passes = p->opts.time_passes != 0;
   hooks.verify_each = p->opts.verify_each != 0;
   hooks.log = &p->log;
+  hooks.disabled = p->opts.disable_pass;
   tl_api_flush_diags(p); /* keep the log in order: earlier diagnostics first */
   if (!tl_run_passes(p->module, passes, npasses, &po, &hooks) || p->ctx.nerrors > 0)
     return verifier_complained(p, first_diag) ? TILEC_ERROR_INTERNAL : TILEC_ERROR_INPUT;

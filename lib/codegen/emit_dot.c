@@ -29,6 +29,8 @@
 #include <string.h>
 
 #include "cg.h"
+#include <stdlib.h> /* EXPERIMENT */
+static int exp_flag(const char *n) { const char *e = getenv("TLX"); return e && strstr(e, n); }
 
 enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
 
@@ -378,7 +380,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
    * be hoisted: LICM would otherwise keep 64-bit addresses of every element
    * live across the whole loop */
   LLVMValueRef stid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
-  for (int j = 0; j < per; j++) {
+  for (int j = 0; j < per && !(exp_flag("noslow") && (branchy || exp_flag("prealso"))); j++) {
     LLVMValueRef r64 = LLVMBuildZExt(g->B, LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""),
                                                          cg_i32(g, nch), ""), g->i64, "");
     for (int e = 0; e < epc; e++) {
@@ -456,7 +458,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   R->rd_slot = rd;
   LLVMValueRef ivs = iv_at(g, phi, S - 1, step64, reg);
   for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
+    if (p->streams[i].for_op == L && !exp_flag("noissue")) issue_stream(g, &p->streams[i], ivs, wr, true);
   commit(g);
   LLVMBuildStore(g->B, slot_next(g, rd, S), rdv);
   LLVMBuildStore(g->B, slot_next(g, wr, S), wrv);

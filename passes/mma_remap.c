@@ -1,0 +1,103 @@
+/* mma_remap: requires verified IR after route_pipeline (f->warps); keeps every
+ * op and value; records per dot in f->sched (lib/schedule.h) the tensor-core
+ * instruction and the warps_m x warps_n warp tiling chosen by lib/mma_tiling.h's
+ * model among what codegen implements (mma.sync; whole rows per warp in
+ * kernels that reduce).  Breaks nothing.  docs/scheduling.md. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mma_tiling.h"
+#include "schedule.h"
+
+static bool has_reduce(tl_func *f) {
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    tl_op *o = tl_op_at(f, i);
+    if (!(o->flags & TL_OPF_DEAD) && o->opc == TL_OP_reduce) return true;
+  }
+  return false;
+}
+
+/* What codegen can follow: mma.sync (its ldmatrix + mma.sync emitter), and in
+ * kernels with a row reduction whole rows per warp (layout_assign keeps row
+ * max / sum inside a warp and feeds attention's p from registers). */
+static bool codegen_supports(const tl_mma_tiling *t, bool rows_per_warp) {
+  return t->instr.family == TL_MMA_SYNC && (!rows_per_warp || t->units_n == 1);
+}
+
+static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm, bool arch_a, bool rows_per_warp) {
+  tl_op *op = tl_op_at(f, id);
+  const tl_type *at = &tl_val(f, op->opnd[0])->type, *bt = &tl_val(f, op->opnd[1])->type;
+  if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2) return;
+  tl_mma_problem pb = {0};
+  pb.M = at->shape[0];
+  pb.K = at->shape[1];
+  pb.N = bt->shape[1];
+  pb.dtype = (tl_dtype)at->dtype;
+  pb.warps = f->warps > 0 ? f->warps : 4;
+  pb.sm = sm;
+  pb.arch_specific = arch_a;
+  tl_mma_choice model;
+  bool model_found = tl_mma_choose(&pb, &model);
+
+  int32_t n = tl_mma_enumerate(&pb, NULL, 0);
+  tl_mma_tiling *all = n > 0 ? tl_alloc(&f->ctx->arena, sizeof *all * (size_t)n) : NULL;
+  if (n > 0) tl_mma_enumerate(&pb, all, n);
+  const tl_mma_tiling *best = NULL;
+  for (int32_t i = 0; i < n; i++)
+    if (codegen_supports(&all[i], rows_per_warp) && (!best || tl_mma_compare(&all[i], best) < 0)) best = &all[i];
+
+  tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
+  if (ex)
+    tl_sbuf_printf(ex, "mma_remap: kernel '%s': dot at %d:%d (%dx%dx%d %s, %d warps): ", f->name, op->loc.line,
+                   op->loc.col, pb.M, pb.N, pb.K, tl_dtype_name(pb.dtype), pb.warps);
+  if (!best) {
+    /* nothing recorded: codegen keeps its default tiling (align_check
+     * already rejected shapes no instruction takes) */
+    if (ex) tl_sbuf_printf(ex, "no mma.sync tiling codegen can follow%s%s; codegen default\n", model_found ? "" : ": ",
+                           model_found ? "" : model.reason);
+    return;
+  }
+  tl_dot_sched *d = tl_sched_dot(f, id, true);
+  d->remapped = true;
+  d->instr = best->instr.k == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16;
+  d->warps_m = best->units_m;
+  d->warps_n = best->units_n;
+  if (!ex) return;
+  char in[64];
+  tl_mma_instr_str(best->instr, in, sizeof in);
+  tl_sbuf_printf(ex, "%s, warps %dx%d of %dx%d", in, best->units_m, best->units_n, best->sub_m, best->sub_n);
+  if (best->replication > 1) tl_sbuf_printf(ex, " (each tile computed by %d warps)", best->replication);
+  tl_sbuf_printf(ex, "; %d accumulator regs/thread, %.3f ldmatrix.x4 per mma, %lld operand bytes from shared",
+                 best->acc_regs, best->loads_per_mma, (long long)best->smem_operand_bytes);
+  if (rows_per_warp) tl_sbuf_puts(ex, "; whole rows per warp (the kernel reduces rows)");
+  if (model_found && (model.best.instr.family != best->instr.family || model.best.units_m != best->units_m ||
+                      model.best.units_n != best->units_n)) {
+    char mi[64];
+    tl_mma_instr_str(model.best.instr, mi, sizeof mi);
+    tl_sbuf_printf(ex, "; the model prefers %s %dx%d", mi, model.best.units_m, model.best.units_n);
+    if (model.best.instr.family != TL_MMA_SYNC) tl_sbuf_puts(ex, ", not implemented in codegen: recorded mma.sync");
+    else tl_sbuf_puts(ex, ", which splits rows over warps");
+  }
+  tl_sbuf_puts(ex, "\n");
+}
+
+static bool run_mma_remap(tl_func *f, const tl_pass_opts *o) {
+  int32_t sm = 90;
+  bool arch_a = true;
+  if (o->arch && !tl_mma_parse_arch(o->arch, &sm, &arch_a)) {
+    sm = 90;
+    arch_a = true;
+  }
+  bool rows_per_warp = has_reduce(f);
+  for (int32_t id = 0; id < f->ops.len; id++) {
+    tl_op *op = tl_op_at(f, id);
+    if (!(op->flags & TL_OPF_DEAD) && op->opc == TL_OP_dot) remap_dot(f, id, o, sm, arch_a, rows_per_warp);
+  }
+  return true;
+}
+
+const tl_pass tl_pass_mma_remap = {
+    "mma_remap",
+    "requires verified IR (after route_pipeline); keeps ops and values; records mma instr + warps_m x warps_n per dot",
+    run_mma_remap,
+};

@@ -1,0 +1,201 @@
+/* swpipe: requires verified IR after route_pipeline (f->pipeline, f->stages,
+ * f->warps); keeps every op and value; records per dot in f->sched
+ * (lib/schedule.h) which operands stream global->shared through a cp.async
+ * ring in the dot's loop (streamed[]) and the ring depth (stages), cut to
+ * the arch's shared-memory budget.  Breaks nothing.  docs/scheduling.md. */
+#include <stdio.h>
+#include <string.h>
+
+#include "schedule.h"
+
+#define MAX_STREAMS 16 /* codegen's ring table sizes (emit_dot.c) */
+#define MAX_RINGS 4
+
+static bool op_inside(tl_func *f, int32_t op, int32_t anc) {
+  for (int32_t p = tl_op_at(f, op)->parent; p >= 0; p = tl_op_at(f, p)->parent)
+    if (p == anc) return true;
+  return false;
+}
+
+/* v is defined outside loop L (a parameter, an op not in L, an argument of a
+ * region not in L). */
+static bool defined_outside(tl_func *f, int32_t v, int32_t L) {
+  tl_value *x = tl_val(f, v);
+  if (x->def >= 0) return x->def != L && !op_inside(f, x->def, L);
+  if (x->region_owner >= 0) return x->region_owner != L && !op_inside(f, x->region_owner, L);
+  return true;
+}
+
+/* Scalar v computable at any iteration from L's induction variable alone:
+ * the iv, outside values, integer constants, scalar elementwise ops of those
+ * (what codegen can re-evaluate for a future iteration's copy). */
+static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
+  if (depth > 16) return false;
+  if (v == tl_op_at(f, L)->regions[0].args.data[0] || defined_outside(f, v, L)) return true;
+  tl_value *x = tl_val(f, v);
+  if (x->def < 0 || x->type.kind != TL_KIND_SCALAR) return false;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc == TL_OP_const) return !tl_dtype_is_float((tl_dtype)x->type.dtype);
+  if (!(tl_opinfo_table[d->opc].flags & TL_EW) || d->nres != 1) return false;
+  for (int i = 0; i < d->nopnd; i++)
+    if (!from_iv(f, d->opnd[i], L, depth + 1)) return false;
+  return true;
+}
+
+/* The load op that operand `which` of dot D streams from, or -1 with the
+ * reason why not (codegen's STREAM rule, docs/pipelines.md). */
+static int32_t stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, const char **why) {
+  int32_t L = tl_op_at(f, D)->parent;
+  int32_t x = tl_op_at(f, D)->opnd[which], y = x;
+  tl_value *xv = tl_val(f, x);
+  bool transposed = false;
+  *why = "not a load";
+  if (xv->def < 0) return -1;
+  if (uses[x] != 1) return *why = "used by more than the dot", -1;
+  tl_op *d = tl_op_at(f, xv->def);
+  if (d->opc == TL_OP_trans) {
+    if (which == 0) return *why = "a transposed A", -1;
+    y = d->opnd[0];
+    if (tl_val(f, y)->def < 0) return -1;
+    if (uses[y] != 1) return *why = "used by more than the dot", -1;
+    if (d->parent != L) return *why = "defined outside the dot's loop", -1;
+    d = tl_op_at(f, tl_val(f, y)->def);
+    transposed = true;
+  }
+  if (d->opc != TL_OP_load) return -1;
+  if (d->parent != L) return *why = "loaded outside the dot's loop", -1;
+  tl_value *t = tl_val(f, d->opnd[0]);
+  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return *why = "not a parameter tensor", -1;
+  int rank = t->type.rank;
+  if (d->nopnd != 1 + rank) return *why = "a load with `other`", -1;
+  int sliced[TL_MAX_RANK], ns = 0;
+  for (int k = 0; k < rank; k++) {
+    if (d->dims[k] != 0) sliced[ns++] = k;
+    if (!from_iv(f, d->opnd[1 + k], L, 0)) return *why = "indices not computable from the induction variable", -1;
+  }
+  if (ns != 2 || sliced[1] != rank - 1) return *why = "not a 2-D view along the last dimension", -1;
+  const tl_type *lt = &tl_val(f, y)->type;
+  int eb = tl_dtype_bytes((tl_dtype)lt->dtype);
+  /* B kept [K][N] is read with ldmatrix .trans: 16-bit only */
+  if (which == 1 && !transposed && eb != 2) return *why = "an 8-bit [K][N] B (no ldmatrix .trans)", -1;
+  int threads = (f->warps > 0 ? f->warps : 4) * 32;
+  if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;
+  if (((int64_t)lt->shape[0] * lt->shape[1] * eb / 16) % threads) return *why = "chunks not a multiple of the threads", -1;
+  return (int32_t)(d - f->ops.data);
+}
+
+/* Bytes codegen keeps resident for an operand staged once before its loop
+ * (rows padded by 16 bytes, 128-byte granules). */
+static int64_t invariant_bytes(tl_func *f, int32_t D, int which) {
+  const tl_type *t = &tl_val(f, tl_op_at(f, D)->opnd[which])->type;
+  int eb = tl_dtype_bytes((tl_dtype)t->dtype);
+  tl_value *x = tl_val(f, tl_op_at(f, D)->opnd[which]);
+  bool b_kn = which == 1 && eb == 2 && !(x->def >= 0 && tl_op_at(f, x->def)->opc == TL_OP_trans);
+  int64_t rows = which == 0 || b_kn ? t->shape[0] : t->shape[1];
+  int64_t cols = which == 0 || b_kn ? t->shape[1] : t->shape[0];
+  return (rows * (cols * eb + 16) + 127) / 128 * 128;
+}
+
+/* The shared-memory budget of the arch (its largest dynamic allocation). */
+static int64_t smem_budget(const char *arch) {
+  if (!arch || strncmp(arch, "sm_90", 5) == 0 || strncmp(arch, "sm_10", 5) == 0) return 227 * 1024;
+  if (strcmp(arch, "sm_80") == 0 || strcmp(arch, "sm_87") == 0) return 163 * 1024;
+  return 99 * 1024;
+}
+
+static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
+  tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
+  int32_t *uses = tl_count_uses(f);
+  bool pipelining = f->pipeline != TL_PIPE_SIMPLE && f->stages >= 2;
+  int32_t rings[MAX_RINGS];
+  int nstream = 0, nring = 0;
+  int64_t ring_bytes = 0, resident = 0;
+  bool *resident_seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
+  memset(resident_seen, 0, (size_t)f->values.len + 1);
+  const char *why[2] = {NULL, NULL};
+
+  /* first: every dot's entry and its streamed operands */
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *op = tl_op_at(f, D);
+    if ((op->flags & TL_OPF_DEAD) || op->opc != TL_OP_dot) continue;
+    tl_dot_sched *d = tl_sched_dot(f, D, true);
+    d->pipelined = true;
+    d->stages = 1;
+    d->streamed[0] = d->streamed[1] = false;
+    int32_t L = op->parent;
+    if (!pipelining || L < 0 || tl_op_at(f, L)->opc != TL_OP_for) continue;
+    for (int w = 0; w < 2; w++) {
+      const tl_type *xt = &tl_val(f, op->opnd[w])->type;
+      if (xt->kind != TL_KIND_TILE || xt->rank != 2) continue;
+      int32_t ld = nstream < MAX_STREAMS ? stream_source(f, D, w, uses, &why[w]) : (why[w] = "too many streams", -1);
+      int ri = 0;
+      while (ld >= 0 && ri < nring && rings[ri] != L) ri++;
+      if (ld >= 0 && ri == nring && nring == MAX_RINGS) ld = -1, why[w] = "too many pipelined loops";
+      if (ld >= 0) {
+        if (ri == nring) rings[nring++] = L;
+        nstream++;
+        const tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+        ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
+        tl_sched_dot(f, D, false)->streamed[w] = true;
+      } else if (defined_outside(f, op->opnd[w], L) && !resident_seen[op->opnd[w]]) {
+        resident_seen[op->opnd[w]] = true;
+        resident += invariant_bytes(f, D, w);
+      }
+    }
+  }
+
+  /* then the ring depth: route_pipeline's stages, fewer while the rings and
+   * the resident operands overflow the budget; below 2 nothing streams */
+  int64_t budget = smem_budget(o->arch);
+  int stages = f->stages;
+  while (stages > 2 && resident + stages * ring_bytes > budget) stages--;
+  bool fits = nstream > 0 && resident + stages * ring_bytes <= budget;
+  for (int i = 0; f->sched && i < ((tl_sched *)f->sched)->dots.len; i++) {
+    tl_dot_sched *d = &((tl_sched *)f->sched)->dots.data[i];
+    if (!d->pipelined) continue;
+    if (!fits) d->streamed[0] = d->streamed[1] = false;
+    d->stages = d->streamed[0] || d->streamed[1] ? stages : 1;
+  }
+
+  if (!ex) return true;
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *op = tl_op_at(f, D);
+    if ((op->flags & TL_OPF_DEAD) || op->opc != TL_OP_dot) continue;
+    tl_dot_sched *d = tl_sched_dot(f, D, false);
+    tl_sbuf_printf(ex, "swpipe: kernel '%s': dot at %d:%d: ", f->name, op->loc.line, op->loc.col);
+    int32_t L = op->parent;
+    if (L < 0 || tl_op_at(f, L)->opc != TL_OP_for) tl_sbuf_puts(ex, "not in a loop: stages=1, nothing streamed");
+    else if (f->pipeline == TL_PIPE_SIMPLE) tl_sbuf_puts(ex, "pipeline=simple: stages=1, nothing streamed");
+    else if (f->stages < 2) tl_sbuf_puts(ex, "stages=1 (route_pipeline): nothing streamed");
+    else if (nstream > 0 && !fits)
+      tl_sbuf_printf(ex, "rings of %lld B a stage + %lld B resident exceed %lld B (%s) even at 2 stages: nothing streamed",
+                     (long long)ring_bytes, (long long)resident, (long long)budget, o->arch ? o->arch : "sm_90a");
+    else {
+      for (int w = 0; w < 2; w++) {
+        if (w) tl_sbuf_puts(ex, ", ");
+        tl_sbuf_printf(ex, "%c ", w ? 'b' : 'a');
+        if (d->streamed[w]) tl_sbuf_puts(ex, "streams (cp.async ring)");
+        else {
+          /* recompute the reason of this operand */
+          const char *r = "not a 2-D tile";
+          const tl_type *xt = &tl_val(f, op->opnd[w])->type;
+          if (xt->kind == TL_KIND_TILE && xt->rank == 2) stream_source(f, D, w, uses, &r);
+          tl_sbuf_printf(ex, "staged (%s%s)", r, defined_outside(f, op->opnd[w], L) ? ", resident: staged once" : "");
+        }
+      }
+      if (d->streamed[0] || d->streamed[1])
+        tl_sbuf_printf(ex, "; stages=%d (route_pipeline %d; %d x %lld B rings + %lld B resident <= %lld B %s)",
+                       d->stages, f->stages, d->stages, (long long)ring_bytes, (long long)resident, (long long)budget,
+                       o->arch ? o->arch : "sm_90a");
+      else tl_sbuf_puts(ex, "; stages=1");
+    }
+    tl_sbuf_puts(ex, "\n");
+  }
+  return true;
+}
+
+const tl_pass tl_pass_swpipe = {
+    "swpipe",
+    "requires verified IR (after route_pipeline); keeps ops and values; records streamed operands and ring stages per dot",
+    run_swpipe,
+};
