@@ -57,6 +57,9 @@ void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out) {
   key_str(&s, "llvm", f->llvm_version);
   key_int(&s, "driver", f->driver_version);
   key_int(&s, "jit_opt_level", f->jit_opt_level);
+  key_int(&s, "warps", f->warps);
+  key_int(&s, "stages", f->stages);
+  key_str(&s, "extra", f->extra);
   tl_sha256_final(&s, out->b);
 }
 

@@ -191,6 +191,8 @@ typedef struct tl_cache_key_fields {
   const char *tilec_version, *llvm_version;
   int driver_version;
   int jit_opt_level;
+  int warps, stages;                  /* option overrides; 0 = none */
+  const char *extra;                  /* any other option that changes code, canonical text; NULL = none */
 } tl_cache_key_fields;
 void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out);
 void tl_cache_key_hex(const tl_cache_key *k, char out[65]);

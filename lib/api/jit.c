@@ -77,7 +77,8 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
       .arch = arch, .opt_level = p->opts.opt_level, .line_info = p->opts.line_info,
       .pipeline = p->opts.pipeline, .entry_name = p->opts.entry_name,
       .tilec_version = TILEC_VERSION_STRING, .llvm_version = TILEC_LLVM_VERSION,
-      .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level)};
+      .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level),
+      .warps = p->opts.warps, .stages = p->opts.stages};
   tl_cache_key_compute(&kf, key);
   free(names);
   free(values);

@@ -29,8 +29,7 @@
 #include <string.h>
 
 #include "cg.h"
-#include <stdlib.h> /* EXPERIMENT */
-static int exp_flag(const char *n) { const char *e = getenv("TLX"); return e && strstr(e, n); }
+#include "schedule.h"
 
 enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
 
@@ -39,12 +38,16 @@ typedef struct cg_stream {
   int32_t rows, cols, eb; /* the loaded tile, row-major, cols contiguous */
   int offset;             /* of slot 0 in shared memory */
   int stage_bytes;
+  int pitch;              /* bytes per row in a slot: cols*eb, plus padding when not swizzled */
+  bool swz;               /* rows XOR-swizzled by 16-byte chunk */
 } cg_stream;
 
 typedef struct cg_ring {
   int32_t for_op;
   int stages;
   bool emitted;
+  bool pre_done;          /* prologue issued by cg_loop_preheader */
+  LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
 } cg_ring;
 
@@ -56,7 +59,36 @@ typedef struct cg_plan {
   cg_ring rings[4];
   int nring;
   bool *inv_done;         /* per value: invariant operand staged */
+  bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
 } cg_plan;
+
+/* The schedule entry of dot D when the table is followed, else NULL. */
+static tl_dot_sched *dot_sched(cg *g, int32_t D) {
+  return g->plan && g->plan->follow ? tl_sched_dot(g->f, D, false) : NULL;
+}
+
+/* Row padding of operand w of dot D (not swizzled): the table's, rounded up
+ * to 16 bytes (ldmatrix rows and cp.async chunks are 16-byte aligned). */
+static int dot_pad(cg *g, int32_t D, int w) {
+  tl_dot_sched *e = dot_sched(g, D);
+  if (!e || !e->swizzled) return 16;
+  return (e->pad_bytes[w] + 15) / 16 * 16;
+}
+
+/* Operand w of dot D is XOR-swizzled in shared memory: always without a
+ * table; with one only when smem_swizzle chose a mode for it. */
+static bool dot_swz(cg *g, int32_t D, int w) {
+  if (!g->plan || !g->plan->follow) return true;
+  tl_dot_sched *e = tl_sched_dot(g->f, D, false);
+  return e && e->swizzled && e->swizzle_bytes[w] != 0;
+}
+
+/* Row pitch of a staged (from registers) or invariant operand: padded by 16
+ * bytes without a table (today's), else as smem_swizzle decided. */
+static int staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz) {
+  *swz = g->plan && g->plan->follow && dot_swz(g, D, w) && (cols * eb) % 16 == 0;
+  return cols * eb + (*swz ? 0 : dot_pad(g, D, w));
+}
 
 /* ---- IR queries ------------------------------------------------------------------ */
 
@@ -148,10 +180,14 @@ void cg_make_plan(cg *g) {
   p->vstream = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   p->inv_done = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
   memset(p->inv_done, 0, (size_t)f->values.len + 1);
-  if (f->pipeline == TL_PIPE_SIMPLE || !f->layouts) return;
+  p->follow = f->sched != NULL;
+  if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
   int32_t *uses = tl_count_uses(f);
+  /* no table: today's heuristic (route_pipeline's stages, 2..4, cut to fit);
+   * a table: swpipe's stages per dot, which already fit */
   int stages = f->stages >= 2 ? f->stages : 3;
   if (stages > 4) stages = 4;
+  int table_stages = 0;
   int persist = 0;
   for (int32_t D = 0; D < f->ops.len; D++) {
     tl_op *o = tl_op_at(f, D);
@@ -163,8 +199,11 @@ void cg_make_plan(cg *g) {
       tl_type *xt = &tl_val(f, x)->type;
       if (xt->kind != TL_KIND_TILE || xt->rank != 2) continue;
       bool kc = true;
-      int32_t ld = p->nstream < 16 ? stream_candidate(g, D, x, which == 1, uses, &kc) : -1;
+      tl_dot_sched *e = p->follow ? tl_sched_dot(f, D, false) : NULL;
+      bool may_stream = !p->follow || (e && e->pipelined && e->streamed[which] && e->stages >= 1);
+      int32_t ld = p->nstream < 16 && may_stream ? stream_candidate(g, D, x, which == 1, uses, &kc) : -1;
       if (ld >= 0) {
+        if (e && e->stages > table_stages) table_stages = e->stages;
         int ri = 0;
         while (ri < p->nring && p->rings[ri].for_op != L) ri++;
         if (ri == p->nring) {
@@ -178,7 +217,9 @@ void cg_make_plan(cg *g) {
         s->rows = lt->shape[0];
         s->cols = lt->shape[1];
         s->eb = tl_dtype_bytes((tl_dtype)lt->dtype);
-        s->stage_bytes = s->rows * s->cols * s->eb;
+        s->swz = dot_swz(g, D, which);
+        s->pitch = s->cols * s->eb + (s->swz ? 0 : dot_pad(g, D, which));
+        s->stage_bytes = s->rows * s->pitch;
         p->vkind[x] = SRC_STREAM;
         p->vstream[x] = p->nstream;
         p->vkind[tl_op_at(f, ld)->res[0]] = SRC_STREAM;
@@ -191,7 +232,8 @@ void cg_make_plan(cg *g) {
         bool kn = which == 1 && eb == 2 && lx->nreg > 0 && lx->reg[0][1] != 0;
         int32_t rows = which == 0 ? xt->shape[0] : kn ? xt->shape[0] : xt->shape[1];
         int32_t cols = which == 0 ? xt->shape[1] : kn ? xt->shape[1] : xt->shape[0];
-        int bytes = rows * (cols * eb + 16);
+        bool swz;
+        int bytes = rows * staged_pitch(g, D, which, cols, eb, &swz);
         p->vkind[x] = SRC_INVARIANT;
         p->vstream[x] = persist;
         persist += (bytes + 127) / 128 * 128;
@@ -201,8 +243,9 @@ void cg_make_plan(cg *g) {
   /* rings after the invariant operands; fewer stages when they do not fit */
   int ring_bytes = 0;
   for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
-  while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
-  if (persist + stages * ring_bytes > 180 * 1024) { /* give up streaming */
+  if (p->follow) stages = table_stages < 1 ? 1 : table_stages;
+  else while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
+  if (persist + stages * ring_bytes > (p->follow ? 220 : 180) * 1024) { /* give up streaming */
     for (int v = 0; v < f->values.len; v++)
       if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
     p->nstream = p->nring = 0;
@@ -380,7 +423,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
    * be hoisted: LICM would otherwise keep 64-bit addresses of every element
    * live across the whole loop */
   LLVMValueRef stid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
-  for (int j = 0; j < per && !(exp_flag("noslow") && (branchy || exp_flag("prealso"))); j++) {
+  for (int j = 0; j < per; j++) {
     LLVMValueRef r64 = LLVMBuildZExt(g->B, LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""),
                                                          cg_i32(g, nch), ""), g->i64, "");
     for (int e = 0; e < epc; e++) {
@@ -458,7 +501,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   R->rd_slot = rd;
   LLVMValueRef ivs = iv_at(g, phi, S - 1, step64, reg);
   for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == L && !exp_flag("noissue")) issue_stream(g, &p->streams[i], ivs, wr, true);
+    if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
   commit(g);
   LLVMBuildStore(g->B, slot_next(g, rd, S), rdv);
   LLVMBuildStore(g->B, slot_next(g, wr, S), wrv);

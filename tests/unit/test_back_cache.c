@@ -186,7 +186,7 @@ Test(cache_key, every_field_changes_the_key) {
   static const int64_t other_values[] = {64, 256};
   char src2[200];
   snprintf(src2, sizeof src2, "%.*s ", (int)f0.source_len, f0.source); /* one more blank */
-  tl_cache_key_fields v[16];
+  tl_cache_key_fields v[24];
   int n = 0;
   v[n] = f0; v[n].source = src2; v[n].source_len = strlen(src2); n++;
   v[n] = f0; v[n].source_len -= 1; n++;                           /* a prefix of the source */
@@ -203,7 +203,10 @@ Test(cache_key, every_field_changes_the_key) {
   v[n] = f0; v[n].llvm_version = "19.1.6"; n++;
   v[n] = f0; v[n].driver_version = 12080; n++;
   v[n] = f0; v[n].jit_opt_level = 3; n++;
-  tl_cache_key keys[16];
+  v[n] = f0; v[n].warps = 8; n++;
+  v[n] = f0; v[n].stages = 4; n++;
+  v[n] = f0; v[n].extra = "disable-pass=swpipe"; n++;
+  tl_cache_key keys[24];
   for (int i = 0; i < n; i++) {
     keys[i] = key_of(&v[i]);
     cr_assert(memcmp(keys[i].b, k0.b, 32) != 0, "variant %d does not change the key", i);
