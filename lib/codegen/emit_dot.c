@@ -332,6 +332,39 @@ static void asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *ar
   cg_asm(g, g->vd, text, cons, args, n, true);
 }
 
+/* Slow copy of element (r, c) (i32) of stream s's tile: a predicated global
+ * load (zero outside the tensor) and a shared store where `on` (i32) != 0. */
+static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd, LLVMValueRef ok,
+                           LLVMValueRef gaddr0, LLVMValueRef base, LLVMValueRef sbase, LLVMValueRef rows_sz,
+                           LLVMValueRef cols_sz, LLVMValueRef r, LLVMValueRef c, LLVMValueRef on) {
+  int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
+  int eb = s->eb, nch = s->cols * eb / 16;
+  LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, ""), c64 = LLVMBuildZExt(g->B, c, g->i64, "");
+  LLVMValueRef rin = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, start[rowd], r64, ""), rows_sz, "");
+  if (ok) rin = LLVMBuildAnd(g->B, rin, ok, "");
+  LLVMValueRef gc = LLVMBuildAdd(g->B, start[rank - 1], c64, "");
+  LLVMValueRef in = LLVMBuildAnd(g->B, rin, LLVMBuildICmp(g->B, LLVMIntULT, gc, cols_sz, ""), "");
+  in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntNE, on, cg_i32(g, 0), ""), "");
+  LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, t->stride[rowd], ""),
+                                   LLVMBuildMul(g->B, c64, t->stride[rank - 1], ""), "");
+  LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
+  a = LLVMBuildSelect(g->B, in, a, base, "");
+  LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
+  const char *txt = eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
+                            : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }";
+  LLVMValueRef x = cg_asm(g, g->i16, txt, "=h,l,r", args, 2, true);
+  LLVMValueRef cb = LLVMBuildMul(g->B, c, cg_i32(g, eb), "");
+  LLVMValueRef ch = LLVMBuildLShr(g->B, cb, cg_i32(g, 4), "");
+  if (s->swz) ch = LLVMBuildXor(g->B, ch, swizzle_of(g, r, nch), "");
+  LLVMValueRef sa = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""),
+                                 LLVMBuildOr(g->B, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""),
+                                             LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), ""), "");
+  LLVMValueRef sargs[3] = {LLVMBuildAdd(g->B, sbase, sa, ""), x, on};
+  asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
+                      : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
+           "r,h,r,~{memory}", sargs, 3);
+}
+
 /* Issue the copies of stream s for the iteration with iv `ivs` into `slot`. */
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
@@ -374,8 +407,8 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
     LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
     LLVMValueRef c = LLVMBuildURem(g->B, idx, cg_i32(g, nch), "");
-    LLVMValueRef pc = LLVMBuildXor(g->B, c, swizzle_of(g, r, nch), "");
-    dst[j] = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->cols * eb), ""),
+    LLVMValueRef pc = s->swz ? LLVMBuildXor(g->B, c, swizzle_of(g, r, nch), "") : c;
+    dst[j] = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""),
                                                     LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
     LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, "");
     LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, epc), "");
@@ -419,45 +452,37 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, sb);
   }
-  /* the slow path recomputes its addresses from a %tid.x read that cannot
-   * be hoisted: LICM would otherwise keep 64-bit addresses of every element
-   * live across the whole loop */
-  LLVMValueRef stid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
-  for (int j = 0; j < per; j++) {
-    LLVMValueRef r64 = LLVMBuildZExt(g->B, LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""),
-                                                         cg_i32(g, nch), ""), g->i64, "");
-    for (int e = 0; e < epc; e++) {
-      LLVMValueRef cj = LLVMBuildURem(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""), cg_i32(g, nch), "");
-      LLVMValueRef gc = LLVMBuildAdd(g->B, start[rank - 1],
-                                     LLVMBuildZExt(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, cj, cg_i32(g, epc), ""), cg_i32(g, e), ""), g->i64, ""), "");
-      LLVMValueRef rin = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, start[rowd], r64, ""), rows_sz, "");
-      if (ok) rin = LLVMBuildAnd(g->B, rin, ok, "");
-      LLVMValueRef in = LLVMBuildAnd(g->B, rin, LLVMBuildICmp(g->B, LLVMIntULT, gc, cols_sz, ""), "");
-      LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, rowstride, ""),
-                                       LLVMBuildMul(g->B, LLVMBuildSub(g->B, gc, start[rank - 1], ""), t->stride[rank - 1], ""), "");
-      LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
-      LLVMValueRef st_on = branchy ? cg_i32(g, 1) : LLVMBuildZExt(g->B, slow, g->i32, "");
-      if (!branchy) in = LLVMBuildAnd(g->B, in, slow, "");
-      a = LLVMBuildSelect(g->B, in, a, base, "");
-      LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
-      const char *txt = eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
-                                : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }";
-      LLVMValueRef x = cg_asm(g, g->i16, txt, "=h,l,r", args, 2, true);
-      LLVMValueRef rj = LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, stid, cg_i32(g, j * threads), ""), cg_i32(g, nch), "");
-      LLVMValueRef pc = LLVMBuildXor(g->B, cj, swizzle_of(g, rj, nch), "");
-      LLVMValueRef sa = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, rj, cg_i32(g, s->cols * eb), ""),
-                                                               LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
-      sa = LLVMBuildAdd(g->B, sa, cg_i32(g, e * eb), "");
-      LLVMValueRef sargs[3] = {sa, x, st_on};
-      asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
-                          : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
-               "r,h,r,~{memory}", sargs, 3);
-    }
-  }
   if (branchy) {
-    LLVMBuildBr(g->B, jb);
+    /* a compact element loop (this path is rare: unaligned or strided
+     * tensors), so that it adds no register pressure to the main loop:
+     * i = tid, tid + threads, ... < rows*cols, all addresses from i */
+    LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->B);
+    LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow.loop");
+    LLVMValueRef stid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+    LLVMBuildBr(g->B, lb);
+    LLVMPositionBuilderAtEnd(g->B, lb);
+    LLVMValueRef i = LLVMBuildPhi(g->B, g->i32, "cp.i");
+    LLVMValueRef r = LLVMBuildUDiv(g->B, i, cg_i32(g, s->cols), "");
+    LLVMValueRef c = LLVMBuildURem(g->B, i, cg_i32(g, s->cols), "");
+    slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, cg_i32(g, 1));
+    LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, threads), "");
+    LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
+    LLVMAddIncoming(i, &stid, &entry, 1);
+    LLVMAddIncoming(i, &inext, &lend, 1);
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, inext, cg_i32(g, s->rows * s->cols), ""), lb, jb);
     LLVMPositionBuilderAtEnd(g->B, jb);
+    return;
   }
+  /* no blocks (fallback prologue): every element, predicated on !fast */
+  LLVMValueRef st_on = LLVMBuildZExt(g->B, slow, g->i32, "");
+  for (int j = 0; j < per; j++)
+    for (int e = 0; e < epc; e++) {
+      LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
+      LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
+      LLVMValueRef c = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, LLVMBuildURem(g->B, idx, cg_i32(g, nch), ""), cg_i32(g, epc), ""),
+                                    cg_i32(g, e), "");
+      slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, st_on);
+    }
 }
 
 static void commit(cg *g) { asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
