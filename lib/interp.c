@@ -928,6 +928,48 @@ bool tl_eval_grid(const tl_func *f, const tl_arg *args, int nargs, int64_t grid[
   return ok;
 }
 
+/* The allocation-free grid evaluator (see interp.h): an interp whose slots and
+ * pool cover the grid region, made once; a run only binds the new arguments. */
+struct tl_grid_eval { interp in; };
+
+tl_grid_eval *tl_grid_eval_new(const tl_func *f, char *err, size_t n) {
+  interp *in = interp_new(f, NULL, err, n);
+  if (!in) return NULL;
+  size_t bytes = 0;
+  if (!plan_grid(in, NULL, &bytes)) {
+    set_err(err, n, "internal: kernel %s: grid region has a non-scalar op", f->name);
+    interp_free(in);
+    return NULL;
+  }
+  in->pool = malloc(bytes + 16);
+  if (!in->pool) {
+    set_err(err, n, "out of memory");
+    interp_free(in);
+    return NULL;
+  }
+  bytes = 0;
+  plan_grid(in, in->pool, &bytes);
+  return (tl_grid_eval *)in; /* interp is the first (only) member */
+}
+
+bool tl_grid_eval_run(tl_grid_eval *g, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n) {
+  interp *in = &g->in;
+  if (nargs != in->f->params.len) {
+    set_err(err, n, "kernel %s: %d arguments for %d parameters", in->f->name, nargs, in->f->params.len);
+    return false;
+  }
+  in->args = args;
+  in->err = err;
+  in->errn = n;
+  if (setjmp(in->fail) != 0) return false;
+  bind_params(in);
+  return eval_grid(in, grid);
+}
+
+void tl_grid_eval_free(tl_grid_eval *g) {
+  if (g) interp_free(&g->in);
+}
+
 bool tl_interpret_func(tl_func *f, const tl_arg *args, int nargs, char *err, size_t n) {
   if (!tl_check_args(f, args, nargs, err, n)) return false;
   interp *in = interp_new(f, args, err, n);

@@ -40,6 +40,13 @@ bool tl_check_args(const tl_func *f, const tl_arg *args, int nargs, char *err, s
 /* Evaluate the grid region: grid[0..2] (missing dims are 1).  false + err on
  * a grid that is negative or overflows. */
 bool tl_eval_grid(const tl_func *f, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n);
+/* The grid evaluator of a launcher: everything allocated once at kernel load,
+ * so a launch (tl_grid_eval_run) allocates nothing.  Args must have passed
+ * tl_check_args.  NULL + err when f's grid region is not all scalar ops. */
+typedef struct tl_grid_eval tl_grid_eval;
+tl_grid_eval *tl_grid_eval_new(const tl_func *f, char *err, size_t n);
+bool tl_grid_eval_run(tl_grid_eval *g, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n);
+void tl_grid_eval_free(tl_grid_eval *g);
 /* Run every program of the grid.  false + err on failure (bad args, limits). */
 bool tl_interpret_func(tl_func *f, const tl_arg *args, int nargs, char *err, size_t n);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "codegen/layout.h"
+#include "schedule.h"
 
 /* ========================================================================== */
 /* Layout algebra                                                              */
@@ -138,6 +139,20 @@ static int mma_warps_m(tl_func *f, int32_t M, int32_t N, int warps) {
     }
   }
   return best;
+}
+
+/* The accumulator layout of dot op D [M, N].  No schedule table: the
+ * heuristic above.  A table (lib/schedule.h): mma_remap's warps_m x warps_n
+ * when it ran for the dot and they fit, else the plain default (warps over
+ * M first, tl_layout_mma). */
+static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int warps) {
+  if (!f->sched) return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
+  tl_dot_sched *e = tl_sched_dot(f, D, false);
+  if (e && e->remapped && e->warps_m > 0 && e->warps_n > 0) {
+    tl_layout l = tl_layout_mma_split(M, N, warps, e->warps_m);
+    if (l.mma_wm == e->warps_m && l.mma_wn == e->warps_n) return l;
+  }
+  return tl_layout_mma(M, N, warps);
 }
 
 /* Apply fn to every basis of l. */
@@ -624,7 +639,7 @@ static void assign_op(la_state *st, int32_t opid) {
       rt->layout = default_layout(st, rt); /* codegen reports the shape */
       return;
     }
-    tl_layout l = tl_layout_mma_split(M, N, st->warps, mma_warps_m(f, M, N, st->warps));
+    tl_layout l = dot_layout(f, opid, M, N, st->warps);
     rt->layout = intern(st, &l);
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))

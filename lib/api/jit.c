@@ -44,6 +44,7 @@ struct tilec_kernel {
   size_t sig_len;
   bool have_last;
   int64_t grid[3];
+  tl_grid_eval *grid_eval; /* made at load: the launch path allocates nothing */
   char err[1024];
 };
 
@@ -184,6 +185,11 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
   if (!k->targs || !k->argbuf || !k->slots || !k->last_sig || !k->sig) {
     tilec_kernel_destroy(k);
     snprintf(err, n, "out of memory");
+    return NULL;
+  }
+  k->grid_eval = tl_grid_eval_new(f, err, n);
+  if (!k->grid_eval) {
+    tilec_kernel_destroy(k);
     return NULL;
   }
   return k;
@@ -404,6 +410,7 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   free(k->slots);
   free(k->last_sig);
   free(k->sig);
+  tl_grid_eval_free(k->grid_eval);
   free(k);
 }
 
@@ -470,11 +477,11 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
   }
   signature(k, k->sig);
   if (!k->have_last || memcmp(k->sig, k->last_sig, k->sig_len * sizeof *k->sig) != 0) {
-    /* new shapes or scalars: full checks and the grid (the grid evaluator
-     * allocates; a repeated launch with the same shapes does not get here) */
+    /* new shapes or scalars: full checks and the grid (both allocation-free;
+     * a repeated launch with the same shapes skips them) */
     k->have_last = false;
     if (!tl_check_args(k->f, k->targs, nargs, err, sizeof err)) return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-    if (!tl_eval_grid(k->f, k->targs, nargs, k->grid, err, sizeof err))
+    if (!tl_grid_eval_run(k->grid_eval, k->targs, nargs, k->grid, err, sizeof err))
       return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
     for (int d = 0; d < 3; d++)
       if (k->grid[d] > k->dev->max_grid[d])

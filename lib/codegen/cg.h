@@ -73,12 +73,20 @@ cg_val *cg_new_val(cg *g, int32_t v, int32_t n);
 const tl_layout *cg_layout(cg *g, int32_t v);
 /* Coordinate d of register r of layout lid, i32 (register part constant). */
 LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d);
+/* The lane/warp part of coordinate d of layout lid (i32, computed once in the
+ * prologue; the constant 0 when no lane/warp bit moves along d). */
+LLVMValueRef cg_lane_warp(cg *g, int32_t lid, int d);
 void cg_barrier(cg *g);
 void cg_use_smem(cg *g, int bytes);
 LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off);
 
 /* emit_dot.c: main-loop plan and scratch shared memory */
 void cg_make_plan(cg *g);
+/* Hooks of codegen.c's emit_for: in the preheader before its branch into the
+ * loop (the ring prologue of the loop's streamed operands, with branches),
+ * and at the start of the exit block (cp.async.wait_group 0 drain). */
+void cg_loop_preheader(cg *g, int32_t for_op);
+void cg_loop_exit(cg *g, int32_t for_op);
 void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part */
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off);
 /* The load op is a streamed dot operand (emits the ring instead of registers). */

@@ -90,12 +90,13 @@ const tl_layout *cg_layout(cg *g, int32_t v) {
   return tl_layout_at(g->f, t->layout);
 }
 
-/* The lane/warp part of a layout's coordinates: computed once in the prologue. */
+/* The lane/warp part of a layout's coordinates: computed once in the prologue
+ * (a dim with no lane/warp basis is the constant 0). */
 static void ensure_lw(cg *g, int32_t lid) {
   if (g->lw[lid][0]) return;
   const tl_layout *l = tl_layout_at(g->f, lid);
   for (int d = 0; d < TL_MAX_RANK; d++) {
-    LLVMValueRef acc = cg_i32(g, 0);
+    LLVMValueRef acc = NULL;
     for (int src = 0; src < 2; src++) {
       int nb = src ? l->nwarp : TL_LAYOUT_LANE_BITS;
       LLVMValueRef id = src ? g->warp : g->lane;
@@ -103,21 +104,31 @@ static void ensure_lw(cg *g, int32_t lid) {
         int32_t b = src ? l->warp[j][d] : l->lane[j][d];
         if (d >= l->rank || !b) continue;
         /* bit j of the id, moved to the basis' bit position */
-        LLVMValueRef bit = LLVMBuildAnd(g->PB, LLVMBuildLShr(g->PB, id, cg_i32(g, j), ""), cg_i32(g, 1), "");
         int sh = 0;
         while ((1 << sh) != b) sh++;
-        acc = LLVMBuildOr(g->PB, acc, LLVMBuildShl(g->PB, bit, cg_i32(g, sh), ""), "");
+        LLVMValueRef bit = j ? LLVMBuildLShr(g->PB, id, cg_i32(g, j), "") : id;
+        bit = LLVMBuildAnd(g->PB, bit, cg_i32(g, 1), "");
+        if (sh) bit = LLVMBuildShl(g->PB, bit, cg_i32(g, sh), "");
+        acc = acc ? LLVMBuildOr(g->PB, acc, bit, "") : bit;
       }
     }
-    g->lw[lid][d] = acc;
+    g->lw[lid][d] = acc ? acc : cg_i32(g, 0);
   }
+}
+
+LLVMValueRef cg_lane_warp(cg *g, int32_t lid, int d) {
+  ensure_lw(g, lid);
+  return g->lw[lid][d];
 }
 
 LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d) {
   ensure_lw(g, lid);
   int32_t c[TL_MAX_RANK];
   tl_layout_reg_coords(tl_layout_at(g->f, lid), r, c);
-  return LLVMBuildAdd(g->B, g->lw[lid][d], cg_i32(g, c[d]), "");
+  LLVMValueRef lw = g->lw[lid][d];
+  if (!c[d]) return lw;
+  if (LLVMIsAConstantInt(lw) && LLVMConstIntGetZExtValue(lw) == 0) return cg_i32(g, c[d]);
+  return LLVMBuildAdd(g->B, lw, cg_i32(g, c[d]), "");
 }
 
 void cg_barrier(cg *g) {
@@ -206,6 +217,9 @@ static void emit_for(cg *g, int32_t opid) {
   LLVMValueRef lo = to_i64(g, cg_get(g, o->opnd[0])->r[0]);
   LLVMValueRef hi = to_i64(g, cg_get(g, o->opnd[1])->r[0]);
   LLVMValueRef step = to_i64(g, cg_get(g, o->opnd[2])->r[0]);
+  cg_loop_preheader(g, opid); /* perf2 hook (emit_dot.c): cp.async ring prologue; may add blocks */
+  o = tl_op_at(f, opid);
+  body = &o->regions[0];
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "for.head");
   LLVMBasicBlockRef bodyb = LLVMAppendBasicBlockInContext(g->C, g->fn, "for.body");
@@ -241,6 +255,7 @@ static void emit_for(cg *g, int32_t opid) {
   for (int i = 0; i < ncar; i++) add_incoming(g, body->args.data[1 + i], ys[i], latch);
   LLVMBuildBr(g->B, head);
   LLVMPositionBuilderAtEnd(g->B, exit);
+  cg_loop_exit(g, opid); /* perf2 hook (emit_dot.c): cp.async.wait_group 0 drain after a ring */
   for (int i = 0; i < ncar && i < o->nres; i++) g->vals[o->res[i]] = g->vals[body->args.data[1 + i]];
 }
 

@@ -492,44 +492,100 @@ static LLVMValueRef slot_next(cg *g, LLVMValueRef s, int stages) {
   return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n, cg_i32(g, stages), ""), cg_i32(g, 0), n, "");
 }
 
-/* At the first streamed load of a loop body: the prologue in the preheader,
- * then this iteration's wait, barrier and the issue of stage i + S - 1. */
+/* iv + k*step as the iv's register type (`wide`: i64, else ivty). */
+static LLVMValueRef iv_plus(cg *g, LLVMValueRef lo64, int k, LLVMValueRef step64, LLVMTypeRef ivty) {
+  LLVMValueRef x = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "");
+  return ivty == g->i64 ? x : LLVMBuildTrunc(g->B, x, ivty, "");
+}
+
+/* Ring prologue: stages 0..S-2 issued at the builder's position, before
+ * the loop (branchy: real branches for the slow copies); slot counters. */
+static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty, bool branchy) {
+  cg_plan *p = g->plan;
+  int S = R->stages;
+  R->rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
+  R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
+  for (int k = 0; k + 1 < S; k++) {
+    LLVMValueRef ivs = iv_plus(g, lo64, k, step64, ivty);
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == R->for_op) issue_stream(g, &p->streams[i], ivs, cg_i32(g, k), branchy);
+    commit(g);
+  }
+  LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
+  LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 : 0), R->wrv);
+  R->pre_done = true;
+}
+
+static LLVMTypeRef iv_type(cg *g, int32_t L) {
+  tl_op *lo = tl_op_at(g->f, L);
+  tl_type *ivt = &tl_val(g->f, lo->regions[0].args.data[0])->type;
+  return LLVMTypeOf(cg_get(g, lo->opnd[0])->r[0]) == g->i64 || ivt->dtype == TL_I64 ? g->i64
+                                                                                   : cg_reg_type(g, (tl_dtype)ivt->dtype);
+}
+
+void cg_loop_preheader(cg *g, int32_t for_op) {
+  cg_make_plan(g);
+  cg_plan *p = g->plan;
+  tl_op *lo = tl_op_at(g->f, for_op);
+  for (int i = 0; i < p->nring; i++) {
+    cg_ring *R = &p->rings[i];
+    if (R->for_op != for_op || R->pre_done) continue;
+    ring_prologue(g, R, to_i64(g, cg_get(g, lo->opnd[0])->r[0]), to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
+                  iv_type(g, for_op), true);
+  }
+}
+
+void cg_loop_exit(cg *g, int32_t for_op) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f) return;
+  for (int i = 0; i < p->nring; i++)
+    if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
+      /* drain: no copy may still be writing shared memory after the loop */
+      asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
+      return;
+    }
+}
+
+/* At the first streamed load of a loop body: this iteration's wait, barrier
+ * and the issue of stage i + S - 1 (the prologue is normally issued by
+ * cg_loop_preheader; else here, predicated, before the preheader's branch).
+ * One stage: free the slot, copy this iteration's tile, wait for it. */
 static void emit_ring(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
   int S = R->stages;
   int32_t L = R->for_op;
   tl_op *lo = tl_op_at(g->f, L);
   LLVMValueRef reg, phi = iv_phi(g, L, &reg);
-  LLVMBasicBlockRef pre = LLVMGetIncomingBlock(phi, 0);
-  LLVMValueRef lo64 = LLVMGetIncomingValue(phi, 0);
   LLVMValueRef step64 = to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
-  LLVMValueRef rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
-  LLVMValueRef wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
-  /* preheader: stages 0..S-2, before its branch into the loop */
-  LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(pre));
-  for (int k = 0; k + 1 < S; k++) {
-    LLVMValueRef ivs = iv_at(g, lo64, k, step64, reg);
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, cg_i32(g, k), false);
-    commit(g);
+  if (!R->pre_done) {
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
+    LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
+    ring_prologue(g, R, LLVMGetIncomingValue(phi, 0), step64, LLVMTypeOf(reg), false);
+    LLVMPositionBuilderAtEnd(g->B, here);
   }
-  LLVMBuildStore(g->B, cg_i32(g, 0), rdv);
-  LLVMBuildStore(g->B, cg_i32(g, S - 1), wrv);
-  LLVMPositionBuilderAtEnd(g->B, here);
+  if (S == 1) {
+    cg_barrier(g);
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], reg, cg_i32(g, 0), true);
+    commit(g);
+    asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
+    cg_barrier(g);
+    R->rd_slot = cg_i32(g, 0);
+    return;
+  }
   char w[64];
   snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2);
   asm_void(g, w, "~{memory}", NULL, 0);
   cg_barrier(g);
-  LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, rdv, "");
-  LLVMValueRef wr = LLVMBuildLoad2(g->B, g->i32, wrv, "");
+  LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  LLVMValueRef wr = LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
   R->rd_slot = rd;
   LLVMValueRef ivs = iv_at(g, phi, S - 1, step64, reg);
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
   commit(g);
-  LLVMBuildStore(g->B, slot_next(g, rd, S), rdv);
-  LLVMBuildStore(g->B, slot_next(g, wr, S), wrv);
+  LLVMBuildStore(g->B, slot_next(g, rd, S), R->rdv);
+  LLVMBuildStore(g->B, slot_next(g, wr, S), R->wrv);
 }
 
 bool cg_load_streamed(cg *g, tl_op *o) {
@@ -567,9 +623,11 @@ static LLVMValueRef src_addr(cg *g, const opsrc *s, LLVMValueRef row, LLVMValueR
   return LLVMBuildAdd(g->B, s->base, o, "");
 }
 
-/* Store every element of tile v at (row, col) -> off + row*pitch + col*eb,
- * where (row, col) are the tile coords, swapped when `swap`. */
-static void stage(cg *g, int32_t v, LLVMValueRef off, int pitch, int eb, bool swap) {
+/* Store every element of tile v at (row, col) -> off + row*pitch + col*eb
+ * (the 16-byte chunk XOR-swizzled when s->swz), where (row, col) are the tile
+ * coords, swapped when `swap`. */
+static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int eb, bool swap) {
+  int pitch = s->rowbytes;
   tl_type *t = &tl_val(g->f, v)->type;
   const tl_layout *l = cg_layout(g, v);
   cg_val *x = cg_get(g, v);
@@ -577,8 +635,12 @@ static void stage(cg *g, int32_t v, LLVMValueRef off, int pitch, int eb, bool sw
     if (tl_layout_canon_reg(l, r) != r) continue;
     LLVMValueRef c0 = cg_coord(g, t->layout, r, 0), c1 = cg_coord(g, t->layout, r, 1);
     LLVMValueRef row = swap ? c1 : c0, col = swap ? c0 : c1;
-    LLVMValueRef o = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, row, cg_i32(g, pitch), ""),
-                                  LLVMBuildMul(g->B, col, cg_i32(g, eb), ""), "");
+    LLVMValueRef cb = LLVMBuildMul(g->B, col, cg_i32(g, eb), "");
+    if (s->swz) {
+      LLVMValueRef ch = LLVMBuildXor(g->B, LLVMBuildLShr(g->B, cb, cg_i32(g, 4), ""), swizzle_of(g, row, s->nch), "");
+      cb = LLVMBuildOr(g->B, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""), LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), "");
+    }
+    LLVMValueRef o = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, row, cg_i32(g, pitch), ""), cb, "");
     o = LLVMBuildAdd(g->B, o, off, "");
     LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, o));
   }
@@ -679,6 +741,8 @@ void cg_emit_dot(cg *g, tl_op *o) {
   tl_func *f = g->f;
   cg_make_plan(g);
   cg_plan *p = g->plan;
+  int32_t D = (int32_t)(o - f->ops.data);
+  tl_dot_sched *e = dot_sched(g, D);
   int32_t a = o->opnd[0], b = o->opnd[1], accv = o->opnd[2], res = o->res[0];
   tl_type *at = &tl_val(f, a)->type, *bt = &tl_val(f, b)->type, *rt = &tl_val(f, res)->type;
   if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2)
@@ -704,6 +768,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
   } else {
     cg_unsupported(g, "dot on %s operands (tensor cores take bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(adt));
   }
+  if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE &&
+      e->instr != (kstep == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16))
+    cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr, kstep == 32 ? "m16n8k32" : "m16n8k16");
   if (rt->dtype != TL_F32) cg_unsupported(g, "dot accumulating in %s (only f32)", tl_dtype_name((tl_dtype)rt->dtype));
   if (M < 16 || N < 8 || K < kstep)
     cg_unsupported(g, "dot of shape %dx%dx%d (needs M >= 16, N >= 8, K >= %d)", M, N, K, kstep);
@@ -746,9 +813,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
       s->base = LLVMBuildAdd(g->B, smem_base32(g),
                              LLVMBuildAdd(g->B, cg_i32(g, st->offset),
                                           LLVMBuildMul(g->B, R->rd_slot, cg_i32(g, st->stage_bytes), ""), ""), "");
-      s->rowbytes = st->cols * st->eb;
-      s->nch = s->rowbytes / 16;
-      s->swz = true;
+      s->rowbytes = st->pitch;
+      s->nch = st->cols * st->eb / 16;
+      s->swz = st->swz;
       /* A is always [M][K]; B streamed natural is [K][N], through trans [N][K] */
       s->kcontig = w == 0 || tl_val(f, x)->def < 0 || tl_op_at(f, tl_val(f, x)->def)->opc == TL_OP_trans;
       continue;
@@ -756,9 +823,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
     bool kn = w == 1 && b_kn_staged;
     int32_t rows = w == 0 ? M : kn ? K : N;
     int32_t cols = w == 0 ? K : kn ? N : K;
-    s->rowbytes = cols * eb + 16;
+    s->rowbytes = staged_pitch(g, D, w, cols, eb, &s->swz);
+    s->nch = cols * eb / 16;
     s->kcontig = !kn;
-    s->swz = false;
     if (s->kind == SRC_INVARIANT) {
       int off = p->vstream[x];
       if (!p->inv_done[x]) {
@@ -768,7 +835,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
         LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
         LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
         cg_barrier(g);
-        stage(g, x, cg_i32(g, off), s->rowbytes, eb, w == 1 && !kn);
+        stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
         cg_barrier(g);
         LLVMPositionBuilderAtEnd(g->B, here);
       }
@@ -785,10 +852,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
     cg_barrier(g);
     int off = 0;
     if (sa.kind == SRC_STAGED) {
-      stage(g, a, cg_i32(g, g->smem_persist), sa.rowbytes, eb, false);
+      stage(g, a, cg_i32(g, g->smem_persist), &sa, eb, false);
       off = M * sa.rowbytes;
     }
-    if (sb.kind == SRC_STAGED) stage(g, b, cg_i32(g, g->smem_persist + off), sb.rowbytes, eb, sb.kcontig);
+    if (sb.kind == SRC_STAGED) stage(g, b, cg_i32(g, g->smem_persist + off), &sb, eb, sb.kcontig);
     cg_barrier(g);
   }
 
@@ -817,12 +884,18 @@ void cg_emit_dot(cg *g, tl_op *o) {
   LLVMTypeRef f4t = LLVMStructTypeInContext(g->C, f4, 4, 0);
   int nk = K / kstep;
   /* fragments of slice kk+1 are loaded before the mmas of slice kk */
+  /* (no table: always; a table: when ldmatrix_sched chose it) */
+  bool lookahead = !p->follow || (e && e->scheduled && e->lookahead);
   frags *fr = tl_alloc(&g->ctx->arena, sizeof(frags) * 2);
   load_a(g, &q, &sa, a, 0, &fr[0]);
   load_b(g, &q, &sb, 0, &fr[0]);
   for (int kk = 0; kk < nk; kk++) {
-    frags *cur = &fr[kk & 1], *nxt = &fr[(kk + 1) & 1];
-    if (kk + 1 < nk) {
+    frags *cur = lookahead ? &fr[kk & 1] : &fr[0], *nxt = &fr[(kk + 1) & 1];
+    if (!lookahead && kk > 0) {
+      load_a(g, &q, &sa, a, kk, cur);
+      load_b(g, &q, &sb, kk, cur);
+    }
+    if (lookahead && kk + 1 < nk) {
       load_a(g, &q, &sa, a, kk + 1, nxt);
       load_b(g, &q, &sb, kk + 1, nxt);
     }

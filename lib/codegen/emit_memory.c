@@ -20,14 +20,6 @@
 
 #include "cg.h"
 
-static LLVMValueRef to_i64(cg *g, LLVMValueRef v) {
-  return LLVMTypeOf(v) == g->i64 ? v : LLVMBuildSExt(g->B, v, g->i64, "");
-}
-
-static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) {
-  return a ? LLVMBuildAnd(g->B, a, b, "") : b;
-}
-
 /* Integer bits type used to move an element of `bytes` through inline asm. */
 static LLVMTypeRef asm_int_type(cg *g, int bytes) {
   return bytes <= 2 ? g->i16 : bytes == 4 ? g->i32 : g->i64;
@@ -51,6 +43,20 @@ static LLVMValueRef from_bits(cg *g, LLVMValueRef v, LLVMTypeRef mt, int bytes) 
   return LLVMBuildBitCast(g->B, v, mt, "");
 }
 
+static bool is_zero(LLVMValueRef v) { return LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v) == 0; }
+
+/* a & b where NULL means true. */
+static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) {
+  return !a ? b : !b ? a : LLVMBuildAnd(g->B, a, b, "");
+}
+static LLVMValueRef add_or(cg *g, LLVMValueRef a, LLVMValueRef b) {
+  return !a ? b : !b ? a : LLVMBuildAdd(g->B, a, b, "");
+}
+
+static LLVMValueRef pred32(cg *g, LLVMValueRef p) {
+  return p ? LLVMBuildZExt(g->B, p, g->i32, "") : cg_i32(g, 1);
+}
+
 /* The parameter a tensor value stands for. */
 static int tensor_param(cg *g, int32_t v) {
   tl_value *tv = tl_val(g->f, v);
@@ -59,61 +65,133 @@ static int tensor_param(cg *g, int32_t v) {
   return tv->index;
 }
 
-/* A view: per tensor dim the start (i64) and whether a tile dim ranges over it. */
-typedef struct view {
-  int rank;               /* tensor rank */
-  int tile_rank;
-  int tdim[TL_MAX_RANK];  /* tile dim j -> tensor dim */
-  LLVMValueRef start[TL_MAX_RANK];
-  LLVMValueRef size64[TL_MAX_RANK];
-  cg_tensor *t;
-  LLVMValueRef uniform_inb; /* indexed dims in bounds (i1), or NULL */
-  LLVMValueRef base_off;    /* sum start * stride, elements, i64 */
-  int bytes;
-  tl_dtype dtype;
-} view;
+/* What depends on the register part k of one tile coordinate, made on first
+ * use: the index start + lane/warp part + k, its bounds check, k * stride. */
+#define KCACHE 64
+typedef struct kcache {
+  int n;
+  int32_t k[KCACHE];
+  LLVMValueRef ix[KCACHE], inb[KCACHE], off[KCACHE];
+} kcache;
 
-static void make_view(cg *g, tl_op *o, view *v) {
+/* One global access: everything computed once, before the registers.  The
+ * address of a register group is tbase + sum over tile dims of k_j * stride_j
+ * (a constant times a uniform value); its bounds are start_j + lw_j + k_j
+ * < size_j, unsigned (so negative indices are outside), in 32 bits when the
+ * start is an i32 (exact for sizes below 2^31), else in 64. */
+typedef struct access {
+  int rank;                         /* tensor rank */
+  int tile_rank;
+  int tdim[TL_MAX_RANK];            /* tile dim j -> tensor dim */
+  cg_tensor *t;
+  tl_dtype dtype;
+  int bytes;
+  LLVMValueRef lw_ix[TL_MAX_RANK];  /* per tile dim: start + lane/warp part (i32 or i64) */
+  LLVMValueRef size[TL_MAX_RANK];   /* per tile dim: size, the index's type */
+  LLVMValueRef sbytes[TL_MAX_RANK]; /* per tile dim: stride in bytes (i64) */
+  LLVMValueRef uniform_inb;         /* indexed (non-tile) dims in bounds, or NULL */
+  LLVMValueRef view_addr;           /* i64: address of the view's element 0 */
+  LLVMValueRef tbase;               /* i64: this thread's element at register coords 0 */
+  kcache kc[TL_MAX_RANK];
+} access;
+
+static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
   int p = tensor_param(g, o->opnd[0]);
   tl_param *prm = &g->f->params.data[p];
-  memset(v, 0, sizeof *v);
-  v->rank = prm->rank;
-  v->t = &g->tensors[p];
-  v->dtype = prm->dtype;
-  v->bytes = tl_dtype_bytes(prm->dtype);
-  if (o->nopnd < 1 + v->rank) TL_INTERNAL(g->ctx, "codegen: view with too few indices");
-  v->base_off = cg_i64(g, 0);
-  for (int d = 0; d < v->rank; d++) {
-    v->start[d] = to_i64(g, cg_get(g, o->opnd[1 + d])->r[0]);
-    v->size64[d] = LLVMBuildZExt(g->B, v->t->size[d], g->i64, "");
-    v->base_off = LLVMBuildAdd(g->B, v->base_off, LLVMBuildMul(g->B, v->start[d], v->t->stride[d], ""), "");
-    if (o->dims[d] != 0) v->tdim[v->tile_rank++] = d;
-    else v->uniform_inb = and1(g, v->uniform_inb, LLVMBuildICmp(g->B, LLVMIntULT, v->start[d], v->size64[d], ""));
+  memset(a, 0, sizeof *a);
+  a->rank = prm->rank;
+  a->t = &g->tensors[p];
+  a->dtype = prm->dtype;
+  a->bytes = tl_dtype_bytes(prm->dtype);
+  if (o->nopnd < 1 + a->rank) TL_INTERNAL(g->ctx, "codegen: view with too few indices");
+  LLVMValueRef off = NULL;
+  for (int d = 0; d < a->rank; d++) {
+    LLVMValueRef st = cg_get(g, o->opnd[1 + d])->r[0];
+    bool wide = LLVMTypeOf(st) == g->i64;
+    LLVMValueRef sz = wide ? LLVMBuildZExt(g->B, a->t->size[d], g->i64, "") : a->t->size[d];
+    LLVMValueRef sb = a->bytes == 1 ? a->t->stride[d] : LLVMBuildMul(g->B, a->t->stride[d], cg_i64(g, a->bytes), "");
+    if (!is_zero(st)) {
+      LLVMValueRef st64 = wide ? st : LLVMBuildSExt(g->B, st, g->i64, "");
+      off = add_or(g, off, LLVMBuildMul(g->B, st64, sb, ""));
+    }
+    if (o->dims[d] != 0) {
+      int j = a->tile_rank++;
+      a->tdim[j] = d;
+      a->sbytes[j] = sb;
+      a->size[j] = sz;
+      a->lw_ix[j] = st;
+    } else {
+      a->uniform_inb = and1(g, a->uniform_inb, LLVMBuildICmp(g->B, LLVMIntULT, st, sz, ""));
+    }
+  }
+  a->view_addr = add_or(g, LLVMBuildPtrToInt(g->B, a->t->ptr, g->i64, ""), off);
+  a->tbase = a->view_addr;
+  if (lid < 0) return;
+  for (int j = 0; j < a->tile_rank; j++) {
+    LLVMValueRef lw = cg_lane_warp(g, lid, j);
+    if (is_zero(lw)) continue;
+    LLVMValueRef lw64 = LLVMBuildZExt(g->B, lw, g->i64, "");
+    bool wide = LLVMTypeOf(a->lw_ix[j]) == g->i64;
+    a->lw_ix[j] = is_zero(a->lw_ix[j]) ? (wide ? lw64 : lw) : LLVMBuildAdd(g->B, a->lw_ix[j], wide ? lw64 : lw, "");
+    a->tbase = LLVMBuildAdd(g->B, a->tbase, LLVMBuildMul(g->B, lw64, a->sbytes[j], ""), "");
   }
 }
 
-/* For the element at tile coordinates c (i32 values): in-bounds flag (i1 or
- * NULL = always) and element offset from the tensor base (i64). */
-static void elem_addr(cg *g, view *v, LLVMValueRef *c, LLVMValueRef *inb, LLVMValueRef *off) {
-  LLVMValueRef ok = v->uniform_inb, o = v->base_off;
-  for (int j = 0; j < v->tile_rank; j++) {
-    int d = v->tdim[j];
-    LLVMValueRef cj = LLVMBuildZExt(g->B, c[j], g->i64, "");
-    LLVMValueRef ix = LLVMBuildAdd(g->B, v->start[d], cj, "");
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntULT, ix, v->size64[d], ""));
-    o = LLVMBuildAdd(g->B, o, LLVMBuildMul(g->B, cj, v->t->stride[d], ""), "");
+static int kslot(access *a, int j, int32_t k) {
+  kcache *c = &a->kc[j];
+  for (int i = 0; i < c->n; i++)
+    if (c->k[i] == k) return i;
+  if (c->n == KCACHE) { /* full: recycle the last slot */
+    c->k[KCACHE - 1] = k;
+    c->ix[KCACHE - 1] = c->inb[KCACHE - 1] = c->off[KCACHE - 1] = NULL;
+    return KCACHE - 1;
   }
-  *inb = ok;
-  *off = o;
+  c->k[c->n] = k;
+  c->ix[c->n] = c->inb[c->n] = c->off[c->n] = NULL;
+  return c->n++;
 }
 
-static LLVMValueRef addr_of(cg *g, view *v, LLVMValueRef off) {
-  LLVMValueRef base = LLVMBuildPtrToInt(g->B, v->t->ptr, g->i64, "");
-  return LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, off, cg_i64(g, v->bytes), ""), "");
+/* Index of tile dim j at register coordinate k (i32 or i64). */
+static LLVMValueRef k_ix(cg *g, access *a, int j, int32_t k) {
+  int s = kslot(a, j, k);
+  kcache *c = &a->kc[j];
+  if (!c->ix[s])
+    c->ix[s] = k == 0 ? a->lw_ix[j] : LLVMBuildAdd(g->B, a->lw_ix[j], LLVMConstInt(LLVMTypeOf(a->lw_ix[j]), (unsigned long long)k, 0), "");
+  return c->ix[s];
 }
 
-static LLVMValueRef pred32(cg *g, LLVMValueRef p) {
-  return p ? LLVMBuildZExt(g->B, p, g->i32, "") : cg_i32(g, 1);
+static LLVMValueRef k_inb(cg *g, access *a, int j, int32_t k) {
+  LLVMValueRef ix = k_ix(g, a, j, k);
+  int s = kslot(a, j, k);
+  kcache *c = &a->kc[j];
+  if (!c->inb[s]) c->inb[s] = LLVMBuildICmp(g->B, LLVMIntULT, ix, a->size[j], "");
+  return c->inb[s];
+}
+
+/* k * stride in bytes (i64), NULL for k = 0. */
+static LLVMValueRef k_off(cg *g, access *a, int j, int32_t k) {
+  if (k == 0) return NULL;
+  int s = kslot(a, j, k);
+  kcache *c = &a->kc[j];
+  if (!c->off[s]) c->off[s] = LLVMBuildMul(g->B, a->sbytes[j], cg_i64(g, k), "");
+  return c->off[s];
+}
+
+/* Address (i64) of the element at register coordinates k. */
+static LLVMValueRef group_addr(cg *g, access *a, const int32_t *k) {
+  LLVMValueRef x = a->tbase;
+  for (int j = 0; j < a->tile_rank; j++) {
+    LLVMValueRef o = k_off(g, a, j, k[j]);
+    if (o) x = LLVMBuildAdd(g->B, x, o, "");
+  }
+  return x;
+}
+
+/* In bounds over the tile dims [0, upto) and the indexed dims (NULL = true). */
+static LLVMValueRef group_inb(cg *g, access *a, const int32_t *k, int upto) {
+  LLVMValueRef p = a->uniform_inb;
+  for (int j = 0; j < upto; j++) p = and1(g, p, k_inb(g, a, j, k[j]));
+  return p;
 }
 
 /* Predicated scalar load of `bytes` at addr; `dflt` (bits) when p is false. */
@@ -135,186 +213,268 @@ static void st_scalar(cg *g, LLVMValueRef addr, LLVMValueRef p, LLVMValueRef bit
   cg_asm(g, g->vd, text, cons, args, 3, true);
 }
 
-/* Predicated vector load of w 32-bit words (w = 1, 2, 4); zeros when off. */
-static LLVMValueRef ld_vector(cg *g, LLVMValueRef addr, LLVMValueRef p, int w) {
-  char text[256], cons[64];
-  int n = snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; ", w + 1);
-  for (int i = 0; i < w; i++) n += snprintf(text + n, sizeof text - (size_t)n, "mov.b32 $%d, 0; ", i);
-  n += snprintf(text + n, sizeof text - (size_t)n, "@p ld.global%s.b32 ", w == 1 ? "" : w == 2 ? ".v2" : ".v4");
-  n += snprintf(text + n, sizeof text - (size_t)n, w == 1 ? "" : "{");
-  for (int i = 0; i < w; i++) n += snprintf(text + n, sizeof text - (size_t)n, i ? ",$%d" : "$%d", i);
-  snprintf(text + n, sizeof text - (size_t)n, "%s, [$%d]; }", w == 1 ? "" : "}", w);
-  n = 0;
-  for (int i = 0; i < w; i++) n += snprintf(cons + n, sizeof cons - (size_t)n, "=r,");
-  snprintf(cons + n, sizeof cons - (size_t)n, "l,r");
-  LLVMTypeRef words[4] = {g->i32, g->i32, g->i32, g->i32};
-  LLVMTypeRef st = LLVMStructTypeInContext(g->C, words, (unsigned)w, 0);
-  LLVMValueRef args[2] = {addr, pred32(g, p)};
-  LLVMValueRef r = cg_asm(g, w == 1 ? g->i32 : st, text, cons, args, 2, true);
-  LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(g->i32, (unsigned)w));
-  for (int i = 0; i < w; i++) {
-    LLVMValueRef x = w == 1 ? r : LLVMBuildExtractValue(g->B, r, (unsigned)i, "");
-    vec = LLVMBuildInsertElement(g->B, vec, x, cg_i32(g, i), "");
+/* ---- one asm per vector group ----------------------------------------------------------- */
+
+typedef struct ptxbuf {
+  char s[4096];
+  int n;
+} ptxbuf;
+
+static void put(ptxbuf *b, const char *fmt, ...) TL_PRINTF(2, 3);
+static void put(ptxbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(b->s + b->n, sizeof b->s - (size_t)b->n, fmt, ap);
+  va_end(ap);
+  if (k > 0) b->n += k;
+  if (b->n >= (int)sizeof b->s) b->n = (int)sizeof b->s - 1;
+}
+
+/* The PTX of one group of vec elements of `bytes` (vec * bytes = 4, 8 or 16),
+ * contiguous along the last dim in the tile, W = vec * bytes / 4 words.
+ * Operands from `o` on: A address (l), S last stride in bytes (l), IX index
+ * along the last dim of the first element, SZ its size (r, or l when wide),
+ * R the other dims in bounds (r), F the vector path is allowed (r: unit last
+ * stride, aligned).  The group uses one ld/st.global.v{1,2,4}.b32 when F, R
+ * and the first and last element in bounds; otherwise one predicated scalar
+ * access per element (index IX + e in bounds, address A + e * S).  Loads:
+ * outputs $0..$W-1 (zero when outside); stores: words from $(o + 6). */
+static void group_ptx(ptxbuf *b, bool store, int bytes, int vec, bool wide, int o) {
+  int W = vec * bytes / 4, ib = wide ? 64 : 32;
+  int A = o, S = o + 1, IX = o + 2, SZ = o + 3, R = o + 4, F = o + 5, V = o + 6;
+  put(b, "{ .reg .pred pr, pv, p, q; .reg .b%d t; .reg .b64 a; .reg .b32 u; ", ib);
+  if (bytes <= 2) put(b, ".reg .b16 h<%d>; ", vec);
+  if (bytes == 8) put(b, ".reg .b64 d; ");
+  put(b, "setp.ne.b32 pr, $%d, 0; setp.ne.b32 pv, $%d, 0; and.pred pv, pv, pr; ", R, F);
+  put(b, "setp.lt.u%d p, $%d, $%d; and.pred pv, pv, p; ", ib, IX, SZ);
+  put(b, "add.s%d t, $%d, %d; setp.lt.u%d p, t, $%d; and.pred pv, pv, p; ", ib, IX, vec - 1, ib, SZ);
+  const char *vs = W == 1 ? "" : W == 2 ? ".v2" : ".v4";
+  if (!store) {
+    for (int w = 0; w < W; w++) put(b, "mov.b32 $%d, 0; ", w);
+    put(b, "@pv ld.global%s.b32 %s", vs, W > 1 ? "{" : "");
+    for (int w = 0; w < W; w++) put(b, w ? ",$%d" : "$%d", w);
+    put(b, "%s, [$%d]; ", W > 1 ? "}" : "", A);
+  } else {
+    put(b, "@pv st.global%s.b32 [$%d], %s", vs, A, W > 1 ? "{" : "");
+    for (int w = 0; w < W; w++) put(b, w ? ",$%d" : "$%d", V + w);
+    put(b, "%s; ", W > 1 ? "}" : "");
+    if (bytes == 2)
+      for (int w = 0; w < W; w++) put(b, "mov.b32 {h%d,h%d}, $%d; ", 2 * w, 2 * w + 1, V + w);
   }
-  return vec;
+  put(b, "not.pred q, pv; and.pred pr, pr, q; mov.b64 a, $%d; ", A);
+  for (int e = 0; e < vec; e++) {
+    if (e) put(b, "add.s64 a, a, $%d; add.s%d t, $%d, %d; setp.lt.u%d p, t, $%d; ", S, ib, IX, e, ib, SZ);
+    else put(b, "setp.lt.u%d p, $%d, $%d; ", ib, IX, SZ);
+    put(b, "and.pred p, p, pr; ");
+    if (!store) {
+      switch (bytes) {
+      case 1: put(b, "mov.b16 h%d, 0; @p ld.global.u8 h%d, [a]; cvt.u32.u16 u, h%d; @q bfi.b32 $%d, u, $%d, %d, 8; ",
+                  e, e, e, e / 4, e / 4, 8 * (e % 4)); break;
+      case 2: put(b, "mov.b16 h%d, 0; @p ld.global.b16 h%d, [a]; ", e, e); break;
+      case 4: put(b, "@p ld.global.b32 $%d, [a]; ", e); break;
+      default: put(b, "@p ld.global.b64 d, [a]; @p mov.b64 {$%d,$%d}, d; ", 2 * e, 2 * e + 1); break;
+      }
+    } else {
+      switch (bytes) {
+      case 1: put(b, "shr.b32 u, $%d, %d; @p st.global.u8 [a], u; ", V + e / 4, 8 * (e % 4)); break;
+      case 2: put(b, "@p st.global.b16 [a], h%d; ", e); break;
+      case 4: put(b, "@p st.global.b32 [a], $%d; ", V + e); break;
+      default: put(b, "mov.b64 d, {$%d,$%d}; @p st.global.b64 [a], d; ", V + 2 * e, V + 2 * e + 1); break;
+      }
+    }
+  }
+  if (!store && bytes == 2)
+    for (int w = 0; w < W; w++) put(b, "@q mov.b32 $%d, {h%d,h%d}; ", w, 2 * w, 2 * w + 1);
+  put(b, "}");
 }
 
-static void st_vector(cg *g, LLVMValueRef addr, LLVMValueRef p, LLVMValueRef vec, int w) {
-  char text[256], cons[64];
-  int n = snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p st.global%s.b32 [$1], %s",
-                   w == 1 ? "" : w == 2 ? ".v2" : ".v4", w == 1 ? "" : "{");
-  for (int i = 0; i < w; i++) n += snprintf(text + n, sizeof text - (size_t)n, i ? ",$%d" : "$%d", i + 2);
-  snprintf(text + n, sizeof text - (size_t)n, "%s; }", w == 1 ? "" : "}");
-  n = snprintf(cons, sizeof cons, "r,l");
-  for (int i = 0; i < w; i++) n += snprintf(cons + n, sizeof cons - (size_t)n, ",r");
-  snprintf(cons + n, sizeof cons - (size_t)n, ",~{memory}");
-  LLVMValueRef args[6] = {pred32(g, p), addr};
-  for (int i = 0; i < w; i++) args[2 + i] = LLVMBuildExtractElement(g->B, vec, cg_i32(g, i), "");
-  cg_asm(g, g->vd, text, cons, args, 2 + w, true);
-}
-
-/* How many registers form one vector access (1 = scalar only). */
-static int vector_width(cg *g, const tl_layout *l, view *v) {
-  if (!l || v->tile_rank == 0 || v->tdim[v->tile_rank - 1] != v->rank - 1 || v->dtype == TL_I1) return 1;
+/* How many registers form one vector group (1 = scalar accesses only). */
+static int vector_width(const tl_layout *l, const access *a) {
+  if (!l || a->tile_rank == 0 || a->tdim[a->tile_rank - 1] != a->rank - 1 || a->dtype == TL_I1) return 1;
   int vec = tl_layout_contig(l);
-  while (vec * v->bytes > 16) vec /= 2;
+  while (vec * a->bytes > 16) vec /= 2;
   int last = l->rank - 1;
   for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++)
     while (l->lane[j][last] && l->lane[j][last] < vec) vec /= 2;
   for (int j = 0; j < l->nwarp; j++)
     while (l->warp[j][last] && l->warp[j][last] < vec) vec /= 2;
-  if (vec * v->bytes < 4) return 1;
+  if (vec * a->bytes < 4) return 1;
   return vec;
 }
 
-/* Uniform: the fast path's alignment and unit-stride conditions hold. */
-static LLVMValueRef fast_path_ok(cg *g, view *v, int vbytes) {
-  int last = v->rank - 1;
-  LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntEQ, v->t->stride[last], cg_i64(g, 1), "");
-  LLVMValueRef a = addr_of(g, v, v->base_off);
-  for (int j = 0; j + 1 < v->tile_rank; j++) {
-    LLVMValueRef sb = LLVMBuildMul(g->B, v->t->stride[v->tdim[j]], cg_i64(g, v->bytes), "");
-    a = LLVMBuildOr(g->B, a, sb, "");
-  }
-  LLVMValueRef mis = LLVMBuildAnd(g->B, a, cg_i64(g, vbytes - 1), "");
-  return LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
+/* Uniform (i32 0/1): unit last stride, and the view's start and the other
+ * tile dims' strides aligned to the vector. */
+static LLVMValueRef vector_allowed(cg *g, access *a, int vbytes) {
+  LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntEQ, a->t->stride[a->rank - 1], cg_i64(g, 1), "");
+  LLVMValueRef x = a->view_addr;
+  for (int j = 0; j + 1 < a->tile_rank; j++) x = LLVMBuildOr(g->B, x, a->sbytes[j], "");
+  LLVMValueRef mis = LLVMBuildAnd(g->B, x, cg_i64(g, vbytes - 1), "");
+  return pred32(g, LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), ""));
 }
 
-/* Tile coordinates of register r of layout lid (i32 values). */
-static void reg_coords(cg *g, int32_t lid, int rank, int32_t r, LLVMValueRef *c) {
-  for (int j = 0; j < rank; j++) c[j] = cg_coord(g, lid, r, j);
+/* Operands A, S, IX, SZ, R, F of group_ptx for the group at coordinates k. */
+static void group_args(cg *g, access *a, const int32_t *k, LLVMValueRef allowed, LLVMValueRef *args) {
+  int last = a->tile_rank - 1;
+  args[0] = group_addr(g, a, k);
+  args[1] = a->sbytes[last];
+  args[2] = k_ix(g, a, last, k[last]);
+  args[3] = a->size[last];
+  args[4] = pred32(g, group_inb(g, a, k, last));
+  args[5] = allowed;
+}
+
+/* Words per group, elements per word (0: an element is two words). */
+static void vec_types(const access *a, int vec, int *W, int *per_word) {
+  *W = vec * a->bytes / 4;
+  *per_word = a->bytes <= 4 ? 4 / a->bytes : 0;
+}
+
+/* Tile coordinates (register part) of register r. */
+static void reg_k(const tl_layout *l, int32_t r, int32_t *k) {
+  if (l) tl_layout_reg_coords(l, r, k);
+  else memset(k, 0, sizeof(int32_t) * TL_MAX_RANK);
 }
 
 void cg_emit_load(cg *g, tl_op *o) {
   tl_func *f = g->f;
   cg_make_plan(g);
   if (cg_load_streamed(g, o)) return; /* a dot operand fed by the cp.async ring */
-  view v;
-  make_view(g, o, &v);
   int32_t res = o->res[0];
   tl_type *rt = &tl_val(f, res)->type;
   bool tile = rt->kind == TL_KIND_TILE;
-  if (tile != (v.tile_rank > 0) || (tile && rt->rank != v.tile_rank))
+  int32_t lid = tile ? rt->layout : -1;
+  access a;
+  make_access(g, o, lid, &a);
+  if (tile != (a.tile_rank > 0) || (tile && rt->rank != a.tile_rank))
     TL_INTERNAL(g->ctx, "codegen: load view rank does not match its result");
   const tl_layout *l = tile ? cg_layout(g, res) : NULL;
-  int32_t lid = tile ? rt->layout : -1;
   int32_t n = tile ? tl_layout_nregs(l) : 1;
   tl_dtype rdt = (tl_dtype)rt->dtype;
-  LLVMTypeRef mt = cg_mem_type(g, v.dtype);
-  int32_t other = o->nopnd > 1 + v.rank ? o->opnd[1 + v.rank] : -1;
+  LLVMTypeRef mt = cg_mem_type(g, a.dtype);
+  int32_t other = o->nopnd > 1 + a.rank ? o->opnd[1 + a.rank] : -1;
   cg_val *ov = other >= 0 ? cg_get(g, other) : NULL;
-  tl_dtype odt = other >= 0 ? (tl_dtype)tl_val(f, other)->type.dtype : v.dtype;
+  tl_dtype odt = other >= 0 ? (tl_dtype)tl_val(f, other)->type.dtype : a.dtype;
   if (other >= 0 && tl_val(f, other)->type.kind == TL_KIND_TILE && tl_val(f, other)->type.layout != lid)
     TL_INTERNAL(g->ctx, "codegen: load's `other` is not in the result's layout");
   cg_val *d = cg_new_val(g, res, n);
-  int vec = vector_width(g, l, &v);
-  int vbytes = vec * v.bytes;
-  LLVMValueRef fast = vec > 1 ? fast_path_ok(g, &v, vbytes) : NULL;
+  int vec = vector_width(l, &a);
+  LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
+  int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (tile && tl_layout_canon_reg(l, r0) != r0) {
       for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
       continue;
     }
-    LLVMValueRef c[TL_MAX_RANK], inb0, off0;
-    if (tile) reg_coords(g, lid, rt->rank, r0, c);
-    elem_addr(g, &v, c, &inb0, &off0);
-    LLVMValueRef vecok = NULL, vecval = NULL;
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r0, k);
+    LLVMValueRef x[16];
     if (vec > 1) {
-      /* the last element of the group in bounds too (same other dims) */
-      int lastd = v.tdim[v.tile_rank - 1];
-      LLVMValueRef cl = LLVMBuildZExt(g->B, c[v.tile_rank - 1], g->i64, "");
-      LLVMValueRef ixl = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, v.start[lastd], cl, ""), cg_i64(g, vec - 1), "");
-      vecok = and1(g, and1(g, fast, inb0), LLVMBuildICmp(g->B, LLVMIntULT, ixl, v.size64[lastd], ""));
-      vecval = ld_vector(g, addr_of(g, &v, off0), vecok, vbytes / 4);
-      vecval = LLVMBuildBitCast(g->B, vecval, LLVMVectorType(mt, (unsigned)vec), "");
-    }
-    for (int e = 0; e < vec; e++) {
-      LLVMValueRef inb = inb0, off = off0;
-      if (e > 0) { /* element e of the group: +e along the last dim */
-        c[v.tile_rank - 1] = LLVMBuildAdd(g->B, c[v.tile_rank - 1], cg_i32(g, 1), "");
-        elem_addr(g, &v, c, &inb, &off);
+      int W, per_word;
+      vec_types(&a, vec, &W, &per_word);
+      ptxbuf pb = {.n = 0};
+      group_ptx(&pb, false, a.bytes, vec, LLVMTypeOf(a.size[last]) == g->i64, W);
+      char cons[96];
+      int cn = 0;
+      for (int w = 0; w < W; w++) cn += snprintf(cons + cn, sizeof cons - (size_t)cn, "=r,");
+      snprintf(cons + cn, sizeof cons - (size_t)cn, "l,l,%s,%s,r,r",
+               LLVMTypeOf(a.size[last]) == g->i64 ? "l" : "r", LLVMTypeOf(a.size[last]) == g->i64 ? "l" : "r");
+      LLVMValueRef args[6];
+      group_args(g, &a, k, allowed, args);
+      LLVMTypeRef words[4] = {g->i32, g->i32, g->i32, g->i32};
+      LLVMValueRef res_w = cg_asm(g, W == 1 ? g->i32 : LLVMStructTypeInContext(g->C, words, (unsigned)W, 0), pb.s,
+                                  cons, args, 6, true);
+      LLVMValueRef wv[4];
+      for (int w = 0; w < W; w++) wv[w] = W == 1 ? res_w : LLVMBuildExtractValue(g->B, res_w, (unsigned)w, "");
+      if (per_word == 1) {
+        for (int e = 0; e < vec; e++) x[e] = LLVMBuildBitCast(g->B, wv[e], mt, "");
+      } else if (per_word > 1) {
+        for (int w = 0; w < W; w++) {
+          LLVMValueRef pv = LLVMBuildBitCast(g->B, wv[w], LLVMVectorType(mt, (unsigned)per_word), "");
+          for (int e = 0; e < per_word; e++) x[w * per_word + e] = LLVMBuildExtractElement(g->B, pv, cg_i32(g, e), "");
+        }
+      } else { /* 8-byte elements: two words each */
+        for (int e = 0; e < vec; e++) {
+          LLVMValueRef pair = LLVMGetUndef(LLVMVectorType(g->i32, 2));
+          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e], cg_i32(g, 0), "");
+          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e + 1], cg_i32(g, 1), "");
+          x[e] = LLVMBuildBitCast(g->B, pair, mt, "");
+        }
       }
-      LLVMValueRef dflt;
-      if (ov) {
-        LLVMValueRef x = ov->n == 1 ? ov->r[0] : ov->r[r0 + e];
-        dflt = cg_to_mem(g, cg_cast(g, x, odt, v.dtype), v.dtype);
-      } else {
-        dflt = LLVMConstNull(mt);
+      if (ov) { /* outside the tensor the element is `other` (the asm gives zeros) */
+        LLVMValueRef rows = group_inb(g, &a, k, last);
+        for (int e = 0; e < vec; e++) {
+          LLVMValueRef dflt = cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0 + e], odt, a.dtype);
+          if (LLVMIsNull(dflt)) continue;
+          LLVMValueRef inb = and1(g, rows, k_inb(g, &a, last, k[last] + e));
+          x[e] = LLVMBuildSelect(g->B, inb, x[e], cg_to_mem(g, dflt, a.dtype), "");
+        }
       }
-      LLVMValueRef p = vecok ? and1(g, LLVMBuildNot(g->B, vecok, ""), inb) : inb;
-      LLVMValueRef bits = ld_scalar(g, addr_of(g, &v, off), p, bits_of(g, dflt, v.bytes), v.bytes);
-      LLVMValueRef x = from_bits(g, bits, mt, v.bytes);
-      if (vecok) x = LLVMBuildSelect(g->B, vecok, LLVMBuildExtractElement(g->B, vecval, cg_i32(g, e), ""), x, "");
-      d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x, v.dtype), v.dtype, rdt);
+    } else {
+      LLVMValueRef dflt = ov ? cg_to_mem(g, cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0], odt, a.dtype), a.dtype)
+                             : LLVMConstNull(mt);
+      LLVMValueRef bits = ld_scalar(g, group_addr(g, &a, k), group_inb(g, &a, k, a.tile_rank),
+                                    bits_of(g, dflt, a.bytes), a.bytes);
+      x[0] = from_bits(g, bits, mt, a.bytes);
     }
+    for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], a.dtype), a.dtype, rdt);
   }
 }
 
 void cg_emit_store(cg *g, tl_op *o) {
   tl_func *f = g->f;
-  view v;
-  make_view(g, o, &v);
   int32_t val = o->opnd[o->nopnd - 1];
   tl_type *vt = &tl_val(f, val)->type;
   bool tile = vt->kind == TL_KIND_TILE;
-  if (!tile && v.tile_rank > 0) cg_unsupported(g, "store of a scalar into a tile view (splat it first)");
-  if (tile && vt->rank != v.tile_rank) TL_INTERNAL(g->ctx, "codegen: store view rank does not match the tile");
+  access a;
+  make_access(g, o, tile ? vt->layout : -1, &a);
+  if (!tile && a.tile_rank > 0) cg_unsupported(g, "store of a scalar into a tile view (splat it first)");
+  if (tile && vt->rank != a.tile_rank) TL_INTERNAL(g->ctx, "codegen: store view rank does not match the tile");
   const tl_layout *l = tile ? cg_layout(g, val) : NULL;
-  int32_t lid = tile ? vt->layout : -1;
   int32_t n = tile ? tl_layout_nregs(l) : 1;
   cg_val *sv = cg_get(g, val);
   tl_dtype vdt = (tl_dtype)vt->dtype;
-  LLVMTypeRef mt = cg_mem_type(g, v.dtype);
-  int vec = vector_width(g, l, &v);
-  int vbytes = vec * v.bytes;
-  LLVMValueRef fast = vec > 1 ? fast_path_ok(g, &v, vbytes) : NULL;
+  LLVMTypeRef mt = cg_mem_type(g, a.dtype);
+  int vec = vector_width(l, &a);
+  LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
+  int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (tile && tl_layout_canon_reg(l, r0) != r0) continue;
-    LLVMValueRef c[TL_MAX_RANK], inb0, off0;
-    if (tile) reg_coords(g, lid, vt->rank, r0, c);
-    elem_addr(g, &v, c, &inb0, &off0);
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r0, k);
     LLVMValueRef mem[16];
-    for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[r0 + e], vdt, v.dtype), v.dtype);
-    LLVMValueRef vecok = NULL;
-    if (vec > 1) {
-      int lastd = v.tdim[v.tile_rank - 1];
-      LLVMValueRef cl = LLVMBuildZExt(g->B, c[v.tile_rank - 1], g->i64, "");
-      LLVMValueRef ixl = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, v.start[lastd], cl, ""), cg_i64(g, vec - 1), "");
-      vecok = and1(g, and1(g, fast, inb0), LLVMBuildICmp(g->B, LLVMIntULT, ixl, v.size64[lastd], ""));
-      LLVMValueRef pk = LLVMGetUndef(LLVMVectorType(mt, (unsigned)vec));
-      for (int e = 0; e < vec; e++) pk = LLVMBuildInsertElement(g->B, pk, mem[e], cg_i32(g, e), "");
-      pk = LLVMBuildBitCast(g->B, pk, LLVMVectorType(g->i32, (unsigned)(vbytes / 4)), "");
-      st_vector(g, addr_of(g, &v, off0), vecok, pk, vbytes / 4);
+    for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[r0 + e], vdt, a.dtype), a.dtype);
+    if (vec == 1) {
+      st_scalar(g, group_addr(g, &a, k), group_inb(g, &a, k, a.tile_rank), bits_of(g, mem[0], a.bytes), a.bytes);
+      continue;
     }
-    for (int e = 0; e < vec; e++) {
-      LLVMValueRef inb = inb0, off = off0;
-      if (e > 0) {
-        c[v.tile_rank - 1] = LLVMBuildAdd(g->B, c[v.tile_rank - 1], cg_i32(g, 1), "");
-        elem_addr(g, &v, c, &inb, &off);
+    int W, per_word;
+    vec_types(&a, vec, &W, &per_word);
+    LLVMValueRef args[10];
+    group_args(g, &a, k, allowed, args);
+    if (per_word == 1) {
+      for (int e = 0; e < vec; e++) args[6 + e] = LLVMBuildBitCast(g->B, mem[e], g->i32, "");
+    } else if (per_word > 1) {
+      for (int w = 0; w < W; w++) {
+        LLVMValueRef pv = LLVMGetUndef(LLVMVectorType(mt, (unsigned)per_word));
+        for (int e = 0; e < per_word; e++)
+          pv = LLVMBuildInsertElement(g->B, pv, mem[w * per_word + e], cg_i32(g, e), "");
+        args[6 + w] = LLVMBuildBitCast(g->B, pv, g->i32, "");
       }
-      LLVMValueRef p = vecok ? and1(g, LLVMBuildNot(g->B, vecok, ""), inb) : inb;
-      st_scalar(g, addr_of(g, &v, off), p, bits_of(g, mem[e], v.bytes), v.bytes);
+    } else {
+      for (int e = 0; e < vec; e++) {
+        LLVMValueRef pair = LLVMBuildBitCast(g->B, mem[e], LLVMVectorType(g->i32, 2), "");
+        args[6 + 2 * e] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 0), "");
+        args[6 + 2 * e + 1] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 1), "");
+      }
     }
+    ptxbuf pb = {.n = 0};
+    bool wide = LLVMTypeOf(a.size[last]) == g->i64;
+    group_ptx(&pb, true, a.bytes, vec, wide, 0);
+    char cons[96];
+    int cn = snprintf(cons, sizeof cons, "l,l,%s,%s,r,r", wide ? "l" : "r", wide ? "l" : "r");
+    for (int w = 0; w < W; w++) cn += snprintf(cons + cn, sizeof cons - (size_t)cn, ",r");
+    snprintf(cons + cn, sizeof cons - (size_t)cn, ",~{memory}");
+    cg_asm(g, g->vd, pb.s, cons, args, 6 + W, true);
   }
 }
 
@@ -357,36 +517,56 @@ static void map_ints(const tmap *m, const int32_t *cd, int32_t *cs) {
   }
 }
 
-/* Row-major offset in the source tile of the element at result coords cd (run time). */
-static LLVMValueRef src_flat(cg *g, const tmap *m, LLVMValueRef *cd) {
-  LLVMValueRef cs[TL_MAX_RANK];
+/* Row-major offset in the source tile of the element at result coords cd
+ * (compile-time ints); a reshape keeps row-major offsets. */
+static int64_t flat_int(const tmap *m, const int32_t *cd) {
+  int32_t cs[TL_MAX_RANK];
   int rank = m->src_rank;
   const int32_t *shape = m->src_shape;
-  switch (m->kind) {
-  case CG_MAP_ID:
-    for (int d = 0; d < rank; d++) cs[d] = cd[d];
-    break;
-  case CG_MAP_EXPAND:
-    for (int d = 0, k = 0; d < m->dst_rank; d++)
-      if (d != m->axis) cs[k++] = cd[d];
-    break;
-  case CG_MAP_BCAST:
-    for (int d = 0; d < rank; d++) cs[d] = shape[d] == 1 ? cg_i32(g, 0) : cd[d];
-    break;
-  case CG_MAP_TRANS:
-    cs[0] = cd[1];
-    cs[1] = cd[0];
-    break;
-  case CG_MAP_RESHAPE: /* row-major offsets agree */
+  if (m->kind == CG_MAP_RESHAPE) {
     rank = m->dst_rank;
     shape = m->dst_shape;
     for (int d = 0; d < rank; d++) cs[d] = cd[d];
-    break;
+  } else {
+    map_ints(m, cd, cs);
   }
-  LLVMValueRef flat = cg_i32(g, 0);
-  for (int d = 0; d < rank; d++)
-    flat = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, flat, cg_i32(g, shape[d]), ""), cs[d], "");
+  int64_t flat = 0;
+  for (int d = 0; d < rank; d++) flat = flat * shape[d] + cs[d];
   return flat;
+}
+
+/* Byte offsets in the staging buffer of the registers of layout lid read
+ * through map m: the map is linear, so offset = (lane/warp part, once) +
+ * (register part, a constant). */
+typedef struct flat_off {
+  const tmap *m;
+  int32_t lid;
+  int bytes;
+  LLVMValueRef lw; /* i32 bytes of the lane/warp part */
+} flat_off;
+
+static void flat_begin(cg *g, flat_off *fo, const tmap *m, int32_t lid, int bytes) {
+  fo->m = m;
+  fo->lid = lid;
+  fo->bytes = bytes;
+  fo->lw = NULL;
+  for (int j = 0; j < m->dst_rank; j++) {
+    int32_t unit[TL_MAX_RANK] = {0};
+    unit[j] = 1;
+    int64_t coef = flat_int(m, unit) * bytes;
+    LLVMValueRef lw = cg_lane_warp(g, lid, j);
+    if (!coef || is_zero(lw)) continue;
+    LLVMValueRef x = coef == 1 ? lw : LLVMBuildMul(g->B, lw, cg_i32(g, coef), "");
+    fo->lw = add_or(g, fo->lw, x);
+  }
+}
+
+static LLVMValueRef flat_reg(cg *g, flat_off *fo, int32_t r) {
+  int32_t k[TL_MAX_RANK];
+  tl_layout_reg_coords(tl_layout_at(g->f, fo->lid), r, k);
+  int64_t c = flat_int(fo->m, k) * fo->bytes;
+  if (!fo->lw) return cg_i32(g, c);
+  return c ? LLVMBuildAdd(g->B, fo->lw, cg_i32(g, c), "") : fo->lw;
 }
 
 static bool bases_agree(const tmap *m, int32_t (*dst)[TL_MAX_RANK], int32_t (*src)[TL_MAX_RANK], int n, int src_rank) {
@@ -431,25 +611,20 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
   tmap id = {CG_MAP_ID, 0, st->rank, st->rank, st->shape, st->shape};
   int32_t sl = st->layout, dl = dt->layout;
   cg_barrier(g);
+  flat_off fs, fd;
+  flat_begin(g, &fs, &id, sl, bytes);
   for (int32_t r = 0; r < tl_layout_nregs(ls); r++) {
     if (tl_layout_canon_reg(ls, r) != r) continue;
-    LLVMValueRef c[TL_MAX_RANK];
-    for (int d = 0; d < st->rank; d++) c[d] = cg_coord(g, sl, r, d);
-    LLVMValueRef flat = src_flat(g, &id, c);
-    LLVMValueRef off = LLVMBuildMul(g->B, flat, cg_i32(g, bytes), "");
-    LLVMBuildStore(g->B, cg_to_mem(g, sv->r[r], dty), cg_scratch_ptr(g, off));
+    LLVMBuildStore(g->B, cg_to_mem(g, sv->r[r], dty), cg_scratch_ptr(g, flat_reg(g, &fs, r)));
   }
   cg_barrier(g);
+  flat_begin(g, &fd, &m, dl, bytes);
   for (int32_t r = 0; r < n; r++) {
     int32_t cr = tl_layout_canon_reg(ld, r);
     if (cr != r) {
       dv->r[r] = dv->r[cr];
       continue;
     }
-    LLVMValueRef c[TL_MAX_RANK];
-    for (int d = 0; d < dt->rank; d++) c[d] = cg_coord(g, dl, r, d);
-    LLVMValueRef flat = src_flat(g, &m, c);
-    LLVMValueRef off = LLVMBuildMul(g->B, flat, cg_i32(g, bytes), "");
-    dv->r[r] = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_scratch_ptr(g, off), ""), dty);
+    dv->r[r] = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_scratch_ptr(g, flat_reg(g, &fd, r)), ""), dty);
   }
 }
