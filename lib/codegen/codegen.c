@@ -640,9 +640,11 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   double t2 = tl_now_ms();
   out->ms_llvm_opt = t2 - t1;
   if (ok) {
-    char *ir = LLVMPrintModuleToString(M);
-    out->llvm_ir = dup_malloc(ir, strlen(ir));
-    LLVMDisposeMessage(ir);
+    if (!o || !o->no_llvm_ir) {
+      char *ir = LLVMPrintModuleToString(M);
+      out->llvm_ir = dup_malloc(ir, strlen(ir));
+      LLVMDisposeMessage(ir);
+    }
     LLVMMemoryBufferRef mb = NULL;
     char *em = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &em, &mb)) {
@@ -653,7 +655,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
       LLVMDisposeMemoryBuffer(mb);
     }
     LLVMDisposeMessage(em);
-    if (ok && (!out->llvm_ir || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
+    if (ok && ((!out->llvm_ir && !(o && o->no_llvm_ir)) || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
   }
   out->ms_ptx = tl_now_ms() - t2;
   LLVMDisposeBuilder(g.B);

@@ -21,6 +21,8 @@ typedef struct tl_codegen_opts {
   bool line_info;         /* .loc to .tile lines */
   const char *entry_name; /* override the PTX entry name (single-kernel modules); NULL = kernel name */
   int ptx_version;        /* 0 = the default for arch (e.g. 80 for 8.0); runtime may lower it to fit the driver */
+  bool no_llvm_ir;        /* leave tl_codegen_result.llvm_ir NULL: printing the module costs ~7% of
+                             codegen time (attn); set it when the LLVM text is not wanted */
 } tl_codegen_opts;
 
 /* What a launcher needs to know about one compiled kernel. */

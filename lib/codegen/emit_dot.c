@@ -22,6 +22,15 @@
  *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k.
  *   - STAGED (anything else): stored to scratch shared memory every time,
  *     rows padded by 16 bytes.
+ * Schedule table (lib/schedule.h): with f->sched NULL the heuristics above
+ * decide; with a table codegen follows it per dot: streamed[]/stages
+ * (swpipe; stages 1 = copy, wait, compute), swizzle_bytes/pad_bytes
+ * (smem_swizzle; also for staged and invariant operands), lookahead
+ * (ldmatrix_sched), warps (mma_remap, via layout_assign); a pass that did
+ * not run gives the plain behaviour: nothing streamed, rows padded by 16
+ * bytes, no lookahead, warps over M first.  The ring prologue is issued by
+ * cg_loop_preheader (real branches: the slow copy is an element loop, so
+ * it adds no register pressure) and the loop exit drains the copies.
  * Fragments: ldmatrix.sync.aligned.m8n8.x4 (.trans for a [K][N] B), the
  * fragments of k-slice k+1 loaded before the mma of slice k.  Warp tiling is
  * the mma layout's: warp bits over M (16-row blocks), then N (8 columns). */

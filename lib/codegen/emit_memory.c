@@ -5,11 +5,15 @@
  * Global access.  Every element is masked against the tensor's sizes (and
  * reads `other` outside), with predicated PTX (@p ld.global / st.global) so
  * no branch is needed.  Strides are run-time values, so vectors are chosen at
- * run time: a group of registers holding 2..16 bytes contiguous along the last
- * dim uses one ld.global.v{1,2,4}.b32 when the last stride is 1, the group's
- * address is aligned (checked once per access: base, start and the other
- * strides) and the whole group is in bounds; otherwise the same group is read
- * with predicated scalar accesses (both are emitted, one is predicated off).
+ * run time: a group of registers holding 4..16 bytes contiguous along the last
+ * dim is ONE inline asm that uses one ld/st.global.v{1,2,4}.b32 when the last
+ * stride is 1, the view is aligned (checked once per access: base, start and
+ * the other strides) and the whole group is in bounds, and otherwise the
+ * same group's predicated scalar accesses (address stepped by the stride,
+ * bounds checked per element inside the asm).  Compile time: what LLVM sees
+ * per group is one address add per tile dim, one row predicate and the asm;
+ * the address and bounds of the lane/warp part are computed once per access
+ * and the register part (a constant k times a stride) once per distinct k.
  *
  * Layout changes are free (a register renaming) when the lane and warp bases
  * of the two layouts agree through the coordinate map; otherwise they go
@@ -276,7 +280,10 @@ static void group_ptx(ptxbuf *b, bool store, int bytes, int vec, bool wide, int 
       }
     } else {
       switch (bytes) {
-      case 1: put(b, "shr.b32 u, $%d, %d; @p st.global.u8 [a], u; ", V + e / 4, 8 * (e % 4)); break;
+      case 1:
+        if (e % 4) put(b, "shr.b32 u, $%d, %d; @p st.global.u8 [a], u; ", V + e / 4, 8 * (e % 4));
+        else put(b, "@p st.global.u8 [a], $%d; ", V + e / 4);
+        break;
       case 2: put(b, "@p st.global.b16 [a], h%d; ", e); break;
       case 4: put(b, "@p st.global.b32 [a], $%d; ", V + e); break;
       default: put(b, "mov.b64 d, {$%d,$%d}; @p st.global.b64 [a], d; ", V + 2 * e, V + 2 * e + 1); break;
