@@ -8,6 +8,8 @@
 # reference before it is timed (relative error printed beside the time).
 #
 #   python3 bench/bench.py --lib build/libtilec.so [--quick] [--only gemm,attn,norm]
+#   --only passes: gemm 4096^3 and attn D128 S4096 with the default pipeline and with
+#   each scheduling pass disabled (--disable-pass), time and ratio vs all-on.
 #   --only name: the ptxas "cutlass" entry-name heuristic (same PTX but the
 #   .entry name, with and without "cutlass"; ratio and run-to-run spread).
 import argparse, ctypes as C, json, math, os, sys, time
@@ -55,9 +57,11 @@ def check(st, what, prog=None):
         raise RuntimeError(f"{what}: {lib.tilec_status_string(st).decode()}\n{log[-3000:]}")
 
 class Kernel:
-    def __init__(self, path, defines=None, kernel=None, entry=None, source=None):
+    def __init__(self, path, defines=None, kernel=None, entry=None, source=None, disable=None):
         opts = C.c_void_p()
         check(lib.tilec_options_create(C.byref(opts)), "options")
+        if disable:
+            check(lib.tilec_options_set(opts, b"disable-pass", disable.encode()), "disable-pass")
         for k, v in (defines or {}).items():
             check(lib.tilec_options_define(opts, k.encode(), C.c_int64(v)), "define")
         if entry:
@@ -298,6 +302,52 @@ def name_heuristic():
         res[f"name {label}"] = dict(with_ms=tw, without_ms=to, ratios=ratios, median_ratio=med,
                                     spread_with=spread_w, spread_without=spread_o, relerr=errs)
 
+# ---- scheduling passes on/off (--only passes) -------------------------------------------
+def sched_passes():
+    # The kernel cache key does not include disable-pass: compile every variant afresh.
+    os.environ["TILEC_CACHE"] = "0"
+    import statistics
+    reps = 3 if args.quick else 5
+    def gemm_case():
+        N = 4096
+        a = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return (a, b, c), c, (lambda: a.float() @ b.float()), 2 * N ** 3
+    def attn_case():
+        D, S = 128, 4096
+        H = 2048 // D; Z = max(1, 16384 // S)
+        q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn_like(q); v = torch.randn_like(q)
+        o = torch.full_like(q, float("nan"))
+        ref = lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+        return (q, k, v, o, D ** -0.5), o, ref, 4 * Z * H * S * S * D
+    variants = [None, "mma_remap", "smem_swizzle", "swpipe", "ldmatrix_sched"]
+    cases = [("gemm bf16 4096^3", "gemm.tile", {}, gemm_case), ("attn D128 S4096", "attn.tile", {"D": 128}, attn_case)]
+    print("\n## scheduling passes: time with each pass disabled / time with all on (same run, medians)")
+    print("| workload | pipeline | ms | TFLOP/s | ratio vs all-on | rel.err |")
+    print("|---|---|---|---|---|---|")
+    for label, file, defines, make in cases:
+        vals, out, ref, flops = make()
+        ks = [Kernel(ex(file), defines, disable=d) for d in variants]
+        fs = [k.bind(*vals) for k in ks]
+        errs = []
+        for f in fs:
+            out.fill_(float("nan")); f(); torch.cuda.synchronize()
+            errs.append(relerr(out, ref()))
+        times = [[] for _ in fs]
+        for r in range(reps):  # interleave the variants, rotating the start
+            for i in range(len(fs)):
+                j = (i + r) % len(fs)
+                times[j].append(bench(fs[j]))
+        med = [statistics.median(t) for t in times]
+        for name, m, e in zip(variants, med, errs):
+            what = "all on" if name is None else f"--disable-pass={name}"
+            print(f"| {label} | {what} | {m:.4f} | {flops / m / 1e9:.1f} | {m / med[0]:.3f} | {e:.1e} |", flush=True)
+            res[f"passes {label} {what}"] = dict(ms=times[variants.index(name)], median_ms=m,
+                                                  ratio=m / med[0], relerr=e)
+
+if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")

@@ -446,6 +446,26 @@ static bool is_weak(la_state *st, int32_t v, int depth) {
   return true;
 }
 
+/* Rematerializable: v is computed only from constants, iota and splats
+ * through expand_dims / broadcast / elementwise ops (any number of uses):
+ * the iota masks of attention (`rows >= cols`, `cols < S`).  Such a value
+ * never decides a consumer's layout; phase B re-makes it (clones the chain)
+ * in whatever layout each consumer needs instead of converting it. */
+static bool is_remat(la_state *st, int32_t v, int depth) {
+  if (depth > 8 || !is_tile(st, v)) return false;
+  tl_value *val = tl_val(st->f, v);
+  if (val->def < 0) return false;
+  tl_op *o = tl_op_at(st->f, val->def);
+  if (o->flags & TL_OPF_DEAD) return false;
+  if (is_cheap_op(o->opc)) return true;
+  if (o->nres != 1 || (o->opc != TL_OP_expand_dims && o->opc != TL_OP_broadcast &&
+                       !(tl_opinfo_table[o->opc].flags & TL_EW)))
+    return false;
+  for (int k = 0; k < o->nopnd; k++)
+    if (is_tile(st, o->opnd[k]) && !is_remat(st, o->opnd[k], depth + 1)) return false;
+  return true;
+}
+
 /* Can value v be re-made in layout l by changing its single-use producers?
  * With apply, do it. */
 static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
@@ -502,8 +522,12 @@ static bool broadcast_is_free(const tl_layout *s, const tl_layout *l, const int3
 static void assign_ew(la_state *st, tl_op *o) {
   int32_t res = o->res[0];
   int32_t chosen = -1;
+  /* strong first, then weak, then rematerializable (those follow their consumer) */
   for (int k = 0; k < o->nopnd && chosen < 0; k++)
-    if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], 0)) chosen = o->opnd[k];
+    if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], 0) && !is_remat(st, o->opnd[k], 0))
+      chosen = o->opnd[k];
+  for (int k = 0; k < o->nopnd && chosen < 0; k++)
+    if (is_tile(st, o->opnd[k]) && !is_remat(st, o->opnd[k], 0)) chosen = o->opnd[k];
   for (int k = 0; k < o->nopnd && chosen < 0; k++)
     if (is_tile(st, o->opnd[k])) chosen = o->opnd[k];
   int32_t lid = chosen >= 0 ? vtype(st, chosen)->layout : default_layout(st, vtype(st, res));
@@ -703,6 +727,59 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
   }
 }
 
+/* A copy of rematerializable value v in layout l (v itself when it already
+ * has it), its chain cloned in front of position *pos of region r. */
+static int32_t clone_remat(la_state *st, tl_region *r, int *pos, int32_t v, const tl_layout *l) {
+  tl_func *f = st->f;
+  int32_t lid = intern(st, l);
+  if (vtype(st, v)->layout == lid) return v;
+  tl_op src = *tl_op_at(f, tl_val(f, v)->def);
+  int32_t opnd[8];
+  if (src.nopnd > 8) TL_INTERNAL(f->ctx, "layout_assign: rematerialized op with %d operands", src.nopnd);
+  for (int k = 0; k < src.nopnd; k++) {
+    int32_t a = src.opnd[k];
+    opnd[k] = a;
+    if (!is_tile(st, a)) continue;
+    tl_layout want;
+    if (src.opc == TL_OP_expand_dims) want = tl_layout_squeeze(l, src.axis);
+    else if (src.opc == TL_OP_broadcast) want = tl_layout_project(l, vtype(st, a)->shape);
+    else want = *l;
+    opnd[k] = clone_remat(st, r, pos, a, &want);
+  }
+  tl_type t = *vtype(st, v);
+  t.layout = lid;
+  int32_t nid = tl_op_new(f, NULL, (tl_opcode)src.opc, opnd, src.nopnd, &t, 1, src.loc);
+  tl_op *n = tl_op_at(f, nid);
+  n->ival = src.ival;
+  n->fval = src.fval;
+  n->axis = src.axis;
+  n->kind = src.kind;
+  memcpy(n->dims, src.dims, sizeof n->dims);
+  tl_region_insert(f, r, *pos, nid);
+  (*pos)++;
+  return tl_op_result(f, nid, 0);
+}
+
+/* Erase the pure ops whose results nobody uses any more (the originals of
+ * rematerialized chains, conversions of them), until none is left. */
+static void sweep_unused(tl_func *f, tl_region *r, const int32_t *uses, bool *changed) {
+  for (int i = r->ops.len - 1; i >= 0; i--) {
+    int32_t id = r->ops.data[i];
+    tl_op *o = tl_op_at(f, id);
+    if (o->flags & TL_OPF_DEAD) continue;
+    for (int g = 0; g < o->nregions; g++) sweep_unused(f, &tl_op_at(f, id)->regions[g], uses, changed);
+    o = tl_op_at(f, id);
+    /* (elementwise ops are all pure) */
+    bool removable = o->nres == 1 && o->nregions == 0 &&
+                     (is_cheap_op(o->opc) || o->opc == TL_OP_expand_dims || o->opc == TL_OP_broadcast ||
+                      o->opc == TL_OP_convert_layout || (tl_opinfo_table[o->opc].flags & TL_EW));
+    if (removable && uses[o->res[0]] == 0) {
+      tl_op_erase(f, r, i);
+      *changed = true;
+    }
+  }
+}
+
 static void fix_region(la_state *st, tl_region *r) {
   tl_func *f = st->f;
   for (int i = 0; i < r->ops.len; i++) {
@@ -717,6 +794,15 @@ static void fix_region(la_state *st, tl_region *r) {
       t.layout = want;
       tl_value *val = tl_val(f, a);
       int32_t nid;
+      if (val->def >= 0 && !is_cheap_op(tl_op_at(f, val->def)->opc) && is_remat(st, a, 0)) {
+        /* re-make the whole chain in the wanted layout, in front of the user */
+        tl_layout wl = *tl_layout_at(f, want);
+        int pos = i;
+        int32_t nv = clone_remat(st, r, &pos, a, &wl);
+        i = pos;
+        tl_op_at(f, id)->opnd[k] = nv;
+        continue;
+      }
       if (val->def >= 0 && is_cheap_op(tl_op_at(f, val->def)->opc)) {
         tl_op src = *tl_op_at(f, val->def); /* clone: cheap in any layout */
         nid = tl_op_new(f, NULL, (tl_opcode)src.opc, src.opnd, src.nopnd, &t, 1, src.loc);
@@ -761,6 +847,10 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   st.uses = tl_count_uses(f);
   assign_region(&st, &f->body);
   fix_region(&st, &f->body);
+  for (bool changed = true; changed;) {
+    changed = false;
+    sweep_unused(f, &f->body, tl_count_uses(f), &changed);
+  }
   f->print_layouts = tl_layout_print_table;
   return true;
 }

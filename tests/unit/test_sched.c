@@ -33,7 +33,8 @@ static int32_t tensor_param(tl_func *f, const char *name, tl_dtype dt) {
   tl_param p = {.name = name, .is_tensor = true, .dtype = dt, .rank = 2};
   p.dims[0].is_const = p.dims[1].is_const = true;
   p.dims[0].value = p.dims[1].value = 4096;
-  return f->params.data[tl_func_add_param(f, &p)].value;
+  int32_t idx = tl_func_add_param(f, &p); /* may move f->params.data */
+  return f->params.data[idx].value;
 }
 
 static int32_t load2(tl_func *f, tl_region *r, int32_t t, int32_t i0, int32_t i1, int32_t d0, int32_t d1, tl_dtype dt) {
@@ -150,7 +151,7 @@ Test(sched, random_gemms_follow_the_rules) {
     cr_assert(run_sched(g.f, arch, NULL));
     tl_dot_sched *d = tl_sched_dot(g.f, g.dot, false);
     cr_assert_not_null(d);
-    cr_assert(d->remapped && d->swizzled && d->pipelined && d->scheduled);
+    cr_assert(d->swizzled && d->pipelined && d->scheduled);
 
     /* mma_remap: a valid mma.sync tiling no other mma.sync tiling beats */
     tl_mma_problem pb = {.M = BM, .N = BN, .K = BK, .dtype = dt, .warps = warps};
@@ -162,6 +163,7 @@ Test(sched, random_gemms_follow_the_rules) {
       for (int wn = 1; wm * wn <= warps; wn *= 2)
         any |= tl_mma_evaluate(&pb, base, wm, wn, &other) == NULL;
     cr_assert_eq(d->instr != 0, any, "BM %d BN %d BK %d warps %d", BM, BN, BK, warps);
+    cr_assert_eq(d->remapped, any); /* no entry fields when no tiling fits (codegen default) */
     if (any) {
       cr_assert_eq(d->instr, dt == TL_F8E4M3 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16);
       cr_assert_null(tl_mma_evaluate(&pb, base, d->warps_m, d->warps_n, &mine));
