@@ -114,7 +114,10 @@ TILEC_API void tilec_program_destroy(tilec_program *p);
  * TILEC_ERROR_INPUT with diagnostics. */
 TILEC_API tilec_status tilec_program_compile(tilec_program *p, tilec_stage stage);
 
-/* Text of a stage already reached (NULL if not reached).  Owned by p. */
+/* Text of a stage already reached (NULL if not reached).  Owned by p.  The
+ * LLVM IR text exists only when tilec_program_compile was called with
+ * TILEC_STAGE_LLVM (it is printed on request: it costs compile time); a later
+ * call with TILEC_STAGE_PTX keeps it. */
 TILEC_API const char *tilec_program_text(const tilec_program *p, tilec_stage stage);
 /* Everything printed by diagnostics, --print-after and --time-passes, in
  * order.  Owned by p; never NULL. */

@@ -179,8 +179,10 @@ Test(api, stages_continue_where_they_stopped) {
   cr_assert_str_eq(tilec_program_kernel_name(p, 0), "scale");
   cr_assert_null(tilec_program_kernel_name(p, 1));
   cr_assert_null(tilec_program_kernel_name(p, -1));
-  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_LLVM), TILEC_OK, "%s", tilec_program_log(p));
   cr_assert_not_null(strstr(tilec_program_text(p, TILEC_STAGE_LLVM), "nvptx64"));
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_not_null(tilec_program_text(p, TILEC_STAGE_LLVM), "the LLVM text asked for is kept");
   const char *ptx = tilec_program_text(p, TILEC_STAGE_PTX);
   cr_assert_not_null(strstr(ptx, ".entry scale("), "%s", ptx);
   cr_assert_eq(tilec_program_get_binary(p, TILEC_STAGE_PTX, &data, &size), TILEC_OK);
@@ -190,6 +192,15 @@ Test(api, stages_continue_where_they_stopped) {
   /* Asking again for a stage already reached changes nothing. */
   cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK);
   cr_assert_eq(tilec_program_text(p, TILEC_STAGE_PTX), ptx);
+  tilec_program_destroy(p);
+}
+
+Test(api, llvm_text_only_when_asked_for) {
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create(&p, scale_src, "s.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_not_null(tilec_program_text(p, TILEC_STAGE_PTX));
+  cr_assert_null(tilec_program_text(p, TILEC_STAGE_LLVM), "compiling straight to PTX prints no LLVM IR");
   tilec_program_destroy(p);
 }
 
