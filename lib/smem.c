@@ -229,19 +229,26 @@ static bool access_lanes(const tl_smem_layout *l, const tl_smem_access *a, lane_
 /* Cost of one phase: max over banks of distinct words; *bank_out the first
  * bank reaching it. */
 static int32_t phase_cost(const lane_bytes *lanes, int first, int count, int32_t *bank_out) {
+  /* distinct words per bank: each bank keeps a chain of the words seen in it,
+   * so a duplicate (broadcast) is found by walking one bank's few words */
   int64_t words[TL_SMEM_WARP * 4];
+  int16_t next[TL_SMEM_WARP * 4], head[TL_SMEM_BANKS];
   int nwords = 0;
   int32_t per_bank[TL_SMEM_BANKS] = {0};
+  for (int b = 0; b < TL_SMEM_BANKS; b++) head[b] = -1;
   for (int lane = first; lane < first + count; lane++) {
     if (!lanes[lane].active) continue;
     int64_t w0 = lanes[lane].addr / TL_SMEM_BANK_BYTES;
     int64_t w1 = (lanes[lane].addr + lanes[lane].width - 1) / TL_SMEM_BANK_BYTES;
-    for (int64_t w = w0; w <= w1; w++) {
+    for (int64_t w = w0; w <= w1 && nwords < TL_SMEM_WARP * 4; w++) {
+      int b = (int)(w % TL_SMEM_BANKS);
       bool seen = false;
-      for (int i = 0; i < nwords && !seen; i++) seen = words[i] == w;
+      for (int i = head[b]; i >= 0 && !seen; i = next[i]) seen = words[i] == w;
       if (seen) continue; /* broadcast: same word, no extra cost */
-      words[nwords++] = w;
-      per_bank[w % TL_SMEM_BANKS]++;
+      words[nwords] = w;
+      next[nwords] = head[b];
+      head[b] = (int16_t)nwords++;
+      per_bank[b]++;
     }
   }
   int32_t best = 0, bank = -1;
@@ -258,15 +265,12 @@ static bool lane_touches_bank(const lane_bytes *lb, int32_t bank) {
   return false;
 }
 
-bool tl_smem_analyze(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_cost *cost) {
+/* The analysis; the explanation text (snprintf, most of the cost when a
+ * chooser runs thousands of analyses) only when `explain`.  The layout must
+ * have passed tl_smem_check. */
+static bool analyze(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_cost *cost, bool explain) {
   memset(cost, 0, sizeof *cost);
   cost->worst_phase = cost->worst_bank = -1;
-  const char *bad = tl_smem_check(l);
-  if (bad) {
-    cost->status = TL_SMEM_BAD_LAYOUT;
-    snprintf(cost->explain, sizeof cost->explain, "bad layout: %s", bad);
-    return false;
-  }
   lane_bytes lanes[TL_SMEM_WARP];
   int32_t width = 0;
   if (!access_lanes(l, a, lanes, &width, cost)) return false;
@@ -280,6 +284,8 @@ bool tl_smem_analyze(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_c
     if (c > cost->worst_ways) cost->worst_ways = c, cost->worst_phase = p, cost->worst_bank = bank;
   }
   cost->conflicts = cost->wavefronts - cost->phases;
+  cost->status = TL_SMEM_OK;
+  if (!explain) return true;
   int n = snprintf(cost->explain, sizeof cost->explain, "%d wavefront%s over %d phase%s, %d conflict%s",
                    (int)cost->wavefronts, cost->wavefronts == 1 ? "" : "s", (int)cost->phases,
                    cost->phases == 1 ? "" : "s", (int)cost->conflicts, cost->conflicts == 1 ? "" : "s");
@@ -297,8 +303,24 @@ bool tl_smem_analyze(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_c
       }
     if (at < sizeof cost->explain) snprintf(cost->explain + at, sizeof cost->explain - at, ")");
   }
-  cost->status = TL_SMEM_OK;
   return true;
+}
+
+bool tl_smem_analyze(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_cost *cost) {
+  const char *bad = tl_smem_check(l);
+  if (bad) {
+    memset(cost, 0, sizeof *cost);
+    cost->worst_phase = cost->worst_bank = -1;
+    cost->status = TL_SMEM_BAD_LAYOUT;
+    snprintf(cost->explain, sizeof cost->explain, "bad layout: %s", bad);
+    return false;
+  }
+  return analyze(l, a, cost, true);
+}
+
+bool tl_smem_analyze_quiet(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_cost *cost) {
+  if (tl_smem_check(l)) return tl_smem_analyze(l, a, cost);
+  return analyze(l, a, cost, false);
 }
 
 /* ---- chooser ------------------------------------------------------------------------ */
@@ -314,9 +336,11 @@ typedef struct layout_eval {
 static void eval_layout(const tl_smem_layout *l, const tl_smem_access *acc, int32_t n, layout_eval *e) {
   memset(e, 0, sizeof *e);
   e->worst_access = -1;
+  const char *bad = tl_smem_check(l);
   for (int32_t i = 0; i < n; i++) {
     tl_smem_cost c;
-    if (!tl_smem_analyze(l, &acc[i], &c)) {
+    if (bad || !analyze(l, &acc[i], &c, false)) {
+      tl_smem_analyze(l, &acc[i], &c); /* again, for the explanation */
       e->valid = false;
       e->worst_access = i;
       e->worst = c;
@@ -328,9 +352,9 @@ static void eval_layout(const tl_smem_layout *l, const tl_smem_access *acc, int3
     if (weight * c.conflicts > e->worst_conflicts) {
       e->worst_conflicts = weight * c.conflicts;
       e->worst_access = i;
-      e->worst = c;
     }
   }
+  if (e->worst_access >= 0) tl_smem_analyze(l, &acc[e->worst_access], &e->worst); /* with its explanation */
   e->valid = true;
 }
 

@@ -153,6 +153,9 @@ typedef struct tl_smem_cost {
 /* Exact cost of access a on layout l (see the model above).  Returns
  * cost->status == TL_SMEM_OK; otherwise explain says what is wrong. */
 bool tl_smem_analyze(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_cost *cost);
+/* The same numbers without the explanation text (cost->explain empty): for
+ * callers that analyze many accesses and explain only the worst. */
+bool tl_smem_analyze_quiet(const tl_smem_layout *l, const tl_smem_access *a, tl_smem_cost *cost);
 
 /* ---- the chooser ------------------------------------------------------------------ */
 typedef struct tl_smem_choose_opts {

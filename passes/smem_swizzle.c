@@ -62,28 +62,44 @@ static int32_t codegen_mode(const staged_tile *s) {
  * thread t takes chunk t + j*threads, row-major over the tile) and the
  * ldmatrix.x4 of every fragment.  Returns the count; *nstore = stores. */
 static int build_accesses(tl_arena *a, const staged_tile *s, tl_smem_access **out, int *nstore) {
+  /* Every candidate layout's bank mapping repeats every 32 rows (a row's
+   * bank offset depends on row * pitch mod 128 bytes with pitch a multiple of
+   * 4, or, swizzled, on address bits 7..9): so the accesses of the first 32
+   * rows, each weighted rows/32 times, count exactly what the whole tile does,
+   * at a fraction of the analyses. */
+  int32_t period = s->rows < 32 ? s->rows : 32;
+  int32_t weight = s->rows / period;
   int32_t nch = s->cols * s->eb / 16;
-  int32_t chunks = s->rows * nch;
+  int32_t chunks = period * nch;
   int32_t nst = (chunks + TL_SMEM_WARP - 1) / TL_SMEM_WARP;
   int32_t kw = s->trans_read ? 16 : 32 / s->eb; /* elements a fragment spans along the line */
-  int32_t nld = (s->rows / 16) * (s->cols / kw);
+  int32_t nld = (period / 16) * (s->cols / kw);
   tl_smem_access *acc = tl_alloc(a, sizeof *acc * (size_t)(nst + nld + 1));
   int n = 0;
   for (int32_t w = 0; w < nst && nch > 0; w++) {
     tl_smem_access *x = &acc[n++];
     tl_smem_access_blocked(x, s->cols, s->eb, 16, w);
     x->name = "store";
+    x->count = weight;
     for (int lane = 0; lane < TL_SMEM_WARP; lane++)
       if (w * TL_SMEM_WARP + lane >= chunks) x->active &= ~(1u << lane);
   }
   *nstore = n;
-  for (int32_t r0 = 0; r0 + 16 <= s->rows; r0 += 16)
+  for (int32_t r0 = 0; r0 + 16 <= period; r0 += 16)
     for (int32_t c0 = 0; c0 + kw <= s->cols; c0 += kw) {
       tl_smem_access *x = &acc[n++];
       tl_smem_access_ldmatrix_x4(x, r0, c0, s->eb, s->trans_read);
       x->name = "ldmatrix";
+      x->count = weight;
     }
   *out = acc;
+  return n;
+}
+
+/* Warp accesses per tile that accesses [from, to) stand for (their weights). */
+static int32_t weighted(const tl_smem_access *acc, int from, int to) {
+  int32_t n = 0;
+  for (int i = from; i < to; i++) n += acc[i].count > 0 ? acc[i].count : 1;
   return n;
 }
 
@@ -92,8 +108,8 @@ static int32_t side_conflicts(const tl_smem_layout *l, const tl_smem_access *acc
   int64_t sum = 0;
   for (int i = from; i < to; i++) {
     tl_smem_cost c;
-    if (!tl_smem_analyze(l, &acc[i], &c)) return -1;
-    sum += c.conflicts;
+    if (!tl_smem_analyze_quiet(l, &acc[i], &c)) return -1;
+    sum += (int64_t)c.conflicts * (acc[i].count > 0 ? acc[i].count : 1);
   }
   return sum > INT32_MAX ? INT32_MAX : (int32_t)sum;
 }
@@ -140,7 +156,8 @@ static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex) {
   if (!ex) return;
   layout_name(ex, &rec);
   tl_sbuf_printf(ex, ": %d store + %d ldmatrix%s conflicts over %d + %d warp accesses", d->conflicts[which][0],
-                 d->conflicts[which][1], s.trans_read ? ".trans" : "", nstore, n - nstore);
+                 d->conflicts[which][1], s.trans_read ? ".trans" : "", weighted(acc, 0, nstore),
+                 weighted(acc, nstore, n));
   tl_smem_layout plain = tl_smem_plain(s.rows, s.cols, s.eb, TL_SMEM_ROW_MAJOR);
   int32_t ps = side_conflicts(&plain, acc, 0, nstore), pl = side_conflicts(&plain, acc, nstore, n);
   if (ps >= 0 && pl >= 0) tl_sbuf_printf(ex, " (plain: %d + %d)", ps, pl);
