@@ -19,6 +19,8 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
+ap.add_argument("--attn-cases", default="",
+                help="attention cases D:S:CAUSAL[:WARPS],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
 args = ap.parse_args()
 
@@ -57,9 +59,11 @@ def check(st, what, prog=None):
         raise RuntimeError(f"{what}: {lib.tilec_status_string(st).decode()}\n{log[-3000:]}")
 
 class Kernel:
-    def __init__(self, path, defines=None, kernel=None, entry=None, source=None, disable=None):
+    def __init__(self, path, defines=None, kernel=None, entry=None, source=None, disable=None, options=None):
         opts = C.c_void_p()
         check(lib.tilec_options_create(C.byref(opts)), "options")
+        for k, v in (options or {}).items():
+            check(lib.tilec_options_set(opts, k.encode(), str(v).encode()), k)
         if disable:
             check(lib.tilec_options_set(opts, b"disable-pass", disable.encode()), "disable-pass")
         for k, v in (defines or {}).items():
@@ -181,11 +185,18 @@ def attn():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
     cases = [(128, 4096, False)] if args.quick else [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (False, True)]
+    if args.attn_cases:
+        cases = [tuple(int(y) for y in x.split(":")) for x in args.attn_cases.split(",")]
+    attn_warps = {}
+    for i, c in enumerate(cases):
+        if len(c) > 3: attn_warps[i] = c[3]
+        cases[i] = (c[0], c[1], bool(c[2]))
     kernels = {}
-    for D, S, causal in cases:
-        key = (D, causal)
+    for i, (D, S, causal) in enumerate(cases):
+        w = attn_warps.get(i)
+        key = (D, causal, w)
         if key not in kernels:
-            kernels[key] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)})
+            kernels[key] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, options={"warps": w} if w else None)
         k = kernels[key]
         H = 2048 // D; Z = max(1, 16384 // S)
         q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
@@ -201,7 +212,7 @@ def attn():
         for nm, be in (("FA2", SDPBackend.FLASH_ATTENTION), ("cuDNN", SDPBackend.CUDNN_ATTENTION)):
             with sdpa_kernel(be):
                 refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
-        shape = f"D{D} S{S} {'causal' if causal else 'full'}"
+        shape = f"D{D} S{S} {'causal' if causal else 'full'}" + (f" w{w}" if w else "")
         row("attn fwd", shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
         row("attn fwd", shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
 

@@ -117,6 +117,25 @@ tl_layout tl_layout_mma_split(int32_t M, int32_t N, int warps, int wm_want) {
   return l;
 }
 
+tl_layout tl_layout_mma_pairs(int32_t M, int32_t N, int warps, int wm_want) {
+  tl_layout l = tl_layout_mma_split(M, N, warps, wm_want);
+  int wn = l.mma_wn;
+  if (N < 16 * wn) return l;
+  /* column bits: mma column bit 0 (c0/c1) -> 2, lane%4 -> 4, 8; the n-block
+   * parity -> 1; warps along N -> 16, 32, ...; further n-blocks -> 16*wn, ... */
+  l.reg[0][1] = 2;
+  l.lane[0][1] = 4;
+  l.lane[1][1] = 8;
+  int k = 0;
+  while (k < l.nwarp && l.warp[k][0]) k++; /* warp bits over M come first */
+  for (int i = 1; i < wn; i *= 2) l.warp[k++][1] = 16 * i;
+  int r = 2;
+  l.reg[r++][1] = 1;
+  for (int32_t c = 16 * wn; c < N; c *= 2) l.reg[r++][1] = c;
+  l.mma_npair = 1;
+  return l;
+}
+
 /* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
  * the kernel reduces anything (attention: row max / sum stay in the warp and
  * p feeds the next dot from registers); else the most square warp tile
@@ -179,7 +198,7 @@ tl_layout tl_layout_slice(const tl_layout *p, int dim) {
   FOR_EACH_BASIS(&l, b, remove_comp(b, p->rank, dim));
   remove_comp(l.shape, p->rank, dim);
   l.rank = p->rank - 1;
-  l.mma_wm = l.mma_wn = 0;
+  l.mma_wm = l.mma_wn = l.mma_npair = 0;
   return l;
 }
 
@@ -190,7 +209,7 @@ tl_layout tl_layout_expand(const tl_layout *s, int axis) {
   insert_comp(l.shape, s->rank, axis);
   l.shape[axis] = 1;
   l.rank = s->rank + 1;
-  l.mma_wm = l.mma_wn = 0;
+  l.mma_wm = l.mma_wn = l.mma_npair = 0;
   return l;
 }
 
@@ -200,7 +219,7 @@ tl_layout tl_layout_squeeze(const tl_layout *s, int axis) {
   FOR_EACH_BASIS(&l, b, remove_comp(b, s->rank, axis));
   remove_comp(l.shape, s->rank, axis);
   l.rank = s->rank - 1;
-  l.mma_wm = l.mma_wn = 0;
+  l.mma_wm = l.mma_wn = l.mma_npair = 0;
   return l;
 }
 
@@ -212,7 +231,7 @@ tl_layout tl_layout_project(const tl_layout *s, const int32_t *src_shape) {
     FOR_EACH_BASIS(&l, b, b[d] = 0);
     l.shape[d] = 1;
   }
-  l.mma_wm = l.mma_wn = 0;
+  l.mma_wm = l.mma_wn = l.mma_npair = 0;
   return l;
 }
 
@@ -223,7 +242,7 @@ tl_layout tl_layout_trans(const tl_layout *s) {
   l.shape[0] = s->shape[1];
   l.shape[1] = s->shape[0];
   l.origin = -1;
-  l.mma_wm = l.mma_wn = 0;
+  l.mma_wm = l.mma_wn = l.mma_npair = 0;
   return l;
 }
 
@@ -245,7 +264,7 @@ tl_layout tl_layout_reshape(const tl_layout *s, int rank, const int32_t *shape) 
     for (int d = rank; d < TL_MAX_RANK; d++) b[d] = 0;
   });
   l.origin = -1;
-  l.mma_wm = l.mma_wn = 0;
+  l.mma_wm = l.mma_wn = l.mma_npair = 0;
   return l;
 }
 
@@ -664,6 +683,14 @@ static void assign_op(la_state *st, int32_t opid) {
       return;
     }
     tl_layout l = dot_layout(f, opid, M, N, st->warps);
+    int32_t bv = o->opnd[1];
+    tl_value *bval = tl_val(f, bv);
+    if (is_tile(st, bv) && tl_dtype_bytes((tl_dtype)vtype(st, bv)->dtype) == 1 &&
+        !(bval->def >= 0 && tl_op_at(f, bval->def)->opc == TL_OP_trans)) {
+      /* 8-bit B kept [K][N]: the column-paired accumulator (layout.h) */
+      tl_layout pl = tl_layout_mma_pairs(M, N, st->warps, l.mma_wm);
+      if (pl.mma_wm == l.mma_wm && pl.mma_wn == l.mma_wn) l = pl;
+    }
     rt->layout = intern(st, &l);
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))

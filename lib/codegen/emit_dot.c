@@ -169,7 +169,9 @@ static int32_t stream_candidate(cg *g, int32_t D, int32_t x, bool b_operand, con
   /* A: [M][K] natural, K contiguous.  B: [K][N] natural (N contiguous,
    * ldmatrix .trans: 16-bit only) or trans of [N][K] (K contiguous). */
   *kcontig = !b_operand || transposed;
-  if (!*kcontig && eb != 2) return -1;
+  /* 8-bit [K][N]: ldmatrix .trans of byte pairs + prmt, which needs the
+   * column-paired accumulator (layout_assign gives it) */
+  if (!*kcontig && eb != 2 && !(eb == 1 && cg_layout(g, tl_op_at(f, D)->res[0])->mma_npair)) return -1;
   int32_t rows = lt->shape[0], cols = lt->shape[1];
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
   if ((cols * eb) % 16 || ((int64_t)rows * cols * eb / 16) % threads) return -1;
@@ -677,6 +679,7 @@ static LLVMValueRef pack2(cg *g, LLVMValueRef x, LLVMValueRef y) {
 
 typedef struct dotgeo {
   int M, N, K, eb, kstep, mk, wm, wn, mrep, nrep, lognrep;
+  bool pairs; /* column-paired accumulator (layout.h tl_layout_mma_pairs) */
   LLVMValueRef row8, m_lo, m_hi, wmi, wni;
 } dotgeo;
 
@@ -709,7 +712,44 @@ static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, f
   }
 }
 
+/* prmt.b32: bytes of {y:x} picked by the selector's nibbles. */
+static LLVMValueRef prmt(cg *g, LLVMValueRef x, LLVMValueRef y, const char *sel) {
+  char text[64];
+  snprintf(text, sizeof text, "prmt.b32 $0, $1, $2, %s;", sel);
+  LLVMValueRef args[2] = {x, y};
+  return cg_asm(g, g->i32, text, "=r,r,r", args, 2, false);
+}
+
+/* 8-bit B kept [K][N] (column-paired accumulator): one ldmatrix.x4.trans of
+ * byte pairs reads the 16-column segment of n-blocks ni, ni+1.  Matrix X
+ * has k rows 0,1,4,5,8,9,12,13, Y the same + 2 (then both + 16 for the
+ * second register): lane (c = lane/4, q = lane%4) gets X = bytes (k 4q, n
+ * 2c), (4q, 2c+1), (4q+1, 2c), (4q+1, 2c+1) and Y the same for k 4q+2, 4q+3,
+ * so prmt 0x6420 gives k 4q..4q+3 of column 2c (n-block ni: mma column c is
+ * real column 2c) and 0x7531 those of column 2c+1 (n-block ni+1). */
+static void load_b_kn8(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
+  for (int ni = 0; ni < q->nrep; ni += 2) {
+    LLVMValueRef seg = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 16), ""),
+                                    cg_i32(g, (ni >> 1) * 16 * q->wn), "");
+    LLVMValueRef k = LLVMBuildAdd(g->B, LLVMBuildShl(g->B, LLVMBuildLShr(g->B, q->row8, cg_i32(g, 1), ""), cg_i32(g, 2), ""),
+                                  LLVMBuildAnd(g->B, q->row8, cg_i32(g, 1), ""), "");
+    k = LLVMBuildAdd(g->B, k, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->m_hi, cg_i32(g, 16), ""),
+                                           LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 2), ""), ""), "");
+    k = LLVMBuildAdd(g->B, k, cg_i32(g, kk * q->kstep), "");
+    LLVMValueRef r[4];
+    ldmatrix(g, src_addr(g, sb, k, seg), 4, true, r);
+    fr->b[ni][0] = prmt(g, r[0], r[1], "0x6420");
+    fr->b[ni][1] = prmt(g, r[2], r[3], "0x6420");
+    fr->b[ni + 1][0] = prmt(g, r[0], r[1], "0x7531");
+    fr->b[ni + 1][1] = prmt(g, r[2], r[3], "0x7531");
+  }
+}
+
 static void load_b(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
+  if (!sb->kcontig && q->eb == 1) {
+    load_b_kn8(g, q, sb, kk, fr);
+    return;
+  }
   for (int ni = 0; ni < q->nrep; ni += 2) {
     int nmat = ni + 1 < q->nrep ? 4 : 2;
     /* matrices: (ni, k lo), (ni, k hi), (ni+1, k lo), (ni+1, k hi) */
@@ -717,8 +757,11 @@ static void load_b(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
     LLVMValueRef n0 = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 8), ""),
                                    LLVMBuildMul(g->B, nblk, cg_i32(g, 8 * q->wn), ""), "");
     LLVMValueRef addr;
+    if (q->pairs) /* n-blocks ni, ni+1: the even / odd columns of one 16-column segment */
+      n0 = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 16), ""),
+                                           cg_i32(g, (ni >> 1) * 16 * q->wn), ""), q->m_hi, "");
     if (sb->kcontig) {
-      LLVMValueRef n = LLVMBuildAdd(g->B, n0, q->row8, "");
+      LLVMValueRef n = LLVMBuildAdd(g->B, n0, q->pairs ? LLVMBuildShl(g->B, q->row8, cg_i32(g, 1), "") : q->row8, "");
       LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_lo, cg_i32(g, q->mk), ""), "");
       addr = src_addr(g, sb, n, LLVMBuildMul(g->B, k, cg_i32(g, q->eb), ""));
     } else {
@@ -742,7 +785,7 @@ static void load_b(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
 static bool a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb) {
   tl_type *at = &tl_val(g->f, a)->type;
   const tl_layout *la = cg_layout(g, a);
-  return eb == 2 && la->kind == TL_LAYOUT_MMA && la->mma_wn == 1 && lc->mma_wm == la->mma_wm &&
+  return eb == 2 && la->kind == TL_LAYOUT_MMA && !la->mma_npair && la->mma_wn == 1 && lc->mma_wm == la->mma_wm &&
          la->nwarp == lc->nwarp && at->shape[0] == lc->shape[0] && at->shape[1] % 16 == 0;
 }
 
@@ -791,6 +834,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
   q.mk = 16 / eb;
   q.wm = lc->mma_wm;
   q.wn = lc->mma_wn;
+  q.pairs = lc->mma_npair != 0;
   q.mrep = M / (16 * q.wm);
   q.nrep = N / (8 * q.wn);
   while ((1 << q.lognrep) < q.nrep) q.lognrep++;

@@ -48,6 +48,9 @@ typedef struct tl_layout {
   int32_t origin;
   /* MMA only: warps along M and N (the rest replicate). */
   int32_t mma_wm, mma_wn;
+  /* MMA only: 1 = the column-paired form of tl_layout_mma_pairs (a dot whose
+   * B is 8-bit and kept [K][N]); 0 = the plain m16n8 form. */
+  int32_t mma_npair;
 } tl_layout;
 
 typedef struct tl_layout_table {
@@ -67,6 +70,13 @@ tl_layout tl_layout_mma(int32_t M, int32_t N, int warps);
 /* The same with wm warps along M (0: as many as fit, M first), the rest of
  * the warps along N. */
 tl_layout tl_layout_mma_split(int32_t M, int32_t N, int warps, int wm);
+/* The accumulator of a dot whose 8-bit B is kept [K][N] (emit_dot reads it
+ * with ldmatrix .trans of byte pairs + prmt): n-blocks 2j and 2j+1 of a warp
+ * take the even and the odd columns of one 16-column segment (mma column c
+ * is real column 2c + parity), warps along N own 16-column segments.  Same
+ * warps as tl_layout_mma_split(M, N, warps, wm); when N has fewer than two
+ * n-blocks per warp the plain layout is returned (mma_npair == 0). */
+tl_layout tl_layout_mma_pairs(int32_t M, int32_t N, int warps, int wm);
 /* Remove dim `dim` (reduce result). */
 tl_layout tl_layout_slice(const tl_layout *p, int dim);
 /* Insert a size-1 dim at `axis` (expand_dims). */
