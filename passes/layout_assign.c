@@ -685,9 +685,13 @@ static void assign_op(la_state *st, int32_t opid) {
     tl_layout l = dot_layout(f, opid, M, N, st->warps);
     int32_t bv = o->opnd[1];
     tl_value *bval = tl_val(f, bv);
+    tl_dot_sched *bs = f->sched ? tl_sched_dot(f, opid, false) : NULL;
     if (is_tile(st, bv) && tl_dtype_bytes((tl_dtype)vtype(st, bv)->dtype) == 1 &&
-        !(bval->def >= 0 && tl_op_at(f, bval->def)->opc == TL_OP_trans)) {
-      /* 8-bit B kept [K][N]: the column-paired accumulator (layout.h) */
+        !(bval->def >= 0 && tl_op_at(f, bval->def)->opc == TL_OP_trans) && bs && bs->pipelined &&
+        bs->streamed[1]) {
+      /* 8-bit B kept [K][N] and streamed (swpipe): the column-paired
+       * accumulator (layout.h).  swpipe does not stream it today (round 3,
+       * docs/pipelines.md: the K-major case needs a register-lean form) */
       tl_layout pl = tl_layout_mma_pairs(M, N, st->warps, l.mma_wm);
       if (pl.mma_wm == l.mma_wm && pl.mma_wn == l.mma_wn) l = pl;
     }

@@ -76,9 +76,8 @@ static int32_t stream_source(tl_func *f, int32_t D, int which, const int32_t *us
   if (ns != 2 || sliced[1] != rank - 1) return *why = "not a 2-D view along the last dimension", -1;
   const tl_type *lt = &tl_val(f, y)->type;
   int eb = tl_dtype_bytes((tl_dtype)lt->dtype);
-  /* B kept [K][N] is read with ldmatrix .trans: 16-bit, and (perf round 3,
-   * docs/pipelines.md) 8-bit through byte-pair .trans + prmt in codegen */
-  if (which == 1 && !transposed && eb != 2 && eb != 1) return *why = "a [K][N] B of this width (no ldmatrix .trans)", -1;
+  /* B kept [K][N] is read with ldmatrix .trans: 16-bit only */
+  if (which == 1 && !transposed && eb != 2) return *why = "an 8-bit [K][N] B (no ldmatrix .trans)", -1;
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
   if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;
   if (((int64_t)lt->shape[0] * lt->shape[1] * eb / 16) % threads) return *why = "chunks not a multiple of the threads", -1;

@@ -49,6 +49,12 @@ typedef struct cg_stream {
   int stage_bytes;
   int pitch;              /* bytes per row in a slot: cols*eb, plus padding when not swizzled */
   bool swz;               /* rows XOR-swizzled by 16-byte chunk */
+  /* 8-bit B loaded [K][N]: a slot holds it [K][N] (pitch) when the tensor's
+   * N stride is 1, else, when its K stride is 1 (K-major, cuBLAS's "TN"
+   * B), [N][K] with rows of nk_pitch bytes, also copied by cp.async; the
+   * choice is made at run time from the strides (uniform, loop-invariant) */
+  bool kn8;
+  int nk_pitch;
 } cg_stream;
 
 typedef struct cg_ring {
@@ -231,6 +237,11 @@ void cg_make_plan(cg *g) {
         s->swz = dot_swz(g, D, which);
         s->pitch = s->cols * s->eb + (s->swz ? 0 : dot_pad(g, D, which));
         s->stage_bytes = s->rows * s->pitch;
+        s->kn8 = which == 1 && !kc && s->eb == 1;
+        if (s->kn8) {
+          s->nk_pitch = s->rows * s->eb + (s->swz ? 0 : dot_pad(g, D, which));
+          if (s->cols * s->nk_pitch > s->stage_bytes) s->stage_bytes = s->cols * s->nk_pitch;
+        }
         p->vkind[x] = SRC_STREAM;
         p->vstream[x] = p->nstream;
         p->vkind[tl_op_at(f, ld)->res[0]] = SRC_STREAM;
@@ -347,7 +358,8 @@ static void asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *ar
  * load (zero outside the tensor) and a shared store where `on` (i32) != 0. */
 static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd, LLVMValueRef ok,
                            LLVMValueRef gaddr0, LLVMValueRef base, LLVMValueRef sbase, LLVMValueRef rows_sz,
-                           LLVMValueRef cols_sz, LLVMValueRef r, LLVMValueRef c, LLVMValueRef on) {
+                           LLVMValueRef cols_sz, LLVMValueRef r, LLVMValueRef c, LLVMValueRef on,
+                           LLVMValueRef kmaj) {
   int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
   int eb = s->eb, nch = s->cols * eb / 16;
   LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, ""), c64 = LLVMBuildZExt(g->B, c, g->i64, "");
@@ -370,10 +382,68 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef sa = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""),
                                  LLVMBuildOr(g->B, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""),
                                              LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), ""), "");
+  if (kmaj) { /* the [N][K] slot layout: element (r, c) at row c, byte r */
+    int nk_nch = s->rows * eb / 16;
+    LLVMValueRef rb = LLVMBuildMul(g->B, r, cg_i32(g, eb), "");
+    LLVMValueRef kch = LLVMBuildLShr(g->B, rb, cg_i32(g, 4), "");
+    if (s->swz) kch = LLVMBuildXor(g->B, kch, swizzle_of(g, c, nk_nch), "");
+    LLVMValueRef sa_nk = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, c, cg_i32(g, s->nk_pitch), ""),
+                                      LLVMBuildOr(g->B, LLVMBuildShl(g->B, kch, cg_i32(g, 4), ""),
+                                                  LLVMBuildAnd(g->B, rb, cg_i32(g, 15), ""), ""), "");
+    sa = LLVMBuildSelect(g->B, kmaj, sa_nk, sa, "");
+  }
   LLVMValueRef sargs[3] = {LLVMBuildAdd(g->B, sbase, sa, ""), x, on};
   asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
                       : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
            "r,h,r,~{memory}", sargs, 3);
+}
+
+/* Stream s (an 8-bit [K][N] B) is K-major in global memory (K stride 1, N
+ * stride not 1): its slots hold it [N][K].  i1, loop-invariant. */
+static LLVMValueRef stream_kmajor(cg *g, cg_stream *s) {
+  tl_op *o = tl_op_at(g->f, s->load_op);
+  tl_value *tv = tl_val(g->f, o->opnd[0]);
+  int rank = tv->type.rank, rowd = -1;
+  for (int d = 0; d < rank - 1; d++)
+    if (o->dims[d] != 0) rowd = d;
+  cg_tensor *t = &g->tensors[tv->index];
+  return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rowd], cg_i64(g, 1), ""),
+                      LLVMBuildICmp(g->B, LLVMIntNE, t->stride[rank - 1], cg_i64(g, 1), ""), "");
+}
+
+/* cp.async of a K-major 8-bit B tile into the [N][K] slot layout: chunk j of
+ * a thread is row n (a column of the tile), 16 bytes along K. */
+static void issue_nk(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd, LLVMValueRef ok,
+                     LLVMValueRef gaddr0, LLVMValueRef base, LLVMValueRef sbase, LLVMValueRef rows_sz,
+                     LLVMValueRef cols_sz, LLVMValueRef tid, int threads, int per) {
+  int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
+  int eb = s->eb, epc = 16 / eb, nch = s->rows * eb / 16;
+  for (int j = 0; j < per; j++) {
+    LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
+    LLVMValueRef n = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
+    LLVMValueRef kc = LLVMBuildURem(g->B, idx, cg_i32(g, nch), "");
+    LLVMValueRef pc = s->swz ? LLVMBuildXor(g->B, kc, swizzle_of(g, n, nch), "") : kc;
+    LLVMValueRef dst = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, n, cg_i32(g, s->nk_pitch), ""),
+                                                             LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
+    LLVMValueRef n64 = LLVMBuildZExt(g->B, n, g->i64, "");
+    LLVMValueRef k64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, kc, g->i64, ""), cg_i64(g, epc), "");
+    LLVMValueRef gn = LLVMBuildAdd(g->B, start[rank - 1], n64, "");
+    LLVMValueRef gk = LLVMBuildAdd(g->B, start[rowd], k64, "");
+    LLVMValueRef nok = LLVMBuildICmp(g->B, LLVMIntULT, gn, cols_sz, "");
+    if (ok) nok = LLVMBuildAnd(g->B, nok, ok, "");
+    LLVMValueRef left = LLVMBuildSub(g->B, rows_sz, gk, "");
+    left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
+    left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), ""), cg_i64(g, epc), left, "");
+    left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, gk, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
+    LLVMValueRef nbytes = LLVMBuildSelect(g->B, nok, LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, ""),
+                                          cg_i32(g, 0), "");
+    LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, n64, t->stride[rank - 1], ""), k64, "");
+    LLVMValueRef src = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
+    src = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes, cg_i32(g, 0), ""), base, src, "");
+    LLVMValueRef args[4] = {dst, src, nbytes, cg_i32(g, 1)};
+    asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
+             "r,l,r,r,~{memory}", args, 4);
+  }
 }
 
 /* Issue the copies of stream s for the iteration with iv `ivs` into `slot`. */
@@ -405,6 +475,14 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), ""), "");
   mis = LLVMBuildAnd(g->B, mis, cg_i64(g, 15), "");
   fast = LLVMBuildAnd(g->B, fast, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
+  LLVMValueRef kmaj = NULL, fast_nk = NULL;
+  if (s->kn8) {
+    kmaj = stream_kmajor(g, s);
+    fast = LLVMBuildAnd(g->B, fast, LLVMBuildNot(g->B, kmaj, ""), "");
+    LLVMValueRef mis_nk = LLVMBuildOr(g->B, gaddr0, LLVMBuildMul(g->B, t->stride[rank - 1], cg_i64(g, eb), ""), "");
+    mis_nk = LLVMBuildAnd(g->B, mis_nk, cg_i64(g, 15), "");
+    fast_nk = branchy ? LLVMBuildAnd(g->B, kmaj, LLVMBuildICmp(g->B, LLVMIntEQ, mis_nk, cg_i64(g, 0), ""), "") : NULL;
+  }
   LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
   LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
   LLVMValueRef sbase = LLVMBuildAdd(g->B, smem_base32(g),
@@ -451,6 +529,15 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     fb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.fast");
     sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow");
     jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.join");
+    if (fast_nk) { /* K-major 8-bit B: cp.async of [N][K] rows (chunks along K) */
+      LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.fast.nk");
+      LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.check");
+      LLVMBuildCondBr(g->B, fast_nk, nb, cb);
+      LLVMPositionBuilderAtEnd(g->B, nb);
+      issue_nk(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, tid, threads, per);
+      LLVMBuildBr(g->B, jb);
+      LLVMPositionBuilderAtEnd(g->B, cb);
+    }
     LLVMBuildCondBr(g->B, fast, fb, sb);
     LLVMPositionBuilderAtEnd(g->B, fb);
   }
@@ -475,7 +562,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMValueRef i = LLVMBuildPhi(g->B, g->i32, "cp.i");
     LLVMValueRef r = LLVMBuildUDiv(g->B, i, cg_i32(g, s->cols), "");
     LLVMValueRef c = LLVMBuildURem(g->B, i, cg_i32(g, s->cols), "");
-    slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, cg_i32(g, 1));
+    slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, cg_i32(g, 1), kmaj);
     LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, threads), "");
     LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
     LLVMAddIncoming(i, &stid, &entry, 1);
@@ -492,7 +579,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
       LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
       LLVMValueRef c = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, LLVMBuildURem(g->B, idx, cg_i32(g, nch), ""), cg_i32(g, epc), ""),
                                     cg_i32(g, e), "");
-      slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, st_on);
+      slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, st_on, kmaj);
     }
 }
 
@@ -621,6 +708,8 @@ typedef struct opsrc {
   LLVMValueRef base;
   int rowbytes, nch;
   bool swz, kcontig;
+  LLVMValueRef kmaj;      /* 8-bit [K][N] B stream: i1, the slot holds [N][K] (cg_stream.kn8) */
+  int nk_rowbytes, nk_nch;
 } opsrc;
 
 /* Shared address (i32) of the 16-byte row segment (row, colbyte), colbyte a multiple of 16. */
@@ -712,12 +801,10 @@ static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, f
   }
 }
 
-/* prmt.b32: bytes of {y:x} picked by the selector's nibbles. */
-static LLVMValueRef prmt(cg *g, LLVMValueRef x, LLVMValueRef y, const char *sel) {
-  char text[64];
-  snprintf(text, sizeof text, "prmt.b32 $0, $1, $2, %s;", sel);
-  LLVMValueRef args[2] = {x, y};
-  return cg_asm(g, g->i32, text, "=r,r,r", args, 2, false);
+/* prmt.b32: bytes of {y:x} picked by the selector's nibbles (i32). */
+static LLVMValueRef prmt(cg *g, LLVMValueRef x, LLVMValueRef y, LLVMValueRef sel) {
+  LLVMValueRef args[3] = {x, y, sel};
+  return cg_asm(g, g->i32, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", args, 3, false);
 }
 
 /* 8-bit B kept [K][N] (column-paired accumulator): one ldmatrix.x4.trans of
@@ -728,6 +815,15 @@ static LLVMValueRef prmt(cg *g, LLVMValueRef x, LLVMValueRef y, const char *sel)
  * so prmt 0x6420 gives k 4q..4q+3 of column 2c (n-block ni: mma column c is
  * real column 2c) and 0x7531 those of column 2c+1 (n-block ni+1). */
 static void load_b_kn8(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
+  /* K-major global B ([N][K] slots, sb->kmaj): plain ldmatrix of matrices
+   * (ni, k lo), (ni+1, k lo), (ni, k hi), (ni+1, k hi), n-block ni + p
+   * reading rows n = segment + 2*row + p; the prmt selectors then just pick
+   * r0 / r1 (0x3210 / 0x7654), so one instruction sequence serves both */
+  LLVMValueRef sel_e = LLVMBuildSelect(g->B, sb->kmaj, cg_i32(g, 0x3210), cg_i32(g, 0x6420), "");
+  LLVMValueRef sel_o = LLVMBuildSelect(g->B, sb->kmaj, cg_i32(g, 0x7654), cg_i32(g, 0x7531), "");
+  opsrc nk = *sb;
+  nk.rowbytes = sb->nk_rowbytes;
+  nk.nch = sb->nk_nch;
   for (int ni = 0; ni < q->nrep; ni += 2) {
     LLVMValueRef seg = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 16), ""),
                                     cg_i32(g, (ni >> 1) * 16 * q->wn), "");
@@ -736,12 +832,28 @@ static void load_b_kn8(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *f
     k = LLVMBuildAdd(g->B, k, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->m_hi, cg_i32(g, 16), ""),
                                            LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 2), ""), ""), "");
     k = LLVMBuildAdd(g->B, k, cg_i32(g, kk * q->kstep), "");
+    LLVMValueRef n = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, seg, LLVMBuildShl(g->B, q->row8, cg_i32(g, 1), ""), ""), q->m_lo, "");
+    LLVMValueRef kb = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_hi, cg_i32(g, 16), ""), "");
+    LLVMValueRef addr;
+    if (nk.rowbytes == sb->rowbytes && nk.nch == sb->nch) /* square slots: one address, fewer registers */
+      addr = src_addr(g, sb, LLVMBuildSelect(g->B, sb->kmaj, n, k, ""), LLVMBuildSelect(g->B, sb->kmaj, kb, seg, ""));
+    else
+      addr = LLVMBuildSelect(g->B, sb->kmaj, src_addr(g, &nk, n, kb), src_addr(g, sb, k, seg), "");
     LLVMValueRef r[4];
-    ldmatrix(g, src_addr(g, sb, k, seg), 4, true, r);
-    fr->b[ni][0] = prmt(g, r[0], r[1], "0x6420");
-    fr->b[ni][1] = prmt(g, r[2], r[3], "0x6420");
-    fr->b[ni + 1][0] = prmt(g, r[0], r[1], "0x7531");
-    fr->b[ni + 1][1] = prmt(g, r[2], r[3], "0x7531");
+    {
+      LLVMValueRef args[2] = {addr, LLVMBuildZExt(g->B, sb->kmaj, g->i32, "")};
+      LLVMTypeRef w[4] = {g->i32, g->i32, g->i32, g->i32};
+      LLVMValueRef st = cg_asm(g, LLVMStructTypeInContext(g->C, w, 4, 0),
+                               "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
+                               "@p ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4]; "
+                               "@!p ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0,$1,$2,$3}, [$4]; }",
+                               "=r,=r,=r,=r,r,r", args, 2, true);
+      for (int i = 0; i < 4; i++) r[i] = LLVMBuildExtractValue(g->B, st, (unsigned)i, "");
+    }
+    fr->b[ni][0] = prmt(g, r[0], r[1], sel_e);
+    fr->b[ni][1] = prmt(g, r[2], r[3], sel_e);
+    fr->b[ni + 1][0] = prmt(g, r[0], r[1], sel_o);
+    fr->b[ni + 1][1] = prmt(g, r[2], r[3], sel_o);
   }
 }
 
@@ -871,6 +983,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
       s->swz = st->swz;
       /* A is always [M][K]; B streamed natural is [K][N], through trans [N][K] */
       s->kcontig = w == 0 || tl_val(f, x)->def < 0 || tl_op_at(f, tl_val(f, x)->def)->opc == TL_OP_trans;
+      if (st->kn8) {
+        s->kmaj = stream_kmajor(g, st);
+        s->nk_rowbytes = st->nk_pitch;
+        s->nk_nch = st->rows * st->eb / 16;
+      }
       continue;
     }
     bool kn = w == 1 && b_kn_staged;
@@ -939,6 +1056,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
   /* fragments of slice kk+1 are loaded before the mmas of slice kk */
   /* (no table: always; a table: when ldmatrix_sched chose it) */
   bool lookahead = !p->follow || (e && e->scheduled && e->lookahead);
+  /* the run-time choice of B's slot layout (8-bit [K][N] B) costs the
+   * registers of the second fragment set: no lookahead (0 spills) */
+  if (sb.kmaj) lookahead = false;
   frags *fr = tl_alloc(&g->ctx->arena, sizeof(frags) * 2);
   load_a(g, &q, &sa, a, 0, &fr[0]);
   load_b(g, &q, &sb, 0, &fr[0]);
