@@ -64,8 +64,8 @@ for t in $TESTS; do
   case $name in test_back_*) args="--jobs 1" ;; *) args="" ;; esac
   run_one "$name" plain "$t" $args
   if [ -n "$SAN" ]; then
-    run_one "$name" memcheck "$SAN" --tool memcheck --error-exitcode 99 --print-limit 20 "$t" $args
-    run_one "$name" racecheck "$SAN" --tool racecheck --racecheck-report hazard --error-exitcode 99 --print-limit 20 "$t" $args
+    run_one "$name" memcheck env TILEC_GPU_SANITIZER_RUN=1 "$SAN" --tool memcheck --error-exitcode 99 --print-limit 20 "$t" $args
+    run_one "$name" racecheck env TILEC_GPU_SANITIZER_RUN=1 "$SAN" --tool racecheck --racecheck-report hazard --error-exitcode 99 --print-limit 20 "$t" $args
   fi
 done
 
