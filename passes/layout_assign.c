@@ -162,8 +162,7 @@ static int mma_warps_m(tl_func *f, int32_t M, int32_t N, int warps) {
 
 /* The accumulator layout of dot op D [M, N].  No schedule table: the
  * heuristic above.  A table (lib/schedule.h): mma_remap's warps_m x warps_n
- * when it ran for the dot and they fit, else the plain default (warps over
- * M first, tl_layout_mma). */
+ * when it ran for the dot and they fit, else the heuristic above. */
 static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int warps) {
   if (!f->sched) return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
   tl_dot_sched *e = tl_sched_dot(f, D, false);
@@ -171,7 +170,10 @@ static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int war
     tl_layout l = tl_layout_mma_split(M, N, warps, e->warps_m);
     if (l.mma_wm == e->warps_m && l.mma_wn == e->warps_n) return l;
   }
-  return tl_layout_mma(M, N, warps);
+  /* mma_remap disabled (or its tiling does not fit): the heuristic codegen
+   * used before the pass existed, which always fits codegen's per-warp
+   * limit (warps over M first did not: 128x256 on 8 warps = 1 x 32 blocks). */
+  return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
 }
 
 /* Apply fn to every basis of l. */

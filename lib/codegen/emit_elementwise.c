@@ -130,8 +130,20 @@ LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, 
        * random differential test, seed 2775).  In f64 the quotient of two f32
        * values truncates correctly and n * y and x - n * y are exact while
        * |x / y| < 2^29 (24 + 29 bits < 53); the result is exact in f32. */
+      /* Spelled out (an f64 frem would be narrowed back to f32 by
+       * InstCombine, frem being exact in LLVM's semantics): q = x / y,
+       * n = trunc(q), r = x - n * y, with fmod's sign (that of x) and
+       * fmod(x, +-inf) = x. */
       LLVMTypeRef d = LLVMDoubleTypeInContext(g->C);
-      LLVMValueRef rd = LLVMBuildFRem(B, LLVMBuildFPExt(B, x, d, ""), LLVMBuildFPExt(B, y, d, ""), "");
+      LLVMValueRef xd = LLVMBuildFPExt(B, x, d, ""), yd = LLVMBuildFPExt(B, y, d, "");
+      LLVMValueRef q = LLVMBuildFDiv(B, xd, yd, "");
+      LLVMValueRef n = cg_intrinsic(g, "llvm.trunc.f64", d, &q, 1);
+      LLVMValueRef rd = LLVMBuildFSub(B, xd, LLVMBuildFMul(B, n, yd, ""), "");
+      LLVMValueRef cs[2] = {rd, xd};
+      rd = cg_intrinsic(g, "llvm.copysign.f64", d, cs, 2);
+      LLVMValueRef ay = cg_intrinsic(g, "llvm.fabs.f64", d, &yd, 1);
+      LLVMValueRef yinf = LLVMBuildFCmp(B, LLVMRealOEQ, ay, LLVMConstReal(d, __builtin_inf()), "");
+      rd = LLVMBuildSelect(B, yinf, xd, rd, "");
       r = LLVMBuildFPTrunc(B, rd, g->f32, "");
       break;
     }
