@@ -51,6 +51,20 @@ static void error_expected(parser *P, const char *what) {
 
 static bool expect(parser *P, fe_tok_kind k, const char *what) {
   if (accept(P, k)) return true;
+  /* A missing ';' at the end of a line is reported where it belongs: just
+   * after the previous token (as clang does), not at the next line's token. */
+  if (k == TK_SEMI && !P->panic && P->pos > 0) {
+    const fe_token *prev = &P->toks[P->pos - 1];
+    if (prev->loc.line > 0 && prev->loc.line < peek(P)->loc.line) {
+      char found[64];
+      describe(peek(P), found, sizeof found);
+      tl_loc at = prev->loc;
+      at.col += prev->len;
+      tl_error(P->ctx, at, "expected %s, found %s", what ? what : fe_tok_name(k), found);
+      P->panic = true;
+      return false;
+    }
+  }
   error_expected(P, what ? what : fe_tok_name(k));
   return false;
 }
