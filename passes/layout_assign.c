@@ -566,8 +566,8 @@ static void assign_for(la_state *st, int32_t opid) {
   tl_op *o = tl_op_at(f, opid);
   tl_region *body = &o->regions[0];
   int ncarried = o->nopnd - 3;
-  int32_t chosen[64];
-  if (ncarried > 64) TL_INTERNAL(f->ctx, "layout_assign: too many loop-carried values");
+  /* Any number of carried values is valid IR (65 used to be an internal error). */
+  int32_t *chosen = tl_alloc(&f->ctx->arena, sizeof(int32_t) * (size_t)(ncarried > 0 ? ncarried : 1));
   for (int i = 0; i < ncarried; i++) {
     int32_t init = o->opnd[3 + i];
     chosen[i] = is_tile(st, init) ? vtype(st, init)->layout : -1;

@@ -4,7 +4,9 @@
 #   2. configure with -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON (ASan + UBSan), build;
 #   3. ctest --output-on-failure (GPU tests skip with 77 where there is no GPU);
 #   4. the libFuzzer front-end fuzzer (clang-19) for $TILEC_FUZZ_SECONDS (60),
-#      seeded with tests/fuzz/corpus and examples/: zero crashes.
+#      seeded with tests/fuzz/corpus and examples/: zero crashes;
+#   5. the libFuzzer IR fuzzer (tl_parse_ir + the default pipeline) for
+#      $TILEC_FUZZ_IR_SECONDS (30), seeded with tests/fuzz/ir_corpus: zero crashes.
 # Build trees: build-test/ and build-fuzz/ (override with TILEC_TEST_BUILD).
 set -eu
 cd "$(dirname "$0")/.."
@@ -14,6 +16,7 @@ jobs=${TILEC_JOBS:-$(nproc)}
 build=${TILEC_TEST_BUILD:-$root/build-test}
 fuzz_build=$build-fuzz
 seconds=${TILEC_FUZZ_SECONDS:-60}
+ir_seconds=${TILEC_FUZZ_IR_SECONDS:-30}
 
 echo "== configure + build (Werror, ASan+UBSan): $build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON
@@ -29,7 +32,7 @@ ctest_rc=0
 echo "== fuzz the front-end for ${seconds}s"
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTILEC_FUZZ=ON -DTILEC_TESTS=OFF >/dev/null
-cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend
+cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend fuzz_ir
 work=$fuzz_build/corpus-work
 rm -rf "$work" && mkdir -p "$work"
 # New inputs go to $work; the checked-in corpus and the examples are read only.
@@ -38,6 +41,14 @@ set -- "$work" "$root/tests/fuzz/corpus"
 "$fuzz_build/fuzz_frontend" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$fuzz_build/" -print_final_stats=1 "$@"
 echo "== fuzz: no crashes in ${seconds}s"
+
+echo "== fuzz the IR parser + pipeline for ${ir_seconds}s"
+ir_work=$fuzz_build/ir-corpus-work
+rm -rf "$ir_work" && mkdir -p "$ir_work"
+# New inputs go to $ir_work; the checked-in IR corpus is read only.
+"$fuzz_build/fuzz_ir" -max_total_time="$ir_seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+  -artifact_prefix="$fuzz_build/ir-" -print_final_stats=1 "$ir_work" "$root/tests/fuzz/ir_corpus"
+echo "== fuzz IR: no crashes in ${ir_seconds}s"
 if [ "$ctest_rc" -ne 0 ]; then
   echo "test.sh: FAILED: ctest failed (see above)"
   exit 1
