@@ -295,3 +295,17 @@ void tl_op_erase(tl_func *f, tl_region *r, int pos) {
   tl_op_mark_dead(f, r->ops.data[pos]);
   tl_region_remove(r, pos);
 }
+
+bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor) {
+  if (op < 0) return false;
+  for (int32_t p = f->ops.data[op].parent; p >= 0; p = f->ops.data[p].parent)
+    if (p == ancestor) return true;
+  return false;
+}
+
+bool tl_defined_outside(const tl_func *f, int32_t v, int32_t L) {
+  const tl_value *x = &f->values.data[v];
+  if (x->def >= 0) return x->def != L && !tl_op_inside(f, x->def, L);
+  if (x->region_owner >= 0) return x->region_owner != L && !tl_op_inside(f, x->region_owner, L);
+  return true;
+}

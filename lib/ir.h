@@ -206,6 +206,11 @@ int32_t tl_build_binary(tl_func *f, tl_region *r, tl_opcode opc, int32_t a, int3
 
 /* Replace every use of value `from` by `to` in the whole function. */
 void tl_replace_uses(tl_func *f, int32_t from, int32_t to);
+/* op is nested (at any depth) in a region of op `ancestor`; false for op < 0. */
+bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor);
+/* Value v is defined outside region-owning op L: a parameter, an op not in
+ * L's regions, or an argument of a region that is not L's or inside L. */
+bool tl_defined_outside(const tl_func *f, int32_t v, int32_t L);
 /* Count uses of each value (array of f->values.len ints, arena). */
 int32_t *tl_count_uses(tl_func *f);
 

@@ -17,3 +17,61 @@ tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create) {
   tl_vec_push(&f->ctx->arena, &s->dots, d);
   return &s->dots.data[s->dots.len - 1];
 }
+
+static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
+  if (depth > 16) return false;
+  if (v == tl_op_at(f, L)->regions[0].args.data[0] || tl_defined_outside(f, v, L)) return true;
+  tl_value *x = tl_val(f, v);
+  if (x->def < 0 || x->type.kind != TL_KIND_SCALAR) return false;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc == TL_OP_const) return !tl_dtype_is_float((tl_dtype)x->type.dtype);
+  if (!(tl_opinfo_table[d->opc].flags & TL_EW) || d->nres != 1) return false;
+  for (int i = 0; i < d->nopnd; i++)
+    if (!from_iv(f, d->opnd[i], L, depth + 1)) return false;
+  return true;
+}
+
+bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L) { return from_iv(f, v, L, 0); }
+
+int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
+                         bool *k_contiguous, const char **why) {
+  int32_t L = tl_op_at(f, D)->parent;
+  int32_t x = tl_op_at(f, D)->opnd[which], y = x;
+  tl_value *xv = tl_val(f, x);
+  bool transposed = false;
+  *why = "not a load";
+  if (xv->def < 0) return -1;
+  if (uses[x] != 1) return *why = "used by more than the dot", -1;
+  tl_op *d = tl_op_at(f, xv->def);
+  if (d->opc == TL_OP_trans) {
+    if (which == 0) return *why = "a transposed A", -1;
+    y = d->opnd[0];
+    if (tl_val(f, y)->def < 0) return -1;
+    if (uses[y] != 1) return *why = "used by more than the dot", -1;
+    if (d->parent != L) return *why = "defined outside the dot's loop", -1;
+    d = tl_op_at(f, tl_val(f, y)->def);
+    transposed = true;
+  }
+  if (d->opc != TL_OP_load) return -1;
+  if (d->parent != L) return *why = "loaded outside the dot's loop", -1;
+  tl_value *t = tl_val(f, d->opnd[0]);
+  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return *why = "not a parameter tensor", -1;
+  int rank = t->type.rank;
+  if (d->nopnd != 1 + rank) return *why = "a load with `other`", -1;
+  int sliced[TL_MAX_RANK], ns = 0;
+  for (int k = 0; k < rank; k++) {
+    if (d->dims[k] != 0) sliced[ns++] = k;
+    if (!tl_scalar_from_iv(f, d->opnd[1 + k], L)) return *why = "indices not computable from the induction variable", -1;
+  }
+  if (ns != 2 || sliced[1] != rank - 1) return *why = "not a 2-D view along the last dimension", -1;
+  const tl_type *lt = &tl_val(f, y)->type;
+  int eb = tl_dtype_bytes((tl_dtype)lt->dtype);
+  /* A: [M][K], K contiguous.  B: trans of [N][K] (K contiguous), or kept
+   * [K][N], read with ldmatrix .trans: 16-bit, or 8-bit byte pairs + prmt */
+  *k_contiguous = which == 0 || transposed;
+  if (!*k_contiguous && eb != 2 && !(eb == 1 && allow_kn8)) return *why = "an 8-bit [K][N] B (no ldmatrix .trans)", -1;
+  int threads = (f->warps > 0 ? f->warps : 4) * 32;
+  if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;
+  if (((int64_t)lt->shape[0] * lt->shape[1] * eb / 16) % threads) return *why = "chunks not a multiple of the threads", -1;
+  return (int32_t)(d - f->ops.data);
+}

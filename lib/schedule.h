@@ -63,4 +63,19 @@ typedef struct tl_sched {
  * The pointer is valid until the next call that creates an entry. */
 tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create);
 
+/* Scalar v can be computed for any iteration of loop L from its induction
+ * variable alone: the iv, values from outside L, integer constants, scalar
+ * elementwise ops of those (what codegen re-evaluates for a future
+ * iteration's copy). */
+bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L);
+
+/* The stream rule (docs/pipelines.md), one copy for swpipe and codegen: the
+ * load op that operand `which` of dot D can stream from through a cp.async
+ * ring of D's loop, or -1 with the reason in *why.  *k_contiguous: the
+ * operand's rows run along K in shared memory (A, or a trans'd B).  An 8-bit
+ * B kept [K][N] needs allow_kn8 (codegen's column-paired accumulator).
+ * uses: tl_count_uses(f). */
+int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
+                         bool *k_contiguous, const char **why);
+
 #endif

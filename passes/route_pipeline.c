@@ -24,12 +24,6 @@ typedef struct router {
 
 /* ---- shapes of the IR ------------------------------------------------------------ */
 
-static bool op_inside(tl_func *f, int32_t op, int32_t ancestor) {
-  for (int32_t p = tl_op_at(f, op)->parent; p >= 0; p = tl_op_at(f, p)->parent)
-    if (p == ancestor) return true;
-  return false;
-}
-
 static int32_t def_op(tl_func *f, int32_t v) { return tl_val(f, v)->def; }
 
 /* Follow v up through ops that do not change what a dot operand is. */
@@ -80,7 +74,7 @@ static int32_t find_upstream(router *R, int32_t v, int32_t F, op_pred pred, int3
   tl_vec_push(&f->ctx->arena, &stack, v);
   while (stack.len) {
     int32_t d = def_op(f, stack.data[--stack.len]);
-    if (d < 0 || R->seen[d] || !op_inside(f, d, F)) continue;
+    if (d < 0 || R->seen[d] || !tl_op_inside(f, d, F)) continue;
     R->seen[d] = 1;
     tl_op *o = tl_op_at(f, d);
     if (d != except && pred(o)) return d;
@@ -99,7 +93,7 @@ static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot) {
   if (k < 0 || yielded(f, F, k) != o->res[0]) return false;
   int32_t a = strip(f, o->opnd[0], true), b = strip(f, o->opnd[1], true);
   if (!is_load(f, a) || !is_load(f, b)) return false;
-  return op_inside(f, def_op(f, a), F) || op_inside(f, def_op(f, b), F);
+  return tl_op_inside(f, def_op(f, a), F) || tl_op_inside(f, def_op(f, b), F);
 }
 
 /* acc = dot(cast(exp(s - max)), V, carried * rescale) where s comes from
@@ -231,7 +225,7 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
       if (!is_load(f, v)) continue;
       tl_type *t = &tl_val(f, v)->type;
       int64_t bytes = tl_type_numel(t) * tl_dtype_bytes((tl_dtype)t->dtype);
-      if (op_inside(f, def_op(f, v), ml->for_op)) *per_stage += bytes;
+      if (tl_op_inside(f, def_op(f, v), ml->for_op)) *per_stage += bytes;
       else *resident += bytes;
     }
 }

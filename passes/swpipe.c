@@ -11,77 +11,11 @@
 #define MAX_STREAMS 16 /* codegen's ring table sizes (emit_dot.c) */
 #define MAX_RINGS 4
 
-static bool op_inside(tl_func *f, int32_t op, int32_t anc) {
-  for (int32_t p = tl_op_at(f, op)->parent; p >= 0; p = tl_op_at(f, p)->parent)
-    if (p == anc) return true;
-  return false;
-}
-
-/* v is defined outside loop L (a parameter, an op not in L, an argument of a
- * region not in L). */
-static bool defined_outside(tl_func *f, int32_t v, int32_t L) {
-  tl_value *x = tl_val(f, v);
-  if (x->def >= 0) return x->def != L && !op_inside(f, x->def, L);
-  if (x->region_owner >= 0) return x->region_owner != L && !op_inside(f, x->region_owner, L);
-  return true;
-}
-
-/* Scalar v computable at any iteration from L's induction variable alone:
- * the iv, outside values, integer constants, scalar elementwise ops of those
- * (what codegen can re-evaluate for a future iteration's copy). */
-static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
-  if (depth > 16) return false;
-  if (v == tl_op_at(f, L)->regions[0].args.data[0] || defined_outside(f, v, L)) return true;
-  tl_value *x = tl_val(f, v);
-  if (x->def < 0 || x->type.kind != TL_KIND_SCALAR) return false;
-  tl_op *d = tl_op_at(f, x->def);
-  if (d->opc == TL_OP_const) return !tl_dtype_is_float((tl_dtype)x->type.dtype);
-  if (!(tl_opinfo_table[d->opc].flags & TL_EW) || d->nres != 1) return false;
-  for (int i = 0; i < d->nopnd; i++)
-    if (!from_iv(f, d->opnd[i], L, depth + 1)) return false;
-  return true;
-}
-
-/* The load op that operand `which` of dot D streams from, or -1 with the
- * reason why not (codegen's STREAM rule, docs/pipelines.md). */
+/* The load op operand `which` of dot D streams from, or -1 with the reason
+ * (the rule codegen follows, lib/schedule.c; no 8-bit [K][N] B here). */
 static int32_t stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, const char **why) {
-  int32_t L = tl_op_at(f, D)->parent;
-  int32_t x = tl_op_at(f, D)->opnd[which], y = x;
-  tl_value *xv = tl_val(f, x);
-  bool transposed = false;
-  *why = "not a load";
-  if (xv->def < 0) return -1;
-  if (uses[x] != 1) return *why = "used by more than the dot", -1;
-  tl_op *d = tl_op_at(f, xv->def);
-  if (d->opc == TL_OP_trans) {
-    if (which == 0) return *why = "a transposed A", -1;
-    y = d->opnd[0];
-    if (tl_val(f, y)->def < 0) return -1;
-    if (uses[y] != 1) return *why = "used by more than the dot", -1;
-    if (d->parent != L) return *why = "defined outside the dot's loop", -1;
-    d = tl_op_at(f, tl_val(f, y)->def);
-    transposed = true;
-  }
-  if (d->opc != TL_OP_load) return -1;
-  if (d->parent != L) return *why = "loaded outside the dot's loop", -1;
-  tl_value *t = tl_val(f, d->opnd[0]);
-  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return *why = "not a parameter tensor", -1;
-  int rank = t->type.rank;
-  if (d->nopnd != 1 + rank) return *why = "a load with `other`", -1;
-  int sliced[TL_MAX_RANK], ns = 0;
-  for (int k = 0; k < rank; k++) {
-    if (d->dims[k] != 0) sliced[ns++] = k;
-    if (!from_iv(f, d->opnd[1 + k], L, 0)) return *why = "indices not computable from the induction variable", -1;
-  }
-  if (ns != 2 || sliced[1] != rank - 1) return *why = "not a 2-D view along the last dimension", -1;
-  const tl_type *lt = &tl_val(f, y)->type;
-  int eb = tl_dtype_bytes((tl_dtype)lt->dtype);
-  /* B kept [K][N] is read with ldmatrix .trans: 16-bit only */
-  if (which == 1 && !transposed && eb != 2) return *why = "an 8-bit [K][N] B (no ldmatrix .trans)", -1;
-  int threads = (f->warps > 0 ? f->warps : 4) * 32;
-  if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;
-  if (((int64_t)lt->shape[0] * lt->shape[1] * eb / 16) % threads) return *why = "chunks not a multiple of the threads", -1;
-  return (int32_t)(d - f->ops.data);
+  bool k_contiguous;
+  return tl_stream_source(f, D, which, uses, false, &k_contiguous, why);
 }
 
 /* Bytes codegen keeps resident for an operand staged once before its loop
@@ -137,7 +71,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
         const tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
         ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
         tl_sched_dot(f, D, false)->streamed[w] = true;
-      } else if (defined_outside(f, op->opnd[w], L) && !resident_seen[op->opnd[w]]) {
+      } else if (tl_defined_outside(f, op->opnd[w], L) && !resident_seen[op->opnd[w]]) {
         resident_seen[op->opnd[w]] = true;
         resident += invariant_bytes(f, D, w);
       }
@@ -180,7 +114,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
           const char *r = "not a 2-D tile";
           const tl_type *xt = &tl_val(f, op->opnd[w])->type;
           if (xt->kind == TL_KIND_TILE && xt->rank == 2) stream_source(f, D, w, uses, &r);
-          tl_sbuf_printf(ex, "staged (%s%s)", r, defined_outside(f, op->opnd[w], L) ? ", resident: staged once" : "");
+          tl_sbuf_printf(ex, "staged (%s%s)", r, tl_defined_outside(f, op->opnd[w], L) ? ", resident: staged once" : "");
         }
       }
       if (d->streamed[0] || d->streamed[1])

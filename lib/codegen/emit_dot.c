@@ -105,83 +105,15 @@ static int staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz
   return cols * eb + (*swz ? 0 : dot_pad(g, D, w));
 }
 
-/* ---- IR queries ------------------------------------------------------------------ */
-
-static bool op_inside(tl_func *f, int32_t op, int32_t anc) {
-  for (int32_t p = tl_op_at(f, op)->parent; p >= 0; p = tl_op_at(f, p)->parent)
-    if (p == anc) return true;
-  return false;
-}
-
-/* Value v defined outside loop op L (a parameter, or an op not inside L, or
- * an argument of a region that does not belong to L or its children). */
-static bool defined_outside(tl_func *f, int32_t v, int32_t L) {
-  tl_value *x = tl_val(f, v);
-  if (x->def >= 0) return x->def != L && !op_inside(f, x->def, L);
-  if (x->region_owner >= 0) return x->region_owner != L && !op_inside(f, x->region_owner, L);
-  return true;
-}
-
-/* Scalar v computable at any iteration from the loop's induction variable:
- * the iv, values from outside, constants and scalar elementwise ops. */
-static bool rematerializable(tl_func *f, int32_t v, int32_t L, int depth) {
-  if (depth > 16) return false;
-  tl_op *lo = tl_op_at(f, L);
-  if (v == lo->regions[0].args.data[0]) return true;
-  if (defined_outside(f, v, L)) return true;
-  tl_value *x = tl_val(f, v);
-  if (x->def < 0 || x->type.kind == TL_KIND_TILE || x->type.kind == TL_KIND_TENSOR) return false;
-  tl_op *d = tl_op_at(f, x->def);
-  if (d->opc == TL_OP_const) return !tl_dtype_is_float((tl_dtype)x->type.dtype);
-  if (!(tl_opinfo_table[d->opc].flags & TL_EW) || d->nres != 1) return false;
-  for (int i = 0; i < d->nopnd; i++)
-    if (!rematerializable(f, d->opnd[i], L, depth + 1)) return false;
-  return true;
-}
-
 /* ---- the plan ------------------------------------------------------------------- */
 
-/* Streamed operand x of dot D (b_operand: x is B): the load op, else -1. */
-static int32_t stream_candidate(cg *g, int32_t D, int32_t x, bool b_operand, const int32_t *uses, bool *kcontig) {
-  tl_func *f = g->f;
-  int32_t L = tl_op_at(f, D)->parent;
-  bool transposed = false;
-  int32_t y = x;
-  tl_value *xv = tl_val(f, x);
-  if (xv->def < 0 || uses[x] != 1) return -1;
-  tl_op *d = tl_op_at(f, xv->def);
-  if (d->opc == TL_OP_trans) {
-    if (!b_operand) return -1;
-    y = d->opnd[0];
-    if (tl_val(f, y)->def < 0 || uses[y] != 1 || d->parent != L) return -1;
-    d = tl_op_at(f, tl_val(f, y)->def);
-    transposed = true;
-  }
-  if (d->opc != TL_OP_load || d->parent != L) return -1;
-  int32_t tv = d->opnd[0];
-  tl_value *t = tl_val(f, tv);
-  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return -1;
-  int rank = t->type.rank;
-  if (d->nopnd != 1 + rank) return -1; /* an `other` value: keep the general path */
-  int tdims[TL_MAX_RANK], nt = 0;
-  for (int k = 0; k < rank; k++) {
-    if (d->dims[k] != 0) tdims[nt++] = k;
-    if (!rematerializable(f, d->opnd[1 + k], L, 0)) return -1;
-  }
-  if (nt != 2 || tdims[1] != rank - 1) return -1;
-  tl_type *lt = &tl_val(f, y)->type;
-  tl_dtype dt = (tl_dtype)lt->dtype;
-  int eb = tl_dtype_bytes(dt);
-  /* A: [M][K] natural, K contiguous.  B: [K][N] natural (N contiguous,
-   * ldmatrix .trans: 16-bit only) or trans of [N][K] (K contiguous). */
-  *kcontig = !b_operand || transposed;
-  /* 8-bit [K][N]: ldmatrix .trans of byte pairs + prmt, which needs the
-   * column-paired accumulator (layout_assign gives it) */
-  if (!*kcontig && eb != 2 && !(eb == 1 && cg_layout(g, tl_op_at(f, D)->res[0])->mma_npair)) return -1;
-  int32_t rows = lt->shape[0], cols = lt->shape[1];
-  int threads = (f->warps > 0 ? f->warps : 4) * 32;
-  if ((cols * eb) % 16 || ((int64_t)rows * cols * eb / 16) % threads) return -1;
-  return (int32_t)(d - f->ops.data);
+/* Streamed operand `which` of dot D: the load op, else -1 (the stream rule
+ * of lib/schedule.c; an 8-bit [K][N] B needs the column-paired accumulator,
+ * which layout_assign gives only when it streams). */
+static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses, bool *kcontig) {
+  const char *why;
+  bool paired = cg_layout(g, tl_op_at(g->f, D)->res[0])->mma_npair != 0;
+  return tl_stream_source(g->f, D, which, uses, paired, kcontig, &why);
 }
 
 void cg_make_plan(cg *g) {
@@ -218,7 +150,7 @@ void cg_make_plan(cg *g) {
       bool kc = true;
       tl_dot_sched *e = p->follow ? tl_sched_dot(f, D, false) : NULL;
       bool may_stream = !p->follow || (e && e->pipelined && e->streamed[which] && e->stages >= 1);
-      int32_t ld = p->nstream < 16 && may_stream ? stream_candidate(g, D, x, which == 1, uses, &kc) : -1;
+      int32_t ld = p->nstream < 16 && may_stream ? stream_candidate(g, D, which, uses, &kc) : -1;
       if (ld >= 0) {
         if (e && e->stages > table_stages) table_stages = e->stages;
         int ri = 0;
@@ -248,7 +180,7 @@ void cg_make_plan(cg *g) {
         p->vstream[tl_op_at(f, ld)->res[0]] = p->nstream;
         (void)kc;
         p->nstream++;
-      } else if (defined_outside(f, x, L) && p->vkind[x] == SRC_STAGED) {
+      } else if (tl_defined_outside(f, x, L) && p->vkind[x] == SRC_STAGED) {
         const tl_layout *lx = cg_layout(g, x);
         int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
         bool kn = which == 1 && eb == 2 && lx->nreg > 0 && lx->reg[0][1] != 0;
@@ -318,7 +250,7 @@ static LLVMValueRef swizzle_of(cg *g, LLVMValueRef row, int nch) {
 static LLVMValueRef remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
   tl_func *f = g->f;
   if (v == tl_op_at(f, L)->regions[0].args.data[0]) return iv_sub;
-  if (defined_outside(f, v, L)) return cg_get(g, v)->r[0];
+  if (tl_defined_outside(f, v, L)) return cg_get(g, v)->r[0];
   tl_value *x = tl_val(f, v);
   tl_op *d = tl_op_at(f, x->def);
   if (d->opc == TL_OP_const) return LLVMConstInt(cg_reg_type(g, (tl_dtype)x->type.dtype), (unsigned long long)d->ival, 1);
