@@ -5,6 +5,7 @@
  * reasons, never as failures. */
 #include "mma_tiling.h"
 
+#include "util.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -242,27 +243,14 @@ bool tl_mma_remap_block(int32_t m, int32_t n, int32_t k, tl_mma_instr piece, tl_
   return false;
 }
 
-static void appendf(char *buf, size_t cap, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void appendf(char *buf, size_t cap, const char *fmt, ...) {
-  size_t len = strlen(buf);
-  if (len + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + len, cap - len, fmt, ap);
-  va_end(ap);
-}
 
 static void describe(const tl_mma_tiling *t, char *buf, size_t cap) {
   char iname[40];
   tl_mma_instr_str(t->instr, iname, sizeof iname);
   const char *unit = t->instr.family == TL_MMA_WGMMA ? "warpgroups" : "warps";
-  appendf(buf, cap, "%s, %dx%d %s of %dx%d", iname, (int)t->units_m, (int)t->units_n, unit,
+  tl_appendf(buf, cap, "%s, %dx%d %s of %dx%d", iname, (int)t->units_m, (int)t->units_n, unit,
           (int)t->sub_m, (int)t->sub_n);
-  if (t->replication > 1) appendf(buf, cap, " (x%d replicated)", (int)t->replication);
+  if (t->replication > 1) tl_appendf(buf, cap, " (x%d replicated)", (int)t->replication);
 }
 
 bool tl_mma_choose(const tl_mma_problem *p, tl_mma_choice *out) {
@@ -277,16 +265,16 @@ bool tl_mma_choose(const tl_mma_problem *p, tl_mma_choice *out) {
              (int)p->M, (int)p->N, (int)p->K, tl_dtype_name(p->dtype), (int)p->warps, (int)p->sm,
              p->arch_specific ? "a" : "");
     if (s.unavailable)
-      appendf(out->reason, sizeof out->reason, "%s", s.unavailable);
+      tl_appendf(out->reason, sizeof out->reason, "%s", s.unavailable);
     else if (p->K % tl_mma_base_instr(p->dtype).k)
-      appendf(out->reason, sizeof out->reason, "K=%d is not a multiple of the instruction k=%d",
+      tl_appendf(out->reason, sizeof out->reason, "K=%d is not a multiple of the instruction k=%d",
               (int)p->K, (int)tl_mma_base_instr(p->dtype).k);
     else if (s.min_over_budget)
-      appendf(out->reason, sizeof out->reason,
+      tl_appendf(out->reason, sizeof out->reason,
               "the accumulator needs at least %d registers per thread, over the budget of %d "
               "(use more warps or a smaller tile)", (int)s.min_over_budget, (int)budget);
     else
-      appendf(out->reason, sizeof out->reason,
+      tl_appendf(out->reason, sizeof out->reason,
               "M, N must split into multiples of the instruction (m16n8) and K into its k");
     return false;
   }
@@ -300,30 +288,30 @@ bool tl_mma_choose(const tl_mma_problem *p, tl_mma_choice *out) {
 
   char *r = out->reason;
   size_t cap = sizeof out->reason;
-  appendf(r, cap, "%dx%dx%d %s, %d warps: ", (int)p->M, (int)p->N, (int)p->K, tl_dtype_name(p->dtype),
+  tl_appendf(r, cap, "%dx%dx%d %s, %d warps: ", (int)p->M, (int)p->N, (int)p->K, tl_dtype_name(p->dtype),
           (int)p->warps);
   describe(b, r, cap);
-  appendf(r, cap, "; per unit %dx%dx%d instructions per tile", (int)(b->sub_m / b->instr.m),
+  tl_appendf(r, cap, "; per unit %dx%dx%d instructions per tile", (int)(b->sub_m / b->instr.m),
           (int)(b->sub_n / b->instr.n), (int)(p->K / b->instr.k));
-  appendf(r, cap, "; acc %d regs/thread (budget %d)", (int)b->acc_regs, (int)budget);
+  tl_appendf(r, cap, "; acc %d regs/thread (budget %d)", (int)b->acc_regs, (int)budget);
   if (b->instr.family == TL_MMA_WGMMA)
-    appendf(r, cap, "; operands read from shared memory by the tensor cores (%lld B), %lld wgmma issued",
+    tl_appendf(r, cap, "; operands read from shared memory by the tensor cores (%lld B), %lld wgmma issued",
             (long long)b->smem_operand_bytes, (long long)b->mma_instrs);
   else
-    appendf(r, cap, "; %.3f ldmatrix.x4 per mma (%lld ldmatrix, %lld mma), A reused x%d, B x%d",
+    tl_appendf(r, cap, "; %.3f ldmatrix.x4 per mma (%lld ldmatrix, %lld mma), A reused x%d, B x%d",
             b->loads_per_mma, (long long)b->ldmatrix_instrs, (long long)b->mma_instrs, (int)b->a_reuse,
             (int)b->b_reuse);
-  appendf(r, cap, "; remap: %s%s", out->remap.text,
+  tl_appendf(r, cap, "; remap: %s%s", out->remap.text,
           b->instr.family == TL_MMA_WGMMA ? " per warp of the warpgroup" : "");
   if (s.have_second) {
     int key;
     compare_keys(b, &s.second, &key);
-    appendf(r, cap, "; beats ");
+    tl_appendf(r, cap, "; beats ");
     describe(&s.second, r, cap);
-    appendf(r, cap, " on %s", key >= 0 ? KEY_NAMES[key] : "nothing (equal)");
+    tl_appendf(r, cap, " on %s", key >= 0 ? KEY_NAMES[key] : "nothing (equal)");
     if (key == 1 && s.second.instr.family == TL_MMA_WMMA)
-      appendf(r, cap, " (wmma accumulators have an opaque layout: the epilogue goes through shared memory)");
+      tl_appendf(r, cap, " (wmma accumulators have an opaque layout: the epilogue goes through shared memory)");
   }
-  appendf(r, cap, "; %d candidates", (int)s.count);
+  tl_appendf(r, cap, "; %d candidates", (int)s.count);
   return true;
 }

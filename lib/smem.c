@@ -4,6 +4,7 @@
  * reports problems in its result instead of failing.  Maths: docs/smem.md. */
 #include "smem.h"
 
+#include "util.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -365,19 +366,6 @@ static int64_t preference(const tl_smem_layout *l) {
   return 0;
 }
 
-static void appendf(char *buf, size_t cap, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void appendf(char *buf, size_t cap, const char *fmt, ...) {
-  size_t len = strlen(buf);
-  if (len + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + len, cap - len, fmt, ap);
-  va_end(ap);
-}
 
 static const char *access_name(const tl_smem_access *acc, int32_t i, char *buf, size_t n) {
   if (acc[i].name) return acc[i].name;
@@ -421,14 +409,14 @@ bool tl_smem_choose(int32_t rows, int32_t cols, int32_t elem_bytes, tl_smem_orde
     tl_smem_layout_str(&cands[k], name, sizeof name);
     if (!e.valid) {
       if (!have_fail) first_fail = e, have_fail = true;
-      appendf(summary, sizeof summary, "%s%s: invalid", summary[0] ? "; " : "", name);
+      tl_appendf(summary, sizeof summary, "%s%s: invalid", summary[0] ? "; " : "", name);
       continue;
     }
     out->candidates++;
     if (cands[k].kind == TL_SMEM_PLAIN) plain_eval = e, have_plain = true;
     /* List plain, swizzles, the first padding and paddings that improve. */
     if (cands[k].kind != TL_SMEM_PADDED || !listed_pad || e.conflicts < best_eval.conflicts)
-      appendf(summary, sizeof summary, "%s%s: %lld conflicts", summary[0] ? "; " : "", name,
+      tl_appendf(summary, sizeof summary, "%s%s: %lld conflicts", summary[0] ? "; " : "", name,
               (long long)e.conflicts);
     if (cands[k].kind == TL_SMEM_PADDED) listed_pad = true;
     if (best < 0 || e.conflicts < best_eval.conflicts ||
@@ -451,14 +439,14 @@ bool tl_smem_choose(int32_t rows, int32_t cols, int32_t elem_bytes, tl_smem_orde
   snprintf(out->reason, sizeof out->reason, "chose %s: %lld conflicts, %lld wavefronts over %d accesses",
            name, (long long)best_eval.conflicts, (long long)best_eval.wavefronts, (int)naccesses);
   if (cands[best].kind == TL_SMEM_PADDED)
-    appendf(out->reason, sizeof out->reason, " (padding costs %lld bytes)",
+    tl_appendf(out->reason, sizeof out->reason, " (padding costs %lld bytes)",
             (long long)(tl_smem_footprint(&cands[best]) - (int64_t)rows * cols * elem_bytes));
   if (best_eval.worst_access >= 0)
-    appendf(out->reason, sizeof out->reason, "; worst access %s: %s",
+    tl_appendf(out->reason, sizeof out->reason, "; worst access %s: %s",
             access_name(accesses, best_eval.worst_access, aname, sizeof aname), best_eval.worst.explain);
   else if (have_plain && plain_eval.worst_access >= 0 && cands[best].kind != TL_SMEM_PLAIN)
-    appendf(out->reason, sizeof out->reason, "; plain would conflict, e.g. %s: %s",
+    tl_appendf(out->reason, sizeof out->reason, "; plain would conflict, e.g. %s: %s",
             access_name(accesses, plain_eval.worst_access, aname, sizeof aname), plain_eval.worst.explain);
-  appendf(out->reason, sizeof out->reason, " | tried %s", summary);
+  tl_appendf(out->reason, sizeof out->reason, " | tried %s", summary);
   return true;
 }

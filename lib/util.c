@@ -134,6 +134,15 @@ void tl_sbuf_free(tl_sbuf *b) {
   memset(b, 0, sizeof *b);
 }
 
+void tl_appendf(char *buf, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, cap - len, fmt, ap);
+  va_end(ap);
+}
+
 char *tl_sbuf_take(tl_sbuf *b) {
   char *d = b->data;
   if (!d) {

@@ -67,6 +67,9 @@ void tl_sbuf_puts(tl_sbuf *b, const char *s);
 void tl_sbuf_putn(tl_sbuf *b, const char *s, size_t n);
 void tl_sbuf_free(tl_sbuf *b);
 char *tl_sbuf_take(tl_sbuf *b); /* returns data (NUL-terminated, malloc'd), resets b */
+/* Append formatted text to the NUL-terminated string in buf[cap] (fixed-size
+ * explanation fields); silently truncates. */
+void tl_appendf(char *buf, size_t cap, const char *fmt, ...) TL_PRINTF(3, 4);
 
 /* ---- source locations and diagnostics --------------------------------- */
 typedef struct tl_loc {
