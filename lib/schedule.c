@@ -1,6 +1,8 @@
 /* schedule.c: the table of main-loop scheduling decisions (lib/schedule.h). */
 #include "schedule.h"
 
+#include <string.h>
+
 tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create) {
   tl_sched *s = f->sched;
   if (s)
@@ -74,4 +76,10 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;
   if (((int64_t)lt->shape[0] * lt->shape[1] * eb / 16) % threads) return *why = "chunks not a multiple of the threads", -1;
   return (int32_t)(d - f->ops.data);
+}
+
+int64_t tl_arch_smem_budget(const char *arch) {
+  if (!arch || strncmp(arch, "sm_90", 5) == 0 || strncmp(arch, "sm_10", 5) == 0) return 227 * 1024;
+  if (strcmp(arch, "sm_80") == 0 || strcmp(arch, "sm_87") == 0) return 163 * 1024;
+  return 99 * 1024;
 }

@@ -78,4 +78,8 @@ bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L);
 int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
                          bool *k_contiguous, const char **why);
 
+/* The largest dynamic shared memory per block of `arch` (bytes; NULL = sm_90a):
+ * the budget route_pipeline and swpipe size cp.async rings against. */
+int64_t tl_arch_smem_budget(const char *arch);
+
 #endif

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir.h"
+#include "schedule.h"
 
 typedef enum { LOOP_NONE, LOOP_GEMM, LOOP_ATTENTION } loop_kind;
 
@@ -208,13 +208,6 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
 static const char *const pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
 static const char *pipe_name(int p) { return p >= 0 && p <= TL_PIPE_CUTLASS ? pipe_names[p] : "?"; }
 
-/* Shared memory per block the target allows (bytes). */
-static int64_t smem_budget(const char *arch) {
-  if (!arch || strncmp(arch, "sm_90", 5) == 0 || strncmp(arch, "sm_10", 5) == 0) return 227 * 1024;
-  if (strcmp(arch, "sm_80") == 0 || strcmp(arch, "sm_87") == 0) return 163 * 1024;
-  return 99 * 1024;
-}
-
 /* Bytes of the dot operand tiles loaded per iteration (one ring stage), and
  * of those loaded once before the loop (resident for its whole run). */
 static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, int64_t *resident) {
@@ -267,7 +260,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   if (!stages_set) {
     int want = pipe == TL_PIPE_CUTLASS ? 4 : pipe == TL_PIPE_MULTISTAGE ? 3 : 1;
     if (want > 1 && per_stage > 0) {
-      int64_t fit = (smem_budget(o->arch) - resident) / per_stage;
+      int64_t fit = (tl_arch_smem_budget(o->arch) - resident) / per_stage;
       if (fit < want) want = fit < 1 ? 1 : (int)fit;
     }
     f->stages = want;

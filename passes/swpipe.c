@@ -30,13 +30,6 @@ static int64_t invariant_bytes(tl_func *f, int32_t D, int which) {
   return (rows * (cols * eb + 16) + 127) / 128 * 128;
 }
 
-/* The shared-memory budget of the arch (its largest dynamic allocation). */
-static int64_t smem_budget(const char *arch) {
-  if (!arch || strncmp(arch, "sm_90", 5) == 0 || strncmp(arch, "sm_10", 5) == 0) return 227 * 1024;
-  if (strcmp(arch, "sm_80") == 0 || strcmp(arch, "sm_87") == 0) return 163 * 1024;
-  return 99 * 1024;
-}
-
 static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
   int32_t *uses = tl_count_uses(f);
@@ -80,7 +73,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
 
   /* then the ring depth: route_pipeline's stages, fewer while the rings and
    * the resident operands overflow the budget; below 2 nothing streams */
-  int64_t budget = smem_budget(o->arch);
+  int64_t budget = tl_arch_smem_budget(o->arch);
   int stages = f->stages;
   while (stages > 2 && resident + stages * ring_bytes > budget) stages--;
   bool fits = nstream > 0 && resident + stages * ring_bytes <= budget;
