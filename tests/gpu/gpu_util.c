@@ -224,3 +224,11 @@ double gpu_now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+int gpu_sym_index(const char **names, int *n, int cap, const char *s) {
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(names[i], s)) return i;
+  if (*n == cap) return -1;
+  names[*n] = s;
+  return (*n)++;
+}

@@ -76,5 +76,8 @@ typedef struct gpu_cmp {
 bool gpu_compare(const void *got, const void *want, size_t n, const char *dtype, gpu_cmp *out);
 
 double gpu_now_ms(void);
+/* Index of shape symbol s in names[0..*n), appended when new (at most cap);
+ * -1 when full. */
+int gpu_sym_index(const char **names, int *n, int cap, const char *s);
 
 #endif

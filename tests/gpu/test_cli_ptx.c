@@ -73,13 +73,6 @@ static char *read_file(const char *path, size_t *n) {
   return buf;
 }
 
-static int sym_index(const char **names, int *n, const char *s) {
-  for (int i = 0; i < *n; i++)
-    if (!strcmp(names[i], s)) return i;
-  if (*n == MAX_SYMS) return -1;
-  names[*n] = s;
-  return (*n)++;
-}
 
 typedef struct tensor_buf {
   DLTensor dl;
@@ -115,7 +108,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     if (tilec_program_param(p, kidx, i, &info[i]) != TILEC_OK) return printf("FAIL %s:%s: no parameter info\n", file, kname), false;
     for (int d = 0; d < info[i].rank; d++)
       if (info[i].dim_symbol[d]) {
-        int s = sym_index(syms, &nsyms, info[i].dim_symbol[d]);
+        int s = gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d]);
         if (s >= 0) symval[s] = round_sizes[round][s % 4];
       }
   }
@@ -125,7 +118,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
       int biggest = -1;
       for (int d = 0; d < info[i].rank; d++) {
         if (!info[i].dim_symbol[d]) { numel *= info[i].dim_value[d]; continue; }
-        int s = sym_index(syms, &nsyms, info[i].dim_symbol[d]);
+        int s = gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d]);
         numel *= symval[s];
         if (biggest < 0 || symval[s] > symval[biggest]) biggest = s;
       }
@@ -149,7 +142,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     tensor_buf *t = &tb[i];
     size_t numel = 1;
     for (int d = 0; d < info[i].rank; d++) {
-      t->shape[d] = info[i].dim_symbol[d] ? symval[sym_index(syms, &nsyms, info[i].dim_symbol[d])] : info[i].dim_value[d];
+      t->shape[d] = info[i].dim_symbol[d] ? symval[gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d])] : info[i].dim_value[d];
       numel *= (size_t)t->shape[d];
     }
     t->bytes = numel * (size_t)gpu_dtype_bytes(info[i].dtype);

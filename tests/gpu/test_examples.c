@@ -42,13 +42,6 @@ typedef struct tensor_buf {
 
 static int failures, passes;
 
-static int sym_index(const char **names, int *n, const char *s) {
-  for (int i = 0; i < *n; i++)
-    if (!strcmp(names[i], s)) return i;
-  if (*n == MAX_SYMS) return -1;
-  names[*n] = s;
-  return (*n)++;
-}
 
 /* One kernel, one size round.  Returns false on a failure. */
 static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *file, int round) {
@@ -69,7 +62,7 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
     }
     for (int d = 0; d < info[i].rank; d++)
       if (info[i].dim_symbol[d]) {
-        int s = sym_index(syms, &nsyms, info[i].dim_symbol[d]);
+        int s = gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d]);
         if (s >= 0) symval[s] = round_sizes[round][s % 4];
       }
   }
@@ -79,10 +72,10 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
       int64_t numel = 1;
       int biggest = -1;
       for (int d = 0; d < info[i].rank; d++) {
-        int64_t v = info[i].dim_symbol[d] ? symval[sym_index(syms, &nsyms, info[i].dim_symbol[d])] : info[i].dim_value[d];
+        int64_t v = info[i].dim_symbol[d] ? symval[gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d])] : info[i].dim_value[d];
         numel *= v;
         if (info[i].dim_symbol[d]) {
-          int s = sym_index(syms, &nsyms, info[i].dim_symbol[d]);
+          int s = gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d]);
           if (biggest < 0 || symval[s] > symval[biggest]) biggest = s;
         }
       }
@@ -117,7 +110,7 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
     tensor_buf *t = &tb[i];
     t->numel = 1;
     for (int d = 0; d < info[i].rank; d++) {
-      t->shape[d] = info[i].dim_symbol[d] ? symval[sym_index(syms, &nsyms, info[i].dim_symbol[d])] : info[i].dim_value[d];
+      t->shape[d] = info[i].dim_symbol[d] ? symval[gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d])] : info[i].dim_value[d];
       t->numel *= (size_t)t->shape[d];
     }
     t->bytes = t->numel * (size_t)gpu_dtype_bytes(info[i].dtype);
