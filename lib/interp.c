@@ -911,20 +911,10 @@ static void interp_free(interp *in) {
 
 bool tl_eval_grid(const tl_func *f, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n) {
   if (!tl_check_args(f, args, nargs, err, n)) return false;
-  interp *in = interp_new(f, args, err, n);
-  if (!in) return false;
-  bool ok = false;
-  if (setjmp(in->fail) == 0) {
-    size_t bytes = 0;
-    if (!plan_grid(in, NULL, &bytes)) fail(in, "internal: kernel %s: grid region has a non-scalar op", f->name);
-    in->pool = malloc(bytes + 16);
-    if (!in->pool) fail(in, "out of memory");
-    bytes = 0;
-    plan_grid(in, in->pool, &bytes);
-    bind_params(in);
-    ok = eval_grid(in, grid);
-  }
-  interp_free(in);
+  tl_grid_eval *g = tl_grid_eval_new(f, err, n);
+  if (!g) return false;
+  bool ok = tl_grid_eval_run(g, args, nargs, grid, err, n);
+  tl_grid_eval_free(g);
   return ok;
 }
 
