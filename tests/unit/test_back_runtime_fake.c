@@ -19,100 +19,10 @@
 #include "runtime.h"
 #include "tilec.h"
 
-/* ---- the fake driver ----------------------------------------------------------------- */
-#define FAKE_MAGIC "FAKECUBIN\n"
-static struct {
-  int retains, links, module_loads, unloads, launches;
-  char *last_linked_ptx;
-  unsigned grid[3], block[3], smem;
-  uint64_t param0;
-} calls;
-static __thread CUcontext current;
+/* ---- the fake driver (tests/unit/fake_cuda.h) + a launch that records itself ---------------- */
+#define FAKE_NDEVICES 2
+#include "fake_cuda.h"
 
-struct CUlinkState_st { char *ptx; char *image; };
-struct CUmod_st { char *text; };
-struct CUfunc_st { CUmodule mod; char name[256]; };
-
-static CUresult f_error_name(CUresult e, const char **s) { *s = e ? "CUDA_ERROR_FAKE" : "CUDA_SUCCESS"; return 0; }
-static CUresult f_error_string(CUresult e, const char **s) { (void)e; *s = "fake driver"; return 0; }
-static CUresult f_version(int *v) { *v = 13000; return 0; }
-static CUresult f_count(int *n) { *n = 2; return 0; }
-static CUresult f_device_get(CUdevice *d, int ordinal) {
-  if (ordinal < 0 || ordinal >= 2) return CUDA_ERROR_INVALID_DEVICE;
-  *d = ordinal;
-  return 0;
-}
-static CUresult f_attribute(int *v, int attr, CUdevice d) {
-  (void)d;
-  switch (attr) {
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
-  default: *v = 65535; break;
-  }
-  return 0;
-}
-static CUresult f_name(char *name, int len, CUdevice d) { snprintf(name, (size_t)len, "Fake H200 #%d", d); return 0; }
-static CUresult f_retain(CUcontext *c, CUdevice d) {
-  calls.retains++;
-  *c = (CUcontext)(uintptr_t)(0x1000 + 16 * d);
-  return 0;
-}
-static CUresult f_set_current(CUcontext c) { current = c; return 0; }
-static CUresult f_get_current(CUcontext *c) { *c = current; return 0; }
-static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *s) {
-  (void)n; (void)o; (void)v;
-  calls.links++;
-  *s = calloc(1, sizeof **s);
-  return 0;
-}
-static CUresult f_link_add(CUlinkState s, int type, void *data, size_t size, const char *name, unsigned n,
-                           CUjit_option *o, void **v) {
-  (void)name; (void)n; (void)o; (void)v;
-  if (type != CU_JIT_INPUT_PTX || ((char *)data)[size - 1] != 0) return CUDA_ERROR_INVALID_VALUE;
-  s->ptx = strdup(data);
-  free(calls.last_linked_ptx);
-  calls.last_linked_ptx = strdup(data);
-  return 0;
-}
-static CUresult f_link_complete(CUlinkState s, void **cubin, size_t *size) {
-  if (!s->ptx || !strstr(s->ptx, ".target")) return CUDA_ERROR_INVALID_PTX;
-  size_t n = strlen(FAKE_MAGIC) + strlen(s->ptx) + 1;
-  s->image = malloc(n);
-  snprintf(s->image, n, "%s%s", FAKE_MAGIC, s->ptx);
-  *cubin = s->image;
-  *size = n;
-  return 0;
-}
-static CUresult f_link_destroy(CUlinkState s) { free(s->ptx); free(s->image); free(s); return 0; }
-static CUresult f_module_load(CUmodule *m, const void *image) {
-  calls.module_loads++;
-  if (strncmp(image, FAKE_MAGIC, strlen(FAKE_MAGIC)) != 0) return CUDA_ERROR_INVALID_PTX;
-  *m = calloc(1, sizeof **m);
-  (*m)->text = strdup(image);
-  return 0;
-}
-static CUresult f_module_unload(CUmodule m) { calls.unloads++; free(m->text); free(m); return 0; }
-static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name) {
-  char pattern[300];
-  snprintf(pattern, sizeof pattern, ".entry %s(", name);
-  if (!strstr(m->text, pattern)) return CUDA_ERROR_NOT_FOUND;
-  *f = calloc(1, sizeof **f); /* leaked with the module: fine in a test */
-  (*f)->mod = m;
-  snprintf((*f)->name, sizeof (*f)->name, "%s", name);
-  return 0;
-}
-static CUresult f_func_attr(int *v, int attr, CUfunction f) {
-  (void)f;
-  *v = attr == CU_FUNC_ATTRIBUTE_NUM_REGS ? 40 : attr == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
-  return 0;
-}
-static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, CUstream s, void **params, void **extra) {
   (void)f; (void)s; (void)extra;
@@ -124,14 +34,7 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   return 0;
 }
 
-static const tl_cuda fake = {
-    .driver_version = 13000, .cuGetErrorName = f_error_name, .cuGetErrorString = f_error_string,
-    .cuDriverGetVersion = f_version, .cuDeviceGetCount = f_count, .cuDeviceGet = f_device_get,
-    .cuDeviceGetAttribute = f_attribute, .cuDeviceGetName = f_name, .cuDevicePrimaryCtxRetain = f_retain,
-    .cuCtxSetCurrent = f_set_current, .cuCtxGetCurrent = f_get_current, .cuLinkCreate = f_link_create,
-    .cuLinkAddData = f_link_add, .cuLinkComplete = f_link_complete, .cuLinkDestroy = f_link_destroy,
-    .cuModuleLoadData = f_module_load, .cuModuleUnload = f_module_unload, .cuModuleGetFunction = f_get_function,
-    .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set, .cuLaunchKernel = f_launch};
+static const tl_cuda fake = {FAKE_CUDA_ENTRIES, .cuLaunchKernel = f_launch};
 
 /* ---- helpers --------------------------------------------------------------------------- */
 static const char source[] =
