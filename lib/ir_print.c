@@ -164,7 +164,9 @@ static void put_sched(printer *p, int32_t id) {
   tl_sbuf_puts(b, " sched(");
   if (d->remapped) {
     const char *in = tl_sched_instr_name(d->instr);
-    tl_sbuf_printf(b, "mma=%s warps=%dx%d", in ? in : "none", d->warps_m, d->warps_n);
+    if (d->instr == TL_SCHED_MMA_WGMMA) tl_sbuf_printf(b, "mma=wgmma_m64n%dk16", d->wgmma_n);
+    else tl_sbuf_printf(b, "mma=%s", in ? in : "none");
+    tl_sbuf_printf(b, " warps=%dx%d", d->warps_m, d->warps_n);
     sep = " ";
   }
   if (d->swizzled) {

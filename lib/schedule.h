@@ -3,7 +3,7 @@
  * lib/codegen (cg_make_plan and the dot emitters), so what --explain prints
  * is what the kernel does.
  *
- *   mma_remap      -> instr, warps_m, warps_n          (lib/mma_tiling.h)
+ *   mma_remap      -> instr, wgmma_n, warps_m, warps_n (lib/mma_tiling.h)
  *   smem_swizzle   -> swizzle_bytes[], pad_bytes[]     (lib/smem.h)
  *   swpipe         -> streamed[], stages
  *   ldmatrix_sched -> lookahead
@@ -32,16 +32,27 @@
  *   text form (lib/ir_print.c): a trailing `sched(...)` on the dot, one group
  *     per pass that ran: `mma=m16n8k16 warps=4x2`, `swizzle=128,128 [pad=16,16]
  *     conflicts=0/0,0/0`, `stream=a,b|a|b|none stages=3`, `lookahead|nolookahead`. */
-enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32 = 2 };
+enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32 = 2, TL_SCHED_MMA_WGMMA = 3 };
 
+/* TL_SCHED_MMA_WGMMA (sm_90a, 16-bit operands, both streamed): one
+ * wgmma.mma_async.m64nNk16 per warpgroup, 64-row block and k16 slice, N =
+ * wgmma_n; warps_m = all warps, warps_n = 1 (the accumulator layout that
+ * wgmma produces: warp w of a warpgroup holds rows 16w..16w+15 of its 64).
+ * Codegen follows it when both operands stream through swizzled ring slots
+ * (emit_wgmma.c); otherwise it emits mma.sync with the same warp tiling.
+ * Text form: `mma=wgmma_m64n256k16`. */
 static inline const char *tl_sched_instr_name(int instr) {
-  return instr == TL_SCHED_MMA_M16N8K16 ? "m16n8k16" : instr == TL_SCHED_MMA_M16N8K32 ? "m16n8k32" : NULL;
+  return instr == TL_SCHED_MMA_M16N8K16 ? "m16n8k16"
+         : instr == TL_SCHED_MMA_M16N8K32 ? "m16n8k32"
+         : instr == TL_SCHED_MMA_WGMMA    ? "wgmma"
+                                          : NULL;
 }
 
 typedef struct tl_dot_sched {
   int32_t op;            /* the dot's op id */
   bool remapped;         /* mma_remap ran for it */
-  int instr;             /* tl_mma_instr of lib/mma_tiling.h (mma.sync m16n8k16 / m16n8k32 ...) */
+  int instr;             /* TL_SCHED_MMA_*: mma.sync m16n8k16 / m16n8k32, or wgmma */
+  int wgmma_n;           /* TL_SCHED_MMA_WGMMA: N of one wgmma.m64nNk16 */
   int warps_m, warps_n;  /* warp tiling of the CTA tile; 0 = codegen default */
   bool swizzled;         /* smem_swizzle ran for it */
   int swizzle_bytes[2];  /* operand a, b: 0 (none), 32, 64, 128 */

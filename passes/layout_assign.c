@@ -166,6 +166,13 @@ static int mma_warps_m(tl_func *f, int32_t M, int32_t N, int warps) {
 static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int warps) {
   if (!f->sched) return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
   tl_dot_sched *e = tl_sched_dot(f, D, false);
+  /* wgmma's tiling (all warps along M) is followed only where codegen emits
+   * wgmma: both operands streamed and swizzled; otherwise (swpipe or
+   * smem_swizzle off or not streaming) mma.sync with the heuristic tiling */
+  bool wg_ok = e && e->pipelined && e->streamed[0] && e->streamed[1] && e->swizzled && e->swizzle_bytes[0] &&
+               e->swizzle_bytes[1];
+  if (e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA && !wg_ok)
+    return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
   if (e && e->remapped && e->warps_m > 0 && e->warps_n > 0) {
     tl_layout l = tl_layout_mma_split(M, N, warps, e->warps_m);
     if (l.mma_wm == e->warps_m && l.mma_wn == e->warps_n) return l;

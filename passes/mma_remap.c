@@ -2,7 +2,8 @@
  * op and value; records per dot in f->sched (lib/schedule.h) the tensor-core
  * instruction and the warps_m x warps_n warp tiling chosen by lib/mma_tiling.h's
  * model among what codegen implements (mma.sync; whole rows per warp in
- * kernels that reduce).  Breaks nothing.  docs/scheduling.md. */
+ * kernels that reduce; wgmma for the `cutlass` pipeline on sm_90a when both
+ * operands can stream, wgmma_choice).  Breaks nothing.  docs/scheduling.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,40 @@ static bool has_reduce(tl_func *f) {
  * max / sum inside a warp and feeds attention's p from registers). */
 static bool codegen_supports(const tl_mma_tiling *t, bool rows_per_warp) {
   return t->instr.family == TL_MMA_SYNC && (!rows_per_warp || t->units_n == 1);
+}
+
+/* Row bytes a K-major wgmma operand can have in a swizzled ring slot: one
+ * 32/64/128-byte swizzle atom per row (codegen's row XOR swizzle is then
+ * the wgmma swizzle mode of that width). */
+static bool kmajor_rows_ok(int32_t bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
+
+/* wgmma.m64nNk16 for dot `id` (docs/pipelines.md "Hopper wgmma"): the
+ * `cutlass` pipeline on sm_90a, 16-bit operands into f32, no row reduction in
+ * the kernel, both operands streamable (the stream rule of lib/schedule.h),
+ * M a multiple of 16 rows per warp over whole warpgroups, N <= 256 (one
+ * instruction), at most 128 accumulator registers per thread.  NULL when it
+ * applies, else why not. */
+static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, bool rows_per_warp, int warps) {
+  tl_op *op = tl_op_at(f, id);
+  const tl_type *at = &tl_val(f, op->opnd[0])->type, *bt = &tl_val(f, op->opnd[1])->type;
+  const tl_type *rt = &tl_val(f, op->res[0])->type;
+  int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
+  if (sm != 90 || !arch_a) return "not sm_90a";
+  if (f->pipeline != TL_PIPE_CUTLASS) return "pipeline is not cutlass";
+  if ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype || rt->dtype != TL_F32)
+    return "operands not bf16/f16 into f32";
+  if (rows_per_warp) return "the kernel reduces rows";
+  if (warps % 4 || M % (16 * warps)) return "M not 16 rows per warp over whole warpgroups";
+  if (N > 256 || N % 8) return "N not a wgmma N (8..256)";
+  if ((N / 2) * (M / (16 * warps)) > 128) return "more than 128 accumulator registers per thread";
+  int32_t *uses = tl_count_uses(f);
+  const char *why;
+  bool kc[2];
+  for (int w = 0; w < 2; w++)
+    if (tl_stream_source(f, id, w, uses, false, &kc[w], &why) < 0) return w ? "b does not stream" : "a does not stream";
+  if (!kmajor_rows_ok(K * 2)) return "K rows not 32, 64 or 128 bytes";
+  if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
+  return NULL;
 }
 
 static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm, bool arch_a, bool rows_per_warp) {
@@ -50,6 +85,23 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   if (ex)
     tl_sbuf_printf(ex, "mma_remap: kernel '%s': dot at %d:%d (%dx%dx%d %s, %d warps): ", f->name, op->loc.line,
                    op->loc.col, pb.M, pb.N, pb.K, tl_dtype_name(pb.dtype), pb.warps);
+  const char *unfit = wgmma_unfit(f, id, sm, arch_a, rows_per_warp, pb.warps);
+  if (!unfit) {
+    tl_dot_sched *d = tl_sched_dot(f, id, true);
+    d->remapped = true;
+    d->instr = TL_SCHED_MMA_WGMMA;
+    d->wgmma_n = pb.N;
+    d->warps_m = pb.warps;
+    d->warps_n = 1;
+    if (ex)
+      tl_sbuf_printf(ex,
+                     "wgmma.m64n%dk16, %d warpgroups over M (warps %dx1 of 16x%d), %d per k16 slice; %d accumulator "
+                     "regs/thread; operands read from the swizzled ring slots by descriptor (mma.sync with these "
+                     "warps if they do not stream)\n",
+                     pb.N, pb.warps / 4, pb.warps, pb.N, pb.M / 64, pb.N / 2 * (pb.M / (16 * pb.warps)));
+    return;
+  }
+  bool cutlass_a = sm == 90 && arch_a && f->pipeline == TL_PIPE_CUTLASS;
   if (!best) {
     /* nothing recorded: codegen keeps its default tiling (align_check
      * already rejected shapes no instruction takes) */
@@ -75,7 +127,11 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
     char mi[64];
     tl_mma_instr_str(model.best.instr, mi, sizeof mi);
     tl_sbuf_printf(ex, "; the model prefers %s %dx%d", mi, model.best.units_m, model.best.units_n);
-    if (model.best.instr.family != TL_MMA_SYNC) tl_sbuf_puts(ex, ", not implemented in codegen: recorded mma.sync");
+    if (model.best.instr.family == TL_MMA_WGMMA && cutlass_a)
+      tl_sbuf_printf(ex, ", not taken (%s): recorded mma.sync", unfit);
+    else if (model.best.instr.family == TL_MMA_WGMMA)
+      tl_sbuf_printf(ex, ", which codegen emits only for the cutlass pipeline on sm_90a: recorded mma.sync");
+    else if (model.best.instr.family != TL_MMA_SYNC) tl_sbuf_puts(ex, ", not implemented in codegen: recorded mma.sync");
     else tl_sbuf_puts(ex, ", which splits rows over warps");
   }
   tl_sbuf_puts(ex, "\n");

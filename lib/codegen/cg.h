@@ -124,4 +124,21 @@ LLVMValueRef cg_shfl_xor(cg *g, LLVMValueRef v, int mask);
 /* emit_dot.c */
 void cg_emit_dot(cg *g, tl_op *o);
 
+/* emit_wgmma.c: the Hopper wgmma main loop (docs/pipelines.md "Hopper wgmma").
+ * Where one operand lies this iteration: a ring slot, 1024-byte aligned. */
+typedef struct cg_wgmma_src {
+  LLVMValueRef base; /* i32 shared address of the slot */
+  bool kmajor;       /* rows of K (A: [M][K]; B: [N][K]), row XOR-swizzled; else B as [N/64][K][64] atoms */
+  int rowbytes;      /* K-major: bytes per row (32, 64 or 128 = the swizzle mode) */
+  int krows;         /* atoms (N-major B): the K rows of one atom (the slot's K) */
+} cg_wgmma_src;
+/* Dot D (its schedule entry chose wgmma) can be emitted as wgmma on this
+ * target with its accumulator layout: sm_90a, bf16/f16 into f32, the layout
+ * with all warps along M (warpgroups of 4), N <= 256. */
+bool cg_wgmma_fits(cg *g, int32_t D);
+/* Emit dot o as wgmma reading both operands from shared memory; fence,
+ * commit and wait included (the slots must be published by then: the
+ * ring's wait_group + fence.proxy.async + barrier). */
+void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b);
+
 #endif

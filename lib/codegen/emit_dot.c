@@ -55,6 +55,9 @@ typedef struct cg_stream {
    * choice is made at run time from the strides (uniform, loop-invariant) */
   bool kn8;
   int nk_pitch;
+  /* a [K][N] B read by wgmma (emit_wgmma.c): the slot is [N/64][K][64],
+   * atoms of 128-byte rows, 16-byte chunk c of k-row r at c ^ (r % 8) */
+  bool wg_atoms;
 } cg_stream;
 
 typedef struct cg_ring {
@@ -62,6 +65,7 @@ typedef struct cg_ring {
   int stages;
   bool emitted;
   bool pre_done;          /* prologue issued by cg_loop_preheader */
+  bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
   LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
 } cg_ring;
@@ -75,6 +79,8 @@ typedef struct cg_plan {
   int nring;
   bool *inv_done;         /* per value: invariant operand staged */
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
+  int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
+  int nwg;
 } cg_plan;
 
 /* The schedule entry of dot D when the table is followed, else NULL. */
@@ -115,6 +121,40 @@ static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses
   bool paired = cg_layout(g, tl_op_at(g->f, D)->res[0])->mma_npair != 0;
   return tl_stream_source(g->f, D, which, uses, paired, kcontig, &why);
 }
+
+/* The operands of dot D both stream into swizzled slots that wgmma can read
+ * (docs/pipelines.md "Hopper wgmma") and its table entry chose wgmma: record
+ * it; B kept [K][N] gets the atom slot layout, the ring the proxy fence,
+ * and slots are kept 1024-byte aligned (swizzle atoms).  Else mma.sync. */
+static void plan_wgmma(cg *g, int32_t D) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, D);
+  tl_dot_sched *e = dot_sched(g, D);
+  if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == 4 || !cg_wgmma_fits(g, D)) return;
+  int32_t a = o->opnd[0], b = o->opnd[1];
+  if (p->vkind[a] != SRC_STREAM || p->vkind[b] != SRC_STREAM) return;
+  cg_stream *sa = &p->streams[p->vstream[a]], *sb = &p->streams[p->vstream[b]];
+  bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
+  int ra = sa->cols * sa->eb, rb = sb->cols * sb->eb;
+  if (!sa->swz || !sb->swz || (ra != 32 && ra != 64 && ra != 128)) return;
+  if (bk ? rb != 32 && rb != 64 && rb != 128 : rb % 128 != 0) return;
+  if (sa->stage_bytes % 1024 || sb->stage_bytes % 1024) return;
+  sb->wg_atoms = !bk;
+  for (int i = 0; i < p->nring; i++)
+    if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
+  p->wg_dots[p->nwg++] = D;
+  LLVMSetAlignment(g->smem, 1024);
+}
+
+static bool dot_is_wgmma(cg_plan *p, int32_t D) {
+  for (int i = 0; i < p->nwg; i++)
+    if (p->wg_dots[i] == D) return true;
+  return false;
+}
+
+/* Byte offset in a slot of 16-byte chunk ch (i32) of tile row r (i32). */
+static LLVMValueRef slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValueRef ch);
 
 void cg_make_plan(cg *g) {
   if (g->plan_f == g->f) return;
@@ -193,6 +233,7 @@ void cg_make_plan(cg *g) {
         persist += (bytes + 127) / 128 * 128;
       }
     }
+    plan_wgmma(g, D);
   }
   /* rings after the invariant operands; fewer stages when they do not fit */
   int ring_bytes = 0;
@@ -206,6 +247,7 @@ void cg_make_plan(cg *g) {
   }
   for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
   for (int i = 0; i < p->nstream; i++) {
+    if (p->streams[i].stage_bytes % 1024 == 0) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
@@ -243,6 +285,19 @@ static LLVMValueRef swizzle_of(cg *g, LLVMValueRef row, int nch) {
   if (nch == 4) return LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, row, cg_i32(g, 1), ""), cg_i32(g, 3), "");
   if (nch == 2) return LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, row, cg_i32(g, 2), ""), cg_i32(g, 1), "");
   return cg_i32(g, 0);
+}
+
+static LLVMValueRef slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValueRef ch) {
+  int nch = s->cols * s->eb / 16;
+  if (s->wg_atoms) {
+    LLVMValueRef atom = LLVMBuildLShr(g->B, ch, cg_i32(g, 3), "");
+    LLVMValueRef pc = LLVMBuildXor(g->B, LLVMBuildAnd(g->B, ch, cg_i32(g, 7), ""), LLVMBuildAnd(g->B, r, cg_i32(g, 7), ""), "");
+    LLVMValueRef o = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, atom, cg_i32(g, s->rows * 128), ""),
+                                  LLVMBuildMul(g->B, r, cg_i32(g, 128), ""), "");
+    return LLVMBuildAdd(g->B, o, LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), "");
+  }
+  LLVMValueRef pc = s->swz ? LLVMBuildXor(g->B, ch, swizzle_of(g, r, nch), "") : ch;
+  return LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""), LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), "");
 }
 
 /* The value of scalar v at an iteration whose induction variable is iv_sub
@@ -293,7 +348,7 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
                            LLVMValueRef cols_sz, LLVMValueRef r, LLVMValueRef c, LLVMValueRef on,
                            LLVMValueRef kmaj) {
   int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
-  int eb = s->eb, nch = s->cols * eb / 16;
+  int eb = s->eb;
   LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, ""), c64 = LLVMBuildZExt(g->B, c, g->i64, "");
   LLVMValueRef rin = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, start[rowd], r64, ""), rows_sz, "");
   if (ok) rin = LLVMBuildAnd(g->B, rin, ok, "");
@@ -310,10 +365,7 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef x = cg_asm(g, g->i16, txt, "=h,l,r", args, 2, true);
   LLVMValueRef cb = LLVMBuildMul(g->B, c, cg_i32(g, eb), "");
   LLVMValueRef ch = LLVMBuildLShr(g->B, cb, cg_i32(g, 4), "");
-  if (s->swz) ch = LLVMBuildXor(g->B, ch, swizzle_of(g, r, nch), "");
-  LLVMValueRef sa = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""),
-                                 LLVMBuildOr(g->B, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""),
-                                             LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), ""), "");
+  LLVMValueRef sa = LLVMBuildOr(g->B, slot_off(g, s, r, ch), LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), "");
   if (kmaj) { /* the [N][K] slot layout: element (r, c) at row c, byte r */
     int nk_nch = s->rows * eb / 16;
     LLVMValueRef rb = LLVMBuildMul(g->B, r, cg_i32(g, eb), "");
@@ -428,9 +480,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
     LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
     LLVMValueRef c = LLVMBuildURem(g->B, idx, cg_i32(g, nch), "");
-    LLVMValueRef pc = s->swz ? LLVMBuildXor(g->B, c, swizzle_of(g, r, nch), "") : c;
-    dst[j] = LLVMBuildAdd(g->B, sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""),
-                                                    LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
+    dst[j] = LLVMBuildAdd(g->B, sbase, slot_off(g, s, r, c), "");
     LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, "");
     LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, epc), "");
     LLVMValueRef grow = LLVMBuildAdd(g->B, start[rowd], r64, "");
@@ -599,6 +649,7 @@ static void emit_ring(cg *g, cg_ring *R) {
       if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], reg, cg_i32(g, 0), true);
     commit(g);
     asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
+    if (R->wgmma) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
     cg_barrier(g);
     R->rd_slot = cg_i32(g, 0);
     return;
@@ -606,6 +657,9 @@ static void emit_ring(cg *g, cg_ring *R) {
   char w[64];
   snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2);
   asm_void(g, w, "~{memory}", NULL, 0);
+  /* cp.async and st.shared write through the generic proxy, wgmma reads
+   * through the async proxy: each writer fences before the barrier */
+  if (R->wgmma) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_barrier(g);
   LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef wr = LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
@@ -704,7 +758,7 @@ typedef struct dotgeo {
   LLVMValueRef row8, m_lo, m_hi, wmi, wni;
 } dotgeo;
 
-#define MAXREP 16
+#define MAXREP 32 /* 32: wgmma's all-warps-along-M tiling on 128x256 (mma.sync fallback) */
 typedef struct frags {
   LLVMValueRef a[MAXREP][4];
   LLVMValueRef b[MAXREP][2];
@@ -864,7 +918,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
   } else {
     cg_unsupported(g, "dot on %s operands (tensor cores take bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(adt));
   }
-  if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE &&
+  /* wgmma's warp tiling is also an mma.sync one: the fallback when the
+   * operands do not stream */
+  if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE && !(e->instr == TL_SCHED_MMA_WGMMA && kstep == 16) &&
       e->instr != (kstep == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16))
     cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr, kstep == 32 ? "m16n8k32" : "m16n8k16");
   if (rt->dtype != TL_F32) cg_unsupported(g, "dot accumulating in %s (only f32)", tl_dtype_name((tl_dtype)rt->dtype));
@@ -884,7 +940,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
   while ((1 << q.lognrep) < q.nrep) q.lognrep++;
   int logwm = 0;
   while ((1 << logwm) < q.wm) logwm++;
-  if (q.mrep > MAXREP || q.nrep > MAXREP)
+  if (!dot_is_wgmma(p, D) && (q.mrep > MAXREP || q.nrep > MAXREP))
     cg_unsupported(g, "dot with %d x %d m16n8 blocks per warp (at most %d x %d)", q.mrep, q.nrep, MAXREP, MAXREP);
 
   /* where the operands come from */
@@ -947,6 +1003,14 @@ void cg_emit_dot(cg *g, tl_op *o) {
     s->base = LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, g->smem_persist + scratch), "");
     scratch += rows * s->rowbytes;
     need_stage = true;
+  }
+  if (dot_is_wgmma(p, D)) {
+    cg_stream *st_a = &p->streams[p->vstream[a]], *st_b = &p->streams[p->vstream[b]];
+    cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
+    cg_wgmma_src wb = {.base = sb.base, .kmajor = !st_b->wg_atoms, .rowbytes = sb.rowbytes, .krows = st_b->rows};
+    (void)st_a;
+    cg_emit_wgmma(g, o, &wa, &wb);
+    return;
   }
   if (need_stage) {
     if (g->smem_persist + scratch > 227 * 1024) cg_unsupported(g, "dot staging needs %d bytes of shared memory", g->smem_persist + scratch);

@@ -1,0 +1,153 @@
+/* emit_wgmma.c: requires a dot whose schedule entry chose wgmma
+ * (mma_remap), both operands streamed into 1024-byte aligned ring slots in
+ * the wgmma canonical layouts (emit_dot.c's plan), and the accumulator in
+ * the mma layout with every warp along M; emits per warpgroup one
+ * wgmma.mma_async.m64nNk16 per 64-row block and k16 slice, the operands
+ * read by shared-memory matrix descriptors.  docs/pipelines.md "Hopper wgmma".
+ *
+ * Accumulator: wgmma's D fragment of warp w of a warpgroup is rows
+ * 16w..16w+15 of the warpgroup's 64, and for n8 block j registers 4j..4j+3
+ * hold (row lane/4, col 8j + 2*(lane%4) + {0,1}) and (row + 8, same cols):
+ * the mma.sync m16n8 pattern.  The layout tl_layout_mma_split(M, N, warps,
+ * warps) has register bits (col 1, row 8, col 8, 16, .., N/2, then M
+ * repeats of 16*warps rows) and warp bits rows 16, 32, ..: register 4j + c
+ * of repeat mi is wgmma output 4j + c of the instruction for rows
+ * 64*(warpgroup + warpgroups*mi); so outputs bind in order, no permutation.
+ *
+ * Descriptors (64 bits): start address >> 4 in bits 0-13, leading byte
+ * offset (LBO) >> 4 in 16-29, stride byte offset (SBO) >> 4 in 32-45,
+ * swizzle mode in 62-63 (1 = 128 B, 2 = 64 B, 3 = 32 B).  The hardware
+ * applies the swizzle to address bits, so atoms must be aligned to their
+ * repeat (8 rows: 1024 B for 128 B rows) and a k16 slice inside an atom is
+ * just start + its byte offset (PTX ISA "Matrix Descriptor", "Strides").
+ *   K-major (A, and B given as trans of [N][K]): rows of R = 32/64/128
+ *     bytes, chunk c of row r at c ^ f(r) (emit_dot's row swizzle, equal to
+ *     the R-byte mode); SBO = 8 rows = 8R; LBO unused (1); slice kk at
+ *     start + 32 kk.
+ *   N-major B ([K][N] kept, transpose flag 1): the slot is [N/64][K][64]
+ *     atoms of 128-byte rows, 128 B swizzle inside; LBO = the distance of
+ *     two 64-column atoms = K*128; SBO = 8 k-rows = 1024; slice kk at
+ *     start + 16*128 kk. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg.h"
+#include "schedule.h"
+
+static bool arch_is_90a(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
+
+bool cg_wgmma_fits(cg *g, int32_t D) {
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, D);
+  if (!arch_is_90a(g)) return false;
+  const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
+  const tl_type *rt = &tl_val(f, o->res[0])->type;
+  if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2) return false;
+  if ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype || rt->dtype != TL_F32) return false;
+  int warps = f->warps;
+  int32_t M = at->shape[0], N = bt->shape[1];
+  const tl_layout *lc = cg_layout(g, o->res[0]);
+  if (lc->kind != TL_LAYOUT_MMA || lc->mma_npair || lc->mma_wm != warps || lc->mma_wn != 1) return false;
+  return warps % 4 == 0 && M % (16 * warps) == 0 && N <= 256 && N % 8 == 0;
+}
+
+static int swizzle_mode(int rowbytes) { return rowbytes == 128 ? 1 : rowbytes == 64 ? 2 : 3; }
+
+/* The constant part of a descriptor (LBO, SBO, mode): bits 16.. */
+static unsigned long long desc_hi(int lbo, int sbo, int mode) {
+  return ((unsigned long long)(lbo >> 4) & 0x3FFF) << 16 | ((unsigned long long)(sbo >> 4) & 0x3FFF) << 32 |
+         (unsigned long long)mode << 62;
+}
+
+/* i64 descriptor of shared address addr (i32) with the constant part hi. */
+static LLVMValueRef desc_of(cg *g, LLVMValueRef addr, unsigned long long hi) {
+  LLVMValueRef lo = LLVMBuildLShr(g->B, LLVMBuildAnd(g->B, addr, cg_i32(g, 0x3FFFF), ""), cg_i32(g, 4), "");
+  return LLVMBuildOr(g->B, LLVMBuildZExt(g->B, lo, g->i64, ""), LLVMConstInt(g->i64, hi, 0), "");
+}
+
+static void asm_void(cg *g, const char *text) { cg_asm(g, g->vd, text, "~{memory}", NULL, 0, true); }
+
+/* cg_asm for many operands (side effects: never moved across the fences). */
+static LLVMValueRef asm_many(cg *g, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int n) {
+  LLVMTypeRef *tys = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)(n > 0 ? n : 1));
+  for (int i = 0; i < n; i++) tys[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
+  LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
+}
+
+void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b) {
+  tl_func *f = g->f;
+  int32_t accv = o->opnd[2], res = o->res[0];
+  const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
+  int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
+  const char *ty = at->dtype == TL_BF16 ? "bf16" : "f16";
+  int warps = f->warps, nwg = warps / 4, mrep = M / (64 * nwg), nk = K / 16, nacc = N / 2;
+  const tl_layout *lc = cg_layout(g, res);
+  int lognrep = 0;
+  while ((1 << lognrep) < N / 8) lognrep++;
+
+  cg_val *acc = cg_get(g, accv);
+  int32_t nregs = tl_layout_nregs(lc);
+  if (nregs != mrep * nacc) TL_INTERNAL(g->ctx, "codegen: wgmma accumulator of %d registers, expected %d", nregs, mrep * nacc);
+  cg_val *d = cg_new_val(g, res, nregs);
+  for (int32_t r = 0; r < nregs; r++) d->r[r] = acc->r[r];
+
+  /* descriptors: A rows of this warpgroup's block mi, B whole */
+  LLVMValueRef wg = LLVMBuildLShr(g->B, g->warp, cg_i32(g, 2), "");
+  unsigned long long ahi = desc_hi(16, 8 * a->rowbytes, swizzle_mode(a->rowbytes));
+  unsigned long long bhi = b->kmajor ? desc_hi(16, 8 * b->rowbytes, swizzle_mode(b->rowbytes))
+                                     : desc_hi(b->krows * 128, 1024, 1);
+  int bstep = b->kmajor ? 32 : 16 * 128; /* bytes from one k16 slice to the next */
+  LLVMValueRef bdesc = desc_of(g, b->base, bhi);
+  LLVMValueRef adesc[8];
+  if (mrep > 8) cg_unsupported(g, "wgmma dot with %d 64-row blocks per warpgroup", mrep);
+  for (int mi = 0; mi < mrep; mi++) {
+    LLVMValueRef row0 = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, wg, cg_i32(g, nwg * mi), ""), cg_i32(g, 64 * a->rowbytes), "");
+    adesc[mi] = desc_of(g, LLVMBuildAdd(g->B, a->base, row0, ""), ahi);
+  }
+
+  /* wgmma text: outputs $0..$nacc-1, then desc a, desc b, scale-d; the
+   * accumulators come back as tied inputs */
+  char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc + 256);
+  char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 64);
+  int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nacc + 2,
+                  N, ty, ty);
+  int c = 0;
+  for (int i = 0; i < nacc; i++) {
+    n += sprintf(text + n, "%s$%d", i ? "," : "", i);
+    c += sprintf(cons + c, "=f,");
+  }
+  sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc, nacc + 1, b->kmajor ? 0 : 1);
+  c += sprintf(cons + c, "l,l,r");
+  for (int i = 0; i < nacc; i++) c += sprintf(cons + c, ",%d", i);
+  sprintf(cons + c, ",~{memory}");
+  /* the operand fence after the wait: accumulators are not read before it */
+  char *fcons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 16);
+  c = 0;
+  for (int i = 0; i < nacc; i++) c += sprintf(fcons + c, "%s=f", i ? "," : "");
+  for (int i = 0; i < nacc; i++) c += sprintf(fcons + c, ",%d", i);
+  LLVMTypeRef *fl = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)nacc);
+  for (int i = 0; i < nacc; i++) fl[i] = g->f32;
+  LLVMTypeRef st = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc, 0);
+  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc + 3));
+
+  asm_void(g, "wgmma.fence.sync.aligned;");
+  for (int kk = 0; kk < nk; kk++)
+    for (int mi = 0; mi < mrep; mi++) {
+      int32_t base = mi << (2 + lognrep);
+      args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, (kk * 32) >> 4), "");
+      args[1] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, (kk * bstep) >> 4), "");
+      args[2] = cg_i32(g, 1);
+      for (int i = 0; i < nacc; i++) args[3 + i] = d->r[base + i];
+      LLVMValueRef out = asm_many(g, st, text, cons, args, nacc + 3);
+      for (int i = 0; i < nacc; i++) d->r[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+    }
+  asm_void(g, "wgmma.commit_group.sync.aligned;");
+  asm_void(g, "wgmma.wait_group.sync.aligned 0;");
+  for (int mi = 0; mi < mrep; mi++) {
+    int32_t base = mi << (2 + lognrep);
+    LLVMValueRef out = asm_many(g, st, "", fcons, &d->r[base], nacc);
+    for (int i = 0; i < nacc; i++) d->r[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+  }
+}
