@@ -282,8 +282,9 @@ def name_heuristic():
         o = torch.full_like(q, float("nan"))
         ref = lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
         return (q, k, v, o, D ** -0.5), (o, ref)
-    cases = [("gemm bf16 8192^3", "gemm.tile", "cutlass_gemm", {}, lambda: gemm_args(4096 if args.quick else 8192)),
-             ("gemm fp8 8192^3", "gemm_fp8.tile", "gemm_fp8_tn", {}, lambda: fp8_args(4096 if args.quick else 8192)),
+    G = 4096 if args.quick else 8192
+    cases = [(f"gemm bf16 {G}^3", "gemm.tile", "cutlass_gemm", {}, lambda: gemm_args(G)),
+             (f"gemm fp8 TN {G}^3", "gemm_fp8.tile", "gemm_fp8_tn", {}, lambda: fp8_args(G)),
              ("attn D128 S4096", "attn.tile", "attn_fwd", {"D": 128}, lambda: attn_args(4096))]
     print("\n## ptxas name heuristic: time(entry name with 'cutlass') / time(without), same PTX otherwise")
     for label, file, kernel, defines, make in cases:
