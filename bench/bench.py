@@ -165,20 +165,25 @@ def gemm_bf16():
 
 # ---- GEMM fp8 (per-tensor scales) ---------------------------------------------------
 def gemm_fp8():
-    k = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
+    # cuBLAS fp8 takes only the "TN" layout: A [M, K] and B stored K-major (torch: bt [N, K]
+    # row-major passed as bt.t()).  tilec's gemm_fp8_tn reads exactly that storage (BT [N, K]);
+    # gemm_fp8_tensor (B [K, N]) is measured on a row-major [K, N] copy, for the record.
+    ktn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tn")
+    knn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K] row-major
         b = bt.t()                                                      # [K, N], K-major for cuBLAS
-        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        f = k.bind(a, b, c, 0.5, 2.0)
-        f(); torch.cuda.synchronize()
-        err = relerr(c, a.float() @ b.float())
-        ms = bench(f)
         one = torch.tensor(1.0, device="cuda")
         ms_ref = bench(lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16))
         fl = 2 * N ** 3
-        row("gemm fp8 e4m3", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8", fl / ms_ref / 1e9, err)
+        for name, k, bb in (("gemm fp8 e4m3 TN", ktn, bt), ("gemm fp8 e4m3 NN", knn, b.contiguous())):
+            c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, bb, c, 0.5, 2.0)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, a.float() @ b.float())
+            ms = bench(f)
+            row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8", fl / ms_ref / 1e9, err)
 
 # ---- attention forward ----------------------------------------------------------------
 def attn():
@@ -265,11 +270,11 @@ def name_heuristic():
         b = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
         c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         return (a, b, c), (c, lambda: a.float() @ b.float())
-    def fp8_args(N):
+    def fp8_args(N):  # gemm_fp8_tn: B stored K-major as BT [N, K]
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
-        b = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn).t()
+        bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        return (a, b, c, 0.5, 2.0), (c, lambda: a.float() @ b.float())
+        return (a, bt, c, 0.5, 2.0), (c, lambda: a.float() @ bt.float().t())
     def attn_args(S, D=128):
         H = 2048 // D; Z = max(1, 16384 // S)
         q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
@@ -277,8 +282,9 @@ def name_heuristic():
         o = torch.full_like(q, float("nan"))
         ref = lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
         return (q, k, v, o, D ** -0.5), (o, ref)
-    cases = [("gemm bf16 8192^3", "gemm.tile", "cutlass_gemm", {}, lambda: gemm_args(4096 if args.quick else 8192)),
-             ("gemm fp8 8192^3", "gemm_fp8.tile", "gemm_fp8_tensor", {}, lambda: fp8_args(4096 if args.quick else 8192)),
+    G = 4096 if args.quick else 8192
+    cases = [(f"gemm bf16 {G}^3", "gemm.tile", "cutlass_gemm", {}, lambda: gemm_args(G)),
+             (f"gemm fp8 TN {G}^3", "gemm_fp8.tile", "gemm_fp8_tn", {}, lambda: fp8_args(G)),
              ("attn D128 S4096", "attn.tile", "attn_fwd", {"D": 128}, lambda: attn_args(4096))]
     print("\n## ptxas name heuristic: time(entry name with 'cutlass') / time(without), same PTX otherwise")
     for label, file, kernel, defines, make in cases:
@@ -333,14 +339,22 @@ def sched_passes():
         o = torch.full_like(q, float("nan"))
         ref = lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
         return (q, k, v, o, D ** -0.5), o, ref, 4 * Z * H * S * S * D
-    variants = [None, "mma_remap", "smem_swizzle", "swpipe", "ldmatrix_sched"]
-    cases = [("gemm bf16 4096^3", "gemm.tile", {}, gemm_case), ("attn D128 S4096", "attn.tile", {"D": 128}, attn_case)]
+    def fp8_case():
+        N = 4096
+        a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+        bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return (a, bt, c, 0.5, 2.0), c, (lambda: a.float() @ bt.float().t()), 2 * N ** 3
+    variants = [None, "route_pipeline", "align_check", "mma_remap", "smem_swizzle", "swpipe", "ldmatrix_sched"]
+    cases = [("gemm bf16 4096^3", "gemm.tile", {}, None, gemm_case),
+             ("gemm fp8 TN 4096^3", "gemm_fp8.tile", {}, "gemm_fp8_tn", fp8_case),
+             ("attn D128 S4096", "attn.tile", {"D": 128}, None, attn_case)]
     print("\n## scheduling passes: time with each pass disabled / time with all on (same run, medians)")
     print("| workload | pipeline | ms | TFLOP/s | ratio vs all-on | rel.err |")
     print("|---|---|---|---|---|---|")
-    for label, file, defines, make in cases:
+    for label, file, defines, kname, make in cases:
         vals, out, ref, flops = make()
-        ks = [Kernel(ex(file), defines, disable=d) for d in variants]
+        ks = [Kernel(ex(file), defines, kernel=kname, disable=d) for d in variants]
         fs = [k.bind(*vals) for k in ks]
         errs = []
         for f in fs:
@@ -358,6 +372,32 @@ def sched_passes():
             res[f"passes {label} {what}"] = dict(ms=times[variants.index(name)], median_ms=m,
                                                   ratio=m / med[0], relerr=e)
 
+# ---- one launch per kernel for ncu (--only banks; bench/ncu_banks.sh) --------------------
+def banks():
+    # Each dot kernel twice: with smem_swizzle (entry swz_on_K) and without (swz_off_K), one
+    # checked launch each, for ncu's shared-memory bank-conflict counters (bench/ncu_banks.sh).
+    os.environ["TILEC_CACHE"] = "0"
+    N, S, D = 2048, 2048, 128
+    a = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+    c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    a8 = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+    bt8 = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+    H, Z = 2048 // D, 2
+    q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn_like(q); v = torch.randn_like(q); o = torch.full_like(q, float("nan"))
+    cases = [("gemm.tile", "cutlass_gemm", {}, (a, b, c), c, lambda: a.float() @ b.float()),
+             ("gemm_fp8.tile", "gemm_fp8_tn", {}, (a8, bt8, c, 0.5, 2.0), c, lambda: a8.float() @ bt8.float().t()),
+             ("attn.tile", "attn_fwd", {"D": D}, (q, k, v, o, D ** -0.5), o,
+              lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float()))]
+    for file, kname, defines, vals, out, ref in cases:
+        src = one_kernel_source(ex(file), kname)
+        for tag, disable in (("on", None), ("off", "smem_swizzle")):
+            kk = Kernel(ex(file), defines, kname, entry=f"swz_{tag}_{kname}", source=src, disable=disable)
+            out.fill_(float("nan")); kk.bind(*vals)(); torch.cuda.synchronize()
+            print(f"banks: launched swz_{tag}_{kname}: rel.err {relerr(out, ref()):.1e}", flush=True)
+
+if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")

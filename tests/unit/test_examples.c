@@ -138,10 +138,14 @@ static void example_gemm(void) {
 }
 
 /* ---- gemm_fp8 --------------------------------------------------------------------------------- */
-static void run_gemm_fp8(compiled *c, bool rowcol, int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  tl_func *f = kernel(c, rowcol ? "gemm_fp8_rowcol" : "gemm_fp8_tensor");
-  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-  tl_arg a[5] = {targ(TL_F8E4M3, 2, sa), targ(TL_F8E4M3, 2, sb), targ(TL_BF16, 2, sc)};
+/* variant 0: gemm_fp8_tensor (B [K, N], scalar scales); 1: gemm_fp8_rowcol (B [K, N], per-row / per-column
+ * scales); 2: gemm_fp8_tn (B given as BT [N, K], scalar scales). */
+static void run_gemm_fp8(compiled *c, int variant, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  static const char *names[] = {"gemm_fp8_tensor", "gemm_fp8_rowcol", "gemm_fp8_tn"};
+  bool rowcol = variant == 1, tn = variant == 2;
+  tl_func *f = kernel(c, names[variant]);
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sbt[2] = {N, K}, sc[2] = {M, N};
+  tl_arg a[5] = {targ(TL_F8E4M3, 2, sa), targ(TL_F8E4M3, 2, tn ? sbt : sb), targ(TL_BF16, 2, sc)};
   rng g = {seed};
   tfill_random(&a[0], &g, -8, 8);
   tfill_random(&a[1], &g, -8, 8);
@@ -162,14 +166,14 @@ static void run_gemm_fp8(compiled *c, bool rowcol, int64_t M, int64_t N, int64_t
     for (int64_t j = 0; j < N; j++) {
       double fa = rowcol ? tget_f(&a[3], i) : (double)(float)s_a, fb = rowcol ? tget_f(&a[4], j) : (double)(float)s_b;
       for (int64_t k = 0; k < K; k++) {
-        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], k * N + j) * fa * fb;
+        double b = tget_f(&a[1], tn ? j * K + k : k * N + j);
+        double p = (double)tget_f(&a[0], i * K + k) * b * fa * fb;
         ref[i * N + j] += p;
         scale[i * N + j] += fabs(p);
       }
     }
   char what[128];
-  snprintf(what, sizeof what, "gemm_fp8 %s %lldx%lldx%lld", rowcol ? "rowcol" : "tensor", (long long)M, (long long)N,
-           (long long)K);
+  snprintf(what, sizeof what, "%s %lldx%lldx%lld", names[variant], (long long)M, (long long)N, (long long)K);
   check_close(what, &a[2], ref, scale, BF16_RTOL, (double)(K + 4) * 0x1p-23);
   free(ref);
   free(scale);
@@ -181,7 +185,7 @@ static void example_gemm_fp8(void) {
   compiled *c = compile_example("gemm_fp8.tile", NULL, 0);
   const int64_t sizes[][3] = {{1, 1, 1}, {129, 127, 129}, {37, 131, 257}};
   for (int i = 0; i < 3; i++)
-    for (int rc = 0; rc < 2; rc++) run_gemm_fp8(c, rc, sizes[i][0], sizes[i][1], sizes[i][2], 3200 + i * 2 + rc);
+    for (int v = 0; v < 3; v++) run_gemm_fp8(c, v, sizes[i][0], sizes[i][1], sizes[i][2], 3200 + i * 3 + v);
   compiled_free(c);
 }
 
