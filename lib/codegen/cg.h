@@ -137,8 +137,13 @@ typedef struct cg_wgmma_src {
  * with all warps along M (warpgroups of 4), N <= 256. */
 bool cg_wgmma_fits(cg *g, int32_t D);
 /* Emit dot o as wgmma reading both operands from shared memory; fence,
- * commit and wait included (the slots must be published by then: the
- * ring's wait_group + fence.proxy.async + barrier). */
-void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b);
+ * commit and wait_group `inflight` (0, or 1: this group may still run into
+ * the next iteration; the loop exit then waits, cg_wgmma_fence_val) included
+ * (the slots must be published by then: the ring's wait_group +
+ * fence.proxy.async + barrier). */
+void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight);
+/* Rebind value v's f32 registers through an empty asm placed here (after a
+ * wgmma.wait_group): nothing reads them before that point. */
+void cg_wgmma_fence_val(cg *g, int32_t v);
 
 #endif

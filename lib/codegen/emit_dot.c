@@ -35,6 +35,7 @@
  * fragments of k-slice k+1 loaded before the mma of slice k.  Warp tiling is
  * the mma layout's: warp bits over M (16-row blocks), then N (8 columns). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg.h"
@@ -66,6 +67,8 @@ typedef struct cg_ring {
   bool emitted;
   bool pre_done;          /* prologue issued by cg_loop_preheader */
   bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
+  int lag;                /* 1: the dots leave one wgmma group in flight, so the ring issues one
+                           * stage less far ahead (slot i-1 may still be read in iteration i) */
   LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
 } cg_ring;
@@ -80,6 +83,7 @@ typedef struct cg_plan {
   bool *inv_done;         /* per value: invariant operand staged */
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
   int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
+  bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */
   int nwg;
 } cg_plan;
 
@@ -143,8 +147,36 @@ static void plan_wgmma(cg *g, int32_t D) {
   sb->wg_atoms = !bk;
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
+  /* a group may stay in flight into the next iteration when nothing but
+   * the next wgmma touches the accumulator in the loop: acc is a carried
+   * value used only by the dot, the result only yielded (same slot) */
+  tl_region *body = &tl_op_at(f, o->parent)->regions[0];
+  int32_t *uses = tl_count_uses(f);
+  tl_op *y = body->ops.len ? tl_op_at(f, body->ops.data[body->ops.len - 1]) : NULL;
+  bool inflight = false;
+  for (int i = 1; y && y->opc == TL_OP_yield && i < body->args.len; i++)
+    if (body->args.data[i] == o->opnd[2] && i - 1 < y->nopnd && y->opnd[i - 1] == o->res[0])
+      inflight = uses[o->opnd[2]] == 1 && uses[o->res[0]] == 1;
+  const char *env = getenv("TILEC_WGMMA_INFLIGHT"); /* measuring only: 0 = wait for every group */
+  if (env && *env == '0') inflight = false;
+  p->wg_inflight[p->nwg] = inflight;
   p->wg_dots[p->nwg++] = D;
   LLVMSetAlignment(g->smem, 1024);
+}
+
+/* Ring lag: 1 when every wgmma dot reading the ring's loop keeps a group in
+ * flight and the ring has at least 3 stages (the issue distance S-2 >= 1). */
+static void plan_lag(cg_plan *p, tl_func *f) {
+  for (int r = 0; r < p->nring; r++) {
+    cg_ring *R = &p->rings[r];
+    bool any = false, all = true;
+    for (int i = 0; i < p->nwg; i++)
+      if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) {
+        any = true;
+        all = all && p->wg_inflight[i];
+      }
+    R->lag = any && all && R->stages >= 3 ? 1 : 0;
+  }
 }
 
 static bool dot_is_wgmma(cg_plan *p, int32_t D) {
@@ -246,6 +278,7 @@ void cg_make_plan(cg *g) {
     p->nstream = p->nring = 0;
   }
   for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
+  plan_lag(p, f);
   for (int i = 0; i < p->nstream; i++) {
     if (p->streams[i].stage_bytes % 1024 == 0) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
     p->streams[i].offset = persist;
@@ -585,14 +618,14 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   int S = R->stages;
   R->rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
   R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
-  for (int k = 0; k + 1 < S; k++) {
+  for (int k = 0; k + 1 + R->lag < S; k++) {
     LLVMValueRef ivs = iv_plus(g, lo64, k, step64, ivty);
     for (int i = 0; i < p->nstream; i++)
       if (p->streams[i].for_op == R->for_op) issue_stream(g, &p->streams[i], ivs, cg_i32(g, k), branchy);
     commit(g);
   }
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
-  LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 : 0), R->wrv);
+  LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
   R->pre_done = true;
 }
 
@@ -620,6 +653,24 @@ void cg_loop_exit(cg *g, int32_t for_op) {
   if (!p || g->plan_f != g->f) return;
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
+      if (p->rings[i].lag) {
+        /* no wgmma may still be writing the accumulators.  ptxas (13.0)
+         * serializes every wgmma (C7514) unless this wait is the first
+         * instruction of its block, so it gets a block of its own behind a
+         * branch LLVM cannot fold (the epilogue's address math, sunk to its
+         * first use, would otherwise land in front of it) */
+        LLVMValueRef one = cg_asm(g, g->i32, "mov.u32 $0, 1;", "=r", NULL, 0, true);
+        LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "wgmma.drain");
+        LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "wgmma.drained");
+        LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntNE, one, cg_i32(g, 0), ""), db, cb);
+        LLVMPositionBuilderAtEnd(g->B, db);
+        asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
+        LLVMBuildBr(g->B, cb);
+        LLVMPositionBuilderAtEnd(g->B, cb);
+        asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
+        for (int k = 0; k < p->nwg; k++)
+          if (tl_op_at(g->f, p->wg_dots[k])->parent == for_op) cg_wgmma_fence_val(g, tl_op_at(g->f, p->wg_dots[k])->opnd[2]);
+      }
       /* drain: no copy may still be writing shared memory after the loop */
       asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
       return;
@@ -655,7 +706,7 @@ static void emit_ring(cg *g, cg_ring *R) {
     return;
   }
   char w[64];
-  snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2);
+  snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2 - R->lag);
   asm_void(g, w, "~{memory}", NULL, 0);
   /* cp.async and st.shared write through the generic proxy, wgmma reads
    * through the async proxy: each writer fences before the barrier */
@@ -664,7 +715,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef wr = LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
   R->rd_slot = rd;
-  LLVMValueRef ivs = iv_at(g, phi, S - 1, step64, reg);
+  LLVMValueRef ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
   commit(g);
@@ -1009,7 +1060,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
     cg_wgmma_src wb = {.base = sb.base, .kmajor = !st_b->wg_atoms, .rowbytes = sb.rowbytes, .krows = st_b->rows};
     (void)st_a;
-    cg_emit_wgmma(g, o, &wa, &wb);
+    int lag = 0;
+    for (int i = 0; i < p->nring; i++)
+      if (p->rings[i].for_op == L) lag = p->rings[i].lag;
+    cg_emit_wgmma(g, o, &wa, &wb, lag);
     return;
   }
   if (need_stage) {

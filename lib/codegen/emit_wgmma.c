@@ -76,7 +76,7 @@ static LLVMValueRef asm_many(cg *g, LLVMTypeRef ret, const char *text, const cha
   return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
 }
 
-void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b) {
+void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight) {
   tl_func *f = g->f;
   int32_t accv = o->opnd[2], res = o->res[0];
   const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
@@ -144,10 +144,28 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       for (int i = 0; i < nacc; i++) d->r[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
     }
   asm_void(g, "wgmma.commit_group.sync.aligned;");
-  asm_void(g, "wgmma.wait_group.sync.aligned 0;");
+  asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
   for (int mi = 0; mi < mrep; mi++) {
     int32_t base = mi << (2 + lognrep);
     LLVMValueRef out = asm_many(g, st, "", fcons, &d->r[base], nacc);
     for (int i = 0; i < nacc; i++) d->r[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+  }
+}
+
+void cg_wgmma_fence_val(cg *g, int32_t v) {
+  cg_val *x = cg_get(g, v);
+  for (int32_t b = 0; b < x->n; b += 128) {
+    int n = x->n - b < 128 ? x->n - b : 128;
+    char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)n + 16);
+    int c = 0;
+    for (int i = 0; i < n; i++) c += sprintf(cons + c, "%s=f", i ? "," : "");
+    for (int i = 0; i < n; i++) c += sprintf(cons + c, ",%d", i);
+    LLVMTypeRef *fl = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)n);
+    for (int i = 0; i < n; i++) fl[i] = g->f32;
+    LLVMValueRef out = asm_many(g, LLVMStructTypeInContext(g->C, fl, (unsigned)n, 0), "", cons, &x->r[b], n);
+    LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)x->n);
+    memcpy(r, x->r, sizeof(LLVMValueRef) * (size_t)x->n);
+    for (int i = 0; i < n; i++) r[b + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+    x->r = r;
   }
 }
