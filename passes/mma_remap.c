@@ -3,7 +3,7 @@
  * instruction and the warps_m x warps_n warp tiling chosen by lib/mma_tiling.h's
  * model among what codegen implements (mma.sync; whole rows per warp in
  * kernels that reduce; wgmma for the `cutlass` pipeline on sm_90a when both
- * operands can stream, wgmma_choice).  Breaks nothing.  docs/scheduling.md. */
+ * operands can stream, wgmma_unfit).  Breaks nothing.  docs/scheduling.md. */
 #include <stdio.h>
 #include <string.h>
 

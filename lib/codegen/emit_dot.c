@@ -59,6 +59,7 @@ typedef struct cg_stream {
   /* a [K][N] B read by wgmma (emit_wgmma.c): the slot is [N/64][K][64],
    * atoms of 128-byte rows, 16-byte chunk c of k-row r at c ^ (r % 8) */
   bool wg_atoms;
+  bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
 } cg_stream;
 
 typedef struct cg_ring {
@@ -145,6 +146,7 @@ static void plan_wgmma(cg *g, int32_t D) {
   if (bk ? rb != 32 && rb != 64 && rb != 128 : rb % 128 != 0) return;
   if (sa->stage_bytes % 1024 || sb->stage_bytes % 1024) return;
   sb->wg_atoms = !bk;
+  sa->wg = sb->wg = true;
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
   /* a group may stay in flight into the next iteration when nothing but
@@ -276,11 +278,12 @@ void cg_make_plan(cg *g) {
     for (int v = 0; v < f->values.len; v++)
       if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
     p->nstream = p->nring = 0;
+    p->nwg = 0; /* wgmma reads only streamed slots: mma.sync */
   }
   for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
   plan_lag(p, f);
   for (int i = 0; i < p->nstream; i++) {
-    if (p->streams[i].stage_bytes % 1024 == 0) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
+    if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
@@ -1056,10 +1059,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
     need_stage = true;
   }
   if (dot_is_wgmma(p, D)) {
-    cg_stream *st_a = &p->streams[p->vstream[a]], *st_b = &p->streams[p->vstream[b]];
+    cg_stream *st_b = &p->streams[p->vstream[b]];
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
     cg_wgmma_src wb = {.base = sb.base, .kmajor = !st_b->wg_atoms, .rowbytes = sb.rowbytes, .krows = st_b->rows};
-    (void)st_a;
     int lag = 0;
     for (int i = 0; i < p->nring; i++)
       if (p->rings[i].for_op == L) lag = p->rings[i].lag;
