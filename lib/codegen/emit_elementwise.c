@@ -113,6 +113,26 @@ static LLVMIntPredicate ipred(int kind, bool uns) {
   }
 }
 
+/* Signed min/max of i8/i16/i32, spelled setp + selp in inline asm (opaque to
+ * LLVM, which would turn it back into min.s32).  Works around a ptxas bug
+ * (CUDA 13.0, sm_90): when it fuses two signed min/max into one three-input
+ * VIMNMX3 (.S16x2 too) it drops the negation of an operand, e.g.
+ * min(min(-a, -b), c) runs as min(-a, b, c) (tests/lit/codegen/
+ * minmax-negated.tile; found by the random differential test, seeds 1244 and
+ * 1832).  ptxas does not fuse selp into VIMNMX3.  Unsigned min/max and i64
+ * are not affected (the negations stay explicit; no 64-bit VIMNMX3). */
+static LLVMValueRef signed_minmax(cg *g, bool is_max, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  bool narrow = t != g->i32;
+  LLVMValueRef ab[2] = {a, b};
+  if (narrow)
+    for (int k = 0; k < 2; k++) ab[k] = LLVMBuildSExt(g->B, ab[k], g->i32, "");
+  const char *text = is_max ? "{ .reg .pred p; setp.gt.s32 p, $1, $2; selp.b32 $0, $1, $2, p; }"
+                            : "{ .reg .pred p; setp.lt.s32 p, $1, $2; selp.b32 $0, $1, $2, p; }";
+  LLVMValueRef r = cg_asm(g, g->i32, text, "=r,r,r", ab, 2, false);
+  return narrow ? LLVMBuildTrunc(g->B, r, t, "") : r;
+}
+
 LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt) {
   LLVMBuilderRef B = g->B;
   if (is_f8(dt)) cg_unsupported(g, "'%s' on %s (cast to f32 first)", tl_opinfo_table[opc].name, tl_dtype_name(dt));
@@ -166,8 +186,12 @@ LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, 
   case TL_OP_or: return LLVMBuildOr(B, a, b, "");
   case TL_OP_xor: return LLVMBuildXor(B, a, b, "");
   case TL_OP_cmp: return LLVMBuildICmp(B, ipred(kind, uns), a, b, "");
-  case TL_OP_min: return LLVMBuildSelect(B, LLVMBuildICmp(B, uns ? LLVMIntULT : LLVMIntSLT, a, b, ""), a, b, "");
-  case TL_OP_max: return LLVMBuildSelect(B, LLVMBuildICmp(B, uns ? LLVMIntUGT : LLVMIntSGT, a, b, ""), a, b, "");
+  case TL_OP_min:
+  case TL_OP_max:
+    if (!uns && bits <= 32) return signed_minmax(g, opc == TL_OP_max, a, b);
+    return LLVMBuildSelect(B, LLVMBuildICmp(B, opc == TL_OP_max ? (uns ? LLVMIntUGT : LLVMIntSGT)
+                                                                : (uns ? LLVMIntULT : LLVMIntSLT), a, b, ""),
+                           a, b, "");
   case TL_OP_div:
   case TL_OP_rem: {
     /* b == 0 -> 0; signed b == -1 -> -a (div) or 0 (rem): no UB, wraps */

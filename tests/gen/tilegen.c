@@ -138,6 +138,7 @@ typedef struct gvar {
   bool frozen;   /* carried by the loop being generated: not readable */
   bool store;    /* bound at the top level: stored at the end */
   bool fixed;    /* m0 / n0 / r / loop variables: never re-bound */
+  bool approx;   /* may hold a transcendental result (approximate on a GPU) */
 } gvar;
 
 typedef struct ginput { int param; int rank; bool transposed; int len_role; /* 1-D: ROLE_ROW or ROLE_COL */ int dt; } ginput;
@@ -162,6 +163,7 @@ typedef struct gen {
   int nvars;
   int scope, next_scope;
   int depth;    /* nesting of for / if */
+  int exact;    /* > 0: building an operand of a discontinuous op (exact_begin) */
   int next_var, next_loop;
   ginput inputs[3];
   int ninputs;
@@ -252,7 +254,7 @@ static ex clamp_to(gen *g, ex e, double lim) {
     if (m < 2) m = 2;
     r = mk(g, xfmt("(%s %% %lld)", e.s, (long long)m), e.sh, e.dt, (double)(m - 1));
   } else {
-    int how = rnd(g, g->opt->no_transcendental ? 2 : 3);
+    int how = rnd(g, g->opt->no_transcendental || g->exact ? 2 : 3);
     if (how == 0) {
       int k = 0;
       while (e.b / ldexp(1.0, k) > lim) k++;
@@ -276,9 +278,39 @@ static double grow(int dt, double b) { return dt == D_BF16 ? b * 1.01 + 1e-3 : b
 static int find_var(gen *g, shp sh, int dt) {
   int cand[MAX_VARS], n = 0;
   for (int i = 0; i < g->nvars; i++)
-    if (!g->vars[i].frozen && g->vars[i].dt == dt && shp_eq(g->vars[i].sh, sh)) cand[n++] = i;
+    if (!g->vars[i].frozen && g->vars[i].dt == dt && shp_eq(g->vars[i].sh, sh) && !(g->exact && g->vars[i].approx))
+      cand[n++] = i;
   return n ? cand[rnd(g, n)] : -1;
 }
+
+/* Does expression text s read a transcendental result: a call of one of
+ * those functions, or a variable marked approx?  (Never with
+ * no_transcendental, so those kernels do not depend on this.) */
+static bool ex_approx(gen *g, const char *s) {
+  static const char *const fns[] = {"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tanh", "sigmoid"};
+  if (g->opt->no_transcendental) return false;
+  for (const char *p = s; *p;) {
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) { p++; continue; }
+    const char *q = p;
+    while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')) q++;
+    size_t len = (size_t)(q - p);
+    if (*q == '(')
+      for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strlen(fns[i]) == len && !strncmp(fns[i], p, len)) return true;
+    for (int i = 0; i < g->nvars; i++)
+      if (g->vars[i].approx && strlen(g->vars[i].name) == len && !strncmp(g->vars[i].name, p, len)) return true;
+    p = q;
+  }
+  return false;
+}
+
+/* Operands of discontinuous ops (comparisons, float -> int casts, floor,
+ * ceil, float %) are built exact: no transcendental call, no approx
+ * variable.  On the GPU exp2/log2/sin/... are .approx instructions; a result
+ * off by an ulp that crosses a discontinuity changes the output by a whole
+ * step, which no tolerance can honestly cover (docs/testing.md). */
+static void exact_begin(gen *g) { g->exact++; }
+static void exact_end(gen *g) { g->exact--; }
 
 static int add_var(gen *g, const char *name, shp sh, int dt, double b, bool fixed) {
   if (g->nvars == MAX_VARS) { g->oom = true; return 0; }
@@ -509,8 +541,10 @@ static ex gen_cmp(gen *g, shp sh, int depth) {
   shp A, B;
   pick_pair(g, sh, &A, &B);
   int dt = rand_numeric(g);
+  exact_begin(g);
   ex a = gen_expr(g, A, dt, depth - 1);
   ex b = (B.rank == 0 && chance(g, 40)) ? lit(g, dt, false) : gen_expr(g, B, dt, depth - 1);
+  exact_end(g);
   bool swap = chance(g, 30);
   ex r = mk(g, xfmt("(%s %s %s)", swap ? b.s : a.s, ops[rnd(g, 6)], swap ? a.s : b.s), sh, D_I1, 1);
   exfree(&a);
@@ -552,7 +586,9 @@ static ex gen_bool(gen *g, shp sh, int depth) {
     return mk(g, xfmt("((iota<i32>[BM][:, None] + m0 < M) && (iota<i32>[BN][None, :] + n0 < N))"), sh, D_I1, 1);
   if (c < 8) {
     int dt = rand_numeric(g);
+    exact_begin(g);
     ex a = gen_expr(g, sh, dt, depth - 1);
+    exact_end(g);
     ex r = mk(g, xfmt("cast<i1>(%s)", a.s), sh, D_I1, 1);
     exfree(&a);
     return r;
@@ -590,8 +626,10 @@ static ex p_binary(gen *g, shp sh, int dt, int depth) {
 
 static ex p_divrem(gen *g, shp sh, int dt, int depth) {
   bool rem = chance(g, 35);
+  bool ex_ops = rem && d_float(dt); /* fmod is discontinuous */
   shp A, B;
   pick_pair(g, sh, &A, &B);
+  if (ex_ops) exact_begin(g);
   ex a = clampx(g, gen_expr(g, A, dt, depth - 1));
   ex r;
   if (B.rank == 0 && chance(g, 30)) {
@@ -606,6 +644,7 @@ static ex p_divrem(gen *g, shp sh, int dt, int depth) {
            grow(dt, rem ? (a.b < b.b + 1 ? a.b : b.b + 1) : a.b));
     exfree(&b);
   }
+  if (ex_ops) exact_end(g);
   exfree(&a);
   return clampx(g, r);
 }
@@ -630,11 +669,17 @@ static ex p_unary(gen *g, shp sh, int dt, int depth) {
   return r;
 }
 
+/* Transcendental functions only where an approximate result cannot cross a
+ * discontinuity (g->exact == 0); floor and ceil take an exact operand. */
 static ex p_math(gen *g, shp sh, int dt, int depth) {
+  int k = rnd(g, 12);
+  if (g->exact && k != 4 && k < 10) k = 10 + (k & 1); /* sqrt is exact (sqrt.rn) */
+  if (k >= 10) exact_begin(g);
   ex a = clampx(g, gen_expr(g, sh, dt, depth - 1));
+  if (k >= 10) exact_end(g);
   char *s;
   double b;
-  switch (rnd(g, 12)) {
+  switch (k) {
   case 0: s = xfmt("exp2(min(%s, 8.0))", a.s); b = 256; break;
   case 1: s = xfmt("exp(min(%s, 5.0))", a.s); b = 149; break;
   case 2: s = xfmt("log2(abs(%s) + 1.0)", a.s); b = log2(a.b + 1) + 1; break;
@@ -655,7 +700,10 @@ static ex p_math(gen *g, shp sh, int dt, int depth) {
 static ex p_cast(gen *g, shp sh, int dt, int depth) {
   int from;
   do from = rnd(g, D_COUNT); while (from == dt);
+  bool ex_ops = d_int(dt) && d_float(from); /* truncation is discontinuous */
+  if (ex_ops) exact_begin(g);
   ex a = gen_expr(g, sh, from, depth - 1);
+  if (ex_ops) exact_end(g);
   double b = from == D_I1 ? 1 : a.b;
   if (d_int(dt) && d_float(from)) b = floor(b);
   ex r = mk(g, xfmt("cast<%s>(%s)", dname[dt], a.s), sh, dt, grow(dt, b));
@@ -786,7 +834,10 @@ static ex p_ternary(gen *g, int dt, int depth) {
 
 static ex p_full(gen *g, shp sh, int dt, int depth) {
   int sdt = chance(g, 70) ? dt : rand_numeric(g);
+  bool ex_ops = d_int(dt) && d_float(sdt); /* converted by truncation */
+  if (ex_ops) exact_begin(g);
   ex v = gen_expr(g, SCALAR, sdt, depth - 1);
+  if (ex_ops) exact_end(g);
   char *dims = dims_text(g, sh);
   ex r = mk(g, xfmt("full<%s>[%s](%s)", dname[dt], dims, v.s), sh, dt, grow(dt, d_int(dt) ? floor(v.b) + 1 : v.b));
   free(dims);
@@ -852,7 +903,8 @@ static void stmt_assign(gen *g) {
   char name[12];
   snprintf(name, sizeof name, "v%d", g->next_var++);
   line(g, "%s = %s;", name, e.s);
-  add_var(g, name, e.sh, e.dt, e.b, false);
+  bool ap = ex_approx(g, e.s);
+  g->vars[add_var(g, name, e.sh, e.dt, e.b, false)].approx = ap;
   exfree(&e);
 }
 
@@ -877,11 +929,13 @@ static void stmt_compound(gen *g) {
   if (c < 2) {
     ex e = clampx(g, operand(g, B, v->dt, 2, true, false));
     line(g, "%s %s= %s;", v->name, c == 0 ? "+" : "-", e.s);
+    v->approx |= ex_approx(g, e.s);
     v->b = grow(v->dt, v->b + e.b);
     exfree(&e);
   } else {
     ex e = clampx(g, gen_expr(g, B, v->dt, 2));
     line(g, "%s /= (abs(%s) + %s);", v->name, e.s, d_float(v->dt) ? "1.0" : "1");
+    v->approx |= ex_approx(g, e.s);
     v->b = grow(v->dt, v->b);
     exfree(&e);
   }
@@ -987,6 +1041,7 @@ static void stmt_for(gen *g) {
       nb = b0 > e.b ? b0 : e.b;
     }
     v->b = grow(v->dt, nb) * (v->dt == D_BF16 ? 1.0 + 0.01 * T : 1.0);
+    v->approx |= ex_approx(g, e.s);
     exfree(&e);
   }
   g->indent--;
@@ -1025,6 +1080,7 @@ static void branch_body(gen *g, const int *tg, int nt, const double *orig, doubl
       ex e = clampx(g, gen_expr(g, v->sh, v->dt, 2));
       line(g, "%s = %s;", v->name, e.s);
       v->b = e.b;
+      v->approx |= ex_approx(g, e.s);
       exfree(&e);
     }
     if (v->b > bmax[q]) bmax[q] = v->b;
@@ -1159,8 +1215,9 @@ static void stmt_spill(gen *g) {
   line(g, "store(%s[%d, %s], %s);", oname[a.dt], slot, view, b.s);
   snprintf(n2, sizeof n2, "v%d", g->next_var++);
   line(g, "%s = load(%s[%d, %s]);", n2, oname[a.dt], slot, view);
-  add_var(g, n1, a.sh, a.dt, a.b, false);
-  add_var(g, n2, a.sh, a.dt, b.b, false);
+  bool ap = ex_approx(g, b.s);
+  g->vars[add_var(g, n1, a.sh, a.dt, a.b, false)].approx = a.approx;
+  g->vars[add_var(g, n2, a.sh, a.dt, b.b, false)].approx = ap;
   exfree(&b);
 }
 

@@ -453,7 +453,8 @@ Test(differential, the_generator_is_deterministic) {
   }
 }
 
-/* Every feature the generator promises shows up in a few hundred seeds. */
+/* Every feature the generator promises shows up in a few hundred seeds
+ * (600: `dot` needs tile shapes an MMA takes and shows in about 1 % of them). */
 Test(differential, the_generator_covers_the_language) {
   static const char *const features[] = {
       "for ",        "if ",          "} else {",     "} else if", "where(",   "reduce_sum(", "reduce_max(",
@@ -465,15 +466,15 @@ Test(differential, the_generator_covers_the_language) {
   enum { NF = sizeof features / sizeof features[0] };
   int seen[NF] = {0};
   int too_small = 0;
-  for (uint64_t s = 1; s <= 300; s++) {
+  for (uint64_t s = 1; s <= 600; s++) {
     tg_kernel k;
     cr_assert(tg_generate(s, &cpu_opts, &k));
     for (int i = 0; i < NF; i++) seen[i] += strstr(k.source, features[i]) != NULL;
     if (strlen(k.source) < 300) too_small++;
     tg_kernel_free(&k);
   }
-  for (int i = 0; i < NF; i++) cr_expect(seen[i] > 0, "no seed in 1..300 uses '%s'", features[i]);
-  cr_expect(too_small < 30, "%d of 300 kernels are tiny", too_small);
+  for (int i = 0; i < NF; i++) cr_expect(seen[i] > 0, "no seed in 1..600 uses '%s'", features[i]);
+  cr_expect(too_small < 60, "%d of 600 kernels are tiny", too_small);
 }
 
 /* The differential check is not vacuous: changing one arithmetic op of the
