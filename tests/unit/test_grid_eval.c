@@ -80,7 +80,12 @@ Test(grid_eval, matches_the_interpreter_on_every_example) {
         make_args(f, syms, args, dummy);
         if (!tl_check_args(f, args, f->params.len, err, sizeof err)) continue; /* e.g. a constant-size mismatch */
         int64_t want[3], got[3];
-        cr_assert(tl_eval_grid(f, args, f->params.len, want, err, sizeof err), "%s: %s", f->name, err);
+        /* random sizes can ask for more than 2^31 programs (attention: 65537 x 1000 heads):
+         * the interpreter refuses those; that round has no grid to compare */
+        if (!tl_eval_grid(f, args, f->params.len, want, err, sizeof err)) {
+          cr_assert(strstr(err, "more than 2^31 programs"), "%s: %s", f->name, err);
+          continue;
+        }
         cr_assert(tl_grid_eval_run(g, args, f->params.len, got, err, sizeof err), "%s: %s", f->name, err);
         for (int d = 0; d < 3; d++)
           cr_assert_eq(got[d], want[d], "%s: grid[%d] %lld vs %lld", f->name, d, (long long)got[d], (long long)want[d]);
