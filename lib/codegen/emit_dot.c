@@ -488,7 +488,11 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   /* in the loop, a tile wholly inside the tensor (uniform test) takes plain
    * 16-byte copies: no per-chunk bounds, sizes or address selects */
   bool whole_path = lean && branchy && !s->kn8;
-  lean_geo lg = {s, tid, R, nch, epc, eb, rank, rowd, start, ok, rows_sz, cols_sz, sbase, gaddr0, base, rowstride};
+  /* the thread index read here (side effect: not hoisted), so the per-thread
+   * offsets are recomputed each iteration (a few integer ops) instead of
+   * living in registers across the loop */
+  LLVMValueRef ltid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
+  lean_geo lg = {s, ltid, R, nch, epc, eb, rank, rowd, start, ok, rows_sz, cols_sz, sbase, gaddr0, base, rowstride};
   if (lean && !whole_path) lean_chunks(g, &lg, per, dst, src, nbytes);
   for (int j = 0; !lean && j < per; j++) {
     LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
