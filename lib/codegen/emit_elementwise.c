@@ -216,6 +216,26 @@ static LLVMValueRef sincos(cg *g, LLVMValueRef x, bool is_sin) {
   return fcall1(g, is_sin ? "llvm.nvvm.sin.approx.f" : "llvm.nvvm.cos.approx.f", r);
 }
 
+/* exp2(a * b - c) (or + c): the multiply and the add may be fused into one
+ * fma (LLVM's `contract` on both), attention's exp2(s * scale - m * scale).
+ * Only for an exp2 argument: the fma skips the rounding of a * b, which
+ * moves the argument by at most half an ulp of a * b, and exp2 turns that
+ * into a relative change of ln 2 times it (at |a * b| < 128: < 2^-17,
+ * below the .approx instruction's own error).  Elsewhere (x * y - z with
+ * cancellation) fusing could change a result entirely, so nothing else is
+ * contracted. */
+static void contract_exp2_arg(LLVMValueRef x) {
+  if (!LLVMIsAInstruction(x)) return;
+  LLVMOpcode op = LLVMGetInstructionOpcode(x);
+  if (op != LLVMFSub && op != LLVMFAdd) return;
+  for (unsigned i = 0; i < 2; i++) {
+    LLVMValueRef m = LLVMGetOperand(x, i);
+    if (!LLVMIsAInstruction(m) || LLVMGetInstructionOpcode(m) != LLVMFMul) continue;
+    LLVMSetFastMathFlags(m, LLVMGetFastMathFlags(m) | LLVMFastMathAllowContract);
+    LLVMSetFastMathFlags(x, LLVMGetFastMathFlags(x) | LLVMFastMathAllowContract);
+  }
+}
+
 static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   LLVMBuilderRef B = g->B;
   if (!tl_dtype_is_float(dt)) {
@@ -236,7 +256,10 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   switch (opc) {
   case TL_OP_neg: r = LLVMBuildFNeg(B, x, ""); break;
   case TL_OP_abs: r = fcall1(g, "llvm.fabs.f32", x); break;
-  case TL_OP_exp2: r = ex2(g, x); break;
+  case TL_OP_exp2:
+    if (dt == TL_F32) contract_exp2_arg(x);
+    r = ex2(g, x);
+    break;
   case TL_OP_exp: r = ex2(g, LLVMBuildFMul(B, x, f32c(g, log2e), "")); break;
   case TL_OP_log2: r = fcall1(g, "llvm.nvvm.lg2.approx.f", x); break;
   case TL_OP_log: r = LLVMBuildFMul(B, fcall1(g, "llvm.nvvm.lg2.approx.f", x), f32c(g, ln2), ""); break;
