@@ -13,13 +13,15 @@
  *     (cp.async.wait_group S-2), one barrier, issues stage i+S-1 into the slot
  *     freed by iteration i-1, then computes.  A run-time check (unit last
  *     stride, 16-byte alignment) picks cp.async, else a scalar copy (uniform
- *     branch).
+ *     branch); in the loop a second one (the tile wholly inside the tensor,
+ *     weighted likely) takes copies without per-chunk bounds (lean_chunks).
  *   - INVARIANT: defined outside the dot's loop (attention's q): staged once
  *     in the preheader; its fragments are loaded there too when they fit in
  *     32 registers.
  *   - REGS: the A operand is an mma accumulator cast to 16 bits with the
  *     result's warp rows (attention's p): the accumulator fragment c0..c3 of
- *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k.
+ *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k
+ *     (all slices packed before the first mma; pack_regs_a).
  *   - STAGED (anything else): stored to scratch shared memory every time,
  *     rows padded by 16 bytes.
  * Schedule table (lib/schedule.h): with f->sched NULL the heuristics above
