@@ -210,8 +210,9 @@ static const char *pipe_name(int p) { return p >= 0 && p <= TL_PIPE_CUTLASS ? pi
 
 /* Bytes of the dot operand tiles loaded per iteration (one ring stage), and
  * of those loaded once before the loop (resident for its whole run). */
-static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, int64_t *resident) {
-  *per_stage = *resident = 0;
+static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, int64_t *resident,
+                          int64_t *resident_rows) {
+  *per_stage = *resident = *resident_rows = 0;
   for (int i = 0; i < ml->ndots; i++)
     for (int j = 0; j < 2; j++) {
       int32_t v = strip(f, tl_op_at(f, ml->dots[i])->opnd[j], true);
@@ -219,7 +220,7 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
       tl_type *t = &tl_val(f, v)->type;
       int64_t bytes = tl_type_numel(t) * tl_dtype_bytes((tl_dtype)t->dtype);
       if (tl_op_inside(f, def_op(f, v), ml->for_op)) *per_stage += bytes;
-      else *resident += bytes;
+      else *resident += bytes, *resident_rows += t->rank ? t->shape[0] : 1;
     }
 }
 
@@ -255,18 +256,32 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   /* stages: a ring deep enough to hide load latency, cut to what fits in
    * shared memory (1 = no prefetch) */
   bool stages_set = f->stages != 0;
-  int64_t per_stage = 0, resident = 0;
-  if (ml.kind != LOOP_NONE) operand_bytes(f, &ml, &per_stage, &resident);
+  int64_t per_stage = 0, resident = 0, resident_rows = 0;
+  if (ml.kind != LOOP_NONE) operand_bytes(f, &ml, &per_stage, &resident, &resident_rows);
   if (!stages_set) {
     int want = pipe == TL_PIPE_CUTLASS ? 4 : pipe == TL_PIPE_MULTISTAGE ? 3 : 1;
     if (want > 1 && per_stage > 0) {
       int64_t fit = (tl_arch_smem_budget(o->arch) - resident) / per_stage;
+      /* attention: keep two programs on an SM, at least 2 stages: one
+       * program of 4 warps cannot hide the softmax between its mmas (H200,
+       * D128: 2 stages 272 TFLOP/s, 3 stages 215).  An SM has the budget +
+       * 1 KiB, and each program also takes 1 KiB reserved by the driver and
+       * 16 B of padding per row of its resident operands (swpipe). */
+      if (ml.kind == LOOP_ATTENTION) {
+        int64_t half = (tl_arch_smem_budget(o->arch) + 1024) / 2 - 1024;
+        int64_t two = (half - resident - 16 * resident_rows) / per_stage;
+        if (two < fit) fit = two < 2 ? 2 : two;
+      }
       if (fit < want) want = fit < 1 ? 1 : (int)fit;
     }
     f->stages = want;
   }
   /* warps: for dot kernels, 8 when an accumulator has 128x128 elements or
-   * more (64 f32 registers a thread), else 4; others are left to layout_assign */
+   * more (64 f32 registers a thread), else 4; others are left to layout_assign.
+   * Attention keeps 4: its warps hold whole rows (mma_remap), and every warp
+   * reads all of K and V from shared memory, so 8 warps of 16 rows read them
+   * twice as often as 4 warps of 32 rows (the D128 loop was bound by shared
+   * memory bandwidth at 8 warps: 0.65x FlashAttention-2, 4 warps 0.77x) */
   bool warps_set = f->warps != 0;
   if (!warps_set && ml.kind != LOOP_NONE) {
     int64_t biggest = 0;
@@ -274,7 +289,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       dot_shape s = shape_of(f, ml.dots[i]);
       if ((int64_t)s.m * s.n > biggest) biggest = (int64_t)s.m * s.n;
     }
-    f->warps = biggest >= 128 * 128 ? 8 : 4;
+    f->warps = biggest >= 128 * 128 && ml.kind != LOOP_ATTENTION ? 8 : 4;
   }
 
   if (o->explain && o->explain_out) {

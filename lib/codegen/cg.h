@@ -105,6 +105,9 @@ void cg_di_finish(cg *g);                                /* finalize + dispose t
 /* emit_elementwise.c */
 void cg_emit_ew(cg *g, tl_op *o);
 LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to);
+/* Conditional branch on a uniform i1 that is usually true (branch weights
+ * 1000:1, so LLVM lays out the common path as the fall-through). */
+void cg_cond_br_likely(cg *g, LLVMValueRef cond, LLVMBasicBlockRef if_true, LLVMBasicBlockRef if_false);
 LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt);
 /* bits of a register value for memory: i1 -> i8; f8 already i8. */
 LLVMValueRef cg_to_mem(cg *g, LLVMValueRef v, tl_dtype dt);

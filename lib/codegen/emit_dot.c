@@ -13,13 +13,15 @@
  *     (cp.async.wait_group S-2), one barrier, issues stage i+S-1 into the slot
  *     freed by iteration i-1, then computes.  A run-time check (unit last
  *     stride, 16-byte alignment) picks cp.async, else a scalar copy (uniform
- *     branch).
+ *     branch); in the loop a second one (the tile wholly inside the tensor,
+ *     weighted likely) takes copies without per-chunk bounds (lean_chunks).
  *   - INVARIANT: defined outside the dot's loop (attention's q): staged once
  *     in the preheader; its fragments are loaded there too when they fit in
  *     32 registers.
  *   - REGS: the A operand is an mma accumulator cast to 16 bits with the
  *     result's warp rows (attention's p): the accumulator fragment c0..c3 of
- *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k.
+ *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k
+ *     (all slices packed before the first mma; pack_regs_a).
  *   - STAGED (anything else): stored to scratch shared memory every time,
  *     rows padded by 16 bytes.
  * Schedule table (lib/schedule.h): with f->sched NULL the heuristics above
@@ -467,6 +469,58 @@ static void issue_nk(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int
 }
 
 /* Issue the copies of stream s for the iteration with iv `ivs` into `slot`. */
+/* Per-thread geometry of a streamed tile copied in the register-lean form
+ * (issue_stream): chunk j of thread tid is row tid / nch + j*R, chunk
+ * column tid % nch. */
+typedef struct lean_geo {
+  cg_stream *s;
+  LLVMValueRef tid;
+  int R, nch, epc, eb, rank, rowd;
+  LLVMValueRef *start, ok, rows_sz, cols_sz, sbase, gaddr0, base, rowstride;
+} lean_geo;
+
+/* Shared (i32) and global (i64) addresses of the thread's chunk 0. */
+static void lean_base(cg *g, const lean_geo *l, LLVMValueRef *dst0, LLVMValueRef *src0) {
+  LLVMValueRef r0 = LLVMBuildUDiv(g->B, l->tid, cg_i32(g, l->nch), "");
+  LLVMValueRef c = LLVMBuildURem(g->B, l->tid, cg_i32(g, l->nch), "");
+  LLVMValueRef pc = l->s->swz ? LLVMBuildXor(g->B, c, swizzle_of(g, r0, l->nch), "") : c;
+  *dst0 = LLVMBuildAdd(g->B, l->sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r0, cg_i32(g, l->s->pitch), ""),
+                                                    LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
+  LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, l->epc), "");
+  LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, LLVMBuildZExt(g->B, r0, g->i64, ""), l->rowstride, ""), c64, "");
+  *src0 = LLVMBuildAdd(g->B, l->gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, l->eb), ""), "");
+}
+
+/* Chunks 0..per-1 in the lean form with bounds: addresses, bytes in bounds
+ * (0: a row outside, or the clamped column remainder), empty copies pointed
+ * at the tensor's base. */
+static void lean_chunks(cg *g, const lean_geo *l, int per, LLVMValueRef *dst, LLVMValueRef *src, LLVMValueRef *nbytes) {
+  LLVMValueRef d0, s0;
+  lean_base(g, l, &d0, &s0);
+  LLVMValueRef c = LLVMBuildURem(g->B, l->tid, cg_i32(g, l->nch), "");
+  LLVMValueRef r064 = LLVMBuildZExt(g->B, LLVMBuildUDiv(g->B, l->tid, cg_i32(g, l->nch), ""), g->i64, "");
+  LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, l->epc), "");
+  LLVMValueRef gcol = LLVMBuildAdd(g->B, l->start[l->rank - 1], c64, "");
+  /* elements left in the row from gcol, clamped to [0, epc] (signed: gcol < 0 is outside) */
+  LLVMValueRef left = LLVMBuildSub(g->B, l->cols_sz, gcol, "");
+  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
+  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, l->epc), ""), cg_i64(g, l->epc), left, "");
+  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, gcol, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
+  LLVMValueRef colbytes = LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, l->eb), ""), g->i32, "");
+  LLVMValueRef step = LLVMBuildMul(g->B, l->rowstride, cg_i64(g, (int64_t)l->R * l->eb), "");
+  LLVMValueRef g0 = LLVMBuildAdd(g->B, l->start[l->rowd], r064, "");
+  for (int j = 0; j < per; j++) {
+    dst[j] = LLVMBuildAdd(g->B, d0, cg_i32(g, j * l->R * l->s->pitch), "");
+    src[j] = j ? LLVMBuildAdd(g->B, src[j - 1], step, "") : s0;
+    LLVMValueRef grow = LLVMBuildAdd(g->B, g0, cg_i64(g, (int64_t)j * l->R), "");
+    LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, grow, l->rows_sz, "");
+    if (l->ok) rok = LLVMBuildAnd(g->B, rok, l->ok, "");
+    nbytes[j] = LLVMBuildSelect(g->B, rok, colbytes, cg_i32(g, 0), "");
+  }
+  for (int j = 0; j < per; j++)
+    src[j] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes[j], cg_i32(g, 0), ""), l->base, src[j], "");
+}
+
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, s->load_op);
@@ -512,7 +566,25 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   /* per chunk: row, column, shared address, bytes in bounds */
   LLVMValueRef dst[64], src[64], nbytes[64];
   if (per > 64) cg_unsupported(g, "streamed operand of %d chunks per thread", per);
-  for (int j = 0; j < per; j++) {
+  /* Register-lean form when a thread's chunks share their column: chunk j is
+   * row r0 + j*R (R = threads / nch), column c, and the XOR swizzle of row
+   * r0 + j*R is that of r0 (R % 8 == 0).  Then the shared address is one
+   * base + constants, the global one a chain src += R*rowstride*eb, and only
+   * the row test is per chunk (lean_chunks).  Every per-chunk term depends on
+   * this iteration's values, so nothing per chunk is hoisted out of the loop
+   * (the general form below left ~5 registers per chunk live across it). */
+  int R = nch <= threads && threads % nch == 0 ? threads / nch : 0;
+  bool lean = R && (!s->swz || R % 8 == 0);
+  /* in the loop, a tile wholly inside the tensor (uniform test) takes plain
+   * 16-byte copies: no per-chunk bounds, sizes or address selects */
+  bool whole_path = lean && branchy && !s->kn8;
+  /* the thread index read here (side effect: not hoisted), so the per-thread
+   * offsets are recomputed each iteration (a few integer ops) instead of
+   * living in registers across the loop */
+  LLVMValueRef ltid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
+  lean_geo lg = {s, ltid, R, nch, epc, eb, rank, rowd, start, ok, rows_sz, cols_sz, sbase, gaddr0, base, rowstride};
+  if (lean && !whole_path) lean_chunks(g, &lg, per, dst, src, nbytes);
+  for (int j = 0; !lean && j < per; j++) {
     LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
     LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
     LLVMValueRef c = LLVMBuildURem(g->B, idx, cg_i32(g, nch), "");
@@ -558,6 +630,30 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     }
     LLVMBuildCondBr(g->B, fast, fb, sb);
     LLVMPositionBuilderAtEnd(g->B, fb);
+    if (whole_path) {
+      LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.whole");
+      LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.part");
+      LLVMValueRef r_lo = start[rowd], c_lo = start[rank - 1];
+      LLVMValueRef in = LLVMBuildAnd(
+          g->B, LLVMBuildICmp(g->B, LLVMIntSGE, r_lo, cg_i64(g, 0), ""),
+          LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildAdd(g->B, r_lo, cg_i64(g, s->rows), ""), rows_sz, ""), "");
+      in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntSGE, c_lo, cg_i64(g, 0), ""), "");
+      in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildAdd(g->B, c_lo, cg_i64(g, s->cols), ""), cols_sz, ""), "");
+      if (ok) in = LLVMBuildAnd(g->B, in, ok, "");
+      cg_cond_br_likely(g, in, wb, pb);
+      LLVMPositionBuilderAtEnd(g->B, wb);
+      LLVMValueRef d0, s0;
+      lean_base(g, &lg, &d0, &s0);
+      LLVMValueRef step = LLVMBuildMul(g->B, rowstride, cg_i64(g, (int64_t)R * eb), "");
+      for (int j = 0; j < per; j++) {
+        LLVMValueRef args[2] = {LLVMBuildAdd(g->B, d0, cg_i32(g, j * R * s->pitch), ""), s0};
+        asm_void(g, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}", args, 2);
+        s0 = LLVMBuildAdd(g->B, s0, step, "");
+      }
+      LLVMBuildBr(g->B, jb);
+      LLVMPositionBuilderAtEnd(g->B, pb);
+      lean_chunks(g, &lg, per, dst, src, nbytes);
+    }
   }
   for (int j = 0; j < per; j++) {
     LLVMValueRef args[4] = {dst[j], src[j], nbytes[j], branchy ? cg_i32(g, 1) : LLVMBuildZExt(g->B, fast, g->i32, "")};
@@ -750,6 +846,7 @@ typedef struct opsrc {
   bool swz, kcontig;
   LLVMValueRef kmaj;      /* 8-bit [K][N] B stream: i1, the slot holds [N][K] (cg_stream.kn8) */
   int nk_rowbytes, nk_nch;
+  LLVMValueRef *pk;       /* SRC_REGS: the packed fragments (pack_regs_a) */
 } opsrc;
 
 /* Shared address (i32) of the 16-byte row segment (row, colbyte), colbyte a multiple of 16. */
@@ -818,19 +915,48 @@ typedef struct frags {
   LLVMValueRef b[MAXREP][2];
 } frags;
 
-static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, frags *fr) {
-  if (sa->kind == SRC_REGS) {
-    /* accumulator registers of the m16n8 blocks 2kk, 2kk+1 of row block mi */
-    cg_val *x = cg_get(g, a);
-    int lognk = 0;
-    while ((1 << lognk) < q->K / 8) lognk++;
-    for (int mi = 0; mi < q->mrep; mi++) {
+/* The A fragments of an operand kept in registers (SRC_REGS), all k-slices
+ * at once (pk[(mi * nk + kk) * 4 + i]): the accumulator registers of the
+ * m16n8 blocks 2kk, 2kk+1 of row block mi, packed in pairs.  When A is
+ * cast<16-bit>(f32 tile), each pair is converted and packed by one
+ * cvt.rn.{bf16,f16}x2.f32 (the same rounding; the per-element casts are
+ * then unused and deleted by LLVM).  Packing everything before the first
+ * mma keeps 32-bit pairs, not the f32 values, live across the dot. */
+static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
+  cg_val *x = cg_get(g, a);
+  tl_value *av = tl_val(g->f, a);
+  tl_op *cv = av->def >= 0 ? tl_op_at(g->f, av->def) : NULL;
+  cg_val *wide = NULL;
+  if (cv && cv->opc == TL_OP_cast && tl_val(g->f, cv->opnd[0])->type.dtype == TL_F32 &&
+      tl_val(g->f, cv->opnd[0])->type.layout == av->type.layout)
+    wide = cg_get(g, cv->opnd[0]);
+  const char *cvt = av->type.dtype == TL_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
+  int nk = q->K / q->kstep, lognk = 0;
+  while ((1 << lognk) < q->K / 8) lognk++;
+  LLVMValueRef *pk = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(q->mrep * nk * 4));
+  for (int mi = 0; mi < q->mrep; mi++)
+    for (int kk = 0; kk < nk; kk++) {
       int32_t b0 = (mi << (2 + lognk)) | ((2 * kk) << 2), b1 = (mi << (2 + lognk)) | ((2 * kk + 1) << 2);
-      fr->a[mi][0] = pack2(g, x->r[b0], x->r[b0 + 1]);
-      fr->a[mi][1] = pack2(g, x->r[b0 + 2], x->r[b0 + 3]);
-      fr->a[mi][2] = pack2(g, x->r[b1], x->r[b1 + 1]);
-      fr->a[mi][3] = pack2(g, x->r[b1 + 2], x->r[b1 + 3]);
+      int32_t lo[4] = {b0, b0 + 2, b1, b1 + 2};
+      for (int i = 0; i < 4; i++) {
+        LLVMValueRef *dst = &pk[(mi * nk + kk) * 4 + i];
+        if (wide) {
+          LLVMValueRef xy[2] = {wide->r[lo[i]], wide->r[lo[i] + 1]};
+          *dst = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
+        } else {
+          *dst = pack2(g, x->r[lo[i]], x->r[lo[i] + 1]);
+        }
+      }
     }
+  return pk;
+}
+
+static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, frags *fr) {
+  (void)a;
+  if (sa->kind == SRC_REGS) {
+    int nk = q->K / q->kstep;
+    for (int mi = 0; mi < q->mrep; mi++)
+      for (int i = 0; i < 4; i++) fr->a[mi][i] = sa->pk[(mi * nk + kk) * 4 + i];
     return;
   }
   for (int mi = 0; mi < q->mrep; mi++) {
@@ -1111,6 +1237,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
   /* the run-time choice of B's slot layout (8-bit [K][N] B) costs the
    * registers of the second fragment set: no lookahead (0 spills) */
   if (sb.kmaj) lookahead = false;
+  if (sa.kind == SRC_REGS) sa.pk = pack_regs_a(g, &q, a);
   frags *fr = tl_alloc(&g->ctx->arena, sizeof(frags) * 2);
   load_a(g, &q, &sa, a, 0, &fr[0]);
   load_b(g, &q, &sb, 0, &fr[0]);

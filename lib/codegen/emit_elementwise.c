@@ -1,9 +1,9 @@
 /* emit_elementwise.c: requires operands in the result's layout (layout_assign);
  * lowers elementwise ops register by register, each op computed once per
  * canonical register.  f16/bf16 arithmetic is done in f32 and rounded back
- * after every op (what the interpreter does).  Math: exp2 = ex2.approx.f32
- * (~2 ulp), exp(x) = ex2(x*log2 e), log(x) = lg2.approx(x)*ln 2, rsqrt =
- * rsqrt.approx, sin/cos = sin/cos.approx after a Cody-Waite reduction to
+ * after every op (what the interpreter does).  Math: exp2 = ex2.approx.ftz.f32
+ * (~2 ulp; results below 2^-126 flush to 0), exp(x) = ex2(x*log2 e),
+ * log(x) = lg2.approx(x)*ln 2, rsqrt = rsqrt.approx, sin/cos = sin/cos.approx after a Cody-Waite reduction to
  * [-pi, pi], tanh and sigmoid through ex2.  Integer division by 0 gives 0,
  * shifts past the width give 0 (or -1), as in the interpreter. */
 #include <stdio.h>
@@ -221,8 +221,13 @@ LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, 
   }
 }
 
-/* exp2 via ex2.approx.f32 (relative error ~2^-22, flushes nothing). */
-static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2.approx.f", x); }
+/* exp2 via ex2.approx.ftz.f32 (relative error ~2^-22).  The .ftz form is one
+ * MUFU.EX2; without it ptxas wraps every ex2 in a subnormal range check and
+ * two scalings (FSETP + 2 FMUL: attention's softmax spent 15% of its loop
+ * instructions there).  What it changes: a result below 2^-126 (x < -126)
+ * is +0 instead of a subnormal, and a subnormal x gives exp2(0) = 1, which
+ * is the rounded exact value anyway. */
+static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2.approx.ftz.f", x); }
 
 /* sin/cos: reduce to [-pi, pi] (k = rint(x / 2pi), r = x - k*2pi in two
  * parts, Cody-Waite), then the .approx instruction (abs error ~2^-21 there). */
@@ -233,6 +238,26 @@ static LLVMValueRef sincos(cg *g, LLVMValueRef x, bool is_sin) {
   LLVMValueRef a2[3] = {LLVMBuildFNeg(g->B, k, ""), f32c(g, 1.9353071795864769e-3), r};
   r = cg_intrinsic(g, "llvm.fma.f32", g->f32, a2, 3);
   return fcall1(g, is_sin ? "llvm.nvvm.sin.approx.f" : "llvm.nvvm.cos.approx.f", r);
+}
+
+/* exp2(a * b - c) (or + c): the multiply and the add may be fused into one
+ * fma (LLVM's `contract` on both), attention's exp2(s * scale - m * scale).
+ * Only for an exp2 argument: the fma skips the rounding of a * b, which
+ * moves the argument by at most half an ulp of a * b, and exp2 turns that
+ * into a relative change of ln 2 times it (at |a * b| < 128: < 2^-17,
+ * below the .approx instruction's own error).  Elsewhere (x * y - z with
+ * cancellation) fusing could change a result entirely, so nothing else is
+ * contracted. */
+static void contract_exp2_arg(LLVMValueRef x) {
+  if (!LLVMIsAInstruction(x)) return;
+  LLVMOpcode op = LLVMGetInstructionOpcode(x);
+  if (op != LLVMFSub && op != LLVMFAdd) return;
+  for (unsigned i = 0; i < 2; i++) {
+    LLVMValueRef m = LLVMGetOperand(x, i);
+    if (!LLVMIsAInstruction(m) || LLVMGetInstructionOpcode(m) != LLVMFMul) continue;
+    LLVMSetFastMathFlags(m, LLVMGetFastMathFlags(m) | LLVMFastMathAllowContract);
+    LLVMSetFastMathFlags(x, LLVMGetFastMathFlags(x) | LLVMFastMathAllowContract);
+  }
 }
 
 static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
@@ -255,7 +280,10 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   switch (opc) {
   case TL_OP_neg: r = LLVMBuildFNeg(B, x, ""); break;
   case TL_OP_abs: r = fcall1(g, "llvm.fabs.f32", x); break;
-  case TL_OP_exp2: r = ex2(g, x); break;
+  case TL_OP_exp2:
+    if (dt == TL_F32) contract_exp2_arg(x);
+    r = ex2(g, x);
+    break;
   case TL_OP_exp: r = ex2(g, LLVMBuildFMul(B, x, f32c(g, log2e), "")); break;
   case TL_OP_log2: r = fcall1(g, "llvm.nvvm.lg2.approx.f", x); break;
   case TL_OP_log: r = LLVMBuildFMul(B, fcall1(g, "llvm.nvvm.lg2.approx.f", x), f32c(g, ln2), ""); break;
@@ -294,6 +322,132 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   return from_f32(g, r, dt);
 }
 
+void cg_cond_br_likely(cg *g, LLVMValueRef cond, LLVMBasicBlockRef if_true, LLVMBasicBlockRef if_false) {
+  LLVMValueRef br = LLVMBuildCondBr(g->B, cond, if_true, if_false);
+  LLVMMetadataRef md[3] = {LLVMMDStringInContext2(g->C, "branch_weights", 14),
+                           LLVMValueAsMetadata(LLVMConstInt(g->i32, 1000, 0)),
+                           LLVMValueAsMetadata(LLVMConstInt(g->i32, 1, 0))};
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "prof", 4), LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, md, 3)));
+}
+
+/* ---- selects whose condition holds for the whole tile --------------------------- */
+
+/* Bounds [lo, hi] (i64, uniform) of the signed integer value v over its whole
+ * tile when v is built from iota, constants and scalars by splat /
+ * broadcast / expand_dims / convert_layout / add / sub (masks such as
+ * `iota[BN][None, :] + n0 < S`).  *fits accumulates "every intermediate stays
+ * in the dtype's range" (so an i32 add that would wrap is not mistaken for an
+ * in-range one).  False when v is anything else. */
+static bool int_range(cg *g, int32_t v, LLVMValueRef *lo, LLVMValueRef *hi, LLVMValueRef *fits, int depth) {
+  tl_func *f = g->f;
+  tl_value *x = tl_val(f, v);
+  tl_dtype dt = (tl_dtype)x->type.dtype;
+  if (depth > 16 || is_unsigned(dt) || !(dt == TL_I32 || dt == TL_I64)) return false;
+  if (x->type.kind != TL_KIND_TILE) { /* a scalar: one value per program */
+    *lo = *hi = LLVMBuildSExt(g->B, cg_get(g, v)->r[0], g->i64, "");
+    if (LLVMTypeOf(cg_get(g, v)->r[0]) == g->i64) *lo = *hi = cg_get(g, v)->r[0];
+    return true;
+  }
+  if (x->def < 0) return false;
+  tl_op *d = tl_op_at(f, x->def);
+  switch (d->opc) {
+  case TL_OP_const: *lo = *hi = LLVMConstInt(g->i64, (unsigned long long)d->ival, 1); return true;
+  case TL_OP_iota:
+    *lo = cg_i64(g, 0);
+    *hi = cg_i64(g, x->type.shape[0] - 1);
+    return true;
+  case TL_OP_splat:
+  case TL_OP_broadcast:
+  case TL_OP_expand_dims:
+  case TL_OP_convert_layout: return int_range(g, d->opnd[0], lo, hi, fits, depth + 1);
+  case TL_OP_add:
+  case TL_OP_sub: {
+    LLVMValueRef l0, h0, l1, h1;
+    if (!int_range(g, d->opnd[0], &l0, &h0, fits, depth + 1) || !int_range(g, d->opnd[1], &l1, &h1, fits, depth + 1))
+      return false;
+    if (d->opc == TL_OP_add) {
+      *lo = LLVMBuildAdd(g->B, l0, l1, "");
+      *hi = LLVMBuildAdd(g->B, h0, h1, "");
+    } else {
+      *lo = LLVMBuildSub(g->B, l0, h1, "");
+      *hi = LLVMBuildSub(g->B, h0, l1, "");
+    }
+    if (dt == TL_I32) {
+      LLVMValueRef in = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSGE, *lo, cg_i64(g, INT32_MIN), ""),
+                                     LLVMBuildICmp(g->B, LLVMIntSLE, *hi, cg_i64(g, INT32_MAX), ""), "");
+      *fits = *fits ? LLVMBuildAnd(g->B, *fits, in, "") : in;
+    }
+    return true; /* i64: operands are i32-sized program values plus tile offsets; no wrap */
+  }
+  default: return false;
+  }
+}
+
+/* A uniform i1 that is true only when the i1 tile c is true everywhere, or
+ * NULL when c is not such a compare (see int_range). */
+static LLVMValueRef all_true(cg *g, int32_t c) {
+  tl_func *f = g->f;
+  tl_value *x = tl_val(f, c);
+  if (x->type.kind != TL_KIND_TILE || x->def < 0) return NULL;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc == TL_OP_broadcast || d->opc == TL_OP_expand_dims || d->opc == TL_OP_convert_layout)
+    return all_true(g, d->opnd[0]);
+  if (d->opc != TL_OP_cmp) return NULL;
+  LLVMValueRef la, ha, lb, hb, fits = NULL;
+  if (!int_range(g, d->opnd[0], &la, &ha, &fits, 0) || !int_range(g, d->opnd[1], &lb, &hb, &fits, 0)) return NULL;
+  LLVMValueRef r;
+  switch (d->kind) {
+  case TL_CMP_LT: r = LLVMBuildICmp(g->B, LLVMIntSLT, ha, lb, ""); break; /* max a < min b */
+  case TL_CMP_LE: r = LLVMBuildICmp(g->B, LLVMIntSLE, ha, lb, ""); break;
+  case TL_CMP_GT: r = LLVMBuildICmp(g->B, LLVMIntSGT, la, hb, ""); break; /* min a > max b */
+  case TL_CMP_GE: r = LLVMBuildICmp(g->B, LLVMIntSGE, la, hb, ""); break;
+  default: return NULL;
+  }
+  return fits ? LLVMBuildAnd(g->B, r, fits, "") : r;
+}
+
+/* select(c, a, b) over a tile where c is a bounds-decidable compare
+ * (attention's `cols < S` and causal `rows >= cols`): a uniform branch skips
+ * every per-element select when c holds for the whole tile (all but the last
+ * key block, or the diagonal blocks when causal).  The result registers are
+ * phis of a's (whole tile true) and the selects. */
+static bool emit_select_uniform(cg *g, tl_op *o, const tl_layout *l, int32_t n) {
+  LLVMValueRef all = all_true(g, o->opnd[0]);
+  if (!all) return false;
+  cg_val *c = cg_get(g, o->opnd[0]), *a = cg_get(g, o->opnd[1]), *b = cg_get(g, o->opnd[2]);
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
+  /* placed right after this block, so the PTX keeps the source order */
+  LLVMBasicBlockRef next = LLVMGetNextBasicBlock(from);
+  LLVMBasicBlockRef join = next ? LLVMInsertBasicBlockInContext(g->C, next, "sel.join")
+                                : LLVMAppendBasicBlockInContext(g->C, g->fn, "sel.join");
+  LLVMBasicBlockRef part = LLVMInsertBasicBlockInContext(g->C, join, "sel.part");
+  cg_cond_br_likely(g, all, join, part);
+  LLVMPositionBuilderAtEnd(g->B, part);
+  LLVMValueRef *sel = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
+  for (int32_t i = 0; i < n; i++) {
+    if (tl_layout_canon_reg(l, i) != i) continue;
+    LLVMValueRef ci = c->n == 1 ? c->r[0] : c->r[i], ai = a->n == 1 ? a->r[0] : a->r[i], bi = b->n == 1 ? b->r[0] : b->r[i];
+    sel[i] = LLVMBuildSelect(g->B, ci, ai, bi, "");
+  }
+  LLVMBuildBr(g->B, join);
+  LLVMPositionBuilderAtEnd(g->B, join);
+  cg_val *d = cg_new_val(g, o->res[0], n);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t k = tl_layout_canon_reg(l, i);
+    if (k != i) {
+      d->r[i] = d->r[k];
+      continue;
+    }
+    LLVMValueRef ai = a->n == 1 ? a->r[0] : a->r[i];
+    LLVMValueRef phi = LLVMBuildPhi(g->B, LLVMTypeOf(ai), "");
+    LLVMValueRef vals[2] = {ai, sel[i]};
+    LLVMBasicBlockRef bbs[2] = {from, part};
+    LLVMAddIncoming(phi, vals, bbs, 2);
+    d->r[i] = phi;
+  }
+  return true;
+}
+
 void cg_emit_ew(cg *g, tl_op *o) {
   tl_func *f = g->f;
   int32_t res = o->res[0];
@@ -312,6 +466,7 @@ void cg_emit_ew(cg *g, tl_op *o) {
     if (at->kind == TL_KIND_TILE && (!tile || at->layout != rt->layout))
       TL_INTERNAL(g->ctx, "codegen: operand %d of '%s' is not in the result's layout", k, tl_opinfo_table[o->opc].name);
   }
+  if (o->opc == TL_OP_select && tile && emit_select_uniform(g, o, l, n)) return;
   cg_val *d = cg_new_val(g, res, n);
   for (int32_t i = 0; i < n; i++) {
     int32_t c = tile ? tl_layout_canon_reg(l, i) : i;
