@@ -479,13 +479,15 @@ typedef struct lean_geo {
   LLVMValueRef *start, ok, rows_sz, cols_sz, sbase, gaddr0, base, rowstride;
 } lean_geo;
 
+/* Bytes between rows r and r + 1 of a slot (the same chunk column): the row
+ * pitch, or 128 inside the 128-byte-row atoms of a wgmma [K][N] B slot. */
+static int slot_row_bytes(const cg_stream *s) { return s->wg_atoms ? 128 : s->pitch; }
+
 /* Shared (i32) and global (i64) addresses of the thread's chunk 0. */
 static void lean_base(cg *g, const lean_geo *l, LLVMValueRef *dst0, LLVMValueRef *src0) {
   LLVMValueRef r0 = LLVMBuildUDiv(g->B, l->tid, cg_i32(g, l->nch), "");
   LLVMValueRef c = LLVMBuildURem(g->B, l->tid, cg_i32(g, l->nch), "");
-  LLVMValueRef pc = l->s->swz ? LLVMBuildXor(g->B, c, swizzle_of(g, r0, l->nch), "") : c;
-  *dst0 = LLVMBuildAdd(g->B, l->sbase, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r0, cg_i32(g, l->s->pitch), ""),
-                                                    LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), ""), "");
+  *dst0 = LLVMBuildAdd(g->B, l->sbase, slot_off(g, l->s, r0, c), "");
   LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, l->epc), "");
   LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, LLVMBuildZExt(g->B, r0, g->i64, ""), l->rowstride, ""), c64, "");
   *src0 = LLVMBuildAdd(g->B, l->gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, l->eb), ""), "");
@@ -510,7 +512,7 @@ static void lean_chunks(cg *g, const lean_geo *l, int per, LLVMValueRef *dst, LL
   LLVMValueRef step = LLVMBuildMul(g->B, l->rowstride, cg_i64(g, (int64_t)l->R * l->eb), "");
   LLVMValueRef g0 = LLVMBuildAdd(g->B, l->start[l->rowd], r064, "");
   for (int j = 0; j < per; j++) {
-    dst[j] = LLVMBuildAdd(g->B, d0, cg_i32(g, j * l->R * l->s->pitch), "");
+    dst[j] = LLVMBuildAdd(g->B, d0, cg_i32(g, j * l->R * slot_row_bytes(l->s)), "");
     src[j] = j ? LLVMBuildAdd(g->B, src[j - 1], step, "") : s0;
     LLVMValueRef grow = LLVMBuildAdd(g->B, g0, cg_i64(g, (int64_t)j * l->R), "");
     LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, grow, l->rows_sz, "");
@@ -574,7 +576,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
    * this iteration's values, so nothing per chunk is hoisted out of the loop
    * (the general form below left ~5 registers per chunk live across it). */
   int R = nch <= threads && threads % nch == 0 ? threads / nch : 0;
-  bool lean = R && (!s->swz || R % 8 == 0);
+  bool lean = R && (!(s->swz || s->wg_atoms) || R % 8 == 0);
   /* in the loop, a tile wholly inside the tensor (uniform test) takes plain
    * 16-byte copies: no per-chunk bounds, sizes or address selects */
   bool whole_path = lean && branchy && !s->kn8;
@@ -646,7 +648,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
       lean_base(g, &lg, &d0, &s0);
       LLVMValueRef step = LLVMBuildMul(g->B, rowstride, cg_i64(g, (int64_t)R * eb), "");
       for (int j = 0; j < per; j++) {
-        LLVMValueRef args[2] = {LLVMBuildAdd(g->B, d0, cg_i32(g, j * R * s->pitch), ""), s0};
+        LLVMValueRef args[2] = {LLVMBuildAdd(g->B, d0, cg_i32(g, j * R * slot_row_bytes(s)), ""), s0};
         asm_void(g, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}", args, 2);
         s0 = LLVMBuildAdd(g->B, s0, step, "");
       }
