@@ -166,9 +166,9 @@ def gemm_bf16():
 # ---- GEMM fp8 (per-tensor scales) ---------------------------------------------------
 def gemm_fp8():
     # cuBLAS fp8 takes only the "TN" layout: A [M, K] and B stored K-major (torch: bt [N, K]
-    # row-major passed as bt.t()).  tilec's gemm_fp8_tn reads exactly that storage (BT [N, K]);
+    # row-major passed as bt.t()).  tilec's cutlass_gemm_fp8_tn reads exactly that storage (BT [N, K]);
     # gemm_fp8_tensor (B [K, N]) is measured on a row-major [K, N] copy, for the record.
-    ktn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tn")
+    ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
     knn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
@@ -270,7 +270,7 @@ def name_heuristic():
         b = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
         c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         return (a, b, c), (c, lambda: a.float() @ b.float())
-    def fp8_args(N):  # gemm_fp8_tn: B stored K-major as BT [N, K]
+    def fp8_args(N):  # cutlass_gemm_fp8_tn: B stored K-major as BT [N, K]
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -284,7 +284,7 @@ def name_heuristic():
         return (q, k, v, o, D ** -0.5), (o, ref)
     G = 4096 if args.quick else 8192
     cases = [(f"gemm bf16 {G}^3", "gemm.tile", "cutlass_gemm", {}, lambda: gemm_args(G)),
-             (f"gemm fp8 TN {G}^3", "gemm_fp8.tile", "gemm_fp8_tn", {}, lambda: fp8_args(G)),
+             (f"gemm fp8 TN {G}^3", "gemm_fp8.tile", "cutlass_gemm_fp8_tn", {}, lambda: fp8_args(G)),
              ("attn D128 S4096", "attn.tile", "attn_fwd", {"D": 128}, lambda: attn_args(4096))]
     print("\n## ptxas name heuristic: time(entry name with 'cutlass') / time(without), same PTX otherwise")
     for label, file, kernel, defines, make in cases:
@@ -347,7 +347,7 @@ def sched_passes():
         return (a, bt, c, 0.5, 2.0), c, (lambda: a.float() @ bt.float().t()), 2 * N ** 3
     variants = [None, "route_pipeline", "align_check", "mma_remap", "smem_swizzle", "swpipe", "ldmatrix_sched"]
     cases = [("gemm bf16 4096^3", "gemm.tile", {}, None, gemm_case),
-             ("gemm fp8 TN 4096^3", "gemm_fp8.tile", {}, "gemm_fp8_tn", fp8_case),
+             ("gemm fp8 TN 4096^3", "gemm_fp8.tile", {}, "cutlass_gemm_fp8_tn", fp8_case),
              ("attn D128 S4096", "attn.tile", {"D": 128}, None, attn_case)]
     print("\n## scheduling passes: time with each pass disabled / time with all on (same run, medians)")
     print("| workload | pipeline | ms | TFLOP/s | ratio vs all-on | rel.err |")
@@ -387,7 +387,7 @@ def banks():
     q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
     k = torch.randn_like(q); v = torch.randn_like(q); o = torch.full_like(q, float("nan"))
     cases = [("gemm.tile", "cutlass_gemm", {}, (a, b, c), c, lambda: a.float() @ b.float()),
-             ("gemm_fp8.tile", "gemm_fp8_tn", {}, (a8, bt8, c, 0.5, 2.0), c, lambda: a8.float() @ bt8.float().t()),
+             ("gemm_fp8.tile", "cutlass_gemm_fp8_tn", {}, (a8, bt8, c, 0.5, 2.0), c, lambda: a8.float() @ bt8.float().t()),
              ("attn.tile", "attn_fwd", {"D": D}, (q, k, v, o, D ** -0.5), o,
               lambda: torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float()))]
     for file, kname, defines, vals, out, ref in cases:

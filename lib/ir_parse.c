@@ -465,11 +465,11 @@ static void read_opt_sched(parser *p, int32_t op) {
       expect_ident(p, in, "an mma instruction");
       d.instr = !strcmp(in, "m16n8k16") ? TL_SCHED_MMA_M16N8K16 : !strcmp(in, "m16n8k32") ? TL_SCHED_MMA_M16N8K32 : -1;
       if (!strcmp(in, "none")) d.instr = 0;
-      if (!strncmp(in, "wgmma_m64n", 10)) { /* wgmma_m64n<N>k16 */
+      if (!strncmp(in, "wgmma_m64n", 10)) { /* wgmma_m64n<N>k16 (16-bit) or k32 (8-bit operands) */
         char *end;
         long n = strtol(in + 10, &end, 10);
-        if (end == in + 10 || strcmp(end, "k16") || n < 8 || n > 256 || n % 8)
-          fail_at(p, kloc, "malformed wgmma instruction '%s' in sched() (wgmma_m64n<N>k16)", in);
+        if (end == in + 10 || (strcmp(end, "k16") && strcmp(end, "k32")) || n < 8 || n > 256 || n % 8)
+          fail_at(p, kloc, "malformed wgmma instruction '%s' in sched() (wgmma_m64n<N>k16 or k32)", in);
         d.instr = TL_SCHED_MMA_WGMMA;
         d.wgmma_n = (int)n;
       }

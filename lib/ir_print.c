@@ -164,7 +164,11 @@ static void put_sched(printer *p, int32_t id) {
   tl_sbuf_puts(b, " sched(");
   if (d->remapped) {
     const char *in = tl_sched_instr_name(d->instr);
-    if (d->instr == TL_SCHED_MMA_WGMMA) tl_sbuf_printf(b, "mma=wgmma_m64n%dk16", d->wgmma_n);
+    if (d->instr == TL_SCHED_MMA_WGMMA) {
+      tl_func *pf = (tl_func *)p->f; /* k: 32 bytes of a row */
+      int dt = tl_val(pf, tl_op_at(pf, id)->opnd[0])->type.dtype;
+      tl_sbuf_printf(b, "mma=wgmma_m64n%dk%d", d->wgmma_n, dt == TL_F8E4M3 || dt == TL_F8E5M2 ? 32 : 16);
+    }
     else tl_sbuf_printf(b, "mma=%s", in ? in : "none");
     tl_sbuf_printf(b, " warps=%dx%d", d->warps_m, d->warps_n);
     sep = " ";

@@ -34,13 +34,15 @@
  *     conflicts=0/0,0/0`, `stream=a,b|a|b|none stages=3`, `lookahead|nolookahead`. */
 enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32 = 2, TL_SCHED_MMA_WGMMA = 3 };
 
-/* TL_SCHED_MMA_WGMMA (sm_90a, 16-bit operands, both streamed): one
- * wgmma.mma_async.m64nNk16 per warpgroup, 64-row block and k16 slice, N =
+/* TL_SCHED_MMA_WGMMA (sm_90a, 16-bit operands or 8-bit ones both K-major,
+ * both streamed): one wgmma.mma_async.m64nNk16 (m64nNk32 for 8-bit) per
+ * warpgroup, 64-row block and k slice (32 bytes of a row), N =
  * wgmma_n; warps_m = all warps, warps_n = 1 (the accumulator layout that
  * wgmma produces: warp w of a warpgroup holds rows 16w..16w+15 of its 64).
  * Codegen follows it when both operands stream through swizzled ring slots
  * (emit_wgmma.c); otherwise it emits mma.sync with the same warp tiling.
- * Text form: `mma=wgmma_m64n256k16`. */
+ * Text form: `mma=wgmma_m64n256k16` (`k32` for 8-bit operands; the parser
+ * takes either, the operand type decides). */
 static inline const char *tl_sched_instr_name(int instr) {
   return instr == TL_SCHED_MMA_M16N8K16 ? "m16n8k16"
          : instr == TL_SCHED_MMA_M16N8K32 ? "m16n8k32"

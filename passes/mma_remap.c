@@ -30,12 +30,15 @@ static bool codegen_supports(const tl_mma_tiling *t, bool rows_per_warp) {
  * the wgmma swizzle mode of that width). */
 static bool kmajor_rows_ok(int32_t bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
 
-/* wgmma.m64nNk16 for dot `id` (docs/pipelines.md "Hopper wgmma"): the
- * `cutlass` pipeline on sm_90a, 16-bit operands into f32, no row reduction in
- * the kernel, both operands streamable (the stream rule of lib/schedule.h),
- * M a multiple of 16 rows per warp over whole warpgroups, N <= 256 (one
- * instruction), at most 128 accumulator registers per thread.  NULL when it
- * applies, else why not. */
+static bool is_8bit(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
+
+/* wgmma.m64nNk16 (16-bit) / m64nNk32 (8-bit) for dot `id` (docs/pipelines.md
+ * "Hopper wgmma"): the `cutlass` pipeline on sm_90a, bf16/f16 or e4m3/e5m2
+ * operands into f32, no row reduction in the kernel, both operands streamable
+ * (the stream rule of lib/schedule.h), 8-bit ones both K-major (wgmma has no
+ * transpose for 8-bit operands), M a multiple of 16 rows per warp over whole
+ * warpgroups, N <= 256 (one instruction), at most 128 accumulator registers
+ * per thread.  NULL when it applies, else why not. */
 static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, bool rows_per_warp, int warps) {
   tl_op *op = tl_op_at(f, id);
   const tl_type *at = &tl_val(f, op->opnd[0])->type, *bt = &tl_val(f, op->opnd[1])->type;
@@ -43,8 +46,9 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
   if (sm != 90 || !arch_a) return "not sm_90a";
   if (f->pipeline != TL_PIPE_CUTLASS) return "pipeline is not cutlass";
-  if ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype || rt->dtype != TL_F32)
-    return "operands not bf16/f16 into f32";
+  bool b8 = is_8bit(at->dtype) && is_8bit(bt->dtype);
+  if (!b8 && ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype)) return "operands not bf16/f16/fp8";
+  if (rt->dtype != TL_F32) return "accumulator not f32";
   if (rows_per_warp) return "the kernel reduces rows";
   if (warps % 4 || M % (16 * warps)) return "M not 16 rows per warp over whole warpgroups";
   if (N > 256 || N % 8) return "N not a wgmma N (8..256)";
@@ -52,9 +56,14 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   int32_t *uses = tl_count_uses(f);
   const char *why;
   bool kc[2];
+  /* an 8-bit [K][N] b streams (codegen's column-paired mma.sync path), but
+   * wgmma cannot read it: ask with allow_kn8 only to learn its major-ness */
   for (int w = 0; w < 2; w++)
-    if (tl_stream_source(f, id, w, uses, false, &kc[w], &why) < 0) return w ? "b does not stream" : "a does not stream";
-  if (!kmajor_rows_ok(K * 2)) return "K rows not 32, 64 or 128 bytes";
+    if (tl_stream_source(f, id, w, uses, b8, &kc[w], &why) < 0) return w ? "b does not stream" : "a does not stream";
+  if (b8 && !kc[1])
+    return "8-bit b kept [K][N]: wgmma reads 8-bit operands only K-major (no transpose for 8-bit); give it as "
+           "trans(load [N][K])";
+  if (!kmajor_rows_ok(K * (b8 ? 1 : 2))) return "K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
   return NULL;
 }
@@ -93,12 +102,13 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
     d->wgmma_n = pb.N;
     d->warps_m = pb.warps;
     d->warps_n = 1;
+    int wk = is_8bit(pb.dtype) ? 32 : 16; /* k of one wgmma: 32 bytes of a K-major row */
     if (ex)
       tl_sbuf_printf(ex,
-                     "wgmma.m64n%dk16, %d warpgroups over M (warps %dx1 of 16x%d), %d per k16 slice; %d accumulator "
+                     "wgmma.m64n%dk%d, %d warpgroups over M (warps %dx1 of 16x%d), %d per k%d slice; %d accumulator "
                      "regs/thread; operands read from the swizzled ring slots by descriptor (mma.sync with these "
                      "warps if they do not stream)\n",
-                     pb.N, pb.warps / 4, pb.warps, pb.N, pb.M / 64, pb.N / 2 * (pb.M / (16 * pb.warps)));
+                     pb.N, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64, wk, pb.N / 2 * (pb.M / (16 * pb.warps)));
     return;
   }
   bool cutlass_a = sm == 90 && arch_a && f->pipeline == TL_PIPE_CUTLASS;
@@ -122,18 +132,21 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   tl_sbuf_printf(ex, "; %d accumulator regs/thread, %.3f ldmatrix.x4 per mma, %lld operand bytes from shared",
                  best->acc_regs, best->loads_per_mma, (long long)best->smem_operand_bytes);
   if (rows_per_warp) tl_sbuf_puts(ex, "; whole rows per warp (the kernel reduces rows)");
+  bool said_wgmma = false;
   if (model_found && (model.best.instr.family != best->instr.family || model.best.units_m != best->units_m ||
                       model.best.units_n != best->units_n)) {
     char mi[64];
     tl_mma_instr_str(model.best.instr, mi, sizeof mi);
     tl_sbuf_printf(ex, "; the model prefers %s %dx%d", mi, model.best.units_m, model.best.units_n);
     if (model.best.instr.family == TL_MMA_WGMMA && cutlass_a)
-      tl_sbuf_printf(ex, ", not taken (%s): recorded mma.sync", unfit);
+      tl_sbuf_printf(ex, ", not taken (%s): recorded mma.sync", unfit), said_wgmma = true;
     else if (model.best.instr.family == TL_MMA_WGMMA)
       tl_sbuf_printf(ex, ", which codegen emits only for the cutlass pipeline on sm_90a: recorded mma.sync");
     else if (model.best.instr.family != TL_MMA_SYNC) tl_sbuf_puts(ex, ", not implemented in codegen: recorded mma.sync");
     else tl_sbuf_puts(ex, ", which splits rows over warps");
   }
+  /* the cutlass pipeline on sm_90a asks for wgmma: always say why not */
+  if (cutlass_a && !said_wgmma) tl_sbuf_printf(ex, "; no wgmma (%s)", unfit);
   tl_sbuf_puts(ex, "\n");
 }
 

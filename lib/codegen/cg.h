@@ -136,7 +136,8 @@ typedef struct cg_wgmma_src {
   int krows;         /* atoms (N-major B): the K rows of one atom (the slot's K) */
 } cg_wgmma_src;
 /* Dot D (its schedule entry chose wgmma) can be emitted as wgmma on this
- * target with its accumulator layout: sm_90a, bf16/f16 into f32, the layout
+ * target with its accumulator layout: sm_90a, bf16/f16 or e4m3/e5m2 (any
+ * pair; the plan then needs both K-major) into f32, the layout
  * with all warps along M (warpgroups of 4), N <= 256. */
 bool cg_wgmma_fits(cg *g, int32_t D);
 /* Emit dot o as wgmma reading both operands from shared memory; fence,

@@ -146,6 +146,7 @@ static void plan_wgmma(cg *g, int32_t D) {
   int ra = sa->cols * sa->eb, rb = sb->cols * sb->eb;
   if (!sa->swz || !sb->swz || (ra != 32 && ra != 64 && ra != 128)) return;
   if (bk ? rb != 32 && rb != 64 && rb != 128 : rb % 128 != 0) return;
+  if (sa->eb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
   if (sa->stage_bytes % 1024 || sb->stage_bytes % 1024) return;
   sb->wg_atoms = !bk;
   sa->wg = sb->wg = true;
@@ -1102,7 +1103,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
   }
   /* wgmma's warp tiling is also an mma.sync one: the fallback when the
    * operands do not stream */
-  if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE && !(e->instr == TL_SCHED_MMA_WGMMA && kstep == 16) &&
+  if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE && e->instr != TL_SCHED_MMA_WGMMA &&
       e->instr != (kstep == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16))
     cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr, kstep == 32 ? "m16n8k32" : "m16n8k16");
   if (rt->dtype != TL_F32) cg_unsupported(g, "dot accumulating in %s (only f32)", tl_dtype_name((tl_dtype)rt->dtype));

@@ -1,9 +1,10 @@
 /* emit_wgmma.c: requires a dot whose schedule entry chose wgmma
  * (mma_remap), both operands streamed into 1024-byte aligned ring slots in
- * the wgmma canonical layouts (emit_dot.c's plan), and the accumulator in
- * the mma layout with every warp along M; emits per warpgroup one
- * wgmma.mma_async.m64nNk16 per 64-row block and k16 slice, the operands
- * read by shared-memory matrix descriptors.  docs/pipelines.md "Hopper wgmma".
+ * the wgmma canonical layouts (emit_dot.c's plan; 8-bit operands both
+ * K-major), and the accumulator in the mma layout with every warp along M;
+ * emits per warpgroup one wgmma.mma_async.m64nNk16 (bf16/f16) or m64nNk32
+ * (e4m3/e5m2) per 64-row block and k slice, the operands read by
+ * shared-memory matrix descriptors.  docs/pipelines.md "Hopper wgmma".
  *
  * Accumulator: wgmma's D fragment of warp w of a warpgroup is rows
  * 16w..16w+15 of the warpgroup's 64, and for n8 block j registers 4j..4j+3
@@ -23,7 +24,8 @@
  *   K-major (A, and B given as trans of [N][K]): rows of R = 32/64/128
  *     bytes, chunk c of row r at c ^ f(r) (emit_dot's row swizzle, equal to
  *     the R-byte mode); SBO = 8 rows = 8R; LBO unused (1); slice kk at
- *     start + 32 kk.
+ *     start + 32 kk.  A k slice is 32 bytes of a row for every type (k16
+ *     of bf16, k32 of e4m3), so 8-bit operands use the same descriptors.
  *   N-major B ([K][N] kept, transpose flag 1): the slot is [N/64][K][64]
  *     atoms of 128-byte rows, 128 B swizzle inside; LBO = the distance of
  *     two 64-column atoms = K*128; SBO = 8 k-rows = 1024; slice kk at
@@ -36,6 +38,12 @@
 
 static bool arch_is_90a(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
 
+static bool is_8bit(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
+
+static const char *wg_type(int dt) {
+  return dt == TL_BF16 ? "bf16" : dt == TL_F16 ? "f16" : dt == TL_F8E4M3 ? "e4m3" : "e5m2";
+}
+
 bool cg_wgmma_fits(cg *g, int32_t D) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, D);
@@ -43,7 +51,9 @@ bool cg_wgmma_fits(cg *g, int32_t D) {
   const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
   const tl_type *rt = &tl_val(f, o->res[0])->type;
   if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2) return false;
-  if ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype || rt->dtype != TL_F32) return false;
+  bool b8 = is_8bit(at->dtype) && is_8bit(bt->dtype);
+  if (!b8 && ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype)) return false;
+  if (rt->dtype != TL_F32) return false;
   int warps = f->warps;
   int32_t M = at->shape[0], N = bt->shape[1];
   const tl_layout *lc = cg_layout(g, o->res[0]);
@@ -81,8 +91,11 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   int32_t accv = o->opnd[2], res = o->res[0];
   const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
   int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
-  const char *ty = at->dtype == TL_BF16 ? "bf16" : "f16";
-  int warps = f->warps, nwg = warps / 4, mrep = M / (64 * nwg), nk = K / 16, nacc = N / 2;
+  /* one instruction takes 32 bytes of K: k16 of 16-bit, k32 of 8-bit data */
+  bool b8 = is_8bit(at->dtype);
+  int kstep = b8 ? 32 : 16;
+  if (b8 && !b->kmajor) TL_INTERNAL(g->ctx, "codegen: wgmma of an 8-bit N-major B");
+  int warps = f->warps, nwg = warps / 4, mrep = M / (64 * nwg), nk = K / kstep, nacc = N / 2;
   const tl_layout *lc = cg_layout(g, res);
   int lognrep = 0;
   while ((1 << lognrep) < N / 8) lognrep++;
@@ -98,7 +111,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   unsigned long long ahi = desc_hi(16, 8 * a->rowbytes, swizzle_mode(a->rowbytes));
   unsigned long long bhi = b->kmajor ? desc_hi(16, 8 * b->rowbytes, swizzle_mode(b->rowbytes))
                                      : desc_hi(b->krows * 128, 1024, 1);
-  int bstep = b->kmajor ? 32 : 16 * 128; /* bytes from one k16 slice to the next */
+  int bstep = b->kmajor ? 32 : 16 * 128; /* bytes from one k slice to the next */
   LLVMValueRef bdesc = desc_of(g, b->base, bhi);
   LLVMValueRef adesc[8];
   if (mrep > 8) cg_unsupported(g, "wgmma dot with %d 64-row blocks per warpgroup", mrep);
@@ -111,14 +124,16 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
    * accumulators come back as tied inputs */
   char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc + 256);
   char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 64);
-  int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nacc + 2,
-                  N, ty, ty);
+  int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
+                  nacc + 2, N, kstep, wg_type(at->dtype), wg_type(bt->dtype));
   int c = 0;
   for (int i = 0; i < nacc; i++) {
     n += sprintf(text + n, "%s$%d", i ? "," : "", i);
     c += sprintf(cons + c, "=f,");
   }
-  sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc, nacc + 1, b->kmajor ? 0 : 1);
+  /* scale-a, scale-b 1; the transpose immediates exist only for 16-bit types */
+  if (b8) sprintf(text + n, "}, $%d, $%d, p, 1, 1; }", nacc, nacc + 1);
+  else sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc, nacc + 1, b->kmajor ? 0 : 1);
   c += sprintf(cons + c, "l,l,r");
   for (int i = 0; i < nacc; i++) c += sprintf(cons + c, ",%d", i);
   sprintf(cons + c, ",~{memory}");

@@ -139,9 +139,9 @@ static void example_gemm(void) {
 
 /* ---- gemm_fp8 --------------------------------------------------------------------------------- */
 /* variant 0: gemm_fp8_tensor (B [K, N], scalar scales); 1: gemm_fp8_rowcol (B [K, N], per-row / per-column
- * scales); 2: gemm_fp8_tn (B given as BT [N, K], scalar scales). */
+ * scales); 2: cutlass_gemm_fp8_tn (B given as BT [N, K], scalar scales; wgmma on sm_90a). */
 static void run_gemm_fp8(compiled *c, int variant, int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  static const char *names[] = {"gemm_fp8_tensor", "gemm_fp8_rowcol", "gemm_fp8_tn"};
+  static const char *names[] = {"gemm_fp8_tensor", "gemm_fp8_rowcol", "cutlass_gemm_fp8_tn"};
   bool rowcol = variant == 1, tn = variant == 2;
   tl_func *f = kernel(c, names[variant]);
   int64_t sa[2] = {M, K}, sb[2] = {K, N}, sbt[2] = {N, K}, sc[2] = {M, N};
