@@ -1,5 +1,6 @@
 /* gpu_util.c: see gpu_util.h. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include "gpu_util.h"
 
 #include <dlfcn.h>
@@ -231,4 +232,24 @@ int gpu_sym_index(const char **names, int *n, int cap, const char *s) {
   if (*n == cap) return -1;
   names[*n] = s;
   return (*n)++;
+}
+
+int gpu_each_tile_file(const char *dir, void (*fn)(const char *dir, const char *name)) {
+  struct dirent **names;
+  int n = scandir(dir, &names, NULL, alphasort);
+  if (n < 0) {
+    printf("FAIL: cannot read %s\n", dir);
+    return -1;
+  }
+  int files = 0;
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(names[i]->d_name);
+    if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".tile")) {
+      fn(dir, names[i]->d_name);
+      files++;
+    }
+    free(names[i]);
+  }
+  free(names);
+  return files;
 }

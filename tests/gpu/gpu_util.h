@@ -80,4 +80,8 @@ double gpu_now_ms(void);
  * -1 when full. */
 int gpu_sym_index(const char **names, int *n, int cap, const char *s);
 
+/* Calls fn(dir, name) for every *.tile file of dir, in name order.  Returns
+ * the number of files, or -1 when dir cannot be read (after printing FAIL). */
+int gpu_each_tile_file(const char *dir, void (*fn)(const char *dir, const char *name));
+
 #endif

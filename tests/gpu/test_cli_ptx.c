@@ -10,7 +10,6 @@
  *     poisoned with NaN bytes), and every tensor must come back bit-identical.
  *   usage: gpu_test_cli_ptx [EXAMPLES_DIR]   (exit 0 pass, 1 fail, 77 skip) */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <dlfcn.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -267,22 +266,8 @@ int main(int argc, char **argv) {
     printf("FAIL: cannot create a temporary directory\n");
     return 1;
   }
-  struct dirent **names;
-  int n = scandir(dir, &names, NULL, alphasort);
-  if (n < 0) {
-    printf("FAIL: cannot read %s\n", dir);
-    return 1;
-  }
-  int files = 0;
-  for (int i = 0; i < n; i++) {
-    size_t len = strlen(names[i]->d_name);
-    if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".tile")) {
-      run_file(dir, names[i]->d_name);
-      files++;
-    }
-    free(names[i]);
-  }
-  free(names);
+  int files = gpu_each_tile_file(dir, run_file);
+  if (files < 0) return 1;
   rmdir(tmpdir);
   printf("cli %s: %d example files, %d checks passed, %d failed\n", cli, files, passes, failures);
   if (files == 0) {

@@ -7,7 +7,6 @@
  * that every element the interpreter wrote was written on the GPU.
  *   usage: gpu_test_examples [EXAMPLES_DIR]   (exit 0 pass, 1 fail, 77 skip) */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,22 +218,8 @@ int main(int argc, char **argv) {
   int rc = gpu_init();
   if (rc) return rc;
   gpu_seed();
-  struct dirent **names;
-  int n = scandir(dir, &names, NULL, alphasort);
-  if (n < 0) {
-    printf("FAIL: cannot read %s\n", dir);
-    return 1;
-  }
-  int files = 0;
-  for (int i = 0; i < n; i++) {
-    size_t len = strlen(names[i]->d_name);
-    if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".tile")) {
-      run_file(dir, names[i]->d_name);
-      files++;
-    }
-    free(names[i]);
-  }
-  free(names);
+  int files = gpu_each_tile_file(dir, run_file);
+  if (files < 0) return 1;
   printf("%d example files, %d kernel rounds passed, %d failed\n", files, passes, failures);
   if (files == 0) {
     printf("FAIL: no .tile files in %s\n", dir);
