@@ -168,22 +168,30 @@ def gemm_fp8():
     # cuBLAS fp8 takes only the "TN" layout: A [M, K] and B stored K-major (torch: bt [N, K]
     # row-major passed as bt.t()).  tilec's cutlass_gemm_fp8_tn reads exactly that storage (BT [N, K]);
     # gemm_fp8_tensor (B [K, N]) is measured on a row-major [K, N] copy, for the record.
+    # Accumulation is compared like for like (docs/pipelines.md "fp8 accumulation"): "promote"
+    # (tilec's default, f32 adds every 128 K; 128x128 tiles) against cuBLAS use_fast_accum=False,
+    # "fast" (the tensor core's own accumulation; 128x256 tiles) against use_fast_accum=True.
     ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
+    ktn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BN": 256},
+                      options={"fp8-acc": "fast"})
     knn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K] row-major
         b = bt.t()                                                      # [K, N], K-major for cuBLAS
         one = torch.tensor(1.0, device="cuda")
-        ms_ref = bench(lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16))
+        ref = {fast: bench(lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16, use_fast_accum=fast))
+               for fast in (False, True)}
         fl = 2 * N ** 3
-        for name, k, bb in (("gemm fp8 e4m3 TN", ktn, bt), ("gemm fp8 e4m3 NN", knn, b.contiguous())):
+        for name, k, bb, fast in (("fp8 TN promote", ktn, bt, False), ("fp8 TN fast", ktn_fast, bt, True),
+                                  ("fp8 NN promote", knn, b.contiguous(), False)):
             c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             f = k.bind(a, bb, c, 0.5, 2.0)
             f(); torch.cuda.synchronize()
             err = relerr(c, a.float() @ b.float())
             ms = bench(f)
-            row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8", fl / ms_ref / 1e9, err)
+            row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 " + ("fast" if fast else "accurate"),
+                fl / ref[fast] / 1e9, err)
 
 # ---- attention forward ----------------------------------------------------------------
 def attn():

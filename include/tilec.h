@@ -84,7 +84,12 @@ TILEC_API tilec_status tilec_options_set_pipeline(tilec_options *o, const char *
  *   "print-after"=PASS|"all", "time-passes"="1", "entry-name"=NAME,
  *   "verify-each"="1", "max-errors"=N,
  *   "warps"=1|2|4|8|16 and "stages"=1..8: override the @warps / @stages
- *   attribute of every kernel ("0" = keep the attribute / compiler's choice). */
+ *   attribute of every kernel ("0" = keep the attribute / compiler's choice),
+ *   "fp8-acc"="promote"|"fast": how a dot of 8-bit operands accumulates:
+ *   promote (default) adds the tensor core's sums of at most 128 K elements
+ *   into the f32 accumulator with f32 adds (the f32 accumulation `dot`
+ *   promises); fast keeps the tensor core's own accumulation (fewer
+ *   registers, faster, ~13 mantissa bits over long K). */
 TILEC_API tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value);
 
 /* ---- programs ------------------------------------------------------------- */

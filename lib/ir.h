@@ -245,6 +245,7 @@ typedef struct tl_pass_opts {
   int pipeline;      /* tl_pipeline forced by options; 0 = none */
   bool explain;      /* passes append decisions to explain */
   tl_sbuf *explain_out;
+  bool fp8_acc_fast; /* "fp8-acc=fast": 8-bit dots keep the tensor core's accumulation (mma_remap says which) */
 } tl_pass_opts;
 
 typedef struct tl_pass {

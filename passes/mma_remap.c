@@ -32,6 +32,20 @@ static bool kmajor_rows_ok(int32_t bytes) { return bytes == 32 || bytes == 64 ||
 
 static bool is_8bit(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
 
+/* The end of a dot's explain line: for 8-bit operands, the accumulation
+ * codegen emits (option fp8-acc; lib/codegen/cg.h cg_dot_promotes). */
+static void explain_acc(tl_sbuf *ex, tl_func *f, int32_t id, const tl_pass_opts *o) {
+  tl_op *op = tl_op_at(f, id);
+  if (is_8bit(tl_val(f, op->opnd[0])->type.dtype) && is_8bit(tl_val(f, op->opnd[1])->type.dtype)) {
+    if (o->fp8_acc_fast)
+      tl_sbuf_puts(ex, "; fp8 accumulation: fast (the tensor core's own, ~13 mantissa bits over K)");
+    else
+      tl_sbuf_puts(ex, "; fp8 accumulation: promote (tensor-core sums of <= 128 K into a temporary as large as the "
+                       "accumulator, added to the f32 accumulator by f32 adds)");
+  }
+  tl_sbuf_puts(ex, "\n");
+}
+
 /* wgmma.m64nNk16 (16-bit) / m64nNk32 (8-bit) for dot `id` (docs/pipelines.md
  * "Hopper wgmma"): the `cutlass` pipeline on sm_90a, bf16/f16 or e4m3/e5m2
  * operands into f32, no row reduction in the kernel, both operands streamable
@@ -107,8 +121,9 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
       tl_sbuf_printf(ex,
                      "wgmma.m64n%dk%d, %d warpgroups over M (warps %dx1 of 16x%d), %d per k%d slice; %d accumulator "
                      "regs/thread; operands read from the swizzled ring slots by descriptor (mma.sync with these "
-                     "warps if they do not stream)\n",
+                     "warps if they do not stream)",
                      pb.N, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64, wk, pb.N / 2 * (pb.M / (16 * pb.warps)));
+    if (ex) explain_acc(ex, f, id, o);
     return;
   }
   bool cutlass_a = sm == 90 && arch_a && f->pipeline == TL_PIPE_CUTLASS;
@@ -147,7 +162,7 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   }
   /* the cutlass pipeline on sm_90a asks for wgmma: always say why not */
   if (cutlass_a && !said_wgmma) tl_sbuf_printf(ex, "; no wgmma (%s)", unfit);
-  tl_sbuf_puts(ex, "\n");
+  explain_acc(ex, f, id, o);
 }
 
 static bool run_mma_remap(tl_func *f, const tl_pass_opts *o) {

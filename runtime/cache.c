@@ -59,6 +59,7 @@ void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out) {
   key_int(&s, "jit_opt_level", f->jit_opt_level);
   key_int(&s, "warps", f->warps);
   key_int(&s, "stages", f->stages);
+  key_int(&s, "fp8_acc_fast", f->fp8_acc_fast);
   key_str(&s, "extra", f->extra);
   tl_sha256_final(&s, out->b);
 }

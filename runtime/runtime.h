@@ -192,6 +192,7 @@ typedef struct tl_cache_key_fields {
   int driver_version;
   int jit_opt_level;
   int warps, stages;                  /* option overrides; 0 = none */
+  int fp8_acc_fast;                   /* "fp8-acc": 0 = promote, 1 = fast */
   const char *extra;                  /* any other option that changes code, canonical text; NULL = none */
 } tl_cache_key_fields;
 void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out);

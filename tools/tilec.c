@@ -45,6 +45,7 @@ static const char usage_text[] =
     "  --pipeline=P           force a main-loop pipeline: simple | multistage | cutlass\n"
     "  --warps=N              warps per program of every kernel (1, 2, 4, 8, 16; overrides @warps)\n"
     "  --stages=N             main-loop pipeline stages (1..8; overrides @stages)\n"
+    "  --fp8-acc=MODE         8-bit dots: promote (default; f32 adds every <= 128 K) | fast (tensor core's)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
     "  --print-after-all      print the IR after every pass\n"
@@ -194,6 +195,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "warps", v), "--warps", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--stages", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "stages", v), "--stages", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--fp8-acc", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "fp8-acc", v), "--fp8-acc", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--entry-name", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "entry-name", v), "--entry-name", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--print-after", &missing))) {

@@ -226,6 +226,11 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     else o->stages = (int)n;
     return TILEC_OK;
   }
+  if (!strcmp(key, "fp8-acc")) {
+    if (!value || (strcmp(value, "promote") && strcmp(value, "fast"))) return TILEC_ERROR_USAGE;
+    o->fp8_acc_fast = !strcmp(value, "fast");
+    return TILEC_OK;
+  }
   if (!strcmp(key, "arch")) return tilec_options_set_arch(o, value);
   if (!strcmp(key, "pipeline")) return tilec_options_set_pipeline(o, value);
   return TILEC_ERROR_USAGE;
@@ -497,6 +502,7 @@ static tilec_status stage_passes(tilec_program *p) {
   po.opt_level = p->opts.opt_level;
   po.pipeline = pipeline_code(p->opts.pipeline) > 0 ? pipeline_code(p->opts.pipeline) : 0;
   po.explain = p->opts.explain != 0;
+  po.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
   po.explain_out = p->opts.explain ? &p->log : NULL;
   tl_run_hooks hooks = {0};
   hooks.print_after = pa;
@@ -522,6 +528,7 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
   co.opt_level = p->opts.opt_level;
   co.line_info = p->opts.line_info != 0;
   co.entry_name = p->opts.entry_name;
+  co.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
   tl_api_flush_diags(p);
   bool ok = tl_codegen(p->module, &co, &p->cg);
   log_time(p, "codegen.llvm-build", p->cg.ms_llvm_build);

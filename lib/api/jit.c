@@ -79,7 +79,8 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
       .pipeline = p->opts.pipeline, .entry_name = p->opts.entry_name,
       .tilec_version = TILEC_VERSION_STRING, .llvm_version = TILEC_LLVM_VERSION,
       .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level),
-      .warps = p->opts.warps, .stages = p->opts.stages, .extra = p->opts.disable_pass};
+      .warps = p->opts.warps, .stages = p->opts.stages,
+      .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = p->opts.disable_pass};
   tl_cache_key_compute(&kf, key);
   free(names);
   free(values);

@@ -30,6 +30,10 @@ struct tilec_options {
   /* "disable-pass": comma-separated pass names skipped in the pipeline
    * (checked against the registry at compile time, like print-after). */
   char *disable_pass;
+  /* "fp8-acc": 0 = promote (default: 8-bit dots add the tensor core's sums
+   * of at most 128 K into the f32 accumulator with f32 adds), 1 = fast (the
+   * tensor core's own accumulation).  In the cache key (jit.c, tune.c). */
+  int fp8_acc_fast;
 };
 
 struct tilec_program {

@@ -314,6 +314,8 @@ static tilec_status config_options(const tuner *t, const int64_t *values, tilec_
     o->line_info = b->line_info;
     o->warps = b->warps;
     o->stages = b->stages;
+    o->fp8_acc_fast = b->fp8_acc_fast;
+    if (st == TILEC_OK && b->disable_pass) st = tilec_options_set(o, "disable-pass", b->disable_pass);
   }
   if (st == TILEC_OK) st = tilec_options_set_arch(o, t->arch);
   const tilec_tune_space *s = t->space;
@@ -447,6 +449,8 @@ static void winner_key(const tuner *t, const char *kernel, const char *shape_cla
   key_str(&h, "entry_name", b ? b->entry_name : NULL);
   key_int(&h, "warps", b ? b->warps : 0);
   key_int(&h, "stages", b ? b->stages : 0);
+  key_int(&h, "fp8_acc_fast", b ? b->fp8_acc_fast : 0);
+  key_str(&h, "disable_pass", b ? b->disable_pass : NULL);
   const tilec_tune_space *s = t->space;
   key_int(&h, "nparams", s ? s->nparams : 0);
   for (int i = 0; s && i < s->nparams; i++) {

@@ -126,6 +126,12 @@ LLVMValueRef cg_shfl_xor(cg *g, LLVMValueRef v, int mask);
 
 /* emit_dot.c */
 void cg_emit_dot(cg *g, tl_op *o);
+/* Dot o has 8-bit operands and the fp8-acc mode is promote: the tensor core
+ * sums at most CG_PROMOTE_K elements of K into a temporary accumulator (first
+ * instruction with a zero C / scale-d = 0), which f32 adds then put into the
+ * dot's accumulator (docs/pipelines.md "fp8 accumulation"). */
+bool cg_dot_promotes(cg *g, const tl_op *o);
+#define CG_PROMOTE_K 128
 
 /* emit_wgmma.c: the Hopper wgmma main loop (docs/pipelines.md "Hopper wgmma").
  * Where one operand lies this iteration: a ring slot, 1024-byte aligned. */
@@ -144,7 +150,9 @@ bool cg_wgmma_fits(cg *g, int32_t D);
  * commit and wait_group `inflight` (0, or 1: this group may still run into
  * the next iteration; the loop exit then waits, cg_wgmma_fence_val) included
  * (the slots must be published by then: the ring's wait_group +
- * fence.proxy.async + barrier). */
+ * fence.proxy.async + barrier).  A promoting dot (cg_dot_promotes) needs
+ * inflight 0: each group of <= 4 k32 slices writes a temporary, waited for
+ * and added into the accumulator before the next group. */
 void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */

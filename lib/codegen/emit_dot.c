@@ -120,6 +120,12 @@ static int staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz
 
 /* ---- the plan ------------------------------------------------------------------- */
 
+bool cg_dot_promotes(cg *g, const tl_op *o) {
+  if (g->o && g->o->fp8_acc_fast) return false;
+  int da = tl_val(g->f, o->opnd[0])->type.dtype, db = tl_val(g->f, o->opnd[1])->type.dtype;
+  return (da == TL_F8E4M3 || da == TL_F8E5M2) && (db == TL_F8E4M3 || db == TL_F8E5M2);
+}
+
 /* Streamed operand `which` of dot D: the load op, else -1 (the stream rule
  * of lib/schedule.c; an 8-bit [K][N] B needs the column-paired accumulator,
  * which layout_assign gives only when it streams). */
@@ -164,6 +170,9 @@ static void plan_wgmma(cg *g, int32_t D) {
       inflight = uses[o->opnd[2]] == 1 && uses[o->res[0]] == 1;
   const char *env = getenv("TILEC_WGMMA_INFLIGHT"); /* measuring only: 0 = wait for every group */
   if (env && *env == '0') inflight = false;
+  /* a promoting dot adds its temporary right after the wait: no group of it
+   * outlives the dot (one temporary; see cg_emit_wgmma) */
+  if (cg_dot_promotes(g, o)) inflight = false;
   p->wg_inflight[p->nwg] = inflight;
   p->wg_dots[p->nwg++] = D;
   LLVMSetAlignment(g->smem, 1024);
@@ -1240,10 +1249,21 @@ void cg_emit_dot(cg *g, tl_op *o) {
   /* the run-time choice of B's slot layout (8-bit [K][N] B) costs the
    * registers of the second fragment set: no lookahead (0 spills) */
   if (sb.kmaj) lookahead = false;
+  /* promote's temporary costs as many registers as the accumulator: the
+   * second fragment set goes (0 spills on 128x128 over 8 warps) */
+  if (cg_dot_promotes(g, o)) lookahead = false;
   if (sa.kind == SRC_REGS) sa.pk = pack_regs_a(g, &q, a);
   frags *fr = tl_alloc(&g->ctx->arena, sizeof(frags) * 2);
   load_a(g, &q, &sa, a, 0, &fr[0]);
   load_b(g, &q, &sb, 0, &fr[0]);
+  /* fp8-acc=promote: the mmas of at most CG_PROMOTE_K / kstep slices chain
+   * through the temporary t (the first from a zero C), then f32 adds put t
+   * into d; otherwise they chain through d itself */
+  bool promote = cg_dot_promotes(g, o);
+  int per = promote ? CG_PROMOTE_K / kstep : nk;
+  LLVMValueRef *t = promote ? tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs) : d->r;
+  LLVMValueRef fzero = LLVMConstReal(g->f32, 0.0);
+  for (int32_t r = 0; promote && r < nregs; r++) t[r] = fzero;
   for (int kk = 0; kk < nk; kk++) {
     frags *cur = lookahead ? &fr[kk & 1] : &fr[0], *nxt = &fr[(kk + 1) & 1];
     if (!lookahead && kk > 0) {
@@ -1263,9 +1283,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
         for (int k = 0; k < 4; k++) args[k] = cur->a[m][k];
         args[4] = cur->b[nj][0];
         args[5] = cur->b[nj][1];
-        for (int k = 0; k < 4; k++) args[6 + k] = d->r[base + k];
+        for (int k = 0; k < 4; k++) args[6 + k] = promote && kk % per == 0 ? fzero : t[base + k];
         LLVMValueRef out = cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
-        for (int k = 0; k < 4; k++) d->r[base + k] = LLVMBuildExtractValue(g->B, out, (unsigned)k, "");
+        for (int k = 0; k < 4; k++) t[base + k] = LLVMBuildExtractValue(g->B, out, (unsigned)k, "");
       }
+    if (promote && (kk % per == per - 1 || kk == nk - 1))
+      for (int32_t r = 0; r < nregs; r++) d->r[r] = LLVMBuildFAdd(g->B, d->r[r], t[r], "");
   }
 }

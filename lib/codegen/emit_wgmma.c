@@ -147,23 +147,45 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   LLVMTypeRef st = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc, 0);
   LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc + 3));
 
-  asm_void(g, "wgmma.fence.sync.aligned;");
-  for (int kk = 0; kk < nk; kk++)
+  /* fp8-acc=promote: each group of at most CG_PROMOTE_K / kstep slices
+   * writes the temporary t (its first slice with scale-d = 0, so t needs no
+   * zeroing: the instruction then computes D = A*B and does not read D; the
+   * constraint string has no tied inputs for it), waits for it, and adds t
+   * into the f32 accumulator d with ordinary f32 adds.  Otherwise one group
+   * accumulates straight into d (scale-d = 1). */
+  bool promote = cg_dot_promotes(g, o);
+  if (promote && inflight) TL_INTERNAL(g->ctx, "codegen: promoting wgmma dot with a group in flight");
+  int per = promote ? CG_PROMOTE_K / kstep : nk;
+  LLVMValueRef *t = promote ? tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs) : d->r;
+  char *cons0 = NULL;
+  if (promote) {
+    cons0 = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 64);
+    c = 0;
+    for (int i = 0; i < nacc; i++) c += sprintf(cons0 + c, "=f,");
+    sprintf(cons0 + c, "l,l,r,~{memory}");
+  }
+  for (int k0 = 0; k0 < nk; k0 += per) {
+    asm_void(g, "wgmma.fence.sync.aligned;");
+    for (int kk = k0; kk < nk && kk < k0 + per; kk++)
+      for (int mi = 0; mi < mrep; mi++) {
+        int32_t base = mi << (2 + lognrep);
+        bool first = promote && kk == k0;
+        args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, (kk * 32) >> 4), "");
+        args[1] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, (kk * bstep) >> 4), "");
+        args[2] = cg_i32(g, first ? 0 : 1);
+        for (int i = 0; i < nacc && !first; i++) args[3 + i] = t[base + i];
+        LLVMValueRef out = asm_many(g, st, text, first ? cons0 : cons, args, first ? 3 : nacc + 3);
+        for (int i = 0; i < nacc; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      }
+    asm_void(g, "wgmma.commit_group.sync.aligned;");
+    asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
     for (int mi = 0; mi < mrep; mi++) {
       int32_t base = mi << (2 + lognrep);
-      args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, (kk * 32) >> 4), "");
-      args[1] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, (kk * bstep) >> 4), "");
-      args[2] = cg_i32(g, 1);
-      for (int i = 0; i < nacc; i++) args[3 + i] = d->r[base + i];
-      LLVMValueRef out = asm_many(g, st, text, cons, args, nacc + 3);
-      for (int i = 0; i < nacc; i++) d->r[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      LLVMValueRef out = asm_many(g, st, "", fcons, &t[base], nacc);
+      for (int i = 0; i < nacc; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
     }
-  asm_void(g, "wgmma.commit_group.sync.aligned;");
-  asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
-  for (int mi = 0; mi < mrep; mi++) {
-    int32_t base = mi << (2 + lognrep);
-    LLVMValueRef out = asm_many(g, st, "", fcons, &d->r[base], nacc);
-    for (int i = 0; i < nacc; i++) d->r[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+    /* the promotion: exact f32 adds (no contraction: nothing to fuse) */
+    for (int32_t r = 0; promote && r < nregs; r++) d->r[r] = LLVMBuildFAdd(g->B, d->r[r], t[r], "");
   }
 }
 

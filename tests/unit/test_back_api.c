@@ -141,7 +141,44 @@ Test(api, option_values_are_checked) {
   cr_assert_eq(tilec_options_set(o, "max-errors", "5"), TILEC_OK);
   cr_assert_eq(tilec_options_set(o, "entry-name", "not a name"), TILEC_ERROR_USAGE);
   cr_assert_eq(tilec_options_set(o, "entry-name", "k_cutlass"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "fp8-acc", NULL), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_options_set(o, "fp8-acc", "exact"), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_options_set(o, "fp8-acc", "fast"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "fp8-acc", "promote"), TILEC_OK);
   tilec_options_destroy(o);
+}
+
+/* fp8-acc reaches codegen: the default promotes an 8-bit dot (f32 adds of
+ * the temporary after the mmas), "fast" does not; a 16-bit dot is the same
+ * either way. */
+static const char fp8_src[] =
+    "kernel g(A: tensor<f8e4m3>[M, K], B: tensor<f8e4m3>[K, N], C: tensor<f32>[M, N])\n"
+    "    tiles(BM = 64, BN = 64, BK = 64)\n"
+    "    grid(cdiv(M, BM), cdiv(N, BN))\n"
+    "{\n"
+    "    acc = zeros<f32>[BM, BN];\n"
+    "    for k0 in range(0, K, BK) {\n"
+    "        acc = dot(load(A[0 : BM, k0 : k0 + BK]), load(B[k0 : k0 + BK, 0 : BN]), acc);\n"
+    "    }\n"
+    "    store(C[0 : BM, 0 : BN], acc);\n"
+    "}\n";
+
+static bool ptx_has_fadd(const char *src, const char *mode) {
+  tilec_options *o;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set_arch(o, "sm_89"), TILEC_OK);
+  if (mode) cr_assert_eq(tilec_options_set(o, "fp8-acc", mode), TILEC_OK);
+  tilec_program *p = compiled(src, TILEC_STAGE_PTX, o);
+  tilec_options_destroy(o);
+  bool has = strstr(tilec_program_text(p, TILEC_STAGE_PTX), "add.rn.f32") != NULL;
+  tilec_program_destroy(p);
+  return has;
+}
+
+Test(api, fp8_acc_option_reaches_codegen) {
+  cr_assert(ptx_has_fadd(fp8_src, NULL));
+  cr_assert(ptx_has_fadd(fp8_src, "promote"));
+  cr_assert(!ptx_has_fadd(fp8_src, "fast"));
 }
 
 Test(api, options_are_copied_and_later_defines_win) {

@@ -206,6 +206,7 @@ Test(cache_key, every_field_changes_the_key) {
   v[n] = f0; v[n].warps = 8; n++;
   v[n] = f0; v[n].stages = 4; n++;
   v[n] = f0; v[n].extra = "disable-pass=swpipe"; n++;
+  v[n] = f0; v[n].fp8_acc_fast = 1; n++;
   tl_cache_key keys[24];
   for (int i = 0; i < n; i++) {
     keys[i] = key_of(&v[i]);
