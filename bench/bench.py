@@ -21,6 +21,8 @@ ap.add_argument("--quick", action="store_true")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
 ap.add_argument("--attn-cases", default="",
                 help="attention cases D:S:CAUSAL[:WARPS],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
+ap.add_argument("--fp8-variants", default="",
+                help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
 args = ap.parse_args()
 
@@ -175,6 +177,12 @@ def gemm_fp8():
     ktn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BN": 256},
                       options={"fp8-acc": "fast"})
     knn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
+    variants = []
+    for v in filter(None, args.fp8_variants.split(",")):
+        bm, bn, bk, w, st = (int(x) for x in v.split(":"))
+        variants.append((f"fp8 TN promote {bm}x{bn}x{bk} w{w} s{st}",
+                         Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BM": bm, "BN": bn, "BK": bk},
+                                options={"warps": w, "stages": st})))
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K] row-major
@@ -184,7 +192,8 @@ def gemm_fp8():
                for fast in (False, True)}
         fl = 2 * N ** 3
         for name, k, bb, fast in (("fp8 TN promote", ktn, bt, False), ("fp8 TN fast", ktn_fast, bt, True),
-                                  ("fp8 NN promote", knn, b.contiguous(), False)):
+                                  ("fp8 NN promote", knn, b.contiguous(), False)) + \
+                                 tuple((nm, kv, bt, False) for nm, kv in variants):
             c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             f = k.bind(a, bb, c, 0.5, 2.0)
             f(); torch.cuda.synchronize()
