@@ -3,7 +3,7 @@
  *
  *   tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]
  *   tilec run FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
- *             [--seed S] [--device|--interp]
+ *             [--seed S] [--atol A] [--rtol R] [--device|--interp]
  *   tilec tune FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
  *             [--space NAME=V1,V2,...]... [--device N] [--no-cache]
  *
@@ -26,7 +26,7 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SKIP = 77 };
 static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]\n"
     "       tilec run FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
-    "                 [--scalar NAME=V]... [--seed S] [--device|--interp]\n"
+    "                 [--scalar NAME=V]... [--seed S] [--atol A] [--rtol R] [--device|--interp]\n"
     "       tilec tune FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
     "                 [--scalar NAME=V]... [--space NAME=V1,V2,...]... [--device N] [--no-cache]\n"
     "       tilec --version | --help\n"
@@ -87,6 +87,8 @@ typedef struct cli {
   int64_t space_values[16][64];
   int space_nvalues[16];
   uint64_t seed;
+  /* run: --atol / --rtol replace the per-dtype tolerances (< 0: not given) */
+  double atol, rtol;
   /* run: --size SYM=N and --scalar NAME=V */
   int nsizes, nscalars;
   const char *size_name[64], *scalar_name[64];
@@ -219,6 +221,15 @@ static int parse_args(int argc, char **argv, cli *c) {
       int64_t s;
       if (!parse_i64(v, &s)) return usage_error("--seed wants an integer, got '%s'", v), EXIT_USAGE;
       c->seed = (uint64_t)s;
+    } else if (c->run_mode && ((v = flag_value(argc, argv, &i, "--atol", &missing)) ||
+                               (v = flag_value(argc, argv, &i, "--rtol", &missing)))) {
+      double x;
+      bool is_atol = !strncmp(a, "--atol", 6);
+      if (!parse_f64(v, &x) || !(x >= 0))
+        return usage_error(is_atol ? "--atol wants a number >= 0, got '%s'" : "--rtol wants a number >= 0, got '%s'", v),
+               EXIT_USAGE;
+      if (is_atol) c->atol = x;
+      else c->rtol = x;
     } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--size", &missing))) {
       const char *val;
       int64_t n;
@@ -616,9 +627,11 @@ static void describe_shape(const run_param *rp, char *buf, size_t n) {
 }
 
 /* Compare the device result with the interpreter's; prints one line. */
-static bool compare_tensor(const run_param *rp) {
+static bool compare_tensor(const run_param *rp, double atol_opt, double rtol_opt) {
   double atol, rtol, max_abs = 0, max_rel = 0;
   tolerances(rp->info.dtype, &atol, &rtol);
+  if (atol_opt >= 0) atol = atol_opt;
+  if (rtol_opt >= 0) rtol = rtol_opt;
   size_t bad = 0, nbytes = (size_t)elem_bytes(rp->info.dtype);
   for (size_t i = 0; i < rp->numel; i++) {
     double want = load_elem(rp->info.dtype, rp->host + i * nbytes);
@@ -833,7 +846,7 @@ static int run_main(cli *c) {
     run_param *rp = &rps[i];
     if (!rp->info.is_tensor || !rp->info.written) continue;
     if (c->device) {
-      all_pass &= compare_tensor(rp);
+      all_pass &= compare_tensor(rp, c->atol, c->rtol);
     } else {
       double sum = 0, sum_abs = 0;
       for (size_t e = 0; e < rp->numel; e++) {
@@ -863,6 +876,7 @@ done:
 
 int main(int argc, char **argv) {
   cli c = {0};
+  c.atol = c.rtol = -1;
   if (tilec_options_create(&c.opts) != TILEC_OK) {
     fprintf(stderr, "tilec: error: out of memory\n");
     return EXIT_INPUT;
