@@ -276,11 +276,16 @@ static LLVMValueRef mul_c(cg *g, LLVMValueRef x, int64_t c) {
  *   F_l ^ F_c = (F_l ^ (F_c & ~15)) + (F_c & 15).
  * So an offset is one add to a per-lane value that depends only on F_c & ~15
  * (cached: one xor and one add per distinct key), all else one constant.
- * Values are identical to the direct formula; the cached values are built at
- * the first use, which must dominate the later ones. */
+ * Moreover F_l < 2^b for a known b (cb_l <= cb_max, swizzle(row) < 8), so
+ * the key bits at and above b are disjoint from F_l: F_l ^ key =
+ * (F_l ^ (key & (2^b - 1))) + (key & -2^b), and only the low key bits need
+ * an xor (k-slices 8 chunks apart share one per-lane value).  Values are
+ * identical to the direct formula; the cached values are built at the first
+ * use, which must dominate the later ones. */
 typedef struct soff {
   LLVMValueRef base;     /* i32: base + row_l*pitch */
   LLVMValueRef fl;       /* i32: F_l */
+  int flmask;            /* 2^b - 1 >= every F_l */
   int pitch, nch;
   bool swz;
   int nkey;
@@ -289,7 +294,10 @@ typedef struct soff {
 } soff;
 
 static void soff_init(cg *g, soff *s, LLVMValueRef base, int pitch, int nch, bool swz, LLVMValueRef row_l,
-                      LLVMValueRef cb_l) {
+                      LLVMValueRef cb_l, int cb_max) {
+  int bound = cb_max | (swz ? 7 << 4 : 0);
+  s->flmask = 0;
+  while (s->flmask < bound) s->flmask = s->flmask << 1 | 1;
   s->pitch = pitch;
   s->nch = nch;
   s->swz = swz;
@@ -303,7 +311,7 @@ static void soff_init(cg *g, soff *s, LLVMValueRef base, int pitch, int nch, boo
 
 static LLVMValueRef soff_at(cg *g, soff *s, int row_c, int cb_c) {
   int fc = s->swz ? cb_c ^ (swizzle_const(row_c, s->nch) << 4) : cb_c;
-  int key = s->swz ? fc & ~15 : 0; /* unswizzled: F_l + cb_c, all constant */
+  int key = s->swz ? fc & ~15 & s->flmask : 0; /* unswizzled: F_l + cb_c, all constant */
   int k = 0;
   while (k < s->nkey && s->key[k] != key) k++;
   LLVMValueRef v = k < s->nkey ? s->val[k] : NULL;
@@ -317,7 +325,7 @@ static LLVMValueRef soff_at(cg *g, soff *s, int row_c, int cb_c) {
       s->nkey++;
     }
   }
-  int64_t c = (int64_t)row_c * s->pitch + (s->swz ? (fc & 15) : cb_c);
+  int64_t c = (int64_t)row_c * s->pitch + (s->swz ? (fc & 15) + (fc & ~15 & ~s->flmask) : cb_c);
   return add_c(g, v, c);
 }
 
@@ -516,7 +524,8 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef r_l = threads > nch ? LLVMBuildLShr(g->B, tid, cg_i32(g, lgn), "") : cg_i32(g, 0);
   LLVMValueRef c_l = threads > nch ? LLVMBuildAnd(g->B, tid, cg_i32(g, nch - 1), "") : tid;
   soff so;
-  soff_init(g, &so, sbase, s->pitch, nch, s->swz, r_l, LLVMBuildShl(g->B, c_l, cg_i32(g, 4), ""));
+  soff_init(g, &so, sbase, s->pitch, nch, s->swz, r_l, LLVMBuildShl(g->B, c_l, cg_i32(g, 4), ""),
+            ((threads < nch ? threads : nch) - 1) * 16);
   LLVMValueRef r64 = LLVMBuildZExt(g->B, r_l, g->i64, "");
   LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c_l, g->i64, ""), cg_i64(g, epc), "");
   LLVMValueRef grow_l = LLVMBuildAdd(g->B, start[rowd], r64, "");
@@ -768,9 +777,12 @@ static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int
   cg_val *x = cg_get(g, v);
   /* lane/warp part once, a constant per register (soff: same offsets) */
   int rd = swap ? 1 : 0, cd = swap ? 0 : 1;
+  int cb_max = 0; /* the largest lane/warp part of the column: all its bases */
+  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++) cb_max += l->lane[j][cd] * eb;
+  for (int j = 0; j < l->nwarp; j++) cb_max += l->warp[j][cd] * eb;
   soff so;
   soff_init(g, &so, off, s->rowbytes, s->nch, s->swz, cg_lane_warp(g, t->layout, rd),
-            mul_c(g, cg_lane_warp(g, t->layout, cd), eb));
+            mul_c(g, cg_lane_warp(g, t->layout, cd), eb), cb_max);
   /* the alignment of the lane part, explicit (known bits of the split form
    * are too deep for InstCombine, and adjacent stores merge only when aligned):
    * the lowest bit any lane/warp basis moves the offset by; the swizzle moves
@@ -1102,10 +1114,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
    * add the m/n-block and k-slice steps: constants, see soff) */
   if (sa.kind != SRC_REGS) {
     LLVMValueRef row_l = LLVMBuildAdd(g->B, mul_c(g, q.wmi, 16), LLVMBuildAdd(g->B, q.row8, mul_c(g, q.m_lo, 8), ""), "");
-    soff_init(g, &sa.so, sa.base, sa.rowbytes, sa.nch, sa.swz, row_l, mul_c(g, q.m_hi, 16));
+    soff_init(g, &sa.so, sa.base, sa.rowbytes, sa.nch, sa.swz, row_l, mul_c(g, q.m_hi, 16), 16);
   }
   if (sb.kcontig || (eb == 2 && !q.pairs)) {
     LLVMValueRef row_l, cb_l;
+    int cb_max = 16;
     if (sb.kcontig) {
       row_l = q.pairs ? LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, mul_c(g, q.wni, 16), q.m_hi, ""), mul_c(g, q.row8, 2), "")
                       : LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, mul_c(g, q.wni, 8), mul_c(g, q.m_hi, 8 * q.wn), ""), q.row8, "");
@@ -1113,8 +1126,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
     } else {
       row_l = LLVMBuildAdd(g->B, q.row8, mul_c(g, q.m_lo, 8), "");
       cb_l = mul_c(g, LLVMBuildAdd(g->B, mul_c(g, q.wni, 8), mul_c(g, q.m_hi, 8 * q.wn), ""), eb);
+      cb_max = ((q.wn - 1) * 8 + 8 * q.wn) * eb;
     }
-    soff_init(g, &sb.so, sb.base, sb.rowbytes, sb.nch, sb.swz, row_l, cb_l);
+    soff_init(g, &sb.so, sb.base, sb.rowbytes, sb.nch, sb.swz, row_l, cb_l, cb_max);
     sb.use_so = true;
   }
 
