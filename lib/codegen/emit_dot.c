@@ -228,6 +228,8 @@ static LLVMValueRef smem_base32(cg *g) {
   return LLVMBuildTrunc(g->B, LLVMBuildPtrToInt(g->B, cg_smem_ptr(g, z), g->i64, ""), g->i32, "");
 }
 
+static bool is_zero(LLVMValueRef v) { return LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v) == 0; }
+
 static LLVMValueRef to_i64(cg *g, LLVMValueRef v) {
   return LLVMTypeOf(v) == g->i64 ? v : LLVMBuildSExt(g->B, v, g->i64, "");
 }
@@ -302,7 +304,7 @@ static void soff_init(cg *g, soff *s, LLVMValueRef base, int pitch, int nch, boo
   s->nch = nch;
   s->swz = swz;
   s->nkey = 0;
-  bool row0 = LLVMIsAConstantInt(row_l) && LLVMConstIntGetZExtValue(row_l) == 0;
+  bool row0 = is_zero(row_l);
   s->base = row0 ? base : LLVMBuildAdd(g->B, base, mul_c(g, row_l, pitch), "");
   s->fl = cb_l;
   if (swz && !row0 && nch >= 2)
@@ -317,8 +319,7 @@ static LLVMValueRef soff_at(cg *g, soff *s, int row_c, int cb_c) {
   LLVMValueRef v = k < s->nkey ? s->val[k] : NULL;
   if (!v) {
     LLVMValueRef x = key ? LLVMBuildXor(g->B, s->fl, cg_i32(g, key), "") : s->fl;
-    bool zero = LLVMIsAConstantInt(x) && LLVMConstIntGetZExtValue(x) == 0;
-    v = zero ? s->base : LLVMBuildAdd(g->B, s->base, x, "");
+    v = is_zero(x) ? s->base : LLVMBuildAdd(g->B, s->base, x, "");
     if (k < 32) { /* else uncached */
       s->key[k] = key;
       s->val[k] = v;
@@ -473,9 +474,12 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   int rowd = -1;
   for (int d = 0; d < rank; d++) {
     start[d] = to_i64(g, remat(g, o->opnd[1 + d], s->for_op, ivs));
-    base_off = LLVMBuildAdd(g->B, base_off, LLVMBuildMul(g->B, start[d], t->stride[d], ""), "");
-    LLVMValueRef sz = LLVMBuildZExt(g->B, t->size[d], g->i64, "");
+    if (!is_zero(start[d])) { /* (the builder folds only constants) */
+      LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
+      base_off = is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
+    }
     if (o->dims[d] == 0) {
+      LLVMValueRef sz = LLVMBuildZExt(g->B, t->size[d], g->i64, "");
       LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntULT, start[d], sz, "");
       ok = ok ? LLVMBuildAnd(g->B, ok, c, "") : c;
     } else if (d != rank - 1) {
@@ -485,10 +489,11 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16;
   int threads = f->warps * 32, per = s->rows * nch / threads;
   LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-  LLVMValueRef gaddr0 = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, eb), ""), "");
+  LLVMValueRef gaddr0 = is_zero(base_off) ? base : LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, eb), ""), "");
   LLVMValueRef rowstride = t->stride[rowd];
+  LLVMValueRef rowbytes = LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), "");
   LLVMValueRef fast = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
-  LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), ""), "");
+  LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, rowbytes, "");
   mis = LLVMBuildAnd(g->B, mis, cg_i64(g, 15), "");
   fast = LLVMBuildAnd(g->B, fast, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
   LLVMValueRef kmaj = NULL, fast_nk = NULL;
@@ -532,7 +537,6 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef gcol_l = LLVMBuildAdd(g->B, start[rank - 1], c64, "");
   LLVMValueRef src_l = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, rowstride, ""), c64, ""),
                                                                 cg_i64(g, eb), ""), "");
-  LLVMValueRef rowbytes = LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), "");
   LLVMValueRef colnb[64];
   int colkey[64], ncol = 0;
   for (int j = 0; j < per; j++) {
