@@ -1,5 +1,5 @@
-/* rt.c: the host side of the address trace (tools/addr-trace/README in
- * docs/testing.md).  Runs kernel argv[1] for every thread (argv[2] of them)
+/* rt.c: the host side of the address traces (docs/testing.md, "Address
+ * traces of two builds").  Runs kernel argv[1] for every thread (argv[2] of them)
  * of 3 CTAs one after the other and prints one line per inline asm call
  * (stub id, operands), per shared store (offset, bits) and per thread. */
 #include <math.h>
