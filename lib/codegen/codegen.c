@@ -510,7 +510,8 @@ static char *dup_malloc(const char *s, size_t n) {
  * it) less the passes that change nothing on tilec's modules, so that the PTX
  * is byte-identical to default<O1>'s on every kernel of the test corpus
  * (the examples, 16 variants of them and the .tile files under tests/;
- * tests/lit/codegen/pipeline.test keeps checking the examples) at ~25 % less LLVM time:
+ * tests/lit/codegen/pipeline.test keeps checking the examples) in ~2/3 of the time
+ * (attn: IR passes 306 -> 200 M instructions):
  *   - by construction: one kernel and no calls but inline asm and NVVM
  *     intrinsics, so no inliner / attributes / IPO / coroutine / OpenMP /
  *     vectorizer / libcall passes, and no allocas left after SROA;
