@@ -1130,8 +1130,16 @@ static void load_a(cg *g, const dotgeo *q, opsrc *sa, int32_t a, int kk, frags *
     return;
   }
   /* row wmi*16 + row8 + m_lo*8 (lane) + mi*16*wm, byte (m_hi*mk + kk*kstep)*eb */
-  for (int mi = 0; mi < q->mrep; mi++)
-    ldmatrix(g, soff_at(g, &sa->so, mi * 16 * q->wm, kk * q->kstep * q->eb), 4, false, fr->a[mi]);
+  for (int mi = 0; mi < q->mrep; mi++) {
+    if (sa->use_so) {
+      ldmatrix(g, soff_at(g, &sa->so, mi * 16 * q->wm, kk * q->kstep * q->eb), 4, false, fr->a[mi]);
+      continue;
+    }
+    LLVMValueRef row = LLVMBuildAdd(g->B, mul_c(g, q->wmi, 16), cg_i32(g, mi * 16 * q->wm), "");
+    row = LLVMBuildAdd(g->B, row, LLVMBuildAdd(g->B, q->row8, mul_c(g, q->m_lo, 8), ""), "");
+    LLVMValueRef col = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), mul_c(g, q->m_hi, q->mk), "");
+    ldmatrix(g, src_addr(g, sa, row, mul_c(g, col, q->eb)), 4, false, fr->a[mi]);
+  }
 }
 
 /* prmt.b32: bytes of {y:x} picked by the selector's nibbles (i32). */
@@ -1399,7 +1407,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
   q.wni = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, g->warp, cg_i32(g, logwm), ""), cg_i32(g, q.wn - 1), "");
   /* the per-lane parts of the fragment addresses, once per dot (load_a / load_b
    * add the m/n-block and k-slice steps: constants, see soff) */
-  if (sa.kind != SRC_REGS) {
+  /* (a loop-invariant A, attention's Q, keeps the direct form: measured,
+   * the split one costs attn CAUSAL a register and D=128 CAUSAL 24 bytes of
+   * spills; a streamed A saves registers with it: docs/codegen.md) */
+  sa.use_so = sa.kind != SRC_REGS && sa.kind != SRC_INVARIANT;
+  if (sa.use_so) {
     LLVMValueRef row_l = LLVMBuildAdd(g->B, mul_c(g, q.wmi, 16), LLVMBuildAdd(g->B, q.row8, mul_c(g, q.m_lo, 8), ""), "");
     soff_init(g, &sa.so, sa.base, sa.rowbytes, sa.nch, sa.swz, row_l, mul_c(g, q.m_hi, 16), 16);
   }
