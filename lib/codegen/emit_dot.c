@@ -318,6 +318,8 @@ static LLVMValueRef smem_base32(cg *g) {
   return LLVMBuildTrunc(g->B, LLVMBuildPtrToInt(g->B, cg_smem_ptr(g, z), g->i64, ""), g->i32, "");
 }
 
+static bool is_zero(LLVMValueRef v) { return LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v) == 0; }
+
 static LLVMValueRef to_i64(cg *g, LLVMValueRef v) {
   return LLVMTypeOf(v) == g->i64 ? v : LLVMBuildSExt(g->B, v, g->i64, "");
 }
@@ -346,6 +348,89 @@ static LLVMValueRef slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValu
   }
   LLVMValueRef pc = s->swz ? LLVMBuildXor(g->B, ch, swizzle_of(g, r, nch), "") : ch;
   return LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r, cg_i32(g, s->pitch), ""), LLVMBuildShl(g->B, pc, cg_i32(g, 4), ""), "");
+}
+
+/* swizzle_of of a constant row. */
+static int swizzle_const(int row, int nch) {
+  return nch >= 8 ? row & 7 : nch == 4 ? (row >> 1) & 3 : nch == 2 ? (row >> 2) & 1 : 0;
+}
+
+/* i32 x + c and x * c without the identities (the builder folds only constants). */
+static LLVMValueRef add_c(cg *g, LLVMValueRef x, int64_t c) {
+  return c ? LLVMBuildAdd(g->B, x, cg_i32(g, c), "") : x;
+}
+static LLVMValueRef mul_c(cg *g, LLVMValueRef x, int64_t c) {
+  if (c == 1) return x;
+  if (c > 0 && (c & (c - 1)) == 0) {
+    int sh = 0;
+    while ((1LL << sh) != c) sh++;
+    return LLVMBuildShl(g->B, x, cg_i32(g, sh), "");
+  }
+  return LLVMBuildMul(g->B, x, cg_i32(g, c), "");
+}
+
+/* Shared byte offsets base + row*pitch + F(row, cb), F = cb ^ (swizzle(row) << 4)
+ * when swizzled (the 16-byte chunk XOR-ed, bytes within it kept), else cb,
+ * computed as a per-lane part plus constants.  row = row_l + row_c and
+ * cb = cb_l + cb_c, the per-lane parts (_l, i32) and the constant parts (_c)
+ * having disjoint bits (a layout's lane/warp and register parts; lane-derived
+ * fields and slice/block steps above them).  Then + is ^ on each pair, and
+ * swizzle (bits of row) is linear over ^, so
+ *   off = row_l*pitch + row_c*pitch + (F_l ^ F_c),   F_x = F(row_x, cb_x);
+ * and since the low 4 bits of F_l ^ F_c are cb_l ^ cb_c (disjoint: a sum),
+ *   F_l ^ F_c = (F_l ^ (F_c & ~15)) + (F_c & 15).
+ * So an offset is one add to a per-lane value that depends only on F_c & ~15
+ * (cached: one xor and one add per distinct key), all else one constant.
+ * Moreover F_l < 2^b for a known b (cb_l <= cb_max, swizzle(row) < 8), so
+ * the key bits at and above b are disjoint from F_l: F_l ^ key =
+ * (F_l ^ (key & (2^b - 1))) + (key & -2^b), and only the low key bits need
+ * an xor (k-slices 8 chunks apart share one per-lane value).  Values are
+ * identical to the direct formula; the cached values are built at the first
+ * use, which must dominate the later ones. */
+typedef struct soff {
+  LLVMValueRef base;     /* i32: base + row_l*pitch */
+  LLVMValueRef fl;       /* i32: F_l */
+  int flmask;            /* 2^b - 1 >= every F_l */
+  int pitch, nch;
+  bool swz;
+  int nkey;
+  int key[32];
+  LLVMValueRef val[32];  /* base + (F_l ^ key) */
+} soff;
+
+static void soff_init(cg *g, soff *s, LLVMValueRef base, int pitch, int nch, bool swz, LLVMValueRef row_l,
+                      LLVMValueRef cb_l, int cb_max) {
+  int bound = cb_max | (swz ? 7 << 4 : 0);
+  s->flmask = 0;
+  while (s->flmask < bound) s->flmask = s->flmask << 1 | 1;
+  s->pitch = pitch;
+  s->nch = nch;
+  s->swz = swz;
+  s->nkey = 0;
+  bool row0 = is_zero(row_l);
+  s->base = row0 ? base : LLVMBuildAdd(g->B, base, mul_c(g, row_l, pitch), "");
+  s->fl = cb_l;
+  if (swz && !row0 && nch >= 2)
+    s->fl = LLVMBuildXor(g->B, cb_l, LLVMBuildShl(g->B, swizzle_of(g, row_l, nch), cg_i32(g, 4), ""), "");
+}
+
+static LLVMValueRef soff_at(cg *g, soff *s, int row_c, int cb_c) {
+  int fc = s->swz ? cb_c ^ (swizzle_const(row_c, s->nch) << 4) : cb_c;
+  int key = s->swz ? fc & ~15 & s->flmask : 0; /* unswizzled: F_l + cb_c, all constant */
+  int k = 0;
+  while (k < s->nkey && s->key[k] != key) k++;
+  LLVMValueRef v = k < s->nkey ? s->val[k] : NULL;
+  if (!v) {
+    LLVMValueRef x = key ? LLVMBuildXor(g->B, s->fl, cg_i32(g, key), "") : s->fl;
+    v = is_zero(x) ? s->base : LLVMBuildAdd(g->B, s->base, x, "");
+    if (k < 32) { /* else uncached */
+      s->key[k] = key;
+      s->val[k] = v;
+      s->nkey++;
+    }
+  }
+  int64_t c = (int64_t)row_c * s->pitch + (s->swz ? (fc & 15) + (fc & ~15 & ~s->flmask) : cb_c);
+  return add_c(g, v, c);
 }
 
 /* The value of scalar v at an iteration whose induction variable is iv_sub
@@ -543,9 +628,12 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   int rowd = -1;
   for (int d = 0; d < rank; d++) {
     start[d] = to_i64(g, remat(g, o->opnd[1 + d], s->for_op, ivs));
-    base_off = LLVMBuildAdd(g->B, base_off, LLVMBuildMul(g->B, start[d], t->stride[d], ""), "");
-    LLVMValueRef sz = LLVMBuildZExt(g->B, t->size[d], g->i64, "");
+    if (!is_zero(start[d])) { /* (the builder folds only constants) */
+      LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
+      base_off = is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
+    }
     if (o->dims[d] == 0) {
+      LLVMValueRef sz = LLVMBuildZExt(g->B, t->size[d], g->i64, "");
       LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntULT, start[d], sz, "");
       ok = ok ? LLVMBuildAnd(g->B, ok, c, "") : c;
     } else if (d != rank - 1) {
@@ -555,10 +643,11 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16;
   int threads = f->warps * 32, per = s->rows * nch / threads;
   LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-  LLVMValueRef gaddr0 = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, eb), ""), "");
+  LLVMValueRef gaddr0 = is_zero(base_off) ? base : LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, eb), ""), "");
   LLVMValueRef rowstride = t->stride[rowd];
+  LLVMValueRef rowbytes = LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), "");
   LLVMValueRef fast = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
-  LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), ""), "");
+  LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, rowbytes, "");
   mis = LLVMBuildAnd(g->B, mis, cg_i64(g, 15), "");
   fast = LLVMBuildAnd(g->B, fast, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
   LLVMValueRef kmaj = NULL, fast_nk = NULL;
@@ -596,7 +685,67 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef ltid = branchy ? cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true) : tid;
   lean_geo lg = {s, ltid, R, nch, epc, eb, rank, rowd, start, ok, rows_sz, cols_sz, sbase, gaddr0, base, rowstride};
   if (lean && !whole_path) lean_chunks(g, &lg, per, dst, src, nbytes);
-  for (int j = 0; !lean && j < per; j++) {
+  /* The general form (chunks of a thread in different columns, or rows
+   * whose swizzle differs), split when nch and threads are powers of two.
+   * Chunk j of a thread is idx = tid + j*threads, row idx / nch, column
+   * idx % nch; with nch and threads powers of two (tid < threads) that is
+   * row r_l + R_j, column c_l + C_j: r_l = tid / nch, c_l = tid % nch per
+   * lane, and the constants R_j = (j*threads) / nch, C_j = (j*threads) % nch,
+   * with bits disjoint from the lane parts.  So the per-lane part is computed
+   * once and each chunk adds constants (soff for the swizzled shared address;
+   * 64-bit source address lane part + R_j*rowstride*eb + C_j*16; the row
+   * bound per chunk, the column clamp per distinct C_j): the same values as
+   * the direct per-chunk formula, a fraction of the instructions. */
+  bool split = !lean && !(nch & (nch - 1)) && !(threads & (threads - 1));
+  if (split) {
+    int lgn = 0;
+    while ((1 << lgn) < nch) lgn++;
+    LLVMValueRef r_l = threads > nch ? LLVMBuildLShr(g->B, tid, cg_i32(g, lgn), "") : cg_i32(g, 0);
+    LLVMValueRef c_l = threads > nch ? LLVMBuildAnd(g->B, tid, cg_i32(g, nch - 1), "") : tid;
+    soff so = {0};
+    if (!s->wg_atoms)
+      soff_init(g, &so, sbase, s->pitch, nch, s->swz, r_l, LLVMBuildShl(g->B, c_l, cg_i32(g, 4), ""),
+                ((threads < nch ? threads : nch) - 1) * 16);
+    LLVMValueRef r64 = LLVMBuildZExt(g->B, r_l, g->i64, "");
+    LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c_l, g->i64, ""), cg_i64(g, epc), "");
+    LLVMValueRef grow_l = LLVMBuildAdd(g->B, start[rowd], r64, "");
+    LLVMValueRef gcol_l = LLVMBuildAdd(g->B, start[rank - 1], c64, "");
+    LLVMValueRef src_l = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, rowstride, ""), c64, ""),
+                                                                  cg_i64(g, eb), ""), "");
+    LLVMValueRef colnb[64];
+    int colkey[64], ncol = 0;
+    for (int j = 0; j < per; j++) {
+      int Rj = (int)(((int64_t)j * threads) >> lgn), Cj = (int)(((int64_t)j * threads) & (nch - 1));
+      /* (a wgmma atom slot: its own offsets, on the same row and column) */
+      dst[j] = s->wg_atoms ? LLVMBuildAdd(g->B, sbase, slot_off(g, s, add_c(g, r_l, Rj), add_c(g, c_l, Cj)), "")
+                           : soff_at(g, &so, Rj, Cj * 16);
+      LLVMValueRef grow = Rj ? LLVMBuildAdd(g->B, grow_l, cg_i64(g, Rj), "") : grow_l;
+      LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, grow, rows_sz, "");
+      if (ok) rok = LLVMBuildAnd(g->B, rok, ok, "");
+      int k = 0;
+      while (k < ncol && colkey[k] != Cj) k++;
+      if (k == ncol) {
+        /* elements left in the row from gcol, clamped to [0, epc] (signed: gcol < 0 is outside) */
+        LLVMValueRef gcol = Cj ? LLVMBuildAdd(g->B, gcol_l, cg_i64(g, (int64_t)Cj * epc), "") : gcol_l;
+        LLVMValueRef left = LLVMBuildSub(g->B, cols_sz, gcol, "");
+        LLVMValueRef lt0 = LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), "");
+        left = LLVMBuildSelect(g->B, lt0, cg_i64(g, 0), left, "");
+        LLVMValueRef big = LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), "");
+        left = LLVMBuildSelect(g->B, big, cg_i64(g, epc), left, "");
+        LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, gcol, cg_i64(g, 0), "");
+        left = LLVMBuildSelect(g->B, neg, cg_i64(g, 0), left, "");
+        colkey[ncol] = Cj;
+        colnb[ncol++] = LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, "");
+      }
+      nbytes[j] = LLVMBuildSelect(g->B, rok, colnb[k], cg_i32(g, 0), "");
+      src[j] = src_l;
+      if (Rj) src[j] = LLVMBuildAdd(g->B, src[j], LLVMBuildMul(g->B, rowbytes, cg_i64(g, Rj), ""), "");
+      if (Cj) src[j] = LLVMBuildAdd(g->B, src[j], cg_i64(g, (int64_t)Cj * 16), "");
+      /* never form an address outside the tensor: point empty copies at its base */
+      src[j] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes[j], cg_i32(g, 0), ""), base, src[j], "");
+    }
+  }
+  for (int j = 0; !lean && !split && j < per; j++) {
     LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
     LLVMValueRef r = LLVMBuildUDiv(g->B, idx, cg_i32(g, nch), "");
     LLVMValueRef c = LLVMBuildURem(g->B, idx, cg_i32(g, nch), "");
@@ -859,6 +1008,8 @@ typedef struct opsrc {
   LLVMValueRef kmaj;      /* 8-bit [K][N] B stream: i1, the slot holds [N][K] (cg_stream.kn8) */
   int nk_rowbytes, nk_nch;
   LLVMValueRef *pk;       /* SRC_REGS: the packed fragments (pack_regs_a) */
+  soff so;                /* ldmatrix addresses: per-lane part + constants (cg_emit_dot) */
+  bool use_so;
 } opsrc;
 
 /* Shared address (i32) of the 16-byte row segment (row, colbyte), colbyte a multiple of 16. */
@@ -876,22 +1027,38 @@ static LLVMValueRef src_addr(cg *g, const opsrc *s, LLVMValueRef row, LLVMValueR
  * (the 16-byte chunk XOR-swizzled when s->swz), where (row, col) are the tile
  * coords, swapped when `swap`. */
 static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int eb, bool swap) {
-  int pitch = s->rowbytes;
   tl_type *t = &tl_val(g->f, v)->type;
   const tl_layout *l = cg_layout(g, v);
   cg_val *x = cg_get(g, v);
+  /* lane/warp part once, a constant per register (soff: same offsets) */
+  int rd = swap ? 1 : 0, cd = swap ? 0 : 1;
+  int cb_max = 0; /* the largest lane/warp part of the column: all its bases */
+  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++) cb_max += l->lane[j][cd] * eb;
+  for (int j = 0; j < l->nwarp; j++) cb_max += l->warp[j][cd] * eb;
+  soff so;
+  soff_init(g, &so, off, s->rowbytes, s->nch, s->swz, cg_lane_warp(g, t->layout, rd),
+            mul_c(g, cg_lane_warp(g, t->layout, cd), eb), cb_max);
+  /* the alignment of the lane part, explicit (known bits of the split form
+   * are too deep for InstCombine, and adjacent stores merge only when aligned):
+   * the lowest bit any lane/warp basis moves the offset by; the swizzle moves
+   * it by multiples of 16, the smem array and `off` are 16-aligned */
+  int64_t lal = 16;
+  if (!LLVMIsAConstantInt(off)) lal = 1;
+  else if (LLVMConstIntGetZExtValue(off) % 16) lal = LLVMConstIntGetZExtValue(off) & -LLVMConstIntGetZExtValue(off);
+  for (int src = 0; src < 2; src++)
+    for (int j = 0; j < (src ? l->nwarp : TL_LAYOUT_LANE_BITS); j++) {
+      int32_t br = src ? l->warp[j][rd] : l->lane[j][rd], bc = src ? l->warp[j][cd] : l->lane[j][cd];
+      int64_t m = (int64_t)br * s->rowbytes | (int64_t)bc * eb;
+      if (m && (m & -m) < lal) lal = m & -m;
+    }
   for (int32_t r = 0; r < tl_layout_nregs(l); r++) {
     if (tl_layout_canon_reg(l, r) != r) continue;
-    LLVMValueRef c0 = cg_coord(g, t->layout, r, 0), c1 = cg_coord(g, t->layout, r, 1);
-    LLVMValueRef row = swap ? c1 : c0, col = swap ? c0 : c1;
-    LLVMValueRef cb = LLVMBuildMul(g->B, col, cg_i32(g, eb), "");
-    if (s->swz) {
-      LLVMValueRef ch = LLVMBuildXor(g->B, LLVMBuildLShr(g->B, cb, cg_i32(g, 4), ""), swizzle_of(g, row, s->nch), "");
-      cb = LLVMBuildOr(g->B, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""), LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), "");
-    }
-    LLVMValueRef o = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, row, cg_i32(g, pitch), ""), cb, "");
-    o = LLVMBuildAdd(g->B, o, off, "");
-    LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, o));
+    int32_t c[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r, c);
+    int64_t k = (int64_t)c[rd] * s->rowbytes + (int64_t)c[cd] * eb, al = lal;
+    if (k & (al - 1)) al = k & -k;
+    LLVMValueRef st = LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, soff_at(g, &so, c[rd], c[cd] * eb)));
+    if (al > eb) LLVMSetAlignment(st, (unsigned)al);
   }
 }
 
@@ -963,7 +1130,7 @@ static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
   return pk;
 }
 
-static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, frags *fr) {
+static void load_a(cg *g, const dotgeo *q, opsrc *sa, int32_t a, int kk, frags *fr) {
   (void)a;
   if (sa->kind == SRC_REGS) {
     int nk = q->K / q->kstep;
@@ -971,11 +1138,16 @@ static void load_a(cg *g, const dotgeo *q, const opsrc *sa, int32_t a, int kk, f
       for (int i = 0; i < 4; i++) fr->a[mi][i] = sa->pk[(mi * nk + kk) * 4 + i];
     return;
   }
+  /* row wmi*16 + row8 + m_lo*8 (lane) + mi*16*wm, byte (m_hi*mk + kk*kstep)*eb */
   for (int mi = 0; mi < q->mrep; mi++) {
-    LLVMValueRef row = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wmi, cg_i32(g, 16), ""), cg_i32(g, mi * 16 * q->wm), "");
-    row = LLVMBuildAdd(g->B, row, LLVMBuildAdd(g->B, q->row8, LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 8), ""), ""), "");
-    LLVMValueRef col = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_hi, cg_i32(g, q->mk), ""), "");
-    ldmatrix(g, src_addr(g, sa, row, LLVMBuildMul(g->B, col, cg_i32(g, q->eb), "")), 4, false, fr->a[mi]);
+    if (sa->use_so) {
+      ldmatrix(g, soff_at(g, &sa->so, mi * 16 * q->wm, kk * q->kstep * q->eb), 4, false, fr->a[mi]);
+      continue;
+    }
+    LLVMValueRef row = LLVMBuildAdd(g->B, mul_c(g, q->wmi, 16), cg_i32(g, mi * 16 * q->wm), "");
+    row = LLVMBuildAdd(g->B, row, LLVMBuildAdd(g->B, q->row8, mul_c(g, q->m_lo, 8), ""), "");
+    LLVMValueRef col = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), mul_c(g, q->m_hi, q->mk), "");
+    ldmatrix(g, src_addr(g, sa, row, mul_c(g, col, q->eb)), 4, false, fr->a[mi]);
   }
 }
 
@@ -1035,29 +1207,41 @@ static void load_b_kn8(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *f
   }
 }
 
-static void load_b(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *fr) {
+/* B's ldmatrix address without a per-lane split (pairs read through .trans). */
+static LLVMValueRef b_addr_direct(cg *g, const dotgeo *q, const opsrc *sb, int kk, int ni) {
+  /* matrices: (ni, k lo), (ni, k hi), (ni+1, k lo), (ni+1, k hi) */
+  LLVMValueRef nblk = LLVMBuildAdd(g->B, cg_i32(g, ni), q->m_hi, "");
+  LLVMValueRef n0 = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 8), ""),
+                                 LLVMBuildMul(g->B, nblk, cg_i32(g, 8 * q->wn), ""), "");
+  if (q->pairs) /* n-blocks ni, ni+1: the even / odd columns of one 16-column segment */
+    n0 = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 16), ""),
+                                         cg_i32(g, (ni >> 1) * 16 * q->wn), ""), q->m_hi, "");
+  if (sb->kcontig) {
+    LLVMValueRef n = LLVMBuildAdd(g->B, n0, q->pairs ? LLVMBuildShl(g->B, q->row8, cg_i32(g, 1), "") : q->row8, "");
+    LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_lo, cg_i32(g, q->mk), ""), "");
+    return src_addr(g, sb, n, LLVMBuildMul(g->B, k, cg_i32(g, q->eb), ""));
+  }
+  LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep),
+                                LLVMBuildAdd(g->B, q->row8, LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 8), ""), ""), "");
+  return src_addr(g, sb, k, LLVMBuildMul(g->B, n0, cg_i32(g, q->eb), ""));
+}
+
+static void load_b(cg *g, const dotgeo *q, opsrc *sb, int kk, frags *fr) {
   if (!sb->kcontig && q->eb == 1) {
     load_b_kn8(g, q, sb, kk, fr);
     return;
   }
   for (int ni = 0; ni < q->nrep; ni += 2) {
     int nmat = ni + 1 < q->nrep ? 4 : 2;
-    /* matrices: (ni, k lo), (ni, k hi), (ni+1, k lo), (ni+1, k hi) */
-    LLVMValueRef nblk = LLVMBuildAdd(g->B, cg_i32(g, ni), q->m_hi, "");
-    LLVMValueRef n0 = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 8), ""),
-                                   LLVMBuildMul(g->B, nblk, cg_i32(g, 8 * q->wn), ""), "");
     LLVMValueRef addr;
-    if (q->pairs) /* n-blocks ni, ni+1: the even / odd columns of one 16-column segment */
-      n0 = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, q->wni, cg_i32(g, 16), ""),
-                                           cg_i32(g, (ni >> 1) * 16 * q->wn), ""), q->m_hi, "");
-    if (sb->kcontig) {
-      LLVMValueRef n = LLVMBuildAdd(g->B, n0, q->pairs ? LLVMBuildShl(g->B, q->row8, cg_i32(g, 1), "") : q->row8, "");
-      LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep), LLVMBuildMul(g->B, q->m_lo, cg_i32(g, q->mk), ""), "");
-      addr = src_addr(g, sb, n, LLVMBuildMul(g->B, k, cg_i32(g, q->eb), ""));
+    if (sb->use_so) {
+      /* the per-lane part is in sb->so (cg_emit_dot); here the n-block and
+       * k-slice steps: rows n (kcontig) or k, bytes along k or n */
+      int nstep = q->pairs ? (ni >> 1) * 16 * q->wn : ni * 8 * q->wn;
+      addr = sb->kcontig ? soff_at(g, &sb->so, nstep, kk * q->kstep * q->eb)
+                         : soff_at(g, &sb->so, kk * q->kstep, nstep * q->eb);
     } else {
-      LLVMValueRef k = LLVMBuildAdd(g->B, cg_i32(g, kk * q->kstep),
-                                    LLVMBuildAdd(g->B, q->row8, LLVMBuildMul(g->B, q->m_lo, cg_i32(g, 8), ""), ""), "");
-      addr = src_addr(g, sb, k, LLVMBuildMul(g->B, n0, cg_i32(g, q->eb), ""));
+      addr = b_addr_direct(g, q, sb, kk, ni);
     }
     LLVMValueRef r[4];
     ldmatrix(g, addr, nmat, !sb->kcontig, r);
@@ -1230,6 +1414,31 @@ void cg_emit_dot(cg *g, tl_op *o) {
   q.m_hi = LLVMBuildLShr(g->B, mat, cg_i32(g, 1), "");
   q.wmi = LLVMBuildAnd(g->B, g->warp, cg_i32(g, q.wm - 1), "");
   q.wni = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, g->warp, cg_i32(g, logwm), ""), cg_i32(g, q.wn - 1), "");
+  /* the per-lane parts of the fragment addresses, once per dot (load_a / load_b
+   * add the m/n-block and k-slice steps: constants, see soff) */
+  /* (a loop-invariant A, attention's Q, keeps the direct form: measured,
+   * the split one costs attn CAUSAL a register and D=128 CAUSAL 24 bytes of
+   * spills; a streamed A saves registers with it: docs/codegen.md) */
+  sa.use_so = sa.kind != SRC_REGS && sa.kind != SRC_INVARIANT;
+  if (sa.use_so) {
+    LLVMValueRef row_l = LLVMBuildAdd(g->B, mul_c(g, q.wmi, 16), LLVMBuildAdd(g->B, q.row8, mul_c(g, q.m_lo, 8), ""), "");
+    soff_init(g, &sa.so, sa.base, sa.rowbytes, sa.nch, sa.swz, row_l, mul_c(g, q.m_hi, 16), 16);
+  }
+  if (sb.kcontig || (eb == 2 && !q.pairs)) {
+    LLVMValueRef row_l, cb_l;
+    int cb_max = 16;
+    if (sb.kcontig) {
+      row_l = q.pairs ? LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, mul_c(g, q.wni, 16), q.m_hi, ""), mul_c(g, q.row8, 2), "")
+                      : LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, mul_c(g, q.wni, 8), mul_c(g, q.m_hi, 8 * q.wn), ""), q.row8, "");
+      cb_l = mul_c(g, q.m_lo, 16);
+    } else {
+      row_l = LLVMBuildAdd(g->B, q.row8, mul_c(g, q.m_lo, 8), "");
+      cb_l = mul_c(g, LLVMBuildAdd(g->B, mul_c(g, q.wni, 8), mul_c(g, q.m_hi, 8 * q.wn), ""), eb);
+      cb_max = ((q.wn - 1) * 8 + 8 * q.wn) * eb;
+    }
+    soff_init(g, &sb.so, sb.base, sb.rowbytes, sb.nch, sb.swz, row_l, cb_l, cb_max);
+    sb.use_so = true;
+  }
 
   cg_val *acc = cg_get(g, accv);
   int32_t nregs = tl_layout_nregs(lc);
