@@ -1418,8 +1418,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
    * add the m/n-block and k-slice steps: constants, see soff) */
   /* (a loop-invariant A, attention's Q, keeps the direct form: measured,
    * the split one costs attn CAUSAL a register and D=128 CAUSAL 24 bytes of
-   * spills; a streamed A saves registers with it: docs/codegen.md) */
-  sa.use_so = sa.kind != SRC_REGS && sa.kind != SRC_INVARIANT;
+   * spills; a streamed A saves registers with it: docs/codegen.md; an mma.sync
+   * dot under fp8-acc=promote also keeps it: with its temporary accumulator the
+   * split form costs 28 bytes of spills on gemm_fp8_tensor/_rowcol) */
+  sa.use_so = sa.kind != SRC_REGS && sa.kind != SRC_INVARIANT && !cg_dot_promotes(g, o);
   if (sa.use_so) {
     LLVMValueRef row_l = LLVMBuildAdd(g->B, mul_c(g, q.wmi, 16), LLVMBuildAdd(g->B, q.row8, mul_c(g, q.m_lo, 8), ""), "");
     soff_init(g, &sa.so, sa.base, sa.rowbytes, sa.nch, sa.swz, row_l, mul_c(g, q.m_hi, 16), 16);
