@@ -22,6 +22,7 @@ export TILEC_EXAMPLES="$EXAMPLES"
 CACHE=$(mktemp -d /tmp/tilec-run-cache-XXXXXX)
 export TILEC_CACHE_DIR="$CACHE"
 LOGDIR=${LOGDIR:-$(mktemp -d /tmp/tilec-gpu-logs-XXXXXX)}
+mkdir -p "$LOGDIR" || { echo "run.sh: cannot create $LOGDIR" >&2; exit 2; }
 
 SAN=""
 if [ "${GPU_SANITIZE:-1}" != 0 ]; then
