@@ -171,11 +171,12 @@ def gemm_fp8():
     # row-major passed as bt.t()).  tilec's cutlass_gemm_fp8_tn reads exactly that storage (BT [N, K]);
     # gemm_fp8_tensor (B [K, N]) is measured on a row-major [K, N] copy, for the record.
     # Accumulation is compared like for like (docs/pipelines.md "fp8 accumulation"): "promote"
-    # (tilec's default, f32 adds every 128 K; 128x128 tiles) against cuBLAS use_fast_accum=False,
-    # "fast" (the tensor core's own accumulation; 128x256 tiles) against use_fast_accum=True.
+    # (tilec's default, f32 adds every 128 K; 64x128 tiles on one warpgroup) against cuBLAS
+    # use_fast_accum=False, "fast" (the tensor core's own accumulation; 128x256 tiles on two
+    # warpgroups) against use_fast_accum=True.
     ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
-    ktn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BN": 256},
-                      options={"fp8-acc": "fast"})
+    ktn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BM": 128, "BN": 256},
+                      options={"fp8-acc": "fast", "warps": 8, "stages": 4})
     knn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
     variants = []
     for v in filter(None, args.fp8_variants.split(",")):
