@@ -528,6 +528,17 @@ static LLVMValueRef stream_kmajor(cg *g, cg_stream *s) {
                       LLVMBuildICmp(g->B, LLVMIntNE, t->stride[rank - 1], cg_i64(g, 1), ""), "");
 }
 
+/* Bytes (i32) of a 16-byte chunk that lie inside a row of `size` elements
+ * when the chunk starts at element `at`: the elements left, clamped to
+ * [0, epc] (signed: at < 0 is outside), times eb. */
+static LLVMValueRef chunk_bytes_in_row(cg *g, LLVMValueRef size, LLVMValueRef at, int epc, int eb) {
+  LLVMValueRef left = LLVMBuildSub(g->B, size, at, "");
+  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
+  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), ""), cg_i64(g, epc), left, "");
+  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, at, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
+  return LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, "");
+}
+
 /* cp.async of a K-major 8-bit B tile into the [N][K] slot layout: chunk j of
  * a thread is row n (a column of the tile), 16 bytes along K. */
 static void issue_nk(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd, LLVMValueRef ok,
@@ -548,12 +559,7 @@ static void issue_nk(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int
     LLVMValueRef gk = LLVMBuildAdd(g->B, start[rowd], k64, "");
     LLVMValueRef nok = LLVMBuildICmp(g->B, LLVMIntULT, gn, cols_sz, "");
     if (ok) nok = LLVMBuildAnd(g->B, nok, ok, "");
-    LLVMValueRef left = LLVMBuildSub(g->B, rows_sz, gk, "");
-    left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
-    left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), ""), cg_i64(g, epc), left, "");
-    left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, gk, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
-    LLVMValueRef nbytes = LLVMBuildSelect(g->B, nok, LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, ""),
-                                          cg_i32(g, 0), "");
+    LLVMValueRef nbytes = LLVMBuildSelect(g->B, nok, chunk_bytes_in_row(g, rows_sz, gk, epc, eb), cg_i32(g, 0), "");
     LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, n64, t->stride[rank - 1], ""), k64, "");
     LLVMValueRef src = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
     src = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes, cg_i32(g, 0), ""), base, src, "");
@@ -598,12 +604,7 @@ static void lean_chunks(cg *g, const lean_geo *l, int per, LLVMValueRef *dst, LL
   LLVMValueRef r064 = LLVMBuildZExt(g->B, LLVMBuildUDiv(g->B, l->tid, cg_i32(g, l->nch), ""), g->i64, "");
   LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, l->epc), "");
   LLVMValueRef gcol = LLVMBuildAdd(g->B, l->start[l->rank - 1], c64, "");
-  /* elements left in the row from gcol, clamped to [0, epc] (signed: gcol < 0 is outside) */
-  LLVMValueRef left = LLVMBuildSub(g->B, l->cols_sz, gcol, "");
-  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
-  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, l->epc), ""), cg_i64(g, l->epc), left, "");
-  left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, gcol, cg_i64(g, 0), ""), cg_i64(g, 0), left, "");
-  LLVMValueRef colbytes = LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, l->eb), ""), g->i32, "");
+  LLVMValueRef colbytes = chunk_bytes_in_row(g, l->cols_sz, gcol, l->epc, l->eb);
   LLVMValueRef step = LLVMBuildMul(g->B, l->rowstride, cg_i64(g, (int64_t)l->R * l->eb), "");
   LLVMValueRef g0 = LLVMBuildAdd(g->B, l->start[l->rowd], r064, "");
   for (int j = 0; j < per; j++) {
@@ -725,17 +726,9 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
       int k = 0;
       while (k < ncol && colkey[k] != Cj) k++;
       if (k == ncol) {
-        /* elements left in the row from gcol, clamped to [0, epc] (signed: gcol < 0 is outside) */
         LLVMValueRef gcol = Cj ? LLVMBuildAdd(g->B, gcol_l, cg_i64(g, (int64_t)Cj * epc), "") : gcol_l;
-        LLVMValueRef left = LLVMBuildSub(g->B, cols_sz, gcol, "");
-        LLVMValueRef lt0 = LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), "");
-        left = LLVMBuildSelect(g->B, lt0, cg_i64(g, 0), left, "");
-        LLVMValueRef big = LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), "");
-        left = LLVMBuildSelect(g->B, big, cg_i64(g, epc), left, "");
-        LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, gcol, cg_i64(g, 0), "");
-        left = LLVMBuildSelect(g->B, neg, cg_i64(g, 0), left, "");
         colkey[ncol] = Cj;
-        colnb[ncol++] = LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, "");
+        colnb[ncol++] = chunk_bytes_in_row(g, cols_sz, gcol, epc, eb);
       }
       nbytes[j] = LLVMBuildSelect(g->B, rok, colnb[k], cg_i32(g, 0), "");
       src[j] = src_l;
@@ -756,16 +749,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMValueRef gcol = LLVMBuildAdd(g->B, start[rank - 1], c64, "");
     LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, grow, rows_sz, "");
     if (ok) rok = LLVMBuildAnd(g->B, rok, ok, "");
-    /* elements left in the row from gcol, clamped to [0, epc] (signed: gcol < 0 is outside) */
-    LLVMValueRef left = LLVMBuildSub(g->B, cols_sz, gcol, "");
-    LLVMValueRef lt0 = LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i64(g, 0), "");
-    left = LLVMBuildSelect(g->B, lt0, cg_i64(g, 0), left, "");
-    LLVMValueRef big = LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i64(g, epc), "");
-    left = LLVMBuildSelect(g->B, big, cg_i64(g, epc), left, "");
-    LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, gcol, cg_i64(g, 0), "");
-    left = LLVMBuildSelect(g->B, neg, cg_i64(g, 0), left, "");
-    nbytes[j] = LLVMBuildSelect(g->B, rok, LLVMBuildTrunc(g->B, LLVMBuildMul(g->B, left, cg_i64(g, eb), ""), g->i32, ""),
-                                cg_i32(g, 0), "");
+    nbytes[j] = LLVMBuildSelect(g->B, rok, chunk_bytes_in_row(g, cols_sz, gcol, epc, eb), cg_i32(g, 0), "");
     LLVMValueRef eoff = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, rowstride, ""), c64, "");
     src[j] = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
     /* never form an address outside the tensor: point empty copies at its base */
