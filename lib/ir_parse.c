@@ -829,9 +829,12 @@ static void parse_attrs(parser *p) {
         f->pipeline = k;
       }
     } else if (strcmp(key, "warps") == 0) {
-      f->warps = (int)read_int(p, 0, 1024, "warps");
+      /* the language's @warps (1, 2, 4, 8, 16), or 0: not decided yet */
+      tl_loc wloc = (skip_ws(p), here(p));
+      f->warps = (int)read_int(p, 0, 16, "warps");
+      if (f->warps & (f->warps - 1)) fail_at(p, wloc, "warps = %d is not a power of two", f->warps);
     } else if (strcmp(key, "stages") == 0) {
-      f->stages = (int)read_int(p, 0, 1024, "stages");
+      f->stages = (int)read_int(p, 0, 8, "stages");
     } else {
       fail_at(p, loc, "unknown kernel attribute '%s'", key);
     }
