@@ -361,7 +361,7 @@ tilec_status tilec_program_create(tilec_program **out, const char *source, const
 
 /* Read a whole file, at most TILEC_MAX_SOURCE_BYTES + 1 bytes (one more than
  * the limit, so that oversize is seen).  Directories are refused. */
-static tilec_status read_source_file(const char *path, char **data, size_t *len) {
+tilec_status tl_api_read_file(const char *path, char **data, size_t *len) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return TILEC_ERROR_IO;
   struct stat st;
@@ -414,7 +414,7 @@ tilec_status tilec_program_create_from_file(tilec_program **out, const char *pat
   if (!path) return TILEC_ERROR_USAGE;
   char *text;
   size_t len;
-  tilec_status st = read_source_file(path, &text, &len);
+  tilec_status st = tl_api_read_file(path, &text, &len);
   if (st != TILEC_OK) return st;
   st = create_program(out, path, text, len, opts);
   free(text);
@@ -568,11 +568,27 @@ static bool find_ptxas(char *buf, size_t n) {
 
 bool tl_api_find_ptxas(char *buf, size_t n) { return find_ptxas(buf, n); }
 
-static bool write_file(const char *path, const char *data, size_t n) {
+bool tl_api_write_file(const char *path, const char *data, size_t n) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;
   bool ok = fwrite(data, 1, n, f) == n;
   return (fclose(f) == 0) && ok;
+}
+
+int tl_api_run_logged(const char *prog, char *const argv[], const char *log_path, int *wstatus) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  *wstatus = 0;
+  if (rc == 0)
+    while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR) {
+    }
+  return rc;
 }
 
 /* Run ptxas on the PTX in a private temporary directory; its messages go to
@@ -598,27 +614,16 @@ static tilec_status stage_cubin(tilec_program *p) {
   tilec_status st = TILEC_OK;
   const char *ptx = p->text[TILEC_STAGE_PTX];
   double t0 = tl_now_ms();
-  if (!write_file(ptx_path, ptx, strlen(ptx))) {
+  if (!tl_api_write_file(ptx_path, ptx, strlen(ptx))) {
     tl_error(&p->ctx, TL_NOLOC, "cannot write %s: %s", ptx_path, strerror(errno));
     st = TILEC_ERROR_IO;
   } else {
     char *argv[] = {ptxas, arch_flag, opt_flag, "-o", cubin_path, ptx_path, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    int wstatus = 0;
-    if (rc == 0) {
-      while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-      }
-    }
+    int wstatus;
+    int rc = tl_api_run_logged(ptxas, argv, log_path, &wstatus);
     char *log_text = NULL, *cubin = NULL;
     size_t log_len = 0, cubin_len = 0;
-    if (read_source_file(log_path, &log_text, &log_len) == TILEC_OK && log_len > 0)
+    if (tl_api_read_file(log_path, &log_text, &log_len) == TILEC_OK && log_len > 0)
       tl_sbuf_putn(&p->log, log_text, log_len);
     free(log_text);
     if (rc != 0) {
@@ -627,7 +632,7 @@ static tilec_status stage_cubin(tilec_program *p) {
     } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
       tl_error(&p->ctx, TL_NOLOC, "ptxas rejected the generated PTX (messages above)");
       st = TILEC_ERROR_INTERNAL;
-    } else if (read_source_file(cubin_path, &cubin, &cubin_len) != TILEC_OK) {
+    } else if (tl_api_read_file(cubin_path, &cubin, &cubin_len) != TILEC_OK) {
       tl_error(&p->ctx, TL_NOLOC, "ptxas wrote no cubin");
       st = TILEC_ERROR_IO;
     } else {

@@ -8,15 +8,12 @@
 #include "program.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
 
 /* ---- the parser of ptxas -v output ------------------------------------------------- */
 
@@ -124,25 +121,6 @@ int tl_ptxas_parse_usage(const char *text, tl_ptxas_usage *out, int max) {
 
 /* ---- running ptxas -v ----------------------------------------------------------------- */
 
-static char *read_whole_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (n < cap) break;
-    char *grown = cap < ((size_t)16 << 20) ? realloc(buf, cap * 2 + 1) : NULL;
-    if (!grown) break;
-    buf = grown;
-    cap *= 2;
-  }
-  fclose(f);
-  if (buf) buf[n] = 0;
-  return buf;
-}
-
 /* Run `ptxas -v --gpu-name ARCH -O<level> -o /dev/null` on the PTX; its output
  * (malloc'd) in *text.  On failure a short reason in why. */
 static bool run_ptxas_verbose(tilec_program *p, const char *ptxas, const char *arch, char **text, char *why,
@@ -160,26 +138,14 @@ static bool run_ptxas_verbose(tilec_program *p, const char *ptxas, const char *a
   snprintf(opt_flag, sizeof opt_flag, "-O%d", p->opts.opt_level);
   bool ok = false;
   const char *ptx = p->text[TILEC_STAGE_PTX];
-  FILE *f = fopen(ptx_path, "wb");
-  bool written = f && fwrite(ptx, 1, strlen(ptx), f) == strlen(ptx);
-  if (f && fclose(f) != 0) written = false;
-  if (!written) {
+  if (!tl_api_write_file(ptx_path, ptx, strlen(ptx))) {
     snprintf(why, nwhy, "cannot write the PTX for ptxas: %s", strerror(errno));
   } else {
     char *argv[] = {(char *)ptxas, "-v", "--gpu-name", (char *)arch, opt_flag, "-o", "/dev/null", ptx_path, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    int wstatus = 0;
-    if (rc == 0)
-      while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-      }
-    *text = read_whole_file(log_path);
+    int wstatus;
+    int rc = tl_api_run_logged(ptxas, argv, log_path, &wstatus);
+    size_t len;
+    if (tl_api_read_file(log_path, text, &len) != TILEC_OK) *text = NULL;
     if (rc != 0) snprintf(why, nwhy, "cannot run ptxas: %s", strerror(rc));
     else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) snprintf(why, nwhy, "ptxas -v failed");
     else if (!*text) snprintf(why, nwhy, "no ptxas output");

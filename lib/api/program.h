@@ -96,6 +96,15 @@ void tl_explain_resources(tilec_program *p);
 /* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
 bool tl_api_find_ptxas(char *buf, size_t n);
 
+/* Files and a child process for ptxas (api.c): the whole file at path
+ * (NUL-terminated, malloc'd; at most TILEC_MAX_SOURCE_BYTES + 1 bytes; a
+ * directory is refused); data written to path; prog run with argv, stdin from
+ * /dev/null and stdout + stderr into log_path (0600): returns posix_spawn's
+ * error (0 = ran, *wstatus its wait status). */
+tilec_status tl_api_read_file(const char *path, char **data, size_t *len);
+bool tl_api_write_file(const char *path, const char *data, size_t n);
+int tl_api_run_logged(const char *prog, char *const argv[], const char *log_path, int *wstatus);
+
 /* ---- autotuning internals (lib/api/tune.c; exposed for its unit tests) ---------- */
 /* Configurations in space: the product of the value counts (1 for no
  * params); -1 when a param has no values or the product passes
