@@ -17,50 +17,30 @@
 #include "runtime.h"
 
 /* ---- key ------------------------------------------------------------------------------ */
-/* Each field is written as "name" NUL, 8-byte length, bytes, so no two
- * different field lists serialize alike. */
-static void key_field(tl_sha256_ctx *s, const char *name, const void *data, size_t n) {
-  uint64_t len = n;
-  tl_sha256_update(s, name, strlen(name) + 1);
-  tl_sha256_update(s, &len, sizeof len);
-  if (n) tl_sha256_update(s, data, n);
-}
-static void key_str(tl_sha256_ctx *s, const char *name, const char *v) {
-  /* NULL and "" differ: NULL is written with a length of 2^64-1 and no bytes */
-  if (!v) {
-    uint64_t none = UINT64_MAX;
-    tl_sha256_update(s, name, strlen(name) + 1);
-    tl_sha256_update(s, &none, sizeof none);
-    return;
-  }
-  key_field(s, name, v, strlen(v));
-}
-static void key_int(tl_sha256_ctx *s, const char *name, int64_t v) { key_field(s, name, &v, sizeof v); }
-
 void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out) {
   tl_sha256_ctx s;
   tl_sha256_init(&s);
-  key_str(&s, "format", "tilec-kernel-cache-key/1");
-  key_field(&s, "source", f->source, f->source ? f->source_len : 0);
-  key_str(&s, "kernel", f->kernel);
-  key_int(&s, "ndefines", f->ndefines);
+  tl_sha256_field_str(&s, "format", "tilec-kernel-cache-key/1");
+  tl_sha256_field(&s, "source", f->source, f->source ? f->source_len : 0);
+  tl_sha256_field_str(&s, "kernel", f->kernel);
+  tl_sha256_field_int(&s, "ndefines", f->ndefines);
   for (int i = 0; i < f->ndefines; i++) {
-    key_str(&s, "define", f->define_names[i]);
-    key_int(&s, "value", f->define_values[i]);
+    tl_sha256_field_str(&s, "define", f->define_names[i]);
+    tl_sha256_field_int(&s, "value", f->define_values[i]);
   }
-  key_str(&s, "arch", f->arch);
-  key_int(&s, "opt_level", f->opt_level);
-  key_int(&s, "line_info", f->line_info);
-  key_str(&s, "pipeline", f->pipeline);
-  key_str(&s, "entry_name", f->entry_name);
-  key_str(&s, "tilec", f->tilec_version);
-  key_str(&s, "llvm", f->llvm_version);
-  key_int(&s, "driver", f->driver_version);
-  key_int(&s, "jit_opt_level", f->jit_opt_level);
-  key_int(&s, "warps", f->warps);
-  key_int(&s, "stages", f->stages);
-  key_int(&s, "fp8_acc_fast", f->fp8_acc_fast);
-  key_str(&s, "extra", f->extra);
+  tl_sha256_field_str(&s, "arch", f->arch);
+  tl_sha256_field_int(&s, "opt_level", f->opt_level);
+  tl_sha256_field_int(&s, "line_info", f->line_info);
+  tl_sha256_field_str(&s, "pipeline", f->pipeline);
+  tl_sha256_field_str(&s, "entry_name", f->entry_name);
+  tl_sha256_field_str(&s, "tilec", f->tilec_version);
+  tl_sha256_field_str(&s, "llvm", f->llvm_version);
+  tl_sha256_field_int(&s, "driver", f->driver_version);
+  tl_sha256_field_int(&s, "jit_opt_level", f->jit_opt_level);
+  tl_sha256_field_int(&s, "warps", f->warps);
+  tl_sha256_field_int(&s, "stages", f->stages);
+  tl_sha256_field_int(&s, "fp8_acc_fast", f->fp8_acc_fast);
+  tl_sha256_field_str(&s, "extra", f->extra);
   tl_sha256_final(&s, out->b);
 }
 

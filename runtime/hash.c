@@ -113,3 +113,25 @@ uint64_t tl_checksum64(const void *data, size_t n) {
   h ^= h >> 33; h *= CK_P2; h ^= h >> 29; h *= CK_P1; h ^= h >> 32;
   return h;
 }
+
+/* Key fields: "name" NUL, an 8-byte length, the bytes, so that no two
+ * different field lists serialize alike; a NULL string has the length
+ * 2^64-1 and no bytes (so NULL and "" differ). */
+void tl_sha256_field(tl_sha256_ctx *s, const char *name, const void *data, size_t n) {
+  uint64_t len = n;
+  tl_sha256_update(s, name, strlen(name) + 1);
+  tl_sha256_update(s, &len, sizeof len);
+  if (n) tl_sha256_update(s, data, n);
+}
+
+void tl_sha256_field_str(tl_sha256_ctx *s, const char *name, const char *v) {
+  if (!v) {
+    uint64_t none = UINT64_MAX;
+    tl_sha256_update(s, name, strlen(name) + 1);
+    tl_sha256_update(s, &none, sizeof none);
+    return;
+  }
+  tl_sha256_field(s, name, v, strlen(v));
+}
+
+void tl_sha256_field_int(tl_sha256_ctx *s, const char *name, int64_t v) { tl_sha256_field(s, name, &v, sizeof v); }

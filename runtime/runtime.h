@@ -168,6 +168,11 @@ void tl_sha256_init(tl_sha256_ctx *s);
 void tl_sha256_update(tl_sha256_ctx *s, const void *data, size_t n);
 void tl_sha256_final(tl_sha256_ctx *s, uint8_t out[32]);
 void tl_sha256(const void *data, size_t n, uint8_t out[32]);
+/* Cache-key fields (name, 8-byte length, bytes; NULL strings distinct from
+ * ""), shared by the kernel cache and the autotuner's winner key. */
+void tl_sha256_field(tl_sha256_ctx *s, const char *name, const void *data, size_t n);
+void tl_sha256_field_str(tl_sha256_ctx *s, const char *name, const char *v);
+void tl_sha256_field_int(tl_sha256_ctx *s, const char *name, int64_t v);
 /* A fast 64-bit checksum (not cryptographic) of cache entry payloads: any
  * change confined to one aligned 8-byte word of data changes it; see hash.c. */
 uint64_t tl_checksum64(const void *data, size_t n);

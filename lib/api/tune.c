@@ -418,51 +418,40 @@ static void describe(const tilec_tune_space *s, const int64_t *values, char *buf
   if (!s || s->nparams == 0) snprintf(buf, n, "(defaults)");
 }
 
-/* SHA-256 fields as in runtime/cache.c: name NUL, 8-byte length, bytes. */
-static void key_bytes(tl_sha256_ctx *h, const char *name, const void *data, size_t n) {
-  uint64_t len = n;
-  tl_sha256_update(h, name, strlen(name) + 1);
-  tl_sha256_update(h, &len, sizeof len);
-  if (n) tl_sha256_update(h, data, n);
-}
-static void key_str(tl_sha256_ctx *h, const char *name, const char *v) {
-  key_bytes(h, name, v ? v : "\xff(null)", v ? strlen(v) : 7);
-}
-static void key_int(tl_sha256_ctx *h, const char *name, int64_t v) { key_bytes(h, name, &v, sizeof v); }
 
 static void winner_key(const tuner *t, const char *kernel, const char *shape_class, int driver, char hex[65]) {
   tl_sha256_ctx h;
   tl_sha256_init(&h);
-  key_str(&h, "format", "tilec-tune-key/1");
-  key_str(&h, "source", t->source);
-  key_str(&h, "kernel", kernel);
+  tl_sha256_field_str(&h, "format", "tilec-tune-key/2");
+  tl_sha256_field_str(&h, "source", t->source);
+  tl_sha256_field_str(&h, "kernel", kernel);
   const tilec_options *b = t->base;
-  key_int(&h, "ndefines", b ? b->ndefines : 0);
+  tl_sha256_field_int(&h, "ndefines", b ? b->ndefines : 0);
   for (int i = 0; b && i < b->ndefines; i++) {
-    key_str(&h, "define", b->defines[i].name);
-    key_int(&h, "value", b->defines[i].value);
+    tl_sha256_field_str(&h, "define", b->defines[i].name);
+    tl_sha256_field_int(&h, "value", b->defines[i].value);
   }
-  key_str(&h, "arch", t->arch);
-  key_int(&h, "opt_level", b ? b->opt_level : 3);
-  key_int(&h, "line_info", b ? b->line_info : 1);
-  key_str(&h, "pipeline", b ? b->pipeline : NULL);
-  key_str(&h, "entry_name", b ? b->entry_name : NULL);
-  key_int(&h, "warps", b ? b->warps : 0);
-  key_int(&h, "stages", b ? b->stages : 0);
-  key_int(&h, "fp8_acc_fast", b ? b->fp8_acc_fast : 0);
-  key_str(&h, "disable_pass", b ? b->disable_pass : NULL);
+  tl_sha256_field_str(&h, "arch", t->arch);
+  tl_sha256_field_int(&h, "opt_level", b ? b->opt_level : 3);
+  tl_sha256_field_int(&h, "line_info", b ? b->line_info : 1);
+  tl_sha256_field_str(&h, "pipeline", b ? b->pipeline : NULL);
+  tl_sha256_field_str(&h, "entry_name", b ? b->entry_name : NULL);
+  tl_sha256_field_int(&h, "warps", b ? b->warps : 0);
+  tl_sha256_field_int(&h, "stages", b ? b->stages : 0);
+  tl_sha256_field_int(&h, "fp8_acc_fast", b ? b->fp8_acc_fast : 0);
+  tl_sha256_field_str(&h, "disable_pass", b ? b->disable_pass : NULL);
   const tilec_tune_space *s = t->space;
-  key_int(&h, "nparams", s ? s->nparams : 0);
+  tl_sha256_field_int(&h, "nparams", s ? s->nparams : 0);
   for (int i = 0; s && i < s->nparams; i++) {
-    key_str(&h, "param", s->params[i].name);
-    key_bytes(&h, "values", s->params[i].values, sizeof(int64_t) * (size_t)s->params[i].nvalues);
+    tl_sha256_field_str(&h, "param", s->params[i].name);
+    tl_sha256_field(&h, "values", s->params[i].values, sizeof(int64_t) * (size_t)s->params[i].nvalues);
   }
-  key_str(&h, "shape_class", shape_class);
-  key_str(&h, "device", t->dev->name);
-  key_int(&h, "cc", 10 * t->dev->cc_major + t->dev->cc_minor);
-  key_int(&h, "driver", driver);
-  key_str(&h, "tilec", TILEC_VERSION_STRING);
-  key_str(&h, "llvm", TILEC_LLVM_VERSION);
+  tl_sha256_field_str(&h, "shape_class", shape_class);
+  tl_sha256_field_str(&h, "device", t->dev->name);
+  tl_sha256_field_int(&h, "cc", 10 * t->dev->cc_major + t->dev->cc_minor);
+  tl_sha256_field_int(&h, "driver", driver);
+  tl_sha256_field_str(&h, "tilec", TILEC_VERSION_STRING);
+  tl_sha256_field_str(&h, "llvm", TILEC_LLVM_VERSION);
   uint8_t d[32];
   tl_sha256_final(&h, d);
   static const char digits[] = "0123456789abcdef";
