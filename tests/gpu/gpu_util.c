@@ -253,3 +253,30 @@ int gpu_each_tile_file(const char *dir, void (*fn)(const char *dir, const char *
   free(names);
   return files;
 }
+
+tilec_program *gpu_open_program(const char *dir, const char *name, tilec_stage stage) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  tilec_program *p = NULL;
+  tilec_status st = tilec_program_create_from_file(&p, path, NULL);
+  if (st == TILEC_OK) st = tilec_program_compile(p, stage);
+  if (st == TILEC_OK) return p;
+  printf("FAIL %s: %s\n%s\n", name, tilec_status_string(st), p ? tilec_program_log(p) : "");
+  tilec_program_destroy(p);
+  return NULL;
+}
+
+tilec_kernel *gpu_load_kernel(tilec_program *p, const char *file, const char *kname) {
+  tilec_kernel *k = NULL;
+  tilec_status st = tilec_kernel_load(p, kname, 0, &k);
+  if (st == TILEC_ERROR_NO_DEVICE) {
+    printf("SKIP: %s\n", tilec_program_log(p));
+    exit(GPU_SKIP);
+  }
+  if (st != TILEC_OK) {
+    printf("FAIL %s:%s: load: %s\n%s\n", file, kname, tilec_status_string(st), tilec_program_log(p));
+    return NULL;
+  }
+  printf("loaded %s:%s (%s)\n", file, kname, tilec_kernel_origin(k));
+  return k;
+}

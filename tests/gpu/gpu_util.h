@@ -84,4 +84,13 @@ int gpu_sym_index(const char **names, int *n, int cap, const char *s);
  * the number of files, or -1 when dir cannot be read (after printing FAIL). */
 int gpu_each_tile_file(const char *dir, void (*fn)(const char *dir, const char *name));
 
+/* dir/name created and compiled to `stage`; NULL after printing FAIL with the
+ * log.  The caller counts the failure. */
+tilec_program *gpu_open_program(const char *dir, const char *name, tilec_stage stage);
+
+/* Kernel kname of p loaded on GPU 0: exits GPU_SKIP where there is no
+ * device; NULL after printing FAIL (file:kernel: load: ...); else prints
+ * "loaded file:kernel (origin)". */
+tilec_kernel *gpu_load_kernel(tilec_program *p, const char *file, const char *kname);
+
 #endif

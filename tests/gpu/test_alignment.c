@@ -300,32 +300,16 @@ static bool run_case(tilec_program *p, tilec_kernel *k, int kidx, const char *fi
 }
 
 static void run_file(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  tilec_program *p = NULL;
-  tilec_status st = tilec_program_create_from_file(&p, path, NULL);
-  if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_IR);
-  if (st != TILEC_OK) {
-    printf("FAIL %s: %s\n%s\n", name, tilec_status_string(st), p ? tilec_program_log(p) : "");
+  tilec_program *p = gpu_open_program(dir, name, TILEC_STAGE_IR);
+  if (!p) {
     failures++;
-    tilec_program_destroy(p);
     return;
   }
   for (int ki = 0; ki < tilec_program_num_kernels(p); ki++) {
-    const char *kname = tilec_program_kernel_name(p, ki);
     tilec_kernel *k = NULL;
-    if (!interp_only) {
-      st = tilec_kernel_load(p, kname, 0, &k);
-      if (st == TILEC_ERROR_NO_DEVICE) {
-        printf("SKIP: %s\n", tilec_program_log(p));
-        exit(GPU_SKIP);
-      }
-      if (st != TILEC_OK) {
-        printf("FAIL %s:%s: load: %s\n%s\n", name, kname, tilec_status_string(st), tilec_program_log(p));
-        failures++;
-        continue;
-      }
-      printf("loaded %s:%s (%s)\n", name, kname, tilec_kernel_origin(k));
+    if (!interp_only && !(k = gpu_load_kernel(p, name, tilec_program_kernel_name(p, ki)))) {
+      failures++;
+      continue;
     }
     for (int ci = 0; ci < NCASES; ci++) {
       if (run_case(p, k, ki, name, &cases[ci])) passes++;
