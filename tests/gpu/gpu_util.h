@@ -84,6 +84,18 @@ int gpu_sym_index(const char **names, int *n, int cap, const char *s);
  * the number of files, or -1 when dir cannot be read (after printing FAIL). */
 int gpu_each_tile_file(const char *dir, void (*fn)(const char *dir, const char *name));
 
+/* A failed check: prints FAIL with the line and a message and counts it in
+ * the calling test's `failures`. */
+#define GPU_EXPECT(cond, ...)             \
+  do {                                    \
+    if (!(cond)) {                        \
+      printf("FAIL line %d: ", __LINE__); \
+      printf(__VA_ARGS__);                \
+      printf("\n");                       \
+      failures++;                         \
+    }                                     \
+  } while (0)
+
 /* dir/name created and compiled to `stage`; NULL after printing FAIL with the
  * log.  The caller counts the failure. */
 tilec_program *gpu_open_program(const char *dir, const char *name, tilec_stage stage);

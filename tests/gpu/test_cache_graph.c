@@ -28,15 +28,6 @@ static const char source[] =
     "}\n";
 
 static int failures;
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      printf("FAIL line %d: ", __LINE__);                   \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-      failures++;                                           \
-    }                                                       \
-  } while (0)
 
 /* Load vadd (with -D B=block when block > 0); returns the origin. */
 static const char *load_origin(int block, tilec_program **pp, tilec_kernel **kp) {
@@ -95,7 +86,7 @@ static void test_launch(tilec_kernel *k, CUstream stream, int n, bool capture) {
     if (!capture || rep == 0) {
       if (capture) gpu_check(gpu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "begin capture");
       tilec_status st = tilec_kernel_launch(k, args, 4, stream);
-      EXPECT(st == TILEC_OK, "launch (n=%d, capture=%d): %s", n, capture, tilec_kernel_error(k));
+      GPU_EXPECT(st == TILEC_OK, "launch (n=%d, capture=%d): %s", n, capture, tilec_kernel_error(k));
       if (capture) {
         gpu_check(gpu.cuStreamEndCapture(stream, &graph), "end capture (a launch that syncs or allocates breaks it)");
         gpu_check(gpu.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
@@ -109,7 +100,7 @@ static void test_launch(tilec_kernel *k, CUstream stream, int n, bool capture) {
       float want = x[i] * a + y[i];
       if (!(fabsf(z[i] - want) <= 1e-5f * fabsf(want) + 1e-6f)) bad++;
     }
-    EXPECT(bad == 0, "n=%d capture=%d rep=%d: %zu of %d wrong", n, capture, rep, bad, n);
+    GPU_EXPECT(bad == 0, "n=%d capture=%d rep=%d: %zu of %d wrong", n, capture, rep, bad, n);
     /* new inputs, same buffers: a graph replay must see them */
     gpu_fill_random(x, (size_t)n, "f32");
     gpu_check(gpu.cuMemcpyHtoD(dx, x, bytes), "h2d");
@@ -140,20 +131,20 @@ int main(int argc, char **argv) {
   /* ---- cache ---- */
   tilec_program *p1, *p2, *p3;
   tilec_kernel *k1, *k1b, *k2, *k3;
-  EXPECT(!strcmp(load_origin(0, &p1, &k1), "compiled"), "first load: %s", tilec_kernel_origin(k1));
-  EXPECT(tilec_program_text(p1, TILEC_STAGE_PTX) != NULL, "a compiled load has PTX");
-  EXPECT(tilec_kernel_load(p1, "vadd", 0, &k1b) == TILEC_OK && !strcmp(tilec_kernel_origin(k1b), "memory-cache"),
+  GPU_EXPECT(!strcmp(load_origin(0, &p1, &k1), "compiled"), "first load: %s", tilec_kernel_origin(k1));
+  GPU_EXPECT(tilec_program_text(p1, TILEC_STAGE_PTX) != NULL, "a compiled load has PTX");
+  GPU_EXPECT(tilec_kernel_load(p1, "vadd", 0, &k1b) == TILEC_OK && !strcmp(tilec_kernel_origin(k1b), "memory-cache"),
          "second load of the same program");
-  EXPECT(!strcmp(load_origin(0, &p2, &k2), "memory-cache"), "same source, new program: %s", tilec_kernel_origin(k2));
-  EXPECT(tilec_program_text(p2, TILEC_STAGE_PTX) == NULL, "a cache hit skips the compile to PTX");
-  EXPECT(child_origin(argv[0]) == 'd', "a new process loads from the disk cache");
-  EXPECT(!strcmp(load_origin(128, &p3, &k3), "compiled"), "-D B=128 is another kernel: %s", tilec_kernel_origin(k3));
+  GPU_EXPECT(!strcmp(load_origin(0, &p2, &k2), "memory-cache"), "same source, new program: %s", tilec_kernel_origin(k2));
+  GPU_EXPECT(tilec_program_text(p2, TILEC_STAGE_PTX) == NULL, "a cache hit skips the compile to PTX");
+  GPU_EXPECT(child_origin(argv[0]) == 'd', "a new process loads from the disk cache");
+  GPU_EXPECT(!strcmp(load_origin(128, &p3, &k3), "compiled"), "-D B=128 is another kernel: %s", tilec_kernel_origin(k3));
   /* corrupt every entry: a new process recompiles, the next hits again */
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "for f in '%s'/*.tlk; do printf 'X' | dd of=\"$f\" bs=1 seek=200 conv=notrunc 2>/dev/null; done", dir);
-  EXPECT(system(cmd) == 0, "corrupting entries");
-  EXPECT(child_origin(argv[0]) == 'c', "a corrupt entry is a miss");
-  EXPECT(child_origin(argv[0]) == 'd', "the corrupt entry was replaced");
+  GPU_EXPECT(system(cmd) == 0, "corrupting entries");
+  GPU_EXPECT(child_origin(argv[0]) == 'c', "a corrupt entry is a miss");
+  GPU_EXPECT(child_origin(argv[0]) == 'd', "the corrupt entry was replaced");
 
   /* ---- launches: plain (ragged sizes), then under graph capture ---- */
   CUstream stream;

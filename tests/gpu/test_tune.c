@@ -15,15 +15,6 @@
 #include "gpu_util.h"
 
 static int failures;
-#define EXPECT(cond, ...)                 \
-  do {                                    \
-    if (!(cond)) {                        \
-      printf("FAIL line %d: ", __LINE__); \
-      printf(__VA_ARGS__);                \
-      printf("\n");                       \
-      failures++;                         \
-    }                                     \
-  } while (0)
 
 #define MAXP 8
 typedef struct buf {
@@ -64,7 +55,7 @@ static void tune_one(const char *file, const char *kernel, const char *const *sy
   tilec_status st = tilec_program_create_from_file(&p, path, NULL);
   if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_IR);
   if (st != TILEC_OK) {
-    EXPECT(0, "%s: %s\n%s", file, tilec_status_string(st), p ? tilec_program_log(p) : "");
+    GPU_EXPECT(0, "%s: %s\n%s", file, tilec_status_string(st), p ? tilec_program_log(p) : "");
     tilec_program_destroy(p);
     return;
   }
@@ -114,43 +105,43 @@ static void tune_one(const char *file, const char *kernel, const char *const *sy
   printf("tune %s:%s (%d configs)\n", file, kernel, count);
   progress_calls = 0;
   st = tilec_autotune(path, 1, NULL, kernel, &space, dargs, np, 0, on_progress, NULL, &r);
-  EXPECT(st == TILEC_OK, "%s: tilec_autotune: %s\n%s", file, tilec_status_string(st), r.log);
+  GPU_EXPECT(st == TILEC_OK, "%s: tilec_autotune: %s\n%s", file, tilec_status_string(st), r.log);
   if (st != TILEC_OK) goto out;
   printf("  %s\n  shape class %s\n", r.summary, r.shape_class);
-  EXPECT(progress_calls == count, "%d progress calls for %d configs", progress_calls, count);
-  EXPECT(!r.from_cache && r.nconfigs == count && r.nvalid >= 1 && r.ms > 0 && r.worst_ms >= r.ms,
+  GPU_EXPECT(progress_calls == count, "%d progress calls for %d configs", progress_calls, count);
+  GPU_EXPECT(!r.from_cache && r.nconfigs == count && r.nvalid >= 1 && r.ms > 0 && r.worst_ms >= r.ms,
          "result: from_cache %d, %d configs, %d valid, %.4f ms, worst %.4f", r.from_cache, r.nconfigs, r.nvalid, r.ms,
          r.worst_ms);
-  EXPECT(strstr(r.summary, "best of ") != NULL, "summary: %s", r.summary);
+  GPU_EXPECT(strstr(r.summary, "best of ") != NULL, "summary: %s", r.summary);
   /* the caller's tensors are untouched */
   for (int i = 0; i < np; i++) {
     if (!b[i].info.is_tensor) continue;
     gpu_check(gpu.cuMemcpyDtoH(b[i].back, b[i].dev, b[i].bytes), "cuMemcpyDtoH");
-    EXPECT(memcmp(b[i].back, b[i].orig, b[i].bytes) == 0, "%s: tensor %s changed by tuning", file, b[i].info.name);
+    GPU_EXPECT(memcmp(b[i].back, b[i].orig, b[i].bytes) == 0, "%s: tensor %s changed by tuning", file, b[i].info.name);
   }
   /* the winner is correct */
   {
     tilec_options *o = NULL;
     tilec_options_create(&o);
-    EXPECT(tilec_tune_apply(&r, o) == TILEC_OK, "tilec_tune_apply");
+    GPU_EXPECT(tilec_tune_apply(&r, o) == TILEC_OK, "tilec_tune_apply");
     tilec_program *wp = NULL;
     tilec_kernel *k = NULL;
     st = tilec_program_create_from_file(&wp, path, o);
     tilec_options_destroy(o);
     if (st == TILEC_OK) st = tilec_kernel_load(wp, kernel, 0, &k);
-    EXPECT(st == TILEC_OK, "load winner: %s\n%s", tilec_status_string(st), wp ? tilec_program_log(wp) : "");
+    GPU_EXPECT(st == TILEC_OK, "load winner: %s\n%s", tilec_status_string(st), wp ? tilec_program_log(wp) : "");
     if (st == TILEC_OK) {
       st = tilec_kernel_launch(k, dargs, np, NULL);
-      EXPECT(st == TILEC_OK, "launch winner: %s", tilec_kernel_error(k));
+      GPU_EXPECT(st == TILEC_OK, "launch winner: %s", tilec_kernel_error(k));
       gpu_check(gpu.cuCtxSynchronize(), "winner kernel");
       st = tilec_interpret(wp, kernel, hargs, np);
-      EXPECT(st == TILEC_OK, "interpreter: %s", tilec_program_log(wp));
+      GPU_EXPECT(st == TILEC_OK, "interpreter: %s", tilec_program_log(wp));
       for (int i = 0; i < np && st == TILEC_OK; i++) {
         if (!b[i].info.is_tensor || !b[i].info.written) continue;
         gpu_check(gpu.cuMemcpyDtoH(b[i].back, b[i].dev, b[i].bytes), "cuMemcpyDtoH");
         gpu_cmp c;
         bool same = gpu_compare(b[i].back, b[i].host, b[i].numel, b[i].info.dtype, &c);
-        EXPECT(same, "%s winner: %s: %zu mismatches, %zu unwritten; first at %zu: gpu %.9g, interpreter %.9g", file,
+        GPU_EXPECT(same, "%s winner: %s: %zu mismatches, %zu unwritten; first at %zu: gpu %.9g, interpreter %.9g", file,
                b[i].info.name, c.mismatches, c.unwritten, c.first_bad, c.first_got, c.first_want);
         if (same) printf("  winner correct: %s max abs err %.3g\n", b[i].info.name, c.max_abs_err);
       }
@@ -165,11 +156,11 @@ static void tune_one(const char *file, const char *kernel, const char *const *sy
     double t0 = gpu_now_ms();
     st = tilec_autotune(path, 1, NULL, kernel, &space, dargs, np, 0, on_progress, NULL, &r2);
     double ms = gpu_now_ms() - t0;
-    EXPECT(st == TILEC_OK && r2.from_cache == 1 && progress_calls == 0, "second call: %s, from_cache %d, %d progress calls",
+    GPU_EXPECT(st == TILEC_OK && r2.from_cache == 1 && progress_calls == 0, "second call: %s, from_cache %d, %d progress calls",
            tilec_status_string(st), r2.from_cache, progress_calls);
     bool same = r2.nparams == r.nparams;
     for (int i = 0; same && i < r.nparams; i++) same = r2.values[i] == r.values[i] && !strcmp(r2.names[i], r.names[i]);
-    EXPECT(same, "the cached winner is the winner");
+    GPU_EXPECT(same, "the cached winner is the winner");
     printf("  second call: %s (%.1f ms)\n", r2.summary, ms);
   }
 out:
