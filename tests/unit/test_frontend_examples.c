@@ -12,15 +12,9 @@
 #include "frontend.h"
 #include "fpconv.h"
 #include "interp.h"
+#include "ctx_fixture.h"
 
-static tl_ctx ctx;
-static jmp_buf jb;
-
-static void setup(void) {
-  tl_ctx_init(&ctx);
-  ctx.on_fatal = &jb;
-}
-static void teardown(void) { tl_ctx_free(&ctx); }
+TL_CTX_FIXTURE()
 
 TestSuite(frontend_examples, .init = setup, .fini = teardown);
 
