@@ -23,6 +23,8 @@ ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN]] (0 = the 
                 help="attention cases D:S:CAUSAL[:WARPS],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
+ap.add_argument("--once", action="store_true",
+                help="attention: launch tilec, FA2 and cuDNN once each, no timing (for ncu: bench/ncu_attn.sh)")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
 args = ap.parse_args()
 
@@ -232,6 +234,13 @@ def attn():
         f(); torch.cuda.synchronize()
         ref = F.scaled_dot_product_attention(q.float(), kk.float(), v.float(), is_causal=causal)
         err = relerr(o, ref)
+        if args.once:
+            for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+                with sdpa_kernel(be):
+                    F.scaled_dot_product_attention(q, kk, v, is_causal=causal)
+            torch.cuda.synchronize()
+            print(f"once: D{D} S{S} causal={int(causal)} rel.err {err:.1e}")
+            continue
         ms = bench(f)
         fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         refs = {}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# bench/ncu_attn.sh: where attention's time goes, tilec beside FA2 and cuDNN, from ncu.
+#
+#   usage (repo root, GPU machine): bench/ncu_attn.sh BUILD_DIR D:S:CAUSAL[:WARPS[:BN]],...
+#
+# Launches each case once (bench.py --only attn --once) under ncu and prints, per
+# kernel: duration, warp instructions executed, issue-slot use, tensor / FMA / MUFU
+# pipe use, registers, occupancy, and the top warp stall reasons.  The question it
+# answers: is the kernel issue-bound (instructions), tensor-bound or latency-bound.
+set -u
+BUILD=$(cd "${1:-build}" && pwd) || exit 2
+CASES=${2:-64:4096:1}
+export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+OUTDIR=${OUT:-/tmp}
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu not found"; exit 77; }
+M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
+sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,\
+sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,\
+sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,\
+sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,\
+sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,\
+launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,\
+smsp__average_warp_latency_issue_stalled_barrier.ratio,\
+smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,\
+smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,\
+smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,\
+smsp__average_warp_latency_issue_stalled_wait.ratio,\
+smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,\
+smsp__average_warp_latency_issue_stalled_not_selected.ratio,\
+smsp__average_warp_latency_issue_stalled_selected.ratio,\
+smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,\
+smsp__average_warp_latency_issue_stalled_tex_throttle.ratio,\
+smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,\
+smsp__average_warp_latency_issue_stalled_no_instruction.ratio,\
+smsp__average_warp_latency_issue_stalled_branch_resolving.ratio
+PYTHONUNBUFFERED=1 "$NCU" --metrics "$M" --kernel-name regex:'attn_fwd|flash|cudnn|sdpa|fmha' --csv --page raw \
+  python3 bench/bench.py --lib "$BUILD/libtilec.so.0.1" --only attn --once --attn-cases "$CASES" \
+  >"$OUTDIR/ncu_attn.csv" 2>"$OUTDIR/ncu_attn.err"
+echo "ncu exit $?"
+grep '^once:' "$OUTDIR/ncu_attn.csv"
+python3 - "$OUTDIR/ncu_attn.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+if not rows: print("no ncu rows"); sys.exit(1)
+head = rows[0]; kn = head.index("Kernel Name")
+cols = [i for i, h in enumerate(head) if "__" in h]
+short = lambda h: (h.replace("smsp__average_warp_latency_issue_stalled_", "stall_").replace(".ratio", "")
+                   .replace("sm__inst_executed_pipe_", "pipe_").replace(".avg.pct_of_peak_sustained_active", "%")
+                   .replace("sm__pipe_", "").replace("smsp__", "").replace(".sum", ""))
+for r in rows[1:]:
+    if not r or len(r) <= kn or r[kn] == "": continue
+    name = r[kn][:60]
+    print("## " + name)
+    print("   " + "  ".join(f"{short(head[i])}={r[i]}" for i in cols))
+PY
