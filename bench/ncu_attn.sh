@@ -38,18 +38,4 @@ PYTHONUNBUFFERED=1 "$NCU" --metrics "$M" --kernel-name regex:'attn_fwd|flash|cud
   >"$OUTDIR/ncu_attn.csv" 2>"$OUTDIR/ncu_attn.err"
 echo "ncu exit $?"
 grep '^once:' "$OUTDIR/ncu_attn.csv"
-python3 - "$OUTDIR/ncu_attn.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-if not rows: print("no ncu rows"); sys.exit(1)
-head = rows[0]; kn = head.index("Kernel Name")
-cols = [i for i, h in enumerate(head) if "__" in h]
-short = lambda h: (h.replace("smsp__average_warp_latency_issue_stalled_", "stall_").replace(".ratio", "")
-                   .replace("sm__inst_executed_pipe_", "pipe_").replace(".avg.pct_of_peak_sustained_active", "%")
-                   .replace("sm__pipe_", "").replace("smsp__", "").replace(".sum", ""))
-for r in rows[1:]:
-    if not r or len(r) <= kn or r[kn] == "": continue
-    name = r[kn][:60]
-    print("## " + name)
-    print("   " + "  ".join(f"{short(head[i])}={r[i]}" for i in cols))
-PY
+python3 bench/ncu_csv.py attn "$OUTDIR/ncu_attn.csv"

@@ -24,19 +24,4 @@ PYTHONUNBUFFERED=1 "$NCU" --metrics "$M" --kernel-name regex:'^swz_' --csv --pag
   >"$OUTDIR/ncu_banks.csv" 2>"$OUTDIR/ncu_banks.err"
 echo "ncu exit $?"
 grep '^banks:' "$OUTDIR/ncu_banks.csv"
-python3 - "$OUTDIR/ncu_banks.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-if not rows: print("no ncu rows"); sys.exit(1)
-head = rows[0]
-kn = head.index("Kernel Name")
-data = [r for r in rows[1:] if r and r[kn].startswith("swz_")]
-# the ld / st / cp.async (ldgsts) conflicts and all shared wavefronts; zero-only columns dropped
-cols = [i for i, h in enumerate(head) if h.startswith("l1tex__") and h.endswith(".sum")
-        and any(r[i].replace(",", "") not in ("0", "") for r in data)]
-short = lambda h: h.replace("l1tex__data_", "").replace("_pipe_lsu_mem_shared", "").replace(".sum", "")
-print("| kernel | " + " | ".join(short(head[i]) for i in cols) + " |")
-print("|---" * (len(cols) + 1) + "|")
-for r in data:
-    print("| " + r[kn] + " | " + " | ".join(r[i] for i in cols) + " |")
-PY
+python3 bench/ncu_csv.py banks "$OUTDIR/ncu_banks.csv"
