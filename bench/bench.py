@@ -268,6 +268,25 @@ def norms():
     ms_ref = bench(lambda: torch.nn.functional.rms_norm(x, (Cn,), w, 1e-6))
     by = 2 * x.numel() * 2
     row("rmsnorm bf16", f"{R}x{Cn}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, err)
+    # the load_hoist pass off (the weights then load after the reduction)
+    f = Kernel(ex("rmsnorm.tile"), disable="load_hoist").bind(x, w, y, 1e-6)
+    y.fill_(float("nan")); f(); torch.cuda.synchronize()
+    ms = bench(f)
+    row("rmsnorm bf16 load_hoist off", f"{R}x{Cn}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, relerr(y, ref))
+
+    Cl = 2048
+    xl = torch.randn(R, Cl, device="cuda", dtype=torch.bfloat16)
+    wl = torch.randn(Cl, device="cuda", dtype=torch.bfloat16)
+    bl = torch.randn(Cl, device="cuda", dtype=torch.bfloat16)
+    yl = torch.full_like(xl, float("nan"))
+    refl = torch.nn.functional.layer_norm(xl.float(), (Cl,), wl.float(), bl.float(), 1e-5)
+    ms_ref = bench(lambda: torch.nn.functional.layer_norm(xl, (Cl,), wl, bl, 1e-5))
+    by = 2 * xl.numel() * 2
+    for tag, dis in (("", None), (" load_hoist off", "load_hoist")):
+        f = Kernel(ex("layernorm.tile"), disable=dis).bind(xl, wl, bl, yl, 1e-5)
+        yl.fill_(float("nan")); f(); torch.cuda.synchronize()
+        ms = bench(f)
+        row("layernorm bf16" + tag, f"{R}x{Cl}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, relerr(yl, refl))
 
     xs = torch.randn(R, 1024, device="cuda", dtype=torch.float32)
     ys = torch.full_like(xs, float("nan"))
@@ -353,7 +372,7 @@ def name_heuristic():
 
 # ---- scheduling passes on/off (--only passes) -------------------------------------------
 def sched_passes():
-    # The kernel cache key does not include disable-pass: compile every variant afresh.
+    # Compile every variant afresh (the cache key includes disable-pass; this times nothing cached).
     os.environ["TILEC_CACHE"] = "0"
     import statistics
     reps = 3 if args.quick else 5
