@@ -61,6 +61,8 @@ typedef struct cg_stream {
   /* a [K][N] B read by wgmma (emit_wgmma.c): the slot is [N/64][K][64],
    * atoms of 128-byte rows, 16-byte chunk c of k-row r at c ^ (r % 8) */
   bool wg_atoms;
+  bool wg_kmajor;         /* wgmma B given as trans of [N][K]: with wg_atoms (rows over 128 B,
+                           * 16-bit), the atoms are [K/64][N][64], K-major */
   bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
 } cg_stream;
 
@@ -139,6 +141,10 @@ static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses
  * (docs/pipelines.md "Hopper wgmma") and its table entry chose wgmma: record
  * it; B kept [K][N] gets the atom slot layout, the ring the proxy fence,
  * and slots are kept 1024-byte aligned (swizzle atoms).  Else mma.sync. */
+static bool a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb);
+
+static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
+
 static void plan_wgmma(cg *g, int32_t D) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -146,16 +152,30 @@ static void plan_wgmma(cg *g, int32_t D) {
   tl_dot_sched *e = dot_sched(g, D);
   if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == 4 || !cg_wgmma_fits(g, D)) return;
   int32_t a = o->opnd[0], b = o->opnd[1];
-  if (p->vkind[a] != SRC_STREAM || p->vkind[b] != SRC_STREAM) return;
-  cg_stream *sa = &p->streams[p->vstream[a]], *sb = &p->streams[p->vstream[b]];
+  if (p->vkind[b] != SRC_STREAM) return;
+  cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL, *sb = &p->streams[p->vstream[b]];
+  tl_type *at = &tl_val(f, a)->type;
+  int aeb = tl_dtype_bytes((tl_dtype)at->dtype), ra = at->shape[1] * aeb;
+  /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
+   * one atom or [K/64][M][64] atoms, 16-bit), or registers (16-bit, the
+   * accumulator fragments of an mma-layout tile: attention's p) */
+  if (sa) {
+    if (!sa->swz || !row_ok(ra) || sa->stage_bytes % 1024) return;
+  } else if (p->vkind[a] == SRC_INVARIANT) {
+    if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024) return;
+  } else if (p->vkind[a] != SRC_STAGED || aeb != 2 || !a_from_regs(g, a, cg_layout(g, o->res[0]), aeb)) {
+    return;
+  }
   bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
-  int ra = sa->cols * sa->eb, rb = sb->cols * sb->eb;
-  if (!sa->swz || !sb->swz || (ra != 32 && ra != 64 && ra != 128)) return;
-  if (bk ? rb != 32 && rb != 64 && rb != 128 : rb % 128 != 0) return;
-  if (sa->eb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
-  if (sa->stage_bytes % 1024 || sb->stage_bytes % 1024) return;
-  sb->wg_atoms = !bk;
-  sa->wg = sb->wg = true;
+  int rb = sb->cols * sb->eb;
+  if (!sb->swz) return;
+  if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
+  if (aeb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
+  if (sb->stage_bytes % 1024) return;
+  sb->wg_atoms = !bk || rb > 128;
+  sb->wg_kmajor = bk;
+  if (sa) sa->wg = true;
+  sb->wg = true;
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
   /* a group may stay in flight into the next iteration when nothing but
@@ -274,6 +294,8 @@ void cg_make_plan(cg *g) {
         int32_t cols = which == 0 ? xt->shape[1] : kn ? xt->shape[1] : xt->shape[0];
         bool swz;
         int bytes = rows * staged_pitch(g, D, which, cols, eb, &swz);
+        /* a wgmma A reads it by descriptor: 1024-byte aligned (swizzle atoms) */
+        if (which == 0 && e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA) persist = (persist + 1023) / 1024 * 1024;
         p->vkind[x] = SRC_INVARIANT;
         p->vstream[x] = persist;
         persist += (bytes + 127) / 128 * 128;
@@ -1046,6 +1068,30 @@ static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int
   }
 }
 
+/* Store every element of the [rows][K] 16-bit tile v as wgmma's K-major
+ * [K/64][rows][64] atoms at off: 64 columns = one 128-byte row of an atom
+ * column of rows*128 bytes, 16-byte chunk c of row r at c ^ (r % 8) (the
+ * 128-byte swizzle).  Once per program (a resident operand): plain math. */
+static void stage_atoms(cg *g, int32_t v, int off, int32_t rows, int eb) {
+  tl_type *t = &tl_val(g->f, v)->type;
+  const tl_layout *l = cg_layout(g, v);
+  cg_val *x = cg_get(g, v);
+  LLVMValueRef row_l = cg_lane_warp(g, t->layout, 0), b_l = mul_c(g, cg_lane_warp(g, t->layout, 1), eb);
+  for (int32_t r = 0; r < tl_layout_nregs(l); r++) {
+    if (tl_layout_canon_reg(l, r) != r) continue;
+    int32_t c[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r, c);
+    LLVMValueRef row = add_c(g, row_l, c[0]), b = add_c(g, b_l, (int64_t)c[1] * eb);
+    LLVMValueRef atom = LLVMBuildLShr(g->B, b, cg_i32(g, 7), "");
+    LLVMValueRef ch = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, b, cg_i32(g, 4), ""), cg_i32(g, 7), "");
+    ch = LLVMBuildXor(g->B, ch, LLVMBuildAnd(g->B, row, cg_i32(g, 7), ""), "");
+    LLVMValueRef a = LLVMBuildAdd(g->B, mul_c(g, atom, (int64_t)rows * 128), mul_c(g, row, 128), "");
+    a = LLVMBuildAdd(g->B, a, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""), "");
+    a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, b, cg_i32(g, 15), ""), "");
+    LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, add_c(g, a, off)));
+  }
+}
+
 /* ldmatrix .x4 (or .x2): returns the i32 registers in out[]. */
 static void ldmatrix(cg *g, LLVMValueRef addr32, int nmat, bool trans, LLVMValueRef *out) {
   char text[128];
@@ -1353,7 +1399,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
         LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
         LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
         cg_barrier(g);
-        stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
+        bool wg = w == 0 && dot_is_wgmma(p, D);
+        if (wg && s->rowbytes > 128) stage_atoms(g, x, off, M, eb);
+        else stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
+        /* st.shared writes through the generic proxy, wgmma reads through the async one */
+        if (wg) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
         cg_barrier(g);
         LLVMPositionBuilderAtEnd(g->B, here);
       }
@@ -1367,7 +1417,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
   if (dot_is_wgmma(p, D)) {
     cg_stream *st_b = &p->streams[p->vstream[b]];
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
-    cg_wgmma_src wb = {.base = sb.base, .kmajor = !st_b->wg_atoms, .rowbytes = sb.rowbytes, .krows = st_b->rows};
+    if (sa.kind == SRC_REGS) wa.regs = pack_regs_a(g, &q, a);
+    else if (sa.rowbytes > 128) wa.rowbytes = 128, wa.katom = M * 128; /* resident [K/64][M][64] atoms */
+    cg_wgmma_src wb = {.base = sb.base, .kmajor = st_b->wg_kmajor, .rowbytes = sb.rowbytes, .krows = st_b->rows};
+    if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
     int lag = 0;
     for (int i = 0; i < p->nring; i++)
       if (p->rings[i].for_op == L) lag = p->rings[i].lag;
