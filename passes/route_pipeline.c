@@ -265,6 +265,11 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   /* stages: a ring deep enough to hide load latency, cut to what fits in
    * shared memory (1 = no prefetch) */
   bool stages_set = f->stages != 0;
+  /* attention on cutlass for sm_90a (8 warps, wgmma, below): one program of
+   * two warpgroups an SM (its registers), so the ring takes what fits; the
+   * score dot's wait also covers the value dot's group, which needs 3 stages */
+  bool attn_wg = pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_ATTENTION && (f->warps == 0 || f->warps == 8) &&
+                 cutlass_attn_8(f, &ml, o->arch);
   int64_t per_stage = 0, resident = 0, resident_rows = 0;
   if (ml.kind != LOOP_NONE) operand_bytes(f, &ml, &per_stage, &resident, &resident_rows);
   if (!stages_set) {
@@ -276,7 +281,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
        * D128: 2 stages 272 TFLOP/s, 3 stages 215).  An SM has the budget +
        * 1 KiB, and each program also takes 1 KiB reserved by the driver and
        * 16 B of padding per row of its resident operands (swpipe). */
-      if (ml.kind == LOOP_ATTENTION) {
+      if (ml.kind == LOOP_ATTENTION && !attn_wg) {
         int64_t half = (tl_arch_smem_budget(o->arch) + 1024) / 2 - 1024;
         int64_t two = (half - resident - 16 * resident_rows) / per_stage;
         if (two < fit) fit = two < 2 ? 2 : two;
@@ -303,7 +308,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * (mma_remap): two warpgroups of 64 rows for a 128-row tile, each warp
      * 16 rows (S 128x64 is 32 f32 a thread, O 128x128 64); the operands are
      * read by the tensor cores, not per warp, so the 4-warp argument is gone */
-    if (pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_ATTENTION && cutlass_attn_8(f, &ml, o->arch)) {
+    if (attn_wg) {
       f->warps = 8;
       attn8 = true;
     }

@@ -157,7 +157,9 @@ bool cg_wgmma_fits(cg *g, int32_t D);
  * (the slots must be published by then: the ring's wait_group +
  * fence.proxy.async + barrier).  A promoting dot (cg_dot_promotes) needs
  * inflight 0: each group of <= 4 k32 slices writes a temporary, waited for
- * and added into the accumulator before the next group. */
+ * and added into the accumulator before the next group.  inflight 2: no
+ * wait at all (a later wait_group 0 of the plan covers it, and rebinds the
+ * result's carried value: emit_dot.c wg_defer). */
 void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */
