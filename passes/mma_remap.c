@@ -2,8 +2,10 @@
  * op and value; records per dot in f->sched (lib/schedule.h) the tensor-core
  * instruction and the warps_m x warps_n warp tiling chosen by lib/mma_tiling.h's
  * model among what codegen implements (mma.sync; whole rows per warp in
- * kernels that reduce; wgmma for the `cutlass` pipeline on sm_90a when both
- * operands can stream, wgmma_unfit).  Breaks nothing.  docs/scheduling.md. */
+ * kernels that reduce; wgmma for the `cutlass` pipeline on sm_90a when B can
+ * stream and A streams, is resident or comes from registers, wgmma_unfit; also
+ * in kernels that reduce, wgmma's layout keeping whole rows per warp).  Breaks
+ * nothing.  docs/scheduling.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,9 +49,10 @@ static void explain_acc(tl_sbuf *ex, tl_func *f, int32_t id, const tl_pass_opts 
 }
 
 /* wgmma.m64nNk16 (16-bit) / m64nNk32 (8-bit) for dot `id` (docs/pipelines.md
- * "Hopper wgmma"): the `cutlass` pipeline on sm_90a, bf16/f16 or e4m3/e5m2
- * operands into f32, no row reduction in the kernel, both operands streamable
- * (the stream rule of lib/schedule.h), 8-bit ones both K-major (wgmma has no
+ * "Hopper wgmma", "wgmma attention"): the `cutlass` pipeline on sm_90a,
+ * bf16/f16 or e4m3/e5m2 operands into f32, B streamable (the stream rule of
+ * lib/schedule.h), A streamable, resident or (16-bit) registers (*a_from 0, 1,
+ * 2), 8-bit ones both K-major (wgmma has no
  * transpose for 8-bit operands), M a multiple of 16 rows per warp over whole
  * warpgroups, N <= 256 (one instruction), at most 128 accumulator registers
  * per thread.  NULL when it applies, else why not. */

@@ -1,7 +1,8 @@
 /* emit_wgmma.c: requires a dot whose schedule entry chose wgmma
- * (mma_remap), both operands streamed into 1024-byte aligned ring slots in
- * the wgmma canonical layouts (emit_dot.c's plan; 8-bit operands both
- * K-major), and the accumulator in the mma layout with every warp along M;
+ * (mma_remap), B streamed into 1024-byte aligned ring slots and A streamed,
+ * resident (staged once) or in registers, in the wgmma canonical layouts
+ * (emit_dot.c's plan; 8-bit operands both K-major, never in registers), and
+ * the accumulator in the mma layout with every warp along M;
  * emits per warpgroup one wgmma.mma_async.m64nNk16 (bf16/f16) or m64nNk32
  * (e4m3/e5m2) per 64-row block and k slice, the operands read by
  * shared-memory matrix descriptors.  docs/pipelines.md "Hopper wgmma".
@@ -26,6 +27,12 @@
  *     the R-byte mode); SBO = 8 rows = 8R; LBO unused (1); slice kk at
  *     start + 32 kk.  A k slice is 32 bytes of a row for every type (k16
  *     of bf16, k32 of e4m3), so 8-bit operands use the same descriptors.
+ *   K-major rows over 128 bytes (16-bit: attention's q and k at D = 128):
+ *     the slot is [K/64][rows][64] atoms of 128-byte rows (mode 1, SBO
+ *     1024), slice kk at start + (kk/4) * rows*128 + 32 (kk%4) (katom).
+ *   A in registers (attention's p): per k16 slice the four b32 registers of
+ *     the mma.sync m16n8k16 A fragment of the warp's 16 rows, which is
+ *     wgmma's register A fragment; `{a0..a3}, descB, p, 1, 1, trans-b`.
  *   N-major B ([K][N] kept, transpose flag 1): the slot is [N/64][K][64]
  *     atoms of 128-byte rows, 128 B swizzle inside; LBO = the distance of
  *     two 64-column atoms = K*128; SBO = 8 k-rows = 1024; slice kk at
