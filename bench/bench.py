@@ -19,8 +19,10 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
-ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:BM]]] (0 = the default)
-                help="attention cases D:S:CAUSAL[:WARPS[:BN[:BM]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
+ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
+                help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
+ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
+                help="attention: kernels of examples/attn.tile to time, a row each per case (cutlass_attn_fwd: wgmma on sm_90a)")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--once", action="store_true",
@@ -212,46 +214,52 @@ def attn():
     cases = [(128, 4096, False)] if args.quick else [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (False, True)]
     if args.attn_cases:
         cases = [tuple(int(y) for y in x.split(":")) for x in args.attn_cases.split(",")]
-    attn_warps, attn_bn, attn_bm = {}, {}, {}
+    attn_warps, attn_bn, attn_st, attn_bm = {}, {}, {}, {}
     for i, c in enumerate(cases):
         if len(c) > 3 and c[3]: attn_warps[i] = c[3]
         if len(c) > 4 and c[4]: attn_bn[i] = c[4]
-        if len(c) > 5 and c[5]: attn_bm[i] = c[5]
+        if len(c) > 5 and c[5]: attn_st[i] = c[5]
+        if len(c) > 6 and c[6]: attn_bm[i] = c[6]
         cases[i] = (c[0], c[1], bool(c[2]))
     kernels = {}
+    names = [n for n in args.attn_kernels.split(",") if n]
     for i, (D, S, causal) in enumerate(cases):
-        w, bn, bm = attn_warps.get(i), attn_bn.get(i), attn_bm.get(i)
-        key = (D, causal, w, bn, bm)
-        if key not in kernels:
-            defs = {"D": D, "CAUSAL": int(causal)}
-            if bn: defs["BN"] = bn
-            if bm: defs["BM"] = bm
-            kernels[key] = Kernel(ex("attn.tile"), defs, options={"warps": w} if w else None)
-        k = kernels[key]
+        w, bn, st, bm = attn_warps.get(i), attn_bn.get(i), attn_st.get(i), attn_bm.get(i)
         H = 2048 // D; Z = max(1, 16384 // S)
         q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
         kk = torch.randn_like(q); v = torch.randn_like(q)
-        o = torch.full_like(q, float("nan"))
-        f = k.bind(q, kk, v, o, D ** -0.5)
-        f(); torch.cuda.synchronize()
         ref = F.scaled_dot_product_attention(q.float(), kk.float(), v.float(), is_causal=causal)
-        err = relerr(o, ref)
-        if args.once:
-            for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
-                with sdpa_kernel(be):
-                    F.scaled_dot_product_attention(q, kk, v, is_causal=causal)
-            torch.cuda.synchronize()
-            print(f"once: D{D} S{S} causal={int(causal)} rel.err {err:.1e}")
-            continue
-        ms = bench(f)
-        fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         refs = {}
-        for nm, be in (("FA2", SDPBackend.FLASH_ATTENTION), ("cuDNN", SDPBackend.CUDNN_ATTENTION)):
-            with sdpa_kernel(be):
-                refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
-        shape = f"D{D} S{S} {'causal' if causal else 'full'}" + (f" w{w}" if w else "") + (f" BN{bn}" if bn else "") + (f" BM{bm}" if bm else "")
-        row("attn fwd", shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
-        row("attn fwd", shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
+        for kname in names:
+            key = (kname, D, causal, w, bn, st, bm)
+            if key not in kernels:
+                defs = {"D": D, "CAUSAL": int(causal)}
+                if bn: defs["BN"] = bn
+                if bm: defs["BM"] = bm
+                opts = dict(([("warps", w)] if w else []) + ([("stages", st)] if st else []))
+                kernels[key] = Kernel(ex("attn.tile"), defs, kernel=kname, options=opts or None)
+            k = kernels[key]
+            o = torch.full_like(q, float("nan"))
+            f = k.bind(q, kk, v, o, D ** -0.5)
+            f(); torch.cuda.synchronize()
+            err = relerr(o, ref)
+            if args.once:
+                for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+                    with sdpa_kernel(be):
+                        F.scaled_dot_product_attention(q, kk, v, is_causal=causal)
+                torch.cuda.synchronize()
+                print(f"once: D{D} S{S} causal={int(causal)} rel.err {err:.1e}")
+                continue
+            ms = bench(f)
+            fl = 4 * Z * H * S * S * D / (2 if causal else 1)
+            for nm, be in (("FA2", SDPBackend.FLASH_ATTENTION), ("cuDNN", SDPBackend.CUDNN_ATTENTION)):
+                if nm not in refs:
+                    with sdpa_kernel(be):
+                        refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
+            shape = f"D{D} S{S} {'causal' if causal else 'full'}" + (f" w{w}" if w else "") + (f" BN{bn}" if bn else "") + (f" st{st}" if st else "") + (f" BM{bm}" if bm else "")
+            what = "attn fwd" if kname == "attn_fwd" else kname
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
 
 # ---- memory-bound: rmsnorm, softmax (bytes read + written over time) -------------------------
 def norms():

@@ -2,8 +2,10 @@
  * op and value; records per dot in f->sched (lib/schedule.h) the tensor-core
  * instruction and the warps_m x warps_n warp tiling chosen by lib/mma_tiling.h's
  * model among what codegen implements (mma.sync; whole rows per warp in
- * kernels that reduce; wgmma for the `cutlass` pipeline on sm_90a when both
- * operands can stream, wgmma_unfit).  Breaks nothing.  docs/scheduling.md. */
+ * kernels that reduce; wgmma for the `cutlass` pipeline on sm_90a when B can
+ * stream and A streams, is resident or comes from registers, wgmma_unfit; also
+ * in kernels that reduce, wgmma's layout keeping whole rows per warp).  Breaks
+ * nothing.  docs/scheduling.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,13 +49,14 @@ static void explain_acc(tl_sbuf *ex, tl_func *f, int32_t id, const tl_pass_opts 
 }
 
 /* wgmma.m64nNk16 (16-bit) / m64nNk32 (8-bit) for dot `id` (docs/pipelines.md
- * "Hopper wgmma"): the `cutlass` pipeline on sm_90a, bf16/f16 or e4m3/e5m2
- * operands into f32, no row reduction in the kernel, both operands streamable
- * (the stream rule of lib/schedule.h), 8-bit ones both K-major (wgmma has no
+ * "Hopper wgmma", "wgmma attention"): the `cutlass` pipeline on sm_90a,
+ * bf16/f16 or e4m3/e5m2 operands into f32, B streamable (the stream rule of
+ * lib/schedule.h), A streamable, resident or (16-bit) registers (*a_from 0, 1,
+ * 2), 8-bit ones both K-major (wgmma has no
  * transpose for 8-bit operands), M a multiple of 16 rows per warp over whole
  * warpgroups, N <= 256 (one instruction), at most 128 accumulator registers
  * per thread.  NULL when it applies, else why not. */
-static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, bool rows_per_warp, int warps) {
+static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, int warps, int *a_from) {
   tl_op *op = tl_op_at(f, id);
   const tl_type *at = &tl_val(f, op->opnd[0])->type, *bt = &tl_val(f, op->opnd[1])->type;
   const tl_type *rt = &tl_val(f, op->res[0])->type;
@@ -63,22 +66,43 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   bool b8 = is_8bit(at->dtype) && is_8bit(bt->dtype);
   if (!b8 && ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype)) return "operands not bf16/f16/fp8";
   if (rt->dtype != TL_F32) return "accumulator not f32";
-  if (rows_per_warp) return "the kernel reduces rows";
+  /* rows reduced in the kernel: wgmma's accumulator layout (all warps along
+   * M, warp w of a warpgroup = 16 whole rows of each 64-row block, a row in
+   * one quad) keeps every row inside a warp, like mma.sync's 4x1 */
   if (warps % 4 || M % (16 * warps)) return "M not 16 rows per warp over whole warpgroups";
   if (N > 256 || N % 8) return "N not a wgmma N (8..256)";
   if ((N / 2) * (M / (16 * warps)) > 128) return "more than 128 accumulator registers per thread";
   int32_t *uses = tl_count_uses(f);
   const char *why;
-  bool kc[2];
+  bool kc[2] = {true, true};
   /* an 8-bit [K][N] b streams (codegen's column-paired mma.sync path), but
    * wgmma cannot read it: ask with allow_kn8 only to learn its major-ness */
-  for (int w = 0; w < 2; w++)
-    if (tl_stream_source(f, id, w, uses, b8, &kc[w], &why) < 0) return w ? "b does not stream" : "a does not stream";
+  if (tl_stream_source(f, id, 1, uses, b8, &kc[1], &why) < 0) return "b does not stream";
+  /* a: streamed, or resident (loaded before the loop, staged once into a
+   * wgmma-readable slot: attention's q), or 16-bit registers cast from an
+   * f32 tile computed in the loop (attention's p: the accumulator fragment
+   * is wgmma's register A fragment; codegen checks the layout) */
+  int a_src = 0; /* 0 streamed, 1 resident, 2 registers */
+  *a_from = 0;
+  if (tl_stream_source(f, id, 0, uses, b8, &kc[0], &why) < 0) {
+    int32_t a = op->opnd[0], L = op->parent;
+    tl_value *av = tl_val(f, a);
+    tl_op *def = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
+    if (L >= 0 && tl_defined_outside(f, a, L) && def && def->opc == TL_OP_load && !b8) a_src = 1;
+    else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
+    else return "a does not stream, is not a resident load nor a 16-bit cast of an f32 tile (registers)";
+  }
   if (b8 && !kc[1])
     return "8-bit b kept [K][N]: wgmma reads 8-bit operands only K-major (no transpose for 8-bit); give it as "
            "trans(load [N][K])";
-  if (!kmajor_rows_ok(K * (b8 ? 1 : 2))) return "K rows not 32, 64 or 128 bytes";
+  /* K-major rows: one 32/64/128-byte swizzle atom, or (16-bit) whole
+   * 128-byte atoms side by side ([K/64][rows][64] slots) */
+  int32_t kb = K * (b8 ? 1 : 2);
+  bool katoms = !b8 && kb % 128 == 0;
+  if (a_src != 2 && !kmajor_rows_ok(kb) && !(katoms && a_src == 1)) return "K rows not 32, 64 or 128 bytes";
+  if (kc[1] && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
+  *a_from = a_src;
   return NULL;
 }
 
@@ -108,7 +132,8 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   if (ex)
     tl_sbuf_printf(ex, "mma_remap: kernel '%s': dot at %d:%d (%dx%dx%d %s, %d warps): ", f->name, op->loc.line,
                    op->loc.col, pb.M, pb.N, pb.K, tl_dtype_name(pb.dtype), pb.warps);
-  const char *unfit = wgmma_unfit(f, id, sm, arch_a, rows_per_warp, pb.warps);
+  int a_from = 0;
+  const char *unfit = wgmma_unfit(f, id, sm, arch_a, pb.warps, &a_from);
   if (!unfit) {
     tl_dot_sched *d = tl_sched_dot(f, id, true);
     d->remapped = true;
@@ -120,9 +145,14 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
     if (ex)
       tl_sbuf_printf(ex,
                      "wgmma.m64n%dk%d, %d warpgroups over M (warps %dx1 of 16x%d), %d per k%d slice; %d accumulator "
-                     "regs/thread; operands read from the swizzled ring slots by descriptor (mma.sync with these "
-                     "warps if they do not stream)",
-                     pb.N, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64, wk, pb.N / 2 * (pb.M / (16 * pb.warps)));
+                     "regs/thread; %s (mma.sync with these warps if they do not stream)",
+                     pb.N, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64, wk, pb.N / 2 * (pb.M / (16 * pb.warps)),
+                     a_from == 1   ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
+                                     "exceed 128 B), b from the swizzled ring slots, by descriptor"
+                     : a_from == 2 ? "a from registers (the f32 accumulator fragment packed to 16 bits, if in the mma "
+                                     "layout), b from the swizzled ring slots by descriptor"
+                                   : "operands read from the swizzled ring slots by descriptor");
+    if (ex && rows_per_warp) tl_sbuf_puts(ex, "; rows reduced inside a warp (a warp holds 16 whole rows of each 64)");
     if (ex) explain_acc(ex, f, id, o);
     return;
   }

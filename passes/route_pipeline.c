@@ -224,6 +224,15 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
     }
 }
 
+/* Attention on cutlass gets 8 warps: sm_90a (wgmma; NULL = sm_90a) and
+ * every dot's M a multiple of 128 (two warpgroups of 64-row blocks). */
+static bool cutlass_attn_8(tl_func *f, const main_loop *ml, const char *arch) {
+  if (arch && strcmp(arch, "sm_90a")) return false;
+  for (int i = 0; i < ml->ndots; i++)
+    if (shape_of(f, ml->dots[i]).m % 128) return false;
+  return true;
+}
+
 typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
 static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
@@ -256,6 +265,11 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   /* stages: a ring deep enough to hide load latency, cut to what fits in
    * shared memory (1 = no prefetch) */
   bool stages_set = f->stages != 0;
+  /* attention on cutlass for sm_90a (8 warps, wgmma, below): one program of
+   * two warpgroups an SM (its registers), so the ring takes what fits; the
+   * score dot's wait also covers the value dot's group, which needs 3 stages */
+  bool attn_wg = pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_ATTENTION && (f->warps == 0 || f->warps == 8) &&
+                 cutlass_attn_8(f, &ml, o->arch);
   int64_t per_stage = 0, resident = 0, resident_rows = 0;
   if (ml.kind != LOOP_NONE) operand_bytes(f, &ml, &per_stage, &resident, &resident_rows);
   if (!stages_set) {
@@ -267,7 +281,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
        * D128: 2 stages 272 TFLOP/s, 3 stages 215).  An SM has the budget +
        * 1 KiB, and each program also takes 1 KiB reserved by the driver and
        * 16 B of padding per row of its resident operands (swpipe). */
-      if (ml.kind == LOOP_ATTENTION) {
+      if (ml.kind == LOOP_ATTENTION && !attn_wg) {
         int64_t half = (tl_arch_smem_budget(o->arch) + 1024) / 2 - 1024;
         int64_t two = (half - resident - 16 * resident_rows) / per_stage;
         if (two < fit) fit = two < 2 ? 2 : two;
@@ -282,7 +296,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
    * reads all of K and V from shared memory, so 8 warps of 16 rows read them
    * twice as often as 4 warps of 32 rows (the D128 loop was bound by shared
    * memory bandwidth at 8 warps: 0.65x FlashAttention-2, 4 warps 0.77x) */
-  bool warps_set = f->warps != 0;
+  bool warps_set = f->warps != 0, attn8 = false;
   if (!warps_set && ml.kind != LOOP_NONE) {
     int64_t biggest = 0;
     for (int i = 0; i < ml.ndots; i++) {
@@ -290,6 +304,14 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       if ((int64_t)s.m * s.n > biggest) biggest = (int64_t)s.m * s.n;
     }
     f->warps = biggest >= 128 * 128 && ml.kind != LOOP_ATTENTION ? 8 : 4;
+    /* ... except on cutlass for sm_90a, where attention's dots are wgmma
+     * (mma_remap): two warpgroups of 64 rows for a 128-row tile, each warp
+     * 16 rows (S 128x64 is 32 f32 a thread, O 128x128 64); the operands are
+     * read by the tensor cores, not per warp, so the 4-warp argument is gone */
+    if (attn_wg) {
+      f->warps = 8;
+      attn8 = true;
+    }
   }
 
   if (o->explain && o->explain_out) {
@@ -317,6 +339,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     if (stages_set) tl_sbuf_puts(b, " (attribute)");
     else if (per_stage > 0 && pipe != TL_PIPE_SIMPLE) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
+    if (attn8) tl_sbuf_puts(b, " (attention on cutlass for sm_90a: wgmma, 2 warpgroups of 64 rows)");
     tl_sbuf_puts(b, "\n");
   }
   return true;

@@ -140,19 +140,26 @@ typedef struct cg_wgmma_src {
   bool kmajor;       /* rows of K (A: [M][K]; B: [N][K]), row XOR-swizzled; else B as [N/64][K][64] atoms */
   int rowbytes;      /* K-major: bytes per row (32, 64 or 128 = the swizzle mode) */
   int krows;         /* atoms (N-major B): the K rows of one atom (the slot's K) */
+  int katom;         /* K-major rows longer than 128 B (16-bit): the slot is [K/64][rows][64]
+                      * atoms of 128-byte rows (rowbytes 128), katom = bytes of one atom
+                      * column (rows * 128); 0: a row holds all of K */
+  LLVMValueRef *regs; /* A only, 16-bit: in registers, the packed mma.sync m16n8k16 A fragments
+                       * regs[(mi * nk + kk) * 4 + i] (64-row block mi, k16 slice kk); base unused */
 } cg_wgmma_src;
 /* Dot D (its schedule entry chose wgmma) can be emitted as wgmma on this
  * target with its accumulator layout: sm_90a, bf16/f16 or e4m3/e5m2 (any
  * pair; the plan then needs both K-major) into f32, the layout
  * with all warps along M (warpgroups of 4), N <= 256. */
 bool cg_wgmma_fits(cg *g, int32_t D);
-/* Emit dot o as wgmma reading both operands from shared memory; fence,
+/* Emit dot o as wgmma reading B (and A unless a->regs) from shared memory; fence,
  * commit and wait_group `inflight` (0, or 1: this group may still run into
  * the next iteration; the loop exit then waits, cg_wgmma_fence_val) included
  * (the slots must be published by then: the ring's wait_group +
  * fence.proxy.async + barrier).  A promoting dot (cg_dot_promotes) needs
  * inflight 0: each group of <= 4 k32 slices writes a temporary, waited for
- * and added into the accumulator before the next group. */
+ * and added into the accumulator before the next group.  inflight 2: no
+ * wait at all (a later wait_group 0 of the plan covers it, and rebinds the
+ * result's carried value: emit_dot.c wg_defer). */
 void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */

@@ -192,14 +192,16 @@ static void make_phis(cg *g, int32_t v, LLVMTypeRef *ty_out) {
   }
 }
 
-static void add_incoming(cg *g, int32_t phi_v, int32_t from_v, LLVMBasicBlockRef bb) {
+/* phis: the registers make_phis gave phi_v (the body may rebind phi_v to
+ * other registers: emit_dot.c's deferred wgmma waits). */
+static void add_incoming(cg *g, int32_t phi_v, LLVMValueRef *phis, int32_t from_v, LLVMBasicBlockRef bb) {
   cg_val *p = cg_get(g, phi_v), *s = cg_get(g, from_v);
   if (p->n != s->n) TL_INTERNAL(g->ctx, "codegen: carried value %%%d changes register count", (int)phi_v);
   for (int32_t i = 0; i < p->n; i++) {
     const tl_type *t = &tl_val(g->f, phi_v)->type;
     if (t->kind == TL_KIND_TILE && tl_layout_canon_reg(cg_layout(g, phi_v), i) != i) continue;
     LLVMValueRef in = s->r[i];
-    LLVMAddIncoming(p->r[i], &in, &bb, 1);
+    LLVMAddIncoming(phis[i], &in, &bb, 1);
   }
 }
 
@@ -228,9 +230,11 @@ static void emit_for(cg *g, int32_t opid) {
   LLVMPositionBuilderAtEnd(g->B, head);
   LLVMValueRef iv = LLVMBuildPhi(g->B, g->i64, "iv");
   LLVMAddIncoming(iv, &lo, &pre, 1);
+  LLVMValueRef **phis = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef *) * (size_t)(ncar > 0 ? ncar : 1));
   for (int i = 0; i < ncar; i++) {
     make_phis(g, body->args.data[1 + i], NULL);
-    add_incoming(g, body->args.data[1 + i], o->opnd[3 + i], pre);
+    phis[i] = cg_get(g, body->args.data[1 + i])->r;
+    add_incoming(g, body->args.data[1 + i], phis[i], o->opnd[3 + i], pre);
   }
   /* the interpreter rejects step <= 0; here the loop just does not run */
   LLVMValueRef go = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, iv, hi, ""),
@@ -252,7 +256,10 @@ static void emit_for(cg *g, int32_t opid) {
   LLVMValueRef next = LLVMBuildAdd(g->B, iv, step, "iv.next");
   LLVMAddIncoming(iv, &next, &latch, 1);
   if (ny != ncar) TL_INTERNAL(g->ctx, "codegen: for yields %d values for %d carried", ny, ncar);
-  for (int i = 0; i < ncar; i++) add_incoming(g, body->args.data[1 + i], ys[i], latch);
+  for (int i = 0; i < ncar; i++) {
+    add_incoming(g, body->args.data[1 + i], phis[i], ys[i], latch);
+    cg_get(g, body->args.data[1 + i])->r = phis[i]; /* after the loop: the phis */
+  }
   LLVMBuildBr(g->B, head);
   LLVMPositionBuilderAtEnd(g->B, exit);
   cg_loop_exit(g, opid); /* perf2 hook (emit_dot.c): cp.async.wait_group 0 drain after a ring */
@@ -283,8 +290,8 @@ static void emit_if(cg *g, int32_t opid) {
   for (int i = 0; i < o->nres; i++) {
     if (i >= ny[0] || i >= ny[1]) TL_INTERNAL(g->ctx, "codegen: if without a value for result %d", i);
     make_phis(g, o->res[i], NULL);
-    add_incoming(g, o->res[i], ys[0][i], ends[0]);
-    add_incoming(g, o->res[i], ys[1][i], ends[1]);
+    add_incoming(g, o->res[i], cg_get(g, o->res[i])->r, ys[0][i], ends[0]);
+    add_incoming(g, o->res[i], cg_get(g, o->res[i])->r, ys[1][i], ends[1]);
   }
 }
 

@@ -36,6 +36,7 @@
  * Fragments: ldmatrix.sync.aligned.m8n8.x4 (.trans for a [K][N] B), the
  * fragments of k-slice k+1 loaded before the mma of slice k.  Warp tiling is
  * the mma layout's: warp bits over M (16-row blocks), then N (8 columns). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,8 @@ typedef struct cg_stream {
   /* a [K][N] B read by wgmma (emit_wgmma.c): the slot is [N/64][K][64],
    * atoms of 128-byte rows, 16-byte chunk c of k-row r at c ^ (r % 8) */
   bool wg_atoms;
+  bool wg_kmajor;         /* wgmma B given as trans of [N][K]: with wg_atoms (rows over 128 B,
+                           * 16-bit), the atoms are [K/64][N][64], K-major */
   bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
 } cg_stream;
 
@@ -87,6 +90,9 @@ typedef struct cg_plan {
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
   int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
   bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */
+  bool wg_defer[4];       /* ... that do not wait at all: an earlier wgmma dot of the next iteration
+                           * (its wait_group 0) or the loop exit waits (attention's O += P V) */
+  int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
   int nwg;
 } cg_plan;
 
@@ -139,6 +145,35 @@ static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses
  * (docs/pipelines.md "Hopper wgmma") and its table entry chose wgmma: record
  * it; B kept [K][N] gets the atom slot layout, the ring the proxy fence,
  * and slots are kept 1024-byte aligned (swizzle atoms).  Else mma.sync. */
+static bool a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb);
+
+/* Index in loop L's body of the top-level op holding op id (nested ops
+ * count as their ancestor), or INT32_MAX. */
+static int32_t body_pos(tl_func *f, int32_t L, int32_t id) {
+  while (id >= 0 && tl_op_at(f, id)->parent != L) id = tl_op_at(f, id)->parent;
+  tl_region *body = &tl_op_at(f, L)->regions[0];
+  for (int32_t i = 0; id >= 0 && i < body->ops.len; i++)
+    if (body->ops.data[i] == id) return i;
+  return INT32_MAX;
+}
+
+/* The first body position (body_pos) of an op of loop L using value v. */
+static int32_t body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
+  int32_t first = INT32_MAX;
+  for (int32_t id = 0; id < f->ops.len; id++) {
+    tl_op *u = tl_op_at(f, id);
+    if (u->flags & TL_OPF_DEAD) continue;
+    for (int j = 0; j < u->nopnd; j++)
+      if (u->opnd[j] == v) {
+        int32_t pos = body_pos(f, L, id);
+        if (pos < first) first = pos;
+      }
+  }
+  return first;
+}
+
+static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
+
 static void plan_wgmma(cg *g, int32_t D) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -146,16 +181,30 @@ static void plan_wgmma(cg *g, int32_t D) {
   tl_dot_sched *e = dot_sched(g, D);
   if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == 4 || !cg_wgmma_fits(g, D)) return;
   int32_t a = o->opnd[0], b = o->opnd[1];
-  if (p->vkind[a] != SRC_STREAM || p->vkind[b] != SRC_STREAM) return;
-  cg_stream *sa = &p->streams[p->vstream[a]], *sb = &p->streams[p->vstream[b]];
+  if (p->vkind[b] != SRC_STREAM) return;
+  cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL, *sb = &p->streams[p->vstream[b]];
+  tl_type *at = &tl_val(f, a)->type;
+  int aeb = tl_dtype_bytes((tl_dtype)at->dtype), ra = at->shape[1] * aeb;
+  /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
+   * one atom or [K/64][M][64] atoms, 16-bit), or registers (16-bit, the
+   * accumulator fragments of an mma-layout tile: attention's p) */
+  if (sa) {
+    if (!sa->swz || !row_ok(ra) || sa->stage_bytes % 1024) return;
+  } else if (p->vkind[a] == SRC_INVARIANT) {
+    if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024) return;
+  } else if (p->vkind[a] != SRC_STAGED || aeb != 2 || !a_from_regs(g, a, cg_layout(g, o->res[0]), aeb)) {
+    return;
+  }
   bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
-  int ra = sa->cols * sa->eb, rb = sb->cols * sb->eb;
-  if (!sa->swz || !sb->swz || (ra != 32 && ra != 64 && ra != 128)) return;
-  if (bk ? rb != 32 && rb != 64 && rb != 128 : rb % 128 != 0) return;
-  if (sa->eb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
-  if (sa->stage_bytes % 1024 || sb->stage_bytes % 1024) return;
-  sb->wg_atoms = !bk;
-  sa->wg = sb->wg = true;
+  int rb = sb->cols * sb->eb;
+  if (!sb->swz) return;
+  if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
+  if (aeb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
+  if (sb->stage_bytes % 1024) return;
+  sb->wg_atoms = !bk || rb > 128;
+  sb->wg_kmajor = bk;
+  if (sa) sa->wg = true;
+  sb->wg = true;
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
   /* a group may stay in flight into the next iteration when nothing but
@@ -173,24 +222,52 @@ static void plan_wgmma(cg *g, int32_t D) {
   /* a promoting dot adds its temporary right after the wait: no group of it
    * outlives the dot (one temporary; see cg_emit_wgmma) */
   if (cg_dot_promotes(g, o)) inflight = false;
+  /* deferred: the result is only yielded, and its carried value is first
+   * used after an earlier wgmma dot of the loop that waits for all groups
+   * (attention: acc * alpha comes after the score dot), so that wait also
+   * covers this group; the ring then needs its lag (plan_lag) */
+  int32_t carried = -1;
+  for (int i = 1; y && y->opc == TL_OP_yield && i < body->args.len; i++)
+    if (i - 1 < y->nopnd && y->opnd[i - 1] == o->res[0] && uses[o->res[0]] == 1) carried = body->args.data[i];
+  bool defer = false;
+  if (!inflight && carried >= 0 && !cg_dot_promotes(g, o) && !(env && *env == '0')) {
+    int first = body_pos_first_use(f, o->parent, carried);
+    for (int k = 0; k < p->nwg; k++)
+      if (tl_op_at(f, p->wg_dots[k])->parent == o->parent && !p->wg_inflight[k] && !p->wg_defer[k] &&
+          body_pos(f, o->parent, p->wg_dots[k]) < first)
+        defer = true;
+  }
   p->wg_inflight[p->nwg] = inflight;
+  p->wg_defer[p->nwg] = defer;
+  p->wg_carried[p->nwg] = inflight ? o->opnd[2] : defer ? carried : -1;
   p->wg_dots[p->nwg++] = D;
   LLVMSetAlignment(g->smem, 1024);
 }
 
 /* Ring lag: 1 when every wgmma dot reading the ring's loop keeps a group in
- * flight and the ring has at least 3 stages (the issue distance S-2 >= 1). */
+ * flight, or one defers its wait, and the ring has at least 3 stages (the
+ * issue distance S-2 >= 1); without it no dot defers. */
 static void plan_lag(cg_plan *p, tl_func *f) {
   for (int r = 0; r < p->nring; r++) {
     cg_ring *R = &p->rings[r];
-    bool any = false, all = true;
+    bool any = false, all = true, defer = false;
     for (int i = 0; i < p->nwg; i++)
       if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) {
         any = true;
         all = all && p->wg_inflight[i];
+        defer = defer || p->wg_defer[i];
       }
-    R->lag = any && all && R->stages >= 3 ? 1 : 0;
+    R->lag = ((any && all) || defer) && R->stages >= 3 ? 1 : 0;
+    for (int i = 0; i < p->nwg && !R->lag; i++)
+      if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) p->wg_defer[i] = false, p->wg_carried[i] = -1;
   }
+}
+
+/* Index of dot D in p->wg_dots, or -1. */
+static int wg_index(cg_plan *p, int32_t D) {
+  for (int i = 0; i < p->nwg; i++)
+    if (p->wg_dots[i] == D) return i;
+  return -1;
 }
 
 static bool dot_is_wgmma(cg_plan *p, int32_t D) {
@@ -274,6 +351,8 @@ void cg_make_plan(cg *g) {
         int32_t cols = which == 0 ? xt->shape[1] : kn ? xt->shape[1] : xt->shape[0];
         bool swz;
         int bytes = rows * staged_pitch(g, D, which, cols, eb, &swz);
+        /* a wgmma A reads it by descriptor: 1024-byte aligned (swizzle atoms) */
+        if (which == 0 && e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA) persist = (persist + 1023) / 1024 * 1024;
         p->vkind[x] = SRC_INVARIANT;
         p->vstream[x] = persist;
         persist += (bytes + 127) / 128 * 128;
@@ -286,7 +365,9 @@ void cg_make_plan(cg *g) {
   for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
   if (p->follow) stages = table_stages < 1 ? 1 : table_stages;
   else while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
-  if (persist + stages * ring_bytes > (p->follow ? 220 : 180) * 1024) { /* give up streaming */
+  /* (with a table: swpipe sized the rings against the arch's budget) */
+  int64_t limit = p->follow ? tl_arch_smem_budget(g->o ? g->o->arch : NULL) : 180 * 1024;
+  if (persist + stages * ring_bytes > limit) { /* give up streaming */
     for (int v = 0; v < f->values.len; v++)
       if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
     p->nstream = p->nring = 0;
@@ -913,7 +994,8 @@ void cg_loop_exit(cg *g, int32_t for_op) {
         LLVMPositionBuilderAtEnd(g->B, cb);
         asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
         for (int k = 0; k < p->nwg; k++)
-          if (tl_op_at(g->f, p->wg_dots[k])->parent == for_op) cg_wgmma_fence_val(g, tl_op_at(g->f, p->wg_dots[k])->opnd[2]);
+          if (tl_op_at(g->f, p->wg_dots[k])->parent == for_op && p->wg_carried[k] >= 0)
+            cg_wgmma_fence_val(g, p->wg_carried[k]);
       }
       /* drain: no copy may still be writing shared memory after the loop */
       asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
@@ -1043,6 +1125,30 @@ static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int
     if (k & (al - 1)) al = k & -k;
     LLVMValueRef st = LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, soff_at(g, &so, c[rd], c[cd] * eb)));
     if (al > eb) LLVMSetAlignment(st, (unsigned)al);
+  }
+}
+
+/* Store every element of the [rows][K] 16-bit tile v as wgmma's K-major
+ * [K/64][rows][64] atoms at off: 64 columns = one 128-byte row of an atom
+ * column of rows*128 bytes, 16-byte chunk c of row r at c ^ (r % 8) (the
+ * 128-byte swizzle).  Once per program (a resident operand): plain math. */
+static void stage_atoms(cg *g, int32_t v, int off, int32_t rows, int eb) {
+  tl_type *t = &tl_val(g->f, v)->type;
+  const tl_layout *l = cg_layout(g, v);
+  cg_val *x = cg_get(g, v);
+  LLVMValueRef row_l = cg_lane_warp(g, t->layout, 0), b_l = mul_c(g, cg_lane_warp(g, t->layout, 1), eb);
+  for (int32_t r = 0; r < tl_layout_nregs(l); r++) {
+    if (tl_layout_canon_reg(l, r) != r) continue;
+    int32_t c[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r, c);
+    LLVMValueRef row = add_c(g, row_l, c[0]), b = add_c(g, b_l, (int64_t)c[1] * eb);
+    LLVMValueRef atom = LLVMBuildLShr(g->B, b, cg_i32(g, 7), "");
+    LLVMValueRef ch = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, b, cg_i32(g, 4), ""), cg_i32(g, 7), "");
+    ch = LLVMBuildXor(g->B, ch, LLVMBuildAnd(g->B, row, cg_i32(g, 7), ""), "");
+    LLVMValueRef a = LLVMBuildAdd(g->B, mul_c(g, atom, (int64_t)rows * 128), mul_c(g, row, 128), "");
+    a = LLVMBuildAdd(g->B, a, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""), "");
+    a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, b, cg_i32(g, 15), ""), "");
+    LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, add_c(g, a, off)));
   }
 }
 
@@ -1353,7 +1459,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
         LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
         LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
         cg_barrier(g);
-        stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
+        bool wg = w == 0 && dot_is_wgmma(p, D);
+        if (wg && s->rowbytes > 128) stage_atoms(g, x, off, M, eb);
+        else stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
+        /* st.shared writes through the generic proxy, wgmma reads through the async one */
+        if (wg) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
         cg_barrier(g);
         LLVMPositionBuilderAtEnd(g->B, here);
       }
@@ -1367,11 +1477,19 @@ void cg_emit_dot(cg *g, tl_op *o) {
   if (dot_is_wgmma(p, D)) {
     cg_stream *st_b = &p->streams[p->vstream[b]];
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
-    cg_wgmma_src wb = {.base = sb.base, .kmajor = !st_b->wg_atoms, .rowbytes = sb.rowbytes, .krows = st_b->rows};
-    int lag = 0;
+    if (sa.kind == SRC_REGS) wa.regs = pack_regs_a(g, &q, a);
+    else if (sa.rowbytes > 128) wa.rowbytes = 128, wa.katom = M * 128; /* resident [K/64][M][64] atoms */
+    cg_wgmma_src wb = {.base = sb.base, .kmajor = st_b->wg_kmajor, .rowbytes = sb.rowbytes, .krows = st_b->rows};
+    if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
+    int lag = 0, wi = wg_index(p, D);
     for (int i = 0; i < p->nring; i++)
       if (p->rings[i].for_op == L) lag = p->rings[i].lag;
-    cg_emit_wgmma(g, o, &wa, &wb, lag);
+    int mode = p->wg_defer[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
+    cg_emit_wgmma(g, o, &wa, &wb, mode);
+    /* this dot waited for every group: the deferred dots' results (their
+     * carried values) are complete from here on */
+    for (int k = 0; mode == 0 && k < p->nwg; k++)
+      if (p->wg_defer[k] && tl_op_at(f, p->wg_dots[k])->parent == L) cg_wgmma_fence_val(g, p->wg_carried[k]);
     return;
   }
   if (need_stage) {

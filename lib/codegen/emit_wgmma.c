@@ -1,7 +1,8 @@
 /* emit_wgmma.c: requires a dot whose schedule entry chose wgmma
- * (mma_remap), both operands streamed into 1024-byte aligned ring slots in
- * the wgmma canonical layouts (emit_dot.c's plan; 8-bit operands both
- * K-major), and the accumulator in the mma layout with every warp along M;
+ * (mma_remap), B streamed into 1024-byte aligned ring slots and A streamed,
+ * resident (staged once) or in registers, in the wgmma canonical layouts
+ * (emit_dot.c's plan; 8-bit operands both K-major, never in registers), and
+ * the accumulator in the mma layout with every warp along M;
  * emits per warpgroup one wgmma.mma_async.m64nNk16 (bf16/f16) or m64nNk32
  * (e4m3/e5m2) per 64-row block and k slice, the operands read by
  * shared-memory matrix descriptors.  docs/pipelines.md "Hopper wgmma".
@@ -26,6 +27,12 @@
  *     the R-byte mode); SBO = 8 rows = 8R; LBO unused (1); slice kk at
  *     start + 32 kk.  A k slice is 32 bytes of a row for every type (k16
  *     of bf16, k32 of e4m3), so 8-bit operands use the same descriptors.
+ *   K-major rows over 128 bytes (16-bit: attention's q and k at D = 128):
+ *     the slot is [K/64][rows][64] atoms of 128-byte rows (mode 1, SBO
+ *     1024), slice kk at start + (kk/4) * rows*128 + 32 (kk%4) (katom).
+ *   A in registers (attention's p): per k16 slice the four b32 registers of
+ *     the mma.sync m16n8k16 A fragment of the warp's 16 rows, which is
+ *     wgmma's register A fragment; `{a0..a3}, descB, p, 1, 1, trans-b`.
  *   N-major B ([K][N] kept, transpose flag 1): the slot is [N/64][K][64]
  *     atoms of 128-byte rows, 128 B swizzle inside; LBO = the distance of
  *     two 64-column atoms = K*128; SBO = 8 k-rows = 1024; slice kk at
@@ -59,6 +66,12 @@ bool cg_wgmma_fits(cg *g, int32_t D) {
   const tl_layout *lc = cg_layout(g, o->res[0]);
   if (lc->kind != TL_LAYOUT_MMA || lc->mma_npair || lc->mma_wm != warps || lc->mma_wn != 1) return false;
   return warps % 4 == 0 && M % (16 * warps) == 0 && N <= 256 && N % 8 == 0;
+}
+
+/* Byte offset of k slice kk (32 bytes of a row) in a K-major slot: inside
+ * the row, or in atom column kk / 4 of a [K/64][rows][64] slot. */
+static int kslice_off(const cg_wgmma_src *s, int kk) {
+  return s->katom ? (kk * 32 / 128) * s->katom + (kk * 32) % 128 : kk * 32;
 }
 
 static int swizzle_mode(int rowbytes) { return rowbytes == 128 ? 1 : rowbytes == 64 ? 2 : 3; }
@@ -108,33 +121,39 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
 
   /* descriptors: A rows of this warpgroup's block mi, B whole */
   LLVMValueRef wg = LLVMBuildLShr(g->B, g->warp, cg_i32(g, 2), "");
+  bool areg = a->regs != NULL;
+  if (areg && b8) TL_INTERNAL(g->ctx, "codegen: wgmma with an 8-bit A from registers");
   unsigned long long ahi = desc_hi(16, 8 * a->rowbytes, swizzle_mode(a->rowbytes));
   unsigned long long bhi = b->kmajor ? desc_hi(16, 8 * b->rowbytes, swizzle_mode(b->rowbytes))
                                      : desc_hi(b->krows * 128, 1024, 1);
-  int bstep = b->kmajor ? 32 : 16 * 128; /* bytes from one k slice to the next */
+  int bstep = 16 * 128; /* N-major B: bytes from one k slice to the next */
   LLVMValueRef bdesc = desc_of(g, b->base, bhi);
   LLVMValueRef adesc[8];
   if (mrep > 8) cg_unsupported(g, "wgmma dot with %d 64-row blocks per warpgroup", mrep);
-  for (int mi = 0; mi < mrep; mi++) {
+  for (int mi = 0; mi < mrep && !areg; mi++) {
     LLVMValueRef row0 = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, wg, cg_i32(g, nwg * mi), ""), cg_i32(g, 64 * a->rowbytes), "");
     adesc[mi] = desc_of(g, LLVMBuildAdd(g->B, a->base, row0, ""), ahi);
   }
 
-  /* wgmma text: outputs $0..$nacc-1, then desc a, desc b, scale-d; the
-   * accumulators come back as tied inputs */
+  /* wgmma text: outputs $0..$nacc-1, then desc a (or the 4 registers of
+   * A), desc b, scale-d; the accumulators come back as tied inputs */
+  int na = areg ? 4 : 1; /* A operands */
   char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc + 256);
   char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 64);
   int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
-                  nacc + 2, N, kstep, wg_type(at->dtype), wg_type(bt->dtype));
+                  nacc + na + 1, N, kstep, wg_type(at->dtype), wg_type(bt->dtype));
   int c = 0;
   for (int i = 0; i < nacc; i++) {
     n += sprintf(text + n, "%s$%d", i ? "," : "", i);
     c += sprintf(cons + c, "=f,");
   }
-  /* scale-a, scale-b 1; the transpose immediates exist only for 16-bit types */
-  if (b8) sprintf(text + n, "}, $%d, $%d, p, 1, 1; }", nacc, nacc + 1);
+  /* scale-a, scale-b 1; the transpose immediates exist only for 16-bit
+   * types, and A from registers has none (only imm-trans-b) */
+  if (areg) sprintf(text + n, "}, {$%d,$%d,$%d,$%d}, $%d, p, 1, 1, %d; }", nacc, nacc + 1, nacc + 2, nacc + 3, nacc + 4,
+                    b->kmajor ? 0 : 1);
+  else if (b8) sprintf(text + n, "}, $%d, $%d, p, 1, 1; }", nacc, nacc + 1);
   else sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc, nacc + 1, b->kmajor ? 0 : 1);
-  c += sprintf(cons + c, "l,l,r");
+  c += sprintf(cons + c, areg ? "r,r,r,r,l,r" : "l,l,r");
   for (int i = 0; i < nacc; i++) c += sprintf(cons + c, ",%d", i);
   sprintf(cons + c, ",~{memory}");
   /* the operand fence after the wait: accumulators are not read before it */
@@ -145,7 +164,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   LLVMTypeRef *fl = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)nacc);
   for (int i = 0; i < nacc; i++) fl[i] = g->f32;
   LLVMTypeRef st = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc, 0);
-  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc + 3));
+  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc + 6));
 
   /* fp8-acc=promote: each group of at most CG_PROMOTE_K / kstep slices
    * writes the temporary t (its first slice with scale-d = 0, so t needs no
@@ -170,14 +189,18 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       for (int mi = 0; mi < mrep; mi++) {
         int32_t base = mi << (2 + lognrep);
         bool first = promote && kk == k0;
-        args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, (kk * 32) >> 4), "");
-        args[1] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, (kk * bstep) >> 4), "");
-        args[2] = cg_i32(g, first ? 0 : 1);
-        for (int i = 0; i < nacc && !first; i++) args[3 + i] = t[base + i];
-        LLVMValueRef out = asm_many(g, st, text, first ? cons0 : cons, args, first ? 3 : nacc + 3);
+        if (areg)
+          for (int i = 0; i < 4; i++) args[i] = a->regs[(mi * nk + kk) * 4 + i];
+        else
+          args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, kslice_off(a, kk) >> 4), "");
+        args[na] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, (b->kmajor ? kslice_off(b, kk) : kk * bstep) >> 4), "");
+        args[na + 1] = cg_i32(g, first ? 0 : 1);
+        for (int i = 0; i < nacc && !first; i++) args[na + 2 + i] = t[base + i];
+        LLVMValueRef out = asm_many(g, st, text, first ? cons0 : cons, args, first ? na + 2 : nacc + na + 2);
         for (int i = 0; i < nacc; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
       }
     asm_void(g, "wgmma.commit_group.sync.aligned;");
+    if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
     asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
     for (int mi = 0; mi < mrep; mi++) {
       int32_t base = mi << (2 + lognrep);
