@@ -312,13 +312,16 @@ def norms():
 # the other does not.  Timed in the same run, alternating, several repeats;
 # ratio = time(with "cutlass") / time(without): < 1 means the name helps.
 def one_kernel_source(path, kernel):
-    # entry-name applies to single-kernel programs: keep only `kernel`'s text
-    text = open(path).read()
-    parts = text.split("\nkernel ")
-    for i, part in enumerate(parts):
-        body = part if i == 0 else "kernel " + part
-        if body.startswith("kernel " + kernel + "("):
-            return body
+    # entry-name applies to single-kernel programs: keep only `kernel`'s text, from its
+    # declaration line (attributes such as `@warps(4)` may precede `kernel` on it) to the next
+    import re
+    lines = open(path).read().split("\n")
+    decl = re.compile(r"^\s*(@\w+\([^)]*\)\s*)*kernel\s+(\w+)\s*\(")
+    starts = [(i, m.group(2)) for i, l in enumerate(lines) for m in [decl.match(l)] if m]
+    for j, (i, name) in enumerate(starts):
+        if name == kernel:
+            end = starts[j + 1][0] if j + 1 < len(starts) else len(lines)
+            return "\n".join(lines[i:end])
     raise RuntimeError(f"no kernel {kernel} in {path}")
 
 def name_heuristic():
