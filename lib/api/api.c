@@ -520,21 +520,30 @@ static tilec_status stage_passes(tilec_program *p) {
   return p->text[TILEC_STAGE_IR] ? TILEC_OK : TILEC_ERROR_NOMEM;
 }
 
-static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
+static tl_codegen_opts codegen_opts(tilec_program *p) {
   tl_codegen_opts co = {0};
-  /* Printing the LLVM module costs ~7% of a compile: only when asked for. */
-  co.no_llvm_ir = !want_llvm_text;
   co.arch = target_arch(p);
   co.opt_level = p->opts.opt_level;
   co.line_info = p->opts.line_info != 0;
   co.entry_name = p->opts.entry_name;
   co.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
+  return co;
+}
+
+static bool run_codegen(tilec_program *p, const tl_codegen_opts *co, tl_codegen_result *out) {
   tl_api_flush_diags(p);
-  bool ok = tl_codegen(p->module, &co, &p->cg);
-  log_time(p, "codegen.llvm-build", p->cg.ms_llvm_build);
-  log_time(p, "codegen.llvm-opt", p->cg.ms_llvm_opt);
-  log_time(p, "codegen.ptx", p->cg.ms_ptx);
-  if (!ok || !p->cg.ptx) return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
+  bool ok = tl_codegen(p->module, co, out);
+  log_time(p, "codegen.llvm-build", out->ms_llvm_build);
+  log_time(p, "codegen.llvm-opt", out->ms_llvm_opt);
+  log_time(p, "codegen.ptx", out->ms_ptx);
+  return ok && out->ptx;
+}
+
+static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
+  tl_codegen_opts co = codegen_opts(p);
+  /* Printing the LLVM module costs ~7% of a compile: only when asked for. */
+  co.no_llvm_ir = !want_llvm_text;
+  if (!run_codegen(p, &co, &p->cg)) return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
   /* The program owns the texts from here on. */
   p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;
   p->text[TILEC_STAGE_PTX] = p->cg.ptx;
@@ -681,6 +690,35 @@ tilec_status tilec_program_compile(tilec_program *p, tilec_stage stage) {
   if (st != TILEC_OK && st != TILEC_ERROR_USAGE && !(st == TILEC_ERROR_UNSUPPORTED && p->reached >= TILEC_STAGE_PTX))
     p->failed = st;
   return st;
+}
+
+/* One kernel's PTX, for the JIT (docs/runtime.md "One kernel at a time"):
+ * the program's passes run once (TILEC_STAGE_IR); codegen emits only
+ * `kernel`, so loading one kernel of a many-kernel file compiles that one. */
+typedef struct one_kernel {
+  const char *kernel;
+  tl_codegen_result *out;
+} one_kernel;
+
+static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
+  one_kernel *a = argp;
+  tl_codegen_opts co = codegen_opts(p);
+  co.no_llvm_ir = true;
+  co.only_kernel = a->kernel;
+  double t0 = tl_now_ms();
+  bool ok = run_codegen(p, &co, a->out) && a->out->nkernels == 1;
+  log_time(p, "total", tl_now_ms() - t0);
+  if (ok) return TILEC_OK;
+  tl_codegen_result_free(a->out);
+  return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
+}
+
+tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, tl_codegen_result *out) {
+  memset(out, 0, sizeof *out);
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
+  if (st != TILEC_OK) return st;
+  one_kernel a = {kernel, out};
+  return tl_api_guard(p, codegen_kernel_in_guard, &a);
 }
 
 const char *tilec_program_text(const tilec_program *p, tilec_stage stage) {

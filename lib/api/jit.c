@@ -87,13 +87,12 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   return true;
 }
 
-/* The launch metadata of f from the codegen's result (p compiled to PTX). */
-static tilec_status kernel_meta(tilec_program *p, const tl_func *f, tl_cache_meta *meta) {
+/* The launch metadata of f from a codegen result that holds it. */
+static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta) {
   const tl_kernel_info *info = NULL;
-  for (int i = 0; i < p->cg.nkernels; i++)
-    if (p->cg.kernels[i].name && strcmp(p->cg.kernels[i].name, f->name) == 0) info = &p->cg.kernels[i];
-  if (!p->text[TILEC_STAGE_PTX] || !info || !info->entry)
-    return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
+  for (int i = 0; i < cg->nkernels; i++)
+    if (cg->kernels[i].name && strcmp(cg->kernels[i].name, f->name) == 0) info = &cg->kernels[i];
+  if (!info || !info->entry) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
   memset(meta, 0, sizeof *meta);
   if (strlen(info->entry) >= sizeof meta->entry) return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
   strcpy(meta->entry, info->entry);
@@ -103,23 +102,30 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, tl_cache_met
   return TILEC_OK;
 }
 
-/* Compile to PTX and JIT it: the cubin and the launch metadata of f. */
+/* Compile to PTX and JIT it: the cubin and the launch metadata of f.  The
+ * program's PTX when it was already made (every kernel); else f's own
+ * (tl_api_codegen_kernel: a many-kernel file pays for the one loaded). */
 static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
                                    tl_cache_meta *meta, void **cubin, size_t *size) {
-  tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
-  if (st == TILEC_OK) st = kernel_meta(p, f, meta);
-  if (st != TILEC_OK) return st;
+  tl_codegen_result one = {0};
+  const tl_codegen_result *cg = &p->cg;
   const char *ptx = p->text[TILEC_STAGE_PTX];
-  tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = arch, .opt_level = jit_opt_level(p->opts.opt_level)};
-  tl_sbuf msg = {0};
-  int rt = tl_rt_ptx_to_cubin(dev, &rq, cubin, size, NULL, &msg);
-  if (rt != TL_OK) {
-    log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
-    tl_sbuf_free(&msg);
-    return (tilec_status)rt;
+  tilec_status st = TILEC_OK;
+  if (!ptx) {
+    st = tl_api_codegen_kernel(p, f->name, &one);
+    cg = &one;
+    ptx = one.ptx;
   }
-  tl_sbuf_free(&msg);
-  return TILEC_OK;
+  if (st == TILEC_OK) st = kernel_meta(p, f, cg, meta);
+  if (st == TILEC_OK) {
+    tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = arch, .opt_level = jit_opt_level(p->opts.opt_level)};
+    tl_sbuf msg = {0};
+    int rt = tl_rt_ptx_to_cubin(dev, &rq, cubin, size, NULL, &msg);
+    if (rt != TL_OK) st = log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
+    tl_sbuf_free(&msg);
+  }
+  tl_codegen_result_free(&one);
+  return st;
 }
 
 /* Resource checks against the device, and the dynamic shared memory opt-in. */
@@ -349,7 +355,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   /* The launch configuration comes from tilec's own compile of p. */
   tl_cache_meta meta;
   st = tilec_program_compile(p, TILEC_STAGE_PTX);
-  if (st == TILEC_OK) st = kernel_meta(p, f, &meta);
+  if (st == TILEC_OK) st = kernel_meta(p, f, &p->cg, &meta);
   if (st != TILEC_OK) return st;
   char user_arch[32];
   if (!tl_ptx_read_target(ptx, user_arch, sizeof user_arch))

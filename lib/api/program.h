@@ -69,6 +69,10 @@ bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg 
 /* Run fn under a fatal-error handler: returns the status (TILEC_OK, or
  * TILEC_ERROR_INTERNAL / NOMEM when fn raised one). */
 tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, void *), void *arg);
+/* The PTX of one kernel of p (passes run once for the program; codegen for
+ * `kernel` only); out->ptx malloc'd, out->kernels[0] its launch facts.  The
+ * caller frees it with tl_codegen_result_free. */
+tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, tl_codegen_result *out);
 /* Append new diagnostics of p->ctx to p->log. */
 void tl_api_flush_diags(tilec_program *p);
 

@@ -649,11 +649,13 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   cg_di_begin(&g);
 
   bool ok = true;
-  out->nkernels = m->funcs.len;
   out->kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * (size_t)(m->funcs.len ? m->funcs.len : 1));
   double t0 = tl_now_ms();
-  for (int i = 0; i < m->funcs.len && ok; i++)
-    ok = emit_func(&g, m, i, o, &out->kernels[i]);
+  for (int i = 0; i < m->funcs.len && ok; i++) {
+    const char *only = o ? o->only_kernel : NULL;
+    if (only && strcmp(m->funcs.data[i]->name, only) != 0) continue;
+    ok = emit_func(&g, m, i, o, &out->kernels[out->nkernels++]);
+  }
   cg_di_finish(&g); /* before the verifier: finalizes the debug metadata */
   double t1 = tl_now_ms();
   out->ms_llvm_build = t1 - t0;

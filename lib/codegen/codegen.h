@@ -23,6 +23,7 @@ typedef struct tl_codegen_opts {
   int ptx_version;        /* 0 = the default for arch (e.g. 80 for 8.0); runtime may lower it to fit the driver */
   bool no_llvm_ir;        /* leave tl_codegen_result.llvm_ir NULL: printing the module costs ~7% of
                              codegen time (attn); set it when the LLVM text is not wanted */
+  const char *only_kernel;/* emit this kernel only (the JIT loading one kernel of a program); NULL = all */
   bool fp8_acc_fast;      /* 8-bit dots: false = promote (the tensor core sums at most 128 K into a
                              temporary, added to the f32 accumulator by f32 adds), true = the tensor
                              core's own accumulation (~13 mantissa bits on sm_89/sm_90) */

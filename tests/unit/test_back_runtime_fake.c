@@ -108,7 +108,9 @@ Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
   cr_assert_eq(tilec_kernel_load(cold, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(cold));
   cr_assert_str_eq(tilec_kernel_origin(k), "compiled");
   cr_assert_eq(calls.links, 1);
-  cr_assert_not_null(tilec_program_text(cold, TILEC_STAGE_PTX));
+  /* one kernel's own PTX went to the driver; the program's text stays unmade */
+  cr_assert_null(tilec_program_text(cold, TILEC_STAGE_PTX));
+  cr_assert(strstr(calls.last_linked_ptx, ".entry vadd("), "%s", calls.last_linked_ptx);
   int threads = 0, smem = -1;
   const char *entry = NULL;
   cr_assert_eq(tilec_kernel_config(k, &threads, &smem, &entry), TILEC_OK);
@@ -149,6 +151,50 @@ Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
   tilec_kernel_destroy(k3); tilec_kernel_destroy(k2); tilec_kernel_destroy(k);
   tilec_program_destroy(hot); tilec_program_destroy(warm); tilec_program_destroy(cold);
   cr_assert_eq(calls.unloads, 0);
+}
+
+/* Loading one kernel of a two-kernel file compiles that kernel only (the
+ * passes run once for the program); the second load compiles the other; a
+ * program whose PTX was made (tilec_program_compile) gives the JIT that text. */
+Test(fake_driver, load_compiles_the_kernel_only) {
+  static const char two[] =
+      "kernel first_k(X: tensor<f32>[N], Y: tensor<f32>[N])\n"
+      "    tiles(B = 128)\n    grid(cdiv(N, B))\n"
+      "{\n    i = program_id(0) * B;\n    store(Y[i : i + B], load(X[i : i + B]) * 2.0);\n}\n"
+      "kernel second_k(X: tensor<f32>[N], Y: tensor<f32>[N])\n"
+      "    tiles(B = 256)\n    grid(cdiv(N, B))\n"
+      "{\n    i = program_id(0) * B;\n    store(Y[i : i + B], exp(load(X[i : i + B])));\n}\n";
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create(&p, two, "two.tile", NULL), TILEC_OK);
+  tilec_kernel *k1 = NULL, *k2 = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "second_k", 0, &k1), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".entry second_k("));
+  cr_assert_null(strstr(calls.last_linked_ptx, "first_k"), "the other kernel was compiled too");
+  cr_assert_null(tilec_program_text(p, TILEC_STAGE_PTX));
+  cr_assert_eq(tilec_kernel_load(p, "first_k", 0, &k2), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".entry first_k("));
+  cr_assert_null(strstr(calls.last_linked_ptx, "second_k"));
+  int threads = 0, smem = -1;
+  const char *entry = NULL;
+  cr_assert_eq(tilec_kernel_config(k1, &threads, &smem, &entry), TILEC_OK);
+  cr_assert_str_eq(entry, "second_k");
+  cr_assert_eq(threads, 128); /* the simple pipeline's 4 warps */
+  tilec_kernel_destroy(k2); tilec_kernel_destroy(k1);
+  tilec_program_destroy(p);
+
+  /* whole-program PTX first: the JIT takes it (both entries).  Another
+   * source text (a comment) so that no cache has the kernel. */
+  char two_b[sizeof two + 16];
+  snprintf(two_b, sizeof two_b, "// b\n%s", two);
+  int links = calls.links;
+  cr_assert_eq(tilec_program_create(&p, two_b, "two.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "first_k", 0, &k1), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(calls.links, links + 1);
+  cr_assert(strstr(calls.last_linked_ptx, ".entry first_k(") && strstr(calls.last_linked_ptx, ".entry second_k("));
+  tilec_kernel_destroy(k1);
+  tilec_program_destroy(p);
 }
 
 Test(fake_driver, corrupt_entry_is_recompiled) {
