@@ -32,6 +32,17 @@ for f in examples/*.tile; do
     END {printf "%-14s %8.2f %8.2f %8.2f %8.2f\n", n, fe, ps, cg, tt}' /tmp/$n.time
 done
 
+# a file of several kernels, one kernel at a time (--kernel): what the JIT pays to load one
+for k in attn_fwd cutlass_attn_fwd; do
+  "$BUILD/tilec" examples/attn.tile --kernel $k --arch=sm_90a --time-passes -o /tmp/$k.ptx 2>/tmp/$k.time >/dev/null
+  awk -v n="attn:$k" '
+    /^time frontend/ {fe=$(NF-1)}
+    /^pass / || /^time pass/ {ps+=$(NF-1)}
+    /^time codegen/ {cg+=$(NF-1)}
+    /^time total/ {tt=$(NF-1)}
+    END {printf "%-14s %8.2f %8.2f %8.2f %8.2f\n", n, fe, ps, cg, tt}' /tmp/$k.time
+done
+
 echo "== launch overhead and warm start"
 if [ -x "$BUILD/bench/launch_overhead" ]; then "$BUILD/bench/launch_overhead"; fi
 

@@ -46,7 +46,8 @@ static const char usage_text[] =
     "  --warps=N              warps per program of every kernel (1, 2, 4, 8, 16; overrides @warps)\n"
     "  --stages=N             main-loop pipeline stages (1..8; overrides @stages)\n"
     "  --fp8-acc=MODE         8-bit dots: promote (default; f32 adds every <= 128 K) | fast (tensor core's)\n"
-    "  --entry-name=NAME      PTX .entry name (single-kernel files)\n"
+    "  --kernel=NAME          compile only this kernel of the file (one .entry)\n"
+    "  --entry-name=NAME      PTX .entry name (single-kernel files, or with --kernel)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
     "  --print-after-all      print the IR after every pass\n"
     "  --disable-pass=P[,P]   skip these passes of the pipeline (e.g. swpipe)\n"
@@ -217,6 +218,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "max-errors", v), "--max-errors", v)) return EXIT_USAGE;
     } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--kernel", &missing))) {
       c->kernel = v;
+    } else if ((v = flag_value(argc, argv, &i, "--kernel", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "kernel", v), "--kernel", v)) return EXIT_USAGE;
     } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--seed", &missing))) {
       int64_t s;
       if (!parse_i64(v, &s)) return usage_error("--seed wants an integer, got '%s'", v), EXIT_USAGE;

@@ -90,6 +90,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->print_after);
   free(o->disable_pass);
   free(o->entry_name);
+  free(o->kernel);
   free(o);
 }
 
@@ -197,6 +198,10 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
     return set_string(&o->entry_name, value);
   }
+  if (!strcmp(key, "kernel")) {
+    if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
+    return set_string(&o->kernel, value);
+  }
   if (!strcmp(key, "time-passes") || !strcmp(key, "verify-each") || !strcmp(key, "explain") ||
       !strcmp(key, "line-info")) {
     if ((b = parse_bool(value)) < 0) return TILEC_ERROR_USAGE;
@@ -285,6 +290,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->print_after = arena_strdup_or_null(a, o->print_after);
   d->disable_pass = arena_strdup_or_null(a, o->disable_pass);
   d->entry_name = arena_strdup_or_null(a, o->entry_name);
+  d->kernel = arena_strdup_or_null(a, o->kernel);
 }
 
 typedef struct create_args {
@@ -543,6 +549,20 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
   tl_codegen_opts co = codegen_opts(p);
   /* Printing the LLVM module costs ~7% of a compile: only when asked for. */
   co.no_llvm_ir = !want_llvm_text;
+  co.only_kernel = p->opts.kernel;
+  if (p->opts.kernel) {
+    bool found = false;
+    tl_sbuf names = {0};
+    for (int i = 0; i < p->module->funcs.len; i++) {
+      const char *n = p->module->funcs.data[i]->name;
+      found = found || !strcmp(n, p->opts.kernel);
+      tl_sbuf_printf(&names, "%s'%s'", i ? ", " : "", n);
+    }
+    if (!found) tl_error(&p->ctx, TL_NOLOC, "option kernel: no kernel named '%s' in this program (its kernels: %s)",
+                         p->opts.kernel, names.data ? names.data : "none");
+    tl_sbuf_free(&names);
+    if (!found) return TILEC_ERROR_USAGE;
+  }
   if (!run_codegen(p, &co, &p->cg)) return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
   /* The program owns the texts from here on. */
   p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;

@@ -110,8 +110,11 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
   tl_codegen_result one = {0};
   const tl_codegen_result *cg = &p->cg;
   const char *ptx = p->text[TILEC_STAGE_PTX];
+  bool has_f = false; /* the program's PTX may hold one other kernel (option "kernel") */
+  for (int i = 0; ptx && i < p->cg.nkernels; i++)
+    has_f = has_f || (p->cg.kernels[i].name && !strcmp(p->cg.kernels[i].name, f->name));
   tilec_status st = TILEC_OK;
-  if (!ptx) {
+  if (!has_f) {
     st = tl_api_codegen_kernel(p, f->name, &one);
     cg = &one;
     ptx = one.ptx;

@@ -20,6 +20,7 @@ struct tilec_options {
   int time_passes;
   int verify_each;     /* run the verifier after every pass (tests: 1) */
   char *entry_name;
+  char *kernel;        /* "kernel": compile this kernel only (codegen); NULL = every kernel */
   int max_errors;
   int explain;
   /* "warps" / "stages" options: override the @warps / @stages attribute of

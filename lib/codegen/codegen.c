@@ -563,7 +563,8 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   if (f->layouts && ((tl_layout_table *)f->layouts)->warps != warps)
     TL_INTERNAL(ctx, "codegen: layouts were assigned for %d warps, kernel has %d",
                 ((tl_layout_table *)f->layouts)->warps, warps);
-  const char *const entry = o && o->entry_name && m->funcs.len == 1 ? o->entry_name : f->name;
+  /* entry_name names the module's one kernel: a one-kernel file, or the one kernel emitted */
+  const char *const entry = o && o->entry_name && (m->funcs.len == 1 || o->only_kernel) ? o->entry_name : f->name;
   if (setjmp(bail)) return false;
   emit_kernel(g, entry, warps * 32);
   ki->name = f->name;

@@ -195,6 +195,22 @@ Test(fake_driver, load_compiles_the_kernel_only) {
   cr_assert(strstr(calls.last_linked_ptx, ".entry first_k(") && strstr(calls.last_linked_ptx, ".entry second_k("));
   tilec_kernel_destroy(k1);
   tilec_program_destroy(p);
+
+  /* option "kernel": the program's PTX holds first_k only; loading second_k compiles it alone */
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "kernel", "first_k"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "kernel", "not an identifier"), TILEC_ERROR_USAGE);
+  snprintf(two_b, sizeof two_b, "// c\n%s", two);
+  cr_assert_eq(tilec_program_create(&p, two_b, "two.tile", o), TILEC_OK);
+  tilec_options_destroy(o);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK);
+  const char *text = tilec_program_text(p, TILEC_STAGE_PTX);
+  cr_assert(strstr(text, ".entry first_k(") && !strstr(text, "second_k"), "%s", text);
+  cr_assert_eq(tilec_kernel_load(p, "second_k", 0, &k2), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".entry second_k(") && !strstr(calls.last_linked_ptx, "first_k"));
+  tilec_kernel_destroy(k2);
+  tilec_program_destroy(p);
 }
 
 Test(fake_driver, corrupt_entry_is_recompiled) {
