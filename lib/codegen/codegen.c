@@ -50,8 +50,8 @@ LLVMTypeRef cg_reg_type(cg *g, tl_dtype dt) {
 LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt) { return dt == TL_I1 ? g->i8 : cg_reg_type(g, dt); }
 
 LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
-  LLVMTypeRef tys[8];
-  TL_CHECK(g->ctx, n <= 8);
+  LLVMTypeRef tys[16];
+  TL_CHECK(g->ctx, n <= 16);
   for (int i = 0; i < n; i++) tys[i] = LLVMTypeOf(args[i]);
   LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(g->M, name);
@@ -68,6 +68,32 @@ LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constr
   LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
                                     LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
+}
+
+/* One mma.sync.aligned.m16n8k{kstep}.row.col.f32.{ta}.{tb}.f32: args = a0..a3,
+ * b0, b1 (i32 fragments), c0..c3 (f32); returns { float x4 }.  bf16 and f16
+ * go through LLVM's NVVM intrinsic, the rest (fp8: no LLVM 19 intrinsic) as
+ * inline asm.  Same PTX instruction; the intrinsic is an ordinary node in
+ * the back-end, where a 4-output inline asm costs ~0.4 M host instructions
+ * (constraint parsing in CodeGenPrepare and ISel, proxy registers):
+ * docs/codegen.md "Round 4". */
+LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args) {
+  LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
+  LLVMTypeRef f4t = LLVMStructTypeInContext(g->C, f4, 4, 0);
+  if (kstep == 16 && !strcmp(ta, tb) && (!strcmp(ta, "bf16") || !strcmp(ta, "f16"))) {
+    LLVMValueRef x[10];
+    /* f16 fragments are <2 x half> in the intrinsic (bf16 ones i32) */
+    LLVMTypeRef h2 = LLVMVectorType(g->f16, 2);
+    bool f16 = !strcmp(ta, "f16");
+    for (int i = 0; i < 10; i++) x[i] = f16 && i < 6 ? LLVMBuildBitCast(g->B, args[i], h2, "") : args[i];
+    return cg_intrinsic(g, f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+                        f4t, x, 10);
+  }
+  char mma[160];
+  snprintf(mma, sizeof mma,
+           "mma.sync.aligned.m16n8k%d.row.col.f32.%s.%s.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+           kstep, ta, tb);
+  return cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
 }
 
 cg_val *cg_get(cg *g, int32_t v) {
