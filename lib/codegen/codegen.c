@@ -576,8 +576,8 @@ static char *dup_malloc(const char *s, size_t n) {
  * instructions): the PTX of every sm_90a example stays default<O1>'s; on the
  * rest of the corpus the PTX differs and ptxas' SASS is as short or shorter
  * (gemm sm_80 on 4 warps: 10296 -> 9224 instructions, spills 10672 -> 9768 B),
- * except two test kernels (ldmatrix_sched k32: +2 registers, the same loop;
- * wgmma-fp8: main loop +2 of 673, the kernel -64). */
+ * except in two test kernels (with -disable-cgp, init_target: ldmatrix_sched
+ * k32 +2 registers and 7 alignment NOPs; align_misaligned's loop 167 -> 169). */
 #define TL_SIMPLIFYCFG                                                                                        \
   "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;" \
   "keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;"           \
