@@ -68,6 +68,8 @@ LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt);
 LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);
 LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
                     int n, bool side_effects);
+/* mma.sync m16n8k{kstep}.row.col, f32 accumulators: args a0..a3, b0, b1, c0..c3 */
+LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args);
 cg_val *cg_get(cg *g, int32_t v);
 cg_val *cg_new_val(cg *g, int32_t v, int32_t n);
 const tl_layout *cg_layout(cg *g, int32_t v);

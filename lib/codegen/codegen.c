@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -50,8 +51,8 @@ LLVMTypeRef cg_reg_type(cg *g, tl_dtype dt) {
 LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt) { return dt == TL_I1 ? g->i8 : cg_reg_type(g, dt); }
 
 LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
-  LLVMTypeRef tys[8];
-  TL_CHECK(g->ctx, n <= 8);
+  LLVMTypeRef tys[16];
+  TL_CHECK(g->ctx, n <= 16);
   for (int i = 0; i < n; i++) tys[i] = LLVMTypeOf(args[i]);
   LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(g->M, name);
@@ -68,6 +69,32 @@ LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constr
   LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
                                     LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
+}
+
+/* One mma.sync.aligned.m16n8k{kstep}.row.col.f32.{ta}.{tb}.f32: args = a0..a3,
+ * b0, b1 (i32 fragments), c0..c3 (f32); returns { float x4 }.  bf16 and f16
+ * go through LLVM's NVVM intrinsic, the rest (fp8: no LLVM 19 intrinsic) as
+ * inline asm.  Same PTX instruction; the intrinsic is an ordinary node in
+ * the back-end, where a 4-output inline asm costs ~0.4 M host instructions
+ * (constraint parsing in CodeGenPrepare and ISel, proxy registers):
+ * docs/codegen.md "Round 4". */
+LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args) {
+  LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
+  LLVMTypeRef f4t = LLVMStructTypeInContext(g->C, f4, 4, 0);
+  if (kstep == 16 && !strcmp(ta, tb) && (!strcmp(ta, "bf16") || !strcmp(ta, "f16"))) {
+    LLVMValueRef x[10];
+    /* f16 fragments are <2 x half> in the intrinsic (bf16 ones i32) */
+    LLVMTypeRef h2 = LLVMVectorType(g->f16, 2);
+    bool f16 = !strcmp(ta, "f16");
+    for (int i = 0; i < 10; i++) x[i] = f16 && i < 6 ? LLVMBuildBitCast(g->B, args[i], h2, "") : args[i];
+    return cg_intrinsic(g, f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+                        f4t, x, 10);
+  }
+  char mma[160];
+  snprintf(mma, sizeof mma,
+           "mma.sync.aligned.m16n8k%d.row.col.f32.%s.%s.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+           kstep, ta, tb);
+  return cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
 }
 
 cg_val *cg_get(cg *g, int32_t v) {
@@ -477,6 +504,30 @@ static void init_target(void) {
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+  /* Back-end options (docs/codegen.md "Round 4"), then TILEC_LLVM_ARGS
+   * (measuring only; read once; a later occurrence of an option wins).
+   * libtilec links its own LLVM with hidden symbols, so the options reach
+   * no other LLVM user of the process.
+   *   -disable-cgp: no CodeGenPrepare (15 M of attn's ~570 M instructions,
+   *   mostly re-parsing inline asm constraints); ptxas' SASS is as short or
+   *   shorter without it on every example (attn's main loop 2303 -> 2291). */
+  static char buf[1024];
+  const char *argv[33] = {"tilec", "-disable-cgp"};
+  int argc = 2;
+  const char *env = getenv("TILEC_LLVM_ARGS");
+  if (env && *env) {
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *t = buf; *t && argc < 33;) { /* split at spaces */
+      while (*t == ' ') *t++ = 0;
+      if (!*t) break;
+      char *tok = t;
+      while (*t && *t != ' ') t++;
+      if (*t) *t++ = 0;
+      /* -help / -version print and exit: not from a library */
+      if (!strstr(tok, "help") && !strstr(tok, "version")) argv[argc++] = tok;
+    }
+  }
+  LLVMParseCommandLineOptions(argc, argv, "tilec");
 }
 
 const char *tl_llvm_version(void) {
@@ -527,7 +578,13 @@ static char *dup_malloc(const char *s, size_t n) {
  *     passes (SCCP, BDCE, ADCE, loop deletion / unrolling / idiom, 5 of the
  *     7 SimplifyCFG runs, later SROA runs) that found nothing after tilec's
  *     own canonicalize / cse / dce.
- * The order of what is left is default<O1>'s. */
+ * The order of what is left is default<O1>'s.  Round 4 also dropped the
+ * InstCombine between the loop passes and IndVars (attn: -30 M of ~600 M
+ * instructions): the PTX of every sm_90a example stays default<O1>'s; on the
+ * rest of the corpus the PTX differs and ptxas' SASS is as short or shorter
+ * (gemm sm_80 on 4 warps: 10296 -> 9224 instructions, spills 10672 -> 9768 B),
+ * except in two test kernels (with -disable-cgp, init_target: ldmatrix_sched
+ * k32 +2 registers and 7 alignment NOPs; align_misaligned's loop 167 -> 169). */
 #define TL_SIMPLIFYCFG                                                                                        \
   "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;" \
   "keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;"           \
@@ -544,7 +601,7 @@ static const char tl_o1_passes[] =
     "function(nvvm-intr-range," TL_SIMPLIFYCFG ",early-cse<>),ipsccp,"
     "function(" TL_INSTCOMBINE ",sroa<modify-cfg>,early-cse<memssa>," TL_INSTCOMBINE ",reassociate,"
     "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"
-    "licm<allowspeculation>)," TL_INSTCOMBINE ",loop(indvars)," TL_SIMPLIFYCFG_LATE ",infer-alignment," TL_INSTCOMBINE ","
+    "licm<allowspeculation>),loop(indvars)," TL_SIMPLIFYCFG_LATE ",infer-alignment," TL_INSTCOMBINE ","
     "loop-mssa(licm<allowspeculation>),div-rem-pairs),globaldce";
 
 /* Lower function i of m; false when it reported an unsupported construct. */

@@ -1549,12 +1549,6 @@ void cg_emit_dot(cg *g, tl_op *o) {
   cg_val *d = cg_new_val(g, res, nregs);
   for (int32_t r = 0; r < nregs; r++) d->r[r] = acc->r[r];
 
-  char mma[160];
-  snprintf(mma, sizeof mma,
-           "mma.sync.aligned.m16n8k%d.row.col.f32.%s.%s.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
-           kstep, ty, tyb);
-  LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
-  LLVMTypeRef f4t = LLVMStructTypeInContext(g->C, f4, 4, 0);
   int nk = K / kstep;
   /* fragments of slice kk+1 are loaded before the mmas of slice kk */
   /* (no table: always; a table: when ldmatrix_sched chose it) */
@@ -1597,7 +1591,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
         args[4] = cur->b[nj][0];
         args[5] = cur->b[nj][1];
         for (int k = 0; k < 4; k++) args[6 + k] = promote && kk % per == 0 ? fzero : t[base + k];
-        LLVMValueRef out = cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
+        LLVMValueRef out = cg_mma_sync(g, kstep, ty, tyb, args);
         for (int k = 0; k < 4; k++) t[base + k] = LLVMBuildExtractValue(g->B, out, (unsigned)k, "");
       }
     if (promote && (kk % per == per - 1 || kk == nk - 1))

@@ -187,3 +187,20 @@ Test(codegen_speed, one_asm_per_vector_group) {
   free(l.ir);
   free(l.ptx);
 }
+
+/* bf16 mma.sync is LLVM's NVVM intrinsic, not a 4-output inline asm (whose
+ * constraint parsing cost ~13 % of attn's compile: docs/codegen.md "Round
+ * 4"): one intrinsic call per m16n8k16 step of each warp, no mma asm. */
+Test(codegen_speed, mma_is_an_intrinsic) {
+  build_gemm(64, 64, 32, TL_BF16);
+  lowered l = lower_raw();
+  cr_assert(l.ir && l.ptx);
+  int warps = l.threads / 32;
+  int per_warp = 64 * 64 / (16 * 8) * (32 / 16) / warps;
+  cr_expect_eq(count_lines_with(l.ir, "call ", "@llvm.nvvm.mma.m16n8k16.row.col.bf16("), per_warp, "%d mma calls",
+               count_lines_with(l.ir, "call ", "@llvm.nvvm.mma.m16n8k16.row.col.bf16("));
+  cr_expect_eq(count_str(l.ir, "asm \"mma.sync"), 0);
+  cr_expect(strstr(l.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+  free(l.ir);
+  free(l.ptx);
+}
