@@ -21,27 +21,20 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 
 echo "== cold compile (.tile -> PTX), ms per stage, sm_90a"
 printf '%-14s %8s %8s %8s %8s\n' example frontend passes llvm total
-for f in examples/*.tile; do
-  n=$(basename "$f" .tile)
-  "$BUILD/tilec" "$f" --arch=sm_90a --time-passes -o /tmp/$n.ptx 2>/tmp/$n.time >/dev/null
+# compile_line NAME FILE [tilec options]: one row of the table from --time-passes
+compile_line() {
+  n=$1; f=$2; shift 2
+  "$BUILD/tilec" "$f" --arch=sm_90a --time-passes "$@" -o /tmp/$n.ptx 2>/tmp/$n.time >/dev/null
   awk -v n="$n" '
     /^time frontend/ {fe=$(NF-1)}
     /^pass / || /^time pass/ {ps+=$(NF-1)}
     /^time codegen/ {cg+=$(NF-1)}
     /^time total/ {tt=$(NF-1)}
     END {printf "%-14s %8.2f %8.2f %8.2f %8.2f\n", n, fe, ps, cg, tt}' /tmp/$n.time
-done
-
+}
+for f in examples/*.tile; do compile_line "$(basename "$f" .tile)" "$f"; done
 # a file of several kernels, one kernel at a time (--kernel): what the JIT pays to load one
-for k in attn_fwd cutlass_attn_fwd; do
-  "$BUILD/tilec" examples/attn.tile --kernel $k --arch=sm_90a --time-passes -o /tmp/$k.ptx 2>/tmp/$k.time >/dev/null
-  awk -v n="attn:$k" '
-    /^time frontend/ {fe=$(NF-1)}
-    /^pass / || /^time pass/ {ps+=$(NF-1)}
-    /^time codegen/ {cg+=$(NF-1)}
-    /^time total/ {tt=$(NF-1)}
-    END {printf "%-14s %8.2f %8.2f %8.2f %8.2f\n", n, fe, ps, cg, tt}' /tmp/$k.time
-done
+for k in attn_fwd cutlass_attn_fwd; do compile_line "attn:$k" examples/attn.tile --kernel $k; done
 
 echo "== launch overhead and warm start"
 if [ -x "$BUILD/bench/launch_overhead" ]; then "$BUILD/bench/launch_overhead"; fi
