@@ -181,6 +181,49 @@ int main(int argc, char **argv) {
     printf("%-44s %12.2f\n", "  of which kernel load (key, read, module)", median(warm_load, nwarm));
   }
   printf("(%d launches per run, grid %u x %d threads, entry %s)\n", launches, grid, threads, entry);
+  /* a kernel with tensor maps (TMA ring, docs/pipelines.md): gemm.tile's
+   * cutlass_gemm at 256^3, same tensors every launch (maps encoded once) */
+  const char *gemm = getenv("TILEC_GEMM_TILE");
+  if (gemm && *gemm) {
+    tilec_program *gp = NULL;
+    tilec_kernel *gk = NULL;
+    FILE *fp = fopen(gemm, "rb");
+    static char text[1 << 16];
+    size_t len = fp ? fread(text, 1, sizeof text - 1, fp) : 0;
+    if (fp) fclose(fp);
+    text[len] = 0;
+    if (tilec_program_create(&gp, text, "gemm.tile", NULL) != TILEC_OK || tilec_kernel_load(gp, "cutlass_gemm", 0, &gk) != TILEC_OK) {
+      printf("gemm: load failed\n");
+      return 1;
+    }
+    const int64_t g = 256;
+    CUdeviceptr da, db, dc;
+    gpu_check(gpu.cuMemAlloc(&da, g * g * 2), "alloc");
+    gpu_check(gpu.cuMemAlloc(&db, g * g * 2), "alloc");
+    gpu_check(gpu.cuMemAlloc(&dc, g * g * 2), "alloc");
+    int64_t gs[2] = {g, g};
+    DLTensor ta = {.data = (void *)(uintptr_t)da, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = gs};
+    DLTensor tb = ta, tc = ta;
+    tb.data = (void *)(uintptr_t)db;
+    tc.data = (void *)(uintptr_t)dc;
+    tilec_arg gargs[3] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &ta}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &tb},
+                          {.kind = TILEC_ARG_TENSOR, .u.tensor = &tc}};
+    if (tilec_kernel_launch(gk, gargs, 3, NULL) != TILEC_OK) {
+      printf("gemm: %s\n", tilec_kernel_error(gk));
+      return 1;
+    }
+    gpu_check(gpu.cuCtxSynchronize(), "sync");
+    double t_g[RUNS];
+    int gl = launches / 10 > 10 ? launches / 10 : 10; /* the GPU is the bottleneck: fewer */
+    for (int r = 0; r < RUNS; r++) {
+      double t0 = gpu_now_ms();
+      for (int i = 0; i < gl; i++) tilec_kernel_launch(gk, gargs, 3, NULL);
+      t_g[r] = (gpu_now_ms() - t0) * 1e3 / gl;
+      gpu_check(gpu.cuCtxSynchronize(), "sync");
+    }
+    printf("%-44s %12.2f  (%s; %d launches per run)\n", "tilec_kernel_launch cutlass_gemm 256^3", median(t_g, RUNS),
+           getenv("TILEC_TMA") && getenv("TILEC_TMA")[0] == '0' ? "cp.async ring" : "TMA: 2 tensor maps", gl);
+  }
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
   return 0;

@@ -120,10 +120,12 @@ void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, si
  *  56  checksum of the payload     u64 (tl_checksum64)
  *  64  reserved (0)                32 bytes
  *  96  payload: threads u32, smem u32, nparams u32, entry length u32, entry
- *      bytes, nparams x u32 alignment, cubin length u64, cubin bytes.
+ *      bytes, nparams x u32 alignment, ntma u32, ntma x 5 u32 tensor maps
+ *      (param, box_inner, box_rows, swizzle, dtype), cubin length u64,
+ *      cubin bytes.
  * Host byte order (entries are not meant to move between machines). */
 #define ENTRY_MAGIC "TILECKC1"
-#define ENTRY_FORMAT 2u /* 1: SHA-256 checksum (slow to verify) */
+#define ENTRY_FORMAT 3u /* 1: SHA-256 checksum (slow to verify); 2: no tensor maps */
 #define ENTRY_HEADER 96u
 #define ENTRY_MAX_PAYLOAD ((uint64_t)1 << 31)
 
@@ -148,11 +150,12 @@ static bool write_all(int fd, const void *data, size_t n) {
 int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache_meta *meta,
                         const void *cubin, size_t size, tl_sbuf *msg) {
   size_t elen = strnlen(meta->entry, sizeof meta->entry);
-  if (meta->nparams < 0 || meta->nparams > TL_CACHE_MAX_PARAMS || elen == sizeof meta->entry) {
+  if (meta->nparams < 0 || meta->nparams > TL_CACHE_MAX_PARAMS || elen == sizeof meta->entry || meta->ntma < 0 ||
+      meta->ntma > TL_CACHE_MAX_TMA) {
     tl_sbuf_printf(msg, "cache: bad metadata\n");
     return TL_ERR_USAGE;
   }
-  size_t plen = 16 + elen + 4 * (size_t)meta->nparams + 8 + size;
+  size_t plen = 16 + elen + 4 * (size_t)meta->nparams + 4 + 20 * (size_t)meta->ntma + 8 + size;
   if (plen > ENTRY_MAX_PAYLOAD) {
     tl_sbuf_printf(msg, "cache: entry too large (%zu bytes)\n", plen);
     return TL_ERR_IO;
@@ -165,6 +168,12 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
   p += 16;
   memcpy(p, meta->entry, elen); p += elen;
   for (int i = 0; i < meta->nparams; i++, p += 4) put_u32(p, (uint32_t)meta->param_align[i]);
+  put_u32(p, (uint32_t)meta->ntma); p += 4;
+  for (int i = 0; i < meta->ntma; i++, p += 20) {
+    const tl_rt_tma *t = &meta->tma[i];
+    put_u32(p, (uint32_t)t->param); put_u32(p + 4, (uint32_t)t->box_inner); put_u32(p + 8, (uint32_t)t->box_rows);
+    put_u32(p + 12, (uint32_t)t->swizzle); put_u32(p + 16, (uint32_t)t->dtype);
+  }
   put_u64(p, size); p += 8;
   if (size) memcpy(p, cubin, size);
 
@@ -257,7 +266,7 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
     memset(meta, 0, sizeof *meta);
     uint32_t nparams = get_u32(p + 8), elen = get_u32(p + 12);
     if (end - p < 16 || nparams > TL_CACHE_MAX_PARAMS || elen >= sizeof meta->entry ||
-        (size_t)(end - p) < 16 + (size_t)elen + 4 * (size_t)nparams + 8) {
+        (size_t)(end - p) < 16 + (size_t)elen + 4 * (size_t)nparams + 4 + 8) {
       reason = "bad payload";
     } else {
       meta->threads = (int32_t)get_u32(p);
@@ -268,9 +277,21 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
       meta->entry[elen] = 0;
       p += elen;
       for (uint32_t i = 0; i < nparams; i++, p += 4) meta->param_align[i] = (int32_t)get_u32(p);
-      uint64_t clen = get_u64(p);
-      p += 8;
-      if (clen != (uint64_t)(end - p) || clen == 0) {
+      uint32_t ntma = get_u32(p);
+      p += 4;
+      bool tma_ok = ntma <= TL_CACHE_MAX_TMA && (size_t)(end - p) >= 20 * (size_t)ntma + 8;
+      for (uint32_t i = 0; tma_ok && i < ntma; i++, p += 20) {
+        tl_rt_tma *t = &meta->tma[i];
+        t->param = (int32_t)get_u32(p); t->box_inner = (int32_t)get_u32(p + 4); t->box_rows = (int32_t)get_u32(p + 8);
+        t->swizzle = (int32_t)get_u32(p + 12); t->dtype = (int32_t)get_u32(p + 16);
+        if (t->param < 0 || t->param >= (int32_t)nparams) tma_ok = false;
+      }
+      meta->ntma = tma_ok ? (int32_t)ntma : 0;
+      uint64_t clen = tma_ok ? get_u64(p) : 0;
+      p += tma_ok ? 8 : 0;
+      if (!tma_ok) {
+        reason = "bad tensor-map list";
+      } else if (clen != (uint64_t)(end - p) || clen == 0) {
         reason = "bad cubin length";
       } else {
         /* hand the file buffer over, the cubin moved to its start: no second copy */

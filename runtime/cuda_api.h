@@ -133,6 +133,19 @@ typedef CUresult (*PFN_cuGraphInstantiateWithFlags)(CUgraphExec *e, CUgraph g, u
 typedef CUresult (*PFN_cuGraphLaunch)(CUgraphExec e, CUstream s);
 typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec e);
 typedef CUresult (*PFN_cuGraphDestroy)(CUgraph g);
+/* Tensor maps (TMA, CUDA 12.0+): cuTensorMapEncodeTiled and its enums. */
+typedef struct CUtensorMap_st { _Alignas(64) uint64_t opaque[16]; } CUtensorMap;
+enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 };
+enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum { CU_TENSOR_MAP_SWIZZLE_NONE = 0, CU_TENSOR_MAP_SWIZZLE_32B = 1, CU_TENSOR_MAP_SWIZZLE_64B = 2,
+       CU_TENSOR_MAP_SWIZZLE_128B = 3 };
+enum { CU_TENSOR_MAP_L2_PROMOTION_NONE = 0, CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+       CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
+enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 }; /* out-of-bounds elements read as zero */
+typedef CUresult (*PFN_cuTensorMapEncodeTiled)(CUtensorMap *map, int dtype, unsigned rank, void *addr,
+                                               const cuuint64_t *dims, const cuuint64_t *strides,
+                                               const unsigned *box, const unsigned *elem_strides, int interleave,
+                                               int swizzle, int l2promotion, int oob_fill);
 /* Timing (runtime/timing.c: the autotuner). */
 enum { CU_EVENT_DEFAULT = 0 };
 typedef CUresult (*PFN_cuEventCreate)(CUevent *e, unsigned flags);

@@ -109,6 +109,9 @@ static void load_driver(void) {
       return; /* the library stays loaded: harmless, and safe for other users */
     }
   }
+  /* optional (CUDA 12.0+): tensor maps */
+  if (!resolve(lib, gpa2, gpa1, "cuTensorMapEncodeTiled", NULL, (void **)&driver.cuTensorMapEncodeTiled))
+    driver.cuTensorMapEncodeTiled = NULL;
   CUresult r = cu_init(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     snprintf(driver_error, sizeof driver_error, "no CUDA device found (cuInit: CUDA_ERROR_NO_DEVICE)");

@@ -13,7 +13,7 @@ static uint32_t scalar_slot_bytes(tl_dtype dt) {
   return 4; /* i1/i8/i16/i32/u8 -> .u32; f16/bf16/f8/f32 -> .f32 */
 }
 
-bool tl_abi_layout_for(const tl_func *f, tl_abi_layout *out, char *err, size_t n) {
+bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err, size_t n) {
   memset(out, 0, sizeof *out);
   size_t off = 0;
   int slot = 0;
@@ -43,10 +43,57 @@ bool tl_abi_layout_for(const tl_func *f, tl_abi_layout *out, char *err, size_t n
       ADD_SLOT(scalar_slot_bytes(p->dtype));
     }
   }
+  if (ntma < 0 || ntma > TL_CACHE_MAX_TMA) {
+    snprintf(err, n, "kernel %s has %d tensor maps; the launcher supports %d", f->name, ntma, TL_CACHE_MAX_TMA);
+    return false;
+  }
+  for (int i = 0; i < ntma; i++) { /* .param .align 64 .b8 [128] */
+    off = (off + 63) / 64 * 64;
+    out->offset[slot++] = (uint32_t)off;
+    off += 128;
+  }
 #undef ADD_SLOT
   out->nslots = slot;
-  out->bytes = (off + 7) / 8 * 8;
+  out->ntma = ntma;
+  out->bytes = (off + 63) / 64 * 64;
   return true;
+}
+
+/* The map test of codegen.h's ABI (the kernel makes the same one). */
+static bool tma_fits(const tl_arg *a, int eb) {
+  if (!a->is_tensor || a->rank != 2) return false;
+  uint64_t base = (uint64_t)(uintptr_t)a->data;
+  int64_t sb = a->strides[0] * eb;
+  return a->strides[1] == 1 && base % 16 == 0 && sb > 0 && sb % 16 == 0 && sb < ((int64_t)1 << 40) && a->shape[0] > 0 &&
+         a->shape[1] > 0;
+}
+
+int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *map, char *err, size_t n) {
+  int eb = tl_dtype_bytes((tl_dtype)t->dtype);
+  memset(map, 0, 128);
+  if (!tma_fits(a, eb)) return 0;
+  if (!cu->cuTensorMapEncodeTiled) {
+    snprintf(err, n, "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+), which this kernel's TMA loads need");
+    return -1;
+  }
+  int dt = eb == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                   : t->dtype == TL_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  int swz = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                            : CU_TENSOR_MAP_SWIZZLE_32B;
+  cuuint64_t dims[2] = {(cuuint64_t)a->shape[1], (cuuint64_t)a->shape[0]};
+  cuuint64_t strides[1] = {(cuuint64_t)(a->strides[0] * eb)};
+  unsigned box[2] = {(unsigned)t->box_inner, (unsigned)t->box_rows}, estr[2] = {1, 1};
+  CUresult r = cu->cuTensorMapEncodeTiled((CUtensorMap *)map, dt, 2, a->data, dims, strides, box, estr,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    char txt[200];
+    snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu x %llu, row stride %llu bytes, box %u x %u)",
+             tl_rt_result_text(r, txt, sizeof txt), (unsigned long long)dims[1], (unsigned long long)dims[0],
+             (unsigned long long)strides[0], box[1], box[0]);
+    return -1;
+  }
+  return 1;
 }
 
 bool tl_abi_pack(const tl_func *f, const tl_abi_layout *l, const tl_arg *args, void *buf, void **slots,
@@ -91,6 +138,7 @@ bool tl_abi_pack(const tl_func *f, const tl_abi_layout *l, const tl_arg *args, v
       slot++;
     }
   }
+  for (int i = 0; i < l->ntma; i++, slot++) slots[slot] = base + l->offset[slot];
   if (slot != l->nslots) {
     snprintf(err, n, "argument layout does not match kernel %s", f->name);
     return false;

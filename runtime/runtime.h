@@ -57,6 +57,9 @@ typedef struct tl_cuda {
   PFN_cuMemAlloc cuMemAlloc;
   PFN_cuMemFree cuMemFree;
   PFN_cuMemsetD8 cuMemsetD8;
+  /* CUDA 12.0+; NULL when the driver lacks it: a kernel with tensor maps then
+   * fails to launch with a message */
+  PFN_cuTensorMapEncodeTiled cuTensorMapEncodeTiled;
 } tl_cuda;
 
 /* Load the driver and resolve its entry points, once per process (thread
@@ -204,12 +207,19 @@ void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out);
 void tl_cache_key_hex(const tl_cache_key *k, char out[65]);
 
 #define TL_CACHE_MAX_PARAMS 64
+#define TL_CACHE_MAX_TMA 8
+/* A hidden tensor-map parameter (lib/codegen/codegen.h tl_tma_desc). */
+typedef struct tl_rt_tma {
+  int32_t param, box_inner, box_rows, swizzle, dtype;
+} tl_rt_tma;
 /* What a launcher needs besides the cubin (stored with it on disk). */
 typedef struct tl_cache_meta {
   char entry[256];                    /* PTX .entry name */
   int32_t threads, smem_bytes;
   int32_t nparams;                    /* entries of param_align */
   int32_t param_align[TL_CACHE_MAX_PARAMS]; /* bytes; 0 = element size only */
+  int32_t ntma;                       /* hidden tensor maps, after the ABI's parameters */
+  tl_rt_tma tma[TL_CACHE_MAX_TMA];
 } tl_cache_meta;
 
 /* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
@@ -245,17 +255,26 @@ void tl_cache_mem_insert(const tl_cache_key *key, int device, tl_cache_loaded *i
 /* ---- pack.c --------------------------------------------------------------------------- */
 /* Layout of the kernel parameter buffer for f (codegen.h's ABI): one slot
  * per ABI parameter, each at its natural alignment. */
-#define TL_MAX_ABI_PARAMS (TL_CACHE_MAX_PARAMS * (1 + 2 * TL_MAX_RANK))
+#define TL_MAX_ABI_PARAMS (TL_CACHE_MAX_PARAMS * (1 + 2 * TL_MAX_RANK) + TL_CACHE_MAX_TMA)
 typedef struct tl_abi_layout {
   int nslots;
+  int ntma;                              /* the last ntma slots: 128-byte tensor maps, 64-aligned */
   size_t bytes;                          /* size of the buffer */
   uint32_t offset[TL_MAX_ABI_PARAMS];    /* slot offsets in the buffer */
 } tl_abi_layout;
-/* false + err when f has more parameters than the ABI buffers allow. */
-bool tl_abi_layout_for(const tl_func *f, tl_abi_layout *out, char *err, size_t n);
+/* false + err when f has more parameters than the ABI buffers allow.  ntma:
+ * hidden tensor-map parameters after f's (tl_cache_meta.ntma). */
+bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err, size_t n);
 /* Write args (already checked against f) into buf and point slots[i] at each
- * slot.  false + err when a size does not fit the ABI's u32. */
+ * slot (the tensor-map slots too; their bytes are the caller's: tl_tma_encode).
+ * false + err when a size does not fit the ABI's u32. */
 bool tl_abi_pack(const tl_func *f, const tl_abi_layout *l, const tl_arg *args, void *buf, void **slots,
                  char *err, size_t n);
+
+/* The tensor map of a tl_rt_tma for argument a (a tensor of rank 2) into
+ * map (128 bytes, 64-byte aligned): 1 = encoded, 0 = the argument fails the
+ * kernel's map test (codegen.h: the kernel then never reads the map, which
+ * is zeroed), -1 = the driver refused (reason in err). */
+int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *map, char *err, size_t n);
 
 #endif

@@ -45,6 +45,10 @@ struct tilec_kernel {
   bool have_last;
   int64_t grid[3];
   tl_grid_eval *grid_eval; /* made at load: the launch path allocates nothing */
+  /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
+   * for (pointer, sizes, strides); a launch with the same one reuses the
+   * bytes already in argbuf */
+  struct { const void *data; int64_t shape[2], strides[2]; bool valid; } tma_key[TL_CACHE_MAX_TMA];
   char err[1024];
 };
 
@@ -99,6 +103,11 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   meta->threads = info->threads;
   meta->smem_bytes = info->smem_bytes;
   meta->nparams = f->params.len;
+  if (info->ntma > TL_CACHE_MAX_TMA) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
+  meta->ntma = info->ntma;
+  for (int i = 0; i < info->ntma; i++)
+    meta->tma[i] = (tl_rt_tma){info->tma[i].param, info->tma[i].box_inner, info->tma[i].box_rows, info->tma[i].swizzle,
+                               info->tma[i].dtype};
   return TILEC_OK;
 }
 
@@ -182,13 +191,16 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
   if (!k) return NULL;
   k->p = p; k->f = f; k->dev = dev; k->fn = fn; k->meta = *meta; k->origin = origin;
   k->nparams = f->params.len;
-  if (!tl_abi_layout_for(f, &k->layout, err, n)) {
+  if (!tl_abi_layout_for(f, meta->ntma, &k->layout, err, n)) {
     free(k);
     return NULL;
   }
   k->sig_len = (size_t)(k->nparams ? k->nparams : 1) * (3 + TL_MAX_RANK);
   k->targs = calloc((size_t)(k->nparams ? k->nparams : 1), sizeof *k->targs);
-  k->argbuf = calloc(1, k->layout.bytes ? k->layout.bytes : 8);
+  /* 64-byte aligned: tensor maps are encoded in place (codegen.h) */
+  size_t abytes = (k->layout.bytes + 63) / 64 * 64;
+  k->argbuf = aligned_alloc(64, abytes ? abytes : 64);
+  if (k->argbuf) memset(k->argbuf, 0, abytes ? abytes : 64);
   k->slots = calloc((size_t)(k->layout.nslots ? k->layout.nslots : 1), sizeof *k->slots);
   k->last_sig = calloc(k->sig_len, sizeof *k->last_sig);
   k->sig = calloc(k->sig_len, sizeof *k->sig);
@@ -506,6 +518,21 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
   const tl_cuda *cu;
   if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
     return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+  for (int i = 0; i < k->meta.ntma; i++) {
+    /* encoded once per (pointer, sizes, strides): a repeated launch costs a compare */
+    const tl_rt_tma *t = &k->meta.tma[i];
+    const tl_arg *a = &k->targs[t->param];
+    if (k->tma_key[i].valid && k->tma_key[i].data == a->data && !memcmp(k->tma_key[i].shape, a->shape, sizeof k->tma_key[i].shape) &&
+        !memcmp(k->tma_key[i].strides, a->strides, sizeof k->tma_key[i].strides))
+      continue;
+    k->tma_key[i].valid = false;
+    if (tl_tma_encode(cu, t, a, k->slots[k->layout.nslots - k->meta.ntma + i], err, sizeof err) < 0)
+      return launch_error(k, TILEC_ERROR_CUDA, "argument %d (%s): %s", t->param, k->f->params.data[t->param].name, err);
+    k->tma_key[i].data = a->data;
+    memcpy(k->tma_key[i].shape, a->shape, sizeof k->tma_key[i].shape);
+    memcpy(k->tma_key[i].strides, a->strides, sizeof k->tma_key[i].strides);
+    k->tma_key[i].valid = true;
+  }
   CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)k->grid[0], (unsigned)k->grid[1], (unsigned)k->grid[2],
                                   (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,
                                   k->slots, NULL);

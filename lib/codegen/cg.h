@@ -51,6 +51,8 @@ typedef struct cg {
   tl_func *plan_f;
   int smem_persist;
   struct cg_plan *plan;
+  const char *entry;  /* the PTX entry name of the kernel being emitted */
+  int tma_param0;     /* LLVM index of its first hidden tensor-map parameter */
   /* line info (debuginfo.c); dib == NULL when line_info is off */
   LLVMDIBuilderRef dib;
   LLVMMetadataRef di_cu, di_sp;   /* compile unit; subprogram of the kernel being emitted */
@@ -89,6 +91,11 @@ void cg_make_plan(cg *g);
  * and at the start of the exit block (cp.async.wait_group 0 drain). */
 void cg_loop_preheader(cg *g, int32_t for_op);
 void cg_loop_exit(cg *g, int32_t for_op);
+/* TMA (docs/pipelines.md "TMA ring"): the hidden tensor-map parameters the
+ * plan needs (cg_make_plan first; they follow the ABI's parameters), and
+ * what the launcher and --explain need to know of them. */
+int cg_tma_count(cg *g);
+void cg_tma_info(cg *g, tl_kernel_info *ki);
 void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part */
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off);
 /* The load op is a streamed dot operand (emits the ring instead of registers). */

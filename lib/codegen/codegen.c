@@ -450,8 +450,20 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
       pt[np++] = p->dtype == TL_I64 ? g->i64 : tl_dtype_is_float(p->dtype) ? g->f32 : g->i32;
     }
   }
+  /* hidden tensor-map parameters (codegen.h): the main-loop plan says how many */
+  g->entry = entry;
+  g->tma_param0 = np;
+  cg_make_plan(g);
+  int ntma = cg_tma_count(g);
+  for (int j = 0; j < ntma; j++) pt[np++] = LLVMPointerTypeInContext(g->C, 0);
   LLVMTypeRef fty = LLVMFunctionType(g->vd, pt, (unsigned)np, 0);
   g->fn = LLVMAddFunction(g->M, entry, fty);
+  for (int j = 0; j < ntma; j++) { /* byval [128 x i8], align 64: .param .align 64 .b8 x[128] */
+    unsigned idx = (unsigned)(g->tma_param0 + j) + 1, kb = LLVMGetEnumAttributeKindForName("byval", 5);
+    unsigned ka = LLVMGetEnumAttributeKindForName("align", 5);
+    LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateTypeAttribute(g->C, kb, LLVMArrayType2(g->i8, 128)));
+    LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateEnumAttribute(g->C, ka, 64));
+  }
   cg_di_kernel(g, entry, f->loc);
   /* kernel + launch bound metadata */
   LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "kernel", 6),
@@ -628,6 +640,7 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   ki->entry = tl_strdup(&ctx->arena, entry);
   ki->threads = warps * 32;
   ki->smem_bytes = g->smem_bytes;
+  cg_tma_info(g, ki);
   return true;
 }
 

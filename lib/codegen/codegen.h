@@ -7,6 +7,18 @@
  *       any value; the kernel assumes nothing it was not specialized for);
  *   scalar parameter: i1/i8/i16/i32/u8 -> .u32, i64 -> .u64,
  *       f16/bf16/f8e4m3/f8e5m2/f32 -> .f32 (converted inside the kernel).
+ *   hidden TMA parameters (after all of the above, one per tl_kernel_info.tma
+ *       entry, in that order): `.param .align 64 .b8 ENTRY_param_N[128]`, a
+ *       CUtensorMap passed by value (__grid_constant__), which the launcher
+ *       encodes (cuTensorMapEncodeTiled) for the tensor parameter `param`:
+ *       rank 2, dims {size[1], size[0]}, byte stride {stride[0] * eb},
+ *       box {box_inner, box_rows}, element strides 1, no interleave,
+ *       swizzle `swizzle` bytes, out-of-bounds elements read as zero.  It
+ *       does so exactly when the kernel's own test holds (the kernel then
+ *       reads the map, else it never does and the map may hold anything):
+ *       stride[1] == 1, data % 16 == 0, stride[0] * eb % 16 == 0,
+ *       0 < stride[0] * eb < 2^40, both sizes non-zero.
+ *       docs/pipelines.md "TMA ring".
  * Grid: the launcher evaluates the function's grid region on the host
  * (tl_eval_grid in lib/interp.h); blockDim = (warps * 32, 1, 1);
  * dynamic shared memory = tl_kernel_info.smem_bytes. */
@@ -29,12 +41,25 @@ typedef struct tl_codegen_opts {
                              core's own accumulation (~13 mantissa bits on sm_89/sm_90) */
 } tl_codegen_opts;
 
+/* A tensor map the launcher encodes for a kernel (hidden parameter, above). */
+#define TL_MAX_TMA 8
+typedef struct tl_tma_desc {
+  int32_t param;          /* index into the function's params of the rank-2 tensor */
+  int32_t box_inner;      /* box elements along dim 1 (contiguous): box_inner * eb <= swizzle */
+  int32_t box_rows;       /* box elements along dim 0 (<= 256) */
+  int32_t swizzle;        /* bytes: 32, 64 or 128 */
+  int32_t dtype;          /* tl_dtype of the tensor */
+} tl_tma_desc;
+
 /* What a launcher needs to know about one compiled kernel. */
 typedef struct tl_kernel_info {
   const char *name;       /* tile kernel name */
   const char *entry;      /* PTX .entry name */
   int threads;            /* block size (warps * 32) */
   int smem_bytes;         /* dynamic shared memory */
+  int ntma;               /* hidden tensor-map parameters */
+  tl_tma_desc tma[TL_MAX_TMA];
+  const char *tma_note;   /* --explain: how the main-loop ring is fed (TMA or why not); NULL = no ring */
 } tl_kernel_info;
 
 typedef struct tl_codegen_result {

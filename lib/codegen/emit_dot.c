@@ -65,6 +65,10 @@ typedef struct cg_stream {
   bool wg_kmajor;         /* wgmma B given as trans of [N][K]: with wg_atoms (rows over 128 B,
                            * 16-bit), the atoms are [K/64][N][64], K-major */
   bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
+  /* TMA (the ring's tma): tensor map `tma` (index among the hidden
+   * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
+   * at slot byte b * rows * 128 and tile column b * tma_inner */
+  int tma, tma_inner, tma_boxes;
 } cg_stream;
 
 typedef struct cg_ring {
@@ -77,6 +81,12 @@ typedef struct cg_ring {
                            * stage less far ahead (slot i-1 may still be read in iteration i) */
   LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
+  /* TMA feeding (plan_tma): one mbarrier per stage at mbar_off; tma_ok (i1,
+   * kernel prologue) = every operand passes the tensor-map test (else the
+   * cp.async ring runs); phasev: bit s = the parity stage s waits for next */
+  bool tma;
+  int mbar_off, tx_bytes;
+  LLVMValueRef tma_ok, phasev;
 } cg_ring;
 
 typedef struct cg_plan {
@@ -94,6 +104,11 @@ typedef struct cg_plan {
                            * (its wait_group 0) or the loop exit waits (attention's O += P V) */
   int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
   int nwg;
+  int ntma;               /* hidden tensor-map parameters */
+  tl_tma_desc tma[TL_MAX_TMA];
+  LLVMValueRef tmap[TL_MAX_TMA]; /* i64 generic address of each map (kernel prologue) */
+  bool tma_prologue_done;
+  const char *tma_note;   /* --explain */
 } cg_plan;
 
 /* The schedule entry of dot D when the table is followed, else NULL. */
@@ -279,6 +294,99 @@ static bool dot_is_wgmma(cg_plan *p, int32_t D) {
 /* Byte offset in a slot of 16-byte chunk ch (i32) of tile row r (i32). */
 static LLVMValueRef slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValueRef ch);
 
+/* ---- TMA (docs/pipelines.md "TMA ring") -------------------------------------------- */
+
+static bool tma_arch(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
+
+/* Why ring R cannot be fed by TMA, or NULL.  Every slot is a sequence of
+ * boxes in the layout TMA writes: a K-major slot with rows of 32/64/128
+ * bytes is one box whose XOR swizzle (emit_dot's swizzle_of) is the TMA
+ * 32/64/128-byte mode on a 1024-byte aligned slot; an atom slot
+ * ([N/64][K][64] or [K/64][rows][64]) is one box of 128-byte rows per atom. */
+static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  const char *env = getenv("TILEC_TMA"); /* measuring: 0 = the cp.async ring */
+  if (env && *env == '0') return "TILEC_TMA=0";
+  if (!tma_arch(g)) return "the target is not sm_90a";
+  if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
+  if (!R->wgmma) return "the ring does not feed wgmma";
+  if (R->stages < 2) return "the ring has one stage";
+  int ndots = 0;
+  for (int i = 0; i < p->nwg; i++) ndots += tl_op_at(f, p->wg_dots[i])->parent == R->for_op;
+  if (ndots != 1) return "the ring feeds more than one dot (attention keeps cp.async)";
+  *nmaps = 0;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
+    int rb = s->cols * s->eb;
+    if (!s->wg || s->kn8) return "an operand is not a wgmma slot";
+    if (tv->type.rank != 2) return "an operand tensor is not of rank 2 (maps are made for rank 2)";
+    if (s->rows > 256) return "a tile has more than 256 rows (the TMA box limit)";
+    if (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128)) return "a slot layout TMA cannot write";
+    ++*nmaps;
+  }
+  if (p->ntma + *nmaps > TL_MAX_TMA) return "more tensor maps than the launcher takes";
+  return NULL;
+}
+
+/* Decide TMA per ring (after the stream offsets): tensor maps and the
+ * mbarriers (8 bytes per stage, persistent shared memory from `persist`).
+ * Returns the new end of the persistent part. */
+static int plan_tma(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  tl_sbuf note = {0};
+  for (int r = 0; r < p->nring; r++) {
+    cg_ring *R = &p->rings[r];
+    int nmaps = 0;
+    const char *why = tma_unfit(g, R, &nmaps);
+    if (why) {
+      tl_sbuf_printf(&note, "%sring of %d stages fed by cp.async (no TMA: %s)", note.len ? "; " : "", R->stages, why);
+      continue;
+    }
+    R->tma = true;
+    persist = (persist + 7) / 8 * 8;
+    R->mbar_off = persist;
+    persist += 8 * R->stages;
+    R->tx_bytes = 0;
+    tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d", note.len ? "; " : "",
+                   R->stages, R->stages - 1 - R->lag);
+    for (int i = 0; i < p->nstream; i++) {
+      cg_stream *s = &p->streams[i];
+      if (s->for_op != R->for_op) continue;
+      int rb = s->cols * s->eb;
+      tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
+      s->tma = p->ntma;
+      s->tma_inner = (rb > 128 ? 128 : rb) / s->eb;
+      s->tma_boxes = s->cols / s->tma_inner;
+      R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
+      p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = s->tma_inner, .box_rows = s->rows,
+                                        .swizzle = rb > 128 ? 128 : rb, .dtype = tv->type.dtype};
+      tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name, s->tma_boxes,
+                     s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, rb > 128 ? 128 : rb);
+    }
+    tl_sbuf_printf(&note, "; %d bytes per stage; the cp.async ring when a tensor fails the map test at run time)",
+                   R->tx_bytes);
+  }
+  /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
+  if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+  return persist;
+}
+
+int cg_tma_count(cg *g) { return g->plan && g->plan_f == g->f ? g->plan->ntma : 0; }
+
+void cg_tma_info(cg *g, tl_kernel_info *ki) {
+  ki->ntma = 0;
+  ki->tma_note = NULL;
+  if (!g->plan || g->plan_f != g->f) return;
+  ki->ntma = g->plan->ntma;
+  memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
+  ki->tma_note = g->plan->tma_note;
+}
+
 void cg_make_plan(cg *g) {
   if (g->plan_f == g->f) return;
   tl_func *f = g->f;
@@ -380,6 +488,7 @@ void cg_make_plan(cg *g) {
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
+  persist = plan_tma(g, persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);
 }
@@ -961,6 +1070,148 @@ static LLVMTypeRef iv_type(cg *g, int32_t L) {
                                                                                    : cg_reg_type(g, (tl_dtype)ivt->dtype);
 }
 
+/* ---- the TMA ring ---------------------------------------------------------------------- */
+
+static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAnd(g->B, a, b, ""); }
+
+/* Kernel prologue of TMA ring R (once): tma_ok, the maps' generic addresses
+ * (`mov` of the parameter's address, cvta.param), the phase bits, and the
+ * mbarriers initialized by thread 0 (count 1: its arrive.expect_tx),
+ * fenced, then a barrier.  Built in the prologue block (dominates all). */
+static void tma_kernel_prologue(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  LLVMBuilderRef save = g->B;
+  g->B = g->PB;
+  LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    cg_tensor *t = &g->tensors[tl_val(f, tl_op_at(f, s->load_op)->opnd[0])->index];
+    /* the map test of codegen.h's ABI, which the launcher repeats */
+    LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+    LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[0], cg_i64(g, s->eb), "");
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[1], cg_i64(g, 1), ""));
+    LLVMValueRef mis = LLVMBuildAnd(g->B, LLVMBuildOr(g->B, base, sb, ""), cg_i64(g, 15), "");
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""));
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""));
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""));
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[0], cg_i32(g, 0), ""));
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[1], cg_i32(g, 0), ""));
+    if (!p->tmap[s->tma]) {
+      char txt[400];
+      snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + s->tma);
+      p->tmap[s->tma] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+    }
+  }
+  R->tma_ok = ok;
+  R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
+  LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
+  LLVMValueRef tid = tid32(g);
+  for (int st = 0; st < R->stages; st++) {
+    LLVMValueRef args[2] = {LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
+    asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",
+             args, 2);
+  }
+  asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
+  cg_barrier(g);
+  g->B = save;
+}
+
+/* i1: the iteration with iv x (i64) runs: x < hi (step > 0), x > hi (step < 0). */
+static LLVMValueRef iv_in_range(cg *g, int32_t L, LLVMValueRef x, LLVMValueRef step64) {
+  tl_op *lo = tl_op_at(g->f, L);
+  LLVMValueRef hi = to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef up = LLVMBuildICmp(g->B, LLVMIntSLT, x, hi, "");
+  if (LLVMIsAConstantInt(step64) && LLVMConstIntGetSExtValue(step64) > 0) return up;
+  LLVMValueRef down = LLVMBuildICmp(g->B, LLVMIntSGT, x, hi, "");
+  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), up, down, "");
+}
+
+static LLVMValueRef mbar_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
+  return LLVMBuildAdd(g->B, smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->mbar_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+}
+
+/* Thread 0, when the iteration with iv `ivs` (the iv's register type) runs
+ * (`in`): arrive.expect_tx on slot's mbarrier with the stage's bytes, then
+ * one cp.async.bulk.tensor per box into the slot (out-of-bounds elements
+ * are zeros, and count: the transaction is always the whole box). */
+static void tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValueRef slot) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  LLVMValueRef tid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+  LLVMValueRef c = and1(g, LLVMBuildICmp(g->B, LLVMIntEQ, tid, cg_i32(g, 0), ""), in);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.issue");
+  LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.issued");
+  LLVMBuildCondBr(g->B, c, ib, nb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  LLVMValueRef mb = mbar_addr(g, R, slot);
+  LLVMValueRef xa[2] = {mb, cg_i32(g, R->tx_bytes)};
+  asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    tl_op *o = tl_op_at(f, s->load_op);
+    LLVMValueRef st[2];
+    for (int d = 0; d < 2; d++) {
+      st[d] = remat(g, o->opnd[1 + d], s->for_op, ivs);
+      if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
+    }
+    LLVMValueRef sbase = LLVMBuildAdd(g->B, smem_base32(g),
+                                      LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+    for (int b = 0; b < s->tma_boxes; b++) {
+      LLVMValueRef args[5] = {add_c(g, sbase, (int64_t)b * s->rows * 128), p->tmap[s->tma],
+                              add_c(g, st[1], (int64_t)b * s->tma_inner), st[0], mb};
+      asm_void(g, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+               "r,l,r,r,r,~{memory}", args, 5);
+    }
+  }
+  LLVMBuildBr(g->B, nb);
+  LLVMPositionBuilderAtEnd(g->B, nb);
+}
+
+/* Every thread: wait for slot's mbarrier to complete the phase of parity
+ * bit `slot` of the phase bits (try_wait in a loop), then flip that bit. */
+static void tma_wait(cg *g, cg_ring *R, LLVMValueRef slot) {
+  LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->phasev, "");
+  LLVMValueRef par = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, ph, slot, ""), cg_i32(g, 1), "");
+  LLVMValueRef mb = mbar_addr(g, R, slot);
+  LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.wait");
+  LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.ready");
+  LLVMBuildBr(g->B, wb);
+  LLVMPositionBuilderAtEnd(g->B, wb);
+  LLVMValueRef args[2] = {mb, par};
+  LLVMValueRef done = cg_asm(g, g->i32,
+                             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+                             "=r,r,r,~{memory}", args, 2, true);
+  cg_cond_br_likely(g, LLVMBuildICmp(g->B, LLVMIntNE, done, cg_i32(g, 0), ""), db, wb);
+  LLVMPositionBuilderAtEnd(g->B, db);
+  LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), slot, ""), ""), R->phasev);
+}
+
+/* The ring prologue of a TMA ring: stages 0..S-2-lag by TMA when the maps
+ * hold (uniform branch), else the cp.async prologue. */
+static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty) {
+  if (!R->tma_ok) tma_kernel_prologue(g, R);
+  int S = R->stages;
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.pro");
+  LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cpa.pro");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "ring.pro");
+  cg_cond_br_likely(g, R->tma_ok, tb, cb);
+  LLVMPositionBuilderAtEnd(g->B, tb);
+  for (int k = 0; k + 1 + R->lag < S; k++) {
+    LLVMValueRef x = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "");
+    tma_issue(g, R, iv_plus(g, lo64, k, step64, ivty), iv_in_range(g, R->for_op, x, step64), cg_i32(g, k));
+  }
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, cb);
+  ring_prologue(g, R, lo64, step64, ivty, true);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+  LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
+  LLVMBuildStore(g->B, cg_i32(g, S - 1 - R->lag), R->wrv);
+}
+
 void cg_loop_preheader(cg *g, int32_t for_op) {
   cg_make_plan(g);
   cg_plan *p = g->plan;
@@ -968,8 +1219,12 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
     if (R->for_op != for_op || R->pre_done) continue;
-    ring_prologue(g, R, to_i64(g, cg_get(g, lo->opnd[0])->r[0]), to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
-                  iv_type(g, for_op), true);
+    if (R->tma)
+      ring_prologue_tma(g, R, to_i64(g, cg_get(g, lo->opnd[0])->r[0]), to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
+                        iv_type(g, for_op));
+    else
+      ring_prologue(g, R, to_i64(g, cg_get(g, lo->opnd[0])->r[0]), to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
+                    iv_type(g, for_op), true);
   }
 }
 
@@ -1015,6 +1270,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   LLVMValueRef reg, phi = iv_phi(g, L, &reg);
   LLVMValueRef step64 = to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
   if (!R->pre_done) {
+    R->tma = false; /* (the predicated prologue has no blocks: the cp.async ring) */
     LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
     LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
     ring_prologue(g, R, LLVMGetIncomingValue(phi, 0), step64, LLVMTypeOf(reg), false);
@@ -1031,6 +1287,26 @@ static void emit_ring(cg *g, cg_ring *R) {
     R->rd_slot = cg_i32(g, 0);
     return;
   }
+  LLVMBasicBlockRef jb = NULL;
+  LLVMValueRef rd0 = NULL, wr0 = NULL;
+  if (R->tma) {
+    /* TMA: a barrier (every warp is done reading the slot refilled next:
+     * its wgmma groups of that stage were waited for), thread 0 issues
+     * stage i + S-1-lag, everyone waits for stage i's mbarrier */
+    rd0 = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+    wr0 = LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.ring");
+    LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cpa.ring");
+    jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "ring.join");
+    cg_cond_br_likely(g, R->tma_ok, tb, cb);
+    LLVMPositionBuilderAtEnd(g->B, tb);
+    cg_barrier(g);
+    LLVMValueRef x = LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "");
+    tma_issue(g, R, iv_at(g, phi, S - 1 - R->lag, step64, reg), iv_in_range(g, L, x, step64), wr0);
+    tma_wait(g, R, rd0);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, cb);
+  }
   char w[64];
   snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2 - R->lag);
   asm_void(g, w, "~{memory}", NULL, 0);
@@ -1038,13 +1314,17 @@ static void emit_ring(cg *g, cg_ring *R) {
    * through the async proxy: each writer fences before the barrier */
   if (R->wgmma) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_barrier(g);
-  LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
-  LLVMValueRef wr = LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
+  LLVMValueRef rd = rd0 ? rd0 : LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  LLVMValueRef wr = wr0 ? wr0 : LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
   R->rd_slot = rd;
   LLVMValueRef ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
   commit(g);
+  if (jb) {
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, jb);
+  }
   LLVMBuildStore(g->B, slot_next(g, rd, S), R->rdv);
   LLVMBuildStore(g->B, slot_next(g, wr, S), R->wrv);
 }

@@ -27,6 +27,9 @@ static struct {
   char *last_linked_ptx;
   unsigned grid[3], block[3], smem; /* the last launch, where the test's cuLaunchKernel records it */
   uint64_t param0;
+  /* cuTensorMapEncodeTiled (f_encode_tiled): count and the arguments of the last 4 calls */
+  int encodes;
+  struct { int dtype, swizzle, l2, oob, interleave; unsigned rank, box[2], estr[2]; void *addr; uint64_t dims[2], stride; } enc[4];
 } calls;
 static __thread CUcontext current;
 
@@ -115,6 +118,21 @@ static CUresult f_func_attr(int *v, int attr, CUfunction f) {
 }
 static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
 
+/* Records its arguments; the map holds 0xAB bytes then the call number. */
+static CUresult f_encode_tiled(CUtensorMap *map, int dtype, unsigned rank, void *addr, const cuuint64_t *dims,
+                               const cuuint64_t *strides, const unsigned *box, const unsigned *estr, int interleave,
+                               int swizzle, int l2, int oob) {
+  if ((uintptr_t)map % 64 || rank != 2) return CUDA_ERROR_INVALID_VALUE;
+  int i = calls.encodes++ % 4;
+  calls.enc[i].dtype = dtype; calls.enc[i].rank = rank; calls.enc[i].addr = addr;
+  calls.enc[i].dims[0] = dims[0]; calls.enc[i].dims[1] = dims[1]; calls.enc[i].stride = strides[0];
+  calls.enc[i].box[0] = box[0]; calls.enc[i].box[1] = box[1]; calls.enc[i].estr[0] = estr[0]; calls.enc[i].estr[1] = estr[1];
+  calls.enc[i].interleave = interleave; calls.enc[i].swizzle = swizzle; calls.enc[i].l2 = l2; calls.enc[i].oob = oob;
+  memset(map, 0xAB, sizeof *map);
+  memcpy(map, &calls.encodes, sizeof calls.encodes);
+  return 0;
+}
+
 /* The designated initializers every fake driver shares; a test adds
  * .cuLaunchKernel and whatever else it fakes. */
 #define FAKE_CUDA_ENTRIES                                                                                         \
@@ -124,6 +142,6 @@ static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)a
   .cuCtxSetCurrent = f_set_current, .cuCtxGetCurrent = f_get_current, .cuLinkCreate = f_link_create,            \
   .cuLinkAddData = f_link_add, .cuLinkComplete = f_link_complete, .cuLinkDestroy = f_link_destroy,              \
   .cuModuleLoadData = f_module_load, .cuModuleUnload = f_module_unload, .cuModuleGetFunction = f_get_function, \
-  .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set
+  .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set, .cuTensorMapEncodeTiled = f_encode_tiled
 
 #endif

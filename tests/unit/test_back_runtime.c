@@ -144,7 +144,7 @@ Test(abi, pack_follows_the_kernel_abi) {
   tl_func *f = make_func(&c, ps, np);
   tl_abi_layout l;
   char err[256];
-  cr_assert(tl_abi_layout_for(f, &l, err, sizeof err), "%s", err);
+  cr_assert(tl_abi_layout_for(f, 0, &l, err, sizeof err), "%s", err);
   int want_slots = 0;
   for (int i = 0; i < np; i++) want_slots += ps[i].tensor ? 1 + 2 * ps[i].rank : 1;
   cr_assert_eq(l.nslots, want_slots);
@@ -213,7 +213,7 @@ Test(abi, sizes_beyond_i32_are_rejected) {
   tl_func *f = make_func(&c, ps, 1);
   tl_abi_layout l;
   char err[256];
-  cr_assert(tl_abi_layout_for(f, &l, err, sizeof err));
+  cr_assert(tl_abi_layout_for(f, 0, &l, err, sizeof err));
   tl_arg a = {.is_tensor = true, .data = (void *)0x1000, .dtype = TL_F32, .rank = 1};
   a.shape[0] = (int64_t)1 << 31;
   a.strides[0] = 1;

@@ -23,6 +23,7 @@
 #define FAKE_NDEVICES 2
 #include "fake_cuda.h"
 
+static void **last_params; /* the last launch's parameter pointers (valid until the next launch) */
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, CUstream s, void **params, void **extra) {
   (void)f; (void)s; (void)extra;
@@ -31,6 +32,7 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   calls.block[0] = bx; calls.block[1] = by; calls.block[2] = bz;
   calls.smem = smem;
   memcpy(&calls.param0, params[0], 8);
+  last_params = params;
   return 0;
 }
 
@@ -349,4 +351,69 @@ Test(fake_driver, user_ptx_of_every_example_kernel) {
   pclose(ls);
   cr_assert_geq(kernels, 9);
   cr_assert_eq(calls.unloads, kernels);
+}
+
+/* A launch of gemm.tile's cutlass_gemm (sm_90a, TMA ring): two hidden
+ * tensor maps after the 15 ABI parameters, encoded with the tile's boxes,
+ * once per (pointer, sizes, strides); a tensor failing the map test gets a
+ * zeroed map and no encode (the kernel takes its cp.async ring). */
+static void gemm_launch(tilec_kernel *k, uint64_t a, int64_t M, int64_t N, int64_t K, int64_t ldb) {
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N}, stb[2] = {ldb, 1};
+  DLTensor ta = {.data = (void *)(uintptr_t)a, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sa};
+  DLTensor tb = {.data = (void *)(uintptr_t)0x20000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1},
+                 .shape = sb, .strides = stb};
+  DLTensor tc = {.data = (void *)(uintptr_t)0x30000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sc};
+  tilec_arg args[3] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &ta}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &tb},
+                       {.kind = TILEC_ARG_TENSOR, .u.tensor = &tc}};
+  cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+Test(fake_driver, tma_maps_encoded_once_per_tensor) {
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_gemm_param_15[128]"));
+  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_gemm_param_16[128]"));
+  int e0 = calls.encodes;
+  gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
+  cr_assert_eq(calls.encodes - e0, 2);
+  /* A [300][4096] bf16: dims innermost first, row stride in bytes, box 64 x 128 rows, 128-byte swizzle */
+  cr_assert_eq(calls.enc[e0 % 4].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  cr_assert_eq(calls.enc[e0 % 4].addr, (void *)(uintptr_t)0x10000000u);
+  cr_assert_eq(calls.enc[e0 % 4].dims[0], 4096);
+  cr_assert_eq(calls.enc[e0 % 4].dims[1], 300);
+  cr_assert_eq(calls.enc[e0 % 4].stride, 8192);
+  cr_assert_eq(calls.enc[e0 % 4].box[0], 64);
+  cr_assert_eq(calls.enc[e0 % 4].box[1], 128);
+  cr_assert_eq(calls.enc[e0 % 4].estr[0], 1);
+  cr_assert_eq(calls.enc[e0 % 4].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  cr_assert_eq(calls.enc[e0 % 4].oob, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  cr_assert_eq(calls.enc[e0 % 4].interleave, CU_TENSOR_MAP_INTERLEAVE_NONE);
+  /* B [4096][520] N-major: one box per 64-column atom, 64 columns x 64 k-rows */
+  cr_assert_eq(calls.enc[(e0 + 1) % 4].dims[0], 520);
+  cr_assert_eq(calls.enc[(e0 + 1) % 4].dims[1], 4096);
+  cr_assert_eq(calls.enc[(e0 + 1) % 4].stride, 1040);
+  cr_assert_eq(calls.enc[(e0 + 1) % 4].box[0], 64);
+  cr_assert_eq(calls.enc[(e0 + 1) % 4].box[1], 64);
+  /* the maps are the last two parameters, as encoded */
+  int m15 = 0, m16 = 0;
+  memcpy(&m15, last_params[15], sizeof m15);
+  memcpy(&m16, last_params[16], sizeof m16);
+  cr_assert_eq(m15, e0 + 1);
+  cr_assert_eq(m16, e0 + 2);
+  cr_assert_eq(((unsigned char *)last_params[15])[127], 0xAB);
+  /* the same tensors again: no encode; another A pointer: A's map only */
+  gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
+  cr_assert_eq(calls.encodes - e0, 2);
+  gemm_launch(k, 0x10010000u, 300, 520, 4096, 520);
+  cr_assert_eq(calls.encodes - e0, 3);
+  /* B with a row stride of 517 elements (1034 bytes, not a multiple of 16):
+   * no map, zeroed; A's is kept */
+  gemm_launch(k, 0x10010000u, 300, 517, 4096, 517);
+  cr_assert_eq(calls.encodes - e0, 3);
+  unsigned char zero[128] = {0};
+  cr_assert(memcmp(last_params[16], zero, 128) == 0);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
 }

@@ -337,7 +337,7 @@ Test(tune, fake_gpu_winner_skips_and_cache_hit) {
     cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK);
     tl_abi_layout l;
     char err[128];
-    cr_assert(tl_abi_layout_for(tl_api_find_kernel(p, "mm"), &l, err, sizeof err));
+    cr_assert(tl_abi_layout_for(tl_api_find_kernel(p, "mm"), 0, &l, err, sizeof err));
     fake_nslots = l.nslots;
     tilec_program_destroy(p);
   }
