@@ -76,6 +76,13 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
     values[i] = p->opts.defines[i].value;
   }
   const tl_source *src = &p->ctx.files.data[p->file];
+  /* the options that change code and have no field of their own: disable-pass, and the
+   * TILEC_TMA=0 switch of the cutlass ring (emit_dot.c), so a measurement never loads
+   * the other ring's kernel from the cache */
+  const char *tma = getenv("TILEC_TMA");
+  char extra[1024];
+  snprintf(extra, sizeof extra, "disable=%s;tma=%s", p->opts.disable_pass ? p->opts.disable_pass : "",
+           tma && *tma == '0' ? "0" : "1");
   tl_cache_key_fields kf = {
       .source = src->text, .source_len = src->len, .kernel = f->name,
       .define_names = names, .define_values = values, .ndefines = nd,
@@ -84,7 +91,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
       .tilec_version = TILEC_VERSION_STRING, .llvm_version = TILEC_LLVM_VERSION,
       .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level),
       .warps = p->opts.warps, .stages = p->opts.stages,
-      .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = p->opts.disable_pass};
+      .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = extra};
   tl_cache_key_compute(&kf, key);
   free(names);
   free(values);
