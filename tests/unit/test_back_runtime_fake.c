@@ -62,9 +62,14 @@ static void teardown(void) {
   if (system(cmd) != 0) cr_log_warn("could not remove %s", cache_dir);
 }
 
+/* time-passes on: the log says whether codegen ran ("codegen.llvm-opt") */
 static tilec_program *program(void) {
   tilec_program *p = NULL;
-  cr_assert_eq(tilec_program_create(&p, source, "vadd.tile", NULL), TILEC_OK);
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "time-passes", "1"), TILEC_OK);
+  cr_assert_eq(tilec_program_create(&p, source, "vadd.tile", o), TILEC_OK);
+  tilec_options_destroy(o);
   return p;
 }
 static double now_ms(void) {
@@ -113,6 +118,7 @@ Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
   /* one kernel's own PTX went to the driver; the program's text stays unmade */
   cr_assert_null(tilec_program_text(cold, TILEC_STAGE_PTX));
   cr_assert(strstr(calls.last_linked_ptx, ".entry vadd("), "%s", calls.last_linked_ptx);
+  cr_assert(strstr(tilec_program_log(cold), "codegen.llvm-opt"), "%s", tilec_program_log(cold));
   int threads = 0, smem = -1;
   const char *entry = NULL;
   cr_assert_eq(tilec_kernel_config(k, &threads, &smem, &entry), TILEC_OK);
@@ -130,6 +136,7 @@ Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
   cr_log_info("warm load (front-end, passes, key, cache read, fake module load): %.3f ms", ms);
   cr_assert_str_eq(tilec_kernel_origin(k2), "disk-cache");
   cr_assert_eq(calls.links, 1, "the warm path ran the driver JIT");
+  cr_assert_null(strstr(tilec_program_log(warm), "codegen"), "the warm path ran LLVM: %s", tilec_program_log(warm));
   cr_assert_null(tilec_program_text(warm, TILEC_STAGE_PTX), "the warm path ran LLVM");
   cr_assert_null(tilec_program_text(warm, TILEC_STAGE_LLVM), "the warm path ran LLVM");
   cr_assert_eq(calls.module_loads, loads_before + 1);
