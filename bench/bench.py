@@ -276,33 +276,18 @@ def norms():
     ms_ref = bench(lambda: torch.nn.functional.rms_norm(x, (Cn,), w, 1e-6))
     by = 2 * x.numel() * 2
     row("rmsnorm bf16", f"{R}x{Cn}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, err)
-    # load_hoist on / off, 4 and 8 warps: alternating repeats (the differences are a few %)
-    import statistics
     Cl = 2048
     xl = torch.randn(R, Cl, device="cuda", dtype=torch.bfloat16)
     wl = torch.randn(Cl, device="cuda", dtype=torch.bfloat16)
     bl = torch.randn(Cl, device="cuda", dtype=torch.bfloat16)
     yl = torch.full_like(xl, float("nan"))
-    refl = torch.nn.functional.layer_norm(xl.float(), (Cl,), wl.float(), bl.float(), 1e-5)
-    ms_refl = bench(lambda: torch.nn.functional.layer_norm(xl, (Cl,), wl, bl, 1e-5))
-    variants = [(hoist, w) for w in (4, 8) for hoist in (True, False)]
-    for name, file, vals, out, refv, by, ms_r in (
-            ("rmsnorm bf16", "rmsnorm.tile", (x, w, y, 1e-6), y, ref, 2 * x.numel() * 2, ms_ref),
-            ("layernorm bf16", "layernorm.tile", (xl, wl, bl, yl, 1e-5), yl, refl, 2 * xl.numel() * 2, ms_refl)):
-        fs, errs = [], []
-        for hoist, wp in variants:
-            f = Kernel(ex(file), disable=None if hoist else "load_hoist", options={"warps": wp}).bind(*vals)
-            out.fill_(float("nan")); f(); torch.cuda.synchronize()
-            fs.append(f); errs.append(relerr(out, refv))
-        times = [[] for _ in fs]
-        for r in range(3 if args.quick else 5):
-            for i in range(len(fs)):
-                j = (i + r) % len(fs)
-                times[j].append(bench(fs[j]))
-        for (hoist, wp), t, e in zip(variants, times, errs):
-            ms = statistics.median(t)
-            tag = f" w{wp} load_hoist {'on' if hoist else 'off'}"
-            row(name + tag, f"{R}x{by // (2 * R * 2)}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_r / 1e6, e)
+    fl_ = Kernel(ex("layernorm.tile")).bind(xl, wl, bl, yl, 1e-5)
+    fl_(); torch.cuda.synchronize()
+    err = relerr(yl, torch.nn.functional.layer_norm(xl.float(), (Cl,), wl.float(), bl.float(), 1e-5))
+    ms = bench(fl_)
+    ms_ref = bench(lambda: torch.nn.functional.layer_norm(xl, (Cl,), wl, bl, 1e-5))
+    by = 2 * xl.numel() * 2
+    row("layernorm bf16", f"{R}x{Cl}", ms, "GB/s", by / ms / 1e6, "torch", by / ms_ref / 1e6, err)
 
     xs = torch.randn(R, 1024, device="cuda", dtype=torch.float32)
     ys = torch.full_like(xs, float("nan"))
