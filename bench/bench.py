@@ -22,7 +22,8 @@ ap.add_argument("--only", default="gemm,fp8,attn,norm")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
-                help="attention: kernels of examples/attn.tile to time, a row each per case (cutlass_attn_fwd: wgmma on sm_90a)")
+                help="attention: kernels of examples/attn.tile to time, a row each per case (cutlass_attn_fwd: wgmma on sm_90a); "
+                     "NAME@tma0 = NAME compiled with TILEC_TMA=0 (the cp.async ring), timed in the same process")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--once", action="store_true",
@@ -237,7 +238,16 @@ def attn():
                 if bn: defs["BN"] = bn
                 if bm: defs["BM"] = bm
                 opts = dict(([("warps", w)] if w else []) + ([("stages", st)] if st else []))
-                kernels[key] = Kernel(ex("attn.tile"), defs, kernel=kname, options=opts or None)
+                base, _, variant = kname.partition("@")
+                old_tma = os.environ.get("TILEC_TMA")
+                if variant == "tma0":  # read by codegen at load time; part of the cache key
+                    os.environ["TILEC_TMA"] = "0"
+                try:
+                    kernels[key] = Kernel(ex("attn.tile"), defs, kernel=base, options=opts or None)
+                finally:
+                    if variant == "tma0":
+                        if old_tma is None: del os.environ["TILEC_TMA"]
+                        else: os.environ["TILEC_TMA"] = old_tma
             k = kernels[key]
             o = torch.full_like(q, float("nan"))
             f = k.bind(q, kk, v, o, D ** -0.5)
@@ -257,7 +267,7 @@ def attn():
                     with sdpa_kernel(be):
                         refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
             shape = f"D{D} S{S} {'causal' if causal else 'full'}" + (f" w{w}" if w else "") + (f" BN{bn}" if bn else "") + (f" st{st}" if st else "") + (f" BM{bm}" if bm else "")
-            what = "attn fwd" if kname == "attn_fwd" else kname
+            what = "attn fwd" if kname == "attn_fwd" else kname.replace("@tma0", " (TILEC_TMA=0)")
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
 

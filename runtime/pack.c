@@ -59,13 +59,21 @@ bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err
   return true;
 }
 
-/* The map test of codegen.h's ABI (the kernel makes the same one). */
+/* The map test of codegen.h's ABI (the kernel makes the same one): rank 2..5,
+ * the last stride 1, the base and every other byte stride 16-byte aligned
+ * and in (0, 2^40), no size 0. */
 static bool tma_fits(const tl_arg *a, int eb) {
-  if (!a->is_tensor || a->rank != 2) return false;
+  if (!a->is_tensor || a->rank < 2 || a->rank > 5 || a->rank > TL_MAX_RANK) return false;
+  int R = a->rank;
   uint64_t base = (uint64_t)(uintptr_t)a->data;
-  int64_t sb = a->strides[0] * eb;
-  return a->strides[1] == 1 && base % 16 == 0 && sb > 0 && sb % 16 == 0 && sb < ((int64_t)1 << 40) && a->shape[0] > 0 &&
-         a->shape[1] > 0;
+  if (a->strides[R - 1] != 1 || base % 16) return false;
+  for (int d = 0; d + 1 < R; d++) {
+    int64_t sb = a->strides[d] * eb;
+    if (sb <= 0 || sb % 16 || sb >= ((int64_t)1 << 40)) return false;
+  }
+  for (int d = 0; d < R; d++)
+    if (a->shape[d] <= 0) return false;
+  return true;
 }
 
 int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *map, char *err, size_t n) {
@@ -80,10 +88,18 @@ int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *
                    : t->dtype == TL_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   int swz = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                                                             : CU_TENSOR_MAP_SWIZZLE_32B;
-  cuuint64_t dims[2] = {(cuuint64_t)a->shape[1], (cuuint64_t)a->shape[0]};
-  cuuint64_t strides[1] = {(cuuint64_t)(a->strides[0] * eb)};
-  unsigned box[2] = {(unsigned)t->box_inner, (unsigned)t->box_rows}, estr[2] = {1, 1};
-  CUresult r = cu->cuTensorMapEncodeTiled((CUtensorMap *)map, dt, 2, a->data, dims, strides, box, estr,
+  /* dims innermost first; the tile is the last two dims (box_inner x
+   * box_rows), every other dim is indexed by a scalar (box 1) */
+  int R = a->rank;
+  cuuint64_t dims[5], strides[4];
+  unsigned box[5], estr[5];
+  for (int i = 0; i < R; i++) {
+    dims[i] = (cuuint64_t)a->shape[R - 1 - i];
+    box[i] = i == 0 ? (unsigned)t->box_inner : i == 1 ? (unsigned)t->box_rows : 1u;
+    estr[i] = 1;
+    if (i + 1 < R) strides[i] = (cuuint64_t)(a->strides[R - 2 - i] * eb);
+  }
+  CUresult r = cu->cuTensorMapEncodeTiled((CUtensorMap *)map, dt, (unsigned)R, a->data, dims, strides, box, estr,
                                           CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {

@@ -271,7 +271,8 @@ bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err
 bool tl_abi_pack(const tl_func *f, const tl_abi_layout *l, const tl_arg *args, void *buf, void **slots,
                  char *err, size_t n);
 
-/* The tensor map of a tl_rt_tma for argument a (a tensor of rank 2) into
+/* The tensor map of a tl_rt_tma for argument a (a tensor of rank 2..5, the
+ * tile its last two dims, codegen.h) into
  * map (128 bytes, 64-byte aligned): 1 = encoded, 0 = the argument fails the
  * kernel's map test (codegen.h: the kernel then never reads the map, which
  * is zeroed), -1 = the driver refused (reason in err). */

@@ -48,7 +48,7 @@ struct tilec_kernel {
   /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
    * for (pointer, sizes, strides); a launch with the same one reuses the
    * bytes already in argbuf */
-  struct { const void *data; int64_t shape[2], strides[2]; bool valid; } tma_key[TL_CACHE_MAX_TMA];
+  struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid; } tma_key[TL_CACHE_MAX_TMA];
   char err[1024];
 };
 
@@ -529,15 +529,17 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
     /* encoded once per (pointer, sizes, strides): a repeated launch costs a compare */
     const tl_rt_tma *t = &k->meta.tma[i];
     const tl_arg *a = &k->targs[t->param];
-    if (k->tma_key[i].valid && k->tma_key[i].data == a->data && !memcmp(k->tma_key[i].shape, a->shape, sizeof k->tma_key[i].shape) &&
-        !memcmp(k->tma_key[i].strides, a->strides, sizeof k->tma_key[i].strides))
+    /* (the parameter's rank, checked: the same every launch) */
+    size_t nb = sizeof(int64_t) * (size_t)(a->rank < 0 ? 0 : a->rank > TL_MAX_RANK ? TL_MAX_RANK : a->rank);
+    if (k->tma_key[i].valid && k->tma_key[i].data == a->data && !memcmp(k->tma_key[i].shape, a->shape, nb) &&
+        !memcmp(k->tma_key[i].strides, a->strides, nb))
       continue;
     k->tma_key[i].valid = false;
     if (tl_tma_encode(cu, t, a, k->slots[k->layout.nslots - k->meta.ntma + i], err, sizeof err) < 0)
       return launch_error(k, TILEC_ERROR_CUDA, "argument %d (%s): %s", t->param, k->f->params.data[t->param].name, err);
     k->tma_key[i].data = a->data;
-    memcpy(k->tma_key[i].shape, a->shape, sizeof k->tma_key[i].shape);
-    memcpy(k->tma_key[i].strides, a->strides, sizeof k->tma_key[i].strides);
+    memcpy(k->tma_key[i].shape, a->shape, nb);
+    memcpy(k->tma_key[i].strides, a->strides, nb);
     k->tma_key[i].valid = true;
   }
   CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)k->grid[0], (unsigned)k->grid[1], (unsigned)k->grid[2],

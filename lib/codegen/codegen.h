@@ -10,14 +10,16 @@
  *   hidden TMA parameters (after all of the above, one per tl_kernel_info.tma
  *       entry, in that order): `.param .align 64 .b8 ENTRY_param_N[128]`, a
  *       CUtensorMap passed by value (__grid_constant__), which the launcher
- *       encodes (cuTensorMapEncodeTiled) for the tensor parameter `param`:
- *       rank 2, dims {size[1], size[0]}, byte stride {stride[0] * eb},
- *       box {box_inner, box_rows}, element strides 1, no interleave,
- *       swizzle `swizzle` bytes, out-of-bounds elements read as zero.  It
- *       does so exactly when the kernel's own test holds (the kernel then
- *       reads the map, else it never does and the map may hold anything):
- *       stride[1] == 1, data % 16 == 0, stride[0] * eb % 16 == 0,
- *       0 < stride[0] * eb < 2^40, both sizes non-zero.
+ *       encodes (cuTensorMapEncodeTiled) for the tensor parameter `param`
+ *       of rank R (2..4; the loaded tile is its last two dims, any other
+ *       dim is indexed by a scalar): rank R, dims innermost first
+ *       {size[R-1], ..., size[0]}, byte strides {stride[R-2] * eb, ...,
+ *       stride[0] * eb}, box {box_inner, box_rows, 1, ...}, element strides
+ *       1, no interleave, swizzle `swizzle` bytes, out-of-bounds elements
+ *       read as zero.  It does so exactly when the kernel's own test holds
+ *       (the kernel then reads the map, else it never does and the map may
+ *       hold anything): stride[R-1] == 1, data % 16 == 0, for d < R-1
+ *       stride[d] * eb % 16 == 0 and 0 < stride[d] * eb < 2^40, no size 0.
  *       docs/pipelines.md "TMA ring".
  * Grid: the launcher evaluates the function's grid region on the host
  * (tl_eval_grid in lib/interp.h); blockDim = (warps * 32, 1, 1);
@@ -44,7 +46,7 @@ typedef struct tl_codegen_opts {
 /* A tensor map the launcher encodes for a kernel (hidden parameter, above). */
 #define TL_MAX_TMA 8
 typedef struct tl_tma_desc {
-  int32_t param;          /* index into the function's params of the rank-2 tensor */
+  int32_t param;          /* index into the function's params of the tensor (rank 2..4) */
   int32_t box_inner;      /* box elements along dim 1 (contiguous): box_inner * eb <= swizzle */
   int32_t box_rows;       /* box elements along dim 0 (<= 256) */
   int32_t swizzle;        /* bytes: 32, 64 or 128 */

@@ -312,17 +312,19 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
   if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
   if (!R->wgmma) return "the ring does not feed wgmma";
   if (R->stages < 2) return "the ring has one stage";
-  int ndots = 0;
-  for (int i = 0; i < p->nwg; i++) ndots += tl_op_at(f, p->wg_dots[i])->parent == R->for_op;
-  if (ndots != 1) return "the ring feeds more than one dot (attention keeps cp.async)";
   *nmaps = 0;
   for (int i = 0; i < p->nstream; i++) {
     cg_stream *s = &p->streams[i];
     if (s->for_op != R->for_op) continue;
-    tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
-    int rb = s->cols * s->eb;
+    tl_op *lo = tl_op_at(f, s->load_op);
+    tl_value *tv = tl_val(f, lo->opnd[0]);
+    int rb = s->cols * s->eb, rank = tv->type.rank;
     if (!s->wg || s->kn8) return "an operand is not a wgmma slot";
-    if (tv->type.rank != 2) return "an operand tensor is not of rank 2 (maps are made for rank 2)";
+    /* rank R > 2: a rank-R map, box 1 in the dims indexed by scalars
+     * (attention's z, h); the tile must be the last two dims */
+    if (rank < 2 || rank > 5) return "an operand tensor's rank is not 2..5";
+    for (int d = 0; d < rank; d++)
+      if ((lo->dims[d] != 0) != (d >= rank - 2)) return "a tile is not the last two dims of its tensor";
     if (s->rows > 256) return "a tile has more than 256 rows (the TMA box limit)";
     if (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128)) return "a slot layout TMA cannot write";
     ++*nmaps;
@@ -366,6 +368,7 @@ static int plan_tma(cg *g, int persist) {
                                         .swizzle = rb > 128 ? 128 : rb, .dtype = tv->type.dtype};
       tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name, s->tma_boxes,
                      s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, rb > 128 ? 128 : rb);
+      if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
     tl_sbuf_printf(&note, "; %d bytes per stage; the cp.async ring when a tensor fails the map test at run time)",
                    R->tx_bytes);
@@ -1087,17 +1090,25 @@ static void tma_kernel_prologue(cg *g, cg_ring *R) {
   for (int i = 0; i < p->nstream; i++) {
     cg_stream *s = &p->streams[i];
     if (s->for_op != R->for_op) continue;
-    cg_tensor *t = &g->tensors[tl_val(f, tl_op_at(f, s->load_op)->opnd[0])->index];
-    /* the map test of codegen.h's ABI, which the launcher repeats */
+    tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
+    cg_tensor *t = &g->tensors[tv->index];
+    int rank = tv->type.rank;
+    /* the map test of codegen.h's ABI, which the launcher repeats: the last
+     * stride 1, the base and every other byte stride 16-byte aligned and in
+     * (0, 2^40), no size 0 (rank 2: the tests and their order as before) */
     LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-    LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[0], cg_i64(g, s->eb), "");
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[1], cg_i64(g, 1), ""));
-    LLVMValueRef mis = LLVMBuildAnd(g->B, LLVMBuildOr(g->B, base, sb, ""), cg_i64(g, 15), "");
+    LLVMValueRef sb[TL_MAX_RANK];
+    for (int d = 0; d + 1 < rank; d++) sb[d] = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, s->eb), "");
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""));
+    LLVMValueRef any = base;
+    for (int d = rank - 2; d >= 0; d--) any = LLVMBuildOr(g->B, any, sb[d], "");
+    LLVMValueRef mis = LLVMBuildAnd(g->B, any, cg_i64(g, 15), "");
     ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""));
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""));
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""));
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[0], cg_i32(g, 0), ""));
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[1], cg_i32(g, 0), ""));
+    for (int d = rank - 2; d >= 0; d--) {
+      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb[d], cg_i64(g, 0), ""));
+      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb[d], cg_i64(g, 1LL << 40), ""));
+    }
+    for (int d = 0; d < rank; d++) ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""));
     if (!p->tmap[s->tma]) {
       char txt[400];
       snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + s->tma);
@@ -1152,18 +1163,32 @@ static void tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVM
     cg_stream *s = &p->streams[i];
     if (s->for_op != R->for_op) continue;
     tl_op *o = tl_op_at(f, s->load_op);
-    LLVMValueRef st[2];
-    for (int d = 0; d < 2; d++) {
+    int rank = tl_val(f, o->opnd[0])->type.rank;
+    /* coordinates innermost first: column, row, then the indexed dims
+     * (attention's {d0, n0, h, z}); an index out of its dim reads zeros,
+     * as the load's bounds test does */
+    LLVMValueRef st[TL_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
       st[d] = remat(g, o->opnd[1 + d], s->for_op, ivs);
       if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
     }
     LLVMValueRef sbase = LLVMBuildAdd(g->B, smem_base32(g),
                                       LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+    char txt[200], cons[64];
+    snprintf(txt, sizeof txt, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
+    snprintf(cons, sizeof cons, "r,l");
+    for (int d = 1; d < rank; d++) snprintf(txt + strlen(txt), sizeof txt - strlen(txt), ", $%d", 2 + d);
+    snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "}], [$%d];", 2 + rank);
+    for (int d = 0; d <= rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
+    snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
     for (int b = 0; b < s->tma_boxes; b++) {
-      LLVMValueRef args[5] = {add_c(g, sbase, (int64_t)b * s->rows * 128), p->tmap[s->tma],
-                              add_c(g, st[1], (int64_t)b * s->tma_inner), st[0], mb};
-      asm_void(g, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
-               "r,l,r,r,r,~{memory}", args, 5);
+      LLVMValueRef args[2 + TL_MAX_RANK + 1];
+      args[0] = add_c(g, sbase, (int64_t)b * s->rows * 128);
+      args[1] = p->tmap[s->tma];
+      args[2] = add_c(g, st[rank - 1], (int64_t)b * s->tma_inner);
+      for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
+      args[2 + rank] = mb;
+      asm_void(g, txt, cons, args, 3 + rank);
     }
   }
   LLVMBuildBr(g->B, nb);

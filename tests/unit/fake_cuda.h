@@ -29,7 +29,7 @@ static struct {
   uint64_t param0;
   /* cuTensorMapEncodeTiled (f_encode_tiled): count and the arguments of the last 4 calls */
   int encodes;
-  struct { int dtype, swizzle, l2, oob, interleave; unsigned rank, box[2], estr[2]; void *addr; uint64_t dims[2], stride; } enc[4];
+  struct { int dtype, swizzle, l2, oob, interleave; unsigned rank, box[5], estr[5]; void *addr; uint64_t dims[5], stride, strides[4]; } enc[4];
 } calls;
 static __thread CUcontext current;
 
@@ -122,11 +122,15 @@ static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)a
 static CUresult f_encode_tiled(CUtensorMap *map, int dtype, unsigned rank, void *addr, const cuuint64_t *dims,
                                const cuuint64_t *strides, const unsigned *box, const unsigned *estr, int interleave,
                                int swizzle, int l2, int oob) {
-  if ((uintptr_t)map % 64 || rank != 2) return CUDA_ERROR_INVALID_VALUE;
+  if ((uintptr_t)map % 64 || rank < 2 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
   int i = calls.encodes++ % 4;
+  memset(&calls.enc[i], 0, sizeof calls.enc[i]);
   calls.enc[i].dtype = dtype; calls.enc[i].rank = rank; calls.enc[i].addr = addr;
-  calls.enc[i].dims[0] = dims[0]; calls.enc[i].dims[1] = dims[1]; calls.enc[i].stride = strides[0];
-  calls.enc[i].box[0] = box[0]; calls.enc[i].box[1] = box[1]; calls.enc[i].estr[0] = estr[0]; calls.enc[i].estr[1] = estr[1];
+  calls.enc[i].stride = strides[0];
+  for (unsigned d = 0; d < rank; d++) {
+    calls.enc[i].dims[d] = dims[d]; calls.enc[i].box[d] = box[d]; calls.enc[i].estr[d] = estr[d];
+    if (d + 1 < rank) calls.enc[i].strides[d] = strides[d];
+  }
   calls.enc[i].interleave = interleave; calls.enc[i].swizzle = swizzle; calls.enc[i].l2 = l2; calls.enc[i].oob = oob;
   memset(map, 0xAB, sizeof *map);
   memcpy(map, &calls.encodes, sizeof calls.encodes);

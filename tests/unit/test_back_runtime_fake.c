@@ -424,3 +424,81 @@ Test(fake_driver, tma_maps_encoded_once_per_tensor) {
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
+
+/* A launch of attn.tile's cutlass_attn_fwd (sm_90a, TMA ring of K and V,
+ * rank 4): two hidden rank-4 maps after the 37 ABI parameters, dims
+ * innermost first {D, S, H, Z}, the three outer byte strides, box
+ * {64, BN, 1, 1} (box 1 in the dims indexed by z and h); an attention in
+ * the [Z, S, H, D] memory layout (a permuted view) gets its own strides;
+ * a K whose D stride is not 1 gets a zeroed map (the kernel's cp.async ring). */
+static void attn_launch(tilec_kernel *k, const int64_t *kstrides) {
+  int64_t shape[4] = {2, 3, 1000, 64};
+  DLTensor t[4];
+  tilec_arg args[5];
+  for (int i = 0; i < 4; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x10000000u * (i + 1)), .device = {kDLCUDA, 0}, .ndim = 4,
+                      .dtype = {kDLBfloat, 16, 1}, .shape = shape, .strides = i == 1 ? (int64_t *)kstrides : NULL};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.125f};
+  cr_assert_eq(tilec_kernel_launch(k, args, 5, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+Test(fake_driver, tma_rank4_maps_of_attention) {
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/attn.tile", NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_attn_fwd_param_37[128]"));
+  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_attn_fwd_param_38[128]"));
+  cr_assert(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor.4d.shared::cluster.global.tile"));
+  int e0 = calls.encodes;
+  int64_t contiguous[4] = {3 * 1000 * 64, 1000 * 64, 64, 1};
+  attn_launch(k, contiguous);
+  cr_assert_eq(calls.encodes - e0, 2);
+  for (int m = 0; m < 2; m++) { /* K, then V: [2][3][1000][64] bf16, contiguous */
+    int i = (e0 + m) % 4;
+    cr_assert_eq(calls.enc[i].rank, 4);
+    cr_assert_eq(calls.enc[i].addr, (void *)(uintptr_t)(0x10000000u * (m + 2)));
+    cr_assert_eq(calls.enc[i].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    cr_assert_eq(calls.enc[i].dims[0], 64);
+    cr_assert_eq(calls.enc[i].dims[1], 1000);
+    cr_assert_eq(calls.enc[i].dims[2], 3);
+    cr_assert_eq(calls.enc[i].dims[3], 2);
+    cr_assert_eq(calls.enc[i].strides[0], 128);
+    cr_assert_eq(calls.enc[i].strides[1], 128000);
+    cr_assert_eq(calls.enc[i].strides[2], 384000);
+    cr_assert_eq(calls.enc[i].box[0], 64);
+    cr_assert_eq(calls.enc[i].box[1], 64); /* BN = 64 for D = 64 */
+    cr_assert_eq(calls.enc[i].box[2], 1);
+    cr_assert_eq(calls.enc[i].box[3], 1);
+    for (int d = 0; d < 4; d++) cr_assert_eq(calls.enc[i].estr[d], 1);
+    cr_assert_eq(calls.enc[i].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+    cr_assert_eq(calls.enc[i].oob, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
+  int m37 = 0, m38 = 0;
+  memcpy(&m37, last_params[37], sizeof m37);
+  memcpy(&m38, last_params[38], sizeof m38);
+  cr_assert_eq(m37, e0 + 1);
+  cr_assert_eq(m38, e0 + 2);
+  /* the same tensors again: no encode */
+  attn_launch(k, contiguous);
+  cr_assert_eq(calls.encodes - e0, 2);
+  /* K as a [Z, S, H, D] buffer seen as [Z, H, S, D]: strides {S*H*D, D, H*D, 1} */
+  int64_t bshd[4] = {1000 * 3 * 64, 64, 3 * 64, 1};
+  attn_launch(k, bshd);
+  cr_assert_eq(calls.encodes - e0, 3);
+  int i = (e0 + 2) % 4;
+  cr_assert_eq(calls.enc[i].strides[0], 384);
+  cr_assert_eq(calls.enc[i].strides[1], 128);
+  cr_assert_eq(calls.enc[i].strides[2], 384000);
+  /* K with a D stride of 2: fails the map test, zeroed map, no encode */
+  int64_t odd[4] = {3 * 1000 * 128, 1000 * 128, 128, 2};
+  attn_launch(k, odd);
+  cr_assert_eq(calls.encodes - e0, 3);
+  unsigned char zero[128] = {0};
+  cr_assert(memcmp(last_params[37], zero, 128) == 0);
+  cr_assert(memcmp(last_params[38], zero, 128) != 0);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
