@@ -1113,9 +1113,12 @@ static fval eval_call(lower *L, fe_expr *e) {
       return fv_err();
     }
     if (c.is_const && a.is_const && b.is_const) {
+      /* the chosen operand, in the broadcast shape of all three (a constant
+       * condition does not shrink the result: where(c[32,4], x[32,4], y[4])
+       * is [32,4] whichever it picks) */
       fval r = convert(L, c.i ? a : b, d, e->loc);
       r.weak = weak;
-      return r.cls == V_SCALAR && r2 ? to_shape(L, r, r2, s2, e->loc) : r;
+      return r2 ? to_shape(L, r, r2, s2, e->loc) : r;
     }
     c = to_shape(L, c, r2, s2, e->loc);
     a = to_shape(L, convert(L, a, d, e->loc), r2, s2, e->loc);
