@@ -375,13 +375,24 @@ static void gemm_launch(tilec_kernel *k, uint64_t a, int64_t M, int64_t N, int64
   cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
 }
 
+/* Load `kernel` of examples/FILE; its PTX must declare the two hidden maps
+ * as parameters `first` and `first + 1`. */
+static tilec_kernel *load_tma_example(const char *file, const char *kernel, int first, tilec_program **pp) {
+  char path[1024], decl[256];
+  snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, file);
+  cr_assert_eq(tilec_program_create_from_file(pp, path, NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(*pp, kernel, 0, &k), TILEC_OK, "%s", tilec_program_log(*pp));
+  for (int i = first; i < first + 2; i++) {
+    snprintf(decl, sizeof decl, ".param .align 64 .b8 %s_param_%d[128]", kernel, i);
+    cr_assert(strstr(calls.last_linked_ptx, decl), "no %s", decl);
+  }
+  return k;
+}
+
 Test(fake_driver, tma_maps_encoded_once_per_tensor) {
   tilec_program *p = NULL;
-  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
-  tilec_kernel *k = NULL;
-  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
-  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_gemm_param_15[128]"));
-  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_gemm_param_16[128]"));
+  tilec_kernel *k = load_tma_example("gemm.tile", "cutlass_gemm", 15, &p);
   int e0 = calls.encodes;
   gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
   cr_assert_eq(calls.encodes - e0, 2);
@@ -446,11 +457,7 @@ static void attn_launch(tilec_kernel *k, const int64_t *kstrides) {
 
 Test(fake_driver, tma_rank4_maps_of_attention) {
   tilec_program *p = NULL;
-  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/attn.tile", NULL), TILEC_OK);
-  tilec_kernel *k = NULL;
-  cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
-  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_attn_fwd_param_37[128]"));
-  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_attn_fwd_param_38[128]"));
+  tilec_kernel *k = load_tma_example("attn.tile", "cutlass_attn_fwd", 37, &p);
   cr_assert(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor.4d.shared::cluster.global.tile"));
   int e0 = calls.encodes;
   int64_t contiguous[4] = {3 * 1000 * 64, 1000 * 64, 64, 1};
