@@ -76,13 +76,22 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
     values[i] = p->opts.defines[i].value;
   }
   const tl_source *src = &p->ctx.files.data[p->file];
-  /* the options that change code and have no field of their own: disable-pass, and the
-   * TILEC_TMA=0 switch of the cutlass ring (emit_dot.c), so a measurement never loads
-   * the other ring's kernel from the cache */
-  const char *tma = getenv("TILEC_TMA");
-  char extra[1024];
-  snprintf(extra, sizeof extra, "disable=%s;tma=%s", p->opts.disable_pass ? p->opts.disable_pass : "",
-           tma && *tma == '0' ? "0" : "1");
+  /* what changes code and has no field of its own: disable-pass, and the measuring
+   * switches read from the environment by codegen (as Triton's cache-invalidating env
+   * vars), so a measurement never loads another variant's kernel from the cache */
+  static const char *const code_env[] = {"TILEC_TMA", "TILEC_WGMMA_INFLIGHT", "TILEC_LLVM_ARGS",
+                                         "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES"};
+  tl_sbuf extra = {0};
+  tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
+  for (size_t i = 0; i < sizeof code_env / sizeof code_env[0]; i++) {
+    const char *v = getenv(code_env[i]);
+    if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", code_env[i], v);
+  }
+  if (extra.oom) {
+    tl_sbuf_free(&extra);
+    free(names); free(values);
+    return false;
+  }
   tl_cache_key_fields kf = {
       .source = src->text, .source_len = src->len, .kernel = f->name,
       .define_names = names, .define_values = values, .ndefines = nd,
@@ -91,8 +100,9 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
       .tilec_version = TILEC_VERSION_STRING, .llvm_version = TILEC_LLVM_VERSION,
       .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level),
       .warps = p->opts.warps, .stages = p->opts.stages,
-      .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = extra};
+      .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = extra.data ? extra.data : ""};
   tl_cache_key_compute(&kf, key);
+  tl_sbuf_free(&extra);
   free(names);
   free(values);
   return true;

@@ -222,6 +222,24 @@ Test(fake_driver, load_compiles_the_kernel_only) {
   tilec_program_destroy(p);
 }
 
+/* A codegen switch from the environment (TILEC_TMA, TILEC_WGMMA_INFLIGHT, the
+ * TILEC_LLVM_* measuring knobs) is part of the kernel cache key: the same
+ * source under another setting is another kernel, and back is a hit again. */
+Test(fake_driver, codegen_env_switches_are_in_the_key) {
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *a = program(), *b = program(), *c = program();
+  tilec_kernel *ka = NULL, *kb = NULL, *kc = NULL;
+  cr_assert_eq(tilec_kernel_load(a, "vadd", 0, &ka), TILEC_OK, "%s", tilec_program_log(a));
+  setenv("TILEC_WGMMA_INFLIGHT", "0", 1);
+  cr_assert_eq(tilec_kernel_load(b, "vadd", 0, &kb), TILEC_OK, "%s", tilec_program_log(b));
+  unsetenv("TILEC_WGMMA_INFLIGHT");
+  cr_assert_str_eq(tilec_kernel_origin(kb), "compiled", "a TILEC_WGMMA_INFLIGHT=0 load took the default's kernel");
+  cr_assert_eq(tilec_kernel_load(c, "vadd", 0, &kc), TILEC_OK, "%s", tilec_program_log(c));
+  cr_assert_str_eq(tilec_kernel_origin(kc), "memory-cache");
+  tilec_kernel_destroy(kc); tilec_kernel_destroy(kb); tilec_kernel_destroy(ka);
+  tilec_program_destroy(c); tilec_program_destroy(b); tilec_program_destroy(a);
+}
+
 Test(fake_driver, corrupt_entry_is_recompiled) {
   tilec_program *p = program();
   tilec_kernel *k = NULL;
