@@ -1,5 +1,5 @@
 /* load_hoist: requires verified IR; keeps semantics (no load crosses a
- * store or a for/if); moves each global load of the kernel body (function
+ * store, a for/if or another load); moves each global load of the kernel body (function
  * level, not inside loops) up to just after the ops that define its
  * operands, and the pure scalar ops those need with it, so its latency
  * overlaps the work before it.  Breaks nothing.  docs/scheduling.md.
@@ -64,16 +64,17 @@ static bool run_load_hoist(tl_func *f, const tl_pass_opts *opts) {
   int32_t *pos_of = tl_alloc(&f->ctx->arena, sizeof(int32_t) * (size_t)(f->ops.len + 1));
   bool *take = tl_alloc(&f->ctx->arena, (size_t)n + 1);
   int32_t *order = tl_alloc(&f->ctx->arena, sizeof(int32_t) * (size_t)(n + 1));
+  for (int j = 0; j < n; j++) pos_of[r->ops.data[j]] = j;
   int floor = -1; /* the last store, region or load before i: loads keep their order */
   for (int i = 0; i < n; i++) {
-    for (int j = 0; j < n; j++) pos_of[r->ops.data[j]] = j;
     int32_t op = r->ops.data[i];
     tl_op *o = tl_op_at(f, op);
     if (o->opc != TL_OP_load) {
       if (is_barrier(o)) floor = i;
       continue;
     }
-    for (int j = 0; j < n; j++) take[j] = false;
+    /* what can move lies in (floor, i]: mark_deps looks nowhere else */
+    for (int j = floor + 1; j <= i; j++) take[j] = false;
     int anchor = anchor_of(f, r, pos_of, op, floor, 0);
     take[i] = true;
     mark_deps(f, r, pos_of, op, anchor, take, 0);
@@ -82,16 +83,17 @@ static bool run_load_hoist(tl_func *f, const tl_pass_opts *opts) {
     for (int j = anchor + 1; j < i; j++)
       if (!take[j] && !movable_scalar(f, r->ops.data[j])) passes_work = true;
     if (passes_work) {
-      /* [0..anchor], the taken ops in order, the others in order */
-      int m = 0;
-      for (int j = 0; j <= anchor; j++) order[m++] = r->ops.data[j];
+      /* [0..anchor] stays; then the taken ops in order, the others in order */
+      int m = anchor + 1;
       for (int j = anchor + 1; j <= i; j++)
         if (take[j]) order[m++] = r->ops.data[j];
       for (int j = anchor + 1; j <= i; j++)
         if (!take[j]) order[m++] = r->ops.data[j];
-      for (int j = 0; j <= i; j++) r->ops.data[j] = order[j];
-      for (int j = anchor + 1; j <= i; j++)
-        if (r->ops.data[j] == op) i = j; /* continue after the load's new place */
+      for (int j = anchor + 1; j <= i; j++) {
+        r->ops.data[j] = order[j];
+        pos_of[order[j]] = j;
+      }
+      i = pos_of[op]; /* continue after the load's new place */
     }
     floor = i;
   }
