@@ -155,6 +155,8 @@ typedef struct cg_wgmma_src {
   LLVMValueRef *regs; /* A only, 16-bit: in registers, the packed mma.sync m16n8k16 A fragments
                        * regs[(mi * nk + kk) * 4 + i] (64-row block mi, k16 slice kk); base unused */
 } cg_wgmma_src;
+/* The target is sm_90a (wgmma, TMA): sm 90 with no arch given or "sm_90a". */
+bool cg_arch_is_90a(cg *g);
 /* Dot D (its schedule entry chose wgmma) can be emitted as wgmma on this
  * target with its accumulator layout: sm_90a, bf16/f16 or e4m3/e5m2 (any
  * pair; the plan then needs both K-major) into f32, the layout

@@ -296,8 +296,6 @@ static LLVMValueRef slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValu
 
 /* ---- TMA (docs/pipelines.md "TMA ring") -------------------------------------------- */
 
-static bool tma_arch(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
-
 /* Why ring R cannot be fed by TMA, or NULL.  Every slot is a sequence of
  * boxes in the layout TMA writes: a K-major slot with rows of 32/64/128
  * bytes is one box whose XOR swizzle (emit_dot's swizzle_of) is the TMA
@@ -308,7 +306,7 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
   tl_func *f = g->f;
   const char *env = getenv("TILEC_TMA"); /* measuring: 0 = the cp.async ring */
   if (env && *env == '0') return "TILEC_TMA=0";
-  if (!tma_arch(g)) return "the target is not sm_90a";
+  if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
   if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
   if (!R->wgmma) return "the ring does not feed wgmma";
   if (R->stages < 2) return "the ring has one stage";

@@ -43,7 +43,7 @@
 #include "cg.h"
 #include "schedule.h"
 
-static bool arch_is_90a(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
+bool cg_arch_is_90a(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
 
 static bool is_8bit(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
 
@@ -54,7 +54,7 @@ static const char *wg_type(int dt) {
 bool cg_wgmma_fits(cg *g, int32_t D) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, D);
-  if (!arch_is_90a(g)) return false;
+  if (!cg_arch_is_90a(g)) return false;
   const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
   const tl_type *rt = &tl_val(f, o->res[0])->type;
   if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2) return false;
