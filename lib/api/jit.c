@@ -108,11 +108,16 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   return true;
 }
 
+/* f's entry in a codegen result, or NULL. */
+static const tl_kernel_info *kernel_info(const tl_codegen_result *cg, const tl_func *f) {
+  for (int i = 0; i < cg->nkernels; i++)
+    if (cg->kernels[i].name && strcmp(cg->kernels[i].name, f->name) == 0) return &cg->kernels[i];
+  return NULL;
+}
+
 /* The launch metadata of f from a codegen result that holds it. */
 static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta) {
-  const tl_kernel_info *info = NULL;
-  for (int i = 0; i < cg->nkernels; i++)
-    if (cg->kernels[i].name && strcmp(cg->kernels[i].name, f->name) == 0) info = &cg->kernels[i];
+  const tl_kernel_info *info = kernel_info(cg, f);
   if (!info || !info->entry) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
   memset(meta, 0, sizeof *meta);
   if (strlen(info->entry) >= sizeof meta->entry) return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
@@ -136,11 +141,9 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
   tl_codegen_result one = {0};
   const tl_codegen_result *cg = &p->cg;
   const char *ptx = p->text[TILEC_STAGE_PTX];
-  bool has_f = false; /* the program's PTX may hold one other kernel (option "kernel") */
-  for (int i = 0; ptx && i < p->cg.nkernels; i++)
-    has_f = has_f || (p->cg.kernels[i].name && !strcmp(p->cg.kernels[i].name, f->name));
   tilec_status st = TILEC_OK;
-  if (!has_f) {
+  /* (the program's PTX may hold one other kernel: option "kernel") */
+  if (!ptx || !kernel_info(&p->cg, f)) {
     st = tl_api_codegen_kernel(p, f->name, &one);
     cg = &one;
     ptx = one.ptx;
