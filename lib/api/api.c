@@ -536,13 +536,16 @@ static tl_codegen_opts codegen_opts(tilec_program *p) {
   return co;
 }
 
-static bool run_codegen(tilec_program *p, const tl_codegen_opts *co, tl_codegen_result *out) {
+/* Codegen with the stage timings logged; a failure with diagnostics is the
+ * input's (unsupported), one without them ours (internal). */
+static tilec_status run_codegen(tilec_program *p, const tl_codegen_opts *co, tl_codegen_result *out) {
   tl_api_flush_diags(p);
   bool ok = tl_codegen(p->module, co, out);
   log_time(p, "codegen.llvm-build", out->ms_llvm_build);
   log_time(p, "codegen.llvm-opt", out->ms_llvm_opt);
   log_time(p, "codegen.ptx", out->ms_ptx);
-  return ok && out->ptx;
+  if (ok && out->ptx) return TILEC_OK;
+  return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
 }
 
 static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
@@ -563,7 +566,8 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
     tl_sbuf_free(&names);
     if (!found) return TILEC_ERROR_USAGE;
   }
-  if (!run_codegen(p, &co, &p->cg)) return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
+  tilec_status st = run_codegen(p, &co, &p->cg);
+  if (st != TILEC_OK) return st;
   /* The program owns the texts from here on. */
   p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;
   p->text[TILEC_STAGE_PTX] = p->cg.ptx;
@@ -726,11 +730,11 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   co.no_llvm_ir = true;
   co.only_kernel = a->kernel;
   double t0 = tl_now_ms();
-  bool ok = run_codegen(p, &co, a->out) && a->out->nkernels == 1;
+  tilec_status st = run_codegen(p, &co, a->out);
+  if (st == TILEC_OK && a->out->nkernels != 1) st = TILEC_ERROR_INTERNAL;
   log_time(p, "total", tl_now_ms() - t0);
-  if (ok) return TILEC_OK;
-  tl_codegen_result_free(a->out);
-  return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
+  if (st != TILEC_OK) tl_codegen_result_free(a->out);
+  return st;
 }
 
 tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, tl_codegen_result *out) {
