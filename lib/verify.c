@@ -112,7 +112,7 @@ static bool check_view(verifier *v, const tl_op *o, int extra_max, int *extra, t
     if (it->kind == TL_KIND_TILE && o->dims[i] > 0) {
       gathers[ngather++] = i; /* checked against the view's shape below */
     } else if (!is_scalar_of(it, TL_I32) && !is_scalar_of(it, TL_I64)) {
-      err(v, o, "index %d must be an i32 or i64 scalar (or, gathering, an i32 tile of the view's shape), not %s", i,
+      err(v, o, "index %d must be an i32 or i64 scalar, not %s (a gather index is an i32 tile of the view's shape)", i,
           tstr(it, b));
       ok = false;
     }
