@@ -19,7 +19,8 @@ enum { CMP_NONE, CMP_EXACT, CMP_CLOSE, CMP_SUM };                /* how it is co
 
 typedef struct tspec {
   int init, cmp;
-  int lo, hi; /* IN_INDEX: uniform in [lo, hi) where hi <= 0 means symbol size + hi; IN_PERM: out-of-range share 1/lo */
+  int lo, hi; /* IN_INDEX: uniform in [lo, size + hi); IN_PERM: every lo-th entry outside */
+  int sym;    /* IN_INDEX, IN_PERM: size = the size of this shape symbol (order of first appearance) */
 } tspec;
 
 typedef struct lcase {
@@ -39,7 +40,7 @@ static const lcase cases[] = {
      "    idx = load(I[m0 : m0 + BM], other = -1);\n"
      "    store(Y[m0 : m0 + BM, d0 : d0 + BD], load(T[idx, d0 : d0 + BD], other = 2.0));\n"
      "}\n",
-     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -3, 3}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -3, 3, 0}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {37, 100, 129, 5}, {1000, 64, 17, 5}, {5, 1001, 3, 5}}, 0},
     {"scatter_rows",
      "kernel scatter_rows(X: tensor<f32>[M, D], I: tensor<i32>[M], Z: tensor<f32>[R, D])\n"
@@ -50,7 +51,7 @@ static const lcase cases[] = {
      "    idx = load(I[m0 : m0 + BM], other = -1);\n"
      "    store(Z[idx, d0 : d0 + BD], load(X[m0 : m0 + BM, d0 : d0 + BD]));\n"
      "}\n",
-     {{IN_RANDOM, CMP_NONE}, {IN_PERM, CMP_NONE, 7}, {OUT_POISON, CMP_EXACT}},
+     {{IN_RANDOM, CMP_NONE}, {IN_PERM, CMP_NONE, 7, 0, 2}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 3, 1}, {37, 100, 70, 1}, {500, 33, 600, 1}, {3, 257, 9, 1}}, 0},
     {"gather_cols",
      "kernel gather_cols(T: tensor<f32>[R, C], J: tensor<i32>[N], Y: tensor<f32>[R, N])\n"
@@ -61,7 +62,7 @@ static const lcase cases[] = {
      "    j = load(J[n0 : n0 + BN], other = -1);\n"
      "    store(Y[r0 : r0 + BR, n0 : n0 + BN], load(T[r0 : r0 + BR, j]));\n"
      "}\n",
-     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -2, 2}, {OUT_POISON, CMP_EXACT}},
+     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -2, 2, 1}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {33, 70, 129, 1}, {9, 5, 300, 1}, {100, 1, 7, 1}}, 0},
     {"scalar_load",
      "kernel scalar_load(T: tensor<i32>[B, P], J: tensor<i32>[B], Y: tensor<i32>[B], W: tensor<f32>[B, P])\n"
@@ -71,7 +72,7 @@ static const lcase cases[] = {
      "    j = load(J[b]);\n"
      "    store(Y[b], load(T[b, j], other = -7) * 2 + cast<i32>(load(W[b, P - 1 - j])));\n"
      "}\n",
-     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -2, 2}, {OUT_POISON, CMP_EXACT}, {IN_RANDOM, CMP_NONE}},
+     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -2, 2, 1}, {OUT_POISON, CMP_EXACT}, {IN_RANDOM, CMP_NONE}},
      {{1, 1, 1, 1}, {37, 5, 1, 1}, {129, 64, 1, 1}, {3, 301, 1, 1}}, 0},
     {"atomics",
      "kernel atomics(X: tensor<f32>[R, C], L: tensor<i32>[R], S: tensor<f32>[C], H: tensor<i32>[NB],\n"
@@ -91,7 +92,7 @@ static const lcase cases[] = {
      "        atomic_add(H[load(L[r0 : r0 + BR], other = -1)], 1);\n"
      "    }\n"
      "}\n",
-     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -1, 1}, {OUT_UPDATE, CMP_SUM, 16}, {OUT_UPDATE, CMP_EXACT},
+     {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -1, 1, 2}, {OUT_UPDATE, CMP_SUM, 16}, {OUT_UPDATE, CMP_EXACT},
       {OUT_UPDATE, CMP_EXACT}, {OUT_UPDATE, CMP_EXACT}, {OUT_UPDATE, CMP_SUM, 16}, {OUT_UPDATE, CMP_EXACT}},
      {{1, 1, 1, 1}, {65, 63, 7, 1}, {257, 130, 3, 1}, {1000, 5, 13, 1}}, 0},
     {"randoms",
@@ -110,9 +111,8 @@ static const lcase cases[] = {
 
 static int failures, passes;
 
-/* The indices of IN_INDEX: uniform in [lo, size + hi) over the symbol of the
- * first tensor's dim 0 (the gathered one); IN_PERM: a permutation of the
- * scattered-into rows, every lo-th entry moved outside. */
+/* The indices of IN_INDEX: uniform in [lo, range + hi); IN_PERM: a
+ * permutation of [0, range), every lo-th entry moved outside. */
 static void fill_index(int32_t *v, size_t n, const tspec *s, int64_t range) {
   if (s->init == IN_PERM) {
     int32_t *perm = malloc(sizeof(int32_t) * (size_t)(range > 0 ? range : 1));
@@ -163,7 +163,6 @@ static bool run_case_round(const lcase *c, int round) {
   CUdeviceptr dev[8];
   size_t numel[8], bytes[8];
   tilec_arg da[8], ha[8];
-  int64_t range0 = 0; /* the size of the first tensor's dim 0 (what gathers index) */
   bool ok = true;
   for (int i = 0; i < np; i++) {
     if (!info[i].is_tensor) {
@@ -177,13 +176,11 @@ static bool run_case_round(const lcase *c, int round) {
                                            : info[i].dim_value[d];
       numel[i] *= (size_t)shapes[i][d];
     }
-    if (i == 0) range0 = shapes[0][0];
     bytes[i] = numel[i] * (size_t)gpu_dtype_bytes(info[i].dtype);
     host[i] = malloc(bytes[i]);
     back[i] = malloc(bytes[i]);
     const tspec *s = &c->t[i];
-    int64_t range = range0;
-    if (s->init == IN_PERM) range = c->sizes[round][2]; /* the rows scattered into (symbol R) */
+    int64_t range = c->sizes[round][s->sym];
     if (s->init == IN_INDEX || s->init == IN_PERM) fill_index(host[i], numel[i], s, range);
     else if (s->init == OUT_POISON) memset(host[i], 0xFF, bytes[i]);
     else gpu_fill_random(host[i], numel[i], info[i].dtype);
