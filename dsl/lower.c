@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -1068,6 +1068,39 @@ static fval eval_reduce(lower *L, fe_expr *e, int kind) {
   return fv_value(L->f, res);
 }
 
+/* cumsum / cummax (scan, same type) and argmax / argmin (argreduce, i32,
+ * the axis removed) over a constant axis of a tile. */
+static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  fval t = tile_arg(L, e, 0, 0);
+  int64_t axis;
+  if (!const_int(L, e->args[1], "the axis", &axis) || t.cls == V_ERR) return fv_err();
+  if (axis < 0) axis += t.ty.rank;
+  if (axis < 0 || axis >= t.ty.rank) {
+    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, &t));
+    return fv_err();
+  }
+  tl_dtype d = dt_of(&t);
+  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
+    tl_error(L->ctx, e->args[0]->loc, "%s() of %s values; cast<%s>() first", e->name, tl_dtype_name(d),
+             d == TL_I1 ? "i32" : "f32");
+    return fv_err();
+  }
+  tl_type rt = t.ty;
+  if (opc == TL_OP_argreduce) {
+    int32_t shape[TL_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < t.ty.rank; i++)
+      if (i != axis) shape[r++] = t.ty.shape[i];
+    rt = r ? tl_tile_type(TL_I32, r, shape) : tl_scalar_type(TL_I32);
+  }
+  int32_t op, x = mat(L, &t, e->loc);
+  int32_t res = emit(L, opc, &x, 1, rt, e->loc, &op);
+  tl_op_at(L->f, op)->kind = kind;
+  tl_op_at(L->f, op)->axis = (int32_t)axis;
+  return fv_value(L->f, res);
+}
+
 static fval eval_dot(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 2, 3)) return fv_err();
   fval a = tile_arg(L, e, 0, 2), b = tile_arg(L, e, 1, 2);
@@ -1262,6 +1295,10 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "reduce_sum")) return eval_reduce(L, e, TL_RED_SUM);
   if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
   if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
+  if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
+  if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
+  if (!strcmp(n, "argmax")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MAX);
+  if (!strcmp(n, "argmin")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MIN);
   if (!strcmp(n, "program_id") || !strcmp(n, "num_programs")) {
     int64_t axis;
     if (!nargs_ok(L, e, 1, 1) || !const_int(L, e->args[0], "the axis", &axis)) return fv_err();

@@ -705,6 +705,76 @@ static void exec_scatter(interp *in, const tl_op *op) {
   }
 }
 
+/* scan and argreduce: lines along the axis, each in index order. */
+static void line_geometry(const tl_type *t, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
+  *outer = *inner = 1;
+  for (int d = 0; d < t->rank; d++) {
+    if (d < axis) *outer *= t->shape[d];
+    if (d > axis) *inner *= t->shape[d];
+  }
+  *len = t->shape[axis];
+}
+
+/* Inclusive scan: floats accumulate in f32 (each output rounded to the
+ * dtype once), ints wrap; max is NaN-propagating.  The GPU runs the same
+ * sequence (emit_scan.c), so results agree bit for bit. */
+static void exec_scan(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  if (a->type->kind != TL_KIND_TILE || op->axis < 0 || op->axis >= a->type->rank || r->numel != a->numel)
+    BROKEN(in, op, "operand");
+  int64_t outer, len, inner;
+  line_geometry(a->type, op->axis, &outer, &len, &inner);
+  tl_dtype dt = DT(r);
+  bool sum = op->kind == TL_SCAN_SUM;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      float fa = 0;
+      int64_t ia = 0;
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i;
+        if (is_f(a)) {
+          float x = FP(a)[e];
+          fa = j == 0 ? x : sum ? fa + x : f_max(fa, x);
+          FP(r)[e] = tl_round_to_dtype(fa, dt);
+        } else {
+          int64_t x = IP(a)[e];
+          ia = j == 0 ? x : sum ? tl_int_to_int(int_binop(TL_OP_add, 64, true, ia, x), dt) : (x > ia ? x : ia);
+          IP(r)[e] = ia;
+        }
+      }
+    }
+}
+
+/* argmax / argmin: the first index of the extremum; a NaN counts as the
+ * extremum (the first NaN wins). */
+static void exec_argreduce(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  if (a->type->kind != TL_KIND_TILE || op->axis < 0 || op->axis >= a->type->rank || is_f(r)) BROKEN(in, op, "operand");
+  int64_t outer, len, inner;
+  line_geometry(a->type, op->axis, &outer, &len, &inner);
+  if (r->numel != outer * inner) BROKEN(in, op, "result size");
+  bool mx = op->kind == TL_ARG_MAX;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i, eb = (o * len + best) * inner + i;
+        bool take;
+        if (is_f(a)) {
+          float x = FP(a)[e], b = FP(a)[eb];
+          take = (mx ? x > b : x < b) || (isnan(x) && !isnan(b));
+        } else {
+          int64_t x = IP(a)[e], b = IP(a)[eb];
+          take = mx ? x > b : x < b;
+        }
+        if (take) best = j;
+      }
+      IP(r)[o * inner + i] = best;
+    }
+}
+
 /* rand: Philox-4x32-10 per element (lib/philox.h), bit for bit the GPU's. */
 static void exec_rand(interp *in, const tl_op *op) {
   need_operands(in, op, 2);
@@ -886,6 +956,8 @@ static void exec_op(interp *in, const tl_op *op) {
   case TL_OP_store: exec_store(in, op); break;
   case TL_OP_atomic: exec_scatter(in, op); break;
   case TL_OP_rand: exec_rand(in, op); break;
+  case TL_OP_scan: exec_scan(in, op); break;
+  case TL_OP_argreduce: exec_argreduce(in, op); break;
   case TL_OP_for: exec_for(in, op); break;
   case TL_OP_if: exec_if(in, op); break;
   default: BROKEN(in, op, "not supported by the interpreter");

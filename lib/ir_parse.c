@@ -350,6 +350,8 @@ static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 static const char *const reduce_names[] = {"sum", "max", "min"};
 static const char *const atomic_names[] = {"add", "max", "min"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
+static const char *const scan_names[] = {"sum", "max"};
+static const char *const arg_names[] = {"max", "min"};
 
 static int read_enum(parser *p, const char *const *names, int n, const char *what) {
   char buf[MAX_NAME];
@@ -617,6 +619,18 @@ static void parse_op(parser *p, tl_region *r) {
     expect(p, ":");
     tl_type t = read_type(p);
     op = make_op(p, r, opc, &opnd, &t, 1, loc);
+    tl_op_at(p->f, op)->axis = axis;
+    break;
+  }
+  case TL_OP_scan:
+  case TL_OP_argreduce: {
+    int kind = opc == TL_OP_scan ? read_enum(p, scan_names, 2, "scan kind") : read_enum(p, arg_names, 2, "argreduce kind");
+    tl_vec_push(a, &opnd, use_value(p));
+    int32_t axis = read_axis_attr(p);
+    expect(p, ":");
+    tl_type t = read_type(p);
+    op = make_op(p, r, opc, &opnd, &t, 1, loc);
+    tl_op_at(p->f, op)->kind = kind;
     tl_op_at(p->f, op)->axis = axis;
     break;
   }

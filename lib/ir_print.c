@@ -22,6 +22,8 @@ static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 static const char *const reduce_names[] = {"sum", "max", "min"};
 static const char *const atomic_names[] = {"add", "max", "min"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
+static const char *const scan_names[] = {"sum", "max"};
+static const char *const arg_names[] = {"max", "min"};
 
 /* Identifier characters of the text form; anything else becomes '_'. */
 static void put_ident(tl_sbuf *b, const char *s, bool allow_dot) {
@@ -244,6 +246,12 @@ static void put_op(printer *p, int32_t id, int depth) {
     }
     break;
   }
+  case TL_OP_scan:
+  case TL_OP_argreduce:
+    tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 2 ? (o->opc == TL_OP_scan ? scan_names : arg_names)[o->kind] : "?");
+    put_operands(p, o, 0, o->nopnd);
+    tl_sbuf_printf(b, ", axis=%d", (int)o->axis);
+    break;
   case TL_OP_rand:
     tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 3 ? rand_names[o->kind] : "?");
     put_operands(p, o, 0, o->nopnd);

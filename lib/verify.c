@@ -353,6 +353,28 @@ static void check_op_types(verifier *v, const tl_op *o) {
           o->kind == TL_ATOMIC_ADD ? "add" : o->kind == TL_ATOMIC_MAX ? "max" : "min", tl_dtype_name((tl_dtype)dt));
     break;
   }
+  case TL_OP_scan:
+  case TL_OP_argreduce: {
+    bool scan = o->opc == TL_OP_scan;
+    if (a0->kind != TL_KIND_TILE || o->axis < 0 || o->axis >= a0->rank) {
+      err(v, o, "needs a tile and an axis in range, not %s axis %d", tstr(a0, b1), o->axis);
+      break;
+    }
+    if ((unsigned)o->kind > 1) err(v, o, "bad kind %d", o->kind);
+    int dt = a0->dtype;
+    if (dt == TL_I1 || dt == TL_F8E4M3 || dt == TL_F8E5M2) err(v, o, "not defined on %s", tl_dtype_name((tl_dtype)dt));
+    tl_type want = *a0;
+    want.layout = -1;
+    if (!scan) {
+      int32_t shape[TL_MAX_RANK];
+      int r = 0;
+      for (int i = 0; i < a0->rank; i++)
+        if (i != o->axis) shape[r++] = a0->shape[i];
+      want = r ? tl_tile_type(TL_I32, r, shape) : tl_scalar_type(TL_I32);
+    }
+    if (!tl_type_eq(&want, r0)) err(v, o, "over axis %d of %s gives %s, not %s", o->axis, tstr(a0, b1), tstr(&want, b2), tstr(r0, b3));
+    break;
+  }
   case TL_OP_rand: {
     const tl_type *off = vtype(v, o->opnd[1]);
     if (!is_scalar_of(a0, TL_I64)) err(v, o, "seed must be an i64 scalar, not %s", tstr(a0, b1));

@@ -647,6 +647,10 @@ static void assign_op(la_state *st, int32_t opid) {
     rt->layout = intern(st, &l);
     return;
   }
+  case TL_OP_scan:
+    rt->layout = vtype(st, a0)->layout;
+    return;
+  case TL_OP_argreduce:
   case TL_OP_reduce: {
     tl_layout l = tl_layout_slice(vlayout(st, a0), o->axis);
     l.origin = vtype(st, a0)->layout;

@@ -139,6 +139,9 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
 /* emit_atomic.c */
 void cg_emit_atomic(cg *g, tl_op *o);
 
+/* emit_scan.c: scan (cumsum, cummax) and argreduce (argmax, argmin) */
+void cg_emit_scan(cg *g, tl_op *o);
+
 /* emit_random.c */
 void cg_emit_rand(cg *g, tl_op *o);
 

@@ -408,6 +408,10 @@ static void emit_op(cg *g, int32_t opid) {
   case TL_OP_rand:
     cg_emit_rand(g, o);
     return;
+  case TL_OP_scan:
+  case TL_OP_argreduce:
+    cg_emit_scan(g, o);
+    return;
   case TL_OP_for:
     emit_for(g, opid);
     return;

@@ -95,6 +95,24 @@ static const lcase cases[] = {
      {{IN_RANDOM, CMP_NONE}, {IN_INDEX, CMP_NONE, -1, 1, 2}, {OUT_UPDATE, CMP_SUM, 16}, {OUT_UPDATE, CMP_EXACT},
       {OUT_UPDATE, CMP_EXACT}, {OUT_UPDATE, CMP_EXACT}, {OUT_UPDATE, CMP_SUM, 16}, {OUT_UPDATE, CMP_EXACT}},
      {{1, 1, 1, 1}, {65, 63, 7, 1}, {257, 130, 3, 1}, {1000, 5, 13, 1}}, 0},
+    {"scans",
+     "kernel scans(X: tensor<f32>[R, C], S: tensor<f32>[R, C], M: tensor<f32>[R, C], AX: tensor<i32>[R],\n"
+     "             Q: tensor<i32>[R, C], H: tensor<bf16>[R, C], AN: tensor<i32>[R, 8])\n"
+     "    tiles(BR = 8, BC = 256) grid(cdiv(R, BR))\n"
+     "{\n"
+     "    r0 = program_id(0) * BR;\n"
+     "    x = load(X[r0 : r0 + BR, 0 : BC], other = -inf);\n"
+     "    store(S[r0 : r0 + BR, 0 : BC], cumsum(load(X[r0 : r0 + BR, 0 : BC]), 1));\n"
+     "    store(M[r0 : r0 + BR, 0 : BC], cummax(x, 0));\n"
+     "    store(AX[r0 : r0 + BR], argmax(x, 1));\n"
+     "    store(Q[r0 : r0 + BR, 0 : BC], cumsum(cast<i32>(x * 4.0), 1));\n"
+     "    store(H[r0 : r0 + BR, 0 : BC], cumsum(cast<bf16>(load(X[r0 : r0 + BR, 0 : BC])), 1));\n"
+     "    xs = load(X[r0 : r0 + BR, 0 : 8], other = inf);\n"
+     "    store(AN[r0, 0 : 8], argmin(xs, 0));\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT},
+      {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {9, 255, 1, 1}, {100, 256, 1, 1}, {1, 33, 1, 1}}, 0},
     {"randoms",
      "kernel randoms(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], seed: i64)\n"
      "    tiles(B = 256) grid(cdiv(N, B))\n"

@@ -334,3 +334,78 @@ static void check_atomics(bool passes) {
 }
 Test(lang_atomic, against_c) { check_atomics(false); }
 Test(lang_atomic, against_c_after_passes) { check_atomics(true); }
+
+/* ---- scans and argmax / argmin ---------------------------------------------------------------------- */
+static const char *scan_src =
+    "kernel k(X: tensor<f32>[R, C], S: tensor<f32>[R, C], M: tensor<f32>[R, C], AX: tensor<i32>[R], AN: tensor<i32>[C],\n"
+    "         Q: tensor<i32>[R, C], H: tensor<bf16>[R, C])\n"
+    "    tiles(BR = 8, BC = 16) grid(cdiv(R, BR))\n"
+    "{\n"
+    "    r0 = program_id(0) * BR;\n"
+    "    x = load(X[r0 : r0 + BR, 0 : BC], other = -inf);\n"
+    "    store(S[r0 : r0 + BR, 0 : BC], cumsum(load(X[r0 : r0 + BR, 0 : BC]), 1));\n"
+    "    store(M[r0 : r0 + BR, 0 : BC], cummax(x, 0));\n"
+    "    store(AX[r0 : r0 + BR], argmax(x, 1));\n"
+    "    store(AN[0 : BC], argmin(load(X[r0 : r0 + BR, 0 : BC], other = inf), -2));\n"
+    "    store(Q[r0 : r0 + BR, 0 : BC], cumsum(cast<i32>(x * 4.0), 1));\n"
+    "    store(H[r0 : r0 + BR, 0 : BC], cumsum(cast<bf16>(load(X[r0 : r0 + BR, 0 : BC])), 1));\n"
+    "}\n";
+
+static void check_scans(bool passes) {
+  src_mod *s = compile_src(scan_src, passes);
+  rng g = {21};
+  const int64_t Rs[3] = {1, 7, 8}, Cs[3] = {1, 13, 16};
+  for (int ri = 0; ri < 3; ri++)
+    for (int ci = 0; ci < 3; ci++) {
+      int64_t R = Rs[ri], C = Cs[ci], sx[2] = {R, C};
+      tl_arg a[7] = {targ(TL_F32, 2, sx), targ(TL_F32, 2, sx), targ(TL_F32, 2, sx), targ(TL_I32, 1, &R),
+                     targ(TL_I32, 1, &C), targ(TL_I32, 2, sx), targ(TL_BF16, 2, sx)};
+      for (int64_t i = 0; i < R * C; i++) tset_f(&a[0], i, (double)((int64_t)(rng_u64(&g) % 9) - 4) * 0.25);
+      if (R * C > 5) tset_f(&a[0], 5, NAN); /* a NaN: propagates through cummax, wins argmax */
+      for (int i = 1; i < 7; i++) tpoison(&a[i]);
+      interp(s, a, 7);
+      for (int64_t r = 0; r < R; r++) {
+        float acc = 0, bacc = 0;
+        int32_t q = 0, best = 0;
+        for (int64_t c = 0; c < C; c++) {
+          float x = tget_f(&a[0], r * C + c), xb = tl_round_to_dtype(x, TL_BF16);
+          acc = c ? acc + x : x;
+          bacc = c ? bacc + xb : xb;
+          q += isnan(x) ? 0 : (int32_t)(x * 4.0f);
+          cr_assert(memcmp(&acc, (float *)a[1].data + r * C + c, 4) == 0 || (isnan(acc) && isnan(tget_f(&a[1], r * C + c))),
+                    "cumsum (%lld, %lld)", (long long)r, (long long)c);
+          cr_assert_eq(iget(&a[5], r * C + c), q, "int cumsum (%lld, %lld)", (long long)r, (long long)c);
+          float hb = tl_round_to_dtype(bacc, TL_BF16), got = tget_f(&a[6], r * C + c);
+          cr_assert(got == hb || (isnan(got) && isnan(hb)), "bf16 cumsum (%lld, %lld)", (long long)r, (long long)c);
+          float b = tget_f(&a[0], r * C + best);
+          if ((x > b) || (isnan(x) && !isnan(b))) best = (int32_t)c;
+        }
+        cr_assert_eq(iget(&a[3], r), best, "argmax row %lld", (long long)r);
+      }
+      for (int64_t c = 0; c < C; c++) {
+        float m = 0;
+        int32_t best = 0;
+        for (int64_t r = 0; r < R; r++) {
+          float x = tget_f(&a[0], r * C + c);
+          m = r == 0 ? x : (isnan(m) || isnan(x)) ? NAN : fmaxf(m, x);
+          float got = tget_f(&a[2], r * C + c);
+          cr_assert(got == m || (isnan(got) && isnan(m)), "cummax (%lld, %lld)", (long long)r, (long long)c);
+          float b = tget_f(&a[0], best * C + c);
+          if ((x < b) || (isnan(x) && !isnan(b))) best = (int32_t)r;
+        }
+        /* programs overwrite AN with their own rows' argmin: the last program's */
+        int64_t r0 = (R - 1) / 8 * 8;
+        int32_t lb = 0;
+        for (int64_t r = r0; r < R; r++) {
+          float x = tget_f(&a[0], r * C + c), b = tget_f(&a[0], (r0 + lb) * C + c);
+          if ((x < b) || (isnan(x) && !isnan(b))) lb = (int32_t)(r - r0);
+        }
+        (void)best;
+        cr_assert_eq(iget(&a[4], c), lb, "argmin col %lld", (long long)c);
+      }
+      for (int i = 0; i < 7; i++) free(a[i].data);
+    }
+  src_free(s);
+}
+Test(lang_scan, against_c) { check_scans(false); }
+Test(lang_scan, against_c_after_passes) { check_scans(true); }
