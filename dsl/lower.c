@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -612,16 +612,49 @@ static fval eval_index(lower *L, fe_expr *e) {
     return fv_err();
   }
   int nall = 0, rank = 0;
+  bool sliced = false;
+  int32_t start[TL_MAX_RANK] = {0}, len[TL_MAX_RANK] = {0};
   for (int i = 0; i < e->nitems; i++) {
-    if (e->items[i].kind == IT_ALL) nall++;
-    else if (e->items[i].kind != IT_NEWAXIS) {
-      tl_error(L->ctx, e->items[i].loc, "a tile can only be indexed with ':' (keep) or None (new axis)");
+    fe_item *it = &e->items[i];
+    if (it->kind == IT_ALL || it->kind == IT_RANGE) {
+      if (nall < TL_MAX_RANK && nall < t.ty.rank) {
+        start[nall] = 0;
+        len[nall] = t.ty.shape[nall];
+      }
+      if (it->kind == IT_RANGE && nall < t.ty.rank) { /* a constant slice a : b of that dim */
+        int64_t lo, hi;
+        if (!const_int(L, it->lo, "the start of a tile slice", &lo) || !const_int(L, it->hi, "the end of a tile slice", &hi))
+          return fv_err();
+        if (lo < 0 || hi > t.ty.shape[nall] || !is_pow2(hi - lo)) {
+          tl_error(L->ctx, it->loc, "slice %lld : %lld of a dimension of length %d: it must lie inside it and its length "
+                   "be a power of two", (long long)lo, (long long)hi, (int)t.ty.shape[nall]);
+          return fv_err();
+        }
+        start[nall] = (int32_t)lo;
+        len[nall] = (int32_t)(hi - lo);
+        sliced = sliced || len[nall] != t.ty.shape[nall];
+      }
+      nall++;
+    } else if (it->kind != IT_NEWAXIS) {
+      tl_error(L->ctx, it->loc, "a tile can only be indexed with ':' (keep), a constant slice a : b, or None (new axis)");
       return fv_err();
     }
   }
   if (nall != t.ty.rank) {
-    tl_error(L->ctx, e->loc, "indexing a tile of rank %d needs %d ':' entries, found %d", t.ty.rank, t.ty.rank, nall);
+    tl_error(L->ctx, e->loc, "indexing a tile of rank %d needs %d ':' or slice entries, found %d", t.ty.rank,
+             t.ty.rank, nall);
     return fv_err();
+  }
+  if (sliced) {
+    tl_type nt = tl_tile_type(dt_of(&t), t.ty.rank, len);
+    if (t.is_const) {
+      t.ty = nt;
+    } else {
+      int32_t op, a = t.id;
+      int32_t res = emit(L, TL_OP_slice, &a, 1, nt, e->loc, &op);
+      memcpy(tl_op_at(L->f, op)->dims, start, sizeof start);
+      t = fv_value(L->f, res);
+    }
   }
   rank = e->nitems;
   if (rank > TL_MAX_RANK) {
@@ -1101,6 +1134,34 @@ static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   return fv_value(L->f, res);
 }
 
+/* cat(a, b, axis): a and b of one element type and shape but along axis. */
+static fval eval_cat(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 3, 3)) return fv_err();
+  fval a = tile_arg(L, e, 0, 0), b = tile_arg(L, e, 1, 0);
+  int64_t axis;
+  if (!const_int(L, e->args[2], "the axis", &axis) || a.cls == V_ERR || b.cls == V_ERR) return fv_err();
+  if (axis < 0) axis += a.ty.rank;
+  if (axis < 0 || axis >= a.ty.rank) {
+    tl_error(L->ctx, e->args[2]->loc, "axis is out of range for %s", tystr(L, &a));
+    return fv_err();
+  }
+  bool same = a.ty.rank == b.ty.rank && dt_of(&a) == dt_of(&b);
+  for (int d = 0; same && d < a.ty.rank; d++) same = d == axis || a.ty.shape[d] == b.ty.shape[d];
+  if (!same) {
+    tl_error(L->ctx, e->loc, "cat() of %s and %s: the element types and every dimension but axis %lld must agree",
+             tystr(L, &a), tystr(L, &b), (long long)axis);
+    return fv_err();
+  }
+  int32_t shape[TL_MAX_RANK];
+  memcpy(shape, a.ty.shape, sizeof shape);
+  shape[axis] = a.ty.shape[axis] + b.ty.shape[axis];
+  if (!check_tile_shape(L, e->loc, a.ty.rank, shape)) return fv_err();
+  int32_t ops[2] = {mat(L, &a, e->loc), mat(L, &b, e->loc)}, op;
+  int32_t res = emit(L, TL_OP_cat, ops, 2, tl_tile_type(dt_of(&a), a.ty.rank, shape), e->loc, &op);
+  tl_op_at(L->f, op)->axis = (int32_t)axis;
+  return fv_value(L->f, res);
+}
+
 static fval eval_dot(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 2, 3)) return fv_err();
   fval a = tile_arg(L, e, 0, 2), b = tile_arg(L, e, 1, 2);
@@ -1295,6 +1356,7 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "reduce_sum")) return eval_reduce(L, e, TL_RED_SUM);
   if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
   if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
+  if (!strcmp(n, "cat")) return eval_cat(L, e);
   if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
   if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
   if (!strcmp(n, "argmax")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MAX);

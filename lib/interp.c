@@ -705,6 +705,42 @@ static void exec_scatter(interp *in, const tl_op *op) {
   }
 }
 
+/* slice: result element c is source element c + starts; cat: a, then b
+ * along the axis. */
+static void exec_slice_cat(interp *in, const tl_op *op) {
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  slot *b = op->opc == TL_OP_cat ? S(in, op->opnd[1]) : NULL;
+  const tl_type *rt = r->type, *at = a->type;
+  if (rt->kind != TL_KIND_TILE || at->kind != TL_KIND_TILE || at->rank != rt->rank || is_f(a) != is_f(r) ||
+      (b && (b->type->kind != TL_KIND_TILE || b->type->rank != rt->rank || is_f(b) != is_f(r))))
+    BROKEN(in, op, "operands");
+  int rank = rt->rank, axis = op->axis;
+  int32_t c[TL_MAX_RANK] = {0};
+  for (int64_t e = 0; e < r->numel; e++) {
+    int64_t rem = e;
+    for (int d = rank - 1; d >= 0; d--) {
+      c[d] = (int32_t)(rem % rt->shape[d]);
+      rem /= rt->shape[d];
+    }
+    slot *src = a;
+    const tl_type *stt = at;
+    int32_t sc[TL_MAX_RANK];
+    for (int d = 0; d < rank; d++) sc[d] = c[d] + (op->opc == TL_OP_slice ? op->dims[d] : 0);
+    if (b && c[axis] >= at->shape[axis]) {
+      src = b;
+      stt = b->type;
+      sc[axis] -= at->shape[axis];
+    }
+    int64_t off = 0;
+    for (int d = 0; d < rank; d++) {
+      if (sc[d] < 0 || sc[d] >= stt->shape[d]) BROKEN(in, op, "index outside the source");
+      off = off * stt->shape[d] + sc[d];
+    }
+    if (is_f(r)) FP(r)[e] = FP(src)[off];
+    else IP(r)[e] = IP(src)[off];
+  }
+}
+
 /* scan and argreduce: lines along the axis, each in index order. */
 static void line_geometry(const tl_type *t, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
   *outer = *inner = 1;
@@ -957,6 +993,7 @@ static void exec_op(interp *in, const tl_op *op) {
   case TL_OP_atomic: exec_scatter(in, op); break;
   case TL_OP_rand: exec_rand(in, op); break;
   case TL_OP_scan: exec_scan(in, op); break;
+  case TL_OP_slice: case TL_OP_cat: exec_slice_cat(in, op); break;
   case TL_OP_argreduce: exec_argreduce(in, op); break;
   case TL_OP_for: exec_for(in, op); break;
   case TL_OP_if: exec_if(in, op); break;

@@ -142,6 +142,9 @@ void cg_emit_atomic(cg *g, tl_op *o);
 /* emit_scan.c: scan (cumsum, cummax) and argreduce (argmax, argmin) */
 void cg_emit_scan(cg *g, tl_op *o);
 
+/* emit_shape.c: slice and cat */
+void cg_emit_slice_cat(cg *g, tl_op *o);
+
 /* emit_random.c */
 void cg_emit_rand(cg *g, tl_op *o);
 

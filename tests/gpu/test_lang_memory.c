@@ -113,6 +113,17 @@ static const lcase cases[] = {
      {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT},
       {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {9, 255, 1, 1}, {100, 256, 1, 1}, {1, 33, 1, 1}}, 0},
+    {"slices",
+     "kernel slices(X: tensor<bf16>[R, D], Y: tensor<bf16>[R, D], Z: tensor<bf16>[R, 16])\n"
+     "    tiles(BR = 16, BD = 128) grid(cdiv(R, BR))\n"
+     "{\n"
+     "    r0 = program_id(0) * BR;\n"
+     "    x = load(X[r0 : r0 + BR, 0 : BD]);\n"
+     "    store(Y[r0 : r0 + BR, 0 : BD], cat(-x[:, BD / 2 : BD], x[:, 0 : BD / 2], 1));\n"
+     "    store(Z[r0 : r0 + BR, 0 : 16], cat(x[0 : 8, 16 : 32], x[8 : 16, 0 : 16], 0));\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {17, 128, 1, 1}, {100, 65, 1, 1}, {3, 127, 1, 1}}, 0},
     {"randoms",
      "kernel randoms(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], seed: i64)\n"
      "    tiles(B = 256) grid(cdiv(N, B))\n"

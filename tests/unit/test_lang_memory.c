@@ -409,3 +409,42 @@ static void check_scans(bool passes) {
 }
 Test(lang_scan, against_c) { check_scans(false); }
 Test(lang_scan, against_c_after_passes) { check_scans(true); }
+
+/* ---- tile slices and cat ---------------------------------------------------------------------------- */
+Test(lang_shape, rotate_halves_with_slices_and_cat) {
+  /* RoPE's rotate_half: cat(-x[:, D/2 : D], x[:, 0 : D/2]), and a slice of rows; ragged R */
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[R, D], Y: tensor<f32>[R, D], Z: tensor<f32>[R, 8])\n"
+                           "    tiles(BR = 8, BD = 32) grid(cdiv(R, BR))\n"
+                           "{\n"
+                           "    r0 = program_id(0) * BR;\n"
+                           "    x = load(X[r0 : r0 + BR, 0 : BD]);\n"
+                           "    store(Y[r0 : r0 + BR, 0 : BD], cat(-x[:, BD / 2 : BD], x[:, 0 : BD / 2], 1));\n"
+                           "    top = x[0 : 4, 8 : 16];\n"
+                           "    store(Z[r0 : r0 + BR, 0 : 8], cat(top, x[4 : 8, 0 : 8] * 2.0, 0));\n"
+                           "}\n",
+                           true);
+  rng g = {9};
+  for (int64_t R = 1; R < 30; R += 7) {
+    int64_t D = 32, sx[2] = {R, D}, sz[2] = {R, 8};
+    tl_arg a[3] = {targ(TL_F32, 2, sx), targ(TL_F32, 2, sx), targ(TL_F32, 2, sz)};
+    tfill_random(&a[0], &g, -1, 1);
+    tpoison(&a[1]);
+    tpoison(&a[2]);
+    interp(s, a, 3);
+    for (int64_t r = 0; r < R; r++) {
+      for (int64_t d = 0; d < D; d++) {
+        float want = d < 16 ? -tget_f(&a[0], r * D + d + 16) : tget_f(&a[0], r * D + d - 16);
+        cr_assert(tget_f(&a[1], r * D + d) == want, "Y (%lld, %lld)", (long long)r, (long long)d);
+      }
+      int64_t r0 = r / 8 * 8, i = r - r0;
+      for (int64_t d = 0; d < 8; d++) {
+        int64_t sr = i < 4 ? r0 + i : r0 + i, sd = i < 4 ? d + 8 : d;
+        float x = sr < R ? tget_f(&a[0], sr * D + sd) : 0;
+        float want = i < 4 ? x : x * 2.0f;
+        cr_assert(tget_f(&a[2], r * 8 + d) == want, "Z (%lld, %lld)", (long long)r, (long long)d);
+      }
+    }
+    for (int i = 0; i < 3; i++) free(a[i].data);
+  }
+  src_free(s);
+}
