@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -308,9 +308,12 @@ static tl_dtype unify(lower *L, const char *what, const fval *a, const fval *b, 
 
 /* ---- binary operators -------------------------------------------------------- */
 typedef enum { BO_ADD, BO_SUB, BO_MUL, BO_DIV, BO_REM, BO_MIN, BO_MAX, BO_AND, BO_OR,
+               BO_BAND, BO_BOR, BO_BXOR, BO_SHL, BO_SHR,
                BO_EQ, BO_NE, BO_LT, BO_LE, BO_GT, BO_GE } binop_kind;
 static const char *binop_name[] = {"'+'", "'-'", "'*'", "'/'", "'%'", "min()", "max()", "'&&'", "'||'",
+                                   "'&'", "'|'", "'^'", "'<<'", "'>>'",
                                    "'=='", "'!='", "'<'", "'<='", "'>'", "'>='"};
+static bool is_bitop(int k) { return k >= BO_BAND && k <= BO_SHR; }
 
 static binop_kind binop_of_tok(fe_tok_kind k) {
   switch (k) {
@@ -321,6 +324,11 @@ static binop_kind binop_of_tok(fe_tok_kind k) {
   case TK_PERCENT: return BO_REM;
   case TK_ANDAND: return BO_AND;
   case TK_OROR: return BO_OR;
+  case TK_AMP: return BO_BAND;
+  case TK_PIPE: return BO_BOR;
+  case TK_CARET: return BO_BXOR;
+  case TK_SHL: return BO_SHL;
+  case TK_SHR: return BO_SHR;
   case TK_EQ: return BO_EQ;
   case TK_NE: return BO_NE;
   case TK_LT: return BO_LT;
@@ -350,6 +358,23 @@ static bool fold_int(lower *L, binop_kind k, int64_t a, int64_t b, int64_t *r, t
   case BO_MAX: *r = a > b ? a : b; break;
   case BO_AND: *r = a && b; break;
   case BO_OR: *r = a || b; break;
+  case BO_BAND: *r = a & b; break;
+  case BO_BOR: *r = a | b; break;
+  case BO_BXOR: *r = a ^ b; break;
+  case BO_SHL:
+    if (b < 0 || b > 62 || (a != 0 && (a < 0 || a > (INT64_MAX >> b)))) {
+      tl_error(L->ctx, loc, "shift in a constant expression out of range (%lld << %lld)", (long long)a, (long long)b);
+      return false;
+    }
+    *r = a << b;
+    break;
+  case BO_SHR:
+    if (b < 0 || b > 63) {
+      tl_error(L->ctx, loc, "shift in a constant expression out of range (%lld >> %lld)", (long long)a, (long long)b);
+      return false;
+    }
+    *r = a >> b; /* arithmetic, as at run time for signed types */
+    break;
   case BO_EQ: *r = a == b; break;
   case BO_NE: *r = a != b; break;
   case BO_LT: *r = a < b; break;
@@ -407,7 +432,12 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   } else {
     d = unify(L, what, &a, &b, loc, &weak);
     if (d == TL_VOID) return fv_err();
-    if (d == TL_I1 && !is_cmp(k)) {
+    if (is_bitop(k) && (is_flt(d) || (d == TL_I1 && (k == BO_SHL || k == BO_SHR)))) {
+      tl_error(L->ctx, loc, "%s needs integer operands%s, not %s; use bitcast<T>() for the bits of a float", what,
+               k == BO_SHL || k == BO_SHR ? "" : " (or i1)", tystr(L, is_flt(dt_of(&a)) || dt_of(&a) == TL_I1 ? &a : &b));
+      return fv_err();
+    }
+    if (d == TL_I1 && !is_cmp(k) && !is_bitop(k)) {
       tl_error(L->ctx, loc, "arithmetic %s on i1 values; use && || ! or cast<i32>()", what);
       return fv_err();
     }
@@ -449,8 +479,8 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   b = to_shape(L, convert(L, b, d, loc), rank, shape, loc);
   int32_t ops[2] = {mat(L, &a, loc), mat(L, &b, loc)};
   tl_type rt = rank ? tl_tile_type(rd, rank, shape) : tl_scalar_type(rd);
-  static const tl_opcode opcs[] = {TL_OP_add, TL_OP_sub, TL_OP_mul, TL_OP_div, TL_OP_rem, TL_OP_min,
-                                   TL_OP_max, TL_OP_and, TL_OP_or};
+  static const tl_opcode opcs[] = {TL_OP_add, TL_OP_sub, TL_OP_mul, TL_OP_div, TL_OP_rem, TL_OP_min, TL_OP_max,
+                                   TL_OP_and, TL_OP_or,  TL_OP_and, TL_OP_or,  TL_OP_xor, TL_OP_shl, TL_OP_shr};
   int32_t op;
   int32_t res = emit(L, is_cmp(k) ? TL_OP_cmp : opcs[k], ops, 2, rt, loc, &op);
   if (is_cmp(k)) {
@@ -1227,7 +1257,8 @@ static fval eval_rand(lower *L, fe_expr *e, int kind) {
 
 static fval eval_call(lower *L, fe_expr *e) {
   const char *n = e->name;
-  bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota");
+  bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota") ||
+               !strcmp(n, "bitcast");
   if (typed && !e->has_targ) {
     tl_error(L->ctx, e->loc, "%s needs an element type, such as %s<f32>", n, n);
     return fv_err();
@@ -1302,6 +1333,23 @@ static fval eval_call(lower *L, fe_expr *e) {
     fval a = value_arg(L, e, 0);
     if (a.cls == V_ERR) return a;
     return convert(L, a, e->targ, e->loc);
+  }
+  if (!strcmp(n, "bitcast")) { /* the same bits as another type of the same width */
+    if (!nargs_ok(L, e, 1, 1)) return fv_err();
+    fval a = value_arg(L, e, 0);
+    if (a.cls == V_ERR) return a;
+    if (a.weak) a = convert(L, a, is_flt(dt_of(&a)) ? TL_F32 : TL_I32, e->loc);
+    tl_dtype from = dt_of(&a), to = e->targ;
+    if (from == TL_I1 || to == TL_I1 || tl_dtype_bits(from) != tl_dtype_bits(to)) {
+      tl_error(L->ctx, e->loc, "bitcast<%s>() of %s: the widths differ (or one is i1); use cast<T>() to convert values",
+               tl_dtype_name(to), tystr(L, &a));
+      return fv_err();
+    }
+    if (from == to) return a;
+    tl_type rt = a.ty;
+    rt.dtype = (uint8_t)to;
+    int32_t x = mat(L, &a, e->loc);
+    return fv_value(L->f, emit(L, TL_OP_bitcast, &x, 1, rt, e->loc, NULL));
   }
   if (!strcmp(n, "zeros") || !strcmp(n, "full")) {
     bool full = n[0] == 'f';

@@ -363,6 +363,36 @@ static void exec_cast(interp *in, const tl_op *op) {
   }
 }
 
+/* The same bits as another dtype of the same width (floats held as exact
+ * f32 values: their encoding is recomputed; NaN payloads of 16- and 8-bit
+ * floats are not kept). */
+static void exec_bitcast(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  int64_t n = r->numel, sa = ew_stride(in, op, a, n);
+  tl_dtype from = DT(a), to = DT(r);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t bits;
+    if (from == TL_F32) {
+      uint32_t w;
+      memcpy(&w, &FP(a)[i * sa], 4);
+      bits = w;
+    } else if (is_f(a)) {
+      bits = tl_float_to_bits(FP(a)[i * sa], from);
+    } else {
+      bits = (uint64_t)IP(a)[i * sa];
+    }
+    if (to == TL_F32) {
+      uint32_t w = (uint32_t)bits;
+      memcpy(&FP(r)[i], &w, 4);
+    } else if (is_f(r)) {
+      FP(r)[i] = tl_bits_to_float((uint32_t)(bits & ((1u << tl_dtype_bits(to)) - 1)), to);
+    } else {
+      IP(r)[i] = tl_int_to_int((int64_t)bits, to);
+    }
+  }
+}
+
 /* Same data, new shape (reshape, expand_dims, convert_layout, splat of one). */
 static void exec_copy(interp *in, const tl_op *op) {
   need_operands(in, op, 1);
@@ -981,6 +1011,7 @@ static void exec_op(interp *in, const tl_op *op) {
     exec_unary(in, op);
     break;
   case TL_OP_cast: exec_cast(in, op); break;
+  case TL_OP_bitcast: exec_bitcast(in, op); break;
   case TL_OP_splat: case TL_OP_expand_dims: case TL_OP_reshape: case TL_OP_convert_layout:
     exec_copy(in, op);
     break;

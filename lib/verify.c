@@ -197,6 +197,11 @@ static void check_op_types(verifier *v, const tl_op *o) {
       return;
     }
     if (o->opc == TL_OP_cast) return;
+    if (o->opc == TL_OP_bitcast) {
+      if (a0->dtype == TL_I1 || r0->dtype == TL_I1 || tl_dtype_bits((tl_dtype)a0->dtype) != tl_dtype_bits((tl_dtype)r0->dtype))
+        err(v, o, "bitcast from %s to %s: the widths differ", tstr(a0, b1), tstr(r0, b2));
+      return;
+    }
     for (int i = 0; i < o->nopnd; i++)
       if (vtype(v, o->opnd[i])->dtype != r0->dtype) {
         err(v, o, "operand %d (%s) and result (%s) differ in element type", i, tstr(vtype(v, o->opnd[i]), b1), tstr(r0, b2));

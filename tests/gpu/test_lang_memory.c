@@ -124,6 +124,23 @@ static const lcase cases[] = {
      "}\n",
      {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {17, 128, 1, 1}, {100, 65, 1, 1}, {3, 127, 1, 1}}, 0},
+    {"bits",
+     "kernel bits(X: tensor<f32>[N], A: tensor<i32>[N], Y: tensor<i32>[N], Z: tensor<f32>[N], U: tensor<u8>[N],\n"
+     "             H: tensor<bf16>[N], G: tensor<i16>[N])\n"
+     "    tiles(B = 128) grid(cdiv(N, B))\n"
+     "{\n"
+     "    n0 = program_id(0) * B;\n"
+     "    x = load(X[n0 : n0 + B]);\n"
+     "    a = load(A[n0 : n0 + B]);\n"
+     "    b = bitcast<i32>(x);\n"
+     "    store(Y[n0 : n0 + B], (b >> 23 & 0xff) - 127 + (a << 3 | 1) ^ a >> 2 & 0x0f0f);\n"
+     "    store(Z[n0 : n0 + B], bitcast<f32>(b & 0x7fffffff));\n"
+     "    store(U[n0 : n0 + B], cast<u8>(a) >> 3 | cast<u8>(a) << 5);\n"
+     "    store(G[n0 : n0 + B], bitcast<i16>(load(H[n0 : n0 + B])) ^ -32768);\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT},
+      {OUT_POISON, CMP_EXACT}, {IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {127, 1, 1, 1}, {1000, 1, 1, 1}, {4099, 1, 1, 1}}, 0},
     {"randoms",
      "kernel randoms(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], seed: i64)\n"
      "    tiles(B = 256) grid(cdiv(N, B))\n"

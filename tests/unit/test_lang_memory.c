@@ -448,3 +448,49 @@ Test(lang_shape, rotate_halves_with_slices_and_cat) {
   }
   src_free(s);
 }
+
+/* ---- integer bit operations and bitcast -------------------------------------------------------------- */
+Test(lang_bits, operators_and_bitcast_against_c) {
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[N], A: tensor<i32>[N], Y: tensor<i32>[N], Z: tensor<f32>[N],\n"
+                           "         U: tensor<u8>[N], H: tensor<bf16>[N], G: tensor<i16>[N])\n"
+                           "    tiles(B = 32) grid(cdiv(N, B))\n"
+                           "{\n"
+                           "    n0 = program_id(0) * B;\n"
+                           "    x = load(X[n0 : n0 + B]);\n"
+                           "    a = load(A[n0 : n0 + B]);\n"
+                           "    b = bitcast<i32>(x);\n"
+                           "    store(Y[n0 : n0 + B], (b >> 23 & 0xff) - 127 + (a << 3 | 1) ^ a >> 2 & 0x0f0f);\n"
+                           "    store(Z[n0 : n0 + B], bitcast<f32>(b & 0x7fffffff));\n"
+                           "    store(U[n0 : n0 + B], cast<u8>(a) >> 3 | cast<u8>(a) << 5);\n"
+                           "    store(G[n0 : n0 + B], bitcast<i16>(load(H[n0 : n0 + B])) ^ -32768);\n"
+                           "}\n",
+                           true);
+  rng g = {13};
+  for (int64_t N = 1; N < 100; N += 33) {
+    tl_arg a[7] = {targ(TL_F32, 1, &N), targ(TL_I32, 1, &N), targ(TL_I32, 1, &N), targ(TL_F32, 1, &N),
+                   targ(TL_U8, 1, &N),  targ(TL_BF16, 1, &N), targ(TL_I16, 1, &N)};
+    tfill_random(&a[0], &g, -100, 100);
+    tfill_random(&a[5], &g, -100, 100);
+    for (int64_t i = 0; i < N; i++) iset(&a[1], i, (int32_t)rng_u64(&g));
+    for (int i = 2; i < 7; i++)
+      if (i != 5) tpoison(&a[i]);
+    interp(s, a, 7);
+    for (int64_t i = 0; i < N; i++) {
+      float x = tget_f(&a[0], i);
+      int32_t b, av = iget(&a[1], i);
+      memcpy(&b, &x, 4);
+      int32_t want = (int32_t)(((uint32_t)((b >> 23 & 0xff) - 127) + ((uint32_t)av << 3 | 1)) ^ (uint32_t)(av >> 2 & 0x0f0f));
+      cr_assert_eq(iget(&a[2], i), want, "Y[%lld]", (long long)i);
+      cr_assert(tget_f(&a[3], i) == fabsf(x), "Z[%lld]", (long long)i);
+      uint8_t u = (uint8_t)av, wu = (uint8_t)(u >> 3 | (uint8_t)(u << 5));
+      cr_assert_eq(((uint8_t *)a[4].data)[i], wu, "U[%lld]", (long long)i);
+      uint16_t hb;
+      memcpy(&hb, (char *)a[5].data + 2 * i, 2);
+      int16_t gw;
+      memcpy(&gw, (char *)a[6].data + 2 * i, 2);
+      cr_assert_eq((uint16_t)gw, (uint16_t)(hb ^ 0x8000), "G[%lld]: %04x for bf16 bits %04x", (long long)i, (unsigned)(uint16_t)gw, (unsigned)hb);
+    }
+    for (int i = 0; i < 7; i++) free(a[i].data);
+  }
+  src_free(s);
+}
