@@ -5,6 +5,7 @@
  * stay well under a millisecond besides the driver's module load).
  * requires: nothing (driver only to unload a duplicate module);
  * keeps: a corrupt entry is a miss, never a wrong kernel; breaks: nothing. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -194,6 +196,29 @@ static bool write_all(int fd, const void *data, size_t n) {
   return true;
 }
 
+/* Temporary files of publishers that died between create and rename (killed,
+ * power loss) are never read; a publish (the cold path, after a compile)
+ * removes those of this user older than an hour, which no live publisher
+ * still writes. */
+#define STALE_TEMP_SECONDS 3600
+static void sweep_stale_temps(int dfd) {
+  int fd = dup(dfd);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  time_t now = time(NULL);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    if (strncmp(e->d_name, ".tmp-", 5) != 0 || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(st.st_mode) && (unsigned)st.st_uid == (unsigned)geteuid() && now - st.st_mtime > STALE_TEMP_SECONDS)
+      (void)unlinkat(dfd, e->d_name, 0);
+  }
+  closedir(d);
+}
+
 int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache_meta *meta,
                         const void *cubin, size_t size, tl_sbuf *msg) {
   size_t elen = strnlen(meta->entry, sizeof meta->entry);
@@ -257,6 +282,7 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
   int dfd = open(dir, O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     (void)fsync(dfd);
+    sweep_stale_temps(dfd);
     close(dfd);
   }
   return TL_OK;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -617,4 +618,26 @@ Test(cache, full_disk_tmpfs) {
   if (rc == 77) cr_skip_test("no mount namespace or tmpfs mount allowed here (see the SKIP line)");
   cr_assert_eq(rc, 0);
   printf("full_disk_tmpfs: a 64 KiB tmpfs filled up: compiled, entry not written, note in the log\n");
+}
+
+/* A publisher killed between create and rename leaves a .tmp- file: the
+ * next publish removes those older than an hour, and keeps a fresh one (a
+ * live publisher's). */
+Test(cache, stale_temporary_files_are_swept) {
+  cr_assert(tl_rt_driver_inject(&fake));
+  char old_tmp[600], fresh_tmp[600];
+  snprintf(old_tmp, sizeof old_tmp, "%s/.tmp-%064d-dead01", cache_dir, 0);
+  snprintf(fresh_tmp, sizeof fresh_tmp, "%s/.tmp-%064d-live01", cache_dir, 0);
+  write_file(old_tmp, "half an entry", 13);
+  write_file(fresh_tmp, "being written", 13);
+  struct timeval two_hours_ago[2];
+  gettimeofday(&two_hours_ago[0], NULL);
+  two_hours_ago[0].tv_sec -= 7200;
+  two_hours_ago[1] = two_hours_ago[0];
+  cr_assert(utimes(old_tmp, two_hours_ago) == 0);
+  CHILD_LOAD(.variant = 0, .want = {.origin = "compiled"});
+  cr_assert(access(old_tmp, F_OK) != 0, "the stale temporary file is still there");
+  cr_assert(access(fresh_tmp, F_OK) == 0, "a fresh temporary file (a live publisher's) was removed");
+  cr_assert_eq(entries(cache_dir), 1);
+  printf("stale_temporary_files_are_swept: a 2-hour-old .tmp- removed, a fresh one kept\n");
 }
