@@ -166,6 +166,22 @@ TILEC_API int tilec_program_num_params(const tilec_program *p, int kernel);
 TILEC_API tilec_status tilec_program_param(const tilec_program *p, int kernel, int index,
                                            tilec_param_info *out);
 
+/* ---- AOT launchers (docs/aot.md) ------------------------------------------------ */
+/* C source of a launcher for every kernel of p, for programs that ship
+ * without tilec: *header is NAME.h, *source is NAME.c (it includes
+ * "NAME.h"); both malloc'd, freed with tilec_free.  Per kernel K a function
+ * `int NAME_K(tensor pointer, sizes, strides (NULL = row-major) per tensor
+ * parameter, each scalar, void *stream)` that checks the arguments as
+ * tilec_kernel_launch does, computes the grid from the grid clause and calls
+ * cuLaunchKernel; the cubin for p's arch (by ptxas, where
+ * tl_api_find_ptxas's search finds one: $TILEC_PTXAS, PATH,
+ * /usr/local/cuda/bin; else none, with a note in the log) and the PTX (the
+ * fallback the driver JIT-compiles for another GPU) are embedded; libcuda is
+ * dlopen'd at the first launch.  name must be a C identifier (the prefix of
+ * every generated symbol).  p is compiled to PTX (and CUBIN) if it is not
+ * already.  TILEC_ERROR_UNSUPPORTED when a grid clause uses a non-integer op. */
+TILEC_API tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **header, char **source);
+
 /* ---- arguments -------------------------------------------------------------- */
 typedef enum tilec_arg_kind {
   TILEC_ARG_TENSOR = 0,

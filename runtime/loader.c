@@ -248,7 +248,7 @@ int tl_rt_make_current(const tl_rt_device *d, char *err, size_t n) {
 /* For lib/api (program.h): the target of device `device`, when there is one. */
 bool tl_rt_device_arch(int device, char *buf, size_t n) {
   const tl_rt_device *d;
-  char err[256];
+  char err[512]; /* as driver_error: no truncation (-Wformat-truncation) */
   if (tl_rt_device_get(device, &d, err, sizeof err) != TL_OK) return false;
   snprintf(buf, n, "%s", d->arch);
   return true;
