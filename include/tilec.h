@@ -253,6 +253,13 @@ TILEC_API tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kerne
  * is used by one thread at a time. */
 TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs,
                                            void *stream);
+/* The same with the grid given (grid[0..2], each >= 0 and within the
+ * device's limits; a 0 launches nothing) instead of the kernel's grid
+ * clause: for a caller that launches fewer or more programs than the clause
+ * says (the kernel masks by its own sizes, so extra programs must be harmless
+ * to it).  The arguments are checked as by tilec_kernel_launch. */
+TILEC_API tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, int nargs,
+                                                const int64_t grid[3], void *stream);
 /* Message of the last failed call on k; never NULL. Owned by k. */
 TILEC_API const char *tilec_kernel_error(const tilec_kernel *k);
 /* Where k's code came from: "compiled" (tilec + driver JIT), "disk-cache"

@@ -132,21 +132,46 @@ static CUresult cuFuncGetAttribute(int *v, int attr, struct func *f) {
 }
 static CUresult cuFuncSetAttribute(struct func *f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
 
+/* The last launch, raw (formatted on request: recording costs little, so launch timings stay the caller's). */
+static struct { struct func *f; unsigned g[3], b[3], smem; void *stream; unsigned char bytes[8192]; } rec;
+static int log_checked;
+static const char *log_path;
+
+static void format_last(void) {
+  struct func *f = rec.f;
+  int w = snprintf(last, sizeof last, "%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p params=", f->name, rec.g[0],
+                   rec.g[1], rec.g[2], rec.b[0], rec.b[1], rec.b[2], rec.smem, rec.stream);
+  size_t at = 0;
+  for (int i = 0; i < f->nparams && w > 0 && (size_t)w + 2 * (size_t)f->size[i] + 2 < sizeof last; i++) {
+    for (int k = 0; k < f->size[i] && at < sizeof rec.bytes; k++, at++)
+      w += snprintf(last + w, sizeof last - (size_t)w, "%02x", rec.bytes[at]);
+    if (i + 1 < f->nparams) last[w++] = ':';
+    last[w] = 0;
+  }
+}
+
 static CUresult cuLaunchKernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
   (void)extra;
   launches++;
-  int w = snprintf(last, sizeof last, "%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p params=", f->name, gx, gy, gz,
-                   bx, by, bz, smem, stream);
-  for (int i = 0; i < f->nparams && w > 0 && (size_t)w + 2 * (size_t)f->size[i] + 2 < sizeof last; i++) {
-    const unsigned char *b = params[i];
-    for (int k = 0; k < f->size[i]; k++) w += snprintf(last + w, sizeof last - (size_t)w, "%02x", b[k]);
-    if (i + 1 < f->nparams) last[w++] = ':';
-    last[w] = 0;
+  rec.f = f;
+  rec.g[0] = gx; rec.g[1] = gy; rec.g[2] = gz;
+  rec.b[0] = bx; rec.b[1] = by; rec.b[2] = bz;
+  rec.smem = smem;
+  rec.stream = stream;
+  size_t at = 0;
+  for (int i = 0; i < f->nparams && at + (size_t)f->size[i] <= sizeof rec.bytes; i++) {
+    memcpy(rec.bytes + at, params[i], (size_t)f->size[i]);
+    at += (size_t)f->size[i];
   }
-  const char *log = getenv("FAKE_CUDA_LOG");
-  if (log && *log) {
-    FILE *fp = fopen(log, "a");
+  last[0] = 0;
+  if (!log_checked) {
+    log_path = getenv("FAKE_CUDA_LOG");
+    log_checked = 1;
+  }
+  if (log_path && *log_path) {
+    format_last();
+    FILE *fp = fopen(log_path, "a");
     if (fp) {
       fprintf(fp, "%s\n", last);
       fclose(fp);
@@ -209,6 +234,7 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, ui
 
 API long fake_cuda_launches(void) { return launches; }
 API size_t fake_cuda_last_launch(char *buf, size_t n) {
+  if (!last[0] && rec.f) format_last();
   if (buf && n) snprintf(buf, n, "%s", last);
   return strlen(last);
 }
