@@ -81,9 +81,9 @@ static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, 
       }
       for (int d = 0; d < op->nopnd; d++) {
         int pi = param_of_value(f, op->opnd[d]);
-        if (pi >= 0) tl_sbuf_printf(b, "  g[%d] = %s_wrap((int64_t)%s, %s);\n", d, pfx, f->params.data[pi].name,
+        if (pi >= 0) tl_sbuf_printf(b, "  tl_g[%d] = %s_wrap((int64_t)%s, %s);\n", d, pfx, f->params.data[pi].name,
                                     dtype_enum((tl_dtype)f->params.data[pi].dtype));
-        else tl_sbuf_printf(b, "  g[%d] = v%d;\n", d, op->opnd[d]);
+        else tl_sbuf_printf(b, "  tl_g[%d] = tl_v%d;\n", d, op->opnd[d]);
       }
       return true;
     }
@@ -99,7 +99,7 @@ static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, 
       if (pi >= 0 && !f->params.data[pi].is_tensor)
         snprintf(a[k], sizeof a[k], "%s_wrap((int64_t)%s, %s)", pfx, f->params.data[pi].name,
                  dtype_enum((tl_dtype)f->params.data[pi].dtype));
-      else snprintf(a[k], sizeof a[k], "v%d", v);
+      else snprintf(a[k], sizeof a[k], "tl_v%d", v);
       if (op->opc != TL_OP_dim && (ov->type.kind != TL_KIND_SCALAR || !tl_dtype_is_int((tl_dtype)ov->type.dtype)))
         goto unsupported;
     }
@@ -107,19 +107,19 @@ static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, 
     bool sgn = tl_dtype_is_signed((tl_dtype)f->values.data[op->nopnd ? op->opnd[0] : op->res[0]].type.dtype);
     switch (op->opc) {
     case TL_OP_const:
-      tl_sbuf_printf(b, "  int64_t v%d = %s_wrap(INT64_C(%lld), %s);\n", op->res[0], pfx, (long long)op->ival, wr);
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap(INT64_C(%lld), %s);\n", op->res[0], pfx, (long long)op->ival, wr);
       break;
     case TL_OP_dim: {
       int pi = param_of_value(f, op->opnd[0]);
       if (pi < 0 || !f->params.data[pi].is_tensor || op->axis < 0 || op->axis >= f->params.data[pi].rank)
         goto unsupported;
-      tl_sbuf_printf(b, "  int64_t v%d = %s_wrap(%s_shape[%d], %s);\n", op->res[0], pfx, f->params.data[pi].name,
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap(%s_shape[%d], %s);\n", op->res[0], pfx, f->params.data[pi].name,
                      op->axis, wr);
       break;
     }
     case TL_OP_add: case TL_OP_sub: case TL_OP_mul: case TL_OP_div: case TL_OP_rem: case TL_OP_min:
     case TL_OP_max: case TL_OP_and: case TL_OP_or: case TL_OP_xor: case TL_OP_shl: case TL_OP_shr:
-      tl_sbuf_printf(b, "  int64_t v%d = %s_wrap(%s_binop('%c', %d, %d, %s, %s), %s);\n", op->res[0], pfx, pfx,
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap(%s_binop('%c', %d, %d, %s, %s), %s);\n", op->res[0], pfx, pfx,
                      "+-*/%<>&|^LR"[op->opc == TL_OP_add ? 0 : op->opc == TL_OP_sub ? 1 : op->opc == TL_OP_mul ? 2
                                     : op->opc == TL_OP_div ? 3 : op->opc == TL_OP_rem ? 4 : op->opc == TL_OP_min ? 5
                                     : op->opc == TL_OP_max ? 6 : op->opc == TL_OP_and ? 7 : op->opc == TL_OP_or ? 8
@@ -129,25 +129,25 @@ static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, 
     case TL_OP_cmp: {
       static const char *const rel[] = {"==", "!=", "<", "<=", ">", ">="};
       if (op->kind < 0 || op->kind > 5) goto unsupported;
-      tl_sbuf_printf(b, "  int64_t v%d = %s %s %s;\n", op->res[0], a[0], rel[op->kind], a[1]);
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s %s %s;\n", op->res[0], a[0], rel[op->kind], a[1]);
       break;
     }
     case TL_OP_select:
-      tl_sbuf_printf(b, "  int64_t v%d = %s ? %s : %s;\n", op->res[0], a[0], a[1], a[2]);
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s ? %s : %s;\n", op->res[0], a[0], a[1], a[2]);
       break;
     case TL_OP_neg:
-      tl_sbuf_printf(b, "  int64_t v%d = %s_wrap((int64_t)(0 - (uint64_t)%s), %s);\n", op->res[0], pfx, a[0], wr);
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap((int64_t)(0 - (uint64_t)%s), %s);\n", op->res[0], pfx, a[0], wr);
       break;
     case TL_OP_not:
-      if (r->type.dtype == TL_I1) tl_sbuf_printf(b, "  int64_t v%d = !%s;\n", op->res[0], a[0]);
-      else tl_sbuf_printf(b, "  int64_t v%d = %s_wrap(~%s, %s);\n", op->res[0], pfx, a[0], wr);
+      if (r->type.dtype == TL_I1) tl_sbuf_printf(b, "  int64_t tl_v%d = !%s;\n", op->res[0], a[0]);
+      else tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap(~%s, %s);\n", op->res[0], pfx, a[0], wr);
       break;
     case TL_OP_abs:
-      tl_sbuf_printf(b, "  int64_t v%d = %s_wrap(%s < 0 ? (int64_t)(0 - (uint64_t)%s) : %s, %s);\n", op->res[0], pfx,
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap(%s < 0 ? (int64_t)(0 - (uint64_t)%s) : %s, %s);\n", op->res[0], pfx,
                      a[0], a[0], a[0], wr);
       break;
     case TL_OP_cast:
-      tl_sbuf_printf(b, "  int64_t v%d = %s_wrap(%s, %s);\n", op->res[0], pfx, a[0], wr);
+      tl_sbuf_printf(b, "  int64_t tl_v%d = %s_wrap(%s, %s);\n", op->res[0], pfx, a[0], wr);
       break;
     default:
       goto unsupported;
@@ -162,6 +162,20 @@ static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, 
   }
   snprintf(err, n, "kernel %s: the grid region has no yield", f->name);
   return false;
+}
+
+/* A parameter name the generated C cannot use as is: a C keyword, the stream
+ * argument, or the generator's own tl_ names (NULL when fine). */
+static const char *bad_c_name(const char *name) {
+  static const char *const words[] = {
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+      "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "stream",
+      "bool", "true", "false", "NULL", "main"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (!strcmp(name, words[i])) return "is a C keyword or the stream argument";
+  if (!strncmp(name, "tl_", 3) || name[0] == '_') return "starts with tl_ or _ (reserved by the generated code)";
+  return NULL;
 }
 
 /* One kernel's declaration (no trailing ';'). */
@@ -201,6 +215,14 @@ static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki) {
 /* The launcher of one kernel. */
 static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kindex, const tl_kernel_info *ki,
                           char *err, size_t n) {
+  for (int i = 0; i < f->params.len; i++) {
+    const char *why = bad_c_name(f->params.data[i].name);
+    if (why) {
+      snprintf(err, n, "kernel %s: parameter '%s' %s; rename it for the C launcher", f->name, f->params.data[i].name,
+               why);
+      return false;
+    }
+  }
   /* the ABI layout (runtime/pack.c tl_abi_layout_for, repeated here) */
   size_t off = 0, offs[1024];
   int nslots = 0;
@@ -232,9 +254,9 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
   tl_sbuf_puts(b, nslots ? "};\n" : "0};\n");
   emit_signature(b, pfx, f);
   tl_sbuf_puts(b, " {\n");
-  tl_sbuf_printf(b, "  _Alignas(64) unsigned char buf[%zu];\n  void *slots[%d];\n  int64_t g[3] = {1, 1, 1};\n",
+  tl_sbuf_printf(b, "  _Alignas(64) unsigned char tl_buf[%zu];\n  void *tl_slots[%d];\n  int64_t tl_g[3] = {1, 1, 1};\n",
                  bytes, nslots ? nslots : 1);
-  tl_sbuf_puts(b, "  memset(buf, 0, sizeof buf);\n");
+  tl_sbuf_puts(b, "  memset(tl_buf, 0, sizeof tl_buf);\n");
   /* strides (row-major when NULL), then the checks of tl_check_args */
   for (int i = 0; i < f->params.len; i++) {
     const tl_param *pa = &f->params.data[i];
@@ -298,47 +320,47 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
   if (!emit_grid(b, pfx, f, err, n)) return false;
   tl_sbuf_puts(b, "  }\n");
   tl_sbuf_printf(b,
-                 "  for (int d = 0; d < 3; d++)\n"
-                 "    if (g[d] < 0) return %s_fail(%s_ERROR_LAUNCH, \"kernel %s: grid dimension %%d is negative (%%lld)\", d, (long long)g[d]);\n"
-                 "  if (g[0] > 2147483647 || g[1] > 65535 || g[2] > 65535)\n"
+                 "  for (int tl_d = 0; tl_d < 3; tl_d++)\n"
+                 "    if (tl_g[tl_d] < 0) return %s_fail(%s_ERROR_LAUNCH, \"kernel %s: grid dimension %%d is negative (%%lld)\", tl_d, (long long)tl_g[tl_d]);\n"
+                 "  if (tl_g[0] > 2147483647 || tl_g[1] > 65535 || tl_g[2] > 65535)\n"
                  "    return %s_fail(%s_ERROR_LAUNCH, \"grid (%%lld, %%lld, %%lld) exceeds the device's limits\", "
-                 "(long long)g[0], (long long)g[1], (long long)g[2]);\n"
-                 "  if (!g[0] || !g[1] || !g[2]) return %s_OK; /* nothing to do */\n",
+                 "(long long)tl_g[0], (long long)tl_g[1], (long long)tl_g[2]);\n"
+                 "  if (!tl_g[0] || !tl_g[1] || !tl_g[2]) return %s_OK; /* nothing to do */\n",
                  pfx, pfx, f->name, pfx, pfx, pfx);
   /* packing (runtime/pack.c) */
   int slot = 0;
   for (int i = 0; i < f->params.len; i++) {
     const tl_param *pa = &f->params.data[i];
     if (pa->is_tensor) {
-      tl_sbuf_printf(b, "  { uint64_t p = (uint64_t)(uintptr_t)%s; memcpy(buf + %zu, &p, 8); }\n", pa->name, offs[slot++]);
+      tl_sbuf_printf(b, "  { uint64_t tl_p = (uint64_t)(uintptr_t)%s; memcpy(tl_buf + %zu, &tl_p, 8); }\n", pa->name, offs[slot++]);
       for (int d = 0; d < pa->rank; d++)
-        tl_sbuf_printf(b, "  { uint32_t s = (uint32_t)%s_shape[%d]; memcpy(buf + %zu, &s, 4); }\n", pa->name, d,
+        tl_sbuf_printf(b, "  { uint32_t tl_s = (uint32_t)%s_shape[%d]; memcpy(tl_buf + %zu, &tl_s, 4); }\n", pa->name, d,
                        offs[slot++]);
       for (int d = 0; d < pa->rank; d++)
-        tl_sbuf_printf(b, "  memcpy(buf + %zu, &%s_st[%d], 8);\n", offs[slot++], pa->name, d);
+        tl_sbuf_printf(b, "  memcpy(tl_buf + %zu, &%s_st[%d], 8);\n", offs[slot++], pa->name, d);
     } else if (tl_dtype_is_float((tl_dtype)pa->dtype)) {
-      tl_sbuf_printf(b, "  memcpy(buf + %zu, &%s, 4);\n", offs[slot++], pa->name);
+      tl_sbuf_printf(b, "  memcpy(tl_buf + %zu, &%s, 4);\n", offs[slot++], pa->name);
     } else if (pa->dtype == TL_I64) {
-      tl_sbuf_printf(b, "  memcpy(buf + %zu, &%s, 8);\n", offs[slot++], pa->name);
+      tl_sbuf_printf(b, "  memcpy(tl_buf + %zu, &%s, 8);\n", offs[slot++], pa->name);
     } else {
-      tl_sbuf_printf(b, "  { uint32_t v = (uint32_t)%s; memcpy(buf + %zu, &v, 4); }\n", pa->name, offs[slot++]);
+      tl_sbuf_printf(b, "  { uint32_t tl_u = (uint32_t)%s; memcpy(tl_buf + %zu, &tl_u, 4); }\n", pa->name, offs[slot++]);
     }
   }
-  tl_sbuf_printf(b, "  for (int i = 0; i < %d; i++) slots[i] = buf + %s_%s_offsets[i];\n", nslots, pfx, f->name);
-  tl_sbuf_printf(b, "  void *fn;\n  int st = %s_function(%d, &fn);\n  if (st) return st;\n", pfx, kindex);
+  tl_sbuf_printf(b, "  for (int tl_i = 0; tl_i < %d; tl_i++) tl_slots[tl_i] = tl_buf + %s_%s_offsets[tl_i];\n", nslots, pfx, f->name);
+  tl_sbuf_printf(b, "  void *tl_fn;\n  int tl_st = %s_function(%d, &tl_fn);\n  if (tl_st) return tl_st;\n", pfx, kindex);
   for (int t = 0; t < ki->ntma; t++) {
     const tl_tma_desc *td = &ki->tma[t];
     const tl_param *pa = &f->params.data[td->param];
-    tl_sbuf_printf(b, "  st = %s_tma(buf + %zu, %s, %s_shape, %s_st, %d, %d, %d, %d, %d, %d);\n  if (st) return st;\n",
+    tl_sbuf_printf(b, "  tl_st = %s_tma(tl_buf + %zu, %s, %s_shape, %s_st, %d, %d, %d, %d, %d, %d);\n  if (tl_st) return tl_st;\n",
                    pfx, offs[first_tma + t], pa->name, pa->name, pa->name, pa->rank,
                    tl_dtype_bytes((tl_dtype)td->dtype), td->dtype == TL_F16 ? 6 : tl_dtype_bytes((tl_dtype)td->dtype) == 1 ? 0 : 9,
                    td->box_inner, td->box_rows, td->swizzle);
   }
   tl_sbuf_printf(b,
-                 "  CUresult r = %s_cu.cuLaunchKernel(fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], %d, 1, 1, %d, "
-                 "stream, slots, NULL);\n"
-                 "  if (r) return %s_fail(%s_ERROR_CUDA, \"cuLaunchKernel failed: %%s (grid %%lld x %%lld x %%lld, block "
-                 "%d, smem %d)\", %s_result(r), (long long)g[0], (long long)g[1], (long long)g[2]);\n"
+                 "  CUresult tl_r = %s_cu.cuLaunchKernel(tl_fn, (unsigned)tl_g[0], (unsigned)tl_g[1], (unsigned)tl_g[2], %d, 1, 1, %d, "
+                 "stream, tl_slots, NULL);\n"
+                 "  if (tl_r) return %s_fail(%s_ERROR_CUDA, \"cuLaunchKernel failed: %%s (grid %%lld x %%lld x %%lld, block "
+                 "%d, smem %d)\", %s_result(tl_r), (long long)tl_g[0], (long long)tl_g[1], (long long)tl_g[2]);\n"
                  "  return %s_OK;\n}\n\n",
                  pfx, ki->threads, ki->smem_bytes, pfx, pfx, ki->threads, ki->smem_bytes, pfx, pfx);
   return true;

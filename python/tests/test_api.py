@@ -74,6 +74,13 @@ def test_emit_c():
     assert '#include "rms.h"' in c and "cuLaunchKernel" in c
     with pytest.raises(tilec.TilecError):
         tilec.compile(os.path.join(EXAMPLES, "rmsnorm.tile")).emit_c("not an identifier")
+    # a parameter whose name the C launcher cannot take is refused with the reason
+    src = """kernel k(X: tensor<f32>[N], stream: f32) tiles(B = 64) grid(cdiv(N, B)) {
+        i = program_id(0) * B;
+        store(X[i : i + B], load(X[i : i + B]) * stream);
+    }"""
+    with pytest.raises(tilec.TilecError, match="parameter 'stream'"):
+        tilec.compile(src).emit_c("k")
 
 
 def test_library_found():

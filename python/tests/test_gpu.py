@@ -100,38 +100,6 @@ def test_errors(rms):
         rms(x.float(), torch.randn(100, device=dev), x.float(), 1e-5)
 
 
-def test_torch_op_compile_and_cuda_graph(rms):
-    op = tilec.register_torch_op(rms, "tilec_test::rmsnorm")
-
-    def f(x, w):
-        y = torch.empty_like(x)
-        op(x, w, y, 1e-5)
-        return y * 2
-
-    x = torch.randn(33, 512, device=dev, dtype=torch.bfloat16)
-    w = torch.randn(512, device=dev, dtype=torch.bfloat16)
-    eager = f(x, w)
-    compiled = torch.compile(f, fullgraph=True)(x, w)
-    torch.testing.assert_close(compiled, eager)
-    assert ((eager.double() - 2 * rmsnorm_ref(x, w, 1e-5)).abs().max() / eager.double().abs().max()).item() < 2e-2
-    # CUDA graph: capture once, replay on new inputs
-    y = torch.empty_like(x)
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        op(x, w, y, 1e-5)  # warm-up (first shape) outside the capture
-    torch.cuda.current_stream().wait_stream(s)
-    with torch.cuda.graph(g):
-        op(x, w, y, 1e-5)
-    x.copy_(torch.randn_like(x))
-    y.fill_(float("nan"))
-    g.replay()
-    torch.cuda.synchronize()
-    ref = rmsnorm_ref(x, w, 1e-5)
-    assert ((y.double() - ref).abs().max() / ref.abs().max()).item() < 1e-2
-
-
 def test_autotune(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     path = os.path.join(EXAMPLES, "gemm.tile")
@@ -184,3 +152,35 @@ def test_tutorial_kernel_on_gpu():
     y = torch.full_like(x, float("nan"))
     k(x, b, y)
     torch.testing.assert_close(y, torch.nn.functional.gelu(x + b, approximate="tanh"), rtol=2e-2, atol=2e-2)
+
+
+def test_torch_op_compile_and_cuda_graph(rms):
+    op = tilec.register_torch_op(rms, "tilec_test::rmsnorm")
+
+    def f(x, w):
+        y = torch.empty_like(x)
+        op(x, w, y, 1e-5)
+        return y * 2
+
+    x = torch.randn(33, 512, device=dev, dtype=torch.bfloat16)
+    w = torch.randn(512, device=dev, dtype=torch.bfloat16)
+    eager = f(x, w)
+    compiled = torch.compile(f, fullgraph=True)(x, w)
+    torch.testing.assert_close(compiled, eager)
+    assert ((eager.double() - 2 * rmsnorm_ref(x, w, 1e-5)).abs().max() / eager.double().abs().max()).item() < 2e-2
+    # CUDA graph: capture once, replay on new inputs
+    y = torch.empty_like(x)
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        op(x, w, y, 1e-5)  # warm-up (first shape) outside the capture
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        op(x, w, y, 1e-5)
+    x.copy_(torch.randn_like(x))
+    y.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    ref = rmsnorm_ref(x, w, 1e-5)
+    assert ((y.double() - ref).abs().max() / ref.abs().max()).item() < 1e-2
