@@ -480,6 +480,7 @@ def decode():
         opt = {"warps": w} if w else {}
         kernels[(w, bt)] = (Kernel(ex("attn_decode.tile"), {"BT": bt}, "attn_decode_paged", options=opt),
                             Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"))
+    kcontig = Kernel(ex("attn_decode.tile"), kernel="attn_decode_contig")
     bw = copy_bandwidth()
     print(f"decode: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
     cases = [(1, 4096), (1, 131072), (8, 32768)] if args.quick else \
@@ -494,8 +495,8 @@ def decode():
             table = torch.randperm(NP, device="cuda", dtype=torch.int32).view(B, npg)
             lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
             q = torch.randn(B, HKV, G, D, device="cuda", dtype=torch.bfloat16)
-            # splits: about two waves of programs over 132 SMs, a whole number of pages each
-            NS = max(1, min(64, -(-264 * 2 // (B * HKV))))
+            # splits: about two waves of programs over 132 SMs, a whole number of pages each,
+            NS = max(1, min(64, -(-264 * 2 // (B * HKV)), L // (8 * bt)))  # and >= 8 key tiles a split
             chunk = -(-(-(-L // NS)) // PAGE) * PAGE
             NS = -(-L // chunk)
             opart = torch.full((B * HKV, NS, G, D), float("nan"), device="cuda")
@@ -522,6 +523,16 @@ def decode():
             print(f"decode {tag}B{B} L{L}: {kv / ms / 1e6 / bw:.3f} of the copy bandwidth "
                   f"(split kernel alone {kv / ms1 / 1e6 / bw:.3f})", flush=True)
             res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw"] = kv / ms / 1e6 / bw
+            if w == 0 and bt == 64:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
+                o.fill_(float("nan"))
+                g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
+                def g():
+                    g1(); f2()
+                g(); torch.cuda.synchronize()
+                errc = relerr(o.reshape(B, HKV * G, 1, D), refo)
+                msc = bench(g)
+                row("decode contig", f"B{B} L{L} NS{NS}", msc, "GB/s", kv / msc / 1e6, "SDPA contiguous", kv / ms_ref / 1e6, errc)
+                print(f"decode contig B{B} L{L}: {kv / msc / 1e6 / bw:.3f} of the copy bandwidth", flush=True)
             del Kc, Vc, kk, vv
 
 if "banks" in only: safe(banks, "banks")

@@ -563,6 +563,29 @@ static void run_decode(compiled *c, int64_t B, int64_t HKV, int64_t G, int64_t P
   snprintf(what, sizeof what, "attn_decode B=%lld HKV=%lld G=%lld PAGE=%lld BT=%lld NS=%lld", (long long)B,
            (long long)HKV, (long long)G, (long long)PAGE, (long long)BT, (long long)NS);
   check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
+  /* the contiguous-cache kernel on the same keys and values, laid out [B, HKV, S, D], NaN past the ends */
+  int64_t S = maxlen + 3, sc4[4] = {B, HKV, S, D};
+  tl_arg kc = targ(TL_BF16, 4, sc4), vc = targ(TL_BF16, 4, sc4);
+  tpoison(&kc);
+  tpoison(&vc);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < HKV; h++)
+      for (int64_t t = 0; t < lens[b]; t++)
+        for (int64_t d = 0; d < D; d++) {
+          int64_t from = (((int64_t)table[b * MAXP + t / PAGE] * HKV + h) * PAGE + t % PAGE) * D + d;
+          tset_f(&kc, ((b * HKV + h) * S + t) * D + d, tget_f(&a[1], from));
+          tset_f(&vc, ((b * HKV + h) * S + t) * D + d, tget_f(&a[2], from));
+        }
+  tpoison(&a[5]);
+  tpoison(&a[6]);
+  tpoison(&o);
+  tl_arg ka[8] = {a[0], kc, vc, a[4], a[5], a[6], a[7], a[8]};
+  interpret(kernel(c, "attn_decode_contig"), ka, 8);
+  interpret(kernel(c, "attn_decode_combine"), ca, 3);
+  strcat(what, " contig");
+  check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
+  free(kc.data);
+  free(vc.data);
   free(ref);
   free(sc);
   free(p);
