@@ -27,7 +27,7 @@ ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--decode-variants", default="",
-                help="decode: extra configurations WARPS:BT,... timed beside the default (pages of max(64, BT))")
+                help="decode: extra configurations WARPS:BT[:STAGES],... (0 = default) timed beside the default (pages of max(64, BT))")
 ap.add_argument("--once", action="store_true",
                 help="attention: launch tilec, FA2 and cuDNN once each, no timing (for ncu: bench/ncu_attn.sh)")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
@@ -474,19 +474,21 @@ def copy_bandwidth():
 
 def decode():
     D, HKV, G = 128, 8, 4  # Llama-3-8B: 32 query heads, 8 KV heads
-    variants = [(0, 64)] + [tuple(int(x) for x in v.split(":")) for v in args.decode_variants.split(",") if v]
+    variants = [(0, 64, 0)] + [tuple((int(x) for x in (v + ":0").split(":")[:3])) for v in args.decode_variants.split(",") if v]
     kernels = {}
-    for w, bt in variants:
+    for w, bt, st in variants:
         opt = {"warps": w} if w else {}
-        kernels[(w, bt)] = (Kernel(ex("attn_decode.tile"), {"BT": bt}, "attn_decode_paged", options=opt),
-                            Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"))
+        if st:
+            opt["stages"] = st
+        kernels[(w, bt, st)] = (Kernel(ex("attn_decode.tile"), {"BT": bt}, "attn_decode_paged", options=opt),
+                                Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"))
     kcontig = Kernel(ex("attn_decode.tile"), kernel="attn_decode_contig")
     bw = copy_bandwidth()
     print(f"decode: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
     cases = [(1, 4096), (1, 131072), (8, 32768)] if args.quick else \
         [(1, 4096), (1, 32768), (1, 131072), (8, 8192), (8, 32768), (32, 4096), (32, 16384), (64, 4096), (64, 8192)]
     for B, L in cases:
-        for (w, bt), (kd, kc) in kernels.items():
+        for (w, bt, st), (kd, kc) in kernels.items():
             PAGE = max(64, bt)
             npg = L // PAGE
             NP = B * npg
@@ -518,12 +520,12 @@ def decode():
             ms1 = bench(f1)
             ms_ref = bench(sdpa)
             kv = 2 * B * L * HKV * D * 2
-            tag = f"w{w or 'def'} BT{bt} " if len(kernels) > 1 else ""
+            tag = f"w{w or 'def'} BT{bt} S{st or 'def'} " if len(kernels) > 1 else ""
             row("decode paged", f"{tag}B{B} L{L} NS{NS}", ms, "GB/s", kv / ms / 1e6, "SDPA contiguous", kv / ms_ref / 1e6, err)
             print(f"decode {tag}B{B} L{L}: {kv / ms / 1e6 / bw:.3f} of the copy bandwidth "
                   f"(split kernel alone {kv / ms1 / 1e6 / bw:.3f})", flush=True)
             res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw"] = kv / ms / 1e6 / bw
-            if w == 0 and bt == 64:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
+            if w == 0 and bt == 64 and st == 0:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
                 o.fill_(float("nan"))
                 g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
                 def g():
