@@ -35,6 +35,8 @@ ap.add_argument("--batch", type=int, default=1)
 ap.add_argument("--seq", type=int, default=2048)
 ap.add_argument("--lib", default=None, help="libtilec.so (else TILEC_LIBRARY, else the package's rules)")
 ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
+                help="decode: one new token per sequence (--batch of them) against a KV cache of --seq tokens")
 args = ap.parse_args()
 if args.lib:
     os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
@@ -52,7 +54,7 @@ from triton.testing import do_bench  # noqa: E402
 
 DIM, HQ, HKV, HD, FF, EPS, THETA = 4096, 32, 8, 128, 14336, 1e-5, 500000.0
 B, S = args.batch, args.seq
-T = B * S
+T = B * S if args.mode == "prefill" else B
 dev, bf = "cuda", torch.bfloat16
 torch.manual_seed(0)
 
@@ -141,6 +143,103 @@ def layer_tilec(x, W):
 def relerr(a, ref):
     return float((a.float() - ref).norm() / ref.norm())
 
+
+
+# ---- decode: one token per sequence against a KV cache of S tokens, the step in a CUDA graph -------
+def decode_main():
+    SMAX = S + 1
+    G = HQ // HKV
+    dec = tilec.compile(ex("attn_decode.tile"))
+    split, combine = dec["attn_decode_contig"], dec["attn_decode_combine"]
+    append = tilec.compile(ex("llama", "rope_kv_append.tile"))["rope_kv_append"]
+    posall = torch.arange(SMAX, device=dev, dtype=torch.float32)
+    ang2 = posall[:, None] * inv[None, :]
+    COS2, SIN2 = ang2.cos().contiguous(), ang2.sin().contiguous()            # [SMAX, 64]
+    Kc = (torch.randn(B, HKV, SMAX, HD, device=dev) * 0.5).to(bf)
+    Vc = torch.randn(B, HKV, SMAX, HD, device=dev).to(bf)
+    pos = torch.full((B,), S, device=dev, dtype=torch.int32)                # the new token's position
+    lens = pos + 1
+    NS = max(1, min(64, -(-528 // (B * HKV)), SMAX // 512))
+    chunk = -(-(-(-SMAX // NS)) // 64) * 64
+    NS = -(-SMAX // chunk)
+    d = dict(h=torch.empty(B, DIM, device=dev, dtype=bf), qkv=torch.empty(B, (HQ + 2 * HKV) * HD, device=dev, dtype=bf),
+             q=torch.empty(B, HQ, HD, device=dev, dtype=bf), opart=torch.empty(B * HKV, NS, G, HD, device=dev),
+             lse=torch.empty(B * HKV, NS, G, device=dev), o=torch.empty(B, HQ * HD, device=dev, dtype=bf),
+             s=torch.empty(B, DIM, device=dev, dtype=bf), gu=torch.empty(B, 2 * FF, device=dev, dtype=bf),
+             a=torch.empty(B, FF, device=dev, dtype=bf), y=torch.empty(B, DIM, device=dev, dtype=bf))
+
+    def step_tilec(x):
+        rms(x, W["attn_norm"], d["h"], EPS)
+        gemm(d["h"], W["qkv"], d["qkv"])
+        append(d["qkv"].view(B, HQ + 2 * HKV, HD), COS2, SIN2, pos, d["q"], Kc, Vc)
+        split(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["opart"], d["lse"], HD ** -0.5, chunk)
+        combine(d["opart"], d["lse"], d["o"].view(B, HKV, G, HD))
+        gemm_res(d["o"], W["o"], x, d["s"])
+        rms(d["s"], W["mlp_norm"], d["h"], EPS)
+        gemm(d["h"], W["gu"], d["gu"])
+        swiglu(d["gu"][:, :FF], d["gu"][:, FF:], d["a"])
+        gemm_res(d["a"], W["d"], d["s"], d["y"])
+        return d["y"]
+
+    def step_torch(x, W, Kc, Vc):
+        h = rms_t(x, W["attn_norm"])
+        qkv = h @ W["qkv"]
+        c, sn = COS2[S][None, None, :], SIN2[S][None, None, :]
+        def rot(t):
+            t1, t2 = t[..., :HD // 2].float(), t[..., HD // 2:].float()
+            return torch.cat([t1 * c - t2 * sn, t2 * c + t1 * sn], -1).to(t.dtype)
+        q = rot(qkv[:, :HQ * HD].view(B, HQ, HD))
+        k = rot(qkv[:, HQ * HD:(HQ + HKV) * HD].view(B, HKV, HD))
+        v = qkv[:, (HQ + HKV) * HD:].view(B, HKV, HD)
+        Kc[:, :, S] = k
+        Vc[:, :, S] = v
+        o = torch.nn.functional.scaled_dot_product_attention(q[:, :, None], Kc, Vc, enable_gqa=True)
+        s_ = x + o.reshape(B, HQ * HD) @ W["o"]
+        gu = rms_t(s_, W["mlp_norm"]) @ W["gu"]
+        a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
+        return s_ + a.to(x.dtype) @ W["d"]
+
+    xd = torch.randn(B, DIM, device=dev).to(bf)
+    W32 = {k: v.float() for k, v in W.items()}
+    ref32 = step_torch(xd.float(), W32, Kc.float(), Vc.float())
+    y_e = step_torch(xd, W, Kc.clone(), Vc.clone())
+    y_t = step_tilec(xd).clone()
+    e_t, e_e = relerr(y_t, ref32), relerr(y_e, ref32)
+    print(f"llama layer decode B={B} context={S}: rel. error vs float32: tilec {e_t:.2e}, torch eager {e_e:.2e}")
+    ok = e_t < 3e-2 and e_t <= 2 * e_e + 1e-3
+    g = torch.cuda.CUDAGraph()
+    s_cap = torch.cuda.Stream()
+    s_cap.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s_cap):
+        step_tilec(xd)
+    torch.cuda.current_stream().wait_stream(s_cap)
+    with torch.cuda.graph(g):
+        step_tilec(xd)
+    g.replay(); torch.cuda.synchronize()
+    e_g = relerr(d["y"], ref32)
+    ok = ok and e_g < 3e-2
+    ms_t = do_bench(lambda: g.replay(), warmup=25, rep=200, return_mode="median")
+    Ke, Ve = Kc.clone(), Vc.clone()
+    ms_e = do_bench(lambda: step_torch(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
+    rows = [("tilec (CUDA graph)", ms_t), ("torch eager", ms_e)]
+    if not args.no_compile:
+        comp = torch.compile(step_torch, mode="reduce-overhead")
+        for _ in range(3):
+            comp(xd, W, Ke, Ve)
+        ms_c = do_bench(lambda: comp(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
+        rows.append(("torch.compile (reduce-overhead: CUDA graphs)", ms_c))
+    print(f"(graph replay rel. error {e_g:.2e}; {NS} splits of {chunk} keys)")
+    print("| decode step | ms | tokens/s | tilec speed-up |")
+    print("|---|---|---|---|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.3f} | {B / ms * 1e3:,.0f} | {ms / ms_t:.3f}x |")
+    print("layer.py:", "PASS" if ok else "FAIL (error)")
+    sys.exit(0 if ok else 1)
+
+
+if args.mode == "decode":
+    with torch.no_grad():
+        decode_main()
 
 with torch.no_grad():
     W32 = {k: v.float() for k, v in W.items()}
