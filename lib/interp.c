@@ -43,6 +43,7 @@ typedef struct interp {
   char *err;
   size_t errn;
   jmp_buf fail;
+  bool exact_ints;       /* the grid: an integer add/sub/mul that wraps is an error */
 } interp;
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -297,6 +298,15 @@ static void exec_binary(interp *in, const tl_op *op) {
   int bits = tl_dtype_bits(dt);
   bool sgn = tl_dtype_is_signed(dt);
   for (int64_t i = 0; i < n; i++) o[i] = tl_int_to_int(int_binop(opc, bits, sgn, x[i * sa], y[i * sb]), dt);
+  if (in->exact_ints && (opc == TL_OP_add || opc == TL_OP_sub || opc == TL_OP_mul))
+    for (int64_t i = 0; i < n; i++) {
+      /* operands fit in 32 bits here, so the 64-bit result is exact */
+      int64_t p = x[i * sa], q = y[i * sb], exact = opc == TL_OP_add ? p + q : opc == TL_OP_sub ? p - q : p * q;
+      if (bits <= 32 && o[i] != exact)
+        fail(in, "kernel %s: the grid's %s %lld %s %lld = %lld overflows %s (it would wrap to %lld: a wrong grid)",
+             in->f->name, tl_dtype_name(dt), (long long)p, opc == TL_OP_add ? "+" : opc == TL_OP_sub ? "-" : "*",
+             (long long)q, (long long)exact, tl_dtype_name(dt), (long long)o[i]);
+    }
 }
 
 static void exec_select(interp *in, const tl_op *op) {
@@ -1173,7 +1183,9 @@ static bool plan_grid(interp *in, char *base, size_t *cursor) {
 
 static bool eval_grid(interp *in, int64_t grid[3]) {
   for (int d = 0; d < 3; d++) grid[d] = 1;
+  in->exact_ints = true; /* a wrapped grid size would launch the wrong number of programs */
   int32_t y = run_region(in, &in->f->grid);
+  in->exact_ints = false;  /* (the kernel body keeps i32's wrapping) */
   if (y < 0) fail(in, "internal: kernel %s: grid region has no yield", in->f->name);
   const tl_op *yop = &in->f->ops.data[y];
   if (yop->nopnd < 1 || yop->nopnd > 3) fail(in, "internal: kernel %s: grid yields %d values", in->f->name, yop->nopnd);
