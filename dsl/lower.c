@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -1164,6 +1164,46 @@ static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   return fv_value(L->f, res);
 }
 
+/* sort(t, axis, descending = false): along a constant axis, in the order of
+ * lib/sortkey.h (NaN after +inf, -0.0 before +0.0). */
+static fval eval_sort(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  bool desc = false;
+  for (int i = 0; i < e->nkw; i++) {
+    int64_t v;
+    if (strcmp(e->kwnames[i], "descending") != 0) {
+      tl_error(L->ctx, e->kwlocs[i], "sort() has no argument named '%s' (only 'descending')", e->kwnames[i]);
+      return fv_err();
+    }
+    fval d = eval(L, e->kwargs[i]);
+    if (d.cls == V_ERR) return d;
+    if (d.cls != V_SCALAR || !d.is_const || !is_int(dt_of(&d))) {
+      tl_error(L->ctx, e->kwargs[i]->loc, "'descending' must be a constant (true or false)");
+      return fv_err();
+    }
+    v = d.i;
+    desc = v != 0;
+  }
+  fval t = tile_arg(L, e, 0, 0);
+  int64_t axis;
+  if (!const_int(L, e->args[1], "the axis", &axis) || t.cls == V_ERR) return fv_err();
+  if (axis < 0) axis += t.ty.rank;
+  if (axis < 0 || axis >= t.ty.rank) {
+    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, &t));
+    return fv_err();
+  }
+  tl_dtype d = dt_of(&t);
+  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
+    tl_error(L->ctx, e->args[0]->loc, "sort() of %s values; cast<%s>() first", tl_dtype_name(d), d == TL_I1 ? "i32" : "f32");
+    return fv_err();
+  }
+  int32_t op, x = mat(L, &t, e->loc);
+  int32_t res = emit(L, TL_OP_sort, &x, 1, t.ty, e->loc, &op);
+  tl_op_at(L->f, op)->kind = desc;
+  tl_op_at(L->f, op)->axis = (int32_t)axis;
+  return fv_value(L->f, res);
+}
+
 /* cat(a, b, axis): a and b of one element type and shape but along axis. */
 static fval eval_cat(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 3, 3)) return fv_err();
@@ -1264,7 +1304,7 @@ static fval eval_call(lower *L, fe_expr *e) {
     return fv_err();
   }
   if (e->has_targ && e->targ == TL_VOID) return fv_err(); /* parse error already reported */
-  if (e->nkw && strcmp(n, "load") != 0) {
+  if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0) {
     tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
     return fv_err();
   }
@@ -1405,6 +1445,7 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
   if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
   if (!strcmp(n, "cat")) return eval_cat(L, e);
+  if (!strcmp(n, "sort")) return eval_sort(L, e);
   if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
   if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
   if (!strcmp(n, "argmax")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MAX);

@@ -20,6 +20,7 @@
 
 #include "fpconv.h"
 #include "philox.h"
+#include "sortkey.h"
 
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF /* every f32 operation rounds on its own: no FMA */
@@ -822,6 +823,57 @@ static void exec_scan(interp *in, const tl_op *op) {
     }
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* sort: each line along the axis in the order of lib/sortkey.h (floats by
+ * key; integers by value), reversed when descending. */
+static void exec_sort(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  if (a->type->kind != TL_KIND_TILE || op->axis < 0 || op->axis >= a->type->rank || r->numel != a->numel)
+    BROKEN(in, op, "operand");
+  int64_t outer, len, inner;
+  line_geometry(a->type, op->axis, &outer, &len, &inner);
+  void *buf = malloc((size_t)len * 8);
+  if (!buf) fail(in, "out of memory");
+  uint32_t *ku = buf;
+  int64_t *ki = buf;
+  bool fl = is_f(a), desc = op->kind != 0;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i;
+        if (fl) {
+          uint32_t bits;
+          memcpy(&bits, &FP(a)[e], 4);
+          ku[j] = tl_sort_key_f32(bits);
+        } else {
+          ki[j] = IP(a)[e];
+        }
+      }
+      qsort(buf, (size_t)len, fl ? 4 : 8, fl ? cmp_u32 : cmp_i64);
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i, src = desc ? len - 1 - j : j;
+        if (fl) {
+          uint32_t bits = tl_sort_f32_of_key(ku[src]);
+          float v;
+          memcpy(&v, &bits, 4);
+          FP(r)[e] = tl_round_to_dtype(v, DT(r));
+        } else {
+          IP(r)[e] = ki[src];
+        }
+      }
+    }
+  free(buf);
+}
+
 /* argmax / argmin: the first index of the extremum; a NaN counts as the
  * extremum (the first NaN wins). */
 static void exec_argreduce(interp *in, const tl_op *op) {
@@ -1034,6 +1086,7 @@ static void exec_op(interp *in, const tl_op *op) {
   case TL_OP_atomic: exec_scatter(in, op); break;
   case TL_OP_rand: exec_rand(in, op); break;
   case TL_OP_scan: exec_scan(in, op); break;
+  case TL_OP_sort: exec_sort(in, op); break;
   case TL_OP_slice: case TL_OP_cat: exec_slice_cat(in, op); break;
   case TL_OP_argreduce: exec_argreduce(in, op); break;
   case TL_OP_for: exec_for(in, op); break;

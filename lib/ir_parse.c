@@ -352,6 +352,7 @@ static const char *const atomic_names[] = {"add", "max", "min"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
 static const char *const scan_names[] = {"sum", "max"};
 static const char *const arg_names[] = {"max", "min"};
+static const char *const sort_names[] = {"ascending", "descending"};
 
 static int read_enum(parser *p, const char *const *names, int n, const char *what) {
   char buf[MAX_NAME];
@@ -654,9 +655,12 @@ static void parse_op(parser *p, tl_region *r) {
     tl_op_at(p->f, op)->axis = axis;
     break;
   }
+  case TL_OP_sort:
   case TL_OP_scan:
   case TL_OP_argreduce: {
-    int kind = opc == TL_OP_scan ? read_enum(p, scan_names, 2, "scan kind") : read_enum(p, arg_names, 2, "argreduce kind");
+    int kind = opc == TL_OP_scan   ? read_enum(p, scan_names, 2, "scan kind")
+               : opc == TL_OP_sort ? read_enum(p, sort_names, 2, "sort order")
+                                   : read_enum(p, arg_names, 2, "argreduce kind");
     tl_vec_push(a, &opnd, use_value(p));
     int32_t axis = read_axis_attr(p);
     expect(p, ":");

@@ -375,9 +375,10 @@ static void check_op_types(verifier *v, const tl_op *o) {
     if (!ok) err(v, o, "cat of %s and %s along axis %d cannot give %s", tstr(a0, b1), tstr(b, b2), o->axis, tstr(r0, b3));
     break;
   }
+  case TL_OP_sort:
   case TL_OP_scan:
   case TL_OP_argreduce: {
-    bool scan = o->opc == TL_OP_scan;
+    bool scan = o->opc != TL_OP_argreduce;
     if (a0->kind != TL_KIND_TILE || o->axis < 0 || o->axis >= a0->rank) {
       err(v, o, "needs a tile and an axis in range, not %s axis %d", tstr(a0, b1), o->axis);
       break;

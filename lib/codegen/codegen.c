@@ -416,6 +416,9 @@ static void emit_op(cg *g, int32_t opid) {
   case TL_OP_cat:
     cg_emit_slice_cat(g, o);
     return;
+  case TL_OP_sort:
+    cg_emit_sort(g, o);
+    return;
   case TL_OP_for:
     emit_for(g, opid);
     return;

@@ -141,6 +141,18 @@ static const lcase cases[] = {
      {{IN_RANDOM, CMP_NONE}, {IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT},
       {OUT_POISON, CMP_EXACT}, {IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {127, 1, 1, 1}, {1000, 1, 1, 1}, {4099, 1, 1, 1}}, 0},
+    {"sorts",
+     "kernel sorts(X: tensor<f32>[R, C], A: tensor<f32>[R, C], D: tensor<bf16>[R, C], I: tensor<i32>[R, C])\n"
+     "    tiles(BR = 4, BC = 256) grid(cdiv(R, BR))\n"
+     "{\n"
+     "    r0 = program_id(0) * BR;\n"
+     "    x = load(X[r0 : r0 + BR, 0 : BC], other = inf);\n"
+     "    store(A[r0 : r0 + BR, 0 : BC], sort(x, 1));\n"
+     "    store(D[r0 : r0 + BR, 0 : BC], sort(cast<bf16>(load(X[r0 : r0 + BR, 0 : BC], other = -inf)), 1, descending = true));\n"
+     "    store(I[r0 : r0 + BR, 0 : BC], sort(cast<i32>(x * 8.0), 0));\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {9, 255, 1, 1}, {100, 256, 1, 1}, {3, 17, 1, 1}}, 0},
     {"randoms",
      "kernel randoms(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], seed: i64)\n"
      "    tiles(B = 256) grid(cdiv(N, B))\n"

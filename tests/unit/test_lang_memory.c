@@ -494,3 +494,69 @@ Test(lang_bits, operators_and_bitcast_against_c) {
   }
   src_free(s);
 }
+
+/* ---- sort ------------------------------------------------------------------------------------------- */
+static int cmp_ref_f(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  if (isnan(x) || isnan(y)) return isnan(x) - isnan(y); /* NaN last */
+  if (x == y) return signbit(y) - signbit(x);        /* -0.0 first */
+  return x < y ? -1 : 1;
+}
+
+Test(lang_sort, rows_and_columns_against_qsort) {
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[R, C], A: tensor<f32>[R, C], D: tensor<bf16>[R, C], I: tensor<i32>[R, C])\n"
+                           "    tiles(BR = 8, BC = 32) grid(cdiv(R, BR))\n"
+                           "{\n"
+                           "    r0 = program_id(0) * BR;\n"
+                           "    x = load(X[r0 : r0 + BR, 0 : BC], other = inf);\n"
+                           "    store(A[r0 : r0 + BR, 0 : BC], sort(x, 1));\n"
+                           "    store(D[r0 : r0 + BR, 0 : BC], sort(cast<bf16>(load(X[r0 : r0 + BR, 0 : BC], other = -inf)), -1, descending = true));\n"
+                           "    store(I[r0 : r0 + BR, 0 : BC], sort(cast<i32>(x * 8.0), 0));\n"
+                           "}\n",
+                           true);
+  rng g = {17};
+  for (int64_t R = 1; R <= 17; R += 8)
+    for (int64_t C = 1; C <= 32; C += 15) {
+      int64_t sx[2] = {R, C};
+      tl_arg a[4] = {targ(TL_F32, 2, sx), targ(TL_F32, 2, sx), targ(TL_BF16, 2, sx), targ(TL_I32, 2, sx)};
+      for (int64_t i = 0; i < R * C; i++) tset_f(&a[0], i, (double)((int64_t)(rng_u64(&g) % 17) - 8) * 0.5);
+      if (R * C > 3) tset_f(&a[0], 3, NAN), tset_f(&a[0], 2, -0.0);
+      for (int i = 1; i < 4; i++) tpoison(&a[i]);
+      interp(s, a, 4);
+      float row[32];
+      for (int64_t r = 0; r < R; r++) {
+        for (int64_t c = 0; c < 32; c++) row[c] = c < C ? tget_f(&a[0], r * C + c) : INFINITY;
+        qsort(row, 32, sizeof(float), cmp_ref_f);
+        for (int64_t c = 0; c < C; c++) {
+          float got = tget_f(&a[1], r * C + c);
+          cr_assert(memcmp(&got, &row[c], 4) == 0 || (isnan(got) && isnan(row[c])), "ascending (%lld, %lld): %g want %g",
+                    (long long)r, (long long)c, got, row[c]);
+        }
+        for (int64_t c = 0; c < 32; c++) row[c] = c < C ? tl_round_to_dtype(tget_f(&a[0], r * C + c), TL_BF16) : -INFINITY;
+        qsort(row, 32, sizeof(float), cmp_ref_f);
+        for (int64_t c = 0; c < C; c++) {
+          float got = tget_f(&a[2], r * C + c), want = row[31 - c];
+          cr_assert(memcmp(&got, &want, 4) == 0 || (isnan(got) && isnan(want)), "descending (%lld, %lld): %g want %g",
+                    (long long)r, (long long)c, got, want);
+        }
+      }
+      /* integer sort along the rows of each program's block (padding rows: cast<i32>(inf * 8) = INT_MAX) */
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t r0 = 0; r0 < R; r0 += 8) {
+          int32_t col[8];
+          for (int64_t i = 0; i < 8; i++) {
+            float x = r0 + i < R ? tget_f(&a[0], (r0 + i) * C + c) : INFINITY;
+            col[i] = isnan(x) ? 0 : x * 8.0f >= 2147483648.0f ? INT32_MAX : (int32_t)(x * 8.0f);
+          }
+          for (int i = 1; i < 8; i++)
+            for (int j = i; j > 0 && col[j - 1] > col[j]; j--) {
+              int32_t t = col[j];
+              col[j] = col[j - 1], col[j - 1] = t;
+            }
+          for (int64_t i = 0; i < 8 && r0 + i < R; i++)
+            cr_assert_eq(iget(&a[3], (r0 + i) * C + c), col[i], "int sort (%lld, %lld)", (long long)(r0 + i), (long long)c);
+        }
+      for (int i = 0; i < 4; i++) free(a[i].data);
+    }
+  src_free(s);
+}
