@@ -498,8 +498,8 @@ Test(lang_bits, operators_and_bitcast_against_c) {
 /* ---- sort ------------------------------------------------------------------------------------------- */
 static int cmp_ref_f(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
-  if (isnan(x) || isnan(y)) return isnan(x) - isnan(y); /* NaN last */
-  if (x == y) return signbit(y) - signbit(x);        /* -0.0 first */
+  if (isnan(x) || isnan(y)) return (isnan(x) != 0) - (isnan(y) != 0); /* NaN last */
+  if (x == y) return (signbit(y) != 0) - (signbit(x) != 0);        /* -0.0 first */
   return x < y ? -1 : 1;
 }
 
