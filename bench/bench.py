@@ -464,6 +464,31 @@ def banks():
             out.fill_(float("nan")); kk.bind(*vals)(); torch.cuda.synchronize()
             print(f"banks: launched swz_{tag}_{kname}: rel.err {relerr(out, ref()):.1e}", flush=True)
 
+# ---- small-M GEMM (decode, small batches): examples/gemm_small_m.tile ---------------------------
+def gemm_small_m():
+    configs = [({}, {}), ({"BN": 32, "BK": 256}, {"stages": 5}), ({"BN": 64, "BK": 128}, {"stages": 4}),
+               ({"BN": 32, "BK": 128}, {"stages": 6})]
+    ks = [Kernel(ex("gemm_small_m.tile"), d, "gemm_small_m", options=o) for d, o in configs]
+    kc = Kernel(ex("gemm.tile"))
+    shapes = [(16, 4096, 4096)] if args.quick else \
+        [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (16, 14336, 4096),
+         (16, 4096, 14336), (64, 28672, 4096), (128, 14336, 4096)]
+    for M, N, K in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        ref = a.float() @ b.float()
+        ms_ref = bench(lambda: a @ b)
+        best = None
+        for (d, o), k in list(zip(configs, ks)) + [(("cutlass_gemm",), None)]:
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = (k or kc).bind(a, b, c)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, ref)
+            ms = bench(f)
+            wbytes = K * N * 2
+            name = "cutlass_gemm" if k is None else "small_m " + (",".join(f"{x}={y}" for x, y in {**d, **o}.items()) or "default")
+            row("gemm small M", f"{M}x{N}x{K} {name}", ms, "GB/s(B)", wbytes / ms / 1e6, "cuBLAS", wbytes / ms_ref / 1e6, err)
+
 # ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
 def copy_bandwidth():
     """GB/s of a device-to-device copy, counting bytes read plus written (the ceiling)."""
@@ -545,6 +570,7 @@ if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
+if "smallm" in only: safe(gemm_small_m, "gemm small M")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

@@ -101,29 +101,50 @@ static void check_close(const char *what, const tl_arg *out, const double *ref, 
 static double *dalloc(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
 
 /* ---- gemm (bf16) ---------------------------------------------------------------------------- */
-static void run_gemm(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  tl_func *f = kernel(c, "cutlass_gemm");
+/* kernel `name` of c: C = A @ B, or with `residual` C = A @ B + R (R a fourth bf16 [M, N] operand) */
+static void run_gemm_named(compiled *c, const char *name, bool residual, int64_t M, int64_t N, int64_t K,
+                           uint64_t seed) {
+  tl_func *f = kernel(c, name);
   int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-  tl_arg a[3] = {targ(TL_BF16, 2, sa), targ(TL_BF16, 2, sb), targ(TL_BF16, 2, sc)};
+  tl_arg a[4] = {targ(TL_BF16, 2, sa), targ(TL_BF16, 2, sb), targ(TL_BF16, 2, sc), targ(TL_BF16, 2, sc)};
   rng g = {seed};
   tfill_random(&a[0], &g, -1, 1);
   tfill_random(&a[1], &g, -1, 1);
-  tpoison(&a[2]);
-  interpret(f, a, 3);
+  tfill_random(&a[2], &g, -1, 1);
+  int out = residual ? 3 : 2;
+  tpoison(&a[out]);
+  interpret(f, a, residual ? 4 : 3);
   double *ref = dalloc(M * N), *scale = dalloc(M * N);
   for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++)
+    for (int64_t j = 0; j < N; j++) {
+      if (residual) ref[i * N + j] = scale[i * N + j] = tget_f(&a[2], i * N + j);
+      scale[i * N + j] = fabs(scale[i * N + j]);
       for (int64_t k = 0; k < K; k++) {
         double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], k * N + j);
         ref[i * N + j] += p;
         scale[i * N + j] += fabs(p);
       }
+    }
   char what[128];
-  snprintf(what, sizeof what, "gemm %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
-  check_close(what, &a[2], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  snprintf(what, sizeof what, "%s %lldx%lldx%lld", name, (long long)M, (long long)N, (long long)K);
+  check_close(what, &a[out], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
   free(ref);
   free(scale);
-  for (int i = 0; i < 3; i++) free(a[i].data);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void run_gemm(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  run_gemm_named(c, "cutlass_gemm", false, M, N, K, seed);
+}
+
+static void example_gemm_small_m(void) {
+  compiled *c = compile_example("gemm_small_m.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 33, 257}, {16, 31, 511}, {17, 65, 300}, {5, 1, 1}};
+  for (int i = 0; i < 4; i++) {
+    run_gemm_named(c, "gemm_small_m", false, sizes[i][0], sizes[i][1], sizes[i][2], 3200 + i);
+    run_gemm_named(c, "gemm_small_m_residual", true, sizes[i][0], sizes[i][1], sizes[i][2], 3300 + i);
+  }
+  compiled_free(c);
 }
 
 static void example_gemm(void) {
@@ -732,7 +753,7 @@ static void example_splitk_gemm(void) {
 
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(attn_decode) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
