@@ -168,7 +168,7 @@ def decode_main():
              s=torch.empty(B, DIM, device=dev, dtype=bf), gu=torch.empty(B, 2 * FF, device=dev, dtype=bf),
              a=torch.empty(B, FF, device=dev, dtype=bf), y=torch.empty(B, DIM, device=dev, dtype=bf))
 
-    small = tilec.compile(ex("gemm_small_m.tile"))
+    small = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": 16 if B <= 16 else 64})
     gemms = {"gemm_small_m": (small["gemm_small_m"], small["gemm_small_m_residual"]), "cutlass_gemm": (gemm, gemm_res)}
     gemm_kind = ["gemm_small_m"]
 
