@@ -751,9 +751,116 @@ static void example_splitk_gemm(void) {
   compiled_free(c);
 }
 
+/* ---- attention backward (attn_bwd.tile): the four kernels in sequence against a double reference ---- */
+/* every output written and ||got - ref|| / ||ref|| within tol (P and dS are rounded to bf16 before
+ * their products, as in FlashAttention-2: about 2^-8 relative each) */
+static void check_norm(const char *what, const tl_arg *out, const double *ref, double tol) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < targ_numel(out); i++) {
+    double got = tget_f(out, i);
+    cr_assert(!isnan(got), "%s: element %lld not written (or NaN)", what, (long long)i);
+    num += (got - ref[i]) * (got - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  double e = sqrt(num / (den > 0 ? den : 1));
+  cr_assert(e <= tol, "%s: relative error %.3g > %.3g", what, e, tol);
+  cr_log_info("%s: relative error %.3g (tolerance %.3g)", what, e, tol);
+}
+
+static void run_attn_bwd(compiled *c, int causal, int64_t Z, int64_t H, int64_t S, int64_t D, uint64_t seed) {
+  int64_t sh[4] = {Z, H, S, D}, sl[3] = {Z, H, S};
+  enum { Q, K, V, O, DO, LSE, DL, DQ, DK, DV, NT };
+  tl_arg t[NT];
+  for (int i = 0; i < NT; i++) t[i] = i == LSE || i == DL ? targ(TL_F32, 3, sl) : targ(TL_BF16, 4, sh);
+  rng g = {seed};
+  for (int i = Q; i <= V; i++) tfill_random(&t[i], &g, -1, 1);
+  tfill_random(&t[DO], &g, -1, 1);
+  for (int i = O; i < NT; i++)
+    if (i != DO) tpoison(&t[i]);
+  double scale = 1.0 / sqrt((double)D);
+  tl_arg fa[6] = {t[Q], t[K], t[V], t[O], t[LSE], sarg_f(scale)};
+  interpret(kernel(c, "attn_fwd_lse"), fa, 6);
+  tl_arg pa[3] = {t[O], t[DO], t[DL]};
+  interpret(kernel(c, "attn_bwd_pre"), pa, 3);
+  tl_arg ka[9] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DK], t[DV], sarg_f(scale)};
+  interpret(kernel(c, "attn_bwd_dkdv"), ka, 9);
+  tl_arg qa[8] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DQ], sarg_f(scale)};
+  interpret(kernel(c, "attn_bwd_dq"), qa, 8);
+  int64_t n = Z * H * S * D;
+  double *rq = dalloc(n), *rk = dalloc(n), *rv = dalloc(n), *ro = dalloc(n), *P = dalloc(S * S), *dS = dalloc(S * S);
+  double sc = (double)(float)scale;
+  for (int64_t zh = 0; zh < Z * H; zh++) {
+    int64_t b = zh * S * D;
+#define E(T, i, d) ((double)tget_f(&t[T], b + (i) * D + (d)))
+    for (int64_t i = 0; i < S; i++) {
+      int64_t jmax = causal ? i + 1 : S;
+      double mx = -INFINITY, l = 0;
+      for (int64_t j = 0; j < jmax; j++) {
+        double x = 0;
+        for (int64_t d = 0; d < D; d++) x += E(Q, i, d) * E(K, j, d);
+        P[i * S + j] = x * sc;
+        if (P[i * S + j] > mx) mx = P[i * S + j];
+      }
+      for (int64_t j = 0; j < jmax; j++) l += (P[i * S + j] = exp(P[i * S + j] - mx));
+      for (int64_t j = 0; j < S; j++) P[i * S + j] = j < jmax ? P[i * S + j] / l : 0;
+      for (int64_t d = 0; d < D; d++) {
+        double o = 0;
+        for (int64_t j = 0; j < jmax; j++) o += P[i * S + j] * E(V, j, d);
+        ro[b + i * D + d] = o;
+      }
+    }
+    for (int64_t i = 0; i < S; i++) {
+      double Di = 0;
+      for (int64_t d = 0; d < D; d++) Di += E(DO, i, d) * ro[b + i * D + d];
+      for (int64_t j = 0; j < S; j++) {
+        double dp = 0;
+        for (int64_t d = 0; d < D; d++) dp += E(DO, i, d) * E(V, j, d);
+        dS[i * S + j] = P[i * S + j] * (dp - Di);
+      }
+    }
+    for (int64_t i = 0; i < S; i++)
+      for (int64_t d = 0; d < D; d++) {
+        double aq = 0, ak = 0, av = 0;
+        for (int64_t j = 0; j < S; j++) {
+          aq += dS[i * S + j] * E(K, j, d);
+          ak += dS[j * S + i] * E(Q, j, d);
+          av += P[j * S + i] * E(DO, j, d);
+        }
+        rq[b + i * D + d] = aq * sc;
+        rk[b + i * D + d] = ak * sc;
+        rv[b + i * D + d] = av;
+      }
+#undef E
+  }
+  char what[128];
+  snprintf(what, sizeof what, "attn_bwd causal=%d Z=%lld H=%lld S=%lld D=%lld", causal, (long long)Z, (long long)H,
+           (long long)S, (long long)D);
+  char w2[160];
+  snprintf(w2, sizeof w2, "%s O", what);
+  check_norm(w2, &t[O], ro, 5e-3);
+  snprintf(w2, sizeof w2, "%s dV", what);
+  check_norm(w2, &t[DV], rv, 1e-2);
+  snprintf(w2, sizeof w2, "%s dK", what);
+  check_norm(w2, &t[DK], rk, 1e-2);
+  snprintf(w2, sizeof w2, "%s dQ", what);
+  check_norm(w2, &t[DQ], rq, 1e-2);
+  free(rq); free(rk); free(rv); free(ro); free(P); free(dS);
+  for (int i = 0; i < NT; i++) free(t[i].data);
+}
+
+static void example_attn_bwd(void) {
+  for (int causal = 0; causal < 2; causal++) {
+    const tl_define defs[] = {{"CAUSAL", causal}, {"BM", 16}, {"BN", 16}, {"D", 16}};
+    compiled *c = compile_example("attn_bwd.tile", defs, 4);
+    const int64_t ss[] = {1, 15, 17, 47};
+    for (int i = 0; i < 4; i++) run_attn_bwd(c, causal, 1, 2, ss[i], 16, 5000 + causal * 8 + i);
+    compiled_free(c);
+  }
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
