@@ -464,6 +464,31 @@ def banks():
             out.fill_(float("nan")); kk.bind(*vals)(); torch.cuda.synchronize()
             print(f"banks: launched swz_{tag}_{kname}: rel.err {relerr(out, ref()):.1e}", flush=True)
 
+# ---- memory-bound rows at LLM sizes, against the copy bandwidth, torch and torch.compile -------------
+def rows_bw():
+    bw = copy_bandwidth()
+    print(f"rows: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
+    comp = torch.compile(lambda x, w: torch.nn.functional.rms_norm(x, (x.shape[1],), w, 1e-6))
+    variants = [("rmsnorm", {}, {}), ("rmsnorm_rows", {"BR": 2}, {}), ("rmsnorm_rows", {"BR": 4}, {"warps": 8}),
+                ("rmsnorm_rows", {"BR": 2}, {"warps": 8})]
+    for R, Cn in ([(16384, 4096)] if args.quick else [(16384, 4096), (16384, 8192)]):
+        x = torch.randn(R, Cn, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(Cn, device="cuda", dtype=torch.bfloat16)
+        xf = x.float(); ref = xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float()
+        by = 2 * x.numel() * 2
+        ms_c = bench(lambda: comp(x, w))
+        ms_t = bench(lambda: torch.nn.functional.rms_norm(x, (Cn,), w, 1e-6))
+        for name, d, o in variants:
+            y = torch.full_like(x, float("nan"))
+            f = Kernel(ex("rmsnorm.tile"), {"BC": Cn, **d}, name, options=o).bind(x, w, y, 1e-6)
+            f(); torch.cuda.synchronize()
+            err = relerr(y, ref)
+            ms = bench(f)
+            tag = name + "".join(f" {k}={v}" for k, v in {**d, **o}.items())
+            row("rmsnorm bf16", f"{R}x{Cn} {tag}", ms, "GB/s", by / ms / 1e6, "torch.compile", by / ms_c / 1e6, err)
+            print(f"rows {R}x{Cn} {tag}: {by / ms / 1e6 / bw:.3f} of the copy bandwidth; torch eager "
+                  f"{by / ms_t / 1e6 / bw:.3f}, torch.compile {by / ms_c / 1e6 / bw:.3f}", flush=True)
+
 # ---- attention backward (examples/attn_bwd.tile: pre + dK/dV + dQ) beside SDPA's backward --------
 def attn_bwd():
     from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -607,6 +632,7 @@ if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
 if "smallm" in only: safe(gemm_small_m, "gemm small M")
 if "attnbwd" in only: safe(attn_bwd, "attn bwd")
+if "rows" in only: safe(rows_bw, "rows")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

@@ -272,8 +272,8 @@ static void example_attn(void) {
 }
 
 /* ---- row norms ---------------------------------------------------------------------------------- */
-static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
-  tl_func *f = kernel(c, "rmsnorm");
+static void run_rmsnorm_named(compiled *c, const char *name, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, name);
   int64_t s2[2] = {R, C};
   tl_arg a[4] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2)};
   rng g = {seed};
@@ -291,11 +291,21 @@ static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
     for (int64_t j = 0; j < C; j++) ref[r * C + j] = tget_f(&a[0], r * C + j) * inv * tget_f(&a[1], j);
   }
   char what[64];
-  snprintf(what, sizeof what, "rmsnorm R=%lld C=%lld", (long long)R, (long long)C);
+  snprintf(what, sizeof what, "%s R=%lld C=%lld", name, (long long)R, (long long)C);
   /* f32 sum of C squares: relative C * 2^-24 in inv; the bf16 output 2^-9 */
   check_close(what, &a[2], ref, NULL, BF16_RTOL + (double)C * 0x1p-24, 0);
   free(ref);
   for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) { run_rmsnorm_named(c, "rmsnorm", R, C, seed); }
+
+static void example_rmsnorm_rows(void) {
+  const tl_define defs[] = {{"BR", 4}, {"BC", 256}};
+  compiled *c = compile_example("rmsnorm.tile", defs, 2);
+  const int64_t sizes[][2] = {{1, 1}, {3, 255}, {9, 256}, {17, 100}};
+  for (int i = 0; i < 4; i++) run_rmsnorm_named(c, "rmsnorm_rows", sizes[i][0], sizes[i][1], 3600 + i);
+  compiled_free(c);
 }
 
 static void example_rmsnorm(void) {
@@ -860,7 +870,7 @@ static void example_attn_bwd(void) {
 
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
