@@ -868,9 +868,58 @@ static void example_attn_bwd(void) {
   }
 }
 
+/* ---- rmsnorm_bwd: dX per row, dW reduced across programs with atomics ------------------------- */
+static void run_rmsnorm_bwd(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  int64_t s2[2] = {R, C};
+  tl_arg a[6] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2),
+                 targ(TL_F32, 1, &C)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  tfill_random(&a[1], &g, 0.5, 1.5);
+  tfill_random(&a[2], &g, -1, 1);
+  tpoison(&a[3]);
+  memset(a[4].data, 0, sizeof(float) * (size_t)C); /* dW accumulates into zeros */
+  double eps = 1e-5;
+  a[5] = sarg_f(eps);
+  interpret(kernel(c, "rmsnorm_bwd"), a, 6);
+  double *rdx = dalloc(R * C), *sdx = dalloc(R * C), *rdw = dalloc(C), *sdw = dalloc(C);
+  for (int64_t r = 0; r < R; r++) {
+    double ss = 0, gx = 0, sgx = 0;
+    for (int64_t j = 0; j < C; j++) {
+      double x = tget_f(&a[0], r * C + j), gj = (double)tget_f(&a[2], r * C + j) * tget_f(&a[1], j);
+      ss += x * x;
+      gx += gj * x;
+      sgx += fabs(gj * x);
+    }
+    double inv = 1 / sqrt(ss / (double)C + (double)(float)eps);
+    for (int64_t j = 0; j < C; j++) {
+      double x = tget_f(&a[0], r * C + j), dy = tget_f(&a[2], r * C + j), gj = dy * tget_f(&a[1], j);
+      rdx[r * C + j] = inv * (gj - x * inv * inv * gx / (double)C);
+      sdx[r * C + j] = inv * (fabs(gj) + fabs(x) * inv * inv * sgx / (double)C);
+      rdw[j] += dy * x * inv;
+      sdw[j] += fabs(dy * x * inv);
+    }
+  }
+  char what[96];
+  snprintf(what, sizeof what, "rmsnorm_bwd dX R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[3], rdx, sdx, BF16_RTOL, (double)C * 0x1p-22);
+  snprintf(what, sizeof what, "rmsnorm_bwd dW R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[4], rdw, sdw, 0x1p-20, (double)(R + C) * 0x1p-22);
+  free(rdx); free(sdx); free(rdw); free(sdw);
+  for (int i = 0; i < 5; i++) free(a[i].data);
+}
+
+static void example_rmsnorm_bwd(void) {
+  const tl_define defs[] = {{"BR", 4}, {"BC", 256}};
+  compiled *c = compile_example("rmsnorm_bwd.tile", defs, 2);
+  const int64_t sizes[][2] = {{1, 1}, {3, 255}, {9, 256}, {37, 100}};
+  for (int i = 0; i < 4; i++) run_rmsnorm_bwd(c, sizes[i][0], sizes[i][1], 3700 + i);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
