@@ -917,9 +917,63 @@ static void example_rmsnorm_bwd(void) {
   compiled_free(c);
 }
 
+/* ---- moe_permute / moe_unpermute: gathers into expert order and back with routing weights ------- */
+static void run_moe(compiled *c, int64_t T, int64_t K, int64_t D, uint64_t seed) {
+  int64_t N = T * K + 3; /* three padding slots (Src = -1) */
+  int64_t sx[2] = {T, D}, sy[2] = {N, D}, sk[2] = {T, K};
+  tl_arg a[3] = {targ(TL_BF16, 2, sx), targ(TL_I32, 1, &N), targ(TL_BF16, 2, sy)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  int32_t *src = a[1].data;
+  for (int64_t j = 0; j < N; j++) src[j] = -1;
+  tl_arg slot = targ(TL_I32, 2, sk), wt = targ(TL_F32, 2, sk), o = targ(TL_BF16, 2, sx);
+  int32_t *sl = slot.data;
+  /* token t's k-th choice goes to slot (t * K + k) * 5 % (T * K) (5 coprime with T * K below) */
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t k = 0; k < K; k++) {
+      int64_t j = (t * K + k) * 5 % (T * K);
+      src[j] = (int32_t)t;
+      sl[t * K + k] = (int32_t)j;
+      tset_f(&wt, t * K + k, rng_uniform(&g, 0, 1));
+    }
+  tpoison(&a[2]);
+  interpret(kernel(c, "moe_permute"), a, 3);
+  for (int64_t j = 0; j < N; j++)
+    for (int64_t d = 0; d < D; d++) {
+      float want = src[j] < 0 ? 0.0f : tget_f(&a[0], src[j] * D + d), got = tget_f(&a[2], j * D + d);
+      cr_assert(got == want, "moe_permute T=%lld K=%lld: Y[%lld, %lld] = %g, want %g", (long long)T, (long long)K,
+                (long long)j, (long long)d, got, want);
+    }
+  tpoison(&o);
+  tl_arg ua[4] = {a[2], slot, wt, o};
+  interpret(kernel(c, "moe_unpermute"), ua, 4);
+  double *ref = dalloc(T * D), *sc = dalloc(T * D);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t d = 0; d < D; d++) {
+        double p = (double)tget_f(&wt, t * K + k) * tget_f(&a[2], sl[t * K + k] * D + d);
+        ref[t * D + d] += p;
+        sc[t * D + d] += fabs(p);
+      }
+  char what[96];
+  snprintf(what, sizeof what, "moe_unpermute T=%lld K=%lld D=%lld", (long long)T, (long long)K, (long long)D);
+  check_close(what, &o, ref, sc, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref); free(sc); free(slot.data); free(wt.data); free(o.data);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_moe_permute(void) {
+  const tl_define defs[] = {{"BD", 128}};
+  compiled *c = compile_example("moe_permute.tile", defs, 1);
+  run_moe(c, 7, 2, 100, 3800);  /* T * K = 14 */
+  run_moe(c, 3, 1, 128, 3801);  /* top-1 */
+  run_moe(c, 9, 4, 33, 3802);   /* T * K = 36 */
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
