@@ -610,6 +610,12 @@ def decode():
             print(f"decode {tag}B{B} L{L}: {kv / ms / 1e6 / bw:.3f} of the copy bandwidth "
                   f"(split kernel alone {kv / ms1 / 1e6 / bw:.3f})", flush=True)
             res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw"] = kv / ms / 1e6 / bw
+            if w == 0 and bt == 64 and st == 0:  # the same kernel on an identity page table (pages in order)
+                ident = torch.arange(NP, device="cuda", dtype=torch.int32).view(B, npg)
+                h1 = kd.bind(q, Kc, Vc, ident, lens, opart, lse, D ** -0.5, chunk)
+                msi = bench(lambda: (h1(), f2()))
+                print(f"decode B{B} L{L}: identity page table {kv / msi / 1e6 / bw:.3f} of the copy bandwidth "
+                      f"(scrambled {kv / ms / 1e6 / bw:.3f})", flush=True)
             if w == 0 and bt == 64 and st == 0:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
                 o.fill_(float("nan"))
                 g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
