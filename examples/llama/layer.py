@@ -6,7 +6,7 @@ torch.compile in one run.
     x [T, 4096] bf16, T = batch * seq tokens; 32 query heads, 8 KV heads, head dim 128; MLP 14336.
     h   = rmsnorm(x) * w_attn                         examples/rmsnorm.tile
     qkv = h @ Wqkv                [T, 6144]           examples/gemm.tile (cutlass_gemm)
-    q,k = rope(qkv's q, k heads)  (rotate halves)     examples/rope.tile, on strided views of qkv
+    q,k,v = heads of qkv, q and k rotated (halves)   examples/llama/qkv_split_rope.tile (one kernel)
     o   = causal GQA attention    -> [T, 4096] rows   examples/llama/attn_gqa.tile (O written as a
                                                       strided view of the rows the next GEMM reads)
     s   = x + o @ Wo                                  examples/llama/gemm_residual.tile
@@ -107,12 +107,13 @@ def layer_torch(x, W):
 rms = tilec.compile(ex("rmsnorm.tile"))["rmsnorm"]
 gemm = tilec.compile(ex("gemm.tile"))["cutlass_gemm"]
 gemm_res = tilec.compile(ex("llama", "gemm_residual.tile"))["cutlass_gemm_residual"]
-rope = tilec.compile(ex("rope.tile"))["rope"]
+split_rope = tilec.compile(ex("llama", "qkv_split_rope.tile"))["qkv_split_rope"]
 attn = tilec.compile(ex("llama", "attn_gqa.tile"))["cutlass_attn_gqa"]
 swiglu = tilec.compile(ex("swiglu.tile"))["swiglu"]
 
 buf = dict(h=torch.empty(T, DIM, device=dev, dtype=bf), qkv=torch.empty(T, (HQ + 2 * HKV) * HD, device=dev, dtype=bf),
            q=torch.empty(T, HQ, HD, device=dev, dtype=bf), k=torch.empty(T, HKV, HD, device=dev, dtype=bf),
+           v=torch.empty(T, HKV, HD, device=dev, dtype=bf),
            o=torch.empty(T, HQ * HD, device=dev, dtype=bf), s=torch.empty(T, DIM, device=dev, dtype=bf),
            gu=torch.empty(T, 2 * FF, device=dev, dtype=bf), a=torch.empty(T, FF, device=dev, dtype=bf),
            y=torch.empty(T, DIM, device=dev, dtype=bf))
@@ -127,11 +128,8 @@ def layer_tilec(x, W):
     b = buf
     rms(x, W["attn_norm"], b["h"], EPS)
     gemm(b["h"], W["qkv"], b["qkv"])
-    qkv = b["qkv"]
-    rope(qkv[:, :HQ * HD].view(T, HQ, HD), COS, SIN, b["q"])
-    rope(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD), COS, SIN, b["k"])
-    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
-    attn(heads(b["q"]), heads(b["k"]), heads(v), heads(b["o"].view(T, HQ, HD)), HD ** -0.5)
+    split_rope(b["qkv"].view(T, HQ + 2 * HKV, HD), COS, SIN, b["q"], b["k"], b["v"])
+    attn(heads(b["q"]), heads(b["k"]), heads(b["v"]), heads(b["o"].view(T, HQ, HD)), HD ** -0.5)
     gemm_res(b["o"], W["o"], x, b["s"])
     rms(b["s"], W["mlp_norm"], b["h"], EPS)
     gemm(b["h"], W["gu"], b["gu"])

@@ -971,9 +971,55 @@ static void example_moe_permute(void) {
   compiled_free(c);
 }
 
+/* ---- llama/qkv_split_rope: QKV heads split, q and k rotated, v copied ----------------------------- */
+static void run_qkv_split_rope(compiled *c, int64_t T, int64_t HQ, int64_t HKV, uint64_t seed) {
+  const int64_t D = 16, HALF = 8, NH = HQ + 2 * HKV;
+  int64_t sx[3] = {T, NH, D}, st[2] = {T, HALF}, sq[3] = {T, HQ, D}, sk[3] = {T, HKV, D};
+  tl_arg a[6] = {targ(TL_BF16, 3, sx), targ(TL_F32, 2, st), targ(TL_F32, 2, st), targ(TL_BF16, 3, sq),
+                 targ(TL_BF16, 3, sk), targ(TL_BF16, 3, sk)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  for (int64_t i = 0; i < T * HALF; i++) {
+    double ang = rng_uniform(&g, -3.14, 3.14);
+    tset_f(&a[1], i, cos(ang));
+    tset_f(&a[2], i, sin(ang));
+  }
+  for (int i = 3; i < 6; i++) tpoison(&a[i]);
+  interpret(kernel(c, "qkv_split_rope"), a, 6);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t j = 0; j < NH; j++)
+      for (int64_t d = 0; d < D; d++) {
+        double x = tget_f(&a[0], (t * NH + j) * D + d), want;
+        if (j < HQ + HKV) {
+          int64_t h = d % HALF;
+          double cs = tget_f(&a[1], t * HALF + h), sn = tget_f(&a[2], t * HALF + h);
+          double x1 = tget_f(&a[0], (t * NH + j) * D + h), x2 = tget_f(&a[0], (t * NH + j) * D + HALF + h);
+          want = d < HALF ? x1 * cs - x2 * sn : x2 * cs + x1 * sn;
+        } else {
+          want = x;
+        }
+        const tl_arg *out = j < HQ ? &a[3] : j < HQ + HKV ? &a[4] : &a[5];
+        int64_t hh = j < HQ ? j : j < HQ + HKV ? j - HQ : j - HQ - HKV, nh = j < HQ ? HQ : HKV;
+        double got = tget_f(out, (t * nh + hh) * D + d);
+        double tol = j < HQ + HKV ? BF16_RTOL * fabs(want) + 0x1p-20 * (fabs(x) + 4) : 0;
+        cr_assert(fabs(got - want) <= tol, "qkv_split_rope T=%lld: token %lld head %lld d %lld: %g, want %g",
+                  (long long)T, (long long)t, (long long)j, (long long)d, got, want);
+      }
+  for (int i = 0; i < 6; i++) free(a[i].data);
+}
+
+static void example_qkv_split_rope(void) {
+  const tl_define defs[] = {{"D", 16}, {"HALF", 8}};
+  compiled *c = compile_example("llama/qkv_split_rope.tile", defs, 2);
+  run_qkv_split_rope(c, 37, 4, 2, 3900);  /* GQA 2 */
+  run_qkv_split_rope(c, 16, 2, 2, 3901);  /* MHA, one token block */
+  run_qkv_split_rope(c, 1, 8, 1, 3902);   /* MQA, one token */
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
