@@ -110,6 +110,8 @@ void cg_di_prologue_loc(cg *g);                          /* both builders at the
 void cg_di_set_loc(cg *g, tl_loc loc);                   /* body builder at an op's line */
 void cg_di_end_kernel(cg *g);
 void cg_di_finish(cg *g);                                /* finalize + dispose the DIBuilder */
+/* nvptx_fixups.c: rewrite what LLVM 19 NVPTX lowers wrongly (after the passes); returns the count */
+int cg_nvptx_fixups(LLVMModuleRef M);
 
 /* emit_elementwise.c */
 void cg_emit_ew(cg *g, tl_op *o);

@@ -760,6 +760,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
       ok = false;
     }
   }
+  if (ok) cg_nvptx_fixups(M);
   double t2 = tl_now_ms();
   out->ms_llvm_opt = t2 - t1;
   if (ok) {
