@@ -10,9 +10,10 @@
 #   JOBS defaults to nproc.
 #
 # What runs, in this order (group: seeds, mode):
-#   regress   1244 1832 2775 3324, one by one, transcendental half: the seeds of
-#             the ptxas min/max negation and f32 frem findings (docs/testing.md)
-#   found-1   1..3999 half             the ranges that found them
+#   regress   1244 1832 2775 3324 4263, one by one, transcendental half: the
+#             seeds of the ptxas min/max negation, f32 frem and sitofp i1
+#             findings (docs/testing.md)
+#   found-1   1..4999 half             the ranges that found them
 #   found-5k  5000..5199 half
 #   long      10000..(10000+LONG-1) half: LONG = RANDOM_LONG_SEEDS (20000), half
 #             of them (the even seeds) with transcendental functions
@@ -107,8 +108,8 @@ chunks() { # group first last flags...
     a=$((e + 1))
   done
 }
-for s in 1244 1832 2775 3324; do echo "regress $s $s --transcendental half" >>"$plan"; done
-chunks found-1 1 3999 --transcendental half
+for s in 1244 1832 2775 3324 4263; do echo "regress $s $s --transcendental half" >>"$plan"; done
+chunks found-1 1 4999 --transcendental half
 chunks found-5k 5000 5199 --transcendental half
 [ "$LONG" -gt 0 ] && chunks long 10000 $((10000 + LONG - 1)) --transcendental half
 [ "$APPROX" -gt 0 ] && chunks approx 40000 $((40000 + APPROX - 1)) --approx-compare
@@ -136,7 +137,7 @@ cat "$LOGDIR"/chunk-*.res | awk '
   END {
     printf "%-9s %-13s %-27s %8s %8s %7s %7s %9s %8s\n", "group", "seeds", "mode", "kernels", "passed", "failed",
            "faults", "not run", "cpu s";
-    mode["regress"] = "half (1244 1832 2775 3324)"; mode["found-1"] = "half"; mode["found-5k"] = "half";
+    mode["regress"] = "half, 5 seeds one by one"; mode["found-1"] = "half"; mode["found-5k"] = "half";
     mode["long"] = "half (even: transcendental)"; mode["approx"] = "all + approx-compare";
     n = split("regress found-1 found-5k long approx", order, " ");
     for (i = 1; i <= n; i++) { g = order[i]; if (!(g in k)) continue;
