@@ -5,7 +5,7 @@
  *
  * Input layout: byte 0 picks the options (bit 0: no transcendental functions,
  * bit 1: no dot, bit 2: read-after-write stores, bits 3-4: the arch, sm_90a /
- * sm_80 / sm_89 / sm_90, bit 5: -O0 instead of -O3), byte 1 the statement count
+ * sm_80 / sm_89 / sm_90, bit 5: -O0 instead of -O3, bit 6: line info), byte 1 the statement count
  * (2..33), bytes 2-9 the seed, and the rest are the generator's decisions
  * (tg_options.choices: one byte a decision; when they run out, the seed's
  * generator goes on).  Short inputs take zeros for the missing header bytes.
@@ -82,6 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   const char *arch = arches[(head[0] >> 3) & 3];
   int opt_level = head[0] & 32 ? 0 : 3;
+  bool line_info = head[0] & 64;
 
   tg_kernel k;
   if (!tg_generate(seed, &o, &k)) return 0; /* out of memory */
@@ -91,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tilec_status st = tilec_options_create(&opts);
   if (st == TILEC_OK) st = tilec_options_set_arch(opts, arch);
   if (st == TILEC_OK) st = tilec_options_set_opt_level(opts, opt_level);
+  if (st == TILEC_OK) st = tilec_options_set_line_info(opts, line_info);
   if (st == TILEC_OK) st = tilec_program_create(&prog, k.source, "fuzz_codegen.tile", opts);
   if (st == TILEC_OK) st = tilec_program_compile(prog, have_ptxas ? TILEC_STAGE_CUBIN : TILEC_STAGE_PTX);
   if (st == TILEC_OK) {
@@ -101,8 +103,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   if (st != TILEC_OK && st != TILEC_ERROR_NOMEM) {
-    fprintf(stderr, "fuzz_codegen: %s (arch %s, -O%d, seed %llu, %zu decision bytes)\n--- log:\n%s\n--- kernel:\n%s",
-            tilec_status_string(st), arch, opt_level, (unsigned long long)seed, o.nchoices,
+    fprintf(stderr,
+            "fuzz_codegen: %s (arch %s, -O%d%s, seed %llu, %zu decision bytes)\n--- log:\n%s\n--- kernel:\n%s",
+            tilec_status_string(st), arch, opt_level, line_info ? ", line info" : "", (unsigned long long)seed,
+            o.nchoices,
             prog ? tilec_program_log(prog) : "", k.source);
     __builtin_trap();
   }
