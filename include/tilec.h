@@ -160,7 +160,8 @@ typedef struct tilec_param_info {
   int rank;                  /* tensors; 0 for scalars */
   const char *dim_symbol[4]; /* per dim: the shape symbol ("M"), or NULL for a constant dim */
   int64_t dim_value[4];      /* per constant dim: its value */
-  int written;               /* the kernel stores into this tensor */
+  int written;               /* 1: the kernel stores into this tensor; 2: it only updates it with
+                              * atomics (atomic_add/max/min: its contents on entry matter) */
 } tilec_param_info;
 TILEC_API int tilec_program_num_params(const tilec_program *p, int kernel);
 TILEC_API tilec_status tilec_program_param(const tilec_program *p, int kernel, int index,

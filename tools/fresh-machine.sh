@@ -40,9 +40,9 @@ one_command() {
   t=$(( $(date +%s) - t0 ))
   tail -5 "$work/$name.log"
   summary="$summary
-$name: $script: exit $rc in ${t}s (log $work/$name.log)"
+$name: $script on a clean clone of $(git -C "$sys/src" rev-parse --short HEAD): exit $rc in ${t}s (log $work/$name.log)"
 }
 one_command main-job tools/main-job.sh
 one_command test tools/test.sh
-echo "== fresh Debian 12 (debootstrap minbase), clean clone of $(git rev-parse --short HEAD)$summary"
+echo "== fresh Debian 12 (debootstrap minbase), each command in its own copy$summary"
 case "$summary" in *"exit 0 in"*"exit 0 in"*) exit 0 ;; *) exit 1 ;; esac

@@ -402,6 +402,16 @@ static void emit_op(cg *g, int32_t opid) {
   case TL_OP_store:
     cg_emit_store(g, o);
     return;
+  case TL_OP_atomic:
+    cg_emit_atomic(g, o);
+    return;
+  case TL_OP_rand:
+    cg_emit_rand(g, o);
+    return;
+  case TL_OP_scan:
+  case TL_OP_argreduce:
+    cg_emit_scan(g, o);
+    return;
   case TL_OP_for:
     emit_for(g, opid);
     return;

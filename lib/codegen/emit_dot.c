@@ -97,6 +97,7 @@ typedef struct cg_plan {
   cg_ring rings[4];
   int nring;
   bool *inv_done;         /* per value: invariant operand staged */
+  int32_t *inv_loop;      /* per value: the loop an INVARIANT operand is staged before (its dots read it there) */
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
   int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
   bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */
@@ -400,6 +401,7 @@ void cg_make_plan(cg *g) {
   memset(p->vkind, 0, (size_t)f->values.len + 1);
   p->vstream = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   p->inv_done = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  p->inv_loop = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   memset(p->inv_done, 0, (size_t)f->values.len + 1);
   p->follow = f->sched != NULL;
   if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
@@ -464,6 +466,7 @@ void cg_make_plan(cg *g) {
         if (which == 0 && e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA) persist = (persist + 1023) / 1024 * 1024;
         p->vkind[x] = SRC_INVARIANT;
         p->vstream[x] = persist;
+        p->inv_loop[x] = L;
         persist += (bytes + 127) / 128 * 128;
       }
     }
@@ -1718,6 +1721,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
   const tl_layout *lb = p->vkind[b] == SRC_STREAM ? NULL : cg_layout(g, b);
   bool b_kn_staged = eb == 2 && lb && lb->nreg > 0 && lb->reg[0][1] != 0;
   int kinds[2] = {p->vkind[a], p->vkind[b]};
+  /* vkind is per value: an operand staged once before another loop (a dot outside that loop, or
+   * in a second loop, shares it) is staged here like any other (random test, seed 12869) */
+  for (int w = 0; w < 2; w++)
+    if (kinds[w] == SRC_INVARIANT && p->inv_loop[w ? b : a] != L) kinds[w] = SRC_STAGED;
   if (kinds[0] == SRC_STAGED && a_from_regs(g, a, lc, eb)) kinds[0] = SRC_REGS;
   int scratch = 0;
   bool need_stage = false;
