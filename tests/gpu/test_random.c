@@ -802,8 +802,11 @@ static int rk_summary(int n, int passed, int failed) {
   if (rk_approx_compare)
     printf("approx-compare self-test: %d of %d (an allowed flip accepted, one beyond the error rejected)\n",
            rk_guard_selftests_ok, rk_guard_selftests);
+  /* over 100 seeds some guard element lies at a discontinuity (a quarter of them do) */
+  bool vacuous = rk_approx_compare && n >= 100 && rk_guard_selftests == 0;
+  if (vacuous) printf("approx-compare: no guard self-test ran in %d seeds: the flip rule went untested\n", n);
   printf("random%s: %d kernels, %d passed, %d failed\n", interp_only ? " (interpreter only)" : "", n, passed, failed);
-  return failed || n == 0 ? 1 : 0;
+  return failed || n == 0 || vacuous ? 1 : 0;
 }
 
 static uint64_t rk_env_u64(const char *name, uint64_t dflt) {
