@@ -16,7 +16,9 @@ for a in "$@"; do
     *) echo "deps.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
-pkgs="cmake make gcc g++ llvm-19-dev llvm-19-tools libcriterion-dev libdlpack-dev python3 zlib1g-dev libzstd-dev pkg-config binutils"
+# python3-numpy and python3-pytest: the Python package's tests (ctest -L python), run by Debian's
+# /usr/bin/python3 (the build's Python3_EXECUTABLE, tools/test.sh).
+pkgs="cmake make gcc g++ llvm-19-dev llvm-19-tools libcriterion-dev libdlpack-dev python3 python3-numpy python3-pytest zlib1g-dev libzstd-dev pkg-config binutils"
 # clang-19 compiles the fuzzers; libclang-rt-19-dev has their runtimes (libclang_rt.fuzzer.a, asan, ubsan).
 [ "$fuzz" = 1 ] && pkgs="$pkgs clang-19 libclang-rt-19-dev"
 if [ "$list" = 1 ]; then echo $pkgs; exit 0; fi

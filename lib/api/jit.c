@@ -586,7 +586,24 @@ static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
   return TILEC_OK;
 }
 
+static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
+                           void *stream);
+
 tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream) {
+  return launch(k, args, nargs, NULL, stream);
+}
+
+tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t grid[3],
+                                      void *stream) {
+  if (k && !grid) {
+    k->err[0] = 0;
+    return launch_error(k, TILEC_ERROR_USAGE, "no grid (NULL)");
+  }
+  return launch(k, args, nargs, grid, stream);
+}
+
+static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
+                           void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
   if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
@@ -627,7 +644,16 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
     memcpy(k->last_sig, k->sig, k->sig_len * sizeof *k->sig);
     k->have_last = true;
   }
-  if (k->grid[0] == 0 || k->grid[1] == 0 || k->grid[2] == 0) return TILEC_OK; /* nothing to do */
+  int64_t grid[3] = {k->grid[0], k->grid[1], k->grid[2]};
+  if (grid_override) {
+    for (int d = 0; d < 3; d++) {
+      if (grid_override[d] < 0 || grid_override[d] > k->dev->max_grid[d])
+        return launch_error(k, TILEC_ERROR_LAUNCH, "grid dimension %d is %lld, outside [0, %d] on this device", d,
+                            (long long)grid_override[d], k->dev->max_grid[d]);
+      grid[d] = grid_override[d];
+    }
+  }
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return TILEC_OK; /* nothing to do */
   if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
     return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
   const tl_cuda *cu;
@@ -654,14 +680,14 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
     memcpy(k->tma_key[i].strides, a->strides, nb);
     k->tma_key[i].valid = true;
   }
-  CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)k->grid[0], (unsigned)k->grid[1], (unsigned)k->grid[2],
+  CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
                                   (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,
                                   k->slots, NULL);
   if (r != CUDA_SUCCESS) {
     char t[200];
     return launch_error(k, TILEC_ERROR_CUDA, "cuLaunchKernel failed: %s (grid %lld x %lld x %lld, block %d, smem %d)",
-                        tl_rt_result_text(r, t, sizeof t), (long long)k->grid[0], (long long)k->grid[1],
-                        (long long)k->grid[2], k->meta.threads, k->meta.smem_bytes);
+                        tl_rt_result_text(r, t, sizeof t), (long long)grid[0], (long long)grid[1],
+                        (long long)grid[2], k->meta.threads, k->meta.smem_bytes);
   }
   return TILEC_OK;
 }

@@ -639,12 +639,22 @@ static LLVMValueRef remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
   LLVMValueRef ops[8];
   cg_val saved[9];
   if (d->nopnd > 8) TL_INTERNAL(g->ctx, "codegen: rematerialized op with %d operands", d->nopnd);
-  for (int i = 0; i < d->nopnd; i++) ops[i] = remat(g, d->opnd[i], L, iv_sub);
-  for (int i = 0; i < d->nopnd; i++) saved[i] = g->vals[d->opnd[i]];
+  /* a scalar load (schedule.c from_iv: of a tensor the kernel never writes) is read again at the
+   * later iteration's indices; the tensor operand stays as it is */
+  int first = d->opc == TL_OP_load ? 1 : 0;
+  for (int i = first; i < d->nopnd; i++) ops[i] = remat(g, d->opnd[i], L, iv_sub);
+  for (int i = first; i < d->nopnd; i++) saved[i] = g->vals[d->opnd[i]];
   saved[8] = g->vals[d->res[0]];
-  for (int i = 0; i < d->nopnd; i++) {
+  for (int i = first; i < d->nopnd; i++) {
     g->vals[d->opnd[i]].r = &ops[i];
     g->vals[d->opnd[i]].n = 1;
+  }
+  if (d->opc == TL_OP_load) {
+    cg_emit_load(g, d);
+    LLVMValueRef r = g->vals[d->res[0]].r[0];
+    for (int i = d->nopnd - 1; i >= first; i--) g->vals[d->opnd[i]] = saved[i];
+    g->vals[d->res[0]] = saved[8];
+    return r;
   }
   cg_emit_ew(g, d);
   LLVMValueRef r = g->vals[d->res[0]].r[0];
