@@ -331,6 +331,7 @@ void cg_make_plan(cg *g) {
     persist += stages * p->streams[i].stage_bytes;
   }
   persist = cg_plan_tma(g, persist);
+  cg_ws_plan(g, persist, &persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);
 }
@@ -996,8 +997,10 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
   tl_op *lo = tl_op_at(g->f, for_op);
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
-    if (R->for_op != for_op || R->pre_done) continue;
-    if (R->tma)
+    if (R->for_op != for_op || (R->pre_done && !R->ws)) continue;
+    if (R->ws) /* warp-specialized: the producer warpgroup fills the ring (emit_ws.c) */
+      cg_ws_preheader(g, R);
+    else if (R->tma)
       ring_prologue_tma(g, R, cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]), cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
                         cg_iv_type(g, for_op));
     else
@@ -1030,6 +1033,10 @@ void cg_loop_exit(cg *g, int32_t for_op) {
           if (tl_op_at(g->f, p->wg_dots[k])->parent == for_op && p->wg_carried[k] >= 0)
             cg_wgmma_fence_val(g, p->wg_carried[k]);
       }
+      if (p->rings[i].ws) { /* the last slot's reads are done */
+        cg_ws_loop_exit(g, &p->rings[i]);
+        return;
+      }
       /* drain: no copy may still be writing shared memory after the loop */
       cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
       return;
@@ -1047,6 +1054,10 @@ static void emit_ring(cg *g, cg_ring *R) {
   tl_op *lo = tl_op_at(g->f, L);
   LLVMValueRef reg, phi = iv_phi(g, L, &reg);
   LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  if (R->ws) { /* warp-specialized: wait until the producer filled this slot */
+    cg_ws_ring_wait(g, R);
+    return;
+  }
   if (!R->pre_done) {
     R->tma = false; /* (the predicated prologue has no blocks: the cp.async ring) */
     LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
@@ -1544,6 +1555,8 @@ void cg_emit_dot(cg *g, tl_op *o) {
       if (p->rings[i].for_op == L) lag = p->rings[i].lag;
     int mode = p->wg_defer[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
     cg_emit_wgmma(g, o, &wa, &wb, mode);
+    for (int i = 0; i < p->nring; i++) /* warp-specialized: the slot(s) read are free */
+      if (p->rings[i].for_op == L && p->rings[i].ws) cg_ws_after_dot(g, &p->rings[i], mode == 1);
     /* this dot waited for every group: the deferred dots' results (their
      * carried values) are complete from here on */
     for (int k = 0; mode == 0 && k < p->nwg; k++)

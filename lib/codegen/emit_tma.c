@@ -65,8 +65,12 @@ int cg_plan_tma(cg *g, int persist) {
     R->mbar_off = persist;
     persist += 8 * R->stages;
     R->tx_bytes = 0;
-    tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d", note.len ? "; " : "",
-                   R->stages, R->stages - 1 - R->lag);
+    /* (f->ws: the producer warpgroup issues them, emit_ws.c; its note follows) */
+    if (f->ws)
+      tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (a full mbarrier per stage", note.len ? "; " : "", R->stages);
+    else
+      tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d",
+                     note.len ? "; " : "", R->stages, R->stages - 1 - R->lag);
     for (int i = 0; i < p->nstream; i++) {
       cg_stream *s = &p->streams[i];
       if (s->for_op != R->for_op) continue;
@@ -82,8 +86,8 @@ int cg_plan_tma(cg *g, int persist) {
                      s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, rb > 128 ? 128 : rb);
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
-    tl_sbuf_printf(&note, "; %d bytes per stage; the cp.async ring when a tensor fails the map test at run time)",
-                   R->tx_bytes);
+    tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
+                   f->ws ? "an element copy" : "the cp.async ring");
   }
   /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
   if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);
@@ -96,10 +100,18 @@ int cg_tma_count(cg *g) { return g->plan && g->plan_f == g->f ? g->plan->ntma : 
 void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->ntma = 0;
   ki->tma_note = NULL;
+  ki->persist = false;
   if (!g->plan || g->plan_f != g->f) return;
   ki->ntma = g->plan->ntma;
   memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
   ki->tma_note = g->plan->tma_note;
+  ki->persist = g->plan->persist;
+  if (g->plan->ws_note) {
+    tl_sbuf b = {0};
+    tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", g->plan->ws_note);
+    if (b.data) ki->tma_note = tl_strdup(&g->ctx->arena, b.data);
+    tl_sbuf_free(&b);
+  }
 }
 
 /* ---- the TMA ring ---------------------------------------------------------------------- */
@@ -152,6 +164,13 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",
              args, 2);
+  }
+  /* warp-specialized: the empty mbarriers, one arrival per consumer warp */
+  for (int st = 0; R->ws && st < R->stages; st++) {
+    LLVMValueRef args[3] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->empty_off + 8 * st), ""), tid,
+                            cg_i32(g, g->f->warps)};
+    cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }", "r,r,r,~{memory}",
+                args, 3);
   }
   cg_asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
   cg_barrier(g);

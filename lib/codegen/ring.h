@@ -114,11 +114,26 @@ void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot);
 /* Spin until mbarrier `mb` (i32 shared address) completes the phase of parity `par` (i32). */
 void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par);
 
+/* tile_sched.c: a loop over the output tiles (persist), else the one
+ * program: begin sets g->pid (NULL when not persistent), end closes it. */
+#define CG_TILE_GROUP 8 /* rows of program_id(0) per group of the tile order */
+typedef struct cg_tiles {
+  bool persist;
+  bool one_trip;            /* not persistent, but the body in a loop of one trip (emit_ws.c) */
+  LLVMValueRef ntiles;      /* i32: tiles of the logical grid */
+  LLVMValueRef tv;          /* alloca: this CTA's tile */
+  LLVMBasicBlockRef head, exit;
+} cg_tiles;
+void cg_tiles_begin(cg *g, cg_tiles *T);
+void cg_tiles_end(cg *g, cg_tiles *T);
+
 /* emit_ws.c (docs/pipelines.md "Warp specialization") */
+void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
 void cg_ws_plan(cg *g, int persist_end, int *new_end); /* after cg_plan_tma: decides p->ws */
 void cg_ws_preheader(cg *g, cg_ring *R);     /* consumers: per tile, nothing pending */
 void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot is full */
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */
-void cg_ws_loop_exit(cg *g, cg_ring *R);     /* release the last slot (after wait_group 0) */
+void cg_ws_loop_exit(cg *g, cg_ring *R);     /* after the drain: keep the epilogue's scalars behind it */
+void cg_ws_tile_end(cg *g, cg_ring *R);      /* release the last slot of the tile's loop */
 
 #endif
