@@ -66,7 +66,8 @@ int cg_plan_tma(cg *g, int persist) {
     persist += 8 * R->stages;
     R->tx_bytes = 0;
     /* (f->ws: the producer warpgroup issues them, emit_ws.c; its note follows) */
-    if (f->ws)
+    bool ws = cg_ws_wanted(g, R);
+    if (ws)
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (a full mbarrier per stage", note.len ? "; " : "", R->stages);
     else
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d",
@@ -87,7 +88,7 @@ int cg_plan_tma(cg *g, int persist) {
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
     tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
-                   f->ws ? "an element copy" : "the cp.async ring");
+                   ws ? "an element copy" : "the cp.async ring");
   }
   /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
   if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);

@@ -41,11 +41,11 @@ static bool scalar_op(tl_func *f, tl_op *o) {
 }
 
 /* Why the ring's loop cannot be warp-specialized, or NULL. */
-static const char *ws_unfit(cg *g, cg_ring *R) {
+static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   if (!R) return p->nring ? "more than one ring" : "no streamed main loop";
-  if (!R->tma) return "the ring is not fed by TMA";
+  if (need_tma && !R->tma) return "the ring is not fed by TMA";
   if (!R->wgmma) return "the ring does not feed wgmma";
   if (f->warps % 4 || f->warps / 4 > 2) return "the warps are not one or two warpgroups";
   if (tl_op_at(f, R->for_op)->parent != -1) return "the main loop is not at the top level of the kernel";
@@ -57,6 +57,12 @@ static const char *ws_unfit(cg *g, cg_ring *R) {
     if (!wg || tl_op_at(f, D)->parent != R->for_op) return "a dot of the main loop is not a wgmma of the ring";
     for (int i = 0; i < p->nwg; i++)
       if (p->wg_dots[i] == D && p->wg_defer[i]) return "a dot of the main loop defers its wait";
+    /* (a dot that waits for each group, wait_group 0: fp8 promote, or
+     * TILEC_WGMMA_INFLIGHT=0, releases its slot at once; measured only in
+     * the first version of this emitter, so not taken until it is again) */
+    for (int i = 0; i < p->nwg; i++)
+      if (p->wg_dots[i] == D && (!p->wg_inflight[i] || !R->lag))
+        return "a dot of the main loop waits for each wgmma group (no group in flight: fp8 promote)";
   }
   /* the producer recomputes what the loop needs from the body before it */
   tl_region *body = &f->body;
@@ -86,7 +92,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   tl_sbuf note = {0};
   if (f->ws) {
     cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
-    const char *why = ws_unfit(g, R);
+    const char *why = ws_unfit(g, R, true);
     if (why) {
       tl_sbuf_printf(&note, "not warp-specialized (%s)", why);
     } else {
@@ -112,6 +118,8 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
 }
+
+bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false); }
 
 int cg_ws_extra_threads(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws ? 128 : 0; }
 
@@ -156,6 +164,7 @@ void cg_ws_ring_wait(cg *g, cg_ring *R) {
 }
 
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight) {
+  R->ws_pending = inflight;
   if (!inflight) {
     release(g, R, R->rd_slot, NULL);
     return;
@@ -237,6 +246,7 @@ void cg_ws_loop_exit(cg *g, cg_ring *R) { (void)g, (void)R; }
  * test is the loop's bounds: reading the loop-carried "pending" slot after
  * the loop makes ptxas (13.0) serialize every wgmma (C7514) too. */
 void cg_ws_tile_end(cg *g, cg_ring *R) {
+  if (!R->ws_pending) return; /* (each slot was released after its own wait) */
   tl_op *lo = tl_op_at(g->f, R->for_op);
   LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
   LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);

@@ -56,6 +56,7 @@ typedef struct cg_ring {
    * release it on its "empty" mbarrier (empty_off, one arrival per consumer
    * warp); relv: alloca of the slot whose release is pending (-1: none) */
   bool ws;
+  bool ws_pending;        /* the dot leaves its last slot to release at the end of the tile */
   int empty_off;
   LLVMValueRef relv;
 } cg_ring;
@@ -130,6 +131,7 @@ void cg_tiles_end(cg *g, cg_tiles *T);
 /* emit_ws.c (docs/pipelines.md "Warp specialization") */
 void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
 void cg_ws_plan(cg *g, int persist_end, int *new_end); /* after cg_plan_tma: decides p->ws */
+bool cg_ws_wanted(cg *g, cg_ring *R);        /* ring R will be warp-specialized if TMA feeds it */
 void cg_ws_preheader(cg *g, cg_ring *R);     /* consumers: per tile, nothing pending */
 void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot is full */
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */

@@ -40,8 +40,11 @@ static const int64_t gemm_sizes[][3] = {
     {1, 300, 511}, {383, 1, 129}, {1537, 2600, 33},
 };
 #define NGEMM (int)(sizeof gemm_sizes / sizeof gemm_sizes[0])
-static const char *const gemm_variants[][2] = {
-    {NULL, NULL}, {"TILEC_PERSIST", "0"}, {"TILEC_WS", "off"},
+static const char *const gemm_variants[][4] = {
+    {NULL, NULL, NULL, NULL},
+    {"TILEC_PERSIST", "0", NULL, NULL},
+    {"TILEC_WS", "coop", NULL, NULL},
+    {"TILEC_WS", "coop", "TILEC_PERSIST", "0"},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
@@ -217,7 +220,7 @@ static void run_file(const char *dir, const char *name) {
   /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
    * switches are read when the program compiles, and are in the cache key) */
   for (int v = 0; v < NVARIANTS; v++) {
-    if (gemm_variants[v][0]) setenv(gemm_variants[v][0], gemm_variants[v][1], 1);
+    for (int e = 0; e < 4 && gemm_variants[v][e]; e += 2) setenv(gemm_variants[v][e], gemm_variants[v][e + 1], 1);
     p = gpu_open_program(dir, name, TILEC_STAGE_IR);
     for (int ki = 0; p && ki < tilec_program_num_kernels(p); ki++) {
       const char *kn = tilec_program_kernel_name(p, ki);
@@ -227,8 +230,9 @@ static void run_file(const char *dir, const char *name) {
         failures++;
         continue;
       }
-      printf("-- %s:%s, %s=%s\n", name, kn, gemm_variants[v][0] ? gemm_variants[v][0] : "default",
-             gemm_variants[v][1] ? gemm_variants[v][1] : "");
+      printf("-- %s:%s, %s=%s %s%s%s\n", name, kn, gemm_variants[v][0] ? gemm_variants[v][0] : "default",
+             gemm_variants[v][1] ? gemm_variants[v][1] : "", gemm_variants[v][2] ? gemm_variants[v][2] : "",
+             gemm_variants[v][2] ? "=" : "", gemm_variants[v][3] ? gemm_variants[v][3] : "");
       for (int r = 0; r < NGEMM; r++) {
         if (run_round(p, k, ki, name, NROUNDS + r)) passes++;
         else failures++;
@@ -237,7 +241,7 @@ static void run_file(const char *dir, const char *name) {
     }
     if (!p) failures++;
     tilec_program_destroy(p);
-    if (gemm_variants[v][0]) unsetenv(gemm_variants[v][0]);
+    for (int e = 0; e < 4 && gemm_variants[v][e]; e += 2) unsetenv(gemm_variants[v][e]);
   }
 }
 
