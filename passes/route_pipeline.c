@@ -339,8 +339,15 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     } else {
       ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
     }
+    /* persistent only where one CTA fills an SM's shared memory: with room
+     * for two, their prologues and epilogues already overlap, and measured
+     * (H200, fp8 TN 64x128x128, 3 x 24 KiB) persistent CTAs were 3-8 %
+     * slower; bf16 128x256x64 (4 x 48 KiB) gains 2-6 % */
+    int64_t ring = (int64_t)f->stages * per_stage + resident;
     if (pe && *pe == '0') {
       persist_why = "off (TILEC_PERSIST=0)";
+    } else if (ring * 2 <= tl_arch_smem_budget(o->arch) && !(pe && *pe == '1')) {
+      persist_why = "off (the ring leaves room for a second CTA on an SM, TILEC_PERSIST=1 forces it)";
     } else {
       f->persist = true;
       persist_why = "on (about one CTA per SM looping over the output tiles, grouped by 8 along program_id(0))";
