@@ -30,6 +30,8 @@ ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
                      "NAME@tma0 = NAME compiled with TILEC_TMA=0 (the cp.async ring), timed in the same process")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
+ap.add_argument("--decode-variants", default="",
+                help="decode: extra configurations WARPS:BT,... timed beside the default (pages of max(64, BT))")
 ap.add_argument("--once", action="store_true",
                 help="attention: launch tilec, FA2 and cuDNN once each, no timing (for ncu: bench/ncu_attn.sh)")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
@@ -495,6 +497,77 @@ def banks():
             out.fill_(float("nan")); kk.bind(*vals)(); torch.cuda.synchronize()
             print(f"banks: launched swz_{tag}_{kname}: rel.err {relerr(out, ref()):.1e}", flush=True)
 
+# ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
+def copy_bandwidth():
+    """GB/s of a device-to-device copy, counting bytes read plus written (the ceiling)."""
+    x = torch.empty(2 << 30, dtype=torch.uint8, device="cuda"); y = torch.empty_like(x)
+    ms = bench(lambda: y.copy_(x))
+    del x, y
+    return 2 * (2 << 30) / ms / 1e6
+
+def decode():
+    D, HKV, G = 128, 8, 4  # Llama-3-8B: 32 query heads, 8 KV heads
+    variants = [(0, 64)] + [tuple(int(x) for x in v.split(":")) for v in args.decode_variants.split(",") if v]
+    kernels = {}
+    for w, bt in variants:
+        opt = {"warps": w} if w else {}
+        kernels[(w, bt)] = (Kernel(ex("attn_decode.tile"), {"BT": bt}, "attn_decode_paged", options=opt),
+                            Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"))
+    kcontig = Kernel(ex("attn_decode.tile"), kernel="attn_decode_contig")
+    bw = copy_bandwidth()
+    print(f"decode: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
+    cases = [(1, 4096), (1, 131072), (8, 32768)] if args.quick else \
+        [(1, 4096), (1, 32768), (1, 131072), (8, 8192), (8, 32768), (32, 4096), (32, 16384), (64, 4096), (64, 8192)]
+    for B, L in cases:
+        for (w, bt), (kd, kc) in kernels.items():
+            PAGE = max(64, bt)
+            npg = L // PAGE
+            NP = B * npg
+            Kc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
+            Vc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
+            table = torch.randperm(NP, device="cuda", dtype=torch.int32).view(B, npg)
+            lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
+            q = torch.randn(B, HKV, G, D, device="cuda", dtype=torch.bfloat16)
+            # splits: about two waves of programs over 132 SMs, a whole number of pages each,
+            NS = max(1, min(64, -(-264 * 2 // (B * HKV)), L // (8 * bt)))  # and >= 8 key tiles a split
+            chunk = -(-(-(-L // NS)) // PAGE) * PAGE
+            NS = -(-L // chunk)
+            opart = torch.full((B * HKV, NS, G, D), float("nan"), device="cuda")
+            lse = torch.full((B * HKV, NS, G), float("nan"), device="cuda")
+            o = torch.full((B, HKV, G, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f1 = kd.bind(q, Kc, Vc, table, lens, opart, lse, D ** -0.5, chunk)
+            f2 = kc.bind(opart, lse, o)
+            def f():
+                f1(); f2()
+            f(); torch.cuda.synchronize()
+            # references on the same cache made contiguous: SDPA (flash / cuDNN picks) with GQA
+            kk = Kc[table.long()].permute(0, 2, 1, 3, 4).reshape(B, HKV, L, D)
+            vv = Vc[table.long()].permute(0, 2, 1, 3, 4).reshape(B, HKV, L, D)
+            qq = q.reshape(B, HKV * G, 1, D)
+            sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(qq, kk, vv, enable_gqa=True)
+            refo = torch.nn.functional.scaled_dot_product_attention(qq.float(), kk.float(), vv.float(), enable_gqa=True)
+            err = relerr(o.reshape(B, HKV * G, 1, D), refo)
+            ms = bench(f)
+            ms1 = bench(f1)
+            ms_ref = bench(sdpa)
+            kv = 2 * B * L * HKV * D * 2
+            tag = f"w{w or 'def'} BT{bt} " if len(kernels) > 1 else ""
+            row("decode paged", f"{tag}B{B} L{L} NS{NS}", ms, "GB/s", kv / ms / 1e6, "SDPA contiguous", kv / ms_ref / 1e6, err)
+            print(f"decode {tag}B{B} L{L}: {kv / ms / 1e6 / bw:.3f} of the copy bandwidth "
+                  f"(split kernel alone {kv / ms1 / 1e6 / bw:.3f})", flush=True)
+            res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw"] = kv / ms / 1e6 / bw
+            if w == 0 and bt == 64:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
+                o.fill_(float("nan"))
+                g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
+                def g():
+                    g1(); f2()
+                g(); torch.cuda.synchronize()
+                errc = relerr(o.reshape(B, HKV * G, 1, D), refo)
+                msc = bench(g)
+                row("decode contig", f"B{B} L{L} NS{NS}", msc, "GB/s", kv / msc / 1e6, "SDPA contiguous", kv / ms_ref / 1e6, errc)
+                print(f"decode contig B{B} L{L}: {kv / msc / 1e6 / bw:.3f} of the copy bandwidth", flush=True)
+            del Kc, Vc, kk, vv
+
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
@@ -502,6 +575,7 @@ if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
+if "decode" in only: safe(decode, "decode")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

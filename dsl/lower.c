@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -745,6 +745,7 @@ typedef struct view {
   int32_t tshape[TL_MAX_RANK];
   tl_dtype dtype;
   const char *name;
+  bool gather[TL_MAX_RANK]; /* start[d] is an i32 index tile of the view's shape */
 } view;
 
 static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
@@ -779,10 +780,24 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
       tl_error(L->ctx, it->loc, "None cannot be used in a view of a tensor");
       ok = false;
       continue;
-    case IT_EXPR:
-      start = to_index(L, eval(L, it->lo), "a view index", it->lo->loc);
+    case IT_EXPR: {
+      fval x = eval(L, it->lo);
+      if (x.cls == V_TILE) { /* a gather / scatter index: one tile dim, an index per row */
+        if (x.ty.rank != 1 || !is_int(dt_of(&x)) || dt_of(&x) == TL_I1) {
+          tl_error(L->ctx, it->lo->loc, "a tile in a view must be a rank-1 integer tile of indices (a gather), not %s",
+                   tystr(L, &x));
+          ok = false;
+          continue;
+        }
+        start = convert(L, x, TL_I32, it->lo->loc);
+        out->dims[d] = x.ty.shape[0];
+        out->gather[d] = true;
+        break;
+      }
+      start = to_index(L, x, "a view index", it->lo->loc);
       out->dims[d] = 0;
       break;
+    }
     case IT_ALL: {
       const tl_dimspec *ds = &L->f->params.data[t.param].dims[d];
       if (!ds->is_const) {
@@ -830,11 +845,29 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
     if (out->dims[d]) out->tshape[out->trank++] = out->dims[d];
   }
   if (!ok) return false;
-  if (out->trank == 0) {
-    tl_error(L->ctx, e->loc, "a view needs at least one range; use i : i + 1 for a single element");
-    return false;
+  if (out->trank == 0) return true; /* every entry an index: one element, a scalar */
+  if (!check_tile_shape(L, e->loc, out->trank, out->tshape)) return false;
+  /* A gather index of tile dim tpos becomes a tile of the view's shape (the
+   * index of every element along that tensor dim): expand it around tpos and
+   * broadcast; layout assignment makes that free where it can. */
+  for (int d = 0, tpos = 0; d < out->rank; d++) {
+    if (!out->dims[d]) continue;
+    if (out->gather[d]) {
+      fval x = fv_value(L->f, out->start[d]);
+      for (int j = 0; j < out->trank; j++) {
+        if (j == tpos) continue;
+        int32_t shape[TL_MAX_RANK], r = x.ty.rank;
+        for (int i = 0, s = 0; i <= r; i++) shape[i] = i == j ? 1 : x.ty.shape[s++];
+        int32_t op, a = x.id;
+        int32_t res = emit(L, TL_OP_expand_dims, &a, 1, tl_tile_type(TL_I32, r + 1, shape), e->loc, &op);
+        tl_op_at(L->f, op)->axis = j;
+        x = fv_value(L->f, res);
+      }
+      out->start[d] = to_shape(L, x, out->trank, out->tshape, e->loc).id;
+    }
+    tpos++;
   }
-  return check_tile_shape(L, e->loc, out->trank, out->tshape);
+  return true;
 }
 
 /* ---- builtin calls ------------------------------------------------------- */
@@ -881,18 +914,30 @@ static fval eval_load(lower *L, fe_expr *e) {
     ops[n++] = mat(L, &o, other_e->loc);
   }
   int32_t op;
-  int32_t res = emit(L, TL_OP_load, ops, n, tl_tile_type(v.dtype, v.trank, v.tshape), e->loc, &op);
+  tl_type rt = v.trank ? tl_tile_type(v.dtype, v.trank, v.tshape) : tl_scalar_type(v.dtype);
+  int32_t res = emit(L, TL_OP_load, ops, n, rt, e->loc, &op);
   for (int d = 0; d < v.rank; d++) tl_op_at(L->f, op)->dims[d] = v.dims[d];
   return fv_value(L->f, res);
 }
 
-static fval eval_store(lower *L, fe_expr *e) {
+/* store(view, x) and atomic_*(view, x) (opc TL_OP_atomic, kind TL_ATOMIC_*):
+ * the same view and value rules. */
+static fval eval_store_like(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   if (!nargs_ok(L, e, 2, 2)) return fv_err();
   view v;
-  bool ok = lower_view(L, e->args[0], "store", &v);
+  bool ok = lower_view(L, e->args[0], e->name, &v);
   fval x = eval(L, e->args[1]);
   if (!ok || x.cls == V_ERR) return fv_err();
   tl_loc xl = e->args[1]->loc;
+  if (opc == TL_OP_atomic) {
+    bool add = kind == TL_ATOMIC_ADD;
+    bool dt_ok = v.dtype == TL_F32 || v.dtype == TL_I32 || (add && (v.dtype == TL_F16 || v.dtype == TL_BF16));
+    if (!dt_ok) {
+      tl_error(L->ctx, e->loc, "%s() on '%s', a tensor of %s: atomics take f32 or i32 tensors%s", e->name, v.name,
+               tl_dtype_name(v.dtype), add ? " (and f16 or bf16 for atomic_add)" : "");
+      return fv_err();
+    }
+  }
   if (!is_val(&x)) {
     tl_error(L->ctx, xl, "the value stored is %s", operand_kind_error(&x));
     return fv_err();
@@ -922,8 +967,9 @@ static fval eval_store(lower *L, fe_expr *e) {
   ops[n++] = v.tensor;
   for (int d = 0; d < v.rank; d++) ops[n++] = v.start[d];
   ops[n++] = mat(L, &x, xl);
-  int32_t op = tl_op_new(L->f, L->r, TL_OP_store, ops, n, NULL, 0, e->loc);
+  int32_t op = tl_op_new(L->f, L->r, opc, ops, n, NULL, 0, e->loc);
   for (int d = 0; d < v.rank; d++) tl_op_at(L->f, op)->dims[d] = v.dims[d];
+  tl_op_at(L->f, op)->kind = kind;
   return fv_void();
 }
 
@@ -1022,6 +1068,39 @@ static fval eval_reduce(lower *L, fe_expr *e, int kind) {
   return fv_value(L->f, res);
 }
 
+/* cumsum / cummax (scan, same type) and argmax / argmin (argreduce, i32,
+ * the axis removed) over a constant axis of a tile. */
+static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  fval t = tile_arg(L, e, 0, 0);
+  int64_t axis;
+  if (!const_int(L, e->args[1], "the axis", &axis) || t.cls == V_ERR) return fv_err();
+  if (axis < 0) axis += t.ty.rank;
+  if (axis < 0 || axis >= t.ty.rank) {
+    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, &t));
+    return fv_err();
+  }
+  tl_dtype d = dt_of(&t);
+  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
+    tl_error(L->ctx, e->args[0]->loc, "%s() of %s values; cast<%s>() first", e->name, tl_dtype_name(d),
+             d == TL_I1 ? "i32" : "f32");
+    return fv_err();
+  }
+  tl_type rt = t.ty;
+  if (opc == TL_OP_argreduce) {
+    int32_t shape[TL_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < t.ty.rank; i++)
+      if (i != axis) shape[r++] = t.ty.shape[i];
+    rt = r ? tl_tile_type(TL_I32, r, shape) : tl_scalar_type(TL_I32);
+  }
+  int32_t op, x = mat(L, &t, e->loc);
+  int32_t res = emit(L, opc, &x, 1, rt, e->loc, &op);
+  tl_op_at(L->f, op)->kind = kind;
+  tl_op_at(L->f, op)->axis = (int32_t)axis;
+  return fv_value(L->f, res);
+}
+
 static fval eval_dot(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 2, 3)) return fv_err();
   fval a = tile_arg(L, e, 0, 2), b = tile_arg(L, e, 1, 2);
@@ -1060,6 +1139,31 @@ static fval eval_dot(lower *L, fe_expr *e) {
   return fv_value(L->f, emit(L, TL_OP_dot, ops, 3, rt, e->loc, NULL));
 }
 
+/* rand / randn / randint(seed, offsets): Philox-4x32-10 of counter
+ * (offset, 0, 0, 0) and key (seed low, seed high 32 bits) (lib/philox.h). */
+static fval eval_rand(lower *L, fe_expr *e, int kind) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  fval seed = value_arg(L, e, 0), off = value_arg(L, e, 1);
+  if (seed.cls == V_ERR || off.cls == V_ERR) return fv_err();
+  if (seed.cls != V_SCALAR || !is_int(dt_of(&seed)) || dt_of(&seed) == TL_I1) {
+    tl_error(L->ctx, e->args[0]->loc, "the seed of %s() must be an integer scalar, not %s", e->name, tystr(L, &seed));
+    return fv_err();
+  }
+  if (!is_int(dt_of(&off)) || dt_of(&off) == TL_I1) {
+    tl_error(L->ctx, e->args[1]->loc, "the offsets of %s() must be integers, not %s", e->name, tystr(L, &off));
+    return fv_err();
+  }
+  seed = convert(L, seed, TL_I64, e->loc);
+  off = convert(L, off, TL_I32, e->loc);
+  int32_t ops[2] = {mat(L, &seed, e->loc), mat(L, &off, e->loc)};
+  tl_type rt = tl_val(L->f, ops[1])->type;
+  rt.dtype = (uint8_t)(kind == TL_RAND_INT ? TL_I32 : TL_F32);
+  int32_t op;
+  int32_t res = emit(L, TL_OP_rand, ops, 2, rt, e->loc, &op);
+  tl_op_at(L->f, op)->kind = kind;
+  return fv_value(L->f, res);
+}
+
 static fval eval_call(lower *L, fe_expr *e) {
   const char *n = e->name;
   bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota");
@@ -1073,12 +1177,18 @@ static fval eval_call(lower *L, fe_expr *e) {
     return fv_err();
   }
   if (L->in_grid && (!strcmp(n, "program_id") || !strcmp(n, "num_programs") || !strcmp(n, "load") ||
-                     !strcmp(n, "store") || !strcmp(n, "static_assert"))) {
+                     !strcmp(n, "store") || !strcmp(n, "static_assert") || !strncmp(n, "atomic_", 7))) {
     tl_error(L->ctx, e->loc, "%s() cannot be used in the grid clause", n);
     return fv_err();
   }
   if (!strcmp(n, "load")) return eval_load(L, e);
-  if (!strcmp(n, "store")) return eval_store(L, e);
+  if (!strcmp(n, "store")) return eval_store_like(L, e, TL_OP_store, 0);
+  if (!strcmp(n, "atomic_add")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_ADD);
+  if (!strcmp(n, "atomic_max")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_MAX);
+  if (!strcmp(n, "atomic_min")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_MIN);
+  if (!strcmp(n, "rand")) return eval_rand(L, e, TL_RAND_UNIFORM);
+  if (!strcmp(n, "randn")) return eval_rand(L, e, TL_RAND_NORMAL);
+  if (!strcmp(n, "randint")) return eval_rand(L, e, TL_RAND_INT);
   if (!strcmp(n, "static_assert")) {
     tl_error(L->ctx, e->loc, "static_assert() is a statement, not a value");
     return fv_err();
@@ -1185,6 +1295,10 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "reduce_sum")) return eval_reduce(L, e, TL_RED_SUM);
   if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
   if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
+  if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
+  if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
+  if (!strcmp(n, "argmax")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MAX);
+  if (!strcmp(n, "argmin")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MIN);
   if (!strcmp(n, "program_id") || !strcmp(n, "num_programs")) {
     int64_t axis;
     if (!nargs_ok(L, e, 1, 1) || !const_int(L, e->args[0], "the axis", &axis)) return fv_err();

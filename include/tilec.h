@@ -160,11 +160,28 @@ typedef struct tilec_param_info {
   int rank;                  /* tensors; 0 for scalars */
   const char *dim_symbol[4]; /* per dim: the shape symbol ("M"), or NULL for a constant dim */
   int64_t dim_value[4];      /* per constant dim: its value */
-  int written;               /* the kernel stores into this tensor */
+  int written;               /* 1: the kernel stores into this tensor; 2: it only updates it with
+                              * atomics (atomic_add/max/min: its contents on entry matter) */
 } tilec_param_info;
 TILEC_API int tilec_program_num_params(const tilec_program *p, int kernel);
 TILEC_API tilec_status tilec_program_param(const tilec_program *p, int kernel, int index,
                                            tilec_param_info *out);
+
+/* ---- AOT launchers (docs/aot.md) ------------------------------------------------ */
+/* C source of a launcher for every kernel of p, for programs that ship
+ * without tilec: *header is NAME.h, *source is NAME.c (it includes
+ * "NAME.h"); both malloc'd, freed with tilec_free.  Per kernel K a function
+ * `int NAME_K(tensor pointer, sizes, strides (NULL = row-major) per tensor
+ * parameter, each scalar, void *stream)` that checks the arguments as
+ * tilec_kernel_launch does, computes the grid from the grid clause and calls
+ * cuLaunchKernel; the cubin for p's arch (by ptxas, where
+ * tl_api_find_ptxas's search finds one: $TILEC_PTXAS, PATH,
+ * /usr/local/cuda/bin; else none, with a note in the log) and the PTX (the
+ * fallback the driver JIT-compiles for another GPU) are embedded; libcuda is
+ * dlopen'd at the first launch.  name must be a C identifier (the prefix of
+ * every generated symbol).  p is compiled to PTX (and CUBIN) if it is not
+ * already.  TILEC_ERROR_UNSUPPORTED when a grid clause uses a non-integer op. */
+TILEC_API tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **header, char **source);
 
 /* ---- arguments -------------------------------------------------------------- */
 typedef enum tilec_arg_kind {
@@ -237,6 +254,13 @@ TILEC_API tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kerne
  * is used by one thread at a time. */
 TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs,
                                            void *stream);
+/* The same with the grid given (grid[0..2], each >= 0 and within the
+ * device's limits; a 0 launches nothing) instead of the kernel's grid
+ * clause: for a caller that launches fewer or more programs than the clause
+ * says (the kernel masks by its own sizes, so extra programs must be harmless
+ * to it).  The arguments are checked as by tilec_kernel_launch. */
+TILEC_API tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, int nargs,
+                                                const int64_t grid[3], void *stream);
 /* Message of the last failed call on k; never NULL. Owned by k. */
 TILEC_API const char *tilec_kernel_error(const tilec_kernel *k);
 /* Where k's code came from: "compiled" (tilec + driver JIT), "disk-cache"

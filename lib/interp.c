@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "fpconv.h"
+#include "philox.h"
 
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF /* every f32 operation rounds on its own: no FMA */
@@ -42,6 +43,7 @@ typedef struct interp {
   char *err;
   size_t errn;
   jmp_buf fail;
+  bool exact_ints;       /* the grid: an integer add/sub/mul that wraps is an error */
 } interp;
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -296,6 +298,15 @@ static void exec_binary(interp *in, const tl_op *op) {
   int bits = tl_dtype_bits(dt);
   bool sgn = tl_dtype_is_signed(dt);
   for (int64_t i = 0; i < n; i++) o[i] = tl_int_to_int(int_binop(opc, bits, sgn, x[i * sa], y[i * sb]), dt);
+  if (in->exact_ints && (opc == TL_OP_add || opc == TL_OP_sub || opc == TL_OP_mul))
+    for (int64_t i = 0; i < n; i++) {
+      /* operands fit in 32 bits here, so the 64-bit result is exact */
+      int64_t p = x[i * sa], q = y[i * sb], exact = opc == TL_OP_add ? p + q : opc == TL_OP_sub ? p - q : p * q;
+      if (bits <= 32 && o[i] != exact)
+        fail(in, "kernel %s: the grid's %s %lld %s %lld = %lld overflows %s (it would wrap to %lld: a wrong grid)",
+             in->f->name, tl_dtype_name(dt), (long long)p, opc == TL_OP_add ? "+" : opc == TL_OP_sub ? "-" : "*",
+             (long long)q, (long long)exact, tl_dtype_name(dt), (long long)o[i]);
+    }
 }
 
 static void exec_select(interp *in, const tl_op *op) {
@@ -573,8 +584,232 @@ static void make_view(interp *in, const tl_op *op, view *v, int64_t value_numel,
     }                                                                                            \
   } while (0)
 
+/* ---- views with gather indices, and atomics: element by element ------------- */
+/* A view whose index along a dim may be a tile of the view's shape (a gather:
+ * element e uses gidx[d][e]); len[d] = 0 where the dim is indexed. */
+typedef struct eview {
+  const tl_arg *t;
+  int rank;
+  int64_t start[TL_MAX_RANK];
+  const int64_t *gidx[TL_MAX_RANK];
+  int64_t len[TL_MAX_RANK];
+  int64_t numel;
+} eview;
+
+static bool has_gather(interp *in, const tl_op *op) {
+  slot *ts = S(in, op->opnd[0]);
+  if (!ts->tensor || op->nopnd < 1 + ts->tensor->rank) return false;
+  for (int d = 0; d < ts->tensor->rank; d++)
+    if (in->f->values.data[op->opnd[1 + d]].type.kind == TL_KIND_TILE) return true;
+  return false;
+}
+
+static void make_eview(interp *in, const tl_op *op, eview *v, int64_t value_numel) {
+  slot *ts = S(in, op->opnd[0]);
+  if (!ts->tensor) BROKEN(in, op, "first operand is not a tensor");
+  v->t = ts->tensor;
+  v->rank = v->t->rank;
+  if (op->nopnd < 1 + v->rank) BROKEN(in, op, "missing indices");
+  v->numel = 1;
+  for (int d = 0; d < v->rank; d++) {
+    slot *ix = S(in, op->opnd[1 + d]);
+    v->len[d] = op->dims[d] > 0 ? op->dims[d] : 0;
+    v->gidx[d] = NULL;
+    v->start[d] = 0;
+    if (ix->type->kind == TL_KIND_TILE) {
+      if (!v->len[d] || ix->numel != value_numel || is_f(ix)) BROKEN(in, op, "gather index of another shape");
+      v->gidx[d] = IP(ix);
+    } else {
+      v->start[d] = scalar_int(in, op->opnd[1 + d]);
+    }
+    if (v->len[d]) v->numel *= v->len[d];
+  }
+  if (v->numel != value_numel) BROKEN(in, op, "view length does not match the tile");
+}
+
+/* Element offset of view element e (row-major); false when it is outside. */
+static bool eview_offset(const eview *v, int64_t e, int64_t *off) {
+  int64_t rem = e, o = 0;
+  bool inb = true;
+  for (int d = v->rank - 1; d >= 0; d--) {
+    int64_t ix = v->start[d];
+    if (v->len[d]) {
+      int64_t c = rem % v->len[d];
+      rem /= v->len[d];
+      if (v->gidx[d]) ix = v->gidx[d][e];
+      else if (__builtin_add_overflow(ix, c, &ix)) ix = -1;
+    }
+    if (ix < 0 || ix >= v->t->shape[d]) inb = false;
+    else o += ix * v->t->strides[d];
+  }
+  *off = o;
+  return inb;
+}
+
+static void exec_load_gather(interp *in, const tl_op *op, slot *r) {
+  eview v;
+  make_eview(in, op, &v, r->numel);
+  tl_dtype tdt = v.t->dtype;
+  int esz = tl_dtype_bytes(tdt);
+  bool fl = is_f(r);
+  slot *other = op->nopnd > 1 + v.rank ? S(in, op->opnd[1 + v.rank]) : NULL;
+  int64_t so = other ? ew_stride(in, op, other, r->numel) : 0;
+  if (other && is_f(other) != fl) BROKEN(in, op, "`other` of another kind");
+  for (int64_t e = 0; e < r->numel; e++) {
+    int64_t off;
+    if (eview_offset(&v, e, &off)) {
+      float fv = 0;
+      int64_t iv = 0;
+      read_elem(tdt, (const char *)v.t->data + off * esz, &fv, &iv);
+      if (fl) FP(r)[e] = fv; else IP(r)[e] = tl_int_to_int(iv, DT(r));
+    } else if (fl) {
+      FP(r)[e] = other ? FP(other)[e * so] : 0.0f;
+    } else {
+      IP(r)[e] = other ? IP(other)[e * so] : 0;
+    }
+  }
+}
+
+/* Scatter (store) and atomics: element by element in row-major order, so a
+ * repeated index ends with the last element's value (store), and float
+ * atomics add in that order (docs/interpreter.md). */
+static void exec_scatter(interp *in, const tl_op *op) {
+  if (op->nopnd < 2) BROKEN(in, op, "missing operands");
+  slot *val = S(in, op->opnd[op->nopnd - 1]);
+  eview v;
+  make_eview(in, op, &v, val->numel);
+  if (op->nopnd != v.rank + 2) BROKEN(in, op, "operand count");
+  tl_dtype tdt = v.t->dtype;
+  int esz = tl_dtype_bytes(tdt);
+  bool fl = is_f(val);
+  if (fl != tl_dtype_is_float(tdt)) BROKEN(in, op, "value kind is not the tensor's");
+  bool atomic = op->opc == TL_OP_atomic;
+  for (int64_t e = 0; e < val->numel; e++) {
+    int64_t off;
+    if (!eview_offset(&v, e, &off)) continue;
+    char *p = (char *)v.t->data + off * esz;
+    float fv = fl ? FP(val)[e] : 0;
+    int64_t iv = fl ? 0 : IP(val)[e];
+    if (atomic) {
+      float fo = 0;
+      int64_t io = 0;
+      read_elem(tdt, p, &fo, &io);
+      switch (op->kind) {
+      case TL_ATOMIC_ADD:
+        /* one rounding of the exact sum, as the hardware's: in f32, or for
+         * 16-bit floats through double (exact enough that rounding twice
+         * cannot differ from once) */
+        if (fl) fv = tdt == TL_F32 ? fo + fv : tl_round_to_dtype((double)fo + (double)fv, tdt);
+        else iv = (int64_t)((uint64_t)io + (uint64_t)iv);
+        break;
+      case TL_ATOMIC_MAX:
+        if (fl) fv = f_max(fo, fv); else iv = io > iv ? io : iv;
+        break;
+      case TL_ATOMIC_MIN:
+        if (fl) fv = f_min(fo, fv); else iv = io < iv ? io : iv;
+        break;
+      default: BROKEN(in, op, "atomic kind");
+      }
+    }
+    write_elem(tdt, p, fl, fv, iv);
+  }
+}
+
+/* scan and argreduce: lines along the axis, each in index order. */
+static void line_geometry(const tl_type *t, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
+  *outer = *inner = 1;
+  for (int d = 0; d < t->rank; d++) {
+    if (d < axis) *outer *= t->shape[d];
+    if (d > axis) *inner *= t->shape[d];
+  }
+  *len = t->shape[axis];
+}
+
+/* Inclusive scan: floats accumulate in f32 (each output rounded to the
+ * dtype once), ints wrap; max is NaN-propagating.  The GPU runs the same
+ * sequence (emit_scan.c), so results agree bit for bit. */
+static void exec_scan(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  if (a->type->kind != TL_KIND_TILE || op->axis < 0 || op->axis >= a->type->rank || r->numel != a->numel)
+    BROKEN(in, op, "operand");
+  int64_t outer, len, inner;
+  line_geometry(a->type, op->axis, &outer, &len, &inner);
+  tl_dtype dt = DT(r);
+  bool sum = op->kind == TL_SCAN_SUM;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      float fa = 0;
+      int64_t ia = 0;
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i;
+        if (is_f(a)) {
+          float x = FP(a)[e];
+          fa = j == 0 ? x : sum ? fa + x : f_max(fa, x);
+          FP(r)[e] = tl_round_to_dtype(fa, dt);
+        } else {
+          int64_t x = IP(a)[e];
+          ia = j == 0 ? x : sum ? tl_int_to_int(int_binop(TL_OP_add, 64, true, ia, x), dt) : (x > ia ? x : ia);
+          IP(r)[e] = ia;
+        }
+      }
+    }
+}
+
+/* argmax / argmin: the first index of the extremum; a NaN counts as the
+ * extremum (the first NaN wins). */
+static void exec_argreduce(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  if (a->type->kind != TL_KIND_TILE || op->axis < 0 || op->axis >= a->type->rank || is_f(r)) BROKEN(in, op, "operand");
+  int64_t outer, len, inner;
+  line_geometry(a->type, op->axis, &outer, &len, &inner);
+  if (r->numel != outer * inner) BROKEN(in, op, "result size");
+  bool mx = op->kind == TL_ARG_MAX;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i, eb = (o * len + best) * inner + i;
+        bool take;
+        if (is_f(a)) {
+          float x = FP(a)[e], b = FP(a)[eb];
+          take = (mx ? x > b : x < b) || (isnan(x) && !isnan(b));
+        } else {
+          int64_t x = IP(a)[e], b = IP(a)[eb];
+          take = mx ? x > b : x < b;
+        }
+        if (take) best = j;
+      }
+      IP(r)[o * inner + i] = best;
+    }
+}
+
+/* rand: Philox-4x32-10 per element (lib/philox.h), bit for bit the GPU's. */
+static void exec_rand(interp *in, const tl_op *op) {
+  need_operands(in, op, 2);
+  slot *r = S(in, op->res[0]), *off = S(in, op->opnd[1]);
+  int64_t seed = scalar_int(in, op->opnd[0]);
+  if (is_f(off) || off->numel != r->numel) BROKEN(in, op, "offsets of another shape");
+  uint32_t key[2] = {(uint32_t)(uint64_t)seed, (uint32_t)((uint64_t)seed >> 32)};
+  for (int64_t i = 0; i < r->numel; i++) {
+    uint32_t ctr[4] = {(uint32_t)IP(off)[i], 0, 0, 0}, out[4];
+    tl_philox4x32_10(ctr, key, out);
+    switch (op->kind) {
+    case TL_RAND_UNIFORM: FP(r)[i] = tl_rand_uniform(out[0]); break;
+    case TL_RAND_NORMAL: FP(r)[i] = tl_rand_normal(out[0], out[1]); break;
+    case TL_RAND_INT: IP(r)[i] = (int32_t)out[0]; break;
+    default: BROKEN(in, op, "rand kind");
+    }
+  }
+}
+
 static void exec_load(interp *in, const tl_op *op) {
   slot *r = S(in, op->res[0]);
+  if (has_gather(in, op)) {
+    exec_load_gather(in, op, r);
+    return;
+  }
   view v;
   make_view(in, op, &v, r->numel, false);
   tl_dtype tdt = v.t->dtype;
@@ -604,6 +839,10 @@ static void exec_load(interp *in, const tl_op *op) {
 }
 
 static void exec_store(interp *in, const tl_op *op) {
+  if (has_gather(in, op)) {
+    exec_scatter(in, op);
+    return;
+  }
   if (op->nopnd < 2) BROKEN(in, op, "missing operands");
   slot *val = S(in, op->opnd[op->nopnd - 1]);
   view v;
@@ -725,6 +964,10 @@ static void exec_op(interp *in, const tl_op *op) {
   case TL_OP_dot: exec_dot(in, op); break;
   case TL_OP_load: exec_load(in, op); break;
   case TL_OP_store: exec_store(in, op); break;
+  case TL_OP_atomic: exec_scatter(in, op); break;
+  case TL_OP_rand: exec_rand(in, op); break;
+  case TL_OP_scan: exec_scan(in, op); break;
+  case TL_OP_argreduce: exec_argreduce(in, op); break;
   case TL_OP_for: exec_for(in, op); break;
   case TL_OP_if: exec_if(in, op); break;
   default: BROKEN(in, op, "not supported by the interpreter");
@@ -872,7 +1115,9 @@ static bool plan_grid(interp *in, char *base, size_t *cursor) {
 
 static bool eval_grid(interp *in, int64_t grid[3]) {
   for (int d = 0; d < 3; d++) grid[d] = 1;
+  in->exact_ints = true; /* a wrapped grid size would launch the wrong number of programs */
   int32_t y = run_region(in, &in->f->grid);
+  in->exact_ints = false;  /* (the kernel body keeps i32's wrapping) */
   if (y < 0) fail(in, "internal: kernel %s: grid region has no yield", in->f->name);
   const tl_op *yop = &in->f->ops.data[y];
   if (yop->nopnd < 1 || yop->nopnd > 3) fail(in, "internal: kernel %s: grid yields %d values", in->f->name, yop->nopnd);

@@ -348,6 +348,10 @@ static void parse_region(parser *p, tl_region *r);
 
 static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 static const char *const reduce_names[] = {"sum", "max", "min"};
+static const char *const atomic_names[] = {"add", "max", "min"};
+static const char *const rand_names[] = {"uniform", "normal", "int"};
+static const char *const scan_names[] = {"sum", "max"};
+static const char *const arg_names[] = {"max", "min"};
 
 static int read_enum(parser *p, const char *const *names, int n, const char *what) {
   char buf[MAX_NAME];
@@ -618,9 +622,34 @@ static void parse_op(parser *p, tl_region *r) {
     tl_op_at(p->f, op)->axis = axis;
     break;
   }
+  case TL_OP_scan:
+  case TL_OP_argreduce: {
+    int kind = opc == TL_OP_scan ? read_enum(p, scan_names, 2, "scan kind") : read_enum(p, arg_names, 2, "argreduce kind");
+    tl_vec_push(a, &opnd, use_value(p));
+    int32_t axis = read_axis_attr(p);
+    expect(p, ":");
+    tl_type t = read_type(p);
+    op = make_op(p, r, opc, &opnd, &t, 1, loc);
+    tl_op_at(p->f, op)->kind = kind;
+    tl_op_at(p->f, op)->axis = axis;
+    break;
+  }
+  case TL_OP_rand: {
+    int kind = read_enum(p, rand_names, 3, "random distribution");
+    tl_vec_push(a, &opnd, use_value(p));
+    expect(p, ",");
+    tl_vec_push(a, &opnd, use_value(p));
+    expect(p, ":");
+    tl_type t = read_type(p);
+    op = make_op(p, r, opc, &opnd, &t, 1, loc);
+    tl_op_at(p->f, op)->kind = kind;
+    break;
+  }
   case TL_OP_load:
-  case TL_OP_store: {
+  case TL_OP_store:
+  case TL_OP_atomic: {
     int32_t dims[TL_MAX_RANK] = {0};
+    int kind = opc == TL_OP_atomic ? read_enum(p, atomic_names, 3, "atomic operation") : 0;
     tl_vec_push(a, &opnd, use_value(p));
     read_view(p, &opnd, dims);
     tl_type t = tl_scalar_type(TL_VOID);
@@ -639,6 +668,7 @@ static void parse_op(parser *p, tl_region *r) {
     }
     op = make_op(p, r, opc, &opnd, &t, nres, loc);
     memcpy(tl_op_at(p->f, op)->dims, dims, sizeof dims);
+    tl_op_at(p->f, op)->kind = kind;
     break;
   }
   case TL_OP_for: {

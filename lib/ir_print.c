@@ -20,6 +20,10 @@ typedef struct printer {
 static const char *const pipeline_names[] = {"auto", "simple", "multistage", "cutlass"};
 static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 static const char *const reduce_names[] = {"sum", "max", "min"};
+static const char *const atomic_names[] = {"add", "max", "min"};
+static const char *const rand_names[] = {"uniform", "normal", "int"};
+static const char *const scan_names[] = {"sum", "max"};
+static const char *const arg_names[] = {"max", "min"};
 
 /* Identifier characters of the text form; anything else becomes '_'. */
 static void put_ident(tl_sbuf *b, const char *s, bool allow_dot) {
@@ -242,8 +246,20 @@ static void put_op(printer *p, int32_t id, int depth) {
     }
     break;
   }
+  case TL_OP_scan:
+  case TL_OP_argreduce:
+    tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 2 ? (o->opc == TL_OP_scan ? scan_names : arg_names)[o->kind] : "?");
+    put_operands(p, o, 0, o->nopnd);
+    tl_sbuf_printf(b, ", axis=%d", (int)o->axis);
+    break;
+  case TL_OP_rand:
+    tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 3 ? rand_names[o->kind] : "?");
+    put_operands(p, o, 0, o->nopnd);
+    break;
+  case TL_OP_atomic:
   case TL_OP_store: {
     if (o->nopnd < 1) break;
+    if (o->opc == TL_OP_atomic) tl_sbuf_printf(b, " %s", (unsigned)o->kind < 3 ? atomic_names[o->kind] : "?");
     tl_sbuf_puts(b, " ");
     put_value(p, o->opnd[0]);
     int used = put_view(p, o, view_rank(p, o, 1));

@@ -20,6 +20,15 @@ tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create) {
   return &s->dots.data[s->dots.len - 1];
 }
 
+/* Does any store or atomic of f write tensor value t? */
+static bool tensor_written(tl_func *f, int32_t t) {
+  for (int i = 0; i < f->ops.len; i++) {
+    const tl_op *o = &f->ops.data[i];
+    if ((o->opc == TL_OP_store || o->opc == TL_OP_atomic) && !(o->flags & TL_OPF_DEAD) && o->opnd[0] == t) return true;
+  }
+  return false;
+}
+
 static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
   if (depth > 16) return false;
   if (v == tl_op_at(f, L)->regions[0].args.data[0] || tl_defined_outside(f, v, L)) return true;
@@ -27,6 +36,14 @@ static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
   if (x->def < 0 || x->type.kind != TL_KIND_SCALAR) return false;
   tl_op *d = tl_op_at(f, x->def);
   if (d->opc == TL_OP_const) return !tl_dtype_is_float((tl_dtype)x->type.dtype);
+  if (d->opc == TL_OP_load) {
+    /* a scalar load (a page table, a block index) of a tensor the kernel never writes: it can be
+     * read again for a later iteration ahead of time (codegen's remat reloads it) */
+    if (tensor_written(f, d->opnd[0])) return false;
+    for (int i = 1; i < d->nopnd; i++)
+      if (!from_iv(f, d->opnd[i], L, depth + 1)) return false;
+    return true;
+  }
   if (!(tl_opinfo_table[d->opc].flags & TL_EW) || d->nres != 1) return false;
   for (int i = 0; i < d->nopnd; i++)
     if (!from_iv(f, d->opnd[i], L, depth + 1)) return false;

@@ -93,12 +93,12 @@ static bool check_view(verifier *v, const tl_op *o, int extra_max, int *extra, t
   const tl_type *tt = vtype(v, o->opnd[0]);
   int rank = tt->rank;
   *extra = o->nopnd - 1 - rank;
-  if (*extra < (o->opc == TL_OP_store ? 1 : 0) || *extra > extra_max) {
+  if (*extra < (o->opc == TL_OP_load ? 0 : 1) || *extra > extra_max) {
     err(v, o, "needs one index per dimension of %s (%d), got %d operands", tstr(tt, b), rank, o->nopnd);
     return false;
   }
   int32_t shape[TL_MAX_RANK];
-  int kept = 0;
+  int kept = 0, gathers[TL_MAX_RANK], ngather = 0;
   bool ok = true;
   for (int i = 0; i < TL_MAX_RANK; i++) {
     if (i >= rank) {
@@ -109,8 +109,11 @@ static bool check_view(verifier *v, const tl_op *o, int extra_max, int *extra, t
       continue;
     }
     const tl_type *it = vtype(v, o->opnd[1 + i]);
-    if (!is_scalar_of(it, TL_I32) && !is_scalar_of(it, TL_I64)) {
-      err(v, o, "index %d must be an i32 or i64 scalar, not %s", i, tstr(it, b));
+    if (it->kind == TL_KIND_TILE && o->dims[i] > 0) {
+      gathers[ngather++] = i; /* checked against the view's shape below */
+    } else if (!is_scalar_of(it, TL_I32) && !is_scalar_of(it, TL_I64)) {
+      err(v, o, "index %d must be an i32 or i64 scalar, not %s (a gather index is an i32 tile of the view's shape)", i,
+          tstr(it, b));
       ok = false;
     }
     if (o->dims[i] < 0) {
@@ -121,6 +124,16 @@ static bool check_view(verifier *v, const tl_op *o, int extra_max, int *extra, t
     }
   }
   *view = kept ? tl_tile_type((tl_dtype)tt->dtype, kept, shape) : tl_scalar_type((tl_dtype)tt->dtype);
+  for (int g = 0; g < ngather; g++) {
+    const tl_type *it = vtype(v, o->opnd[1 + gathers[g]]);
+    tl_type want = *view;
+    want.dtype = TL_I32;
+    if (!tl_type_eq(it, &want)) {
+      char b2[64];
+      err(v, o, "gather index %d is %s; it must be %s (the view's shape)", gathers[g], tstr(it, b), tstr(&want, b2));
+      ok = false;
+    }
+  }
   return ok;
 }
 
@@ -149,7 +162,8 @@ static void check_op_types(verifier *v, const tl_op *o) {
 
   /* tensors are only the memory operand of load/store/dim */
   for (int i = 0; i < o->nopnd; i++) {
-    bool allowed = i == 0 && (o->opc == TL_OP_load || o->opc == TL_OP_store || o->opc == TL_OP_dim);
+    bool allowed = i == 0 && (o->opc == TL_OP_load || o->opc == TL_OP_store || o->opc == TL_OP_atomic ||
+                              o->opc == TL_OP_dim);
     if (vtype(v, o->opnd[i])->kind == TL_KIND_TENSOR && !allowed) err(v, o, "operand %d is a tensor; load it first", i);
   }
   for (int i = 0; i < o->nres; i++) {
@@ -324,6 +338,52 @@ static void check_op_types(verifier *v, const tl_op *o) {
     if (!check_view(v, o, 1, &extra, &view)) break;
     const tl_type *val = vtype(v, o->opnd[o->nopnd - 1]);
     if (!tl_type_eq(&view, val)) err(v, o, "view is %s but the stored value is %s", tstr(&view, b1), tstr(val, b2));
+    break;
+  }
+  case TL_OP_atomic: {
+    tl_type view;
+    int extra = 0;
+    if (!check_view(v, o, 1, &extra, &view)) break;
+    const tl_type *val = vtype(v, o->opnd[o->nopnd - 1]);
+    if (!tl_type_eq(&view, val)) err(v, o, "view is %s but the value is %s", tstr(&view, b1), tstr(val, b2));
+    int dt = view.dtype;
+    if ((unsigned)o->kind > TL_ATOMIC_MIN) err(v, o, "bad atomic kind %d", o->kind);
+    else if (!(dt == TL_F32 || dt == TL_I32 || (o->kind == TL_ATOMIC_ADD && (dt == TL_F16 || dt == TL_BF16))))
+      err(v, o, "atomic %s on %s is not supported (f32, i32; add also f16, bf16)",
+          o->kind == TL_ATOMIC_ADD ? "add" : o->kind == TL_ATOMIC_MAX ? "max" : "min", tl_dtype_name((tl_dtype)dt));
+    break;
+  }
+  case TL_OP_scan:
+  case TL_OP_argreduce: {
+    bool scan = o->opc == TL_OP_scan;
+    if (a0->kind != TL_KIND_TILE || o->axis < 0 || o->axis >= a0->rank) {
+      err(v, o, "needs a tile and an axis in range, not %s axis %d", tstr(a0, b1), o->axis);
+      break;
+    }
+    if ((unsigned)o->kind > 1) err(v, o, "bad kind %d", o->kind);
+    int dt = a0->dtype;
+    if (dt == TL_I1 || dt == TL_F8E4M3 || dt == TL_F8E5M2) err(v, o, "not defined on %s", tl_dtype_name((tl_dtype)dt));
+    tl_type want = *a0;
+    want.layout = -1;
+    if (!scan) {
+      int32_t shape[TL_MAX_RANK];
+      int r = 0;
+      for (int i = 0; i < a0->rank; i++)
+        if (i != o->axis) shape[r++] = a0->shape[i];
+      want = r ? tl_tile_type(TL_I32, r, shape) : tl_scalar_type(TL_I32);
+    }
+    if (!tl_type_eq(&want, r0)) err(v, o, "over axis %d of %s gives %s, not %s", o->axis, tstr(a0, b1), tstr(&want, b2), tstr(r0, b3));
+    break;
+  }
+  case TL_OP_rand: {
+    const tl_type *off = vtype(v, o->opnd[1]);
+    if (!is_scalar_of(a0, TL_I64)) err(v, o, "seed must be an i64 scalar, not %s", tstr(a0, b1));
+    if (off->dtype != TL_I32 || (off->kind != TL_KIND_SCALAR && off->kind != TL_KIND_TILE))
+      err(v, o, "offsets must be i32, not %s", tstr(off, b1));
+    if ((unsigned)o->kind > TL_RAND_INT) err(v, o, "bad rand kind %d", o->kind);
+    else if (!same_shape(off, r0) || r0->dtype != (o->kind == TL_RAND_INT ? TL_I32 : TL_F32))
+      err(v, o, "result %s must have the offsets' shape and element type %s", tstr(r0, b1),
+          o->kind == TL_RAND_INT ? "i32" : "f32");
     break;
   }
   case TL_OP_for: {

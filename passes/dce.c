@@ -14,7 +14,7 @@ typedef struct dce {
 
 static bool has_store(tl_func *f, int32_t op) {
   tl_op *o = tl_op_at(f, op);
-  if (o->opc == TL_OP_store) return true;
+  if (o->opc == TL_OP_store || o->opc == TL_OP_atomic) return true;
   for (int r = 0; r < o->nregions; r++)
     for (int i = 0; i < o->regions[r].ops.len; i++)
       if (has_store(f, o->regions[r].ops.data[i])) return true;

@@ -647,6 +647,10 @@ static void assign_op(la_state *st, int32_t opid) {
     rt->layout = intern(st, &l);
     return;
   }
+  case TL_OP_scan:
+    rt->layout = vtype(st, a0)->layout;
+    return;
+  case TL_OP_argreduce:
   case TL_OP_reduce: {
     tl_layout l = tl_layout_slice(vlayout(st, a0), o->axis);
     l.origin = vtype(st, a0)->layout;
@@ -713,6 +717,9 @@ static void assign_op(la_state *st, int32_t opid) {
   case TL_OP_convert_layout:
     if (rt->layout < 0) rt->layout = vtype(st, a0)->layout;
     return;
+  case TL_OP_rand: /* elementwise over its offsets */
+    rt->layout = is_tile(st, o->opnd[1]) ? vtype(st, o->opnd[1])->layout : default_layout(st, rt);
+    return;
   default:
     break;
   }
@@ -754,6 +761,12 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
     return vtype(st, o->regions[0].args.data[1 + (k - 3)])->layout;
   case TL_OP_load:
     return k > 0 && o->nres ? vtype(st, o->res[0])->layout : -1;
+  case TL_OP_store:
+  case TL_OP_atomic: /* gather indices in the layout of the value stored */
+    return k > 0 && k + 1 < o->nopnd && is_tile(st, o->opnd[o->nopnd - 1]) ? vtype(st, o->opnd[o->nopnd - 1])->layout
+                                                                            : -1;
+  case TL_OP_rand:
+    return k == 1 && o->nres ? vtype(st, o->res[0])->layout : -1;
   case TL_OP_yield: {
     if (o->parent < 0) return -1;
     tl_op *p = tl_op_at(f, o->parent);

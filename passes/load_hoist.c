@@ -11,8 +11,8 @@
 #include "ir.h"
 
 static bool is_barrier(const tl_op *o) {
-  /* stores, and regions (a loop or branch may store) end the hoisting */
-  return o->opc == TL_OP_store || o->nregions > 0 || (tl_opinfo_table[o->opc].flags & TL_TERM);
+  /* stores, atomics, and regions (a loop or branch may store) end the hoisting */
+  return o->opc == TL_OP_store || o->opc == TL_OP_atomic || o->nregions > 0 || (tl_opinfo_table[o->opc].flags & TL_TERM);
 }
 
 /* position in r of the op defining v, or -1 when defined outside r */

@@ -5,6 +5,7 @@
  * stay well under a millisecond besides the driver's module load).
  * requires: nothing (driver only to unload a duplicate module);
  * keeps: a corrupt entry is a miss, never a wrong kernel; breaks: nothing. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -54,15 +56,14 @@ void tl_cache_key_hex(const tl_cache_key *k, char out[65]) {
 }
 
 /* ---- directory -------------------------------------------------------------------------- */
-/* mkdir -p with mode 0700 for every directory it creates.  An existing
- * directory (every warm start) costs one stat. */
-static bool make_dirs(const char *path, tl_sbuf *msg) {
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return true;
+/* mkdir -p with mode 0700 for every directory it creates; *st is the
+ * directory's stat.  An existing directory (every warm start) costs one stat. */
+static bool make_dirs(const char *path, struct stat *st, tl_sbuf *msg) {
+  if (stat(path, st) == 0 && S_ISDIR(st->st_mode)) return true;
   char tmp[4096];
   size_t n = strlen(path);
   if (n == 0 || n >= sizeof tmp) {
-    tl_sbuf_printf(msg, "cache directory path is empty or too long\n");
+    tl_sbuf_printf(msg, "cache: directory path is empty or too long; disk cache not used\n");
     return false;
   }
   memcpy(tmp, path, n + 1);
@@ -71,17 +72,44 @@ static bool make_dirs(const char *path, tl_sbuf *msg) {
     char saved = tmp[i];
     tmp[i] = 0;
     if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
-      tl_sbuf_printf(msg, "cannot create cache directory %s: %s\n", tmp, strerror(errno));
+      tl_sbuf_printf(msg, "cache: cannot create directory %s: %s; disk cache not used\n", tmp, strerror(errno));
       return false;
     }
     tmp[i] = saved;
   }
-  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    tl_sbuf_printf(msg, "cache path %s is not a directory\n", path);
+  if (stat(path, st) != 0 || !S_ISDIR(st->st_mode)) {
+    tl_sbuf_printf(msg, "cache: %s is not a directory; disk cache not used\n", path);
     return false;
   }
   return true;
 }
+
+/* A cache directory holds machine code that tilec loads and runs: it must be
+ * this user's and writable by nobody else (as ssh and git refuse files that
+ * others can change). */
+static bool dir_is_private(const char *path, const struct stat *st, tl_sbuf *msg) {
+  unsigned me = (unsigned)geteuid();
+  if ((unsigned)st->st_uid != me) {
+    tl_sbuf_printf(msg,
+                   "cache: directory %s is owned by uid %u, not by this user (uid %u): whoever owns it could plant "
+                   "machine code that tilec would load; disk cache not used\n",
+                   path, (unsigned)st->st_uid, me);
+    return false;
+  }
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+    tl_sbuf_printf(msg,
+                   "cache: directory %s is writable by %s (mode %04o): whoever can write there could plant machine "
+                   "code that tilec would load; disk cache not used (chmod go-w it, or set TILEC_CACHE_DIR)\n",
+                   path, (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ? "group and others"
+                         : st->st_mode & S_IWGRP ? "its group" : "others",
+                   (unsigned)(st->st_mode & 07777));
+    return false;
+  }
+  return true;
+}
+
+/* room after the directory for "/.tmp-<64 hex>-XXXXXX" and "/<64 hex>.tlk" */
+#define ENTRY_NAME_ROOM 80
 
 bool tl_cache_dir(char *buf, size_t n, tl_sbuf *msg) {
   const char *off = getenv("TILEC_CACHE");
@@ -98,11 +126,12 @@ bool tl_cache_dir(char *buf, size_t n, tl_sbuf *msg) {
   } else {
     return false;
   }
-  if (w < 0 || (size_t)w >= n) {
-    tl_sbuf_printf(msg, "cache directory path too long\n");
+  if (w < 0 || (size_t)w + ENTRY_NAME_ROOM >= n || (size_t)w + ENTRY_NAME_ROOM >= 4096) {
+    tl_sbuf_printf(msg, "cache: directory path too long (%d bytes); disk cache not used\n", w);
     return false;
   }
-  return make_dirs(buf, msg);
+  struct stat st;
+  return make_dirs(buf, &st, msg) && dir_is_private(buf, &st, msg);
 }
 
 void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, size_t n) {
@@ -113,7 +142,7 @@ void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, si
 
 /* ---- entry format ------------------------------------------------------------------------ *
  *   0  magic "TILECKC1"            8 bytes
- *   8  format version (1)          u32
+ *   8  format version (3)          u32
  *  12  header size (96)            u32
  *  16  key                         32 bytes
  *  48  payload length              u64
@@ -134,17 +163,60 @@ static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+/* ---- injected faults (tests: a full, read-only or failing disk) ------------------------ */
+static struct { int step, err; size_t after; } fault;
+
+void tl_cache_fault_inject(tl_cache_fault_step step, int err, size_t after_bytes) {
+  fault.step = err ? (int)step : TL_CACHE_FAULT_NONE;
+  fault.err = err;
+  fault.after = after_bytes;
+}
+static bool faulted(tl_cache_fault_step step) {
+  if (fault.step != (int)step) return false;
+  errno = fault.err;
+  return true;
+}
+
 static bool write_all(int fd, const void *data, size_t n) {
   const uint8_t *p = data;
+  size_t budget = fault.step == TL_CACHE_FAULT_WRITE ? fault.after : SIZE_MAX;
   while (n) {
-    ssize_t w = write(fd, p, n);
+    if (budget == 0) {
+      errno = fault.err;
+      return false;
+    }
+    ssize_t w = write(fd, p, n < budget ? n : budget);
     if (w < 0) {
       if (errno == EINTR) continue;
       return false;
     }
     p += w; n -= (size_t)w;
+    if (budget != SIZE_MAX) budget -= (size_t)w;
   }
   return true;
+}
+
+/* Temporary files of publishers that died between create and rename (killed,
+ * power loss) are never read; a publish (the cold path, after a compile)
+ * removes those of this user older than an hour, which no live publisher
+ * still writes. */
+#define STALE_TEMP_SECONDS 3600
+static void sweep_stale_temps(int dfd) {
+  int fd = dup(dfd);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  time_t now = time(NULL);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    if (strncmp(e->d_name, ".tmp-", 5) != 0 || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(st.st_mode) && (unsigned)st.st_uid == (unsigned)geteuid() && now - st.st_mtime > STALE_TEMP_SECONDS)
+      (void)unlinkat(dfd, e->d_name, 0);
+  }
+  closedir(d);
 }
 
 int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache_meta *meta,
@@ -191,17 +263,17 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
   tl_cache_key_hex(key, hex);
   tl_cache_entry_path(dir, key, final_path, sizeof final_path);
   snprintf(tmp_path, sizeof tmp_path, "%s/.tmp-%s-XXXXXX", dir, hex);
-  int fd = mkstemp(tmp_path); /* mode 0600 */
+  int fd = faulted(TL_CACHE_FAULT_CREATE) ? -1 : mkstemp(tmp_path); /* mode 0600 */
   if (fd < 0) {
     tl_sbuf_printf(msg, "cache: cannot create %s: %s\n", tmp_path, strerror(errno));
     free(file);
     return TL_ERR_IO;
   }
-  bool ok = write_all(fd, file, ENTRY_HEADER + plen) && fsync(fd) == 0;
+  bool ok = write_all(fd, file, ENTRY_HEADER + plen) && !faulted(TL_CACHE_FAULT_FSYNC) && fsync(fd) == 0;
   int saved = errno;
   free(file);
   if (close(fd) != 0 && ok) { ok = false; saved = errno; }
-  if (ok && rename(tmp_path, final_path) != 0) { ok = false; saved = errno; }
+  if (ok && (faulted(TL_CACHE_FAULT_RENAME) || rename(tmp_path, final_path) != 0)) { ok = false; saved = errno; }
   if (!ok) {
     unlink(tmp_path);
     tl_sbuf_printf(msg, "cache: cannot write %s: %s\n", final_path, strerror(saved));
@@ -211,6 +283,7 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
   int dfd = open(dir, O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     (void)fsync(dfd);
+    sweep_stale_temps(dfd);
     close(dfd);
   }
   return TL_OK;
@@ -227,13 +300,22 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
   tl_cache_entry_path(dir, key, path, sizeof path);
   *cubin = NULL;
   *size = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? TL_CACHE_MISS : miss(why, path, strerror(errno));
+  /* no symbolic link followed; a FIFO or device cannot block the open */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return TL_CACHE_MISS;
+    return miss(why, path, errno == ELOOP ? "a symbolic link, not a cache entry" : strerror(errno));
+  }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)ENTRY_HEADER ||
-      (uint64_t)st.st_size > ENTRY_HEADER + ENTRY_MAX_PAYLOAD) {
+  const char *bad = NULL;
+  if (fstat(fd, &st) != 0) bad = strerror(errno);
+  else if (!S_ISREG(st.st_mode)) bad = "not a regular file";
+  else if ((unsigned)st.st_uid != (unsigned)geteuid()) bad = "owned by another user (refused: it could hold planted code)";
+  else if (st.st_size < (off_t)ENTRY_HEADER || (uint64_t)st.st_size > ENTRY_HEADER + ENTRY_MAX_PAYLOAD)
+    bad = "not a cache entry (size)";
+  if (bad) {
     close(fd);
-    return miss(why, path, "not a cache entry (size)");
+    return miss(why, path, bad);
   }
   size_t flen = (size_t)st.st_size;
   uint8_t *file = malloc(flen);

@@ -59,6 +59,17 @@ enum {
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 };
 
+/* CUpointer_attribute (cuPointerGetAttribute) and CUmemorytype */
+enum {
+  CU_POINTER_ATTRIBUTE_CONTEXT = 1,          /* CUcontext; NULL for pool / VMM memory */
+  CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,      /* unsigned (CUmemorytype) */
+  CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,       /* bool */
+  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,   /* int */
+  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, /* CUdeviceptr: start of the allocation */
+  CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12       /* size_t: its size */
+};
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_ARRAY = 3, CU_MEMORYTYPE_UNIFIED = 4 };
+
 /* CUjit_option */
 enum {
   CU_JIT_MAX_REGISTERS = 0,
@@ -118,6 +129,7 @@ typedef CUresult (*PFN_cuFuncSetAttribute)(CUfunction f, int attrib, int value);
 typedef CUresult (*PFN_cuLaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                        unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
                                        void **extra);
+typedef CUresult (*PFN_cuPointerGetAttribute)(void *data, int attribute, CUdeviceptr ptr);
 /* Used by the GPU tests and the benchmark (tests/gpu/gpu_util.c). */
 typedef CUresult (*PFN_cuMemAlloc)(CUdeviceptr *p, size_t n);
 typedef CUresult (*PFN_cuMemFree)(CUdeviceptr p);

@@ -109,6 +109,9 @@ static void load_driver(void) {
       return; /* the library stays loaded: harmless, and safe for other users */
     }
   }
+  /* TILEC_CHECK_POINTERS=1 (every CUDA has it; optional all the same) */
+  if (!resolve(lib, gpa2, gpa1, "cuPointerGetAttribute", NULL, (void **)&driver.cuPointerGetAttribute))
+    driver.cuPointerGetAttribute = NULL;
   /* optional (CUDA 12.0+): tensor maps */
   if (!resolve(lib, gpa2, gpa1, "cuTensorMapEncodeTiled", NULL, (void **)&driver.cuTensorMapEncodeTiled))
     driver.cuTensorMapEncodeTiled = NULL;
@@ -252,7 +255,7 @@ int tl_rt_make_current(const tl_rt_device *d, char *err, size_t n) {
 /* For lib/api (program.h): the target of device `device`, when there is one. */
 bool tl_rt_device_arch(int device, char *buf, size_t n) {
   const tl_rt_device *d;
-  char err[256];
+  char err[sizeof driver_error];
   if (tl_rt_device_get(device, &d, err, sizeof err) != TL_OK) return false;
   snprintf(buf, n, "%s", d->arch);
   return true;

@@ -5,6 +5,7 @@
  *   module.c   PTX -> cubin through the driver's JIT linker (with the PTX
  *              .version fitted to the driver), cubin -> CUmodule.
  *   hash.c     SHA-256 (cache keys), a fast checksum (cache entries).
+ *   buildid.c  this build's identity (version + ELF build-id), for the key.
  *   cache.c    the kernel cache: key, in-memory map, on-disk cubin entries.
  *   pack.c     kernel arguments -> the parameter buffer of the kernel ABI.
  *
@@ -60,6 +61,9 @@ typedef struct tl_cuda {
   /* CUDA 12.0+; NULL when the driver lacks it: a kernel with tensor maps then
    * fails to launch with a message */
   PFN_cuTensorMapEncodeTiled cuTensorMapEncodeTiled;
+  /* TILEC_CHECK_POINTERS=1 only; NULL in an injected table that lacks it:
+   * the check then fails with a message */
+  PFN_cuPointerGetAttribute cuPointerGetAttribute;
 } tl_cuda;
 
 /* Load the driver and resolve its entry points, once per process (thread
@@ -180,6 +184,13 @@ void tl_sha256_field_int(tl_sha256_ctx *s, const char *name, int64_t v);
  * change confined to one aligned 8-byte word of data changes it; see hash.c. */
 uint64_t tl_checksum64(const void *data, size_t n);
 
+/* ---- buildid.c ------------------------------------------------------------------------ */
+/* "0.1.0+<hex ELF build-id of the object holding tilec's code>" (computed
+ * once), or "0.1.0+no-build-id" where the linker wrote none.  The key's
+ * tilec version: two builds of one version string with different code never
+ * share a cache entry. */
+const char *tl_build_identity(void);
+
 /* ---- cache.c ------------------------------------------------------------------------ */
 typedef struct tl_cache_key { uint8_t b[32]; } tl_cache_key;
 
@@ -225,19 +236,28 @@ typedef struct tl_cache_meta {
 
 /* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
  * $HOME/.cache/tilec, created with mode 0700 (missing parents too).  false
- * when none can be made ($TILEC_CACHE_DIR="" or TILEC_CACHE=0 disables the disk cache). */
+ * when none can be made ($TILEC_CACHE_DIR="" or TILEC_CACHE=0 disables the
+ * disk cache), and, with the reason in msg, when the directory is owned by
+ * another user or writable by group or others (docs/runtime.md). */
 bool tl_cache_dir(char *buf, size_t n, tl_sbuf *msg);
 
 enum { TL_CACHE_MISS = 0, TL_CACHE_HIT = 1 };
-/* Read entry `key` from dir.  A missing, truncated, corrupt or foreign entry
- * is a miss (reason appended to why when not NULL), never an error.  On a hit
- * *cubin is malloc'd. */
+/* Read entry `key` from dir.  A missing, truncated, corrupt or foreign entry,
+ * one owned by another user, a symbolic link or anything not a regular file
+ * is a miss (reason appended to why when not NULL, except for a plain
+ * "no entry"), never an error.  On a hit *cubin is malloc'd. */
 int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *meta, void **cubin,
                        size_t *size, tl_sbuf *why);
 /* Publish entry `key` atomically (temp file, fsync, rename; replaces any old
  * entry).  TL_OK or TL_ERR_IO with the reason in msg. */
 int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache_meta *meta,
                         const void *cubin, size_t size, tl_sbuf *msg);
+/* Tests only: every later publish fails at `step` with errno `err` (0 = no
+ * fault), as a full (ENOSPC), read-only (EROFS) or failing (EIO) disk would;
+ * a write fault first writes `after_bytes` bytes of the entry. */
+typedef enum { TL_CACHE_FAULT_NONE, TL_CACHE_FAULT_CREATE, TL_CACHE_FAULT_WRITE, TL_CACHE_FAULT_FSYNC,
+               TL_CACHE_FAULT_RENAME } tl_cache_fault_step;
+void tl_cache_fault_inject(tl_cache_fault_step step, int err, size_t after_bytes);
 /* The path of entry `key` in dir ("<dir>/<64 hex>.tlk"). */
 void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, size_t n);
 

@@ -5,6 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 tools/deps.sh
+/usr/bin/python3 tools/check_deps.py
 jobs=${TILEC_JOBS:-$(nproc)}
 build=${TILEC_MAIN_BUILD:-build-main}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTILEC_TESTS=OFF >/dev/null

@@ -1,6 +1,8 @@
 #!/bin/sh
 # test.sh: the whole test suite, as CI runs it (.ci/run), on a fresh Debian 12:
-#   1. install missing packages (tools/deps.sh --fuzz);
+#   1. install missing packages (tools/deps.sh --fuzz), then check that every file the build
+#      links or runs from outside the tree is owned by a package deps.sh installs
+#      (tools/check_deps.py --fuzz: a package installed by hand cannot hide here);
 #   2. configure with -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON (ASan + UBSan), build;
 #   3. ctest --output-on-failure (GPU tests skip with 77 where there is no GPU);
 #   4. the libFuzzer front-end fuzzer (clang-19) for $TILEC_FUZZ_SECONDS (60),
@@ -12,6 +14,7 @@ set -eu
 cd "$(dirname "$0")/.."
 root=$(pwd)
 tools/deps.sh --fuzz
+/usr/bin/python3 tools/check_deps.py --fuzz
 jobs=${TILEC_JOBS:-$(nproc)}
 build=${TILEC_TEST_BUILD:-$root/build-test}
 fuzz_build=$build-fuzz
@@ -19,7 +22,9 @@ seconds=${TILEC_FUZZ_SECONDS:-60}
 ir_seconds=${TILEC_FUZZ_IR_SECONDS:-30}
 
 echo "== configure + build (Werror, ASan+UBSan): $build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON
+# Debian's python3 (deps.sh installs it): not whichever python3 is first on PATH.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_WERROR=ON -DTILEC_SANITIZE=ON \
+  -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build "$build" -j "$jobs"
 
 echo "== ctest"

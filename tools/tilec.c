@@ -1,7 +1,7 @@
 /* tilec: the command-line compiler and kernel runner, a thin user of the
  * public API (include/tilec.h) and nothing else of tilec.
  *
- *   tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]
+ *   tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin|c] [options]
  *   tilec run FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
  *             [--seed S] [--atol A] [--rtol R] [--device|--interp]
  *   tilec tune FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
@@ -24,7 +24,7 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SKIP = 77 };
 
 
 static const char usage_text[] =
-    "usage: tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin] [options]\n"
+    "usage: tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin|c] [options]\n"
     "       tilec run FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
     "                 [--scalar NAME=V]... [--seed S] [--atol A] [--rtol R] [--device|--interp]\n"
     "       tilec tune FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
@@ -37,7 +37,8 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  -o OUT                 output file ('-' = stdout)\n"
-    "  --emit=STAGE           ast | ir | llvm | ptx | cubin (cubin needs ptxas)\n"
+    "  --emit=STAGE           ast | ir | llvm | ptx | cubin (cubin needs ptxas) | c (OUT.h + OUT.c:\n"
+    "                         a C launcher per kernel, cubin + PTX embedded; docs/aot.md)\n"
     "  -D NAME=VALUE          override tile constant NAME (repeatable)\n"
     "  --arch=sm_XX           target (sm_80, sm_89, sm_90, sm_90a; default: the GPU found, else sm_90a)\n"
     "  -O0 .. -O3             optimization level (default -O3)\n"
@@ -392,7 +393,7 @@ static int stage_of(const char *emit, const char *output, tilec_stage *out) {
         *out = (tilec_stage)i;
         return 0;
       }
-    usage_error("unknown --emit stage '%s' (ast, ir, llvm, ptx, cubin)", emit);
+    usage_error("unknown --emit stage '%s' (ast, ir, llvm, ptx, cubin, c)", emit);
     return EXIT_USAGE;
   }
   *out = TILEC_STAGE_PTX;
@@ -404,7 +405,55 @@ static int stage_of(const char *emit, const char *output, tilec_stage *out) {
   return 0;
 }
 
+/* --emit=c: OUT.h and OUT.c (OUT without a .c/.h extension); the symbol prefix
+ * is OUT's base name made a C identifier. */
+static int emit_c_main(cli *c) {
+  if (!c->output || !strcmp(c->output, "-"))
+    return usage_error("%s", "--emit=c writes two files: give -o NAME (NAME.h and NAME.c)"), EXIT_USAGE;
+  char base[4096];
+  snprintf(base, sizeof base, "%s", c->output);
+  size_t bl = strlen(base);
+  if (bl > 2 && (ends_with(base, ".c") || ends_with(base, ".h"))) base[bl - 2] = 0;
+  const char *slash = strrchr(base, '/');
+  char name[101];
+  size_t n = 0;
+  for (const char *q = slash ? slash + 1 : base; *q && n < sizeof name - 1; q++) {
+    char ch = *q;
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' || (n && ch >= '0' && ch <= '9');
+    if (!n && ch >= '0' && ch <= '9') name[n++] = '_';
+    if (n < sizeof name - 1) name[n++] = ok || (ch >= '0' && ch <= '9') ? ch : '_';
+  }
+  name[n] = 0;
+  if (!n) return usage_error("--emit=c: no file name in '%s'", c->output), EXIT_USAGE;
+  int rc = 0;
+  tilec_program *p = open_program(c, &rc);
+  if (!p) return rc;
+  char *h = NULL, *src = NULL;
+  tilec_status st = tilec_program_emit_c(p, name, &h, &src);
+  fputs(tilec_program_log(p), stderr);
+  if (st != TILEC_OK) {
+    tilec_program_destroy(p);
+    return exit_code_of(st);
+  }
+  char path[4200];
+  const char *texts[2] = {h, src}, *exts[2] = {".h", ".c"};
+  for (int i = 0; i < 2 && !rc; i++) {
+    snprintf(path, sizeof path, "%s%s", base, exts[i]);
+    FILE *f = fopen(path, "wb");
+    size_t len = strlen(texts[i]);
+    if (!f || fwrite(texts[i], 1, len, f) != len || fclose(f) != 0) {
+      fprintf(stderr, "tilec: error: cannot write '%s': %s\n", path, strerror(errno));
+      rc = EXIT_INPUT;
+    }
+  }
+  tilec_free(h);
+  tilec_free(src);
+  tilec_program_destroy(p);
+  return rc;
+}
+
 static int compile_main(cli *c) {
+  if (c->emit && !strcmp(c->emit, "c")) return emit_c_main(c);
   tilec_stage stage;
   int rc = stage_of(c->emit, c->output, &stage);
   if (rc) return rc;

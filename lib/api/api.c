@@ -855,8 +855,9 @@ tilec_status tilec_program_param(const tilec_program *p, int kernel, int index, 
   }
   for (int i = 0; pa->is_tensor && i < f->ops.len; i++) {
     const tl_op *op = &f->ops.data[i];
-    if (op->opc == TL_OP_store && !(op->flags & TL_OPF_DEAD) && op->nopnd > 0 && op->opnd[0] == pa->value)
-      out->written = 1;
+    if ((op->opc == TL_OP_store || op->opc == TL_OP_atomic) && !(op->flags & TL_OPF_DEAD) && op->nopnd > 0 &&
+        op->opnd[0] == pa->value && out->written != 1)
+      out->written = op->opc == TL_OP_store ? 1 : 2;
   }
   return TILEC_OK;
 }

@@ -46,6 +46,7 @@ struct tilec_kernel {
   int64_t grid[3];
   int64_t max_ctas;        /* persistent kernels (meta.persist): CTAs that run at once on the device */
   tl_grid_eval *grid_eval; /* made at load: the launch path allocates nothing */
+  bool check_pointers;     /* TILEC_CHECK_POINTERS=1 when the handle was made */
   /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
    * for (pointer, sizes, strides); a launch with the same one reuses the
    * bytes already in argbuf */
@@ -98,7 +99,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
       .define_names = names, .define_values = values, .ndefines = nd,
       .arch = arch, .opt_level = p->opts.opt_level, .line_info = p->opts.line_info,
       .pipeline = p->opts.pipeline, .entry_name = p->opts.entry_name,
-      .tilec_version = TILEC_VERSION_STRING, .llvm_version = TILEC_LLVM_VERSION,
+      .tilec_version = tl_build_identity(), .llvm_version = TILEC_LLVM_VERSION,
       .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level),
       .warps = p->opts.warps, .stages = p->opts.stages,
       .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = extra.data ? extra.data : ""};
@@ -174,22 +175,27 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
   cu->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
   cu->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
   if (meta->threads <= 0 || meta->threads > dev->max_threads_block) {
-    snprintf(err, sizeof err, "a block of %d threads is not possible on device %d (at most %d)", meta->threads,
-             dev->ordinal, dev->max_threads_block);
+    snprintf(err, sizeof err, "a block of %d threads is not possible on device %d (%s): at most %d", meta->threads,
+             dev->ordinal, dev->name, dev->max_threads_block);
     return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
-  if (max_threads > 0 && meta->threads > max_threads) {
+  /* registers: the function's own limit (cuFuncGetAttribute accounts for the
+   * allocation granularity), and the plain product, which no granularity
+   * can make fit */
+  if ((max_threads > 0 && meta->threads > max_threads) ||
+      (regs > 0 && dev->max_regs_block > 0 && (int64_t)regs * meta->threads > dev->max_regs_block)) {
     snprintf(err, sizeof err,
-             "%d registers per thread x %d threads exceed the %d registers of a block on device %d (%s); "
-             "use fewer warps or smaller tiles",
-             regs, meta->threads, dev->max_regs_block, dev->ordinal, dev->name);
+             "needs %lld registers per block (%d per thread x %d threads; the function allows %d threads); device %d "
+             "(%s) has %d registers per block; use fewer warps or smaller tiles",
+             (long long)regs * meta->threads, regs, meta->threads, max_threads, dev->ordinal, dev->name,
+             dev->max_regs_block);
     return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
-  if ((int64_t)meta->smem_bytes + static_smem > dev->max_smem_optin) {
+  if (meta->smem_bytes < 0 || (int64_t)meta->smem_bytes + static_smem > dev->max_smem_optin) {
     snprintf(err, sizeof err,
-             "needs %d bytes of shared memory (%d dynamic + %d static); device %d (%s) allows %d per block; "
+             "needs %lld bytes of shared memory per block (%d dynamic + %d static); device %d (%s) allows %d; "
              "use smaller tiles or fewer stages",
-             meta->smem_bytes + static_smem, meta->smem_bytes, static_smem, dev->ordinal, dev->name,
+             (long long)meta->smem_bytes + static_smem, meta->smem_bytes, static_smem, dev->ordinal, dev->name,
              dev->max_smem_optin);
     return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
@@ -256,6 +262,8 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
     return NULL;
   }
   if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * ctas_per_sm(dev, fn, meta);
+  const char *cp = getenv("TILEC_CHECK_POINTERS");
+  k->check_pointers = cp && strcmp(cp, "1") == 0;
   return k;
 }
 
@@ -313,8 +321,10 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (!tl_cache_mem_find(&key, device, &loaded)) {
     memset(&loaded, 0, sizeof loaded);
     char dir[4096];
-    tl_sbuf why = {0};
-    bool have_dir = tl_cache_dir(dir, sizeof dir, &why);
+    tl_sbuf why = {0}, dir_why = {0};
+    bool have_dir = tl_cache_dir(dir, sizeof dir, &dir_why);
+    if (dir_why.len) tl_sbuf_printf(&p->log, "tilec: note: %s", dir_why.data);
+    tl_sbuf_free(&dir_why);
     void *cubin = NULL;
     size_t size = 0;
     origin = NULL;
@@ -328,7 +338,7 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
       free(cubin);
       cubin = NULL;
     }
-    if (why.len) tl_sbuf_printf(&p->log, "tilec: note: %s", why.data);
+    if (why.len) tl_sbuf_printf(&p->log, "tilec: note: kernel cache entry skipped, recompiling: %s", why.data);
     tl_sbuf_free(&why);
     if (!origin) {
       st = compile_kernel(p, f, dev, arch, &loaded.meta, &cubin, &size);
@@ -336,7 +346,8 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
       tl_sbuf msg = {0};
       rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
       if (rt == TL_OK && have_dir && tl_cache_disk_store(dir, &key, &loaded.meta, cubin, size, &msg) != TL_OK)
-        tl_sbuf_printf(&p->log, "tilec: note: kernel cache not written: %s", msg.data ? msg.data : "\n");
+        tl_sbuf_printf(&p->log, "tilec: note: kernel cache not written (the kernel is used; a new process compiles it "
+                                "again): %s", msg.data ? msg.data : "\n");
       free(cubin);
       if (rt != TL_OK) {
         log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "module load failed");
@@ -518,7 +529,103 @@ static void signature(const tilec_kernel *k, int64_t *sig) {
   }
 }
 
+/* TILEC_CHECK_POINTERS=1: is the byte at `ptr` device memory that k's
+ * launch may use?  NULL when it is, else what it is instead. */
+static const char *pointer_problem(const tilec_kernel *k, const tl_cuda *cu, CUdeviceptr ptr, char *buf, size_t n) {
+  char t[200];
+  unsigned type = 0;
+  CUresult r = cu->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+  if (r != CUDA_SUCCESS) {
+    snprintf(buf, n, "is not memory the CUDA driver knows (%s): host memory from malloc, or freed?",
+             tl_rt_result_text(r, t, sizeof t));
+    return buf;
+  }
+  if (type == CU_MEMORYTYPE_HOST) return "is page-locked host memory, not device memory";
+  if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) {
+    snprintf(buf, n, "is memory of type %u, not device memory", type);
+    return buf;
+  }
+  uint64_t managed = 0; /* a bool; zero-extended in 8 bytes whatever its width */
+  if (cu->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) == CUDA_SUCCESS && managed)
+    return NULL; /* managed memory: any device may use it */
+  int ordinal = -1;
+  if (cu->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr) == CUDA_SUCCESS &&
+      ordinal != k->dev->ordinal) {
+    snprintf(buf, n, "is memory of CUDA device %d; the kernel runs on device %d", ordinal, k->dev->ordinal);
+    return buf;
+  }
+  CUcontext ctx = NULL; /* NULL for stream-ordered (pool) and VMM memory: no context owns it */
+  if (cu->cuPointerGetAttribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, ptr) == CUDA_SUCCESS && ctx &&
+      ctx != k->dev->ctx) {
+    snprintf(buf, n, "belongs to CUDA context %p, not to the kernel's (device %d's primary context %p)", (void *)ctx,
+             k->dev->ordinal, (void *)k->dev->ctx);
+    return buf;
+  }
+  return NULL;
+}
+
+/* Every tensor's bytes, from its lowest to its highest element: device
+ * memory of k's device and context, the last byte in the same allocation as
+ * the first or itself device memory (VMM allocations may be adjacent). */
+static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
+  if (!cu->cuPointerGetAttribute)
+    return launch_error(k, TILEC_ERROR_CUDA, "TILEC_CHECK_POINTERS=1, but the driver has no cuPointerGetAttribute");
+  char buf[300];
+  for (int i = 0; i < k->nparams; i++) {
+    const tl_arg *a = &k->targs[i];
+    if (!a->is_tensor) continue;
+    const char *name = k->f->params.data[i].name;
+    int64_t lo = 0, hi = tl_dtype_bytes(k->f->params.data[i].dtype), eb = hi;
+    bool empty = false, overflow = false;
+    for (int d = 0; d < a->rank && d < TL_MAX_RANK; d++) {
+      int64_t span;
+      if (a->shape[d] <= 0) empty = true;
+      else if (__builtin_mul_overflow(a->shape[d] - 1, a->strides[d], &span) ||
+               __builtin_mul_overflow(span, eb, &span) || __builtin_add_overflow(span < 0 ? lo : hi, span,
+                                                                                   span < 0 ? &lo : &hi))
+        overflow = true;
+    }
+    if (empty) continue; /* no element is read or written */
+    if (overflow)
+      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): its extent in bytes overflows 64 bits", i, name);
+    CUdeviceptr base = (CUdeviceptr)(uintptr_t)a->data, first = base + (CUdeviceptr)lo, last = base + (CUdeviceptr)(hi - 1);
+    const char *why = pointer_problem(k, cu, first, buf, sizeof buf);
+    if (why)
+      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer 0x%llx %s (TILEC_CHECK_POINTERS=1)", i,
+                          name, (unsigned long long)first, why);
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    bool inside = cu->cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, first) == CUDA_SUCCESS &&
+                  cu->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, first) == CUDA_SUCCESS &&
+                  last >= start && last - start < size;
+    if (!inside && (why = pointer_problem(k, cu, last, buf, sizeof buf)) != NULL)
+      return launch_error(k, TILEC_ERROR_LAUNCH,
+                          "argument %d (%s): its last byte 0x%llx (%lld bytes from its first, 0x%llx) %s; the "
+                          "allocation holding the first is 0x%llx + %zu bytes (TILEC_CHECK_POINTERS=1)",
+                          i, name, (unsigned long long)last, (long long)(hi - 1 - lo), (unsigned long long)first, why,
+                          (unsigned long long)start, size);
+  }
+  return TILEC_OK;
+}
+
+static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
+                           void *stream);
+
 tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream) {
+  return launch(k, args, nargs, NULL, stream);
+}
+
+tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t grid[3],
+                                      void *stream) {
+  if (k && !grid) {
+    k->err[0] = 0;
+    return launch_error(k, TILEC_ERROR_USAGE, "no grid (NULL)");
+  }
+  return launch(k, args, nargs, grid, stream);
+}
+
+static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
+                           void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
   if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
@@ -549,17 +656,40 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
       return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
     for (int d = 0; d < 3; d++)
       if (k->grid[d] > k->dev->max_grid[d])
-        return launch_error(k, TILEC_ERROR_LAUNCH, "grid (%lld, %lld, %lld) exceeds the device's limit in dimension %d (%d)",
-                            (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2], d, k->dev->max_grid[d]);
+        return launch_error(k, TILEC_ERROR_LAUNCH,
+                            "grid (%lld, %lld, %lld): axis %d has %lld programs; device %d (%s) allows at most %d on "
+                            "axis %d (limits %d x %d x %d); nothing was launched: put the largest grid dimension on "
+                            "axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)",
+                            (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2], d,
+                            (long long)k->grid[d], k->dev->ordinal, k->dev->name, k->dev->max_grid[d], d,
+                            k->dev->max_grid[0], k->dev->max_grid[1], k->dev->max_grid[2]);
     memcpy(k->last_sig, k->sig, k->sig_len * sizeof *k->sig);
     k->have_last = true;
   }
-  if (k->grid[0] == 0 || k->grid[1] == 0 || k->grid[2] == 0) return TILEC_OK; /* nothing to do */
+  int64_t grid[3] = {k->grid[0], k->grid[1], k->grid[2]};
+  if (grid_override && k->meta.persist)
+    return launch_error(k, TILEC_ERROR_UNSUPPORTED,
+                        "kernel '%s' is persistent (its CTAs loop over the tiles of its grid clause, docs/pipelines.md): "
+                        "a given grid is not supported; compile it with TILEC_PERSIST=0",
+                        k->f->name);
+  if (grid_override) {
+    for (int d = 0; d < 3; d++) {
+      if (grid_override[d] < 0 || grid_override[d] > k->dev->max_grid[d])
+        return launch_error(k, TILEC_ERROR_LAUNCH, "grid dimension %d is %lld, outside [0, %d] on this device", d,
+                            (long long)grid_override[d], k->dev->max_grid[d]);
+      grid[d] = grid_override[d];
+    }
+  }
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return TILEC_OK; /* nothing to do */
   if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
     return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
   const tl_cuda *cu;
   if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
     return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+  if (k->check_pointers) {
+    tilec_status ps = check_pointers(k, cu);
+    if (ps != TILEC_OK) return ps;
+  }
   for (int i = 0; i < k->meta.ntma; i++) {
     /* encoded once per (pointer, sizes, strides): a repeated launch costs a compare */
     const tl_rt_tma *t = &k->meta.tma[i];
@@ -577,10 +707,10 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
     memcpy(k->tma_key[i].strides, a->strides, nb);
     k->tma_key[i].valid = true;
   }
-  /* persistent: about one CTA per SM slot, each looping over the grid's tiles */
-  int64_t launch[3] = {k->grid[0], k->grid[1], k->grid[2]};
+  /* persistent: about one CTA per SM slot, each looping over the grid clause's tiles */
+  int64_t launch[3] = {grid[0], grid[1], grid[2]};
   if (k->meta.persist) {
-    int64_t tiles = k->grid[0] * k->grid[1] * k->grid[2];
+    int64_t tiles = grid[0] * grid[1] * grid[2];
     launch[0] = tiles < k->max_ctas ? tiles : k->max_ctas;
     launch[1] = launch[2] = 1;
   }
@@ -590,8 +720,8 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nar
   if (r != CUDA_SUCCESS) {
     char t[200];
     return launch_error(k, TILEC_ERROR_CUDA, "cuLaunchKernel failed: %s (grid %lld x %lld x %lld, block %d, smem %d)",
-                        tl_rt_result_text(r, t, sizeof t), (long long)k->grid[0], (long long)k->grid[1],
-                        (long long)k->grid[2], k->meta.threads, k->meta.smem_bytes);
+                        tl_rt_result_text(r, t, sizeof t), (long long)grid[0], (long long)grid[1],
+                        (long long)grid[2], k->meta.threads, k->meta.smem_bytes);
   }
   return TILEC_OK;
 }

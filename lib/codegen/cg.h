@@ -125,6 +125,8 @@ void cg_di_prologue_loc(cg *g);                          /* both builders at the
 void cg_di_set_loc(cg *g, tl_loc loc);                   /* body builder at an op's line */
 void cg_di_end_kernel(cg *g);
 void cg_di_finish(cg *g);                                /* finalize + dispose the DIBuilder */
+/* nvptx_fixups.c: rewrite what LLVM 19 NVPTX lowers wrongly (after the passes); returns the count */
+int cg_nvptx_fixups(LLVMModuleRef M);
 
 /* emit_elementwise.c */
 void cg_emit_ew(cg *g, tl_op *o);
@@ -140,9 +142,25 @@ LLVMValueRef cg_from_mem(cg *g, LLVMValueRef v, tl_dtype dt);
 /* emit_memory.c */
 void cg_emit_load(cg *g, tl_op *o);
 void cg_emit_store(cg *g, tl_op *o);
+/* Every element of the view of a store-like op (store, atomic: value last)
+ * exactly once per CTA: for each register a thread owns and no other thread
+ * or register replicates, fn gets the element's address (i64), whether to
+ * access it (i1: in the tensor and this thread its first holder) and the
+ * value's register index. */
+typedef void (*cg_elem_fn)(cg *g, void *ctx, LLVMValueRef addr, LLVMValueRef pred, int32_t reg);
+void cg_view_elements(cg *g, tl_op *o, cg_elem_fn fn, void *ctx);
 /* Coordinate map of a layout-changing op: result coords -> source coords. */
 typedef enum { CG_MAP_ID, CG_MAP_EXPAND, CG_MAP_BCAST, CG_MAP_TRANS, CG_MAP_RESHAPE } cg_map_kind;
 void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
+
+/* emit_atomic.c */
+void cg_emit_atomic(cg *g, tl_op *o);
+
+/* emit_scan.c: scan (cumsum, cummax) and argreduce (argmax, argmin) */
+void cg_emit_scan(cg *g, tl_op *o);
+
+/* emit_random.c */
+void cg_emit_rand(cg *g, tl_op *o);
 
 /* emit_reduce.c */
 void cg_emit_reduce(cg *g, tl_op *o);

@@ -410,6 +410,16 @@ void cg_emit_op(cg *g, int32_t opid) {
   case TL_OP_store:
     cg_emit_store(g, o);
     return;
+  case TL_OP_atomic:
+    cg_emit_atomic(g, o);
+    return;
+  case TL_OP_rand:
+    cg_emit_rand(g, o);
+    return;
+  case TL_OP_scan:
+  case TL_OP_argreduce:
+    cg_emit_scan(g, o);
+    return;
   case TL_OP_for:
     emit_for(g, opid);
     return;
@@ -772,6 +782,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
       ok = false;
     }
   }
+  if (ok) cg_nvptx_fixups(M);
   double t2 = tl_now_ms();
   out->ms_llvm_opt = t2 - t1;
   if (ok) {

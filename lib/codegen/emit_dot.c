@@ -241,6 +241,7 @@ void cg_make_plan(cg *g) {
   memset(p->vkind, 0, (size_t)f->values.len + 1);
   p->vstream = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   p->inv_done = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  p->inv_loop = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   memset(p->inv_done, 0, (size_t)f->values.len + 1);
   p->follow = f->sched != NULL;
   if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
@@ -305,6 +306,7 @@ void cg_make_plan(cg *g) {
         if (which == 0 && e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA) persist = (persist + 1023) / 1024 * 1024;
         p->vkind[x] = SRC_INVARIANT;
         p->vstream[x] = persist;
+        p->inv_loop[x] = L;
         persist += (bytes + 127) / 128 * 128;
       }
     }
@@ -478,12 +480,22 @@ LLVMValueRef cg_remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
   LLVMValueRef ops[8];
   cg_val saved[9];
   if (d->nopnd > 8) TL_INTERNAL(g->ctx, "codegen: rematerialized op with %d operands", d->nopnd);
-  for (int i = 0; i < d->nopnd; i++) ops[i] = cg_remat(g, d->opnd[i], L, iv_sub);
-  for (int i = 0; i < d->nopnd; i++) saved[i] = g->vals[d->opnd[i]];
+  /* a scalar load (schedule.c from_iv: of a tensor the kernel never writes) is read again at the
+   * later iteration's indices; the tensor operand stays as it is */
+  int first = d->opc == TL_OP_load ? 1 : 0;
+  for (int i = first; i < d->nopnd; i++) ops[i] = cg_remat(g, d->opnd[i], L, iv_sub);
+  for (int i = first; i < d->nopnd; i++) saved[i] = g->vals[d->opnd[i]];
   saved[8] = g->vals[d->res[0]];
-  for (int i = 0; i < d->nopnd; i++) {
+  for (int i = first; i < d->nopnd; i++) {
     g->vals[d->opnd[i]].r = &ops[i];
     g->vals[d->opnd[i]].n = 1;
+  }
+  if (d->opc == TL_OP_load) {
+    cg_emit_load(g, d);
+    LLVMValueRef r = g->vals[d->res[0]].r[0];
+    for (int i = d->nopnd - 1; i >= first; i--) g->vals[d->opnd[i]] = saved[i];
+    g->vals[d->res[0]] = saved[8];
+    return r;
   }
   cg_emit_ew(g, d);
   LLVMValueRef r = g->vals[d->res[0]].r[0];
@@ -1484,6 +1496,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
   const tl_layout *lb = p->vkind[b] == SRC_STREAM ? NULL : cg_layout(g, b);
   bool b_kn_staged = eb == 2 && lb && lb->nreg > 0 && lb->reg[0][1] != 0;
   int kinds[2] = {p->vkind[a], p->vkind[b]};
+  /* vkind is per value: an operand staged once before another loop (a dot outside that loop, or
+   * in a second loop, shares it) is staged here like any other (random test, seed 12869) */
+  for (int w = 0; w < 2; w++)
+    if (kinds[w] == SRC_INVARIANT && p->inv_loop[w ? b : a] != L) kinds[w] = SRC_STAGED;
   if (kinds[0] == SRC_STAGED && a_from_regs(g, a, lc, eb)) kinds[0] = SRC_REGS;
   int scratch = 0;
   bool need_stage = false;

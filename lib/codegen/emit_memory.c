@@ -97,6 +97,9 @@ typedef struct access {
   LLVMValueRef view_addr;           /* i64: address of the view's element 0 */
   LLVMValueRef tbase;               /* i64: this thread's element at register coords 0 */
   kcache kc[TL_MAX_RANK];
+  cg_val *gather[TL_MAX_RANK];      /* per tile dim: the i32 index tile of a gather (in the
+                                     * access's layout: register r indexes element r), or NULL */
+  bool any_gather;
 } access;
 
 static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
@@ -110,6 +113,18 @@ static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
   if (o->nopnd < 1 + a->rank) TL_INTERNAL(g->ctx, "codegen: view with too few indices");
   LLVMValueRef off = NULL;
   for (int d = 0; d < a->rank; d++) {
+    if (o->dims[d] != 0 && tl_val(g->f, o->opnd[1 + d])->type.kind == TL_KIND_TILE) {
+      if (tl_val(g->f, o->opnd[1 + d])->type.layout != lid)
+        TL_INTERNAL(g->ctx, "codegen: a gather index is not in the access's layout");
+      int j = a->tile_rank++;
+      a->tdim[j] = d;
+      a->sbytes[j] = a->bytes == 1 ? a->t->stride[d] : LLVMBuildMul(g->B, a->t->stride[d], cg_i64(g, a->bytes), "");
+      a->size[j] = a->t->size[d];
+      a->lw_ix[j] = cg_i32(g, 0);
+      a->gather[j] = cg_get(g, o->opnd[1 + d]);
+      a->any_gather = true;
+      continue;
+    }
     LLVMValueRef st = cg_get(g, o->opnd[1 + d])->r[0];
     bool wide = LLVMTypeOf(st) == g->i64;
     LLVMValueRef sz = wide ? LLVMBuildZExt(g->B, a->t->size[d], g->i64, "") : a->t->size[d];
@@ -132,6 +147,7 @@ static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
   a->tbase = a->view_addr;
   if (lid < 0) return;
   for (int j = 0; j < a->tile_rank; j++) {
+    if (a->gather[j]) continue; /* its index registers hold the whole coordinate */
     LLVMValueRef lw = cg_lane_warp(g, lid, j);
     if (is_zero(lw)) continue;
     LLVMValueRef lw64 = LLVMBuildZExt(g->B, lw, g->i64, "");
@@ -181,21 +197,42 @@ static LLVMValueRef k_off(cg *g, access *a, int j, int32_t k) {
   return c->off[s];
 }
 
-/* Address (i64) of the element at register coordinates k. */
-static LLVMValueRef group_addr(cg *g, access *a, const int32_t *k) {
+/* Address (i64) of the element of register r, at register coordinates k. */
+static LLVMValueRef group_addr(cg *g, access *a, const int32_t *k, int32_t r) {
   LLVMValueRef x = a->tbase;
   for (int j = 0; j < a->tile_rank; j++) {
-    LLVMValueRef o = k_off(g, a, j, k[j]);
+    LLVMValueRef o;
+    if (a->gather[j])
+      o = LLVMBuildMul(g->B, LLVMBuildSExt(g->B, a->gather[j]->r[r], g->i64, ""), a->sbytes[j], "");
+    else
+      o = k_off(g, a, j, k[j]);
     if (o) x = LLVMBuildAdd(g->B, x, o, "");
   }
   return x;
 }
 
-/* In bounds over the tile dims [0, upto) and the indexed dims (NULL = true). */
-static LLVMValueRef group_inb(cg *g, access *a, const int32_t *k, int upto) {
+/* In bounds over the tile dims [0, upto) and the indexed dims (NULL = true),
+ * for register r at register coordinates k. */
+static LLVMValueRef group_inb(cg *g, access *a, const int32_t *k, int upto, int32_t r) {
   LLVMValueRef p = a->uniform_inb;
-  for (int j = 0; j < upto; j++) p = and1(g, p, k_inb(g, a, j, k[j]));
+  for (int j = 0; j < upto; j++)
+    p = and1(g, p, a->gather[j] ? LLVMBuildICmp(g->B, LLVMIntULT, a->gather[j]->r[r], a->size[j], "")
+                                : k_inb(g, a, j, k[j]));
   return p;
+}
+
+/* Gathers keep vectors along the last dim when every group of vec registers
+ * shares its gather indices (the same LLVM values: the index was broadcast
+ * along the last dim, as the front-end makes it); else 1. */
+static int gather_vector_width(const tl_layout *l, const access *a, int vec) {
+  if (!a->any_gather || vec <= 1) return vec;
+  if (a->gather[a->tile_rank - 1]) return 1;
+  int32_t n = tl_layout_nregs(l);
+  for (int j = 0; j < a->tile_rank; j++)
+    for (int32_t r0 = 0; a->gather[j] && r0 < n; r0 += vec)
+      for (int e = 1; e < vec; e++)
+        if (a->gather[j]->r[r0 + e] != a->gather[j]->r[r0]) return 1;
+  return vec;
 }
 
 /* Predicated scalar load of `bytes` at addr; `dflt` (bits) when p is false. */
@@ -320,13 +357,13 @@ static LLVMValueRef vector_allowed(cg *g, access *a, int vbytes) {
 }
 
 /* Operands A, S, IX, SZ, R, F of group_ptx for the group at coordinates k. */
-static void group_args(cg *g, access *a, const int32_t *k, LLVMValueRef allowed, LLVMValueRef *args) {
+static void group_args(cg *g, access *a, const int32_t *k, int32_t r0, LLVMValueRef allowed, LLVMValueRef *args) {
   int last = a->tile_rank - 1;
-  args[0] = group_addr(g, a, k);
+  args[0] = group_addr(g, a, k, r0);
   args[1] = a->sbytes[last];
   args[2] = k_ix(g, a, last, k[last]);
   args[3] = a->size[last];
-  args[4] = pred32(g, group_inb(g, a, k, last));
+  args[4] = pred32(g, group_inb(g, a, k, last, r0));
   args[5] = allowed;
 }
 
@@ -364,7 +401,7 @@ void cg_emit_load(cg *g, tl_op *o) {
   if (other >= 0 && tl_val(f, other)->type.kind == TL_KIND_TILE && tl_val(f, other)->type.layout != lid)
     TL_INTERNAL(g->ctx, "codegen: load's `other` is not in the result's layout");
   cg_val *d = cg_new_val(g, res, n);
-  int vec = vector_width(l, &a);
+  int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
@@ -386,7 +423,7 @@ void cg_emit_load(cg *g, tl_op *o) {
       snprintf(cons + cn, sizeof cons - (size_t)cn, "l,l,%s,%s,r,r",
                LLVMTypeOf(a.size[last]) == g->i64 ? "l" : "r", LLVMTypeOf(a.size[last]) == g->i64 ? "l" : "r");
       LLVMValueRef args[6];
-      group_args(g, &a, k, allowed, args);
+      group_args(g, &a, k, r0, allowed, args);
       LLVMTypeRef words[4] = {g->i32, g->i32, g->i32, g->i32};
       LLVMValueRef res_w = cg_asm(g, W == 1 ? g->i32 : LLVMStructTypeInContext(g->C, words, (unsigned)W, 0), pb.s,
                                   cons, args, 6, true);
@@ -408,7 +445,7 @@ void cg_emit_load(cg *g, tl_op *o) {
         }
       }
       if (ov) { /* outside the tensor the element is `other` (the asm gives zeros) */
-        LLVMValueRef rows = group_inb(g, &a, k, last);
+        LLVMValueRef rows = group_inb(g, &a, k, last, r0);
         for (int e = 0; e < vec; e++) {
           LLVMValueRef dflt = cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0 + e], odt, a.dtype);
           if (LLVMIsNull(dflt)) continue;
@@ -419,7 +456,7 @@ void cg_emit_load(cg *g, tl_op *o) {
     } else {
       LLVMValueRef dflt = ov ? cg_to_mem(g, cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0], odt, a.dtype), a.dtype)
                              : LLVMConstNull(mt);
-      LLVMValueRef bits = ld_scalar(g, group_addr(g, &a, k), group_inb(g, &a, k, a.tile_rank),
+      LLVMValueRef bits = ld_scalar(g, group_addr(g, &a, k, r0), group_inb(g, &a, k, a.tile_rank, r0),
                                     bits_of(g, dflt, a.bytes), a.bytes);
       x[0] = from_bits(g, bits, mt, a.bytes);
     }
@@ -441,7 +478,7 @@ void cg_emit_store(cg *g, tl_op *o) {
   cg_val *sv = cg_get(g, val);
   tl_dtype vdt = (tl_dtype)vt->dtype;
   LLVMTypeRef mt = cg_mem_type(g, a.dtype);
-  int vec = vector_width(l, &a);
+  int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
@@ -451,13 +488,14 @@ void cg_emit_store(cg *g, tl_op *o) {
     LLVMValueRef mem[16];
     for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[r0 + e], vdt, a.dtype), a.dtype);
     if (vec == 1) {
-      st_scalar(g, group_addr(g, &a, k), group_inb(g, &a, k, a.tile_rank), bits_of(g, mem[0], a.bytes), a.bytes);
+      st_scalar(g, group_addr(g, &a, k, r0), group_inb(g, &a, k, a.tile_rank, r0), bits_of(g, mem[0], a.bytes),
+                a.bytes);
       continue;
     }
     int W, per_word;
     vec_types(&a, vec, &W, &per_word);
     LLVMValueRef args[10];
-    group_args(g, &a, k, allowed, args);
+    group_args(g, &a, k, r0, allowed, args);
     if (per_word == 1) {
       for (int e = 0; e < vec; e++) args[6 + e] = LLVMBuildBitCast(g->B, mem[e], g->i32, "");
     } else if (per_word > 1) {
@@ -482,6 +520,53 @@ void cg_emit_store(cg *g, tl_op *o) {
     for (int w = 0; w < W; w++) cn += snprintf(cons + cn, sizeof cons - (size_t)cn, ",r");
     snprintf(cons + cn, sizeof cons - (size_t)cn, ",~{memory}");
     cg_asm(g, g->vd, pb.s, cons, args, 6 + W, true);
+  }
+}
+
+/* ---- one owner per element (atomics) ----------------------------------------------------- */
+
+/* i1: this thread is the first holder of its elements: its lane and warp bits
+ * that replicate (zero bases) are 0; for a scalar (lid < 0), thread 0. */
+static LLVMValueRef first_owner(cg *g, int32_t lid) {
+  const tl_layout *l = lid >= 0 ? tl_layout_at(g->f, lid) : NULL;
+  int32_t lane_mask = 0, warp_mask = 0;
+  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++) {
+    bool zero = true;
+    for (int d = 0; l && d < l->rank; d++) zero = zero && l->lane[j][d] == 0;
+    if (zero) lane_mask |= 1 << j;
+  }
+  int nwarp = 0, warps = g->f->warps > 0 ? g->f->warps : 4;
+  while ((1 << nwarp) < warps) nwarp++;
+  for (int j = 0; j < nwarp; j++) {
+    bool zero = true;
+    for (int d = 0; l && j < l->nwarp && d < l->rank; d++) zero = zero && l->warp[j][d] == 0;
+    if (zero) warp_mask |= 1 << j;
+  }
+  LLVMValueRef p = LLVMBuildICmp(g->B, LLVMIntEQ, LLVMBuildAnd(g->B, g->lane, cg_i32(g, lane_mask), ""), cg_i32(g, 0), "");
+  if (warp_mask)
+    p = LLVMBuildAnd(g->B, p, LLVMBuildICmp(g->B, LLVMIntEQ, LLVMBuildAnd(g->B, g->warp, cg_i32(g, warp_mask), ""),
+                                            cg_i32(g, 0), ""), "");
+  return p;
+}
+
+void cg_view_elements(cg *g, tl_op *o, cg_elem_fn fn, void *ctx) {
+  int32_t val = o->opnd[o->nopnd - 1];
+  tl_type *vt = &tl_val(g->f, val)->type;
+  bool tile = vt->kind == TL_KIND_TILE;
+  int32_t lid = tile ? vt->layout : -1;
+  access a;
+  make_access(g, o, lid, &a);
+  if (tile != (a.tile_rank > 0) || (tile && vt->rank != a.tile_rank))
+    TL_INTERNAL(g->ctx, "codegen: view rank does not match the value");
+  const tl_layout *l = tile ? cg_layout(g, val) : NULL;
+  int32_t n = tile ? tl_layout_nregs(l) : 1;
+  LLVMValueRef owner = first_owner(g, lid);
+  for (int32_t r = 0; r < n; r++) {
+    if (tile && tl_layout_canon_reg(l, r) != r) continue;
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r, k);
+    LLVMValueRef inb = and1(g, owner, group_inb(g, &a, k, a.tile_rank, r));
+    fn(g, ctx, group_addr(g, &a, k, r), inb, r);
   }
 }
 

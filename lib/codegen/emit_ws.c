@@ -33,7 +33,11 @@
 #define WS_CONSUMER_REGS 232
 
 static bool scalar_op(tl_func *f, tl_op *o) {
-  if (o->opc == TL_OP_load || o->opc == TL_OP_store || o->nregions) return false;
+  /* pure arithmetic and the program's coordinates: nothing with an effect
+   * (loads, stores, atomics), since both sides run it */
+  bool pure = (tl_opinfo_table[o->opc].flags & (TL_PURE | TL_EW)) || o->opc == TL_OP_program_id ||
+              o->opc == TL_OP_num_programs || o->opc == TL_OP_dim || o->opc == TL_OP_const;
+  if (!pure || o->opc == TL_OP_load || o->opc == TL_OP_store || o->nregions) return false;
   if (o->opc == TL_OP_const) return true; /* (a constant tile costs no code) */
   for (int i = 0; i < o->nres; i++)
     if (tl_val(f, o->res[i])->type.kind == TL_KIND_TILE) return false;

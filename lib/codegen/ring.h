@@ -69,6 +69,7 @@ typedef struct cg_plan {
   cg_ring rings[4];
   int nring;
   bool *inv_done;         /* per value: invariant operand staged */
+  int32_t *inv_loop;      /* per value: the loop an INVARIANT operand is staged before (its dots read it there) */
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
   int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
   bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */

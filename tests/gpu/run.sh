@@ -70,6 +70,12 @@ for t in $TESTS; do
   fi
 done
 
+# GPU tests written in Python (torch on the GPU machine): plain runs only
+for t in "$ROOT"/tests/gpu/test_*.py; do
+  [ -f "$t" ] || continue
+  run_one "$(basename "$t" .py)" plain python3 "$t" --lib "$BUILD/libtilec.so"
+done
+
 rm -rf "$CACHE"
 echo
 echo "logs: $LOGDIR"

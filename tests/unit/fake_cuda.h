@@ -3,6 +3,9 @@
  * magic line, loads such modules, finds their entries, and counts calls in
  * `calls`.  A test includes it, writes its own cuLaunchKernel (and any other
  * entry it needs), and builds its tl_cuda from FAKE_CUDA_ENTRIES.
+ * Device and function limits come from `fake_limits` (a test may change them
+ * before the device is first opened / the kernel loaded); cuPointerGetAttribute
+ * answers from the allocations a test registers with fake_alloc.
  * Before including: FAKE_NDEVICES (default 1), FAKE_NUM_REGS (default 40). */
 #ifndef TILEC_TEST_FAKE_CUDA_H
 #define TILEC_TEST_FAKE_CUDA_H
@@ -33,6 +36,44 @@ static struct {
 } calls;
 static __thread CUcontext current;
 
+/* What the fake device and its functions report. */
+static struct {
+  int max_grid[3], max_threads_block, max_regs_block, max_smem_block, max_smem_optin;
+  int num_regs, func_max_threads, static_smem, local_bytes;
+} fake_limits = {{2147483647, 65535, 65535}, 1024, 65536, 49152, 232448, FAKE_NUM_REGS, 1024, 0, 0};
+
+/* Registered device allocations (cuPointerGetAttribute). */
+#define FAKE_MAX_ALLOCS 16
+static struct fake_alloc_rec {
+  uint64_t base, size;
+  unsigned type;          /* CU_MEMORYTYPE_* */
+  int ordinal, managed;
+  CUcontext ctx;
+} fake_allocs[FAKE_MAX_ALLOCS];
+static int fake_nallocs, fake_pointer_queries;
+static CUcontext fake_ctx_of(int ordinal) { return (CUcontext)(uintptr_t)(0x1000 + 16 * ordinal); }
+__attribute__((unused)) static void fake_alloc(uint64_t base, uint64_t size, unsigned type, int ordinal, CUcontext ctx, int managed) {
+  if (fake_nallocs < FAKE_MAX_ALLOCS)
+    fake_allocs[fake_nallocs++] = (struct fake_alloc_rec){base, size, type, ordinal, managed, ctx};
+}
+static CUresult f_pointer_attr(void *data, int attr, CUdeviceptr ptr) {
+  fake_pointer_queries++;
+  for (int i = 0; i < fake_nallocs; i++) {
+    const struct fake_alloc_rec *a = &fake_allocs[i];
+    if (ptr < a->base || ptr - a->base >= a->size) continue;
+    switch (attr) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = a->type; return 0;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned char *)data = (unsigned char)a->managed; return 0;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = a->ordinal; return 0;
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = a->ctx; return 0;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = a->base; return 0;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = (size_t)a->size; return 0;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE; /* as the driver answers for memory it does not know */
+}
+
 struct CUlinkState_st { char *ptx; char *image; };
 struct CUmod_st { char *text; };
 struct CUfunc_st { CUmodule mod; char name[256]; };
@@ -51,20 +92,22 @@ static CUresult f_attribute(int *v, int attr, CUdevice d) {
   switch (attr) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = fake_limits.max_threads_block; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = fake_limits.max_regs_block; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = fake_limits.max_smem_block; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = fake_limits.max_smem_optin; break;
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
-  default: *v = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = fake_limits.max_grid[0]; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *v = fake_limits.max_grid[1]; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = fake_limits.max_grid[2]; break;
+  default: return CUDA_ERROR_INVALID_VALUE;
   }
   return 0;
 }
 static CUresult f_name(char *name, int len, CUdevice d) { snprintf(name, (size_t)len, "Fake H200 #%d", d); return 0; }
 static CUresult f_retain(CUcontext *c, CUdevice d) {
   calls.retains++;
-  *c = (CUcontext)(uintptr_t)(0x1000 + 16 * d);
+  *c = fake_ctx_of(d);
   return 0;
 }
 static CUresult f_set_current(CUcontext c) { current = c; return 0; }
@@ -113,7 +156,13 @@ static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name) {
 }
 static CUresult f_func_attr(int *v, int attr, CUfunction f) {
   (void)f;
-  *v = attr == CU_FUNC_ATTRIBUTE_NUM_REGS ? FAKE_NUM_REGS : attr == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  switch (attr) {
+  case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = fake_limits.num_regs; break;
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = fake_limits.func_max_threads; break;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = fake_limits.static_smem; break;
+  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = fake_limits.local_bytes; break;
+  default: *v = 0; break;
+  }
   return 0;
 }
 static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)attr; (void)value; return 0; }
@@ -146,6 +195,7 @@ static CUresult f_encode_tiled(CUtensorMap *map, int dtype, unsigned rank, void 
   .cuCtxSetCurrent = f_set_current, .cuCtxGetCurrent = f_get_current, .cuLinkCreate = f_link_create,            \
   .cuLinkAddData = f_link_add, .cuLinkComplete = f_link_complete, .cuLinkDestroy = f_link_destroy,              \
   .cuModuleLoadData = f_module_load, .cuModuleUnload = f_module_unload, .cuModuleGetFunction = f_get_function, \
-  .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set, .cuTensorMapEncodeTiled = f_encode_tiled
+  .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set, .cuTensorMapEncodeTiled = f_encode_tiled, \
+  .cuPointerGetAttribute = f_pointer_attr
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "frontend.h"
+#include "philox.h"
 #include "test_interp_helpers.h"
 
 #define BF16_RTOL (0x1p-8 + 0x1p-18)
@@ -483,8 +484,255 @@ static void example_swiglu(void) {
   compiled_free(c);
 }
 
+/* ---- decode attention over a paged cache, split-KV (attn_decode.tile) ------------------------ */
+/* Pages placed in a scrambled order; rows of a page past the sequence's end and a spare page hold
+ * NaN (a read without masking shows); the two kernels run in sequence (the scratch poisoned). */
+static void run_decode(compiled *c, int64_t B, int64_t HKV, int64_t G, int64_t PAGE, int64_t BT, const int64_t *lens,
+                       int64_t NS, uint64_t seed) {
+  const int64_t D = 16;
+  int64_t maxlen = 0, MAXP = 1, NP = 1;
+  for (int64_t b = 0; b < B; b++) {
+    if (lens[b] > maxlen) maxlen = lens[b];
+    int64_t np = (lens[b] + PAGE - 1) / PAGE;
+    if (np > MAXP) MAXP = np;
+    NP += np;
+  }
+  int64_t chunk = ((maxlen + NS - 1) / NS + BT - 1) / BT * BT;
+  if (chunk < BT) chunk = BT;
+  int64_t sq[4] = {B, HKV, G, D}, sk[4] = {NP, HKV, PAGE, D}, st[2] = {B, MAXP}, so[4] = {B * HKV, NS, G, D},
+          sl[3] = {B * HKV, NS, G};
+  tl_arg a[9] = {targ(TL_BF16, 4, sq), targ(TL_BF16, 4, sk), targ(TL_BF16, 4, sk), targ(TL_I32, 2, st),
+                 targ(TL_I32, 1, &B), targ(TL_F32, 4, so), targ(TL_F32, 3, sl)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  tpoison(&a[1]);
+  tpoison(&a[2]);
+  int32_t *table = a[3].data, *len = a[4].data;
+  for (int64_t i = 0; i < B * MAXP; i++) table[i] = -1;
+  int64_t next = 0;
+  for (int64_t b = 0; b < B; b++) {
+    len[b] = (int32_t)lens[b];
+    for (int64_t j = 0; j * PAGE < lens[b]; j++, next++) {
+      int64_t pg = (next * 7 + 3) % NP; /* NP - 1 pages used, 7 coprime with NP below: scrambled */
+      table[b * MAXP + j] = (int32_t)pg;
+      for (int64_t h = 0; h < HKV; h++)
+        for (int64_t t = 0; t < PAGE && j * PAGE + t < lens[b]; t++)
+          for (int64_t d = 0; d < D; d++) {
+            int64_t i = ((pg * HKV + h) * PAGE + t) * D + d;
+            tset_f(&a[1], i, rng_uniform(&g, -1, 1));
+            tset_f(&a[2], i, rng_uniform(&g, -1, 1));
+          }
+    }
+  }
+  tpoison(&a[5]);
+  tpoison(&a[6]);
+  double scale = 0.25;
+  a[7] = sarg_f(scale);
+  a[8] = sarg_i(chunk);
+  interpret(kernel(c, "attn_decode_paged"), a, 9);
+  tl_arg o = targ(TL_BF16, 4, sq);
+  tpoison(&o);
+  tl_arg ca[3] = {a[5], a[6], o};
+  interpret(kernel(c, "attn_decode_combine"), ca, 3);
+  int64_t n = B * HKV * G * D;
+  double *ref = dalloc(n), *sc = dalloc(n), *p = dalloc(maxlen);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < HKV; h++)
+      for (int64_t gq = 0; gq < G; gq++) {
+        int64_t qi = ((b * HKV + h) * G + gq) * D;
+        double mx = -INFINITY, l = 0;
+        for (int64_t t = 0; t < lens[b]; t++) {
+          int64_t kbase = (((int64_t)table[b * MAXP + t / PAGE] * HKV + h) * PAGE + t % PAGE) * D;
+          double s = 0;
+          for (int64_t d = 0; d < D; d++) s += (double)tget_f(&a[0], qi + d) * tget_f(&a[1], kbase + d);
+          p[t] = s * (double)(float)scale;
+          if (p[t] > mx) mx = p[t];
+        }
+        for (int64_t t = 0; t < lens[b]; t++) l += (p[t] = exp(p[t] - mx));
+        for (int64_t d = 0; d < D; d++) {
+          double acc = 0, vmax = 0;
+          for (int64_t t = 0; t < lens[b]; t++) {
+            double v = tget_f(&a[2], (((int64_t)table[b * MAXP + t / PAGE] * HKV + h) * PAGE + t % PAGE) * D + d);
+            acc += p[t] * v;
+            if (fabs(v) > vmax) vmax = fabs(v);
+          }
+          ref[qi + d] = lens[b] ? acc / l : 0; /* an empty sequence gives 0 */
+          sc[qi + d] = vmax;                   /* p is rounded to bf16 before the second dot */
+        }
+      }
+  char what[160];
+  snprintf(what, sizeof what, "attn_decode B=%lld HKV=%lld G=%lld PAGE=%lld BT=%lld NS=%lld", (long long)B,
+           (long long)HKV, (long long)G, (long long)PAGE, (long long)BT, (long long)NS);
+  check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
+  /* the contiguous-cache kernel on the same keys and values, laid out [B, HKV, S, D], NaN past the ends */
+  int64_t S = maxlen + 3, sc4[4] = {B, HKV, S, D};
+  tl_arg kc = targ(TL_BF16, 4, sc4), vc = targ(TL_BF16, 4, sc4);
+  tpoison(&kc);
+  tpoison(&vc);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < HKV; h++)
+      for (int64_t t = 0; t < lens[b]; t++)
+        for (int64_t d = 0; d < D; d++) {
+          int64_t from = (((int64_t)table[b * MAXP + t / PAGE] * HKV + h) * PAGE + t % PAGE) * D + d;
+          tset_f(&kc, ((b * HKV + h) * S + t) * D + d, tget_f(&a[1], from));
+          tset_f(&vc, ((b * HKV + h) * S + t) * D + d, tget_f(&a[2], from));
+        }
+  tpoison(&a[5]);
+  tpoison(&a[6]);
+  tpoison(&o);
+  tl_arg ka[8] = {a[0], kc, vc, a[4], a[5], a[6], a[7], a[8]};
+  interpret(kernel(c, "attn_decode_contig"), ka, 8);
+  interpret(kernel(c, "attn_decode_combine"), ca, 3);
+  strcat(what, " contig");
+  check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
+  free(kc.data);
+  free(vc.data);
+  free(ref);
+  free(sc);
+  free(p);
+  free(o.data);
+  for (int i = 0; i < 7; i++) free(a[i].data);
+}
+
+static void example_attn_decode(void) {
+  const tl_define defs[] = {{"D", 16}, {"BT", 16}};
+  compiled *c = compile_example("attn_decode.tile", defs, 2);
+  const int64_t l1[] = {1, 15, 17, 100}, l2[] = {0, 33}, l3[] = {131, 64, 5};
+  run_decode(c, 4, 2, 4, 16, 16, l1, 3, 4100);  /* GQA 4, page = tile */
+  run_decode(c, 2, 1, 8, 32, 16, l2, 4, 4101);  /* MQA-like, an empty sequence, empty splits */
+  run_decode(c, 3, 3, 1, 64, 16, l3, 2, 4102);  /* MHA, pages of 4 tiles */
+  compiled_free(c);
+}
+
+/* ---- embedding_rmsnorm (a gather) ---------------------------------------------------------------- */
+static void run_embedding_rmsnorm(compiled *c, int64_t T, int64_t V, int64_t D, uint64_t seed) {
+  tl_func *f = kernel(c, "embedding_rmsnorm");
+  int64_t se[2] = {V, D}, sy[2] = {T, D};
+  tl_arg a[5] = {targ(TL_I32, 1, &T), targ(TL_BF16, 2, se), targ(TL_BF16, 1, &D), targ(TL_BF16, 2, sy)};
+  rng g = {seed};
+  int32_t *ids = a[0].data;
+  for (int64_t t = 0; t < T; t++) ids[t] = (int32_t)(rng_u64(&g) % (uint64_t)(V + 4)) - 2; /* some outside [0, V) */
+  tfill_random(&a[1], &g, -3, 3);
+  tfill_random(&a[2], &g, 0.5, 1.5);
+  tpoison(&a[3]);
+  double eps = 1e-5;
+  a[4] = sarg_f(eps);
+  interpret(f, a, 5);
+  double *ref = dalloc(T * D);
+  for (int64_t t = 0; t < T; t++) {
+    int32_t id = ids[t];
+    if (id < 0 || id >= V) continue; /* a zero row: the reference stays 0 */
+    double ss = 0;
+    for (int64_t j = 0; j < D; j++) ss += (double)tget_f(&a[1], id * D + j) * tget_f(&a[1], id * D + j);
+    double inv = 1 / sqrt(ss / (double)D + (double)(float)eps);
+    for (int64_t j = 0; j < D; j++) ref[t * D + j] = tget_f(&a[1], id * D + j) * inv * tget_f(&a[2], j);
+  }
+  char what[96];
+  snprintf(what, sizeof what, "embedding_rmsnorm T=%lld V=%lld D=%lld", (long long)T, (long long)V, (long long)D);
+  check_close(what, &a[3], ref, NULL, BF16_RTOL + (double)D * 0x1p-24, 0);
+  free(ref);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_embedding_rmsnorm(void) {
+  compiled *c = compile_example("embedding_rmsnorm.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 1, 1}, {3, 7, 127}, {17, 5, 4096}, {40, 100, 1000}};
+  for (int i = 0; i < 4; i++) run_embedding_rmsnorm(c, sizes[i][0], sizes[i][1], sizes[i][2], 4100 + i);
+  compiled_free(c);
+}
+
+/* ---- dropout_residual (rand) ------------------------------------------------------------------------ */
+static void run_dropout_residual(compiled *c, int64_t R, int64_t C, double p, int64_t seed) {
+  tl_func *f = kernel(c, "dropout_residual");
+  int64_t s2[2] = {R, C};
+  tl_arg a[5] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2)};
+  rng g = {(uint64_t)seed ^ 0x9e37};
+  tfill_random(&a[0], &g, -3, 3);
+  tfill_random(&a[1], &g, -3, 3);
+  tpoison(&a[2]);
+  a[3] = sarg_f(p);
+  a[4] = sarg_i(seed);
+  interpret(f, a, 5);
+  float pf = (float)p;
+  double scale = 1.0 / (1.0 - (double)pf);
+  double *ref = dalloc(R * C), *mag = dalloc(R * C);
+  uint32_t key[2] = {(uint32_t)(uint64_t)seed, (uint32_t)((uint64_t)seed >> 32)};
+  int64_t kept = 0;
+  for (int64_t i = 0; i < R * C; i++) {
+    /* the mask by its definition (docs/language.md "Random numbers") */
+    uint32_t ctr[4] = {(uint32_t)i, 0, 0, 0}, w[4];
+    tl_philox4x32_10(ctr, key, w);
+    bool keep = (double)(w[0] >> 8) * 0x1p-24 >= pf;
+    double x = tget_f(&a[0], i), res = tget_f(&a[1], i);
+    ref[i] = res + (keep ? x * scale : 0);
+    mag[i] = fabs(res) + (keep ? fabs(x * scale) : 0);
+    kept += keep;
+    if (!keep) cr_assert(tget_f(&a[2], i) == (float)res, "dropped element %lld is not Res exactly", (long long)i);
+  }
+  char what[96];
+  snprintf(what, sizeof what, "dropout_residual R=%lld C=%lld p=%g (kept %lld)", (long long)R, (long long)C, p,
+           (long long)kept);
+  check_close(what, &a[2], ref, mag, BF16_RTOL, 0x1p-21);
+  if (R * C >= 4096) /* the keep rate: 6 sigma of a binomial */
+    cr_assert(fabs((double)kept - (1 - pf) * (double)(R * C)) < 6 * sqrt((double)(R * C) * pf * (1 - pf)) + 1,
+              "%s: keep rate off", what);
+  free(ref);
+  free(mag);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_dropout_residual(void) {
+  compiled *c = compile_example("dropout_residual.tile", NULL, 0);
+  run_dropout_residual(c, 1, 1, 0.5, 0);
+  run_dropout_residual(c, 5, 513, 0.1, 42);
+  run_dropout_residual(c, 37, 1000, 0.5, -3);
+  run_dropout_residual(c, 9, 2049, 0.9, 0x1234567890LL);
+  compiled_free(c);
+}
+
+/* ---- splitk_gemm (atomics) -------------------------------------------------------------------------- */
+static void run_splitk_gemm(compiled *c, int64_t M, int64_t N, int64_t K, int64_t split, uint64_t seed) {
+  tl_func *f = kernel(c, "splitk_gemm");
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  tl_arg a[3] = {targ(TL_BF16, 2, sa), targ(TL_BF16, 2, sb), targ(TL_F32, 2, sc)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  tfill_random(&a[1], &g, -1, 1);
+  tfill_random(&a[2], &g, -1, 1); /* the bias C holds on entry */
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M * N; i++) ref[i] = tget_f(&a[2], i), scale[i] = fabs(ref[i]);
+  interpret(f, a, 3);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t k = 0; k < K; k++) {
+        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], k * N + j);
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+  char what[128];
+  snprintf(what, sizeof what, "splitk_gemm M=%lld N=%lld K=%lld SPLIT=%lld", (long long)M, (long long)N, (long long)K,
+           (long long)split);
+  /* f32 sums: K products per chunk chain, then SPLIT atomic adds */
+  check_close(what, &a[2], ref, scale, 0, (double)(K + split + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_splitk_gemm(void) {
+  compiled *c = compile_example("splitk_gemm.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 1, 1}, {16, 65, 257}, {70, 33, 1000}, {5, 130, 96}};
+  for (int i = 0; i < 4; i++) run_splitk_gemm(c, sizes[i][0], sizes[i][1], sizes[i][2], 4, 4200 + i);
+  compiled_free(c);
+  const tl_define d[] = {{"SPLIT", 3}, {"BM", 16}, {"BN", 32}};
+  c = compile_example("splitk_gemm.tile", d, 3);
+  run_splitk_gemm(c, 17, 31, 301, 3, 4210);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
-#define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu)
+#define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
+  X(attn_decode) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)

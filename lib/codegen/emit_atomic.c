@@ -1,0 +1,56 @@
+/* emit_atomic.c: requires layouts; lowers `atomic` (add / max / min into a
+ * global view) to one predicated PTX `red` per element, relaxed at device
+ * (gpu) scope, each element by exactly one thread (cg_view_elements).
+ *
+ *   add: red.add.f32 / .s32, red.add.noftz.f16 (sm_70+) / .bf16 (sm_90+);
+ *   max, min of i32: red.max.s32 / red.min.s32;
+ *   max, min of f32: on the bits, as integers: IEEE floats of one sign order
+ *   like their bit patterns (as s32 when non-negative, reversed as u32 when
+ *   negative), so max(x) is red.max.s32 when x's sign bit is clear and
+ *   red.min.u32 when set, and min the other way round.  Exact for every
+ *   non-NaN value, -0.0 < +0.0 included (docs/language.md "Atomics"). */
+#include <stdio.h>
+
+#include "cg.h"
+
+typedef struct atomic_ctx {
+  tl_op *o;
+  tl_dtype dt;
+  cg_val *v;
+  tl_dtype vdt;
+} atomic_ctx;
+
+static void emit_one(cg *g, void *vctx, LLVMValueRef addr, LLVMValueRef pred, int32_t reg) {
+  atomic_ctx *c = vctx;
+  LLVMValueRef x = cg_cast(g, c->v->r[c->v->n == 1 ? 0 : reg], c->vdt, c->dt);
+  LLVMValueRef p32 = LLVMBuildZExt(g->B, pred, g->i32, "");
+  bool half = c->dt == TL_F16 || c->dt == TL_BF16;
+  LLVMValueRef bits = LLVMBuildBitCast(g->B, cg_to_mem(g, x, c->dt), half ? g->i16 : g->i32, "");
+  char text[256];
+  const char *pre = "{ .reg .pred p, s; setp.ne.b32 p, $0, 0; ";
+  if (c->o->kind == TL_ATOMIC_ADD) {
+    const char *ty = c->dt == TL_F32 ? "f32" : c->dt == TL_I32 ? "s32" : c->dt == TL_F16 ? "noftz.f16" : "noftz.bf16";
+    snprintf(text, sizeof text, "%s@p red.relaxed.gpu.global.add.%s [$1], $2; }", pre, ty);
+  } else if (c->dt == TL_I32) {
+    snprintf(text, sizeof text, "%s@p red.relaxed.gpu.global.%s.s32 [$1], $2; }", pre,
+             c->o->kind == TL_ATOMIC_MAX ? "max" : "min");
+  } else { /* f32 max / min on the bits */
+    bool mx = c->o->kind == TL_ATOMIC_MAX;
+    snprintf(text, sizeof text,
+             "%ssetp.lt.s32 s, $2, 0; and.pred s, s, p; not.pred p2, s; and.pred p, p, p2; "
+             "@p red.relaxed.gpu.global.%s.s32 [$1], $2; @s red.relaxed.gpu.global.%s.u32 [$1], $2; }",
+             "{ .reg .pred p, s, p2; setp.ne.b32 p, $0, 0; ", mx ? "max" : "min", mx ? "min" : "max");
+  }
+  LLVMValueRef args[3] = {p32, addr, bits};
+  cg_asm(g, g->vd, text, half ? "r,l,h,~{memory}" : "r,l,r,~{memory}", args, 3, true);
+}
+
+void cg_emit_atomic(cg *g, tl_op *o) {
+  int32_t val = o->opnd[o->nopnd - 1];
+  tl_value *tv = tl_val(g->f, o->opnd[0]);
+  if (tv->def >= 0 || tv->type.kind != TL_KIND_TENSOR) cg_unsupported(g, "atomic on a tensor that is not a parameter");
+  atomic_ctx c = {o, g->f->params.data[tv->index].dtype, cg_get(g, val), (tl_dtype)tl_val(g->f, val)->type.dtype};
+  if (c.dt == TL_BF16 && g->sm < 90)
+    cg_unsupported(g, "atomic_add on bf16 needs sm_90 (red.add.noftz.bf16); use f32, or f16 on sm_%d", g->sm);
+  cg_view_elements(g, o, emit_one, &c);
+}

@@ -1,0 +1,127 @@
+/* emit_random.c: requires layouts; lowers `rand` (uniform / normal / int
+ * from Philox-4x32-10) per register of the offsets.  Every step mirrors
+ * lib/philox.c operation for operation: 32-bit products as 64-bit multiplies,
+ * f32 + - * without contraction (no fast-math flags), division and square
+ * root as the correctly rounded div.rn / sqrt.rn, the polynomial constants
+ * from philox.h; so the GPU's bits are the interpreter's. */
+#include "cg.h"
+#include "philox.h"
+
+static LLVMValueRef u32c(cg *g, uint32_t x) { return LLVMConstInt(g->i32, x, 0); }
+static LLVMValueRef f32c(cg *g, float x) { return LLVMConstReal(g->f32, (double)x); }
+
+/* hi and lo 32 bits of the 64-bit product m * x. */
+static void mul_wide(cg *g, uint32_t m, LLVMValueRef x, LLVMValueRef *hi, LLVMValueRef *lo) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef p = LLVMBuildMul(B, LLVMConstInt(g->i64, m, 0), LLVMBuildZExt(B, x, g->i64, ""), "");
+  *hi = LLVMBuildTrunc(B, LLVMBuildLShr(B, p, cg_i64(g, 32), ""), g->i32, "");
+  *lo = LLVMBuildTrunc(B, p, g->i32, "");
+}
+
+/* tl_philox4x32_10 with ctr = (c0, 0, 0, 0); key uniform. */
+static void philox(cg *g, LLVMValueRef c0, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef out[4]) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef c1 = u32c(g, 0), c2 = u32c(g, 0), c3 = u32c(g, 0);
+  for (int r = 0; r < TL_PHILOX_ROUNDS; r++) {
+    LLVMValueRef hi0, lo0, hi1, lo1;
+    mul_wide(g, TL_PHILOX_M0, c0, &hi0, &lo0);
+    mul_wide(g, TL_PHILOX_M1, c2, &hi1, &lo1);
+    c0 = LLVMBuildXor(B, LLVMBuildXor(B, hi1, c1, ""), k0, "");
+    c1 = lo1;
+    c2 = LLVMBuildXor(B, LLVMBuildXor(B, hi0, c3, ""), k1, "");
+    c3 = lo0;
+    k0 = LLVMBuildAdd(B, k0, u32c(g, TL_PHILOX_W0), "");
+    k1 = LLVMBuildAdd(B, k1, u32c(g, TL_PHILOX_W1), "");
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+
+static LLVMValueRef fmul(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->B, a, b, ""); }
+static LLVMValueRef fadd(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->B, a, b, ""); }
+static LLVMValueRef fsub(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->B, a, b, ""); }
+static LLVMValueRef fdiv(cg *g, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef args[2] = {a, b};
+  return cg_intrinsic(g, "llvm.nvvm.div.rn.f", g->f32, args, 2);
+}
+
+/* (x >> 8) * 2^-24 (plus = 1: ((x >> 8) + 1) * 2^-24) */
+static LLVMValueRef uniform(cg *g, LLVMValueRef x, int plus) {
+  LLVMValueRef t = LLVMBuildLShr(g->B, x, u32c(g, 8), "");
+  if (plus) t = LLVMBuildAdd(g->B, t, u32c(g, 1), "");
+  return fmul(g, LLVMBuildUIToFP(g->B, t, g->f32, ""), f32c(g, 0x1p-24f));
+}
+
+static LLVMValueRef horner(cg *g, const float *coef, int n, LLVMValueRef z) {
+  LLVMValueRef p = f32c(g, coef[0]);
+  for (int i = 1; i < n; i++) p = fadd(g, fmul(g, p, z), f32c(g, coef[i]));
+  return p;
+}
+
+/* tl_rand_log */
+static LLVMValueRef rand_log(cg *g, LLVMValueRef u) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef b = LLVMBuildBitCast(B, u, g->i32, "");
+  LLVMValueRef e = LLVMBuildSub(B, LLVMBuildLShr(B, b, u32c(g, 23), ""), u32c(g, 127), "");
+  LLVMValueRef mb = LLVMBuildOr(B, LLVMBuildAnd(B, b, u32c(g, 0x7FFFFFu), ""), u32c(g, 0x3F800000u), "");
+  LLVMValueRef m = LLVMBuildBitCast(B, mb, g->f32, "");
+  LLVMValueRef big = LLVMBuildFCmp(B, LLVMRealOGT, m, f32c(g, TL_RAND_SQRT2), "");
+  m = LLVMBuildSelect(B, big, fmul(g, m, f32c(g, 0.5f)), m, "");
+  e = LLVMBuildSelect(B, big, LLVMBuildAdd(B, e, u32c(g, 1), ""), e, "");
+  LLVMValueRef f = fsub(g, m, f32c(g, 1.0f));
+  LLVMValueRef s = fdiv(g, f, fadd(g, f, f32c(g, 2.0f)));
+  LLVMValueRef z = fmul(g, s, s);
+  LLVMValueRef p = horner(g, tl_rand_log_coef, TL_RAND_LOG_NCOEF, z);
+  LLVMValueRef logm = fmul(g, fadd(g, s, s), p);
+  LLVMValueRef ef = LLVMBuildSIToFP(B, e, g->f32, "");
+  return fadd(g, fmul(g, ef, f32c(g, TL_RAND_LN2_HI)), fadd(g, fmul(g, ef, f32c(g, TL_RAND_LN2_LO)), logm));
+}
+
+/* tl_rand_cos2pi */
+static LLVMValueRef rand_cos2pi(cg *g, LLVMValueRef v) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef t = fmul(g, v, f32c(g, 4.0f));
+  LLVMValueRef q = LLVMBuildFPToSI(B, t, g->i32, "");
+  LLVMValueRef x = fmul(g, fsub(g, t, LLVMBuildSIToFP(B, q, g->f32, "")), f32c(g, TL_RAND_HALF_PI));
+  LLVMValueRef x2 = fmul(g, x, x);
+  LLVMValueRef c = horner(g, tl_rand_cos_coef, TL_RAND_COS_NCOEF, x2);
+  LLVMValueRef s = fmul(g, horner(g, tl_rand_sin_coef, TL_RAND_SIN_NCOEF, x2), x);
+  LLVMValueRef nc = LLVMBuildFNeg(B, c, ""), ns = LLVMBuildFNeg(B, s, "");
+  LLVMValueRef r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, q, u32c(g, 2), ""), nc, s, "");
+  r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, q, u32c(g, 1), ""), ns, r, "");
+  return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, q, u32c(g, 0), ""), c, r, "");
+}
+
+void cg_emit_rand(cg *g, tl_op *o) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef seed = cg_get(g, o->opnd[0])->r[0];
+  LLVMValueRef k0 = LLVMBuildTrunc(B, seed, g->i32, "");
+  LLVMValueRef k1 = LLVMBuildTrunc(B, LLVMBuildLShr(B, seed, cg_i64(g, 32), ""), g->i32, "");
+  cg_val *off = cg_get(g, o->opnd[1]);
+  tl_type *rt = &tl_val(g->f, o->res[0])->type;
+  if (rt->kind == TL_KIND_TILE && tl_val(g->f, o->opnd[1])->type.layout != rt->layout)
+    TL_INTERNAL(g->ctx, "codegen: rand's offsets are not in the result's layout");
+  cg_val *d = cg_new_val(g, o->res[0], off->n);
+  const tl_layout *l = rt->kind == TL_KIND_TILE ? cg_layout(g, o->res[0]) : NULL;
+  for (int32_t r = 0; r < off->n; r++) {
+    if (l && tl_layout_canon_reg(l, r) != r) {
+      d->r[r] = d->r[tl_layout_canon_reg(l, r)];
+      continue;
+    }
+    LLVMValueRef w[4];
+    philox(g, off->r[r], k0, k1, w);
+    switch (o->kind) {
+    case TL_RAND_UNIFORM: d->r[r] = uniform(g, w[0], 0); break;
+    case TL_RAND_INT: d->r[r] = w[0]; break;
+    default: {
+      LLVMValueRef u1 = uniform(g, w[0], 1), u2 = uniform(g, w[1], 0);
+      LLVMValueRef lg = rand_log(g, u1);
+      LLVMValueRef rr = cg_intrinsic(g, "llvm.nvvm.sqrt.rn.f", g->f32, (LLVMValueRef[]){fmul(g, f32c(g, -2.0f), lg)}, 1);
+      d->r[r] = fmul(g, rr, rand_cos2pi(g, u2));
+      break;
+    }
+    }
+  }
+}

@@ -1,0 +1,88 @@
+"""Compile-side API without a GPU: errors with diagnostics, texts, kernels and parameters, explain,
+options, AOT emission."""
+import os
+
+import pytest
+
+import tilec
+from conftest import EXAMPLES
+
+BAD = "kernel k(X: tensor<f32>[N])\n    tiles(B = 128) grid(cdiv(N, B))\n{\n    y = foo(1);\n}\n"
+
+
+def test_error_carries_diagnostics():
+    with pytest.raises(tilec.TilecError) as ei:
+        tilec.compile(BAD, name="bad.tile")
+    e = ei.value
+    assert e.status == "TILEC_ERROR_INPUT"
+    errs = [d for d in e.diagnostics if d.severity == "error"]
+    assert errs, e.diagnostics
+    d = errs[0]
+    assert (d.file, d.line, d.column) == ("bad.tile", 4, 9)
+    assert "foo" in d.message
+    assert d.rendered.startswith("bad.tile:4:9: error:")
+    assert "    y = foo(1);" in d.rendered and "^" in d.rendered  # source line and caret
+    assert "bad.tile:4:9" in str(e)
+
+
+def test_missing_file():
+    with pytest.raises(tilec.TilecError, match="cannot read"):
+        tilec.compile("/nonexistent/x.tile")
+
+
+def test_unknown_define_is_an_error():
+    with pytest.raises(tilec.TilecError):
+        tilec.compile(os.path.join(EXAMPLES, "softmax.tile"), defines={"NOPE": 3})
+
+
+def test_bad_option():
+    with pytest.raises(tilec.TilecError, match="option arch"):
+        tilec.compile(os.path.join(EXAMPLES, "softmax.tile"), arch="sm_1")
+
+
+def test_kernels_params_texts():
+    p = tilec.compile(os.path.join(EXAMPLES, "attn.tile"), arch="sm_90a")
+    assert p.kernel_names == ["attn_fwd", "cutlass_attn_fwd"]
+    k = p["attn_fwd"]
+    assert [q.name for q in k.params] == ["Q", "K", "V", "O", "scale"]
+    assert k.params[0].dims == ("Z", "H", "S", 64)
+    assert k.params[3].written and not k.params[0].written
+    assert not k.params[4].is_tensor and k.params[4].dtype == "f32"
+    assert ".entry attn_fwd(" in p.ptx and ".target sm_90a" in p.ptx
+    assert "kernel @attn_fwd" in p.ir
+    assert "nvptx" in p.llvm.lower()
+    with pytest.raises(KeyError, match="kernels: attn_fwd, cutlass_attn_fwd"):
+        p["nope"]
+
+
+def test_options_reach_the_compiler():
+    p = tilec.compile(os.path.join(EXAMPLES, "gemm.tile"), arch="sm_80", warps=4, line_info=False)
+    assert ".target sm_80" in p.ptx
+    assert ".loc" not in p.ptx
+    assert "warps = 4" in p.ir
+
+
+def test_explain():
+    text = tilec.compile(os.path.join(EXAMPLES, "gemm.tile"), arch="sm_90a").explain()
+    assert "route_pipeline" in text and "cutlass_gemm" in text
+
+
+def test_emit_c():
+    h, c = tilec.compile(os.path.join(EXAMPLES, "rmsnorm.tile"), arch="sm_90a").emit_c("rms")
+    assert "int rms_rmsnorm(const void *X, const int64_t *X_shape" in h
+    assert "float eps, void *stream)" in h
+    assert '#include "rms.h"' in c and "cuLaunchKernel" in c
+    with pytest.raises(tilec.TilecError):
+        tilec.compile(os.path.join(EXAMPLES, "rmsnorm.tile")).emit_c("not an identifier")
+    # a parameter whose name the C launcher cannot take is refused with the reason
+    src = """kernel k(X: tensor<f32>[N], stream: f32) tiles(B = 64) grid(cdiv(N, B)) {
+        i = program_id(0) * B;
+        store(X[i : i + B], load(X[i : i + B]) * stream);
+    }"""
+    with pytest.raises(tilec.TilecError, match="parameter 'stream'"):
+        tilec.compile(src).emit_c("k")
+
+
+def test_library_found():
+    assert os.path.exists(tilec.library_path) or tilec.library_path.startswith("libtilec")
+    assert tilec.version().startswith("tilec ")

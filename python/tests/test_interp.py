@@ -1,0 +1,146 @@
+"""The CPU interpreter path (no GPU): tilec.interpret on NumPy arrays against NumPy references, at
+ragged sizes, on fresh random data, outputs poisoned with NaN first."""
+import os
+
+import numpy as np
+import pytest
+
+import tilec
+from conftest import EXAMPLES
+
+rng = np.random.default_rng()
+
+VADD = """
+kernel vadd(X: tensor<f32>[N], Y: tensor<f32>[N], Z: tensor<f32>[N], a: f32)
+    tiles(B = 128)
+    grid(cdiv(N, B))
+{
+    i = program_id(0) * B;
+    store(Z[i : i + B], load(X[i : i + B]) * a + load(Y[i : i + B]));
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 129, 1000])
+def test_vadd_from_source(n):
+    k = tilec.compile(VADD)["vadd"]
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    z = np.full(n, np.nan, np.float32)
+    a = float(rng.uniform(0.5, 2.0))
+    tilec.interpret(k, x, y, z, a)
+    np.testing.assert_allclose(z, x * np.float32(a) + y, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (37, 300), (5, 1024), (3, 1000)])
+def test_softmax_example(shape):
+    k = tilec.compile(os.path.join(EXAMPLES, "softmax.tile"))["softmax"]
+    x = rng.standard_normal(shape, dtype=np.float32) * 3
+    y = np.full_like(x, np.nan)
+    tilec.interpret(k, x, y)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-7)
+
+
+def test_strided_views():
+    """Non-contiguous NumPy views: strides in elements reach the interpreter."""
+    k = tilec.compile(os.path.join(EXAMPLES, "softmax.tile"))["softmax"]
+    big = rng.standard_normal((20, 700), dtype=np.float32)
+    x = big[::2, 3:503]                  # row stride 1400, offset data pointer
+    out = np.full((10, 1000), np.nan, np.float32)
+    y = out[:, ::2]                      # column stride 2
+    tilec.interpret(k, x, y)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-7)
+    assert np.isnan(out[:, 1::2]).all(), "the kernel wrote outside its view"
+
+
+def test_rmsnorm_bf16_as_uint16():
+    k = tilec.compile(os.path.join(EXAMPLES, "rmsnorm.tile"), defines={"BC": 512})["rmsnorm"]
+    R, Cn = 7, 301
+    xb = tilec.f32_to_bf16(rng.standard_normal((R, Cn), dtype=np.float32))
+    wb = tilec.f32_to_bf16(rng.standard_normal(Cn, dtype=np.float32))
+    yb = np.full((R, Cn), 0x7FC0, np.uint16)  # bf16 NaN
+    eps = 1e-5
+    tilec.interpret(k, xb, wb, yb, eps)
+    x, w = tilec.bf16_to_f32(xb).astype(np.float64), tilec.bf16_to_f32(wb).astype(np.float64)
+    ref = x / np.sqrt((x * x).mean(1, keepdims=True) + eps) * w
+    got = tilec.bf16_to_f32(yb)
+    assert np.abs(got - ref).max() <= 1e-2 * np.abs(ref).max()
+
+
+def test_gemm_bf16_ragged():
+    k = tilec.compile(os.path.join(EXAMPLES, "gemm.tile"), defines={"BM": 32, "BN": 32, "BK": 16})["cutlass_gemm"]
+    M, N, K = 37, 45, 29
+    a = tilec.f32_to_bf16(rng.standard_normal((M, K), dtype=np.float32))
+    b = tilec.f32_to_bf16(rng.standard_normal((K, N), dtype=np.float32))
+    c = np.full((M, N), 0x7FC0, np.uint16)
+    tilec.interpret(k, a, b, c)
+    ref = tilec.bf16_to_f32(a).astype(np.float64) @ tilec.bf16_to_f32(b).astype(np.float64)
+    got = tilec.bf16_to_f32(c)
+    assert np.abs(got - ref).max() <= 1e-2 * np.abs(ref).max() + 1e-2
+
+
+def test_bf16_helpers_round_to_nearest_even():
+    # 1 + 2^-8 and 1 + 3 * 2^-8 are ties: to the even mantissa; 1 + 2^-8 + 2^-12 rounds up
+    x = np.array([1.0, 1.00390625, 1.01171875, 1.00390625 + 2.0 ** -12, -2.5], np.float32)
+    assert list(tilec.bf16_to_f32(tilec.f32_to_bf16(x))) == [1.0, 1.0, 1.015625, 1.0078125, -2.5]
+    assert tilec.f32_to_bf16(np.array([np.nan], np.float32))[0] == 0x7FC0
+
+
+def test_argument_errors():
+    k = tilec.compile(VADD)["vadd"]
+    x = np.zeros(10, np.float32)
+    with pytest.raises(tilec.TilecError, match="N = 10"):
+        tilec.interpret(k, x, x, np.zeros(11, np.float32), 1.0)
+    with pytest.raises(tilec.TilecError, match="dtype"):
+        tilec.interpret(k, x, x, np.zeros(10, np.float64), 1.0)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        tilec.interpret(k, x, x, x)
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.zeros(10, np.float32)
+        ro.flags.writeable = False
+        tilec.interpret(k, x, x, ro, 1.0)
+    with pytest.raises(TypeError, match="expected a tensor"):
+        tilec.interpret(k, [1.0] * 10, x, x, 1.0)
+
+
+def test_int_scalar_rejects_float():
+    src = """kernel fill(Y: tensor<i32>[N], v: i32) tiles(B = 64) grid(cdiv(N, B)) {
+        i = program_id(0) * B;
+        store(Y[i : i + B], zeros<i32>[B] + v);
+    }"""
+    k = tilec.compile(src)["fill"]
+    y = np.zeros(100, np.int32)
+    tilec.interpret(k, y, 7)
+    assert (y == 7).all()
+    with pytest.raises(TypeError, match="i32 parameter"):
+        tilec.interpret(k, y, 7.5)
+
+
+BIAS_GELU = """
+kernel bias_gelu(X: tensor<bf16>[R, C], B: tensor<bf16>[C], Y: tensor<bf16>[R, C])
+    tiles(BC = 128)
+    grid(R, cdiv(C, BC))
+{
+    r = program_id(0);
+    c0 = program_id(1) * BC;
+    x = cast<f32>(load(X[r, c0 : c0 + BC])) + cast<f32>(load(B[c0 : c0 + BC]));
+    g = 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+    store(Y[r, c0 : c0 + BC], cast<bf16>(g));
+}
+"""
+
+
+def test_tutorial_kernel():
+    """The fused kernel of docs/python.md's tutorial, on the interpreter."""
+    k = tilec.compile(BIAS_GELU)["bias_gelu"]
+    R, Cn = 6, 300
+    xs = tilec.f32_to_bf16(rng.standard_normal((R, Cn), dtype=np.float32))
+    bs = tilec.f32_to_bf16(rng.standard_normal(Cn, dtype=np.float32))
+    ys = np.full((R, Cn), 0x7FC0, np.uint16)
+    tilec.interpret(k, xs, bs, ys)
+    x = tilec.bf16_to_f32(xs).astype(np.float64) + tilec.bf16_to_f32(bs).astype(np.float64)
+    ref = 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+    np.testing.assert_allclose(tilec.bf16_to_f32(ys), ref, rtol=1e-2, atol=1e-2)

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""test_decode.py: examples/attn_decode.tile (split-KV decode attention over a paged KV cache) on
+the GPU, against an fp64 reference of softmax(q k^T * scale) v over each sequence's own keys, and
+against tilec's CPU interpreter on the smallest case.
+
+Every case: random bf16 q, k, v (never zero); pages placed in random physical order; the rows of a
+page past its sequence's end and the spare pages hold NaN (a kernel that reads them without masking
+fails); every output and scratch buffer poisoned with NaN before the launch; lengths ragged (0, 1,
+page - 1, page + 1, primes, 4097), GQA groups of 1..8, page sizes 16..256.
+
+Tolerances (bf16 inputs, p rounded to bf16 before the p.v product as in FlashAttention, bf16
+output): ||O - ref|| / ||ref|| <= 1e-2 and max |O - ref| <= 3e-2 max |ref|.  Interpreter (f32
+scratch): ||gpu - interp|| / ||interp|| <= 2e-3 (exp2.approx against exp2 rounded from double).
+Self-test: the last key of each sequence dominates one query head's scores, and the check must
+reject the reference of the same inputs without it.
+
+  python3 tests/gpu/test_decode.py [--lib build/libtilec.so] [--examples examples]
+Exit 0 pass, 1 fail, 77 no GPU / no torch.
+"""
+import ctypes as C
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+class DLDevice(C.Structure):
+    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
+
+
+class DLDataType(C.Structure):
+    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
+
+
+class DLTensor(C.Structure):
+    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32), ("dtype", DLDataType),
+                ("shape", C.POINTER(C.c_int64)), ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
+
+
+class ArgU(C.Union):
+    _fields_ = [("tensor", C.POINTER(DLTensor)), ("i32", C.c_int32), ("i64", C.c_int64), ("f32", C.c_float),
+                ("f64", C.c_double)]
+
+
+class Arg(C.Structure):
+    _fields_ = [("kind", C.c_int), ("u", ArgU)]
+
+
+def main():
+    try:
+        import torch
+    except ImportError:
+        print("test_decode: no torch: skipped")
+        return 77
+    if not torch.cuda.is_available():
+        print("test_decode: no GPU: skipped")
+        return 77
+    lib = C.CDLL(arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so"))))
+    lib.tilec_program_log.restype = C.c_char_p
+    lib.tilec_kernel_error.restype = C.c_char_p
+    src = os.path.join(arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples"))),
+                       "attn_decode.tile")
+    DL = {torch.bfloat16: (4, 16), torch.float32: (2, 32), torch.int32: (0, 32)}
+
+    def load(kernel, defines):
+        opts = C.c_void_p()
+        lib.tilec_options_create(C.byref(opts))
+        for k, v in defines.items():
+            lib.tilec_options_define(opts, k.encode(), C.c_int64(v))
+        prog = C.c_void_p()
+        st = lib.tilec_program_create_from_file(C.byref(prog), src.encode(), opts)
+        lib.tilec_options_destroy(opts)
+        k = C.c_void_p()
+        if st == 0:
+            st = lib.tilec_kernel_load(prog, kernel.encode(), 0, C.byref(k))
+        if st != 0:
+            raise RuntimeError("load %s: %s" % (kernel, lib.tilec_program_log(prog).decode()[-2000:]))
+        return prog, k
+
+    def pack(vals, cpu=False):
+        arr, keep = (Arg * len(vals))(), []
+        for i, v in enumerate(vals):
+            if isinstance(v, torch.Tensor):
+                shp, strd = (C.c_int64 * v.dim())(*v.shape), (C.c_int64 * v.dim())(*v.stride())
+                code, bits = DL[v.dtype]
+                t = DLTensor(C.c_void_p(v.data_ptr()), DLDevice(1 if cpu else 2, 0), v.dim(),
+                             DLDataType(code, bits, 1), shp, strd, 0)
+                keep += [shp, strd, t, v]
+                arr[i].kind, arr[i].u.tensor = 0, C.pointer(t)
+            elif isinstance(v, float):
+                arr[i].kind, arr[i].u.f32 = 3, v
+            else:
+                arr[i].kind, arr[i].u.i32 = 1, int(v)
+        return arr, keep
+
+    def launch(k, vals):
+        arr, keep = pack(vals)
+        if lib.tilec_kernel_launch(k, arr, len(vals), None) != 0:
+            raise RuntimeError("launch: " + lib.tilec_kernel_error(k).decode())
+        torch.cuda.synchronize()
+
+    def interpret(prog, kernel, vals):
+        arr, keep = pack(vals, cpu=True)
+        if lib.tilec_interpret(prog, kernel.encode(), arr, len(vals)) != 0:
+            raise RuntimeError("interpret: " + lib.tilec_program_log(prog).decode()[-2000:])
+
+    nan = float("nan")
+    gen = torch.Generator(device="cpu").manual_seed(int(os.environ.get("TILEC_SEED", "20261201")))
+    print("test_decode: seed", gen.initial_seed())
+    D = 128
+    # (B, HKV, G, PAGE, BT, lens, NS)
+    cases = [
+        (3, 2, 4, 64, 64, [1, 63, 65], 2),
+        (4, 8, 4, 64, 64, [0, 127, 1000, 129], 8),
+        (2, 1, 8, 128, 64, [4097, 131], 16),
+        (3, 2, 2, 16, 16, [17, 1, 300], 4),
+        (2, 4, 1, 256, 64, [2999, 256], 5),
+    ]
+    fails = 0
+    kernels = {}
+    for ci, (B, HKV, G, PAGE, BT, lens, NS) in enumerate(cases):
+        if BT not in kernels:
+            kernels[BT] = (load("attn_decode_paged", {"BT": BT}), load("attn_decode_combine", {}),
+                           load("attn_decode_contig", {"BT": BT}))
+        (pprog, kdec), (cprog, kcomb), (_, kcont) = kernels[BT]
+        npages = [math.ceil(L / PAGE) for L in lens]
+        MAXP, NP = max(1, max(npages)), sum(npages) + 3
+        phys = torch.randperm(NP, generator=gen).tolist()
+        Kc = torch.full((NP, HKV, PAGE, D), nan, dtype=torch.bfloat16)
+        Vc = torch.full((NP, HKV, PAGE, D), nan, dtype=torch.bfloat16)
+        table = torch.full((B, MAXP), -1, dtype=torch.int32)
+        q = (torch.randn(B, HKV, G, D, generator=gen) * 0.5).to(torch.bfloat16)
+        nxt = 0
+        for b, L in enumerate(lens):
+            for j in range(npages[b]):
+                p, valid = phys[nxt], min(PAGE, L - j * PAGE)
+                nxt += 1
+                table[b, j] = p
+                Kc[p, :, :valid] = torch.randn(HKV, valid, D, generator=gen).to(torch.bfloat16)
+                Vc[p, :, :valid] = torch.randn(HKV, valid, D, generator=gen).to(torch.bfloat16)
+        # the last key of each sequence is made to dominate query head 0's scores (k = 3 q): a kernel
+        # that drops it (an off-by-one at a tile, page or split edge) moves the output far outside
+        # the tolerance, whatever the length (the self-test below checks that it would)
+        for b, L in enumerate(lens):
+            if L:
+                p = int(table[b, (L - 1) // PAGE])
+                Kc[p, :, (L - 1) % PAGE] = (q[b, :, 0].float() * 3).to(torch.bfloat16)
+        scale = 1.0 / math.sqrt(D)
+        chunk = max(BT, math.ceil(math.ceil(max(lens) / NS) / BT) * BT)
+
+        def reference(lens_used):
+            out = torch.zeros(B, HKV, G, D, dtype=torch.float64)
+            for b, L in enumerate(lens_used):
+                if L == 0:
+                    continue
+                pg = table[b, :math.ceil(L / PAGE)].long()
+                k = Kc[pg].double().permute(1, 0, 2, 3).reshape(HKV, -1, D)[:, :L]
+                v = Vc[pg].double().permute(1, 0, 2, 3).reshape(HKV, -1, D)[:, :L]
+                s = torch.einsum("hgd,hld->hgl", q[b].double(), k) * scale
+                out[b] = torch.einsum("hgl,hld->hgd", torch.softmax(s, -1), v)
+            return out
+
+        ref = reference(lens)
+        dev = lambda t: t.cuda()
+        dq, dK, dV, dT = dev(q), dev(Kc), dev(Vc), dev(table)
+        dL = dev(torch.tensor(lens, dtype=torch.int32))
+        opart = torch.full((B * HKV, NS, G, D), nan, device="cuda")
+        lse = torch.full((B * HKV, NS, G), nan, device="cuda")
+        o = torch.full((B, HKV, G, D), nan, dtype=torch.bfloat16, device="cuda")
+        launch(kdec, [dq, dK, dV, dT, dL, opart, lse, scale, chunk])
+        launch(kcomb, [opart, lse, o])
+        got = o.double().cpu()
+        name = "case %d B=%d HKV=%d G=%d PAGE=%d BT=%d lens=%s NS=%d chunk=%d" % (ci, B, HKV, G, PAGE, BT, lens, NS, chunk)
+
+        def within(want):
+            rn = (got - want).norm() / max(want.norm(), 1e-30)
+            ma = (got - want).abs().max() / max(want.abs().max(), 1e-30)
+            return bool(torch.isfinite(got).all()) and rn <= 1e-2 and ma <= 3e-2, float(rn), float(ma)
+
+        ok, rn, ma = within(ref)
+        mutated = [max(0, L - 1) for L in lens]
+        caught = not within(reference(mutated))[0]
+        print("%s %s: relerr %.2e, max err %.2e of max |ref|; without the last key caught: %s"
+              % ("ok" if ok and caught else "FAIL", name, rn, ma, caught))
+        fails += not (ok and caught)
+        # the contiguous-cache kernel on the same keys and values, [B, HKV, S, D], NaN past the ends
+        S = max(lens) + 5
+        kk = torch.full((B, HKV, S, D), nan, dtype=torch.bfloat16)
+        vv = torch.full((B, HKV, S, D), nan, dtype=torch.bfloat16)
+        for b, L in enumerate(lens):
+            if L:
+                pg = table[b, :math.ceil(L / PAGE)].long()
+                kk[b, :, :L] = Kc[pg].permute(1, 0, 2, 3).reshape(HKV, -1, D)[:, :L]
+                vv[b, :, :L] = Vc[pg].permute(1, 0, 2, 3).reshape(HKV, -1, D)[:, :L]
+        paged_opart, paged_lse = opart.cpu(), lse.cpu()
+        opart.fill_(nan); lse.fill_(nan); o.fill_(nan)
+        launch(kcont, [dq, dev(kk), dev(vv), dL, opart, lse, scale, chunk])
+        launch(kcomb, [opart, lse, o])
+        got = o.double().cpu()
+        okc, rnc, mac = within(ref)
+        print("%s %s contig: relerr %.2e, max err %.2e of max |ref|" % ("ok" if okc else "FAIL", name, rnc, mac))
+        fails += not okc
+        if ci == 0:  # the interpreter, the project's oracle, on the smallest case
+            iopart = torch.full((B * HKV, NS, G, D), nan)
+            ilse = torch.full((B * HKV, NS, G), nan)
+            interpret(pprog, "attn_decode_paged", [q, Kc, Vc, table, torch.tensor(lens, dtype=torch.int32),
+                                                   iopart, ilse, scale, chunk])
+            fin = torch.isfinite(ilse)  # -inf for empty splits on both
+            e1 = float((paged_opart - iopart).norm() / iopart.norm())
+            same_inf = bool((torch.isfinite(paged_lse) == fin).all())
+            e2 = float((paged_lse[fin] - ilse[fin]).norm() / max(ilse[fin].norm(), 1e-30))
+            iok = e1 <= 2e-3 and e2 <= 2e-3 and same_inf
+            print("%s interpreter vs GPU, case 0: Opart %.2e, Lse %.2e, same empty splits %s"
+                  % ("ok" if iok else "FAIL", e1, e2, same_inf))
+            fails += not iok
+    print("test_decode: %d passed, %d failed" % (2 * len(cases) + 1 - fails, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
