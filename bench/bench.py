@@ -31,7 +31,7 @@ ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--decode-variants", default="",
-                help="decode: extra configurations WARPS:BT,... timed beside the default (pages of max(64, BT))")
+                help="decode: extra configurations WARPS:BT[:STAGES],... (0 = default) timed beside the default (pages of max(64, BT))")
 ap.add_argument("--once", action="store_true",
                 help="attention: launch tilec, FA2 and cuDNN once each, no timing (for ncu: bench/ncu_attn.sh)")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
@@ -497,6 +497,91 @@ def banks():
             out.fill_(float("nan")); kk.bind(*vals)(); torch.cuda.synchronize()
             print(f"banks: launched swz_{tag}_{kname}: rel.err {relerr(out, ref()):.1e}", flush=True)
 
+# ---- memory-bound rows at LLM sizes, against the copy bandwidth, torch and torch.compile -------------
+def rows_bw():
+    bw = copy_bandwidth()
+    print(f"rows: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
+    comp = torch.compile(lambda x, w: torch.nn.functional.rms_norm(x, (x.shape[1],), w, 1e-6))
+    variants = [("rmsnorm", {}, {}), ("rmsnorm_rows", {"BR": 2}, {}), ("rmsnorm_rows", {"BR": 4}, {"warps": 8}),
+                ("rmsnorm_rows", {"BR": 2}, {"warps": 8})]
+    for R, Cn in ([(16384, 4096)] if args.quick else [(16384, 4096), (16384, 8192)]):
+        x = torch.randn(R, Cn, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(Cn, device="cuda", dtype=torch.bfloat16)
+        xf = x.float(); ref = xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float()
+        by = 2 * x.numel() * 2
+        ms_c = bench(lambda: comp(x, w))
+        ms_t = bench(lambda: torch.nn.functional.rms_norm(x, (Cn,), w, 1e-6))
+        for name, d, o in variants:
+            y = torch.full_like(x, float("nan"))
+            f = Kernel(ex("rmsnorm.tile"), {"BC": Cn, **d}, name, options=o).bind(x, w, y, 1e-6)
+            f(); torch.cuda.synchronize()
+            err = relerr(y, ref)
+            ms = bench(f)
+            tag = name + "".join(f" {k}={v}" for k, v in {**d, **o}.items())
+            row("rmsnorm bf16", f"{R}x{Cn} {tag}", ms, "GB/s", by / ms / 1e6, "torch.compile", by / ms_c / 1e6, err)
+            print(f"rows {R}x{Cn} {tag}: {by / ms / 1e6 / bw:.3f} of the copy bandwidth; torch eager "
+                  f"{by / ms_t / 1e6 / bw:.3f}, torch.compile {by / ms_c / 1e6 / bw:.3f}", flush=True)
+
+# ---- attention backward (examples/attn_bwd.tile: pre + dK/dV + dQ) beside SDPA's backward --------
+def attn_bwd():
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    cases = [(64, 4096, 1)] if args.quick else [(64, 4096, 0), (64, 4096, 1), (128, 4096, 0), (128, 4096, 1)]
+    Z, H = 4, 16
+    for D, S, causal in cases:
+        prog = {k: Kernel(ex("attn_bwd.tile"), {"D": D, "CAUSAL": causal}, k)
+                for k in ("attn_fwd_lse", "attn_bwd_pre", "attn_bwd_dkdv", "attn_bwd_dq")}
+        q, k, v, do = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+        o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
+        dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+        sc = D ** -0.5
+        prog["attn_fwd_lse"].bind(q, k, v, o, lse, sc)(); torch.cuda.synchronize()
+        f1 = prog["attn_bwd_pre"].bind(o, do, dl)
+        f2 = prog["attn_bwd_dkdv"].bind(q, k, v, do, lse, dl, dk, dv, sc)
+        f3 = prog["attn_bwd_dq"].bind(q, k, v, do, lse, dl, dq, sc)
+        def f():
+            f1(); f2(); f3()
+        f(); torch.cuda.synchronize()
+        qr, kr, vr = (t.detach().clone().requires_grad_() for t in (q, k, v))
+        ref_o = torch.nn.functional.scaled_dot_product_attention(qr.float(), kr.float(), vr.float(), is_causal=bool(causal))
+        ref_o.backward(do.float())
+        err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
+        ms = bench(f)
+        fl = 10 * Z * H * S * S * D // (2 if causal else 1)  # FA2's count: 2.5x the forward's 4 S^2 D
+        for name, backend in (("FA2 (SDPA flash)", SDPBackend.FLASH_ATTENTION), ("cuDNN SDPA", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend):
+                    qb, kb, vb = (t.detach().clone().requires_grad_() for t in (q, k, v))
+                    ob = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, is_causal=bool(causal))
+                    ms_ref = bench(lambda: torch.autograd.grad(ob, (qb, kb, vb), do, retain_graph=True))
+                row("attn bwd", f"D{D} S{S} causal={causal}", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
+            except Exception as e:
+                print(f"attn bwd {name}: {str(e)[:200]}", flush=True)
+
+# ---- small-M GEMM (decode, small batches): examples/gemm_small_m.tile ---------------------------
+def gemm_small_m():
+    configs = [({}, {}), ({"BN": 32, "BK": 256}, {"stages": 3}), ({"BN": 64, "BK": 128}, {"stages": 4}),
+               ({"BM": 64}, {})]
+    ks = [Kernel(ex("gemm_small_m.tile"), d, "gemm_small_m", options=o) for d, o in configs]
+    kc = Kernel(ex("gemm.tile"))
+    shapes = [(16, 4096, 4096)] if args.quick else \
+        [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (16, 14336, 4096),
+         (16, 4096, 14336), (64, 28672, 4096), (128, 14336, 4096)]
+    for M, N, K in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        ref = a.float() @ b.float()
+        ms_ref = bench(lambda: a @ b)
+        best = None
+        for (d, o), k in list(zip(configs, ks)) + [(({}, {}), None)]:
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = (k or kc).bind(a, b, c)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, ref)
+            ms = bench(f)
+            wbytes = K * N * 2
+            name = "cutlass_gemm" if k is None else "small_m " + (",".join(f"{x}={y}" for x, y in {**d, **o}.items()) or "default")
+            row("gemm small M", f"{M}x{N}x{K} {name}", ms, "GB/s(B)", wbytes / ms / 1e6, "cuBLAS", wbytes / ms_ref / 1e6, err)
+
 # ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
 def copy_bandwidth():
     """GB/s of a device-to-device copy, counting bytes read plus written (the ceiling)."""
@@ -507,19 +592,21 @@ def copy_bandwidth():
 
 def decode():
     D, HKV, G = 128, 8, 4  # Llama-3-8B: 32 query heads, 8 KV heads
-    variants = [(0, 64)] + [tuple(int(x) for x in v.split(":")) for v in args.decode_variants.split(",") if v]
+    variants = [(0, 64, 0)] + [tuple((int(x) for x in (v + ":0").split(":")[:3])) for v in args.decode_variants.split(",") if v]
     kernels = {}
-    for w, bt in variants:
+    for w, bt, st in variants:
         opt = {"warps": w} if w else {}
-        kernels[(w, bt)] = (Kernel(ex("attn_decode.tile"), {"BT": bt}, "attn_decode_paged", options=opt),
-                            Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"))
+        if st:
+            opt["stages"] = st
+        kernels[(w, bt, st)] = (Kernel(ex("attn_decode.tile"), {"BT": bt}, "attn_decode_paged", options=opt),
+                                Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"))
     kcontig = Kernel(ex("attn_decode.tile"), kernel="attn_decode_contig")
     bw = copy_bandwidth()
     print(f"decode: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
     cases = [(1, 4096), (1, 131072), (8, 32768)] if args.quick else \
         [(1, 4096), (1, 32768), (1, 131072), (8, 8192), (8, 32768), (32, 4096), (32, 16384), (64, 4096), (64, 8192)]
     for B, L in cases:
-        for (w, bt), (kd, kc) in kernels.items():
+        for (w, bt, st), (kd, kc) in kernels.items():
             PAGE = max(64, bt)
             npg = L // PAGE
             NP = B * npg
@@ -551,12 +638,12 @@ def decode():
             ms1 = bench(f1)
             ms_ref = bench(sdpa)
             kv = 2 * B * L * HKV * D * 2
-            tag = f"w{w or 'def'} BT{bt} " if len(kernels) > 1 else ""
+            tag = f"w{w or 'def'} BT{bt} S{st or 'def'} " if len(kernels) > 1 else ""
             row("decode paged", f"{tag}B{B} L{L} NS{NS}", ms, "GB/s", kv / ms / 1e6, "SDPA contiguous", kv / ms_ref / 1e6, err)
             print(f"decode {tag}B{B} L{L}: {kv / ms / 1e6 / bw:.3f} of the copy bandwidth "
                   f"(split kernel alone {kv / ms1 / 1e6 / bw:.3f})", flush=True)
             res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw"] = kv / ms / 1e6 / bw
-            if w == 0 and bt == 64:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
+            if w == 0 and bt == 64 and st == 0:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
                 o.fill_(float("nan"))
                 g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
                 def g():
@@ -576,6 +663,9 @@ if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
+if "smallm" in only: safe(gemm_small_m, "gemm small M")
+if "attnbwd" in only: safe(attn_bwd, "attn bwd")
+if "rows" in only: safe(rows_bw, "rows")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""layer.py: a Llama-3-8B decoder layer (prefill) built from tilec kernels, driven from Python
+through the `tilec` package, checked against PyTorch and timed beside PyTorch eager and
+torch.compile in one run.
+
+    x [T, 4096] bf16, T = batch * seq tokens; 32 query heads, 8 KV heads, head dim 128; MLP 14336.
+    h   = rmsnorm(x) * w_attn                         examples/rmsnorm.tile
+    qkv = h @ Wqkv                [T, 6144]           examples/gemm.tile (cutlass_gemm)
+    q,k = rope(qkv's q, k heads)  (rotate halves)     examples/rope.tile, on strided views of qkv
+    o   = causal GQA attention    -> [T, 4096] rows   examples/llama/attn_gqa.tile (O written as a
+                                                      strided view of the rows the next GEMM reads)
+    s   = x + o @ Wo                                  examples/llama/gemm_residual.tile
+    h2  = rmsnorm(s) * w_mlp                          examples/rmsnorm.tile
+    gu  = h2 @ Wgu                [T, 28672]          examples/gemm.tile
+    a   = silu(gu[:, :14336]) * gu[:, 14336:]         examples/swiglu.tile, on strided views
+    y   = s + a @ Wd                                  examples/llama/gemm_residual.tile
+
+Weights are random bf16, stored [in, out] (the layout examples/gemm.tile reads; nn.Linear keeps
+[out, in]).  The reference is the same layer in PyTorch (bf16 tensors, its own kernels); both are
+compared with the layer in float32 on the same bf16 weights, ||y - ref32|| / ||ref32||.
+
+    python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so]
+Exit 0 when tilec's error is within 2x PyTorch eager's (and < 3e-2), else 1; 77 without a GPU.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--batch", type=int, default=1)
+ap.add_argument("--seq", type=int, default=2048)
+ap.add_argument("--lib", default=None, help="libtilec.so (else TILEC_LIBRARY, else the package's rules)")
+ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
+                help="decode: one new token per sequence (--batch of them) against a KV cache of --seq tokens")
+args = ap.parse_args()
+if args.lib:
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
+
+try:
+    import torch
+except ImportError:
+    print("layer.py: no torch: skipped")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("layer.py: no GPU: skipped")
+    sys.exit(77)
+import tilec  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+DIM, HQ, HKV, HD, FF, EPS, THETA = 4096, 32, 8, 128, 14336, 1e-5, 500000.0
+B, S = args.batch, args.seq
+T = B * S if args.mode == "prefill" else B
+dev, bf = "cuda", torch.bfloat16
+torch.manual_seed(0)
+
+
+def ex(*p):
+    return os.path.join(ROOT, "examples", *p)
+
+
+# ---- weights, inputs, rope tables ----------------------------------------------------------------
+def lin(i, o):
+    return (torch.randn(i, o, device=dev) / i ** 0.5).to(bf)
+
+
+W = dict(attn_norm=(1 + 0.1 * torch.randn(DIM, device=dev)).to(bf), mlp_norm=(1 + 0.1 * torch.randn(DIM, device=dev)).to(bf),
+         qkv=lin(DIM, (HQ + 2 * HKV) * HD), o=lin(HQ * HD, DIM), gu=lin(DIM, 2 * FF), d=lin(FF, DIM))
+x = torch.randn(T, DIM, device=dev).to(bf)
+pos = torch.arange(S, device=dev, dtype=torch.float32).repeat(B)            # token t of each sequence
+inv = THETA ** (-torch.arange(0, HD // 2, device=dev, dtype=torch.float32) * 2 / HD)
+ang = pos[:, None] * inv[None, :]
+COS, SIN = ang.cos().contiguous(), ang.sin().contiguous()                     # [T, 64] f32
+
+
+# ---- the layer in PyTorch (the reference, and what eager / torch.compile time) ----------------------
+def rope_t(t):  # t [T, heads, 128], rotate halves
+    t1, t2 = t[..., :HD // 2].float(), t[..., HD // 2:].float()
+    c, s = COS[:, None, :], SIN[:, None, :]
+    return torch.cat([t1 * c - t2 * s, t2 * c + t1 * s], -1).to(t.dtype)
+
+
+def rms_t(t, w):
+    tf = t.float()
+    return (tf * torch.rsqrt(tf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(t.dtype)
+
+
+def layer_torch(x, W):
+    h = rms_t(x, W["attn_norm"])
+    qkv = h @ W["qkv"]
+    q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
+    k = rope_t(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD))
+    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
+    q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    s = x + o.transpose(1, 2).reshape(T, HQ * HD) @ W["o"]
+    gu = rms_t(s, W["mlp_norm"]) @ W["gu"]
+    a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
+    return s + a.to(x.dtype) @ W["d"]
+
+
+# ---- the layer from tilec kernels -------------------------------------------------------------------
+rms = tilec.compile(ex("rmsnorm.tile"))["rmsnorm"]
+gemm = tilec.compile(ex("gemm.tile"))["cutlass_gemm"]
+gemm_res = tilec.compile(ex("llama", "gemm_residual.tile"))["cutlass_gemm_residual"]
+rope = tilec.compile(ex("rope.tile"))["rope"]
+attn = tilec.compile(ex("llama", "attn_gqa.tile"))["cutlass_attn_gqa"]
+swiglu = tilec.compile(ex("swiglu.tile"))["swiglu"]
+
+buf = dict(h=torch.empty(T, DIM, device=dev, dtype=bf), qkv=torch.empty(T, (HQ + 2 * HKV) * HD, device=dev, dtype=bf),
+           q=torch.empty(T, HQ, HD, device=dev, dtype=bf), k=torch.empty(T, HKV, HD, device=dev, dtype=bf),
+           o=torch.empty(T, HQ * HD, device=dev, dtype=bf), s=torch.empty(T, DIM, device=dev, dtype=bf),
+           gu=torch.empty(T, 2 * FF, device=dev, dtype=bf), a=torch.empty(T, FF, device=dev, dtype=bf),
+           y=torch.empty(T, DIM, device=dev, dtype=bf))
+
+
+def heads(t):  # [T, heads, D] (any row stride) -> [B, heads, S, D] view
+    return t.view(B, S, t.shape[-2], HD).transpose(1, 2) if t.is_contiguous() else \
+        t.as_strided((B, t.shape[1], S, HD), (S * t.stride(0), t.stride(1), t.stride(0), 1))
+
+
+def layer_tilec(x, W):
+    b = buf
+    rms(x, W["attn_norm"], b["h"], EPS)
+    gemm(b["h"], W["qkv"], b["qkv"])
+    qkv = b["qkv"]
+    rope(qkv[:, :HQ * HD].view(T, HQ, HD), COS, SIN, b["q"])
+    rope(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD), COS, SIN, b["k"])
+    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
+    attn(heads(b["q"]), heads(b["k"]), heads(v), heads(b["o"].view(T, HQ, HD)), HD ** -0.5)
+    gemm_res(b["o"], W["o"], x, b["s"])
+    rms(b["s"], W["mlp_norm"], b["h"], EPS)
+    gemm(b["h"], W["gu"], b["gu"])
+    swiglu(b["gu"][:, :FF], b["gu"][:, FF:], b["a"])
+    gemm_res(b["a"], W["d"], b["s"], b["y"])
+    return b["y"]
+
+
+def relerr(a, ref):
+    return float((a.float() - ref).norm() / ref.norm())
+
+
+
+# ---- decode: one token per sequence against a KV cache of S tokens, the step in a CUDA graph -------
+def decode_main():
+    SMAX = S + 1
+    G = HQ // HKV
+    dec = tilec.compile(ex("attn_decode.tile"))
+    split, combine = dec["attn_decode_contig"], dec["attn_decode_combine"]
+    append = tilec.compile(ex("llama", "rope_kv_append.tile"))["rope_kv_append"]
+    posall = torch.arange(SMAX, device=dev, dtype=torch.float32)
+    ang2 = posall[:, None] * inv[None, :]
+    COS2, SIN2 = ang2.cos().contiguous(), ang2.sin().contiguous()            # [SMAX, 64]
+    Kc = (torch.randn(B, HKV, SMAX, HD, device=dev) * 0.5).to(bf)
+    Vc = torch.randn(B, HKV, SMAX, HD, device=dev).to(bf)
+    pos = torch.full((B,), S, device=dev, dtype=torch.int32)                # the new token's position
+    lens = pos + 1
+    NS = max(1, min(64, -(-528 // (B * HKV)), SMAX // 512))
+    chunk = -(-(-(-SMAX // NS)) // 64) * 64
+    NS = -(-SMAX // chunk)
+    d = dict(h=torch.empty(B, DIM, device=dev, dtype=bf), qkv=torch.empty(B, (HQ + 2 * HKV) * HD, device=dev, dtype=bf),
+             q=torch.empty(B, HQ, HD, device=dev, dtype=bf), opart=torch.empty(B * HKV, NS, G, HD, device=dev),
+             lse=torch.empty(B * HKV, NS, G, device=dev), o=torch.empty(B, HQ * HD, device=dev, dtype=bf),
+             s=torch.empty(B, DIM, device=dev, dtype=bf), gu=torch.empty(B, 2 * FF, device=dev, dtype=bf),
+             a=torch.empty(B, FF, device=dev, dtype=bf), y=torch.empty(B, DIM, device=dev, dtype=bf))
+
+    small = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": 16 if B <= 16 else 64})
+    gemms = {"gemm_small_m": (small["gemm_small_m"], small["gemm_small_m_residual"]), "cutlass_gemm": (gemm, gemm_res)}
+    gemm_kind = ["gemm_small_m"]
+
+    def step_tilec(x):
+        gemm_, gemm_res_ = gemms[gemm_kind[0]]
+        rms(x, W["attn_norm"], d["h"], EPS)
+        gemm_(d["h"], W["qkv"], d["qkv"])
+        append(d["qkv"].view(B, HQ + 2 * HKV, HD), COS2, SIN2, pos, d["q"], Kc, Vc)
+        split(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["opart"], d["lse"], HD ** -0.5, chunk)
+        combine(d["opart"], d["lse"], d["o"].view(B, HKV, G, HD))
+        gemm_res_(d["o"], W["o"], x, d["s"])
+        rms(d["s"], W["mlp_norm"], d["h"], EPS)
+        gemm_(d["h"], W["gu"], d["gu"])
+        swiglu(d["gu"][:, :FF], d["gu"][:, FF:], d["a"])
+        gemm_res_(d["a"], W["d"], d["s"], d["y"])
+        return d["y"]
+
+    def step_torch(x, W, Kc, Vc):
+        h = rms_t(x, W["attn_norm"])
+        qkv = h @ W["qkv"]
+        c, sn = COS2[S][None, None, :], SIN2[S][None, None, :]
+        def rot(t):
+            t1, t2 = t[..., :HD // 2].float(), t[..., HD // 2:].float()
+            return torch.cat([t1 * c - t2 * sn, t2 * c + t1 * sn], -1).to(t.dtype)
+        q = rot(qkv[:, :HQ * HD].view(B, HQ, HD))
+        k = rot(qkv[:, HQ * HD:(HQ + HKV) * HD].view(B, HKV, HD))
+        v = qkv[:, (HQ + HKV) * HD:].view(B, HKV, HD)
+        Kc[:, :, S] = k
+        Vc[:, :, S] = v
+        o = torch.nn.functional.scaled_dot_product_attention(q[:, :, None], Kc, Vc, enable_gqa=True)
+        s_ = x + o.reshape(B, HQ * HD) @ W["o"]
+        gu = rms_t(s_, W["mlp_norm"]) @ W["gu"]
+        a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
+        return s_ + a.to(x.dtype) @ W["d"]
+
+    xd = torch.randn(B, DIM, device=dev).to(bf)
+    W32 = {k: v.float() for k, v in W.items()}
+    ref32 = step_torch(xd.float(), W32, Kc.float(), Vc.float())
+    y_e = step_torch(xd, W, Kc.clone(), Vc.clone())
+    y_t = step_tilec(xd).clone()
+    e_t, e_e = relerr(y_t, ref32), relerr(y_e, ref32)
+    print(f"llama layer decode B={B} context={S}: rel. error vs float32: tilec {e_t:.2e}, torch eager {e_e:.2e}")
+    ok = e_t < 3e-2 and e_t <= 2 * e_e + 1e-3
+    rows = []
+    for kind in ("gemm_small_m", "cutlass_gemm"):  # the decode GEMMs: the small-M kernel, and the prefill one
+        gemm_kind[0] = kind
+        g = torch.cuda.CUDAGraph()
+        s_cap = torch.cuda.Stream()
+        s_cap.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s_cap):
+            step_tilec(xd)
+        torch.cuda.current_stream().wait_stream(s_cap)
+        with torch.cuda.graph(g):
+            step_tilec(xd)
+        d["y"].fill_(float("nan"))
+        g.replay(); torch.cuda.synchronize()
+        e_g = relerr(d["y"], ref32)
+        ok = ok and e_g < 3e-2 and e_g <= 2 * e_e + 1e-3
+        rows.append((f"tilec, CUDA graph, {kind} (rel. error {e_g:.2e})",
+                     do_bench(lambda: g.replay(), warmup=25, rep=200, return_mode="median")))
+    ms_t = rows[0][1]
+    Ke, Ve = Kc.clone(), Vc.clone()
+    ms_e = do_bench(lambda: step_torch(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
+    rows.append(("torch eager", ms_e))
+    if not args.no_compile:
+        comp = torch.compile(step_torch, mode="reduce-overhead")
+        for _ in range(3):
+            comp(xd, W, Ke, Ve)
+        ms_c = do_bench(lambda: comp(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
+        rows.append(("torch.compile (reduce-overhead: CUDA graphs)", ms_c))
+    print(f"({NS} splits of {chunk} keys)")
+    print("| decode step | ms | tokens/s | tilec speed-up |")
+    print("|---|---|---|---|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.3f} | {B / ms * 1e3:,.0f} | {ms / ms_t:.3f}x |")
+    print("layer.py:", "PASS" if ok else "FAIL (error)")
+    sys.exit(0 if ok else 1)
+
+
+if args.mode == "decode":
+    with torch.no_grad():
+        decode_main()
+
+with torch.no_grad():
+    W32 = {k: v.float() for k, v in W.items()}
+    ref32 = layer_torch(x.float(), W32)  # float32 arithmetic on the same bf16 values
+    y_t = layer_tilec(x, W).clone()
+    y_e = layer_torch(x, W)
+    e_t, e_e = relerr(y_t, ref32), relerr(y_e, ref32)
+    print(f"llama layer prefill B={B} S={S} (T={T}): rel. error vs float32: tilec {e_t:.2e}, torch eager {e_e:.2e}")
+    ok = e_t < 3e-2 and e_t <= 2 * e_e + 1e-3
+    ms_t = do_bench(lambda: layer_tilec(x, W), warmup=25, rep=200, return_mode="median")
+    ms_e = do_bench(lambda: layer_torch(x, W), warmup=25, rep=200, return_mode="median")
+    rows = [("tilec", ms_t), ("torch eager", ms_e)]
+    if not args.no_compile:
+        comp = torch.compile(layer_torch)
+        comp(x, W)
+        ms_c = do_bench(lambda: comp(x, W), warmup=25, rep=200, return_mode="median")
+        rows.append(("torch.compile", ms_c))
+    print("| layer | ms | tokens/s | tilec speed-up |")
+    print("|---|---|---|---|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.3f} | {T / ms * 1e3:,.0f} | {ms / ms_t:.3f}x |")
+    print("layer.py:", "PASS" if ok else "FAIL (error)")
+    sys.exit(0 if ok else 1)
