@@ -66,7 +66,7 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
      * the first version of this emitter, so not taken until it is again) */
     for (int i = 0; i < p->nwg; i++)
       if (p->wg_dots[i] == D && (!p->wg_inflight[i] || !R->lag))
-        return "a dot of the main loop waits for each wgmma group (no group in flight: fp8 promote)";
+        return "a dot of the main loop waits for each wgmma group (fp8 promote, a 2-stage ring, TILEC_WGMMA_INFLIGHT=0)";
   }
   /* the producer recomputes what the loop needs from the body before it */
   tl_region *body = &f->body;
