@@ -19,6 +19,10 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
+ap.add_argument("--gemm-variants", default="",
+                help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
+                     "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
+ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
@@ -156,21 +160,43 @@ only = set(args.only.split(","))
 torch.manual_seed(0)
 
 # ---- GEMM bf16 -------------------------------------------------------------------
+def with_env(spec, fn):
+    """fn() with the switches of spec ("A=1+B=0"; "" = none) set in the environment."""
+    saved = {}
+    for kv in filter(None, spec.split("+")):
+        name, val = kv.split("=", 1)
+        saved[name] = os.environ.get(name)
+        os.environ[name] = val
+    try:
+        return fn()
+    finally:
+        for name, val in saved.items():
+            if val is None: os.environ.pop(name, None)
+            else: os.environ[name] = val
+
 def gemm_bf16():
-    k = Kernel(ex("gemm.tile"))
+    variants = [""] + [v for v in args.gemm_variants.split(",") if v]
+    ks = [with_env(v, lambda: Kernel(ex("gemm.tile"))) for v in variants]
     sizes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192),
              (8192, 28672, 4096), (8192, 4096, 14336), (8192, 6144, 4096)]
+    if args.gemm_sizes:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.gemm_sizes.split(",")]
     for M, N, K in sizes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        f = k.bind(a, b, c)
-        f(); torch.cuda.synchronize()
-        err = relerr(c, a.float() @ b.float())
-        ms = bench(f)
-        ms_ref = bench(lambda: a @ b)
+        ref = a.float() @ b.float()
         fl = 2 * M * N * K
-        row("gemm bf16", f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS", fl / ms_ref / 1e9, err)
+        ms_ref = bench(lambda: a @ b)
+        for v, k in zip(variants, ks):
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, b, c)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, ref)
+            ms = bench(f)
+            row("gemm bf16" + (f" [{v}]" if v else ""), f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS",
+                fl / ms_ref / 1e9, err)
+        ms_ref2 = bench(lambda: a @ b)  # cuBLAS again after the variants: the spread of the reference
+        print(f"cuBLAS {M}x{N}x{K}: {fl / ms_ref / 1e9:.1f} before, {fl / ms_ref2 / 1e9:.1f} after the tilec rows", flush=True)
 
 # ---- GEMM fp8 (per-tensor scales) ---------------------------------------------------
 def gemm_fp8():
@@ -191,6 +217,12 @@ def gemm_fp8():
         variants.append((f"fp8 TN promote {bm}x{bn}x{bk} w{w} s{st}",
                          Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BM": bm, "BN": bn, "BK": bk},
                                 options={"warps": w, "stages": st})))
+    for v in filter(None, args.gemm_variants.split(",")):  # the same switches as the bf16 rows
+        variants.append((f"fp8 TN promote [{v}]", with_env(v, lambda: Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn"))))
+    env_fast = [(f"fp8 TN fast [{v}]", with_env(v, lambda: Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn",
+                                                                 defines={"BM": 128, "BN": 256},
+                                                                 options={"fp8-acc": "fast", "warps": 8, "stages": 4})))
+                for v in filter(None, args.gemm_variants.split(","))]
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K] row-major
@@ -201,7 +233,8 @@ def gemm_fp8():
         fl = 2 * N ** 3
         for name, k, bb, fast in (("fp8 TN promote", ktn, bt, False), ("fp8 TN fast", ktn_fast, bt, True),
                                   ("fp8 NN promote", knn, b.contiguous(), False)) + \
-                                 tuple((nm, kv, bt, False) for nm, kv in variants):
+                                 tuple((nm, kv, bt, False) for nm, kv in variants) + \
+                                 tuple((nm, kv, bt, True) for nm, kv in env_fast):
             c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             f = k.bind(a, bb, c, 0.5, 2.0)
             f(); torch.cuda.synchronize()
