@@ -36,7 +36,8 @@ const char *fe_tok_name(fe_tok_kind k) {
     [TK_SLASH_ASSIGN] = "'/='", [TK_PLUS] = "'+'", [TK_MINUS] = "'-'", [TK_STAR] = "'*'",
     [TK_SLASH] = "'/'", [TK_PERCENT] = "'%'", [TK_EQ] = "'=='", [TK_NE] = "'!='",
     [TK_LT] = "'<'", [TK_LE] = "'<='", [TK_GT] = "'>'", [TK_GE] = "'>='",
-    [TK_ANDAND] = "'&&'", [TK_OROR] = "'||'", [TK_NOT] = "'!'",
+    [TK_ANDAND] = "'&&'", [TK_OROR] = "'||'", [TK_NOT] = "'!'", [TK_AMP] = "'&'", [TK_PIPE] = "'|'",
+    [TK_CARET] = "'^'", [TK_SHL] = "'<<'", [TK_SHR] = "'>>'",
     [TK_KERNEL] = "'kernel'", [TK_TILES] = "'tiles'", [TK_GRID] = "'grid'", [TK_FOR] = "'for'",
     [TK_IN] = "'in'", [TK_IF] = "'if'", [TK_ELSE] = "'else'", [TK_NONE] = "'None'",
     [TK_TENSOR] = "'tensor'", [TK_TRUE] = "'true'", [TK_FALSE] = "'false'", [TK_INF] = "'inf'",
@@ -223,14 +224,15 @@ void fe_lex(tl_ctx *c, int32_t file, fe_token_vec *out) {
     case '%': k = TK_PERCENT; break;
     case '=': if (nx == '=') { k = TK_EQ; len = 2; } else k = TK_ASSIGN; break;
     case '!': if (nx == '=') { k = TK_NE; len = 2; } else k = TK_NOT; break;
-    case '<': if (nx == '=') { k = TK_LE; len = 2; } else k = TK_LT; break;
-    case '>': if (nx == '=') { k = TK_GE; len = 2; } else k = TK_GT; break;
+    case '<': if (nx == '=') { k = TK_LE; len = 2; } else if (nx == '<') { k = TK_SHL; len = 2; } else k = TK_LT; break;
+    case '>': if (nx == '=') { k = TK_GE; len = 2; } else if (nx == '>') { k = TK_SHR; len = 2; } else k = TK_GT; break;
     case '+': if (nx == '=') { k = TK_PLUS_ASSIGN; len = 2; } else k = TK_PLUS; break;
     case '-': if (nx == '=') { k = TK_MINUS_ASSIGN; len = 2; } else k = TK_MINUS; break;
     case '*': if (nx == '=') { k = TK_STAR_ASSIGN; len = 2; } else k = TK_STAR; break;
     case '/': if (nx == '=') { k = TK_SLASH_ASSIGN; len = 2; } else k = TK_SLASH; break;
-    case '&': if (nx == '&') { k = TK_ANDAND; len = 2; } break;
-    case '|': if (nx == '|') { k = TK_OROR; len = 2; } break;
+    case '&': if (nx == '&') { k = TK_ANDAND; len = 2; } else k = TK_AMP; break;
+    case '|': if (nx == '|') { k = TK_OROR; len = 2; } else k = TK_PIPE; break;
+    case '^': k = TK_CARET; break;
     default: break;
     }
     if (k == TK_EOF) {

@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -308,9 +308,12 @@ static tl_dtype unify(lower *L, const char *what, const fval *a, const fval *b, 
 
 /* ---- binary operators -------------------------------------------------------- */
 typedef enum { BO_ADD, BO_SUB, BO_MUL, BO_DIV, BO_REM, BO_MIN, BO_MAX, BO_AND, BO_OR,
+               BO_BAND, BO_BOR, BO_BXOR, BO_SHL, BO_SHR,
                BO_EQ, BO_NE, BO_LT, BO_LE, BO_GT, BO_GE } binop_kind;
 static const char *binop_name[] = {"'+'", "'-'", "'*'", "'/'", "'%'", "min()", "max()", "'&&'", "'||'",
+                                   "'&'", "'|'", "'^'", "'<<'", "'>>'",
                                    "'=='", "'!='", "'<'", "'<='", "'>'", "'>='"};
+static bool is_bitop(int k) { return k >= BO_BAND && k <= BO_SHR; }
 
 static binop_kind binop_of_tok(fe_tok_kind k) {
   switch (k) {
@@ -321,6 +324,11 @@ static binop_kind binop_of_tok(fe_tok_kind k) {
   case TK_PERCENT: return BO_REM;
   case TK_ANDAND: return BO_AND;
   case TK_OROR: return BO_OR;
+  case TK_AMP: return BO_BAND;
+  case TK_PIPE: return BO_BOR;
+  case TK_CARET: return BO_BXOR;
+  case TK_SHL: return BO_SHL;
+  case TK_SHR: return BO_SHR;
   case TK_EQ: return BO_EQ;
   case TK_NE: return BO_NE;
   case TK_LT: return BO_LT;
@@ -350,6 +358,23 @@ static bool fold_int(lower *L, binop_kind k, int64_t a, int64_t b, int64_t *r, t
   case BO_MAX: *r = a > b ? a : b; break;
   case BO_AND: *r = a && b; break;
   case BO_OR: *r = a || b; break;
+  case BO_BAND: *r = a & b; break;
+  case BO_BOR: *r = a | b; break;
+  case BO_BXOR: *r = a ^ b; break;
+  case BO_SHL:
+    if (b < 0 || b > 62 || (a != 0 && (a < 0 || a > (INT64_MAX >> b)))) {
+      tl_error(L->ctx, loc, "shift in a constant expression out of range (%lld << %lld)", (long long)a, (long long)b);
+      return false;
+    }
+    *r = a << b;
+    break;
+  case BO_SHR:
+    if (b < 0 || b > 63) {
+      tl_error(L->ctx, loc, "shift in a constant expression out of range (%lld >> %lld)", (long long)a, (long long)b);
+      return false;
+    }
+    *r = a >> b; /* arithmetic, as at run time for signed types */
+    break;
   case BO_EQ: *r = a == b; break;
   case BO_NE: *r = a != b; break;
   case BO_LT: *r = a < b; break;
@@ -407,7 +432,12 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   } else {
     d = unify(L, what, &a, &b, loc, &weak);
     if (d == TL_VOID) return fv_err();
-    if (d == TL_I1 && !is_cmp(k)) {
+    if (is_bitop(k) && (is_flt(d) || (d == TL_I1 && (k == BO_SHL || k == BO_SHR)))) {
+      tl_error(L->ctx, loc, "%s needs integer operands%s, not %s; use bitcast<T>() for the bits of a float", what,
+               k == BO_SHL || k == BO_SHR ? "" : " (or i1)", tystr(L, is_flt(dt_of(&a)) || dt_of(&a) == TL_I1 ? &a : &b));
+      return fv_err();
+    }
+    if (d == TL_I1 && !is_cmp(k) && !is_bitop(k)) {
       tl_error(L->ctx, loc, "arithmetic %s on i1 values; use && || ! or cast<i32>()", what);
       return fv_err();
     }
@@ -449,8 +479,8 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   b = to_shape(L, convert(L, b, d, loc), rank, shape, loc);
   int32_t ops[2] = {mat(L, &a, loc), mat(L, &b, loc)};
   tl_type rt = rank ? tl_tile_type(rd, rank, shape) : tl_scalar_type(rd);
-  static const tl_opcode opcs[] = {TL_OP_add, TL_OP_sub, TL_OP_mul, TL_OP_div, TL_OP_rem, TL_OP_min,
-                                   TL_OP_max, TL_OP_and, TL_OP_or};
+  static const tl_opcode opcs[] = {TL_OP_add, TL_OP_sub, TL_OP_mul, TL_OP_div, TL_OP_rem, TL_OP_min, TL_OP_max,
+                                   TL_OP_and, TL_OP_or,  TL_OP_and, TL_OP_or,  TL_OP_xor, TL_OP_shl, TL_OP_shr};
   int32_t op;
   int32_t res = emit(L, is_cmp(k) ? TL_OP_cmp : opcs[k], ops, 2, rt, loc, &op);
   if (is_cmp(k)) {
@@ -612,16 +642,49 @@ static fval eval_index(lower *L, fe_expr *e) {
     return fv_err();
   }
   int nall = 0, rank = 0;
+  bool sliced = false;
+  int32_t start[TL_MAX_RANK] = {0}, len[TL_MAX_RANK] = {0};
   for (int i = 0; i < e->nitems; i++) {
-    if (e->items[i].kind == IT_ALL) nall++;
-    else if (e->items[i].kind != IT_NEWAXIS) {
-      tl_error(L->ctx, e->items[i].loc, "a tile can only be indexed with ':' (keep) or None (new axis)");
+    fe_item *it = &e->items[i];
+    if (it->kind == IT_ALL || it->kind == IT_RANGE) {
+      if (nall < TL_MAX_RANK && nall < t.ty.rank) {
+        start[nall] = 0;
+        len[nall] = t.ty.shape[nall];
+      }
+      if (it->kind == IT_RANGE && nall < t.ty.rank) { /* a constant slice a : b of that dim */
+        int64_t lo, hi;
+        if (!const_int(L, it->lo, "the start of a tile slice", &lo) || !const_int(L, it->hi, "the end of a tile slice", &hi))
+          return fv_err();
+        if (lo < 0 || hi > t.ty.shape[nall] || !is_pow2(hi - lo)) {
+          tl_error(L->ctx, it->loc, "slice %lld : %lld of a dimension of length %d: it must lie inside it and its length "
+                   "be a power of two", (long long)lo, (long long)hi, (int)t.ty.shape[nall]);
+          return fv_err();
+        }
+        start[nall] = (int32_t)lo;
+        len[nall] = (int32_t)(hi - lo);
+        sliced = sliced || len[nall] != t.ty.shape[nall];
+      }
+      nall++;
+    } else if (it->kind != IT_NEWAXIS) {
+      tl_error(L->ctx, it->loc, "a tile can only be indexed with ':' (keep), a constant slice a : b, or None (new axis)");
       return fv_err();
     }
   }
   if (nall != t.ty.rank) {
-    tl_error(L->ctx, e->loc, "indexing a tile of rank %d needs %d ':' entries, found %d", t.ty.rank, t.ty.rank, nall);
+    tl_error(L->ctx, e->loc, "indexing a tile of rank %d needs %d ':' or slice entries, found %d", t.ty.rank,
+             t.ty.rank, nall);
     return fv_err();
+  }
+  if (sliced) {
+    tl_type nt = tl_tile_type(dt_of(&t), t.ty.rank, len);
+    if (t.is_const) {
+      t.ty = nt;
+    } else {
+      int32_t op, a = t.id;
+      int32_t res = emit(L, TL_OP_slice, &a, 1, nt, e->loc, &op);
+      memcpy(tl_op_at(L->f, op)->dims, start, sizeof start);
+      t = fv_value(L->f, res);
+    }
   }
   rank = e->nitems;
   if (rank > TL_MAX_RANK) {
@@ -1101,6 +1164,74 @@ static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   return fv_value(L->f, res);
 }
 
+/* sort(t, axis, descending = false): along a constant axis, in the order of
+ * lib/sortkey.h (NaN after +inf, -0.0 before +0.0). */
+static fval eval_sort(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  bool desc = false;
+  for (int i = 0; i < e->nkw; i++) {
+    int64_t v;
+    if (strcmp(e->kwnames[i], "descending") != 0) {
+      tl_error(L->ctx, e->kwlocs[i], "sort() has no argument named '%s' (only 'descending')", e->kwnames[i]);
+      return fv_err();
+    }
+    fval d = eval(L, e->kwargs[i]);
+    if (d.cls == V_ERR) return d;
+    if (d.cls != V_SCALAR || !d.is_const || !is_int(dt_of(&d))) {
+      tl_error(L->ctx, e->kwargs[i]->loc, "'descending' must be a constant (true or false)");
+      return fv_err();
+    }
+    v = d.i;
+    desc = v != 0;
+  }
+  fval t = tile_arg(L, e, 0, 0);
+  int64_t axis;
+  if (!const_int(L, e->args[1], "the axis", &axis) || t.cls == V_ERR) return fv_err();
+  if (axis < 0) axis += t.ty.rank;
+  if (axis < 0 || axis >= t.ty.rank) {
+    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, &t));
+    return fv_err();
+  }
+  tl_dtype d = dt_of(&t);
+  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
+    tl_error(L->ctx, e->args[0]->loc, "sort() of %s values; cast<%s>() first", tl_dtype_name(d), d == TL_I1 ? "i32" : "f32");
+    return fv_err();
+  }
+  int32_t op, x = mat(L, &t, e->loc);
+  int32_t res = emit(L, TL_OP_sort, &x, 1, t.ty, e->loc, &op);
+  tl_op_at(L->f, op)->kind = desc;
+  tl_op_at(L->f, op)->axis = (int32_t)axis;
+  return fv_value(L->f, res);
+}
+
+/* cat(a, b, axis): a and b of one element type and shape but along axis. */
+static fval eval_cat(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 3, 3)) return fv_err();
+  fval a = tile_arg(L, e, 0, 0), b = tile_arg(L, e, 1, 0);
+  int64_t axis;
+  if (!const_int(L, e->args[2], "the axis", &axis) || a.cls == V_ERR || b.cls == V_ERR) return fv_err();
+  if (axis < 0) axis += a.ty.rank;
+  if (axis < 0 || axis >= a.ty.rank) {
+    tl_error(L->ctx, e->args[2]->loc, "axis is out of range for %s", tystr(L, &a));
+    return fv_err();
+  }
+  bool same = a.ty.rank == b.ty.rank && dt_of(&a) == dt_of(&b);
+  for (int d = 0; same && d < a.ty.rank; d++) same = d == axis || a.ty.shape[d] == b.ty.shape[d];
+  if (!same) {
+    tl_error(L->ctx, e->loc, "cat() of %s and %s: the element types and every dimension but axis %lld must agree",
+             tystr(L, &a), tystr(L, &b), (long long)axis);
+    return fv_err();
+  }
+  int32_t shape[TL_MAX_RANK];
+  memcpy(shape, a.ty.shape, sizeof shape);
+  shape[axis] = a.ty.shape[axis] + b.ty.shape[axis];
+  if (!check_tile_shape(L, e->loc, a.ty.rank, shape)) return fv_err();
+  int32_t ops[2] = {mat(L, &a, e->loc), mat(L, &b, e->loc)}, op;
+  int32_t res = emit(L, TL_OP_cat, ops, 2, tl_tile_type(dt_of(&a), a.ty.rank, shape), e->loc, &op);
+  tl_op_at(L->f, op)->axis = (int32_t)axis;
+  return fv_value(L->f, res);
+}
+
 static fval eval_dot(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 2, 3)) return fv_err();
   fval a = tile_arg(L, e, 0, 2), b = tile_arg(L, e, 1, 2);
@@ -1166,13 +1297,14 @@ static fval eval_rand(lower *L, fe_expr *e, int kind) {
 
 static fval eval_call(lower *L, fe_expr *e) {
   const char *n = e->name;
-  bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota");
+  bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota") ||
+               !strcmp(n, "bitcast");
   if (typed && !e->has_targ) {
     tl_error(L->ctx, e->loc, "%s needs an element type, such as %s<f32>", n, n);
     return fv_err();
   }
   if (e->has_targ && e->targ == TL_VOID) return fv_err(); /* parse error already reported */
-  if (e->nkw && strcmp(n, "load") != 0) {
+  if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0) {
     tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
     return fv_err();
   }
@@ -1242,6 +1374,23 @@ static fval eval_call(lower *L, fe_expr *e) {
     if (a.cls == V_ERR) return a;
     return convert(L, a, e->targ, e->loc);
   }
+  if (!strcmp(n, "bitcast")) { /* the same bits as another type of the same width */
+    if (!nargs_ok(L, e, 1, 1)) return fv_err();
+    fval a = value_arg(L, e, 0);
+    if (a.cls == V_ERR) return a;
+    if (a.weak) a = convert(L, a, is_flt(dt_of(&a)) ? TL_F32 : TL_I32, e->loc);
+    tl_dtype from = dt_of(&a), to = e->targ;
+    if (from == TL_I1 || to == TL_I1 || tl_dtype_bits(from) != tl_dtype_bits(to)) {
+      tl_error(L->ctx, e->loc, "bitcast<%s>() of %s: the widths differ (or one is i1); use cast<T>() to convert values",
+               tl_dtype_name(to), tystr(L, &a));
+      return fv_err();
+    }
+    if (from == to) return a;
+    tl_type rt = a.ty;
+    rt.dtype = (uint8_t)to;
+    int32_t x = mat(L, &a, e->loc);
+    return fv_value(L->f, emit(L, TL_OP_bitcast, &x, 1, rt, e->loc, NULL));
+  }
   if (!strcmp(n, "zeros") || !strcmp(n, "full")) {
     bool full = n[0] == 'f';
     int rank;
@@ -1295,6 +1444,8 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "reduce_sum")) return eval_reduce(L, e, TL_RED_SUM);
   if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
   if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
+  if (!strcmp(n, "cat")) return eval_cat(L, e);
+  if (!strcmp(n, "sort")) return eval_sort(L, e);
   if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
   if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
   if (!strcmp(n, "argmax")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MAX);

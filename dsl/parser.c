@@ -132,7 +132,8 @@ static tl_dtype parse_dtype(parser *P, tl_loc *loc) {
 }
 
 static bool takes_type_arg(const char *name) {
-  return !strcmp(name, "cast") || !strcmp(name, "zeros") || !strcmp(name, "full") || !strcmp(name, "iota");
+  return !strcmp(name, "cast") || !strcmp(name, "zeros") || !strcmp(name, "full") || !strcmp(name, "iota") ||
+         !strcmp(name, "bitcast");
 }
 
 typedef TL_VEC(fe_expr *) expr_vec;
@@ -302,15 +303,20 @@ static fe_expr *parse_unary(parser *P) {
   return parse_postfix(P);
 }
 
-/* Binary precedence, low to high: || && (== !=) (< <= > >=) (+ -) (* / %). */
+/* Binary precedence, low to high (C's): || && | ^ & (== !=) (< <= > >=)
+ * (<< >>) (+ -) (* / %). */
 static int precedence(fe_tok_kind k) {
   switch (k) {
   case TK_OROR: return 1;
   case TK_ANDAND: return 2;
-  case TK_EQ: case TK_NE: return 3;
-  case TK_LT: case TK_LE: case TK_GT: case TK_GE: return 4;
-  case TK_PLUS: case TK_MINUS: return 5;
-  case TK_STAR: case TK_SLASH: case TK_PERCENT: return 6;
+  case TK_PIPE: return 3;
+  case TK_CARET: return 4;
+  case TK_AMP: return 5;
+  case TK_EQ: case TK_NE: return 6;
+  case TK_LT: case TK_LE: case TK_GT: case TK_GE: return 7;
+  case TK_SHL: case TK_SHR: return 8;
+  case TK_PLUS: case TK_MINUS: return 9;
+  case TK_STAR: case TK_SLASH: case TK_PERCENT: return 10;
   default: return 0;
   }
 }

@@ -20,6 +20,7 @@
 
 #include "fpconv.h"
 #include "philox.h"
+#include "sortkey.h"
 
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF /* every f32 operation rounds on its own: no FMA */
@@ -373,6 +374,36 @@ static void exec_cast(interp *in, const tl_op *op) {
   }
 }
 
+/* The same bits as another dtype of the same width (floats held as exact
+ * f32 values: their encoding is recomputed; NaN payloads of 16- and 8-bit
+ * floats are not kept). */
+static void exec_bitcast(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  int64_t n = r->numel, sa = ew_stride(in, op, a, n);
+  tl_dtype from = DT(a), to = DT(r);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t bits;
+    if (from == TL_F32) {
+      uint32_t w;
+      memcpy(&w, &FP(a)[i * sa], 4);
+      bits = w;
+    } else if (is_f(a)) {
+      bits = tl_float_to_bits(FP(a)[i * sa], from);
+    } else {
+      bits = (uint64_t)IP(a)[i * sa];
+    }
+    if (to == TL_F32) {
+      uint32_t w = (uint32_t)bits;
+      memcpy(&FP(r)[i], &w, 4);
+    } else if (is_f(r)) {
+      FP(r)[i] = tl_bits_to_float((uint32_t)(bits & ((1u << tl_dtype_bits(to)) - 1)), to);
+    } else {
+      IP(r)[i] = tl_int_to_int((int64_t)bits, to);
+    }
+  }
+}
+
 /* Same data, new shape (reshape, expand_dims, convert_layout, splat of one). */
 static void exec_copy(interp *in, const tl_op *op) {
   need_operands(in, op, 1);
@@ -715,6 +746,42 @@ static void exec_scatter(interp *in, const tl_op *op) {
   }
 }
 
+/* slice: result element c is source element c + starts; cat: a, then b
+ * along the axis. */
+static void exec_slice_cat(interp *in, const tl_op *op) {
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  slot *b = op->opc == TL_OP_cat ? S(in, op->opnd[1]) : NULL;
+  const tl_type *rt = r->type, *at = a->type;
+  if (rt->kind != TL_KIND_TILE || at->kind != TL_KIND_TILE || at->rank != rt->rank || is_f(a) != is_f(r) ||
+      (b && (b->type->kind != TL_KIND_TILE || b->type->rank != rt->rank || is_f(b) != is_f(r))))
+    BROKEN(in, op, "operands");
+  int rank = rt->rank, axis = op->axis;
+  int32_t c[TL_MAX_RANK] = {0};
+  for (int64_t e = 0; e < r->numel; e++) {
+    int64_t rem = e;
+    for (int d = rank - 1; d >= 0; d--) {
+      c[d] = (int32_t)(rem % rt->shape[d]);
+      rem /= rt->shape[d];
+    }
+    slot *src = a;
+    const tl_type *stt = at;
+    int32_t sc[TL_MAX_RANK];
+    for (int d = 0; d < rank; d++) sc[d] = c[d] + (op->opc == TL_OP_slice ? op->dims[d] : 0);
+    if (b && c[axis] >= at->shape[axis]) {
+      src = b;
+      stt = b->type;
+      sc[axis] -= at->shape[axis];
+    }
+    int64_t off = 0;
+    for (int d = 0; d < rank; d++) {
+      if (sc[d] < 0 || sc[d] >= stt->shape[d]) BROKEN(in, op, "index outside the source");
+      off = off * stt->shape[d] + sc[d];
+    }
+    if (is_f(r)) FP(r)[e] = FP(src)[off];
+    else IP(r)[e] = IP(src)[off];
+  }
+}
+
 /* scan and argreduce: lines along the axis, each in index order. */
 static void line_geometry(const tl_type *t, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
   *outer = *inner = 1;
@@ -754,6 +821,57 @@ static void exec_scan(interp *in, const tl_op *op) {
         }
       }
     }
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* sort: each line along the axis in the order of lib/sortkey.h (floats by
+ * key; integers by value), reversed when descending. */
+static void exec_sort(interp *in, const tl_op *op) {
+  need_operands(in, op, 1);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
+  if (a->type->kind != TL_KIND_TILE || op->axis < 0 || op->axis >= a->type->rank || r->numel != a->numel)
+    BROKEN(in, op, "operand");
+  int64_t outer, len, inner;
+  line_geometry(a->type, op->axis, &outer, &len, &inner);
+  void *buf = malloc((size_t)len * 8);
+  if (!buf) fail(in, "out of memory");
+  uint32_t *ku = buf;
+  int64_t *ki = buf;
+  bool fl = is_f(a), desc = op->kind != 0;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i;
+        if (fl) {
+          uint32_t bits;
+          memcpy(&bits, &FP(a)[e], 4);
+          ku[j] = tl_sort_key_f32(bits);
+        } else {
+          ki[j] = IP(a)[e];
+        }
+      }
+      qsort(buf, (size_t)len, fl ? 4 : 8, fl ? cmp_u32 : cmp_i64);
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + j) * inner + i, src = desc ? len - 1 - j : j;
+        if (fl) {
+          uint32_t bits = tl_sort_f32_of_key(ku[src]);
+          float v;
+          memcpy(&v, &bits, 4);
+          FP(r)[e] = tl_round_to_dtype(v, DT(r));
+        } else {
+          IP(r)[e] = ki[src];
+        }
+      }
+    }
+  free(buf);
 }
 
 /* argmax / argmin: the first index of the extremum; a NaN counts as the
@@ -955,6 +1073,7 @@ static void exec_op(interp *in, const tl_op *op) {
     exec_unary(in, op);
     break;
   case TL_OP_cast: exec_cast(in, op); break;
+  case TL_OP_bitcast: exec_bitcast(in, op); break;
   case TL_OP_splat: case TL_OP_expand_dims: case TL_OP_reshape: case TL_OP_convert_layout:
     exec_copy(in, op);
     break;
@@ -967,6 +1086,8 @@ static void exec_op(interp *in, const tl_op *op) {
   case TL_OP_atomic: exec_scatter(in, op); break;
   case TL_OP_rand: exec_rand(in, op); break;
   case TL_OP_scan: exec_scan(in, op); break;
+  case TL_OP_sort: exec_sort(in, op); break;
+  case TL_OP_slice: case TL_OP_cat: exec_slice_cat(in, op); break;
   case TL_OP_argreduce: exec_argreduce(in, op); break;
   case TL_OP_for: exec_for(in, op); break;
   case TL_OP_if: exec_if(in, op); break;

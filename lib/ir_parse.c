@@ -352,6 +352,7 @@ static const char *const atomic_names[] = {"add", "max", "min"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
 static const char *const scan_names[] = {"sum", "max"};
 static const char *const arg_names[] = {"max", "min"};
+static const char *const sort_names[] = {"ascending", "descending"};
 
 static int read_enum(parser *p, const char *const *names, int n, const char *what) {
   char buf[MAX_NAME];
@@ -622,9 +623,44 @@ static void parse_op(parser *p, tl_region *r) {
     tl_op_at(p->f, op)->axis = axis;
     break;
   }
+  case TL_OP_slice: {
+    tl_vec_push(a, &opnd, use_value(p));
+    expect(p, ",");
+    expect_kw(p, "starts");
+    expect(p, "=");
+    expect(p, "[");
+    int32_t starts[TL_MAX_RANK] = {0};
+    int n = 0;
+    if (!accept(p, "]")) {
+      do {
+        if (n == TL_MAX_RANK) FAIL(p, "too many slice starts");
+        starts[n++] = (int32_t)read_int(p, 0, TL_MAX_TILE_ELEMS, "slice start");
+      } while (accept(p, ","));
+      expect(p, "]");
+    }
+    expect(p, ":");
+    tl_type t = read_type(p);
+    op = make_op(p, r, opc, &opnd, &t, 1, loc);
+    memcpy(tl_op_at(p->f, op)->dims, starts, sizeof starts);
+    break;
+  }
+  case TL_OP_cat: {
+    tl_vec_push(a, &opnd, use_value(p));
+    expect(p, ",");
+    tl_vec_push(a, &opnd, use_value(p));
+    int32_t axis = read_axis_attr(p);
+    expect(p, ":");
+    tl_type t = read_type(p);
+    op = make_op(p, r, opc, &opnd, &t, 1, loc);
+    tl_op_at(p->f, op)->axis = axis;
+    break;
+  }
+  case TL_OP_sort:
   case TL_OP_scan:
   case TL_OP_argreduce: {
-    int kind = opc == TL_OP_scan ? read_enum(p, scan_names, 2, "scan kind") : read_enum(p, arg_names, 2, "argreduce kind");
+    int kind = opc == TL_OP_scan   ? read_enum(p, scan_names, 2, "scan kind")
+               : opc == TL_OP_sort ? read_enum(p, sort_names, 2, "sort order")
+                                   : read_enum(p, arg_names, 2, "argreduce kind");
     tl_vec_push(a, &opnd, use_value(p));
     int32_t axis = read_axis_attr(p);
     expect(p, ":");

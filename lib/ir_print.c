@@ -24,6 +24,7 @@ static const char *const atomic_names[] = {"add", "max", "min"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
 static const char *const scan_names[] = {"sum", "max"};
 static const char *const arg_names[] = {"max", "min"};
+static const char *const sort_names[] = {"ascending", "descending"};
 
 /* Identifier characters of the text form; anything else becomes '_'. */
 static void put_ident(tl_sbuf *b, const char *s, bool allow_dot) {
@@ -246,9 +247,24 @@ static void put_op(printer *p, int32_t id, int depth) {
     }
     break;
   }
+  case TL_OP_slice: {
+    tl_sbuf_puts(b, " ");
+    put_operands(p, o, 0, o->nopnd);
+    const tl_type *t = &f->values.data[o->res[0]].type;
+    tl_sbuf_puts(b, ", starts=[");
+    for (int d = 0; d < t->rank && d < TL_MAX_RANK; d++) tl_sbuf_printf(b, "%s%d", d ? ", " : "", (int)o->dims[d]);
+    tl_sbuf_puts(b, "]");
+    break;
+  }
+  case TL_OP_cat:
+    tl_sbuf_puts(b, " ");
+    put_operands(p, o, 0, o->nopnd);
+    tl_sbuf_printf(b, ", axis=%d", (int)o->axis);
+    break;
+  case TL_OP_sort:
   case TL_OP_scan:
   case TL_OP_argreduce:
-    tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 2 ? (o->opc == TL_OP_scan ? scan_names : arg_names)[o->kind] : "?");
+    tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 2 ? (o->opc == TL_OP_scan ? scan_names : o->opc == TL_OP_sort ? sort_names : arg_names)[o->kind] : "?");
     put_operands(p, o, 0, o->nopnd);
     tl_sbuf_printf(b, ", axis=%d", (int)o->axis);
     break;

@@ -80,6 +80,7 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   int sliced[TL_MAX_RANK], ns = 0;
   for (int k = 0; k < rank; k++) {
     if (d->dims[k] != 0) sliced[ns++] = k;
+    if (tl_val(f, d->opnd[1 + k])->type.kind != TL_KIND_SCALAR) return *why = "a gather (an index tile)", -1;
     if (!tl_scalar_from_iv(f, d->opnd[1 + k], L)) return *why = "indices not computable from the induction variable", -1;
   }
   if (ns != 2 || sliced[1] != rank - 1) return *why = "not a 2-D view along the last dimension", -1;

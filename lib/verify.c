@@ -197,6 +197,11 @@ static void check_op_types(verifier *v, const tl_op *o) {
       return;
     }
     if (o->opc == TL_OP_cast) return;
+    if (o->opc == TL_OP_bitcast) {
+      if (a0->dtype == TL_I1 || r0->dtype == TL_I1 || tl_dtype_bits((tl_dtype)a0->dtype) != tl_dtype_bits((tl_dtype)r0->dtype))
+        err(v, o, "bitcast from %s to %s: the widths differ", tstr(a0, b1), tstr(r0, b2));
+      return;
+    }
     for (int i = 0; i < o->nopnd; i++)
       if (vtype(v, o->opnd[i])->dtype != r0->dtype) {
         err(v, o, "operand %d (%s) and result (%s) differ in element type", i, tstr(vtype(v, o->opnd[i]), b1), tstr(r0, b2));
@@ -353,9 +358,27 @@ static void check_op_types(verifier *v, const tl_op *o) {
           o->kind == TL_ATOMIC_ADD ? "add" : o->kind == TL_ATOMIC_MAX ? "max" : "min", tl_dtype_name((tl_dtype)dt));
     break;
   }
+  case TL_OP_slice: {
+    bool ok = a0->kind == TL_KIND_TILE && r0->kind == TL_KIND_TILE && a0->rank == r0->rank && a0->dtype == r0->dtype;
+    for (int d = 0; ok && d < a0->rank; d++)
+      ok = o->dims[d] >= 0 && (int64_t)o->dims[d] + r0->shape[d] <= a0->shape[d];
+    if (!ok) err(v, o, "slice of %s at the given starts does not fit into %s", tstr(r0, b1), tstr(a0, b2));
+    break;
+  }
+  case TL_OP_cat: {
+    const tl_type *b = vtype(v, o->opnd[1]);
+    bool ok = a0->kind == TL_KIND_TILE && b->kind == TL_KIND_TILE && r0->kind == TL_KIND_TILE && a0->rank == b->rank &&
+              a0->rank == r0->rank && o->axis >= 0 && o->axis < a0->rank && a0->dtype == b->dtype &&
+              a0->dtype == r0->dtype;
+    for (int d = 0; ok && d < a0->rank; d++)
+      ok = d == o->axis ? r0->shape[d] == a0->shape[d] + b->shape[d] : a0->shape[d] == b->shape[d] && r0->shape[d] == a0->shape[d];
+    if (!ok) err(v, o, "cat of %s and %s along axis %d cannot give %s", tstr(a0, b1), tstr(b, b2), o->axis, tstr(r0, b3));
+    break;
+  }
+  case TL_OP_sort:
   case TL_OP_scan:
   case TL_OP_argreduce: {
-    bool scan = o->opc == TL_OP_scan;
+    bool scan = o->opc != TL_OP_argreduce;
     if (a0->kind != TL_KIND_TILE || o->axis < 0 || o->axis >= a0->rank) {
       err(v, o, "needs a tile and an axis in range, not %s axis %d", tstr(a0, b1), o->axis);
       break;

@@ -72,7 +72,7 @@ static void explain_access(checker *C, int32_t op, const tl_access_facts *a, int
   const tl_param *p = &f->params.data[a->param];
   int eb = tl_dtype_bytes(p->dtype);
   tl_sbuf *b = C->o->explain_out;
-  tl_sbuf_printf(b, "align_check: %s ", o->opc == TL_OP_load ? "load" : "store");
+  tl_sbuf_printf(b, "align_check: %s ", o->opc == TL_OP_load ? "load" : o->opc == TL_OP_store ? "store" : "atomic");
   render_view(b, f, o, p);
   tl_sbuf_printf(b, " at %d:%d: ", o->loc.line, o->loc.col);
   if (a->len == 0) {
@@ -110,7 +110,8 @@ static void check_access(checker *C, int32_t op) {
   tl_access_facts a = {op, param, C->tensor_ordinal[param], 0, 1, 1, 1, 0, false};
   if (a.tensor >= TL_SPEC_MAX_TENSORS) a.tensor = -1;
   int64_t residue = 0;
-  if (rank > 0 && o->dims[last] > 0 && eb > 0 && eb <= 16) {
+  bool gather_last = rank > 0 && tl_val(f, o->opnd[1 + last])->type.kind == TL_KIND_TILE; /* scalar accesses */
+  if (rank > 0 && o->dims[last] > 0 && eb > 0 && eb <= 16 && !gather_last) {
     a.len = o->dims[last];
     a.vec_want = 16 / eb < a.len ? 16 / eb : a.len;
     int32_t start = o->opnd[1 + last];
@@ -180,7 +181,7 @@ static void walk(checker *C, tl_region *r) {
     int32_t op = r->ops.data[i];
     tl_op *o = tl_op_at(C->f, op);
     if (o->flags & TL_OPF_DEAD) continue;
-    if (o->opc == TL_OP_load || o->opc == TL_OP_store) check_access(C, op);
+    if (o->opc == TL_OP_load || o->opc == TL_OP_store || o->opc == TL_OP_atomic) check_access(C, op);
     else if (o->opc == TL_OP_dot) check_dot(C, op);
     for (int k = 0; k < tl_op_at(C->f, op)->nregions; k++) walk(C, &tl_op_at(C->f, op)->regions[k]);
   }

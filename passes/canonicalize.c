@@ -156,6 +156,7 @@ static bool fold_float_binary(int opc, int kind, tl_dtype dt, double a, double b
 }
 
 static bool fold_unary(int opc, tl_dtype dt, tl_dtype src, cval a, cval *r) {
+  if (opc == TL_OP_bitcast) return false; /* not folded */
   if (opc == TL_OP_cast) {
     if (tl_dtype_is_float(src)) {
       if (tl_dtype_is_float(dt)) r->d = tl_round_to_dtype(a.d, dt), r->i = 0;

@@ -648,6 +648,7 @@ static void assign_op(la_state *st, int32_t opid) {
     return;
   }
   case TL_OP_scan:
+  case TL_OP_sort:
     rt->layout = vtype(st, a0)->layout;
     return;
   case TL_OP_argreduce:

@@ -159,6 +159,12 @@ void cg_emit_atomic(cg *g, tl_op *o);
 /* emit_scan.c: scan (cumsum, cummax) and argreduce (argmax, argmin) */
 void cg_emit_scan(cg *g, tl_op *o);
 
+/* emit_sort.c: sort (a bitonic network in shared memory) */
+void cg_emit_sort(cg *g, tl_op *o);
+
+/* emit_shape.c: slice and cat */
+void cg_emit_slice_cat(cg *g, tl_op *o);
+
 /* emit_random.c */
 void cg_emit_rand(cg *g, tl_op *o);
 

@@ -420,6 +420,13 @@ void cg_emit_op(cg *g, int32_t opid) {
   case TL_OP_argreduce:
     cg_emit_scan(g, o);
     return;
+  case TL_OP_slice:
+  case TL_OP_cat:
+    cg_emit_slice_cat(g, o);
+    return;
+  case TL_OP_sort:
+    cg_emit_sort(g, o);
+    return;
   case TL_OP_for:
     emit_for(g, opid);
     return;

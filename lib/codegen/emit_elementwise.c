@@ -479,6 +479,12 @@ void cg_emit_ew(cg *g, tl_op *o) {
     switch (o->opc) {
     case TL_OP_select: d->r[i] = LLVMBuildSelect(g->B, x[0], x[1], x[2], ""); break;
     case TL_OP_cast: d->r[i] = cg_cast(g, x[0], adt[0], (tl_dtype)rt->dtype); break;
+    case TL_OP_bitcast: {
+      tl_dtype to = (tl_dtype)rt->dtype;
+      LLVMValueRef bits = LLVMBuildBitCast(g->B, cg_to_mem(g, x[0], adt[0]), cg_mem_type(g, to), "");
+      d->r[i] = cg_from_mem(g, bits, to);
+      break;
+    }
     default:
       if (na == 2) d->r[i] = cg_binop(g, o->opc, o->kind, x[0], x[1], adt[0]);
       else d->r[i] = unop(g, o->opc, x[0], adt[0]);

@@ -113,6 +113,46 @@ static const lcase cases[] = {
      {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT},
       {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {9, 255, 1, 1}, {100, 256, 1, 1}, {1, 33, 1, 1}}, 0},
+    {"slices",
+     "kernel slices(X: tensor<bf16>[R, D], Y: tensor<bf16>[R, D], Z: tensor<bf16>[R, 16])\n"
+     "    tiles(BR = 16, BD = 128) grid(cdiv(R, BR))\n"
+     "{\n"
+     "    r0 = program_id(0) * BR;\n"
+     "    x = load(X[r0 : r0 + BR, 0 : BD]);\n"
+     "    store(Y[r0 : r0 + BR, 0 : BD], cat(-x[:, BD / 2 : BD], x[:, 0 : BD / 2], 1));\n"
+     "    store(Z[r0 : r0 + BR, 0 : 16], cat(x[0 : 8, 16 : 32], x[8 : 16, 0 : 16], 0));\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {17, 128, 1, 1}, {100, 65, 1, 1}, {3, 127, 1, 1}}, 0},
+    {"bits",
+     "kernel bits(X: tensor<f32>[N], A: tensor<i32>[N], Y: tensor<i32>[N], Z: tensor<f32>[N], U: tensor<u8>[N],\n"
+     "             H: tensor<bf16>[N], G: tensor<i16>[N])\n"
+     "    tiles(B = 128) grid(cdiv(N, B))\n"
+     "{\n"
+     "    n0 = program_id(0) * B;\n"
+     "    x = load(X[n0 : n0 + B]);\n"
+     "    a = load(A[n0 : n0 + B]);\n"
+     "    b = bitcast<i32>(x);\n"
+     "    store(Y[n0 : n0 + B], (b >> 23 & 0xff) - 127 + (a << 3 | 1) ^ a >> 2 & 0x0f0f);\n"
+     "    store(Z[n0 : n0 + B], bitcast<f32>(b & 0x7fffffff));\n"
+     "    store(U[n0 : n0 + B], cast<u8>(a) >> 3 | cast<u8>(a) << 5);\n"
+     "    store(G[n0 : n0 + B], bitcast<i16>(load(H[n0 : n0 + B])) ^ -32768);\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT},
+      {OUT_POISON, CMP_EXACT}, {IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {127, 1, 1, 1}, {1000, 1, 1, 1}, {4099, 1, 1, 1}}, 0},
+    {"sorts",
+     "kernel sorts(X: tensor<f32>[R, C], A: tensor<f32>[R, C], D: tensor<bf16>[R, C], I: tensor<i32>[R, C])\n"
+     "    tiles(BR = 4, BC = 256) grid(cdiv(R, BR))\n"
+     "{\n"
+     "    r0 = program_id(0) * BR;\n"
+     "    x = load(X[r0 : r0 + BR, 0 : BC], other = inf);\n"
+     "    store(A[r0 : r0 + BR, 0 : BC], sort(x, 1));\n"
+     "    store(D[r0 : r0 + BR, 0 : BC], sort(cast<bf16>(load(X[r0 : r0 + BR, 0 : BC], other = -inf)), 1, descending = true));\n"
+     "    store(I[r0 : r0 + BR, 0 : BC], sort(cast<i32>(x * 8.0), 0));\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {9, 255, 1, 1}, {100, 256, 1, 1}, {3, 17, 1, 1}}, 0},
     {"randoms",
      "kernel randoms(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], seed: i64)\n"
      "    tiles(B = 256) grid(cdiv(N, B))\n"

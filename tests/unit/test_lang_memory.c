@@ -409,3 +409,154 @@ static void check_scans(bool passes) {
 }
 Test(lang_scan, against_c) { check_scans(false); }
 Test(lang_scan, against_c_after_passes) { check_scans(true); }
+
+/* ---- tile slices and cat ---------------------------------------------------------------------------- */
+Test(lang_shape, rotate_halves_with_slices_and_cat) {
+  /* RoPE's rotate_half: cat(-x[:, D/2 : D], x[:, 0 : D/2]), and a slice of rows; ragged R */
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[R, D], Y: tensor<f32>[R, D], Z: tensor<f32>[R, 8])\n"
+                           "    tiles(BR = 8, BD = 32) grid(cdiv(R, BR))\n"
+                           "{\n"
+                           "    r0 = program_id(0) * BR;\n"
+                           "    x = load(X[r0 : r0 + BR, 0 : BD]);\n"
+                           "    store(Y[r0 : r0 + BR, 0 : BD], cat(-x[:, BD / 2 : BD], x[:, 0 : BD / 2], 1));\n"
+                           "    top = x[0 : 4, 8 : 16];\n"
+                           "    store(Z[r0 : r0 + BR, 0 : 8], cat(top, x[4 : 8, 0 : 8] * 2.0, 0));\n"
+                           "}\n",
+                           true);
+  rng g = {9};
+  for (int64_t R = 1; R < 30; R += 7) {
+    int64_t D = 32, sx[2] = {R, D}, sz[2] = {R, 8};
+    tl_arg a[3] = {targ(TL_F32, 2, sx), targ(TL_F32, 2, sx), targ(TL_F32, 2, sz)};
+    tfill_random(&a[0], &g, -1, 1);
+    tpoison(&a[1]);
+    tpoison(&a[2]);
+    interp(s, a, 3);
+    for (int64_t r = 0; r < R; r++) {
+      for (int64_t d = 0; d < D; d++) {
+        float want = d < 16 ? -tget_f(&a[0], r * D + d + 16) : tget_f(&a[0], r * D + d - 16);
+        cr_assert(tget_f(&a[1], r * D + d) == want, "Y (%lld, %lld)", (long long)r, (long long)d);
+      }
+      int64_t r0 = r / 8 * 8, i = r - r0;
+      for (int64_t d = 0; d < 8; d++) {
+        int64_t sr = i < 4 ? r0 + i : r0 + i, sd = i < 4 ? d + 8 : d;
+        float x = sr < R ? tget_f(&a[0], sr * D + sd) : 0;
+        float want = i < 4 ? x : x * 2.0f;
+        cr_assert(tget_f(&a[2], r * 8 + d) == want, "Z (%lld, %lld)", (long long)r, (long long)d);
+      }
+    }
+    for (int i = 0; i < 3; i++) free(a[i].data);
+  }
+  src_free(s);
+}
+
+/* ---- integer bit operations and bitcast -------------------------------------------------------------- */
+Test(lang_bits, operators_and_bitcast_against_c) {
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[N], A: tensor<i32>[N], Y: tensor<i32>[N], Z: tensor<f32>[N],\n"
+                           "         U: tensor<u8>[N], H: tensor<bf16>[N], G: tensor<i16>[N])\n"
+                           "    tiles(B = 32) grid(cdiv(N, B))\n"
+                           "{\n"
+                           "    n0 = program_id(0) * B;\n"
+                           "    x = load(X[n0 : n0 + B]);\n"
+                           "    a = load(A[n0 : n0 + B]);\n"
+                           "    b = bitcast<i32>(x);\n"
+                           "    store(Y[n0 : n0 + B], (b >> 23 & 0xff) - 127 + (a << 3 | 1) ^ a >> 2 & 0x0f0f);\n"
+                           "    store(Z[n0 : n0 + B], bitcast<f32>(b & 0x7fffffff));\n"
+                           "    store(U[n0 : n0 + B], cast<u8>(a) >> 3 | cast<u8>(a) << 5);\n"
+                           "    store(G[n0 : n0 + B], bitcast<i16>(load(H[n0 : n0 + B])) ^ -32768);\n"
+                           "}\n",
+                           true);
+  rng g = {13};
+  for (int64_t N = 1; N < 100; N += 33) {
+    tl_arg a[7] = {targ(TL_F32, 1, &N), targ(TL_I32, 1, &N), targ(TL_I32, 1, &N), targ(TL_F32, 1, &N),
+                   targ(TL_U8, 1, &N),  targ(TL_BF16, 1, &N), targ(TL_I16, 1, &N)};
+    tfill_random(&a[0], &g, -100, 100);
+    tfill_random(&a[5], &g, -100, 100);
+    for (int64_t i = 0; i < N; i++) iset(&a[1], i, (int32_t)rng_u64(&g));
+    for (int i = 2; i < 7; i++)
+      if (i != 5) tpoison(&a[i]);
+    interp(s, a, 7);
+    for (int64_t i = 0; i < N; i++) {
+      float x = tget_f(&a[0], i);
+      int32_t b, av = iget(&a[1], i);
+      memcpy(&b, &x, 4);
+      int32_t want = (int32_t)(((uint32_t)((b >> 23 & 0xff) - 127) + ((uint32_t)av << 3 | 1)) ^ (uint32_t)(av >> 2 & 0x0f0f));
+      cr_assert_eq(iget(&a[2], i), want, "Y[%lld]", (long long)i);
+      cr_assert(tget_f(&a[3], i) == fabsf(x), "Z[%lld]", (long long)i);
+      uint8_t u = (uint8_t)av, wu = (uint8_t)(u >> 3 | (uint8_t)(u << 5));
+      cr_assert_eq(((uint8_t *)a[4].data)[i], wu, "U[%lld]", (long long)i);
+      uint16_t hb;
+      memcpy(&hb, (char *)a[5].data + 2 * i, 2);
+      int16_t gw;
+      memcpy(&gw, (char *)a[6].data + 2 * i, 2);
+      cr_assert_eq((uint16_t)gw, (uint16_t)(hb ^ 0x8000), "G[%lld]: %04x for bf16 bits %04x", (long long)i, (unsigned)(uint16_t)gw, (unsigned)hb);
+    }
+    for (int i = 0; i < 7; i++) free(a[i].data);
+  }
+  src_free(s);
+}
+
+/* ---- sort ------------------------------------------------------------------------------------------- */
+static int cmp_ref_f(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  if (isnan(x) || isnan(y)) return isnan(x) - isnan(y); /* NaN last */
+  if (x == y) return signbit(y) - signbit(x);        /* -0.0 first */
+  return x < y ? -1 : 1;
+}
+
+Test(lang_sort, rows_and_columns_against_qsort) {
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[R, C], A: tensor<f32>[R, C], D: tensor<bf16>[R, C], I: tensor<i32>[R, C])\n"
+                           "    tiles(BR = 8, BC = 32) grid(cdiv(R, BR))\n"
+                           "{\n"
+                           "    r0 = program_id(0) * BR;\n"
+                           "    x = load(X[r0 : r0 + BR, 0 : BC], other = inf);\n"
+                           "    store(A[r0 : r0 + BR, 0 : BC], sort(x, 1));\n"
+                           "    store(D[r0 : r0 + BR, 0 : BC], sort(cast<bf16>(load(X[r0 : r0 + BR, 0 : BC], other = -inf)), -1, descending = true));\n"
+                           "    store(I[r0 : r0 + BR, 0 : BC], sort(cast<i32>(x * 8.0), 0));\n"
+                           "}\n",
+                           true);
+  rng g = {17};
+  for (int64_t R = 1; R <= 17; R += 8)
+    for (int64_t C = 1; C <= 32; C += 15) {
+      int64_t sx[2] = {R, C};
+      tl_arg a[4] = {targ(TL_F32, 2, sx), targ(TL_F32, 2, sx), targ(TL_BF16, 2, sx), targ(TL_I32, 2, sx)};
+      for (int64_t i = 0; i < R * C; i++) tset_f(&a[0], i, (double)((int64_t)(rng_u64(&g) % 17) - 8) * 0.5);
+      if (R * C > 3) tset_f(&a[0], 3, NAN), tset_f(&a[0], 2, -0.0);
+      for (int i = 1; i < 4; i++) tpoison(&a[i]);
+      interp(s, a, 4);
+      float row[32];
+      for (int64_t r = 0; r < R; r++) {
+        for (int64_t c = 0; c < 32; c++) row[c] = c < C ? tget_f(&a[0], r * C + c) : INFINITY;
+        qsort(row, 32, sizeof(float), cmp_ref_f);
+        for (int64_t c = 0; c < C; c++) {
+          float got = tget_f(&a[1], r * C + c);
+          cr_assert(memcmp(&got, &row[c], 4) == 0 || (isnan(got) && isnan(row[c])), "ascending (%lld, %lld): %g want %g",
+                    (long long)r, (long long)c, got, row[c]);
+        }
+        for (int64_t c = 0; c < 32; c++) row[c] = c < C ? tl_round_to_dtype(tget_f(&a[0], r * C + c), TL_BF16) : -INFINITY;
+        qsort(row, 32, sizeof(float), cmp_ref_f);
+        for (int64_t c = 0; c < C; c++) {
+          float got = tget_f(&a[2], r * C + c), want = row[31 - c];
+          cr_assert(memcmp(&got, &want, 4) == 0 || (isnan(got) && isnan(want)), "descending (%lld, %lld): %g want %g",
+                    (long long)r, (long long)c, got, want);
+        }
+      }
+      /* integer sort along the rows of each program's block (padding rows: cast<i32>(inf * 8) = INT_MAX) */
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t r0 = 0; r0 < R; r0 += 8) {
+          int32_t col[8];
+          for (int64_t i = 0; i < 8; i++) {
+            float x = r0 + i < R ? tget_f(&a[0], (r0 + i) * C + c) : INFINITY;
+            col[i] = isnan(x) ? 0 : x * 8.0f >= 2147483648.0f ? INT32_MAX : (int32_t)(x * 8.0f);
+          }
+          for (int i = 1; i < 8; i++)
+            for (int j = i; j > 0 && col[j - 1] > col[j]; j--) {
+              int32_t t = col[j];
+              col[j] = col[j - 1], col[j - 1] = t;
+            }
+          for (int64_t i = 0; i < 8 && r0 + i < R; i++)
+            cr_assert_eq(iget(&a[3], (r0 + i) * C + c), col[i], "int sort (%lld, %lld)", (long long)(r0 + i), (long long)c);
+        }
+      for (int i = 0; i < 4; i++) free(a[i].data);
+    }
+  src_free(s);
+}
