@@ -1405,7 +1405,7 @@ bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
   const char *insyms[3][2];
   int nin = 1 + rnd(g, 3);
   for (int i = 0; i < nin; i++) {
-    char nm[8];
+    char nm[16]; /* "A" and an int: gcc cannot bound i when the fuzzer's bytes drive rnd() */
     snprintf(nm, sizeof nm, "A%d", i);
     tg_param *p = new_param(k, nm);
     ginput *in = &g->inputs[g->ninputs++];
