@@ -19,6 +19,10 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
+ap.add_argument("--gemm-variants", default="",
+                help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
+                     "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
+ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
@@ -156,21 +160,43 @@ only = set(args.only.split(","))
 torch.manual_seed(0)
 
 # ---- GEMM bf16 -------------------------------------------------------------------
+def with_env(spec, fn):
+    """fn() with the switches of spec ("A=1+B=0"; "" = none) set in the environment."""
+    saved = {}
+    for kv in filter(None, spec.split("+")):
+        name, val = kv.split("=", 1)
+        saved[name] = os.environ.get(name)
+        os.environ[name] = val
+    try:
+        return fn()
+    finally:
+        for name, val in saved.items():
+            if val is None: os.environ.pop(name, None)
+            else: os.environ[name] = val
+
 def gemm_bf16():
-    k = Kernel(ex("gemm.tile"))
+    variants = [""] + [v for v in args.gemm_variants.split(",") if v]
+    ks = [with_env(v, lambda: Kernel(ex("gemm.tile"))) for v in variants]
     sizes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192),
              (8192, 28672, 4096), (8192, 4096, 14336), (8192, 6144, 4096)]
+    if args.gemm_sizes:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.gemm_sizes.split(",")]
     for M, N, K in sizes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        f = k.bind(a, b, c)
-        f(); torch.cuda.synchronize()
-        err = relerr(c, a.float() @ b.float())
-        ms = bench(f)
-        ms_ref = bench(lambda: a @ b)
+        ref = a.float() @ b.float()
         fl = 2 * M * N * K
-        row("gemm bf16", f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS", fl / ms_ref / 1e9, err)
+        ms_ref = bench(lambda: a @ b)
+        for v, k in zip(variants, ks):
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, b, c)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, ref)
+            ms = bench(f)
+            row("gemm bf16" + (f" [{v}]" if v else ""), f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS",
+                fl / ms_ref / 1e9, err)
+        ms_ref2 = bench(lambda: a @ b)  # cuBLAS again after the variants: the spread of the reference
+        print(f"cuBLAS {M}x{N}x{K}: {fl / ms_ref / 1e9:.1f} before, {fl / ms_ref2 / 1e9:.1f} after the tilec rows", flush=True)
 
 # ---- GEMM fp8 (per-tensor scales) ---------------------------------------------------
 def gemm_fp8():
@@ -191,6 +217,12 @@ def gemm_fp8():
         variants.append((f"fp8 TN promote {bm}x{bn}x{bk} w{w} s{st}",
                          Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BM": bm, "BN": bn, "BK": bk},
                                 options={"warps": w, "stages": st})))
+    for v in filter(None, args.gemm_variants.split(",")):  # the same switches as the bf16 rows
+        variants.append((f"fp8 TN promote [{v}]", with_env(v, lambda: Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn"))))
+    env_fast = [(f"fp8 TN fast [{v}]", with_env(v, lambda: Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn",
+                                                                 defines={"BM": 128, "BN": 256},
+                                                                 options={"fp8-acc": "fast", "warps": 8, "stages": 4})))
+                for v in filter(None, args.gemm_variants.split(","))]
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
         bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K] row-major
@@ -201,7 +233,8 @@ def gemm_fp8():
         fl = 2 * N ** 3
         for name, k, bb, fast in (("fp8 TN promote", ktn, bt, False), ("fp8 TN fast", ktn_fast, bt, True),
                                   ("fp8 NN promote", knn, b.contiguous(), False)) + \
-                                 tuple((nm, kv, bt, False) for nm, kv in variants):
+                                 tuple((nm, kv, bt, False) for nm, kv in variants) + \
+                                 tuple((nm, kv, bt, True) for nm, kv in env_fast):
             c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             f = k.bind(a, bb, c, 0.5, 2.0)
             f(); torch.cuda.synchronize()
@@ -464,6 +497,96 @@ def banks():
             out.fill_(float("nan")); kk.bind(*vals)(); torch.cuda.synchronize()
             print(f"banks: launched swz_{tag}_{kname}: rel.err {relerr(out, ref()):.1e}", flush=True)
 
+# ---- memory-bound rows at LLM sizes, against the copy bandwidth, torch and torch.compile -------------
+def rows_bw():
+    bw = copy_bandwidth()
+    print(f"rows: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
+    comp = torch.compile(lambda x, w: torch.nn.functional.rms_norm(x, (x.shape[1],), w, 1e-6))
+    variants = [("rmsnorm", {}, {}), ("rmsnorm_rows", {"BR": 2}, {}), ("rmsnorm_rows", {"BR": 4}, {"warps": 8}),
+                ("rmsnorm_rows", {"BR": 2}, {"warps": 8})]
+    for R, Cn in ([(16384, 4096)] if args.quick else [(16384, 4096), (16384, 8192)]):
+        x = torch.randn(R, Cn, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(Cn, device="cuda", dtype=torch.bfloat16)
+        xf = x.float(); ref = xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float()
+        by = 2 * x.numel() * 2
+        ms_c = bench(lambda: comp(x, w))
+        ms_t = bench(lambda: torch.nn.functional.rms_norm(x, (Cn,), w, 1e-6))
+        for name, d, o in variants:
+            y = torch.full_like(x, float("nan"))
+            f = Kernel(ex("rmsnorm.tile"), {"BC": Cn, **d}, name, options=o).bind(x, w, y, 1e-6)
+            f(); torch.cuda.synchronize()
+            err = relerr(y, ref)
+            ms = bench(f)
+            tag = name + "".join(f" {k}={v}" for k, v in {**d, **o}.items())
+            row("rmsnorm bf16", f"{R}x{Cn} {tag}", ms, "GB/s", by / ms / 1e6, "torch.compile", by / ms_c / 1e6, err)
+            print(f"rows {R}x{Cn} {tag}: {by / ms / 1e6 / bw:.3f} of the copy bandwidth; torch eager "
+                  f"{by / ms_t / 1e6 / bw:.3f}, torch.compile {by / ms_c / 1e6 / bw:.3f}", flush=True)
+
+# ---- attention backward (examples/attn_bwd.tile: pre + dK/dV + dQ) beside SDPA's backward --------
+def attn_bwd():
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    cases = [(64, 4096, 1)] if args.quick else [(64, 4096, 0), (64, 4096, 1), (128, 4096, 0), (128, 4096, 1)]
+    Z, H = 4, 16
+    for D, S, causal in cases:
+        q, k, v, do = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+        qr, kr, vr = (t.detach().clone().requires_grad_() for t in (q, k, v))
+        ref_o = torch.nn.functional.scaled_dot_product_attention(qr.float(), kr.float(), vr.float(), is_causal=bool(causal))
+        ref_o.backward(do.float())
+        fl = 10 * Z * H * S * S * D // (2 if causal else 1)  # FA2's count: 2.5x the forward's 4 S^2 D
+        refs = {}
+        for name, backend in (("FA2 (SDPA flash)", SDPBackend.FLASH_ATTENTION), ("cuDNN SDPA", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend):
+                    qb, kb, vb = (t.detach().clone().requires_grad_() for t in (q, k, v))
+                    ob = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, is_causal=bool(causal))
+                    refs[name] = bench(lambda: torch.autograd.grad(ob, (qb, kb, vb), do, retain_graph=True))
+            except Exception as e:
+                print(f"attn bwd {name}: {str(e)[:200]}", flush=True)
+        # the backward's loops are not recognized as main loops yet: `simple`, or `multistage` forced
+        for pipe in ("default", "multistage"):
+            opt = {} if pipe == "default" else {"pipeline": pipe}
+            prog = {kn: Kernel(ex("attn_bwd.tile"), {"D": D, "CAUSAL": causal}, kn, options=opt if kn != "attn_fwd_lse" else {})
+                    for kn in ("attn_fwd_lse", "attn_bwd_pre", "attn_bwd_dkdv", "attn_bwd_dq")}
+            o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
+            dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+            sc = D ** -0.5
+            prog["attn_fwd_lse"].bind(q, k, v, o, lse, sc)(); torch.cuda.synchronize()
+            f1 = prog["attn_bwd_pre"].bind(o, do, dl)
+            f2 = prog["attn_bwd_dkdv"].bind(q, k, v, do, lse, dl, dk, dv, sc)
+            f3 = prog["attn_bwd_dq"].bind(q, k, v, do, lse, dl, dq, sc)
+            def f():
+                f1(); f2(); f3()
+            f(); torch.cuda.synchronize()
+            err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
+            ms = bench(f)
+            for name, ms_ref in refs.items():
+                row("attn bwd", f"D{D} S{S} causal={causal} {pipe}", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
+
+# ---- small-M GEMM (decode, small batches): examples/gemm_small_m.tile ---------------------------
+def gemm_small_m():
+    configs = [({}, {}), ({"BN": 32, "BK": 256}, {"stages": 3}), ({"BN": 64, "BK": 128}, {"stages": 4}),
+               ({"BM": 64}, {})]
+    ks = [Kernel(ex("gemm_small_m.tile"), d, "gemm_small_m", options=o) for d, o in configs]
+    kc = Kernel(ex("gemm.tile"))
+    shapes = [(16, 4096, 4096)] if args.quick else \
+        [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (16, 14336, 4096),
+         (16, 4096, 14336), (64, 28672, 4096), (128, 14336, 4096)]
+    for M, N, K in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        ref = a.float() @ b.float()
+        ms_ref = bench(lambda: a @ b)
+        best = None
+        for (d, o), k in list(zip(configs, ks)) + [(({}, {}), None)]:
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = (k or kc).bind(a, b, c)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, ref)
+            ms = bench(f)
+            wbytes = K * N * 2
+            name = "cutlass_gemm" if k is None else "small_m " + (",".join(f"{x}={y}" for x, y in {**d, **o}.items()) or "default")
+            row("gemm small M", f"{M}x{N}x{K} {name}", ms, "GB/s(B)", wbytes / ms / 1e6, "cuBLAS", wbytes / ms_ref / 1e6, err)
+
 # ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
 def copy_bandwidth():
     """GB/s of a device-to-device copy, counting bytes read plus written (the ceiling)."""
@@ -525,6 +648,12 @@ def decode():
             print(f"decode {tag}B{B} L{L}: {kv / ms / 1e6 / bw:.3f} of the copy bandwidth "
                   f"(split kernel alone {kv / ms1 / 1e6 / bw:.3f})", flush=True)
             res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw"] = kv / ms / 1e6 / bw
+            if w == 0 and bt == 64 and st == 0:  # the same kernel on an identity page table (pages in order)
+                ident = torch.arange(NP, device="cuda", dtype=torch.int32).view(B, npg)
+                h1 = kd.bind(q, Kc, Vc, ident, lens, opart, lse, D ** -0.5, chunk)
+                msi = bench(lambda: (h1(), f2()))
+                print(f"decode B{B} L{L}: identity page table {kv / msi / 1e6 / bw:.3f} of the copy bandwidth "
+                      f"(scrambled {kv / ms / 1e6 / bw:.3f})", flush=True)
             if w == 0 and bt == 64 and st == 0:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
                 o.fill_(float("nan"))
                 g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
@@ -545,6 +674,9 @@ if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
+if "smallm" in only: safe(gemm_small_m, "gemm small M")
+if "attnbwd" in only: safe(attn_bwd, "attn bwd")
+if "rows" in only: safe(rows_bw, "rows")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

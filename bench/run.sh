@@ -40,5 +40,8 @@ echo "== launch overhead and warm start"
 if [ -x "$BUILD/bench/launch_overhead" ]; then "$BUILD/bench/launch_overhead"; fi
 
 echo "== kernels vs references"
-PYTHONUNBUFFERED=1 python3 bench/bench.py --lib "$BUILD/libtilec.so.0.1" --json "$OUTDIR/bench.json" "$@"
+# (the cutlass GEMMs also warp-specialized and not persistent, in the same process: the switches'
+# rows beside the default, docs/pipelines.md "Warp specialization", "Persistent CTAs")
+PYTHONUNBUFFERED=1 python3 bench/bench.py --lib "$BUILD/libtilec.so.0.1" --json "$OUTDIR/bench.json" \
+  --gemm-variants TILEC_WS=coop,TILEC_PERSIST=0 "$@"
 rm -rf "$TILEC_CACHE_DIR"

@@ -145,6 +145,8 @@ typedef struct tl_tileconst { /* tiles(BM = 128) */
 } tl_tileconst;
 
 typedef enum { TL_PIPE_AUTO = 0, TL_PIPE_SIMPLE, TL_PIPE_MULTISTAGE, TL_PIPE_CUTLASS } tl_pipeline;
+/* Warp specialization of a cutlass main loop (route_pipeline; docs/pipelines.md). */
+typedef enum { TL_WS_OFF = 0, TL_WS_COOP, TL_WS_PINGPONG } tl_ws;
 
 typedef struct tl_func {
   struct tl_ctx *ctx;
@@ -156,6 +158,10 @@ typedef struct tl_func {
   /* attributes: 0 = unset, the compiler chooses */
   int pipeline;   /* tl_pipeline */
   int warps, stages;
+  /* chosen by route_pipeline (not attributes): warp specialization (tl_ws;
+   * warps then counts the consumer warps) and persistent CTAs over tiles */
+  int ws;
+  bool persist;
   TL_VEC(tl_value) values;
   TL_VEC(tl_op) ops;
   tl_region grid; /* computes the grid: ends in yield of 1..3 i32 scalars */

@@ -4,6 +4,7 @@
  * unset in a kernel with a dot main loop; warns when a kernel routed to
  * 'cutlass' cannot use it.  See docs/routing.md. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedule.h"
@@ -314,6 +315,45 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     }
   }
 
+  /* warp specialization and persistence: the cutlass GEMM loop on sm_90a
+   * (TMA ring + wgmma; codegen checks the rest and says so in its tma:
+   * line).  TILEC_WS=off|coop and TILEC_PERSIST=0|1 switch them for
+   * measuring (part of the kernel cache key, lib/api/jit.c). */
+  const char *ws_why = NULL, *persist_why = NULL;
+  bool gemm90 = pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_GEMM && (!o->arch || !strcmp(o->arch, "sm_90a"));
+  f->ws = TL_WS_OFF;
+  f->persist = false;
+  if (gemm90) {
+    const char *ws = getenv("TILEC_WS"), *pe = getenv("TILEC_PERSIST");
+    /* Off by default: measured on the H200 (docs/pipelines.md "Warp
+     * specialization"), the cooperative kernel runs at 0.97-1.00x of the
+     * TMA ring it replaces, so the faster one stays the default. */
+    if (ws && !strcmp(ws, "coop")) {
+      f->ws = TL_WS_COOP;
+      ws_why = "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups share one tile)";
+    } else if (ws && !strcmp(ws, "pingpong")) {
+      tl_warning(f->ctx, f->loc, "kernel '%s': the ping-pong warp-specialized schedule is not built yet; using the cooperative one",
+                 f->name);
+      f->ws = TL_WS_COOP;
+      ws_why = "coop (TILEC_WS=pingpong asked, not built yet)";
+    } else {
+      ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
+    }
+    /* persistent only where one CTA fills an SM's shared memory: with room
+     * for two, their prologues and epilogues already overlap, and measured
+     * (H200, fp8 TN 64x128x128, 3 x 24 KiB) persistent CTAs were 3-8 %
+     * slower; bf16 128x256x64 (4 x 48 KiB) gains 2-6 % */
+    int64_t ring = (int64_t)f->stages * per_stage + resident;
+    if (pe && *pe == '0') {
+      persist_why = "off (TILEC_PERSIST=0)";
+    } else if (ring * 2 <= tl_arch_smem_budget(o->arch) && !(pe && *pe == '1')) {
+      persist_why = "off (the ring leaves room for a second CTA on an SM, TILEC_PERSIST=1 forces it)";
+    } else {
+      f->persist = true;
+      persist_why = "on (about one CTA per SM looping over the output tiles, grouped by 8 along program_id(0))";
+    }
+  }
+
   if (o->explain && o->explain_out) {
     tl_sbuf *b = o->explain_out;
     tl_sbuf_printf(b, "route_pipeline: kernel '%s': ", f->name);
@@ -340,6 +380,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     else if (per_stage > 0 && pipe != TL_PIPE_SIMPLE) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
     if (attn8) tl_sbuf_puts(b, " (attention on cutlass for sm_90a: wgmma, 2 warpgroups of 64 rows)");
+    if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s", ws_why, persist_why);
     tl_sbuf_puts(b, "\n");
   }
   return true;

@@ -140,7 +140,11 @@ static void load_driver(void) {
 int tl_rt_driver(const tl_cuda **out, char *err, size_t n) {
   pthread_once(&driver_once, load_driver);
   if (driver_status != TL_OK) {
-    if (err && n) snprintf(err, n, "%s", driver_error);
+    if (err && n) { /* (not snprintf: gcc's -Wformat-truncation fires on the sizes) */
+      size_t len = strnlen(driver_error, n - 1);
+      memcpy(err, driver_error, len);
+      err[len] = 0;
+    }
     *out = NULL;
     return driver_status;
   }

@@ -231,6 +231,7 @@ typedef struct tl_cache_meta {
   int32_t param_align[TL_CACHE_MAX_PARAMS]; /* bytes; 0 = element size only */
   int32_t ntma;                       /* hidden tensor maps, after the ABI's parameters */
   tl_rt_tma tma[TL_CACHE_MAX_TMA];
+  bool persist;                       /* persistent CTAs: launch min(tiles, what fits) CTAs along x */
 } tl_cache_meta;
 
 /* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else

@@ -8,7 +8,10 @@
 #   4. the libFuzzer front-end fuzzer (clang-19) for $TILEC_FUZZ_SECONDS (60),
 #      seeded with tests/fuzz/corpus and examples/: zero crashes;
 #   5. the libFuzzer IR fuzzer (tl_parse_ir + the default pipeline) for
-#      $TILEC_FUZZ_IR_SECONDS (30), seeded with tests/fuzz/ir_corpus: zero crashes.
+#      $TILEC_FUZZ_IR_SECONDS (30), seeded with tests/fuzz/ir_corpus: zero crashes;
+#   6. the libFuzzer codegen fuzzer (generated kernels through the whole compiler
+#      to PTX, and ptxas where installed) for $TILEC_FUZZ_CODEGEN_SECONDS (30),
+#      seeded with tests/fuzz/codegen_corpus: zero crashes, zero internal errors.
 # Build trees: build-test/ and build-fuzz/ (override with TILEC_TEST_BUILD).
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,6 +23,7 @@ build=${TILEC_TEST_BUILD:-$root/build-test}
 fuzz_build=$build-fuzz
 seconds=${TILEC_FUZZ_SECONDS:-60}
 ir_seconds=${TILEC_FUZZ_IR_SECONDS:-30}
+codegen_seconds=${TILEC_FUZZ_CODEGEN_SECONDS:-30}
 
 echo "== configure + build (Werror, ASan+UBSan): $build"
 # Debian's python3 (deps.sh installs it): not whichever python3 is first on PATH.
@@ -37,7 +41,7 @@ ctest_rc=0
 echo "== fuzz the front-end for ${seconds}s"
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTILEC_FUZZ=ON -DTILEC_TESTS=OFF >/dev/null
-cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend fuzz_ir
+cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend fuzz_ir fuzz_codegen
 work=$fuzz_build/corpus-work
 rm -rf "$work" && mkdir -p "$work"
 # New inputs go to $work; the checked-in corpus and the examples are read only.
@@ -54,6 +58,14 @@ rm -rf "$ir_work" && mkdir -p "$ir_work"
 "$fuzz_build/fuzz_ir" -max_total_time="$ir_seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$fuzz_build/ir-" -print_final_stats=1 "$ir_work" "$root/tests/fuzz/ir_corpus"
 echo "== fuzz IR: no crashes in ${ir_seconds}s"
+
+echo "== fuzz codegen (generated kernels -> PTX -> ptxas) for ${codegen_seconds}s"
+codegen_work=$fuzz_build/codegen-corpus-work
+rm -rf "$codegen_work" && mkdir -p "$codegen_work"
+# New inputs go to $codegen_work; the checked-in corpus is read only.
+"$fuzz_build/fuzz_codegen" -max_total_time="$codegen_seconds" -max_len=1024 -timeout=60 -rss_limit_mb=3072 \
+  -artifact_prefix="$fuzz_build/codegen-" -print_final_stats=1 "$codegen_work" "$root/tests/fuzz/codegen_corpus"
+echo "== fuzz codegen: no crashes in ${codegen_seconds}s"
 if [ "$ctest_rc" -ne 0 ]; then
   echo "test.sh: FAILED: ctest failed (see above)"
   exit 1

@@ -347,7 +347,12 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
     }
   }
   tl_sbuf_printf(b, "  for (int tl_i = 0; tl_i < %d; tl_i++) tl_slots[tl_i] = tl_buf + %s_%s_offsets[tl_i];\n", nslots, pfx, f->name);
-  tl_sbuf_printf(b, "  void *tl_fn;\n  int tl_st = %s_function(%d, &tl_fn);\n  if (tl_st) return tl_st;\n", pfx, kindex);
+  tl_sbuf_printf(b, "  void *tl_fn;\n  int64_t tl_ctas;\n  int tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n",
+                 pfx, kindex);
+  if (ki->persist) /* persistent: min(tiles, CTAs that fit) along x; the kernel loops over the tiles */
+    tl_sbuf_puts(b, "  { int64_t tl_t = tl_g[0] * tl_g[1] * tl_g[2]; tl_g[0] = tl_t < tl_ctas ? tl_t : tl_ctas; tl_g[1] = tl_g[2] = 1; }\n");
+  else
+    tl_sbuf_puts(b, "  (void)tl_ctas;\n");
   for (int t = 0; t < ki->ntma; t++) {
     const tl_tma_desc *td = &ki->tma[t];
     const tl_param *pa = &f->params.data[td->param];
@@ -377,6 +382,9 @@ static const char runtime_template[] =
     "  CUresult (*cuGetErrorName)(CUresult, const char **);\n"
     "  CUresult (*cuCtxGetCurrent)(void **);\n"
     "  CUresult (*cuCtxSetCurrent)(void *);\n"
+    "  CUresult (*cuCtxGetDevice)(int *);\n"
+    "  CUresult (*cuDeviceGetAttribute)(int *, int, int);\n"
+    "  CUresult (*cuFuncGetAttribute)(int *, int, void *);\n"
     "  CUresult (*cuDeviceGet)(int *, int);\n"
     "  CUresult (*cuDevicePrimaryCtxRetain)(void **, int);\n"
     "  CUresult (*cuModuleLoadData)(void **, const void *);\n"
@@ -411,6 +419,9 @@ static const char runtime_template[] =
     "      {\"cuGetErrorName\", NULL, (void **)&PFX_cu.cuGetErrorName, 0},\n"
     "      {\"cuCtxGetCurrent\", NULL, (void **)&PFX_cu.cuCtxGetCurrent, 0},\n"
     "      {\"cuCtxSetCurrent\", NULL, (void **)&PFX_cu.cuCtxSetCurrent, 0},\n"
+    "      {\"cuCtxGetDevice\", NULL, (void **)&PFX_cu.cuCtxGetDevice, 0},\n"
+    "      {\"cuDeviceGetAttribute\", NULL, (void **)&PFX_cu.cuDeviceGetAttribute, 0},\n"
+    "      {\"cuFuncGetAttribute\", NULL, (void **)&PFX_cu.cuFuncGetAttribute, 0},\n"
     "      {\"cuDeviceGet\", NULL, (void **)&PFX_cu.cuDeviceGet, 0},\n"
     "      {\"cuDevicePrimaryCtxRetain\", NULL, (void **)&PFX_cu.cuDevicePrimaryCtxRetain, 0},\n"
     "      {\"cuModuleLoadData\", NULL, (void **)&PFX_cu.cuModuleLoadData, 0},\n"
@@ -432,7 +443,7 @@ static const char runtime_template[] =
     "  PFX_driver_status = PFX_OK;\n}\n\n"
     "/* One module per CUDA context (the context current at the call; with none, device 0's primary context). */\n"
     "#define PFX_MAX_CONTEXTS 16\n"
-    "static struct { void *ctx, *fn[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1]; } PFX_mods[PFX_MAX_CONTEXTS];\n"
+    "static struct { void *ctx, *fn[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1]; int64_t ctas[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1]; } PFX_mods[PFX_MAX_CONTEXTS];\n"
     "static int PFX_nmods;\n"
     "static pthread_mutex_t PFX_lock = PTHREAD_MUTEX_INITIALIZER;\n\n"
     "static int PFX_load_locked(void *ctx, int *slot) {\n"
@@ -449,9 +460,20 @@ static const char runtime_template[] =
     "    if (r) return PFX_fail(PFX_ERROR_CUDA, \"cuModuleGetFunction(%s): %s\", PFX_entries[k], PFX_result(r));\n"
     "    if (PFX_smem[k] > 48 * 1024 && (r = PFX_cu.cuFuncSetAttribute(PFX_mods[i].fn[k], 8, PFX_smem[k])) != 0)\n"
     "      return PFX_fail(PFX_ERROR_CUDA, \"cannot raise dynamic shared memory of %s to %d bytes: %s\", PFX_entries[k],\n"
-    "                      PFX_smem[k], PFX_result(r));\n  }\n"
+    "                      PFX_smem[k], PFX_result(r));\n"
+    "    /* a persistent kernel launches SMs x CTAs per SM (registers, threads, shared memory: lib/api/jit.c) */\n"
+    "    PFX_mods[i].ctas[k] = 1;\n"
+    "    if (PFX_persist[k]) {\n"
+    "      int dev = 0, sms = 1, optin = 0, regs = 0, st = 0;\n"
+    "      PFX_cu.cuCtxGetDevice(&dev);\n"
+    "      PFX_cu.cuDeviceGetAttribute(&sms, 16, dev);\n      PFX_cu.cuDeviceGetAttribute(&optin, 97, dev);\n"
+    "      PFX_cu.cuFuncGetAttribute(&regs, 4, PFX_mods[i].fn[k]);\n      PFX_cu.cuFuncGetAttribute(&st, 1, PFX_mods[i].fn[k]);\n"
+    "      int64_t n = ((int64_t)optin + 1024) / ((int64_t)PFX_smem[k] + st + 1024), t = 2048 / PFX_threads[k];\n"
+    "      if (t < n) n = t;\n"
+    "      if (regs > 0 && 65536 / ((int64_t)regs * PFX_threads[k]) < n) n = 65536 / ((int64_t)regs * PFX_threads[k]);\n"
+    "      PFX_mods[i].ctas[k] = (int64_t)(sms > 0 ? sms : 1) * (n < 1 ? 1 : n);\n    }\n  }\n"
     "  PFX_mods[i].ctx = ctx;\n  PFX_nmods++;\n  *slot = i;\n  return PFX_OK;\n}\n\n"
-    "static int PFX_function(int k, void **fn) {\n"
+    "static int PFX_function(int k, void **fn, int64_t *ctas) {\n"
     "  pthread_once(&PFX_once, PFX_load_driver);\n"
     "  if (PFX_driver_status) return PFX_fail(PFX_driver_status, \"%s\", PFX_driver_error);\n"
     "  void *ctx = NULL;\n  CUresult r = PFX_cu.cuCtxGetCurrent(&ctx);\n"
@@ -461,8 +483,8 @@ static const char runtime_template[] =
     "        (r = PFX_cu.cuCtxSetCurrent(ctx)))\n"
     "      return PFX_fail(r == 100 || r == 101 ? PFX_ERROR_NO_DEVICE : PFX_ERROR_CUDA, \"device 0's context: %s\", PFX_result(r));\n  }\n"
     "  pthread_mutex_lock(&PFX_lock);\n  int slot = -1;\n  int st = PFX_load_locked(ctx, &slot);\n"
-    "  if (st == PFX_OK) *fn = PFX_mods[slot].fn[k];\n  pthread_mutex_unlock(&PFX_lock);\n  return st;\n}\n\n"
-    "int PFX_load(void) {\n  void *fn;\n  return PFX_NKERNELS ? PFX_function(0, &fn) : PFX_OK;\n}\n\n"
+    "  if (st == PFX_OK) *fn = PFX_mods[slot].fn[k], *ctas = PFX_mods[slot].ctas[k];\n  pthread_mutex_unlock(&PFX_lock);\n  return st;\n}\n\n"
+    "int PFX_load(void) {\n  void *fn;\n  int64_t ctas;\n  return PFX_NKERNELS ? PFX_function(0, &fn, &ctas) : PFX_OK;\n}\n\n"
     "/* Integer ops of the grid clause, as the interpreter does them (lib/interp.c int_binop). */\n"
     "PFX_UNUSED static int64_t PFX_wrap(int64_t x, int bits) {\n"
     "  uint64_t u = (uint64_t)x;\n"
@@ -565,6 +587,19 @@ static tilec_status emit_in_guard(tilec_program *p, void *arg) {
   for (int i = 0, k = 0; i < m->funcs.len; i++) {
     const tl_kernel_info *ki = info_of(&p->cg, m->funcs.data[i]->name);
     if (ki) tl_sbuf_printf(&c, "%s%d", k++ ? ", " : "", ki->smem_bytes);
+  }
+  tl_sbuf_printf(&c, "%s};\n", nk ? "" : "0");
+  /* threads and the persistent flag (docs/pipelines.md "Persistent CTAs"): the CTAs a
+   * persistent kernel launches come from its resources on the context's device */
+  tl_sbuf_printf(&c, "static const int %s_threads[%d] = {", pfx, nk ? nk : 1);
+  for (int i = 0, k = 0; i < m->funcs.len; i++) {
+    const tl_kernel_info *ki = info_of(&p->cg, m->funcs.data[i]->name);
+    if (ki) tl_sbuf_printf(&c, "%s%d", k++ ? ", " : "", ki->threads);
+  }
+  tl_sbuf_printf(&c, "%s};\nstatic const int %s_persist[%d] = {", nk ? "" : "0", pfx, nk ? nk : 1);
+  for (int i = 0, k = 0; i < m->funcs.len; i++) {
+    const tl_kernel_info *ki = info_of(&p->cg, m->funcs.data[i]->name);
+    if (ki) tl_sbuf_printf(&c, "%s%d", k++ ? ", " : "", ki->persist ? 1 : 0);
   }
   tl_sbuf_printf(&c, "%s};\n", nk ? "" : "0");
   char nm[256];

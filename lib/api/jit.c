@@ -44,6 +44,7 @@ struct tilec_kernel {
   size_t sig_len;
   bool have_last;
   int64_t grid[3];
+  int64_t max_ctas;        /* persistent kernels (meta.persist): CTAs that run at once on the device */
   tl_grid_eval *grid_eval; /* made at load: the launch path allocates nothing */
   bool check_pointers;     /* TILEC_CHECK_POINTERS=1 when the handle was made */
   /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
@@ -80,7 +81,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   /* what changes code and has no field of its own: disable-pass, and the measuring
    * switches read from the environment by codegen (as Triton's cache-invalidating env
    * vars), so a measurement never loads another variant's kernel from the cache */
-  static const char *const code_env[] = {"TILEC_TMA", "TILEC_WGMMA_INFLIGHT", "TILEC_LLVM_ARGS",
+  static const char *const code_env[] = {"TILEC_TMA", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_PERSIST", "TILEC_LLVM_ARGS",
                                          "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES"};
   tl_sbuf extra = {0};
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
@@ -128,6 +129,7 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   meta->nparams = f->params.len;
   if (info->ntma > TL_CACHE_MAX_TMA) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
   meta->ntma = info->ntma;
+  meta->persist = info->persist;
   for (int i = 0; i < info->ntma; i++)
     meta->tma[i] = (tl_rt_tma){info->tma[i].param, info->tma[i].box_inner, info->tma[i].box_rows, info->tma[i].swizzle,
                                info->tma[i].dtype};
@@ -211,6 +213,25 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
   return TILEC_OK;
 }
 
+/* CTAs of kernel fn one SM holds at once, from its registers, threads and
+ * shared memory (an SM has the opt-in maximum + the 1 KiB the driver
+ * reserves per CTA; 2048 threads, 64K registers); at least 1. */
+static int ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta) {
+  const tl_cuda *cu;
+  char err[64];
+  int regs = 0, static_smem = 0;
+  if (tl_rt_driver(&cu, err, sizeof err) == TL_OK) {
+    cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+    cu->cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+  }
+  int64_t by_smem = ((int64_t)dev->max_smem_optin + 1024) / ((int64_t)meta->smem_bytes + static_smem + 1024);
+  int64_t by_threads = 2048 / (meta->threads > 0 ? meta->threads : 1);
+  int64_t by_regs = regs > 0 ? 65536 / ((int64_t)regs * meta->threads) : by_threads;
+  int64_t n = by_smem < by_threads ? by_smem : by_threads;
+  if (by_regs < n) n = by_regs;
+  return n < 1 ? 1 : (int)n;
+}
+
 static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
                                 const tl_cache_meta *meta, const char *origin, char *err, size_t n) {
   tilec_kernel *k = calloc(1, sizeof *k);
@@ -240,6 +261,7 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
     tilec_kernel_destroy(k);
     return NULL;
   }
+  if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * ctas_per_sm(dev, fn, meta);
   const char *cp = getenv("TILEC_CHECK_POINTERS");
   k->check_pointers = cp && strcmp(cp, "1") == 0;
   return k;
@@ -645,6 +667,11 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     k->have_last = true;
   }
   int64_t grid[3] = {k->grid[0], k->grid[1], k->grid[2]};
+  if (grid_override && k->meta.persist)
+    return launch_error(k, TILEC_ERROR_UNSUPPORTED,
+                        "kernel '%s' is persistent (its CTAs loop over the tiles of its grid clause, docs/pipelines.md): "
+                        "a given grid is not supported; compile it with TILEC_PERSIST=0",
+                        k->f->name);
   if (grid_override) {
     for (int d = 0; d < 3; d++) {
       if (grid_override[d] < 0 || grid_override[d] > k->dev->max_grid[d])
@@ -680,7 +707,14 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     memcpy(k->tma_key[i].strides, a->strides, nb);
     k->tma_key[i].valid = true;
   }
-  CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+  /* persistent: about one CTA per SM slot, each looping over the grid clause's tiles */
+  int64_t launch[3] = {grid[0], grid[1], grid[2]};
+  if (k->meta.persist) {
+    int64_t tiles = grid[0] * grid[1] * grid[2];
+    launch[0] = tiles < k->max_ctas ? tiles : k->max_ctas;
+    launch[1] = launch[2] = 1;
+  }
+  CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)launch[0], (unsigned)launch[1], (unsigned)launch[2],
                                   (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,
                                   k->slots, NULL);
   if (r != CUDA_SUCCESS) {

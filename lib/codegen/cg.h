@@ -53,6 +53,11 @@ typedef struct cg {
   struct cg_plan *plan;
   const char *entry;  /* the PTX entry name of the kernel being emitted */
   int tma_param0;     /* LLVM index of its first hidden tensor-map parameter */
+  int threads;        /* block size (the layouts' warps, plus a producer warpgroup: emit_ws.c) */
+  /* persistent CTAs (tile_sched.c): the current tile's program ids and the
+   * logical grid (NULL: program_id / num_programs read %ctaid / %nctaid) */
+  LLVMValueRef pid[3], lgrid[3];
+  int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
   /* line info (debuginfo.c); dib == NULL when line_info is off */
   LLVMDIBuilderRef dib;
   LLVMMetadataRef di_cu, di_sp;   /* compile unit; subprogram of the kernel being emitted */
@@ -81,6 +86,16 @@ LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d);
  * prologue; the constant 0 when no lane/warp bit moves along d). */
 LLVMValueRef cg_lane_warp(cg *g, int32_t lid, int d);
 void cg_barrier(cg *g);
+LLVMValueRef cg_sreg(cg *g, const char *what, int axis); /* %what.{x,y,z} (i32) */
+void cg_emit_op(cg *g, int32_t opid);
+/* Emit region r's ops; its yield's operands (value ids) in *yielded when asked. */
+void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield);
+
+/* tile_sched.c: the kernel body after the prologue, up to its return: once,
+ * per output tile (persistent CTAs), or warp-specialized (emit_ws.c). */
+void cg_emit_program(cg *g);
+/* emit_ws.c: threads added to the layouts' warps (the producer warpgroup). */
+int cg_ws_extra_threads(cg *g);
 void cg_use_smem(cg *g, int bytes);
 LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off);
 

@@ -159,6 +159,12 @@ LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d) {
 }
 
 void cg_barrier(cg *g) {
+  if (g->bar_threads) { /* the consumer warpgroups of a warp-specialized kernel: named barrier 1 */
+    char txt[48];
+    snprintf(txt, sizeof txt, "bar.sync 1, %d;", g->bar_threads);
+    cg_asm(g, g->vd, txt, "~{memory}", NULL, 0, true);
+    return;
+  }
   LLVMValueRef none[1];
   cg_intrinsic(g, "llvm.nvvm.barrier0", g->vd, none, 0);
 }
@@ -173,7 +179,7 @@ LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off) {
 
 /* ---- scalar special values ------------------------------------------------------- */
 
-static LLVMValueRef sreg(cg *g, const char *what, int axis) {
+LLVMValueRef cg_sreg(cg *g, const char *what, int axis) {
   char name[64];
   snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", what, "xyz"[axis]);
   return cg_intrinsic(g, name, g->i32, NULL, 0);
@@ -197,7 +203,6 @@ static void fill(cg *g, int32_t v, LLVMValueRef x) {
 
 /* ---- control flow ------------------------------------------------------------------ */
 
-static void emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield);
 
 /* Phis for the registers of value v (canonical ones; replicas share). */
 static void make_phis(cg *g, int32_t v, LLVMTypeRef *ty_out) {
@@ -275,7 +280,7 @@ static void emit_for(cg *g, int32_t opid) {
                                     : LLVMBuildTrunc(g->B, iv, cg_reg_type(g, (tl_dtype)ivt->dtype), "");
   int32_t *ys = NULL;
   int ny = 0;
-  emit_region(g, body, &ys, &ny);
+  cg_emit_region(g, body, &ys, &ny);
   o = tl_op_at(f, opid);
   body = &o->regions[0];
   cg_di_set_loc(g, o->loc); /* the latch belongs to the for */
@@ -307,7 +312,7 @@ static void emit_if(cg *g, int32_t opid) {
   for (int k = 0; k < 2; k++) {
     LLVMPositionBuilderAtEnd(g->B, k ? elseb : thenb);
     o = tl_op_at(f, opid);
-    if (k < o->nregions) emit_region(g, &o->regions[k], &ys[k], &ny[k]);
+    if (k < o->nregions) cg_emit_region(g, &o->regions[k], &ys[k], &ny[k]);
     ends[k] = LLVMGetInsertBlock(g->B);
     LLVMBuildBr(g->B, join);
   }
@@ -324,7 +329,7 @@ static void emit_if(cg *g, int32_t opid) {
 
 /* ---- the dispatch ---------------------------------------------------------------------- */
 
-static void emit_op(cg *g, int32_t opid) {
+void cg_emit_op(cg *g, int32_t opid) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, opid);
   g->loc = o->loc;
@@ -347,7 +352,10 @@ static void emit_op(cg *g, int32_t opid) {
   case TL_OP_program_id:
   case TL_OP_num_programs:
     if (o->axis < 0 || o->axis > 2) TL_INTERNAL(g->ctx, "codegen: program axis %d", o->axis);
-    fill(g, o->res[0], sreg(g, opc == TL_OP_program_id ? "ctaid" : "nctaid", o->axis));
+    /* persistent CTAs (tile_sched.c): the tile's program ids, the logical grid */
+    if (opc == TL_OP_program_id && g->pid[o->axis]) fill(g, o->res[0], g->pid[o->axis]);
+    else if (opc == TL_OP_num_programs && g->lgrid[o->axis]) fill(g, o->res[0], g->lgrid[o->axis]);
+    else fill(g, o->res[0], cg_sreg(g, opc == TL_OP_program_id ? "ctaid" : "nctaid", o->axis));
     return;
   case TL_OP_iota: {
     int32_t v = o->res[0];
@@ -434,7 +442,7 @@ static void emit_op(cg *g, int32_t opid) {
   }
 }
 
-static void emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
+void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
   for (int i = 0; i < r->ops.len; i++) {
     int32_t id = r->ops.data[i];
     tl_op *o = tl_op_at(g->f, id);
@@ -446,7 +454,7 @@ static void emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
       }
       return;
     }
-    emit_op(g, id);
+    cg_emit_op(g, id);
   }
 }
 
@@ -471,6 +479,8 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   g->entry = entry;
   g->tma_param0 = np;
   cg_make_plan(g);
+  threads += cg_ws_extra_threads(g); /* the producer warpgroup of a warp-specialized kernel */
+  g->threads = threads;
   int ntma = cg_tma_count(g);
   for (int j = 0; j < ntma; j++) pt[np++] = LLVMPointerTypeInContext(g->C, 0);
   LLVMTypeRef fty = LLVMFunctionType(g->vd, pt, (unsigned)np, 0);
@@ -494,7 +504,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "body");
   LLVMPositionBuilderAtEnd(g->B, g->prologue);
   cg_di_prologue_loc(g);
-  LLVMValueRef tid = sreg(g, "tid", 0);
+  LLVMValueRef tid = cg_sreg(g, "tid", 0);
   g->lane = LLVMBuildAnd(g->B, tid, cg_i32(g, 31), "lane");
   g->warp = LLVMBuildLShr(g->B, tid, cg_i32(g, 5), "warp");
   /* parameters */
@@ -520,8 +530,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   LLVMValueRef br = LLVMBuildBr(g->B, body);
   LLVMPositionBuilderBefore(g->PB, br);
   LLVMPositionBuilderAtEnd(g->B, body);
-  emit_region(g, &f->body, NULL, NULL);
-  LLVMBuildRetVoid(g->B);
+  cg_emit_program(g); /* tile_sched.c: the body, once or per tile; warp-specialized (emit_ws.c) */
   cg_di_end_kernel(g);
 }
 
@@ -645,6 +654,9 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   g->tensors = tl_alloc(&ctx->arena, sizeof(cg_tensor) * (size_t)(f->params.len + 1));
   int nl = f->layouts ? ((tl_layout_table *)f->layouts)->items.len : 0;
   g->lw = tl_alloc(&ctx->arena, sizeof(*g->lw) * (size_t)(nl + 1));
+  memset(g->pid, 0, sizeof g->pid);
+  memset(g->lgrid, 0, sizeof g->lgrid);
+  g->bar_threads = 0;
   const int warps = f->warps > 0 ? f->warps : 4;
   if (f->layouts && ((tl_layout_table *)f->layouts)->warps != warps)
     TL_INTERNAL(ctx, "codegen: layouts were assigned for %d warps, kernel has %d",
@@ -655,7 +667,7 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   emit_kernel(g, entry, warps * 32);
   ki->name = f->name;
   ki->entry = tl_strdup(&ctx->arena, entry);
-  ki->threads = warps * 32;
+  ki->threads = g->threads;
   ki->smem_bytes = g->smem_bytes;
   cg_tma_info(g, ki);
   return true;

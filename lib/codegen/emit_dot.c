@@ -44,73 +44,7 @@
 #include "cg.h"
 #include "schedule.h"
 
-enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
-
-typedef struct cg_stream {
-  int32_t load_op, for_op;
-  int32_t rows, cols, eb; /* the loaded tile, row-major, cols contiguous */
-  int offset;             /* of slot 0 in shared memory */
-  int stage_bytes;
-  int pitch;              /* bytes per row in a slot: cols*eb, plus padding when not swizzled */
-  bool swz;               /* rows XOR-swizzled by 16-byte chunk */
-  /* 8-bit B loaded [K][N]: a slot holds it [K][N] (pitch) when the tensor's
-   * N stride is 1, else, when its K stride is 1 (K-major, cuBLAS's "TN"
-   * B), [N][K] with rows of nk_pitch bytes, also copied by cp.async; the
-   * choice is made at run time from the strides (uniform, loop-invariant) */
-  bool kn8;
-  int nk_pitch;
-  /* a [K][N] B read by wgmma (emit_wgmma.c): the slot is [N/64][K][64],
-   * atoms of 128-byte rows, 16-byte chunk c of k-row r at c ^ (r % 8) */
-  bool wg_atoms;
-  bool wg_kmajor;         /* wgmma B given as trans of [N][K]: with wg_atoms (rows over 128 B,
-                           * 16-bit), the atoms are [K/64][N][64], K-major */
-  bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
-  /* TMA (the ring's tma): tensor map `tma` (index among the hidden
-   * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
-   * at slot byte b * rows * 128 and tile column b * tma_inner */
-  int tma, tma_inner, tma_boxes;
-} cg_stream;
-
-typedef struct cg_ring {
-  int32_t for_op;
-  int stages;
-  bool emitted;
-  bool pre_done;          /* prologue issued by cg_loop_preheader */
-  bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
-  int lag;                /* 1: the dots leave one wgmma group in flight, so the ring issues one
-                           * stage less far ahead (slot i-1 may still be read in iteration i) */
-  LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
-  LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
-  /* TMA feeding (plan_tma): one mbarrier per stage at mbar_off; tma_ok (i1,
-   * kernel prologue) = every operand passes the tensor-map test (else the
-   * cp.async ring runs); phasev: bit s = the parity stage s waits for next */
-  bool tma;
-  int mbar_off, tx_bytes;
-  LLVMValueRef tma_ok, phasev;
-} cg_ring;
-
-typedef struct cg_plan {
-  int8_t *vkind;          /* per value: SRC_* of a dot operand value (or the load/trans feeding it) */
-  int32_t *vstream;       /* per value: stream index (STREAM) or persistent offset (INVARIANT) */
-  cg_stream streams[16];
-  int nstream;
-  cg_ring rings[4];
-  int nring;
-  bool *inv_done;         /* per value: invariant operand staged */
-  int32_t *inv_loop;      /* per value: the loop an INVARIANT operand is staged before (its dots read it there) */
-  bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
-  int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
-  bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */
-  bool wg_defer[4];       /* ... that do not wait at all: an earlier wgmma dot of the next iteration
-                           * (its wait_group 0) or the loop exit waits (attention's O += P V) */
-  int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
-  int nwg;
-  int ntma;               /* hidden tensor-map parameters */
-  tl_tma_desc tma[TL_MAX_TMA];
-  LLVMValueRef tmap[TL_MAX_TMA]; /* i64 generic address of each map (kernel prologue) */
-  bool tma_prologue_done;
-  const char *tma_note;   /* --explain */
-} cg_plan;
+#include "ring.h"
 
 /* The schedule entry of dot D when the table is followed, else NULL. */
 static tl_dot_sched *dot_sched(cg *g, int32_t D) {
@@ -295,100 +229,6 @@ static bool dot_is_wgmma(cg_plan *p, int32_t D) {
 /* Byte offset in a slot of 16-byte chunk ch (i32) of tile row r (i32). */
 static LLVMValueRef slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValueRef ch);
 
-/* ---- TMA (docs/pipelines.md "TMA ring") -------------------------------------------- */
-
-/* Why ring R cannot be fed by TMA, or NULL.  Every slot is a sequence of
- * boxes in the layout TMA writes: a K-major slot with rows of 32/64/128
- * bytes is one box whose XOR swizzle (emit_dot's swizzle_of) is the TMA
- * 32/64/128-byte mode on a 1024-byte aligned slot; an atom slot
- * ([N/64][K][64] or [K/64][rows][64]) is one box of 128-byte rows per atom. */
-static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
-  cg_plan *p = g->plan;
-  tl_func *f = g->f;
-  const char *env = getenv("TILEC_TMA"); /* measuring: 0 = the cp.async ring */
-  if (env && *env == '0') return "TILEC_TMA=0";
-  if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
-  if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
-  if (!R->wgmma) return "the ring does not feed wgmma";
-  if (R->stages < 2) return "the ring has one stage";
-  *nmaps = 0;
-  for (int i = 0; i < p->nstream; i++) {
-    cg_stream *s = &p->streams[i];
-    if (s->for_op != R->for_op) continue;
-    tl_op *lo = tl_op_at(f, s->load_op);
-    tl_value *tv = tl_val(f, lo->opnd[0]);
-    int rb = s->cols * s->eb, rank = tv->type.rank;
-    if (!s->wg || s->kn8) return "an operand is not a wgmma slot";
-    /* rank R > 2: a rank-R map, box 1 in the dims indexed by scalars
-     * (attention's z, h); the tile must be the last two dims */
-    if (rank < 2 || rank > 5) return "an operand tensor's rank is not 2..5";
-    for (int d = 0; d < rank; d++)
-      if ((lo->dims[d] != 0) != (d >= rank - 2)) return "a tile is not the last two dims of its tensor";
-    if (s->rows > 256) return "a tile has more than 256 rows (the TMA box limit)";
-    if (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128)) return "a slot layout TMA cannot write";
-    ++*nmaps;
-  }
-  if (p->ntma + *nmaps > TL_MAX_TMA) return "more tensor maps than the launcher takes";
-  return NULL;
-}
-
-/* Decide TMA per ring (after the stream offsets): tensor maps and the
- * mbarriers (8 bytes per stage, persistent shared memory from `persist`).
- * Returns the new end of the persistent part. */
-static int plan_tma(cg *g, int persist) {
-  cg_plan *p = g->plan;
-  tl_func *f = g->f;
-  tl_sbuf note = {0};
-  for (int r = 0; r < p->nring; r++) {
-    cg_ring *R = &p->rings[r];
-    int nmaps = 0;
-    const char *why = tma_unfit(g, R, &nmaps);
-    if (why) {
-      tl_sbuf_printf(&note, "%sring of %d stages fed by cp.async (no TMA: %s)", note.len ? "; " : "", R->stages, why);
-      continue;
-    }
-    R->tma = true;
-    persist = (persist + 7) / 8 * 8;
-    R->mbar_off = persist;
-    persist += 8 * R->stages;
-    R->tx_bytes = 0;
-    tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d", note.len ? "; " : "",
-                   R->stages, R->stages - 1 - R->lag);
-    for (int i = 0; i < p->nstream; i++) {
-      cg_stream *s = &p->streams[i];
-      if (s->for_op != R->for_op) continue;
-      int rb = s->cols * s->eb;
-      tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
-      s->tma = p->ntma;
-      s->tma_inner = (rb > 128 ? 128 : rb) / s->eb;
-      s->tma_boxes = s->cols / s->tma_inner;
-      R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
-      p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = s->tma_inner, .box_rows = s->rows,
-                                        .swizzle = rb > 128 ? 128 : rb, .dtype = tv->type.dtype};
-      tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name, s->tma_boxes,
-                     s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, rb > 128 ? 128 : rb);
-      if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
-    }
-    tl_sbuf_printf(&note, "; %d bytes per stage; the cp.async ring when a tensor fails the map test at run time)",
-                   R->tx_bytes);
-  }
-  /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
-  if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);
-  tl_sbuf_free(&note);
-  return persist;
-}
-
-int cg_tma_count(cg *g) { return g->plan && g->plan_f == g->f ? g->plan->ntma : 0; }
-
-void cg_tma_info(cg *g, tl_kernel_info *ki) {
-  ki->ntma = 0;
-  ki->tma_note = NULL;
-  if (!g->plan || g->plan_f != g->f) return;
-  ki->ntma = g->plan->ntma;
-  memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
-  ki->tma_note = g->plan->tma_note;
-}
-
 void cg_make_plan(cg *g) {
   if (g->plan_f == g->f) return;
   tl_func *f = g->f;
@@ -492,7 +332,8 @@ void cg_make_plan(cg *g) {
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
-  persist = plan_tma(g, persist);
+  persist = cg_plan_tma(g, persist);
+  cg_ws_plan(g, persist, &persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);
 }
@@ -507,18 +348,18 @@ bool cg_val_streamed(cg *g, int32_t v) { return g->plan && g->plan->vkind[v] == 
 
 /* ---- LLVM helpers ------------------------------------------------------------------ */
 
-static LLVMValueRef smem_base32(cg *g) {
+LLVMValueRef cg_smem_base32(cg *g) {
   LLVMValueRef z = cg_i32(g, 0);
   return LLVMBuildTrunc(g->B, LLVMBuildPtrToInt(g->B, cg_smem_ptr(g, z), g->i64, ""), g->i32, "");
 }
 
 static bool is_zero(LLVMValueRef v) { return LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v) == 0; }
 
-static LLVMValueRef to_i64(cg *g, LLVMValueRef v) {
+LLVMValueRef cg_to_i64(cg *g, LLVMValueRef v) {
   return LLVMTypeOf(v) == g->i64 ? v : LLVMBuildSExt(g->B, v, g->i64, "");
 }
 
-static LLVMValueRef tid32(cg *g) {
+LLVMValueRef cg_tid32(cg *g) {
   return LLVMBuildAdd(g->B, LLVMBuildShl(g->B, g->warp, cg_i32(g, 5), ""), g->lane, "");
 }
 
@@ -550,7 +391,7 @@ static int swizzle_const(int row, int nch) {
 }
 
 /* i32 x + c and x * c without the identities (the builder folds only constants). */
-static LLVMValueRef add_c(cg *g, LLVMValueRef x, int64_t c) {
+LLVMValueRef cg_add_c(cg *g, LLVMValueRef x, int64_t c) {
   return c ? LLVMBuildAdd(g->B, x, cg_i32(g, c), "") : x;
 }
 static LLVMValueRef mul_c(cg *g, LLVMValueRef x, int64_t c) {
@@ -624,12 +465,12 @@ static LLVMValueRef soff_at(cg *g, soff *s, int row_c, int cb_c) {
     }
   }
   int64_t c = (int64_t)row_c * s->pitch + (s->swz ? (fc & 15) + (fc & ~15 & ~s->flmask) : cb_c);
-  return add_c(g, v, c);
+  return cg_add_c(g, v, c);
 }
 
 /* The value of scalar v at an iteration whose induction variable is iv_sub
  * (same LLVM type as the iv's register), emitted at the builder's position. */
-static LLVMValueRef remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
+LLVMValueRef cg_remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
   tl_func *f = g->f;
   if (v == tl_op_at(f, L)->regions[0].args.data[0]) return iv_sub;
   if (tl_defined_outside(f, v, L)) return cg_get(g, v)->r[0];
@@ -642,7 +483,7 @@ static LLVMValueRef remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub) {
   /* a scalar load (schedule.c from_iv: of a tensor the kernel never writes) is read again at the
    * later iteration's indices; the tensor operand stays as it is */
   int first = d->opc == TL_OP_load ? 1 : 0;
-  for (int i = first; i < d->nopnd; i++) ops[i] = remat(g, d->opnd[i], L, iv_sub);
+  for (int i = first; i < d->nopnd; i++) ops[i] = cg_remat(g, d->opnd[i], L, iv_sub);
   for (int i = first; i < d->nopnd; i++) saved[i] = g->vals[d->opnd[i]];
   saved[8] = g->vals[d->res[0]];
   for (int i = first; i < d->nopnd; i++) {
@@ -674,7 +515,7 @@ static LLVMValueRef iv_at(cg *g, LLVMValueRef base64, int k, LLVMValueRef step64
   return LLVMTypeOf(reg) == g->i64 ? x : LLVMBuildTrunc(g->B, x, LLVMTypeOf(reg), "");
 }
 
-static void asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *args, int n) {
+void cg_asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *args, int n) {
   cg_asm(g, g->vd, text, cons, args, n, true);
 }
 
@@ -714,7 +555,7 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
     sa = LLVMBuildSelect(g->B, kmaj, sa_nk, sa, "");
   }
   LLVMValueRef sargs[3] = {LLVMBuildAdd(g->B, sbase, sa, ""), x, on};
-  asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
+  cg_asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
                       : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
            "r,h,r,~{memory}", sargs, 3);
 }
@@ -768,7 +609,7 @@ static void issue_nk(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int
     LLVMValueRef src = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
     src = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes, cg_i32(g, 0), ""), base, src, "");
     LLVMValueRef args[4] = {dst, src, nbytes, cg_i32(g, 1)};
-    asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
+    cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
              "r,l,r,r,~{memory}", args, 4);
   }
 }
@@ -823,6 +664,75 @@ static void lean_chunks(cg *g, const lean_geo *l, int per, LLVMValueRef *dst, LL
     src[j] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, nbytes[j], cg_i32(g, 0), ""), l->base, src[j], "");
 }
 
+/* A compact element loop (this path is rare: unaligned or strided tensors),
+ * so that it adds no register pressure to the main loop: i = tid, tid +
+ * threads, ... < rows*cols (tid < threads), all addresses from i. */
+static void copy_slow_loop(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd, LLVMValueRef ok,
+                           LLVMValueRef gaddr0, LLVMValueRef base, LLVMValueRef sbase, LLVMValueRef rows_sz,
+                           LLVMValueRef cols_sz, LLVMValueRef kmaj, LLVMValueRef tid, int threads) {
+  LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->B);
+  LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow.loop");
+  LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow.done");
+  LLVMBuildBr(g->B, lb);
+  LLVMPositionBuilderAtEnd(g->B, lb);
+  LLVMValueRef i = LLVMBuildPhi(g->B, g->i32, "cp.i");
+  LLVMValueRef r = LLVMBuildUDiv(g->B, i, cg_i32(g, s->cols), "");
+  LLVMValueRef c = LLVMBuildURem(g->B, i, cg_i32(g, s->cols), "");
+  slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, cg_i32(g, 1), kmaj);
+  LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, threads), "");
+  LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
+  LLVMAddIncoming(i, &tid, &entry, 1);
+  LLVMAddIncoming(i, &inext, &lend, 1);
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, inext, cg_i32(g, s->rows * s->cols), ""), lb, xb);
+  LLVMPositionBuilderAtEnd(g->B, xb);
+}
+
+/* The tile start of stream s at iv `ivs` (i64 per dim), its row dim, the
+ * in-range test of the scalar-indexed dims (NULL: none) and the global
+ * address of element (start) (i64). */
+static int stream_start(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef *start, LLVMValueRef *ok, LLVMValueRef *gaddr0) {
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, s->load_op);
+  tl_value *tv = tl_val(f, o->opnd[0]);
+  int rank = tv->type.rank, rowd = -1;
+  cg_tensor *t = &g->tensors[tv->index];
+  LLVMValueRef base_off = cg_i64(g, 0);
+  *ok = NULL;
+  for (int d = 0; d < rank; d++) {
+    start[d] = cg_to_i64(g, cg_remat(g, o->opnd[1 + d], s->for_op, ivs));
+    if (!is_zero(start[d])) {
+      LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
+      base_off = is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
+    }
+    if (o->dims[d] == 0) {
+      LLVMValueRef sz = LLVMBuildZExt(g->B, t->size[d], g->i64, "");
+      LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntULT, start[d], sz, "");
+      *ok = *ok ? LLVMBuildAnd(g->B, *ok, c, "") : c;
+    } else if (d != rank - 1) {
+      rowd = d;
+    }
+  }
+  LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+  *gaddr0 = is_zero(base_off) ? base : LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, s->eb), ""), "");
+  return rowd;
+}
+
+void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads) {
+  tl_value *tv = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0]);
+  cg_tensor *t = &g->tensors[tv->index];
+  int rank = tv->type.rank;
+  LLVMValueRef start[TL_MAX_RANK], ok, gaddr0;
+  int rowd = stream_start(g, s, ivs, start, &ok, &gaddr0);
+  LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+  LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
+  LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
+  LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
+                                    LLVMBuildAdd(g->B, cg_i32(g, s->offset),
+                                                 LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+  copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, s->kn8 ? stream_kmajor(g, s) : NULL,
+                 tid, threads);
+}
+
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, s->load_op);
@@ -832,7 +742,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef start[TL_MAX_RANK], ok = NULL, base_off = cg_i64(g, 0);
   int rowd = -1;
   for (int d = 0; d < rank; d++) {
-    start[d] = to_i64(g, remat(g, o->opnd[1 + d], s->for_op, ivs));
+    start[d] = cg_to_i64(g, cg_remat(g, o->opnd[1 + d], s->for_op, ivs));
     if (!is_zero(start[d])) { /* (the builder folds only constants) */
       LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
       base_off = is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
@@ -865,10 +775,10 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   }
   LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
   LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
-  LLVMValueRef sbase = LLVMBuildAdd(g->B, smem_base32(g),
+  LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                     LLVMBuildAdd(g->B, cg_i32(g, s->offset),
                                                  LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
-  LLVMValueRef tid = tid32(g);
+  LLVMValueRef tid = cg_tid32(g);
   /* per chunk: row, column, shared address, bytes in bounds */
   LLVMValueRef dst[64], src[64], nbytes[64];
   if (per > 64) cg_unsupported(g, "streamed operand of %d chunks per thread", per);
@@ -922,7 +832,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     for (int j = 0; j < per; j++) {
       int Rj = (int)(((int64_t)j * threads) >> lgn), Cj = (int)(((int64_t)j * threads) & (nch - 1));
       /* (a wgmma atom slot: its own offsets, on the same row and column) */
-      dst[j] = s->wg_atoms ? LLVMBuildAdd(g->B, sbase, slot_off(g, s, add_c(g, r_l, Rj), add_c(g, c_l, Cj)), "")
+      dst[j] = s->wg_atoms ? LLVMBuildAdd(g->B, sbase, slot_off(g, s, cg_add_c(g, r_l, Rj), cg_add_c(g, c_l, Cj)), "")
                            : soff_at(g, &so, Rj, Cj * 16);
       LLVMValueRef grow = Rj ? LLVMBuildAdd(g->B, grow_l, cg_i64(g, Rj), "") : grow_l;
       LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, grow, rows_sz, "");
@@ -996,7 +906,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
       LLVMValueRef step = LLVMBuildMul(g->B, rowstride, cg_i64(g, (int64_t)R * eb), "");
       for (int j = 0; j < per; j++) {
         LLVMValueRef args[2] = {LLVMBuildAdd(g->B, d0, cg_i32(g, j * R * slot_row_bytes(s)), ""), s0};
-        asm_void(g, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}", args, 2);
+        cg_asm_void(g, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}", args, 2);
         s0 = LLVMBuildAdd(g->B, s0, step, "");
       }
       LLVMBuildBr(g->B, jb);
@@ -1006,7 +916,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   }
   for (int j = 0; j < per; j++) {
     LLVMValueRef args[4] = {dst[j], src[j], nbytes[j], branchy ? cg_i32(g, 1) : LLVMBuildZExt(g->B, fast, g->i32, "")};
-    asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
+    cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
              "r,l,r,r,~{memory}", args, 4);
   }
   if (branchy) {
@@ -1014,23 +924,9 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMPositionBuilderAtEnd(g->B, sb);
   }
   if (branchy) {
-    /* a compact element loop (this path is rare: unaligned or strided
-     * tensors), so that it adds no register pressure to the main loop:
-     * i = tid, tid + threads, ... < rows*cols, all addresses from i */
-    LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->B);
-    LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow.loop");
     LLVMValueRef stid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
-    LLVMBuildBr(g->B, lb);
-    LLVMPositionBuilderAtEnd(g->B, lb);
-    LLVMValueRef i = LLVMBuildPhi(g->B, g->i32, "cp.i");
-    LLVMValueRef r = LLVMBuildUDiv(g->B, i, cg_i32(g, s->cols), "");
-    LLVMValueRef c = LLVMBuildURem(g->B, i, cg_i32(g, s->cols), "");
-    slow_copy_elem(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, r, c, cg_i32(g, 1), kmaj);
-    LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, threads), "");
-    LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
-    LLVMAddIncoming(i, &stid, &entry, 1);
-    LLVMAddIncoming(i, &inext, &lend, 1);
-    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, inext, cg_i32(g, s->rows * s->cols), ""), lb, jb);
+    copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, kmaj, stid, threads);
+    LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, jb);
     return;
   }
@@ -1046,9 +942,9 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     }
 }
 
-static void commit(cg *g) { asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
+static void commit(cg *g) { cg_asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
 
-static LLVMValueRef slot_next(cg *g, LLVMValueRef s, int stages) {
+LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages) {
   LLVMValueRef n = LLVMBuildAdd(g->B, s, cg_i32(g, 1), "");
   return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n, cg_i32(g, stages), ""), cg_i32(g, 0), n, "");
 }
@@ -1077,158 +973,17 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   R->pre_done = true;
 }
 
-static LLVMTypeRef iv_type(cg *g, int32_t L) {
+LLVMTypeRef cg_iv_type(cg *g, int32_t L) {
   tl_op *lo = tl_op_at(g->f, L);
   tl_type *ivt = &tl_val(g->f, lo->regions[0].args.data[0])->type;
   return LLVMTypeOf(cg_get(g, lo->opnd[0])->r[0]) == g->i64 || ivt->dtype == TL_I64 ? g->i64
                                                                                    : cg_reg_type(g, (tl_dtype)ivt->dtype);
 }
 
-/* ---- the TMA ring ---------------------------------------------------------------------- */
-
-static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAnd(g->B, a, b, ""); }
-
-/* Kernel prologue of TMA ring R (once): tma_ok, the maps' generic addresses
- * (`mov` of the parameter's address, cvta.param), the phase bits, and the
- * mbarriers initialized by thread 0 (count 1: its arrive.expect_tx),
- * fenced, then a barrier.  Built in the prologue block (dominates all). */
-static void tma_kernel_prologue(cg *g, cg_ring *R) {
-  cg_plan *p = g->plan;
-  tl_func *f = g->f;
-  LLVMBuilderRef save = g->B;
-  g->B = g->PB;
-  LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
-  for (int i = 0; i < p->nstream; i++) {
-    cg_stream *s = &p->streams[i];
-    if (s->for_op != R->for_op) continue;
-    tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
-    cg_tensor *t = &g->tensors[tv->index];
-    int rank = tv->type.rank;
-    /* the map test of codegen.h's ABI, which the launcher repeats: the last
-     * stride 1, the base and every other byte stride 16-byte aligned and in
-     * (0, 2^40), no size 0 (rank 2: the tests and their order as before) */
-    LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-    LLVMValueRef sb[TL_MAX_RANK];
-    for (int d = 0; d + 1 < rank; d++) sb[d] = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, s->eb), "");
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""));
-    LLVMValueRef any = base;
-    for (int d = rank - 2; d >= 0; d--) any = LLVMBuildOr(g->B, any, sb[d], "");
-    LLVMValueRef mis = LLVMBuildAnd(g->B, any, cg_i64(g, 15), "");
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""));
-    for (int d = rank - 2; d >= 0; d--) {
-      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb[d], cg_i64(g, 0), ""));
-      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb[d], cg_i64(g, 1LL << 40), ""));
-    }
-    for (int d = 0; d < rank; d++) ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""));
-    if (!p->tmap[s->tma]) {
-      char txt[400];
-      snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + s->tma);
-      p->tmap[s->tma] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
-    }
-  }
-  R->tma_ok = ok;
-  R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
-  LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
-  LLVMValueRef tid = tid32(g);
-  for (int st = 0; st < R->stages; st++) {
-    LLVMValueRef args[2] = {LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
-    asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",
-             args, 2);
-  }
-  asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
-  cg_barrier(g);
-  g->B = save;
-}
-
-/* i1: the iteration with iv x (i64) runs: x < hi (step > 0), x > hi (step < 0). */
-static LLVMValueRef iv_in_range(cg *g, int32_t L, LLVMValueRef x, LLVMValueRef step64) {
-  tl_op *lo = tl_op_at(g->f, L);
-  LLVMValueRef hi = to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
-  LLVMValueRef up = LLVMBuildICmp(g->B, LLVMIntSLT, x, hi, "");
-  if (LLVMIsAConstantInt(step64) && LLVMConstIntGetSExtValue(step64) > 0) return up;
-  LLVMValueRef down = LLVMBuildICmp(g->B, LLVMIntSGT, x, hi, "");
-  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), up, down, "");
-}
-
-static LLVMValueRef mbar_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
-  return LLVMBuildAdd(g->B, smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->mbar_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
-}
-
-/* Thread 0, when the iteration with iv `ivs` (the iv's register type) runs
- * (`in`): arrive.expect_tx on slot's mbarrier with the stage's bytes, then
- * one cp.async.bulk.tensor per box into the slot (out-of-bounds elements
- * are zeros, and count: the transaction is always the whole box). */
-static void tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValueRef slot) {
-  cg_plan *p = g->plan;
-  tl_func *f = g->f;
-  LLVMValueRef tid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
-  LLVMValueRef c = and1(g, LLVMBuildICmp(g->B, LLVMIntEQ, tid, cg_i32(g, 0), ""), in);
-  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.issue");
-  LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.issued");
-  LLVMBuildCondBr(g->B, c, ib, nb);
-  LLVMPositionBuilderAtEnd(g->B, ib);
-  LLVMValueRef mb = mbar_addr(g, R, slot);
-  LLVMValueRef xa[2] = {mb, cg_i32(g, R->tx_bytes)};
-  asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
-  for (int i = 0; i < p->nstream; i++) {
-    cg_stream *s = &p->streams[i];
-    if (s->for_op != R->for_op) continue;
-    tl_op *o = tl_op_at(f, s->load_op);
-    int rank = tl_val(f, o->opnd[0])->type.rank;
-    /* coordinates innermost first: column, row, then the indexed dims
-     * (attention's {d0, n0, h, z}); an index out of its dim reads zeros,
-     * as the load's bounds test does */
-    LLVMValueRef st[TL_MAX_RANK];
-    for (int d = 0; d < rank; d++) {
-      st[d] = remat(g, o->opnd[1 + d], s->for_op, ivs);
-      if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
-    }
-    LLVMValueRef sbase = LLVMBuildAdd(g->B, smem_base32(g),
-                                      LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
-    char txt[200], cons[64];
-    snprintf(txt, sizeof txt, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
-    snprintf(cons, sizeof cons, "r,l");
-    for (int d = 1; d < rank; d++) snprintf(txt + strlen(txt), sizeof txt - strlen(txt), ", $%d", 2 + d);
-    snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "}], [$%d];", 2 + rank);
-    for (int d = 0; d <= rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
-    snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
-    for (int b = 0; b < s->tma_boxes; b++) {
-      LLVMValueRef args[2 + TL_MAX_RANK + 1];
-      args[0] = add_c(g, sbase, (int64_t)b * s->rows * 128);
-      args[1] = p->tmap[s->tma];
-      args[2] = add_c(g, st[rank - 1], (int64_t)b * s->tma_inner);
-      for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
-      args[2 + rank] = mb;
-      asm_void(g, txt, cons, args, 3 + rank);
-    }
-  }
-  LLVMBuildBr(g->B, nb);
-  LLVMPositionBuilderAtEnd(g->B, nb);
-}
-
-/* Every thread: wait for slot's mbarrier to complete the phase of parity
- * bit `slot` of the phase bits (try_wait in a loop), then flip that bit. */
-static void tma_wait(cg *g, cg_ring *R, LLVMValueRef slot) {
-  LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->phasev, "");
-  LLVMValueRef par = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, ph, slot, ""), cg_i32(g, 1), "");
-  LLVMValueRef mb = mbar_addr(g, R, slot);
-  LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.wait");
-  LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.ready");
-  LLVMBuildBr(g->B, wb);
-  LLVMPositionBuilderAtEnd(g->B, wb);
-  LLVMValueRef args[2] = {mb, par};
-  LLVMValueRef done = cg_asm(g, g->i32,
-                             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
-                             "=r,r,r,~{memory}", args, 2, true);
-  cg_cond_br_likely(g, LLVMBuildICmp(g->B, LLVMIntNE, done, cg_i32(g, 0), ""), db, wb);
-  LLVMPositionBuilderAtEnd(g->B, db);
-  LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), slot, ""), ""), R->phasev);
-}
-
 /* The ring prologue of a TMA ring: stages 0..S-2-lag by TMA when the maps
  * hold (uniform branch), else the cp.async prologue. */
 static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty) {
-  if (!R->tma_ok) tma_kernel_prologue(g, R);
+  if (!R->tma_ok) cg_tma_kernel_prologue(g, R);
   int S = R->stages;
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.pro");
   LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cpa.pro");
@@ -1237,7 +992,7 @@ static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef
   LLVMPositionBuilderAtEnd(g->B, tb);
   for (int k = 0; k + 1 + R->lag < S; k++) {
     LLVMValueRef x = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "");
-    tma_issue(g, R, iv_plus(g, lo64, k, step64, ivty), iv_in_range(g, R->for_op, x, step64), cg_i32(g, k));
+    cg_tma_issue(g, R, iv_plus(g, lo64, k, step64, ivty), cg_iv_in_range(g, R->for_op, x, step64), cg_i32(g, k));
   }
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, cb);
@@ -1254,13 +1009,15 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
   tl_op *lo = tl_op_at(g->f, for_op);
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
-    if (R->for_op != for_op || R->pre_done) continue;
-    if (R->tma)
-      ring_prologue_tma(g, R, to_i64(g, cg_get(g, lo->opnd[0])->r[0]), to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
-                        iv_type(g, for_op));
+    if (R->for_op != for_op || (R->pre_done && !R->ws)) continue;
+    if (R->ws) /* warp-specialized: the producer warpgroup fills the ring (emit_ws.c) */
+      cg_ws_preheader(g, R);
+    else if (R->tma)
+      ring_prologue_tma(g, R, cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]), cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
+                        cg_iv_type(g, for_op));
     else
-      ring_prologue(g, R, to_i64(g, cg_get(g, lo->opnd[0])->r[0]), to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
-                    iv_type(g, for_op), true);
+      ring_prologue(g, R, cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]), cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
+                    cg_iv_type(g, for_op), true);
   }
 }
 
@@ -1280,16 +1037,20 @@ void cg_loop_exit(cg *g, int32_t for_op) {
         LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "wgmma.drained");
         LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntNE, one, cg_i32(g, 0), ""), db, cb);
         LLVMPositionBuilderAtEnd(g->B, db);
-        asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
+        cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
         LLVMBuildBr(g->B, cb);
         LLVMPositionBuilderAtEnd(g->B, cb);
-        asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
+        cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
         for (int k = 0; k < p->nwg; k++)
           if (tl_op_at(g->f, p->wg_dots[k])->parent == for_op && p->wg_carried[k] >= 0)
             cg_wgmma_fence_val(g, p->wg_carried[k]);
       }
+      if (p->rings[i].ws) { /* the last slot's reads are done */
+        cg_ws_loop_exit(g, &p->rings[i]);
+        return;
+      }
       /* drain: no copy may still be writing shared memory after the loop */
-      asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
+      cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
       return;
     }
 }
@@ -1304,7 +1065,11 @@ static void emit_ring(cg *g, cg_ring *R) {
   int32_t L = R->for_op;
   tl_op *lo = tl_op_at(g->f, L);
   LLVMValueRef reg, phi = iv_phi(g, L, &reg);
-  LLVMValueRef step64 = to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  if (R->ws) { /* warp-specialized: wait until the producer filled this slot */
+    cg_ws_ring_wait(g, R);
+    return;
+  }
   if (!R->pre_done) {
     R->tma = false; /* (the predicated prologue has no blocks: the cp.async ring) */
     LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
@@ -1317,8 +1082,8 @@ static void emit_ring(cg *g, cg_ring *R) {
     for (int i = 0; i < p->nstream; i++)
       if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], reg, cg_i32(g, 0), true);
     commit(g);
-    asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
-    if (R->wgmma) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+    cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
+    if (R->wgmma) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
     cg_barrier(g);
     R->rd_slot = cg_i32(g, 0);
     return;
@@ -1338,17 +1103,17 @@ static void emit_ring(cg *g, cg_ring *R) {
     LLVMPositionBuilderAtEnd(g->B, tb);
     cg_barrier(g);
     LLVMValueRef x = LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "");
-    tma_issue(g, R, iv_at(g, phi, S - 1 - R->lag, step64, reg), iv_in_range(g, L, x, step64), wr0);
-    tma_wait(g, R, rd0);
+    cg_tma_issue(g, R, iv_at(g, phi, S - 1 - R->lag, step64, reg), cg_iv_in_range(g, L, x, step64), wr0);
+    cg_tma_wait(g, R, rd0);
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, cb);
   }
   char w[64];
   snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2 - R->lag);
-  asm_void(g, w, "~{memory}", NULL, 0);
+  cg_asm_void(g, w, "~{memory}", NULL, 0);
   /* cp.async and st.shared write through the generic proxy, wgmma reads
    * through the async proxy: each writer fences before the barrier */
-  if (R->wgmma) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  if (R->wgmma) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_barrier(g);
   LLVMValueRef rd = rd0 ? rd0 : LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef wr = wr0 ? wr0 : LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
@@ -1361,8 +1126,8 @@ static void emit_ring(cg *g, cg_ring *R) {
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, jb);
   }
-  LLVMBuildStore(g->B, slot_next(g, rd, S), R->rdv);
-  LLVMBuildStore(g->B, slot_next(g, wr, S), R->wrv);
+  LLVMBuildStore(g->B, cg_slot_next(g, rd, S), R->rdv);
+  LLVMBuildStore(g->B, cg_slot_next(g, wr, S), R->wrv);
 }
 
 bool cg_load_streamed(cg *g, tl_op *o) {
@@ -1457,14 +1222,14 @@ static void stage_atoms(cg *g, int32_t v, int off, int32_t rows, int eb) {
     if (tl_layout_canon_reg(l, r) != r) continue;
     int32_t c[TL_MAX_RANK];
     tl_layout_reg_coords(l, r, c);
-    LLVMValueRef row = add_c(g, row_l, c[0]), b = add_c(g, b_l, (int64_t)c[1] * eb);
+    LLVMValueRef row = cg_add_c(g, row_l, c[0]), b = cg_add_c(g, b_l, (int64_t)c[1] * eb);
     LLVMValueRef atom = LLVMBuildLShr(g->B, b, cg_i32(g, 7), "");
     LLVMValueRef ch = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, b, cg_i32(g, 4), ""), cg_i32(g, 7), "");
     ch = LLVMBuildXor(g->B, ch, LLVMBuildAnd(g->B, row, cg_i32(g, 7), ""), "");
     LLVMValueRef a = LLVMBuildAdd(g->B, mul_c(g, atom, (int64_t)rows * 128), mul_c(g, row, 128), "");
     a = LLVMBuildAdd(g->B, a, LLVMBuildShl(g->B, ch, cg_i32(g, 4), ""), "");
     a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, b, cg_i32(g, 15), ""), "");
-    LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, add_c(g, a, off)));
+    LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, cg_add_c(g, a, off)));
   }
 }
 
@@ -1749,7 +1514,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
       for (int i = 0; i < p->nring; i++)
         if (p->rings[i].for_op == st->for_op) R = &p->rings[i];
       if (!R || !R->rd_slot) TL_INTERNAL(g->ctx, "codegen: streamed operand before its ring");
-      s->base = LLVMBuildAdd(g->B, smem_base32(g),
+      s->base = LLVMBuildAdd(g->B, cg_smem_base32(g),
                              LLVMBuildAdd(g->B, cg_i32(g, st->offset),
                                           LLVMBuildMul(g->B, R->rd_slot, cg_i32(g, st->stage_bytes), ""), ""), "");
       s->rowbytes = st->pitch;
@@ -1783,14 +1548,14 @@ void cg_emit_dot(cg *g, tl_op *o) {
         if (wg && s->rowbytes > 128) stage_atoms(g, x, off, M, eb);
         else stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
         /* st.shared writes through the generic proxy, wgmma reads through the async one */
-        if (wg) asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+        if (wg) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
         cg_barrier(g);
         LLVMPositionBuilderAtEnd(g->B, here);
       }
-      s->base = LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, off), "");
+      s->base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, off), "");
       continue;
     }
-    s->base = LLVMBuildAdd(g->B, smem_base32(g), cg_i32(g, g->smem_persist + scratch), "");
+    s->base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, g->smem_persist + scratch), "");
     scratch += rows * s->rowbytes;
     need_stage = true;
   }
@@ -1806,6 +1571,8 @@ void cg_emit_dot(cg *g, tl_op *o) {
       if (p->rings[i].for_op == L) lag = p->rings[i].lag;
     int mode = p->wg_defer[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
     cg_emit_wgmma(g, o, &wa, &wb, mode);
+    for (int i = 0; i < p->nring; i++) /* warp-specialized: the slot(s) read are free */
+      if (p->rings[i].for_op == L && p->rings[i].ws) cg_ws_after_dot(g, &p->rings[i], mode == 1);
     /* this dot waited for every group: the deferred dots' results (their
      * carried values) are complete from here on */
     for (int k = 0; mode == 0 && k < p->nwg; k++)

@@ -58,6 +58,7 @@ static CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
 static CUresult cuDeviceGetName(char *name, int len, int d) { snprintf(name, (size_t)len, "Fake H200 #%d", d); return 0; }
 static CUresult cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)(uintptr_t)(0x1000 + 16 * d); return 0; }
 static CUresult cuCtxSetCurrent(void *c) { current_ctx = c; return 0; }
+static CUresult cuCtxGetDevice(int *d) { *d = current_ctx ? (int)(((uintptr_t)current_ctx - 0x1000) / 16) : 0; return 0; }
 static CUresult cuCtxGetCurrent(void **c) { *c = current_ctx; return 0; }
 static CUresult cuCtxSynchronize(void) { return 0; }
 
@@ -211,7 +212,7 @@ static CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void
 static const struct { const char *name; void *fn; } table[] = {
 #define E(n) {#n, (void *)n}
     E(cuInit), E(cuGetErrorName), E(cuGetErrorString), E(cuDriverGetVersion), E(cuDeviceGetCount), E(cuDeviceGet),
-    E(cuDeviceGetAttribute), E(cuDeviceGetName), E(cuDevicePrimaryCtxRetain), E(cuCtxSetCurrent), E(cuCtxGetCurrent),
+    E(cuDeviceGetAttribute), E(cuDeviceGetName), E(cuDevicePrimaryCtxRetain), E(cuCtxSetCurrent), E(cuCtxGetCurrent), E(cuCtxGetDevice),
     E(cuCtxSynchronize), E(cuLinkCreate), E(cuLinkAddData), E(cuLinkComplete), E(cuLinkDestroy), E(cuModuleLoadData),
     E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute), E(cuLaunchKernel),
     E(cuStreamSynchronize), E(cuEventCreate), E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime),

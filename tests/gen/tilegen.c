@@ -174,9 +174,27 @@ typedef struct gen {
   tg_buf body;
   int indent;
   bool oom;
+  size_t choices_used; /* bytes of opt->choices consumed */
+  struct gguard {       /* approx_compare statements, by variable name */
+    tg_guard_kind kind;
+    char fn[8], op[4];
+    char r[12], a[12], t[12], x[12], y[12]; /* "" for none */
+    double t_value;
+  } guards[TG_MAX_GUARDS];
+  int nguards;
 } gen;
 
-static int rnd(gen *g, int n) { return n <= 1 ? 0 : (int)(rng_next(&g->rng) % (uint64_t)n); }
+/* A decision in [0, n): from the next byte(s) of opt->choices while there are
+ * any, else from the seed's generator. */
+static int rnd(gen *g, int n) {
+  if (n <= 1) return 0;
+  if (g->choices_used < g->opt->nchoices) {
+    uint32_t v = g->opt->choices[g->choices_used++];
+    if (n > 256 && g->choices_used < g->opt->nchoices) v = v << 8 | g->opt->choices[g->choices_used++];
+    return (int)(v % (uint32_t)n);
+  }
+  return (int)(rng_next(&g->rng) % (uint64_t)n);
+}
 static bool chance(gen *g, int pct) { return rnd(g, 100) < pct; }
 
 /* ---- expressions ---------------------------------------------------------------- */
@@ -1126,8 +1144,100 @@ static void stmt_if(gen *g) {
 
 static void stmt_spill(gen *g);
 
+/* A fresh top-level variable for e, never re-bound (and, when hidden, never
+ * read: a value that may flip on the GPU must not spread into others). */
+static void bind_fixed(gen *g, char *name, ex e, bool hidden) {
+  snprintf(name, 12, "v%d", g->next_var++);
+  line(g, "%s = %s;", name, e.s);
+  bool ap = ex_approx(g, e.s);
+  gvar *v = &g->vars[add_var(g, name, e.sh, e.dt, e.b, false)];
+  v->approx = ap || hidden;
+  v->fixed = true;
+  v->frozen = hidden;
+  exfree(&e);
+}
+
+/* approx_compare: a = fn(x) with x exact, fed into a comparison, where,
+ * floor, cast<i32> or float % (tilegen.h, tg_guard).  x is often a small
+ * integer, where exp2, log2, cos, sigmoid, ... take exact values: a tie with
+ * the threshold (or an integer) that the GPU's .approx result may miss. */
+static void stmt_guard(gen *g) {
+  static const struct { const char *fn, *fmt; double t[4]; int nt; } fns[] = {
+      {"exp2", "exp2(min(%s, 8.0))", {1, 2, 0.5, 4}, 4}, {"exp", "exp(min(%s, 5.0))", {1}, 1},
+      {"log2", "log2(abs(%s) + 1.0)", {0, 1, 2}, 3},      {"log", "log(abs(%s) + 1.0)", {0}, 1},
+      {"rsqrt", "rsqrt(abs(%s) + 1.0)", {1, 0.5}, 2},     {"sin", "sin(%s)", {0}, 1},
+      {"cos", "cos(%s)", {1}, 1},                         {"tanh", "tanh(%s)", {0}, 1},
+      {"sigmoid", "sigmoid(%s)", {0.5}, 1}};
+  static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+  if (g->nguards == TG_MAX_GUARDS || g->scope != 0 || g->opt->no_transcendental) {
+    stmt_assign(g);
+    return;
+  }
+  struct gguard *gd = &g->guards[g->nguards++];
+  memset(gd, 0, sizeof *gd);
+  shp sh = rand_shape(g);
+  exact_begin(g);
+  ex x;
+  if (chance(g, 60)) {
+    ex i = gen_expr(g, sh, D_I32, 2);
+    int m = 2 + rnd(g, 4);
+    x = mk(g, xfmt("cast<f32>((%s) %% %d)", i.s, m), sh, D_F32, m - 1);
+    exfree(&i);
+  } else {
+    x = clampx(g, gen_expr(g, sh, D_F32, 2));
+  }
+  exact_end(g);
+  int f = rnd(g, (int)(sizeof fns / sizeof fns[0]));
+  double xb = x.b, ab;
+  switch (f) {
+  case 0: ab = 256; break;
+  case 1: ab = 149; break;
+  case 2: ab = log2(xb + 1) + 1; break;
+  case 3: ab = log(xb + 1) + 1; break;
+  default: ab = 1.01; break;
+  }
+  snprintf(gd->fn, sizeof gd->fn, "%s", fns[f].fn);
+  bind_fixed(g, gd->a, mk(g, xfmt(fns[f].fmt, x.s), sh, D_F32, ab), false);
+  exfree(&x);
+  gd->kind = (tg_guard_kind)rnd(g, 5);
+  if (gd->kind == TG_GUARD_CMP || gd->kind == TG_GUARD_WHERE) {
+    snprintf(gd->op, sizeof gd->op, "%s", ops[rnd(g, 6)]);
+    char tx[32];
+    if (chance(g, 60)) {
+      gd->t_value = fns[f].t[rnd(g, fns[f].nt)];
+      snprintf(tx, sizeof tx, "%.2f", gd->t_value);
+    } else {
+      exact_begin(g);
+      bind_fixed(g, gd->t, clampx(g, gen_expr(g, sh, D_F32, 2)), false);
+      exact_end(g);
+      snprintf(tx, sizeof tx, "%s", gd->t);
+    }
+    if (gd->kind == TG_GUARD_CMP) {
+      bind_fixed(g, gd->r, mk(g, xfmt("(%s %s %s)", gd->a, gd->op, tx), sh, D_I1, 1), true);
+    } else {
+      ex xe = clampx(g, gen_expr(g, sh, D_F32, 2)), ye = clampx(g, gen_expr(g, sh, D_F32, 2));
+      double b = xe.b > ye.b ? xe.b : ye.b;
+      bind_fixed(g, gd->x, xe, false);
+      bind_fixed(g, gd->y, ye, false);
+      bind_fixed(g, gd->r, mk(g, xfmt("where(%s %s %s, %s, %s)", gd->a, gd->op, tx, gd->x, gd->y), sh, D_F32, b),
+                 true);
+    }
+  } else if (gd->kind == TG_GUARD_FLOOR) {
+    bind_fixed(g, gd->r, mk(g, xfmt("floor(%s)", gd->a), sh, D_F32, ab + 1), true);
+  } else if (gd->kind == TG_GUARD_TRUNC) {
+    bind_fixed(g, gd->r, mk(g, xfmt("cast<i32>(%s)", gd->a), sh, D_I32, floor(ab)), true);
+  } else {
+    gd->t_value = ldexp(1.0, rnd(g, 4) - 2); /* 0.25 .. 2 */
+    bind_fixed(g, gd->r, mk(g, xfmt("(%s %% %.2f)", gd->a, gd->t_value), sh, D_F32, gd->t_value), true);
+  }
+}
+
 static void gen_block(gen *g, int nstmts) {
   for (int i = 0; i < nstmts && !g->oom; i++) {
+    if (g->opt->approx_compare && !g->opt->no_transcendental && g->scope == 0 && chance(g, 20)) {
+      stmt_guard(g);
+      continue;
+    }
     int c = rnd(g, 100);
     if (c < 55) stmt_assign(g);
     else if (c < 67) stmt_compound(g);
@@ -1200,7 +1310,7 @@ static void stmt_spill(gen *g) {
   for (int i = 0; i < g->nvars; i++) {
     gvar *v = &g->vars[i];
     int role;
-    if (v->store && v->dt != D_I1 && v->sh.rank > 0 && store_view(g, v->sh, &role)) cand[n++] = i;
+    if (v->store && !v->frozen && v->dt != D_I1 && v->sh.rank > 0 && store_view(g, v->sh, &role)) cand[n++] = i;
   }
   if (n == 0) { stmt_assign(g); return; }
   gvar a = g->vars[cand[rnd(g, n)]];
@@ -1295,7 +1405,7 @@ bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
   const char *insyms[3][2];
   int nin = 1 + rnd(g, 3);
   for (int i = 0; i < nin; i++) {
-    char nm[8];
+    char nm[16]; /* "A" and an int: gcc cannot bound i when the fuzzer's bytes drive rnd() */
     snprintf(nm, sizeof nm, "A%d", i);
     tg_param *p = new_param(k, nm);
     ginput *in = &g->inputs[g->ninputs++];
@@ -1344,6 +1454,10 @@ bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
     line(g, "n0 = program_id(0) * BN;");
     add_var(g, "n0", SCALAR, D_I32, (double)(g->N + g->BN), true);
   }
+  for (int q = 0; q < TG_MAX_GUARDS; q++) {
+    tg_guard *kg = &k->guards[q];
+    kg->r = kg->a = kg->t = kg->x = kg->y = (tg_slot){-1, 0};
+  }
   int maxst = g->opt->max_stmts > 0 ? g->opt->max_stmts : 10;
   gen_block(g, 2 + rnd(g, maxst - 1));
   bool any = false;
@@ -1361,7 +1475,22 @@ bool tg_generate(uint64_t seed, const tg_options *opts, tg_kernel *k) {
     if (!view) continue;
     if (v->dt == D_I1) line(g, "store(%s[%d, %s], cast<i32>(%s));", oname[od], nslot[od], view, v->name);
     else line(g, "store(%s[%d, %s], %s);", oname[od], nslot[od], view, v->name);
+    for (int q = 0; q < g->nguards; q++) { /* the guards' slots */
+      struct gguard *gd = &g->guards[q];
+      const char *names[5] = {gd->r, gd->a, gd->t, gd->x, gd->y};
+      tg_slot *slots[5] = {&k->guards[q].r, &k->guards[q].a, &k->guards[q].t, &k->guards[q].x, &k->guards[q].y};
+      for (int w = 0; w < 5; w++)
+        if (names[w][0] && !strcmp(names[w], v->name)) *slots[w] = (tg_slot){od, nslot[od]};
+    }
     nslot[od]++;
+  }
+  k->nguards = g->nguards;
+  for (int q = 0; q < g->nguards; q++) {
+    tg_guard *kg = &k->guards[q];
+    kg->kind = g->guards[q].kind;
+    snprintf(kg->fn, sizeof kg->fn, "%s", g->guards[q].fn);
+    snprintf(kg->op, sizeof kg->op, "%s", g->guards[q].op);
+    kg->t_value = g->guards[q].t_value;
   }
   const char *outsyms[3] = {NULL, g->mode == MODE_1D ? "N" : "M", "N"};
   for (int d = 0; d < 3; d++) {

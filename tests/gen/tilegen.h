@@ -56,7 +56,40 @@ typedef struct tg_options {
   bool read_after_write; /* also store into an output slot and load it back
                             (in one program, top level only; on a GPU this
                             needs the store visible to other threads) */
+  /* A fuzzer's input: when set, the generator's random decisions are read
+   * from these bytes first (one byte a decision), then from the seed.  Every
+   * sequence of decisions gives a valid kernel, so a mutated byte changes one
+   * choice of a valid kernel (libFuzzer's coverage then steers the choices). */
+  const uint8_t *choices;
+  size_t nchoices;
+  /* Also statements that feed a transcendental result into a discontinuous
+   * op, as users write it (`where(exp(x) > t, ...)`): a comparison, a where, a
+   * floor, a cast to i32 or a float % (top level only; needs transcendental
+   * functions on).  Each is described in tg_kernel.guards, so a checker can
+   * accept a result that flipped where the interpreter's operand is within
+   * the stated .approx error of the discontinuity (tests/gpu/test_random.c). */
+  bool approx_compare;
 } tg_options;
+
+/* A guarded statement of approx_compare: a = fn(x) (f32, x exact), then
+ *   TG_GUARD_CMP    r = (a op t)            (i1, stored as i32 0 / 1)
+ *   TG_GUARD_WHERE  r = where(a op t, x, y) (f32)
+ *   TG_GUARD_FLOOR  r = floor(a)            (f32)
+ *   TG_GUARD_TRUNC  r = cast<i32>(a)        (i32)
+ *   TG_GUARD_FMOD   r = a % t_value         (f32, t_value a power of two)
+ * Every value is stored whole (an output slot each, all of one shape, so
+ * element j of one slot goes with element j of the others); t is a slot or
+ * the constant t_value. */
+typedef enum tg_guard_kind { TG_GUARD_CMP, TG_GUARD_WHERE, TG_GUARD_FLOOR, TG_GUARD_TRUNC, TG_GUARD_FMOD } tg_guard_kind;
+typedef struct tg_slot { int out; /* 0: OF, 1: OB, 2: OI; -1: none */ int slot; } tg_slot;
+typedef struct tg_guard {
+  tg_guard_kind kind;
+  char fn[8];  /* the function of a: exp, exp2, log, log2, rsqrt, sin, cos, tanh, sigmoid */
+  char op[4];  /* CMP, WHERE: < <= > >= == != */
+  tg_slot r, a, t, x, y;
+  double t_value; /* CMP, WHERE when t.out < 0: the threshold; FMOD: the divisor */
+} tg_guard;
+#define TG_MAX_GUARDS 8
 
 typedef struct tg_kernel {
   uint64_t seed;
@@ -68,6 +101,8 @@ typedef struct tg_kernel {
   tg_sym syms[4];          /* shape symbols (M, N) and their suggested sizes */
   int tile_m, tile_n;      /* the tile constants BM, BN */
   int64_t grid[3];         /* the grid the suggested sizes give */
+  int nguards;             /* approx_compare: the guarded statements */
+  tg_guard guards[TG_MAX_GUARDS];
 } tg_kernel;
 
 /* Generate the kernel of `seed` into *k (opts may be NULL: defaults).

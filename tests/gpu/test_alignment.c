@@ -334,6 +334,17 @@ int main(int argc, char **argv) {
   }
   gpu_seed();
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) run_file(dir, files[f]);
+  /* the cutlass GEMM again, warp-specialized (its producer's element copy takes the views
+   * the tensor maps cannot), persistent and not: docs/pipelines.md "Warp specialization" */
+  static const char *const ws_env[][2] = {{"TILEC_WS", "coop"}, {"TILEC_PERSIST", "0"}};
+  for (int v = 0; v < 2; v++) {
+    setenv(ws_env[v][0], ws_env[v][1], 1);
+    if (v == 1) setenv("TILEC_WS", "coop", 1);
+    printf("-- gemm.tile with TILEC_WS=coop%s\n", v ? " TILEC_PERSIST=0" : "");
+    run_file(dir, "gemm.tile");
+  }
+  unsetenv("TILEC_WS");
+  unsetenv("TILEC_PERSIST");
   printf("%s%d kernel x layout cases passed, %d failed\n", interp_only ? "(interpreter only) " : "", passes, failures);
   return failures || passes == 0 ? 1 : 0;
 }

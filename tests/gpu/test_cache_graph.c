@@ -73,6 +73,10 @@ static void test_launch(tilec_kernel *k, CUstream stream, int n, bool capture) {
   gpu_check(gpu.cuMemcpyHtoD(dx, x, bytes), "h2d");
   gpu_check(gpu.cuMemcpyHtoD(dy, y, bytes), "h2d");
   gpu_check(gpu.cuMemsetD8(dz, 0xFF, bytes), "poison");
+  /* cuMemsetD8 runs on the legacy default stream, which a non-blocking stream does not wait for:
+   * without this the poison could land after the kernel (seen on the H200 with other processes
+   * on the GPU, 2026-12-01: every element "wrong") */
+  gpu_check(gpu.cuCtxSynchronize(), "sync after poison");
   int64_t shape[1] = {n};
   DLTensor tx = {.data = (void *)(uintptr_t)dx, .device = {kDLCUDA, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape};
   DLTensor ty = tx, tz = tx;
@@ -106,6 +110,7 @@ static void test_launch(tilec_kernel *k, CUstream stream, int n, bool capture) {
     gpu_fill_random(x, (size_t)n, "f32");
     gpu_check(gpu.cuMemcpyHtoD(dx, x, bytes), "h2d");
     gpu_check(gpu.cuMemsetD8(dz, 0xFF, bytes), "poison");
+    gpu_check(gpu.cuCtxSynchronize(), "sync after poison");
   }
   if (exec) gpu.cuGraphExecDestroy(exec);
   if (graph) gpu.cuGraphDestroy(graph);

@@ -31,6 +31,23 @@ static const int64_t round_sizes[][4] = {
 };
 #define NROUNDS (int)(sizeof round_sizes / sizeof round_sizes[0])
 
+/* The cutlass GEMMs (warp-specialized, persistent; docs/pipelines.md): M, N,
+ * K of extra rounds around the 128x256x64 tile (1, tile - 1, tile + 1,
+ * primes, K = 511) and more tiles than the H200 has SMs (143 > 132: a CTA
+ * takes a second tile), under each variant of the switches below. */
+static const int64_t gemm_sizes[][3] = {
+    {1, 1, 1}, {127, 255, 63}, {129, 257, 65}, {131, 263, 511}, {257, 509, 127},
+    {1, 300, 511}, {383, 1, 129}, {1537, 2600, 33},
+};
+#define NGEMM (int)(sizeof gemm_sizes / sizeof gemm_sizes[0])
+static const char *const gemm_variants[][4] = {
+    {NULL, NULL, NULL, NULL},
+    {"TILEC_PERSIST", "0", NULL, NULL},
+    {"TILEC_WS", "coop", NULL, NULL},
+    {"TILEC_WS", "coop", "TILEC_PERSIST", "0"},
+};
+#define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
+
 typedef struct tensor_buf {
   DLTensor dl_dev, dl_host;
   int64_t shape[4];
@@ -62,7 +79,10 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
     for (int d = 0; d < info[i].rank; d++)
       if (info[i].dim_symbol[d]) {
         int s = gpu_sym_index(syms, &nsyms, MAX_SYMS, info[i].dim_symbol[d]);
-        if (s >= 0) symval[s] = round_sizes[round][s % 4];
+        if (s >= 0 && round < NROUNDS) symval[s] = round_sizes[round][s % 4];
+        else if (s >= 0) symval[s] = !strcmp(syms[s], "M") ? gemm_sizes[round - NROUNDS][0]
+                                     : !strcmp(syms[s], "N") ? gemm_sizes[round - NROUNDS][1]
+                                     : !strcmp(syms[s], "K") ? gemm_sizes[round - NROUNDS][2] : 17;
       }
   }
   /* keep every tensor small enough for the interpreter */
@@ -197,6 +217,33 @@ static void run_file(const char *dir, const char *name) {
     tilec_kernel_destroy(k);
   }
   tilec_program_destroy(p);
+  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile")) return;
+  /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
+   * switches are read when the program compiles, and are in the cache key) */
+  for (int v = 0; v < NVARIANTS; v++) {
+    for (int e = 0; e < 4 && gemm_variants[v][e]; e += 2) setenv(gemm_variants[v][e], gemm_variants[v][e + 1], 1);
+    p = gpu_open_program(dir, name, TILEC_STAGE_IR);
+    for (int ki = 0; p && ki < tilec_program_num_kernels(p); ki++) {
+      const char *kn = tilec_program_kernel_name(p, ki);
+      if (!strstr(kn, "cutlass")) continue;
+      tilec_kernel *k = gpu_load_kernel(p, name, kn);
+      if (!k) {
+        failures++;
+        continue;
+      }
+      printf("-- %s:%s, %s=%s %s%s%s\n", name, kn, gemm_variants[v][0] ? gemm_variants[v][0] : "default",
+             gemm_variants[v][1] ? gemm_variants[v][1] : "", gemm_variants[v][2] ? gemm_variants[v][2] : "",
+             gemm_variants[v][2] ? "=" : "", gemm_variants[v][3] ? gemm_variants[v][3] : "");
+      for (int r = 0; r < NGEMM; r++) {
+        if (run_round(p, k, ki, name, NROUNDS + r)) passes++;
+        else failures++;
+      }
+      tilec_kernel_destroy(k);
+    }
+    if (!p) failures++;
+    tilec_program_destroy(p);
+    for (int e = 0; e < 4 && gemm_variants[v][e]; e += 2) unsetenv(gemm_variants[v][e]);
+  }
 }
 
 int main(int argc, char **argv) {

@@ -515,3 +515,53 @@ Test(differential, a_changed_op_is_detected, .timeout = 120) {
   cr_log_info("%d of %d mutated kernels differ", detected, mutated);
   cr_expect(detected * 2 >= mutated, "only %d of %d mutated kernels differ", detected, mutated);
 }
+
+/* The approx_compare mode (transcendental results fed into comparisons,
+ * where, floor, cast<i32> and float %, for the GPU test's .approx tolerance):
+ * its kernels are valid and keep their results through the passes like any
+ * other, every guard kind and function shows up, and every guard's values are
+ * stored (their slots resolved). */
+Test(differential, approx_compare_kernels, .timeout = 300) {
+  tg_options opts = cpu_opts;
+  opts.approx_compare = true;
+  int kinds[5] = {0}, fns = 0, bad = 0, consts = 0, slots_t = 0;
+  const char *const names[] = {"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tanh", "sigmoid"};
+  bool fn_seen[9] = {false};
+  for (uint64_t s = 1; s <= 300; s++) {
+    tl_sbuf log = {0};
+    if (check_seed(s, &opts, NULL, &log, NULL) != V_OK) {
+      if (bad++ < 3) fprintf(stderr, "%s\n", log.data ? log.data : "");
+    }
+    tl_sbuf_free(&log);
+    tg_kernel k;
+    cr_assert(tg_generate(s, &opts, &k));
+    for (int q = 0; q < k.nguards; q++) {
+      const tg_guard *gd = &k.guards[q];
+      kinds[gd->kind]++;
+      for (int i = 0; i < 9; i++) fn_seen[i] |= !strcmp(gd->fn, names[i]);
+      cr_expect(gd->r.out >= 0 && gd->a.out == 0, "seed %llu guard %d: r or a not stored as expected",
+                (unsigned long long)s, q);
+      if (gd->kind == TG_GUARD_CMP || gd->kind == TG_GUARD_WHERE) {
+        if (gd->t.out >= 0) slots_t++;
+        else consts++;
+      }
+      if (gd->kind == TG_GUARD_WHERE) cr_expect(gd->x.out == 0 && gd->y.out == 0);
+    }
+    tg_kernel_free(&k);
+  }
+  for (int i = 0; i < 9; i++) fns += fn_seen[i];
+  cr_expect_eq(bad, 0, "%d of 300 approx_compare seeds fail", bad);
+  for (int i = 0; i < 5; i++) cr_expect(kinds[i] > 0, "no guard of kind %d in 300 seeds", i);
+  cr_expect_eq(fns, 9, "only %d of 9 functions guarded", fns);
+  cr_expect(consts > 0 && slots_t > 0, "thresholds: %d constants, %d stored", consts, slots_t);
+  /* without the option the kernels do not change (the GPU test's seeds stay the same) */
+  tg_kernel a, b;
+  tg_options plain = cpu_opts, on = cpu_opts;
+  on.approx_compare = true;
+  on.no_transcendental = plain.no_transcendental = true;
+  cr_assert(tg_generate(7, &plain, &a) && tg_generate(7, &on, &b));
+  cr_expect_str_eq(a.source, b.source, "approx_compare changed a kernel without transcendental functions");
+  cr_expect_eq(b.nguards, 0);
+  tg_kernel_free(&a);
+  tg_kernel_free(&b);
+}

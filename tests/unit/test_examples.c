@@ -101,29 +101,50 @@ static void check_close(const char *what, const tl_arg *out, const double *ref, 
 static double *dalloc(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
 
 /* ---- gemm (bf16) ---------------------------------------------------------------------------- */
-static void run_gemm(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  tl_func *f = kernel(c, "cutlass_gemm");
+/* kernel `name` of c: C = A @ B, or with `residual` C = A @ B + R (R a fourth bf16 [M, N] operand) */
+static void run_gemm_named(compiled *c, const char *name, bool residual, int64_t M, int64_t N, int64_t K,
+                           uint64_t seed) {
+  tl_func *f = kernel(c, name);
   int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-  tl_arg a[3] = {targ(TL_BF16, 2, sa), targ(TL_BF16, 2, sb), targ(TL_BF16, 2, sc)};
+  tl_arg a[4] = {targ(TL_BF16, 2, sa), targ(TL_BF16, 2, sb), targ(TL_BF16, 2, sc), targ(TL_BF16, 2, sc)};
   rng g = {seed};
   tfill_random(&a[0], &g, -1, 1);
   tfill_random(&a[1], &g, -1, 1);
-  tpoison(&a[2]);
-  interpret(f, a, 3);
+  tfill_random(&a[2], &g, -1, 1);
+  int out = residual ? 3 : 2;
+  tpoison(&a[out]);
+  interpret(f, a, residual ? 4 : 3);
   double *ref = dalloc(M * N), *scale = dalloc(M * N);
   for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++)
+    for (int64_t j = 0; j < N; j++) {
+      if (residual) ref[i * N + j] = scale[i * N + j] = tget_f(&a[2], i * N + j);
+      scale[i * N + j] = fabs(scale[i * N + j]);
       for (int64_t k = 0; k < K; k++) {
         double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], k * N + j);
         ref[i * N + j] += p;
         scale[i * N + j] += fabs(p);
       }
+    }
   char what[128];
-  snprintf(what, sizeof what, "gemm %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
-  check_close(what, &a[2], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  snprintf(what, sizeof what, "%s %lldx%lldx%lld", name, (long long)M, (long long)N, (long long)K);
+  check_close(what, &a[out], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
   free(ref);
   free(scale);
-  for (int i = 0; i < 3; i++) free(a[i].data);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void run_gemm(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  run_gemm_named(c, "cutlass_gemm", false, M, N, K, seed);
+}
+
+static void example_gemm_small_m(void) {
+  compiled *c = compile_example("gemm_small_m.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 33, 257}, {16, 31, 511}, {17, 65, 300}, {5, 1, 1}};
+  for (int i = 0; i < 4; i++) {
+    run_gemm_named(c, "gemm_small_m", false, sizes[i][0], sizes[i][1], sizes[i][2], 3200 + i);
+    run_gemm_named(c, "gemm_small_m_residual", true, sizes[i][0], sizes[i][1], sizes[i][2], 3300 + i);
+  }
+  compiled_free(c);
 }
 
 static void example_gemm(void) {
@@ -251,8 +272,8 @@ static void example_attn(void) {
 }
 
 /* ---- row norms ---------------------------------------------------------------------------------- */
-static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
-  tl_func *f = kernel(c, "rmsnorm");
+static void run_rmsnorm_named(compiled *c, const char *name, int64_t R, int64_t C, uint64_t seed) {
+  tl_func *f = kernel(c, name);
   int64_t s2[2] = {R, C};
   tl_arg a[4] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2)};
   rng g = {seed};
@@ -270,11 +291,21 @@ static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
     for (int64_t j = 0; j < C; j++) ref[r * C + j] = tget_f(&a[0], r * C + j) * inv * tget_f(&a[1], j);
   }
   char what[64];
-  snprintf(what, sizeof what, "rmsnorm R=%lld C=%lld", (long long)R, (long long)C);
+  snprintf(what, sizeof what, "%s R=%lld C=%lld", name, (long long)R, (long long)C);
   /* f32 sum of C squares: relative C * 2^-24 in inv; the bf16 output 2^-9 */
   check_close(what, &a[2], ref, NULL, BF16_RTOL + (double)C * 0x1p-24, 0);
   free(ref);
   for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void run_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) { run_rmsnorm_named(c, "rmsnorm", R, C, seed); }
+
+static void example_rmsnorm_rows(void) {
+  const tl_define defs[] = {{"BR", 4}, {"BC", 256}};
+  compiled *c = compile_example("rmsnorm.tile", defs, 2);
+  const int64_t sizes[][2] = {{1, 1}, {3, 255}, {9, 256}, {17, 100}};
+  for (int i = 0; i < 4; i++) run_rmsnorm_named(c, "rmsnorm_rows", sizes[i][0], sizes[i][1], 3600 + i);
+  compiled_free(c);
 }
 
 static void example_rmsnorm(void) {
@@ -730,9 +761,265 @@ static void example_splitk_gemm(void) {
   compiled_free(c);
 }
 
+/* ---- attention backward (attn_bwd.tile): the four kernels in sequence against a double reference ---- */
+/* every output written and ||got - ref|| / ||ref|| within tol (P and dS are rounded to bf16 before
+ * their products, as in FlashAttention-2: about 2^-8 relative each) */
+static void check_norm(const char *what, const tl_arg *out, const double *ref, double tol) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < targ_numel(out); i++) {
+    double got = tget_f(out, i);
+    cr_assert(!isnan(got), "%s: element %lld not written (or NaN)", what, (long long)i);
+    num += (got - ref[i]) * (got - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  double e = sqrt(num / (den > 0 ? den : 1));
+  cr_assert(e <= tol, "%s: relative error %.3g > %.3g", what, e, tol);
+  cr_log_info("%s: relative error %.3g (tolerance %.3g)", what, e, tol);
+}
+
+static void run_attn_bwd(compiled *c, int causal, int64_t Z, int64_t H, int64_t S, int64_t D, uint64_t seed) {
+  int64_t sh[4] = {Z, H, S, D}, sl[3] = {Z, H, S};
+  enum { Q, K, V, O, DO, LSE, DL, DQ, DK, DV, NT };
+  tl_arg t[NT];
+  for (int i = 0; i < NT; i++) t[i] = i == LSE || i == DL ? targ(TL_F32, 3, sl) : targ(TL_BF16, 4, sh);
+  rng g = {seed};
+  for (int i = Q; i <= V; i++) tfill_random(&t[i], &g, -1, 1);
+  tfill_random(&t[DO], &g, -1, 1);
+  for (int i = O; i < NT; i++)
+    if (i != DO) tpoison(&t[i]);
+  double scale = 1.0 / sqrt((double)D);
+  tl_arg fa[6] = {t[Q], t[K], t[V], t[O], t[LSE], sarg_f(scale)};
+  interpret(kernel(c, "attn_fwd_lse"), fa, 6);
+  tl_arg pa[3] = {t[O], t[DO], t[DL]};
+  interpret(kernel(c, "attn_bwd_pre"), pa, 3);
+  tl_arg ka[9] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DK], t[DV], sarg_f(scale)};
+  interpret(kernel(c, "attn_bwd_dkdv"), ka, 9);
+  tl_arg qa[8] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DQ], sarg_f(scale)};
+  interpret(kernel(c, "attn_bwd_dq"), qa, 8);
+  int64_t n = Z * H * S * D;
+  double *rq = dalloc(n), *rk = dalloc(n), *rv = dalloc(n), *ro = dalloc(n), *P = dalloc(S * S), *dS = dalloc(S * S);
+  double sc = (double)(float)scale;
+  for (int64_t zh = 0; zh < Z * H; zh++) {
+    int64_t b = zh * S * D;
+#define E(T, i, d) ((double)tget_f(&t[T], b + (i) * D + (d)))
+    for (int64_t i = 0; i < S; i++) {
+      int64_t jmax = causal ? i + 1 : S;
+      double mx = -INFINITY, l = 0;
+      for (int64_t j = 0; j < jmax; j++) {
+        double x = 0;
+        for (int64_t d = 0; d < D; d++) x += E(Q, i, d) * E(K, j, d);
+        P[i * S + j] = x * sc;
+        if (P[i * S + j] > mx) mx = P[i * S + j];
+      }
+      for (int64_t j = 0; j < jmax; j++) l += (P[i * S + j] = exp(P[i * S + j] - mx));
+      for (int64_t j = 0; j < S; j++) P[i * S + j] = j < jmax ? P[i * S + j] / l : 0;
+      for (int64_t d = 0; d < D; d++) {
+        double o = 0;
+        for (int64_t j = 0; j < jmax; j++) o += P[i * S + j] * E(V, j, d);
+        ro[b + i * D + d] = o;
+      }
+    }
+    for (int64_t i = 0; i < S; i++) {
+      double Di = 0;
+      for (int64_t d = 0; d < D; d++) Di += E(DO, i, d) * ro[b + i * D + d];
+      for (int64_t j = 0; j < S; j++) {
+        double dp = 0;
+        for (int64_t d = 0; d < D; d++) dp += E(DO, i, d) * E(V, j, d);
+        dS[i * S + j] = P[i * S + j] * (dp - Di);
+      }
+    }
+    for (int64_t i = 0; i < S; i++)
+      for (int64_t d = 0; d < D; d++) {
+        double aq = 0, ak = 0, av = 0;
+        for (int64_t j = 0; j < S; j++) {
+          aq += dS[i * S + j] * E(K, j, d);
+          ak += dS[j * S + i] * E(Q, j, d);
+          av += P[j * S + i] * E(DO, j, d);
+        }
+        rq[b + i * D + d] = aq * sc;
+        rk[b + i * D + d] = ak * sc;
+        rv[b + i * D + d] = av;
+      }
+#undef E
+  }
+  char what[128];
+  snprintf(what, sizeof what, "attn_bwd causal=%d Z=%lld H=%lld S=%lld D=%lld", causal, (long long)Z, (long long)H,
+           (long long)S, (long long)D);
+  char w2[160];
+  snprintf(w2, sizeof w2, "%s O", what);
+  check_norm(w2, &t[O], ro, 5e-3);
+  snprintf(w2, sizeof w2, "%s dV", what);
+  check_norm(w2, &t[DV], rv, 1e-2);
+  snprintf(w2, sizeof w2, "%s dK", what);
+  check_norm(w2, &t[DK], rk, 1e-2);
+  snprintf(w2, sizeof w2, "%s dQ", what);
+  check_norm(w2, &t[DQ], rq, 1e-2);
+  free(rq); free(rk); free(rv); free(ro); free(P); free(dS);
+  for (int i = 0; i < NT; i++) free(t[i].data);
+}
+
+static void example_attn_bwd(void) {
+  for (int causal = 0; causal < 2; causal++) {
+    const tl_define defs[] = {{"CAUSAL", causal}, {"BM", 16}, {"BN", 16}, {"D", 16}};
+    compiled *c = compile_example("attn_bwd.tile", defs, 4);
+    const int64_t ss[] = {1, 15, 17, 47};
+    for (int i = 0; i < 4; i++) run_attn_bwd(c, causal, 1, 2, ss[i], 16, 5000 + causal * 8 + i);
+    compiled_free(c);
+  }
+}
+
+/* ---- rmsnorm_bwd: dX per row, dW reduced across programs with atomics ------------------------- */
+static void run_rmsnorm_bwd(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  int64_t s2[2] = {R, C};
+  tl_arg a[6] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2),
+                 targ(TL_F32, 1, &C)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  tfill_random(&a[1], &g, 0.5, 1.5);
+  tfill_random(&a[2], &g, -1, 1);
+  tpoison(&a[3]);
+  memset(a[4].data, 0, sizeof(float) * (size_t)C); /* dW accumulates into zeros */
+  double eps = 1e-5;
+  a[5] = sarg_f(eps);
+  interpret(kernel(c, "rmsnorm_bwd"), a, 6);
+  double *rdx = dalloc(R * C), *sdx = dalloc(R * C), *rdw = dalloc(C), *sdw = dalloc(C);
+  for (int64_t r = 0; r < R; r++) {
+    double ss = 0, gx = 0, sgx = 0;
+    for (int64_t j = 0; j < C; j++) {
+      double x = tget_f(&a[0], r * C + j), gj = (double)tget_f(&a[2], r * C + j) * tget_f(&a[1], j);
+      ss += x * x;
+      gx += gj * x;
+      sgx += fabs(gj * x);
+    }
+    double inv = 1 / sqrt(ss / (double)C + (double)(float)eps);
+    for (int64_t j = 0; j < C; j++) {
+      double x = tget_f(&a[0], r * C + j), dy = tget_f(&a[2], r * C + j), gj = dy * tget_f(&a[1], j);
+      rdx[r * C + j] = inv * (gj - x * inv * inv * gx / (double)C);
+      sdx[r * C + j] = inv * (fabs(gj) + fabs(x) * inv * inv * sgx / (double)C);
+      rdw[j] += dy * x * inv;
+      sdw[j] += fabs(dy * x * inv);
+    }
+  }
+  char what[96];
+  snprintf(what, sizeof what, "rmsnorm_bwd dX R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[3], rdx, sdx, BF16_RTOL, (double)C * 0x1p-22);
+  snprintf(what, sizeof what, "rmsnorm_bwd dW R=%lld C=%lld", (long long)R, (long long)C);
+  check_close(what, &a[4], rdw, sdw, 0x1p-20, (double)(R + C) * 0x1p-22);
+  free(rdx); free(sdx); free(rdw); free(sdw);
+  for (int i = 0; i < 5; i++) free(a[i].data);
+}
+
+static void example_rmsnorm_bwd(void) {
+  const tl_define defs[] = {{"BR", 4}, {"BC", 256}};
+  compiled *c = compile_example("rmsnorm_bwd.tile", defs, 2);
+  const int64_t sizes[][2] = {{1, 1}, {3, 255}, {9, 256}, {37, 100}};
+  for (int i = 0; i < 4; i++) run_rmsnorm_bwd(c, sizes[i][0], sizes[i][1], 3700 + i);
+  compiled_free(c);
+}
+
+/* ---- moe_permute / moe_unpermute: gathers into expert order and back with routing weights ------- */
+static void run_moe(compiled *c, int64_t T, int64_t K, int64_t D, uint64_t seed) {
+  int64_t N = T * K + 3; /* three padding slots (Src = -1) */
+  int64_t sx[2] = {T, D}, sy[2] = {N, D}, sk[2] = {T, K};
+  tl_arg a[3] = {targ(TL_BF16, 2, sx), targ(TL_I32, 1, &N), targ(TL_BF16, 2, sy)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  int32_t *src = a[1].data;
+  for (int64_t j = 0; j < N; j++) src[j] = -1;
+  tl_arg slot = targ(TL_I32, 2, sk), wt = targ(TL_F32, 2, sk), o = targ(TL_BF16, 2, sx);
+  int32_t *sl = slot.data;
+  /* token t's k-th choice goes to slot (t * K + k) * 5 % (T * K) (5 coprime with T * K below) */
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t k = 0; k < K; k++) {
+      int64_t j = (t * K + k) * 5 % (T * K);
+      src[j] = (int32_t)t;
+      sl[t * K + k] = (int32_t)j;
+      tset_f(&wt, t * K + k, rng_uniform(&g, 0, 1));
+    }
+  tpoison(&a[2]);
+  interpret(kernel(c, "moe_permute"), a, 3);
+  for (int64_t j = 0; j < N; j++)
+    for (int64_t d = 0; d < D; d++) {
+      float want = src[j] < 0 ? 0.0f : tget_f(&a[0], src[j] * D + d), got = tget_f(&a[2], j * D + d);
+      cr_assert(got == want, "moe_permute T=%lld K=%lld: Y[%lld, %lld] = %g, want %g", (long long)T, (long long)K,
+                (long long)j, (long long)d, got, want);
+    }
+  tpoison(&o);
+  tl_arg ua[4] = {a[2], slot, wt, o};
+  interpret(kernel(c, "moe_unpermute"), ua, 4);
+  double *ref = dalloc(T * D), *sc = dalloc(T * D);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t d = 0; d < D; d++) {
+        double p = (double)tget_f(&wt, t * K + k) * tget_f(&a[2], sl[t * K + k] * D + d);
+        ref[t * D + d] += p;
+        sc[t * D + d] += fabs(p);
+      }
+  char what[96];
+  snprintf(what, sizeof what, "moe_unpermute T=%lld K=%lld D=%lld", (long long)T, (long long)K, (long long)D);
+  check_close(what, &o, ref, sc, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref); free(sc); free(slot.data); free(wt.data); free(o.data);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_moe_permute(void) {
+  const tl_define defs[] = {{"BD", 128}};
+  compiled *c = compile_example("moe_permute.tile", defs, 1);
+  run_moe(c, 7, 2, 100, 3800);  /* T * K = 14 */
+  run_moe(c, 3, 1, 128, 3801);  /* top-1 */
+  run_moe(c, 9, 4, 33, 3802);   /* T * K = 36 */
+  compiled_free(c);
+}
+
+/* ---- llama/qkv_split_rope: QKV heads split, q and k rotated, v copied ----------------------------- */
+static void run_qkv_split_rope(compiled *c, int64_t T, int64_t HQ, int64_t HKV, uint64_t seed) {
+  const int64_t D = 16, HALF = 8, NH = HQ + 2 * HKV;
+  int64_t sx[3] = {T, NH, D}, st[2] = {T, HALF}, sq[3] = {T, HQ, D}, sk[3] = {T, HKV, D};
+  tl_arg a[6] = {targ(TL_BF16, 3, sx), targ(TL_F32, 2, st), targ(TL_F32, 2, st), targ(TL_BF16, 3, sq),
+                 targ(TL_BF16, 3, sk), targ(TL_BF16, 3, sk)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -2, 2);
+  for (int64_t i = 0; i < T * HALF; i++) {
+    double ang = rng_uniform(&g, -3.14, 3.14);
+    tset_f(&a[1], i, cos(ang));
+    tset_f(&a[2], i, sin(ang));
+  }
+  for (int i = 3; i < 6; i++) tpoison(&a[i]);
+  interpret(kernel(c, "qkv_split_rope"), a, 6);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t j = 0; j < NH; j++)
+      for (int64_t d = 0; d < D; d++) {
+        double x = tget_f(&a[0], (t * NH + j) * D + d), want;
+        if (j < HQ + HKV) {
+          int64_t h = d % HALF;
+          double cs = tget_f(&a[1], t * HALF + h), sn = tget_f(&a[2], t * HALF + h);
+          double x1 = tget_f(&a[0], (t * NH + j) * D + h), x2 = tget_f(&a[0], (t * NH + j) * D + HALF + h);
+          want = d < HALF ? x1 * cs - x2 * sn : x2 * cs + x1 * sn;
+        } else {
+          want = x;
+        }
+        const tl_arg *out = j < HQ ? &a[3] : j < HQ + HKV ? &a[4] : &a[5];
+        int64_t hh = j < HQ ? j : j < HQ + HKV ? j - HQ : j - HQ - HKV, nh = j < HQ ? HQ : HKV;
+        double got = tget_f(out, (t * nh + hh) * D + d);
+        double tol = j < HQ + HKV ? BF16_RTOL * fabs(want) + 0x1p-20 * (fabs(x) + 4) : 0;
+        cr_assert(fabs(got - want) <= tol, "qkv_split_rope T=%lld: token %lld head %lld d %lld: %g, want %g",
+                  (long long)T, (long long)t, (long long)j, (long long)d, got, want);
+      }
+  for (int i = 0; i < 6; i++) free(a[i].data);
+}
+
+static void example_qkv_split_rope(void) {
+  const tl_define defs[] = {{"D", 16}, {"HALF", 8}};
+  compiled *c = compile_example("llama/qkv_split_rope.tile", defs, 2);
+  run_qkv_split_rope(c, 37, 4, 2, 3900);  /* GQA 2 */
+  run_qkv_split_rope(c, 16, 2, 2, 3901);  /* MHA, one token block */
+  run_qkv_split_rope(c, 1, 8, 1, 3902);   /* MQA, one token */
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(attn_decode) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)

@@ -1,0 +1,271 @@
+/* emit_tma.c: requires the main-loop plan (emit_dot.c cg_make_plan, its
+ * streams and rings); decides which rings TMA feeds (tensor maps as hidden
+ * parameters, one mbarrier per stage) and emits their kernel prologue, the
+ * bulk tensor copies and the mbarrier waits.  docs/pipelines.md "TMA ring". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+/* ---- TMA (docs/pipelines.md "TMA ring") -------------------------------------------- */
+
+/* Why ring R cannot be fed by TMA, or NULL.  Every slot is a sequence of
+ * boxes in the layout TMA writes: a K-major slot with rows of 32/64/128
+ * bytes is one box whose XOR swizzle (emit_dot's swizzle_of) is the TMA
+ * 32/64/128-byte mode on a 1024-byte aligned slot; an atom slot
+ * ([N/64][K][64] or [K/64][rows][64]) is one box of 128-byte rows per atom. */
+static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  const char *env = getenv("TILEC_TMA"); /* measuring: 0 = the cp.async ring */
+  if (env && *env == '0') return "TILEC_TMA=0";
+  if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
+  if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
+  if (!R->wgmma) return "the ring does not feed wgmma";
+  if (R->stages < 2) return "the ring has one stage";
+  *nmaps = 0;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    tl_op *lo = tl_op_at(f, s->load_op);
+    tl_value *tv = tl_val(f, lo->opnd[0]);
+    int rb = s->cols * s->eb, rank = tv->type.rank;
+    if (!s->wg || s->kn8) return "an operand is not a wgmma slot";
+    /* rank R > 2: a rank-R map, box 1 in the dims indexed by scalars
+     * (attention's z, h); the tile must be the last two dims */
+    if (rank < 2 || rank > 5) return "an operand tensor's rank is not 2..5";
+    for (int d = 0; d < rank; d++)
+      if ((lo->dims[d] != 0) != (d >= rank - 2)) return "a tile is not the last two dims of its tensor";
+    if (s->rows > 256) return "a tile has more than 256 rows (the TMA box limit)";
+    if (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128)) return "a slot layout TMA cannot write";
+    ++*nmaps;
+  }
+  if (p->ntma + *nmaps > TL_MAX_TMA) return "more tensor maps than the launcher takes";
+  return NULL;
+}
+
+/* Decide TMA per ring (after the stream offsets): tensor maps and the
+ * mbarriers (8 bytes per stage, persistent shared memory from `persist`).
+ * Returns the new end of the persistent part. */
+int cg_plan_tma(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  tl_sbuf note = {0};
+  for (int r = 0; r < p->nring; r++) {
+    cg_ring *R = &p->rings[r];
+    int nmaps = 0;
+    const char *why = tma_unfit(g, R, &nmaps);
+    if (why) {
+      tl_sbuf_printf(&note, "%sring of %d stages fed by cp.async (no TMA: %s)", note.len ? "; " : "", R->stages, why);
+      continue;
+    }
+    R->tma = true;
+    persist = (persist + 7) / 8 * 8;
+    R->mbar_off = persist;
+    persist += 8 * R->stages;
+    R->tx_bytes = 0;
+    /* (f->ws: the producer warpgroup issues them, emit_ws.c; its note follows) */
+    bool ws = cg_ws_wanted(g, R);
+    if (ws)
+      tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (a full mbarrier per stage", note.len ? "; " : "", R->stages);
+    else
+      tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d",
+                     note.len ? "; " : "", R->stages, R->stages - 1 - R->lag);
+    for (int i = 0; i < p->nstream; i++) {
+      cg_stream *s = &p->streams[i];
+      if (s->for_op != R->for_op) continue;
+      int rb = s->cols * s->eb;
+      tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
+      s->tma = p->ntma;
+      s->tma_inner = (rb > 128 ? 128 : rb) / s->eb;
+      s->tma_boxes = s->cols / s->tma_inner;
+      R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
+      p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = s->tma_inner, .box_rows = s->rows,
+                                        .swizzle = rb > 128 ? 128 : rb, .dtype = tv->type.dtype};
+      tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name, s->tma_boxes,
+                     s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, rb > 128 ? 128 : rb);
+      if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
+    }
+    tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
+                   ws ? "an element copy" : "the cp.async ring");
+  }
+  /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
+  if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+  return persist;
+}
+
+int cg_tma_count(cg *g) { return g->plan && g->plan_f == g->f ? g->plan->ntma : 0; }
+
+void cg_tma_info(cg *g, tl_kernel_info *ki) {
+  ki->ntma = 0;
+  ki->tma_note = NULL;
+  ki->persist = false;
+  if (!g->plan || g->plan_f != g->f) return;
+  ki->ntma = g->plan->ntma;
+  memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
+  ki->tma_note = g->plan->tma_note;
+  ki->persist = g->plan->persist;
+  if (g->plan->ws_note) {
+    tl_sbuf b = {0};
+    tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", g->plan->ws_note);
+    if (b.data) ki->tma_note = tl_strdup(&g->ctx->arena, b.data);
+    tl_sbuf_free(&b);
+  }
+}
+
+/* ---- the TMA ring ---------------------------------------------------------------------- */
+
+static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAnd(g->B, a, b, ""); }
+
+/* Kernel prologue of TMA ring R (once): tma_ok, the maps' generic addresses
+ * (`mov` of the parameter's address, cvta.param), the phase bits, and the
+ * mbarriers initialized by thread 0 (count 1: its arrive.expect_tx),
+ * fenced, then a barrier.  Built in the prologue block (dominates all). */
+void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  LLVMBuilderRef save = g->B;
+  g->B = g->PB;
+  LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
+    cg_tensor *t = &g->tensors[tv->index];
+    int rank = tv->type.rank;
+    /* the map test of codegen.h's ABI, which the launcher repeats: the last
+     * stride 1, the base and every other byte stride 16-byte aligned and in
+     * (0, 2^40), no size 0 (rank 2: the tests and their order as before) */
+    LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+    LLVMValueRef sb[TL_MAX_RANK];
+    for (int d = 0; d + 1 < rank; d++) sb[d] = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, s->eb), "");
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""));
+    LLVMValueRef any = base;
+    for (int d = rank - 2; d >= 0; d--) any = LLVMBuildOr(g->B, any, sb[d], "");
+    LLVMValueRef mis = LLVMBuildAnd(g->B, any, cg_i64(g, 15), "");
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""));
+    for (int d = rank - 2; d >= 0; d--) {
+      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb[d], cg_i64(g, 0), ""));
+      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb[d], cg_i64(g, 1LL << 40), ""));
+    }
+    for (int d = 0; d < rank; d++) ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""));
+    if (!p->tmap[s->tma]) {
+      char txt[400];
+      snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + s->tma);
+      p->tmap[s->tma] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+    }
+  }
+  R->tma_ok = ok;
+  R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
+  LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
+  LLVMValueRef tid = cg_tid32(g);
+  for (int st = 0; st < R->stages; st++) {
+    LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
+    cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",
+             args, 2);
+  }
+  /* warp-specialized: the empty mbarriers, one arrival per consumer warp */
+  for (int st = 0; R->ws && st < R->stages; st++) {
+    LLVMValueRef args[3] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->empty_off + 8 * st), ""), tid,
+                            cg_i32(g, g->f->warps)};
+    cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }", "r,r,r,~{memory}",
+                args, 3);
+  }
+  cg_asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
+  cg_barrier(g);
+  g->B = save;
+}
+
+/* i1: the iteration with iv x (i64) runs: x < hi (step > 0), x > hi (step < 0). */
+LLVMValueRef cg_iv_in_range(cg *g, int32_t L, LLVMValueRef x, LLVMValueRef step64) {
+  tl_op *lo = tl_op_at(g->f, L);
+  LLVMValueRef hi = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef up = LLVMBuildICmp(g->B, LLVMIntSLT, x, hi, "");
+  if (LLVMIsAConstantInt(step64) && LLVMConstIntGetSExtValue(step64) > 0) return up;
+  LLVMValueRef down = LLVMBuildICmp(g->B, LLVMIntSGT, x, hi, "");
+  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), up, down, "");
+}
+
+LLVMValueRef cg_mbar_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
+  return LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->mbar_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+}
+
+/* Thread 0, when the iteration with iv `ivs` (the iv's register type) runs
+ * (`in`): arrive.expect_tx on slot's mbarrier with the stage's bytes, then
+ * one cp.async.bulk.tensor per box into the slot (out-of-bounds elements
+ * are zeros, and count: the transaction is always the whole box). */
+void cg_tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValueRef slot) {
+  LLVMValueRef tid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+  LLVMValueRef c = and1(g, LLVMBuildICmp(g->B, LLVMIntEQ, tid, cg_i32(g, 0), ""), in);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.issue");
+  LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.issued");
+  LLVMBuildCondBr(g->B, c, ib, nb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  cg_tma_issue_boxes(g, R, ivs, slot);
+  LLVMBuildBr(g->B, nb);
+  LLVMPositionBuilderAtEnd(g->B, nb);
+}
+
+void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  LLVMValueRef mb = cg_mbar_addr(g, R, slot);
+  LLVMValueRef xa[2] = {mb, cg_i32(g, R->tx_bytes)};
+  cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    tl_op *o = tl_op_at(f, s->load_op);
+    int rank = tl_val(f, o->opnd[0])->type.rank;
+    /* coordinates innermost first: column, row, then the indexed dims
+     * (attention's {d0, n0, h, z}); an index out of its dim reads zeros,
+     * as the load's bounds test does */
+    LLVMValueRef st[TL_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+      st[d] = cg_remat(g, o->opnd[1 + d], s->for_op, ivs);
+      if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
+    }
+    LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
+                                      LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+    char txt[200], cons[64];
+    snprintf(txt, sizeof txt, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
+    snprintf(cons, sizeof cons, "r,l");
+    for (int d = 1; d < rank; d++) snprintf(txt + strlen(txt), sizeof txt - strlen(txt), ", $%d", 2 + d);
+    snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "}], [$%d];", 2 + rank);
+    for (int d = 0; d <= rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
+    snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
+    for (int b = 0; b < s->tma_boxes; b++) {
+      LLVMValueRef args[2 + TL_MAX_RANK + 1];
+      args[0] = cg_add_c(g, sbase, (int64_t)b * s->rows * 128);
+      args[1] = p->tmap[s->tma];
+      args[2] = cg_add_c(g, st[rank - 1], (int64_t)b * s->tma_inner);
+      for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
+      args[2 + rank] = mb;
+      cg_asm_void(g, txt, cons, args, 3 + rank);
+    }
+  }
+}
+
+/* Every thread: wait for slot's mbarrier to complete the phase of parity
+ * bit `slot` of the phase bits (try_wait in a loop), then flip that bit. */
+void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot) {
+  LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->phasev, "");
+  LLVMValueRef par = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, ph, slot, ""), cg_i32(g, 1), "");
+  cg_mbar_wait(g, cg_mbar_addr(g, R, slot), par);
+  LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), slot, ""), ""), R->phasev);
+}
+
+void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par) {
+  LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.wait");
+  LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.ready");
+  LLVMBuildBr(g->B, wb);
+  LLVMPositionBuilderAtEnd(g->B, wb);
+  LLVMValueRef args[2] = {mb, par};
+  LLVMValueRef done = cg_asm(g, g->i32,
+                             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+                             "=r,r,r,~{memory}", args, 2, true);
+  cg_cond_br_likely(g, LLVMBuildICmp(g->B, LLVMIntNE, done, cg_i32(g, 0), ""), db, wb);
+  LLVMPositionBuilderAtEnd(g->B, db);
+}

@@ -1,0 +1,374 @@
+/* emit_ws.c: requires the main-loop plan with one TMA ring feeding wgmma
+ * (cg_make_plan, cg_plan_tma) and f->ws from route_pipeline; emits the
+ * warp-specialized kernel: a producer warpgroup that fills the ring and
+ * consumer warpgroups that run the kernel's body, synchronized only by
+ * mbarriers.  docs/pipelines.md "Warp specialization".
+ *
+ *   producer (warpgroup f->warps / 4, threads 32*warps ..): setmaxnreg.dec;
+ *     with the tensor maps valid one thread, else all 128 (the element copy
+ *     that takes any view), loops over its tiles (tile_sched.c) and k-steps:
+ *     wait for the slot's "empty" mbarrier, then the slot's TMA boxes
+ *     (arrive.expect_tx on its "full" mbarrier) or copy, fence.proxy.async,
+ *     named barrier 2 and one arrive; at the end it waits until every slot
+ *     was released (nothing of the CTA is in flight when it exits).
+ *   consumers (warpgroups 0 ..): setmaxnreg.inc, the body per tile; at the
+ *     ring: wait for the slot's "full" mbarrier (no CTA barrier); after the
+ *     dot's wgmma.wait_group, lane 0 of each warp arrives on the "empty"
+ *     mbarrier of the slot whose reads are done (with a group in flight,
+ *     wait_group 1: the previous slot; the loop exit releases the last).
+ *     Barriers of the body (the epilogue's layout conversions) become the
+ *     named barrier 1 of the consumer threads.
+ * Both sides keep their slot index and phase bits across tiles: the ring
+ * never drains between tiles, the producer runs ahead into the next tile
+ * while the consumers finish the epilogue of this one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+/* registers per thread after setmaxnreg (multiples of 8; 128 x 40 + 256 x 232
+ * = 64512 of the SM's 65536): the producer only computes addresses */
+#define WS_PRODUCER_REGS 40
+#define WS_CONSUMER_REGS 232
+
+static bool scalar_op(tl_func *f, tl_op *o) {
+  /* pure arithmetic and the program's coordinates: nothing with an effect
+   * (loads, stores, atomics), since both sides run it */
+  bool pure = (tl_opinfo_table[o->opc].flags & (TL_PURE | TL_EW)) || o->opc == TL_OP_program_id ||
+              o->opc == TL_OP_num_programs || o->opc == TL_OP_dim || o->opc == TL_OP_const;
+  if (!pure || o->opc == TL_OP_load || o->opc == TL_OP_store || o->nregions) return false;
+  if (o->opc == TL_OP_const) return true; /* (a constant tile costs no code) */
+  for (int i = 0; i < o->nres; i++)
+    if (tl_val(f, o->res[i])->type.kind == TL_KIND_TILE) return false;
+  return true;
+}
+
+/* Why the ring's loop cannot be warp-specialized, or NULL. */
+static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  if (!R) return p->nring ? "more than one ring" : "no streamed main loop";
+  if (need_tma && !R->tma) return "the ring is not fed by TMA";
+  if (!R->wgmma) return "the ring does not feed wgmma";
+  if (f->warps % 4 || f->warps / 4 > 2) return "the warps are not one or two warpgroups";
+  if (tl_op_at(f, R->for_op)->parent != -1) return "the main loop is not at the top level of the kernel";
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || !tl_op_inside(f, D, R->for_op)) continue;
+    bool wg = false;
+    for (int i = 0; i < p->nwg; i++) wg = wg || p->wg_dots[i] == D;
+    if (!wg || tl_op_at(f, D)->parent != R->for_op) return "a dot of the main loop is not a wgmma of the ring";
+    for (int i = 0; i < p->nwg; i++)
+      if (p->wg_dots[i] == D && p->wg_defer[i]) return "a dot of the main loop defers its wait";
+    /* (a dot that waits for each group, wait_group 0: fp8 promote, or
+     * TILEC_WGMMA_INFLIGHT=0, releases its slot at once; measured only in
+     * the first version of this emitter, so not taken until it is again) */
+    for (int i = 0; i < p->nwg; i++)
+      if (p->wg_dots[i] == D && (!p->wg_inflight[i] || !R->lag))
+        return "a dot of the main loop waits for each wgmma group (fp8 promote, a 2-stage ring, TILEC_WGMMA_INFLIGHT=0)";
+  }
+  /* the producer recomputes what the loop needs from the body before it */
+  tl_region *body = &f->body;
+  for (int i = 0; i < body->ops.len && body->ops.data[i] != R->for_op; i++) {
+    tl_op *o = tl_op_at(f, body->ops.data[i]);
+    if (!(o->flags & TL_OPF_DEAD) && !scalar_op(f, o)) return "the body before the main loop holds tile or memory ops";
+  }
+  return NULL;
+}
+
+/* The grid clause can be evaluated in the kernel (persistent CTAs). */
+static bool grid_in_kernel(tl_func *f) {
+  for (int i = 0; i < f->grid.ops.len; i++) {
+    tl_op *o = tl_op_at(f, f->grid.ops.data[i]);
+    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_yield) continue;
+    if (!(o->opc == TL_OP_const || o->opc == TL_OP_dim || (tl_opinfo_table[o->opc].flags & TL_EW)) || !scalar_op(f, o))
+      return false;
+  }
+  return f->grid.ops.len > 0;
+}
+
+void cg_ws_plan(cg *g, int persist, int *end) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  *end = persist;
+  p->persist = f->persist && grid_in_kernel(f);
+  tl_sbuf note = {0};
+  if (f->ws) {
+    cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
+    const char *why = ws_unfit(g, R, true);
+    if (why) {
+      tl_sbuf_printf(&note, "not warp-specialized (%s)", why);
+    } else {
+      p->ws = f->ws;
+      p->ws_for = R->for_op;
+      R->ws = true;
+      persist = (persist + 7) / 8 * 8;
+      R->empty_off = persist;
+      persist += 8 * R->stages;
+      *end = persist;
+      tl_sbuf_printf(&note,
+                     "warp-specialized (cooperative): %d consumer warpgroup%s on one tile (setmaxnreg.inc %d), "
+                     "producer warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes, all 128 copy when a "
+                     "tensor fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop",
+                     f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
+    }
+  }
+  if (p->persist)
+    tl_sbuf_printf(&note, "%spersistent: min(tiles, CTAs that fit) CTAs, tile order grouped by %d along program_id(0)",
+                   note.len ? "; " : "", CG_TILE_GROUP);
+  else if (f->persist)
+    tl_sbuf_printf(&note, "%snot persistent (the grid clause cannot be evaluated in the kernel)", note.len ? "; " : "");
+  if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+}
+
+bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false); }
+
+int cg_ws_extra_threads(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws ? 128 : 0; }
+
+static LLVMValueRef empty_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
+  return LLVMBuildAdd(g->B, cg_smem_base32(g),
+                      LLVMBuildAdd(g->B, cg_i32(g, R->empty_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+}
+
+/* i32 bit `slot` of the phase bits in alloca v, XOR x; flips the bit in v. */
+static LLVMValueRef take_parity(cg *g, LLVMValueRef v, LLVMValueRef slot, int x) {
+  LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, v, "");
+  LLVMValueRef par = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, ph, slot, ""), cg_i32(g, 1), "");
+  LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), slot, ""), ""), v);
+  return x ? LLVMBuildXor(g->B, par, cg_i32(g, 1), "") : par;
+}
+
+/* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL = always). */
+static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
+  LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), "");
+  if (on) {
+    c = LLVMBuildAnd(g->B, c, on, "");
+    slot = LLVMBuildSelect(g->B, on, slot, cg_i32(g, 0), "");
+  }
+  LLVMValueRef args[2] = {empty_addr(g, R, slot), LLVMBuildZExt(g->B, c, g->i32, "")};
+  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
+              args, 2);
+}
+
+static void pin_scalars(cg *g, cg_ring *R);
+
+void cg_ws_preheader(cg *g, cg_ring *R) {
+  LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
+  R->pre_done = true;
+  pin_scalars(g, R);
+}
+
+void cg_ws_ring_wait(cg *g, cg_ring *R) {
+  LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  cg_tma_wait(g, R, rd);
+  R->rd_slot = rd;
+  LLVMBuildStore(g->B, cg_slot_next(g, rd, R->stages), R->rdv);
+}
+
+void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight) {
+  R->ws_pending = inflight;
+  if (!inflight) {
+    release(g, R, R->rd_slot, NULL);
+    return;
+  }
+  LLVMValueRef prev = LLVMBuildLoad2(g->B, g->i32, R->relv, "");
+  release(g, R, prev, LLVMBuildICmp(g->B, LLVMIntSGE, prev, cg_i32(g, 0), ""));
+  LLVMBuildStore(g->B, R->rd_slot, R->relv);
+}
+
+/* Mark in `used` the values that ops of region r (and their regions) use. */
+static void mark_uses(tl_func *f, tl_region *r, uint8_t *used) {
+  for (int i = 0; i < r->ops.len; i++) {
+    tl_op *o = tl_op_at(f, r->ops.data[i]);
+    if (o->flags & TL_OPF_DEAD) continue;
+    for (int k = 0; k < o->nopnd; k++) used[o->opnd[k]] = 1;
+    for (int k = 0; k < o->nregions; k++) mark_uses(f, &o->regions[k], used);
+  }
+}
+
+/* At the loop's preheader: the scalars computed before the loop and used
+ * after it (the epilogue's m0, n0: in the consumers nothing in the loop
+ * uses them) are rebound through an asm here, so LLVM keeps their
+ * arithmetic in front of the loop instead of sinking it into the loop's
+ * exit block in front of the drain (emit_dot.c cg_loop_exit): ptxas (13.0)
+ * then serializes every wgmma (C7514).  The release of the last slot waits
+ * until the end of the tile (cg_ws_tile_end): an arrive right after the
+ * drain also makes ptxas serialize them. */
+/* x (i32 / i64) through an asm that LLVM cannot move; others unchanged. */
+static LLVMValueRef pin(cg *g, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  if (t != g->i32 && t != g->i64) return x;
+  return cg_asm(g, t, t == g->i32 ? "mov.b32 $0, $1;" : "mov.b64 $0, $1;", t == g->i32 ? "=r,r" : "=l,l", &x, 1, true);
+}
+
+static void pin_scalars(cg *g, cg_ring *R) {
+  tl_func *f = g->f;
+  uint8_t *used = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  memset(used, 0, (size_t)f->values.len + 1);
+  int at = 0;
+  while (at < f->body.ops.len && f->body.ops.data[at] != R->for_op) at++;
+  tl_region rest = f->body;
+  rest.ops.data += at + 1;
+  rest.ops.len -= at + 1;
+  if (rest.ops.len > 0) mark_uses(f, &rest, used);
+  for (int i = 0; i < at; i++) {
+    tl_op *o = tl_op_at(f, f->body.ops.data[i]);
+    if (o->flags & TL_OPF_DEAD) continue;
+    for (int k = 0; k < o->nres; k++) {
+      int32_t v = o->res[k];
+      if (!used[v] || tl_val(f, v)->type.kind == TL_KIND_TILE || !g->vals[v].r) continue;
+      LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof *r);
+      r[0] = pin(g, g->vals[v].r[0]);
+      g->vals[v].r = r;
+    }
+  }
+  /* the parameters the epilogue reads (NVPTX sinks their ld.param too);
+   * they are the consumers' from here on (the producer was emitted first) */
+  for (int i = 0; i < f->params.len; i++) {
+    tl_param *pa = &f->params.data[i];
+    if (!used[pa->value]) continue;
+    if (!pa->is_tensor) {
+      LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof *r);
+      r[0] = pin(g, g->vals[pa->value].r[0]);
+      g->vals[pa->value].r = r;
+      continue;
+    }
+    cg_tensor *t = &g->tensors[i];
+    t->ptr = LLVMBuildIntToPtr(g->B, pin(g, LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "")), g->gptr, "");
+    for (int d = 0; d < pa->rank; d++) {
+      t->size[d] = pin(g, t->size[d]);
+      t->stride[d] = pin(g, t->stride[d]);
+    }
+  }
+}
+
+void cg_ws_loop_exit(cg *g, cg_ring *R) { (void)g, (void)R; }
+
+/* The slot released here is the one before the next read slot, and the
+ * test is the loop's bounds: reading the loop-carried "pending" slot after
+ * the loop makes ptxas (13.0) serialize every wgmma (C7514) too. */
+void cg_ws_tile_end(cg *g, cg_ring *R) {
+  if (!R->ws_pending) return; /* (each slot was released after its own wait) */
+  tl_op *lo = tl_op_at(g->f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef ran = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
+                                  LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+  LLVMValueRef next = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  LLVMValueRef last = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, next, cg_i32(g, 0), ""),
+                                      cg_i32(g, R->stages - 1), LLVMBuildSub(g->B, next, cg_i32(g, 1), ""), "");
+  release(g, R, last, ran);
+  LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
+}
+
+static LLVMValueRef prologue_i32(cg *g, const char *name) {
+  LLVMValueRef v = LLVMBuildAlloca(g->PB, g->i32, name);
+  LLVMBuildStore(g->PB, cg_i32(g, 0), v);
+  return v;
+}
+
+/* The producer's k-loop of one tile: slots `wr`, empty phase bits `ph`. */
+static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef ptid) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  tl_op *lo = tl_op_at(f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMTypeRef ivty = cg_iv_type(g, R->for_op);
+  LLVMValueRef ivv = LLVMBuildAlloca(g->PB, g->i64, "prod.iv");
+  LLVMBuildStore(g->B, lo64, ivv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.body");
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tma");
+  LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.copy");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.next");
+  LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.exit");
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, head);
+  LLVMValueRef iv = LLVMBuildLoad2(g->B, g->i64, ivv, "");
+  LLVMValueRef go = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, iv, hi64, ""),
+                                 LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+  LLVMBuildCondBr(g->B, go, body, xb);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
+  cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+  LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
+  cg_cond_br_likely(g, R->tma_ok, tb, sb);
+  LLVMPositionBuilderAtEnd(g->B, tb);
+  cg_tma_issue_boxes(g, R, ivs, slot);
+  LLVMBuildBr(g->B, jb);
+  /* any view: the 128 threads copy element by element, then publish the
+   * slot to the async proxy (wgmma) and one of them arrives */
+  LLVMPositionBuilderAtEnd(g->B, sb);
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
+  LLVMValueRef args[2] = {cg_mbar_addr(g, R, slot), LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), g->i32, "")};
+  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
+              args, 2);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+  LLVMBuildStore(g->B, cg_slot_next(g, slot, R->stages), wr);
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, iv, step64, ""), ivv);
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, xb);
+}
+
+void cg_ws_emit_program(cg *g, cg_tiles *T) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  cg_ring *R = &p->rings[0];
+  int ncons = f->warps * 32;
+  /* before the split, every thread: maps, tma_ok, both mbarrier sets, barrier 0 */
+  cg_tma_kernel_prologue(g, R);
+  R->rdv = prologue_i32(g, "cons.slot");
+  R->relv = prologue_i32(g, "cons.release");
+  LLVMValueRef wr = prologue_i32(g, "prod.slot"), ph = prologue_i32(g, "prod.phase");
+  LLVMValueRef tid = cg_sreg(g, "tid", 0);
+  LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(g->C, g->fn, "producer");
+  LLVMBasicBlockRef rb = LLVMAppendBasicBlockInContext(g->C, g->fn, "producer.run");
+  LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(g->C, g->fn, "producer.idle");
+  LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "consumer");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntUGE, tid, cg_i32(g, ncons), ""), pb, cb);
+
+  /* producer */
+  LLVMPositionBuilderAtEnd(g->B, pb);
+  /* registers move between the warpgroups only when the launch's share
+   * (65536 / threads) is below what the consumers want; ptxas also needs
+   * that share to know the count at entry (else C7508: setmaxnreg ignored) */
+  bool move_regs = 65536 / g->threads < WS_CONSUMER_REGS;
+  char txt[64];
+  snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", WS_PRODUCER_REGS);
+  if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
+  LLVMValueRef ptid = LLVMBuildSub(g->B, tid, cg_i32(g, ncons), "");
+  LLVMValueRef run = LLVMBuildOr(g->B, LLVMBuildNot(g->B, R->tma_ok, ""), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), "");
+  LLVMBuildCondBr(g->B, run, rb, eb);
+  LLVMPositionBuilderAtEnd(g->B, eb);
+  LLVMBuildRetVoid(g->B);
+  LLVMPositionBuilderAtEnd(g->B, rb);
+  cg_tiles_begin(g, T);
+  for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != p->ws_for; i++)
+    if (!(tl_op_at(f, f->body.ops.data[i])->flags & TL_OPF_DEAD)) cg_emit_op(g, f->body.ops.data[i]);
+  producer_loop(g, R, wr, ph, ptid);
+  cg_tiles_end(g, T);
+  /* tail: every slot released (no copy into this CTA's memory outlives it) */
+  for (int st = 0; st < R->stages; st++) cg_mbar_wait(g, empty_addr(g, R, cg_i32(g, st)), take_parity(g, ph, cg_i32(g, st), 1));
+  LLVMBuildRetVoid(g->B);
+
+  /* consumers: the body, with the ring's consumer side (emit_dot.c hooks) */
+  LLVMPositionBuilderAtEnd(g->B, cb);
+  snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", WS_CONSUMER_REGS);
+  if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
+  g->bar_threads = ncons;
+  cg_tiles_begin(g, T);
+  cg_emit_region(g, &f->body, NULL, NULL);
+  cg_ws_tile_end(g, R);
+  cg_tiles_end(g, T);
+  g->bar_threads = 0;
+  LLVMBuildRetVoid(g->B);
+}

@@ -1,0 +1,142 @@
+/* ring.h: the main-loop plan shared by lib/codegen/'s pipeline emitters
+ * (internal, not a contract): emit_dot.c (the plan, the cp.async ring,
+ * operands, mma.sync), emit_tma.c (the TMA ring: tensor maps, mbarriers),
+ * emit_ws.c (warp specialization: producer / consumer warpgroups),
+ * tile_sched.c (persistent CTAs over output tiles).  docs/pipelines.md. */
+#ifndef TILEC_RING_H
+#define TILEC_RING_H
+
+#include "cg.h"
+
+enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
+
+typedef struct cg_stream {
+  int32_t load_op, for_op;
+  int32_t rows, cols, eb; /* the loaded tile, row-major, cols contiguous */
+  int offset;             /* of slot 0 in shared memory */
+  int stage_bytes;
+  int pitch;              /* bytes per row in a slot: cols*eb, plus padding when not swizzled */
+  bool swz;               /* rows XOR-swizzled by 16-byte chunk */
+  /* 8-bit B loaded [K][N]: a slot holds it [K][N] (pitch) when the tensor's
+   * N stride is 1, else, when its K stride is 1 (K-major, cuBLAS's "TN"
+   * B), [N][K] with rows of nk_pitch bytes, also copied by cp.async; the
+   * choice is made at run time from the strides (uniform, loop-invariant) */
+  bool kn8;
+  int nk_pitch;
+  /* a [K][N] B read by wgmma (emit_wgmma.c): the slot is [N/64][K][64],
+   * atoms of 128-byte rows, 16-byte chunk c of k-row r at c ^ (r % 8) */
+  bool wg_atoms;
+  bool wg_kmajor;         /* wgmma B given as trans of [N][K]: with wg_atoms (rows over 128 B,
+                           * 16-bit), the atoms are [K/64][N][64], K-major */
+  bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
+  /* TMA (the ring's tma): tensor map `tma` (index among the hidden
+   * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
+   * at slot byte b * rows * 128 and tile column b * tma_inner */
+  int tma, tma_inner, tma_boxes;
+} cg_stream;
+
+typedef struct cg_ring {
+  int32_t for_op;
+  int stages;
+  bool emitted;
+  bool pre_done;          /* prologue issued by cg_loop_preheader */
+  bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
+  int lag;                /* 1: the dots leave one wgmma group in flight, so the ring issues one
+                           * stage less far ahead (slot i-1 may still be read in iteration i) */
+  LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
+  LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
+  /* TMA feeding (plan_tma): one mbarrier per stage at mbar_off; tma_ok (i1,
+   * kernel prologue) = every operand passes the tensor-map test (else the
+   * cp.async ring runs); phasev: bit s = the parity stage s waits for next */
+  bool tma;
+  int mbar_off, tx_bytes;
+  LLVMValueRef tma_ok, phasev;
+  /* warp specialization (emit_ws.c): the producer warpgroup fills the
+   * slots, the consumers wait for a slot's "full" mbarrier (mbar_off) and
+   * release it on its "empty" mbarrier (empty_off, one arrival per consumer
+   * warp); relv: alloca of the slot whose release is pending (-1: none) */
+  bool ws;
+  bool ws_pending;        /* the dot leaves its last slot to release at the end of the tile */
+  int empty_off;
+  LLVMValueRef relv;
+} cg_ring;
+
+typedef struct cg_plan {
+  int8_t *vkind;          /* per value: SRC_* of a dot operand value (or the load/trans feeding it) */
+  int32_t *vstream;       /* per value: stream index (STREAM) or persistent offset (INVARIANT) */
+  cg_stream streams[16];
+  int nstream;
+  cg_ring rings[4];
+  int nring;
+  bool *inv_done;         /* per value: invariant operand staged */
+  int32_t *inv_loop;      /* per value: the loop an INVARIANT operand is staged before (its dots read it there) */
+  bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
+  int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
+  bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */
+  bool wg_defer[4];       /* ... that do not wait at all: an earlier wgmma dot of the next iteration
+                           * (its wait_group 0) or the loop exit waits (attention's O += P V) */
+  int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
+  int nwg;
+  int ntma;               /* hidden tensor-map parameters */
+  tl_tma_desc tma[TL_MAX_TMA];
+  LLVMValueRef tmap[TL_MAX_TMA]; /* i64 generic address of each map (kernel prologue) */
+  bool tma_prologue_done;
+  const char *tma_note;   /* --explain */
+  /* warp specialization and persistence (emit_ws.c, tile_sched.c) */
+  int ws;                 /* TL_WS_*: the kernel runs producer + consumer warpgroups */
+  int32_t ws_for;         /* the main loop (a top-level op of the body) */
+  bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
+  const char *ws_note;    /* --explain */
+} cg_plan;
+
+/* emit_dot.c: helpers of the emitters (i32 unless said otherwise) */
+LLVMValueRef cg_smem_base32(cg *g);          /* shared address of byte 0 of the dynamic array */
+LLVMValueRef cg_to_i64(cg *g, LLVMValueRef v);
+LLVMValueRef cg_tid32(cg *g);                /* %tid.x from the prologue's warp/lane */
+LLVMValueRef cg_add_c(cg *g, LLVMValueRef x, int64_t c);
+/* The value of scalar v at the iteration of loop L whose iv is iv_sub. */
+LLVMValueRef cg_remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub);
+void cg_asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *args, int n);
+LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages);
+LLVMTypeRef cg_iv_type(cg *g, int32_t L);    /* the register type of loop L's iv */
+/* Element-by-element copy of stream s's tile for the iteration with iv
+ * `ivs` into `slot` by threads tid, tid + threads, ... (zeros outside the
+ * tensor; any strides or alignment): the copy that always works. */
+void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads);
+
+/* emit_tma.c */
+int cg_plan_tma(cg *g, int persist);         /* decide TMA per ring; returns the persistent end */
+void cg_tma_kernel_prologue(cg *g, cg_ring *R);
+LLVMValueRef cg_iv_in_range(cg *g, int32_t L, LLVMValueRef x, LLVMValueRef step64);
+LLVMValueRef cg_mbar_addr(cg *g, cg_ring *R, LLVMValueRef slot);
+void cg_tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValueRef slot);
+/* arrive.expect_tx on slot's full mbarrier and the boxes of every stream (one thread). */
+void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot);
+void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot);
+/* Spin until mbarrier `mb` (i32 shared address) completes the phase of parity `par` (i32). */
+void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par);
+
+/* tile_sched.c: a loop over the output tiles (persist), else the one
+ * program: begin sets g->pid (NULL when not persistent), end closes it. */
+#define CG_TILE_GROUP 8 /* rows of program_id(0) per group of the tile order */
+typedef struct cg_tiles {
+  bool persist;
+  bool one_trip;            /* not persistent, but the body in a loop of one trip (emit_ws.c) */
+  LLVMValueRef ntiles;      /* i32: tiles of the logical grid */
+  LLVMValueRef tv;          /* alloca: this CTA's tile */
+  LLVMBasicBlockRef head, exit;
+} cg_tiles;
+void cg_tiles_begin(cg *g, cg_tiles *T);
+void cg_tiles_end(cg *g, cg_tiles *T);
+
+/* emit_ws.c (docs/pipelines.md "Warp specialization") */
+void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
+void cg_ws_plan(cg *g, int persist_end, int *new_end); /* after cg_plan_tma: decides p->ws */
+bool cg_ws_wanted(cg *g, cg_ring *R);        /* ring R will be warp-specialized if TMA feeds it */
+void cg_ws_preheader(cg *g, cg_ring *R);     /* consumers: per tile, nothing pending */
+void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot is full */
+void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */
+void cg_ws_loop_exit(cg *g, cg_ring *R);     /* after the drain: keep the epilogue's scalars behind it */
+void cg_ws_tile_end(cg *g, cg_ring *R);      /* release the last slot of the tile's loop */
+
+#endif

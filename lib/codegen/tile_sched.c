@@ -1,0 +1,93 @@
+/* tile_sched.c: requires the main-loop plan (cg_make_plan: p->persist, p->ws);
+ * emits the kernel body after the prologue: once per program (the grid as
+ * launched), or, for persistent CTAs, a loop over the output tiles of the
+ * logical grid (the grid clause, evaluated in the kernel) in grouped order,
+ * program_id / num_programs being the tile's.  docs/pipelines.md
+ * "Persistent CTAs".
+ *
+ * Tile order (Triton's grouped ordering, CUTLASS's swizzle): tile t of the
+ * g0 x g1 (x g2) grid lies in group t / (G * g1) of G rows of program_id(0);
+ * inside it program_id(0) moves fastest.  The CTAs that run at one time
+ * (t .. t + #CTAs) then cover about G rows and #CTAs / G columns, so their
+ * A and B tiles are read from L2 about #CTAs / G and G times instead of
+ * once per tile row / column. */
+#include <string.h>
+
+#include "ring.h"
+
+void cg_tiles_begin(cg *g, cg_tiles *T) {
+  memset(g->pid, 0, sizeof g->pid);
+  if (!T->persist && !T->one_trip) return;
+  T->tv = LLVMBuildAlloca(g->PB, g->i32, "tile");
+  LLVMValueRef t0 = cg_sreg(g, "ctaid", 0), end = T->ntiles;
+  if (!T->persist) { /* t0 .. t0 + 1, a bound LLVM cannot see through */
+    LLVMValueRef e = LLVMBuildAdd(g->B, t0, cg_i32(g, 1), "");
+    end = cg_asm(g, g->i32, "mov.b32 $0, $1;", "=r,r", &e, 1, true);
+  }
+  LLVMBuildStore(g->B, t0, T->tv);
+  T->head = LLVMAppendBasicBlockInContext(g->C, g->fn, "tile.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "tile.body");
+  T->exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "tile.exit");
+  LLVMBuildBr(g->B, T->head);
+  LLVMPositionBuilderAtEnd(g->B, T->head);
+  LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, end, ""), body, T->exit);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  if (!T->persist) return; /* the launch's own program ids */
+  LLVMValueRef g0 = g->lgrid[0], g1 = g->lgrid[1];
+  LLVMValueRef g01 = LLVMBuildMul(g->B, g0, g1, "");
+  LLVMValueRef z = LLVMBuildUDiv(g->B, t, g01, ""), r = LLVMBuildURem(g->B, t, g01, "");
+  LLVMValueRef in_group = LLVMBuildMul(g->B, cg_i32(g, CG_TILE_GROUP), g1, "");
+  LLVMValueRef first = LLVMBuildMul(g->B, LLVMBuildUDiv(g->B, r, in_group, ""), cg_i32(g, CG_TILE_GROUP), "");
+  LLVMValueRef left = LLVMBuildSub(g->B, g0, first, "");
+  LLVMValueRef gs = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, left, cg_i32(g, CG_TILE_GROUP), ""), left,
+                                    cg_i32(g, CG_TILE_GROUP), "");
+  LLVMValueRef in = LLVMBuildURem(g->B, r, in_group, "");
+  g->pid[0] = LLVMBuildAdd(g->B, first, LLVMBuildURem(g->B, in, gs, ""), "pid0");
+  g->pid[1] = LLVMBuildUDiv(g->B, in, gs, "pid1");
+  g->pid[2] = z;
+}
+
+void cg_tiles_end(cg *g, cg_tiles *T) {
+  if (!T->persist && !T->one_trip) return;
+  LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1), ""), T->tv);
+  LLVMBuildBr(g->B, T->head);
+  LLVMPositionBuilderAtEnd(g->B, T->exit);
+  memset(g->pid, 0, sizeof g->pid);
+}
+
+/* The logical grid (the grid clause's values, 1 where it has fewer dims)
+ * into g->lgrid, and the tile count; at the builder's position. */
+static LLVMValueRef logical_grid(cg *g) {
+  int32_t *ys = NULL;
+  int ny = 0;
+  cg_emit_region(g, &g->f->grid, &ys, &ny);
+  for (int d = 0; d < 3; d++) {
+    LLVMValueRef x = d < ny ? cg_get(g, ys[d])->r[0] : cg_i32(g, 1);
+    if (LLVMTypeOf(x) != g->i32) x = LLVMBuildTrunc(g->B, x, g->i32, "");
+    g->lgrid[d] = x;
+  }
+  return LLVMBuildMul(g->B, LLVMBuildMul(g->B, g->lgrid[0], g->lgrid[1], ""), g->lgrid[2], "ntiles");
+}
+
+void cg_emit_program(cg *g) {
+  cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
+  cg_tiles T = {.persist = p && p->persist};
+  if (T.persist) T.ntiles = logical_grid(g);
+  if (p && p->ws) {
+    /* not persistent: still a loop (of one tile) around the body, so LLVM
+     * keeps the values made before it out of the main loop's exit block
+     * (ptxas: C7514, emit_ws.c) */
+    T.one_trip = !T.persist;
+    cg_ws_emit_program(g, &T);
+    return;
+  }
+  cg_tiles_begin(g, &T);
+  /* every warp is past the previous tile's main loop (its slots are
+   * refilled by the next tile's ring prologue) */
+  if (T.persist) cg_barrier(g);
+  cg_emit_region(g, &g->f->body, NULL, NULL);
+  cg_tiles_end(g, &T);
+  LLVMBuildRetVoid(g->B);
+}
