@@ -56,7 +56,8 @@ typedef enum fe_expr_kind {
   EX_BINARY,  /* a op b */
   EX_TERNARY, /* a ? b : c */
   EX_CALL,    /* name<targ>[shape](args, kw = v) */
-  EX_INDEX    /* a[items] */
+  EX_INDEX,   /* a[items] */
+  EX_LIST     /* [args] (the shape of reshape(), the order of permute()) */
 } fe_expr_kind;
 
 typedef enum fe_item_kind { IT_EXPR, IT_RANGE, IT_ALL, IT_NEWAXIS } fe_item_kind;

@@ -68,12 +68,15 @@ static void dump_expr(tl_sbuf *b, const fe_expr *e, int d) {
     if (e->has_targ) tl_sbuf_printf(b, "<%s>", tl_dtype_name(e->targ));
     break;
   case EX_INDEX: tl_sbuf_puts(b, "index"); break;
+  case EX_LIST: tl_sbuf_puts(b, "list"); break;
   }
   tl_sbuf_printf(b, " @%d:%d", e->loc.line, e->loc.col);
   put_type(b, e);
   dump_expr(b, e->a, d + 1);
   dump_expr(b, e->b, d + 1);
   dump_expr(b, e->c, d + 1);
+  if (e->kind == EX_LIST)
+    for (int i = 0; i < e->nargs; i++) dump_expr(b, e->args[i], d + 1);
   if (e->kind == EX_CALL) {
     if (e->has_shape) {
       indent(b, d + 1);

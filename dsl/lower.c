@@ -130,7 +130,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -1204,6 +1204,76 @@ static fval eval_sort(lower *L, fe_expr *e) {
   return fv_value(L->f, res);
 }
 
+/* The constant integers of list argument i of call e (at most TL_MAX_RANK). */
+static bool const_list(lower *L, fe_expr *e, int i, const char *what, int64_t *out, int *n) {
+  fe_expr *l = e->args[i];
+  if (l->kind == EX_ERROR) return false;
+  if (l->kind != EX_LIST || l->nargs < 1 || l->nargs > TL_MAX_RANK) {
+    tl_error(L->ctx, l->loc, "%s() needs %s as a list of 1 to %d constants, such as [2, 64]", e->name, what, TL_MAX_RANK);
+    return false;
+  }
+  for (int k = 0; k < l->nargs; k++)
+    if (!const_int(L, l->args[k], what, &out[k])) return false;
+  *n = l->nargs;
+  return true;
+}
+
+/* reshape(t, [s0, ...]): the same elements in row-major order. */
+static fval eval_reshape(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  fval t = tile_arg(L, e, 0, 0);
+  int64_t v[TL_MAX_RANK];
+  int n;
+  if (t.cls == V_ERR || !const_list(L, e, 1, "the new shape", v, &n)) return fv_err();
+  int32_t shape[TL_MAX_RANK];
+  for (int k = 0; k < n; k++) {
+    if (!is_pow2(v[k]) || v[k] > TL_MAX_TILE_ELEMS) {
+      tl_error(L->ctx, e->args[1]->args[k]->loc, "tile dimension %lld is not a power of two", (long long)v[k]);
+      return fv_err();
+    }
+    shape[k] = (int32_t)v[k];
+  }
+  if (!check_tile_shape(L, e->loc, n, shape)) return fv_err();
+  tl_type rt = tl_tile_type(dt_of(&t), n, shape);
+  if (tl_type_numel(&rt) != tl_type_numel(&t.ty)) {
+    tl_error(L->ctx, e->loc, "reshape() of %s to %lld elements: the element count must stay %lld", tystr(L, &t),
+             (long long)tl_type_numel(&rt), (long long)tl_type_numel(&t.ty));
+    return fv_err();
+  }
+  if (t.is_const) { t.ty = rt; return t; }
+  int32_t x = mat(L, &t, e->loc);
+  return fv_value(L->f, emit(L, TL_OP_reshape, &x, 1, rt, e->loc, NULL));
+}
+
+/* permute(t, [p0, ...]): result dim d is t's dim p[d]. */
+static fval eval_permute(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  fval t = tile_arg(L, e, 0, 0);
+  int64_t v[TL_MAX_RANK];
+  int n;
+  if (t.cls == V_ERR || !const_list(L, e, 1, "the order of the dimensions", v, &n)) return fv_err();
+  bool seen[TL_MAX_RANK] = {false}, ok = n == t.ty.rank, id = true;
+  for (int k = 0; ok && k < n; k++) {
+    ok = v[k] >= 0 && v[k] < n && !seen[v[k]];
+    if (ok) seen[v[k]] = true;
+    id = id && v[k] == k;
+  }
+  if (!ok) {
+    tl_error(L->ctx, e->args[1]->loc, "permute() of %s needs a permutation of 0..%d", tystr(L, &t), t.ty.rank - 1);
+    return fv_err();
+  }
+  if (id) return t;
+  int32_t shape[TL_MAX_RANK];
+  for (int k = 0; k < n; k++) shape[k] = t.ty.shape[v[k]];
+  tl_type rt = tl_tile_type(dt_of(&t), n, shape);
+  if (t.is_const) { t.ty = rt; return t; }
+  int32_t op, x = mat(L, &t, e->loc);
+  if (n == 2) return fv_value(L->f, emit(L, TL_OP_trans, &x, 1, rt, e->loc, NULL));
+  int32_t res = emit(L, TL_OP_permute, &x, 1, rt, e->loc, &op);
+  for (int k = 0; k < n; k++) tl_op_at(L->f, op)->dims[k] = (int32_t)v[k];
+  return fv_value(L->f, res);
+}
+
 /* cat(a, b, axis): a and b of one element type and shape but along axis. */
 static fval eval_cat(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 3, 3)) return fv_err();
@@ -1445,6 +1515,8 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
   if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
   if (!strcmp(n, "cat")) return eval_cat(L, e);
+  if (!strcmp(n, "reshape")) return eval_reshape(L, e);
+  if (!strcmp(n, "permute")) return eval_permute(L, e);
   if (!strcmp(n, "sort")) return eval_sort(L, e);
   if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
   if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
@@ -1502,6 +1574,9 @@ static fval eval(lower *L, fe_expr *e) {
   case EX_TERNARY: v = eval_ternary(L, e); break;
   case EX_CALL: v = eval_call(L, e); break;
   case EX_INDEX: v = eval_index(L, e); break;
+  case EX_LIST:
+    tl_error(L->ctx, e->loc, "a list [...] can only be the shape of reshape() or the order of permute()");
+    return fv_err();
   default: return fv_err();
   }
   if (is_val(&v) || v.cls == V_TENSOR) {

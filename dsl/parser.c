@@ -238,6 +238,19 @@ static fe_expr *parse_primary(parser *P) {
     e->name = t->str;
     return e;
   }
+  case TK_LBRACK: { /* [e, ...]: a list, an argument of reshape() / permute() */
+    advance(P);
+    e = new_expr(P, EX_LIST, t->loc);
+    expr_vec items = {0};
+    if (!at(P, TK_RBRACK)) {
+      do tl_vec_push(&P->ctx->arena, &items, parse_expr(P));
+      while (accept(P, TK_COMMA));
+    }
+    expect(P, TK_RBRACK, "']' after the list");
+    e->args = items.data;
+    e->nargs = items.len;
+    return e;
+  }
   default:
     error_expected(P, "an expression");
     return new_expr(P, EX_ERROR, t->loc);

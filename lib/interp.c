@@ -747,7 +747,7 @@ static void exec_scatter(interp *in, const tl_op *op) {
 }
 
 /* slice: result element c is source element c + starts; cat: a, then b
- * along the axis. */
+ * along the axis; permute: result coordinate d is source coordinate dims[d]. */
 static void exec_slice_cat(interp *in, const tl_op *op) {
   slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
   slot *b = op->opc == TL_OP_cat ? S(in, op->opnd[1]) : NULL;
@@ -765,8 +765,13 @@ static void exec_slice_cat(interp *in, const tl_op *op) {
     }
     slot *src = a;
     const tl_type *stt = at;
-    int32_t sc[TL_MAX_RANK];
+    int32_t sc[TL_MAX_RANK] = {0};
     for (int d = 0; d < rank; d++) sc[d] = c[d] + (op->opc == TL_OP_slice ? op->dims[d] : 0);
+    if (op->opc == TL_OP_permute)
+      for (int d = 0; d < rank; d++) {
+        if (op->dims[d] < 0 || op->dims[d] >= rank) BROKEN(in, op, "order");
+        sc[op->dims[d]] = c[d];
+      }
     if (b && c[axis] >= at->shape[axis]) {
       src = b;
       stt = b->type;
@@ -1087,7 +1092,7 @@ static void exec_op(interp *in, const tl_op *op) {
   case TL_OP_rand: exec_rand(in, op); break;
   case TL_OP_scan: exec_scan(in, op); break;
   case TL_OP_sort: exec_sort(in, op); break;
-  case TL_OP_slice: case TL_OP_cat: exec_slice_cat(in, op); break;
+  case TL_OP_slice: case TL_OP_cat: case TL_OP_permute: exec_slice_cat(in, op); break;
   case TL_OP_argreduce: exec_argreduce(in, op); break;
   case TL_OP_for: exec_for(in, op); break;
   case TL_OP_if: exec_if(in, op); break;

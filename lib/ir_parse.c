@@ -623,10 +623,11 @@ static void parse_op(parser *p, tl_region *r) {
     tl_op_at(p->f, op)->axis = axis;
     break;
   }
+  case TL_OP_permute:
   case TL_OP_slice: {
     tl_vec_push(a, &opnd, use_value(p));
     expect(p, ",");
-    expect_kw(p, "starts");
+    expect_kw(p, opc == TL_OP_slice ? "starts" : "order");
     expect(p, "=");
     expect(p, "[");
     int32_t starts[TL_MAX_RANK] = {0};
@@ -634,7 +635,7 @@ static void parse_op(parser *p, tl_region *r) {
     if (!accept(p, "]")) {
       do {
         if (n == TL_MAX_RANK) FAIL(p, "too many slice starts");
-        starts[n++] = (int32_t)read_int(p, 0, TL_MAX_TILE_ELEMS, "slice start");
+        starts[n++] = (int32_t)read_int(p, 0, TL_MAX_TILE_ELEMS, opc == TL_OP_slice ? "slice start" : "dimension");
       } while (accept(p, ","));
       expect(p, "]");
     }

@@ -247,11 +247,12 @@ static void put_op(printer *p, int32_t id, int depth) {
     }
     break;
   }
+  case TL_OP_permute:
   case TL_OP_slice: {
     tl_sbuf_puts(b, " ");
     put_operands(p, o, 0, o->nopnd);
     const tl_type *t = &f->values.data[o->res[0]].type;
-    tl_sbuf_puts(b, ", starts=[");
+    tl_sbuf_puts(b, o->opc == TL_OP_slice ? ", starts=[" : ", order=[");
     for (int d = 0; d < t->rank && d < TL_MAX_RANK; d++) tl_sbuf_printf(b, "%s%d", d ? ", " : "", (int)o->dims[d]);
     tl_sbuf_puts(b, "]");
     break;

@@ -358,6 +358,17 @@ static void check_op_types(verifier *v, const tl_op *o) {
           o->kind == TL_ATOMIC_ADD ? "add" : o->kind == TL_ATOMIC_MAX ? "max" : "min", tl_dtype_name((tl_dtype)dt));
     break;
   }
+  case TL_OP_permute: {
+    bool ok = a0->kind == TL_KIND_TILE && r0->kind == TL_KIND_TILE && a0->rank == r0->rank && a0->dtype == r0->dtype;
+    bool seen[TL_MAX_RANK] = {false};
+    for (int d = 0; ok && d < a0->rank; d++) {
+      int p = o->dims[d];
+      ok = p >= 0 && p < a0->rank && !seen[p] && r0->shape[d] == a0->shape[p];
+      if (ok) seen[p] = true;
+    }
+    if (!ok) err(v, o, "%s permuted is not %s", tstr(a0, b1), tstr(r0, b2));
+    break;
+  }
   case TL_OP_slice: {
     bool ok = a0->kind == TL_KIND_TILE && r0->kind == TL_KIND_TILE && a0->rank == r0->rank && a0->dtype == r0->dtype;
     for (int d = 0; ok && d < a0->rank; d++)

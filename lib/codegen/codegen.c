@@ -422,6 +422,7 @@ void cg_emit_op(cg *g, int32_t opid) {
     return;
   case TL_OP_slice:
   case TL_OP_cat:
+  case TL_OP_permute:
     cg_emit_slice_cat(g, o);
     return;
   case TL_OP_sort:

@@ -153,6 +153,16 @@ static const lcase cases[] = {
      "}\n",
      {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {9, 255, 1, 1}, {100, 256, 1, 1}, {3, 17, 1, 1}}, 0},
+    {"permutes",
+     "kernel permutes(X: tensor<f32>[A, B, C], Y: tensor<f32>[C, A, B], Z: tensor<f32>[N])\n"
+     "    tiles(TA = 4, TB = 8, TC = 16) grid(1)\n"
+     "{\n"
+     "    x = load(X[0 : TA, 0 : TB, 0 : TC]);\n"
+     "    store(Y[0 : TC, 0 : TA, 0 : TB], permute(x, [2, 0, 1]));\n"
+     "    store(Z[0 : 512], reshape(x, [512]));\n"
+     "}\n",
+     {{IN_RANDOM, CMP_NONE}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {3, 8, 13, 600}, {4, 5, 16, 512}, {2, 7, 9, 100}}, 0},
     {"randoms",
      "kernel randoms(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], seed: i64)\n"
      "    tiles(B = 256) grid(cdiv(N, B))\n"

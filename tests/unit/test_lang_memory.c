@@ -560,3 +560,42 @@ Test(lang_sort, rows_and_columns_against_qsort) {
     }
   src_free(s);
 }
+
+/* ---- reshape and permute --------------------------------------------------------------------------- */
+Test(lang_shape, reshape_and_permute_against_c) {
+  src_mod *s = compile_src("kernel k(X: tensor<f32>[A, B, C], Y: tensor<f32>[C, A, B], Z: tensor<f32>[N], W: tensor<f32>[B, A])\n"
+                           "    tiles(TA = 4, TB = 8, TC = 16) grid(1)\n"
+                           "{\n"
+                           "    x = load(X[0 : TA, 0 : TB, 0 : TC]);\n"
+                           "    store(Y[0 : TC, 0 : TA, 0 : TB], permute(x, [2, 0, 1]));\n"
+                           "    store(Z[0 : 512], reshape(x, [512]));\n"
+                           "    store(W[0 : TB, 0 : TA], permute(reduce_sum(x, 2), [1, 0]));\n"
+                           "}\n",
+                           true);
+  rng g = {19};
+  int64_t A = 3, B = 8, C = 13, N = 600, sx[3] = {A, B, C}, sy[3] = {C, A, B}, sw[2] = {B, A};
+  tl_arg a[4] = {targ(TL_F32, 3, sx), targ(TL_F32, 3, sy), targ(TL_F32, 1, &N), targ(TL_F32, 2, sw)};
+  tfill_random(&a[0], &g, -1, 1);
+  for (int i = 1; i < 4; i++) tpoison(&a[i]);
+  interp(s, a, 4);
+  for (int64_t i = 0; i < A; i++)
+    for (int64_t j = 0; j < B; j++) {
+      float sum = 0;
+      for (int64_t k = 0; k < C; k++) {
+        float x = tget_f(&a[0], (i * B + j) * C + k);
+        sum += x;
+        cr_assert(tget_f(&a[1], (k * A + i) * B + j) == x, "permute (%lld, %lld, %lld)", (long long)k, (long long)i,
+                  (long long)j);
+      }
+      (void)sum;
+      cr_assert(!isnan(tget_f(&a[3], j * A + i)), "trans written");
+    }
+  /* reshape: the tile's row-major order (4 x 8 x 16, the padding zeros included) */
+  for (int64_t e = 0; e < 512; e++) {
+    int64_t i = e / 128, j = e / 16 % 8, k = e % 16;
+    float want = i < A && j < B && k < C ? tget_f(&a[0], (i * B + j) * C + k) : 0;
+    cr_assert(tget_f(&a[2], e) == want, "reshape %lld", (long long)e);
+  }
+  for (int i = 0; i < 4; i++) free(a[i].data);
+  src_free(s);
+}
