@@ -17,38 +17,16 @@ reject the reference of the same inputs without it.
   python3 tests/gpu/test_decode.py [--lib build/libtilec.so] [--examples examples]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
-import ctypes as C
 import math
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
 def arg(name, default):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-
-
-class DLDevice(C.Structure):
-    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
-
-
-class DLDataType(C.Structure):
-    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
-
-
-class DLTensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32), ("dtype", DLDataType),
-                ("shape", C.POINTER(C.c_int64)), ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
-
-
-class ArgU(C.Union):
-    _fields_ = [("tensor", C.POINTER(DLTensor)), ("i32", C.c_int32), ("i64", C.c_int64), ("f32", C.c_float),
-                ("f64", C.c_double)]
-
-
-class Arg(C.Structure):
-    _fields_ = [("kind", C.c_int), ("u", ArgU)]
 
 
 def main():
@@ -60,54 +38,21 @@ def main():
     if not torch.cuda.is_available():
         print("test_decode: no GPU: skipped")
         return 77
-    lib = C.CDLL(arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so"))))
-    lib.tilec_program_log.restype = C.c_char_p
-    lib.tilec_kernel_error.restype = C.c_char_p
+    lib = arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so")))
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(lib)
+    import tilec
     src = os.path.join(arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples"))),
                        "attn_decode.tile")
-    DL = {torch.bfloat16: (4, 16), torch.float32: (2, 32), torch.int32: (0, 32)}
 
     def load(kernel, defines):
-        opts = C.c_void_p()
-        lib.tilec_options_create(C.byref(opts))
-        for k, v in defines.items():
-            lib.tilec_options_define(opts, k.encode(), C.c_int64(v))
-        prog = C.c_void_p()
-        st = lib.tilec_program_create_from_file(C.byref(prog), src.encode(), opts)
-        lib.tilec_options_destroy(opts)
-        k = C.c_void_p()
-        if st == 0:
-            st = lib.tilec_kernel_load(prog, kernel.encode(), 0, C.byref(k))
-        if st != 0:
-            raise RuntimeError("load %s: %s" % (kernel, lib.tilec_program_log(prog).decode()[-2000:]))
-        return prog, k
-
-    def pack(vals, cpu=False):
-        arr, keep = (Arg * len(vals))(), []
-        for i, v in enumerate(vals):
-            if isinstance(v, torch.Tensor):
-                shp, strd = (C.c_int64 * v.dim())(*v.shape), (C.c_int64 * v.dim())(*v.stride())
-                code, bits = DL[v.dtype]
-                t = DLTensor(C.c_void_p(v.data_ptr()), DLDevice(1 if cpu else 2, 0), v.dim(),
-                             DLDataType(code, bits, 1), shp, strd, 0)
-                keep += [shp, strd, t, v]
-                arr[i].kind, arr[i].u.tensor = 0, C.pointer(t)
-            elif isinstance(v, float):
-                arr[i].kind, arr[i].u.f32 = 3, v
-            else:
-                arr[i].kind, arr[i].u.i32 = 1, int(v)
-        return arr, keep
+        return tilec.compile(src, defines=defines)[kernel]
 
     def launch(k, vals):
-        arr, keep = pack(vals)
-        if lib.tilec_kernel_launch(k, arr, len(vals), None) != 0:
-            raise RuntimeError("launch: " + lib.tilec_kernel_error(k).decode())
+        k(*vals)
         torch.cuda.synchronize()
 
-    def interpret(prog, kernel, vals):
-        arr, keep = pack(vals, cpu=True)
-        if lib.tilec_interpret(prog, kernel.encode(), arr, len(vals)) != 0:
-            raise RuntimeError("interpret: " + lib.tilec_program_log(prog).decode()[-2000:])
+    def interpret(k, vals):
+        tilec.interpret(k, *vals)
 
     nan = float("nan")
     gen = torch.Generator(device="cpu").manual_seed(int(os.environ.get("TILEC_SEED", "20261201")))
@@ -127,7 +72,7 @@ def main():
         if BT not in kernels:
             kernels[BT] = (load("attn_decode_paged", {"BT": BT}), load("attn_decode_combine", {}),
                            load("attn_decode_contig", {"BT": BT}))
-        (pprog, kdec), (cprog, kcomb), (_, kcont) = kernels[BT]
+        kdec, kcomb, kcont = kernels[BT]
         npages = [math.ceil(L / PAGE) for L in lens]
         MAXP, NP = max(1, max(npages)), sum(npages) + 3
         phys = torch.randperm(NP, generator=gen).tolist()
@@ -208,8 +153,7 @@ def main():
         if ci == 0:  # the interpreter, the project's oracle, on the smallest case
             iopart = torch.full((B * HKV, NS, G, D), nan)
             ilse = torch.full((B * HKV, NS, G), nan)
-            interpret(pprog, "attn_decode_paged", [q, Kc, Vc, table, torch.tensor(lens, dtype=torch.int32),
-                                                   iopart, ilse, scale, chunk])
+            interpret(kdec, [q, Kc, Vc, table, torch.tensor(lens, dtype=torch.int32), iopart, ilse, scale, chunk])
             fin = torch.isfinite(ilse)  # -inf for empty splits on both
             e1 = float((paged_opart - iopart).norm() / iopart.norm())
             same_inf = bool((torch.isfinite(paged_lse) == fin).all())
