@@ -614,8 +614,13 @@ static void parse_op(parser *p, tl_region *r) {
     tl_op_at(p->f, op)->axis = axis;
     break;
   }
-  case TL_OP_expand_dims: {
+  case TL_OP_expand_dims:
+  case TL_OP_cat: { /* x (, y for cat) axis = N : type */
     tl_vec_push(a, &opnd, use_value(p));
+    if (opc == TL_OP_cat) {
+      expect(p, ",");
+      tl_vec_push(a, &opnd, use_value(p));
+    }
     int32_t axis = read_axis_attr(p);
     expect(p, ":");
     tl_type t = read_type(p);
@@ -643,17 +648,6 @@ static void parse_op(parser *p, tl_region *r) {
     tl_type t = read_type(p);
     op = make_op(p, r, opc, &opnd, &t, 1, loc);
     memcpy(tl_op_at(p->f, op)->dims, starts, sizeof starts);
-    break;
-  }
-  case TL_OP_cat: {
-    tl_vec_push(a, &opnd, use_value(p));
-    expect(p, ",");
-    tl_vec_push(a, &opnd, use_value(p));
-    int32_t axis = read_axis_attr(p);
-    expect(p, ":");
-    tl_type t = read_type(p);
-    op = make_op(p, r, opc, &opnd, &t, 1, loc);
-    tl_op_at(p->f, op)->axis = axis;
     break;
   }
   case TL_OP_sort:

@@ -82,6 +82,9 @@ cg_val *cg_new_val(cg *g, int32_t v, int32_t n);
 const tl_layout *cg_layout(cg *g, int32_t v);
 /* Coordinate d of register r of layout lid, i32 (register part constant). */
 LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d);
+/* Row-major index over `shape` (rank dims) of register r of layout lid, coordinate d shifted by
+ * shift[d] (NULL: none), i32: where the element lives in a shared-memory copy of the tile. */
+LLVMValueRef cg_flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_t *shape, const int32_t *shift);
 /* The lane/warp part of coordinate d of layout lid (i32, computed once in the
  * prologue; the constant 0 when no lane/warp bit moves along d). */
 LLVMValueRef cg_lane_warp(cg *g, int32_t lid, int d);

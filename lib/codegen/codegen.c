@@ -158,6 +158,19 @@ LLVMValueRef cg_coord(cg *g, int32_t lid, int32_t r, int d) {
   return LLVMBuildAdd(g->B, lw, cg_i32(g, c[d]), "");
 }
 
+LLVMValueRef cg_flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_t *shape, const int32_t *shift) {
+  LLVMValueRef off = NULL;
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    LLVMValueRef c = cg_coord(g, lid, r, d);
+    if (shift && shift[d]) c = LLVMBuildAdd(g->B, c, cg_i32(g, shift[d]), "");
+    LLVMValueRef term = stride == 1 ? c : LLVMBuildMul(g->B, c, cg_i32(g, stride), "");
+    off = off ? LLVMBuildAdd(g->B, off, term, "") : term;
+    stride *= shape[d];
+  }
+  return off ? off : cg_i32(g, 0);
+}
+
 void cg_barrier(cg *g) {
   if (g->bar_threads) { /* the consumer warpgroups of a warp-specialized kernel: named barrier 1 */
     char txt[48];

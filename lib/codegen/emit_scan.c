@@ -15,18 +15,6 @@ static tl_dtype acc_type(tl_dtype dt) {
   return dt == TL_I64 ? TL_I64 : TL_I32;
 }
 
-/* Row-major element index of register r of layout lid over shape t (i32). */
-static LLVMValueRef flat_index(cg *g, int32_t lid, int32_t r, const tl_type *t) {
-  LLVMValueRef off = NULL;
-  int64_t stride = 1;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    LLVMValueRef c = cg_coord(g, lid, r, d);
-    LLVMValueRef term = stride == 1 ? c : LLVMBuildMul(g->B, c, cg_i32(g, stride), "");
-    off = off ? LLVMBuildAdd(g->B, off, term, "") : term;
-    stride *= t->shape[d];
-  }
-  return off ? off : cg_i32(g, 0);
-}
 
 static LLVMValueRef elem_ptr(cg *g, LLVMValueRef index, int bytes, int64_t base) {
   LLVMValueRef b = LLVMBuildMul(g->B, index, cg_i32(g, bytes), "");
@@ -64,7 +52,7 @@ void cg_emit_scan(cg *g, tl_op *o) {
   cg_barrier(g);
   for (int32_t r = 0; r < tl_layout_nregs(ls); r++) {
     if (tl_layout_canon_reg(ls, r) != r) continue;
-    LLVMBuildStore(B, cg_cast(g, sv->r[r], dt, adt), elem_ptr(g, flat_index(g, st->layout, r, st), ab, 0));
+    LLVMBuildStore(B, cg_cast(g, sv->r[r], dt, adt), elem_ptr(g, cg_flat_index(g, st->layout, r, st->rank, st->shape, NULL), ab, 0));
   }
   cg_barrier(g);
 
@@ -138,10 +126,10 @@ void cg_emit_scan(cg *g, tl_op *o) {
       continue;
     }
     if (scan) {
-      LLVMValueRef v = LLVMBuildLoad2(B, at, elem_ptr(g, flat_index(g, rt->layout, r, rt), ab, 0), "");
+      LLVMValueRef v = LLVMBuildLoad2(B, at, elem_ptr(g, cg_flat_index(g, rt->layout, r, rt->rank, rt->shape, NULL), ab, 0), "");
       dv->r[r] = cg_cast(g, v, adt, dt);
     } else {
-      LLVMValueRef ix = tile_res ? flat_index(g, rt->layout, r, rt) : cg_i32(g, 0);
+      LLVMValueRef ix = tile_res ? cg_flat_index(g, rt->layout, r, rt->rank, rt->shape, NULL) : cg_i32(g, 0);
       dv->r[r] = LLVMBuildLoad2(B, g->i32, elem_ptr(g, ix, 4, res_base), "");
     }
   }

@@ -7,21 +7,6 @@
  * halves) is a later optimization. */
 #include "cg.h"
 
-/* Row-major index over `shape` of register r of layout lid, coordinate d
- * shifted by shift[d] (i32). */
-static LLVMValueRef flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_t *shape, const int32_t *shift) {
-  LLVMValueRef off = NULL;
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; d--) {
-    LLVMValueRef c = cg_coord(g, lid, r, d);
-    if (shift[d]) c = LLVMBuildAdd(g->B, c, cg_i32(g, shift[d]), "");
-    LLVMValueRef term = stride == 1 ? c : LLVMBuildMul(g->B, c, cg_i32(g, stride), "");
-    off = off ? LLVMBuildAdd(g->B, off, term, "") : term;
-    stride *= shape[d];
-  }
-  return off ? off : cg_i32(g, 0);
-}
-
 /* Row-major index over the source `shape` of the element that result
  * register r (layout lid) holds, result dim d being source dim order[d]. */
 static LLVMValueRef permuted_index(cg *g, int32_t lid, int32_t r, int rank, const int32_t *shape, const int32_t *order) {
@@ -42,7 +27,7 @@ static void stage(cg *g, int32_t v, const int32_t *shape, const int32_t *shift, 
   cg_val *sv = cg_get(g, v);
   for (int32_t r = 0; r < tl_layout_nregs(l); r++) {
     if (tl_layout_canon_reg(l, r) != r) continue;
-    LLVMValueRef ix = flat_index(g, t->layout, r, t->rank, shape, shift);
+    LLVMValueRef ix = cg_flat_index(g, t->layout, r, t->rank, shape, shift);
     LLVMBuildStore(g->B, cg_to_mem(g, sv->r[r], (tl_dtype)t->dtype),
                    cg_scratch_ptr(g, LLVMBuildMul(g->B, ix, cg_i32(g, bytes), "")));
   }
@@ -84,7 +69,7 @@ void cg_emit_slice_cat(cg *g, tl_op *o) {
       continue;
     }
     LLVMValueRef ix = perm ? permuted_index(g, rt->layout, r, rank, space, o->dims)
-                           : flat_index(g, rt->layout, r, rank, space, start);
+                           : cg_flat_index(g, rt->layout, r, rank, space, start);
     LLVMValueRef p = cg_scratch_ptr(g, LLVMBuildMul(g->B, ix, cg_i32(g, bytes), ""));
     dv->r[r] = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, p, ""), dt);
   }

@@ -23,17 +23,6 @@ static LLVMValueRef kptr(cg *g, const sort_ctx *s, LLVMValueRef index) {
   return cg_scratch_ptr(g, LLVMBuildMul(g->B, index, cg_i32(g, s->kb), ""));
 }
 
-static LLVMValueRef flat_index(cg *g, int32_t lid, int32_t r, const tl_type *t) {
-  LLVMValueRef off = NULL;
-  int64_t stride = 1;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    LLVMValueRef c = cg_coord(g, lid, r, d);
-    LLVMValueRef term = stride == 1 ? c : LLVMBuildMul(g->B, c, cg_i32(g, stride), "");
-    off = off ? LLVMBuildAdd(g->B, off, term, "") : term;
-    stride *= t->shape[d];
-  }
-  return off ? off : cg_i32(g, 0);
-}
 
 /* One compare-exchange stage (k, j) over pair p of the whole tile. */
 static void exchange(cg *g, const sort_ctx *s, LLVMValueRef p, int64_t k, int64_t j) {
@@ -94,7 +83,7 @@ void cg_emit_sort(cg *g, tl_op *o) {
     } else {
       key = cg_cast(g, sv->r[r], dt, dt == TL_I64 ? TL_I64 : TL_I32);
     }
-    LLVMBuildStore(B, key, kptr(g, &s, flat_index(g, st->layout, r, st)));
+    LLVMBuildStore(B, key, kptr(g, &s, cg_flat_index(g, st->layout, r, st->rank, st->shape, NULL)));
   }
   cg_barrier(g);
   /* 2. the network: per stage, a loop of the threads over the pairs */
@@ -129,7 +118,7 @@ void cg_emit_sort(cg *g, tl_op *o) {
       dv->r[r] = dv->r[cr];
       continue;
     }
-    LLVMValueRef key = LLVMBuildLoad2(B, s.kt, kptr(g, &s, flat_index(g, rt->layout, r, rt)), "");
+    LLVMValueRef key = LLVMBuildLoad2(B, s.kt, kptr(g, &s, cg_flat_index(g, rt->layout, r, rt->rank, rt->shape, NULL)), "");
     if (fl) {
       LLVMValueRef isnan = LLVMBuildICmp(B, LLVMIntEQ, key, cg_i32(g, (int32_t)TL_SORT_NAN_KEY), "");
       LLVMValueRef pos = LLVMBuildICmp(B, LLVMIntSLT, key, cg_i32(g, 0), ""); /* top bit set: a non-negative float */
