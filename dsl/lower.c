@@ -1131,24 +1131,32 @@ static fval eval_reduce(lower *L, fe_expr *e, int kind) {
   return fv_value(L->f, res);
 }
 
+/* The tile argument 0 and the constant axis argument 1 of a scan, argreduce or sort (a negative
+ * axis counts from the end); false after a diagnostic.  Booleans and 8-bit floats are refused. */
+static bool tile_and_axis(lower *L, fe_expr *e, fval *t, int64_t *axis) {
+  *t = tile_arg(L, e, 0, 0);
+  if (!const_int(L, e->args[1], "the axis", axis) || t->cls == V_ERR) return false;
+  if (*axis < 0) *axis += t->ty.rank;
+  if (*axis < 0 || *axis >= t->ty.rank) {
+    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, t));
+    return false;
+  }
+  tl_dtype d = dt_of(t);
+  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
+    tl_error(L->ctx, e->args[0]->loc, "%s() of %s values; cast<%s>() first", e->name, tl_dtype_name(d),
+             d == TL_I1 ? "i32" : "f32");
+    return false;
+  }
+  return true;
+}
+
 /* cumsum / cummax (scan, same type) and argmax / argmin (argreduce, i32,
  * the axis removed) over a constant axis of a tile. */
 static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  fval t = tile_arg(L, e, 0, 0);
+  fval t;
   int64_t axis;
-  if (!const_int(L, e->args[1], "the axis", &axis) || t.cls == V_ERR) return fv_err();
-  if (axis < 0) axis += t.ty.rank;
-  if (axis < 0 || axis >= t.ty.rank) {
-    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, &t));
-    return fv_err();
-  }
-  tl_dtype d = dt_of(&t);
-  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
-    tl_error(L->ctx, e->args[0]->loc, "%s() of %s values; cast<%s>() first", e->name, tl_dtype_name(d),
-             d == TL_I1 ? "i32" : "f32");
-    return fv_err();
-  }
+  if (!tile_and_axis(L, e, &t, &axis)) return fv_err();
   tl_type rt = t.ty;
   if (opc == TL_OP_argreduce) {
     int32_t shape[TL_MAX_RANK];
@@ -1184,19 +1192,9 @@ static fval eval_sort(lower *L, fe_expr *e) {
     v = d.i;
     desc = v != 0;
   }
-  fval t = tile_arg(L, e, 0, 0);
+  fval t;
   int64_t axis;
-  if (!const_int(L, e->args[1], "the axis", &axis) || t.cls == V_ERR) return fv_err();
-  if (axis < 0) axis += t.ty.rank;
-  if (axis < 0 || axis >= t.ty.rank) {
-    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, &t));
-    return fv_err();
-  }
-  tl_dtype d = dt_of(&t);
-  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
-    tl_error(L->ctx, e->args[0]->loc, "sort() of %s values; cast<%s>() first", tl_dtype_name(d), d == TL_I1 ? "i32" : "f32");
-    return fv_err();
-  }
+  if (!tile_and_axis(L, e, &t, &axis)) return fv_err();
   int32_t op, x = mat(L, &t, e->loc);
   int32_t res = emit(L, TL_OP_sort, &x, 1, t.ty, e->loc, &op);
   tl_op_at(L->f, op)->kind = desc;
