@@ -132,6 +132,21 @@ static void read_elem(tl_dtype dt, const char *p, float *fo, int64_t *io) {
   }
 }
 
+/* Element e of load result r: read from p (storage dtype tdt), or where p is NULL (outside the
+ * tensor) `other`'s element e * so (so: 0 for a scalar other), else 0. */
+static void load_elem(slot *r, int64_t e, const char *p, tl_dtype tdt, bool fl, slot *other, int64_t so) {
+  if (p) {
+    float fv = 0;
+    int64_t iv = 0;
+    read_elem(tdt, p, &fv, &iv);
+    if (fl) FP(r)[e] = fv; else IP(r)[e] = tl_int_to_int(iv, DT(r));
+  } else if (fl) {
+    FP(r)[e] = other ? FP(other)[e * so] : 0.0f;
+  } else {
+    IP(r)[e] = other ? IP(other)[e * so] : 0;
+  }
+}
+
 static void write_elem(tl_dtype dt, char *p, bool src_float, float fv, int64_t iv) {
   if (tl_dtype_is_float(dt)) {
     float x = src_float ? fv : tl_int_to_float(iv, dt);
@@ -688,16 +703,7 @@ static void exec_load_gather(interp *in, const tl_op *op, slot *r) {
   if (other && is_f(other) != fl) BROKEN(in, op, "`other` of another kind");
   for (int64_t e = 0; e < r->numel; e++) {
     int64_t off;
-    if (eview_offset(&v, e, &off)) {
-      float fv = 0;
-      int64_t iv = 0;
-      read_elem(tdt, (const char *)v.t->data + off * esz, &fv, &iv);
-      if (fl) FP(r)[e] = fv; else IP(r)[e] = tl_int_to_int(iv, DT(r));
-    } else if (fl) {
-      FP(r)[e] = other ? FP(other)[e * so] : 0.0f;
-    } else {
-      IP(r)[e] = other ? IP(other)[e * so] : 0;
-    }
+    load_elem(r, e, eview_offset(&v, e, &off) ? (const char *)v.t->data + off * esz : NULL, tdt, fl, other, so);
   }
 }
 
@@ -946,17 +952,7 @@ static void exec_load(interp *in, const tl_op *op) {
   VIEW_ROWS(&v, {
     for (int64_t i = 0; i < rowlen_; i++) {
       int64_t e = first_ + i;
-      if (i >= lo_ && i < hi_) {
-        const char *p = data + (base_ + (s0_ + i) * st_) * esz;
-        float fv = 0;
-        int64_t iv = 0;
-        read_elem(tdt, p, &fv, &iv);
-        if (fl) FP(r)[e] = fv; else IP(r)[e] = tl_int_to_int(iv, DT(r));
-      } else if (fl) {
-        FP(r)[e] = other ? FP(other)[e * so] : 0.0f;
-      } else {
-        IP(r)[e] = other ? IP(other)[e * so] : 0;
-      }
+      load_elem(r, e, i >= lo_ && i < hi_ ? data + (base_ + (s0_ + i) * st_) * esz : NULL, tdt, fl, other, so);
     }
   });
 }
