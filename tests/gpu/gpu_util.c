@@ -37,6 +37,7 @@ int gpu_init(void) {
   }
   gpu.cuInit = (PFN_cuInit)sym(lib, "cuInit");
   gpu.cuDeviceGet = (PFN_cuDeviceGet)sym(lib, "cuDeviceGet");
+  gpu.cuDeviceGetCount = (PFN_cuDeviceGetCount)sym(lib, "cuDeviceGetCount");
   gpu.cuDevicePrimaryCtxRetain = (PFN_cuDevicePrimaryCtxRetain)sym(lib, "cuDevicePrimaryCtxRetain");
   gpu.cuCtxSetCurrent = (PFN_cuCtxSetCurrent)sym(lib, "cuCtxSetCurrent");
   gpu.cuCtxSynchronize = (PFN_cuCtxSynchronize)sym(lib, "cuCtxSynchronize");

@@ -16,6 +16,7 @@
 typedef struct gpu_driver {
   PFN_cuInit cuInit;
   PFN_cuDeviceGet cuDeviceGet;
+  PFN_cuDeviceGetCount cuDeviceGetCount;
   PFN_cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRetain;
   PFN_cuCtxSetCurrent cuCtxSetCurrent;
   PFN_cuCtxSynchronize cuCtxSynchronize;

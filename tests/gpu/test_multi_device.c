@@ -10,7 +10,6 @@
  * one GPU the cross-device checks say they were skipped and the rest runs on device 0.
  *   usage: gpu_test_multi_device   (exit 0 pass, 1 fail, 77 no GPU) */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,7 +38,6 @@ typedef struct job {
   char err[512];  /* empty when the thread succeeded */
 } job;
 
-static PFN_cuDeviceGetCount cuDeviceGetCount;
 static int failures;
 
 static void set_tensor(DLTensor *t, void *data, int64_t *shape, int ndim, int device_type, int device) {
@@ -93,10 +91,8 @@ static void *run_device(void *arg) {
 int main(void) {
   int rc = gpu_init();
   if (rc) return rc;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  cuDeviceGetCount = lib ? (PFN_cuDeviceGetCount)dlsym(lib, "cuDeviceGetCount") : NULL;
   int n = 0;
-  if (!cuDeviceGetCount || cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1) {
+  if (gpu.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1) {
     printf("SKIP: no CUDA device\n");
     return GPU_SKIP;
   }
