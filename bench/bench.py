@@ -654,7 +654,7 @@ def decode():
                 msi = bench(lambda: (h1(), f2()))
                 print(f"decode B{B} L{L}: identity page table {kv / msi / 1e6 / bw:.3f} of the copy bandwidth "
                       f"(scrambled {kv / ms / 1e6 / bw:.3f})", flush=True)
-            if w == 0 and bt == 64 and st == 0:  # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
+                # the contiguous-cache kernel on SDPA's own tensors (streamed loads)
                 o.fill_(float("nan"))
                 g1 = kcontig.bind(q, kk, vv, lens, opart, lse, D ** -0.5, chunk)
                 def g():
