@@ -8,7 +8,7 @@
 
 #include "schedule.h"
 
-#define MAX_STREAMS 16 /* codegen's ring table sizes (emit_dot.c) */
+#define MAX_STREAMS 16 /* codegen's ring table sizes (lib/codegen/ring.h) */
 #define MAX_RINGS 4
 
 /* The load op operand `which` of dot D streams from, or -1 with the reason
