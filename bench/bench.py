@@ -542,11 +542,22 @@ def attn_bwd():
                     refs[name] = bench(lambda: torch.autograd.grad(ob, (qb, kb, vb), do, retain_graph=True))
             except Exception as e:
                 print(f"attn bwd {name}: {str(e)[:200]}", flush=True)
-        # the backward's loops are not recognized as main loops yet: `simple`, or `multistage` forced
-        for pipe in ("default", "multistage"):
-            opt = {} if pipe == "default" else {"pipeline": pipe}
-            prog = {kn: Kernel(ex("attn_bwd.tile"), {"D": D, "CAUSAL": causal}, kn, options=opt if kn != "attn_fwd_lse" else {})
-                    for kn in ("attn_fwd_lse", "attn_bwd_pre", "attn_bwd_dkdv", "attn_bwd_dq")}
+        # variants: the example on its default pipeline (multistage since route_pipeline knows
+        # multi-dot loops: mma.sync, one ring slot per K / Q / dO tile that two dots read), with
+        # TILEC_SHARED_SLOTS=0 (each dot its own operand: the shared tiles staged), and on cutlass
+        # (wgmma); TILEC_BWD_OLD=FILE adds the earlier FA2-form kernels of FILE on simple / multistage
+        variants = [("default", ex("attn_bwd.tile"), {}, None), ("shared-slots-off", ex("attn_bwd.tile"), {}, "0"),
+                    ("cutlass", ex("attn_bwd.tile"), {"pipeline": "cutlass"}, None)]
+        if os.environ.get("TILEC_BWD_OLD"):
+            variants += [("old-simple", os.environ["TILEC_BWD_OLD"], {"pipeline": "simple"}, "0"),
+                         ("old-multistage", os.environ["TILEC_BWD_OLD"], {"pipeline": "multistage"}, "0")]
+        for pipe, path, opt, shared in variants:
+            if shared is not None: os.environ["TILEC_SHARED_SLOTS"] = shared
+            try:
+                prog = {kn: Kernel(path, {"D": D, "CAUSAL": causal}, kn, options=opt if kn != "attn_fwd_lse" else {})
+                        for kn in ("attn_fwd_lse", "attn_bwd_pre", "attn_bwd_dkdv", "attn_bwd_dq")}
+            finally:
+                os.environ.pop("TILEC_SHARED_SLOTS", None)
             o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
             dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
             sc = D ** -0.5
@@ -559,6 +570,9 @@ def attn_bwd():
             f(); torch.cuda.synchronize()
             err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
             ms = bench(f)
+            ms2, ms3 = bench(f2), bench(f3)
+            print(f"attn bwd D{D} S{S} causal={causal} {pipe}: dK/dV kernel {ms2:.3f} ms, dQ kernel {ms3:.3f} ms, "
+                  f"all {ms:.3f} ms", flush=True)
             for name, ms_ref in refs.items():
                 row("attn bwd", f"D{D} S{S} causal={causal} {pipe}", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
 
