@@ -18,6 +18,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
+ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
@@ -526,6 +527,8 @@ def rows_bw():
 def attn_bwd():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     cases = [(64, 4096, 1)] if args.quick else [(64, 4096, 0), (64, 4096, 1), (128, 4096, 0), (128, 4096, 1)]
+    if args.attnbwd_cases:
+        cases = [tuple(int(x) for x in c.split(":")) for c in args.attnbwd_cases.split(",")]
     Z, H = 4, 16
     for D, S, causal in cases:
         q, k, v, do = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
