@@ -545,20 +545,28 @@ def attn_bwd():
                     refs[name] = bench(lambda: torch.autograd.grad(ob, (qb, kb, vb), do, retain_graph=True))
             except Exception as e:
                 print(f"attn bwd {name}: {str(e)[:200]}", flush=True)
-        # variants: the example on its default pipeline (multistage since route_pipeline knows
-        # multi-dot loops: mma.sync, one ring slot per K / Q / dO tile that two dots read), with
-        # TILEC_SHARED_SLOTS=0 (each dot its own operand: the shared tiles staged), and on cutlass
-        # (wgmma); TILEC_BWD_OLD=FILE adds the earlier FA2-form kernels of FILE on simple / multistage
-        variants = [("default", ex("attn_bwd.tile"), {}, None), ("shared-slots-off", ex("attn_bwd.tile"), {}, "0"),
-                    ("cutlass", ex("attn_bwd.tile"), {"pipeline": "cutlass"}, None)]
+        # variants (name, file, options and defines of dK/dV, of dQ, TILEC_SHARED_SLOTS): the example
+        # as routed (its @pipeline attributes), on multistage (mma.sync: one ring slot per K / Q / dO
+        # tile that two dots read), the same with TILEC_SHARED_SLOTS=0 (each dot its own operand: the
+        # shared tiles staged), on cutlass (wgmma), on cutlass with a 128-key dK/dV tile on 8 warps;
+        # TILEC_BWD_OLD=FILE adds the earlier FA2-form kernels of FILE (multistage, slots not shared)
+        P = ex("attn_bwd.tile")
+        ms_, cu_ = {"pipeline": "multistage"}, {"pipeline": "cutlass"}
+        big = ({"pipeline": "cutlass", "warps": 8, "kernel": "attn_bwd_dkdv"}, {"BM": 64 if D == 128 else 32, "BN": 128})
+        variants = [("default", P, ({}, {}), ({}, {}), None),
+                    ("multistage", P, (ms_, {}), (ms_, {}), None),
+                    ("multistage shared-slots-off", P, (ms_, {}), (ms_, {}), "0"),
+                    ("cutlass", P, (cu_, {}), (cu_, {}), None),
+                    ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
-            variants += [("old-simple", os.environ["TILEC_BWD_OLD"], {"pipeline": "simple"}, "0"),
-                         ("old-multistage", os.environ["TILEC_BWD_OLD"], {"pipeline": "multistage"}, "0")]
-        for pipe, path, opt, shared in variants:
+            variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
+        for pipe, path, (o2, d2), (o3, d3), shared in variants:
             if shared is not None: os.environ["TILEC_SHARED_SLOTS"] = shared
             try:
-                prog = {kn: Kernel(path, {"D": D, "CAUSAL": causal}, kn, options=opt if kn != "attn_fwd_lse" else {})
-                        for kn in ("attn_fwd_lse", "attn_bwd_pre", "attn_bwd_dkdv", "attn_bwd_dq")}
+                base = {"D": D, "CAUSAL": causal}
+                prog = {"attn_fwd_lse": Kernel(path, base, "attn_fwd_lse"), "attn_bwd_pre": Kernel(path, base, "attn_bwd_pre"),
+                        "attn_bwd_dkdv": Kernel(path, {**base, **d2}, "attn_bwd_dkdv", options=o2),
+                        "attn_bwd_dq": Kernel(path, {**base, **d3}, "attn_bwd_dq", options=o3)}
             finally:
                 os.environ.pop("TILEC_SHARED_SLOTS", None)
             o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)

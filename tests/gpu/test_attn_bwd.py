@@ -41,9 +41,21 @@ def main():
             fwd, pre = prog["attn_fwd_lse"], prog["attn_bwd_pre"]
             # the backward kernels on their default pipeline (multistage: mma.sync, the shared K / Q / dO
             # slots) and on cutlass (wgmma on sm_90a)
-            for pipe in ("default", "cutlass"):
-                bprog = prog if pipe == "default" else tilec.compile(src, defines={"D": D, "CAUSAL": causal}, pipeline=pipe)
-                dkdv, dq = bprog["attn_bwd_dkdv"], bprog["attn_bwd_dq"]
+            # and dK/dV on cutlass with 128 keys a program on 8 warps
+            for pipe in ("default", "multistage", "cutlass", "cutlass-8w"):
+                defs = {"D": D, "CAUSAL": causal}
+                if pipe == "cutlass-8w":
+                    big = tilec.compile(src, defines={**defs, "BN": 128, "BM": 64 if D == 128 else 32},
+                                        pipeline="cutlass", warps=8, kernel="attn_bwd_dkdv")
+                    dkdv = big["attn_bwd_dkdv"]
+                    dq_prog = cut  # dQ as on cutlass
+                else:
+                    bprog = prog if pipe == "default" else tilec.compile(src, defines=defs, pipeline=pipe)
+                    dkdv = bprog["attn_bwd_dkdv"]
+                    dq_prog = bprog
+                    if pipe == "cutlass":
+                        cut = bprog
+                dq = dq_prog["attn_bwd_dq"]
                 for Z, H, S in ((1, 2, 1), (2, 3, 127), (1, 2, 129), (1, 4, 1000), (1, 2, 4097)):
                     q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(bf) for _ in range(4))
                     scale = 1.0 / math.sqrt(D)
