@@ -666,6 +666,39 @@ def decode():
                 print(f"decode contig B{B} L{L}: {kv / msc / 1e6 / bw:.3f} of the copy bandwidth", flush=True)
             del Kc, Vc, kk, vv
 
+# ---- MoE grouped GEMM (examples/moe_gemm.tile) against the dense GEMM of the same total size ----------
+def moe_gemm():
+    k = Kernel(ex("moe_gemm.tile"))
+    BM = 128
+    cases = [(8, 4096, 2, 14336, 4096)] if args.quick else \
+        [(8, 4096, 2, 14336, 4096), (8, 4096, 2, 4096, 14336), (64, 4096, 8, 2048, 7168), (8, 512, 2, 14336, 4096)]
+    for E, T, TOPK, N, K in cases:  # Mixtral-8x7B (gate/up, down), DeepSeek-V3-like, a small batch
+        g = torch.Generator(device="cuda"); g.manual_seed(E * T)
+        choice = torch.stack([torch.randperm(E, device="cuda", generator=g)[:TOPK] for _ in range(T)])
+        counts = torch.bincount(choice.flatten(), minlength=E).tolist()
+        padded = [-(-c // BM) * BM for c in counts]
+        M = sum(padded)
+        x = torch.zeros(M, K, device="cuda", dtype=torch.bfloat16)
+        starts = [sum(padded[:e]) for e in range(E)]
+        for e in range(E):
+            x[starts[e]:starts[e] + counts[e]] = torch.randn(counts[e], K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
+        te = torch.cat([torch.full((p // BM,), e, dtype=torch.int32) for e, p in enumerate(padded)]).cuda()
+        y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = k.bind(x, w, te, y)
+        f(); torch.cuda.synchronize()
+        ref = torch.cat([x[starts[e]:starts[e] + padded[e]].float() @ w[e].float().t() for e in range(E)])
+        err = relerr(y, ref)
+        ms = bench(f)
+        loop = lambda: [x[starts[e]:starts[e] + padded[e]] @ w[e].t() for e in range(E)]
+        ms_loop = bench(loop)
+        wd = w[0]  # the dense GEMM of the same total size: M x N x K with one weight
+        ms_dense = bench(lambda: x @ wd.t())
+        fl = 2 * M * N * K
+        shape = f"E{E} T{T} top{TOPK} M{M} N{N} K{K}"
+        row("moe grouped gemm", shape, ms, "TFLOP/s", fl / ms / 1e9, "dense cuBLAS same size", fl / ms_dense / 1e9, err)
+        row("moe grouped gemm", shape, ms, "TFLOP/s", fl / ms / 1e9, "torch per-expert loop", fl / ms_loop / 1e9, err)
+
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
@@ -677,6 +710,7 @@ if "decode" in only: safe(decode, "decode")
 if "smallm" in only: safe(gemm_small_m, "gemm small M")
 if "attnbwd" in only: safe(attn_bwd, "attn bwd")
 if "rows" in only: safe(rows_bw, "rows")
+if "moe" in only: safe(moe_gemm, "moe gemm")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

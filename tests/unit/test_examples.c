@@ -1017,9 +1017,69 @@ static void example_qkv_split_rope(void) {
   compiled_free(c);
 }
 
+/* ---- moe_gemm: grouped GEMM over expert segments padded to BM rows ------------------------------ */
+/* E experts with seg[e] tokens each (some zero); X holds the segments in expert order, each padded
+ * with zero rows to a multiple of BM; tiles past the last segment get expert -1 (zero weights). */
+static void run_moe_gemm(compiled *c, int64_t BM, int64_t E, const int64_t *seg, int64_t extra_tiles, int64_t N,
+                         int64_t K, uint64_t seed) {
+  int64_t M = 0;
+  for (int64_t e = 0; e < E; e++) M += (seg[e] + BM - 1) / BM * BM;
+  int64_t T = M / BM + extra_tiles;
+  M += extra_tiles * BM;
+  int64_t sx[2] = {M, K}, sw[3] = {E, N, K}, sy[2] = {M, N};
+  tl_arg a[4] = {targ(TL_BF16, 2, sx), targ(TL_BF16, 3, sw), targ(TL_I32, 1, &T), targ(TL_BF16, 2, sy)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  tfill_random(&a[1], &g, -1, 1);
+  int32_t *te = a[2].data;
+  int64_t row = 0, t = 0;
+  for (int64_t e = 0; e < E; e++) {
+    int64_t padded = (seg[e] + BM - 1) / BM * BM;
+    for (int64_t r = seg[e]; r < padded; r++)
+      for (int64_t k = 0; k < K; k++) tset_f(&a[0], (row + r) * K + k, 0.0); /* padding rows */
+    for (int64_t i = 0; i < padded / BM; i++) te[t++] = (int32_t)e;
+    row += padded;
+  }
+  for (; t < T; t++) te[t] = -1;
+  tpoison(&a[3]);
+  interpret(kernel(c, "cutlass_moe_gemm"), a, 4);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M; i++) {
+    int32_t e = te[i / BM];
+    for (int64_t j = 0; e >= 0 && j < N; j++)
+      for (int64_t k = 0; k < K; k++) {
+        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], (e * N + j) * K + k);
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+  }
+  char what[128];
+  snprintf(what, sizeof what, "cutlass_moe_gemm E=%lld M=%lld N=%lld K=%lld", (long long)E, (long long)M,
+           (long long)N, (long long)K);
+  check_close(what, &a[3], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_moe_gemm(void) {
+  const tl_define small[] = {{"BM", 16}, {"BN", 32}, {"BK", 16}};
+  compiled *c = compile_example("moe_gemm.tile", small, 3);
+  const int64_t seg1[] = {5, 0, 33, 16}, seg2[] = {1}, seg3[] = {17, 31, 2};
+  run_moe_gemm(c, 16, 4, seg1, 1, 37, 53, 4300);  /* an empty expert, a tile of padding only */
+  run_moe_gemm(c, 16, 1, seg2, 0, 1, 1, 4301);
+  run_moe_gemm(c, 16, 3, seg3, 2, 65, 40, 4302);
+  compiled_free(c);
+  c = compile_example("moe_gemm.tile", NULL, 0);    /* the shipped tiles: 128 x 256 x 64 */
+  const int64_t seg4[] = {130, 7};
+  run_moe_gemm(c, 128, 2, seg4, 0, 257, 65, 4303);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm) \
+  X(moe_gemm)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
