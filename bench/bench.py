@@ -699,6 +699,49 @@ def moe_gemm():
         row("moe grouped gemm", shape, ms, "TFLOP/s", fl / ms / 1e9, "dense cuBLAS same size", fl / ms_dense / 1e9, err)
         row("moe grouped gemm", shape, ms, "TFLOP/s", fl / ms / 1e9, "torch per-expert loop", fl / ms_loop / 1e9, err)
 
+# ---- top-k / top-p sampling over a Llama-3 vocabulary (examples/topk_sample.tile) ----------------------
+def topk_sample():
+    k1 = Kernel(ex("topk_sample.tile"), kernel="topk_candidates")
+    k2 = Kernel(ex("topk_sample.tile"), kernel="topk_sample")
+    V, TOPK, TOPP, TEMP = 128256, 50, 0.9, 0.8
+    def torch_sample(logits):
+        v, i = torch.topk(logits, TOPK, dim=-1)
+        p = torch.softmax(v / TEMP, dim=-1)
+        keep = (torch.cumsum(p, -1) - p) < TOPP
+        p = torch.where(keep, p, 0.0)
+        p = p / p.sum(-1, keepdim=True)
+        return i.gather(-1, torch.multinomial(p, 1)), p
+    compiled = torch.compile(torch_sample)
+    for B in ([1, 64] if args.quick else [1, 16, 64, 256]):
+        logits = torch.randn(B, V, device="cuda") * 3
+        NC = -(-V // 4096) * 64
+        cand = torch.empty(B, NC, device="cuda", dtype=torch.int64)
+        out = torch.full((B,), -1, device="cuda", dtype=torch.int32)
+        prob = torch.full((B,), float("nan"), device="cuda")
+        f1 = k1.bind(logits, cand)
+        f2 = k2.bind(cand, out, prob, TOPK, TOPP, TEMP, 1234)
+        def f():
+            f1(); f2()
+        f(); torch.cuda.synchronize()
+        # the token must be one torch keeps, with torch's renormalised probability
+        v, i = torch.topk(logits.double(), TOPK, dim=-1)
+        p = torch.softmax(v / TEMP, dim=-1)
+        keep = (torch.cumsum(p, -1) - p) < TOPP
+        p = torch.where(keep, p, 0.0); p = p / p.sum(-1, keepdim=True)
+        hit = (i == out.long()[:, None])
+        ok = bool((hit & keep).any(-1).all())
+        want = (p * hit).sum(-1)
+        err = float((prob.double() - want).abs().max()) if ok else float("inf")
+        ms = bench(f)
+        compiled(logits); torch.cuda.synchronize()
+        ms_eager = bench(lambda: torch_sample(logits))
+        ms_comp = bench(lambda: compiled(logits))
+        # rows sampled per millisecond (higher is better, so the ratio reads like the others)
+        row("topk sample", f"B{B} V{V} k{TOPK} p{TOPP}", ms, "rows/ms", B / ms, "torch eager", B / ms_eager, err)
+        row("topk sample", f"B{B} V{V} k{TOPK} p{TOPP}", ms, "rows/ms", B / ms, "torch.compile", B / ms_comp, err)
+        print(f"topk B{B}: tilec {ms * 1e3:.1f} us, eager {ms_eager * 1e3:.1f}, torch.compile {ms_comp * 1e3:.1f} "
+              f"(speed-up {ms_eager / ms:.2f}x / {ms_comp / ms:.2f}x); token in torch's kept set: {ok}", flush=True)
+
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
@@ -711,6 +754,7 @@ if "smallm" in only: safe(gemm_small_m, "gemm small M")
 if "attnbwd" in only: safe(attn_bwd, "attn bwd")
 if "rows" in only: safe(rows_bw, "rows")
 if "moe" in only: safe(moe_gemm, "moe gemm")
+if "topk" in only: safe(topk_sample, "topk sample")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

@@ -1076,10 +1076,102 @@ static void example_moe_gemm(void) {
   compiled_free(c);
 }
 
+/* ---- topk_sample: top-k candidates per chunk (a 64-bit key sort), then top-k / top-p sampling ---- */
+typedef struct vi { float v; int32_t i; } vi;
+static int vi_desc(const void *x, const void *y) { /* the kernel's key order: value, then index, descending */
+  const vi *a = x, *b = y;
+  if (a->v != b->v) return a->v < b->v ? 1 : -1;
+  return a->i < b->i ? 1 : a->i > b->i ? -1 : 0;
+}
+static void run_topk_sample(compiled *c, int64_t BV, int64_t KC, int64_t B, int64_t V, int32_t top_k, double top_p,
+                            double temp, int64_t seed, uint64_t rseed) {
+  int64_t NC = (V + BV - 1) / BV * KC;
+  int64_t sl[2] = {B, V}, sc[2] = {B, NC};
+  tl_arg a[2] = {targ(TL_F32, 2, sl), targ(TL_I64, 2, sc)};
+  rng g = {rseed};
+  tfill_random(&a[0], &g, -4, 4);
+  memset(a[1].data, 0xAB, (size_t)(B * NC) * 8); /* poison */
+  interpret(kernel(c, "topk_candidates"), a, 2);
+  const float *lg = a[0].data;
+  const int64_t *cand = a[1].data;
+  vi *row = malloc(sizeof(vi) * (size_t)V);
+  /* 1. every chunk's KC keys decode to that chunk's largest KC (value, index), in order */
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t ch = 0; ch * BV < V; ch++) {
+      int64_t n = V - ch * BV < BV ? V - ch * BV : BV;
+      for (int64_t j = 0; j < n; j++) row[j] = (vi){lg[b * V + ch * BV + j], (int32_t)(ch * BV + j)};
+      qsort(row, (size_t)n, sizeof(vi), vi_desc);
+      for (int64_t j = 0; j < n && j < KC; j++) {
+        int64_t key = cand[b * NC + ch * KC + j];
+        int32_t hi = (int32_t)(key >> 32), bits = hi >= 0 ? hi : hi ^ 0x7fffffff;
+        float v;
+        memcpy(&v, &bits, 4);
+        cr_assert(v == row[j].v && (int32_t)(key & 0xffffffff) == row[j].i,
+                  "topk_candidates V=%lld row %lld chunk %lld rank %lld: (%g, %d), want (%g, %d)", (long long)V,
+                  (long long)b, (long long)ch, (long long)j, v, (int)(key & 0xffffffff), row[j].v, row[j].i);
+      }
+    }
+  /* 2. the sample against the same steps in double */
+  tl_arg o[3] = {targ(TL_I32, 1, &B), targ(TL_F32, 1, &B)};
+  tpoison(&o[0]);
+  tpoison(&o[1]);
+  tl_arg sa[7] = {a[1], o[0], o[1], sarg_i(top_k), sarg_f(top_p), sarg_f(temp), sarg_i(seed)};
+  interpret(kernel(c, "topk_sample"), sa, 7);
+  const int32_t *out = o[0].data;
+  int64_t near = 0;
+  uint32_t key[2] = {(uint32_t)(uint64_t)seed, (uint32_t)((uint64_t)seed >> 32)};
+  for (int64_t b = 0; b < B; b++) {
+    for (int64_t j = 0; j < V; j++) row[j] = (vi){lg[b * V + j], (int32_t)j};
+    qsort(row, (size_t)V, sizeof(vi), vi_desc);
+    int64_t k = top_k < KC ? top_k : KC;
+    if (k > V) k = V;
+    double e[64], sum = 0, cum = 0, kept[64], ksum = 0;
+    for (int64_t j = 0; j < k; j++) sum += e[j] = exp(((double)row[j].v - row[0].v) / (float)temp);
+    for (int64_t j = 0; j < k; j++) {
+      double p = e[j] / sum;
+      kept[j] = cum < (float)top_p ? e[j] : 0;
+      cum += p;
+      ksum += kept[j];
+    }
+    uint32_t ctr[4] = {(uint32_t)b, 0, 0, 0}, w[4];
+    tl_philox4x32_10(ctr, key, w);
+    double u = (double)tl_rand_uniform(w[0]) * ksum, acc = 0;
+    int64_t pick = 0;
+    bool close = false;
+    for (int64_t j = 0; j < k; j++) {
+      acc += kept[j];
+      if (fabs(acc - u) < 1e-5 * ksum) close = true; /* f32 vs double may pick the neighbour */
+      if (acc > u) { pick = j; break; }
+    }
+    if (close) { near++; continue; }
+    cr_assert(out[b] == row[pick].i, "topk_sample V=%lld k=%d p=%g row %lld: token %d, want %d (rank %lld)",
+              (long long)V, top_k, top_p, (long long)b, out[b], row[pick].i, (long long)pick);
+    double pr = tget_f(&o[1], b);
+    cr_assert(fabs(pr - kept[pick] / ksum) <= 1e-5, "topk_sample V=%lld row %lld pick %lld: prob %.7g, want %.7g", (long long)V, (long long)b, (long long)pick, pr,
+              kept[pick] / ksum);
+  }
+  cr_assert(near <= B / 8 + 1, "topk_sample: %lld of %lld rows too close to call", (long long)near, (long long)B);
+  free(row);
+  for (int i = 0; i < 2; i++) free(a[i].data), free(o[i].data);
+}
+
+static void example_topk_sample(void) {
+  const tl_define small[] = {{"BV", 256}, {"KC", 16}, {"BC", 1024}};
+  compiled *c = compile_example("topk_sample.tile", small, 3);
+  run_topk_sample(c, 256, 16, 5, 1000, 16, 0.9, 1.0, 7, 4400);   /* a ragged last chunk */
+  run_topk_sample(c, 256, 16, 3, 9000, 5, 0.5, 0.7, -3, 4401);    /* 36 chunks */
+  run_topk_sample(c, 256, 16, 4, 17, 16, 1.0, 2.0, 99, 4402);     /* fewer logits than KC */
+  run_topk_sample(c, 256, 16, 9, 4096, 1, 0.8, 1.0, 5, 4403);     /* top_k = 1: greedy */
+  compiled_free(c);
+  c = compile_example("topk_sample.tile", NULL, 0);                /* the shipped tiles */
+  run_topk_sample(c, 4096, 64, 2, 128256, 50, 0.95, 0.8, 1234, 4404);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm) \
-  X(moe_gemm)
+  X(moe_gemm) X(topk_sample)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
