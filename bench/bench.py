@@ -568,7 +568,8 @@ def gemm_small_m():
                ({"BM": 64}, {})]
     ks = [Kernel(ex("gemm_small_m.tile"), d, "gemm_small_m", options=o) for d, o in configs]
     kc = Kernel(ex("gemm.tile"))
-    shapes = [(16, 4096, 4096)] if args.quick else \
+    ksplit = {sp: Kernel(ex("splitk_gemm.tile"), {"BM": 16, "BN": 64, "BK": 128, "SPLIT": sp}) for sp in (4, 8)}
+    shapes = [(16, 4096, 4096), (16, 4096, 14336)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (16, 14336, 4096),
          (16, 4096, 14336), (64, 28672, 4096), (128, 14336, 4096)]
     for M, N, K in shapes:
@@ -586,6 +587,17 @@ def gemm_small_m():
             wbytes = K * N * 2
             name = "cutlass_gemm" if k is None else "small_m " + (",".join(f"{x}={y}" for x, y in {**d, **o}.items()) or "default")
             row("gemm small M", f"{M}x{N}x{K} {name}", ms, "GB/s(B)", wbytes / ms / 1e6, "cuBLAS", wbytes / ms_ref / 1e6, err)
+        # split-K (examples/splitk_gemm.tile, f32 atomics into a zeroed C; the zeroing is timed too)
+        for split, kspl in ksplit.items():
+            c32 = torch.full((M, N), float("nan"), device="cuda")
+            f = kspl.bind(a, b, c32)
+            def g():
+                c32.zero_(); f()
+            g(); torch.cuda.synchronize()
+            err = relerr(c32, ref)
+            ms = bench(g)
+            row("gemm small M", f"{M}x{N}x{K} splitk BM=16,BN=64,BK=128,SPLIT={split}", ms, "GB/s(B)",
+                K * N * 2 / ms / 1e6, "cuBLAS", K * N * 2 / ms_ref / 1e6, err)
 
 # ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
 def copy_bandwidth():
