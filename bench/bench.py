@@ -754,6 +754,31 @@ def topk_sample():
         print(f"topk B{B}: tilec {ms * 1e3:.1f} us, eager {ms_eager * 1e3:.1f}, torch.compile {ms_comp * 1e3:.1f} "
               f"(speed-up {ms_eager / ms:.2f}x / {ms_comp / ms:.2f}x); token in torch's kept set: {ok}", flush=True)
 
+# ---- W4A16: int4 weights, group-wise scales (examples/gemm_w4a16.tile) beside the bf16 cuBLAS GEMM ---------
+def gemm_w4a16():
+    G = 128
+    shapes = [(1, 4096, 4096), (16, 4096, 4096)] if args.quick else \
+        [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
+    ks = {bm: Kernel(ex("gemm_w4a16.tile"), {"BM": bm}) for bm in (16, 64)}
+    for M, N, K in shapes:
+        k = ks[16 if M <= 16 else 64]
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (K // 8, N), device="cuda", dtype=torch.int32)
+        sc = (torch.rand(K // G, N, device="cuda") * 0.02 + 0.01).to(torch.bfloat16)
+        zs = (sc.float() * 8).to(torch.bfloat16)
+        shifts = (4 * (torch.arange(K, device="cuda") % 8)).view(K, 1)
+        q = (wq.repeat_interleave(8, 0) >> shifts) & 15
+        w = (q.float() * sc.float().repeat_interleave(G, 0) - zs.float().repeat_interleave(G, 0)).to(torch.bfloat16)
+        ref = a.float() @ w.float()
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = k.bind(a, wq, sc, zs, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, ref)
+        ms = bench(f)
+        ms_ref = bench(lambda: a @ w)
+        fl = 2 * M * N * K
+        row("w4a16 gemm", f"{M}x{N}x{K} G{G}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape", fl / ms_ref / 1e9, err)
+
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
@@ -767,6 +792,7 @@ if "attnbwd" in only: safe(attn_bwd, "attn bwd")
 if "rows" in only: safe(rows_bw, "rows")
 if "moe" in only: safe(moe_gemm, "moe gemm")
 if "topk" in only: safe(topk_sample, "topk sample")
+if "w4a16" in only: safe(gemm_w4a16, "w4a16")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

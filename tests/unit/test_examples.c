@@ -1168,10 +1168,59 @@ static void example_topk_sample(void) {
   compiled_free(c);
 }
 
+/* ---- gemm_w4a16: int4 weights packed 8 to an i32 along K, group-wise scale and zero ---------------- */
+static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  int64_t KW = K / 8, NG = K / G;
+  int64_t sa[2] = {M, K}, sw[2] = {KW, N}, sg[2] = {NG, N}, sc[2] = {M, N};
+  tl_arg a[5] = {targ(TL_BF16, 2, sa), targ(TL_I32, 2, sw), targ(TL_BF16, 2, sg), targ(TL_BF16, 2, sg),
+                 targ(TL_BF16, 2, sc)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  int32_t *wq = a[1].data;
+  for (int64_t i = 0; i < KW * N; i++) wq[i] = (int32_t)(uint32_t)rng_u64(&g); /* every nibble 0..15 */
+  tfill_random(&a[2], &g, 0.01, 0.1);
+  tfill_random(&a[3], &g, -0.5, 0.5);
+  tpoison(&a[4]);
+  interpret(kernel(c, "gemm_w4a16"), a, 5);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++) {
+      uint32_t word = (uint32_t)wq[(k / 8) * N + j];
+      double q = (double)(word >> (4 * (k % 8)) & 15);
+      /* the kernel rounds the dequantized weight to bf16 before the dot */
+      float w = tl_bits_to_float(tl_float_to_bits(tl_f64_to_f32((float)(q * tget_f(&a[2], (k / G) * N + j)) -
+                                                                 tget_f(&a[3], (k / G) * N + j)), TL_BF16), TL_BF16);
+      for (int64_t i = 0; i < M; i++) {
+        double p = (double)tget_f(&a[0], i * K + k) * w;
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+    }
+  char what[128];
+  snprintf(what, sizeof what, "gemm_w4a16 G=%lld %lldx%lldx%lld", (long long)G, (long long)M, (long long)N,
+           (long long)K);
+  check_close(what, &a[4], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 5; i++) free(a[i].data);
+}
+
+static void example_gemm_w4a16(void) {
+  const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}};
+  compiled *c = compile_example("gemm_w4a16.tile", small, 4);
+  run_w4a16(c, 64, 1, 37, 128, 4500);
+  run_w4a16(c, 64, 17, 15, 192, 4501);
+  run_w4a16(c, 64, 5, 64, 64, 4502);
+  compiled_free(c);
+  c = compile_example("gemm_w4a16.tile", NULL, 0);
+  run_w4a16(c, 128, 3, 130, 512, 4503);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample)
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
