@@ -63,7 +63,7 @@ lib.tilec_kernel_origin.restype = C.c_char_p
 lib.tilec_version_string.restype = C.c_char_p
 lib.tilec_program_text.restype = C.c_char_p
 
-DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32),
+DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32), torch.int64: (0, 64),
       torch.int32: (0, 32), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
 
 def check(st, what, prog=None):
