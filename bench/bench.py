@@ -12,6 +12,10 @@
 #   each scheduling pass disabled (--disable-pass), time and ratio vs all-on.
 #   --only name: the ptxas "cutlass" entry-name heuristic (same PTX but the
 #   .entry name, with and without "cutlass"; ratio and run-to-run spread).
+#   --only fused: the memory-bound kernels of issue 12 at LLM sizes (rmsnorm, layernorm, add_rmsnorm,
+#   softmax, swiglu, rope, cross_entropy, embedding_rmsnorm, dropout_residual) beside the copy
+#   bandwidth, torch eager and torch.compile, each also with the row passes off (docs/rows.md;
+#   FUSED_ONLY=a,b limits the kernels; run with TILEC_CACHE=0: warps/stages are not in the cache key).
 import argparse, ctypes as C, json, math, os, sys, time
 
 ap = argparse.ArgumentParser()
@@ -526,7 +530,7 @@ def rows_bw():
 # ---- fused memory-bound kernels at LLM sizes (issue 12): bytes moved / time, beside the copy
 # bandwidth, torch eager and torch.compile, in one run; each kernel also with the row passes off
 # (docs/rows.md): "before" = row_warps, access_split, row_stream all disabled.
-ROW_VARIANTS = {"all on": None, "no row_stream": "row_stream", "no row_stream, access_split": "row_stream,access_split",
+ROW_VARIANTS = {"default": None, "row_stream on (stages=2)": {"stages": 2}, "no access_split": "access_split",
                 "before (all three off)": "row_stream,access_split,row_warps"}
 
 def fused():
@@ -563,7 +567,7 @@ def fused():
         if not want("rmsnorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
-        extra = [("all on, stages=3", {"stages": 3}), ("all on, warps=8", {"warps": 8})] if C == 4096 else []
+        extra = [("row_stream, stages=3", {"stages": 3}), ("warps=8", {"warps": 8}), ("no row_warps", "row_warps")] if C == 4096 else []
         case(f"rmsnorm {R}x{C}", "rmsnorm.tile", "rmsnorm", {"BC": C}, (x, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
              lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
@@ -592,7 +596,7 @@ def fused():
         xs = torch.randn(Rs, Cs, device="cuda", dtype=torch.float32); ys = torch.empty_like(xs)
         case(f"softmax f32 {Rs}x{Cs}", "softmax.tile", "softmax", {"BC": Cs}, (xs, ys), (ys,),
              lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4,
-             variants={"all on": None, "before (all three off)": "row_stream,access_split,row_warps"})
+             variants={"default": None, "no access_split": "access_split", "before (all three off)": "row_stream,access_split,row_warps"})
         del xs, ys
     if want("swiglu"):
         Rw, Cw = 8192, 14336

@@ -3,9 +3,11 @@
  * (lib/codegen/emit_rows.c) then launches persistent CTAs (as many as fit on the device) that
  * loop over the tiles of the grid clause, issue the AHEAD loads of the tile row_ahead steps
  * later before the current tile's work (its reductions, its stores), and load the HOISTED ones
- * (the same for every tile) once.  row_ahead = stages - 1 (at least 1: stages is the option /
- * attribute, 1 by default for these kernels).  Off when the loads kept in flight would take
- * more than ROW_RING_BYTES registers a thread.  Breaks nothing.  docs/rows.md. */
+ * (the same for every tile) once.  Only when asked for: row_ahead = stages - 1 where the stages
+ * option / attribute is 2 or more (route_pipeline leaves these kernels at 1); by default off, as
+ * measured on the H200 (bench/RESULTS.md 2026-12-01, rows: 0.62-0.85x of the plain launch on 6
+ * of 8 kernels).  Off when the loads kept in flight would take more than ROW_RING_BYTES
+ * registers a thread.  Breaks nothing.  docs/rows.md. */
 #include "rows.h"
 
 enum { ROW_RING_BYTES = 160 };
@@ -17,6 +19,8 @@ static bool run_row_stream(tl_func *f, const tl_pass_opts *o) {
   const char *why = NULL;
   if (f->persist || f->ws) why = "its main loop is persistent already";
   else tl_row_plan_make(f, &p, &why);
+  if (!why && f->stages < 2)
+    why = "not asked for: stages=2 or more turns it on (measured slower than the plain launch by default)";
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
   int ahead = f->stages >= 2 ? f->stages - 1 : 1;
   int64_t ring = 0;

@@ -83,8 +83,7 @@ def test_current_stream_and_views():
 
 
 def test_grid_given():
-    # a given grid needs the plain launch: row_stream's persistent CTAs loop over the grid clause
-    k = tilec.compile(os.path.join(EXAMPLES, "softmax.tile"), disable_pass="row_stream")["softmax"]
+    k = tilec.compile(os.path.join(EXAMPLES, "softmax.tile"))["softmax"]
     x = torch.randn(5, 300, device=dev)
     y = torch.full_like(x, float("nan"))
     k(x, y, grid=(2,))

@@ -50,12 +50,7 @@ TestSuite(launch, .init = setup, .fini = teardown);
 
 static tilec_program *program_of(const char *src) {
   tilec_program *p = NULL;
-  /* the launch as the grid clause gives it: not row_stream's persistent CTAs (docs/rows.md) */
-  tilec_options *o = NULL;
-  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-  cr_assert_eq(tilec_options_set(o, "disable-pass", "row_stream"), TILEC_OK);
-  cr_assert_eq(tilec_program_create(&p, src, "limits.tile", o), TILEC_OK);
-  tilec_options_destroy(o);
+  cr_assert_eq(tilec_program_create(&p, src, "limits.tile", NULL), TILEC_OK);
   return p;
 }
 static tilec_kernel *load(tilec_program *p, const char *name) {
