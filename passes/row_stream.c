@@ -5,7 +5,7 @@
  * later before the current tile's work (its reductions, its stores), and load the HOISTED ones
  * (the same for every tile) once.  Only when asked for: row_ahead = stages - 1 where the stages
  * option / attribute is 2 or more (route_pipeline leaves these kernels at 1); by default off, as
- * measured on the H200 (bench/RESULTS.md 2026-12-01, rows: 0.62-0.85x of the plain launch on 6
+ * measured on the H200 (bench/RESULTS.md 2026-12-01, rows: 0.70-0.86x of the plain launch on 6
  * of 8 kernels).  Off when the loads kept in flight would take more than ROW_RING_BYTES
  * registers a thread.  Breaks nothing.  docs/rows.md. */
 #include "rows.h"

@@ -4,8 +4,8 @@
  * keep route_pipeline's / layout_assign's rule.  Breaks nothing.  docs/rows.md. */
 #include "ir.h"
 
-/* H200 (bench/RESULTS.md 2026-12-01, rows): rmsnorm 4096 at 8 warps 0.84x of 4 warps,
- * embedding_rmsnorm 2 x 4096 at 8 warps 0.88x; softmax 32768 f32 at 16 warps 4.0x of 4 */
+/* H200 (bench/RESULTS.md 2026-12-01, rows): rmsnorm 4096 at 8 warps 0.91x of 4 warps,
+ * embedding_rmsnorm 2 x 4096 at 8 warps 0.97x; softmax 32768 f32 at 16 warps 3.4x of 4 */
 enum { ROW_ELEMS_PER_THREAD = 64 };
 
 static bool run_row_warps(tl_func *f, const tl_pass_opts *o) {
