@@ -89,6 +89,7 @@ typedef struct cg_plan {
   int32_t ws_for;         /* the main loop (a top-level op of the body) */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
   const char *ws_note;    /* --explain */
+  const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
 } cg_plan;
 
 /* smem_addr.c: small LLVM helpers (i32 unless said otherwise) and the
