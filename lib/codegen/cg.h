@@ -170,6 +170,13 @@ bool cg_emit_epilogue(cg *g, tl_region *r, int at);
 bool cg_reg_wanted(cg *g, int32_t v, int32_t r);
 /* Value v was begun by an earlier sub-tile: cg_new_val keeps its registers. */
 bool cg_epi_resume(cg *g, int32_t v);
+/* Store o is the epilogue's store through shared memory and TMA: emitted
+ * for this sub-tile (regs_store: the fallback from registers); else false. */
+bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o));
+/* In the kernel prologue, before the body: the stored tensor's map test. */
+void cg_epi_prologue(cg *g);
+/* Before the kernel returns: the epilogue's bulk stores are done. */
+void cg_epi_kernel_end(cg *g);
 
 /* emit_atomic.c */
 void cg_emit_atomic(cg *g, tl_op *o);

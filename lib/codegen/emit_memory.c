@@ -465,7 +465,14 @@ void cg_emit_load(cg *g, tl_op *o) {
   }
 }
 
+static void store_regs(cg *g, tl_op *o);
+
 void cg_emit_store(cg *g, tl_op *o) {
+  if (cg_epi_store(g, o, store_regs)) return; /* through shared memory and TMA (emit_epilogue.c) */
+  store_regs(g, o);
+}
+
+static void store_regs(cg *g, tl_op *o) {
   tl_func *f = g->f;
   int32_t val = o->opnd[o->nopnd - 1];
   tl_type *vt = &tl_val(f, val)->type;

@@ -74,6 +74,7 @@ static LLVMValueRef logical_grid(cg *g) {
 void cg_emit_program(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
   cg_tiles T = {.persist = p && p->persist};
+  cg_epi_prologue(g); /* (before the warp-specialized split rebinds the parameters) */
   if (T.persist) T.ntiles = logical_grid(g);
   if (p && p->ws) {
     /* not persistent: still a loop (of one tile) around the body, so LLVM
@@ -89,5 +90,6 @@ void cg_emit_program(cg *g) {
   if (T.persist) cg_barrier(g);
   cg_emit_region(g, &g->f->body, NULL, NULL);
   cg_tiles_end(g, &T);
+  cg_epi_kernel_end(g);
   LLVMBuildRetVoid(g->B);
 }
