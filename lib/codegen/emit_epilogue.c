@@ -194,6 +194,8 @@ static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
   tl_func *f = g->f;
   const char *env = getenv("TILEC_EPI");
   if (env && !strcmp(env, "regs")) return "TILEC_EPI=regs";
+  const char *tma = getenv("TILEC_TMA"); /* measuring: no TMA at all */
+  if (tma && *tma == '0') return "TILEC_TMA=0";
   if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
   int32_t v = s->opnd[s->nopnd - 1];
   const tl_type *t = &tl_val(f, v)->type;
