@@ -12,7 +12,7 @@
 #   each scheduling pass disabled (--disable-pass), time and ratio vs all-on.
 #   --only name: the ptxas "cutlass" entry-name heuristic (same PTX but the
 #   .entry name, with and without "cutlass"; ratio and run-to-run spread).
-import argparse, ctypes as C, json, math, os, sys, time
+import argparse, ctypes as C, json, math, os, re, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
@@ -691,6 +691,14 @@ def linear_gelu():
     variants = [""] + [v for v in args.linear_variants.split(",") if v]
     kg = [with_env(v, lambda: Kernel(ex("gemm_bias_gelu.tile"))) for v in variants]
     kp = [with_env(v, lambda: Kernel("linear_plain.tile", source=LINEAR_PLAIN)) for v in variants]
+    # the tanh form of the same GELU (the example's first version), one more row
+    src = open(ex("gemm_bias_gelu.tile")).read()
+    tanh_src = re.sub(r"y = x \* sigmoid\(1\.5957691216 \* (\(.*\))\);",
+                      r"y = 0.5 * x * (1.0 + tanh(0.7978845608 * \1));", src)
+    if tanh_src != src:
+        variants.append("tanh form")
+        kg.append(Kernel("gemm_bias_gelu_tanh.tile", source=tanh_src))
+        kp.append(kp[0])
     def torch_fn(x, w, b):
         return F.gelu(F.linear(x, w, b), approximate="tanh")
     compiled = torch.compile(torch_fn)
