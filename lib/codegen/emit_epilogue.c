@@ -201,6 +201,8 @@ static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
   const tl_type *t = &tl_val(f, v)->type;
   tl_value *tv = tl_val(f, s->opnd[0]);
   if (tv->type.rank != 2 || !s->dims[0] || !s->dims[1] || e->cdim[v] != 1) return "the stored tile is not a rank-2 tensor's rows and columns";
+  for (int i = 1; i < s->nopnd - 1; i++)
+    if (is_tile(f, s->opnd[i])) return "a scattered store";
   if (tl_dtype_bytes((tl_dtype)t->dtype) != 2) return "the stored elements are not 2 bytes";
   int rb = e->width * 2;
   if (rb != 32 && rb != 64 && rb != 128) return "a sub-tile row is not 32, 64 or 128 bytes";
