@@ -36,6 +36,8 @@ ap.add_argument("--seq", type=int, default=2048)
 ap.add_argument("--lib", default=None, help="libtilec.so (else TILEC_LIBRARY, else the package's rules)")
 ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
 ap.add_argument("--breakdown", action="store_true", help="decode: also time each kernel of each variant alone")
+ap.add_argument("--fused", action="store_true", help="decode: also the fused variants (decode_fused.tile)")
+ap.add_argument("--small-tiles", default="", help="decode: more gemm_small_m tiles to time, BNxBK,... (e.g. 64x128)")
 ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
                 help="decode: one new token per sequence (--batch of them) against a KV cache of --seq tokens")
 args = ap.parse_args()
@@ -194,15 +196,27 @@ def decode_main():
     # the step's kernels per variant: the small-M GEMMs; the prefill GEMM; SwiGLU fused into the
     # gate/up GEMM; and the norms fused too (decode_fused.tile: 10 -> 9 -> 7 launches)
     steps = {"gemm_small_m": unfused(g_small, g_small_res), "cutlass_gemm": unfused(gemm, gemm_res)}
+    # per GEMM the faster kernel of the breakdown at batch 64 (gate/up: the prefill GEMM)
+    mixed = unfused(g_small, g_small_res)
+    k_gu = [n for n, _ in mixed].index("gemm gate/up")
+    mixed[k_gu] = ("gemm gate/up (cutlass_gemm)", lambda x: gemm(d["h"], W["gu"], d["gu"]))
+    steps["gemm_small_m, cutlass_gemm gate/up"] = mixed
+    for t in filter(None, args.small_tiles.split(",")):
+        bn, bk = (int(v) for v in t.split("x"))
+        p = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": bm, "BN": bn, "BK": bk})
+        steps[f"gemm_small_m BN {bn} BK {bk}"] = unfused(p["gemm_small_m"], p["gemm_small_m_residual"])
     sw = unfused(g_small, g_small_res)
     k_gu = [n for n, _ in sw].index("gemm gate/up")
     sw[k_gu:k_gu + 2] = [("gemm_small_m_swiglu", lambda x: fused["gemm_small_m_swiglu"](d["h"], W["gu"], d["a"]))]
-    steps["fused swiglu"] = sw
-    steps["fused norms + swiglu"] = (
+    if args.fused:
+        steps["fused swiglu"] = sw
+    fused_norms = (
         [("gemm_rms qkv", lambda x: fused["gemm_rms_small_m"](x, Wf["qkv"], d["qkv"], EPS))] + attention() +
         [("gemm_res o", lambda x: g_small_res(d["o"], W["o"], x, d["s"])),
          ("gemm_rms_swiglu", lambda x: fused["gemm_rms_swiglu_small_m"](d["s"], Wf["gu"], d["a"], EPS)),
          ("gemm_res down", lambda x: g_small_res(d["a"], W["d"], d["s"], d["y"]))])
+    if args.fused:
+        steps["fused norms + swiglu"] = fused_norms
     gemm_kind = ["gemm_small_m"]
 
     def step_tilec(x):

@@ -201,12 +201,14 @@ def check_tvm_ffi():
     k = tilec.compile(VADD, arch="sm_90a")["vadd"]
     n = 1000
     xs = [FakeCudaArray(0x7F5000000000 + i * 0x100000, (n,), fresh=True) for i in range(3)]
-    for stream in (0x1234, None):
+    for stream in (0x1234, 0):
         k(*xs, 0.75, stream=stream)
         generic = last()
         before = fake.fake_cuda_launches()
         assert k._fast(tuple(xs) + (0.75,), stream) is True, "tvm-ffi did not take the call"
         assert fake.fake_cuda_launches() == before + 1 and last() == generic, (generic, last())
+    # no stream given and no torch tensor: declined (tvm-ffi knows no current stream of this producer)
+    assert k._fast(tuple(xs) + (0.75,), None) is False
     assert k._fast(tuple(xs) + (2,), 0x10) is True and struct.unpack("<f", params_of(last())[9])[0] == 2.0
     before = fake.fake_cuda_launches()
     assert k._fast((xs[0], xs[1], FakeCudaArray(0x7F5000600000, (300,), fresh=True), 1.0), None) is False  # N differs
@@ -221,6 +223,71 @@ def check_tvm_ffi():
     assert ki._fast((a, b, 7), 0x10) is True and last() == first, (first, last())
     assert ki._fast((a, b, 7.5), 0x10) is False  # a float for an i32: the generic path's TypeError
     print("tvm-ffi checks: OK")
+
+
+class FfiAny(C.Structure):  # TVMFFIAny (tvm/ffi/c_api.h): type index, padding, 8 bytes of value
+    _fields_ = [("type_index", C.c_int32), ("zero_padding", C.c_uint32), ("v", C.c_uint64)]
+
+
+def check_ffi_abi():
+    """tilec_ffi_launch called through ctypes with TVMFFIAny arrays made by hand (as tvm-ffi makes them:
+    DLTensor pointers, ffi.Tensor objects = a 24-byte header then the DLTensor, ints, floats): the
+    driver sees what the generic path sends; every case it must not take answers -1, launching
+    nothing.  Needs no tvm-ffi: the C side of the tvm-ffi path, in CI."""
+    from tilec import _fastcall
+    fn = tilec.lib.tilec_ffi_launch
+    fn.restype, fn.argtypes = C.c_int, [C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p]
+    k = tilec.compile(VADD, arch="sm_90a")["vadd"]
+    n = 1000
+    xs = [FakeCudaArray(0x7F7000000000 + i * 0x100000, (n,)) for i in range(3)]
+    k(*xs, 0.75, stream=0x99)
+    generic = last()
+    table = _fastcall._FfiTable()
+    table.float_params = 1 << 3
+    table.kernel[0] = k.load(0).value
+
+    class TensorObj(C.Structure):  # ffi.Tensor: TVMFFIObject header, then the DLTensor
+        _fields_ = [("refs", C.c_uint64), ("type_index", C.c_int32), ("pad", C.c_uint32), ("deleter", C.c_void_p),
+                    ("dl", tilec._lib.DLTensor)]
+    objs = [TensorObj() for _ in range(3)]
+    for o, x in zip(objs, xs):
+        o.type_index, o.dl = 70, x._mt.dl_tensor
+
+    def call(*vals):
+        a = (FfiAny * len(vals))()
+        for i, (t, v) in enumerate(vals):
+            a[i].type_index = t
+            a[i].v = struct.unpack("<Q", struct.pack("<d", v))[0] if t == 3 else v
+        out = FfiAny()
+        assert fn(None, a, len(vals), C.byref(out)) == 0
+        assert out.type_index == 1, out.type_index
+        return struct.unpack("<q", struct.pack("<Q", out.v))[0]
+    head = [(1, C.addressof(table)), (1, 0x99)]
+    ptrs = [(7, C.addressof(x._mt.dl_tensor)) for x in xs]
+    before = fake.fake_cuda_launches()
+    assert call(*head, *ptrs, (3, 0.75)) == 0 and last() == generic, (generic, last())
+    assert call(*head, *[(70, C.addressof(o)) for o in objs], (3, 0.75)) == 0 and last() == generic
+    assert call(*head, *ptrs, (1, 3)) == 0 and struct.unpack("<f", params_of(last())[9])[0] == 3.0  # int -> f32
+    assert fake.fake_cuda_launches() == before + 3
+    # declined, nothing launched: a float for an i32, a string, no handle on the device, no table
+    before = fake.fake_cuda_launches()
+    ki = tilec.compile(SCALE_I32, arch="sm_90a")["scale"]
+    a, b = FakeCudaArray(0x7F8000000000, (7, 5), dtype=(0, 32)), FakeCudaArray(0x7F8000100000, (7, 5), dtype=(0, 32))
+    ti = _fastcall._FfiTable()
+    ti.kernel[0] = ki.load(0).value
+    ab = [(7, C.addressof(a._mt.dl_tensor)), (7, C.addressof(b._mt.dl_tensor))]
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (3, 7.5)) == -1
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (8, 0)) == -1
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (1, 7)) == 0   # the same call with an int: taken
+    ti.kernel[0] = None
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (1, 7)) == -1
+    assert call((1, 0), (1, 0), *ab, (1, 7)) == -1
+    assert fake.fake_cuda_launches() == before + 1
+    # a check that fails in the launch: the tilec status (> 0), nothing launched
+    bad = FakeCudaArray(0x7F7000600000, (300,))
+    assert call(*head, *ptrs[:2], (7, C.addressof(bad._mt.dl_tensor)), (3, 1.0)) > 0
+    assert fake.fake_cuda_launches() == before + 1
+    print("ffi ABI checks: OK")
 
 
 SCALE_I32 = """
@@ -353,6 +420,8 @@ if __name__ == "__main__":
         bench(int(sys.argv[2]))
     elif len(sys.argv) > 2 and sys.argv[1] == "--bench-torch":
         bench_torch(int(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--ffi-abi":
+        check_ffi_abi()
     elif len(sys.argv) > 1 and sys.argv[1] == "--tvm-ffi":
         check_tvm_ffi()
     elif len(sys.argv) > 2 and sys.argv[1] == "--fast":

@@ -44,6 +44,11 @@ def test_fast_path_launches_as_the_generic_path(how):
 
 
 @needs_fake
+def test_ffi_entry_point_abi():
+    assert "ffi ABI checks: OK" in run("--ffi-abi")
+
+
+@needs_fake
 def test_tvm_ffi_launches_as_the_generic_path():
     pytest.importorskip("tvm_ffi")
     assert "tvm-ffi checks: OK" in run("--tvm-ffi")

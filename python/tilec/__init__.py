@@ -581,11 +581,11 @@ class Kernel:
 
     def _make_fast(self) -> None:
         """The fast path of this kernel's later calls (_fastcall.py), once torch or tvm-ffi can give it."""
-        m = _fastcall.mode()
+        m = _fastcall.mode(_torch_Tensor)
         if m == "generic":
             self._fast, self._fast_for = None, len(self._handles)
         elif m == "tvm-ffi":
-            self._fast, self._fast_for = _fastcall.ffi_launcher(self), len(self._handles)
+            self._fast, self._fast_for = _fastcall.ffi_launcher(self, _torch_Tensor), len(self._handles)
         elif _torch_Tensor is not None and m == "ctypes" and _fastcall.torch_exchange(_torch_Tensor) is not None:
             self._fast = _fastcall.torch_exchange_launcher(self, _torch_Tensor, _fastcall.torch_exchange(_torch_Tensor),
                                                            _torch_stream)

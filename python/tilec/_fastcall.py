@@ -11,7 +11,8 @@ Two ways (docs/python.md "Launch cost"), chosen by $TILEC_PY_LAUNCH:
   "tvm-ffi"  apache-tvm-ffi's C converters (DLPack's C exchange API) hand the tensors to
              tilec_ffi_launch (lib/api/ffi_tvm.c); any DLPack producer, not only torch;
   "generic"  no fast path (the generic path alone: what each mechanism is measured against);
-  "auto"     (default) ctypes (measured faster on the H200: bench/RESULTS.md).
+  "auto"     (default) tvm-ffi where it is installed and torch has the exchange API, else ctypes
+             (mode() says why; the H200 numbers are in bench/RESULTS.md).
 A fast function returns False, before any side effect, whenever it does not take the call (not all
 tensors on one CUDA device of its kind, a rank or dtype it cannot map, the kernel not loaded there
 yet, a scalar of another type); the generic path then runs the call and gives the diagnostics."""
@@ -32,11 +33,27 @@ _raw_launch = _lib.lib._FuncPtr(("tilec_kernel_launch", _lib.lib))
 _raw_launch.restype = C.c_int
 
 
-def mode() -> str:
+def mode(torch_tensor: Optional[type]) -> str:
+    """The fast path to make: $TILEC_PY_LAUNCH, or for "auto" tvm-ffi where apache-tvm-ffi is installed
+    and torch has DLPack's C exchange API (tvm-ffi then reads torch tensors in C: 4.4 us a launch on
+    the H200 against 6.1 for the ctypes path, bench/RESULTS.md; without the API tvm-ffi would go
+    through torch's Python DLPack export, or compile an extension at import), else ctypes."""
     m = os.environ.get("TILEC_PY_LAUNCH", "auto")
     if m not in ("auto", "ctypes", "ctypes-attrs", "tvm-ffi", "generic"):
         raise ValueError(f"TILEC_PY_LAUNCH={m!r}: one of auto, ctypes, ctypes-attrs, tvm-ffi, generic")
-    return "ctypes" if m == "auto" else m
+    if m != "auto":
+        return m
+    if torch_tensor is not None and torch_exchange(torch_tensor) is not None and _have_tvm_ffi():
+        return "tvm-ffi"
+    return "ctypes"
+
+
+def _have_tvm_ffi() -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec("tvm_ffi") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 class _Streams(dict):
@@ -231,9 +248,13 @@ class _FfiTable(C.Structure):
     _fields_ = [("float_params", C.c_uint64), ("kernel", C.c_void_p * _MAX_DEVICES)]
 
 
-def ffi_launcher(kernel: Any) -> Callable[[tuple, Optional[int]], bool]:
-    """The tvm-ffi fast path of `kernel`: its table of handles, refreshed as devices are loaded."""
+def ffi_launcher(kernel: Any, torch_tensor: Optional[type]) -> Callable[[tuple, Optional[int]], bool]:
+    """The tvm-ffi fast path of `kernel` (its table of handles is made anew when a device is loaded).
+    Without a stream given it takes only calls whose first tensor is a torch tensor: tvm-ffi then
+    launches on torch's current stream (DLPack's exchange API); for other producers tvm-ffi sets no
+    stream, and the generic path keeps their current stream (CuPy's)."""
     f = _ffi_function()
+    first = next((k for k, p in enumerate(kernel.params) if p.is_tensor), -1)
     table = _FfiTable()
     for k, p in enumerate(kernel.params):
         if not p.is_tensor and _is_float(p):
@@ -244,6 +265,8 @@ def ffi_launcher(kernel: Any) -> Callable[[tuple, Optional[int]], bool]:
     addr = C.addressof(table)
 
     def fast(args: tuple, stream: Optional[int]) -> bool:
+        if stream is None and (first < 0 or len(args) <= first or type(args[first]) is not torch_tensor):
+            return False
         try:
             return f(addr, stream, *args) == 0
         except (TypeError, ValueError, BufferError):  # an argument tvm-ffi cannot convert
