@@ -452,7 +452,11 @@ class Kernel:
     `kernel(*args, grid=None, stream=None)` launches on the GPU of its tensors (loaded there at the
     first call) on `stream` (a CUstream as an int), by default the framework's current stream
     (torch.cuda.current_stream(); CuPy's current stream; else the legacy default stream).  `grid`
-    (1-3 ints) replaces the kernel's grid clause.  A handle is for one thread at a time."""
+    (1-3 ints) replaces the kernel's grid clause.  A handle is for one thread at a time.
+
+    From the second call on a fast path made for the parameter list takes the call when it can
+    (tvm-ffi or generated ctypes code, $TILEC_PY_LAUNCH; _fastcall.py, docs/python.md "Launch
+    cost"): it launches exactly what this generic path would, and leaves every other call to it."""
 
     def __init__(self, program: Program, index: int, name: str):
         self.program = program
