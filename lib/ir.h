@@ -166,7 +166,7 @@ typedef struct tl_func {
   TL_VEC(tl_op) ops;
   tl_region grid; /* computes the grid: ends in yield of 1..3 i32 scalars */
   tl_region body; /* the program; no terminator */
-  void *layouts;  /* owned by layout assignment / codegen (lib/codegen/layout.h) */
+  void *layouts;  /* owned by layout assignment / codegen (lib/layout.h) */
   /* Set by layout assignment: prints the layout table (after the body) and
    * one layout's short name (for types: "tile<128x64xbf16, #L2>"). */
   void (*print_layouts)(tl_sbuf *b, const struct tl_func *f);

@@ -4,7 +4,7 @@
  *
  * Pure functions: no LLVM, no CUDA, no allocation, no printing.  The maths
  * (bank formula, phases, the swizzle bit formula with a worked table) is in
- * docs/smem.md.  Vocabulary shared with lib/codegen/layout.h: a tile is
+ * docs/smem.md.  Vocabulary shared with lib/layout.h: a tile is
  * [rows, cols], element (r, c); the "storage line" is the dimension that is
  * contiguous in memory (a row for row-major, a column for column-major).
  *

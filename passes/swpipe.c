@@ -8,7 +8,7 @@
 
 #include "schedule.h"
 
-#define MAX_STREAMS 16 /* codegen's ring table sizes (emit_dot.c) */
+#define MAX_STREAMS 16 /* codegen's ring table sizes (lib/codegen/ring.h) */
 #define MAX_RINGS 4
 
 /* The load op operand `which` of dot D streams from, or -1 with the reason
@@ -34,7 +34,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
   int32_t *uses = tl_count_uses(f);
   bool pipelining = f->pipeline != TL_PIPE_SIMPLE && f->stages >= 2;
-  int32_t rings[MAX_RINGS];
+  int32_t rings[MAX_RINGS], stream_load[MAX_STREAMS];
   int nstream = 0, nring = 0;
   int64_t ring_bytes = 0, resident = 0;
   bool *resident_seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
@@ -60,9 +60,14 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
       if (ld >= 0 && ri == nring && nring == MAX_RINGS) ld = -1, why[w] = "too many pipelined loops";
       if (ld >= 0) {
         if (ri == nring) rings[nring++] = L;
-        nstream++;
-        const tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
-        ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
+        /* a load read by several dots streams once (one slot they share) */
+        int k = 0;
+        while (k < nstream && stream_load[k] != ld) k++;
+        if (k == nstream) {
+          stream_load[nstream++] = ld;
+          const tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+          ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
+        }
         tl_sched_dot(f, D, false)->streamed[w] = true;
       } else if (tl_defined_outside(f, op->opnd[w], L) && !resident_seen[op->opnd[w]]) {
         resident_seen[op->opnd[w]] = true;

@@ -44,7 +44,7 @@ typedef struct cg {
   LLVMValueRef smem;  /* extern dynamic shared array */
   int smem_bytes;
   tl_loc loc;         /* op being lowered, for diagnostics */
-  /* Main-loop plan (emit_dot.c, made lazily per function by cg_plan): dot
+  /* Main-loop plan (dot_plan.c, made lazily per function by cg_plan): dot
    * operands streamed by cp.async through a ring of stages, loop-invariant
    * operands staged once.  Their shared memory is persistent: bytes
    * [0, smem_persist); every other (scratch) user starts at smem_persist. */
@@ -102,7 +102,7 @@ int cg_ws_extra_threads(cg *g);
 void cg_use_smem(cg *g, int bytes);
 LLVMValueRef cg_smem_ptr(cg *g, LLVMValueRef byte_off);
 
-/* emit_dot.c: main-loop plan and scratch shared memory */
+/* dot_plan.c: main-loop plan and scratch shared memory; emit_ring.c: the loop hooks */
 void cg_make_plan(cg *g);
 /* Hooks of codegen.c's emit_for: in the preheader before its branch into the
  * loop (the ring prologue of the loop's streamed operands, with branches),

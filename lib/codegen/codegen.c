@@ -264,7 +264,7 @@ static void emit_for(cg *g, int32_t opid) {
   LLVMValueRef lo = to_i64(g, cg_get(g, o->opnd[0])->r[0]);
   LLVMValueRef hi = to_i64(g, cg_get(g, o->opnd[1])->r[0]);
   LLVMValueRef step = to_i64(g, cg_get(g, o->opnd[2])->r[0]);
-  cg_loop_preheader(g, opid); /* perf2 hook (emit_dot.c): cp.async ring prologue; may add blocks */
+  cg_loop_preheader(g, opid); /* perf2 hook (emit_ring.c): cp.async ring prologue; may add blocks */
   o = tl_op_at(f, opid);
   body = &o->regions[0];
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
@@ -307,7 +307,7 @@ static void emit_for(cg *g, int32_t opid) {
   }
   LLVMBuildBr(g->B, head);
   LLVMPositionBuilderAtEnd(g->B, exit);
-  cg_loop_exit(g, opid); /* perf2 hook (emit_dot.c): cp.async.wait_group 0 drain after a ring */
+  cg_loop_exit(g, opid); /* perf2 hook (emit_ring.c): cp.async.wait_group 0 drain after a ring */
   for (int i = 0; i < ncar && i < o->nres; i++) g->vals[o->res[i]] = g->vals[body->args.data[1 + i]];
 }
 

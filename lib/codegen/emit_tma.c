@@ -1,4 +1,4 @@
-/* emit_tma.c: requires the main-loop plan (emit_dot.c cg_make_plan, its
+/* emit_tma.c: requires the main-loop plan (dot_plan.c cg_make_plan, its
  * streams and rings); decides which rings TMA feeds (tensor maps as hidden
  * parameters, one mbarrier per stage) and emits their kernel prologue, the
  * bulk tensor copies and the mbarrier waits.  docs/pipelines.md "TMA ring". */

@@ -1,7 +1,7 @@
 /* emit_wgmma.c: requires a dot whose schedule entry chose wgmma
  * (mma_remap), B streamed into 1024-byte aligned ring slots and A streamed,
  * resident (staged once) or in registers, in the wgmma canonical layouts
- * (emit_dot.c's plan; 8-bit operands both K-major, never in registers), and
+ * (dot_plan.c's plan; 8-bit operands both K-major, never in registers), and
  * the accumulator in the mma layout with every warp along M;
  * emits per warpgroup one wgmma.mma_async.m64nNk16 (bf16/f16) or m64nNk32
  * (e4m3/e5m2) per 64-row block and k slice, the operands read by

@@ -192,7 +192,7 @@ static void mark_uses(tl_func *f, tl_region *r, uint8_t *used) {
  * after it (the epilogue's m0, n0: in the consumers nothing in the loop
  * uses them) are rebound through an asm here, so LLVM keeps their
  * arithmetic in front of the loop instead of sinking it into the loop's
- * exit block in front of the drain (emit_dot.c cg_loop_exit): ptxas (13.0)
+ * exit block in front of the drain (emit_ring.c cg_loop_exit): ptxas (13.0)
  * then serializes every wgmma (C7514).  The release of the last slot waits
  * until the end of the tile (cg_ws_tile_end): an arrive right after the
  * drain also makes ptxas serialize them. */
@@ -360,7 +360,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   for (int st = 0; st < R->stages; st++) cg_mbar_wait(g, empty_addr(g, R, cg_i32(g, st)), take_parity(g, ph, cg_i32(g, st), 1));
   LLVMBuildRetVoid(g->B);
 
-  /* consumers: the body, with the ring's consumer side (emit_dot.c hooks) */
+  /* consumers: the body, with the ring's consumer side (emit_ring.c hooks) */
   LLVMPositionBuilderAtEnd(g->B, cb);
   snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", WS_CONSUMER_REGS);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);

@@ -1,12 +1,14 @@
 /* ring.h: the main-loop plan shared by lib/codegen/'s pipeline emitters
- * (internal, not a contract): emit_dot.c (the plan, the cp.async ring,
- * operands, mma.sync), emit_tma.c (the TMA ring: tensor maps, mbarriers),
+ * (internal, not a contract): dot_plan.c (the plan), emit_ring.c (the
+ * cp.async ring), smem_addr.c (slot addressing), emit_dot.c (operands,
+ * mma.sync), emit_wgmma.c (Hopper wgmma), emit_tma.c (the TMA ring: tensor maps, mbarriers),
  * emit_ws.c (warp specialization: producer / consumer warpgroups),
  * tile_sched.c (persistent CTAs over output tiles).  docs/pipelines.md. */
 #ifndef TILEC_RING_H
 #define TILEC_RING_H
 
 #include "cg.h"
+#include "schedule.h"
 
 enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
 
@@ -33,6 +35,7 @@ typedef struct cg_stream {
    * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
    * at slot byte b * rows * 128 and tile column b * tma_inner */
   int tma, tma_inner, tma_boxes;
+  int readers;            /* dot operands reading the slot (a load several dots share streams once) */
 } cg_stream;
 
 typedef struct cg_ring {
@@ -89,20 +92,73 @@ typedef struct cg_plan {
   const char *ws_note;    /* --explain */
 } cg_plan;
 
-/* emit_dot.c: helpers of the emitters (i32 unless said otherwise) */
+/* smem_addr.c: small LLVM helpers (i32 unless said otherwise) and the
+ * shared-memory addressing of slots and staged operands */
 LLVMValueRef cg_smem_base32(cg *g);          /* shared address of byte 0 of the dynamic array */
+bool cg_is_zero(LLVMValueRef v);             /* a constant integer 0 */
 LLVMValueRef cg_to_i64(cg *g, LLVMValueRef v);
 LLVMValueRef cg_tid32(cg *g);                /* %tid.x from the prologue's warp/lane */
 LLVMValueRef cg_add_c(cg *g, LLVMValueRef x, int64_t c);
+LLVMValueRef cg_mul_c(cg *g, LLVMValueRef x, int64_t c);
+void cg_asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *args, int n);
+/* XOR applied to the 16-byte chunk index of a row of nch chunks. */
+LLVMValueRef cg_swizzle_of(cg *g, LLVMValueRef row, int nch);
+/* Byte offset in a slot of 16-byte chunk ch (i32) of tile row r (i32). */
+LLVMValueRef cg_slot_off(cg *g, const cg_stream *s, LLVMValueRef r, LLVMValueRef ch);
+/* Shared byte offsets base + row*pitch + F(row, cb), F = cb ^ (swizzle(row) << 4)
+ * when swizzled (the 16-byte chunk XOR-ed, bytes within it kept), else cb,
+ * computed as a per-lane part plus constants.  row = row_l + row_c and
+ * cb = cb_l + cb_c, the per-lane parts (_l, i32) and the constant parts (_c)
+ * having disjoint bits (a layout's lane/warp and register parts; lane-derived
+ * fields and slice/block steps above them).  Then + is ^ on each pair, and
+ * swizzle (bits of row) is linear over ^, so
+ *   off = row_l*pitch + row_c*pitch + (F_l ^ F_c),   F_x = F(row_x, cb_x);
+ * and since the low 4 bits of F_l ^ F_c are cb_l ^ cb_c (disjoint: a sum),
+ *   F_l ^ F_c = (F_l ^ (F_c & ~15)) + (F_c & 15).
+ * So an offset is one add to a per-lane value that depends only on F_c & ~15
+ * (cached: one xor and one add per distinct key), all else one constant.
+ * Moreover F_l < 2^b for a known b (cb_l <= cb_max, swizzle(row) < 8), so
+ * the key bits at and above b are disjoint from F_l: F_l ^ key =
+ * (F_l ^ (key & (2^b - 1))) + (key & -2^b), and only the low key bits need
+ * an xor (k-slices 8 chunks apart share one per-lane value).  Values are
+ * identical to the direct formula; the cached values are built at the first
+ * use, which must dominate the later ones. */
+typedef struct cg_soff {
+  LLVMValueRef base;     /* i32: base + row_l*pitch */
+  LLVMValueRef fl;       /* i32: F_l */
+  int flmask;            /* 2^b - 1 >= every F_l */
+  int pitch, nch;
+  bool swz;
+  int nkey;
+  int key[32];
+  LLVMValueRef val[32];  /* base + (F_l ^ key) */
+} cg_soff;
+void cg_soff_init(cg *g, cg_soff *s, LLVMValueRef base, int pitch, int nch, bool swz, LLVMValueRef row_l,
+                  LLVMValueRef cb_l, int cb_max);
+LLVMValueRef cg_soff_at(cg *g, cg_soff *s, int row_c, int cb_c);
+
+/* dot_plan.c: the main-loop plan (cg_make_plan) and its queries */
+tl_dot_sched *cg_dot_sched(cg *g, int32_t D); /* the schedule entry of dot D when followed, else NULL */
+/* Row pitch of a staged or invariant operand w of dot D (*swz: XOR-swizzled). */
+int cg_staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz);
+int cg_wg_index(cg_plan *p, int32_t D);      /* index of dot D in p->wg_dots, or -1 */
+bool cg_dot_is_wgmma(cg_plan *p, int32_t D);
+
+/* emit_ring.c: the cp.async ring of streamed operands */
 /* The value of scalar v at the iteration of loop L whose iv is iv_sub. */
 LLVMValueRef cg_remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub);
-void cg_asm_void(cg *g, const char *text, const char *cons, LLVMValueRef *args, int n);
+LLVMValueRef cg_iv_phi(cg *g, int32_t L, LLVMValueRef *reg); /* loop L's iv phi (i64), *reg its register */
+LLVMValueRef cg_stream_kmajor(cg *g, cg_stream *s); /* i1: an 8-bit [K][N] B is K-major in memory */
 LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages);
 LLVMTypeRef cg_iv_type(cg *g, int32_t L);    /* the register type of loop L's iv */
 /* Element-by-element copy of stream s's tile for the iteration with iv
  * `ivs` into `slot` by threads tid, tid + threads, ... (zeros outside the
  * tensor; any strides or alignment): the copy that always works. */
 void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads);
+
+/* emit_dot.c: operands and mma.sync */
+/* A operand a (attention's P) usable as registers (SRC_REGS). */
+bool cg_a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb);
 
 /* emit_tma.c */
 int cg_plan_tma(cg *g, int persist);         /* decide TMA per ring; returns the persistent end */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "codegen.h"
-#include "codegen/layout.h"
+#include "layout.h"
 
 extern const tl_pass tl_pass_layout_assign;
 

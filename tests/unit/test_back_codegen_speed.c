@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "codegen.h"
-#include "codegen/layout.h"
+#include "layout.h"
 
 extern const tl_pass tl_pass_layout_assign;
 

@@ -1,4 +1,4 @@
-/* Layout algebra (lib/codegen/layout.h): every layout maps (register, lane,
+/* Layout algebra (lib/layout.h): every layout maps (register, lane,
  * warp) onto its tile, each element owned exactly as often as intended;
  * slices, expand/broadcast projections, trans and reshape stay consistent
  * with the element they name. Brute force over all inputs. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/layout.h"
+#include "layout.h"
 
 /* Count, for every element, how many (r, lane, warp) hold it; all counts must
  * be equal (1 when nothing replicates) and the static check must agree. */

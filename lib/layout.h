@@ -14,9 +14,8 @@
  * (up to replication), and the inverse map is a bit lookup.  See
  * docs/codegen.md for the maths and pictures.
  *
- * The implementation is in passes/layout_assign.c (it must live in the
- * front-end library: tile-opt runs layout assignment without LLVM); codegen
- * includes this header and links it from there.  f->layouts points to a
+ * The implementation is lib/layout.c (front-end library: the passes and
+ * codegen share it, tile-opt runs without LLVM).  f->layouts points to a
  * tl_layout_table after layout assignment; tl_type.layout indexes it. */
 #ifndef TILEC_LAYOUT_H
 #define TILEC_LAYOUT_H
@@ -93,6 +92,8 @@ tl_layout tl_layout_reshape(const tl_layout *l, int rank, const int32_t *shape);
 
 /* ---- queries ----------------------------------------------------------------- */
 int32_t tl_layout_nregs(const tl_layout *l); /* 1 << nreg */
+/* Basis b (rank components) is zero: its input bit replicates. */
+bool tl_layout_basis_zero(const int32_t *b, int rank);
 /* Coordinates of register r's element (lane 0, warp 0). */
 void tl_layout_reg_coords(const tl_layout *l, int32_t r, int32_t *coords);
 /* Full map: coordinates held by (r, lane, warp). */

@@ -1,0 +1,366 @@
+/* dot_plan.c: requires laid-out tile IR (layout_assign) and, when present,
+ * the schedule table; decides per function where every dot operand comes
+ * from, which loads stream into which ring, and which dots are wgmma
+ * (cg_make_plan, lazily by the first emitter that asks); emits nothing but
+ * the plan's allocas.  docs/pipelines.md.
+ * Where an operand's fragments come from (decided per function by cg_plan):
+ *   - STREAM: the operand is a load (or trans of a load) used only by the
+ *     dot, inside the dot's `for`, its indices computable from the induction
+ *     variable: it never goes through registers.  16-byte cp.async.cg copies
+ *     write it into a ring of f->stages shared-memory slots (rows XOR-
+ *     swizzled by 16-byte chunk, so the copies and ldmatrix are conflict-free),
+ *     src_bytes < 16 zero-fills ragged edges.  Software pipeline: the loop's
+ *     preheader issues stages 0..S-2; each iteration waits for its stage
+ *     (cp.async.wait_group S-2), one barrier, issues stage i+S-1 into the slot
+ *     freed by iteration i-1, then computes.  A run-time check (unit last
+ *     stride, 16-byte alignment) picks cp.async, else a scalar copy (uniform
+ *     branch); in the loop a second one (the tile wholly inside the tensor,
+ *     weighted likely) takes copies without per-chunk bounds (lean_chunks).
+ *   - INVARIANT: defined outside the dot's loop (attention's q): staged once
+ *     in the preheader; its fragments are loaded there too when they fit in
+ *     32 registers.
+ *   - REGS: the A operand is an mma accumulator cast to 16 bits with the
+ *     result's warp rows (attention's p): the accumulator fragment c0..c3 of
+ *     n-blocks 2k, 2k+1 packed in bf16x2 pairs IS the A fragment of k-slice k
+ *     (all slices packed before the first mma; pack_regs_a).
+ *   - STAGED (anything else): stored to scratch shared memory every time,
+ *     rows padded by 16 bytes.
+ * Schedule table (lib/schedule.h): with f->sched NULL the heuristics above
+ * decide; with a table codegen follows it per dot: streamed[]/stages
+ * (swpipe; stages 1 = copy, wait, compute), swizzle_bytes/pad_bytes
+ * (smem_swizzle; also for staged and invariant operands), lookahead
+ * (ldmatrix_sched), warps (mma_remap, via layout_assign); a pass that did
+ * not run gives the plain behaviour: nothing streamed, rows padded by 16
+ * bytes, no lookahead, warps over M first.  The ring prologue is issued by
+ * cg_loop_preheader (real branches: the slow copy is an element loop, so
+ * it adds no register pressure) and the loop exit drains the copies. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg.h"
+#include "schedule.h"
+
+#include "ring.h"
+
+/* The schedule entry of dot D when the table is followed, else NULL. */
+tl_dot_sched *cg_dot_sched(cg *g, int32_t D) {
+  return g->plan && g->plan->follow ? tl_sched_dot(g->f, D, false) : NULL;
+}
+
+/* Row padding of operand w of dot D (not swizzled): the table's, rounded up
+ * to 16 bytes (ldmatrix rows and cp.async chunks are 16-byte aligned). */
+static int dot_pad(cg *g, int32_t D, int w) {
+  tl_dot_sched *e = cg_dot_sched(g, D);
+  if (!e || !e->swizzled) return 16;
+  return (e->pad_bytes[w] + 15) / 16 * 16;
+}
+
+/* Operand w of dot D is XOR-swizzled in shared memory: always without a
+ * table; with one only when smem_swizzle chose a mode for it. */
+static bool dot_swz(cg *g, int32_t D, int w) {
+  if (!g->plan || !g->plan->follow) return true;
+  tl_dot_sched *e = tl_sched_dot(g->f, D, false);
+  return e && e->swizzled && e->swizzle_bytes[w] != 0;
+}
+
+/* Row pitch of a staged (from registers) or invariant operand: padded by 16
+ * bytes without a table (today's), else as smem_swizzle decided. */
+int cg_staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz) {
+  *swz = g->plan && g->plan->follow && dot_swz(g, D, w) && (cols * eb) % 16 == 0;
+  return cols * eb + (*swz ? 0 : dot_pad(g, D, w));
+}
+
+/* ---- the plan ------------------------------------------------------------------- */
+
+bool cg_dot_promotes(cg *g, const tl_op *o) {
+  if (g->o && g->o->fp8_acc_fast) return false;
+  int da = tl_val(g->f, o->opnd[0])->type.dtype, db = tl_val(g->f, o->opnd[1])->type.dtype;
+  return (da == TL_F8E4M3 || da == TL_F8E5M2) && (db == TL_F8E4M3 || db == TL_F8E5M2);
+}
+
+/* Streamed operand `which` of dot D: the load op, else -1 (the stream rule
+ * of lib/schedule.c; an 8-bit [K][N] B needs the column-paired accumulator,
+ * which layout_assign gives only when it streams). */
+static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses, bool *kcontig) {
+  const char *why;
+  bool paired = cg_layout(g, tl_op_at(g->f, D)->res[0])->mma_npair != 0;
+  return tl_stream_source(g->f, D, which, uses, paired, kcontig, &why);
+}
+
+/* The operands of dot D both stream into swizzled slots that wgmma can read
+ * (docs/pipelines.md "Hopper wgmma") and its table entry chose wgmma: record
+ * it; B kept [K][N] gets the atom slot layout, the ring the proxy fence,
+ * and slots are kept 1024-byte aligned (swizzle atoms).  Else mma.sync. */
+
+/* Index in loop L's body of the top-level op holding op id (nested ops
+ * count as their ancestor), or INT32_MAX. */
+static int32_t body_pos(tl_func *f, int32_t L, int32_t id) {
+  while (id >= 0 && tl_op_at(f, id)->parent != L) id = tl_op_at(f, id)->parent;
+  tl_region *body = &tl_op_at(f, L)->regions[0];
+  for (int32_t i = 0; id >= 0 && i < body->ops.len; i++)
+    if (body->ops.data[i] == id) return i;
+  return INT32_MAX;
+}
+
+/* The first body position (body_pos) of an op of loop L using value v. */
+static int32_t body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
+  int32_t first = INT32_MAX;
+  for (int32_t id = 0; id < f->ops.len; id++) {
+    tl_op *u = tl_op_at(f, id);
+    if (u->flags & TL_OPF_DEAD) continue;
+    for (int j = 0; j < u->nopnd; j++)
+      if (u->opnd[j] == v) {
+        int32_t pos = body_pos(f, L, id);
+        if (pos < first) first = pos;
+      }
+  }
+  return first;
+}
+
+static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
+
+static void plan_wgmma(cg *g, int32_t D) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  tl_op *o = tl_op_at(f, D);
+  tl_dot_sched *e = cg_dot_sched(g, D);
+  if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == 4 || !cg_wgmma_fits(g, D)) return;
+  int32_t a = o->opnd[0], b = o->opnd[1];
+  if (p->vkind[b] != SRC_STREAM) return;
+  cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL, *sb = &p->streams[p->vstream[b]];
+  tl_type *at = &tl_val(f, a)->type;
+  int aeb = tl_dtype_bytes((tl_dtype)at->dtype), ra = at->shape[1] * aeb;
+  /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
+   * one atom or [K/64][M][64] atoms, 16-bit), or registers (16-bit, the
+   * accumulator fragments of an mma-layout tile: attention's p) */
+  if (sa) {
+    if (!sa->swz || !row_ok(ra) || sa->stage_bytes % 1024) return;
+  } else if (p->vkind[a] == SRC_INVARIANT) {
+    if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024) return;
+  } else if (p->vkind[a] != SRC_STAGED || aeb != 2 || !cg_a_from_regs(g, a, cg_layout(g, o->res[0]), aeb)) {
+    return;
+  }
+  bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
+  int rb = sb->cols * sb->eb;
+  if (!sb->swz) return;
+  if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
+  if (aeb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
+  if (sb->stage_bytes % 1024) return;
+  /* a slot an earlier wgmma dot reads too (a shared load): the two slot
+   * layouts agree wherever both are allowed ([C/64][R][64] atoms are the
+   * plain 128-byte-swizzled rows when C*eb = 128), so either reader's wins */
+  sb->wg_atoms = sb->wg_atoms || !bk || rb > 128;
+  sb->wg_kmajor = bk;
+  if (sa) sa->wg = true;
+  sb->wg = true;
+  for (int i = 0; i < p->nring; i++)
+    if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
+  /* a group may stay in flight into the next iteration when nothing but
+   * the next wgmma touches the accumulator in the loop: acc is a carried
+   * value used only by the dot, the result only yielded (same slot) */
+  tl_region *body = &tl_op_at(f, o->parent)->regions[0];
+  int32_t *uses = tl_count_uses(f);
+  tl_op *y = body->ops.len ? tl_op_at(f, body->ops.data[body->ops.len - 1]) : NULL;
+  bool inflight = false;
+  for (int i = 1; y && y->opc == TL_OP_yield && i < body->args.len; i++)
+    if (body->args.data[i] == o->opnd[2] && i - 1 < y->nopnd && y->opnd[i - 1] == o->res[0])
+      inflight = uses[o->opnd[2]] == 1 && uses[o->res[0]] == 1;
+  const char *env = getenv("TILEC_WGMMA_INFLIGHT"); /* measuring only: 0 = wait for every group */
+  if (env && *env == '0') inflight = false;
+  /* a promoting dot adds its temporary right after the wait: no group of it
+   * outlives the dot (one temporary; see cg_emit_wgmma) */
+  if (cg_dot_promotes(g, o)) inflight = false;
+  /* deferred: the result is only yielded, and its carried value is first
+   * used after an earlier wgmma dot of the loop that waits for all groups
+   * (attention: acc * alpha comes after the score dot), so that wait also
+   * covers this group; the ring then needs its lag (plan_lag) */
+  int32_t carried = -1;
+  for (int i = 1; y && y->opc == TL_OP_yield && i < body->args.len; i++)
+    if (i - 1 < y->nopnd && y->opnd[i - 1] == o->res[0] && uses[o->res[0]] == 1) carried = body->args.data[i];
+  bool defer = false;
+  if (!inflight && carried >= 0 && !cg_dot_promotes(g, o) && !(env && *env == '0')) {
+    int first = body_pos_first_use(f, o->parent, carried);
+    for (int k = 0; k < p->nwg; k++)
+      if (tl_op_at(f, p->wg_dots[k])->parent == o->parent && !p->wg_inflight[k] && !p->wg_defer[k] &&
+          body_pos(f, o->parent, p->wg_dots[k]) < first)
+        defer = true;
+  }
+  p->wg_inflight[p->nwg] = inflight;
+  p->wg_defer[p->nwg] = defer;
+  p->wg_carried[p->nwg] = inflight ? o->opnd[2] : defer ? carried : -1;
+  p->wg_dots[p->nwg++] = D;
+  LLVMSetAlignment(g->smem, 1024);
+}
+
+/* Ring lag: 1 when every wgmma dot reading the ring's loop keeps a group in
+ * flight, or one defers its wait, and the ring has at least 3 stages (the
+ * issue distance S-2 >= 1); without it no dot defers. */
+static void plan_lag(cg_plan *p, tl_func *f) {
+  for (int r = 0; r < p->nring; r++) {
+    cg_ring *R = &p->rings[r];
+    bool any = false, all = true, defer = false;
+    for (int i = 0; i < p->nwg; i++)
+      if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) {
+        any = true;
+        all = all && p->wg_inflight[i];
+        defer = defer || p->wg_defer[i];
+      }
+    R->lag = ((any && all) || defer) && R->stages >= 3 ? 1 : 0;
+    for (int i = 0; i < p->nwg && !R->lag; i++)
+      if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) p->wg_defer[i] = false, p->wg_carried[i] = -1;
+  }
+}
+
+/* Index of dot D in p->wg_dots, or -1. */
+int cg_wg_index(cg_plan *p, int32_t D) {
+  for (int i = 0; i < p->nwg; i++)
+    if (p->wg_dots[i] == D) return i;
+  return -1;
+}
+
+bool cg_dot_is_wgmma(cg_plan *p, int32_t D) {
+  for (int i = 0; i < p->nwg; i++)
+    if (p->wg_dots[i] == D) return true;
+  return false;
+}
+
+
+void cg_make_plan(cg *g) {
+  if (g->plan_f == g->f) return;
+  tl_func *f = g->f;
+  g->plan_f = f;
+  g->smem_persist = 0;
+  cg_plan *p = tl_alloc(&g->ctx->arena, sizeof *p);
+  memset(p, 0, sizeof *p);
+  g->plan = p;
+  p->vkind = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  memset(p->vkind, 0, (size_t)f->values.len + 1);
+  p->vstream = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
+  p->inv_done = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  p->inv_loop = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
+  memset(p->inv_done, 0, (size_t)f->values.len + 1);
+  p->follow = f->sched != NULL;
+  if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
+  int32_t *uses = tl_count_uses(f);
+  /* no table: today's heuristic (route_pipeline's stages, 2..4, cut to fit);
+   * a table: swpipe's stages per dot, which already fit */
+  int stages = f->stages >= 2 ? f->stages : 3;
+  if (stages > 4) stages = 4;
+  int table_stages = 0;
+  int persist = 0;
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot) continue;
+    int32_t L = o->parent;
+    if (L < 0 || tl_op_at(f, L)->opc != TL_OP_for) continue;
+    for (int which = 0; which < 2; which++) {
+      int32_t x = o->opnd[which];
+      tl_type *xt = &tl_val(f, x)->type;
+      if (xt->kind != TL_KIND_TILE || xt->rank != 2) continue;
+      bool kc = true;
+      tl_dot_sched *e = p->follow ? tl_sched_dot(f, D, false) : NULL;
+      bool may_stream = !p->follow || (e && e->pipelined && e->streamed[which] && e->stages >= 1);
+      int32_t ld = p->nstream < 16 && may_stream ? stream_candidate(g, D, which, uses, &kc) : -1;
+      int32_t ldv = ld >= 0 ? tl_op_at(f, ld)->res[0] : -1;
+      if (ld >= 0 && p->vkind[ldv] == SRC_STREAM) {
+        /* read by an earlier dot too: the same slot (tl_stream_source) */
+        p->vkind[x] = SRC_STREAM;
+        p->vstream[x] = p->vstream[ldv];
+        p->streams[p->vstream[ldv]].readers++;
+      } else if (ld >= 0) {
+        if (e && e->stages > table_stages) table_stages = e->stages;
+        int ri = 0;
+        while (ri < p->nring && p->rings[ri].for_op != L) ri++;
+        if (ri == p->nring) {
+          if (p->nring == 4) continue;
+          p->rings[p->nring++] = (cg_ring){.for_op = L, .stages = stages};
+        }
+        tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+        cg_stream *s = &p->streams[p->nstream];
+        s->load_op = ld;
+        s->for_op = L;
+        s->rows = lt->shape[0];
+        s->cols = lt->shape[1];
+        s->eb = tl_dtype_bytes((tl_dtype)lt->dtype);
+        s->swz = dot_swz(g, D, which);
+        s->pitch = s->cols * s->eb + (s->swz ? 0 : dot_pad(g, D, which));
+        s->stage_bytes = s->rows * s->pitch;
+        s->kn8 = which == 1 && !kc && s->eb == 1;
+        if (s->kn8) {
+          s->nk_pitch = s->rows * s->eb + (s->swz ? 0 : dot_pad(g, D, which));
+          if (s->cols * s->nk_pitch > s->stage_bytes) s->stage_bytes = s->cols * s->nk_pitch;
+        }
+        s->readers = 1;
+        p->vkind[x] = SRC_STREAM;
+        p->vstream[x] = p->nstream;
+        p->vkind[tl_op_at(f, ld)->res[0]] = SRC_STREAM;
+        p->vstream[tl_op_at(f, ld)->res[0]] = p->nstream;
+        (void)kc;
+        p->nstream++;
+      } else if (tl_defined_outside(f, x, L) && p->vkind[x] == SRC_STAGED) {
+        const tl_layout *lx = cg_layout(g, x);
+        int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
+        bool kn = which == 1 && eb == 2 && lx->nreg > 0 && lx->reg[0][1] != 0;
+        int32_t rows = which == 0 ? xt->shape[0] : kn ? xt->shape[0] : xt->shape[1];
+        int32_t cols = which == 0 ? xt->shape[1] : kn ? xt->shape[1] : xt->shape[0];
+        bool swz;
+        int bytes = rows * cg_staged_pitch(g, D, which, cols, eb, &swz);
+        /* a wgmma A reads it by descriptor: 1024-byte aligned (swizzle atoms) */
+        if (which == 0 && e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA) persist = (persist + 1023) / 1024 * 1024;
+        p->vkind[x] = SRC_INVARIANT;
+        p->vstream[x] = persist;
+        p->inv_loop[x] = L;
+        persist += (bytes + 127) / 128 * 128;
+      }
+    }
+    plan_wgmma(g, D);
+  }
+  /* rings after the invariant operands; fewer stages when they do not fit */
+  int ring_bytes = 0;
+  for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
+  if (p->follow) stages = table_stages < 1 ? 1 : table_stages;
+  else while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
+  /* (with a table: swpipe sized the rings against the arch's budget) */
+  int64_t limit = p->follow ? tl_arch_smem_budget(g->o ? g->o->arch : NULL) : 180 * 1024;
+  if (persist + stages * ring_bytes > limit) { /* give up streaming */
+    for (int v = 0; v < f->values.len; v++)
+      if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
+    p->nstream = p->nring = 0;
+    p->nwg = 0; /* wgmma reads only streamed slots: mma.sync */
+  }
+  /* a shared slot in wgmma atoms of rows over 128 bytes is not the layout
+   * mma.sync's ldmatrix reads: every reader must then be wgmma */
+  for (int32_t D = 0; D < f->ops.len && p->nwg; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || cg_dot_is_wgmma(p, D)) continue;
+    for (int w = 0; w < 2; w++) {
+      int32_t x = o->opnd[w];
+      if (p->vkind[x] != SRC_STREAM) continue;
+      cg_stream *s = &p->streams[p->vstream[x]];
+      if (s->wg_atoms && s->cols * s->eb > 128)
+        cg_unsupported(g, "a loaded tile (%d x %d) read by a wgmma dot and an mma.sync dot in one loop, rows of %d bytes "
+                       "(only 128-byte rows share a slot that way)", s->rows, s->cols, s->cols * s->eb);
+    }
+  }
+  for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
+  plan_lag(p, f);
+  for (int i = 0; i < p->nstream; i++) {
+    if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
+    p->streams[i].offset = persist;
+    persist += stages * p->streams[i].stage_bytes;
+  }
+  persist = cg_plan_tma(g, persist);
+  cg_ws_plan(g, persist, &persist);
+  g->smem_persist = persist;
+  cg_use_smem(g, persist);
+}
+
+void cg_scratch_use(cg *g, int bytes) { cg_use_smem(g, g->smem_persist + bytes); }
+
+LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
+  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->smem_persist), ""));
+}
+
+bool cg_val_streamed(cg *g, int32_t v) { return g->plan && g->plan->vkind[v] == SRC_STREAM; }
