@@ -35,6 +35,9 @@ ap.add_argument("--batch", type=int, default=1)
 ap.add_argument("--seq", type=int, default=2048)
 ap.add_argument("--lib", default=None, help="libtilec.so (else TILEC_LIBRARY, else the package's rules)")
 ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+ap.add_argument("--breakdown", action="store_true", help="decode: also time each kernel of each variant alone")
+ap.add_argument("--fused", action="store_true", help="decode: also the fused variants (decode_fused.tile)")
+ap.add_argument("--small-tiles", default="", help="decode: more gemm_small_m tiles to time, BNxBK,... (e.g. 64x128)")
 ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
                 help="decode: one new token per sequence (--batch of them) against a KV cache of --seq tokens")
 args = ap.parse_args()
@@ -166,22 +169,59 @@ def decode_main():
              s=torch.empty(B, DIM, device=dev, dtype=bf), gu=torch.empty(B, 2 * FF, device=dev, dtype=bf),
              a=torch.empty(B, FF, device=dev, dtype=bf), y=torch.empty(B, DIM, device=dev, dtype=bf))
 
-    small = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": 16 if B <= 16 else 64})
-    gemms = {"gemm_small_m": (small["gemm_small_m"], small["gemm_small_m_residual"]), "cutlass_gemm": (gemm, gemm_res)}
+    bm = 16 if B <= 16 else 64
+    small = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": bm})
+    fused = tilec.compile(ex("llama", "decode_fused.tile"), defines={"BM": bm})
+    g_small, g_small_res = small["gemm_small_m"], small["gemm_small_m_residual"]
+    # the norms folded into the next projection's weights (made once, as when loading the model):
+    # rmsnorm(x) @ B = diag(rsqrt(mean(x^2) + eps)) (x @ diag(w) B)   (decode_fused.tile)
+    Wf = {"qkv": (W["attn_norm"].float()[:, None] * W["qkv"].float()).to(bf),
+          "gu": (W["mlp_norm"].float()[:, None] * W["gu"].float()).to(bf)}
+
+    def attention():
+        return [("rope_kv_append", lambda x: append(d["qkv"].view(B, HQ + 2 * HKV, HD), COS2, SIN2, pos, d["q"], Kc, Vc)),
+                ("attn_decode_contig", lambda x: split(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["opart"], d["lse"],
+                                                       HD ** -0.5, chunk)),
+                ("attn_decode_combine", lambda x: combine(d["opart"], d["lse"], d["o"].view(B, HKV, G, HD)))]
+
+    def unfused(gemm_, gemm_res_):
+        return ([("rmsnorm", lambda x: rms(x, W["attn_norm"], d["h"], EPS)),
+                 ("gemm qkv", lambda x: gemm_(d["h"], W["qkv"], d["qkv"]))] + attention() +
+                [("gemm_res o", lambda x: gemm_res_(d["o"], W["o"], x, d["s"])),
+                 ("rmsnorm", lambda x: rms(d["s"], W["mlp_norm"], d["h"], EPS)),
+                 ("gemm gate/up", lambda x: gemm_(d["h"], W["gu"], d["gu"])),
+                 ("swiglu", lambda x: swiglu(d["gu"][:, :FF], d["gu"][:, FF:], d["a"])),
+                 ("gemm_res down", lambda x: gemm_res_(d["a"], W["d"], d["s"], d["y"]))])
+
+    # the step's kernels per variant: the small-M GEMMs; the prefill GEMM; SwiGLU fused into the
+    # gate/up GEMM; and the norms fused too (decode_fused.tile: 10 -> 9 -> 7 launches)
+    steps = {"gemm_small_m": unfused(g_small, g_small_res), "cutlass_gemm": unfused(gemm, gemm_res)}
+    # per GEMM the faster kernel of the breakdown at batch 64 (gate/up: the prefill GEMM)
+    mixed = unfused(g_small, g_small_res)
+    k_gu = [n for n, _ in mixed].index("gemm gate/up")
+    mixed[k_gu] = ("gemm gate/up (cutlass_gemm)", lambda x: gemm(d["h"], W["gu"], d["gu"]))
+    steps["gemm_small_m, cutlass_gemm gate/up"] = mixed
+    for t in filter(None, args.small_tiles.split(",")):
+        bn, bk = (int(v) for v in t.split("x"))
+        p = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": bm, "BN": bn, "BK": bk})
+        steps[f"gemm_small_m BN {bn} BK {bk}"] = unfused(p["gemm_small_m"], p["gemm_small_m_residual"])
+    sw = unfused(g_small, g_small_res)
+    k_gu = [n for n, _ in sw].index("gemm gate/up")
+    sw[k_gu:k_gu + 2] = [("gemm_small_m_swiglu", lambda x: fused["gemm_small_m_swiglu"](d["h"], W["gu"], d["a"]))]
+    if args.fused:
+        steps["fused swiglu"] = sw
+    fused_norms = (
+        [("gemm_rms qkv", lambda x: fused["gemm_rms_small_m"](x, Wf["qkv"], d["qkv"], EPS))] + attention() +
+        [("gemm_res o", lambda x: g_small_res(d["o"], W["o"], x, d["s"])),
+         ("gemm_rms_swiglu", lambda x: fused["gemm_rms_swiglu_small_m"](d["s"], Wf["gu"], d["a"], EPS)),
+         ("gemm_res down", lambda x: g_small_res(d["a"], W["d"], d["s"], d["y"]))])
+    if args.fused:
+        steps["fused norms + swiglu"] = fused_norms
     gemm_kind = ["gemm_small_m"]
 
     def step_tilec(x):
-        gemm_, gemm_res_ = gemms[gemm_kind[0]]
-        rms(x, W["attn_norm"], d["h"], EPS)
-        gemm_(d["h"], W["qkv"], d["qkv"])
-        append(d["qkv"].view(B, HQ + 2 * HKV, HD), COS2, SIN2, pos, d["q"], Kc, Vc)
-        split(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["opart"], d["lse"], HD ** -0.5, chunk)
-        combine(d["opart"], d["lse"], d["o"].view(B, HKV, G, HD))
-        gemm_res_(d["o"], W["o"], x, d["s"])
-        rms(d["s"], W["mlp_norm"], d["h"], EPS)
-        gemm_(d["h"], W["gu"], d["gu"])
-        swiglu(d["gu"][:, :FF], d["gu"][:, FF:], d["a"])
-        gemm_res_(d["a"], W["d"], d["s"], d["y"])
+        for _, f in steps[gemm_kind[0]]:
+            f(x)
         return d["y"]
 
     def step_torch(x, W, Kc, Vc):
@@ -211,7 +251,7 @@ def decode_main():
     print(f"llama layer decode B={B} context={S}: rel. error vs float32: tilec {e_t:.2e}, torch eager {e_e:.2e}")
     ok = e_t < 3e-2 and e_t <= 2 * e_e + 1e-3
     rows = []
-    for kind in ("gemm_small_m", "cutlass_gemm"):  # the decode GEMMs: the small-M kernel, and the prefill one
+    for kind in steps:
         gemm_kind[0] = kind
         g = torch.cuda.CUDAGraph()
         s_cap = torch.cuda.Stream()
@@ -221,16 +261,43 @@ def decode_main():
         torch.cuda.current_stream().wait_stream(s_cap)
         with torch.cuda.graph(g):
             step_tilec(xd)
-        d["y"].fill_(float("nan"))
+        for t in d.values():  # every intermediate poisoned: a variant must write what it reads
+            t.fill_(float("nan"))
         g.replay(); torch.cuda.synchronize()
         e_g = relerr(d["y"], ref32)
         ok = ok and e_g < 3e-2 and e_g <= 2 * e_e + 1e-3
         rows.append((f"tilec, CUDA graph, {kind} (rel. error {e_g:.2e})",
                      do_bench(lambda: g.replay(), warmup=25, rep=200, return_mode="median")))
-    ms_t = rows[0][1]
+    ms_t = min(r[1] for r in rows)
+    if args.breakdown:  # each kernel of each variant alone (eager launches, back to back)
+        print("| variant | kernel | us |")
+        print("|---|---|---|")
+        for kind, ks in steps.items():
+            tot = 0.0
+            for name, f in ks:
+                us = do_bench(lambda: f(xd), warmup=10, rep=50, return_mode="median") * 1e3
+                tot += us
+                print(f"| {kind} | {name} | {us:.1f} |")
+            print(f"| {kind} | sum | {tot:.1f} |")
     Ke, Ve = Kc.clone(), Vc.clone()
     ms_e = do_bench(lambda: step_torch(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
     rows.append(("torch eager", ms_e))
+    try:  # the same eager step captured in a CUDA graph by hand: torch without its launch cost
+        gt = torch.cuda.CUDAGraph()
+        s_cap = torch.cuda.Stream()
+        s_cap.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s_cap):
+            step_torch(xd, W, Ke, Ve)
+        torch.cuda.current_stream().wait_stream(s_cap)
+        with torch.cuda.graph(gt):
+            y_gt = step_torch(xd, W, Ke, Ve)
+        gt.replay()
+        torch.cuda.synchronize()
+        e_gt = relerr(y_gt, ref32)
+        rows.append((f"torch eager, CUDA graph captured by hand (rel. error {e_gt:.2e})",
+                     do_bench(lambda: gt.replay(), warmup=25, rep=200, return_mode="median")))
+    except RuntimeError as e:
+        print(f"torch eager in a CUDA graph: not captured ({str(e).splitlines()[0][:120]})")
     if not args.no_compile:
         comp = torch.compile(step_torch, mode="reduce-overhead")
         for _ in range(3):
