@@ -19,7 +19,10 @@ Weights are random bf16, stored [in, out] (the layout examples/gemm.tile reads; 
 [out, in]).  The reference is the same layer in PyTorch (bf16 tensors, its own kernels); both are
 compared with the layer in float32 on the same bf16 weights, ||y - ref32|| / ||ref32||.
 
-    python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so]
+    python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so] [--fp8]
+
+--fp8 adds the same layer with its four projections on e4m3 operands (static per-tensor scales,
+examples/llama/fp8_layer.tile), beside torch's fp8 layer (torch._scaled_mm) eager and compiled.
 Exit 0 when tilec's error is within 2x PyTorch eager's (and < 3e-2), else 1; 77 without a GPU.
 """
 import argparse
@@ -38,6 +41,8 @@ ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
 ap.add_argument("--breakdown", action="store_true", help="decode: also time each kernel of each variant alone")
 ap.add_argument("--fused", action="store_true", help="decode: also the fused variants (decode_fused.tile)")
 ap.add_argument("--small-tiles", default="", help="decode: more gemm_small_m tiles to time, BNxBK,... (e.g. 64x128)")
+ap.add_argument("--fp8", action="store_true",
+                help="prefill: also the fp8 variant (e4m3 GEMMs, static per-tensor scales) beside torch's fp8 layer (torch._scaled_mm)")
 ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
                 help="decode: one new token per sequence (--batch of them) against a KV cache of --seq tokens")
 args = ap.parse_args()
@@ -313,6 +318,106 @@ def decode_main():
     sys.exit(0 if ok else 1)
 
 
+
+# ---- the fp8 variant (prefill, --fp8): the four projections on e4m3 operands with static per-tensor
+# scales (weights by their amax, activations calibrated once on this input), as fp8 serving stacks
+# quantize.  tilec: examples/gemm_fp8.tile (cutlass_gemm_fp8_tn, B [N, K]) and llama/fp8_layer.tile;
+# torch: the same steps with torch._scaled_mm (cuBLAS fp8).
+E4 = torch.float8_e4m3fn
+
+
+def amax_scale(t):
+    return float(t.float().abs().max()) / 448.0
+
+
+def fp8_setup(x, W):
+    W8, sw = {}, {}
+    for n in ("qkv", "o", "gu", "d"):
+        sw[n] = amax_scale(W[n])
+        W8[n] = (W[n].float().t() / sw[n]).to(E4).contiguous()            # [N, K]
+    # activation scales from one bf16 pass of the reference layer
+    h = rms_t(x, W["attn_norm"])
+    qkv = h @ W["qkv"]
+    q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
+    k = rope_t(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD))
+    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
+    q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    o = o.transpose(1, 2).reshape(T, HQ * HD)
+    s_ = x + o @ W["o"]
+    h2 = rms_t(s_, W["mlp_norm"])
+    gu = h2 @ W["gu"]
+    a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
+    sa = dict(h=amax_scale(h), o=amax_scale(o), h2=amax_scale(h2), a=amax_scale(a))
+    return W8, sw, sa
+
+
+def layer_torch_fp8(x, W, W8, sw, sa):
+    one = torch.ones((), device=dev)
+    def mm(a8, n, s_a):
+        return torch._scaled_mm(a8, W8[n].t(), scale_a=one * s_a, scale_b=one * sw[n], out_dtype=bf)
+    h8 = (rms_t(x, W["attn_norm"]).float() / sa["h"]).to(E4)
+    qkv = mm(h8, "qkv", sa["h"])
+    q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
+    k = rope_t(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD))
+    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
+    q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    o8 = (o.transpose(1, 2).reshape(T, HQ * HD).float() / sa["o"]).to(E4)
+    s_ = x + mm(o8, "o", sa["o"])
+    gu = mm((rms_t(s_, W["mlp_norm"]).float() / sa["h2"]).to(E4), "gu", sa["h2"])
+    a8 = ((torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()) / sa["a"]).to(E4)
+    return s_ + mm(a8, "d", sa["a"])
+
+
+def fp8_kernels():
+    k = tilec.compile(ex("llama", "fp8_layer.tile"))
+    return dict(rms=k["rmsnorm_fp8"], swiglu=k["swiglu_fp8"], quant=k["quant_fp8"],
+                gemm_res=k["cutlass_gemm_fp8_tn_residual"],
+                gemm=tilec.compile(ex("gemm_fp8.tile"))["cutlass_gemm_fp8_tn"])
+
+
+def layer_tilec_fp8(x, W, W8, sw, sa, K8, b8):
+    b = buf
+    K8["rms"](x, W["attn_norm"], b8["h"], EPS, sa["h"])
+    K8["gemm"](b8["h"], W8["qkv"], b["qkv"], sa["h"], sw["qkv"])
+    split_rope(b["qkv"].view(T, HQ + 2 * HKV, HD), COS, SIN, b["q"], b["k"], b["v"])
+    attn(heads(b["q"]), heads(b["k"]), heads(b["v"]), heads(b["o"].view(T, HQ, HD)), HD ** -0.5)
+    K8["quant"](b["o"], b8["o"], sa["o"])
+    K8["gemm_res"](b8["o"], W8["o"], x, b["s"], sa["o"], sw["o"])
+    K8["rms"](b["s"], W["mlp_norm"], b8["h"], EPS, sa["h2"])
+    K8["gemm"](b8["h"], W8["gu"], b["gu"], sa["h2"], sw["gu"])
+    K8["swiglu"](b["gu"][:, :FF], b["gu"][:, FF:], b8["a"], sa["a"])
+    K8["gemm_res"](b8["a"], W8["d"], b["s"], b["y"], sa["a"], sw["d"])
+    return b["y"]
+
+
+def fp8_main(ref32, ms_bf16_tilec, ms_comp_bf16):
+    W8, sw, sa = fp8_setup(x, W)
+    K8 = fp8_kernels()
+    b8 = dict(h=torch.empty(T, DIM, device=dev, dtype=E4), o=torch.empty(T, HQ * HD, device=dev, dtype=E4),
+              a=torch.empty(T, FF, device=dev, dtype=E4))
+    y8 = layer_tilec_fp8(x, W, W8, sw, sa, K8, b8).clone()
+    y8e = layer_torch_fp8(x, W, W8, sw, sa)
+    e8, e8e = relerr(y8, ref32), relerr(y8e, ref32)
+    print(f"llama layer prefill fp8: rel. error vs float32: tilec {e8:.2e}, torch fp8 eager {e8e:.2e}")
+    ok8 = e8 < 1e-1 and e8 <= 2 * e8e + 1e-3
+    ms8 = do_bench(lambda: layer_tilec_fp8(x, W, W8, sw, sa, K8, b8), warmup=25, rep=200, return_mode="median")
+    ms8e = do_bench(lambda: layer_torch_fp8(x, W, W8, sw, sa), warmup=25, rep=200, return_mode="median")
+    rows8 = [("tilec fp8", ms8), ("torch fp8 eager (_scaled_mm)", ms8e), ("tilec bf16", ms_bf16_tilec)]
+    if not args.no_compile:
+        comp8 = torch.compile(layer_torch_fp8)
+        comp8(x, W, W8, sw, sa)
+        rows8.append(("torch.compile fp8", do_bench(lambda: comp8(x, W, W8, sw, sa), warmup=25, rep=200,
+                                                  return_mode="median")))
+        rows8.append(("torch.compile bf16", ms_comp_bf16))
+    print("| layer (fp8 GEMMs) | ms | tokens/s | tilec fp8 speed-up |")
+    print("|---|---|---|---|")
+    for name, ms in rows8:
+        print(f"| {name} | {ms:.3f} | {T / ms * 1e3:,.0f} | {ms / ms8:.3f}x |")
+    return ok8
+
+
 if args.mode == "decode":
     with torch.no_grad():
         decode_main()
@@ -337,5 +442,7 @@ with torch.no_grad():
     print("|---|---|---|---|")
     for name, ms in rows:
         print(f"| {name} | {ms:.3f} | {T / ms * 1e3:,.0f} | {ms / ms_t:.3f}x |")
+    if args.fp8:
+        ok = fp8_main(ref32, ms_t, dict(rows).get("torch.compile", float("nan"))) and ok
     print("layer.py:", "PASS" if ok else "FAIL (error)")
     sys.exit(0 if ok else 1)
