@@ -89,6 +89,7 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   /* A: [M][K], K contiguous.  B: trans of [N][K] (K contiguous), or kept
    * [K][N], read with ldmatrix .trans: 16-bit, or 8-bit byte pairs + prmt */
   *k_contiguous = which == 0 || transposed;
+  if (!*k_contiguous && eb == 4) return *why = "an f32 [K][N] B (no ldmatrix .trans of 32-bit elements)", -1;
   if (!*k_contiguous && eb != 2 && !(eb == 1 && allow_kn8)) return *why = "an 8-bit [K][N] B (no ldmatrix .trans)", -1;
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
   if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;

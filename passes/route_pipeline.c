@@ -189,10 +189,10 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
   }
   for (int i = 0; i < ml->ndots; i++) {
     dot_shape s = shape_of(f, ml->dots[i]);
-    bool fp8 = s.dtype == TL_F8E4M3 || s.dtype == TL_F8E5M2;
-    int kstep = fp8 ? 32 : 16;
-    if (!(fp8 || s.dtype == TL_BF16 || s.dtype == TL_F16))
-      snprintf(why, n, "has dot operands of type %s (cutlass takes bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(s.dtype));
+    int kstep = tl_dot_kstep(s.dtype);
+    if (!kstep)
+      snprintf(why, n, "has dot operands of type %s (cutlass takes bf16, f16, f8e4m3, f8e5m2, i8, f32 as tf32)",
+               tl_dtype_name(s.dtype));
     else if (s.m % 64 != 0)
       snprintf(why, n, "has a dot with M = %d, not a multiple of 64 (a warpgroup's wgmma rows)", s.m);
     else if (s.n % 16 != 0 || s.n > 256)

@@ -77,7 +77,8 @@ int cg_staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz) {
 bool cg_dot_promotes(cg *g, const tl_op *o) {
   if (g->o && g->o->fp8_acc_fast) return false;
   int da = tl_val(g->f, o->opnd[0])->type.dtype, db = tl_val(g->f, o->opnd[1])->type.dtype;
-  return (da == TL_F8E4M3 || da == TL_F8E5M2) && (db == TL_F8E4M3 || db == TL_F8E5M2);
+  /* (i8 accumulates exactly in s32, tf32 in the f32 accumulator: neither promotes) */
+  return tl_dtype_is_fp8((tl_dtype)da) && tl_dtype_is_fp8((tl_dtype)db);
 }
 
 /* Streamed operand `which` of dot D: the load op, else -1 (the stream rule
@@ -146,7 +147,7 @@ static void plan_wgmma(cg *g, int32_t D) {
   int rb = sb->cols * sb->eb;
   if (!sb->swz) return;
   if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
-  if (aeb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
+  if (aeb != 2 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit and tf32 operands only K-major */
   if (sb->stage_bytes % 1024) return;
   sb->wg_atoms = !bk || rb > 128;
   sb->wg_kmajor = bk;

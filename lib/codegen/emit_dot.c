@@ -275,6 +275,8 @@ static void load_b(cg *g, const dotgeo *q, opsrc *sb, int kk, frags *fr) {
     load_b_kn8(g, q, sb, kk, fr);
     return;
   }
+  /* (an f32 B is never kept [K][N] in shared memory: staged as [N][K], not streamed) */
+  if (!sb->kcontig && q->eb == 4) TL_INTERNAL(g->ctx, "codegen: tf32 B read [K][N] (no ldmatrix .trans of 32-bit)");
   for (int ni = 0; ni < q->nrep; ni += 2) {
     int nmat = ni + 1 < q->nrep ? 4 : 2;
     LLVMValueRef addr;
@@ -321,29 +323,23 @@ void cg_emit_dot(cg *g, tl_op *o) {
   memset(&q, 0, sizeof q);
   int32_t M = q.M = at->shape[0], K = q.K = at->shape[1], N = q.N = bt->shape[1];
   tl_dtype adt = (tl_dtype)at->dtype, bdt = (tl_dtype)bt->dtype;
-  const char *ty, *tyb;
-  int eb, kstep;
-  bool fp8 = (adt == TL_F8E4M3 || adt == TL_F8E5M2) && (bdt == TL_F8E4M3 || bdt == TL_F8E5M2);
+  bool fp8 = tl_dtype_is_fp8(adt) && tl_dtype_is_fp8(bdt);
   if (adt != bdt && !fp8) cg_unsupported(g, "dot of %s by %s (cast one operand)", tl_dtype_name(adt), tl_dtype_name(bdt));
-  tyb = bdt == TL_F8E4M3 ? "e4m3" : "e5m2";
-  if (adt == TL_BF16 || adt == TL_F16) {
-    ty = tyb = adt == TL_BF16 ? "bf16" : "f16";
-    eb = 2;
-    kstep = 16;
-  } else if (adt == TL_F8E4M3 || adt == TL_F8E5M2) {
-    if (g->sm < 89) cg_unsupported(g, "dot on %s needs sm_89 or newer (mma.sync m16n8k32)", tl_dtype_name(adt));
-    ty = adt == TL_F8E4M3 ? "e4m3" : "e5m2";
-    eb = 1;
-    kstep = 32;
-  } else {
-    cg_unsupported(g, "dot on %s operands (tensor cores take bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(adt));
-  }
+  /* k of one instruction: 32 bytes of a K row (16-bit: k16, 8-bit: k32, tf32: k8) */
+  int kstep = tl_dot_kstep(adt), eb = tl_dtype_bytes(adt);
+  const char *ty = cg_mma_type(adt), *tyb = cg_mma_type(bdt);
+  if (!kstep) cg_unsupported(g, "dot on %s operands (tensor cores take bf16, f16, f8e4m3, f8e5m2, i8, f32 as tf32)", tl_dtype_name(adt));
+  if (fp8 && g->sm < 89) cg_unsupported(g, "dot on %s needs sm_89 or newer (mma.sync m16n8k32)", tl_dtype_name(adt));
+  if (g->sm < 80) cg_unsupported(g, "dot on %s needs sm_80 or newer (mma.sync)", tl_dtype_name(adt));
   /* wgmma's warp tiling is also an mma.sync one: the fallback when the
    * operands do not stream */
   if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE && e->instr != TL_SCHED_MMA_WGMMA &&
-      e->instr != (kstep == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16))
-    cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr, kstep == 32 ? "m16n8k32" : "m16n8k16");
-  if (rt->dtype != TL_F32) cg_unsupported(g, "dot accumulating in %s (only f32)", tl_dtype_name((tl_dtype)rt->dtype));
+      e->instr != tl_sched_mma_sync_of_k(kstep))
+    cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr,
+                   tl_sched_instr_name(tl_sched_mma_sync_of_k(kstep)));
+  if (rt->dtype != tl_dot_acc_dtype(adt))
+    cg_unsupported(g, "dot of %s accumulating in %s (%s only)", tl_dtype_name(adt), tl_dtype_name((tl_dtype)rt->dtype),
+                   tl_dtype_name(tl_dot_acc_dtype(adt)));
   if (M < 16 || N < 8 || K < kstep)
     cg_unsupported(g, "dot of shape %dx%dx%d (needs M >= 16, N >= 8, K >= %d)", M, N, K, kstep);
   const tl_layout *lc = cg_layout(g, res);
