@@ -64,7 +64,7 @@ lib.tilec_version_string.restype = C.c_char_p
 lib.tilec_program_text.restype = C.c_char_p
 
 DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32),
-      torch.int32: (0, 32), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
+      torch.int32: (0, 32), torch.int8: (0, 8), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
 
 def check(st, what, prog=None):
     if st != 0:
@@ -242,6 +242,59 @@ def gemm_fp8():
             ms = bench(f)
             row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 " + ("fast" if fast else "accurate"),
                 fl / ref[fast] / 1e9, err)
+
+# ---- int8 GEMM (per-row / per-column scales) and tf32 ----------------------------------
+def gemm_int8():
+    # examples/quant_int8_gemm.tile cutlass_quant_int8_gemm: Y = (A W^T) * sa[:, None] * sw[None, :],
+    # int8 A [M, K], int8 W [N, K] (K-major, the layout cuBLAS's int8 GEMM takes), bf16 Y.  Beside:
+    # torch._int_mm + the scales in eager torch (what a torch user writes), torch._int_mm alone (i32
+    # out: the cuBLAS int8 kernel), and the bf16 cuBLAS GEMM of the same shape (the goal: >= 1.5x it).
+    variants = [""] + [v for v in args.gemm_variants.split(",") if v]
+    ks = [with_env(v, lambda: Kernel(ex("quant_int8_gemm.tile"), kernel="cutlass_quant_int8_gemm")) for v in variants]
+    sizes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 28672, 4096),
+                                                     (8192, 4096, 14336)]
+    if args.gemm_sizes:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.gemm_sizes.split(",")]
+    for M, N, K in sizes:
+        a = torch.randint(-128, 128, (M, K), device="cuda", dtype=torch.int8)
+        w = torch.randint(-128, 128, (N, K), device="cuda", dtype=torch.int8)
+        sa = torch.rand(M, device="cuda") * 0.02 + 1e-3
+        sw = torch.rand(N, device="cuda") * 0.02 + 1e-3
+        fl = 2 * M * N * K
+        ab, wb = a.to(torch.bfloat16), w.to(torch.bfloat16)
+        ms_bf16 = bench(lambda: ab @ wb.t())
+        ms_im = bench(lambda: torch._int_mm(a, w.t()))
+        ms_ims = bench(lambda: (torch._int_mm(a, w.t()).float() * sa[:, None] * sw[None, :]).to(torch.bfloat16))
+        ref = (torch._int_mm(a, w.t()).float() * sa[:, None] * sw[None, :]).to(torch.bfloat16)
+        for v, k in zip(variants, ks):
+            y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, w, sa, sw, y)
+            f(); torch.cuda.synchronize()
+            exact = bool(torch.equal(y.view(torch.int16), ref.view(torch.int16)))
+            err = relerr(y, ref)
+            ms = bench(f)
+            tag = "int8 GEMM row/col scales" + (f" [{v}]" if v else "")
+            row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "torch._int_mm + scales", fl / ms_ims / 1e9, err)
+            row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "torch._int_mm (i32 out)", fl / ms_im / 1e9, err)
+            row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "cuBLAS bf16 GEMM", fl / ms_bf16 / 1e9, err)
+            print(f"int8 {M}x{N}x{K}{' ' + v if v else ''}: bit-identical to torch: {exact}", flush=True)
+
+def gemm_tf32():
+    # examples/gemm_tf32.tile cutlass_gemm_tf32_tn (BT [N, K]) against torch f32 matmul with TF32 allowed
+    k = Kernel(ex("gemm_tf32.tile"), kernel="cutlass_gemm_tf32_tn")
+    for N in ([4096] if args.quick else [4096, 8192]):
+        a = torch.randn(N, N, device="cuda")
+        bt = torch.randn(N, N, device="cuda")
+        torch.backends.cuda.matmul.allow_tf32 = True
+        ms_ref = bench(lambda: a @ bt.t())
+        torch.backends.cuda.matmul.allow_tf32 = False
+        c = torch.full((N, N), float("nan"), device="cuda")
+        f = k.bind(a, bt, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, a.double() @ bt.double().t())
+        ms = bench(f)
+        fl = 2 * N ** 3
+        row("tf32 GEMM TN", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS tf32", fl / ms_ref / 1e9, err)
 
 # ---- attention forward ----------------------------------------------------------------
 def attn():
@@ -671,6 +724,8 @@ if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
+if "int8" in only: safe(gemm_int8, "gemm int8")
+if "tf32" in only: safe(gemm_tf32, "gemm tf32")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
