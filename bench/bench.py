@@ -63,7 +63,7 @@ lib.tilec_kernel_origin.restype = C.c_char_p
 lib.tilec_version_string.restype = C.c_char_p
 lib.tilec_program_text.restype = C.c_char_p
 
-DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32),
+DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32), torch.int64: (0, 64),
       torch.int32: (0, 32), torch.int8: (0, 8), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
 
 def check(st, what, prog=None):
@@ -621,7 +621,8 @@ def gemm_small_m():
                ({"BM": 64}, {})]
     ks = [Kernel(ex("gemm_small_m.tile"), d, "gemm_small_m", options=o) for d, o in configs]
     kc = Kernel(ex("gemm.tile"))
-    shapes = [(16, 4096, 4096)] if args.quick else \
+    ksplit = {sp: Kernel(ex("splitk_gemm.tile"), {"BM": 16, "BN": 64, "BK": 128, "SPLIT": sp}) for sp in (4, 8)}
+    shapes = [(16, 4096, 4096), (16, 4096, 14336)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (16, 14336, 4096),
          (16, 4096, 14336), (64, 28672, 4096), (128, 14336, 4096)]
     for M, N, K in shapes:
@@ -639,6 +640,17 @@ def gemm_small_m():
             wbytes = K * N * 2
             name = "cutlass_gemm" if k is None else "small_m " + (",".join(f"{x}={y}" for x, y in {**d, **o}.items()) or "default")
             row("gemm small M", f"{M}x{N}x{K} {name}", ms, "GB/s(B)", wbytes / ms / 1e6, "cuBLAS", wbytes / ms_ref / 1e6, err)
+        # split-K (examples/splitk_gemm.tile, f32 atomics into a zeroed C; the zeroing is timed too)
+        for split, kspl in ksplit.items():
+            c32 = torch.full((M, N), float("nan"), device="cuda")
+            f = kspl.bind(a, b, c32)
+            def g():
+                c32.zero_(); f()
+            g(); torch.cuda.synchronize()
+            err = relerr(c32, ref)
+            ms = bench(g)
+            row("gemm small M", f"{M}x{N}x{K} splitk BM=16,BN=64,BK=128,SPLIT={split}", ms, "GB/s(B)",
+                K * N * 2 / ms / 1e6, "cuBLAS", K * N * 2 / ms_ref / 1e6, err)
 
 # ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
 def copy_bandwidth():
@@ -719,6 +731,107 @@ def decode():
                 print(f"decode contig B{B} L{L}: {kv / msc / 1e6 / bw:.3f} of the copy bandwidth", flush=True)
             del Kc, Vc, kk, vv
 
+# ---- MoE grouped GEMM (examples/moe_gemm.tile) against the dense GEMM of the same total size ----------
+def moe_gemm():
+    k = Kernel(ex("moe_gemm.tile"))
+    BM = 128
+    cases = [(8, 4096, 2, 14336, 4096)] if args.quick else \
+        [(8, 4096, 2, 14336, 4096), (8, 4096, 2, 4096, 14336), (64, 4096, 8, 2048, 7168), (8, 512, 2, 14336, 4096)]
+    for E, T, TOPK, N, K in cases:  # Mixtral-8x7B (gate/up, down), DeepSeek-V3-like, a small batch
+        g = torch.Generator(device="cuda"); g.manual_seed(E * T)
+        choice = torch.stack([torch.randperm(E, device="cuda", generator=g)[:TOPK] for _ in range(T)])
+        counts = torch.bincount(choice.flatten(), minlength=E).tolist()
+        padded = [-(-c // BM) * BM for c in counts]
+        M = sum(padded)
+        x = torch.zeros(M, K, device="cuda", dtype=torch.bfloat16)
+        starts = [sum(padded[:e]) for e in range(E)]
+        for e in range(E):
+            x[starts[e]:starts[e] + counts[e]] = torch.randn(counts[e], K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
+        te = torch.cat([torch.full((p // BM,), e, dtype=torch.int32) for e, p in enumerate(padded)]).cuda()
+        y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = k.bind(x, w, te, y)
+        f(); torch.cuda.synchronize()
+        ref = torch.cat([x[starts[e]:starts[e] + padded[e]].float() @ w[e].float().t() for e in range(E)])
+        err = relerr(y, ref)
+        ms = bench(f)
+        loop = lambda: [x[starts[e]:starts[e] + padded[e]] @ w[e].t() for e in range(E)]
+        ms_loop = bench(loop)
+        wd = w[0]  # the dense GEMM of the same total size: M x N x K with one weight
+        ms_dense = bench(lambda: x @ wd.t())
+        fl = 2 * M * N * K
+        shape = f"E{E} T{T} top{TOPK} M{M} N{N} K{K}"
+        row("moe grouped gemm", shape, ms, "TFLOP/s", fl / ms / 1e9, "dense cuBLAS same size", fl / ms_dense / 1e9, err)
+        row("moe grouped gemm", shape, ms, "TFLOP/s", fl / ms / 1e9, "torch per-expert loop", fl / ms_loop / 1e9, err)
+
+# ---- top-k / top-p sampling over a Llama-3 vocabulary (examples/topk_sample.tile) ----------------------
+def topk_sample():
+    k1 = Kernel(ex("topk_sample.tile"), kernel="topk_candidates")
+    k2 = Kernel(ex("topk_sample.tile"), kernel="topk_sample")
+    V, TOPK, TOPP, TEMP = 128256, 50, 0.9, 0.8
+    def torch_sample(logits):
+        v, i = torch.topk(logits, TOPK, dim=-1)
+        p = torch.softmax(v / TEMP, dim=-1)
+        keep = (torch.cumsum(p, -1) - p) < TOPP
+        p = torch.where(keep, p, 0.0)
+        p = p / p.sum(-1, keepdim=True)
+        return i.gather(-1, torch.multinomial(p, 1)), p
+    compiled = torch.compile(torch_sample)
+    for B in ([1, 64] if args.quick else [1, 16, 64, 256]):
+        logits = torch.randn(B, V, device="cuda") * 3
+        NC = -(-V // 4096) * 64
+        cand = torch.empty(B, NC, device="cuda", dtype=torch.int64)
+        out = torch.full((B,), -1, device="cuda", dtype=torch.int32)
+        prob = torch.full((B,), float("nan"), device="cuda")
+        f1 = k1.bind(logits, cand)
+        f2 = k2.bind(cand, out, prob, TOPK, TOPP, TEMP, 1234)
+        def f():
+            f1(); f2()
+        f(); torch.cuda.synchronize()
+        # the token must be one torch keeps, with torch's renormalised probability
+        v, i = torch.topk(logits.double(), TOPK, dim=-1)
+        p = torch.softmax(v / TEMP, dim=-1)
+        keep = (torch.cumsum(p, -1) - p) < TOPP
+        p = torch.where(keep, p, 0.0); p = p / p.sum(-1, keepdim=True)
+        hit = (i == out.long()[:, None])
+        ok = bool((hit & keep).any(-1).all())
+        want = (p * hit).sum(-1)
+        err = float((prob.double() - want).abs().max()) if ok else float("inf")
+        ms = bench(f)
+        compiled(logits); torch.cuda.synchronize()
+        ms_eager = bench(lambda: torch_sample(logits))
+        ms_comp = bench(lambda: compiled(logits))
+        # rows sampled per millisecond (higher is better, so the ratio reads like the others)
+        row("topk sample", f"B{B} V{V} k{TOPK} p{TOPP}", ms, "rows/ms", B / ms, "torch eager", B / ms_eager, err)
+        row("topk sample", f"B{B} V{V} k{TOPK} p{TOPP}", ms, "rows/ms", B / ms, "torch.compile", B / ms_comp, err)
+        print(f"topk B{B}: tilec {ms * 1e3:.1f} us, eager {ms_eager * 1e3:.1f}, torch.compile {ms_comp * 1e3:.1f} "
+              f"(speed-up {ms_eager / ms:.2f}x / {ms_comp / ms:.2f}x); token in torch's kept set: {ok}", flush=True)
+
+# ---- W4A16: int4 weights, group-wise scales (examples/gemm_w4a16.tile) beside the bf16 cuBLAS GEMM ---------
+def gemm_w4a16():
+    G = 128
+    shapes = [(1, 4096, 4096), (16, 4096, 4096)] if args.quick else \
+        [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
+    ks = {bm: Kernel(ex("gemm_w4a16.tile"), {"BM": bm}) for bm in (16, 64)}
+    for M, N, K in shapes:
+        k = ks[16 if M <= 16 else 64]
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (K // 8, N), device="cuda", dtype=torch.int32)
+        sc = (torch.rand(K // G, N, device="cuda") * 0.02 + 0.01).to(torch.bfloat16)
+        zs = (sc.float() * 8).to(torch.bfloat16)
+        shifts = (4 * (torch.arange(K, device="cuda") % 8)).view(K, 1)
+        q = (wq.repeat_interleave(8, 0) >> shifts) & 15
+        w = (q.float() * sc.float().repeat_interleave(G, 0) - zs.float().repeat_interleave(G, 0)).to(torch.bfloat16)
+        ref = a.float() @ w.float()
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = k.bind(a, wq, sc, zs, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, ref)
+        ms = bench(f)
+        ms_ref = bench(lambda: a @ w)
+        fl = 2 * M * N * K
+        row("w4a16 gemm", f"{M}x{N}x{K} G{G}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape", fl / ms_ref / 1e9, err)
+
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
@@ -732,6 +845,9 @@ if "decode" in only: safe(decode, "decode")
 if "smallm" in only: safe(gemm_small_m, "gemm small M")
 if "attnbwd" in only: safe(attn_bwd, "attn bwd")
 if "rows" in only: safe(rows_bw, "rows")
+if "moe" in only: safe(moe_gemm, "moe gemm")
+if "topk" in only: safe(topk_sample, "topk sample")
+if "w4a16" in only: safe(gemm_w4a16, "w4a16")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

@@ -1017,9 +1017,210 @@ static void example_qkv_split_rope(void) {
   compiled_free(c);
 }
 
+/* ---- moe_gemm: grouped GEMM over expert segments padded to BM rows ------------------------------ */
+/* E experts with seg[e] tokens each (some zero); X holds the segments in expert order, each padded
+ * with zero rows to a multiple of BM; tiles past the last segment get expert -1 (zero weights). */
+static void run_moe_gemm(compiled *c, int64_t BM, int64_t E, const int64_t *seg, int64_t extra_tiles, int64_t N,
+                         int64_t K, uint64_t seed) {
+  int64_t M = 0;
+  for (int64_t e = 0; e < E; e++) M += (seg[e] + BM - 1) / BM * BM;
+  int64_t T = M / BM + extra_tiles;
+  M += extra_tiles * BM;
+  int64_t sx[2] = {M, K}, sw[3] = {E, N, K}, sy[2] = {M, N};
+  tl_arg a[4] = {targ(TL_BF16, 2, sx), targ(TL_BF16, 3, sw), targ(TL_I32, 1, &T), targ(TL_BF16, 2, sy)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  tfill_random(&a[1], &g, -1, 1);
+  int32_t *te = a[2].data;
+  int64_t row = 0, t = 0;
+  for (int64_t e = 0; e < E; e++) {
+    int64_t padded = (seg[e] + BM - 1) / BM * BM;
+    for (int64_t r = seg[e]; r < padded; r++)
+      for (int64_t k = 0; k < K; k++) tset_f(&a[0], (row + r) * K + k, 0.0); /* padding rows */
+    for (int64_t i = 0; i < padded / BM; i++) te[t++] = (int32_t)e;
+    row += padded;
+  }
+  for (; t < T; t++) te[t] = -1;
+  tpoison(&a[3]);
+  interpret(kernel(c, "cutlass_moe_gemm"), a, 4);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M; i++) {
+    int32_t e = te[i / BM];
+    for (int64_t j = 0; e >= 0 && j < N; j++)
+      for (int64_t k = 0; k < K; k++) {
+        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], (e * N + j) * K + k);
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+  }
+  char what[128];
+  snprintf(what, sizeof what, "cutlass_moe_gemm E=%lld M=%lld N=%lld K=%lld", (long long)E, (long long)M,
+           (long long)N, (long long)K);
+  check_close(what, &a[3], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_moe_gemm(void) {
+  const tl_define small[] = {{"BM", 16}, {"BN", 32}, {"BK", 16}};
+  compiled *c = compile_example("moe_gemm.tile", small, 3);
+  const int64_t seg1[] = {5, 0, 33, 16}, seg2[] = {1}, seg3[] = {17, 31, 2};
+  run_moe_gemm(c, 16, 4, seg1, 1, 37, 53, 4300);  /* an empty expert, a tile of padding only */
+  run_moe_gemm(c, 16, 1, seg2, 0, 1, 1, 4301);
+  run_moe_gemm(c, 16, 3, seg3, 2, 65, 40, 4302);
+  compiled_free(c);
+  c = compile_example("moe_gemm.tile", NULL, 0);    /* the shipped tiles: 128 x 256 x 64 */
+  const int64_t seg4[] = {130, 7};
+  run_moe_gemm(c, 128, 2, seg4, 0, 257, 65, 4303);
+  compiled_free(c);
+}
+
+/* ---- topk_sample: top-k candidates per chunk (a 64-bit key sort), then top-k / top-p sampling ---- */
+typedef struct vi { float v; int32_t i; } vi;
+static int vi_desc(const void *x, const void *y) { /* the kernel's key order: value, then index, descending */
+  const vi *a = x, *b = y;
+  if (a->v != b->v) return a->v < b->v ? 1 : -1;
+  return a->i < b->i ? 1 : a->i > b->i ? -1 : 0;
+}
+static void run_topk_sample(compiled *c, int64_t BV, int64_t KC, int64_t B, int64_t V, int32_t top_k, double top_p,
+                            double temp, int64_t seed, uint64_t rseed) {
+  int64_t NC = (V + BV - 1) / BV * KC;
+  int64_t sl[2] = {B, V}, sc[2] = {B, NC};
+  tl_arg a[2] = {targ(TL_F32, 2, sl), targ(TL_I64, 2, sc)};
+  rng g = {rseed};
+  tfill_random(&a[0], &g, -4, 4);
+  memset(a[1].data, 0xAB, (size_t)(B * NC) * 8); /* poison */
+  interpret(kernel(c, "topk_candidates"), a, 2);
+  const float *lg = a[0].data;
+  const int64_t *cand = a[1].data;
+  vi *row = malloc(sizeof(vi) * (size_t)V);
+  /* 1. every chunk's KC keys decode to that chunk's largest KC (value, index), in order */
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t ch = 0; ch * BV < V; ch++) {
+      int64_t n = V - ch * BV < BV ? V - ch * BV : BV;
+      for (int64_t j = 0; j < n; j++) row[j] = (vi){lg[b * V + ch * BV + j], (int32_t)(ch * BV + j)};
+      qsort(row, (size_t)n, sizeof(vi), vi_desc);
+      for (int64_t j = 0; j < n && j < KC; j++) {
+        int64_t key = cand[b * NC + ch * KC + j];
+        int32_t hi = (int32_t)(key >> 32), bits = hi >= 0 ? hi : hi ^ 0x7fffffff;
+        float v;
+        memcpy(&v, &bits, 4);
+        cr_assert(v == row[j].v && (int32_t)(key & 0xffffffff) == row[j].i,
+                  "topk_candidates V=%lld row %lld chunk %lld rank %lld: (%g, %d), want (%g, %d)", (long long)V,
+                  (long long)b, (long long)ch, (long long)j, v, (int)(key & 0xffffffff), row[j].v, row[j].i);
+      }
+    }
+  /* 2. the sample against the same steps in double */
+  tl_arg o[3] = {targ(TL_I32, 1, &B), targ(TL_F32, 1, &B)};
+  tpoison(&o[0]);
+  tpoison(&o[1]);
+  tl_arg sa[7] = {a[1], o[0], o[1], sarg_i(top_k), sarg_f(top_p), sarg_f(temp), sarg_i(seed)};
+  interpret(kernel(c, "topk_sample"), sa, 7);
+  const int32_t *out = o[0].data;
+  int64_t near = 0;
+  uint32_t key[2] = {(uint32_t)(uint64_t)seed, (uint32_t)((uint64_t)seed >> 32)};
+  for (int64_t b = 0; b < B; b++) {
+    for (int64_t j = 0; j < V; j++) row[j] = (vi){lg[b * V + j], (int32_t)j};
+    qsort(row, (size_t)V, sizeof(vi), vi_desc);
+    int64_t k = top_k < KC ? top_k : KC;
+    if (k > V) k = V;
+    double e[64], sum = 0, cum = 0, kept[64], ksum = 0;
+    for (int64_t j = 0; j < k; j++) sum += e[j] = exp(((double)row[j].v - row[0].v) / (float)temp);
+    for (int64_t j = 0; j < k; j++) {
+      double p = e[j] / sum;
+      kept[j] = cum < (float)top_p ? e[j] : 0;
+      cum += p;
+      ksum += kept[j];
+    }
+    uint32_t ctr[4] = {(uint32_t)b, 0, 0, 0}, w[4];
+    tl_philox4x32_10(ctr, key, w);
+    double u = (double)tl_rand_uniform(w[0]) * ksum, acc = 0;
+    int64_t pick = 0;
+    bool close = false;
+    for (int64_t j = 0; j < k; j++) {
+      acc += kept[j];
+      if (fabs(acc - u) < 1e-5 * ksum) close = true; /* f32 vs double may pick the neighbour */
+      if (acc > u) { pick = j; break; }
+    }
+    if (close) { near++; continue; }
+    cr_assert(out[b] == row[pick].i, "topk_sample V=%lld k=%d p=%g row %lld: token %d, want %d (rank %lld)",
+              (long long)V, top_k, top_p, (long long)b, out[b], row[pick].i, (long long)pick);
+    double pr = tget_f(&o[1], b);
+    cr_assert(fabs(pr - kept[pick] / ksum) <= 1e-5, "topk_sample V=%lld row %lld pick %lld: prob %.7g, want %.7g", (long long)V, (long long)b, (long long)pick, pr,
+              kept[pick] / ksum);
+  }
+  cr_assert(near <= B / 8 + 1, "topk_sample: %lld of %lld rows too close to call", (long long)near, (long long)B);
+  free(row);
+  for (int i = 0; i < 2; i++) free(a[i].data), free(o[i].data);
+}
+
+static void example_topk_sample(void) {
+  const tl_define small[] = {{"BV", 256}, {"KC", 16}, {"BC", 1024}};
+  compiled *c = compile_example("topk_sample.tile", small, 3);
+  run_topk_sample(c, 256, 16, 5, 1000, 16, 0.9, 1.0, 7, 4400);   /* a ragged last chunk */
+  run_topk_sample(c, 256, 16, 3, 9000, 5, 0.5, 0.7, -3, 4401);    /* 36 chunks */
+  run_topk_sample(c, 256, 16, 4, 17, 16, 1.0, 2.0, 99, 4402);     /* fewer logits than KC */
+  run_topk_sample(c, 256, 16, 9, 4096, 1, 0.8, 1.0, 5, 4403);     /* top_k = 1: greedy */
+  compiled_free(c);
+  c = compile_example("topk_sample.tile", NULL, 0);                /* the shipped tiles */
+  run_topk_sample(c, 4096, 64, 2, 128256, 50, 0.95, 0.8, 1234, 4404);
+  compiled_free(c);
+}
+
+/* ---- gemm_w4a16: int4 weights packed 8 to an i32 along K, group-wise scale and zero ---------------- */
+static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  int64_t KW = K / 8, NG = K / G;
+  int64_t sa[2] = {M, K}, sw[2] = {KW, N}, sg[2] = {NG, N}, sc[2] = {M, N};
+  tl_arg a[5] = {targ(TL_BF16, 2, sa), targ(TL_I32, 2, sw), targ(TL_BF16, 2, sg), targ(TL_BF16, 2, sg),
+                 targ(TL_BF16, 2, sc)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -1, 1);
+  int32_t *wq = a[1].data;
+  for (int64_t i = 0; i < KW * N; i++) wq[i] = (int32_t)(uint32_t)rng_u64(&g); /* every nibble 0..15 */
+  tfill_random(&a[2], &g, 0.01, 0.1);
+  tfill_random(&a[3], &g, -0.5, 0.5);
+  tpoison(&a[4]);
+  interpret(kernel(c, "gemm_w4a16"), a, 5);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++) {
+      uint32_t word = (uint32_t)wq[(k / 8) * N + j];
+      double q = (double)(word >> (4 * (k % 8)) & 15);
+      /* the kernel rounds the dequantized weight to bf16 before the dot */
+      float w = tl_bits_to_float(tl_float_to_bits(tl_f64_to_f32((float)(q * tget_f(&a[2], (k / G) * N + j)) -
+                                                                 tget_f(&a[3], (k / G) * N + j)), TL_BF16), TL_BF16);
+      for (int64_t i = 0; i < M; i++) {
+        double p = (double)tget_f(&a[0], i * K + k) * w;
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+    }
+  char what[128];
+  snprintf(what, sizeof what, "gemm_w4a16 G=%lld %lldx%lldx%lld", (long long)G, (long long)M, (long long)N,
+           (long long)K);
+  check_close(what, &a[4], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 5; i++) free(a[i].data);
+}
+
+static void example_gemm_w4a16(void) {
+  const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}};
+  compiled *c = compile_example("gemm_w4a16.tile", small, 4);
+  run_w4a16(c, 64, 1, 37, 128, 4500);
+  run_w4a16(c, 64, 17, 15, 192, 4501);
+  run_w4a16(c, 64, 5, 64, 64, 4502);
+  compiled_free(c);
+  c = compile_example("gemm_w4a16.tile", NULL, 0);
+  run_w4a16(c, 128, 3, 130, 512, 4503);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm)
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm) \
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
