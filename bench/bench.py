@@ -30,6 +30,8 @@ ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
                      "NAME@tma0 = NAME compiled with TILEC_TMA=0 (the cp.async ring), timed in the same process")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
+ap.add_argument("--int8-variants", default="",
+                help="extra int8 GEMM configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--decode-variants", default="",
                 help="decode: extra configurations WARPS:BT[:STAGES],... (0 = default) timed beside the default (pages of max(64, BT))")
 ap.add_argument("--once", action="store_true",
@@ -251,6 +253,11 @@ def gemm_int8():
     # out: the cuBLAS int8 kernel), and the bf16 cuBLAS GEMM of the same shape (the goal: >= 1.5x it).
     variants = [""] + [v for v in args.gemm_variants.split(",") if v]
     ks = [with_env(v, lambda: Kernel(ex("quant_int8_gemm.tile"), kernel="cutlass_quant_int8_gemm")) for v in variants]
+    for v in filter(None, args.int8_variants.split(",")):
+        bm, bn, bk, w, st = (int(x) for x in v.split(":"))
+        variants.append(f"{bm}x{bn}x{bk} w{w} s{st}")
+        ks.append(Kernel(ex("quant_int8_gemm.tile"), kernel="cutlass_quant_int8_gemm", defines={"BM": bm, "BN": bn, "BK": bk},
+                         options={"warps": w, "stages": st}))
     sizes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 28672, 4096),
                                                      (8192, 4096, 14336)]
     if args.gemm_sizes:

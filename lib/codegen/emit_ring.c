@@ -83,9 +83,11 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
   a = LLVMBuildSelect(g->B, in, a, base, "");
   LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
-  const char *txt = eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
-                            : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }";
-  LLVMValueRef x = cg_asm(g, g->i16, txt, "=h,l,r", args, 2, true);
+  /* 1-, 2- or 4-byte elements (f32: a tf32 dot's operands) */
+  const char *txt = eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
+                    : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }"
+                              : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.b32 $0, [$1]; }";
+  LLVMValueRef x = cg_asm(g, eb == 4 ? g->i32 : g->i16, txt, eb == 4 ? "=r,l,r" : "=h,l,r", args, 2, true);
   LLVMValueRef cb = LLVMBuildMul(g->B, c, cg_i32(g, eb), "");
   LLVMValueRef ch = LLVMBuildLShr(g->B, cb, cg_i32(g, 4), "");
   LLVMValueRef sa = LLVMBuildOr(g->B, cg_slot_off(g, s, r, ch), LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), "");
@@ -100,9 +102,10 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
     sa = LLVMBuildSelect(g->B, kmaj, sa_nk, sa, "");
   }
   LLVMValueRef sargs[3] = {LLVMBuildAdd(g->B, sbase, sa, ""), x, on};
-  cg_asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
-                      : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
-           "r,h,r,~{memory}", sargs, 3);
+  cg_asm_void(g, eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
+                 : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }"
+                           : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b32 [$0], $1; }",
+              eb == 4 ? "r,r,r,~{memory}" : "r,h,r,~{memory}", sargs, 3);
 }
 
 /* Stream s (an 8-bit [K][N] B) is K-major in global memory (K stride 1, N
