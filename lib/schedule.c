@@ -52,6 +52,16 @@ static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
 
 bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L) { return from_iv(f, v, L, 0); }
 
+bool tl_dot_wgmma_kn8(tl_func *f, int32_t D) {
+  tl_op *o = tl_op_at(f, D);
+  tl_value *b = tl_val(f, o->opnd[1]);
+  if (tl_dtype_bytes((tl_dtype)b->type.dtype) != 1 || tl_dtype_bytes((tl_dtype)tl_val(f, o->opnd[0])->type.dtype) != 1)
+    return false;
+  if (b->def >= 0 && tl_op_at(f, b->def)->opc == TL_OP_trans) return false;
+  tl_dot_sched *d = f->sched ? tl_sched_dot(f, D, false) : NULL;
+  return d && d->remapped && d->instr == TL_SCHED_MMA_WGMMA;
+}
+
 int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
                          bool *k_contiguous, const char **why) {
   int32_t L = tl_op_at(f, D)->parent;

@@ -93,6 +93,11 @@ bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L);
  * operand's rows run along K in shared memory (A, or a trans'd B).  An 8-bit
  * B kept [K][N] needs allow_kn8 (codegen's column-paired accumulator).
  * uses: tl_count_uses(f). */
+/* Dot D's B is 8-bit, kept [K][N] (not trans), and mma_remap chose wgmma for
+ * it: codegen streams it [K][N] and transposes each k-step through shared
+ * memory into a K-major buffer that wgmma reads (docs/pipelines.md "8-bit B
+ * [K][N] on wgmma"). */
+bool tl_dot_wgmma_kn8(tl_func *f, int32_t D);
 int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
                          bool *k_contiguous, const char **why);
 

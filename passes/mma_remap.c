@@ -97,17 +97,19 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
     else return "a does not stream, is not a resident load nor a 16-bit cast of an f32 tile (registers)";
   }
-  if (b8 && !kc[1])
-    return at->dtype == TL_F32 ? "f32 b kept [K][N]: wgmma reads tf32 operands only K-major (no transpose for tf32); "
-                                 "give it as trans(load [N][K])"
-                               : "8-bit b kept [K][N]: wgmma reads 8-bit operands only K-major (no transpose for "
-                                 "8-bit); give it as trans(load [N][K])";
+  /* an 8-bit [K][N] b: codegen transposes each k-step's slot through shared
+   * memory into a K-major buffer (one 128-byte atom of N per 128 columns) */
+  if (b8 && !kc[1] && at->dtype == TL_F32)
+    return "f32 b kept [K][N]: wgmma reads tf32 operands only K-major (no transpose for tf32); give it as "
+           "trans(load [N][K])";
+  if (b8 && !kc[1] && N % 128)
+    return "8-bit b kept [K][N] with N not a multiple of 128 (the transposed k-step is read in 128-byte atoms)";
   /* K-major rows: one 32/64/128-byte swizzle atom, or (16-bit) whole
    * 128-byte atoms side by side ([K/64][rows][64] slots) */
   int32_t kb = K * tl_dtype_bytes((tl_dtype)at->dtype);
   bool katoms = !b8 && kb % 128 == 0;
   if (a_src != 2 && !kmajor_rows_ok(kb) && !(katoms && a_src == 1)) return "K rows not 32, 64 or 128 bytes";
-  if (kc[1] && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
+  if ((kc[1] || b8) && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
   *a_from = a_src;
   return NULL;
@@ -155,7 +157,9 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
                      "wgmma.m64n%dk%d, %d warpgroups over M (warps %dx1 of 16x%d), %d per k%d slice; %d accumulator "
                      "regs/thread; %s (mma.sync with these warps if they do not stream)",
                      wn, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64 * (pb.N / wn), wk, pb.N / 2 * (pb.M / (16 * pb.warps)),
-                     a_from == 1   ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
+                     tl_dot_wgmma_kn8(f, id) ? "operands by descriptor: a from its swizzled ring slot, b ([K][N], 8-bit) "
+                                    "from a K-major buffer it is transposed into through shared memory each k-step"
+                     : a_from == 1 ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
                                      "exceed 128 B), b from the swizzled ring slots, by descriptor"
                      : a_from == 2 ? "a from registers (the f32 accumulator fragment packed to 16 bits, if in the mma "
                                      "layout), b from the swizzled ring slots by descriptor"

@@ -503,6 +503,18 @@ static LLVMValueRef iv_plus(cg *g, LLVMValueRef lo64, int k, LLVMValueRef step64
   return ivty == g->i64 ? x : LLVMBuildTrunc(g->B, x, ivty, "");
 }
 
+/* The parity of the transposed-B buffers (cg_stream.wg_tr with two of
+ * them) starts at 0 with the loop. */
+static void init_tr_parity(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op || !s->wg_tr || s->tr_nbuf < 2) continue;
+    if (!s->trv) s->trv = LLVMBuildAlloca(g->PB, g->i32, "tr.parity");
+    LLVMBuildStore(g->B, cg_i32(g, 0), s->trv);
+  }
+}
+
 /* Ring prologue: stages 0..S-2 issued at the builder's position, before
  * the loop (branchy: real branches for the slow copies); slot counters. */
 static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty, bool branchy) {
@@ -518,6 +530,7 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   }
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
+  init_tr_parity(g, R);
   R->pre_done = true;
 }
 
@@ -549,6 +562,7 @@ static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef
   LLVMPositionBuilderAtEnd(g->B, jb);
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S - 1 - R->lag), R->wrv);
+  init_tr_parity(g, R);
 }
 
 void cg_loop_preheader(cg *g, int32_t for_op) {
