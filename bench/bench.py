@@ -286,6 +286,57 @@ def gemm_int8():
             row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "cuBLAS bf16 GEMM", fl / ms_bf16 / 1e9, err)
             print(f"int8 {M}x{N}x{K}{' ' + v if v else ''}: bit-identical to torch: {exact}", flush=True)
 
+def gemm_fp8x():
+    # fp8 beyond TN: B kept [K, N] on wgmma (cutlass_gemm_fp8_nn: each k-step's [K][N] slot transposed
+    # through shared memory into a K-major buffer) against cuBLAS TN (cuBLAS takes only TN for fp8), and
+    # DeepSeek-V3 block scales (gemm_fp8_blockscale.tile: 1x128 activation, 128x128 weight scales, per
+    # k-block code) against tilec's per-tensor cutlass_gemm_fp8_tn on the same tile (the goal: within 10 %).
+    knn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn")
+    knn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn", defines={"BM": 128},
+                      options={"fp8-acc": "fast", "warps": 8, "stages": 4})
+    ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
+    kbs = Kernel(ex("gemm_fp8_blockscale.tile"), kernel="cutlass_gemm_fp8_blockscale")
+    for N in ([4096] if args.quick else [4096, 8192]):
+        a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+        bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K]
+        b = bt.t().contiguous()                                           # [K, N] row-major
+        one = torch.tensor(1.0, device="cuda")
+        ref = {fast: bench(lambda: torch._scaled_mm(a, bt.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=fast))
+               for fast in (False, True)}
+        fl = 2 * N ** 3
+        exact = a.float() @ bt.float().t()
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        ftn = ktn.bind(a, bt, c, 1.0, 1.0)
+        ftn(); torch.cuda.synchronize()
+        ms_tn = bench(ftn)
+        for name, k, fast in (("fp8 NN promote (wgmma, B [K,N] transposed in smem)", knn, False),
+                              ("fp8 NN fast 128x128 w8 s4", knn_fast, True)):
+            c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, b, c, 0.5, 2.0)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, exact)
+            ms = bench(f)
+            row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 TN " + ("fast" if fast else "accurate"),
+                fl / ref[fast] / 1e9, err)
+        KB = N // 128
+        sa = torch.rand(N, KB, device="cuda") + 0.5
+        sw = torch.rand(N // 128, KB, device="cuda") + 0.5
+        # fp64 reference: sum over k-blocks of the block product times its scales
+        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float64)
+        for kb in range(KB):
+            blk = a[:, kb * 128:(kb + 1) * 128].double() @ bt[:, kb * 128:(kb + 1) * 128].double().t()
+            refbs += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[None, :]
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = kbs.bind(a, bt, sa, sw, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, refbs)
+        ms = bench(f)
+        row("fp8 blockscale 1x128/128x128", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "tilec fp8 TN per-tensor",
+            fl / ms_tn / 1e9, err)
+        row("fp8 blockscale 1x128/128x128", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 TN accurate",
+            fl / ref[False] / 1e9, err)
+        del refbs
+
 def gemm_tf32():
     # examples/gemm_tf32.tile cutlass_gemm_tf32_tn (BT [N, K]) against torch f32 matmul with TF32 allowed
     k = Kernel(ex("gemm_tf32.tile"), kernel="cutlass_gemm_tf32_tn")
@@ -845,6 +896,7 @@ if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "int8" in only: safe(gemm_int8, "gemm int8")
+if "fp8x" in only: safe(gemm_fp8x, "gemm fp8x")
 if "tf32" in only: safe(gemm_tf32, "gemm tf32")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")

@@ -97,6 +97,29 @@ static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot) {
   return tl_op_inside(f, def_op(f, a), F) || tl_op_inside(f, def_op(f, b), F);
 }
 
+/* A per-k-block scaled GEMM (block-scaled fp8, examples/gemm_fp8_blockscale.tile):
+ * p = dot(load, load, constant) inside loop F, and some carried slot's
+ * yielded value is computed from both p and that slot (acc + p * scale). */
+static bool scaled_gemm_dot(router *R, int32_t F, int32_t dot) {
+  tl_func *f = R->f;
+  tl_op *o = tl_op_at(f, dot);
+  int32_t c = def_op(f, o->opnd[2]);
+  if (c < 0 || tl_op_at(f, c)->opc != TL_OP_const) return false;
+  int32_t a = strip(f, o->opnd[0], true), b = strip(f, o->opnd[1], true);
+  if (!is_load(f, a) || !is_load(f, b) || !(tl_op_inside(f, def_op(f, a), F) || tl_op_inside(f, def_op(f, b), F)))
+    return false;
+  tl_region *body = &tl_op_at(f, F)->regions[0];
+  for (int k = 0; k + 1 < body->args.len; k++) {
+    int32_t y = yielded(f, F, k);
+    if (y < 0 || find_upstream(R, y, F, is_dot, -1) != dot) continue;
+    /* the carried value itself among y's operands' sources */
+    int32_t d = def_op(f, y);
+    for (int i = 0; d >= 0 && i < tl_op_at(f, d)->nopnd; i++)
+      if (carried_slot(f, strip(f, tl_op_at(f, d)->opnd[i], false), F) == k) return true;
+  }
+  return false;
+}
+
 /* acc = dot(cast(exp(s - max)), V, carried * rescale) where s comes from
  * another dot of the loop, with a reduce-max before the exp and a reduce-sum
  * of the exp in the loop (the online softmax of flash attention). */
@@ -143,7 +166,7 @@ static main_loop classify_for(router *R, int32_t F) {
       ml.dots[0] = score, ml.dots[1] = op, ml.ndots = 2;
       return ml;
     }
-    if (ml.kind == LOOP_NONE && gemm_like_dot(f, F, op)) {
+    if (ml.kind == LOOP_NONE && (gemm_like_dot(f, F, op) || scaled_gemm_dot(R, F, op))) {
       ml.kind = LOOP_GEMM;
       ml.dots[0] = op, ml.ndots = 1;
     }

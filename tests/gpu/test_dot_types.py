@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_quant_int8.py: the new tensor-core operand types on the GPU against torch.
+"""test_dot_types.py: the newer tensor-core operand paths on the GPU against torch.
 
 examples/quant_int8_gemm.tile (i8 x i8 -> i32 dot, per-row and per-column f32 scales, bf16 out):
 random int8 over the whole range [-128, 127], ragged sizes (1, tile - 1, tile + 1, primes,
@@ -18,7 +18,16 @@ sqrt(K) 2^-24 typically).  Self-test: the reference from operands ROUNDED to nea
 fail the same check on these data (so the test tells truncation from rounding), and the distance
 of the GPU result to both references is printed.
 
-  python3 tests/gpu/test_quant_int8.py [--lib build/libtilec.so] [--examples examples]
+examples/gemm_fp8.tile cutlass_gemm_fp8_nn (8-bit B kept [K, N] on wgmma: each k-step transposed
+through shared memory), promote (one K-major buffer) and fast 128x128 on 8 warps (two buffers,
+a wgmma group in flight): fp8 inputs are exact in f32, so the reference is the fp64 product;
+tolerance ||C - ref|| / ||ref|| <= 1e-2 and max |C - ref| <= 2e-2 max |ref| (bf16 output, the
+tensor core's ~13-bit sums over 128 K (promote) or over all of K (fast)), and the same kernel
+must not be closer to the product with B transposed wrongly (self-test: ref of B^T differs).
+examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
+sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
+
+  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -40,10 +49,10 @@ def main():
     try:
         import torch
     except ImportError:
-        print("test_quant_int8: no torch: skipped")
+        print("test_dot_types: no torch: skipped")
         return 77
     if not torch.cuda.is_available():
-        print("test_quant_int8: no GPU: skipped")
+        print("test_dot_types: no GPU: skipped")
         return 77
     lib = arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so")))
     os.environ["TILEC_LIBRARY"] = os.path.abspath(lib)
@@ -51,16 +60,16 @@ def main():
     exdir = arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples")))
     seed = int(os.environ.get("TILEC_SEED", "20261201"))
     gen = torch.Generator(device="cpu").manual_seed(seed)
-    print("test_quant_int8: seed", seed)
+    print("test_dot_types: seed", seed)
     fails = 0
 
-    def compiled(name, kernel, env=None):
+    def compiled(name, kernel, env=None, defines=None, **opts):
         old = {}
         for k, v in (env or {}).items():
             old[k] = os.environ.get(k)
             os.environ[k] = v
         try:
-            return tilec.compile(os.path.join(exdir, name))[kernel]
+            return tilec.compile(os.path.join(exdir, name), defines, **opts)[kernel]
         finally:
             for k, v in old.items():
                 if v is None: os.environ.pop(k, None)
@@ -133,7 +142,53 @@ def main():
                 fails += 1
             else:
                 print(f"ok {tag}: max err/(|A||B|) {err:.3g} (to the rounded reference {err_rn:.3g})")
-    print("test_quant_int8:", "FAIL" if fails else "PASS", f"({fails} failures)")
+    # ---- fp8 B [K, N] on wgmma, block scales ------------------------------------------------
+    def close(c, ref, tag, other=None):
+        nonlocal fails
+        c = c.double()
+        err = ((c - ref).norm() / ref.norm()).item() if ref.norm() > 0 else (c - ref).abs().max().item()
+        mx = (c - ref).abs().max().item()
+        ok = err <= 1e-2 and mx <= 2e-2 * max(ref.abs().max().item(), 1e-30) and not c.isnan().any()
+        if other is not None and ok:
+            e2 = ((c - other).norm() / other.norm()).item()
+            if e2 <= 1e-2:
+                print(f"FAIL self-test {tag}: as close to the wrong reference ({e2:.3g})")
+                fails += 1
+                return
+        print(f"{'ok' if ok else 'FAIL'} {tag}: rel err {err:.3g}, max abs err {mx:.3g}")
+        if not ok:
+            fails += 1
+
+    f8 = torch.float8_e4m3fn
+    for tag, k in (("cutlass_gemm_fp8_nn promote", compiled("gemm_fp8.tile", "cutlass_gemm_fp8_nn")),
+                   ("cutlass_gemm_fp8_nn fast 128x128 w8 s4",
+                    compiled("gemm_fp8.tile", "cutlass_gemm_fp8_nn", None, {"BM": 128}, fp8_acc="fast", warps=8,
+                             stages=4))):
+        for M, N, K in SIZES + [(256, 256, 256)]:
+            a = (torch.randn(M, K, generator=gen)).to(f8)
+            b = (torch.randn(K, N, generator=gen)).to(f8)
+            ref = a.double() @ b.double()
+            c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            k(a.cuda(), b.cuda(), c, 0.5, 2.0)
+            torch.cuda.synchronize()
+            wrong = a.double() @ b.double().t().contiguous() if M == N == K and M > 1 else None
+            close(c.cpu(), ref, f"{tag} {M}x{N}x{K}", wrong)
+    kbs = compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")
+    for M, N, K in SIZES:
+        a = torch.randn(M, K, generator=gen).to(f8)
+        w = torch.randn(N, K, generator=gen).to(f8)
+        KB, NB = (K + 127) // 128, (N + 127) // 128
+        sa = torch.rand(M, KB, generator=gen) + 0.5
+        sw = torch.rand(NB, KB, generator=gen) + 0.5
+        ref = torch.zeros(M, N, dtype=torch.float64)
+        for kb in range(KB):
+            blk = a[:, kb * 128:(kb + 1) * 128].double() @ w[:, kb * 128:(kb + 1) * 128].double().t()
+            ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
+        c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        kbs(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), c)
+        torch.cuda.synchronize()
+        close(c.cpu(), ref, f"cutlass_gemm_fp8_blockscale {M}x{N}x{K}")
+    print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
     return 1 if fails else 0
 
 
