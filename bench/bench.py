@@ -12,12 +12,17 @@
 #   each scheduling pass disabled (--disable-pass), time and ratio vs all-on.
 #   --only name: the ptxas "cutlass" entry-name heuristic (same PTX but the
 #   .entry name, with and without "cutlass"; ratio and run-to-run spread).
+#   --only fused: the memory-bound kernels of issue 12 at LLM sizes (rmsnorm, layernorm, add_rmsnorm,
+#   softmax, swiglu, rope, cross_entropy, embedding_rmsnorm, dropout_residual) beside the copy
+#   bandwidth, torch eager and torch.compile, each also with the row passes off (docs/rows.md;
+#   FUSED_ONLY=a,b limits the kernels; run with TILEC_CACHE=0: warps/stages are not in the cache key).
 import argparse, ctypes as C, json, math, os, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
+ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
 ap.add_argument("--only", default="gemm,fp8,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
@@ -633,10 +638,138 @@ def rows_bw():
             print(f"rows {R}x{Cn} {tag}: {by / ms / 1e6 / bw:.3f} of the copy bandwidth; torch eager "
                   f"{by / ms_t / 1e6 / bw:.3f}, torch.compile {by / ms_c / 1e6 / bw:.3f}", flush=True)
 
+
+# ---- fused memory-bound kernels at LLM sizes (issue 12): bytes moved / time, beside the copy
+# bandwidth, torch eager and torch.compile, in one run; each kernel also with the row passes off
+# (docs/rows.md): "before" = row_warps, access_split, row_stream all disabled.
+ROW_VARIANTS = {"default": None, "row_stream on (stages=2)": {"stages": 2}, "no access_split": "access_split",
+                "before (all three off)": "row_stream,access_split,row_warps"}
+
+def fused():
+    bw = copy_bandwidth()
+    print(f"fused: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
+    F = torch.nn.functional
+    bf = torch.bfloat16
+    table = []
+    def case(name, file, kname, defines, args, outs, ref_fn, torch_fn, nbytes, extra=(), variants=None, errf=None):
+        """args: the kernel's arguments (outputs among them, poisoned each time); ref_fn() -> reference of outs[0]"""
+        comp = torch.compile(torch_fn)
+        ms_t = bench(torch_fn)
+        ms_c = bench(comp)
+        vs = list((variants or ROW_VARIANTS).items()) + list(extra)
+        for tag, dis in vs:
+            opts = {}
+            if isinstance(dis, dict):
+                opts = dict(dis); dis = opts.pop("disable", None)
+            for o in outs: o.fill_(float("nan"))
+            k = Kernel(ex(file), defines, kname, disable=dis, options=opts)
+            f = k.bind(*args)
+            f(); torch.cuda.synchronize()
+            err = errf() if errf else relerr(outs[0], ref_fn())
+            ms = bench(f)
+            gbs = nbytes / ms / 1e6
+            row(name, f"{tag}", ms, "GB/s", gbs, "torch.compile", nbytes / ms_c / 1e6, err)
+            table.append((name, tag, gbs / bw, ms_t / ms, ms_c / ms, err))
+            print(f"fused {name} [{tag}]: {gbs / bw:.3f} of copy BW; {ms_t / ms:.3f}x torch eager, {ms_c / ms:.3f}x torch.compile "
+                  f"(eager {nbytes / ms_t / 1e6 / bw:.3f}, compile {nbytes / ms_c / 1e6 / bw:.3f} of copy BW); err {err:.1e}", flush=True)
+    R = 16384
+    only_k = set(filter(None, os.environ.get("FUSED_ONLY", "").split(",")))
+    want = lambda n: not only_k or n in only_k
+    for C in ((4096,) if args.quick else (4096, 8192)):
+        if not want("rmsnorm"): break
+        x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
+        y = torch.empty_like(x)
+        extra = [("row_stream, stages=3", {"stages": 3}), ("warps=8", {"warps": 8}), ("no row_warps", "row_warps")] if C == 4096 else []
+        case(f"rmsnorm {R}x{C}", "rmsnorm.tile", "rmsnorm", {"BC": C}, (x, w, y, 1e-6), (y,),
+             lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
+             lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
+        del x, y
+    C = 4096
+    if want("layernorm"):
+        x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf); b = torch.randn(C, device="cuda", dtype=bf)
+        y = torch.empty_like(x)
+        case(f"layernorm {R}x{C}", "layernorm.tile", "layernorm", {"BC": C}, (x, w, b, y, 1e-5), (y,),
+             lambda: F.layer_norm(x.float(), (C,), w.float(), b.float(), 1e-5), lambda: F.layer_norm(x, (C,), w, b, 1e-5),
+             2 * x.numel() * 2)
+        del x, y
+    if want("add_rmsnorm"):
+        x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
+        w = torch.randn(C, device="cuda", dtype=bf); sm = torch.empty_like(x); y = torch.empty_like(x)
+        def t_add_rms():
+            s_ = x + res
+            return s_, F.rms_norm(s_, (C,), w, 1e-6)
+        case(f"add_rmsnorm {R}x{C}", "add_rmsnorm.tile", "add_rmsnorm", {"BC": C}, (x, res, w, sm, y, 1e-6), (y, sm),
+             lambda: (lambda sf: sf * torch.rsqrt((sf * sf).mean(1, keepdim=True) + 1e-6) * w.float())((x.float() + res.float()).bfloat16().float()),
+             t_add_rms, 4 * x.numel() * 2)
+        del x, res, sm, y
+    for Cs in (4096, 32768):
+        if not want("softmax"): break
+        Rs = R if Cs == 4096 else 2048
+        xs = torch.randn(Rs, Cs, device="cuda", dtype=torch.float32); ys = torch.empty_like(xs)
+        case(f"softmax f32 {Rs}x{Cs}", "softmax.tile", "softmax", {"BC": Cs}, (xs, ys), (ys,),
+             lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4,
+             variants={"default": None, "no access_split": "access_split", "before (all three off)": "row_stream,access_split,row_warps"})
+        del xs, ys
+    if want("swiglu"):
+        Rw, Cw = 8192, 14336
+        a = torch.randn(Rw, Cw, device="cuda", dtype=bf); b2 = torch.randn(Rw, Cw, device="cuda", dtype=bf); y = torch.empty_like(a)
+        case(f"swiglu {Rw}x{Cw}", "swiglu.tile", "swiglu", {}, (a, b2, y), (y,),
+             lambda: F.silu(a.float()) * b2.float(), lambda: F.silu(a) * b2, 3 * a.numel() * 2)
+        del a, b2, y
+    if want("rope"):
+        T, H, D = 16384, 32, 128
+        xr = torch.randn(T, H, D, device="cuda", dtype=bf); yr = torch.empty_like(xr)
+        ang = torch.rand(T, D // 2, device="cuda") * 6.28
+        cs_, sn_ = torch.cos(ang), torch.sin(ang)
+        def t_rope():
+            x1, x2 = xr[..., : D // 2].float(), xr[..., D // 2:].float()
+            c, s_ = cs_[:, None, :], sn_[:, None, :]
+            return torch.cat((x1 * c - x2 * s_, x2 * c + x1 * s_), -1).to(bf)
+        case(f"rope {T}x{H}x{D}", "rope.tile", "rope", {}, (xr, cs_, sn_, yr), (yr,), lambda: t_rope().float(), t_rope,
+             2 * xr.numel() * 2 + 2 * cs_.numel() * 4)
+        del xr, yr
+    if want("cross_entropy"):
+        Rc, V = 4096, 128256
+        xl = torch.randn(Rc, V, device="cuda", dtype=bf) * 3; tg = torch.randint(0, V, (Rc,), device="cuda", dtype=torch.int32)
+        tg[::17] = -100
+        lo = torch.empty(Rc, device="cuda", dtype=torch.float32)
+        tl64 = tg.long()
+        case(f"cross_entropy {Rc}x{V}", "cross_entropy.tile", "cross_entropy", {}, (xl, tg, lo), (lo,),
+             lambda: F.cross_entropy(xl.double(), tl64, reduction="none", ignore_index=-100),
+             lambda: F.cross_entropy(xl, tl64, reduction="none", ignore_index=-100), xl.numel() * 2)
+        del xl
+    if want("embedding_rmsnorm"):
+        V, D = 128256, 4096
+        E = torch.randn(V, D, device="cuda", dtype=bf); w = torch.randn(D, device="cuda", dtype=bf)
+        ids = torch.randint(0, V, (R,), device="cuda", dtype=torch.int32); y = torch.empty(R, D, device="cuda", dtype=bf)
+        ids64 = ids.long()
+        case(f"embedding_rmsnorm {R}x{D} (V {V})", "embedding_rmsnorm.tile", "embedding_rmsnorm", {"BD": D}, (ids, E, w, y, 1e-6), (y,),
+             lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids64].float()),
+             lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2)
+        del E, y
+    if want("dropout_residual"):
+        x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
+        p = 0.1
+        def err_drop():  # every element is res, or res + x / (1 - p) (the mask itself: gpu_test_examples, bit-exact)
+            d = (y.float() - res.float()); keep = (d - x.float() / (1 - p)).abs() <= 0.02 * (x.float().abs() / (1 - p) + res.float().abs()) + 1e-2
+            drop = d.abs() <= 1e-2 * (res.float().abs() + 1e-2)
+            frac = keep.float().mean().item()
+            return float((~(keep | drop)).float().mean().item()) + abs(frac - (1 - p)) * (abs(frac - (1 - p)) > 0.01)
+        case(f"dropout_residual {R}x{C}", "dropout_residual.tile", "dropout_residual", {}, (x, res, y, p, 1234), (y,),
+             None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2, errf=err_drop)
+        del x, res, y
+    print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
+    print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
+    print("|---|---|---|---|---|---|")
+    for n, t, fb, re_, rc, e in table:
+        print(f"| {n} | {t} | {fb:.3f} | {re_:.3f} | {rc:.3f} | {e:.1e} |")
+
 # ---- attention backward (examples/attn_bwd.tile: pre + dK/dV + dQ) beside SDPA's backward --------
 def attn_bwd():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     cases = [(64, 4096, 1)] if args.quick else [(64, 4096, 0), (64, 4096, 1), (128, 4096, 0), (128, 4096, 1)]
+    if args.attnbwd_cases:
+        cases = [tuple(int(x) for x in c.split(":")) for c in args.attnbwd_cases.split(",")]
     Z, H = 4, 16
     for D, S, causal in cases:
         q, k, v, do = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
@@ -653,11 +786,30 @@ def attn_bwd():
                     refs[name] = bench(lambda: torch.autograd.grad(ob, (qb, kb, vb), do, retain_graph=True))
             except Exception as e:
                 print(f"attn bwd {name}: {str(e)[:200]}", flush=True)
-        # the backward's loops are not recognized as main loops yet: `simple`, or `multistage` forced
-        for pipe in ("default", "multistage"):
-            opt = {} if pipe == "default" else {"pipeline": pipe}
-            prog = {kn: Kernel(ex("attn_bwd.tile"), {"D": D, "CAUSAL": causal}, kn, options=opt if kn != "attn_fwd_lse" else {})
-                    for kn in ("attn_fwd_lse", "attn_bwd_pre", "attn_bwd_dkdv", "attn_bwd_dq")}
+        # variants (name, file, options and defines of dK/dV, of dQ, TILEC_SHARED_SLOTS): the example
+        # as routed (its @pipeline attributes), on multistage (mma.sync: one ring slot per K / Q / dO
+        # tile that two dots read), the same with TILEC_SHARED_SLOTS=0 (each dot its own operand: the
+        # shared tiles staged), on cutlass (wgmma), on cutlass with a 128-key dK/dV tile on 8 warps;
+        # TILEC_BWD_OLD=FILE adds the earlier FA2-form kernels of FILE (multistage, slots not shared)
+        P = ex("attn_bwd.tile")
+        ms_, cu_ = {"pipeline": "multistage"}, {"pipeline": "cutlass"}
+        big = ({"pipeline": "cutlass", "warps": 8, "kernel": "attn_bwd_dkdv"}, {"BM": 64 if D == 128 else 32, "BN": 128})
+        variants = [("default", P, ({}, {}), ({}, {}), None),
+                    ("multistage", P, (ms_, {}), (ms_, {}), None),
+                    ("multistage shared-slots-off", P, (ms_, {}), (ms_, {}), "0"),
+                    ("cutlass", P, (cu_, {}), (cu_, {}), None),
+                    ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
+        if os.environ.get("TILEC_BWD_OLD"):
+            variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
+        for pipe, path, (o2, d2), (o3, d3), shared in variants:
+            if shared is not None: os.environ["TILEC_SHARED_SLOTS"] = shared
+            try:
+                base = {"D": D, "CAUSAL": causal}
+                prog = {"attn_fwd_lse": Kernel(path, base, "attn_fwd_lse"), "attn_bwd_pre": Kernel(path, base, "attn_bwd_pre"),
+                        "attn_bwd_dkdv": Kernel(path, {**base, **d2}, "attn_bwd_dkdv", options=o2),
+                        "attn_bwd_dq": Kernel(path, {**base, **d3}, "attn_bwd_dq", options=o3)}
+            finally:
+                os.environ.pop("TILEC_SHARED_SLOTS", None)
             o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
             dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
             sc = D ** -0.5
@@ -670,6 +822,9 @@ def attn_bwd():
             f(); torch.cuda.synchronize()
             err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
             ms = bench(f)
+            ms2, ms3 = bench(f2), bench(f3)
+            print(f"attn bwd D{D} S{S} causal={causal} {pipe}: dK/dV kernel {ms2:.3f} ms, dQ kernel {ms3:.3f} ms, "
+                  f"all {ms:.3f} ms", flush=True)
             for name, ms_ref in refs.items():
                 row("attn bwd", f"D{D} S{S} causal={causal} {pipe}", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
 
@@ -907,6 +1062,7 @@ if "rows" in only: safe(rows_bw, "rows")
 if "moe" in only: safe(moe_gemm, "moe gemm")
 if "topk" in only: safe(topk_sample, "topk sample")
 if "w4a16" in only: safe(gemm_w4a16, "w4a16")
+if "fused" in only: safe(fused, "fused")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

@@ -173,6 +173,12 @@ typedef struct tl_func {
    * warps then counts the consumer warps) and persistent CTAs over tiles */
   int ws;
   bool persist;
+  /* chosen by the row passes for kernels without a dot (docs/rows.md): each vector access
+   * one branch between its vector and its scalar form (access_split), and persistent
+   * CTAs issuing the loads of the tile row_ahead steps later before the current tile's
+   * work (row_stream; 0 = off) */
+  bool access_split;
+  int row_ahead;
   TL_VEC(tl_value) values;
   TL_VEC(tl_op) ops;
   tl_region grid; /* computes the grid: ends in yield of 1..3 i32 scalars */

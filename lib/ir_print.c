@@ -403,7 +403,7 @@ void tl_print_func_opts(tl_sbuf *b, const tl_func *f, const tl_print_opts *o) {
     }
     tl_sbuf_puts(b, ")");
   }
-  if (f->pipeline || f->warps || f->stages) {
+  if (f->pipeline || f->warps || f->stages || f->access_split || f->row_ahead) {
     tl_sbuf_puts(b, f->consts.len ? " attrs(" : "\n    attrs(");
     const char *sep = "";
     if (f->pipeline) {
@@ -415,7 +415,15 @@ void tl_print_func_opts(tl_sbuf *b, const tl_func *f, const tl_print_opts *o) {
       tl_sbuf_printf(b, "%swarps = %d", sep, f->warps);
       sep = ", ";
     }
-    if (f->stages) tl_sbuf_printf(b, "%sstages = %d", sep, f->stages);
+    if (f->stages) {
+      tl_sbuf_printf(b, "%sstages = %d", sep, f->stages);
+      sep = ", ";
+    }
+    if (f->access_split) {
+      tl_sbuf_printf(b, "%saccess_split = 1", sep);
+      sep = ", ";
+    }
+    if (f->row_ahead) tl_sbuf_printf(b, "%srow_ahead = %d", sep, f->row_ahead);
     tl_sbuf_puts(b, ")");
   }
   tl_sbuf_puts(b, " {\ngrid {\n");

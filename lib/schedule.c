@@ -1,6 +1,7 @@
 /* schedule.c: the table of main-loop scheduling decisions (lib/schedule.h). */
 #include "schedule.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 tl_dot_sched *tl_sched_dot(tl_func *f, int32_t op, bool create) {
@@ -62,6 +63,33 @@ bool tl_dot_wgmma_kn8(tl_func *f, int32_t D) {
   return d && d->remapped && d->instr == TL_SCHED_MMA_WGMMA;
 }
 
+/* Is every use of value v (a 16-bit tile loaded in loop L) an operand of a
+ * dot of L, directly (A, or a [K][N] B) or through a trans of L whose every
+ * use is a dot's B (a K-major B)?  Then one ring slot serves all of them: a
+ * slot holds the loaded tile row-major (swizzled), which every reader's
+ * fragment loads take as it is (the attention backward's K, Q and dO). */
+static bool only_dots_read(tl_func *f, int32_t v, int32_t L, int depth) {
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    const tl_op *u = &f->ops.data[i];
+    if (u->flags & TL_OPF_DEAD) continue;
+    for (int j = 0; j < u->nopnd; j++) {
+      if (u->opnd[j] != v) continue;
+      if (u->parent != L) return false;
+      if (u->opc == TL_OP_dot && j < 2) continue;
+      if (u->opc == TL_OP_trans && depth == 0 && only_dots_read(f, u->res[0], L, 1)) {
+        /* a trans feeds a B only (wgmma and ldmatrix take no transposed A) */
+        for (int32_t k = 0; k < f->ops.len; k++) {
+          const tl_op *w = &f->ops.data[k];
+          if (!(w->flags & TL_OPF_DEAD) && w->opc == TL_OP_dot && w->opnd[0] == u->res[0]) return false;
+        }
+        continue;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
 int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
                          bool *k_contiguous, const char **why) {
   int32_t L = tl_op_at(f, D)->parent;
@@ -70,13 +98,20 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   bool transposed = false;
   *why = "not a load";
   if (xv->def < 0) return -1;
-  if (uses[x] != 1) return *why = "used by more than the dot", -1;
   tl_op *d = tl_op_at(f, xv->def);
+  int32_t loaded = d->opc == TL_OP_trans ? d->opnd[0] : x;
+  int eb0 = tl_dtype_bytes((tl_dtype)tl_val(f, loaded)->type.dtype);
+  /* several readers share one slot only for 16-bit tiles (an 8-bit [K][N]
+   * B has a slot layout of its own) */
+  const char *env = getenv("TILEC_SHARED_SLOTS"); /* measuring only: 0 = one reader per slot */
+  bool shared = !(env && *env == '0') && eb0 == 2 && tl_val(f, loaded)->def >= 0 && tl_op_at(f, tl_val(f, loaded)->def)->opc == TL_OP_load &&
+                only_dots_read(f, loaded, L, 0);
+  if (uses[x] != 1 && !shared) return *why = "used by more than the dot", -1;
   if (d->opc == TL_OP_trans) {
     if (which == 0) return *why = "a transposed A", -1;
     y = d->opnd[0];
     if (tl_val(f, y)->def < 0) return -1;
-    if (uses[y] != 1) return *why = "used by more than the dot", -1;
+    if (uses[y] != 1 && !shared) return *why = "used by more than the dot", -1;
     if (d->parent != L) return *why = "defined outside the dot's loop", -1;
     d = tl_op_at(f, tl_val(f, y)->def);
     transposed = true;

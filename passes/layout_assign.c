@@ -65,8 +65,10 @@ static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int war
   /* wgmma's tiling (all warps along M) is followed only where codegen emits
    * wgmma: both operands streamed and swizzled; otherwise (swpipe or
    * smem_swizzle off or not streaming) mma.sync with the heuristic tiling */
-  bool wg_ok = e && e->pipelined && e->streamed[0] && e->streamed[1] && e->swizzled && e->swizzle_bytes[0] &&
-               e->swizzle_bytes[1];
+  /* (an A that does not stream is resident or in registers, which mma_remap
+   * accepted for wgmma: attention's q and p, the backward's k, v, P^T, dS) */
+  bool wg_ok = e && e->pipelined && e->streamed[1] && e->swizzled && e->swizzle_bytes[1] &&
+               (!e->streamed[0] || e->swizzle_bytes[0]);
   if (e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA && !wg_ok)
     return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
   if (e && e->remapped && e->warps_m > 0 && e->warps_n > 0) {

@@ -207,6 +207,44 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   explain_acc(ex, f, id, o);
 }
 
+/* Mark the dots of loop L whose results value v (a dot's A operand) is
+ * computed from elementwise (through cast, broadcast, expand_dims), in *mark. */
+static void mark_producers(tl_func *f, int32_t v, int32_t L, bool *mark, int depth) {
+  tl_value *x = tl_val(f, v);
+  if (depth > 24 || x->def < 0 || x->type.kind != TL_KIND_TILE) return;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->parent != L) return;
+  if (d->opc == TL_OP_dot) {
+    mark[x->def] = true;
+    return;
+  }
+  if (!(tl_opinfo_table[d->opc].flags & TL_EW) && d->opc != TL_OP_cast && d->opc != TL_OP_convert_layout) return;
+  for (int i = 0; i < d->nopnd; i++) mark_producers(f, d->opnd[i], L, mark, depth + 1);
+}
+
+/* Dots whose warps must hold whole rows though the kernel reduces none: a
+ * register A chain (the attention backward's dV += P^T dO with P^T the
+ * accumulator of S^T = K Q^T): the consumer takes its A fragments from the
+ * producer's accumulator, so both tile M by whole rows per warp (4x1). */
+static bool *register_chains(tl_func *f) {
+  bool *mark = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);
+  memset(mark, 0, (size_t)f->ops.len + 1);
+  for (int32_t id = 0; id < f->ops.len; id++) {
+    tl_op *op = tl_op_at(f, id);
+    if ((op->flags & TL_OPF_DEAD) || op->opc != TL_OP_dot || op->parent < 0) continue;
+    tl_value *a = tl_val(f, op->opnd[0]);
+    if (a->def < 0 || tl_op_at(f, a->def)->opc != TL_OP_cast) continue;
+    bool *m = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);
+    memset(m, 0, (size_t)f->ops.len + 1);
+    mark_producers(f, op->opnd[0], op->parent, m, 0);
+    bool any = false;
+    for (int32_t k = 0; k < f->ops.len; k++)
+      if (m[k]) mark[k] = any = true;
+    if (any) mark[id] = true;
+  }
+  return mark;
+}
+
 static bool run_mma_remap(tl_func *f, const tl_pass_opts *o) {
   int32_t sm = 90;
   bool arch_a = true;
@@ -215,9 +253,11 @@ static bool run_mma_remap(tl_func *f, const tl_pass_opts *o) {
     arch_a = true;
   }
   bool rows_per_warp = has_reduce(f);
+  bool *chain = rows_per_warp ? NULL : register_chains(f);
   for (int32_t id = 0; id < f->ops.len; id++) {
     tl_op *op = tl_op_at(f, id);
-    if (!(op->flags & TL_OPF_DEAD) && op->opc == TL_OP_dot) remap_dot(f, id, o, sm, arch_a, rows_per_warp);
+    if (!(op->flags & TL_OPF_DEAD) && op->opc == TL_OP_dot)
+      remap_dot(f, id, o, sm, arch_a, rows_per_warp || (chain && chain[id]));
   }
   return true;
 }

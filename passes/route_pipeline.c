@@ -9,12 +9,12 @@
 
 #include "schedule.h"
 
-typedef enum { LOOP_NONE, LOOP_GEMM, LOOP_ATTENTION } loop_kind;
+typedef enum { LOOP_NONE, LOOP_GEMM, LOOP_MULTI, LOOP_ATTENTION } loop_kind;
 
 typedef struct main_loop {
   loop_kind kind;
   int32_t for_op;
-  int32_t dots[2]; /* GEMM: dots[0]; attention: the score dot, then the value dot */
+  int32_t dots[8]; /* GEMM: dots[0]; attention: the score dot, then the value dot; multi-dot: all, in order */
   int ndots;
 } main_loop;
 
@@ -152,9 +152,40 @@ static int32_t attention_score_dot(router *R, int32_t F, int32_t dot) {
   return -1;
 }
 
+/* A dot accumulating into a carried value of F yielded back into its slot
+ * (the operands may be computed: attention backward's dV += P^T dO). */
+static bool accumulates(tl_func *f, int32_t F, int32_t dot) {
+  tl_op *o = tl_op_at(f, dot);
+  int k = carried_slot(f, strip(f, o->opnd[2], false), F);
+  return k >= 0 && yielded(f, F, k) == o->res[0];
+}
+
+/* A multi-dot loop (attention's backward): two to eight dots in the body,
+ * one accumulating into a carried value, and a dot operand loaded inside
+ * the loop (through trans / cast), so something streams. */
+static bool multi_dot_loop(tl_func *f, int32_t F, main_loop *ml) {
+  tl_region *body = &tl_op_at(f, F)->regions[0];
+  int n = 0;
+  bool acc = false, streams = false;
+  for (int i = 0; i < body->ops.len; i++) {
+    int32_t op = body->ops.data[i];
+    tl_op *o = tl_op_at(f, op);
+    if (o->opc != TL_OP_dot || (o->flags & TL_OPF_DEAD)) continue;
+    if (n == 8) return false;
+    ml->dots[n++] = op;
+    acc = acc || accumulates(f, F, op);
+    for (int j = 0; j < 2; j++) {
+      int32_t v = strip(f, o->opnd[j], true);
+      streams = streams || (is_load(f, v) && tl_op_inside(f, def_op(f, v), F));
+    }
+  }
+  ml->ndots = n;
+  return n >= 2 && acc && streams;
+}
+
 static main_loop classify_for(router *R, int32_t F) {
   tl_func *f = R->f;
-  main_loop ml = {LOOP_NONE, F, {-1, -1}, 0};
+  main_loop ml = {LOOP_NONE, F, {-1, -1, -1, -1, -1, -1, -1, -1}, 0};
   tl_region *body = &tl_op_at(f, F)->regions[0];
   for (int i = 0; i < body->ops.len; i++) {
     int32_t op = body->ops.data[i];
@@ -170,6 +201,11 @@ static main_loop classify_for(router *R, int32_t F) {
       ml.kind = LOOP_GEMM;
       ml.dots[0] = op, ml.ndots = 1;
     }
+  }
+  main_loop multi = ml;
+  if (ml.kind == LOOP_NONE && multi_dot_loop(f, F, &multi)) {
+    multi.kind = LOOP_MULTI;
+    return multi;
   }
   return ml;
 }
@@ -237,10 +273,17 @@ static const char *pipe_name(int p) { return p >= 0 && p <= TL_PIPE_CUTLASS ? pi
 static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, int64_t *resident,
                           int64_t *resident_rows) {
   *per_stage = *resident = *resident_rows = 0;
+  int32_t seen[16];
+  int nseen = 0;
   for (int i = 0; i < ml->ndots; i++)
     for (int j = 0; j < 2; j++) {
       int32_t v = strip(f, tl_op_at(f, ml->dots[i])->opnd[j], true);
       if (!is_load(f, v)) continue;
+      /* a tile several dots read is loaded (streamed) once */
+      int k = 0;
+      while (k < nseen && seen[k] != v) k++;
+      if (k < nseen) continue;
+      seen[nseen++] = v;
       tl_type *t = &tl_val(f, v)->type;
       int64_t bytes = tl_type_numel(t) * tl_dtype_bytes((tl_dtype)t->dtype);
       if (tl_op_inside(f, def_op(f, v), ml->for_op)) *per_stage += bytes;
@@ -261,7 +304,7 @@ typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
 static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   router R = {f, tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1)};
-  main_loop ml = {LOOP_NONE, -1, {-1, -1}, 0};
+  main_loop ml = {LOOP_NONE, -1, {-1, -1, -1, -1, -1, -1, -1, -1}, 0};
   find_main_loop(&R, &f->body, &ml);
 
   choice_source src;
@@ -384,7 +427,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       tl_sbuf_puts(b, "no dot main loop");
     } else {
       tl_loc l = tl_op_at(f, ml.for_op)->loc;
-      tl_sbuf_printf(b, "main loop %s at %d:%d (", ml.kind == LOOP_GEMM ? "GEMM-like" : "attention-like", l.line,
+      tl_sbuf_printf(b, "main loop %s at %d:%d (",
+                     ml.kind == LOOP_GEMM ? "GEMM-like" : ml.kind == LOOP_MULTI ? "multi-dot" : "attention-like", l.line,
                      l.col);
       for (int i = 0; i < ml.ndots; i++) {
         dot_shape s = shape_of(f, ml.dots[i]);

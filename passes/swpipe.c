@@ -35,7 +35,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
   int32_t *uses = tl_count_uses(f);
   bool pipelining = f->pipeline != TL_PIPE_SIMPLE && f->stages >= 2;
-  int32_t rings[MAX_RINGS];
+  int32_t rings[MAX_RINGS], stream_load[MAX_STREAMS];
   int nstream = 0, nring = 0;
   int64_t ring_bytes = 0, resident = 0;
   bool *resident_seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
@@ -61,9 +61,14 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
       if (ld >= 0 && ri == nring && nring == MAX_RINGS) ld = -1, why[w] = "too many pipelined loops";
       if (ld >= 0) {
         if (ri == nring) rings[nring++] = L;
-        nstream++;
-        const tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
-        ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
+        /* a load read by several dots streams once (one slot they share) */
+        int k = 0;
+        while (k < nstream && stream_load[k] != ld) k++;
+        if (k == nstream) {
+          stream_load[nstream++] = ld;
+          const tl_type *lt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+          ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
+        }
         tl_sched_dot(f, D, false)->streamed[w] = true;
         /* the K-major buffers the transposed 8-bit B goes through (codegen: two) */
         if (w == 1 && tl_dot_wgmma_kn8(f, D)) resident += 2 * (int64_t)lt->shape[0] * lt->shape[1];

@@ -81,7 +81,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   /* what changes code and has no field of its own: disable-pass, and the measuring
    * switches read from the environment by codegen (as Triton's cache-invalidating env
    * vars), so a measurement never loads another variant's kernel from the cache */
-  static const char *const code_env[] = {"TILEC_TMA", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_PERSIST", "TILEC_LLVM_ARGS",
+  static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_PERSIST", "TILEC_LLVM_ARGS",
                                          "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES"};
   tl_sbuf extra = {0};
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
@@ -669,8 +669,9 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
   int64_t grid[3] = {k->grid[0], k->grid[1], k->grid[2]};
   if (grid_override && k->meta.persist)
     return launch_error(k, TILEC_ERROR_UNSUPPORTED,
-                        "kernel '%s' is persistent (its CTAs loop over the tiles of its grid clause, docs/pipelines.md): "
-                        "a given grid is not supported; compile it with TILEC_PERSIST=0",
+                        "kernel '%s' is persistent (its CTAs loop over the tiles of its grid clause, docs/pipelines.md, "
+                        "docs/rows.md): a given grid is not supported; compile it with TILEC_PERSIST=0 (a dot kernel) "
+                        "or --disable-pass=row_stream (a kernel without a dot)",
                         k->f->name);
   if (grid_override) {
     for (int d = 0; d < 3; d++) {
@@ -711,6 +712,9 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
   int64_t launch[3] = {grid[0], grid[1], grid[2]};
   if (k->meta.persist) {
     int64_t tiles = grid[0] * grid[1] * grid[2];
+    if (tiles > INT32_MAX) /* the kernel counts its tiles in 32 bits */
+      return launch_error(k, TILEC_ERROR_LAUNCH, "kernel '%s' is persistent and its grid has %lld tiles (at most %d)",
+                          k->f->name, (long long)tiles, INT32_MAX);
     launch[0] = tiles < k->max_ctas ? tiles : k->max_ctas;
     launch[1] = launch[2] = 1;
   }

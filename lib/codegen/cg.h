@@ -57,6 +57,7 @@ typedef struct cg {
   /* persistent CTAs (tile_sched.c): the current tile's program ids and the
    * logical grid (NULL: program_id / num_programs read %ctaid / %nctaid) */
   LLVMValueRef pid[3], lgrid[3];
+  uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
   /* line info (debuginfo.c); dib == NULL when line_info is off */
   LLVMDIBuilderRef dib;
@@ -99,6 +100,13 @@ void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield);
 /* tile_sched.c: the kernel body after the prologue, up to its return: once,
  * per output tile (persistent CTAs), or warp-specialized (emit_ws.c). */
 void cg_emit_program(cg *g);
+/* The logical grid (the grid clause, 1 for missing dims) into g->lgrid at the builder's
+ * position; returns the tile count (i32). */
+LLVMValueRef cg_logical_grid(cg *g);
+/* emit_rows.c: the kernel is a loop of persistent CTAs over its tiles with loads issued ahead
+ * (f->row_ahead, passes/row_stream.c), and its emission (the body, up to before the return). */
+bool cg_rows_active(cg *g);
+void cg_emit_rows(cg *g);
 /* emit_ws.c: threads added to the layouts' warps (the producer warpgroup). */
 int cg_ws_extra_threads(cg *g);
 void cg_use_smem(cg *g, int bytes);

@@ -369,6 +369,7 @@ void cg_emit_op(cg *g, int32_t opid) {
   g->loc = o->loc;
   cg_di_set_loc(g, o->loc);
   int opc = o->opc;
+  if (g->skip && g->skip[opid]) return;
   switch (opc) {
   case TL_OP_const: {
     tl_type *t = &tl_val(f, o->res[0])->type;
@@ -705,6 +706,7 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   ki->threads = g->threads;
   ki->smem_bytes = g->smem_bytes;
   cg_tma_info(g, ki);
+  if (cg_rows_active(g)) ki->persist = true; /* emit_rows.c: CTAs loop over the grid's tiles */
   return true;
 }
 

@@ -159,7 +159,10 @@ static void plan_wgmma(cg *g, int32_t D) {
     sb->stage_bytes = sb->rows * sb->pitch;
   }
   if (sb->stage_bytes % 1024) return;
-  sb->wg_atoms = !bk || rb > 128;
+  /* a slot an earlier wgmma dot reads too (a shared load): the two slot
+   * layouts agree wherever both are allowed ([C/64][R][64] atoms are the
+   * plain 128-byte-swizzled rows when C*eb = 128), so either reader's wins */
+  sb->wg_atoms = sb->wg_atoms || !bk || rb > 128;
   sb->wg_kmajor = bk;
   sb->wg_tr = tr;
   if (sa) sa->wg = true;
@@ -272,7 +275,13 @@ void cg_make_plan(cg *g) {
       tl_dot_sched *e = p->follow ? tl_sched_dot(f, D, false) : NULL;
       bool may_stream = !p->follow || (e && e->pipelined && e->streamed[which] && e->stages >= 1);
       int32_t ld = p->nstream < 16 && may_stream ? stream_candidate(g, D, which, uses, &kc) : -1;
-      if (ld >= 0) {
+      int32_t ldv = ld >= 0 ? tl_op_at(f, ld)->res[0] : -1;
+      if (ld >= 0 && p->vkind[ldv] == SRC_STREAM) {
+        /* read by an earlier dot too: the same slot (tl_stream_source) */
+        p->vkind[x] = SRC_STREAM;
+        p->vstream[x] = p->vstream[ldv];
+        p->streams[p->vstream[ldv]].readers++;
+      } else if (ld >= 0) {
         if (e && e->stages > table_stages) table_stages = e->stages;
         int ri = 0;
         while (ri < p->nring && p->rings[ri].for_op != L) ri++;
@@ -295,6 +304,7 @@ void cg_make_plan(cg *g) {
           s->nk_pitch = s->rows * s->eb + (s->swz ? 0 : dot_pad(g, D, which));
           if (s->cols * s->nk_pitch > s->stage_bytes) s->stage_bytes = s->cols * s->nk_pitch;
         }
+        s->readers = 1;
         p->vkind[x] = SRC_STREAM;
         p->vstream[x] = p->nstream;
         p->vkind[tl_op_at(f, ld)->res[0]] = SRC_STREAM;
@@ -336,6 +346,20 @@ void cg_make_plan(cg *g) {
       if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
     p->nstream = p->nring = 0;
     p->nwg = 0; /* wgmma reads only streamed slots: mma.sync */
+  }
+  /* a shared slot in wgmma atoms of rows over 128 bytes is not the layout
+   * mma.sync's ldmatrix reads: every reader must then be wgmma */
+  for (int32_t D = 0; D < f->ops.len && p->nwg; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || cg_dot_is_wgmma(p, D)) continue;
+    for (int w = 0; w < 2; w++) {
+      int32_t x = o->opnd[w];
+      if (p->vkind[x] != SRC_STREAM) continue;
+      cg_stream *s = &p->streams[p->vstream[x]];
+      if (s->wg_atoms && s->cols * s->eb > 128)
+        cg_unsupported(g, "a loaded tile (%d x %d) read by a wgmma dot and an mma.sync dot in one loop, rows of %d bytes "
+                       "(only 128-byte rows share a slot that way)", s->rows, s->cols, s->cols * s->eb);
+    }
   }
   for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
   plan_lag(p, f);

@@ -493,7 +493,9 @@ void cg_emit_dot(cg *g, tl_op *o) {
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
     if (sa.kind == SRC_REGS) wa.regs = pack_regs_a(g, &q, a);
     else if (sa.rowbytes > 128) wa.rowbytes = 128, wa.katom = M * 128; /* resident [K/64][M][64] atoms */
-    cg_wgmma_src wb = {.base = sb.base, .kmajor = st_b->wg_kmajor, .rowbytes = sb.rowbytes, .krows = st_b->rows};
+    /* K-major when this dot reads the slot through a trans (a slot several dots share is read
+     * K-major by one and N-major by another: the same bytes, dot_plan.c) */
+    cg_wgmma_src wb = {.base = sb.base, .kmajor = sb.kcontig, .rowbytes = sb.rowbytes, .krows = st_b->rows};
     if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
     int lag = 0, wi = cg_wg_index(p, D);
     cg_ring *RB = NULL;

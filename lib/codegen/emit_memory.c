@@ -379,6 +379,208 @@ static void reg_k(const tl_layout *l, int32_t r, int32_t *k) {
   else memset(k, 0, sizeof(int32_t) * TL_MAX_RANK);
 }
 
+/* The elements x[0..vec-1] (memory type) of a loaded group from its words wv; `other` outside. */
+static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec, LLVMValueRef *wv, cg_val *ov,
+                         tl_dtype odt, LLVMValueRef *x) {
+  int W, per_word, last = a->tile_rank - 1;
+  vec_types(a, vec, &W, &per_word);
+  LLVMTypeRef mt = cg_mem_type(g, a->dtype);
+  if (per_word == 1) {
+    for (int e = 0; e < vec; e++) x[e] = LLVMBuildBitCast(g->B, wv[e], mt, "");
+  } else if (per_word > 1) {
+    for (int w = 0; w < W; w++) {
+      LLVMValueRef pv = LLVMBuildBitCast(g->B, wv[w], LLVMVectorType(mt, (unsigned)per_word), "");
+      for (int e = 0; e < per_word; e++) x[w * per_word + e] = LLVMBuildExtractElement(g->B, pv, cg_i32(g, e), "");
+    }
+  } else { /* 8-byte elements: two words each */
+    for (int e = 0; e < vec; e++) {
+      LLVMValueRef pair = LLVMGetUndef(LLVMVectorType(g->i32, 2));
+      pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e], cg_i32(g, 0), "");
+      pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e + 1], cg_i32(g, 1), "");
+      x[e] = LLVMBuildBitCast(g->B, pair, mt, "");
+    }
+  }
+  if (ov) { /* outside the tensor the element is `other` (the asm gives zeros) */
+    LLVMValueRef rows = group_inb(g, a, k, last, r0);
+    for (int e = 0; e < vec; e++) {
+      LLVMValueRef dflt = cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0 + e], odt, a->dtype);
+      if (LLVMIsNull(dflt)) continue;
+      LLVMValueRef inb = and1(g, rows, k_inb(g, a, last, k[last] + e));
+      x[e] = LLVMBuildSelect(g->B, inb, x[e], cg_to_mem(g, dflt, a->dtype), "");
+    }
+  }
+}
+
+/* ---- access_split: the vector form and the combined form behind one branch -------------------- */
+
+/* Under access_split (passes/access_split.c) the launch's facts hold (the vector form is
+ * allowed and the last dim's size is a multiple of the vector), so a group lies wholly inside
+ * or outside the tensor: one predicated vector access, operands A address (l), P in bounds
+ * (r); loads: outputs $0..$W-1 (zero outside), stores: words from $2. */
+static void split_group_ptx(ptxbuf *b, bool store, int W) {
+  const char *vs = W == 1 ? "" : W == 2 ? ".v2" : ".v4";
+  int A = store ? 0 : W, P = A + 1;
+  put(b, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; ", P);
+  if (!store) {
+    for (int w = 0; w < W; w++) put(b, "mov.b32 $%d, 0; ", w);
+    put(b, "@p ld.global%s.b32 %s", vs, W > 1 ? "{" : "");
+    for (int w = 0; w < W; w++) put(b, w ? ",$%d" : "$%d", w);
+    put(b, "%s, [$%d]; }", W > 1 ? "}" : "", A);
+  } else {
+    put(b, "@p st.global%s.b32 [$%d], %s", vs, A, W > 1 ? "{" : "");
+    for (int w = 0; w < W; w++) put(b, w ? ",$%d" : "$%d", 2 + w);
+    put(b, "%s; }", W > 1 ? "}" : "");
+  }
+}
+
+/* The groups of one vector access, their operands made before the branch (so both forms and
+ * what follows may use them). */
+typedef struct groups {
+  int32_t n;                /* groups (registers / vec) */
+  bool *canon;              /* the group is its registers' first holder */
+  LLVMValueRef (*args)[10]; /* group_ptx's operands A S IX SZ R F, then a store's words */
+  LLVMValueRef *inb;        /* i32: the whole group in bounds (the split form's predicate) */
+} groups;
+
+static void groups_make(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, groups *G) {
+  int last = a->tile_rank - 1;
+  G->n = n / vec;
+  G->canon = tl_alloc(&g->ctx->arena, sizeof(bool) * (size_t)(G->n + 1));
+  G->args = tl_alloc(&g->ctx->arena, sizeof *G->args * (size_t)(G->n + 1));
+  G->inb = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(G->n + 1));
+  for (int32_t i = 0; i < G->n; i++) {
+    int32_t r0 = i * vec;
+    G->canon[i] = !l || tl_layout_canon_reg(l, r0) == r0;
+    if (!G->canon[i]) continue;
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r0, k);
+    group_args(g, a, k, r0, allowed, G->args[i]);
+    G->inb[i] = pred32(g, and1(g, group_inb(g, a, k, last, r0), k_inb(g, a, last, k[last])));
+  }
+}
+
+/* The split's condition (i1, uniform): vectors allowed and the last dim a multiple of vec. */
+static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
+  LLVMValueRef sz = a->size[a->tile_rank - 1];
+  LLVMValueRef rag = LLVMBuildAnd(g->B, sz, LLVMConstInt(LLVMTypeOf(sz), (unsigned long long)(vec - 1), 0), "");
+  LLVMValueRef whole = LLVMBuildICmp(g->B, LLVMIntEQ, rag, LLVMConstInt(LLVMTypeOf(sz), 0, 0), "");
+  return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
+}
+
+/* Branch once between the split vector form and the combined form (group_ptx) of every group;
+ * loads: the words of group i into words[i][0..W-1] at the join. */
+static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups *G, bool store, LLVMValueRef (*words)[4]) {
+  int W, per_word;
+  vec_types(a, vec, &W, &per_word);
+  int last = a->tile_rank - 1;
+  bool wide = LLVMTypeOf(a->size[last]) == g->i64;
+  ptxbuf pb = {.n = 0}, fb = {.n = 0};
+  group_ptx(&pb, store, a->bytes, vec, wide, store ? 0 : W);
+  split_group_ptx(&fb, store, W);
+  char cons[96], fc[64];
+  int cn = 0, fn = 0;
+  for (int w = 0; !store && w < W; w++) {
+    cn += snprintf(cons + cn, sizeof cons - (size_t)cn, "=r,");
+    fn += snprintf(fc + fn, sizeof fc - (size_t)fn, "=r,");
+  }
+  cn += snprintf(cons + cn, sizeof cons - (size_t)cn, "l,l,%s,%s,r,r", wide ? "l" : "r", wide ? "l" : "r");
+  fn += snprintf(fc + fn, sizeof fc - (size_t)fn, "l,r");
+  for (int w = 0; store && w < W; w++) {
+    cn += snprintf(cons + cn, sizeof cons - (size_t)cn, ",r");
+    fn += snprintf(fc + fn, sizeof fc - (size_t)fn, ",r");
+  }
+  if (store) {
+    snprintf(cons + cn, sizeof cons - (size_t)cn, ",~{memory}");
+    snprintf(fc + fn, sizeof fc - (size_t)fn, ",~{memory}");
+  }
+  LLVMTypeRef wt[4] = {g->i32, g->i32, g->i32, g->i32};
+  LLVMTypeRef rty = store ? g->vd : W == 1 ? g->i32 : LLVMStructTypeInContext(g->C, wt, (unsigned)W, 0);
+  LLVMBasicBlockRef fastb = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec");
+  LLVMBasicBlockRef slowb = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.join");
+  cg_cond_br_likely(g, split_ok(g, a, vec, allowed), fastb, slowb);
+  LLVMValueRef (*fast)[4] = store ? NULL : tl_alloc(&g->ctx->arena, sizeof *fast * (size_t)(G->n + 1));
+  for (int form = 0; form < 2; form++) {
+    LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
+    for (int32_t i = 0; i < G->n; i++) {
+      if (!G->canon[i]) continue;
+      LLVMValueRef fa[6] = {G->args[i][0], G->inb[i]};
+      for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)
+                             : cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
+      for (int w = 0; !store && w < W; w++) {
+        LLVMValueRef x = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
+        if (form) words[i][w] = x;
+        else fast[i][w] = x;
+      }
+    }
+    if (form) slowb = LLVMGetInsertBlock(g->B);
+    else fastb = LLVMGetInsertBlock(g->B);
+    LLVMBuildBr(g->B, join);
+  }
+  LLVMPositionBuilderAtEnd(g->B, join);
+  for (int32_t i = 0; !store && i < G->n; i++) {
+    if (!G->canon[i]) continue;
+    for (int w = 0; w < W; w++) {
+      LLVMValueRef phi = LLVMBuildPhi(g->B, g->i32, "");
+      LLVMValueRef in[2] = {fast[i][w], words[i][w]};
+      LLVMBasicBlockRef from[2] = {fastb, slowb};
+      LLVMAddIncoming(phi, in, from, 2);
+      words[i][w] = phi;
+    }
+  }
+}
+
+static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *d,
+                       cg_val *ov, tl_dtype odt, tl_dtype rdt) {
+  groups G;
+  groups_make(g, a, l, n, vec, allowed, &G);
+  LLVMValueRef (*words)[4] = tl_alloc(&g->ctx->arena, sizeof *words * (size_t)(G.n + 1));
+  groups_emit(g, a, vec, allowed, &G, false, words);
+  for (int32_t r0 = 0; r0 < n; r0 += vec) {
+    if (!G.canon[r0 / vec]) {
+      for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
+      continue;
+    }
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r0, k);
+    LLVMValueRef x[16];
+    unpack_group(g, a, k, r0, vec, words[r0 / vec], ov, odt, x);
+    for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], a->dtype), a->dtype, rdt);
+  }
+}
+
+static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *sv,
+                        tl_dtype vdt) {
+  groups G;
+  groups_make(g, a, l, n, vec, allowed, &G);
+  LLVMTypeRef mt = cg_mem_type(g, a->dtype);
+  int W, per_word;
+  vec_types(a, vec, &W, &per_word);
+  for (int32_t i = 0; i < G.n; i++) {
+    if (!G.canon[i]) continue;
+    LLVMValueRef mem[16], *args = G.args[i];
+    for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[i * vec + e], vdt, a->dtype), a->dtype);
+    if (per_word == 1) {
+      for (int e = 0; e < vec; e++) args[6 + e] = LLVMBuildBitCast(g->B, mem[e], g->i32, "");
+    } else if (per_word > 1) {
+      for (int w = 0; w < W; w++) {
+        LLVMValueRef pv = LLVMGetUndef(LLVMVectorType(mt, (unsigned)per_word));
+        for (int e = 0; e < per_word; e++)
+          pv = LLVMBuildInsertElement(g->B, pv, mem[w * per_word + e], cg_i32(g, e), "");
+        args[6 + w] = LLVMBuildBitCast(g->B, pv, g->i32, "");
+      }
+    } else {
+      for (int e = 0; e < vec; e++) {
+        LLVMValueRef pair = LLVMBuildBitCast(g->B, mem[e], LLVMVectorType(g->i32, 2), "");
+        args[6 + 2 * e] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 0), "");
+        args[6 + 2 * e + 1] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 1), "");
+      }
+    }
+  }
+  groups_emit(g, a, vec, allowed, &G, true, NULL);
+}
+
 void cg_emit_load(cg *g, tl_op *o) {
   tl_func *f = g->f;
   cg_make_plan(g);
@@ -403,6 +605,10 @@ void cg_emit_load(cg *g, tl_op *o) {
   cg_val *d = cg_new_val(g, res, n);
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
+  if (vec > 1 && f->access_split) {
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt);
+    return;
+  }
   int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (tile && tl_layout_canon_reg(l, r0) != r0) {
@@ -429,30 +635,7 @@ void cg_emit_load(cg *g, tl_op *o) {
                                   cons, args, 6, true);
       LLVMValueRef wv[4];
       for (int w = 0; w < W; w++) wv[w] = W == 1 ? res_w : LLVMBuildExtractValue(g->B, res_w, (unsigned)w, "");
-      if (per_word == 1) {
-        for (int e = 0; e < vec; e++) x[e] = LLVMBuildBitCast(g->B, wv[e], mt, "");
-      } else if (per_word > 1) {
-        for (int w = 0; w < W; w++) {
-          LLVMValueRef pv = LLVMBuildBitCast(g->B, wv[w], LLVMVectorType(mt, (unsigned)per_word), "");
-          for (int e = 0; e < per_word; e++) x[w * per_word + e] = LLVMBuildExtractElement(g->B, pv, cg_i32(g, e), "");
-        }
-      } else { /* 8-byte elements: two words each */
-        for (int e = 0; e < vec; e++) {
-          LLVMValueRef pair = LLVMGetUndef(LLVMVectorType(g->i32, 2));
-          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e], cg_i32(g, 0), "");
-          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e + 1], cg_i32(g, 1), "");
-          x[e] = LLVMBuildBitCast(g->B, pair, mt, "");
-        }
-      }
-      if (ov) { /* outside the tensor the element is `other` (the asm gives zeros) */
-        LLVMValueRef rows = group_inb(g, &a, k, last, r0);
-        for (int e = 0; e < vec; e++) {
-          LLVMValueRef dflt = cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0 + e], odt, a.dtype);
-          if (LLVMIsNull(dflt)) continue;
-          LLVMValueRef inb = and1(g, rows, k_inb(g, &a, last, k[last] + e));
-          x[e] = LLVMBuildSelect(g->B, inb, x[e], cg_to_mem(g, dflt, a.dtype), "");
-        }
-      }
+      unpack_group(g, &a, k, r0, vec, wv, ov, odt, x);
     } else {
       LLVMValueRef dflt = ov ? cg_to_mem(g, cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0], odt, a.dtype), a.dtype)
                              : LLVMConstNull(mt);
@@ -480,6 +663,10 @@ void cg_emit_store(cg *g, tl_op *o) {
   LLVMTypeRef mt = cg_mem_type(g, a.dtype);
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
+  if (vec > 1 && f->access_split) {
+    store_split(g, &a, l, n, vec, allowed, sv, vdt);
+    return;
+  }
   int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (tile && tl_layout_canon_reg(l, r0) != r0) continue;

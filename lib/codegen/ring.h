@@ -44,6 +44,7 @@ typedef struct cg_stream {
    * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
    * at slot byte b * rows * 128 and tile column b * tma_inner */
   int tma, tma_inner, tma_boxes;
+  int readers;            /* dot operands reading the slot (a load several dots share streams once) */
 } cg_stream;
 
 typedef struct cg_ring {

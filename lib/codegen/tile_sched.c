@@ -59,7 +59,7 @@ void cg_tiles_end(cg *g, cg_tiles *T) {
 
 /* The logical grid (the grid clause's values, 1 where it has fewer dims)
  * into g->lgrid, and the tile count; at the builder's position. */
-static LLVMValueRef logical_grid(cg *g) {
+LLVMValueRef cg_logical_grid(cg *g) {
   int32_t *ys = NULL;
   int ny = 0;
   cg_emit_region(g, &g->f->grid, &ys, &ny);
@@ -74,7 +74,12 @@ static LLVMValueRef logical_grid(cg *g) {
 void cg_emit_program(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
   cg_tiles T = {.persist = p && p->persist};
-  if (T.persist) T.ntiles = logical_grid(g);
+  if (T.persist) T.ntiles = cg_logical_grid(g);
+  if (!T.persist && !(p && p->ws) && cg_rows_active(g)) { /* a row kernel: emit_rows.c */
+    cg_emit_rows(g);
+    LLVMBuildRetVoid(g->B);
+    return;
+  }
   if (p && p->ws) {
     /* not persistent: still a loop (of one tile) around the body, so LLVM
      * keeps the values made before it out of the main loop's exit block

@@ -672,6 +672,45 @@ static void example_embedding_rmsnorm(void) {
   compiled_free(c);
 }
 
+/* ---- cross_entropy (online logsumexp over chunks, a scalar gather) ------------------------------------ */
+static void run_cross_entropy(compiled *c, int64_t R, int64_t V, uint64_t seed) {
+  tl_func *f = kernel(c, "cross_entropy");
+  int64_t sx[2] = {R, V};
+  tl_arg a[3] = {targ(TL_BF16, 2, sx), targ(TL_I32, 1, &R), targ(TL_F32, 1, &R)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -8, 8);
+  int32_t *t = a[1].data;
+  for (int64_t r = 0; r < R; r++) {
+    uint64_t u = rng_u64(&g);
+    t[r] = u % 7 == 0 ? -100 : u % 7 == 1 ? (int32_t)V : (int32_t)(u % (uint64_t)V); /* some ignored */
+  }
+  tpoison(&a[2]);
+  interpret(f, a, 3);
+  double *ref = dalloc(R), *mag = dalloc(R);
+  for (int64_t r = 0; r < R; r++) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < V; j++) mx = fmax(mx, tget_f(&a[0], r * V + j));
+    for (int64_t j = 0; j < V; j++) sum += exp(tget_f(&a[0], r * V + j) - mx);
+    bool ok = t[r] >= 0 && t[r] < V;
+    ref[r] = ok ? mx + log(sum) - tget_f(&a[0], r * V + t[r]) : 0;
+    mag[r] = 1 + fabs(mx) + log(sum) + (ok ? fabs(tget_f(&a[0], r * V + t[r])) : 0);
+  }
+  char what[64];
+  snprintf(what, sizeof what, "cross_entropy R=%lld V=%lld", (long long)R, (long long)V);
+  /* f32: a V-term sum of exp (each within 2^-22 relative), its log, two additions */
+  check_close(what, &a[2], ref, mag, 0, (double)(V + 64) * 0x1p-24);
+  free(ref);
+  free(mag);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+}
+
+static void example_cross_entropy(void) {
+  compiled *c = compile_example("cross_entropy.tile", NULL, 0);
+  const int64_t sizes[][2] = {{1, 1}, {3, 4095}, {9, 4097}, {2, 128256}};
+  for (int i = 0; i < 4; i++) run_cross_entropy(c, sizes[i][0], sizes[i][1], 4300 + i);
+  compiled_free(c);
+}
+
 /* ---- dropout_residual (rand) ------------------------------------------------------------------------ */
 static void run_dropout_residual(compiled *c, int64_t R, int64_t C, double p, int64_t seed) {
   tl_func *f = kernel(c, "dropout_residual");
@@ -1219,7 +1258,7 @@ static void example_gemm_w4a16(void) {
 
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
-  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(splitk_gemm) \
+  X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
   X(moe_gemm) X(topk_sample) X(gemm_w4a16)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
