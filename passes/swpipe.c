@@ -71,7 +71,10 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
         }
         tl_sched_dot(f, D, false)->streamed[w] = true;
         /* the K-major buffers the transposed 8-bit B goes through (codegen: two) */
-        if (w == 1 && tl_dot_wgmma_kn8(f, D)) resident += 2 * (int64_t)lt->shape[0] * lt->shape[1];
+        if (w == 1 && tl_dot_wgmma_kn8(f, D)) {
+          const tl_type *bt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+          resident += 2 * (int64_t)bt->shape[0] * bt->shape[1];
+        }
       } else if (tl_defined_outside(f, op->opnd[w], L) && !resident_seen[op->opnd[w]]) {
         resident_seen[op->opnd[w]] = true;
         resident += invariant_bytes(f, D, w);
