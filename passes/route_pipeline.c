@@ -98,8 +98,8 @@ static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot) {
 }
 
 /* A per-k-block scaled GEMM (block-scaled fp8, examples/gemm_fp8_blockscale.tile):
- * p = dot(load, load, constant) inside loop F, and some carried slot's
- * yielded value is computed from both p and that slot (acc + p * scale). */
+ * p = dot(load, load, constant) inside loop F, and a carried slot of p's type
+ * yields `carried + p * scale` (either order of each operation). */
 static bool scaled_gemm_dot(router *R, int32_t F, int32_t dot) {
   tl_func *f = R->f;
   tl_op *o = tl_op_at(f, dot);
@@ -110,13 +110,18 @@ static bool scaled_gemm_dot(router *R, int32_t F, int32_t dot) {
     return false;
   tl_region *body = &tl_op_at(f, F)->regions[0];
   for (int k = 0; k + 1 < body->args.len; k++) {
-    int32_t y = yielded(f, F, k);
-    if (y < 0 || find_upstream(R, y, F, is_dot, -1) != dot) continue;
-    /* the carried value itself among y's operands' sources */
-    int32_t d = def_op(f, y);
-    for (int i = 0; d >= 0 && i < tl_op_at(f, d)->nopnd; i++)
-      if (carried_slot(f, strip(f, tl_op_at(f, d)->opnd[i], false), F) == k) return true;
+    int32_t y = yielded(f, F, k), d = y >= 0 ? def_op(f, y) : -1;
+    if (d < 0 || tl_op_at(f, d)->opc != TL_OP_add || !tl_type_eq(&tl_val(f, y)->type, &tl_val(f, o->res[0])->type))
+      continue;
+    tl_op *add = tl_op_at(f, d);
+    for (int i = 0; i < 2; i++) {
+      int32_t m = def_op(f, strip(f, add->opnd[1 - i], false));
+      if (carried_slot(f, strip(f, add->opnd[i], false), F) != k || m < 0 || tl_op_at(f, m)->opc != TL_OP_mul) continue;
+      tl_op *mul = tl_op_at(f, m);
+      if (strip(f, mul->opnd[0], false) == o->res[0] || strip(f, mul->opnd[1], false) == o->res[0]) return true;
+    }
   }
+  (void)R;
   return false;
 }
 
