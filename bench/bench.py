@@ -23,7 +23,7 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
-ap.add_argument("--only", default="gemm,fp8,attn,norm")
+ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
@@ -329,11 +329,13 @@ def gemm_fp8x():
         KB = N // 128
         sa = torch.rand(N, KB, device="cuda") + 0.5
         sw = torch.rand(N // 128, KB, device="cuda") + 0.5
-        # fp64 reference: sum over k-blocks of the block product times its scales
-        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float64)
+        # reference: sum over k-blocks of the block product times its scales, in f32 without TF32
+        # (fp8 products are exact in f32; 128-term sums are far below the bf16 output's rounding)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float32)
         for kb in range(KB):
-            blk = a[:, kb * 128:(kb + 1) * 128].double() @ bt[:, kb * 128:(kb + 1) * 128].double().t()
-            refbs += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[None, :]
+            blk = a[:, kb * 128:(kb + 1) * 128].float() @ bt[:, kb * 128:(kb + 1) * 128].float().t()
+            refbs += blk * sa[:, kb][:, None] * sw[:, kb].repeat_interleave(128)[None, :]
         c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         f = kbs.bind(a, bt, sa, sw, c)
         f(); torch.cuda.synchronize()
