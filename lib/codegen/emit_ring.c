@@ -83,9 +83,11 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
   a = LLVMBuildSelect(g->B, in, a, base, "");
   LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
-  const char *txt = eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
-                            : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }";
-  LLVMValueRef x = cg_asm(g, g->i16, txt, "=h,l,r", args, 2, true);
+  /* 1-, 2- or 4-byte elements (f32: a tf32 dot's operands) */
+  const char *txt = eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
+                    : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }"
+                              : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.b32 $0, [$1]; }";
+  LLVMValueRef x = cg_asm(g, eb == 4 ? g->i32 : g->i16, txt, eb == 4 ? "=r,l,r" : "=h,l,r", args, 2, true);
   LLVMValueRef cb = LLVMBuildMul(g->B, c, cg_i32(g, eb), "");
   LLVMValueRef ch = LLVMBuildLShr(g->B, cb, cg_i32(g, 4), "");
   LLVMValueRef sa = LLVMBuildOr(g->B, cg_slot_off(g, s, r, ch), LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), "");
@@ -100,9 +102,10 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
     sa = LLVMBuildSelect(g->B, kmaj, sa_nk, sa, "");
   }
   LLVMValueRef sargs[3] = {LLVMBuildAdd(g->B, sbase, sa, ""), x, on};
-  cg_asm_void(g, eb == 1 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
-                      : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }",
-           "r,h,r,~{memory}", sargs, 3);
+  cg_asm_void(g, eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
+                 : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }"
+                           : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b32 [$0], $1; }",
+              eb == 4 ? "r,r,r,~{memory}" : "r,h,r,~{memory}", sargs, 3);
 }
 
 /* Stream s (an 8-bit [K][N] B) is K-major in global memory (K stride 1, N
@@ -500,6 +503,18 @@ static LLVMValueRef iv_plus(cg *g, LLVMValueRef lo64, int k, LLVMValueRef step64
   return ivty == g->i64 ? x : LLVMBuildTrunc(g->B, x, ivty, "");
 }
 
+/* The parity of the transposed-B buffers (cg_stream.wg_tr with two of
+ * them) starts at 0 with the loop. */
+static void init_tr_parity(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op || !s->wg_tr || s->tr_nbuf < 2) continue;
+    if (!s->trv) s->trv = LLVMBuildAlloca(g->PB, g->i32, "tr.parity");
+    LLVMBuildStore(g->B, cg_i32(g, 0), s->trv);
+  }
+}
+
 /* Ring prologue: stages 0..S-2 issued at the builder's position, before
  * the loop (branchy: real branches for the slow copies); slot counters. */
 static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty, bool branchy) {
@@ -515,6 +530,7 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   }
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
+  init_tr_parity(g, R);
   R->pre_done = true;
 }
 
@@ -546,6 +562,7 @@ static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef
   LLVMPositionBuilderAtEnd(g->B, jb);
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S - 1 - R->lag), R->wrv);
+  init_tr_parity(g, R);
 }
 
 void cg_loop_preheader(cg *g, int32_t for_op) {
