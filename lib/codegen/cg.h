@@ -178,6 +178,8 @@ bool cg_emit_epilogue(cg *g, tl_region *r, int at);
 bool cg_reg_wanted(cg *g, int32_t v, int32_t r);
 /* Value v was begun by an earlier sub-tile: cg_new_val keeps its registers. */
 bool cg_epi_resume(cg *g, int32_t v);
+/* An epilogue sub-tile's load takes the split form (emit_memory.c load_split). */
+bool cg_epi_split_load(cg *g);
 /* Store o is the epilogue's store through shared memory and TMA: emitted
  * for this sub-tile (regs_store: the fallback from registers); else false. */
 bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o));

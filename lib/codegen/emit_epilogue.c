@@ -60,6 +60,15 @@ bool cg_reg_wanted(cg *g, int32_t v, int32_t r) {
 
 bool cg_epi_resume(cg *g, int32_t v) { return g->epi && g->epi->chunk > 0 && g->epi->cdim[v] != EPI_NONE; }
 
+/* measuring: TILEC_EPI_LOAD=combined the loads of before (no split form, no lookahead),
+ * =noahead the split form without the lookahead */
+static const char *epi_load_env(void) {
+  const char *s = getenv("TILEC_EPI_LOAD");
+  return s ? s : "";
+}
+
+bool cg_epi_split_load(cg *g) { return g->epi && strcmp(epi_load_env(), "combined"); }
+
 static bool is_tile(tl_func *f, int32_t v) { return tl_val(f, v)->type.kind == TL_KIND_TILE; }
 
 /* The op's registers are computed independently of one another (given the
@@ -213,6 +222,29 @@ static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
   return NULL;
 }
 
+/* Registers a thread holds of value v (split) in sub-tile 0. */
+static int chunk_regs(cg *g, cg_epi *e, int32_t v) {
+  const tl_layout *l = tl_layout_at(g->f, tl_val(g->f, v)->type.layout);
+  int n = 0;
+  for (int32_t r = 0; r < tl_layout_nregs(l); r++) {
+    int32_t c[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r, c);
+    n += tl_layout_canon_reg(l, r) == r && c[e->cdim[v]] < e->width;
+  }
+  return n;
+}
+
+/* A load of the accumulator's columns (split into sub-tiles) loaded one sub-tile ahead:
+ * its next sub-tile's registers are live during this one's arithmetic, so only a small
+ * one: up to AHEAD_REGS elements a thread (a bias or scale row vector: 16 of a 64-column
+ * sub-tile), not a residual tile's sub-tile (32: gemm_residual then spills at 255
+ * registers, ptxas -v; the plain GEMM already takes 224). */
+#define AHEAD_REGS 16
+static bool load_ahead(cg *g, cg_epi *e, tl_op *o) {
+  return o->opc == TL_OP_load && is_tile(g->f, o->res[0]) && e->cdim[o->res[0]] >= 0 &&
+         chunk_regs(g, e, o->res[0]) <= AHEAD_REGS;
+}
+
 int cg_plan_epilogue(cg *g, int persist) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -268,6 +300,20 @@ int cg_plan_epilogue(cg *g, int persist) {
       tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)",
                      f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes);
     }
+    /* the loads of the accumulator's columns: ahead or in their sub-tile (and why) */
+    for (int i = at; i < r->ops.len; i++) {
+      tl_op *o = tl_op_at(f, r->ops.data[i]);
+      if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_load || !is_tile(f, o->res[0]) || e->cdim[o->res[0]] < 0) continue;
+      const char *name = f->params.data[tl_val(f, o->opnd[0])->index].name;
+      int n = chunk_regs(g, e, o->res[0]);
+      if (*epi_load_env())
+        tl_sbuf_printf(&note, "; %s loaded in its sub-tile (TILEC_EPI_LOAD=%s)", name, epi_load_env());
+      else if (n <= AHEAD_REGS)
+        tl_sbuf_printf(&note, "; %s loaded one sub-tile ahead (%d registers a thread)", name, n);
+      else
+        tl_sbuf_printf(&note, "; %s loaded in its sub-tile (%d registers a thread > %d to hold one ahead)", name, n,
+                       AHEAD_REGS);
+    }
   }
   if (note.len) p->epi_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
@@ -291,13 +337,27 @@ bool cg_emit_epilogue(cg *g, tl_region *r, int at) {
   cg_epi *e = p ? p->epi : NULL;
   if (!e || r != &g->f->body || at < 1 || r->ops.data[at - 1] != e->for_op) return false;
   g->epi = e;
+  bool ahead = !*epi_load_env();
   for (e->chunk = 0; e->chunk < e->nchunk; e->chunk++) {
     for (int i = at; i < r->ops.len; i++) {
       int32_t id = r->ops.data[i];
       tl_op *o = tl_op_at(g->f, id);
       if ((o->flags & TL_OPF_DEAD) || o->opc == TL_OP_yield) continue;
       if (e->chunk > 0 && !emit_in_every_chunk(g, o)) continue;
-      cg_emit_op(g, id);
+      if (!ahead || !load_ahead(g, e, o)) {
+        cg_emit_op(g, id);
+        continue;
+      }
+      /* a load one sub-tile ahead: sub-tile c + 1's registers are issued here, before
+       * sub-tile c's arithmetic, so their latency runs under it (sub-tile c's were issued
+       * in the pass before; sub-tile 0's here too) */
+      int c = e->chunk;
+      if (c == 0) cg_emit_op(g, id);
+      if (c + 1 < e->nchunk) {
+        e->chunk = c + 1;
+        cg_emit_op(g, id);
+        e->chunk = c;
+      }
     }
   }
   g->epi = NULL;
