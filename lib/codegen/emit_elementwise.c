@@ -7,6 +7,7 @@
  * [-pi, pi], tanh and sigmoid through ex2 and rcp.approx.  Integer division by 0 gives 0,
  * shifts past the width give 0 (or -1), as in the interpreter. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg.h"
@@ -238,7 +239,11 @@ static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2
  * thread) is latency-bound.  The functions are approximate anyway: the
  * bounds of docs/language.md 8.1 hold with the extra half ulp.  d = +inf
  * gives +0 (y = 0 exactly); d > 2^126 gives +0 (|y| < 2^-126). */
-static LLVMValueRef rcp(cg *g, LLVMValueRef d) { return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d); }
+static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
+  const char *env = getenv("TILEC_RCP"); /* measuring: =rn the correctly rounded division of before */
+  if (env && !strcmp(env, "rn")) return LLVMBuildFDiv(g->B, f32c(g, 1.0), d, "");
+  return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d);
+}
 
 /* sin/cos: reduce to [-pi, pi] (k = rint(x / 2pi), r = x - k*2pi in two
  * parts, Cody-Waite), then the .approx instruction (abs error ~2^-21 there). */

@@ -49,6 +49,9 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_EPI", "0", NULL, NULL},
     {"TILEC_EPI", "regs", NULL, NULL},
     {"TILEC_EPI", "32", "TILEC_WS", "coop"},
+    /* the epilogue's loads: the combined form of before; the split form without the lookahead */
+    {"TILEC_EPI_LOAD", "combined", NULL, NULL},
+    {"TILEC_EPI_LOAD", "noahead", "TILEC_WS", "coop"},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
@@ -221,7 +224,9 @@ static void run_file(const char *dir, const char *name) {
     tilec_kernel_destroy(k);
   }
   tilec_program_destroy(p);
-  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile")) return;
+  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile") &&
+      strcmp(name, "gemm_residual.tile"))
+    return;
   /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
    * switches are read when the program compiles, and are in the cache key) */
   for (int v = 0; v < NVARIANTS; v++) {
