@@ -32,6 +32,8 @@ ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_W
                 help="linear: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
 ap.add_argument("--residual-variants", default="TILEC_EPI_LOAD=combined,TILEC_EPI=0",
                 help="residual: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
+ap.add_argument("--linear-pingpong", action="store_true",
+                help="linear: also the 128x128 one-warpgroup tile (tests/gpu/pingpong) default / TILEC_WS=coop / TILEC_WS=pingpong")
 ap.add_argument("--linear-sizes", default="", help="linear: MxNxK,... replacing the default list")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
@@ -868,6 +870,12 @@ def linear_gelu():
         variants.append("tanh form")
         kg.append(Kernel("gemm_bias_gelu_tanh.tile", source=tanh_src))
         kp.append(kp[0])
+    if args.linear_pingpong:  # the one-warpgroup tile the ping-pong schedule takes (emit_ws.c)
+        pp_src = os.path.join(args.root, "tests", "gpu", "pingpong", "gemm_bias_gelu.tile")
+        for v in ["", "TILEC_WS=coop", "TILEC_WS=pingpong"]:
+            variants.append("128x128 4 warps" + (" " + v if v else ""))
+            kg.append(with_env(v, lambda: Kernel(pp_src)))
+            kp.append(kp[0])
     def torch_fn(x, w, b):
         return F.gelu(F.linear(x, w, b), approximate="tanh")
     compiled = torch.compile(torch_fn)

@@ -61,6 +61,8 @@ typedef struct cg {
   LLVMValueRef pid[3], lgrid[3];
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
+  LLVMValueRef bar_id; /* i32 named barrier of cg_barrier instead of 1 (a ping-pong consumer's), or NULL */
+  LLVMValueRef pp_wg;  /* i32: a ping-pong consumer's warpgroup (0 / 1), or NULL (emit_ws.c) */
   cg_epi *epi;        /* != NULL: emitting one column sub-tile of the epilogue (emit_epilogue.c) */
   /* line info (debuginfo.c); dib == NULL when line_info is off */
   LLVMDIBuilderRef dib;
@@ -168,6 +170,9 @@ typedef enum { CG_MAP_ID, CG_MAP_EXPAND, CG_MAP_BCAST, CG_MAP_TRANS, CG_MAP_RESH
 void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
 /* The transfer renames registers (no shared memory). */
 bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
+
+/* The kernel is warp-specialized ping-pong (emit_ws.c): two consumer warpgroups on alternate tiles. */
+bool cg_ws_pingpong(cg *g);
 
 /* emit_epilogue.c (docs/pipelines.md "Epilogue sub-tiles") */
 /* After the top-level loop at r->ops[at - 1]: emit the ops [at, end) of the

@@ -281,11 +281,12 @@ int cg_plan_epilogue(cg *g, int persist) {
       e->stage_bytes = rows * e->rowbytes;
       int at1k = (persist + 1023) / 1024 * 1024;
       int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
-      e->nbuf = at1k + 2 * e->stage_bytes <= budget ? 2 : at1k + e->stage_bytes <= budget ? 1 : 0;
+      int nwg = p->ws == TL_WS_PINGPONG ? 2 : 1; /* ping-pong: each consumer warpgroup its own buffers */
+      e->nbuf = at1k + 2 * nwg * e->stage_bytes <= budget ? 2 : at1k + nwg * e->stage_bytes <= budget ? 1 : 0;
       if (!e->nbuf) tw = "no room in shared memory for a staging buffer";
       else {
         e->stage_off = at1k;
-        persist = at1k + e->nbuf * e->stage_bytes;
+        persist = at1k + nwg * e->nbuf * e->stage_bytes;
       }
     }
     if (tw) {
@@ -297,8 +298,9 @@ int cg_plan_epilogue(cg *g, int persist) {
       e->map = p->ntma;
       p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = e->width, .box_rows = rows,
                                         .swizzle = e->rowbytes, .dtype = tv->type.dtype};
-      tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)",
-                     f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes);
+      tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)%s",
+                     f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes,
+                     p->ws == TL_WS_PINGPONG ? ", a set per consumer warpgroup" : "");
     }
     /* the loads of the accumulator's columns: ahead or in their sub-tile (and why) */
     for (int i = at; i < r->ops.len; i++) {
@@ -429,6 +431,8 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   thread0_asm(g, txt, NULL, 0, "r,~{memory}");
   cg_barrier(g);
   LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), e->stage_off + buf * e->stage_bytes);
+  if (g->pp_wg) /* a ping-pong consumer warpgroup's own buffers */
+    base = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, g->pp_wg, cg_i32(g, e->nbuf * e->stage_bytes), ""), "");
   cg_soff so;
   LLVMValueRef row_l = cg_lane_warp(g, lid, 0), col_l = cg_lane_warp(g, lid, 1);
   cg_soff_init(g, &so, base, e->rowbytes, e->rowbytes / 16, true, row_l, cg_mul_c(g, col_l, 2), e->rowbytes - 1);

@@ -52,6 +52,8 @@ static const char *const gemm_variants[][4] = {
     /* the epilogue's loads: the combined form of before; the split form without the lookahead */
     {"TILEC_EPI_LOAD", "combined", NULL, NULL},
     {"TILEC_EPI_LOAD", "noahead", "TILEC_WS", "coop"},
+    /* ping-pong: taken for a 4-warp tile (tests/gpu/pingpong), else the cooperative kernel */
+    {"TILEC_WS", "pingpong", NULL, NULL},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
