@@ -226,8 +226,10 @@ static LLVMValueRef trip_count(cg *g, cg_ring *R) {
   LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
   LLVMValueRef ran = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
                                   LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+  LLVMValueRef pos = LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), "");
+  LLVMValueRef div = LLVMBuildSelect(g->B, pos, step64, cg_i64(g, 1), ""); /* (no division by 0) */
   LLVMValueRef n = LLVMBuildSDiv(g->B, LLVMBuildSub(g->B, LLVMBuildAdd(g->B, hi64, step64, ""),
-                                                    LLVMBuildAdd(g->B, lo64, cg_i64(g, 1), ""), ""), step64, "");
+                                                    LLVMBuildAdd(g->B, lo64, cg_i64(g, 1), ""), ""), div, "");
   return LLVMBuildSelect(g->B, ran, n, cg_i64(g, 0), "");
 }
 
