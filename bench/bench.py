@@ -30,6 +30,10 @@ ap.add_argument("--gemm-variants", default="",
 ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
 ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_WS=coop",
                 help="linear: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
+ap.add_argument("--residual-variants", default="TILEC_EPI_LOAD=combined,TILEC_EPI=0",
+                help="residual: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
+ap.add_argument("--linear-pingpong", action="store_true",
+                help="linear: also the 128x128 one-warpgroup tile (tests/gpu/pingpong) default / TILEC_WS=coop / TILEC_WS=pingpong")
 ap.add_argument("--linear-sizes", default="", help="linear: MxNxK,... replacing the default list")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
@@ -979,6 +983,12 @@ def linear_gelu():
         variants.append("tanh form")
         kg.append(Kernel("gemm_bias_gelu_tanh.tile", source=tanh_src))
         kp.append(kp[0])
+    if args.linear_pingpong:  # the one-warpgroup tile the ping-pong schedule takes (emit_ws.c)
+        pp_src = os.path.join(args.root, "tests", "gpu", "pingpong", "gemm_bias_gelu.tile")
+        for v in ["", "TILEC_WS=coop", "TILEC_WS=pingpong"]:
+            variants.append("128x128 4 warps" + (" " + v if v else ""))
+            kg.append(with_env(v, lambda: Kernel(pp_src)))
+            kp.append(kp[0])
     def torch_fn(x, w, b):
         return F.gelu(F.linear(x, w, b), approximate="tanh")
     compiled = torch.compile(torch_fn)
@@ -1014,6 +1024,34 @@ def linear_gelu():
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch eager", fl / ms_eager / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain linear", fl / msp / 1e9, err)
             row("linear plain" + tag, f"{M}x{N}x{K}", msp, "TFLOP/s", fl / msp / 1e9, "cuBLAS", fl / ms_cublas / 1e9, errp)
+# ---- GEMM + residual (examples/llama/gemm_residual.tile) beside the plain GEMM and cuBLAS's addmm ----
+def gemm_residual():
+    variants = [""] + [v for v in args.residual_variants.split(",") if v]
+    kr = [with_env(v, lambda: Kernel(ex("llama/gemm_residual.tile"))) for v in variants]
+    kp = [with_env(v, lambda: Kernel(ex("gemm.tile"))) for v in variants]
+    sizes = [(8192, 4096, 4096)] if args.quick else [(8192, 4096, 4096), (8192, 4096, 14336)]
+    if args.linear_sizes:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.linear_sizes.split(",")]
+    for M, N, K in sizes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) * K ** -0.5
+        r = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+        ref = a.float() @ b.float() + r.float()
+        fl = 2 * M * N * K
+        ms_addmm = bench(lambda: torch.addmm(r, a, b))
+        for v, k1, k2 in zip(variants, kr, kp):
+            tag = f" [{v}]" if v else ""
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k1.bind(a, b, r, c)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, ref)
+            ms = bench(f)
+            cp = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            fp = k2.bind(a, b, cp)
+            msp = bench(fp)
+            row("gemm+residual" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS addmm (beta 1)", fl / ms_addmm / 1e9, err)
+            row("gemm+residual" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain gemm", fl / msp / 1e9, err)
+
 # ---- MoE grouped GEMM (examples/moe_gemm.tile) against the dense GEMM of the same total size ----------
 def moe_gemm():
     k = Kernel(ex("moe_gemm.tile"))
@@ -1120,6 +1158,7 @@ if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "linear" in only: safe(linear_gelu, "linear")
+if "residual" in only: safe(gemm_residual, "gemm residual")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "int8" in only: safe(gemm_int8, "gemm int8")
 if "fp8x" in only: safe(gemm_fp8x, "gemm fp8x")

@@ -61,6 +61,8 @@ typedef struct cg {
   LLVMValueRef pid[3], lgrid[3];
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
+  LLVMValueRef bar_id; /* i32 named barrier of cg_barrier instead of 1 (a ping-pong consumer's), or NULL */
+  LLVMValueRef pp_wg;  /* i32: a ping-pong consumer's warpgroup (0 / 1), or NULL (emit_ws.c) */
   cg_epi *epi;        /* != NULL: emitting one column sub-tile of the epilogue (emit_epilogue.c) */
   /* line info (debuginfo.c); dib == NULL when line_info is off */
   LLVMDIBuilderRef dib;
@@ -171,6 +173,9 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
 /* The transfer renames registers (no shared memory). */
 bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
 
+/* The kernel is warp-specialized ping-pong (emit_ws.c): two consumer warpgroups on alternate tiles. */
+bool cg_ws_pingpong(cg *g);
+
 /* emit_epilogue.c (docs/pipelines.md "Epilogue sub-tiles") */
 /* After the top-level loop at r->ops[at - 1]: emit the ops [at, end) of the
  * body in column sub-tiles when they allow it (true), else nothing (false). */
@@ -180,6 +185,8 @@ bool cg_emit_epilogue(cg *g, tl_region *r, int at);
 bool cg_reg_wanted(cg *g, int32_t v, int32_t r);
 /* Value v was begun by an earlier sub-tile: cg_new_val keeps its registers. */
 bool cg_epi_resume(cg *g, int32_t v);
+/* An epilogue sub-tile's load takes the split form (emit_memory.c load_split). */
+bool cg_epi_split_load(cg *g);
 /* Store o is the epilogue's store through shared memory and TMA: emitted
  * for this sub-tile (regs_store: the fallback from registers); else false. */
 bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o));

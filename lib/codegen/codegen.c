@@ -194,6 +194,12 @@ LLVMValueRef cg_flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_
 }
 
 void cg_barrier(cg *g) {
+  if (g->bar_threads && g->bar_id) { /* a ping-pong consumer warpgroup: its own named barrier */
+    char txt[48];
+    snprintf(txt, sizeof txt, "bar.sync $0, %d;", g->bar_threads);
+    cg_asm(g, g->vd, txt, "r,~{memory}", &g->bar_id, 1, true);
+    return;
+  }
   if (g->bar_threads) { /* the consumer warpgroups of a warp-specialized kernel: named barrier 1 */
     char txt[48];
     snprintf(txt, sizeof txt, "bar.sync 1, %d;", g->bar_threads);
@@ -547,6 +553,8 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   LLVMValueRef tid = cg_sreg(g, "tid", 0);
   g->lane = LLVMBuildAnd(g->B, tid, cg_i32(g, 31), "lane");
   g->warp = LLVMBuildLShr(g->B, tid, cg_i32(g, 5), "warp");
+  /* ping-pong: both consumer warpgroups run the body's layouts of 4 warps (emit_ws.c) */
+  if (cg_ws_pingpong(g)) g->warp = LLVMBuildAnd(g->B, g->warp, cg_i32(g, 3), "");
   /* parameters */
   int k = 0;
   for (int i = 0; i < f->params.len; i++) {

@@ -4,9 +4,10 @@
  * after every op (what the interpreter does).  Math: exp2 = ex2.approx.ftz.f32
  * (~2 ulp; results below 2^-126 flush to 0), exp(x) = ex2(x*log2 e),
  * log(x) = lg2.approx(x)*ln 2, rsqrt = rsqrt.approx, sin/cos = sin/cos.approx after a Cody-Waite reduction to
- * [-pi, pi], tanh and sigmoid through ex2.  Integer division by 0 gives 0,
+ * [-pi, pi], tanh and sigmoid through ex2 and rcp.approx.  Integer division by 0 gives 0,
  * shifts past the width give 0 (or -1), as in the interpreter. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg.h"
@@ -229,6 +230,23 @@ LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, 
  * is the rounded exact value anyway. */
 static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2.approx.ftz.f", x); }
 
+/* 1 / d for d >= 1 (sigmoid's 1 + e, tanh's 1 + e) via rcp.approx.ftz.f32:
+ * one MUFU.RCP, at most 1 ulp off (the division it replaces is 0.5 ulp).
+ * A correctly rounded f32 division (div.rn / rcp.rn) is, in SASS, a range
+ * check and a branch to a slow path around each element: every element's
+ * chain (ex2, add, check, rcp, 2 fma) then runs alone, nothing interleaves
+ * across the branches, and a 64x256 epilogue of GELUs (128 elements a
+ * thread) is latency-bound.  The functions are approximate anyway: the
+ * bounds of docs/language.md 8.1 hold with the extra half ulp.  d = +inf
+ * gives +0 (y = 0 exactly); d > 2^126 gives +0 (|y| < 2^-126). */
+static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
+  /* TILEC_RCP=approx: the one-instruction form (built and CPU-checked in the sixth session; the
+   * default once run on the H200); else the correctly rounded division, GPU-checked */
+  const char *env = getenv("TILEC_RCP");
+  if (!env || strcmp(env, "approx")) return LLVMBuildFDiv(g->B, f32c(g, 1.0), d, "");
+  return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d);
+}
+
 /* sin/cos: reduce to [-pi, pi] (k = rint(x / 2pi), r = x - k*2pi in two
  * parts, Cody-Waite), then the .approx instruction (abs error ~2^-21 there). */
 static LLVMValueRef sincos(cg *g, LLVMValueRef x, bool is_sin) {
@@ -295,14 +313,14 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   case TL_OP_ceil: r = fcall1(g, "llvm.ceil.f32", x); break;
   case TL_OP_sigmoid: {
     LLVMValueRef e = ex2(g, LLVMBuildFMul(B, x, f32c(g, -log2e), ""));
-    r = LLVMBuildFDiv(B, f32c(g, 1.0), LLVMBuildFAdd(B, f32c(g, 1.0), e, ""), "");
+    r = rcp(g, LLVMBuildFAdd(B, f32c(g, 1.0), e, ""));
     break;
   }
   case TL_OP_tanh: {
     /* tanh|x| = (1 - e) / (1 + e), e = 2^(-2|x| log2 e); odd polynomial near 0 */
     LLVMValueRef ax = fcall1(g, "llvm.fabs.f32", x);
     LLVMValueRef e = ex2(g, LLVMBuildFMul(B, ax, f32c(g, -2.0 * log2e), ""));
-    LLVMValueRef big = LLVMBuildFDiv(B, LLVMBuildFSub(B, f32c(g, 1.0), e, ""), LLVMBuildFAdd(B, f32c(g, 1.0), e, ""), "");
+    LLVMValueRef big = LLVMBuildFMul(B, LLVMBuildFSub(B, f32c(g, 1.0), e, ""), rcp(g, LLVMBuildFAdd(B, f32c(g, 1.0), e, "")), "");
     LLVMValueRef sx[2] = {big, x};
     big = cg_intrinsic(g, "llvm.copysign.f32", g->f32, sx, 2);
     LLVMValueRef x2 = LLVMBuildFMul(B, x, x, "");

@@ -60,6 +60,16 @@ bool cg_reg_wanted(cg *g, int32_t v, int32_t r) {
 
 bool cg_epi_resume(cg *g, int32_t v) { return g->epi && g->epi->chunk > 0 && g->epi->cdim[v] != EPI_NONE; }
 
+/* TILEC_EPI_LOAD: `combined` (the default: the loads run on the H200 in the gemm branch's calls),
+ * `split` (the split form, a small load one sub-tile ahead: built and CPU-checked in the sixth
+ * session, the default once measured), `noahead` (the split form in its sub-tile). */
+static const char *epi_load_env(void) {
+  const char *s = getenv("TILEC_EPI_LOAD");
+  return s && *s ? s : "combined";
+}
+
+bool cg_epi_split_load(cg *g) { return g->epi && strcmp(epi_load_env(), "combined"); }
+
 static bool is_tile(tl_func *f, int32_t v) { return tl_val(f, v)->type.kind == TL_KIND_TILE; }
 
 /* The op's registers are computed independently of one another (given the
@@ -213,6 +223,29 @@ static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
   return NULL;
 }
 
+/* Registers a thread holds of value v (split) in sub-tile 0. */
+static int chunk_regs(cg *g, cg_epi *e, int32_t v) {
+  const tl_layout *l = tl_layout_at(g->f, tl_val(g->f, v)->type.layout);
+  int n = 0;
+  for (int32_t r = 0; r < tl_layout_nregs(l); r++) {
+    int32_t c[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r, c);
+    n += tl_layout_canon_reg(l, r) == r && c[e->cdim[v]] < e->width;
+  }
+  return n;
+}
+
+/* A load of the accumulator's columns (split into sub-tiles) loaded one sub-tile ahead:
+ * its next sub-tile's registers are live during this one's arithmetic, so only a small
+ * one: up to AHEAD_REGS elements a thread (a bias or scale row vector: 16 of a 64-column
+ * sub-tile), not a residual tile's sub-tile (32: gemm_residual then spills at 255
+ * registers, ptxas -v; the plain GEMM already takes 224). */
+#define AHEAD_REGS 16
+static bool load_ahead(cg *g, cg_epi *e, tl_op *o) {
+  return o->opc == TL_OP_load && is_tile(g->f, o->res[0]) && e->cdim[o->res[0]] >= 0 &&
+         chunk_regs(g, e, o->res[0]) <= AHEAD_REGS;
+}
+
 int cg_plan_epilogue(cg *g, int persist) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -249,11 +282,12 @@ int cg_plan_epilogue(cg *g, int persist) {
       e->stage_bytes = rows * e->rowbytes;
       int at1k = (persist + 1023) / 1024 * 1024;
       int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
-      e->nbuf = at1k + 2 * e->stage_bytes <= budget ? 2 : at1k + e->stage_bytes <= budget ? 1 : 0;
+      int nwg = p->ws == TL_WS_PINGPONG ? 2 : 1; /* ping-pong: each consumer warpgroup its own buffers */
+      e->nbuf = at1k + 2 * nwg * e->stage_bytes <= budget ? 2 : at1k + nwg * e->stage_bytes <= budget ? 1 : 0;
       if (!e->nbuf) tw = "no room in shared memory for a staging buffer";
       else {
         e->stage_off = at1k;
-        persist = at1k + e->nbuf * e->stage_bytes;
+        persist = at1k + nwg * e->nbuf * e->stage_bytes;
       }
     }
     if (tw) {
@@ -265,8 +299,23 @@ int cg_plan_epilogue(cg *g, int persist) {
       e->map = p->ntma;
       p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = e->width, .box_rows = rows,
                                         .swizzle = e->rowbytes, .dtype = tv->type.dtype};
-      tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)",
-                     f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes);
+      tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)%s",
+                     f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes,
+                     p->ws == TL_WS_PINGPONG ? ", a set per consumer warpgroup" : "");
+    }
+    /* the loads of the accumulator's columns: ahead or in their sub-tile (and why) */
+    for (int i = at; i < r->ops.len; i++) {
+      tl_op *o = tl_op_at(f, r->ops.data[i]);
+      if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_load || !is_tile(f, o->res[0]) || e->cdim[o->res[0]] < 0) continue;
+      const char *name = f->params.data[tl_val(f, o->opnd[0])->index].name;
+      int n = chunk_regs(g, e, o->res[0]);
+      if (strcmp(epi_load_env(), "split"))
+        tl_sbuf_printf(&note, "; %s loaded in its sub-tile (TILEC_EPI_LOAD=%s)", name, epi_load_env());
+      else if (n <= AHEAD_REGS)
+        tl_sbuf_printf(&note, "; %s loaded one sub-tile ahead (%d registers a thread)", name, n);
+      else
+        tl_sbuf_printf(&note, "; %s loaded in its sub-tile (%d registers a thread > %d to hold one ahead)", name, n,
+                       AHEAD_REGS);
     }
   }
   if (note.len) p->epi_note = tl_strdup(&g->ctx->arena, note.data);
@@ -291,13 +340,27 @@ bool cg_emit_epilogue(cg *g, tl_region *r, int at) {
   cg_epi *e = p ? p->epi : NULL;
   if (!e || r != &g->f->body || at < 1 || r->ops.data[at - 1] != e->for_op) return false;
   g->epi = e;
+  bool ahead = !strcmp(epi_load_env(), "split");
   for (e->chunk = 0; e->chunk < e->nchunk; e->chunk++) {
     for (int i = at; i < r->ops.len; i++) {
       int32_t id = r->ops.data[i];
       tl_op *o = tl_op_at(g->f, id);
       if ((o->flags & TL_OPF_DEAD) || o->opc == TL_OP_yield) continue;
       if (e->chunk > 0 && !emit_in_every_chunk(g, o)) continue;
-      cg_emit_op(g, id);
+      if (!ahead || !load_ahead(g, e, o)) {
+        cg_emit_op(g, id);
+        continue;
+      }
+      /* a load one sub-tile ahead: sub-tile c + 1's registers are issued here, before
+       * sub-tile c's arithmetic, so their latency runs under it (sub-tile c's were issued
+       * in the pass before; sub-tile 0's here too) */
+      int c = e->chunk;
+      if (c == 0) cg_emit_op(g, id);
+      if (c + 1 < e->nchunk) {
+        e->chunk = c + 1;
+        cg_emit_op(g, id);
+        e->chunk = c;
+      }
     }
   }
   g->epi = NULL;
@@ -369,6 +432,8 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   thread0_asm(g, txt, NULL, 0, "r,~{memory}");
   cg_barrier(g);
   LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), e->stage_off + buf * e->stage_bytes);
+  if (g->pp_wg) /* a ping-pong consumer warpgroup's own buffers */
+    base = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, g->pp_wg, cg_i32(g, e->nbuf * e->stage_bytes), ""), "");
   cg_soff so;
   LLVMValueRef row_l = cg_lane_warp(g, lid, 0), col_l = cg_lane_warp(g, lid, 1);
   cg_soff_init(g, &so, base, e->rowbytes, e->rowbytes / 16, true, row_l, cg_mul_c(g, col_l, 2), e->rowbytes - 1);

@@ -438,24 +438,48 @@ static void split_group_ptx(ptxbuf *b, bool store, int W) {
 typedef struct groups {
   int32_t n;                /* groups (registers / vec) */
   bool *canon;              /* the group is its registers' first holder */
+  bool *skip;               /* another epilogue sub-tile's group (cg_reg_wanted) */
   LLVMValueRef (*args)[10]; /* group_ptx's operands A S IX SZ R F, then a store's words */
   LLVMValueRef *inb;        /* i32: the whole group in bounds (the split form's predicate) */
+  LLVMValueRef *fast_addr;  /* the split form's address (NULL: args[0]) */
 } groups;
 
-static void groups_make(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, groups *G) {
+/* The split form's address of the group at k when the last stride is 1 (the form's
+ * condition): the other dims' offsets (one runtime value per row) plus a constant, so
+ * ptxas folds the column into the instruction ([R + imm]) instead of keeping a 64-bit
+ * address per group live (an epilogue's residual sub-tile: 16 of them a thread). */
+static LLVMValueRef unit_stride_addr(cg *g, access *a, const int32_t *k) {
+  LLVMValueRef x = a->tbase;
+  int last = a->tile_rank - 1;
+  for (int j = 0; j < last; j++) {
+    LLVMValueRef o = k_off(g, a, j, k[j]);
+    if (o) x = LLVMBuildAdd(g->B, x, o, "");
+  }
+  return k[last] ? LLVMBuildAdd(g->B, x, cg_i64(g, (long long)k[last] * a->bytes), "") : x;
+}
+
+/* v: the loaded or stored tile (its epilogue sub-tile picks the groups); const_cols: the
+ * split form's addresses by unit_stride_addr (no gathers). */
+static void groups_make(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, groups *G,
+                        int32_t v, bool const_cols) {
   int last = a->tile_rank - 1;
   G->n = n / vec;
   G->canon = tl_alloc(&g->ctx->arena, sizeof(bool) * (size_t)(G->n + 1));
+  G->skip = tl_alloc(&g->ctx->arena, sizeof(bool) * (size_t)(G->n + 1));
   G->args = tl_alloc(&g->ctx->arena, sizeof *G->args * (size_t)(G->n + 1));
   G->inb = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(G->n + 1));
+  G->fast_addr = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(G->n + 1));
   for (int32_t i = 0; i < G->n; i++) {
     int32_t r0 = i * vec;
     G->canon[i] = !l || tl_layout_canon_reg(l, r0) == r0;
-    if (!G->canon[i]) continue;
+    G->skip[i] = l && v >= 0 && !cg_reg_wanted(g, v, r0);
+    G->fast_addr[i] = NULL;
+    if (!G->canon[i] || G->skip[i]) continue;
     int32_t k[TL_MAX_RANK];
     reg_k(l, r0, k);
     group_args(g, a, k, r0, allowed, G->args[i]);
     G->inb[i] = pred32(g, and1(g, group_inb(g, a, k, last, r0), k_inb(g, a, last, k[last])));
+    if (const_cols) G->fast_addr[i] = unit_stride_addr(g, a, k);
   }
 }
 
@@ -503,8 +527,8 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {
-      if (!G->canon[i]) continue;
-      LLVMValueRef fa[6] = {G->args[i][0], G->inb[i]};
+      if (!G->canon[i] || G->skip[i]) continue;
+      LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
       LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)
                              : cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
@@ -520,7 +544,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   }
   LLVMPositionBuilderAtEnd(g->B, join);
   for (int32_t i = 0; !store && i < G->n; i++) {
-    if (!G->canon[i]) continue;
+    if (!G->canon[i] || G->skip[i]) continue;
     for (int w = 0; w < W; w++) {
       LLVMValueRef phi = LLVMBuildPhi(g->B, g->i32, "");
       LLVMValueRef in[2] = {fast[i][w], words[i][w]};
@@ -532,12 +556,13 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
 }
 
 static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *d,
-                       cg_val *ov, tl_dtype odt, tl_dtype rdt) {
+                       cg_val *ov, tl_dtype odt, tl_dtype rdt, int32_t res, bool const_cols) {
   groups G;
-  groups_make(g, a, l, n, vec, allowed, &G);
+  groups_make(g, a, l, n, vec, allowed, &G, res, const_cols);
   LLVMValueRef (*words)[4] = tl_alloc(&g->ctx->arena, sizeof *words * (size_t)(G.n + 1));
   groups_emit(g, a, vec, allowed, &G, false, words);
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
+    if (G.skip[r0 / vec]) continue;
     if (!G.canon[r0 / vec]) {
       for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
       continue;
@@ -553,7 +578,7 @@ static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec,
 static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *sv,
                         tl_dtype vdt) {
   groups G;
-  groups_make(g, a, l, n, vec, allowed, &G);
+  groups_make(g, a, l, n, vec, allowed, &G, -1, false);
   LLVMTypeRef mt = cg_mem_type(g, a->dtype);
   int W, per_word;
   vec_types(a, vec, &W, &per_word);
@@ -606,7 +631,15 @@ void cg_emit_load(cg *g, tl_op *o) {
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   if (vec > 1 && f->access_split) {
-    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt);
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, -1, false);
+    return;
+  }
+  /* an epilogue sub-tile's load (emit_epilogue.c): the split form too, with constant
+   * column offsets: one 4-byte word and one predicate a group instead of the combined
+   * form's word, two 16-bit fallbacks and three predicates each, all live at once when
+   * ptxas hoists the loads above the main loop's last wgmma wait */
+  if (vec > 1 && tile && !a.any_gather && cg_epi_split_load(g)) {
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, res, true);
     return;
   }
   int last = a.tile_rank - 1;

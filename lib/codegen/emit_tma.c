@@ -162,7 +162,7 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
   R->tma_ok = ok;
   R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
   LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
-  LLVMValueRef tid = cg_tid32(g);
+  LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);
   for (int st = 0; st < R->stages; st++) {
     LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",

@@ -20,7 +20,23 @@
  *     named barrier 1 of the consumer threads.
  * Both sides keep their slot index and phase bits across tiles: the ring
  * never drains between tiles, the producer runs ahead into the next tile
- * while the consumers finish the epilogue of this one. */
+ * while the consumers finish the epilogue of this one.
+ *
+ * Ping-pong (TILEC_WS=pingpong; a tile of 4 warps, persistent): two consumer
+ * warpgroups (threads 0-255, each running the body's 4-warp layouts) take
+ * alternate tiles of the CTA's list (tile_sched.c: warpgroup w from ctaid +
+ * w nctaid, step 2 nctaid); the producer (threads 256-383) fills the one
+ * ring in the CTA's order.  A warpgroup's main loop starts only after the
+ * other's has ended (named barrier 5 + w: bar.arrive by the other after its
+ * drain, bar.sync at this one's preheader), so the main loops take turns on
+ * the tensor cores and each epilogue runs under the other's main loop; it
+ * also keeps every full-mbarrier wait at most one phase ahead (a parity wait
+ * two phases ahead would pass at once).  At that preheader the warpgroup
+ * skips the other's k-steps in its slot index and phase bits (every tile's
+ * main loop has the same trip count: its bounds do not depend on the tile).
+ * The body's barriers are the warpgroup's named barrier 3 + w of 128
+ * threads; the epilogue's staging buffers and its TMA thread are the
+ * warpgroup's own (emit_epilogue.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +97,32 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   return NULL;
 }
 
+/* Value v is computed, through the body's ops before the loop, from a
+ * program id (or the program count). */
+static bool from_program_id(tl_func *f, int32_t v, int depth) {
+  int32_t d = tl_val(f, v)->def;
+  if (d < 0 || depth > 64) return depth > 64;
+  tl_op *o = tl_op_at(f, d);
+  if (o->opc == TL_OP_program_id || o->opc == TL_OP_num_programs) return true;
+  for (int k = 0; k < o->nopnd; k++)
+    if (from_program_id(f, o->opnd[k], depth + 1)) return true;
+  return false;
+}
+
+/* Why the ring's loop cannot take the ping-pong schedule (given ws_unfit's
+ * NULL), or NULL. */
+static const char *pingpong_unfit(cg *g, cg_ring *R) {
+  tl_func *f = g->f;
+  if (f->warps != 4) return "the tile is on 8 warps (each warpgroup takes its own tile: a tile of 4 warps, @warps(4))";
+  if (!g->plan->persist) return "not persistent";
+  tl_op *lo = tl_op_at(f, R->for_op);
+  for (int k = 0; k < 3 && k < lo->nopnd; k++)
+    if (from_program_id(f, lo->opnd[k], 0)) return "the main loop's bounds depend on the tile";
+  return NULL;
+}
+
+bool cg_ws_pingpong(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws == TL_WS_PINGPONG; }
+
 /* The grid clause can be evaluated in the kernel (persistent CTAs). */
 static bool grid_in_kernel(tl_func *f) {
   for (int i = 0; i < f->grid.ops.len; i++) {
@@ -104,18 +146,28 @@ void cg_ws_plan(cg *g, int persist, int *end) {
     if (why) {
       tl_sbuf_printf(&note, "not warp-specialized (%s)", why);
     } else {
-      p->ws = f->ws;
+      const char *ppwhy = f->ws == TL_WS_PINGPONG ? pingpong_unfit(g, R) : NULL;
+      p->ws = ppwhy ? TL_WS_COOP : f->ws;
       p->ws_for = R->for_op;
       R->ws = true;
       persist = (persist + 7) / 8 * 8;
       R->empty_off = persist;
       persist += 8 * R->stages;
       *end = persist;
-      tl_sbuf_printf(&note,
-                     "warp-specialized (cooperative): %d consumer warpgroup%s on one tile (setmaxnreg.inc %d), "
-                     "producer warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes, all 128 copy when a "
-                     "tensor fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop",
-                     f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
+      if (p->ws == TL_WS_PINGPONG)
+        tl_sbuf_printf(&note,
+                       "warp-specialized (ping-pong): 2 consumer warpgroups on alternate tiles of the CTA's list "
+                       "(setmaxnreg.inc %d), each main loop after the other's (named barriers 5, 6), one's epilogue "
+                       "under the other's main loop; producer warpgroup 2 (setmaxnreg.dec %d; one thread issues the "
+                       "TMA boxes, all 128 copy when a tensor fails the map test), a full and an empty mbarrier per stage",
+                       WS_CONSUMER_REGS, WS_PRODUCER_REGS);
+      else
+        tl_sbuf_printf(&note,
+                       "warp-specialized (cooperative): %d consumer warpgroup%s on one tile (setmaxnreg.inc %d), "
+                       "producer warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes, all 128 copy when a "
+                       "tensor fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop",
+                       f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
+      if (ppwhy) tl_sbuf_printf(&note, " (ping-pong not taken: %s)", ppwhy);
     }
   }
   if (p->persist)
@@ -129,7 +181,10 @@ void cg_ws_plan(cg *g, int persist, int *end) {
 
 bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false); }
 
-int cg_ws_extra_threads(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws ? 128 : 0; }
+int cg_ws_extra_threads(cg *g) {
+  if (!g->plan || g->plan_f != g->f || !g->plan->ws) return 0;
+  return g->plan->ws == TL_WS_PINGPONG ? 256 : 128; /* the producer (+ the second consumer warpgroup) */
+}
 
 static LLVMValueRef empty_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
   return LLVMBuildAdd(g->B, cg_smem_base32(g),
@@ -157,10 +212,64 @@ static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
 }
 
 static void pin_scalars(cg *g, cg_ring *R);
+static void release_last(cg *g, cg_ring *R);
+
+/* i1: this warpgroup's named-barrier operand ("bar.sync|arrive $0, 256" with id) when `on`. */
+static void pp_bar(cg *g, const char *op, LLVMValueRef id, LLVMValueRef on) {
+  char txt[96];
+  snprintf(txt, sizeof txt, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p %s $0, 256; }", op);
+  LLVMValueRef args[2] = {id, LLVMBuildZExt(g->B, on, g->i32, "")};
+  cg_asm_void(g, txt, "r,r,~{memory}", args, 2);
+}
+
+/* The trip count (i64) of the ring's loop at this point. */
+static LLVMValueRef trip_count(cg *g, cg_ring *R) {
+  tl_op *lo = tl_op_at(g->f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef ran = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
+                                  LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+  LLVMValueRef pos = LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), "");
+  LLVMValueRef div = LLVMBuildSelect(g->B, pos, step64, cg_i64(g, 1), ""); /* (no division by 0) */
+  LLVMValueRef n = LLVMBuildSDiv(g->B, LLVMBuildSub(g->B, LLVMBuildAdd(g->B, hi64, step64, ""),
+                                                    LLVMBuildAdd(g->B, lo64, cg_i64(g, 1), ""), ""), div, "");
+  return LLVMBuildSelect(g->B, ran, n, cg_i64(g, 0), "");
+}
+
+/* Ping-pong, at the preheader of every tile but the CTA's first: wait until
+ * the other warpgroup's main loop (of the tile before in the CTA's order)
+ * has ended, then step over its k-steps' slots: the read slot advances and
+ * each slot passed flips its phase bit, as if this warpgroup had waited. */
+static void pp_take_turn(cg *g, cg_ring *R) {
+  LLVMValueRef first = LLVMBuildLoad2(g->B, g->i32, R->ppfirst, "");
+  LLVMBuildStore(g->B, cg_i32(g, 0), R->ppfirst);
+  LLVMValueRef turn = LLVMBuildICmp(g->B, LLVMIntEQ, first, cg_i32(g, 0), "");
+  pp_bar(g, "bar.sync", LLVMBuildAdd(g->B, g->pp_wg, cg_i32(g, 5), ""), turn);
+  LLVMValueRef n = LLVMBuildSelect(g->B, turn, trip_count(g, R), cg_i64(g, 0), "");
+  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i64, "pp.skip");
+  LLVMBuildStore(g->B, cg_i64(g, 0), iv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "pp.skip.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "pp.skip.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->C, g->fn, "pp.skip.done");
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, head);
+  LLVMValueRef i = LLVMBuildLoad2(g->B, g->i64, iv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, n, ""), body, done);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->phasev, "");
+  LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), rd, ""), ""), R->phasev);
+  LLVMBuildStore(g->B, cg_slot_next(g, rd, R->stages), R->rdv);
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, i, cg_i64(g, 1), ""), iv);
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, done);
+}
 
 void cg_ws_preheader(cg *g, cg_ring *R) {
   LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
   R->pre_done = true;
+  if (g->pp_wg) pp_take_turn(g, R);
   pin_scalars(g, R);
 }
 
@@ -248,12 +357,28 @@ static void pin_scalars(cg *g, cg_ring *R) {
   }
 }
 
-void cg_ws_loop_exit(cg *g, cg_ring *R) { (void)g, (void)R; }
+/* After the drain: a ping-pong warpgroup's main loop is over; the other one
+ * may start its own when it has the next tile of the CTA's list. */
+void cg_ws_loop_exit(cg *g, cg_ring *R) {
+  if (!g->pp_wg) return;
+  /* the tile's last slot now, not at the tile's end: the producer refills it
+   * for the other warpgroup's main loop during this one's epilogue */
+  release_last(g, R);
+  LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, R->pptv, "");
+  LLVMValueRef next = LLVMBuildAdd(g->B, t, cg_sreg(g, "nctaid", 0), "");
+  pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), g->pp_wg, ""),
+         LLVMBuildICmp(g->B, LLVMIntULT, next, R->ppnt, ""));
+}
 
 /* The slot released here is the one before the next read slot, and the
  * test is the loop's bounds: reading the loop-carried "pending" slot after
  * the loop makes ptxas (13.0) serialize every wgmma (C7514) too. */
 void cg_ws_tile_end(cg *g, cg_ring *R) {
+  if (g->pp_wg) return; /* (ping-pong: at the loop's exit, cg_ws_loop_exit) */
+  release_last(g, R);
+}
+
+static void release_last(cg *g, cg_ring *R) {
   if (!R->ws_pending) return; /* (each slot was released after its own wait) */
   tl_op *lo = tl_op_at(g->f, R->for_op);
   LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
@@ -327,7 +452,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   cg_ring *R = &p->rings[0];
-  int ncons = f->warps * 32;
+  bool pp = p->ws == TL_WS_PINGPONG;
+  int ncons = f->warps * 32 * (pp ? 2 : 1);
   /* before the split, every thread: maps, tma_ok, both mbarrier sets, barrier 0 */
   cg_tma_kernel_prologue(g, R);
   R->rdv = prologue_i32(g, "cons.slot");
@@ -369,11 +495,25 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", WS_CONSUMER_REGS);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   g->bar_threads = ncons;
-  cg_tiles_begin(g, T);
+  cg_tiles Tc = *T;
+  if (pp) { /* warpgroup w: every other tile from the w-th, its own named barrier 3 + w */
+    g->pp_wg = LLVMBuildLShr(g->B, tid, cg_i32(g, 7), "pp.wg");
+    g->bar_id = LLVMBuildAdd(g->B, g->pp_wg, cg_i32(g, 3), "");
+    g->bar_threads = 128;
+    R->ppfirst = prologue_i32(g, "pp.first");
+    LLVMBuildStore(g->B, LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, g->pp_wg, cg_i32(g, 0), ""), g->i32, ""),
+                   R->ppfirst);
+    Tc.first_off = g->pp_wg;
+    Tc.step_mul = 2;
+  }
+  cg_tiles_begin(g, &Tc);
+  R->pptv = Tc.tv;
+  R->ppnt = Tc.ntiles;
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_ws_tile_end(g, R);
-  cg_tiles_end(g, T);
+  cg_tiles_end(g, &Tc);
   cg_epi_kernel_end(g);
   g->bar_threads = 0;
+  g->bar_id = g->pp_wg = NULL;
   LLVMBuildRetVoid(g->B);
 }

@@ -71,6 +71,8 @@ typedef struct cg_ring {
   bool ws_pending;        /* the dot leaves its last slot to release at the end of the tile */
   int empty_off;
   LLVMValueRef relv;
+  LLVMValueRef ppfirst;   /* ping-pong: alloca, 1 until this warpgroup's first tile needs no wait */
+  LLVMValueRef pptv, ppnt; /* ping-pong: the consumer's tile alloca and the tile count */
 } cg_ring;
 
 typedef struct cg_plan {
@@ -196,6 +198,8 @@ typedef struct cg_tiles {
   bool one_trip;            /* not persistent, but the body in a loop of one trip (emit_ws.c) */
   LLVMValueRef ntiles;      /* i32: tiles of the logical grid */
   LLVMValueRef tv;          /* alloca: this CTA's tile */
+  LLVMValueRef first_off;   /* persistent: the first tile is ctaid + first_off * nctaid (NULL: 0) */
+  int step_mul;             /* persistent: the step is step_mul * nctaid (0: 1) */
   LLVMBasicBlockRef head, exit;
 } cg_tiles;
 void cg_tiles_begin(cg *g, cg_tiles *T);

@@ -20,6 +20,8 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   if (!T->persist && !T->one_trip) return;
   T->tv = LLVMBuildAlloca(g->PB, g->i32, "tile");
   LLVMValueRef t0 = cg_sreg(g, "ctaid", 0), end = T->ntiles;
+  if (T->persist && T->first_off) /* a ping-pong consumer: every other tile of the CTA's list */
+    t0 = LLVMBuildAdd(g->B, t0, LLVMBuildMul(g->B, T->first_off, cg_sreg(g, "nctaid", 0), ""), "");
   if (!T->persist) { /* t0 .. t0 + 1, a bound LLVM cannot see through */
     LLVMValueRef e = LLVMBuildAdd(g->B, t0, cg_i32(g, 1), "");
     end = cg_asm(g, g->i32, "mov.b32 $0, $1;", "=r,r", &e, 1, true);
@@ -51,7 +53,9 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
 void cg_tiles_end(cg *g, cg_tiles *T) {
   if (!T->persist && !T->one_trip) return;
   LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
-  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1), ""), T->tv);
+  LLVMValueRef step = T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1);
+  if (T->persist && T->step_mul > 1) step = LLVMBuildMul(g->B, step, cg_i32(g, T->step_mul), "");
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, step, ""), T->tv);
   LLVMBuildBr(g->B, T->head);
   LLVMPositionBuilderAtEnd(g->B, T->exit);
   memset(g->pid, 0, sizeof g->pid);

@@ -49,6 +49,11 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_EPI", "0", NULL, NULL},
     {"TILEC_EPI", "regs", NULL, NULL},
     {"TILEC_EPI", "32", "TILEC_WS", "coop"},
+    /* the epilogue's loads: the combined form of before; the split form without the lookahead */
+    {"TILEC_EPI_LOAD", "combined", NULL, NULL},
+    {"TILEC_EPI_LOAD", "noahead", "TILEC_WS", "coop"},
+    /* ping-pong: taken for a 4-warp tile (tests/gpu/pingpong), else the cooperative kernel */
+    {"TILEC_WS", "pingpong", NULL, NULL},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
@@ -222,7 +227,7 @@ static void run_file(const char *dir, const char *name) {
   }
   tilec_program_destroy(p);
   if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile") &&
-      strcmp(name, "quant_int8_gemm.tile") && strcmp(name, "gemm_tf32.tile"))
+      strcmp(name, "quant_int8_gemm.tile") && strcmp(name, "gemm_tf32.tile") && strcmp(name, "gemm_residual.tile"))
     return;
   /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
    * switches are read when the program compiles, and are in the cache key) */

@@ -173,7 +173,7 @@ static size_t rk_slot_size(const rk_buf *b) {
  * on (0.5, 2) and relative elsewhere, rsqrt 2^-22.9 relative, sin/cos 2^-20.5
  * absolute on [-2pi, 2pi]) and tilec's lowering (docs/codegen.md): exp(x) =
  * ex2(x log2 e) adds |x| 2^-23 relative (x = ln y), log = lg2 * ln 2, tanh and
- * sigmoid through ex2 and one division.  ex2.ftz flushes results below 2^-126. */
+ * sigmoid through ex2 and one rcp.approx (1 ulp).  ex2.ftz flushes results below 2^-126. */
 static double rk_approx_error(const char *fn, double y) {
   double ay = fabs(y), ftz = ldexp(1, -126);
   if (!strcmp(fn, "exp2")) return ldexp(ay, -22) + ftz;
