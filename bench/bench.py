@@ -910,13 +910,23 @@ def topk_sample():
               f"(speed-up {ms_eager / ms:.2f}x / {ms_comp / ms:.2f}x); token in torch's kept set: {ok}", flush=True)
 
 # ---- W4A16: int4 weights, group-wise scales (examples/gemm_w4a16.tile) beside the bf16 cuBLAS GEMM ---------
+# Variants: the operand prologue on (the words and scales stream through the cp.async ring, the
+# dequantization runs between shared memory and the staging) and off (TILEC_PROLOGUE=0: the kernel
+# of before, `simple`, every K step waiting for its loads), and BN 32 / 64 / 128 at small M (the grid
+# is N / BN programs: 64 at BN 64 for 132 SMs).
 def gemm_w4a16():
     G = 128
-    shapes = [(1, 4096, 4096), (16, 4096, 4096)] if args.quick else \
+    shapes = [(1, 4096, 4096), (16, 4096, 4096), (4096, 4096, 4096)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
-    ks = {bm: Kernel(ex("gemm_w4a16.tile"), {"BM": bm}) for bm in (16, 64)}
+
+    def kern(defines, prologue):
+        if not prologue: os.environ["TILEC_PROLOGUE"] = "0"
+        try:
+            return Kernel(ex("gemm_w4a16.tile"), defines)
+        finally:
+            os.environ.pop("TILEC_PROLOGUE", None)
+    cache = {}
     for M, N, K in shapes:
-        k = ks[16 if M <= 16 else 64]
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (K // 8, N), device="cuda", dtype=torch.int32)
         sc = (torch.rand(K // G, N, device="cuda") * 0.02 + 0.01).to(torch.bfloat16)
@@ -925,14 +935,28 @@ def gemm_w4a16():
         q = (wq.repeat_interleave(8, 0) >> shifts) & 15
         w = (q.float() * sc.float().repeat_interleave(G, 0) - zs.float().repeat_interleave(G, 0)).to(torch.bfloat16)
         ref = a.float() @ w.float()
-        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        f = k.bind(a, wq, sc, zs, c)
-        f(); torch.cuda.synchronize()
-        err = relerr(c, ref)
-        ms = bench(f)
         ms_ref = bench(lambda: a @ w)
         fl = 2 * M * N * K
-        row("w4a16 gemm", f"{M}x{N}x{K} G{G}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape", fl / ms_ref / 1e9, err)
+        bm = 16 if M <= 16 else 64
+        variants = [(f"BM{bm} BN{bn}{'' if pro else ' prologue off'}", {"BM": bm, "BN": bn}, pro)
+                    for bn in ((32, 64, 128) if M <= 16 else (64, 128)) for pro in (True, False)]
+        for name, defs, pro in variants:
+            key = (tuple(sorted(defs.items())), pro)
+            try:
+                if key not in cache: cache[key] = kern(defs, pro)
+                k = cache[key]
+                c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                f = k.bind(a, wq, sc, zs, c)
+                f(); torch.cuda.synchronize()
+                err = relerr(c, ref)
+                ms = bench(f)
+            except Exception as e:
+                print(f"w4a16 {name}: {str(e)[:300]}", flush=True)
+                continue
+            row("w4a16 gemm", f"{M}x{N}x{K} G{G} {name}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape",
+                fl / ms_ref / 1e9, err)
+            print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
+                  f"{ms_ref / ms:.2f}x faster", flush=True)
 
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
