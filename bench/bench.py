@@ -919,10 +919,10 @@ def gemm_w4a16():
     shapes = [(1, 4096, 4096), (16, 4096, 4096), (4096, 4096, 4096)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
 
-    def kern(defines, prologue):
+    def kern(defines, prologue, split):
         if not prologue: os.environ["TILEC_PROLOGUE"] = "0"
         try:
-            return Kernel(ex("gemm_w4a16.tile"), defines)
+            return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
         finally:
             os.environ.pop("TILEC_PROLOGUE", None)
     cache = {}
@@ -938,15 +938,25 @@ def gemm_w4a16():
         ms_ref = bench(lambda: a @ w)
         fl = 2 * M * N * K
         bm = 16 if M <= 16 else 64
-        variants = [(f"BM{bm} BN{bn}{'' if pro else ' prologue off'}", {"BM": bm, "BN": bn}, pro)
-                    for bn in ((32, 64, 128) if M <= 16 else (64, 128)) for pro in (True, False)]
+        tiles = [(bm, bn) for bn in (32, 64, 128)] if M <= 16 else [(64, 64), (64, 128), (128, 128)]
+        variants = [(f"BM{m_} BN{bn}{'' if pro else ' prologue off'}", {"BM": m_, "BN": bn}, pro)
+                    for m_, bn in tiles for pro in (True, False) if pro or bn == 64]
+        # split-K (gemm_w4a16_splitk, C f32 zeroed in the timed call: C.zero_() then the kernel)
+        if M <= 64:
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
+                         for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
         for name, defs, pro in variants:
             key = (tuple(sorted(defs.items())), pro)
             try:
-                if key not in cache: cache[key] = kern(defs, pro)
+                if key not in cache: cache[key] = kern(defs, pro, "SPLIT" in defs)
                 k = cache[key]
-                c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-                f = k.bind(a, wq, sc, zs, c)
+                if "SPLIT" in defs:
+                    c = torch.zeros((M, N), device="cuda", dtype=torch.float32)
+                    g = k.bind(a, wq, sc, zs, c)
+                    f = lambda: (c.zero_(), g())
+                else:
+                    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                    f = k.bind(a, wq, sc, zs, c)
                 f(); torch.cuda.synchronize()
                 err = relerr(c, ref)
                 ms = bench(f)

@@ -1208,19 +1208,21 @@ static void example_topk_sample(void) {
 }
 
 /* ---- gemm_w4a16: int4 weights packed 8 to an i32 along K, group-wise scale and zero ---------------- */
-static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+/* split: gemm_w4a16_splitk (C f32, zeroed, atomically accumulated over the K splits) */
+static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed, bool split) {
   int64_t KW = K / 8, NG = K / G;
   int64_t sa[2] = {M, K}, sw[2] = {KW, N}, sg[2] = {NG, N}, sc[2] = {M, N};
   tl_arg a[5] = {targ(TL_BF16, 2, sa), targ(TL_I32, 2, sw), targ(TL_BF16, 2, sg), targ(TL_BF16, 2, sg),
-                 targ(TL_BF16, 2, sc)};
+                 targ(split ? TL_F32 : TL_BF16, 2, sc)};
   rng g = {seed};
   tfill_random(&a[0], &g, -1, 1);
   int32_t *wq = a[1].data;
   for (int64_t i = 0; i < KW * N; i++) wq[i] = (int32_t)(uint32_t)rng_u64(&g); /* every nibble 0..15 */
   tfill_random(&a[2], &g, 0.01, 0.1);
   tfill_random(&a[3], &g, -0.5, 0.5);
-  tpoison(&a[4]);
-  interpret(kernel(c, "gemm_w4a16"), a, 5);
+  if (split) memset(a[4].data, 0, (size_t)(M * N) * sizeof(float));
+  else tpoison(&a[4]);
+  interpret(kernel(c, split ? "gemm_w4a16_splitk" : "gemm_w4a16"), a, 5);
   double *ref = dalloc(M * N), *scale = dalloc(M * N);
   for (int64_t k = 0; k < K; k++)
     for (int64_t j = 0; j < N; j++) {
@@ -1236,9 +1238,9 @@ static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, u
       }
     }
   char what[128];
-  snprintf(what, sizeof what, "gemm_w4a16 G=%lld %lldx%lldx%lld", (long long)G, (long long)M, (long long)N,
-           (long long)K);
-  check_close(what, &a[4], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  snprintf(what, sizeof what, "gemm_w4a16%s G=%lld %lldx%lldx%lld", split ? "_splitk" : "", (long long)G, (long long)M,
+           (long long)N, (long long)K);
+  check_close(what, &a[4], ref, scale, split ? 0 : BF16_RTOL, (double)(K + 1) * 0x1p-23);
   free(ref);
   free(scale);
   for (int i = 0; i < 5; i++) free(a[i].data);
@@ -1247,12 +1249,16 @@ static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, u
 static void example_gemm_w4a16(void) {
   const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}};
   compiled *c = compile_example("gemm_w4a16.tile", small, 4);
-  run_w4a16(c, 64, 1, 37, 128, 4500);
-  run_w4a16(c, 64, 17, 15, 192, 4501);
-  run_w4a16(c, 64, 5, 64, 64, 4502);
+  run_w4a16(c, 64, 1, 37, 128, 4500, false);
+  run_w4a16(c, 64, 17, 15, 192, 4501, false);
+  run_w4a16(c, 64, 5, 64, 64, 4502, false);
+  run_w4a16(c, 64, 1, 37, 128, 4504, true);   /* SPLIT 4 of one K step each */
+  run_w4a16(c, 64, 17, 15, 448, 4505, true);  /* 14 K steps: splits of 4, 4, 4, 2 */
+  run_w4a16(c, 64, 5, 64, 64, 4506, true);    /* two splits without a K step */
   compiled_free(c);
   c = compile_example("gemm_w4a16.tile", NULL, 0);
-  run_w4a16(c, 128, 3, 130, 512, 4503);
+  run_w4a16(c, 128, 3, 130, 512, 4503, false);
+  run_w4a16(c, 128, 3, 130, 1536, 4507, true);
   compiled_free(c);
 }
 
