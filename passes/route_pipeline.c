@@ -97,14 +97,21 @@ static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot, int *prologue) {
   for (int w = 0; w < 2; w++) {
     int32_t x = strip(f, o->opnd[w], true);
     prologue[w] = 0;
+    int32_t loads[16];
+    const char *why;
+    /* a cast of a load (an f32 A cast to bf16): a prologue too when its load qualifies */
+    if (is_load(f, x) && x != strip(f, o->opnd[w], false) && o->parent == F &&
+        (prologue[w] = tl_prologue_loads(f, dot, w, loads, 16, &why)) > 0) {
+      inside = true;
+      continue;
+    }
+    prologue[w] = 0;
     if (is_load(f, x)) {
       inside = inside || tl_op_inside(f, def_op(f, x), F);
       continue;
     }
     /* an operand prologue: computed by elementwise code from loads of the
      * loop that stream through the ring (docs/routing.md) */
-    int32_t loads[16];
-    const char *why;
     int n = o->parent == F ? tl_prologue_loads(f, dot, w, loads, 16, &why) : -1;
     if (n <= 0) return false;
     prologue[w] = n;

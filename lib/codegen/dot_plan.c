@@ -408,4 +408,7 @@ LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
   return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->smem_persist), ""));
 }
 
-bool cg_val_streamed(cg *g, int32_t v) { return g->plan && g->plan->vkind[v] == SRC_STREAM; }
+/* (an operand prologue's load is read back into registers: not streamed for its users) */
+bool cg_val_streamed(cg *g, int32_t v) {
+  return g->plan && g->plan->vkind[v] == SRC_STREAM && !g->plan->streams[g->plan->vstream[v]].prologue;
+}
