@@ -16,7 +16,7 @@
 #   softmax, swiglu, rope, cross_entropy, embedding_rmsnorm, dropout_residual) beside the copy
 #   bandwidth, torch eager and torch.compile, each also with the row passes off (docs/rows.md;
 #   FUSED_ONLY=a,b limits the kernels; run with TILEC_CACHE=0: warps/stages are not in the cache key).
-import argparse, ctypes as C, json, math, os, sys, time
+import argparse, ctypes as C, json, math, os, re, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
@@ -28,6 +28,9 @@ ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
 ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
+ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_WS=coop",
+                help="linear: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
+ap.add_argument("--linear-sizes", default="", help="linear: MxNxK,... replacing the default list")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
@@ -833,6 +836,71 @@ def decode():
                 print(f"decode contig B{B} L{L}: {kv / msc / 1e6 / bw:.3f} of the copy bandwidth", flush=True)
             del Kc, Vc, kk, vv
 
+# ---- linear + bias + GELU (examples/gemm_bias_gelu.tile), nn.Linear storage of W -------------
+# The same kernel without its epilogue (the plain GEMM it costs against).
+LINEAR_PLAIN = """
+kernel cutlass_linear(X: tensor<bf16>[M, K], W: tensor<bf16>[N, K], Y: tensor<bf16>[M, N])
+    tiles(BM = 128, BN = 256, BK = 64)
+    grid(cdiv(M, BM), cdiv(N, BN))
+{
+    m0 = program_id(0) * BM;
+    n0 = program_id(1) * BN;
+    acc = zeros<f32>[BM, BN];
+    for k0 in range(0, K, BK) {
+        acc = dot(load(X[m0 : m0 + BM, k0 : k0 + BK]), trans(load(W[n0 : n0 + BN, k0 : k0 + BK])), acc);
+    }
+    store(Y[m0 : m0 + BM, n0 : n0 + BN], cast<bf16>(acc));
+}
+"""
+
+def linear_gelu():
+    import torch.nn.functional as F
+    variants = [""] + [v for v in args.linear_variants.split(",") if v]
+    kg = [with_env(v, lambda: Kernel(ex("gemm_bias_gelu.tile"))) for v in variants]
+    kp = [with_env(v, lambda: Kernel("linear_plain.tile", source=LINEAR_PLAIN)) for v in variants]
+    # the tanh form of the same GELU (the example's first version), one more row
+    src = open(ex("gemm_bias_gelu.tile")).read()
+    tanh_src = re.sub(r"y = x \* sigmoid\(1\.5957691216 \* (\(.*\))\);",
+                      r"y = 0.5 * x * (1.0 + tanh(0.7978845608 * \1));", src)
+    if tanh_src != src:
+        variants.append("tanh form")
+        kg.append(Kernel("gemm_bias_gelu_tanh.tile", source=tanh_src))
+        kp.append(kp[0])
+    def torch_fn(x, w, b):
+        return F.gelu(F.linear(x, w, b), approximate="tanh")
+    compiled = torch.compile(torch_fn)
+    sizes = [(8192, 4096, 4096)] if args.quick else [(8192, 4096, 4096), (8192, 14336, 4096), (4096, 4096, 4096)]
+    if args.linear_sizes:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.linear_sizes.split(",")]
+    for M, N, K in sizes:
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
+        b = torch.randn(N, device="cuda", dtype=torch.bfloat16)
+        ref = F.gelu(x.float() @ w.float().t() + b.float(), approximate="tanh")
+        fl = 2 * M * N * K
+        ms_eager = bench(lambda: torch_fn(x, w, b))
+        compiled(x, w, b)
+        ms_comp = bench(lambda: compiled(x, w, b))
+        ms_cublas = bench(lambda: F.linear(x, w))
+        err_comp = relerr(compiled(x, w, b), ref)
+        print(f"linear {M}x{N}x{K}: torch eager {fl / ms_eager / 1e9:.1f}, torch.compile {fl / ms_comp / 1e9:.1f} "
+              f"(rel.err {err_comp:.1e}), cuBLAS plain {fl / ms_cublas / 1e9:.1f} TFLOP/s", flush=True)
+        for v, k1, k2 in zip(variants, kg, kp):
+            tag = f" [{v}]" if v else ""
+            y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k1.bind(x, w, b, y)
+            f(); torch.cuda.synchronize()
+            err = relerr(y, ref)
+            ms = bench(f)
+            yp = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            fp = k2.bind(x, w, yp)
+            fp(); torch.cuda.synchronize()
+            errp = relerr(yp, x.float() @ w.float().t())
+            msp = bench(fp)
+            row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch.compile", fl / ms_comp / 1e9, err)
+            row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch eager", fl / ms_eager / 1e9, err)
+            row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain linear", fl / msp / 1e9, err)
+            row("linear plain" + tag, f"{M}x{N}x{K}", msp, "TFLOP/s", fl / msp / 1e9, "cuBLAS", fl / ms_cublas / 1e9, errp)
 # ---- MoE grouped GEMM (examples/moe_gemm.tile) against the dense GEMM of the same total size ----------
 def moe_gemm():
     k = Kernel(ex("moe_gemm.tile"))
@@ -972,6 +1040,7 @@ if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
+if "linear" in only: safe(linear_gelu, "linear")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")

@@ -200,6 +200,17 @@ typedef struct tilec_arg {
   } u;
 } tilec_arg;
 
+/* ---- bindings: the TVM FFI C ABI (lib/api/ffi_tvm.c) --------------------------- */
+/* A TVMFFISafeCallType (apache-tvm-ffi's packed call: args are TVMFFIAny[nargs],
+ * *out receives the result): tilec_ffi_launch(table, stream, *kernel_args) ->
+ * int, a launch of the kernel in `table` (per CUDA device a tilec_kernel *, and
+ * which parameters are floats) on `stream` (None: the stream tvm-ffi set for
+ * the call).  The result is 0, a tilec_status, or -1 (not taken: the caller
+ * uses tilec_kernel_launch).  The Python package calls it through
+ * tvm_ffi.Function.__from_extern_c__ (docs/python.md "Launch cost"); the file
+ * says the layout of the table and what each argument may be. */
+TILEC_API int tilec_ffi_launch(void *self, const void *args, int32_t nargs, void *out);
+
 /* ---- CPU interpreter (the oracle) ------------------------------------------ */
 /* Run kernel `kernel` (NULL = the only/first one) over its whole grid on host
  * tensors (device_type kDLCPU).  Arguments are in parameter order; scalar

@@ -19,7 +19,10 @@ Weights are random bf16, stored [in, out] (the layout examples/gemm.tile reads; 
 [out, in]).  The reference is the same layer in PyTorch (bf16 tensors, its own kernels); both are
 compared with the layer in float32 on the same bf16 weights, ||y - ref32|| / ||ref32||.
 
-    python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so]
+    python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so] [--fp8]
+
+--fp8 adds the same layer with its four projections on e4m3 operands (static per-tensor scales,
+examples/llama/fp8_layer.tile), beside torch's fp8 layer (torch._scaled_mm) eager and compiled.
 Exit 0 when tilec's error is within 2x PyTorch eager's (and < 3e-2), else 1; 77 without a GPU.
 """
 import argparse
@@ -35,6 +38,11 @@ ap.add_argument("--batch", type=int, default=1)
 ap.add_argument("--seq", type=int, default=2048)
 ap.add_argument("--lib", default=None, help="libtilec.so (else TILEC_LIBRARY, else the package's rules)")
 ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+ap.add_argument("--breakdown", action="store_true", help="decode: also time each kernel of each variant alone")
+ap.add_argument("--fused", action="store_true", help="decode: also the fused variants (decode_fused.tile)")
+ap.add_argument("--small-tiles", default="", help="decode: more gemm_small_m tiles to time, BNxBK,... (e.g. 64x128)")
+ap.add_argument("--fp8", action="store_true",
+                help="prefill: also the fp8 variant (e4m3 GEMMs, static per-tensor scales) beside torch's fp8 layer (torch._scaled_mm)")
 ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
                 help="decode: one new token per sequence (--batch of them) against a KV cache of --seq tokens")
 args = ap.parse_args()
@@ -166,22 +174,59 @@ def decode_main():
              s=torch.empty(B, DIM, device=dev, dtype=bf), gu=torch.empty(B, 2 * FF, device=dev, dtype=bf),
              a=torch.empty(B, FF, device=dev, dtype=bf), y=torch.empty(B, DIM, device=dev, dtype=bf))
 
-    small = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": 16 if B <= 16 else 64})
-    gemms = {"gemm_small_m": (small["gemm_small_m"], small["gemm_small_m_residual"]), "cutlass_gemm": (gemm, gemm_res)}
+    bm = 16 if B <= 16 else 64
+    small = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": bm})
+    fused = tilec.compile(ex("llama", "decode_fused.tile"), defines={"BM": bm})
+    g_small, g_small_res = small["gemm_small_m"], small["gemm_small_m_residual"]
+    # the norms folded into the next projection's weights (made once, as when loading the model):
+    # rmsnorm(x) @ B = diag(rsqrt(mean(x^2) + eps)) (x @ diag(w) B)   (decode_fused.tile)
+    Wf = {"qkv": (W["attn_norm"].float()[:, None] * W["qkv"].float()).to(bf),
+          "gu": (W["mlp_norm"].float()[:, None] * W["gu"].float()).to(bf)}
+
+    def attention():
+        return [("rope_kv_append", lambda x: append(d["qkv"].view(B, HQ + 2 * HKV, HD), COS2, SIN2, pos, d["q"], Kc, Vc)),
+                ("attn_decode_contig", lambda x: split(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["opart"], d["lse"],
+                                                       HD ** -0.5, chunk)),
+                ("attn_decode_combine", lambda x: combine(d["opart"], d["lse"], d["o"].view(B, HKV, G, HD)))]
+
+    def unfused(gemm_, gemm_res_):
+        return ([("rmsnorm", lambda x: rms(x, W["attn_norm"], d["h"], EPS)),
+                 ("gemm qkv", lambda x: gemm_(d["h"], W["qkv"], d["qkv"]))] + attention() +
+                [("gemm_res o", lambda x: gemm_res_(d["o"], W["o"], x, d["s"])),
+                 ("rmsnorm", lambda x: rms(d["s"], W["mlp_norm"], d["h"], EPS)),
+                 ("gemm gate/up", lambda x: gemm_(d["h"], W["gu"], d["gu"])),
+                 ("swiglu", lambda x: swiglu(d["gu"][:, :FF], d["gu"][:, FF:], d["a"])),
+                 ("gemm_res down", lambda x: gemm_res_(d["a"], W["d"], d["s"], d["y"]))])
+
+    # the step's kernels per variant: the small-M GEMMs; the prefill GEMM; SwiGLU fused into the
+    # gate/up GEMM; and the norms fused too (decode_fused.tile: 10 -> 9 -> 7 launches)
+    steps = {"gemm_small_m": unfused(g_small, g_small_res), "cutlass_gemm": unfused(gemm, gemm_res)}
+    # per GEMM the faster kernel of the breakdown at batch 64 (gate/up: the prefill GEMM)
+    mixed = unfused(g_small, g_small_res)
+    k_gu = [n for n, _ in mixed].index("gemm gate/up")
+    mixed[k_gu] = ("gemm gate/up (cutlass_gemm)", lambda x: gemm(d["h"], W["gu"], d["gu"]))
+    steps["gemm_small_m, cutlass_gemm gate/up"] = mixed
+    for t in filter(None, args.small_tiles.split(",")):
+        bn, bk = (int(v) for v in t.split("x"))
+        p = tilec.compile(ex("gemm_small_m.tile"), defines={"BM": bm, "BN": bn, "BK": bk})
+        steps[f"gemm_small_m BN {bn} BK {bk}"] = unfused(p["gemm_small_m"], p["gemm_small_m_residual"])
+    sw = unfused(g_small, g_small_res)
+    k_gu = [n for n, _ in sw].index("gemm gate/up")
+    sw[k_gu:k_gu + 2] = [("gemm_small_m_swiglu", lambda x: fused["gemm_small_m_swiglu"](d["h"], W["gu"], d["a"]))]
+    if args.fused:
+        steps["fused swiglu"] = sw
+    fused_norms = (
+        [("gemm_rms qkv", lambda x: fused["gemm_rms_small_m"](x, Wf["qkv"], d["qkv"], EPS))] + attention() +
+        [("gemm_res o", lambda x: g_small_res(d["o"], W["o"], x, d["s"])),
+         ("gemm_rms_swiglu", lambda x: fused["gemm_rms_swiglu_small_m"](d["s"], Wf["gu"], d["a"], EPS)),
+         ("gemm_res down", lambda x: g_small_res(d["a"], W["d"], d["s"], d["y"]))])
+    if args.fused:
+        steps["fused norms + swiglu"] = fused_norms
     gemm_kind = ["gemm_small_m"]
 
     def step_tilec(x):
-        gemm_, gemm_res_ = gemms[gemm_kind[0]]
-        rms(x, W["attn_norm"], d["h"], EPS)
-        gemm_(d["h"], W["qkv"], d["qkv"])
-        append(d["qkv"].view(B, HQ + 2 * HKV, HD), COS2, SIN2, pos, d["q"], Kc, Vc)
-        split(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["opart"], d["lse"], HD ** -0.5, chunk)
-        combine(d["opart"], d["lse"], d["o"].view(B, HKV, G, HD))
-        gemm_res_(d["o"], W["o"], x, d["s"])
-        rms(d["s"], W["mlp_norm"], d["h"], EPS)
-        gemm_(d["h"], W["gu"], d["gu"])
-        swiglu(d["gu"][:, :FF], d["gu"][:, FF:], d["a"])
-        gemm_res_(d["a"], W["d"], d["s"], d["y"])
+        for _, f in steps[gemm_kind[0]]:
+            f(x)
         return d["y"]
 
     def step_torch(x, W, Kc, Vc):
@@ -211,7 +256,7 @@ def decode_main():
     print(f"llama layer decode B={B} context={S}: rel. error vs float32: tilec {e_t:.2e}, torch eager {e_e:.2e}")
     ok = e_t < 3e-2 and e_t <= 2 * e_e + 1e-3
     rows = []
-    for kind in ("gemm_small_m", "cutlass_gemm"):  # the decode GEMMs: the small-M kernel, and the prefill one
+    for kind in steps:
         gemm_kind[0] = kind
         g = torch.cuda.CUDAGraph()
         s_cap = torch.cuda.Stream()
@@ -221,16 +266,43 @@ def decode_main():
         torch.cuda.current_stream().wait_stream(s_cap)
         with torch.cuda.graph(g):
             step_tilec(xd)
-        d["y"].fill_(float("nan"))
+        for t in d.values():  # every intermediate poisoned: a variant must write what it reads
+            t.fill_(float("nan"))
         g.replay(); torch.cuda.synchronize()
         e_g = relerr(d["y"], ref32)
         ok = ok and e_g < 3e-2 and e_g <= 2 * e_e + 1e-3
         rows.append((f"tilec, CUDA graph, {kind} (rel. error {e_g:.2e})",
                      do_bench(lambda: g.replay(), warmup=25, rep=200, return_mode="median")))
-    ms_t = rows[0][1]
+    ms_t = min(r[1] for r in rows)
+    if args.breakdown:  # each kernel of each variant alone (eager launches, back to back)
+        print("| variant | kernel | us |")
+        print("|---|---|---|")
+        for kind, ks in steps.items():
+            tot = 0.0
+            for name, f in ks:
+                us = do_bench(lambda: f(xd), warmup=10, rep=50, return_mode="median") * 1e3
+                tot += us
+                print(f"| {kind} | {name} | {us:.1f} |")
+            print(f"| {kind} | sum | {tot:.1f} |")
     Ke, Ve = Kc.clone(), Vc.clone()
     ms_e = do_bench(lambda: step_torch(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
     rows.append(("torch eager", ms_e))
+    try:  # the same eager step captured in a CUDA graph by hand: torch without its launch cost
+        gt = torch.cuda.CUDAGraph()
+        s_cap = torch.cuda.Stream()
+        s_cap.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s_cap):
+            step_torch(xd, W, Ke, Ve)
+        torch.cuda.current_stream().wait_stream(s_cap)
+        with torch.cuda.graph(gt):
+            y_gt = step_torch(xd, W, Ke, Ve)
+        gt.replay()
+        torch.cuda.synchronize()
+        e_gt = relerr(y_gt, ref32)
+        rows.append((f"torch eager, CUDA graph captured by hand (rel. error {e_gt:.2e})",
+                     do_bench(lambda: gt.replay(), warmup=25, rep=200, return_mode="median")))
+    except RuntimeError as e:
+        print(f"torch eager in a CUDA graph: not captured ({str(e).splitlines()[0][:120]})")
     if not args.no_compile:
         comp = torch.compile(step_torch, mode="reduce-overhead")
         for _ in range(3):
@@ -244,6 +316,106 @@ def decode_main():
         print(f"| {name} | {ms:.3f} | {B / ms * 1e3:,.0f} | {ms / ms_t:.3f}x |")
     print("layer.py:", "PASS" if ok else "FAIL (error)")
     sys.exit(0 if ok else 1)
+
+
+
+# ---- the fp8 variant (prefill, --fp8): the four projections on e4m3 operands with static per-tensor
+# scales (weights by their amax, activations calibrated once on this input), as fp8 serving stacks
+# quantize.  tilec: examples/gemm_fp8.tile (cutlass_gemm_fp8_tn, B [N, K]) and llama/fp8_layer.tile;
+# torch: the same steps with torch._scaled_mm (cuBLAS fp8).
+E4 = torch.float8_e4m3fn
+
+
+def amax_scale(t):
+    return float(t.float().abs().max()) / 448.0
+
+
+def fp8_setup(x, W):
+    W8, sw = {}, {}
+    for n in ("qkv", "o", "gu", "d"):
+        sw[n] = amax_scale(W[n])
+        W8[n] = (W[n].float().t() / sw[n]).to(E4).contiguous()            # [N, K]
+    # activation scales from one bf16 pass of the reference layer
+    h = rms_t(x, W["attn_norm"])
+    qkv = h @ W["qkv"]
+    q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
+    k = rope_t(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD))
+    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
+    q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    o = o.transpose(1, 2).reshape(T, HQ * HD)
+    s_ = x + o @ W["o"]
+    h2 = rms_t(s_, W["mlp_norm"])
+    gu = h2 @ W["gu"]
+    a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
+    sa = dict(h=amax_scale(h), o=amax_scale(o), h2=amax_scale(h2), a=amax_scale(a))
+    return W8, sw, sa
+
+
+def layer_torch_fp8(x, W, W8, sw, sa):
+    one = torch.ones((), device=dev)
+    def mm(a8, n, s_a):
+        return torch._scaled_mm(a8, W8[n].t(), scale_a=one * s_a, scale_b=one * sw[n], out_dtype=bf)
+    h8 = (rms_t(x, W["attn_norm"]).float() / sa["h"]).to(E4)
+    qkv = mm(h8, "qkv", sa["h"])
+    q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
+    k = rope_t(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD))
+    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
+    q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    o8 = (o.transpose(1, 2).reshape(T, HQ * HD).float() / sa["o"]).to(E4)
+    s_ = x + mm(o8, "o", sa["o"])
+    gu = mm((rms_t(s_, W["mlp_norm"]).float() / sa["h2"]).to(E4), "gu", sa["h2"])
+    a8 = ((torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()) / sa["a"]).to(E4)
+    return s_ + mm(a8, "d", sa["a"])
+
+
+def fp8_kernels():
+    k = tilec.compile(ex("llama", "fp8_layer.tile"))
+    return dict(rms=k["rmsnorm_fp8"], swiglu=k["swiglu_fp8"], quant=k["quant_fp8"],
+                gemm_res=k["cutlass_gemm_fp8_tn_residual"],
+                gemm=tilec.compile(ex("gemm_fp8.tile"))["cutlass_gemm_fp8_tn"])
+
+
+def layer_tilec_fp8(x, W, W8, sw, sa, K8, b8):
+    b = buf
+    K8["rms"](x, W["attn_norm"], b8["h"], EPS, sa["h"])
+    K8["gemm"](b8["h"], W8["qkv"], b["qkv"], sa["h"], sw["qkv"])
+    split_rope(b["qkv"].view(T, HQ + 2 * HKV, HD), COS, SIN, b["q"], b["k"], b["v"])
+    attn(heads(b["q"]), heads(b["k"]), heads(b["v"]), heads(b["o"].view(T, HQ, HD)), HD ** -0.5)
+    K8["quant"](b["o"], b8["o"], sa["o"])
+    K8["gemm_res"](b8["o"], W8["o"], x, b["s"], sa["o"], sw["o"])
+    K8["rms"](b["s"], W["mlp_norm"], b8["h"], EPS, sa["h2"])
+    K8["gemm"](b8["h"], W8["gu"], b["gu"], sa["h2"], sw["gu"])
+    K8["swiglu"](b["gu"][:, :FF], b["gu"][:, FF:], b8["a"], sa["a"])
+    K8["gemm_res"](b8["a"], W8["d"], b["s"], b["y"], sa["a"], sw["d"])
+    return b["y"]
+
+
+def fp8_main(ref32, ms_bf16_tilec, ms_comp_bf16):
+    W8, sw, sa = fp8_setup(x, W)
+    K8 = fp8_kernels()
+    b8 = dict(h=torch.empty(T, DIM, device=dev, dtype=E4), o=torch.empty(T, HQ * HD, device=dev, dtype=E4),
+              a=torch.empty(T, FF, device=dev, dtype=E4))
+    y8 = layer_tilec_fp8(x, W, W8, sw, sa, K8, b8).clone()
+    y8e = layer_torch_fp8(x, W, W8, sw, sa)
+    e8, e8e = relerr(y8, ref32), relerr(y8e, ref32)
+    print(f"llama layer prefill fp8: rel. error vs float32: tilec {e8:.2e}, torch fp8 eager {e8e:.2e}")
+    ok8 = e8 < 1e-1 and e8 <= 2 * e8e + 1e-3
+    ms8 = do_bench(lambda: layer_tilec_fp8(x, W, W8, sw, sa, K8, b8), warmup=25, rep=200, return_mode="median")
+    ms8e = do_bench(lambda: layer_torch_fp8(x, W, W8, sw, sa), warmup=25, rep=200, return_mode="median")
+    rows8 = [("tilec fp8", ms8), ("torch fp8 eager (_scaled_mm)", ms8e), ("tilec bf16", ms_bf16_tilec)]
+    if not args.no_compile:
+        comp8 = torch.compile(layer_torch_fp8)
+        comp8(x, W, W8, sw, sa)
+        rows8.append(("torch.compile fp8", do_bench(lambda: comp8(x, W, W8, sw, sa), warmup=25, rep=200,
+                                                  return_mode="median")))
+        rows8.append(("torch.compile bf16", ms_comp_bf16))
+    print("| layer (fp8 GEMMs) | ms | tokens/s | tilec fp8 speed-up |")
+    print("|---|---|---|---|")
+    for name, ms in rows8:
+        print(f"| {name} | {ms:.3f} | {T / ms * 1e3:,.0f} | {ms / ms8:.3f}x |")
+    return ok8
 
 
 if args.mode == "decode":
@@ -270,5 +442,7 @@ with torch.no_grad():
     print("|---|---|---|---|")
     for name, ms in rows:
         print(f"| {name} | {ms:.3f} | {T / ms * 1e3:,.0f} | {ms / ms_t:.3f}x |")
+    if args.fp8:
+        ok = fp8_main(ref32, ms_t, dict(rows).get("torch.compile", float("nan"))) and ok
     print("layer.py:", "PASS" if ok else "FAIL (error)")
     sys.exit(0 if ok else 1)

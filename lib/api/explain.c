@@ -205,5 +205,6 @@ void tl_explain_resources(tilec_program *p) {
     else if (why[0]) tl_sbuf_printf(b, ", %s (%s)\n", arch, why);
     else tl_sbuf_printf(b, ", %s (ptxas -v did not report this entry)\n", arch);
     if (k->tma_note) tl_sbuf_printf(b, "tma: kernel '%s': %s\n", k->name, k->tma_note);
+    if (k->epi_note) tl_sbuf_printf(b, "epilogue: kernel '%s': %s\n", k->name, k->epi_note);
   }
 }

@@ -24,6 +24,8 @@ typedef struct cg_tensor {
   LLVMValueRef stride[TL_MAX_RANK];/* i64, in elements */
 } cg_tensor;
 
+typedef struct cg_epi cg_epi; /* emit_epilogue.c */
+
 typedef struct cg {
   tl_ctx *ctx;
   tl_func *f;
@@ -59,6 +61,7 @@ typedef struct cg {
   LLVMValueRef pid[3], lgrid[3];
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
+  cg_epi *epi;        /* != NULL: emitting one column sub-tile of the epilogue (emit_epilogue.c) */
   /* line info (debuginfo.c); dib == NULL when line_info is off */
   LLVMDIBuilderRef dib;
   LLVMMetadataRef di_cu, di_sp;   /* compile unit; subprogram of the kernel being emitted */
@@ -163,6 +166,25 @@ void cg_view_elements(cg *g, tl_op *o, cg_elem_fn fn, void *ctx);
 /* Coordinate map of a layout-changing op: result coords -> source coords. */
 typedef enum { CG_MAP_ID, CG_MAP_EXPAND, CG_MAP_BCAST, CG_MAP_TRANS, CG_MAP_RESHAPE } cg_map_kind;
 void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
+/* The transfer renames registers (no shared memory). */
+bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);
+
+/* emit_epilogue.c (docs/pipelines.md "Epilogue sub-tiles") */
+/* After the top-level loop at r->ops[at - 1]: emit the ops [at, end) of the
+ * body in column sub-tiles when they allow it (true), else nothing (false). */
+bool cg_emit_epilogue(cg *g, tl_region *r, int at);
+/* Register r of value v belongs to the sub-tile being emitted (always true
+ * outside the epilogue's sub-tiles): the emitters skip the others. */
+bool cg_reg_wanted(cg *g, int32_t v, int32_t r);
+/* Value v was begun by an earlier sub-tile: cg_new_val keeps its registers. */
+bool cg_epi_resume(cg *g, int32_t v);
+/* Store o is the epilogue's store through shared memory and TMA: emitted
+ * for this sub-tile (regs_store: the fallback from registers); else false. */
+bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o));
+/* In the kernel prologue, before the body: the stored tensor's map test. */
+void cg_epi_prologue(cg *g);
+/* Before the kernel returns: the epilogue's bulk stores are done. */
+void cg_epi_kernel_end(cg *g);
 
 /* emit_atomic.c */
 void cg_emit_atomic(cg *g, tl_op *o);

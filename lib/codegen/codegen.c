@@ -105,6 +105,7 @@ cg_val *cg_get(cg *g, int32_t v) {
 
 cg_val *cg_new_val(cg *g, int32_t v, int32_t n) {
   cg_val *x = &g->vals[v];
+  if (x->r && cg_epi_resume(g, v)) return x; /* a later epilogue sub-tile fills in its registers */
   x->r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
   x->n = n;
   return x;
@@ -379,6 +380,7 @@ void cg_emit_op(cg *g, int32_t opid) {
     cg_val *d = cg_new_val(g, v, n);
     tl_dtype dt = (tl_dtype)tl_val(f, v)->type.dtype;
     for (int32_t i = 0; i < n; i++) {
+      if (!cg_reg_wanted(g, v, i)) continue;
       int32_t c = tl_layout_canon_reg(l, i);
       d->r[i] = c == i ? cg_cast(g, cg_coord(g, lid, i, 0), TL_I32, dt) : d->r[c];
     }
@@ -470,6 +472,8 @@ void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
       return;
     }
     cg_emit_op(g, id);
+    /* the epilogue after a main loop, in column sub-tiles (emit_epilogue.c) */
+    if (o->opc == TL_OP_for && cg_emit_epilogue(g, r, i + 1)) return;
   }
 }
 

@@ -62,6 +62,7 @@ typedef struct tl_kernel_info {
   int ntma;               /* hidden tensor-map parameters */
   tl_tma_desc tma[TL_MAX_TMA];
   const char *tma_note;   /* --explain: how the main-loop ring is fed (TMA or why not); NULL = no ring */
+  const char *epi_note;   /* --explain: how the epilogue after a wgmma main loop is emitted; NULL = none */
   bool persist;           /* persistent CTAs: launch min(tiles, what fits on the device) CTAs along x;
                            * the kernel loops over the grid's tiles (docs/pipelines.md) */
 } tl_kernel_info;

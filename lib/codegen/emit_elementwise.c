@@ -425,7 +425,7 @@ static bool emit_select_uniform(cg *g, tl_op *o, const tl_layout *l, int32_t n) 
   LLVMPositionBuilderAtEnd(g->B, part);
   LLVMValueRef *sel = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
   for (int32_t i = 0; i < n; i++) {
-    if (tl_layout_canon_reg(l, i) != i) continue;
+    if (tl_layout_canon_reg(l, i) != i || !cg_reg_wanted(g, o->res[0], i)) continue;
     LLVMValueRef ci = c->n == 1 ? c->r[0] : c->r[i], ai = a->n == 1 ? a->r[0] : a->r[i], bi = b->n == 1 ? b->r[0] : b->r[i];
     sel[i] = LLVMBuildSelect(g->B, ci, ai, bi, "");
   }
@@ -433,6 +433,7 @@ static bool emit_select_uniform(cg *g, tl_op *o, const tl_layout *l, int32_t n) 
   LLVMPositionBuilderAtEnd(g->B, join);
   cg_val *d = cg_new_val(g, o->res[0], n);
   for (int32_t i = 0; i < n; i++) {
+    if (!cg_reg_wanted(g, o->res[0], i)) continue;
     int32_t k = tl_layout_canon_reg(l, i);
     if (k != i) {
       d->r[i] = d->r[k];
@@ -469,6 +470,7 @@ void cg_emit_ew(cg *g, tl_op *o) {
   if (o->opc == TL_OP_select && tile && emit_select_uniform(g, o, l, n)) return;
   cg_val *d = cg_new_val(g, res, n);
   for (int32_t i = 0; i < n; i++) {
+    if (!cg_reg_wanted(g, res, i)) continue;
     int32_t c = tile ? tl_layout_canon_reg(l, i) : i;
     if (c != i) {
       d->r[i] = d->r[c];

@@ -611,6 +611,7 @@ void cg_emit_load(cg *g, tl_op *o) {
   }
   int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
+    if (tile && !cg_reg_wanted(g, res, r0)) continue; /* another epilogue sub-tile's */
     if (tile && tl_layout_canon_reg(l, r0) != r0) {
       for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
       continue;
@@ -647,7 +648,14 @@ void cg_emit_load(cg *g, tl_op *o) {
   }
 }
 
+static void store_regs(cg *g, tl_op *o);
+
 void cg_emit_store(cg *g, tl_op *o) {
+  if (cg_epi_store(g, o, store_regs)) return; /* through shared memory and TMA (emit_epilogue.c) */
+  store_regs(g, o);
+}
+
+static void store_regs(cg *g, tl_op *o) {
   tl_func *f = g->f;
   int32_t val = o->opnd[o->nopnd - 1];
   tl_type *vt = &tl_val(f, val)->type;
@@ -669,7 +677,7 @@ void cg_emit_store(cg *g, tl_op *o) {
   }
   int last = a.tile_rank - 1;
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
-    if (tile && tl_layout_canon_reg(l, r0) != r0) continue;
+    if (tile && (tl_layout_canon_reg(l, r0) != r0 || !cg_reg_wanted(g, val, r0))) continue;
     int32_t k[TL_MAX_RANK];
     reg_k(l, r0, k);
     LLVMValueRef mem[16];
@@ -858,6 +866,31 @@ static bool bases_agree(const tmap *m, int32_t (*dst)[TL_MAX_RANK], int32_t (*sr
   return true;
 }
 
+/* The source register of each destination register (into src_reg, n of
+ * them) when the transfer renames registers; false when it needs shared memory. */
+static bool free_map(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis, int32_t *src_reg) {
+  tl_type *st = &tl_val(g->f, src)->type, *dt = &tl_val(g->f, dst)->type;
+  const tl_layout *ls = cg_layout(g, src), *ld = cg_layout(g, dst);
+  tmap m = {kind, axis, st->rank, dt->rank, st->shape, dt->shape};
+  tl_layout lsc = *ls, ldc = *ld;
+  if (ls->nwarp != ld->nwarp || !bases_agree(&m, ldc.lane, lsc.lane, TL_LAYOUT_LANE_BITS, st->rank) ||
+      !bases_agree(&m, ldc.warp, lsc.warp, ld->nwarp, st->rank))
+    return false;
+  for (int32_t r = 0; r < tl_layout_nregs(ld); r++) {
+    int32_t cd[TL_MAX_RANK], cs[TL_MAX_RANK];
+    tl_layout_reg_coords(ld, r, cd);
+    map_ints(&m, cd, cs);
+    int32_t s = tl_layout_find_reg(ls, cs);
+    if (s < 0) return false;
+    if (src_reg) src_reg[r] = s;
+  }
+  return true;
+}
+
+bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis) {
+  return free_map(g, src, dst, kind, axis, NULL);
+}
+
 void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis) {
   tl_func *f = g->f;
   cg_make_plan(g);
@@ -868,18 +901,11 @@ void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
   cg_val *sv = cg_get(g, src);
   int32_t n = tl_layout_nregs(ld);
   cg_val *dv = cg_new_val(g, dst, n);
-  tl_layout lsc = *ls, ldc = *ld;
-  bool free_ = ls->nwarp == ld->nwarp && bases_agree(&m, ldc.lane, lsc.lane, TL_LAYOUT_LANE_BITS, st->rank) &&
-               bases_agree(&m, ldc.warp, lsc.warp, ld->nwarp, st->rank);
-  for (int32_t r = 0; free_ && r < n; r++) {
-    int32_t cd[TL_MAX_RANK], cs[TL_MAX_RANK];
-    tl_layout_reg_coords(ld, r, cd);
-    map_ints(&m, cd, cs);
-    int32_t s = tl_layout_find_reg(ls, cs);
-    if (s < 0) free_ = false;
-    else dv->r[r] = sv->r[s];
+  int32_t *sreg = tl_alloc(&g->ctx->arena, sizeof(int32_t) * (size_t)n);
+  if (free_map(g, src, dst, kind, axis, sreg)) {
+    for (int32_t r = 0; r < n; r++) dv->r[r] = sv->r[sreg[r]];
+    return;
   }
-  if (free_) return;
   /* through shared memory */
   tl_dtype dty = (tl_dtype)st->dtype;
   LLVMTypeRef mt = cg_mem_type(g, dty);

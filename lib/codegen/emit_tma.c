@@ -101,8 +101,10 @@ int cg_tma_count(cg *g) { return g->plan && g->plan_f == g->f ? g->plan->ntma : 
 void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->ntma = 0;
   ki->tma_note = NULL;
+  ki->epi_note = NULL;
   ki->persist = false;
   if (!g->plan || g->plan_f != g->f) return;
+  ki->epi_note = g->plan->epi_note;
   ki->ntma = g->plan->ntma;
   memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
   ki->tma_note = g->plan->tma_note;

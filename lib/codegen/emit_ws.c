@@ -369,6 +369,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_ws_tile_end(g, R);
   cg_tiles_end(g, T);
+  cg_epi_kernel_end(g);
   g->bar_threads = 0;
   LLVMBuildRetVoid(g->B);
 }

@@ -96,6 +96,8 @@ typedef struct cg_plan {
   int32_t ws_for;         /* the main loop (a top-level op of the body) */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
   const char *ws_note;    /* --explain */
+  struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
+  const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
 } cg_plan;
 
 /* emit_prologue.c: load o (an operand prologue's, stream s) read back from
@@ -181,6 +183,11 @@ void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot);
 void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot);
 /* Spin until mbarrier `mb` (i32 shared address) completes the phase of parity `par` (i32). */
 void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par);
+
+/* emit_epilogue.c: plan the epilogue's sub-tiles and TMA store (its map,
+ * its staging buffers in persistent shared memory from `persist`); returns
+ * the new end of the persistent part */
+int cg_plan_epilogue(cg *g, int persist);
 
 /* tile_sched.c: a loop over the output tiles (persist), else the one
  * program: begin sets g->pid (NULL when not persistent), end closes it. */

@@ -74,6 +74,7 @@ LLVMValueRef cg_logical_grid(cg *g) {
 void cg_emit_program(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
   cg_tiles T = {.persist = p && p->persist};
+  cg_epi_prologue(g); /* (before the warp-specialized split rebinds the parameters) */
   if (T.persist) T.ntiles = cg_logical_grid(g);
   if (!T.persist && !(p && p->ws) && cg_rows_active(g)) { /* a row kernel: emit_rows.c */
     cg_emit_rows(g);
@@ -94,5 +95,6 @@ void cg_emit_program(cg *g) {
   if (T.persist) cg_barrier(g);
   cg_emit_region(g, &g->f->body, NULL, NULL);
   cg_tiles_end(g, &T);
+  cg_epi_kernel_end(g);
   LLVMBuildRetVoid(g->B);
 }

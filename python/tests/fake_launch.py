@@ -31,8 +31,8 @@ _PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
 class FakeCudaArray:
     """A CUDA tensor as a DLPack producer sees it, at a fake device address (never dereferenced)."""
 
-    def __init__(self, addr, shape, strides=None, dtype=(2, 32), device=0):
-        self.shape = tuple(shape)
+    def __init__(self, addr, shape, strides=None, dtype=(2, 32), device=0, fresh=False):
+        self.shape, self.fresh = tuple(shape), fresh
         n = len(shape)
         self._shape = (C.c_int64 * max(n, 1))(*shape)
         self._strides = (C.c_int64 * max(n, 1))(*strides) if strides else None
@@ -48,10 +48,258 @@ class FakeCudaArray:
     def __dlpack_device__(self):
         return (2, self._mt.dl_tensor.device.device_id)
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream=None, **kw):
         self.streams.append(stream)
+        if self.fresh:  # a consumer that renames the capsule (tvm-ffi) gets a new one each time
+            return _PyCapsule_New(C.addressof(self._mt), b"dltensor", None)
         return self._cap  # not consumed (tilec never renames it), so it can be handed out again
 
+
+class FakeTorchTensor:
+    """What tilec reads of a torch.Tensor (data_ptr, get_device, dtype, shape, stride, dim), at a fake
+    CUDA address: stands in for torch (not installed on the CI machine) as a module in sys.modules."""
+
+    def __init__(self, addr, shape, strides=None, dtype="float32", device=0):
+        self._addr, self.shape, self._dev = addr, tuple(shape), device
+        self._strides = tuple(strides) if strides else tilec._row_major(shape)
+        self.dtype = getattr(fake_torch, dtype)
+
+    def data_ptr(self):
+        return self._addr
+
+    def get_device(self):
+        return self._dev
+
+    def stride(self):
+        return self._strides
+
+    def dim(self):
+        return len(self.shape)
+
+
+_TO_DL = C.CFUNCTYPE(C.c_int, C.py_object, C.c_void_p)
+
+
+class _ExchangeAPI(C.Structure):  # DLPackExchangeAPI (dlpack.h 1.3)
+    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32), ("prev_api", C.c_void_p),
+                ("managed_tensor_allocator", C.c_void_p), ("managed_from_py", C.c_void_p),
+                ("managed_to_py", C.c_void_p), ("dltensor_from_py_object_no_sync", _TO_DL),
+                ("current_work_stream", C.c_void_p)]
+
+
+def _fake_to_dltensor(obj, out):
+    """torch's dltensor_from_py_object_no_sync for FakeTorchTensor: the DLTensor written at `out`,
+    its shape and strides arrays kept by the tensor."""
+    if not isinstance(obj, FakeTorchTensor):
+        return -1
+    t = tilec._lib.DLTensor.from_address(out)
+    obj._dl_shape = (C.c_int64 * max(len(obj.shape), 1))(*obj.shape)
+    obj._dl_strides = (C.c_int64 * max(len(obj.shape), 1))(*obj._strides)
+    code, bits = tilec._torch_dtypes[obj.dtype]
+    t.data, t.device.device_type, t.device.device_id, t.ndim = obj._addr, 2 if obj._dev >= 0 else 1, max(obj._dev, 0), len(obj.shape)
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+    t.shape = C.cast(obj._dl_shape, C.POINTER(C.c_int64))
+    t.strides = C.cast(obj._dl_strides, C.POINTER(C.c_int64))
+    t.byte_offset = 0
+    return 0
+
+
+_exchange_api = _ExchangeAPI(1, 3, None, None, None, None, _TO_DL(_fake_to_dltensor), None)
+
+
+def install_fake_exchange_api():
+    """FakeTorchTensor.__dlpack_c_exchange_api__, as torch >= 2.10 has it (a capsule of the struct)."""
+    new = C.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = C.py_object, [C.c_void_p, C.c_char_p, C.c_void_p]
+    FakeTorchTensor.__dlpack_c_exchange_api__ = new(C.addressof(_exchange_api), b"dlpack_exchange_api", None)
+
+
+def install_fake_torch():
+    """A module named torch with the dtypes, Tensor and the raw current-stream getter tilec uses."""
+    import types
+    t = types.ModuleType("torch")
+    for name in ("bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"):
+        setattr(t, name, type(name, (), {"__repr__": lambda self, n=name: f"torch.{n}"})())
+    t._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda dev: 0x5000 + dev)  # a stream per device
+    t.Tensor = FakeTorchTensor
+    sys.modules["torch"] = t
+    return t
+
+
+fake_torch = None
+
+
+def check_fast_path(how):
+    """The generated launch sends the driver exactly what the generic path sends, for the same torch
+    tensors; it declines (the generic path then runs and diagnoses) whatever it does not map.
+    how: "ctypes-attrs" (the tensors' attributes read in Python) or "ctypes-exchange" (torch's DLPack C
+    exchange API, faked here through a ctypes callback)."""
+    global fake_torch
+    fake_torch = install_fake_torch()
+    if how == "ctypes-exchange":
+        install_fake_exchange_api()
+    os.environ["TILEC_PY_LAUNCH"] = "ctypes" if how == "ctypes-exchange" else how
+    k = tilec.compile(VADD, arch="sm_90a")["vadd"]
+    n = 1000
+    xs = [FakeTorchTensor(0x7F2000000000 + i * 0x100000, (n,)) for i in range(3)]
+    assert k._fast is None
+    k(*xs, 0.75)                      # generic path (loads), then the fast path is made
+    generic = last()
+    assert k._fast is not None, "no fast path after a launch"
+    assert ("to_dl(" in k._fast.source) == (how == "ctypes-exchange"), k._fast.source
+    before = fake.fake_cuda_launches()
+    assert k._fast(tuple(xs) + (0.75,), None) is True, "the fast path did not take the call"
+    assert fake.fake_cuda_launches() == before + 1 and last() == generic, (generic, last())
+    assert "stream=0x5000" in generic, generic   # torch's current stream of device 0
+    k(*xs, 3, stream=0x77)            # an int for a float parameter; a stream given
+    assert "stream=0x77" in last() and struct.unpack("<f", params_of(last())[9])[0] == 3.0, last()
+    # every declined case: the generic path's result (a launch or its diagnostic), never a wrong launch
+    v = FakeTorchTensor(0x7F2000400000, (300,), strides=(3,))
+    w, z = FakeTorchTensor(0x7F2000500000, (300,)), FakeTorchTensor(0x7F2000600000, (300,))
+    k(v, w, z, 1.0)
+    assert struct.unpack("<q", params_of(last())[2])[0] == 3 and last().startswith("vadd grid=3,1,1 "), last()
+    for bad, msg in (((xs[0], xs[1], z, 1.0), "N = 1000"),
+                     ((FakeTorchTensor(0x7F2000000000, (n,), dtype="float16"), xs[1], xs[2], 1.0), "dtype"),
+                     ((FakeTorchTensor(0x7F2000000000, (n, 1)), xs[1], xs[2], 1.0), "rank"),
+                     ((FakeTorchTensor(0x7F2000000000, (n,), device=1), xs[1], xs[2], 1.0), "device"),
+                     ((FakeTorchTensor(0x7F2000000000, (n,), device=-1), xs[1], xs[2], 1.0), ""),
+                     ((xs[0], xs[1], xs[2], "x"), "")):
+        before = fake.fake_cuda_launches()
+        try:
+            k(*bad)
+        except (tilec.TilecError, ValueError, TypeError) as e:
+            assert msg in str(e), (msg, str(e))
+        else:
+            raise AssertionError(f"not refused: {msg or bad}")
+        assert fake.fake_cuda_launches() == before, "a refused launch reached the driver"
+    # a 4-D bf16 kernel with a scalar, and an i32 scalar: fast == generic, byte for byte
+    attn = tilec.compile(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "attn.tile"), arch="sm_90a")
+    ka = attn["attn_fwd"]
+    Z, H, S, D = 2, 3, 257, 64
+    ts = [FakeTorchTensor(0x7F3000000000 + i * 0x1000000, (Z, H, S, D), dtype="bfloat16") for i in range(4)]
+    ka(*ts, 0.125)
+    first = last()
+    assert ka._fast(tuple(ts) + (0.125,), None) is True and last() == first, (first, last())
+    ki = tilec.compile(SCALE_I32, arch="sm_90a")["scale"]
+    a, b = FakeTorchTensor(0x7F4000000000, (77, 5), dtype="int32"), FakeTorchTensor(0x7F4000100000, (77, 5), dtype="int32")
+    ki(a, b, 7)
+    first = last()
+    assert ki._fast((a, b, 7), None) is True and last() == first, (first, last())
+    try:
+        ki(a, b, 7.5)
+    except TypeError as e:
+        assert "float" in str(e), str(e)
+    else:
+        raise AssertionError("a float for an i32 parameter was taken")
+    print(f"fast-path checks ({how}): OK")
+
+
+def check_tvm_ffi():
+    """TILEC_PY_LAUNCH=tvm-ffi (needs apache-tvm-ffi): tvm-ffi's converters hand DLPack producers to
+    tilec_ffi_launch; the driver sees what the generic path sends; declined calls go the generic way."""
+    os.environ["TILEC_PY_LAUNCH"] = "tvm-ffi"
+    k = tilec.compile(VADD, arch="sm_90a")["vadd"]
+    n = 1000
+    xs = [FakeCudaArray(0x7F5000000000 + i * 0x100000, (n,), fresh=True) for i in range(3)]
+    for stream in (0x1234, 0):
+        k(*xs, 0.75, stream=stream)
+        generic = last()
+        before = fake.fake_cuda_launches()
+        assert k._fast(tuple(xs) + (0.75,), stream) is True, "tvm-ffi did not take the call"
+        assert fake.fake_cuda_launches() == before + 1 and last() == generic, (generic, last())
+    # no stream given and no torch tensor: declined (tvm-ffi knows no current stream of this producer)
+    assert k._fast(tuple(xs) + (0.75,), None) is False
+    assert k._fast(tuple(xs) + (2,), 0x10) is True and struct.unpack("<f", params_of(last())[9])[0] == 2.0
+    before = fake.fake_cuda_launches()
+    assert k._fast((xs[0], xs[1], FakeCudaArray(0x7F5000600000, (300,), fresh=True), 1.0), None) is False  # N differs
+    assert k._fast(tuple(xs) + ("x",), None) is False
+    assert k._fast(tuple(xs[:2]) + (1.0,), None) is False
+    assert fake.fake_cuda_launches() == before, "a refused launch reached the driver"
+    ki = tilec.compile(SCALE_I32, arch="sm_90a")["scale"]
+    a = FakeCudaArray(0x7F6000000000, (77, 5), dtype=(0, 32), fresh=True)
+    b = FakeCudaArray(0x7F6000100000, (77, 5), dtype=(0, 32), fresh=True)
+    ki(a, b, 7, stream=0x10)
+    first = last()
+    assert ki._fast((a, b, 7), 0x10) is True and last() == first, (first, last())
+    assert ki._fast((a, b, 7.5), 0x10) is False  # a float for an i32: the generic path's TypeError
+    print("tvm-ffi checks: OK")
+
+
+class FfiAny(C.Structure):  # TVMFFIAny (tvm/ffi/c_api.h): type index, padding, 8 bytes of value
+    _fields_ = [("type_index", C.c_int32), ("zero_padding", C.c_uint32), ("v", C.c_uint64)]
+
+
+def check_ffi_abi():
+    """tilec_ffi_launch called through ctypes with TVMFFIAny arrays made by hand (as tvm-ffi makes them:
+    DLTensor pointers, ffi.Tensor objects = a 24-byte header then the DLTensor, ints, floats): the
+    driver sees what the generic path sends; every case it must not take answers -1, launching
+    nothing.  Needs no tvm-ffi: the C side of the tvm-ffi path, in CI."""
+    from tilec import _fastcall
+    fn = tilec.lib.tilec_ffi_launch
+    fn.restype, fn.argtypes = C.c_int, [C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p]
+    k = tilec.compile(VADD, arch="sm_90a")["vadd"]
+    n = 1000
+    xs = [FakeCudaArray(0x7F7000000000 + i * 0x100000, (n,)) for i in range(3)]
+    k(*xs, 0.75, stream=0x99)
+    generic = last()
+    table = _fastcall._FfiTable()
+    table.float_params = 1 << 3
+    table.kernel[0] = k.load(0).value
+
+    class TensorObj(C.Structure):  # ffi.Tensor: TVMFFIObject header, then the DLTensor
+        _fields_ = [("refs", C.c_uint64), ("type_index", C.c_int32), ("pad", C.c_uint32), ("deleter", C.c_void_p),
+                    ("dl", tilec._lib.DLTensor)]
+    objs = [TensorObj() for _ in range(3)]
+    for o, x in zip(objs, xs):
+        o.type_index, o.dl = 70, x._mt.dl_tensor
+
+    def call(*vals):
+        a = (FfiAny * len(vals))()
+        for i, (t, v) in enumerate(vals):
+            a[i].type_index = t
+            a[i].v = struct.unpack("<Q", struct.pack("<d", v))[0] if t == 3 else v
+        out = FfiAny()
+        assert fn(None, a, len(vals), C.byref(out)) == 0
+        assert out.type_index == 1, out.type_index
+        return struct.unpack("<q", struct.pack("<Q", out.v))[0]
+    head = [(1, C.addressof(table)), (1, 0x99)]
+    ptrs = [(7, C.addressof(x._mt.dl_tensor)) for x in xs]
+    before = fake.fake_cuda_launches()
+    assert call(*head, *ptrs, (3, 0.75)) == 0 and last() == generic, (generic, last())
+    assert call(*head, *[(70, C.addressof(o)) for o in objs], (3, 0.75)) == 0 and last() == generic
+    assert call(*head, *ptrs, (1, 3)) == 0 and struct.unpack("<f", params_of(last())[9])[0] == 3.0  # int -> f32
+    assert fake.fake_cuda_launches() == before + 3
+    # declined, nothing launched: a float for an i32, a string, no handle on the device, no table
+    before = fake.fake_cuda_launches()
+    ki = tilec.compile(SCALE_I32, arch="sm_90a")["scale"]
+    a, b = FakeCudaArray(0x7F8000000000, (7, 5), dtype=(0, 32)), FakeCudaArray(0x7F8000100000, (7, 5), dtype=(0, 32))
+    ti = _fastcall._FfiTable()
+    ti.kernel[0] = ki.load(0).value
+    ab = [(7, C.addressof(a._mt.dl_tensor)), (7, C.addressof(b._mt.dl_tensor))]
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (3, 7.5)) == -1
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (8, 0)) == -1
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (1, 7)) == 0   # the same call with an int: taken
+    ti.kernel[0] = None
+    assert call((1, C.addressof(ti)), (1, 0), *ab, (1, 7)) == -1
+    assert call((1, 0), (1, 0), *ab, (1, 7)) == -1
+    assert fake.fake_cuda_launches() == before + 1
+    # a check that fails in the launch: the tilec status (> 0), nothing launched
+    bad = FakeCudaArray(0x7F7000600000, (300,))
+    assert call(*head, *ptrs[:2], (7, C.addressof(bad._mt.dl_tensor)), (3, 1.0)) > 0
+    assert fake.fake_cuda_launches() == before + 1
+    print("ffi ABI checks: OK")
+
+
+SCALE_I32 = """
+kernel scale(X: tensor<i32>[R, C], Y: tensor<i32>[R, C], s: i32)
+    tiles(BC = 8)
+    grid(R, cdiv(C, BC))
+{
+    r = program_id(0);
+    c0 = program_id(1) * BC;
+    store(Y[r, c0 : c0 + BC], load(X[r, c0 : c0 + BC]) * s);
+}
+"""
 
 VADD = """
 kernel vadd(X: tensor<f32>[N], Y: tensor<f32>[N], Z: tensor<f32>[N], a: f32)
@@ -145,8 +393,38 @@ def bench(n):
           f"of which the ctypes call into libtilec (+ fake driver): {dc / n * 1e6:.2f} us")
 
 
+def bench_torch(n):
+    """CPU time per launch of the same fake torch tensors: the generic path and the generated one."""
+    global fake_torch
+    fake_torch = install_fake_torch()
+    rows = []
+    for m in ("generic", "ctypes"):
+        os.environ["TILEC_PY_LAUNCH"] = m
+        k = tilec.compile(VADD, arch="sm_90a")["vadd"]
+        xs = [FakeTorchTensor(0x7F0000000000 + i * 0x100000, (4096,)) for i in range(3)]
+        k(*xs, 0.5)
+        f = fake.fake_cuda_launches()
+        dt = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                k(*xs, 0.5)
+            dt = min(dt, time.perf_counter() - t0)
+        assert fake.fake_cuda_launches() == f + 5 * n
+        rows.append(f"{m} {dt / n * 1e6:.2f} us")
+    print("launch from Python (fake torch tensors, 3 tensors + 1 scalar): " + ", ".join(rows))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--bench":
         bench(int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "--bench-torch":
+        bench_torch(int(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--ffi-abi":
+        check_ffi_abi()
+    elif len(sys.argv) > 1 and sys.argv[1] == "--tvm-ffi":
+        check_tvm_ffi()
+    elif len(sys.argv) > 2 and sys.argv[1] == "--fast":
+        check_fast_path(sys.argv[2])
     else:
         check()

@@ -35,3 +35,30 @@ def test_launch_cost():
     # (measured on the GPU machine, docs/python.md).  Only a guard against gross regressions:
     # CI runs it beside other tests, under ASan (python3 with the ASan runtime preloaded).
     assert us < 150, out
+
+
+@needs_fake
+@pytest.mark.parametrize("how", ["ctypes-attrs", "ctypes-exchange"])
+def test_fast_path_launches_as_the_generic_path(how):
+    assert f"fast-path checks ({how}): OK" in run("--fast", how)
+
+
+@needs_fake
+def test_ffi_entry_point_abi():
+    assert "ffi ABI checks: OK" in run("--ffi-abi")
+
+
+@needs_fake
+def test_tvm_ffi_launches_as_the_generic_path():
+    pytest.importorskip("tvm_ffi")
+    assert "tvm-ffi checks: OK" in run("--tvm-ffi")
+
+
+@needs_fake
+def test_fast_path_launch_cost():
+    out = run("--bench-torch", "20000")
+    print(out)
+    generic, fast = (float(x.split(" us")[0].split()[-1]) for x in out.split(":")[-1].split(","))
+    # Fake torch tensors (Python attributes, slower than torch's): only a gross-regression guard
+    # (ASan, a loaded machine); the H200 numbers are in bench/RESULTS.md.
+    assert fast < 150, out

@@ -144,3 +144,40 @@ def test_tutorial_kernel():
     x = tilec.bf16_to_f32(xs).astype(np.float64) + tilec.bf16_to_f32(bs).astype(np.float64)
     ref = 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
     np.testing.assert_allclose(tilec.bf16_to_f32(ys), ref, rtol=1e-2, atol=1e-2)
+
+
+def _bf16(a):
+    """A float32 array rounded to bf16, back as float32, and its uint16 bits."""
+    bits = tilec.f32_to_bf16(a.astype(np.float32))
+    return tilec.bf16_to_f32(bits).astype(np.float64), bits
+
+
+@pytest.mark.parametrize("m,k,f", [(1, 512, 64), (5, 768, 96), (17, 256, 40)])
+@pytest.mark.parametrize("bm", [16, 64])
+def test_decode_fused_kernels(m, k, f, bm):
+    """examples/llama/decode_fused.tile on the interpreter, against fp64 references of the unfused
+    steps (rmsnorm with the weight folded into B, SwiGLU after the GEMM), at ragged sizes (K and F
+    not multiples of the tiles, M past BM), outputs poisoned.  Tolerances: bf16 output (2^-8
+    relative) plus the bf16 rounding of the folded weights (2^-8 of each product)."""
+    prog = tilec.compile(os.path.join(EXAMPLES, "llama", "decode_fused.tile"), defines={"BM": bm})
+    eps = 1e-5
+    x, xb = _bf16(3 * rng.standard_normal((m, k)))  # rms ~3: a dropped row scale cannot pass
+    w = rng.uniform(0.5, 1.5, k)
+    b = rng.standard_normal((k, 2 * f)) / np.sqrt(k)
+    bw, bwb = _bf16(w[:, None] * b)
+    r = 1.0 / np.sqrt((x * x).mean(1) + eps)
+    tol = dict(rtol=2e-2, atol=2e-2)
+    # the SwiGLU GEMM (no norm): silu(x @ Bg) * (x @ Bu)
+    y = np.full((m, f), 0xFFFF, np.uint16)
+    tilec.interpret(prog["gemm_small_m_swiglu"], xb, bwb, y)
+    g, u = x @ bw[:, :f], x @ bw[:, f:]
+    np.testing.assert_allclose(tilec.bf16_to_f32(y), g / (1 + np.exp(-g)) * u, **tol)
+    # the norm fused into a projection
+    c = np.full((m, 2 * f), 0xFFFF, np.uint16)
+    tilec.interpret(prog["gemm_rms_small_m"], xb, bwb, c, eps)
+    np.testing.assert_allclose(tilec.bf16_to_f32(c), r[:, None] * (x @ bw), **tol)
+    # norm + GEMM + SwiGLU
+    y.fill(0xFFFF)
+    tilec.interpret(prog["gemm_rms_swiglu_small_m"], xb, bwb, y, eps)
+    g, u = r[:, None] * g, r[:, None] * u
+    np.testing.assert_allclose(tilec.bf16_to_f32(y), g / (1 + np.exp(-g)) * u, **tol)

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _lib
+from . import _fastcall, _lib
 from ._lib import lib
 
 __all__ = ["compile", "interpret", "autotune", "Program", "Kernel", "Param", "Diagnostic", "TilecError",
@@ -452,7 +452,11 @@ class Kernel:
     `kernel(*args, grid=None, stream=None)` launches on the GPU of its tensors (loaded there at the
     first call) on `stream` (a CUstream as an int), by default the framework's current stream
     (torch.cuda.current_stream(); CuPy's current stream; else the legacy default stream).  `grid`
-    (1-3 ints) replaces the kernel's grid clause.  A handle is for one thread at a time."""
+    (1-3 ints) replaces the kernel's grid clause.  A handle is for one thread at a time.
+
+    From the second call on a fast path made for the parameter list takes the call when it can
+    (tvm-ffi or generated ctypes code, $TILEC_PY_LAUNCH; _fastcall.py, docs/python.md "Launch
+    cost"): it launches exactly what this generic path would, and leaves every other call to it."""
 
     def __init__(self, program: Program, index: int, name: str):
         self.program = program
@@ -473,6 +477,8 @@ class Kernel:
         self._float = [_is_float(p) for p in ps]
         self._launch = lib.tilec_kernel_launch
         self._grid = (C.c_int64 * 3)()
+        self._fast: Optional[Callable[[tuple, Optional[int]], bool]] = None  # _fastcall: made after a launch
+        self._fast_for = -1  # how many devices were loaded when _fast was made
 
     def __repr__(self) -> str:
         return f"<tilec.Kernel {self.name}({', '.join(str(p) for p in self.params)})>"
@@ -547,6 +553,10 @@ class Kernel:
         return vals, device, keep
 
     def __call__(self, *args: Any, grid: Optional[Sequence[int]] = None, stream: Optional[int] = None) -> None:
+        if grid is None:
+            fast = self._fast
+            if fast is not None and fast(args, stream):
+                return
         if len(args) != self._n:
             raise TypeError(f"{self.signature} takes {self._n} arguments, got {len(args)}")
         if _torch_Tensor is None:
@@ -570,6 +580,24 @@ class Kernel:
         if st != 0:
             raise TilecError(lib.tilec_kernel_error(h).decode(errors="replace"), _status_name(st))
         del keep
+        if self._fast_for != len(self._handles):
+            self._make_fast()
+
+    def _make_fast(self) -> None:
+        """The fast path of this kernel's later calls (_fastcall.py), once torch or tvm-ffi can give it."""
+        m = _fastcall.mode(_torch_Tensor)
+        if m == "generic":
+            self._fast, self._fast_for = None, len(self._handles)
+        elif m == "tvm-ffi":
+            self._fast, self._fast_for = _fastcall.ffi_launcher(self, _torch_Tensor), len(self._handles)
+        elif _torch_Tensor is not None and m == "ctypes" and _fastcall.torch_exchange(_torch_Tensor) is not None:
+            self._fast = _fastcall.torch_exchange_launcher(self, _torch_Tensor, _fastcall.torch_exchange(_torch_Tensor),
+                                                           _torch_stream)
+            self._fast_for = len(self._handles)
+        elif _torch_Tensor is not None:
+            words = {dt: code | bits << 8 | 1 << 16 for dt, (code, bits) in _torch_dtypes.items()}
+            self._fast = _fastcall.torch_launcher(self, _torch_Tensor, words, _torch_stream, _launch_failed)
+            self._fast_for = len(self._handles)
 
     def _current_stream(self, args: Sequence[Any]) -> int:
         """The current stream of the framework of the first tensor argument."""
@@ -583,6 +611,10 @@ class Kernel:
             if hasattr(a, "__dlpack__"):
                 return 0  # JAX and others: the legacy default stream (pass stream= to choose)
         return 0
+
+
+def _launch_failed(h: Any, st: int) -> None:
+    raise TilecError(lib.tilec_kernel_error(h).decode(errors="replace"), _status_name(st))
 
 
 # ---- the CPU interpreter ---------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ static const layout_case cases[] = {
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
-static const char *const files[] = {"gemm.tile", "gemm_fp8.tile", "attn.tile", "rmsnorm.tile", "softmax.tile"};
+static const char *const files[] = {"gemm.tile", "gemm_fp8.tile", "gemm_bias_gelu.tile", "attn.tile", "rmsnorm.tile", "softmax.tile"};
 
 typedef struct tensor {
   int rank, eb;

@@ -45,6 +45,10 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_PERSIST", "0", NULL, NULL},
     {"TILEC_WS", "coop", NULL, NULL},
     {"TILEC_WS", "coop", "TILEC_PERSIST", "0"},
+    /* the epilogue (emit_epilogue.c): whole tile, sub-tiles from registers, 32-column sub-tiles */
+    {"TILEC_EPI", "0", NULL, NULL},
+    {"TILEC_EPI", "regs", NULL, NULL},
+    {"TILEC_EPI", "32", "TILEC_WS", "coop"},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
@@ -217,7 +221,7 @@ static void run_file(const char *dir, const char *name) {
     tilec_kernel_destroy(k);
   }
   tilec_program_destroy(p);
-  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile")) return;
+  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile")) return;
   /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
    * switches are read when the program compiles, and are in the cache key) */
   for (int v = 0; v < NVARIANTS; v++) {

@@ -412,8 +412,10 @@ Test(fake_driver, tma_maps_encoded_once_per_tensor) {
   tilec_program *p = NULL;
   tilec_kernel *k = load_tma_example("gemm.tile", "cutlass_gemm", 15, &p);
   int e0 = calls.encodes;
+  cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_gemm_param_17[128]"),
+            "no map for C (the epilogue's TMA store)");
   gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
-  cr_assert_eq(calls.encodes - e0, 2);
+  cr_assert_eq(calls.encodes - e0, 3);
   /* A [300][4096] bf16: dims innermost first, row stride in bytes, box 64 x 128 rows, 128-byte swizzle */
   cr_assert_eq(calls.enc[e0 % 4].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   cr_assert_eq(calls.enc[e0 % 4].addr, (void *)(uintptr_t)0x10000000u);
@@ -432,7 +434,16 @@ Test(fake_driver, tma_maps_encoded_once_per_tensor) {
   cr_assert_eq(calls.enc[(e0 + 1) % 4].stride, 1040);
   cr_assert_eq(calls.enc[(e0 + 1) % 4].box[0], 64);
   cr_assert_eq(calls.enc[(e0 + 1) % 4].box[1], 64);
-  /* the maps are the last two parameters, as encoded */
+  /* C [300][520], the epilogue's TMA store (docs/pipelines.md "Epilogue sub-tiles"): box 64
+   * columns x 128 rows, 128-byte swizzle */
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].addr, (void *)(uintptr_t)0x30000000u);
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].dims[0], 520);
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].dims[1], 300);
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].stride, 1040);
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].box[0], 64);
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].box[1], 128);
+  cr_assert_eq(calls.enc[(e0 + 2) % 4].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  /* the maps are the last three parameters, as encoded */
   int m15 = 0, m16 = 0;
   memcpy(&m15, last_params[15], sizeof m15);
   memcpy(&m16, last_params[16], sizeof m16);
@@ -441,15 +452,16 @@ Test(fake_driver, tma_maps_encoded_once_per_tensor) {
   cr_assert_eq(((unsigned char *)last_params[15])[127], 0xAB);
   /* the same tensors again: no encode; another A pointer: A's map only */
   gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
-  cr_assert_eq(calls.encodes - e0, 2);
+  cr_assert_eq(calls.encodes - e0, 3);
   gemm_launch(k, 0x10010000u, 300, 520, 4096, 520);
-  cr_assert_eq(calls.encodes - e0, 3);
-  /* B with a row stride of 517 elements (1034 bytes, not a multiple of 16):
-   * no map, zeroed; A's is kept */
+  cr_assert_eq(calls.encodes - e0, 4);
+  /* B with a row stride of 517 elements (1034 bytes, not a multiple of 16),
+   * and C [300][517] with it: no maps, zeroed; A's is kept */
   gemm_launch(k, 0x10010000u, 300, 517, 4096, 517);
-  cr_assert_eq(calls.encodes - e0, 3);
+  cr_assert_eq(calls.encodes - e0, 4);
   unsigned char zero[128] = {0};
   cr_assert(memcmp(last_params[16], zero, 128) == 0);
+  cr_assert(memcmp(last_params[17], zero, 128) == 0);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }

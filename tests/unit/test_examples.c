@@ -147,6 +147,44 @@ static void example_gemm_small_m(void) {
   compiled_free(c);
 }
 
+/* ---- gemm_bias_gelu: Y = gelu_tanh(X W^T + b), W [N, K] (nn.Linear) -------------------------- */
+static void run_linear_bias_gelu(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  tl_func *f = kernel(c, "cutlass_linear_bias_gelu");
+  int64_t sx[2] = {M, K}, sw[2] = {N, K}, sb[1] = {N}, sy[2] = {M, N};
+  tl_arg a[4] = {targ(TL_BF16, 2, sx), targ(TL_BF16, 2, sw), targ(TL_BF16, 1, sb), targ(TL_BF16, 2, sy)};
+  rng g = {seed};
+  for (int i = 0; i < 3; i++) tfill_random(&a[i], &g, -1, 1);
+  tpoison(&a[3]);
+  interpret(f, a, 4);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double x = tget_f(&a[2], j), s = fabs(x);
+      for (int64_t k = 0; k < K; k++) {
+        double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], j * K + k);
+        x += p;
+        s += fabs(p);
+      }
+      ref[i * N + j] = 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+      /* gelu_tanh's slope is below 1.13: the sum's f32 error passes through
+       * scaled by at most that; plus a few f32 operations of the activation */
+      scale[i * N + j] = 1.13 * s + 4 * fabs(x) + 1;
+    }
+  char what[128];
+  snprintf(what, sizeof what, "cutlass_linear_bias_gelu %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+  check_close(what, &a[3], ref, scale, BF16_RTOL, (double)(K + 8) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_gemm_bias_gelu(void) {
+  compiled *c = compile_example("gemm_bias_gelu.tile", NULL, 0);
+  const int64_t sizes[][3] = {{1, 1, 1}, {127, 257, 63}, {129, 255, 65}, {37, 131, 97}};
+  for (int i = 0; i < 4; i++) run_linear_bias_gelu(c, sizes[i][0], sizes[i][1], sizes[i][2], 3400 + i);
+  compiled_free(c);
+}
+
 static void example_gemm(void) {
   compiled *c = compile_example("gemm.tile", NULL, 0);
   const int64_t sizes[][3] = {{1, 1, 1}, {127, 129, 63}, {129, 127, 65}, {37, 131, 97}};
@@ -1262,10 +1300,92 @@ static void example_gemm_w4a16(void) {
   compiled_free(c);
 }
 
+/* ---- llama/fp8_layer.tile: static-scale e4m3 quantization and the fp8 projection with the residual -- */
+/* e4m3 keeps 3 mantissa bits: a rounded value is within 2^-4 relative of the exact one (or the
+ * subnormal step 2^-10 absolute), and the cast saturates at +-448. */
+static void check_e4m3(const char *what, const tl_arg *out, const double *ref) {
+  for (int64_t i = 0; i < targ_numel(out); i++) {
+    double want = fmin(448, fmax(-448, ref[i])), got = tget_f(out, i);
+    cr_assert(fabs(got - want) <= 0x1p-4 * fabs(want) + 0x1p-10 + 1e-6 * fabs(want),
+              "%s: element %lld is %g, want %g", what, (long long)i, got, want);
+  }
+}
+static void run_fp8_layer(compiled *c, int64_t R, int64_t C, int64_t N, uint64_t seed) {
+  rng g = {seed};
+  int64_t sx[2] = {R, C};
+  double sc = 0.02, eps = 1e-5;
+  /* rmsnorm_fp8 */
+  tl_arg a[5] = {targ(TL_BF16, 2, sx), targ(TL_BF16, 1, &C), targ(TL_F8E4M3, 2, sx), sarg_f(eps), sarg_f(sc)};
+  tfill_random(&a[0], &g, -3, 3);
+  tfill_random(&a[1], &g, 0.5, 1.5);
+  tpoison(&a[2]);
+  interpret(kernel(c, "rmsnorm_fp8"), a, 5);
+  double *ref = dalloc(R * (C > N ? C : N));
+  for (int64_t r = 0; r < R; r++) {
+    double ss = 0;
+    for (int64_t j = 0; j < C; j++) ss += (double)tget_f(&a[0], r * C + j) * tget_f(&a[0], r * C + j);
+    double inv = 1 / sqrt(ss / C + eps);
+    for (int64_t j = 0; j < C; j++) ref[r * C + j] = tget_f(&a[0], r * C + j) * inv * tget_f(&a[1], j) / sc;
+  }
+  check_e4m3("rmsnorm_fp8", &a[2], ref);
+  /* swiglu_fp8 and quant_fp8 (values past 448 saturate) */
+  tl_arg gu[4] = {targ(TL_BF16, 2, sx), targ(TL_BF16, 2, sx), targ(TL_F8E4M3, 2, sx), sarg_f(sc)};
+  tfill_random(&gu[0], &g, -4, 4);
+  tfill_random(&gu[1], &g, -4, 4);
+  tpoison(&gu[2]);
+  interpret(kernel(c, "swiglu_fp8"), gu, 4);
+  for (int64_t i = 0; i < R * C; i++) {
+    double x = tget_f(&gu[0], i);
+    ref[i] = x / (1 + exp(-x)) * tget_f(&gu[1], i) / sc;
+  }
+  check_e4m3("swiglu_fp8", &gu[2], ref);
+  tl_arg q[3] = {gu[0], targ(TL_F8E4M3, 2, sx), sarg_f(sc)};
+  tpoison(&q[1]);
+  interpret(kernel(c, "quant_fp8"), q, 3);
+  for (int64_t i = 0; i < R * C; i++) ref[i] = tget_f(&gu[0], i) / sc;
+  check_e4m3("quant_fp8", &q[1], ref);
+  /* cutlass_gemm_fp8_tn_residual: C = A @ BT^T * (sa * sb) + R, on the quantized A above */
+  int64_t sbt[2] = {N, C}, so[2] = {R, N};
+  tl_arg m[6] = {a[2], targ(TL_F8E4M3, 2, sbt), targ(TL_BF16, 2, so), targ(TL_BF16, 2, so), sarg_f(0.5), sarg_f(0.03)};
+  tfill_random(&m[1], &g, -2, 2);
+  tfill_random(&m[2], &g, -1, 1);
+  tpoison(&m[3]);
+  interpret(kernel(c, "cutlass_gemm_fp8_tn_residual"), m, 6);
+  double *scale = dalloc(R * N);
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0, mag = 0;
+      for (int64_t k = 0; k < C; k++) {
+        double p = (double)tget_f(&m[0], r * C + k) * tget_f(&m[1], n * C + k);
+        acc += p;
+        mag += fabs(p);
+      }
+      float s = (float)(0.5f * 0.03f);
+      ref[r * N + n] = acc * s + tget_f(&m[2], r * N + n);
+      scale[r * N + n] = mag * s + fabs(tget_f(&m[2], r * N + n));
+    }
+  char what[96];
+  snprintf(what, sizeof what, "cutlass_gemm_fp8_tn_residual %lldx%lldx%lld", (long long)R, (long long)N, (long long)C);
+  check_close(what, &m[3], ref, scale, BF16_RTOL, (double)(C + 2) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 3; i++) free(a[i].data);
+  free(gu[0].data), free(gu[1].data), free(gu[2].data), free(q[1].data);
+  free(m[1].data), free(m[2].data), free(m[3].data);
+}
+
+static void example_fp8_layer(void) {
+  compiled *c = compile_example("llama/fp8_layer.tile", NULL, 0);
+  run_fp8_layer(c, 3, 300, 129, 4600);
+  run_fp8_layer(c, 17, 129, 65, 4601);
+  run_fp8_layer(c, 1, 1, 1, 4602);
+  compiled_free(c);
+}
+
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample) X(gemm_w4a16)
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_bias_gelu) X(fp8_layer)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)

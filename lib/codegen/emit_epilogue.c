@@ -1,0 +1,403 @@
+/* emit_epilogue.c: requires the main-loop plan (cg_make_plan: the wgmma dots);
+ * emits the ops after a GEMM main loop at the top level of the body (the
+ * epilogue: bias, scales, activations, residual adds, casts, the store) in
+ * column sub-tiles of the accumulator, one after the other, so only one
+ * sub-tile's temporaries are live at a time.  docs/pipelines.md "Epilogue
+ * sub-tiles".
+ *
+ * Each tile value of the epilogue gets a column dim: the dim that follows the
+ * accumulator's columns through the ops (elementwise ops keep it, expand_dims
+ * moves it, a broadcast from size 1 drops it), or none (a row vector, a tile
+ * not derived from the accumulator's columns).  Sub-tile c of width W is, for
+ * a value with a column dim, the registers whose column lies in [cW, cW + W):
+ * a compile-time property of the register when no lane or warp basis of the
+ * value's layout reaches W along that dim (checked).  Values without a column
+ * dim and scalar ops are emitted whole with sub-tile 0; stores and loads take
+ * their sub-tile's registers only (cg_reg_wanted).  The epilogue is emitted
+ * in sub-tiles only when every op is one whose registers are independent:
+ * elementwise ops, constants, splats, iota, loads and stores, and
+ * expand_dims / broadcast that rename registers (no shared memory).
+ *
+ * The store (sm_90a, a 2-byte tile stored into a rank-2 tensor): each
+ * sub-tile goes through a staging buffer in shared memory (two of them,
+ * rows of W * 2 bytes, XOR-swizzled as TMA's 32/64/128-byte mode, so the
+ * threads' 4-byte writes from the wgmma layout are conflict-free) and one
+ * thread writes it out with a bulk tensor store (cp.async.bulk.tensor ...
+ * .bulk_group: asynchronous, out-of-bounds rows and columns clipped by the
+ * copy engine); it waits (wait_group.read) only before a buffer is written
+ * again, and at the kernel's end.  A tensor that fails the map test at run
+ * time takes the stores from registers (a uniform branch). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+#define EPI_NONE (-2) /* not an epilogue value */
+#define EPI_WHOLE (-1) /* an epilogue value emitted whole with sub-tile 0 */
+
+struct cg_epi {
+  int width, nchunk, chunk;
+  int8_t *cdim;      /* per value: EPI_NONE, EPI_WHOLE or the column dim */
+  int32_t for_op;    /* the main loop */
+  /* the store through shared memory and TMA (-1: none) */
+  int32_t tma_store;
+  int map;           /* its tensor map (index among the hidden parameters) */
+  int stage_off, stage_bytes, nbuf, rowbytes;
+  LLVMValueRef store_ok, map_addr; /* kernel prologue */
+};
+
+bool cg_reg_wanted(cg *g, int32_t v, int32_t r) {
+  cg_epi *e = g->epi;
+  if (!e || e->cdim[v] == EPI_NONE) return true;
+  if (e->cdim[v] == EPI_WHOLE) return e->chunk == 0;
+  const tl_type *t = &tl_val(g->f, v)->type;
+  if (t->kind != TL_KIND_TILE) return e->chunk == 0;
+  int32_t c[TL_MAX_RANK];
+  tl_layout_reg_coords(tl_layout_at(g->f, t->layout), r, c);
+  return c[e->cdim[v]] / e->width == e->chunk;
+}
+
+bool cg_epi_resume(cg *g, int32_t v) { return g->epi && g->epi->chunk > 0 && g->epi->cdim[v] != EPI_NONE; }
+
+static bool is_tile(tl_func *f, int32_t v) { return tl_val(f, v)->type.kind == TL_KIND_TILE; }
+
+/* The op's registers are computed independently of one another (given the
+ * operands' registers at the same coordinates): what sub-tiles may split. */
+static const char *op_unfit(cg *g, tl_op *o) {
+  tl_func *f = g->f;
+  if (o->nregions) return "control flow after the main loop";
+  switch (o->opc) {
+  case TL_OP_const: case TL_OP_splat: case TL_OP_dim: case TL_OP_program_id: case TL_OP_num_programs:
+  case TL_OP_iota: case TL_OP_store:
+    return NULL;
+  case TL_OP_load:
+    for (int i = 1; i < o->nopnd; i++)
+      if (is_tile(f, o->opnd[i])) return "a gathered load";
+    return NULL;
+  case TL_OP_expand_dims:
+  case TL_OP_broadcast:
+    if (!is_tile(f, o->opnd[0])) return NULL;
+    if (!cg_transfer_free(g, o->opnd[0], o->res[0], o->opc == TL_OP_broadcast ? CG_MAP_BCAST : CG_MAP_EXPAND, o->axis))
+      return "a broadcast through shared memory";
+    return NULL;
+  default:
+    if (tl_opinfo_table[o->opc].flags & TL_EW) return NULL;
+    return "an op that is not elementwise";
+  }
+}
+
+/* Unify the column dims a and b (EPI_WHOLE = unknown yet); false on a conflict. */
+static bool meet(int8_t *cd, int32_t v, int d, bool *changed) {
+  if (d == EPI_WHOLE || cd[v] == d) return true;
+  if (cd[v] != EPI_WHOLE) return false;
+  cd[v] = (int8_t)d;
+  *changed = true;
+  return true;
+}
+
+/* Propagate column dims over the epilogue ops [at, n) of the body to a fixpoint. */
+static const char *propagate(cg *g, tl_region *r, int at, int8_t *cd) {
+  tl_func *f = g->f;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int i = at; i < r->ops.len; i++) {
+      tl_op *o = tl_op_at(f, r->ops.data[i]);
+      if ((o->flags & TL_OPF_DEAD) || o->opc == TL_OP_yield) continue;
+      bool ok = true;
+      if (tl_opinfo_table[o->opc].flags & TL_EW) {
+        if (!is_tile(f, o->res[0])) continue;
+        int d = cd[o->res[0]];
+        for (int k = 0; k < o->nopnd && d == EPI_WHOLE; k++)
+          if (is_tile(f, o->opnd[k]) && cd[o->opnd[k]] >= 0) d = cd[o->opnd[k]];
+        ok = meet(cd, o->res[0], d, &changed);
+        for (int k = 0; k < o->nopnd && ok; k++)
+          if (is_tile(f, o->opnd[k]) && cd[o->opnd[k]] != EPI_NONE) ok = meet(cd, o->opnd[k], d, &changed);
+      } else if (o->opc == TL_OP_expand_dims && is_tile(f, o->opnd[0])) {
+        int32_t s = o->opnd[0], d = o->res[0];
+        if (cd[s] >= 0) ok = meet(cd, d, cd[s] + (cd[s] >= o->axis), &changed);
+        else if (cd[d] >= 0 && cd[d] != o->axis) ok = meet(cd, s, cd[d] - (cd[d] > o->axis), &changed);
+      } else if (o->opc == TL_OP_broadcast && is_tile(f, o->opnd[0])) {
+        int32_t s = o->opnd[0], d = o->res[0];
+        const tl_type *st = &tl_val(f, s)->type;
+        if (cd[s] >= 0) ok = meet(cd, d, cd[s], &changed);
+        else if (cd[d] >= 0 && st->shape[cd[d]] != 1) ok = meet(cd, s, cd[d], &changed);
+      } else if (o->opc == TL_OP_store && is_tile(f, o->opnd[o->nopnd - 1])) {
+        /* nothing to unify: the view follows the value */
+      }
+      if (!ok) return "a value whose columns are the accumulator's along two dims";
+    }
+  }
+  return NULL;
+}
+
+/* Why the epilogue after the loop at r->ops[at - 1] cannot be emitted in
+ * sub-tiles (else NULL: *e filled). */
+static const char *plan_epi(cg *g, tl_region *r, int at, cg_epi *e) {
+  tl_func *f = g->f;
+  tl_op *lo = tl_op_at(f, r->ops.data[at - 1]);
+  /* measuring: TILEC_EPI=0 the whole tile at once, =regs sub-tiles stored from registers, =N N columns */
+  const char *env = getenv("TILEC_EPI");
+  if (env && *env == '0') return "TILEC_EPI=0";
+  if (lo->nres < 1) return "the main loop carries no accumulator";
+  const tl_type *acc = &tl_val(f, lo->res[0])->type;
+  for (int i = 0; i < lo->nres; i++) {
+    const tl_type *t = &tl_val(f, lo->res[i])->type;
+    if (t->kind != TL_KIND_TILE || t->rank != 2 || t->shape[0] != acc->shape[0] || t->shape[1] != acc->shape[1])
+      return "the main loop carries more than accumulators";
+  }
+  int cols = acc->shape[1];
+  int width = env && *env >= '1' && *env <= '9' ? atoi(env) : 64;
+  if (width <= 0 || (width & (width - 1))) return "TILEC_EPI is not a power of two";
+  if (cols <= width || cols % width) return "the tile has no more columns than one sub-tile";
+  int8_t *cd = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
+  memset(cd, EPI_NONE, (size_t)f->values.len + 1);
+  for (int i = 0; i < lo->nres; i++) cd[lo->res[i]] = 1;
+  int nops = 0;
+  for (int i = at; i < r->ops.len; i++) {
+    tl_op *o = tl_op_at(f, r->ops.data[i]);
+    if ((o->flags & TL_OPF_DEAD) || o->opc == TL_OP_yield) continue;
+    const char *why = op_unfit(g, o);
+    if (why) return why;
+    for (int k = 0; k < o->nres; k++) cd[o->res[k]] = EPI_WHOLE;
+    nops++;
+  }
+  if (!nops) return NULL;
+  const char *why = propagate(g, r, at, cd);
+  if (why) return why;
+  /* every value split by columns: the accumulator's column count, and the
+   * sub-tile a register belongs to fixed by its register bits */
+  int split = 0;
+  for (int32_t v = 0; v < f->values.len; v++) {
+    if (cd[v] < 0) continue;
+    const tl_type *t = &tl_val(f, v)->type;
+    if (t->shape[cd[v]] != cols) return "a value's columns are not the accumulator's";
+    const tl_layout *l = tl_layout_at(f, t->layout);
+    for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++)
+      if (l->lane[j][cd[v]] >= width) return "a layout spreads one sub-tile's columns over lanes";
+    for (int j = 0; j < l->nwarp; j++)
+      if (l->warp[j][cd[v]] >= width) return "a layout spreads one sub-tile's columns over warps";
+    split += v != lo->res[0];
+  }
+  if (!split) return "nothing after the loop follows the accumulator's columns";
+  e->width = width;
+  e->nchunk = cols / width;
+  e->chunk = 0;
+  e->cdim = cd;
+  e->for_op = r->ops.data[at - 1];
+  e->tma_store = -1;
+  return NULL;
+}
+
+/* Why the split store op s cannot go through shared memory and TMA, or NULL. */
+static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
+  tl_func *f = g->f;
+  const char *env = getenv("TILEC_EPI");
+  if (env && !strcmp(env, "regs")) return "TILEC_EPI=regs";
+  const char *tma = getenv("TILEC_TMA"); /* measuring: no TMA at all */
+  if (tma && *tma == '0') return "TILEC_TMA=0";
+  if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
+  int32_t v = s->opnd[s->nopnd - 1];
+  const tl_type *t = &tl_val(f, v)->type;
+  tl_value *tv = tl_val(f, s->opnd[0]);
+  if (tv->type.rank != 2 || !s->dims[0] || !s->dims[1] || e->cdim[v] != 1) return "the stored tile is not a rank-2 tensor's rows and columns";
+  for (int i = 1; i < s->nopnd - 1; i++)
+    if (is_tile(f, s->opnd[i])) return "a scattered store";
+  if (tl_dtype_bytes((tl_dtype)t->dtype) != 2) return "the stored elements are not 2 bytes";
+  int rb = e->width * 2;
+  if (rb != 32 && rb != 64 && rb != 128) return "a sub-tile row is not 32, 64 or 128 bytes";
+  if (t->shape[0] > 256) return "the tile has more than 256 rows (the TMA box limit)";
+  const tl_layout *l = tl_layout_at(f, t->layout);
+  if (l->nreg < 1 || l->reg[0][0] != 0 || l->reg[0][1] != 1) return "the layout's registers do not pair columns";
+  if (g->plan->ntma >= TL_MAX_TMA) return "more tensor maps than the launcher takes";
+  return NULL;
+}
+
+int cg_plan_epilogue(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  tl_region *r = &f->body;
+  int at = -1; /* after the last top-level loop with a wgmma dot */
+  for (int i = 0; i < r->ops.len; i++) {
+    tl_op *o = tl_op_at(f, r->ops.data[i]);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_for) continue;
+    for (int k = 0; k < p->nwg; k++)
+      if (tl_op_inside(f, p->wg_dots[k], r->ops.data[i])) at = i + 1;
+  }
+  if (at < 0) return persist;
+  cg_epi *e = tl_alloc(&g->ctx->arena, sizeof *e);
+  memset(e, 0, sizeof *e);
+  const char *why = plan_epi(g, r, at, e);
+  tl_sbuf note = {0};
+  if (why || !e->cdim) {
+    if (why) tl_sbuf_printf(&note, "the whole tile at once (%s)", why);
+  } else {
+    p->epi = e;
+    tl_sbuf_printf(&note, "in %d column sub-tiles of %d (the ops after the main loop, one sub-tile at a time)",
+                   e->nchunk, e->width);
+    int32_t store = -1, nsplit = 0;
+    for (int i = at; i < r->ops.len; i++) {
+      tl_op *o = tl_op_at(f, r->ops.data[i]);
+      if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_store || !is_tile(f, o->opnd[o->nopnd - 1])) continue;
+      if (e->cdim[o->opnd[o->nopnd - 1]] >= 0) nsplit++, store = r->ops.data[i];
+    }
+    const char *tw = nsplit != 1 ? "not one store of the accumulator's columns" : tma_store_unfit(g, e, tl_op_at(f, store));
+    int rows = 0;
+    if (!tw) {
+      rows = tl_val(f, tl_op_at(f, store)->opnd[tl_op_at(f, store)->nopnd - 1])->type.shape[0];
+      e->rowbytes = e->width * 2;
+      e->stage_bytes = rows * e->rowbytes;
+      int at1k = (persist + 1023) / 1024 * 1024;
+      int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
+      e->nbuf = at1k + 2 * e->stage_bytes <= budget ? 2 : at1k + e->stage_bytes <= budget ? 1 : 0;
+      if (!e->nbuf) tw = "no room in shared memory for a staging buffer";
+      else {
+        e->stage_off = at1k;
+        persist = at1k + e->nbuf * e->stage_bytes;
+      }
+    }
+    if (tw) {
+      tl_sbuf_printf(&note, "; stored from registers (no TMA store: %s)", tw);
+    } else {
+      tl_op *so = tl_op_at(f, store);
+      tl_value *tv = tl_val(f, so->opnd[0]);
+      e->tma_store = store;
+      e->map = p->ntma;
+      p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = e->width, .box_rows = rows,
+                                        .swizzle = e->rowbytes, .dtype = tv->type.dtype};
+      tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)",
+                     f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes);
+    }
+  }
+  if (note.len) p->epi_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+  return persist;
+}
+
+/* Only sub-tile 0 emits an op none of whose results (or stored value) is split. */
+static bool emit_in_every_chunk(cg *g, tl_op *o) {
+  tl_func *f = g->f;
+  if (o->opc == TL_OP_store) {
+    int32_t v = o->opnd[o->nopnd - 1];
+    return is_tile(f, v) && g->epi->cdim[v] >= 0;
+  }
+  for (int k = 0; k < o->nres; k++)
+    if (is_tile(f, o->res[k]) && g->epi->cdim[o->res[k]] >= 0) return true;
+  return false;
+}
+
+bool cg_emit_epilogue(cg *g, tl_region *r, int at) {
+  cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
+  cg_epi *e = p ? p->epi : NULL;
+  if (!e || r != &g->f->body || at < 1 || r->ops.data[at - 1] != e->for_op) return false;
+  g->epi = e;
+  for (e->chunk = 0; e->chunk < e->nchunk; e->chunk++) {
+    for (int i = at; i < r->ops.len; i++) {
+      int32_t id = r->ops.data[i];
+      tl_op *o = tl_op_at(g->f, id);
+      if ((o->flags & TL_OPF_DEAD) || o->opc == TL_OP_yield) continue;
+      if (e->chunk > 0 && !emit_in_every_chunk(g, o)) continue;
+      cg_emit_op(g, id);
+    }
+  }
+  g->epi = NULL;
+  return true;
+}
+
+/* ---- the store through shared memory and TMA ---------------------------------------------- */
+
+/* body (its instructions predicated @p) executed by thread 0. */
+static void thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const char *cons) {
+  char txt[320];
+  snprintf(txt, sizeof txt, "{ .reg .pred p; setp.eq.u32 p, $0, 0; %s }", body);
+  LLVMValueRef a[8];
+  a[0] = cg_tid32(g);
+  for (int i = 0; i < n; i++) a[1 + i] = args[i];
+  cg_asm_void(g, txt, cons, a, n + 1);
+}
+
+/* The map test of the stored tensor (codegen.h's ABI, as for the ring's
+ * maps) and the map's address, once in the kernel prologue. */
+void cg_epi_prologue(cg *g) {
+  cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
+  cg_epi *e = p ? p->epi : NULL;
+  if (!e || e->tma_store < 0 || e->store_ok) return;
+  tl_op *o = tl_op_at(g->f, e->tma_store);
+  LLVMBuilderRef save = g->B;
+  g->B = g->PB;
+  tl_value *tv = tl_val(g->f, o->opnd[0]);
+  cg_tensor *t = &g->tensors[tv->index];
+  int eb = tl_dtype_bytes((tl_dtype)tv->type.dtype);
+  LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[0], cg_i64(g, eb), "");
+  LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[1], cg_i64(g, 1), "");
+  LLVMValueRef mis = LLVMBuildAnd(g->B, LLVMBuildOr(g->B, LLVMBuildPtrToInt(g->B, t->ptr, g->i64, ""), sb, ""), cg_i64(g, 15), "");
+  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
+  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""), "");
+  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""), "");
+  for (int d = 0; d < 2; d++) ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""), "");
+  e->store_ok = ok;
+  char txt[400];
+  snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + e->map);
+  e->map_addr = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+  g->B = save;
+}
+
+static LLVMValueRef to_i32(cg *g, LLVMValueRef v) {
+  return LLVMTypeOf(v) == g->i32 ? v : LLVMBuildTrunc(g->B, v, g->i32, "");
+}
+
+bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
+  cg_epi *e = g->epi;
+  tl_func *f = g->f;
+  if (!e || e->tma_store < 0 || tl_op_at(f, e->tma_store) != o) return false;
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "epi.tma");
+  LLVMBasicBlockRef rb = LLVMAppendBasicBlockInContext(g->C, g->fn, "epi.regs");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "epi.stored");
+  cg_cond_br_likely(g, e->store_ok, tb, rb);
+  LLVMPositionBuilderAtEnd(g->B, rb);
+  regs_store(g, o);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, tb);
+  int32_t v = o->opnd[o->nopnd - 1];
+  int32_t lid = tl_val(f, v)->type.layout;
+  const tl_layout *l = tl_layout_at(f, lid);
+  cg_val *sv = cg_get(g, v);
+  int buf = e->nbuf > 1 ? e->chunk % 2 : 0;
+  /* the buffer's previous bulk store has read it (thread 0), and everyone knows */
+  char txt[160];
+  snprintf(txt, sizeof txt, "@p cp.async.bulk.wait_group.read %d;", e->nbuf - 1);
+  thread0_asm(g, txt, NULL, 0, "r,~{memory}");
+  cg_barrier(g);
+  LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), e->stage_off + buf * e->stage_bytes);
+  cg_soff so;
+  LLVMValueRef row_l = cg_lane_warp(g, lid, 0), col_l = cg_lane_warp(g, lid, 1);
+  cg_soff_init(g, &so, base, e->rowbytes, e->rowbytes / 16, true, row_l, cg_mul_c(g, col_l, 2), e->rowbytes - 1);
+  for (int32_t r = 0; r < tl_layout_nregs(l); r += 2) {
+    if (tl_layout_canon_reg(l, r) != r || !cg_reg_wanted(g, v, r)) continue;
+    int32_t c[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r, c);
+    LLVMValueRef lo16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r], g->i16, ""), g->i32, "");
+    LLVMValueRef hi16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r + 1], g->i16, ""), g->i32, "");
+    LLVMValueRef word = LLVMBuildOr(g->B, lo16, LLVMBuildShl(g->B, hi16, cg_i32(g, 16), ""), "");
+    LLVMValueRef addr = cg_soff_at(g, &so, c[0], (c[1] % e->width) * 2);
+    LLVMValueRef args[2] = {addr, word};
+    cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);
+  }
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_barrier(g);
+  LLVMValueRef args[4] = {e->map_addr, base, cg_add_c(g, to_i32(g, cg_get(g, o->opnd[2])->r[0]), e->chunk * e->width),
+                          to_i32(g, cg_get(g, o->opnd[1])->r[0])};
+  thread0_asm(g, "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; "
+                 "@p cp.async.bulk.commit_group;",
+              args, 4, "r,l,r,r,r,~{memory}");
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+  return true;
+}
+
+void cg_epi_kernel_end(cg *g) {
+  cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
+  if (!p || !p->epi || p->epi->tma_store < 0) return;
+  /* no bulk store still reads this CTA's shared memory when it exits */
+  thread0_asm(g, "@p cp.async.bulk.wait_group 0;", NULL, 0, "r,~{memory}");
+}
