@@ -278,6 +278,12 @@ int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max,
   *why = "not computed in the loop";
   if (xv->def < 0 || tl_defined_outside(f, x, L)) return -1;
   tl_op *d = tl_op_at(f, xv->def);
+  /* a K-major B computed in registers (attention's rotated k: trans(rope(k))) */
+  if (d->opc == TL_OP_trans && which == 1 && tl_val(f, d->opnd[0])->def >= 0 &&
+      tl_op_at(f, tl_val(f, d->opnd[0])->def)->opc != TL_OP_load && !tl_defined_outside(f, d->opnd[0], L)) {
+    x = d->opnd[0];
+    d = tl_op_at(f, tl_val(f, x)->def);
+  }
   *why = "a load (the stream rule's)";
   if (d->opc == TL_OP_load || d->opc == TL_OP_trans) return -1;
   const char *env = getenv("TILEC_PROLOGUE"); /* measuring only: 0 = computed operands do not stream */

@@ -278,11 +278,17 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
   for (int i = 0; i < ml->ndots; i++)
     for (int j = 0; j < 2; j++) {
       int32_t v = strip(f, tl_op_at(f, ml->dots[i])->opnd[j], true);
-      if (ml->kind == LOOP_GEMM && ml->prologue[j]) { /* the prologue's loads: their boxes a stage */
+      if (!is_load(f, v) || (ml->kind == LOOP_GEMM && ml->prologue[j])) {
+        /* an operand prologue's loads (W4A16's words, attention's rotated k): their boxes a
+         * stage, each once */
         int32_t loads[16];
         const char *why;
-        int n = tl_prologue_loads(f, ml->dots[i], j, loads, 16, &why);
+        int n = tl_op_at(f, ml->dots[i])->parent == ml->for_op ? tl_prologue_loads(f, ml->dots[i], j, loads, 16, &why) : -1;
         for (int k = 0; k < n; k++) {
+          int q = 0;
+          while (q < nseen && seen[q] != tl_op_at(f, loads[k])->res[0]) q++;
+          if (q < nseen) continue;
+          if (nseen < 16) seen[nseen++] = tl_op_at(f, loads[k])->res[0];
           int32_t rows, base;
           tl_prologue_view(f, loads[k], ml->for_op, (f->warps > 0 ? f->warps : 4) * 32, &rows, &base, &why);
           tl_type *t = &tl_val(f, tl_op_at(f, loads[k])->res[0])->type;
