@@ -1036,6 +1036,77 @@ def gemm_w4a16():
             print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
                   f"{ms_ref / ms:.2f}x faster", flush=True)
 
+# ---- attention with RoPE fused (examples/attn_rope.tile) beside the plain forward, the unfused pair
+# (rope.tile on q and k, then attn.tile's attn_fwd) and torch RoPE + cuDNN SDPA; every ratio in one run.
+# The fused kernel with its operand prologue (k's halves and table rows streamed) and without it
+# (TILEC_PROLOGUE=0: k loaded in the loop).  D128 on 8 warps (4 spill); multistage, mma.sync.
+def attn_rope():
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    import torch.nn.functional as F
+    cases = [(64, 4096, True), (128, 4096, True)] if args.quick else \
+        [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
+
+    def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
+        h = x.shape[-1] // 2
+        x1, x2 = x[..., :h].float(), x[..., h:].float()
+        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(torch.bfloat16)
+    kern = {}
+    for D, S, causal in cases:
+        H = 2048 // D; Z = max(1, 16384 // S)
+        # stored [Z, S, H, D] (tokens-major, as a QKV projection writes them), viewed [Z, H, S, D]:
+        # rope.tile then rotates each tensor in one launch over its [Z*S, H, D] rows
+        qs = torch.randn(Z, S, H, D, device="cuda", dtype=torch.bfloat16)
+        ks = torch.randn_like(qs); vs = torch.randn_like(qs)
+        q, kk, v = (t.permute(0, 2, 1, 3) for t in (qs, ks, vs))
+        th = torch.arange(S, device="cuda", dtype=torch.float64)[:, None] * \
+            10000.0 ** (-2 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
+        cs, sn = th.cos().float().contiguous(), th.sin().float().contiguous()
+        qr, kr = rope_t(q, cs, sn), rope_t(kk, cs, sn)
+        ref = F.scaled_dot_product_attention(qr.float(), kr.float(), v.float(), is_causal=causal)
+        fl = 4 * Z * H * S * S * D / (2 if causal else 1)
+        opts = {"warps": 8} if D == 128 else None
+        for name, pro in (("fused", True), ("fused prologue off", False)):
+            key = (name, D, causal)
+            if key not in kern:
+                if not pro: os.environ["TILEC_PROLOGUE"] = "0"
+                try:
+                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_rope_fwd", options=opts)
+                finally:
+                    os.environ.pop("TILEC_PROLOGUE", None)
+        if ("plain", D, causal) not in kern:
+            kern[("plain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_fwd")
+            kern[("rope", D)] = Kernel(ex("rope.tile"), {"D": D, "HALF": D // 2}, "rope")
+        o = torch.full_like(q, float("nan"))
+        plain = kern[("plain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
+        ms_plain = bench(plain)
+        # the unfused pair: rope.tile over the [Z*S, H, D] rows of q and of k (the tables repeated
+        # per z), then attn_fwd
+        q2s, k2s = torch.empty_like(qs), torch.empty_like(ks)
+        rk = kern[("rope", D)]
+        csz, snz = cs.repeat(Z, 1), sn.repeat(Z, 1)
+        ropes = [rk.bind(x.view(Z * S, H, D), csz, snz, y.view(Z * S, H, D)) for x, y in ((qs, q2s), (ks, k2s))]
+        att = kern[("plain", D, causal)].bind(q2s.permute(0, 2, 1, 3), k2s.permute(0, 2, 1, 3), v, o, D ** -0.5)
+        def pair():
+            for r in ropes: r()
+            att()
+        pair(); torch.cuda.synchronize()
+        err_pair = relerr(o, ref)
+        ms_pair = bench(pair)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            ms_cudnn = bench(lambda: F.scaled_dot_product_attention(rope_t(q, cs, sn), rope_t(kk, cs, sn), v, is_causal=causal))
+        shape = f"D{D} S{S} {'causal' if causal else 'full'}"
+        for name in ("fused", "fused prologue off"):
+            o = torch.full_like(q, float("nan"))
+            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
+            f(); torch.cuda.synchronize()
+            err = relerr(o, ref)
+            ms = bench(f)
+            what = "attn rope " + name
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "plain attn_fwd (pre-rotated q, k)", fl / ms_plain / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + attn_fwd", fl / ms_pair / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+        print(f"attn rope {shape}: pair rel.err {err_pair:.1e}", flush=True)
+
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
 if "name" in only: safe(name_heuristic, "name")
@@ -1051,6 +1122,7 @@ if "rows" in only: safe(rows_bw, "rows")
 if "moe" in only: safe(moe_gemm, "moe gemm")
 if "topk" in only: safe(topk_sample, "topk sample")
 if "w4a16" in only: safe(gemm_w4a16, "w4a16")
+if "attnrope" in only: safe(attn_rope, "attn rope")
 if "fused" in only: safe(fused, "fused")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")

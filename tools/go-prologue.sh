@@ -23,7 +23,9 @@ echo "== tilec run --device (against the interpreter) and sanitizers"
 for spec in "$C/lit/prologue.tile scaled_b --size M=100 --size N=130 --size K=200 --size NS=7" \
             "$C/lit/prologue.tile f32_a --size M=100 --size N=130 --size K=200" \
             "$C/examples/gemm_w4a16.tile gemm_w4a16 --size M=17 --size N=130 --size K=640 --size KW=80 --size NG=5" \
-            "$C/examples/gemm_w4a16.tile gemm_w4a16_splitk --size M=17 --size N=64 --size K=1664 --size KW=208 --size NG=13"; do
+            "$C/examples/gemm_w4a16.tile gemm_w4a16_splitk --size M=17 --size N=64 --size K=1664 --size KW=208 --size NG=13" \
+            "$C/examples/attn_rope.tile attn_rope_fwd --size Z=2 --size H=3 --size S=333 --scalar scale=0.125" \
+            "$C/examples/attn_rope.tile attn_rope_fwd -D D=128 --warps=8 --size Z=1 --size H=2 --size S=300 --scalar scale=0.09"; do
   set -- $spec; f=$1; k=$2; shift 2
   timeout 40 $B/tilec run $f --kernel $k --device "$@" > $OUT/run.$k.log 2>&1; echo "run $k rc=$? $(tail -1 $OUT/run.$k.log)"
   for tool in memcheck racecheck; do
@@ -32,8 +34,10 @@ for spec in "$C/lit/prologue.tile scaled_b --size M=100 --size N=130 --size K=20
   done
 done
 echo "[$(( $(date +%s) - t0 ))s]"
-echo "== bench --only w4a16"
-cd $C && timeout 200 python3 bench/bench.py --lib $B/libtilec.so --root $C --only w4a16 > $OUT/bench.log 2>&1
-echo "bench rc=$? [$(( $(date +%s) - t0 ))s]"
-grep -E "^w4a16 .*us" $OUT/bench.log
-sed -n '/## tilec vs/,$p' $OUT/bench.log
+echo "== bench --only w4a16, then attnrope --quick"
+cd $C && timeout 200 python3 bench/bench.py --lib $B/libtilec.so --root $C --only w4a16 --json $OUT/bench-w4a16.json > $OUT/bench.log 2>&1
+echo "bench w4a16 rc=$? [$(( $(date +%s) - t0 ))s]"
+timeout 120 python3 bench/bench.py --lib $B/libtilec.so --root $C --only attnrope --quick --json $OUT/bench-rope.json > $OUT/bench-rope.log 2>&1
+echo "bench attnrope rc=$? [$(( $(date +%s) - t0 ))s]"
+grep -E "^w4a16 .*us|FAILED" $OUT/bench.log $OUT/bench-rope.log
+sed -n '/## tilec vs/,$p' $OUT/bench.log $OUT/bench-rope.log
