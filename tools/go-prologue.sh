@@ -31,6 +31,7 @@ grep -E "^FAIL|example files" $OUT/examples.log | head -20; grep -E "^PASS .*(w4
 echo "== 4. tilec run --device (against the interpreter) and sanitizers"
 for spec in "$C/lit/prologue.tile scaled_b --size M=100 --size N=130 --size K=200 --size NS=7" \
             "$C/lit/prologue.tile f32_a --size M=100 --size N=130 --size K=200" \
+            "$C/lit/prologue.tile boxed_b --size M=70 --size N=100 --size K=300 --size R=80" \
             "$C/examples/gemm_w4a16.tile gemm_w4a16 --size M=17 --size N=130 --size K=640 --size KW=80 --size NG=5" \
             "$C/examples/gemm_w4a16.tile gemm_w4a16_splitk --size M=17 --size N=64 --size K=1664 --size KW=208 --size NG=13" \
             "$C/examples/attn_rope.tile attn_rope_fwd --size Z=2 --size H=3 --size S=333 --scalar scale=0.125" \
