@@ -23,7 +23,7 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
-ap.add_argument("--only", default="gemm,fp8,attn,norm")
+ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
@@ -38,6 +38,8 @@ ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
                      "NAME@tma0 = NAME compiled with TILEC_TMA=0 (the cp.async ring), timed in the same process")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
+ap.add_argument("--int8-variants", default="",
+                help="extra int8 GEMM configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--decode-variants", default="",
                 help="decode: extra configurations WARPS:BT[:STAGES],... (0 = default) timed beside the default (pages of max(64, BT))")
 ap.add_argument("--once", action="store_true",
@@ -72,7 +74,7 @@ lib.tilec_version_string.restype = C.c_char_p
 lib.tilec_program_text.restype = C.c_char_p
 
 DL = {torch.bfloat16: (4, 16), torch.float16: (2, 16), torch.float32: (2, 32), torch.int64: (0, 64),
-      torch.int32: (0, 32), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
+      torch.int32: (0, 32), torch.int8: (0, 8), torch.float8_e4m3fn: (1, 8), torch.float8_e5m2: (1, 8)}
 
 def check(st, what, prog=None):
     if st != 0:
@@ -250,6 +252,117 @@ def gemm_fp8():
             ms = bench(f)
             row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 " + ("fast" if fast else "accurate"),
                 fl / ref[fast] / 1e9, err)
+
+# ---- int8 GEMM (per-row / per-column scales) and tf32 ----------------------------------
+def gemm_int8():
+    # examples/quant_int8_gemm.tile cutlass_quant_int8_gemm: Y = (A W^T) * sa[:, None] * sw[None, :],
+    # int8 A [M, K], int8 W [N, K] (K-major, the layout cuBLAS's int8 GEMM takes), bf16 Y.  Beside:
+    # torch._int_mm + the scales in eager torch (what a torch user writes), torch._int_mm alone (i32
+    # out: the cuBLAS int8 kernel), and the bf16 cuBLAS GEMM of the same shape (the goal: >= 1.5x it).
+    variants = [""] + [v for v in args.gemm_variants.split(",") if v]
+    ks = [with_env(v, lambda: Kernel(ex("quant_int8_gemm.tile"), kernel="cutlass_quant_int8_gemm")) for v in variants]
+    for v in filter(None, args.int8_variants.split(",")):
+        bm, bn, bk, w, st = (int(x) for x in v.split(":"))
+        variants.append(f"{bm}x{bn}x{bk} w{w} s{st}")
+        ks.append(Kernel(ex("quant_int8_gemm.tile"), kernel="cutlass_quant_int8_gemm", defines={"BM": bm, "BN": bn, "BK": bk},
+                         options={"warps": w, "stages": st}))
+    sizes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 28672, 4096),
+                                                     (8192, 4096, 14336)]
+    if args.gemm_sizes:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.gemm_sizes.split(",")]
+    for M, N, K in sizes:
+        a = torch.randint(-128, 128, (M, K), device="cuda", dtype=torch.int8)
+        w = torch.randint(-128, 128, (N, K), device="cuda", dtype=torch.int8)
+        sa = torch.rand(M, device="cuda") * 0.02 + 1e-3
+        sw = torch.rand(N, device="cuda") * 0.02 + 1e-3
+        fl = 2 * M * N * K
+        ab, wb = a.to(torch.bfloat16), w.to(torch.bfloat16)
+        ms_bf16 = bench(lambda: ab @ wb.t())
+        ms_im = bench(lambda: torch._int_mm(a, w.t()))
+        ms_ims = bench(lambda: (torch._int_mm(a, w.t()).float() * sa[:, None] * sw[None, :]).to(torch.bfloat16))
+        ref = (torch._int_mm(a, w.t()).float() * sa[:, None] * sw[None, :]).to(torch.bfloat16)
+        for v, k in zip(variants, ks):
+            y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, w, sa, sw, y)
+            f(); torch.cuda.synchronize()
+            exact = bool(torch.equal(y.view(torch.int16), ref.view(torch.int16)))
+            err = relerr(y, ref)
+            ms = bench(f)
+            tag = "int8 GEMM row/col scales" + (f" [{v}]" if v else "")
+            row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "torch._int_mm + scales", fl / ms_ims / 1e9, err)
+            row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "torch._int_mm (i32 out)", fl / ms_im / 1e9, err)
+            row(tag, f"{M}x{N}x{K}", ms, "TOP/s", fl / ms / 1e9, "cuBLAS bf16 GEMM", fl / ms_bf16 / 1e9, err)
+            print(f"int8 {M}x{N}x{K}{' ' + v if v else ''}: bit-identical to torch: {exact}", flush=True)
+
+def gemm_fp8x():
+    # fp8 beyond TN: B kept [K, N] on wgmma (cutlass_gemm_fp8_nn: each k-step's [K][N] slot transposed
+    # through shared memory into a K-major buffer) against cuBLAS TN (cuBLAS takes only TN for fp8), and
+    # DeepSeek-V3 block scales (gemm_fp8_blockscale.tile: 1x128 activation, 128x128 weight scales, per
+    # k-block code) against tilec's per-tensor cutlass_gemm_fp8_tn on the same tile (the goal: within 10 %).
+    knn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn")
+    knn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn", defines={"BM": 128},
+                      options={"fp8-acc": "fast", "warps": 8, "stages": 4})
+    ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
+    kbs = Kernel(ex("gemm_fp8_blockscale.tile"), kernel="cutlass_gemm_fp8_blockscale")
+    for N in ([4096] if args.quick else [4096, 8192]):
+        a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+        bt = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K]
+        b = bt.t().contiguous()                                           # [K, N] row-major
+        one = torch.tensor(1.0, device="cuda")
+        ref = {fast: bench(lambda: torch._scaled_mm(a, bt.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=fast))
+               for fast in (False, True)}
+        fl = 2 * N ** 3
+        exact = a.float() @ bt.float().t()
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        ftn = ktn.bind(a, bt, c, 1.0, 1.0)
+        ftn(); torch.cuda.synchronize()
+        ms_tn = bench(ftn)
+        for name, k, fast in (("fp8 NN promote (wgmma, B [K,N] transposed in smem)", knn, False),
+                              ("fp8 NN fast 128x128 w8 s4", knn_fast, True)):
+            c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            f = k.bind(a, b, c, 0.5, 2.0)
+            f(); torch.cuda.synchronize()
+            err = relerr(c, exact)
+            ms = bench(f)
+            row(name, f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 TN " + ("fast" if fast else "accurate"),
+                fl / ref[fast] / 1e9, err)
+        KB = N // 128
+        sa = torch.rand(N, KB, device="cuda") + 0.5
+        sw = torch.rand(N // 128, KB, device="cuda") + 0.5
+        # reference: sum over k-blocks of the block product times its scales, in f32 without TF32
+        # (fp8 products are exact in f32; 128-term sums are far below the bf16 output's rounding)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float32)
+        for kb in range(KB):
+            blk = a[:, kb * 128:(kb + 1) * 128].float() @ bt[:, kb * 128:(kb + 1) * 128].float().t()
+            refbs += blk * sa[:, kb][:, None] * sw[:, kb].repeat_interleave(128)[None, :]
+        c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f = kbs.bind(a, bt, sa, sw, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, refbs)
+        ms = bench(f)
+        row("fp8 blockscale 1x128/128x128", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "tilec fp8 TN per-tensor",
+            fl / ms_tn / 1e9, err)
+        row("fp8 blockscale 1x128/128x128", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS fp8 TN accurate",
+            fl / ref[False] / 1e9, err)
+        del refbs
+
+def gemm_tf32():
+    # examples/gemm_tf32.tile cutlass_gemm_tf32_tn (BT [N, K]) against torch f32 matmul with TF32 allowed
+    k = Kernel(ex("gemm_tf32.tile"), kernel="cutlass_gemm_tf32_tn")
+    for N in ([4096] if args.quick else [4096, 8192]):
+        a = torch.randn(N, N, device="cuda")
+        bt = torch.randn(N, N, device="cuda")
+        torch.backends.cuda.matmul.allow_tf32 = True
+        ms_ref = bench(lambda: a @ bt.t())
+        torch.backends.cuda.matmul.allow_tf32 = False
+        c = torch.full((N, N), float("nan"), device="cuda")
+        f = k.bind(a, bt, c)
+        f(); torch.cuda.synchronize()
+        err = relerr(c, a.double() @ bt.double().t())
+        ms = bench(f)
+        fl = 2 * N ** 3
+        row("tf32 GEMM TN", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS tf32", fl / ms_ref / 1e9, err)
 
 # ---- attention forward ----------------------------------------------------------------
 def attn():
@@ -1113,6 +1226,9 @@ if "name" in only: safe(name_heuristic, "name")
 if "gemm" in only: safe(gemm_bf16, "gemm bf16")
 if "linear" in only: safe(linear_gelu, "linear")
 if "fp8" in only: safe(gemm_fp8, "gemm fp8")
+if "int8" in only: safe(gemm_int8, "gemm int8")
+if "fp8x" in only: safe(gemm_fp8x, "gemm fp8x")
+if "tf32" in only: safe(gemm_tf32, "gemm tf32")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")

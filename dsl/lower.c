@@ -1302,20 +1302,37 @@ static fval eval_cat(lower *L, fe_expr *e) {
 
 static fval eval_dot(lower *L, fe_expr *e) {
   if (!nargs_ok(L, e, 2, 3)) return fv_err();
+  bool tf32 = false;
+  for (int i = 0; i < e->nkw; i++) {
+    if (strcmp(e->kwnames[i], "precision") != 0) {
+      tl_error(L->ctx, e->kwlocs[i], "dot() has no argument named '%s' (only 'precision')", e->kwnames[i]);
+      return fv_err();
+    }
+    fe_expr *v = e->kwargs[i];
+    if (v->kind != EX_STRING || strcmp(v->name, "tf32") != 0) {
+      tl_error(L->ctx, v->loc, "dot() precision must be \"tf32\" (the only one there is)");
+      return fv_err();
+    }
+    tf32 = true;
+  }
   fval a = tile_arg(L, e, 0, 2), b = tile_arg(L, e, 1, 2);
   fval acc = e->nargs == 3 ? tile_arg(L, e, 2, 2) : fv_void();
   if (a.cls == V_ERR || b.cls == V_ERR || acc.cls == V_ERR) return fv_err();
   tl_dtype da = dt_of(&a), db = dt_of(&b);
-  bool fp8a = da == TL_F8E4M3 || da == TL_F8E5M2, fp8b = db == TL_F8E4M3 || db == TL_F8E5M2;
-  if (da == TL_F32 && db == TL_F32) {
-    /* Not there yet: tf32 tensor-core dots (mma m16n8k8) are not implemented. */
-    tl_error(L->ctx, e->loc, "dot() of f32 tiles is not supported yet (tensor cores here take f16, bf16, f8e4m3 "
-             "or f8e5m2); cast<bf16>() or cast<f16>() the operands");
+  bool fp8a = tl_dtype_is_fp8(da), fp8b = tl_dtype_is_fp8(db);
+  if (da == TL_F32 && db == TL_F32 && !tf32) {
+    tl_error(L->ctx, e->loc, "dot() of f32 tiles needs precision = \"tf32\" (tensor cores read f32 operands as tf32, "
+             "10 mantissa bits); or cast<bf16>() the operands");
     return fv_err();
   }
-  if (!is_flt(da) || !is_flt(db) || (da != db && !(fp8a && fp8b))) {
-    tl_error(L->ctx, e->loc, "dot() operands must have one float element type (f16, bf16, or f8 e4m3/e5m2), found %s and %s",
-             tystr(L, &a), tystr(L, &b));
+  if (tf32 && (da != TL_F32 || db != TL_F32)) {
+    tl_error(L->ctx, e->loc, "dot() precision = \"tf32\" takes f32 operands, found %s and %s", tystr(L, &a), tystr(L, &b));
+    return fv_err();
+  }
+  bool ok = (da == db && (da == TL_F16 || da == TL_BF16 || da == TL_F32 || da == TL_I8)) || (fp8a && fp8b);
+  if (!ok) {
+    tl_error(L->ctx, e->loc, "dot() operands must be of one type (f16, bf16, i8, or f32 with precision = \"tf32\"; "
+             "f8e4m3 and f8e5m2 may be mixed), found %s and %s", tystr(L, &a), tystr(L, &b));
     return fv_err();
   }
   int32_t M = a.ty.shape[0], K = a.ty.shape[1], N = b.ty.shape[1];
@@ -1324,18 +1341,22 @@ static fval eval_dot(lower *L, fe_expr *e) {
     return fv_err();
   }
   int32_t shape[2] = {M, N};
-  tl_type rt = tl_tile_type(TL_F32, 2, shape);
+  tl_dtype accdt = tl_dot_acc_dtype(da);
+  tl_type rt = tl_tile_type(accdt, 2, shape);
   if (!check_tile_shape(L, e->loc, 2, shape)) return fv_err();
   if (acc.cls == V_VOID) {
-    acc = fv_float(TL_F32, 0.0, false);
+    acc = accdt == TL_I32 ? fv_int(TL_I32, 0, false) : fv_float(TL_F32, 0.0, false);
     acc.cls = V_TILE;
     acc.ty = rt;
   } else if (!tl_type_eq(&acc.ty, &rt)) {
-    tl_error(L->ctx, e->args[2]->loc, "dot() accumulator must be tile<%dx%dxf32>, not %s", M, N, tystr(L, &acc));
+    tl_error(L->ctx, e->args[2]->loc, "dot() accumulator must be tile<%dx%dx%s>, not %s", M, N, tl_dtype_name(accdt),
+             tystr(L, &acc));
     return fv_err();
   }
-  int32_t ops[3] = {mat(L, &a, e->loc), mat(L, &b, e->loc), mat(L, &acc, e->loc)};
-  return fv_value(L->f, emit(L, TL_OP_dot, ops, 3, rt, e->loc, NULL));
+  int32_t ops[3] = {mat(L, &a, e->loc), mat(L, &b, e->loc), mat(L, &acc, e->loc)}, op;
+  int32_t res = emit(L, TL_OP_dot, ops, 3, rt, e->loc, &op);
+  tl_op_at(L->f, op)->kind = tf32 ? TL_DOT_TF32 : TL_DOT_EXACT;
+  return fv_value(L->f, res);
 }
 
 /* rand / randn / randint(seed, offsets): Philox-4x32-10 of counter
@@ -1372,7 +1393,7 @@ static fval eval_call(lower *L, fe_expr *e) {
     return fv_err();
   }
   if (e->has_targ && e->targ == TL_VOID) return fv_err(); /* parse error already reported */
-  if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0) {
+  if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0 && strcmp(n, "dot") != 0) {
     tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
     return fv_err();
   }

@@ -524,32 +524,62 @@ static void exec_reduce(interp *in, const tl_op *op) {
   if (is_f(r)) round_floats(FP(r), r->numel, DT(r));
 }
 
-/* Operand of dot as f32: floats already are; integers are converted into
- * the result buffer's tail-free scratch (the caller passes one). */
-static const float *dot_operand(slot *a, float *scratch) {
-  if (is_f(a)) return FP(a);
-  for (int64_t i = 0; i < a->numel; i++) scratch[i] = (float)IP(a)[i];
-  return scratch;
+/* f32 x as the tensor core reads a tf32 operand: sign, exponent and the top
+ * 10 mantissa bits, the low 13 bits dropped (truncation, docs/language.md
+ * "dot"); NaN stays NaN. */
+static float tf32_of(float x) {
+  if (x != x) return x;
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  u &= 0xFFFFE000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+/* i8 x i8 -> i32: every product and sum exact (in int64: |a b| <= 2^14, so
+ * any K below 2^49 is exact), then the accumulator added and the result
+ * wrapped to i32 as the tensor core's s32 accumulator does. */
+static void exec_dot_int(interp *in, const tl_op *op, slot *r, slot *a, slot *b, slot *c) {
+  int64_t M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
+  if (is_f(r) || is_f(c) || is_f(a) || is_f(b)) BROKEN(in, op, "integer dot of float values");
+  int64_t *out = IP(r);
+  const int64_t *A = IP(a), *B = IP(b);
+  for (int64_t i = 0; i < M * N; i++) out[i] = 0;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t k = 0; k < K; k++) {
+      int64_t av = A[m * K + k];
+      for (int64_t n = 0; n < N; n++) out[m * N + n] += av * B[k * N + n];
+    }
+  int64_t sc = c->numel == 1 ? 0 : 1;
+  for (int64_t i = 0; i < M * N; i++) out[i] = tl_int_to_int((int64_t)((uint64_t)out[i] + (uint64_t)IP(c)[i * sc]), DT(r));
 }
 
 static void exec_dot(interp *in, const tl_op *op) {
   need_operands(in, op, 3);
   slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]), *b = S(in, op->opnd[1]), *c = S(in, op->opnd[2]);
   const tl_type *at = a->type, *bt = b->type;
-  if (at->rank != 2 || bt->rank != 2 || at->shape[1] != bt->shape[0] || !is_f(r) || !is_f(c))
-    BROKEN(in, op, "shapes or types");
+  if (at->rank != 2 || bt->rank != 2 || at->shape[1] != bt->shape[0]) BROKEN(in, op, "shapes or types");
   int64_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
   if (r->numel != M * N || (c->numel != M * N && c->numel != 1)) BROKEN(in, op, "result shape");
-  float *scratch_a = NULL, *scratch_b = NULL;
-  if (!is_f(a) || !is_f(b)) {
-    scratch_a = malloc(sizeof(float) * (size_t)(a->numel + b->numel));
-    if (!scratch_a) fail(in, "out of memory in dot");
-    scratch_b = scratch_a + a->numel;
+  if (!is_f(r)) {
+    exec_dot_int(in, op, r, a, b, c);
+    return;
   }
-  const float *A = dot_operand(a, scratch_a), *B = dot_operand(b, scratch_b);
+  if (!is_f(c) || !is_f(a) || !is_f(b)) BROKEN(in, op, "shapes or types");
+  const float *A = FP(a), *B = FP(b);
+  float *scratch = NULL;
+  if (op->kind == TL_DOT_TF32) {
+    scratch = malloc(sizeof(float) * (size_t)(a->numel + b->numel));
+    if (!scratch) fail(in, "out of memory in dot");
+    for (int64_t i = 0; i < a->numel; i++) scratch[i] = tf32_of(A[i]);
+    for (int64_t i = 0; i < b->numel; i++) scratch[a->numel + i] = tf32_of(B[i]);
+    A = scratch;
+    B = scratch + a->numel;
+  }
   float *out = FP(r);
   /* sum_k a[m,k] * b[k,n], each product and each addition rounded to f32,
-   * k in increasing order; the k-outer loop keeps that order per element. */
+   * k in increasing order; the k-outer loop keeps that order per element.
+   * (Products of f16, bf16, fp8 and tf32 values are exact in f32.) */
   for (int64_t i = 0; i < M * N; i++) out[i] = 0.0f;
   for (int64_t m = 0; m < M; m++) {
     float *orow = out + m * N;
@@ -565,7 +595,7 @@ static void exec_dot(interp *in, const tl_op *op) {
   int64_t sc = c->numel == 1 ? 0 : 1;
   for (int64_t i = 0; i < M * N; i++) out[i] = FP(c)[i * sc] + out[i];
   round_floats(out, r->numel, DT(r));
-  free(scratch_a);
+  free(scratch);
 }
 
 /* A view of a tensor: per tensor dim, start index and length (1 where indexed). */

@@ -46,6 +46,19 @@ bool tl_dtype_is_int(tl_dtype t) { return (t >= TL_I1 && t <= TL_I64) || t == TL
 
 bool tl_dtype_is_signed(tl_dtype t) { return t >= TL_I8 && t <= TL_I64; }
 
+bool tl_dtype_is_fp8(tl_dtype t) { return t == TL_F8E4M3 || t == TL_F8E5M2; }
+
+int tl_dot_kstep(tl_dtype t) {
+  switch (t) {
+  case TL_F16: case TL_BF16: return 16;
+  case TL_F8E4M3: case TL_F8E5M2: case TL_I8: return 32;
+  case TL_F32: return 8;
+  default: return 0;
+  }
+}
+
+tl_dtype tl_dot_acc_dtype(tl_dtype operand) { return operand == TL_I8 ? TL_I32 : TL_F32; }
+
 /* ---- types -------------------------------------------------------------- */
 tl_type tl_scalar_type(tl_dtype dt) {
   tl_type t;

@@ -29,6 +29,14 @@ bool tl_dtype_is_float(tl_dtype t);
 bool tl_dtype_is_int(tl_dtype t);             /* i1..i64, u8 */
 bool tl_dtype_is_signed(tl_dtype t);          /* i8..i64 */
 
+/* dot operand types (docs/language.md 8.3, "dot"): the k of one tensor-core
+ * instruction, which is always 32 bytes of a K row: 16 for f16 / bf16, 32 for
+ * the 8-bit types (f8e4m3, f8e5m2, i8), 8 for f32 (read as tf32); 0 for a type
+ * a dot does not take.  The accumulator is i32 for i8 operands, else f32. */
+int tl_dot_kstep(tl_dtype t);
+tl_dtype tl_dot_acc_dtype(tl_dtype operand);
+bool tl_dtype_is_fp8(tl_dtype t);             /* f8e4m3, f8e5m2 */
+
 /* ---- types -------------------------------------------------------------- */
 typedef enum tl_kind {
   TL_KIND_NONE = 0,
@@ -78,6 +86,9 @@ typedef enum { TL_ATOMIC_ADD, TL_ATOMIC_MAX, TL_ATOMIC_MIN } tl_atomic_kind;
 typedef enum { TL_RAND_UNIFORM, TL_RAND_NORMAL, TL_RAND_INT } tl_rand_kind;
 typedef enum { TL_SCAN_SUM, TL_SCAN_MAX } tl_scan_kind;
 typedef enum { TL_ARG_MAX, TL_ARG_MIN } tl_arg_kind;
+/* dot's `kind`: the operands as given, or f32 operands rounded to tf32 (the
+ * `precision = "tf32"` of the language; text form `dot tf32 %a, %b, %acc`) */
+typedef enum { TL_DOT_EXACT, TL_DOT_TF32 } tl_dot_precision;
 
 /* ---- values, ops, regions ------------------------------------------------- */
 typedef struct tl_value {

@@ -468,13 +468,16 @@ static void read_opt_sched(parser *p, int32_t op) {
       expect(p, "=");
       char in[MAX_NAME];
       expect_ident(p, in, "an mma instruction");
-      d.instr = !strcmp(in, "m16n8k16") ? TL_SCHED_MMA_M16N8K16 : !strcmp(in, "m16n8k32") ? TL_SCHED_MMA_M16N8K32 : -1;
+      d.instr = !strcmp(in, "m16n8k16")   ? TL_SCHED_MMA_M16N8K16
+                : !strcmp(in, "m16n8k32") ? TL_SCHED_MMA_M16N8K32
+                : !strcmp(in, "m16n8k8")  ? TL_SCHED_MMA_M16N8K8
+                                          : -1;
       if (!strcmp(in, "none")) d.instr = 0;
       if (!strncmp(in, "wgmma_m64n", 10)) { /* wgmma_m64n<N>k16 (16-bit) or k32 (8-bit operands) */
         char *end;
         long n = strtol(in + 10, &end, 10);
-        if (end == in + 10 || (strcmp(end, "k16") && strcmp(end, "k32")) || n < 8 || n > 256 || n % 8)
-          fail_at(p, kloc, "malformed wgmma instruction '%s' in sched() (wgmma_m64n<N>k16 or k32)", in);
+        if (end == in + 10 || (strcmp(end, "k16") && strcmp(end, "k32") && strcmp(end, "k8")) || n < 8 || n > 256 || n % 8)
+          fail_at(p, kloc, "malformed wgmma instruction '%s' in sched() (wgmma_m64n<N>k16, k32 or k8)", in);
         d.instr = TL_SCHED_MMA_WGMMA;
         d.wgmma_n = (int)n;
       }
@@ -755,6 +758,7 @@ static void parse_op(parser *p, tl_region *r) {
     break;
   }
   default: {
+    bool tf32 = opc == TL_OP_dot && accept_kw(p, "tf32"); /* dot tf32 %a, %b, %acc */
     read_operands_line(p, &opnd);
     int nres = info->nres < 0 ? 0 : info->nres;
     tl_type t = tl_scalar_type(TL_VOID);
@@ -765,6 +769,7 @@ static void parse_op(parser *p, tl_region *r) {
       fail_at(p, name_loc, "operation '%s' is not supported by the parser", name);
     }
     op = make_op(p, r, opc, &opnd, &t, nres, loc);
+    if (tf32) tl_op_at(p->f, op)->kind = TL_DOT_TF32;
     break;
   }
   }

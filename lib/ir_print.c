@@ -172,7 +172,7 @@ static void put_sched(printer *p, int32_t id) {
     if (d->instr == TL_SCHED_MMA_WGMMA) {
       tl_func *pf = (tl_func *)p->f; /* k: 32 bytes of a row */
       int dt = tl_val(pf, tl_op_at(pf, id)->opnd[0])->type.dtype;
-      tl_sbuf_printf(b, "mma=wgmma_m64n%dk%d", d->wgmma_n, dt == TL_F8E4M3 || dt == TL_F8E5M2 ? 32 : 16);
+      tl_sbuf_printf(b, "mma=wgmma_m64n%dk%d", d->wgmma_n, tl_dot_kstep((tl_dtype)dt) ? tl_dot_kstep((tl_dtype)dt) : 16);
     }
     else tl_sbuf_printf(b, "mma=%s", in ? in : "none");
     tl_sbuf_printf(b, " warps=%dx%d", d->warps_m, d->warps_n);
@@ -269,6 +269,10 @@ static void put_op(printer *p, int32_t id, int depth) {
     tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 2 ? (o->opc == TL_OP_scan ? scan_names : o->opc == TL_OP_sort ? sort_names : arg_names)[o->kind] : "?");
     put_operands(p, o, 0, o->nopnd);
     tl_sbuf_printf(b, ", axis=%d", (int)o->axis);
+    break;
+  case TL_OP_dot:
+    tl_sbuf_puts(b, o->kind == TL_DOT_TF32 ? " tf32 " : " ");
+    put_operands(p, o, 0, o->nopnd);
     break;
   case TL_OP_rand:
     tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 3 ? rand_names[o->kind] : "?");

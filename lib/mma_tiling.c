@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool is_fp8(tl_dtype t) { return t == TL_F8E4M3 || t == TL_F8E5M2; }
+static bool is_fp8(tl_dtype t) { return tl_dtype_is_fp8(t); }
 static bool is_16bit(tl_dtype t) { return t == TL_F16 || t == TL_BF16; }
-static int32_t operand_bytes(tl_dtype t) { return is_fp8(t) ? 1 : 2; }
+static int32_t operand_bytes(tl_dtype t) { return tl_dtype_bytes(t); }
+/* the N of an integer wgmma (m64nNk32.s32): 8, 24 or a multiple of 16 up to 224 */
+static bool int_wgmma_n(int32_t n) { return n == 8 || n == 24 || (n % 16 == 0 && n > 0 && n <= 224); }
 
 bool tl_mma_parse_arch(const char *arch, int32_t *sm, bool *arch_specific) {
   if (!arch || strncmp(arch, "sm_", 3) != 0) return false;
@@ -35,25 +37,26 @@ void tl_mma_instr_str(tl_mma_instr in, char *buf, size_t n) {
 }
 
 tl_mma_instr tl_mma_base_instr(tl_dtype dtype) {
-  tl_mma_instr in = {TL_MMA_SYNC, 16, 8, is_fp8(dtype) ? 32 : 16};
+  tl_mma_instr in = {TL_MMA_SYNC, 16, 8, tl_dot_kstep(dtype) ? tl_dot_kstep(dtype) : 16};
   return in;
 }
 
 const char *tl_mma_instr_unavailable(const tl_mma_problem *p, tl_mma_instr in) {
-  if (!is_fp8(p->dtype) && !is_16bit(p->dtype)) return "operand type has no tensor-core instruction here";
+  int32_t kstep = tl_dot_kstep(p->dtype);
+  if (!kstep) return "operand type has no tensor-core instruction here";
   switch (in.family) {
   case TL_MMA_SYNC:
-    if (in.m != 16 || in.n != 8) return "not an mma.sync shape (m16n8k16 / m16n8k32)";
-    if (is_fp8(p->dtype)) {
-      if (in.k != 32) return "fp8 mma.sync is m16n8k32";
-      if (p->sm < 89) return "fp8 mma.sync needs sm_89";
-    } else {
-      if (in.k != 16) return "f16/bf16 mma.sync is m16n8k16";
-      if (p->sm < 80) return "mma.sync m16n8k16 needs sm_80";
-    }
+    if (in.m != 16 || in.n != 8) return "not an mma.sync shape (m16n8k16 / m16n8k32 / m16n8k8)";
+    if (in.k != kstep)
+      return is_fp8(p->dtype) ? "fp8 mma.sync is m16n8k32"
+             : p->dtype == TL_I8 ? "i8 mma.sync is m16n8k32"
+             : p->dtype == TL_F32 ? "tf32 mma.sync is m16n8k8"
+                                  : "f16/bf16 mma.sync is m16n8k16";
+    if (is_fp8(p->dtype) && p->sm < 89) return "fp8 mma.sync needs sm_89";
+    if (!is_fp8(p->dtype) && p->sm < 80) return is_16bit(p->dtype) ? "mma.sync m16n8k16 needs sm_80" : "this mma.sync needs sm_80";
     return NULL;
   case TL_MMA_WMMA: {
-    if (is_fp8(p->dtype)) return "wmma has no fp8 shapes";
+    if (!is_16bit(p->dtype)) return "wmma is used for f16/bf16 only";
     bool shape = in.k == 16 && ((in.m == 16 && in.n == 16) || (in.m == 32 && in.n == 8) ||
                                 (in.m == 8 && in.n == 32));
     if (!shape) return "not a wmma shape (m16n16k16, m32n8k16, m8n32k16)";
@@ -63,11 +66,18 @@ const char *tl_mma_instr_unavailable(const tl_mma_problem *p, tl_mma_instr in) {
   case TL_MMA_WGMMA:
     if (p->sm != 90 || !p->arch_specific) return "wgmma needs sm_90a";
     if (in.m != 64 || in.n < 8 || in.n > 256 || in.n % 8) return "wgmma is m64nN with N a multiple of 8 up to 256";
-    if (in.k != (is_fp8(p->dtype) ? 32 : 16)) return "wgmma k is 16 for f16/bf16 and 32 for fp8";
+    if (in.k != kstep) return "wgmma k is 16 for f16/bf16, 32 for fp8 and i8, 8 for tf32";
+    if (p->dtype == TL_I8 && !int_wgmma_n(in.n)) return "i8 wgmma N is 8, 24 or a multiple of 16 up to 224";
     if (p->warps % 4) return "wgmma needs whole warpgroups (a multiple of 4 warps)";
     return NULL;
   default: return "unknown instruction family";
   }
+}
+
+int32_t tl_wgmma_instr_n(tl_dtype dtype, int32_t N) {
+  if (dtype != TL_I8) return N;
+  if (int_wgmma_n(N)) return N;
+  return N % 2 == 0 && int_wgmma_n(N / 2) ? N / 2 : 0;
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -94,7 +104,7 @@ const char *tl_mma_evaluate(const tl_mma_problem *p, tl_mma_instr in, int32_t un
   if (p->K % in.k) return "K is not a multiple of the instruction k";
 
   int64_t units = t->units, eb = operand_bytes(p->dtype), K = p->K;
-  int64_t hw_k = is_fp8(p->dtype) ? 32 : 16;
+  int64_t hw_k = tl_dot_kstep(p->dtype);
   t->acc_regs = t->sub_m * t->sub_n / t->unit_threads;
   t->mma_instrs = units * (t->sub_m / in.m) * (t->sub_n / in.n) * (K / in.k);
   t->hw_mmas = units * t->sub_m * t->sub_n * K / (16 * 8 * hw_k);
@@ -152,14 +162,15 @@ static int32_t instruction_list(tl_mma_instr *out) {
   int32_t n = 0;
   out[n++] = (tl_mma_instr){TL_MMA_SYNC, 16, 8, 16};
   out[n++] = (tl_mma_instr){TL_MMA_SYNC, 16, 8, 32};
+  out[n++] = (tl_mma_instr){TL_MMA_SYNC, 16, 8, 8};
   out[n++] = (tl_mma_instr){TL_MMA_WMMA, 16, 16, 16};
   out[n++] = (tl_mma_instr){TL_MMA_WMMA, 32, 8, 16};
   out[n++] = (tl_mma_instr){TL_MMA_WMMA, 8, 32, 16};
-  for (int32_t k = 16; k <= 32; k += 16)
+  for (int32_t k = 8; k <= 32; k *= 2)
     for (int32_t wn = 8; wn <= 256; wn += 8) out[n++] = (tl_mma_instr){TL_MMA_WGMMA, 64, wn, k};
   return n;
 }
-#define INSTR_MAX (5 + 2 * 32)
+#define INSTR_MAX (6 + 3 * 32)
 
 typedef struct scan_state {
   tl_mma_tiling *out;

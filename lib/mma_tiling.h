@@ -113,6 +113,12 @@ bool tl_mma_remap_block(int32_t m, int32_t n, int32_t k, tl_mma_instr piece, tl_
  * m16n8k16 for 16-bit operands, m16n8k32 for fp8. */
 tl_mma_instr tl_mma_base_instr(tl_dtype dtype);
 
+/* The N of one wgmma for a dot of N columns (N a multiple of 8 up to 256):
+ * N itself, or N/2 for i8 when N is not an integer wgmma shape
+ * (m64nNk32.s32.s8.s8: N = 8, 24 or a multiple of 16 up to 224, PTX ISA; so
+ * 256 = two m64n128k32).  0 when none fits. */
+int32_t tl_wgmma_instr_n(tl_dtype dtype, int32_t N);
+
 typedef struct tl_mma_choice {
   bool found;
   tl_mma_tiling best;

@@ -53,6 +53,16 @@ static bool from_iv(tl_func *f, int32_t v, int32_t L, int depth) {
 
 bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L) { return from_iv(f, v, L, 0); }
 
+bool tl_dot_wgmma_kn8(tl_func *f, int32_t D) {
+  tl_op *o = tl_op_at(f, D);
+  tl_value *b = tl_val(f, o->opnd[1]);
+  if (tl_dtype_bytes((tl_dtype)b->type.dtype) != 1 || tl_dtype_bytes((tl_dtype)tl_val(f, o->opnd[0])->type.dtype) != 1)
+    return false;
+  if (b->def >= 0 && tl_op_at(f, b->def)->opc == TL_OP_trans) return false;
+  tl_dot_sched *d = f->sched ? tl_sched_dot(f, D, false) : NULL;
+  return d && d->remapped && d->instr == TL_SCHED_MMA_WGMMA;
+}
+
 /* Is every use of value v (a 16-bit tile loaded in loop L) an operand of a
  * dot of L, directly (A, or a [K][N] B) or through a trans of L whose every
  * use is a dot's B (a K-major B)?  Then one ring slot serves all of them: a
@@ -124,6 +134,7 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   /* A: [M][K], K contiguous.  B: trans of [N][K] (K contiguous), or kept
    * [K][N], read with ldmatrix .trans: 16-bit, or 8-bit byte pairs + prmt */
   *k_contiguous = which == 0 || transposed;
+  if (!*k_contiguous && eb == 4) return *why = "an f32 [K][N] B (no ldmatrix .trans of 32-bit elements)", -1;
   if (!*k_contiguous && eb != 2 && !(eb == 1 && allow_kn8)) return *why = "an 8-bit [K][N] B (no ldmatrix .trans)", -1;
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
   if ((lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", -1;

@@ -32,7 +32,11 @@
  *   text form (lib/ir_print.c): a trailing `sched(...)` on the dot, one group
  *     per pass that ran: `mma=m16n8k16 warps=4x2`, `swizzle=128,128 [pad=16,16]
  *     conflicts=0/0,0/0`, `stream=a,b|a|b|none stages=3`, `lookahead|nolookahead`. */
-enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32 = 2, TL_SCHED_MMA_WGMMA = 3 };
+enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32 = 2, TL_SCHED_MMA_WGMMA = 3, TL_SCHED_MMA_M16N8K8 = 4 };
+/* the mma.sync instruction of k (16, 32, or 8: tf32) */
+static inline int tl_sched_mma_sync_of_k(int k) {
+  return k == 32 ? TL_SCHED_MMA_M16N8K32 : k == 8 ? TL_SCHED_MMA_M16N8K8 : TL_SCHED_MMA_M16N8K16;
+}
 
 /* TL_SCHED_MMA_WGMMA (sm_90a, 16-bit operands or 8-bit ones both K-major,
  * both streamed): one wgmma.mma_async.m64nNk16 (m64nNk32 for 8-bit) per
@@ -41,11 +45,12 @@ enum { TL_SCHED_INSTR_NONE = 0, TL_SCHED_MMA_M16N8K16 = 1, TL_SCHED_MMA_M16N8K32
  * wgmma produces: warp w of a warpgroup holds rows 16w..16w+15 of its 64).
  * Codegen follows it when both operands stream through swizzled ring slots
  * (emit_wgmma.c); otherwise it emits mma.sync with the same warp tiling.
- * Text form: `mma=wgmma_m64n256k16` (`k32` for 8-bit operands; the parser
- * takes either, the operand type decides). */
+ * Text form: `mma=wgmma_m64n256k16` (`k32` for 8-bit operands, `k8` for
+ * tf32; the parser takes any, the operand type decides). */
 static inline const char *tl_sched_instr_name(int instr) {
   return instr == TL_SCHED_MMA_M16N8K16 ? "m16n8k16"
          : instr == TL_SCHED_MMA_M16N8K32 ? "m16n8k32"
+         : instr == TL_SCHED_MMA_M16N8K8  ? "m16n8k8"
          : instr == TL_SCHED_MMA_WGMMA    ? "wgmma"
                                           : NULL;
 }
@@ -90,6 +95,11 @@ bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L);
  * operand's rows run along K in shared memory (A, or a trans'd B).  An 8-bit
  * B kept [K][N] needs allow_kn8 (codegen's column-paired accumulator).
  * uses: tl_count_uses(f). */
+/* Dot D's B is 8-bit, kept [K][N] (not trans), and mma_remap chose wgmma for
+ * it: codegen streams it [K][N] and transposes each k-step through shared
+ * memory into a K-major buffer that wgmma reads (docs/pipelines.md "8-bit B
+ * [K][N] on wgmma"). */
+bool tl_dot_wgmma_kn8(tl_func *f, int32_t D);
 int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
                          bool *k_contiguous, const char **why);
 

@@ -79,7 +79,7 @@ static bool is_unary_float_only(int opc) {
   }
 }
 
-static bool is_dot_dtype(int dt) { return dt == TL_F16 || dt == TL_BF16 || dt == TL_F8E4M3 || dt == TL_F8E5M2; }
+static bool is_dot_dtype(int dt) { return tl_dot_kstep((tl_dtype)dt) != 0; }
 static bool is_fp8(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
 
 /* load/store: tensor, one index per dim, view lengths; returns the view type
@@ -318,11 +318,19 @@ static void check_op_types(verifier *v, const tl_op *o) {
       err(v, o, "inner dimensions differ: %s x %s", tstr(a, b1), tstr(b, b2));
     if (acc->shape[0] != a->shape[0] || acc->shape[1] != b->shape[1] || !tl_type_eq(acc, r0))
       err(v, o, "accumulator %s and result %s must be [%d x %d]", tstr(acc, b1), tstr(r0, b2), a->shape[0], b->shape[1]);
-    if (acc->dtype != TL_F32 || r0->dtype != TL_F32) err(v, o, "accumulator and result must be f32");
-    if (!is_dot_dtype(a->dtype) || !is_dot_dtype(b->dtype))
-      err(v, o, "operands must be f16, bf16, f8e4m3 or f8e5m2, not %s and %s", tstr(a, b1), tstr(b, b2));
-    else if (a->dtype != b->dtype && !(is_fp8(a->dtype) && is_fp8(b->dtype)))
+    if (!is_dot_dtype(a->dtype) || !is_dot_dtype(b->dtype)) {
+      err(v, o, "operands must be f16, bf16, f8e4m3, f8e5m2, i8 or f32, not %s and %s", tstr(a, b1), tstr(b, b2));
+      break;
+    }
+    if (a->dtype != b->dtype && !(is_fp8(a->dtype) && is_fp8(b->dtype)))
       err(v, o, "operand element types differ: %s and %s", tl_dtype_name((tl_dtype)a->dtype), tl_dtype_name((tl_dtype)b->dtype));
+    tl_dtype want_acc = tl_dot_acc_dtype((tl_dtype)a->dtype);
+    if (acc->dtype != want_acc || r0->dtype != want_acc)
+      err(v, o, "accumulator and result must be %s for %s operands", tl_dtype_name(want_acc), tl_dtype_name((tl_dtype)a->dtype));
+    if ((o->kind == TL_DOT_TF32) != (a->dtype == TL_F32))
+      err(v, o, o->kind == TL_DOT_TF32 ? "tf32 precision needs f32 operands" : "f32 operands need tf32 precision");
+    else if (o->kind != TL_DOT_EXACT && o->kind != TL_DOT_TF32)
+      err(v, o, "unknown precision %d", (int)o->kind);
     break;
   }
   case TL_OP_load: {

@@ -153,8 +153,9 @@ static void check_access(checker *C, int32_t op) {
   if (C->o->explain && C->o->explain_out) explain_access(C, op, &C->table->by_op[op], residue);
 }
 
-/* Tensor cores: mma.sync m16n8k16 (f16/bf16) and m16n8k32 (f8), the only
- * instructions a dot lowers to; a tile that is no multiple of them cannot run. */
+/* Tensor cores: mma.sync m16n8k16 (f16/bf16), m16n8k32 (f8, i8) and m16n8k8
+ * (tf32), the only instructions a dot lowers to; a tile that is no multiple of
+ * them cannot run. */
 static void check_dot(checker *C, int32_t op) {
   tl_func *f = C->f;
   tl_op *o = tl_op_at(f, op);
@@ -162,9 +163,9 @@ static void check_dot(checker *C, int32_t op) {
   if (at->rank != 2 || bt->rank != 2) return;
   int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
   tl_dtype dt = (tl_dtype)at->dtype;
-  bool fp8 = dt == TL_F8E4M3 || dt == TL_F8E5M2;
-  int kstep = fp8 ? 32 : 16;
-  const char *inst = fp8 ? "mma.sync m16n8k32" : "mma.sync m16n8k16";
+  int kstep = tl_dot_kstep(dt);
+  if (!kstep) return; /* the verifier refuses the type */
+  const char *inst = kstep == 32 ? "mma.sync m16n8k32" : kstep == 8 ? "mma.sync m16n8k8" : "mma.sync m16n8k16";
   if (K % kstep)
     tl_error(f->ctx, o->loc, "dot of %dx%d by %dx%d %s tiles: K = %d is not a multiple of %d (%s on %s)", M, K, K, N,
              tl_dtype_name(dt), K, kstep, inst, tl_dtype_name(dt));

@@ -356,7 +356,7 @@ static void assign_op(la_state *st, int32_t opid) {
     tl_dot_sched *bs = f->sched ? tl_sched_dot(f, opid, false) : NULL;
     if (is_tile(st, bv) && tl_dtype_bytes((tl_dtype)vtype(st, bv)->dtype) == 1 &&
         !(bval->def >= 0 && tl_op_at(f, bval->def)->opc == TL_OP_trans) && bs && bs->pipelined &&
-        bs->streamed[1]) {
+        bs->streamed[1] && !tl_dot_wgmma_kn8(f, opid)) {
       /* 8-bit B kept [K][N] and streamed (swpipe): the column-paired
        * accumulator (layout.h).  swpipe does not stream it today (round 3,
        * docs/pipelines.md: the K-major case needs a register-lean form) */

@@ -1,8 +1,8 @@
 /* ldmatrix_sched: requires verified IR; keeps every op and value; records per
  * dot in f->sched (lib/schedule.h) whether the ldmatrix of k-slice i+1 is
  * issued before the mma of slice i (lookahead): for dots inside a loop whose
- * K spans at least two k-slices (16 elements of 16-bit operands, 32 of
- * fp8).  Breaks nothing.  docs/scheduling.md. */
+ * K spans at least two k-slices (32 bytes of a row: 16 elements of 16-bit
+ * operands, 32 of 8-bit ones, 8 of tf32).  Breaks nothing.  docs/scheduling.md. */
 #include <stdio.h>
 
 #include "schedule.h"
@@ -21,7 +21,7 @@ static bool run_ldmatrix_sched(tl_func *f, const tl_pass_opts *o) {
     const tl_type *at = &tl_val(f, op->opnd[0])->type;
     if (at->kind != TL_KIND_TILE || at->rank != 2) continue;
     int32_t K = at->shape[1];
-    int32_t kslice = tl_dtype_bytes((tl_dtype)at->dtype) == 1 ? 32 : 16;
+    int32_t kslice = tl_dot_kstep((tl_dtype)at->dtype) ? tl_dot_kstep((tl_dtype)at->dtype) : 16;
     int32_t slices = K / kslice;
     bool loop = in_loop(f, id);
     tl_dot_sched *d = tl_sched_dot(f, id, true);

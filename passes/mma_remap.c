@@ -33,6 +33,9 @@ static bool codegen_supports(const tl_mma_tiling *t, bool rows_per_warp) {
 static bool kmajor_rows_ok(int32_t bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
 
 static bool is_8bit(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
+/* wgmma reads these operands only K-major (its transpose immediates exist for
+ * 16-bit types only): the 8-bit ones and tf32 */
+static bool kmajor_only(int dt) { return tl_dtype_bytes((tl_dtype)dt) != 2; }
 
 /* The end of a dot's explain line: for 8-bit operands, the accumulation
  * codegen emits (option fp8-acc; lib/codegen/cg.h cg_dot_promotes). */
@@ -63,14 +66,16 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
   if (sm != 90 || !arch_a) return "not sm_90a";
   if (f->pipeline != TL_PIPE_CUTLASS) return "pipeline is not cutlass";
-  bool b8 = is_8bit(at->dtype) && is_8bit(bt->dtype);
-  if (!b8 && ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype)) return "operands not bf16/f16/fp8";
-  if (rt->dtype != TL_F32) return "accumulator not f32";
+  bool fp8 = is_8bit(at->dtype) && is_8bit(bt->dtype);
+  if (!fp8 && (!tl_dot_kstep((tl_dtype)at->dtype) || bt->dtype != at->dtype)) return "operands not bf16/f16/fp8/i8/tf32";
+  bool b8 = kmajor_only(at->dtype); /* K-major only: 8-bit and tf32 */
+  if (rt->dtype != tl_dot_acc_dtype((tl_dtype)at->dtype)) return "accumulator not f32 (i32 for i8)";
   /* rows reduced in the kernel: wgmma's accumulator layout (all warps along
    * M, warp w of a warpgroup = 16 whole rows of each 64-row block, a row in
    * one quad) keeps every row inside a warp, like mma.sync's 4x1 */
   if (warps % 4 || M % (16 * warps)) return "M not 16 rows per warp over whole warpgroups";
   if (N > 256 || N % 8) return "N not a wgmma N (8..256)";
+  if (!tl_wgmma_instr_n((tl_dtype)at->dtype, N)) return "N not an i8 wgmma N (8, 24, multiples of 16 up to 224, or twice one)";
   if ((N / 2) * (M / (16 * warps)) > 128) return "more than 128 accumulator registers per thread";
   int32_t *uses = tl_count_uses(f);
   const char *why;
@@ -92,15 +97,19 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
     else return "a does not stream, is not a resident load nor a 16-bit cast of an f32 tile (registers)";
   }
-  if (b8 && !kc[1])
-    return "8-bit b kept [K][N]: wgmma reads 8-bit operands only K-major (no transpose for 8-bit); give it as "
+  /* an 8-bit [K][N] b: codegen transposes each k-step's slot through shared
+   * memory into a K-major buffer (one 128-byte atom of N per 128 columns) */
+  if (b8 && !kc[1] && at->dtype == TL_F32)
+    return "f32 b kept [K][N]: wgmma reads tf32 operands only K-major (no transpose for tf32); give it as "
            "trans(load [N][K])";
+  if (b8 && !kc[1] && N % 128)
+    return "8-bit b kept [K][N] with N not a multiple of 128 (the transposed k-step is read in 128-byte atoms)";
   /* K-major rows: one 32/64/128-byte swizzle atom, or (16-bit) whole
    * 128-byte atoms side by side ([K/64][rows][64] slots) */
-  int32_t kb = K * (b8 ? 1 : 2);
+  int32_t kb = K * tl_dtype_bytes((tl_dtype)at->dtype);
   bool katoms = !b8 && kb % 128 == 0;
   if (a_src != 2 && !kmajor_rows_ok(kb) && !(katoms && a_src == 1)) return "K rows not 32, 64 or 128 bytes";
-  if (kc[1] && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
+  if ((kc[1] || b8) && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
   *a_from = a_src;
   return NULL;
@@ -141,13 +150,16 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
     d->wgmma_n = pb.N;
     d->warps_m = pb.warps;
     d->warps_n = 1;
-    int wk = is_8bit(pb.dtype) ? 32 : 16; /* k of one wgmma: 32 bytes of a K-major row */
+    int wk = tl_dot_kstep(pb.dtype); /* k of one wgmma: 32 bytes of a K-major row */
+    int wn = tl_wgmma_instr_n(pb.dtype, pb.N); /* i8: no m64n256, two m64n128 */
     if (ex)
       tl_sbuf_printf(ex,
                      "wgmma.m64n%dk%d, %d warpgroups over M (warps %dx1 of 16x%d), %d per k%d slice; %d accumulator "
                      "regs/thread; %s (mma.sync with these warps if they do not stream)",
-                     pb.N, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64, wk, pb.N / 2 * (pb.M / (16 * pb.warps)),
-                     a_from == 1   ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
+                     wn, wk, pb.warps / 4, pb.warps, pb.N, pb.M / 64 * (pb.N / wn), wk, pb.N / 2 * (pb.M / (16 * pb.warps)),
+                     tl_dot_wgmma_kn8(f, id) ? "operands by descriptor: a from its swizzled ring slot, b ([K][N], 8-bit) "
+                                    "from a K-major buffer it is transposed into through shared memory each k-step"
+                     : a_from == 1 ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
                                      "exceed 128 B), b from the swizzled ring slots, by descriptor"
                      : a_from == 2 ? "a from registers (the f32 accumulator fragment packed to 16 bits, if in the mma "
                                      "layout), b from the swizzled ring slots by descriptor"
@@ -166,7 +178,7 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   }
   tl_dot_sched *d = tl_sched_dot(f, id, true);
   d->remapped = true;
-  d->instr = best->instr.k == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16;
+  d->instr = tl_sched_mma_sync_of_k(best->instr.k);
   d->warps_m = best->units_m;
   d->warps_n = best->units_n;
   if (!ex) return;

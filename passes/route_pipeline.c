@@ -113,11 +113,39 @@ static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot, int *prologue) {
     /* an operand prologue: computed by elementwise code from loads of the
      * loop that stream through the ring (docs/routing.md) */
     int n = o->parent == F ? tl_prologue_loads(f, dot, w, loads, 16, &why) : -1;
-    if (n <= 0) return false;
+    if (n <= 0) return prologue[0] = prologue[1] = 0, false;
     prologue[w] = n;
     inside = true;
   }
   return inside;
+}
+
+/* A per-k-block scaled GEMM (block-scaled fp8, examples/gemm_fp8_blockscale.tile):
+ * p = dot(load, load, constant) inside loop F, and a carried slot of p's type
+ * yields `carried + p * scale` (either order of each operation). */
+static bool scaled_gemm_dot(router *R, int32_t F, int32_t dot) {
+  tl_func *f = R->f;
+  tl_op *o = tl_op_at(f, dot);
+  int32_t c = def_op(f, o->opnd[2]);
+  if (c < 0 || tl_op_at(f, c)->opc != TL_OP_const) return false;
+  int32_t a = strip(f, o->opnd[0], true), b = strip(f, o->opnd[1], true);
+  if (!is_load(f, a) || !is_load(f, b) || !(tl_op_inside(f, def_op(f, a), F) || tl_op_inside(f, def_op(f, b), F)))
+    return false;
+  tl_region *body = &tl_op_at(f, F)->regions[0];
+  for (int k = 0; k + 1 < body->args.len; k++) {
+    int32_t y = yielded(f, F, k), d = y >= 0 ? def_op(f, y) : -1;
+    if (d < 0 || tl_op_at(f, d)->opc != TL_OP_add || !tl_type_eq(&tl_val(f, y)->type, &tl_val(f, o->res[0])->type))
+      continue;
+    tl_op *add = tl_op_at(f, d);
+    for (int i = 0; i < 2; i++) {
+      int32_t m = def_op(f, strip(f, add->opnd[1 - i], false));
+      if (carried_slot(f, strip(f, add->opnd[i], false), F) != k || m < 0 || tl_op_at(f, m)->opc != TL_OP_mul) continue;
+      tl_op *mul = tl_op_at(f, m);
+      if (strip(f, mul->opnd[0], false) == o->res[0] || strip(f, mul->opnd[1], false) == o->res[0]) return true;
+    }
+  }
+  (void)R;
+  return false;
 }
 
 /* acc = dot(cast(exp(s - max)), V, carried * rescale) where s comes from
@@ -197,7 +225,7 @@ static main_loop classify_for(router *R, int32_t F) {
       ml.dots[0] = score, ml.dots[1] = op, ml.ndots = 2;
       return ml;
     }
-    if (ml.kind == LOOP_NONE && gemm_like_dot(f, F, op, ml.prologue)) {
+    if (ml.kind == LOOP_NONE && (gemm_like_dot(f, F, op, ml.prologue) || scaled_gemm_dot(R, F, op))) {
       ml.kind = LOOP_GEMM;
       ml.dots[0] = op, ml.ndots = 1;
     }
@@ -248,10 +276,10 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
   }
   for (int i = 0; i < ml->ndots; i++) {
     dot_shape s = shape_of(f, ml->dots[i]);
-    bool fp8 = s.dtype == TL_F8E4M3 || s.dtype == TL_F8E5M2;
-    int kstep = fp8 ? 32 : 16;
-    if (!(fp8 || s.dtype == TL_BF16 || s.dtype == TL_F16))
-      snprintf(why, n, "has dot operands of type %s (cutlass takes bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(s.dtype));
+    int kstep = tl_dot_kstep(s.dtype);
+    if (!kstep)
+      snprintf(why, n, "has dot operands of type %s (cutlass takes bf16, f16, f8e4m3, f8e5m2, i8, f32 as tf32)",
+               tl_dtype_name(s.dtype));
     else if (s.m % 64 != 0)
       snprintf(why, n, "has a dot with M = %d, not a multiple of 64 (a warpgroup's wgmma rows)", s.m);
     else if (s.n % 16 != 0 || s.n > 256)

@@ -12,10 +12,11 @@
 #define MAX_RINGS 4
 
 /* The load op operand `which` of dot D streams from, or -1 with the reason
- * (the rule codegen follows, lib/schedule.c; no 8-bit [K][N] B here). */
+ * (the rule codegen follows, lib/schedule.c; an 8-bit [K][N] B only for a
+ * wgmma dot, which transposes it through shared memory). */
 static int32_t stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, const char **why) {
   bool k_contiguous;
-  return tl_stream_source(f, D, which, uses, false, &k_contiguous, why);
+  return tl_stream_source(f, D, which, uses, which == 1 && tl_dot_wgmma_kn8(f, D), &k_contiguous, why);
 }
 
 /* Bytes codegen keeps resident for an operand staged once before its loop
@@ -70,6 +71,11 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
           ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
         }
         tl_sched_dot(f, D, false)->streamed[w] = true;
+        /* the K-major buffers the transposed 8-bit B goes through (codegen: two) */
+        if (w == 1 && tl_dot_wgmma_kn8(f, D)) {
+          const tl_type *bt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
+          resident += 2 * (int64_t)bt->shape[0] * bt->shape[1];
+        }
       } else if (tl_defined_outside(f, op->opnd[w], L)) {
         if (!resident_seen[op->opnd[w]]) resident += invariant_bytes(f, D, w);
         resident_seen[op->opnd[w]] = true;

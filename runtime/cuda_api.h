@@ -147,7 +147,8 @@ typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec e);
 typedef CUresult (*PFN_cuGraphDestroy)(CUgraph g);
 /* Tensor maps (TMA, CUDA 12.0+): cuTensorMapEncodeTiled and its enums. */
 typedef struct CUtensorMap_st { _Alignas(64) uint64_t opaque[16]; } CUtensorMap;
-enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 };
+enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+       CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 };
 enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
 enum { CU_TENSOR_MAP_SWIZZLE_NONE = 0, CU_TENSOR_MAP_SWIZZLE_32B = 1, CU_TENSOR_MAP_SWIZZLE_64B = 2,
        CU_TENSOR_MAP_SWIZZLE_128B = 3 };

@@ -84,8 +84,11 @@ int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *
     snprintf(err, n, "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+), which this kernel's TMA loads need");
     return -1;
   }
+  /* raw bits: 8-bit types as bytes, f32 (a tf32 dot's operand) as FLOAT32, not the TFLOAT32
+   * type (the tensor core drops the low mantissa bits itself) */
   int dt = eb == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
-                   : t->dtype == TL_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+           : eb == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+           : t->dtype == TL_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   int swz = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                                                             : CU_TENSOR_MAP_SWIZZLE_32B;
   /* dims innermost first; the tile is the last two dims (box_inner x

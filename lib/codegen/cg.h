@@ -79,8 +79,10 @@ LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt);
 LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);
 LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
                     int n, bool side_effects);
-/* mma.sync m16n8k{kstep}.row.col, f32 accumulators: args a0..a3, b0, b1, c0..c3 */
+/* mma.sync m16n8k{kstep}.row.col, f32 accumulators (s8: s32, i32 registers): args a0..a3, b0, b1, c0..c3 */
 LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args);
+/* The PTX operand type of a dot operand dtype: bf16 f16 e4m3 e5m2 s8 tf32. */
+const char *cg_mma_type(tl_dtype dt);
 cg_val *cg_get(cg *g, int32_t v);
 cg_val *cg_new_val(cg *g, int32_t v, int32_t n);
 const tl_layout *cg_layout(cg *g, int32_t v);
@@ -231,9 +233,13 @@ typedef struct cg_wgmma_src {
 bool cg_arch_is_90a(cg *g);
 /* Dot D (its schedule entry chose wgmma) can be emitted as wgmma on this
  * target with its accumulator layout: sm_90a, bf16/f16 or e4m3/e5m2 (any
- * pair; the plan then needs both K-major) into f32, the layout
- * with all warps along M (warpgroups of 4), N <= 256. */
+ * pair) into f32, i8 into i32, f32 (tf32) into f32 (8-bit and tf32: the plan
+ * then needs both K-major), the layout with all warps along M (warpgroups of
+ * 4), N <= 256 (i8: in instructions of N or N/2 columns, cg_wgmma_instr_n). */
 bool cg_wgmma_fits(cg *g, int32_t D);
+/* The N of one wgmma instruction of a dot of N columns (dtype dt of the
+ * operands): N, or N/2 for an i8 N that is no s32 shape; 0 if none. */
+int cg_wgmma_instr_n(int dt, int N);
 /* Emit dot o as wgmma reading B (and A unless a->regs) from shared memory; fence,
  * commit and wait_group `inflight` (0, or 1: this group may still run into
  * the next iteration; the loop exit then waits, cg_wgmma_fence_val) included

@@ -91,10 +91,31 @@ LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMV
                         f4t, x, 10);
   }
   char mma[160];
+  if (!strcmp(ta, "s8")) { /* s32 accumulator: i32 registers, wraps like the interpreter */
+    LLVMTypeRef i4[4] = {g->i32, g->i32, g->i32, g->i32};
+    snprintf(mma, sizeof mma,
+             "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};");
+    return cg_asm(g, LLVMStructTypeInContext(g->C, i4, 4, 0), mma, "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3", args, 10, false);
+  }
+  /* f16/bf16 k16 without the intrinsic, e4m3/e5m2 k32, tf32 k8: the f32
+   * bits in the A/B registers, read as tf32 (the low 13 mantissa bits
+   * ignored: docs/language.md "dot") */
   snprintf(mma, sizeof mma,
            "mma.sync.aligned.m16n8k%d.row.col.f32.%s.%s.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
            kstep, ta, tb);
   return cg_asm(g, f4t, mma, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
+}
+
+const char *cg_mma_type(tl_dtype dt) {
+  switch (dt) {
+  case TL_BF16: return "bf16";
+  case TL_F16: return "f16";
+  case TL_F8E4M3: return "e4m3";
+  case TL_F8E5M2: return "e5m2";
+  case TL_I8: return "s8";
+  case TL_F32: return "tf32";
+  default: return "?";
+  }
 }
 
 cg_val *cg_get(cg *g, int32_t v) {

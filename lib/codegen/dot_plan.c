@@ -77,7 +77,8 @@ int cg_staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz) {
 bool cg_dot_promotes(cg *g, const tl_op *o) {
   if (g->o && g->o->fp8_acc_fast) return false;
   int da = tl_val(g->f, o->opnd[0])->type.dtype, db = tl_val(g->f, o->opnd[1])->type.dtype;
-  return (da == TL_F8E4M3 || da == TL_F8E5M2) && (db == TL_F8E4M3 || db == TL_F8E5M2);
+  /* (i8 accumulates exactly in s32, tf32 in the f32 accumulator: neither promotes) */
+  return tl_dtype_is_fp8((tl_dtype)da) && tl_dtype_is_fp8((tl_dtype)db);
 }
 
 /* Streamed operand `which` of dot D: the load op, else -1 (the stream rule
@@ -86,7 +87,9 @@ bool cg_dot_promotes(cg *g, const tl_op *o) {
 static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses, bool *kcontig) {
   const char *why;
   bool paired = cg_layout(g, tl_op_at(g->f, D)->res[0])->mma_npair != 0;
-  return tl_stream_source(g->f, D, which, uses, paired, kcontig, &why);
+  /* (or a wgmma dot, which transposes it: plan_wgmma) */
+  bool kn8 = paired || (tl_dot_wgmma_kn8(g->f, D) && cg_wgmma_fits(g, D));
+  return tl_stream_source(g->f, D, which, uses, kn8, kcontig, &why);
 }
 
 /* The operands of dot D both stream into swizzled slots that wgmma can read
@@ -146,13 +149,22 @@ static void plan_wgmma(cg *g, int32_t D) {
   int rb = sb->cols * sb->eb;
   if (!sb->swz) return;
   if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
-  if (aeb == 1 && (!bk || sb->kn8)) return; /* wgmma takes 8-bit operands only K-major */
+  /* wgmma takes 8-bit and tf32 operands only K-major: an 8-bit [K][N] B is
+   * kept [K][N] in its slot (atoms of 128 columns) and transposed each k-step
+   * into a K-major buffer (rows of K bytes: one swizzle atom) */
+  bool tr = aeb == 1 && !bk && sb->eb == 1 && row_ok(ra);
+  if (aeb != 2 && !bk && !tr) return;
+  if (tr) {
+    sb->kn8 = false; /* no run-time [N][K] slot: a K-major view takes the element copy */
+    sb->stage_bytes = sb->rows * sb->pitch;
+  }
   if (sb->stage_bytes % 1024) return;
   /* a slot an earlier wgmma dot reads too (a shared load): the two slot
    * layouts agree wherever both are allowed ([C/64][R][64] atoms are the
    * plain 128-byte-swizzled rows when C*eb = 128), so either reader's wins */
   sb->wg_atoms = sb->wg_atoms || !bk || rb > 128;
   sb->wg_kmajor = bk;
+  sb->wg_tr = tr;
   if (sa) sa->wg = true;
   sb->wg = true;
   for (int i = 0; i < p->nring; i++)
@@ -361,6 +373,11 @@ void cg_make_plan(cg *g) {
       }
     }
     plan_wgmma(g, D);
+    /* an 8-bit [K][N] B streamed only because the dot was to be wgmma */
+    int32_t b = o->opnd[1];
+    if (p->vkind[b] == SRC_STREAM && p->streams[p->vstream[b]].kn8 && !cg_layout(g, o->res[0])->mma_npair)
+      cg_unsupported(g, "an 8-bit [K][N] B meant for wgmma that the plan cannot feed it (K rows of 32, 64 or 128 "
+                        "bytes, N a multiple of 128, swizzled slots)");
   }
   /* rings after the invariant operands; fewer stages when they do not fit */
   int ring_bytes = 0;
@@ -395,6 +412,22 @@ void cg_make_plan(cg *g) {
     if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
+  }
+  for (int i = 0; i < p->nstream; i++) { /* the K-major buffers of transposed 8-bit B */
+    cg_stream *s = &p->streams[i];
+    if (!s->wg_tr) continue;
+    bool inflight = false;
+    for (int k = 0; k < p->nwg; k++) {
+      tl_op *o = tl_op_at(f, p->wg_dots[k]);
+      if (p->vkind[o->opnd[1]] == SRC_STREAM && &p->streams[p->vstream[o->opnd[1]]] == s) inflight = p->wg_inflight[k];
+    }
+    int lag = 0;
+    for (int r = 0; r < p->nring; r++)
+      if (p->rings[r].for_op == s->for_op) lag = p->rings[r].lag;
+    s->tr_nbuf = inflight && lag ? 2 : 1;
+    persist = (persist + 1023) / 1024 * 1024;
+    s->tr_off = persist;
+    persist += s->tr_nbuf * s->rows * s->cols;
   }
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);

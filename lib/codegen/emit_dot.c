@@ -251,6 +251,66 @@ static void load_b_kn8(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *f
   }
 }
 
+/* An 8-bit B kept [K][N] for wgmma (cg_stream.wg_tr): this k-step's slot
+ * (k rows of the [K][N] atom slot at slot_base) transposed into K-major
+ * buffer: N rows of K bytes, 16-byte chunk c of row n at
+ * c ^ swizzle(n) (the K-major wgmma layout).  The (k32 slice, 16-column
+ * segment) pairs are spread over the warps (buffer st->trv's turn when
+ * there are two); per pair one ldmatrix.x4.trans
+ * of byte pairs + 4 prmt give lane (c, q) the k-words 4q..4q+3 and
+ * 16+4q..16+4q+3 of columns 2c and 2c+1 (load_b_kn8's fragments), stored as
+ * 4 b32.  Then the async-proxy fence and a CTA barrier (wgmma reads the
+ * buffer).  Returns the buffer's shared address (i32). */
+static LLVMValueRef transpose_kn8(cg *g, const cg_stream *st, const cg_ring *R, LLVMValueRef slot_base) {
+  int K = st->rows, N = st->cols, nk = K / 32, nseg = N / 16, warps = g->f->warps;
+  if (K % 32 || N % 16 || (nk * nseg) % warps || (nk & (nk - 1)))
+    cg_unsupported(g, "transposing an 8-bit [%d][%d] B for wgmma over %d warps", K, N, warps);
+  (void)R;
+  LLVMValueRef idx = cg_i32(g, 0);
+  if (st->tr_nbuf > 1) { /* a wgmma group stays in flight: the buffers take turns */
+    if (!st->trv) TL_INTERNAL(g->ctx, "codegen: transposed B before its ring's prologue");
+    idx = LLVMBuildLoad2(g->B, g->i32, st->trv, "");
+    LLVMBuildStore(g->B, LLVMBuildXor(g->B, idx, cg_i32(g, 1), ""), st->trv);
+  }
+  LLVMValueRef buf = LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, st->tr_off),
+                                                                         cg_mul_c(g, idx, K * N), ""), "");
+  LLVMValueRef lane = cg_asm(g, g->i32, "mov.u32 $0, %laneid;", "=r", NULL, 0, true);
+  LLVMValueRef row8 = LLVMBuildAnd(g->B, lane, cg_i32(g, 7), ""), mat = LLVMBuildLShr(g->B, lane, cg_i32(g, 3), "");
+  LLVMValueRef m_lo = LLVMBuildAnd(g->B, mat, cg_i32(g, 1), ""), m_hi = LLVMBuildLShr(g->B, mat, cg_i32(g, 1), "");
+  /* the lane's ldmatrix row: k = 0,1,4,5,8,9,12,13 (+2 for matrices 1, 3; +16 for 2, 3) */
+  LLVMValueRef krow = LLVMBuildAdd(g->B, cg_mul_c(g, LLVMBuildLShr(g->B, row8, cg_i32(g, 1), ""), 4),
+                                   LLVMBuildAnd(g->B, row8, cg_i32(g, 1), ""), "");
+  krow = LLVMBuildAdd(g->B, krow, LLVMBuildAdd(g->B, cg_mul_c(g, m_hi, 16), cg_mul_c(g, m_lo, 2), ""), "");
+  LLVMValueRef c2 = cg_mul_c(g, LLVMBuildLShr(g->B, lane, cg_i32(g, 2), ""), 2);
+  LLVMValueRef kq = cg_mul_c(g, LLVMBuildAnd(g->B, lane, cg_i32(g, 3), ""), 4);
+  int lognk = 0;
+  while ((1 << lognk) < nk) lognk++;
+  opsrc dst = {.base = buf, .rowbytes = K, .nch = K / 16, .swz = true};
+  for (int j = 0; j < nk * nseg / warps; j++) {
+    LLVMValueRef pair = cg_add_c(g, g->warp, (int64_t)j * warps);
+    LLVMValueRef kk = LLVMBuildAnd(g->B, pair, cg_i32(g, nk - 1), ""), seg = LLVMBuildLShr(g->B, pair, cg_i32(g, lognk), "");
+    LLVMValueRef k = LLVMBuildAdd(g->B, cg_mul_c(g, kk, 32), krow, "");
+    LLVMValueRef r[4];
+    ldmatrix(g, LLVMBuildAdd(g->B, slot_base, cg_slot_off(g, st, k, seg), ""), 4, true, r);
+    LLVMValueRef w[2][2] = {{prmt(g, r[0], r[1], cg_i32(g, 0x6420)), prmt(g, r[2], r[3], cg_i32(g, 0x6420))},
+                            {prmt(g, r[0], r[1], cg_i32(g, 0x7531)), prmt(g, r[2], r[3], cg_i32(g, 0x7531))}};
+    LLVMValueRef n = LLVMBuildAdd(g->B, cg_mul_c(g, seg, 16), c2, "");
+    LLVMValueRef kb = LLVMBuildAdd(g->B, cg_mul_c(g, kk, 32), kq, "");
+    for (int col = 0; col < 2; col++)
+      for (int h = 0; h < 2; h++) {
+        LLVMValueRef kbh = cg_add_c(g, kb, 16 * h), nn = cg_add_c(g, n, col);
+        LLVMValueRef a = src_addr(g, &dst, nn, LLVMBuildAnd(g->B, kbh, cg_i32(g, ~15), ""));
+        a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, kbh, cg_i32(g, 15), ""), "");
+        LLVMValueRef args[2] = {a, w[col][h]};
+        cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);
+      }
+  }
+  /* st.shared writes through the generic proxy, wgmma reads through the async one */
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_barrier(g);
+  return buf;
+}
+
 /* B's ldmatrix address without a per-lane split (pairs read through .trans). */
 static LLVMValueRef b_addr_direct(cg *g, const dotgeo *q, const opsrc *sb, int kk, int ni) {
   /* matrices: (ni, k lo), (ni, k hi), (ni+1, k lo), (ni+1, k hi) */
@@ -275,6 +335,8 @@ static void load_b(cg *g, const dotgeo *q, opsrc *sb, int kk, frags *fr) {
     load_b_kn8(g, q, sb, kk, fr);
     return;
   }
+  /* (an f32 B is never kept [K][N] in shared memory: staged as [N][K], not streamed) */
+  if (!sb->kcontig && q->eb == 4) TL_INTERNAL(g->ctx, "codegen: tf32 B read [K][N] (no ldmatrix .trans of 32-bit)");
   for (int ni = 0; ni < q->nrep; ni += 2) {
     int nmat = ni + 1 < q->nrep ? 4 : 2;
     LLVMValueRef addr;
@@ -321,29 +383,23 @@ void cg_emit_dot(cg *g, tl_op *o) {
   memset(&q, 0, sizeof q);
   int32_t M = q.M = at->shape[0], K = q.K = at->shape[1], N = q.N = bt->shape[1];
   tl_dtype adt = (tl_dtype)at->dtype, bdt = (tl_dtype)bt->dtype;
-  const char *ty, *tyb;
-  int eb, kstep;
-  bool fp8 = (adt == TL_F8E4M3 || adt == TL_F8E5M2) && (bdt == TL_F8E4M3 || bdt == TL_F8E5M2);
+  bool fp8 = tl_dtype_is_fp8(adt) && tl_dtype_is_fp8(bdt);
   if (adt != bdt && !fp8) cg_unsupported(g, "dot of %s by %s (cast one operand)", tl_dtype_name(adt), tl_dtype_name(bdt));
-  tyb = bdt == TL_F8E4M3 ? "e4m3" : "e5m2";
-  if (adt == TL_BF16 || adt == TL_F16) {
-    ty = tyb = adt == TL_BF16 ? "bf16" : "f16";
-    eb = 2;
-    kstep = 16;
-  } else if (adt == TL_F8E4M3 || adt == TL_F8E5M2) {
-    if (g->sm < 89) cg_unsupported(g, "dot on %s needs sm_89 or newer (mma.sync m16n8k32)", tl_dtype_name(adt));
-    ty = adt == TL_F8E4M3 ? "e4m3" : "e5m2";
-    eb = 1;
-    kstep = 32;
-  } else {
-    cg_unsupported(g, "dot on %s operands (tensor cores take bf16, f16, f8e4m3, f8e5m2)", tl_dtype_name(adt));
-  }
+  /* k of one instruction: 32 bytes of a K row (16-bit: k16, 8-bit: k32, tf32: k8) */
+  int kstep = tl_dot_kstep(adt), eb = tl_dtype_bytes(adt);
+  const char *ty = cg_mma_type(adt), *tyb = cg_mma_type(bdt);
+  if (!kstep) cg_unsupported(g, "dot on %s operands (tensor cores take bf16, f16, f8e4m3, f8e5m2, i8, f32 as tf32)", tl_dtype_name(adt));
+  if (fp8 && g->sm < 89) cg_unsupported(g, "dot on %s needs sm_89 or newer (mma.sync m16n8k32)", tl_dtype_name(adt));
+  if (g->sm < 80) cg_unsupported(g, "dot on %s needs sm_80 or newer (mma.sync)", tl_dtype_name(adt));
   /* wgmma's warp tiling is also an mma.sync one: the fallback when the
    * operands do not stream */
   if (e && e->remapped && e->instr != TL_SCHED_INSTR_NONE && e->instr != TL_SCHED_MMA_WGMMA &&
-      e->instr != (kstep == 32 ? TL_SCHED_MMA_M16N8K32 : TL_SCHED_MMA_M16N8K16))
-    cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr, kstep == 32 ? "m16n8k32" : "m16n8k16");
-  if (rt->dtype != TL_F32) cg_unsupported(g, "dot accumulating in %s (only f32)", tl_dtype_name((tl_dtype)rt->dtype));
+      e->instr != tl_sched_mma_sync_of_k(kstep))
+    cg_unsupported(g, "dot scheduled on mma instruction %d, not the %s one", e->instr,
+                   tl_sched_instr_name(tl_sched_mma_sync_of_k(kstep)));
+  if (rt->dtype != tl_dot_acc_dtype(adt))
+    cg_unsupported(g, "dot of %s accumulating in %s (%s only)", tl_dtype_name(adt), tl_dtype_name((tl_dtype)rt->dtype),
+                   tl_dtype_name(tl_dot_acc_dtype(adt)));
   if (M < 16 || N < 8 || K < kstep)
     cg_unsupported(g, "dot of shape %dx%dx%d (needs M >= 16, N >= 8, K >= %d)", M, N, K, kstep);
   const tl_layout *lc = cg_layout(g, res);
@@ -442,8 +498,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
     cg_wgmma_src wb = {.base = sb.base, .kmajor = sb.kcontig, .rowbytes = sb.rowbytes, .krows = st_b->rows};
     if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
     int lag = 0, wi = cg_wg_index(p, D);
+    cg_ring *RB = NULL;
     for (int i = 0; i < p->nring; i++)
-      if (p->rings[i].for_op == L) lag = p->rings[i].lag;
+      if (p->rings[i].for_op == L) lag = p->rings[i].lag, RB = &p->rings[i];
+    if (st_b->wg_tr) /* 8-bit [K][N]: read K-major from the buffer it is transposed into */
+      wb = (cg_wgmma_src){.base = transpose_kn8(g, st_b, RB, sb.base), .kmajor = true, .rowbytes = K, .krows = N};
     int mode = p->wg_defer[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
     cg_emit_wgmma(g, o, &wa, &wb, mode);
     for (int i = 0; i < p->nring; i++) /* warp-specialized: the slot(s) read are free */

@@ -83,7 +83,7 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
   a = LLVMBuildSelect(g->B, in, a, base, "");
   LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
-  /* (4- and 8-byte elements: an operand prologue's packed words) */
+  /* 1-, 2-, 4- or 8-byte elements (f32: a tf32 dot's operands; i32 / i64: an operand prologue's packed words) */
   const char *txt = eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
                     : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }"
                     : eb == 4 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.b32 $0, [$1]; }"
@@ -522,6 +522,18 @@ static LLVMValueRef iv_plus(cg *g, LLVMValueRef lo64, int k, LLVMValueRef step64
   return ivty == g->i64 ? x : LLVMBuildTrunc(g->B, x, ivty, "");
 }
 
+/* The parity of the transposed-B buffers (cg_stream.wg_tr with two of
+ * them) starts at 0 with the loop. */
+static void init_tr_parity(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op || !s->wg_tr || s->tr_nbuf < 2) continue;
+    if (!s->trv) s->trv = LLVMBuildAlloca(g->PB, g->i32, "tr.parity");
+    LLVMBuildStore(g->B, cg_i32(g, 0), s->trv);
+  }
+}
+
 /* Ring prologue: stages 0..S-2 issued at the builder's position, before
  * the loop (branchy: real branches for the slow copies); slot counters. */
 static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty, bool branchy) {
@@ -537,6 +549,7 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   }
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
+  init_tr_parity(g, R);
   R->pre_done = true;
 }
 
@@ -568,6 +581,7 @@ static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef
   LLVMPositionBuilderAtEnd(g->B, jb);
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S - 1 - R->lag), R->wrv);
+  init_tr_parity(g, R);
 }
 
 void cg_loop_preheader(cg *g, int32_t for_op) {

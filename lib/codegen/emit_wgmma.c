@@ -41,15 +41,15 @@
 #include <string.h>
 
 #include "cg.h"
+#include "mma_tiling.h"
 #include "schedule.h"
 
 bool cg_arch_is_90a(cg *g) { return g->sm == 90 && (!g->o || !g->o->arch || !strcmp(g->o->arch, "sm_90a")); }
 
-static bool is_8bit(int dt) { return dt == TL_F8E4M3 || dt == TL_F8E5M2; }
+/* wgmma reads these only K-major (no transpose immediates): 8-bit and tf32 */
+static bool kmajor_only(int dt) { return tl_dtype_bytes((tl_dtype)dt) != 2; }
 
-static const char *wg_type(int dt) {
-  return dt == TL_BF16 ? "bf16" : dt == TL_F16 ? "f16" : dt == TL_F8E4M3 ? "e4m3" : "e5m2";
-}
+int cg_wgmma_instr_n(int dt, int N) { return tl_wgmma_instr_n((tl_dtype)dt, N); }
 
 bool cg_wgmma_fits(cg *g, int32_t D) {
   tl_func *f = g->f;
@@ -58,9 +58,10 @@ bool cg_wgmma_fits(cg *g, int32_t D) {
   const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
   const tl_type *rt = &tl_val(f, o->res[0])->type;
   if (at->kind != TL_KIND_TILE || bt->kind != TL_KIND_TILE || at->rank != 2 || bt->rank != 2) return false;
-  bool b8 = is_8bit(at->dtype) && is_8bit(bt->dtype);
-  if (!b8 && ((at->dtype != TL_BF16 && at->dtype != TL_F16) || bt->dtype != at->dtype)) return false;
-  if (rt->dtype != TL_F32) return false;
+  bool fp8 = tl_dtype_is_fp8((tl_dtype)at->dtype) && tl_dtype_is_fp8((tl_dtype)bt->dtype);
+  if (!fp8 && (!tl_dot_kstep((tl_dtype)at->dtype) || bt->dtype != at->dtype)) return false;
+  if (rt->dtype != tl_dot_acc_dtype((tl_dtype)at->dtype)) return false;
+  if (!cg_wgmma_instr_n(at->dtype, bt->shape[1])) return false;
   int warps = f->warps;
   int32_t M = at->shape[0], N = bt->shape[1];
   const tl_layout *lc = cg_layout(g, o->res[0]);
@@ -104,11 +105,16 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   int32_t accv = o->opnd[2], res = o->res[0];
   const tl_type *at = &tl_val(f, o->opnd[0])->type, *bt = &tl_val(f, o->opnd[1])->type;
   int32_t M = at->shape[0], K = at->shape[1], N = bt->shape[1];
-  /* one instruction takes 32 bytes of K: k16 of 16-bit, k32 of 8-bit data */
-  bool b8 = is_8bit(at->dtype);
-  int kstep = b8 ? 32 : 16;
-  if (b8 && !b->kmajor) TL_INTERNAL(g->ctx, "codegen: wgmma of an 8-bit N-major B");
+  /* one instruction takes 32 bytes of K: k16 of 16-bit, k32 of 8-bit, k8 of tf32 data */
+  bool b8 = kmajor_only(at->dtype);
+  bool s32 = at->dtype == TL_I8; /* i32 accumulators ("=r"), no scale-a/b immediates */
+  int kstep = tl_dot_kstep((tl_dtype)at->dtype);
+  if (b8 && !b->kmajor) TL_INTERNAL(g->ctx, "codegen: wgmma of an 8-bit or tf32 N-major B");
   int warps = f->warps, nwg = warps / 4, mrep = M / (64 * nwg), nk = K / kstep, nacc = N / 2;
+  /* one instruction covers wn columns: N, or N / nsplit (i8 has no m64n256) */
+  int wn = cg_wgmma_instr_n(at->dtype, N), nsplit = wn ? N / wn : 1, nacc_i = wn / 2;
+  if (!wn || (nsplit > 1 && !b->kmajor)) TL_INTERNAL(g->ctx, "codegen: wgmma N %d has no instruction", N);
+  const char *rc = s32 ? "=r" : "=f";
   const tl_layout *lc = cg_layout(g, res);
   int lognrep = 0;
   while ((1 << lognrep) < N / 8) lognrep++;
@@ -122,11 +128,13 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   /* descriptors: A rows of this warpgroup's block mi, B whole */
   LLVMValueRef wg = LLVMBuildLShr(g->B, g->warp, cg_i32(g, 2), "");
   bool areg = a->regs != NULL;
-  if (areg && b8) TL_INTERNAL(g->ctx, "codegen: wgmma with an 8-bit A from registers");
+  if (areg && b8) TL_INTERNAL(g->ctx, "codegen: wgmma with an 8-bit or tf32 A from registers");
   unsigned long long ahi = desc_hi(16, 8 * a->rowbytes, swizzle_mode(a->rowbytes));
   unsigned long long bhi = b->kmajor ? desc_hi(16, 8 * b->rowbytes, swizzle_mode(b->rowbytes))
                                      : desc_hi(b->krows * 128, 1024, 1);
   int bstep = 16 * 128; /* N-major B: bytes from one k slice to the next */
+  /* K-major B: the wn rows of instruction h start h*wn rows in (atoms: 128-byte rows) */
+  int bsplit = wn * (b->katom ? 128 : b->rowbytes);
   LLVMValueRef bdesc = desc_of(g, b->base, bhi);
   LLVMValueRef adesc[8];
   if (mrep > 8) cg_unsupported(g, "wgmma dot with %d 64-row blocks per warpgroup", mrep);
@@ -135,36 +143,39 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     adesc[mi] = desc_of(g, LLVMBuildAdd(g->B, a->base, row0, ""), ahi);
   }
 
-  /* wgmma text: outputs $0..$nacc-1, then desc a (or the 4 registers of
+  /* wgmma text: outputs $0..$nacc_i-1, then desc a (or the 4 registers of
    * A), desc b, scale-d; the accumulators come back as tied inputs */
   int na = areg ? 4 : 1; /* A operands */
-  char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc + 256);
-  char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 64);
-  int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
-                  nacc + na + 1, N, kstep, wg_type(at->dtype), wg_type(bt->dtype));
+  char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc_i + 256);
+  char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
+  int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {",
+                  nacc_i + na + 1, wn, kstep, s32 ? "s32" : "f32", cg_mma_type((tl_dtype)at->dtype),
+                  cg_mma_type((tl_dtype)bt->dtype));
   int c = 0;
-  for (int i = 0; i < nacc; i++) {
+  for (int i = 0; i < nacc_i; i++) {
     n += sprintf(text + n, "%s$%d", i ? "," : "", i);
-    c += sprintf(cons + c, "=f,");
+    c += sprintf(cons + c, "%s,", rc);
   }
-  /* scale-a, scale-b 1; the transpose immediates exist only for 16-bit
-   * types, and A from registers has none (only imm-trans-b) */
-  if (areg) sprintf(text + n, "}, {$%d,$%d,$%d,$%d}, $%d, p, 1, 1, %d; }", nacc, nacc + 1, nacc + 2, nacc + 3, nacc + 4,
-                    b->kmajor ? 0 : 1);
-  else if (b8) sprintf(text + n, "}, $%d, $%d, p, 1, 1; }", nacc, nacc + 1);
-  else sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc, nacc + 1, b->kmajor ? 0 : 1);
+  /* scale-a, scale-b 1 (integers have none); the transpose immediates exist
+   * only for 16-bit types, and A from registers has none (only imm-trans-b) */
+  if (areg) sprintf(text + n, "}, {$%d,$%d,$%d,$%d}, $%d, p, 1, 1, %d; }", nacc_i, nacc_i + 1, nacc_i + 2, nacc_i + 3,
+                    nacc_i + 4, b->kmajor ? 0 : 1);
+  else if (s32) sprintf(text + n, "}, $%d, $%d, p; }", nacc_i, nacc_i + 1);
+  else if (b8) sprintf(text + n, "}, $%d, $%d, p, 1, 1; }", nacc_i, nacc_i + 1);
+  else sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc_i, nacc_i + 1, b->kmajor ? 0 : 1);
   c += sprintf(cons + c, areg ? "r,r,r,r,l,r" : "l,l,r");
-  for (int i = 0; i < nacc; i++) c += sprintf(cons + c, ",%d", i);
+  for (int i = 0; i < nacc_i; i++) c += sprintf(cons + c, ",%d", i);
   sprintf(cons + c, ",~{memory}");
   /* the operand fence after the wait: accumulators are not read before it */
   char *fcons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 16);
   c = 0;
-  for (int i = 0; i < nacc; i++) c += sprintf(fcons + c, "%s=f", i ? "," : "");
+  for (int i = 0; i < nacc; i++) c += sprintf(fcons + c, "%s%s", i ? "," : "", rc);
   for (int i = 0; i < nacc; i++) c += sprintf(fcons + c, ",%d", i);
   LLVMTypeRef *fl = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)nacc);
-  for (int i = 0; i < nacc; i++) fl[i] = g->f32;
+  for (int i = 0; i < nacc; i++) fl[i] = s32 ? g->i32 : g->f32;
   LLVMTypeRef st = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc, 0);
-  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc + 6));
+  LLVMTypeRef sti = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc_i, 0);
+  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc_i + 6));
 
   /* fp8-acc=promote: each group of at most CG_PROMOTE_K / kstep slices
    * writes the temporary t (its first slice with scale-d = 0, so t needs no
@@ -178,27 +189,29 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   LLVMValueRef *t = promote ? tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs) : d->r;
   char *cons0 = NULL;
   if (promote) {
-    cons0 = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc + 64);
+    cons0 = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
     c = 0;
-    for (int i = 0; i < nacc; i++) c += sprintf(cons0 + c, "=f,");
+    for (int i = 0; i < nacc_i; i++) c += sprintf(cons0 + c, "%s,", rc);
     sprintf(cons0 + c, "l,l,r,~{memory}");
   }
   for (int k0 = 0; k0 < nk; k0 += per) {
     asm_void(g, "wgmma.fence.sync.aligned;");
     for (int kk = k0; kk < nk && kk < k0 + per; kk++)
-      for (int mi = 0; mi < mrep; mi++) {
-        int32_t base = mi << (2 + lognrep);
-        bool first = promote && kk == k0;
-        if (areg)
-          for (int i = 0; i < 4; i++) args[i] = a->regs[(mi * nk + kk) * 4 + i];
-        else
-          args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, kslice_off(a, kk) >> 4), "");
-        args[na] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, (b->kmajor ? kslice_off(b, kk) : kk * bstep) >> 4), "");
-        args[na + 1] = cg_i32(g, first ? 0 : 1);
-        for (int i = 0; i < nacc && !first; i++) args[na + 2 + i] = t[base + i];
-        LLVMValueRef out = asm_many(g, st, text, first ? cons0 : cons, args, first ? na + 2 : nacc + na + 2);
-        for (int i = 0; i < nacc; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
-      }
+      for (int mi = 0; mi < mrep; mi++)
+        for (int h = 0; h < nsplit; h++) {
+          int32_t base = (mi << (2 + lognrep)) + h * nacc_i;
+          bool first = promote && kk == k0;
+          if (areg)
+            for (int i = 0; i < 4; i++) args[i] = a->regs[(mi * nk + kk) * 4 + i];
+          else
+            args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, kslice_off(a, kk) >> 4), "");
+          int boff = (b->kmajor ? kslice_off(b, kk) : kk * bstep) + h * bsplit;
+          args[na] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, boff >> 4), "");
+          args[na + 1] = cg_i32(g, first ? 0 : 1);
+          for (int i = 0; i < nacc_i && !first; i++) args[na + 2 + i] = t[base + i];
+          LLVMValueRef out = asm_many(g, sti, text, first ? cons0 : cons, args, first ? na + 2 : nacc_i + na + 2);
+          for (int i = 0; i < nacc_i; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+        }
     asm_void(g, "wgmma.commit_group.sync.aligned;");
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
     asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
@@ -218,10 +231,11 @@ void cg_wgmma_fence_val(cg *g, int32_t v) {
     int n = x->n - b < 128 ? x->n - b : 128;
     char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)n + 16);
     int c = 0;
-    for (int i = 0; i < n; i++) c += sprintf(cons + c, "%s=f", i ? "," : "");
+    bool ints = LLVMTypeOf(x->r[b]) == g->i32; /* an i8 dot's s32 accumulator */
+    for (int i = 0; i < n; i++) c += sprintf(cons + c, "%s%s", i ? "," : "", ints ? "=r" : "=f");
     for (int i = 0; i < n; i++) c += sprintf(cons + c, ",%d", i);
     LLVMTypeRef *fl = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)n);
-    for (int i = 0; i < n; i++) fl[i] = g->f32;
+    for (int i = 0; i < n; i++) fl[i] = ints ? g->i32 : g->f32;
     LLVMValueRef out = asm_many(g, LLVMStructTypeInContext(g->C, fl, (unsigned)n, 0), "", cons, &x->r[b], n);
     LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)x->n);
     memcpy(r, x->r, sizeof(LLVMValueRef) * (size_t)x->n);

@@ -53,6 +53,10 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   if (!R->wgmma) return "the ring does not feed wgmma";
   if (f->warps % 4 || f->warps / 4 > 2) return "the warps are not one or two warpgroups";
   if (tl_op_at(f, R->for_op)->parent != -1) return "the main loop is not at the top level of the kernel";
+  /* the transpose of an 8-bit [K][N] B needs every consumer past the read of
+   * its buffer's previous k-step: the per-k-step CTA barrier WS removes */
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && p->streams[i].wg_tr) return "an 8-bit [K][N] B is transposed each k-step";
   for (int32_t D = 0; D < f->ops.len; D++) {
     tl_op *o = tl_op_at(f, D);
     if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || !tl_op_inside(f, D, R->for_op)) continue;

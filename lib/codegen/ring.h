@@ -31,6 +31,15 @@ typedef struct cg_stream {
   bool wg_kmajor;         /* wgmma B given as trans of [N][K]: with wg_atoms (rows over 128 B,
                            * 16-bit), the atoms are [K/64][N][64], K-major */
   bool wg;                /* read by wgmma: slot offset 1024-byte aligned (swizzle atoms) */
+  /* an 8-bit B kept [K][N] for wgmma (which reads 8-bit operands only
+   * K-major): the slot is the [K][N] atom slot above; each k-step the
+   * consumers transpose it (ldmatrix .trans of byte pairs + prmt, emit_dot.c)
+   * into a K-major buffer at tr_off (rows N of K bytes, swizzled like a
+   * K-major slot): one when each wgmma group is waited for in its
+   * iteration, else two, written in turns (trv) */
+  bool wg_tr;
+  int tr_off, tr_nbuf;
+  LLVMValueRef trv;       /* tr_nbuf 2: alloca of the buffer this k-step writes (0, 1, 0, ...) */
   /* TMA (the ring's tma): tensor map `tma` (index among the hidden
    * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
    * at slot byte b * rows * 128 and tile column b * tma_inner */

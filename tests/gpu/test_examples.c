@@ -221,7 +221,9 @@ static void run_file(const char *dir, const char *name) {
     tilec_kernel_destroy(k);
   }
   tilec_program_destroy(p);
-  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile")) return;
+  if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile") &&
+      strcmp(name, "quant_int8_gemm.tile") && strcmp(name, "gemm_tf32.tile"))
+    return;
   /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
    * switches are read when the program compiles, and are in the cache key) */
   for (int v = 0; v < NVARIANTS; v++) {

@@ -244,7 +244,32 @@ Test(mma_tiling, fp8_rules) {
   cr_assert_eq(ch.best.instr.k, 32);
   tl_mma_tiling t;
   cr_assert_not_null(tl_mma_evaluate(&p, (tl_mma_instr){TL_MMA_WMMA, 16, 16, 16}, 1, 1, &t));
-  p.dtype = TL_F32;
+  p.dtype = TL_I16;
+  cr_assert_not(tl_mma_choose(&p, &ch));
+}
+
+/* i8 (m16n8k32.s32, sm_80; wgmma N = 8, 24 or multiples of 16 up to 224) and
+ * f32 read as tf32 (m16n8k8, wgmma k8). */
+Test(mma_tiling, int8_tf32_rules) {
+  tl_mma_problem p = {128, 128, 128, TL_I8, 8, 80, false, 0};
+  tl_mma_choice ch;
+  cr_assert(tl_mma_choose(&p, &ch));
+  cr_assert_eq(ch.best.instr.family, TL_MMA_SYNC);
+  cr_assert_eq(ch.best.instr.k, 32);
+  tl_mma_tiling t;
+  cr_assert_null(tl_mma_evaluate(&p, (tl_mma_instr){TL_MMA_SYNC, 16, 8, 32}, 4, 2, &t));
+  cr_assert_not_null(tl_mma_evaluate(&p, (tl_mma_instr){TL_MMA_SYNC, 16, 8, 16}, 4, 2, &t));
+  p = (tl_mma_problem){128, 256, 128, TL_I8, 8, 90, true, 0};
+  cr_assert_not_null(tl_mma_evaluate(&p, (tl_mma_instr){TL_MMA_WGMMA, 64, 256, 32}, 2, 1, &t));
+  cr_assert_null(tl_mma_evaluate(&p, (tl_mma_instr){TL_MMA_WGMMA, 64, 128, 32}, 2, 1, &t));
+  cr_assert_eq(tl_wgmma_instr_n(TL_I8, 256), 128);
+  cr_assert_eq(tl_wgmma_instr_n(TL_I8, 224), 224);
+  cr_assert_eq(tl_wgmma_instr_n(TL_I8, 40), 0);
+  cr_assert_eq(tl_wgmma_instr_n(TL_BF16, 256), 256);
+  p = (tl_mma_problem){128, 128, 32, TL_F32, 4, 80, false, 0};
+  cr_assert(tl_mma_choose(&p, &ch));
+  cr_assert_eq(ch.best.instr.k, 8);
+  p.sm = 75;
   cr_assert_not(tl_mma_choose(&p, &ch));
 }
 

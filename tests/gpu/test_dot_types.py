@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""test_dot_types.py: the newer tensor-core operand paths on the GPU against torch.
+
+examples/quant_int8_gemm.tile (i8 x i8 -> i32 dot, per-row and per-column f32 scales, bf16 out):
+random int8 over the whole range [-128, 127], ragged sizes (1, tile - 1, tile + 1, primes,
+K = 511), outputs poisoned with NaN.  The reference is torch: the exact integer product (int64,
+checked against torch._int_mm where its shape rules allow), then `acc.float() * sa[:, None] *
+sw[None, :]` in f32 and the bf16 rounding: the same operations as the kernel's epilogue, so the
+GPU must match it BIT FOR BIT (tolerance 0: the i32 sum is exact, two f32 multiplies and one
+rounding are the same on both sides).  Each cutlass kernel also under TILEC_WS=coop.
+
+examples/gemm_tf32.tile (dot(..., precision = "tf32")): random f32 whose low 13 mantissa bits
+are random (so dropping them matters).  Reference: fp64 product of the operands truncated to
+tf32 (sign, exponent, top 10 mantissa bits: what the language specifies and the interpreter
+does).  Tolerance: |gpu - ref| <= 2^-17 (|A| |B|) elementwise (f32 sums of K <= 1040 exact
+products, well above the f32 rounding of the sums: at most K 2^-24 in the worst case, about
+sqrt(K) 2^-24 typically).  Self-test: the reference from operands ROUNDED to nearest tf32 must
+fail the same check on these data (so the test tells truncation from rounding), and the distance
+of the GPU result to both references is printed.
+
+examples/gemm_fp8.tile cutlass_gemm_fp8_nn (8-bit B kept [K, N] on wgmma: each k-step transposed
+through shared memory), promote (one K-major buffer) and fast 128x128 on 8 warps (two buffers,
+a wgmma group in flight): fp8 inputs are exact in f32, so the reference is the fp64 product;
+tolerance ||C - ref|| / ||ref|| <= 1e-2 and max |C - ref| <= 2e-2 max |ref| (bf16 output, the
+tensor core's ~13-bit sums over 128 K (promote) or over all of K (fast)), and the same kernel
+must not be closer to the product with B transposed wrongly (self-test: ref of B^T differs).
+examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
+sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
+
+  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples]
+Exit 0 pass, 1 fail, 77 no GPU / no torch.
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+SIZES = [(1, 1, 1), (127, 255, 129), (129, 257, 63), (131, 263, 511), (257, 509, 127), (1000, 1064, 1040),
+         (333, 517, 4096)]
+
+
+def main():
+    try:
+        import torch
+    except ImportError:
+        print("test_dot_types: no torch: skipped")
+        return 77
+    if not torch.cuda.is_available():
+        print("test_dot_types: no GPU: skipped")
+        return 77
+    lib = arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so")))
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(lib)
+    import tilec
+    exdir = arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples")))
+    seed = int(os.environ.get("TILEC_SEED", "20261201"))
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    print("test_dot_types: seed", seed)
+    fails = 0
+
+    def compiled(name, kernel, env=None, defines=None, **opts):
+        old = {}
+        for k, v in (env or {}).items():
+            old[k] = os.environ.get(k)
+            os.environ[k] = v
+        try:
+            return tilec.compile(os.path.join(exdir, name), defines, **opts)[kernel]
+        finally:
+            for k, v in old.items():
+                if v is None: os.environ.pop(k, None)
+                else: os.environ[k] = v
+
+    # ---- int8 ---------------------------------------------------------------------------
+    ks = [("quant_int8_gemm", None), ("cutlass_quant_int8_gemm", None), ("cutlass_quant_int8_gemm", {"TILEC_WS": "coop"})]
+    for kname, env in ks:
+        k = compiled("quant_int8_gemm.tile", kname, env)
+        for M, N, K in SIZES:
+            a = torch.randint(-128, 128, (M, K), generator=gen, dtype=torch.int8)
+            w = torch.randint(-128, 128, (N, K), generator=gen, dtype=torch.int8)
+            sa = torch.rand(M, generator=gen) * 0.02 + 1e-3
+            sw = torch.rand(N, generator=gen) * 0.02 + 1e-3
+            acc = a.long() @ w.long().t()  # exact
+            ad, wd = a.cuda(), w.cuda()
+            if M > 16 and K % 8 == 0 and N % 8 == 0:  # torch._int_mm's shape rules
+                im = torch._int_mm(ad, wd.t()).cpu().long()
+                if not torch.equal(im, acc):
+                    print(f"FAIL reference: torch._int_mm differs from the int64 product at {M}x{N}x{K}")
+                    fails += 1
+            ref = (acc.to(torch.int32).float() * sa[:, None] * sw[None, :]).to(torch.bfloat16)
+            y = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            k(ad, wd, sa.cuda(), sw.cuda(), y)
+            torch.cuda.synchronize()
+            y = y.cpu()
+            bad = (y.view(torch.int16) != ref.view(torch.int16)).sum().item()
+            tag = f"{kname}{' ' + str(env) if env else ''} {M}x{N}x{K}"
+            if bad:
+                i = (y.view(torch.int16) != ref.view(torch.int16)).nonzero()[0].tolist()
+                print(f"FAIL {tag}: {bad} of {M * N} bf16 outputs differ from torch; first at {i}: "
+                      f"gpu {y[i[0], i[1]].item()}, torch {ref[i[0], i[1]].item()}")
+                fails += 1
+            else:
+                print(f"ok {tag}: bit-identical to torch")
+
+    # ---- tf32 ---------------------------------------------------------------------------
+    def trunc(x):
+        return (x.view(torch.int32) & -8192).view(torch.float32)
+
+    def rn(x):  # round to nearest even at 10 mantissa bits
+        i = x.view(torch.int32).long()
+        i = (i + 0xFFF + ((i >> 13) & 1)) & ~0x1FFF
+        return i.to(torch.int32).view(torch.float32)
+
+    for kname in ("gemm_tf32", "cutlass_gemm_tf32_tn"):
+        k = compiled("gemm_tf32.tile", kname)
+        for M, N, K in SIZES[:6]:
+            a = torch.randn(M, K, generator=gen)
+            b = torch.randn(K, N, generator=gen)
+            ref = trunc(a).double() @ trunc(b).double()
+            ref_rn = rn(a).double() @ rn(b).double()
+            scale = a.abs().double() @ b.abs().double()
+            tol = 2.0 ** -17
+            c = torch.full((M, N), float("nan"), device="cuda")
+            bb = b.t().contiguous().cuda() if kname.endswith("_tn") else b.cuda()
+            k(a.cuda(), bb, c)
+            torch.cuda.synchronize()
+            c = c.cpu().double()
+            err = ((c - ref).abs() / scale).max().item()
+            err_rn = ((c - ref_rn).abs() / scale).max().item()
+            self_rn = ((ref_rn - ref).abs() / scale).max().item()
+            tag = f"{kname} {M}x{N}x{K}"
+            if not (err <= tol) or c.isnan().any():
+                print(f"FAIL {tag}: max |gpu - ref_trunc| / (|A||B|) = {err:.3g} > {tol:.3g} "
+                      f"(to the round-to-nearest reference: {err_rn:.3g})")
+                fails += 1
+            elif K >= 63 and not self_rn > tol:
+                print(f"FAIL self-test {tag}: the rounded reference passes too ({self_rn:.3g}): the data cannot tell")
+                fails += 1
+            else:
+                print(f"ok {tag}: max err/(|A||B|) {err:.3g} (to the rounded reference {err_rn:.3g})")
+    # ---- fp8 B [K, N] on wgmma, block scales ------------------------------------------------
+    def close(c, ref, tag, other=None):
+        nonlocal fails
+        c = c.double()
+        err = ((c - ref).norm() / ref.norm()).item() if ref.norm() > 0 else (c - ref).abs().max().item()
+        mx = (c - ref).abs().max().item()
+        ok = err <= 1e-2 and mx <= 2e-2 * max(ref.abs().max().item(), 1e-30) and not c.isnan().any()
+        if other is not None and ok:
+            e2 = ((c - other).norm() / other.norm()).item()
+            if e2 <= 1e-2:
+                print(f"FAIL self-test {tag}: as close to the wrong reference ({e2:.3g})")
+                fails += 1
+                return
+        print(f"{'ok' if ok else 'FAIL'} {tag}: rel err {err:.3g}, max abs err {mx:.3g}")
+        if not ok:
+            fails += 1
+
+    f8 = torch.float8_e4m3fn
+    for tag, k in (("cutlass_gemm_fp8_nn promote", compiled("gemm_fp8.tile", "cutlass_gemm_fp8_nn")),
+                   ("cutlass_gemm_fp8_nn fast 128x128 w8 s4",
+                    compiled("gemm_fp8.tile", "cutlass_gemm_fp8_nn", None, {"BM": 128}, fp8_acc="fast", warps=8,
+                             stages=4))):
+        for M, N, K in SIZES + [(256, 256, 256)]:
+            a = (torch.randn(M, K, generator=gen)).to(f8)
+            b = (torch.randn(K, N, generator=gen)).to(f8)
+            ref = a.double() @ b.double()
+            c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            k(a.cuda(), b.cuda(), c, 0.5, 2.0)
+            torch.cuda.synchronize()
+            wrong = a.double() @ b.double().t().contiguous() if M == N == K and M > 1 else None
+            close(c.cpu(), ref, f"{tag} {M}x{N}x{K}", wrong)
+    kbs = compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")
+    for M, N, K in SIZES:
+        a = torch.randn(M, K, generator=gen).to(f8)
+        w = torch.randn(N, K, generator=gen).to(f8)
+        KB, NB = (K + 127) // 128, (N + 127) // 128
+        sa = torch.rand(M, KB, generator=gen) + 0.5
+        sw = torch.rand(NB, KB, generator=gen) + 0.5
+        ref = torch.zeros(M, N, dtype=torch.float64)
+        for kb in range(KB):
+            blk = a[:, kb * 128:(kb + 1) * 128].double() @ w[:, kb * 128:(kb + 1) * 128].double().t()
+            ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
+        c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        kbs(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), c)
+        torch.cuda.synchronize()
+        close(c.cpu(), ref, f"cutlass_gemm_fp8_blockscale {M}x{N}x{K}")
+    print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
