@@ -340,7 +340,7 @@ static void run_attn_rope(compiled *c, bool causal, int64_t Z, int64_t H, int64_
   a[6] = sarg_f(scale);
   interpret(f, a, 7);
   int64_t n = Z * H * S * D;
-  double *ref = dalloc(n), *sc = dalloc(n), *p = dalloc(S), *qr = dalloc(n), *kr = dalloc(n);
+  double *ref = dalloc(n), *sc = dalloc(n), *qr = dalloc(n), *kr = dalloc(n), *p = dalloc(S < 1 ? 1 : S);
   for (int64_t r = 0; r < Z * H * S; r++)
     for (int64_t d = 0; d < D; d++) {
       qr[r * D + d] = rope_elem(&a[0], &a[3], &a[4], r, r % S, d, D);
