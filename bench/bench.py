@@ -1129,13 +1129,23 @@ def topk_sample():
               f"(speed-up {ms_eager / ms:.2f}x / {ms_comp / ms:.2f}x); token in torch's kept set: {ok}", flush=True)
 
 # ---- W4A16: int4 weights, group-wise scales (examples/gemm_w4a16.tile) beside the bf16 cuBLAS GEMM ---------
+# Variants: the operand prologue on (the words and scales stream through the cp.async ring, the
+# dequantization runs between shared memory and the staging) and off (TILEC_PROLOGUE=0: the kernel
+# of before, `simple`, every K step waiting for its loads), and BN 32 / 64 / 128 at small M (the grid
+# is N / BN programs: 64 at BN 64 for 132 SMs).
 def gemm_w4a16():
     G = 128
-    shapes = [(1, 4096, 4096), (16, 4096, 4096)] if args.quick else \
+    shapes = [(1, 4096, 4096), (16, 4096, 4096), (4096, 4096, 4096)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
-    ks = {bm: Kernel(ex("gemm_w4a16.tile"), {"BM": bm}) for bm in (16, 64)}
+
+    def kern(defines, prologue, split):
+        os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # opt-in until run on the H200
+        try:
+            return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
+        finally:
+            os.environ.pop("TILEC_PROLOGUE", None)
+    cache = {}
     for M, N, K in shapes:
-        k = ks[16 if M <= 16 else 64]
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (K // 8, N), device="cuda", dtype=torch.int32)
         sc = (torch.rand(K // G, N, device="cuda") * 0.02 + 0.01).to(torch.bfloat16)
@@ -1144,14 +1154,109 @@ def gemm_w4a16():
         q = (wq.repeat_interleave(8, 0) >> shifts) & 15
         w = (q.float() * sc.float().repeat_interleave(G, 0) - zs.float().repeat_interleave(G, 0)).to(torch.bfloat16)
         ref = a.float() @ w.float()
-        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        f = k.bind(a, wq, sc, zs, c)
-        f(); torch.cuda.synchronize()
-        err = relerr(c, ref)
-        ms = bench(f)
         ms_ref = bench(lambda: a @ w)
         fl = 2 * M * N * K
-        row("w4a16 gemm", f"{M}x{N}x{K} G{G}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape", fl / ms_ref / 1e9, err)
+        bm = 16 if M <= 16 else 64
+        tiles = [(bm, bn) for bn in (32, 64, 128)] if M <= 16 else [(64, 64), (64, 128), (128, 128)]
+        variants = [(f"BM{m_} BN{bn}{'' if pro else ' prologue off'}", {"BM": m_, "BN": bn}, pro)
+                    for m_, bn in tiles for pro in (True, False) if pro or bn == 64]
+        # split-K (gemm_w4a16_splitk, C f32 zeroed in the timed call: C.zero_() then the kernel)
+        if M <= 64:
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
+                         for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
+        for name, defs, pro in variants:
+            key = (tuple(sorted(defs.items())), pro)
+            try:
+                if key not in cache: cache[key] = kern(defs, pro, "SPLIT" in defs)
+                k = cache[key]
+                if "SPLIT" in defs:
+                    c = torch.zeros((M, N), device="cuda", dtype=torch.float32)
+                    g = k.bind(a, wq, sc, zs, c)
+                    f = lambda: (c.zero_(), g())
+                else:
+                    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                    f = k.bind(a, wq, sc, zs, c)
+                f(); torch.cuda.synchronize()
+                err = relerr(c, ref)
+                ms = bench(f)
+            except Exception as e:
+                print(f"w4a16 {name}: {str(e)[:300]}", flush=True)
+                continue
+            row("w4a16 gemm", f"{M}x{N}x{K} G{G} {name}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape",
+                fl / ms_ref / 1e9, err)
+            print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
+                  f"{ms_ref / ms:.2f}x faster", flush=True)
+
+# ---- attention with RoPE fused (examples/attn_rope.tile) beside the plain forward, the unfused pair
+# (rope.tile on q and k, then attn.tile's attn_fwd) and torch RoPE + cuDNN SDPA; every ratio in one run.
+# The fused kernel with its operand prologue (k's halves and table rows streamed) and without it
+# (TILEC_PROLOGUE=0: k loaded in the loop).  D128 on 8 warps (4 spill); multistage, mma.sync.
+def attn_rope():
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    import torch.nn.functional as F
+    cases = [(64, 4096, True), (128, 4096, True)] if args.quick else \
+        [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
+
+    def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
+        h = x.shape[-1] // 2
+        x1, x2 = x[..., :h].float(), x[..., h:].float()
+        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(torch.bfloat16)
+    kern = {}
+    for D, S, causal in cases:
+        H = 2048 // D; Z = max(1, 16384 // S)
+        # stored [Z, S, H, D] (tokens-major, as a QKV projection writes them), viewed [Z, H, S, D]:
+        # rope.tile then rotates each tensor in one launch over its [Z*S, H, D] rows
+        qs = torch.randn(Z, S, H, D, device="cuda", dtype=torch.bfloat16)
+        ks = torch.randn_like(qs); vs = torch.randn_like(qs)
+        q, kk, v = (t.permute(0, 2, 1, 3) for t in (qs, ks, vs))
+        th = torch.arange(S, device="cuda", dtype=torch.float64)[:, None] * \
+            10000.0 ** (-2 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
+        cs, sn = th.cos().float().contiguous(), th.sin().float().contiguous()
+        qr, kr = rope_t(q, cs, sn), rope_t(kk, cs, sn)
+        ref = F.scaled_dot_product_attention(qr.float(), kr.float(), v.float(), is_causal=causal)
+        fl = 4 * Z * H * S * S * D / (2 if causal else 1)
+        opts = {"warps": 8} if D == 128 else None
+        for name, pro in (("fused", True), ("fused prologue off", False)):
+            key = (name, D, causal)
+            if key not in kern:
+                os.environ["TILEC_PROLOGUE"] = "1" if pro else "0"
+                try:
+                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_rope_fwd", options=opts)
+                finally:
+                    os.environ.pop("TILEC_PROLOGUE", None)
+        if ("plain", D, causal) not in kern:
+            kern[("plain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_fwd")
+            kern[("rope", D)] = Kernel(ex("rope.tile"), {"D": D, "HALF": D // 2}, "rope")
+        o = torch.full_like(q, float("nan"))
+        plain = kern[("plain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
+        ms_plain = bench(plain)
+        # the unfused pair: rope.tile over the [Z*S, H, D] rows of q and of k (the tables repeated
+        # per z), then attn_fwd
+        q2s, k2s = torch.empty_like(qs), torch.empty_like(ks)
+        rk = kern[("rope", D)]
+        csz, snz = cs.repeat(Z, 1), sn.repeat(Z, 1)
+        ropes = [rk.bind(x.view(Z * S, H, D), csz, snz, y.view(Z * S, H, D)) for x, y in ((qs, q2s), (ks, k2s))]
+        att = kern[("plain", D, causal)].bind(q2s.permute(0, 2, 1, 3), k2s.permute(0, 2, 1, 3), v, o, D ** -0.5)
+        def pair():
+            for r in ropes: r()
+            att()
+        pair(); torch.cuda.synchronize()
+        err_pair = relerr(o, ref)
+        ms_pair = bench(pair)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            ms_cudnn = bench(lambda: F.scaled_dot_product_attention(rope_t(q, cs, sn), rope_t(kk, cs, sn), v, is_causal=causal))
+        shape = f"D{D} S{S} {'causal' if causal else 'full'}"
+        for name in ("fused", "fused prologue off"):
+            o = torch.full_like(q, float("nan"))
+            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
+            f(); torch.cuda.synchronize()
+            err = relerr(o, ref)
+            ms = bench(f)
+            what = "attn rope " + name
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "plain attn_fwd (pre-rotated q, k)", fl / ms_plain / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + attn_fwd", fl / ms_pair / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+        print(f"attn rope {shape}: pair rel.err {err_pair:.1e}", flush=True)
 
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
@@ -1172,6 +1277,7 @@ if "rows" in only: safe(rows_bw, "rows")
 if "moe" in only: safe(moe_gemm, "moe gemm")
 if "topk" in only: safe(topk_sample, "topk sample")
 if "w4a16" in only: safe(gemm_w4a16, "w4a16")
+if "attnrope" in only: safe(attn_rope, "attn rope")
 if "fused" in only: safe(fused, "fused")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")

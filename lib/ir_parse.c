@@ -525,6 +525,10 @@ static void read_opt_sched(parser *p, int32_t op) {
         fail_at(p, kloc, "malformed stream= in sched()");
       }
       d.pipelined = true;
+    } else if (!strcmp(key, "prologue")) {
+      expect(p, "=");
+      read_int_pair(p, ",", 0, 16, "prologue loads", &d.prologue[0], &d.prologue[1]);
+      d.pipelined = true;
     } else if (!strcmp(key, "stages")) {
       expect(p, "=");
       d.stages = (int)read_int(p, 1, 64, "stages");

@@ -188,6 +188,7 @@ static void put_sched(printer *p, int32_t id) {
   if (d->pipelined) {
     const char *st = d->streamed[0] && d->streamed[1] ? "a,b" : d->streamed[0] ? "a" : d->streamed[1] ? "b" : "none";
     tl_sbuf_printf(b, "%sstream=%s stages=%d", sep, st, d->stages);
+    if (d->prologue[0] || d->prologue[1]) tl_sbuf_printf(b, " prologue=%d,%d", d->prologue[0], d->prologue[1]);
     sep = " ";
   }
   if (d->scheduled) tl_sbuf_printf(b, "%s%s", sep, d->lookahead ? "lookahead" : "nolookahead");

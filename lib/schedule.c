@@ -147,3 +147,165 @@ int64_t tl_arch_smem_budget(const char *arch) {
   if (strcmp(arch, "sm_80") == 0 || strcmp(arch, "sm_87") == 0) return 163 * 1024;
   return 99 * 1024;
 }
+
+/* ---- operand prologues ------------------------------------------------------------ */
+
+/* Range [*lo, *hi] of every element of integer tile (or scalar) v when it is
+ * computed from iota and integer constants alone (no iteration dependence),
+ * through add, mul, div, rem, shr, and by non-negative constants and shape
+ * ops; false otherwise. */
+static bool const_range(tl_func *f, int32_t v, int64_t *lo, int64_t *hi, int depth) {
+  tl_value *x = tl_val(f, v);
+  if (depth > 16 || x->def < 0 || tl_dtype_is_float((tl_dtype)x->type.dtype)) return false;
+  tl_op *d = tl_op_at(f, x->def);
+  int64_t a0, a1, b0, b1;
+  switch (d->opc) {
+  case TL_OP_const: *lo = *hi = d->ival; return true;
+  case TL_OP_iota: *lo = 0, *hi = x->type.shape[0] - 1; return true;
+  case TL_OP_splat:
+  case TL_OP_broadcast:
+  case TL_OP_expand_dims: return const_range(f, d->opnd[0], lo, hi, depth + 1);
+  default: break;
+  }
+  if (d->nopnd != 2 || !const_range(f, d->opnd[0], &a0, &a1, depth + 1) || !const_range(f, d->opnd[1], &b0, &b1, depth + 1))
+    return false;
+  if (a0 < 0 || b0 < 0 || a1 > (1 << 20) || b1 > (1 << 20)) return false; /* non-negative, no overflow */
+  switch (d->opc) {
+  case TL_OP_add: *lo = a0 + b0, *hi = a1 + b1; return true;
+  case TL_OP_mul: *lo = a0 * b0, *hi = a1 * b1; return true;
+  case TL_OP_div: if (b0 < 1) return false; *lo = a0 / b1, *hi = a1 / b0; return true;
+  case TL_OP_rem: if (b0 < 1) return false; *lo = 0, *hi = a1 < b1 - 1 ? a1 : b1 - 1; return true;
+  case TL_OP_shr: if (b1 > 30) return false; *lo = a0 >> b1, *hi = a1 >> b0; return true;
+  case TL_OP_and: *lo = 0, *hi = a1 < b1 ? a1 : b1; return true;
+  default: return false;
+  }
+}
+
+bool tl_gather_box(tl_func *f, int32_t v, int32_t L, int32_t *base, int32_t *rows) {
+  /* through the front-end's broadcast of a rank-1 index to the view's shape */
+  for (;;) {
+    tl_value *x = tl_val(f, v);
+    if (x->def < 0) return false;
+    tl_op *d = tl_op_at(f, x->def);
+    if (d->opc != TL_OP_broadcast && d->opc != TL_OP_expand_dims) break;
+    v = d->opnd[0];
+  }
+  tl_value *x = tl_val(f, v);
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc != TL_OP_add || tl_dtype_is_float((tl_dtype)x->type.dtype)) return false;
+  for (int s = 0; s < 2; s++) {
+    int32_t sp = d->opnd[s], off = d->opnd[1 - s];
+    tl_value *sv = tl_val(f, sp);
+    if (sv->def < 0 || tl_op_at(f, sv->def)->opc != TL_OP_splat) continue;
+    int32_t sc = tl_op_at(f, sv->def)->opnd[0];
+    int64_t lo, hi;
+    if (!tl_scalar_from_iv(f, sc, L) || !const_range(f, off, &lo, &hi, 0) || lo < 0 || hi >= 256) continue;
+    *base = sc;
+    *rows = (int32_t)hi + 1;
+    return true;
+  }
+  return false;
+}
+
+bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *box_rows, int32_t *row_base,
+                      const char **why) {
+  tl_op *d = tl_op_at(f, ld);
+  *why = "not a load";
+  if (d->opc != TL_OP_load) return false;
+  if (d->parent != L) return *why = "loaded outside the dot's loop", false;
+  tl_value *t = tl_val(f, d->opnd[0]);
+  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return *why = "not a parameter tensor", false;
+  if (tensor_written(f, d->opnd[0])) return *why = "a tensor the kernel writes", false;
+  int rank = t->type.rank;
+  if (d->nopnd != 1 + rank) return *why = "a load with `other`", false;
+  const tl_type *lt = &tl_val(f, d->res[0])->type;
+  if (lt->kind != TL_KIND_TILE || lt->rank != 2) return *why = "not a 2-D tile", false;
+  int sliced[TL_MAX_RANK], ns = 0;
+  *row_base = -1;
+  *box_rows = lt->shape[0];
+  for (int k = 0; k < rank; k++) {
+    if (d->dims[k] != 0) sliced[ns++] = k;
+    int32_t ix = d->opnd[1 + k];
+    if (tl_val(f, ix)->type.kind != TL_KIND_SCALAR) {
+      /* a gather along the row dim whose rows lie in a box [x, x + R) with
+       * x from the iv: the box streams, the rows are picked in shared memory */
+      if (k == rank - 1 || !tl_gather_box(f, ix, L, row_base, box_rows))
+        return *why = "a gather (an index tile) outside a box computable from the induction variable", false;
+      continue;
+    }
+    if (!tl_scalar_from_iv(f, ix, L)) return *why = "indices not computable from the induction variable", false;
+  }
+  if (ns != 2 || sliced[1] != rank - 1) return *why = "not a 2-D view along the last dimension", false;
+  int eb = tl_dtype_bytes((tl_dtype)lt->dtype);
+  if (eb > 8 || (lt->shape[1] * eb) % 16) return *why = "rows not whole 16-byte chunks", false;
+  int64_t chunks = (int64_t)*box_rows * lt->shape[1] * eb / 16;
+  if (chunks > threads ? chunks % threads : threads % chunks) return *why = "chunks neither a multiple nor a divisor of the threads", false;
+  return true;
+}
+
+/* Is op d one the prologue's elementwise code may contain? */
+static bool prologue_op(const tl_op *d) {
+  return (tl_opinfo_table[d->opc].flags & TL_EW) || d->opc == TL_OP_splat || d->opc == TL_OP_broadcast ||
+         d->opc == TL_OP_expand_dims || d->opc == TL_OP_iota || d->opc == TL_OP_const;
+}
+
+static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t *seen, int32_t *loads, int n, int max,
+                         const char **why, int depth) {
+  if (n < 0) return n;
+  if (depth > 64) return *why = "elementwise code too deep", -1;
+  if (v == tl_op_at(f, L)->regions[0].args.data[0] || tl_defined_outside(f, v, L)) return n;
+  tl_value *x = tl_val(f, v);
+  if (x->def < 0) return *why = "computed from a loop-carried value", -1;
+  if (seen[x->def]) return n;
+  seen[x->def] = 1;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->parent != L) return *why = "computed in a nested region", -1;
+  if (d->opc == TL_OP_load && x->type.kind == TL_KIND_SCALAR) {
+    if (!tl_scalar_from_iv(f, v, L)) return *why = "a scalar load not computable from the induction variable", -1;
+    return n;
+  }
+  if (d->opc == TL_OP_load) {
+    int32_t rows, base;
+    if (!tl_prologue_view(f, x->def, L, threads, &rows, &base, why)) return -1;
+    if (n == max) return *why = "too many loads", -1;
+    loads[n++] = x->def;
+    /* (a gather's index tile is computed in registers as before) */
+    for (int i = 1; i < d->nopnd; i++)
+      if (tl_val(f, d->opnd[i])->type.kind == TL_KIND_TILE)
+        n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, depth + 1);
+    return n;
+  }
+  if (!prologue_op(d)) return *why = "computed by an op that is not elementwise", -1;
+  for (int i = 0; i < d->nopnd; i++) n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, depth + 1);
+  return n;
+}
+
+int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why) {
+  int32_t L = tl_op_at(f, D)->parent;
+  int32_t x = tl_op_at(f, D)->opnd[which];
+  *why = "not in a loop";
+  if (L < 0 || tl_op_at(f, L)->opc != TL_OP_for) return -1;
+  tl_value *xv = tl_val(f, x);
+  *why = "not computed in the loop";
+  if (xv->def < 0 || tl_defined_outside(f, x, L)) return -1;
+  tl_op *d = tl_op_at(f, xv->def);
+  /* a K-major B computed in registers (attention's rotated k: trans(rope(k))) */
+  if (d->opc == TL_OP_trans && which == 1 && tl_val(f, d->opnd[0])->def >= 0 &&
+      tl_op_at(f, tl_val(f, d->opnd[0])->def)->opc != TL_OP_load && !tl_defined_outside(f, d->opnd[0], L)) {
+    x = d->opnd[0];
+    d = tl_op_at(f, tl_val(f, x)->def);
+  }
+  *why = "a load (the stream rule's)";
+  if (d->opc == TL_OP_load || d->opc == TL_OP_trans) return -1;
+  /* TILEC_PROLOGUE=1 turns operand prologues on: built and CPU-checked in the sixth session,
+   * opt-in until they have run on the H200 (that session's last device call was refused) */
+  const char *env = getenv("TILEC_PROLOGUE");
+  *why = "operand prologues are opt-in (TILEC_PROLOGUE=1) until run on the H200";
+  if (!env || *env != '1') return -1;
+  uint8_t *seen = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);
+  memset(seen, 0, (size_t)f->ops.len + 1);
+  int threads = (f->warps > 0 ? f->warps : 4) * 32;
+  int n = prologue_walk(f, x, L, threads, seen, loads, 0, max, why, 0);
+  if (n == 0) return *why = "computed from no load of the loop", -1;
+  return n;
+}

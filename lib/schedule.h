@@ -67,6 +67,8 @@ typedef struct tl_dot_sched {
   int conflicts[2][2];   /* [operand][0 = store side, 1 = ldmatrix side]: static bank conflicts */
   bool pipelined;        /* swpipe ran for it */
   bool streamed[2];      /* operand copied global->shared by cp.async in a ring */
+  int prologue[2];       /* operand computed from this many loads that stream through the ring
+                          * (an operand prologue: read back from the slot, the code runs in registers) */
   int stages;            /* ring depth; 1 = no software pipelining */
   bool scheduled;        /* ldmatrix_sched ran for it */
   bool lookahead;        /* ldmatrix of k-slice i+1 issued before the mma of slice i */
@@ -100,6 +102,28 @@ bool tl_scalar_from_iv(tl_func *f, int32_t v, int32_t L);
 bool tl_dot_wgmma_kn8(tl_func *f, int32_t D);
 int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, bool allow_kn8,
                          bool *k_contiguous, const char **why);
+
+/* Operand prologues (docs/pipelines.md "Operand prologues").  The loads of
+ * dot D's loop that operand `which` is computed from by elementwise code
+ * (elementwise ops, casts, splat / broadcast / expand_dims, iota, constants,
+ * values from outside the loop and scalars from the iv), each a view
+ * tl_prologue_view accepts: their count (at most max, ids in loads[]), or -1
+ * with the reason (also for an operand that is itself a load: the stream
+ * rule's).  Opt-in (TILEC_PROLOGUE=1) until run on the H200. */
+int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why);
+
+/* Load op ld of loop L can be issued ahead through a ring: a 2-D view along
+ * the last dimension of a parameter tensor the kernel never writes, indices
+ * from the iv, or along the row dim a gather whose rows lie in a box [x, x +
+ * R) (x a scalar from the iv, the offsets iota/constant arithmetic in [0, R):
+ * *row_base = x, else -1); rows whole 16-byte chunks, the box's chunks a
+ * multiple or a divisor of the threads.  *box_rows: the rows a slot holds. */
+bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *box_rows, int32_t *row_base,
+                      const char **why);
+
+/* Index tile v (a gather index) is splat(x) + offsets, x a scalar from L's
+ * iv, the offsets in [0, *rows) from iota and constants: *base = x. */
+bool tl_gather_box(tl_func *f, int32_t v, int32_t L, int32_t *base, int32_t *rows);
 
 /* The largest dynamic shared memory per block of `arch` (bytes; NULL = sm_90a):
  * the budget route_pipeline and swpipe size cp.async rings against. */

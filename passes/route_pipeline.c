@@ -16,6 +16,7 @@ typedef struct main_loop {
   int32_t for_op;
   int32_t dots[8]; /* GEMM: dots[0]; attention: the score dot, then the value dot; multi-dot: all, in order */
   int ndots;
+  int prologue[2]; /* GEMM: loads operand a / b is computed from (an operand prologue), else 0 */
 } main_loop;
 
 typedef struct router {
@@ -88,13 +89,35 @@ static int32_t find_upstream(router *R, int32_t v, int32_t F, op_pred pred, int3
 
 /* dot(load, load, carried) yielded back into its slot; operands possibly
  * through trans / cast; at least one load streams inside the loop. */
-static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot) {
+static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot, int *prologue) {
   tl_op *o = tl_op_at(f, dot);
   int k = carried_slot(f, strip(f, o->opnd[2], false), F);
   if (k < 0 || yielded(f, F, k) != o->res[0]) return false;
-  int32_t a = strip(f, o->opnd[0], true), b = strip(f, o->opnd[1], true);
-  if (!is_load(f, a) || !is_load(f, b)) return false;
-  return tl_op_inside(f, def_op(f, a), F) || tl_op_inside(f, def_op(f, b), F);
+  bool inside = false;
+  for (int w = 0; w < 2; w++) {
+    int32_t x = strip(f, o->opnd[w], true);
+    prologue[w] = 0;
+    int32_t loads[16];
+    const char *why;
+    /* a cast of a load (an f32 A cast to bf16): a prologue too when its load qualifies */
+    if (is_load(f, x) && x != strip(f, o->opnd[w], false) && o->parent == F &&
+        (prologue[w] = tl_prologue_loads(f, dot, w, loads, 16, &why)) > 0) {
+      inside = true;
+      continue;
+    }
+    prologue[w] = 0;
+    if (is_load(f, x)) {
+      inside = inside || tl_op_inside(f, def_op(f, x), F);
+      continue;
+    }
+    /* an operand prologue: computed by elementwise code from loads of the
+     * loop that stream through the ring (docs/routing.md) */
+    int n = o->parent == F ? tl_prologue_loads(f, dot, w, loads, 16, &why) : -1;
+    if (n <= 0) return prologue[0] = prologue[1] = 0, false;
+    prologue[w] = n;
+    inside = true;
+  }
+  return inside;
 }
 
 /* A per-k-block scaled GEMM (block-scaled fp8, examples/gemm_fp8_blockscale.tile):
@@ -190,7 +213,7 @@ static bool multi_dot_loop(tl_func *f, int32_t F, main_loop *ml) {
 
 static main_loop classify_for(router *R, int32_t F) {
   tl_func *f = R->f;
-  main_loop ml = {LOOP_NONE, F, {-1, -1, -1, -1, -1, -1, -1, -1}, 0};
+  main_loop ml = {LOOP_NONE, F, {-1, -1, -1, -1, -1, -1, -1, -1}, 0, {0, 0}};
   tl_region *body = &tl_op_at(f, F)->regions[0];
   for (int i = 0; i < body->ops.len; i++) {
     int32_t op = body->ops.data[i];
@@ -202,7 +225,7 @@ static main_loop classify_for(router *R, int32_t F) {
       ml.dots[0] = score, ml.dots[1] = op, ml.ndots = 2;
       return ml;
     }
-    if (ml.kind == LOOP_NONE && (gemm_like_dot(f, F, op) || scaled_gemm_dot(R, F, op))) {
+    if (ml.kind == LOOP_NONE && (gemm_like_dot(f, F, op, ml.prologue) || scaled_gemm_dot(R, F, op))) {
       ml.kind = LOOP_GEMM;
       ml.dots[0] = op, ml.ndots = 1;
     }
@@ -283,6 +306,24 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
   for (int i = 0; i < ml->ndots; i++)
     for (int j = 0; j < 2; j++) {
       int32_t v = strip(f, tl_op_at(f, ml->dots[i])->opnd[j], true);
+      if (!is_load(f, v) || (ml->kind == LOOP_GEMM && ml->prologue[j])) {
+        /* an operand prologue's loads (W4A16's words, attention's rotated k): their boxes a
+         * stage, each once */
+        int32_t loads[16];
+        const char *why;
+        int n = tl_op_at(f, ml->dots[i])->parent == ml->for_op ? tl_prologue_loads(f, ml->dots[i], j, loads, 16, &why) : -1;
+        for (int k = 0; k < n; k++) {
+          int q = 0;
+          while (q < nseen && seen[q] != tl_op_at(f, loads[k])->res[0]) q++;
+          if (q < nseen) continue;
+          if (nseen < 16) seen[nseen++] = tl_op_at(f, loads[k])->res[0];
+          int32_t rows, base;
+          tl_prologue_view(f, loads[k], ml->for_op, (f->warps > 0 ? f->warps : 4) * 32, &rows, &base, &why);
+          tl_type *t = &tl_val(f, tl_op_at(f, loads[k])->res[0])->type;
+          *per_stage += (int64_t)rows * t->shape[1] * tl_dtype_bytes((tl_dtype)t->dtype);
+        }
+        continue;
+      }
       if (!is_load(f, v)) continue;
       /* a tile several dots read is loaded (streamed) once */
       int k = 0;
@@ -309,7 +350,7 @@ typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
 static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   router R = {f, tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1)};
-  main_loop ml = {LOOP_NONE, -1, {-1, -1, -1, -1, -1, -1, -1, -1}, 0};
+  main_loop ml = {LOOP_NONE, -1, {-1, -1, -1, -1, -1, -1, -1, -1}, 0, {0, 0}};
   find_main_loop(&R, &f->body, &ml);
 
   choice_source src;
@@ -440,6 +481,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
         dot_shape s = shape_of(f, ml.dots[i]);
         tl_sbuf_printf(b, "%sdot %dx%dx%d %s", i ? ", " : "", s.m, s.n, s.k, tl_dtype_name(s.dtype));
       }
+      for (int w = 0; w < 2; w++)
+        if (ml.kind == LOOP_GEMM && ml.prologue[w])
+          tl_sbuf_printf(b, "; %c computed from %d streamed load%s (an operand prologue)", w ? 'b' : 'a', ml.prologue[w],
+                         ml.prologue[w] > 1 ? "s" : "");
       tl_sbuf_puts(b, ")");
     }
     tl_sbuf_printf(b, "; pipeline=%s ", pipe_name(pipe));

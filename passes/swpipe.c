@@ -50,6 +50,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
     d->pipelined = true;
     d->stages = 1;
     d->streamed[0] = d->streamed[1] = false;
+    d->prologue[0] = d->prologue[1] = 0;
     int32_t L = op->parent;
     if (!pipelining || L < 0 || tl_op_at(f, L)->opc != TL_OP_for) continue;
     for (int w = 0; w < 2; w++) {
@@ -75,9 +76,37 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
           const tl_type *bt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
           resident += 2 * (int64_t)bt->shape[0] * bt->shape[1];
         }
-      } else if (tl_defined_outside(f, op->opnd[w], L) && !resident_seen[op->opnd[w]]) {
+      } else if (tl_defined_outside(f, op->opnd[w], L)) {
+        if (!resident_seen[op->opnd[w]]) resident += invariant_bytes(f, D, w);
         resident_seen[op->opnd[w]] = true;
-        resident += invariant_bytes(f, D, w);
+      } else {
+        /* an operand prologue: the loads it is computed from stream through
+         * the ring too (their boxes, each once), read back into registers */
+        int32_t pl[MAX_STREAMS];
+        const char *pwhy;
+        int np = tl_prologue_loads(f, D, w, pl, MAX_STREAMS, &pwhy);
+        int fresh = 0;
+        for (int i = 0; i < np; i++) {
+          int k = 0;
+          while (k < nstream && stream_load[k] != pl[i]) k++;
+          fresh += k == nstream;
+        }
+        if (np <= 0 || nstream + fresh > MAX_STREAMS) continue;
+        while (ri < nring && rings[ri] != L) ri++;
+        if (ri == nring && nring == MAX_RINGS) continue;
+        if (ri == nring) rings[nring++] = L;
+        for (int i = 0; i < np; i++) {
+          int k = 0;
+          while (k < nstream && stream_load[k] != pl[i]) k++;
+          if (k < nstream) continue;
+          stream_load[nstream++] = pl[i];
+          int32_t rows, base;
+          const char *vwhy;
+          tl_prologue_view(f, pl[i], L, (f->warps > 0 ? f->warps : 4) * 32, &rows, &base, &vwhy);
+          const tl_type *lt = &tl_val(f, tl_op_at(f, pl[i])->res[0])->type;
+          ring_bytes += (int64_t)rows * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
+        }
+        tl_sched_dot(f, D, false)->prologue[w] = np;
       }
     }
   }
@@ -91,8 +120,8 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
   for (int i = 0; f->sched && i < ((tl_sched *)f->sched)->dots.len; i++) {
     tl_dot_sched *d = &((tl_sched *)f->sched)->dots.data[i];
     if (!d->pipelined) continue;
-    if (!fits) d->streamed[0] = d->streamed[1] = false;
-    d->stages = d->streamed[0] || d->streamed[1] ? stages : 1;
+    if (!fits) d->streamed[0] = d->streamed[1] = false, d->prologue[0] = d->prologue[1] = 0;
+    d->stages = d->streamed[0] || d->streamed[1] || d->prologue[0] || d->prologue[1] ? stages : 1;
   }
 
   if (!ex) return true;
@@ -113,6 +142,9 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
         if (w) tl_sbuf_puts(ex, ", ");
         tl_sbuf_printf(ex, "%c ", w ? 'b' : 'a');
         if (d->streamed[w]) tl_sbuf_puts(ex, "streams (cp.async ring)");
+        else if (d->prologue[w])
+          tl_sbuf_printf(ex, "a prologue of %d load%s streaming (cp.async ring; elementwise code between shared memory and the staging)",
+                         d->prologue[w], d->prologue[w] > 1 ? "s" : "");
         else {
           /* recompute the reason of this operand */
           const char *r = "not a 2-D tile";
@@ -121,7 +153,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
           tl_sbuf_printf(ex, "staged (%s%s)", r, tl_defined_outside(f, op->opnd[w], L) ? ", resident: staged once" : "");
         }
       }
-      if (d->streamed[0] || d->streamed[1])
+      if (d->streamed[0] || d->streamed[1] || d->prologue[0] || d->prologue[1])
         tl_sbuf_printf(ex, "; stages=%d (route_pipeline %d; %d x %lld B rings + %lld B resident <= %lld B %s)",
                        d->stages, f->stages, d->stages, (long long)ring_bytes, (long long)resident, (long long)budget,
                        o->arch ? o->arch : "sm_90a");

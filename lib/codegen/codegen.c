@@ -120,7 +120,7 @@ const char *cg_mma_type(tl_dtype dt) {
 
 cg_val *cg_get(cg *g, int32_t v) {
   cg_val *x = &g->vals[v];
-  if (!x->r) TL_INTERNAL(g->ctx, "codegen: value %%%d used before it is defined", (int)v);
+  if (!x->r) TL_INTERNAL(g->ctx, "codegen: value %%%d used before it is defined (op %s)", (int)v, tl_val(g->f, v)->def >= 0 ? tl_opinfo_table[tl_op_at(g->f, tl_val(g->f, v)->def)->opc].name : "-");
   return x;
 }
 

@@ -239,6 +239,48 @@ bool cg_dot_is_wgmma(cg_plan *p, int32_t D) {
 }
 
 
+/* Operand prologue of operand `which` of dot D (docs/pipelines.md "Operand
+ * prologues"): each load the operand is computed from streams through the
+ * ring of D's loop (its box, unswizzled rows: the slot is read back per
+ * register in the load's layout, emit_prologue.c); the operand itself stays
+ * STAGED (the elementwise code's result is staged for the mma as before). */
+static void plan_prologue(cg *g, int32_t D, int which, int stages) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int32_t L = tl_op_at(f, D)->parent, loads[16];
+  const char *why;
+  int n = tl_prologue_loads(f, D, which, loads, 16, &why);
+  int ri = 0;
+  while (ri < p->nring && p->rings[ri].for_op != L) ri++;
+  if (n <= 0 || (ri == p->nring && p->nring == 4)) return;
+  int fresh = 0;
+  for (int i = 0; i < n; i++) fresh += p->vkind[tl_op_at(f, loads[i])->res[0]] != SRC_STREAM;
+  if (p->nstream + fresh > 16) return;
+  if (ri == p->nring) p->rings[p->nring++] = (cg_ring){.for_op = L, .stages = stages};
+  for (int i = 0; i < n; i++) {
+    int32_t res = tl_op_at(f, loads[i])->res[0];
+    if (p->vkind[res] == SRC_STREAM) continue; /* another operand's prologue reads it too */
+    int32_t rows, base;
+    tl_prologue_view(f, loads[i], L, f->warps * 32, &rows, &base, &why);
+    tl_type *lt = &tl_val(f, res)->type;
+    cg_stream *s = &p->streams[p->nstream];
+    memset(s, 0, sizeof *s);
+    s->load_op = loads[i];
+    s->for_op = L;
+    s->rows = rows;
+    s->cols = lt->shape[1];
+    s->eb = tl_dtype_bytes((tl_dtype)lt->dtype);
+    s->swz = false;
+    s->pitch = s->cols * s->eb;
+    s->stage_bytes = (s->rows * s->pitch + 15) / 16 * 16;
+    s->readers = 1;
+    s->prologue = true;
+    s->row_base = base;
+    p->vkind[res] = SRC_STREAM;
+    p->vstream[res] = p->nstream++;
+  }
+}
+
 void cg_make_plan(cg *g) {
   if (g->plan_f == g->f) return;
   tl_func *f = g->f;
@@ -311,6 +353,9 @@ void cg_make_plan(cg *g) {
         p->vstream[tl_op_at(f, ld)->res[0]] = p->nstream;
         (void)kc;
         p->nstream++;
+      } else if (e && e->prologue[which] > 0 && p->vkind[x] == SRC_STAGED && !tl_defined_outside(f, x, L)) {
+        if (e->stages > table_stages) table_stages = e->stages;
+        plan_prologue(g, D, which, stages);
       } else if (tl_defined_outside(f, x, L) && p->vkind[x] == SRC_STAGED) {
         const tl_layout *lx = cg_layout(g, x);
         int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
@@ -397,4 +442,7 @@ LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
   return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->smem_persist), ""));
 }
 
-bool cg_val_streamed(cg *g, int32_t v) { return g->plan && g->plan->vkind[v] == SRC_STREAM; }
+/* (an operand prologue's load is read back into registers: not streamed for its users) */
+bool cg_val_streamed(cg *g, int32_t v) {
+  return g->plan && g->plan->vkind[v] == SRC_STREAM && !g->plan->streams[g->plan->vstream[v]].prologue;
+}

@@ -83,11 +83,13 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef a = LLVMBuildAdd(g->B, gaddr0, LLVMBuildMul(g->B, eoff, cg_i64(g, eb), ""), "");
   a = LLVMBuildSelect(g->B, in, a, base, "");
   LLVMValueRef args[2] = {a, LLVMBuildZExt(g->B, in, g->i32, "")};
-  /* 1-, 2- or 4-byte elements (f32: a tf32 dot's operands) */
+  /* 1-, 2-, 4- or 8-byte elements (f32: a tf32 dot's operands; i32 / i64: an operand prologue's packed words) */
   const char *txt = eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.u8 $0, [$1]; }"
                     : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b16 $0, 0; @p ld.global.b16 $0, [$1]; }"
-                              : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.b32 $0, [$1]; }";
-  LLVMValueRef x = cg_asm(g, eb == 4 ? g->i32 : g->i16, txt, eb == 4 ? "=r,l,r" : "=h,l,r", args, 2, true);
+                    : eb == 4 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.b32 $0, [$1]; }"
+                              : "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b64 $0, 0; @p ld.global.b64 $0, [$1]; }";
+  LLVMValueRef x = cg_asm(g, eb <= 2 ? g->i16 : eb == 4 ? g->i32 : g->i64, txt, eb <= 2 ? "=h,l,r" : eb == 4 ? "=r,l,r" : "=l,l,r",
+                          args, 2, true);
   LLVMValueRef cb = LLVMBuildMul(g->B, c, cg_i32(g, eb), "");
   LLVMValueRef ch = LLVMBuildLShr(g->B, cb, cg_i32(g, 4), "");
   LLVMValueRef sa = LLVMBuildOr(g->B, cg_slot_off(g, s, r, ch), LLVMBuildAnd(g->B, cb, cg_i32(g, 15), ""), "");
@@ -104,8 +106,9 @@ static void slow_copy_elem(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMValueRef sargs[3] = {LLVMBuildAdd(g->B, sbase, sa, ""), x, on};
   cg_asm_void(g, eb == 1   ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.u8 [$0], $1; }"
                  : eb == 2 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b16 [$0], $1; }"
-                           : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b32 [$0], $1; }",
-              eb == 4 ? "r,r,r,~{memory}" : "r,h,r,~{memory}", sargs, 3);
+                 : eb == 4 ? "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b32 [$0], $1; }"
+                           : "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b64 [$0], $1; }",
+              eb <= 2 ? "r,h,r,~{memory}" : eb == 4 ? "r,r,r,~{memory}" : "r,l,r,~{memory}", sargs, 3);
 }
 
 /* Stream s (an 8-bit [K][N] B) is K-major in global memory (K stride 1, N
@@ -235,6 +238,15 @@ static void copy_slow_loop(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *star
   LLVMPositionBuilderAtEnd(g->B, xb);
 }
 
+/* The scalar value giving the start of dim d of stream s's view: the
+ * view's index, or for a gather's row dim (an operand prologue) its box's
+ * first row. */
+static int32_t stream_index(cg *g, cg_stream *s, int d) {
+  int32_t ix = tl_op_at(g->f, s->load_op)->opnd[1 + d];
+  if (s->prologue && s->row_base >= 0 && tl_val(g->f, ix)->type.kind == TL_KIND_TILE) return s->row_base;
+  return ix;
+}
+
 /* The tile start of stream s at iv `ivs` (i64 per dim), its row dim, the
  * in-range test of the scalar-indexed dims (NULL: none) and the global
  * address of element (start) (i64). */
@@ -247,7 +259,7 @@ static int stream_start(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef *sta
   LLVMValueRef base_off = cg_i64(g, 0);
   *ok = NULL;
   for (int d = 0; d < rank; d++) {
-    start[d] = cg_to_i64(g, cg_remat(g, o->opnd[1 + d], s->for_op, ivs));
+    start[d] = cg_to_i64(g, cg_remat(g, stream_index(g, s, d), s->for_op, ivs));
     if (!cg_is_zero(start[d])) {
       LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
       base_off = cg_is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
@@ -290,7 +302,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef start[TL_MAX_RANK], ok = NULL, base_off = cg_i64(g, 0);
   int rowd = -1;
   for (int d = 0; d < rank; d++) {
-    start[d] = cg_to_i64(g, cg_remat(g, o->opnd[1 + d], s->for_op, ivs));
+    start[d] = cg_to_i64(g, cg_remat(g, stream_index(g, s, d), s->for_op, ivs));
     if (!cg_is_zero(start[d])) { /* (the builder folds only constants) */
       LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
       base_off = cg_is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
@@ -304,7 +316,11 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     }
   }
   int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16;
+  /* a box of fewer chunks than threads (an operand prologue's scale row):
+   * one chunk for each of the first rows * nch threads */
   int threads = f->warps * 32, per = s->rows * nch / threads;
+  bool few = s->rows * nch < threads;
+  if (few) per = 1;
   LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
   LLVMValueRef gaddr0 = cg_is_zero(base_off) ? base : LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, eb), ""), "");
   LLVMValueRef rowstride = t->stride[rowd];
@@ -337,7 +353,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
    * the row test is per chunk (lean_chunks).  Every per-chunk term depends on
    * this iteration's values, so nothing per chunk is hoisted out of the loop
    * (the general form below left ~5 registers per chunk live across it). */
-  int R = nch <= threads && threads % nch == 0 ? threads / nch : 0;
+  int R = !few && nch <= threads && threads % nch == 0 ? threads / nch : 0;
   bool lean = R && (!(s->swz || s->wg_atoms) || R % 8 == 0);
   /* in the loop, a tile wholly inside the tensor (uniform test) takes plain
    * 16-byte copies: no per-chunk bounds, sizes or address selects */
@@ -359,7 +375,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
    * 64-bit source address lane part + R_j*rowstride*eb + C_j*16; the row
    * bound per chunk, the column clamp per distinct C_j): the same values as
    * the direct per-chunk formula, a fraction of the instructions. */
-  bool split = !lean && !(nch & (nch - 1)) && !(threads & (threads - 1));
+  bool split = !few && !lean && !(nch & (nch - 1)) && !(threads & (threads - 1));
   if (split) {
     int lgn = 0;
     while ((1 << lgn) < nch) lgn++;
@@ -462,8 +478,11 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
       lean_chunks(g, &lg, per, dst, src, nbytes);
     }
   }
+  LLVMValueRef active = few ? LLVMBuildICmp(g->B, LLVMIntULT, tid, cg_i32(g, s->rows * nch), "") : NULL;
   for (int j = 0; j < per; j++) {
-    LLVMValueRef args[4] = {dst[j], src[j], nbytes[j], branchy ? cg_i32(g, 1) : LLVMBuildZExt(g->B, fast, g->i32, "")};
+    LLVMValueRef on = branchy ? (active ? LLVMBuildZExt(g->B, active, g->i32, "") : cg_i32(g, 1))
+                              : LLVMBuildZExt(g->B, active ? LLVMBuildAnd(g->B, fast, active, "") : fast, g->i32, "");
+    LLVMValueRef args[4] = {dst[j], src[j], nbytes[j], on};
     cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], [$1], 16, $2; }",
              "r,l,r,r,~{memory}", args, 4);
   }
@@ -479,7 +498,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     return;
   }
   /* no blocks (fallback prologue): every element, predicated on !fast */
-  LLVMValueRef st_on = LLVMBuildZExt(g->B, slow, g->i32, "");
+  LLVMValueRef st_on = LLVMBuildZExt(g->B, active ? LLVMBuildAnd(g->B, slow, active, "") : slow, g->i32, "");
   for (int j = 0; j < per; j++)
     for (int e = 0; e < epc; e++) {
       LLVMValueRef idx = LLVMBuildAdd(g->B, tid, cg_i32(g, j * threads), "");
@@ -701,5 +720,8 @@ bool cg_load_streamed(cg *g, tl_op *o) {
       p->rings[i].emitted = true;
       emit_ring(g, &p->rings[i]);
     }
+  /* an operand prologue's load: its tile from this iteration's slot */
+  for (int i = 0; s->prologue && i < p->nring; i++)
+    if (p->rings[i].for_op == s->for_op) cg_prologue_read(g, o, s, p->rings[i].rd_slot);
   return true;
 }

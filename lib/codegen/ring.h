@@ -45,6 +45,12 @@ typedef struct cg_stream {
    * at slot byte b * rows * 128 and tile column b * tma_inner */
   int tma, tma_inner, tma_boxes;
   int readers;            /* dot operands reading the slot (a load several dots share streams once) */
+  /* an operand prologue's load (plan_prologue): the slot holds its box
+   * row-major, unswizzled; the load reads it back into registers
+   * (emit_prologue.c).  row_base: a gather's box start (a scalar value; the
+   * row dim's index is then a tile), else -1 */
+  bool prologue;
+  int32_t row_base;
 } cg_stream;
 
 typedef struct cg_ring {
@@ -104,6 +110,10 @@ typedef struct cg_plan {
   struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
 } cg_plan;
+
+/* emit_prologue.c: load o (an operand prologue's, stream s) read back from
+ * ring slot `slot` (i32) into registers in its layout. */
+void cg_prologue_read(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot);
 
 /* smem_addr.c: small LLVM helpers (i32 unless said otherwise) and the
  * shared-memory addressing of slots and staged operands */

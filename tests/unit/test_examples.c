@@ -309,6 +309,93 @@ static void example_attn(void) {
   }
 }
 
+/* ---- attn_rope: RoPE (rotate halves) fused into attention ---------------------------------------- */
+/* x rotated as the kernel does it: x1 c - x2 s and x2 c + x1 s in f32 (each product and the sum
+ * rounded), then to bf16 */
+static double rope_elem(const tl_arg *x, const tl_arg *cs, const tl_arg *sn, int64_t row, int64_t pos, int64_t d,
+                        int64_t D) {
+  int64_t H2 = D / 2, j = d % H2;
+  float x1 = tget_f(x, row * D + j), x2 = tget_f(x, row * D + H2 + j);
+  float c = tget_f(cs, pos * H2 + j), s = tget_f(sn, pos * H2 + j);
+  float r = d < H2 ? (float)(x1 * c) - (float)(x2 * s) : (float)(x2 * c) + (float)(x1 * s);
+  return tl_bits_to_float(tl_float_to_bits(r, TL_BF16), TL_BF16);
+}
+
+static void run_attn_rope(compiled *c, bool causal, int64_t Z, int64_t H, int64_t S, int64_t D, uint64_t seed) {
+  tl_func *f = kernel(c, "attn_rope_fwd");
+  int64_t shape[4] = {Z, H, S, D}, ts[2] = {S, D / 2};
+  tl_arg a[7] = {targ(TL_BF16, 4, shape), targ(TL_BF16, 4, shape), targ(TL_BF16, 4, shape),
+                 targ(TL_F32, 2, ts), targ(TL_F32, 2, ts), targ(TL_BF16, 4, shape)};
+  rng g = {seed};
+  for (int i = 0; i < 3; i++) tfill_random(&a[i], &g, -1, 1);
+  /* the tables as RoPE makes them: cos and sin of position * frequency */
+  for (int64_t t = 0; t < S; t++)
+    for (int64_t j = 0; j < D / 2; j++) {
+      double th = (double)t * pow(10000.0, -2.0 * (double)j / (double)D);
+      ((float *)a[3].data)[t * (D / 2) + j] = (float)cos(th);
+      ((float *)a[4].data)[t * (D / 2) + j] = (float)sin(th);
+    }
+  tpoison(&a[5]);
+  double scale = 1.0 / sqrt((double)D);
+  a[6] = sarg_f(scale);
+  interpret(f, a, 7);
+  int64_t n = Z * H * S * D;
+  double *ref = dalloc(n), *sc = dalloc(n), *qr = dalloc(n), *kr = dalloc(n), *p = dalloc(S < 1 ? 1 : S);
+  for (int64_t r = 0; r < Z * H * S; r++)
+    for (int64_t d = 0; d < D; d++) {
+      qr[r * D + d] = rope_elem(&a[0], &a[3], &a[4], r, r % S, d, D);
+      kr[r * D + d] = rope_elem(&a[1], &a[3], &a[4], r, r % S, d, D);
+    }
+  for (int64_t zh = 0; zh < Z * H; zh++)
+    for (int64_t i = 0; i < S; i++) {
+      int64_t base = zh * S * D, jmax = causal ? i + 1 : S;
+      double mx = -INFINITY, l = 0;
+      for (int64_t j = 0; j < jmax; j++) {
+        double s = 0;
+        for (int64_t d = 0; d < D; d++) s += qr[base + i * D + d] * kr[base + j * D + d];
+        p[j] = s * (double)(float)scale;
+        if (p[j] > mx) mx = p[j];
+      }
+      for (int64_t j = 0; j < jmax; j++) l += (p[j] = exp(p[j] - mx));
+      for (int64_t d = 0; d < D; d++) {
+        double o = 0, vmax = 0;
+        for (int64_t j = 0; j < jmax; j++) {
+          double v = tget_f(&a[2], base + j * D + d);
+          o += p[j] * v;
+          if (fabs(v) > vmax) vmax = fabs(v);
+        }
+        ref[base + i * D + d] = o / l;
+        sc[base + i * D + d] = vmax; /* p is rounded to bf16 before the second dot */
+      }
+    }
+  char what[128];
+  snprintf(what, sizeof what, "attn_rope causal=%d Z=%lld H=%lld S=%lld D=%lld", causal, (long long)Z, (long long)H,
+           (long long)S, (long long)D);
+  check_close(what, &a[5], ref, sc, BF16_RTOL, 0x1p-8);
+  free(ref);
+  free(sc);
+  free(p);
+  free(qr);
+  free(kr);
+  for (int i = 0; i < 6; i++) free(a[i].data);
+}
+
+static void example_attn_rope(void) {
+  for (int causal = 0; causal < 2; causal++) {
+    const tl_define defs[] = {{"CAUSAL", causal}};
+    compiled *c = compile_example("attn_rope.tile", defs, 1);
+    const int64_t ss[] = {1, 63, 65, 131};
+    for (int i = 0; i < 4; i++) run_attn_rope(c, causal, i == 3 ? 1 : 2, 2, ss[i], 64, 4600 + causal * 8 + i);
+    compiled_free(c);
+    /* smaller tiles: several key blocks per query block */
+    const tl_define small[] = {{"CAUSAL", causal}, {"BM", 32}, {"BN", 16}, {"D", 32}};
+    c = compile_example("attn_rope.tile", small, 4);
+    const int64_t ss2[] = {15, 17, 47, 97};
+    for (int i = 0; i < 4; i++) run_attn_rope(c, causal, 1, 2, ss2[i], 32, 4700 + causal * 8 + i);
+    compiled_free(c);
+  }
+}
+
 /* ---- row norms ---------------------------------------------------------------------------------- */
 static void run_rmsnorm_named(compiled *c, const char *name, int64_t R, int64_t C, uint64_t seed) {
   tl_func *f = kernel(c, name);
@@ -1246,19 +1333,21 @@ static void example_topk_sample(void) {
 }
 
 /* ---- gemm_w4a16: int4 weights packed 8 to an i32 along K, group-wise scale and zero ---------------- */
-static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+/* split: gemm_w4a16_splitk (C f32, zeroed, atomically accumulated over the K splits) */
+static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed, bool split) {
   int64_t KW = K / 8, NG = K / G;
   int64_t sa[2] = {M, K}, sw[2] = {KW, N}, sg[2] = {NG, N}, sc[2] = {M, N};
   tl_arg a[5] = {targ(TL_BF16, 2, sa), targ(TL_I32, 2, sw), targ(TL_BF16, 2, sg), targ(TL_BF16, 2, sg),
-                 targ(TL_BF16, 2, sc)};
+                 targ(split ? TL_F32 : TL_BF16, 2, sc)};
   rng g = {seed};
   tfill_random(&a[0], &g, -1, 1);
   int32_t *wq = a[1].data;
   for (int64_t i = 0; i < KW * N; i++) wq[i] = (int32_t)(uint32_t)rng_u64(&g); /* every nibble 0..15 */
   tfill_random(&a[2], &g, 0.01, 0.1);
   tfill_random(&a[3], &g, -0.5, 0.5);
-  tpoison(&a[4]);
-  interpret(kernel(c, "gemm_w4a16"), a, 5);
+  if (split) memset(a[4].data, 0, (size_t)(M * N) * sizeof(float));
+  else tpoison(&a[4]);
+  interpret(kernel(c, split ? "gemm_w4a16_splitk" : "gemm_w4a16"), a, 5);
   double *ref = dalloc(M * N), *scale = dalloc(M * N);
   for (int64_t k = 0; k < K; k++)
     for (int64_t j = 0; j < N; j++) {
@@ -1274,9 +1363,9 @@ static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, u
       }
     }
   char what[128];
-  snprintf(what, sizeof what, "gemm_w4a16 G=%lld %lldx%lldx%lld", (long long)G, (long long)M, (long long)N,
-           (long long)K);
-  check_close(what, &a[4], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  snprintf(what, sizeof what, "gemm_w4a16%s G=%lld %lldx%lldx%lld", split ? "_splitk" : "", (long long)G, (long long)M,
+           (long long)N, (long long)K);
+  check_close(what, &a[4], ref, scale, split ? 0 : BF16_RTOL, (double)(K + 1) * 0x1p-23);
   free(ref);
   free(scale);
   for (int i = 0; i < 5; i++) free(a[i].data);
@@ -1285,12 +1374,16 @@ static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, u
 static void example_gemm_w4a16(void) {
   const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}};
   compiled *c = compile_example("gemm_w4a16.tile", small, 4);
-  run_w4a16(c, 64, 1, 37, 128, 4500);
-  run_w4a16(c, 64, 17, 15, 192, 4501);
-  run_w4a16(c, 64, 5, 64, 64, 4502);
+  run_w4a16(c, 64, 1, 37, 128, 4500, false);
+  run_w4a16(c, 64, 17, 15, 192, 4501, false);
+  run_w4a16(c, 64, 5, 64, 64, 4502, false);
+  run_w4a16(c, 64, 1, 37, 128, 4504, true);   /* SPLIT 4 of one K step each */
+  run_w4a16(c, 64, 17, 15, 448, 4505, true);  /* 14 K steps: splits of 4, 4, 4, 2 */
+  run_w4a16(c, 64, 5, 64, 64, 4506, true);    /* two splits without a K step */
   compiled_free(c);
   c = compile_example("gemm_w4a16.tile", NULL, 0);
-  run_w4a16(c, 128, 3, 130, 512, 4503);
+  run_w4a16(c, 128, 3, 130, 512, 4503, false);
+  run_w4a16(c, 128, 3, 130, 1536, 4507, true);
   compiled_free(c);
 }
 
@@ -1379,7 +1472,7 @@ static void example_fp8_layer(void) {
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_bias_gelu) X(fp8_layer)
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)

@@ -1,0 +1,110 @@
+/* emit_prologue.c: requires the plan (dot_plan.c plan_prologue) and the
+ * ring's wait and barrier of this iteration (emit_ring.c); emits an operand
+ * prologue's load as a read of its ring slot into registers in the load's
+ * layout (ld.shared, vectors along the contiguous columns), so the
+ * elementwise code that computes the dot operand from it runs as before, but
+ * on a tile that was copied several stages ahead.  A gather along the row
+ * dim (the box of plan_prologue) picks its row in the slot: index - box
+ * start.  The ring zero-fills what lies outside the tensor, which is what
+ * the load gives there.  docs/pipelines.md "Operand prologues". */
+#include <stdint.h>
+#include <string.h>
+
+#include "cg.h"
+
+#include "ring.h"
+
+/* Registers of layout l along the last dim that one ld.shared reads (at most
+ * 16 bytes, no lane or warp between them), 1 when under 4 bytes. */
+static int slot_vector(const tl_layout *l, int eb) {
+  int vec = tl_layout_contig(l), last = l->rank - 1;
+  while (vec * eb > 16) vec /= 2;
+  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++)
+    while (l->lane[j][last] && l->lane[j][last] < vec) vec /= 2;
+  for (int j = 0; j < l->nwarp; j++)
+    while (l->warp[j][last] && l->warp[j][last] < vec) vec /= 2;
+  return vec * eb < 4 ? 1 : vec;
+}
+
+void cg_prologue_read(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot) {
+  tl_func *f = g->f;
+  int32_t res = o->res[0];
+  tl_type *rt = &tl_val(f, res)->type;
+  const tl_layout *l = cg_layout(g, res);
+  int32_t n = tl_layout_nregs(l), lid = rt->layout;
+  int eb = s->eb;
+  tl_dtype dt = (tl_dtype)tl_val(f, o->opnd[0])->type.dtype;
+  LLVMTypeRef mt = cg_mem_type(g, dt);
+  /* which tensor dim is the tile's row dim, and its index (a gather: a tile) */
+  int rank = tl_val(f, o->opnd[0])->type.rank, rowd = -1;
+  for (int d = 0; d < rank - 1; d++)
+    if (o->dims[d] != 0) rowd = d;
+  cg_val *gix = NULL;
+  LLVMValueRef box0 = NULL;
+  if (rowd >= 0 && tl_val(f, o->opnd[1 + rowd])->type.kind == TL_KIND_TILE) {
+    if (!s->prologue || s->row_base < 0) TL_INTERNAL(g->ctx, "codegen: a streamed gather without its box");
+    gix = cg_get(g, o->opnd[1 + rowd]);
+    box0 = cg_get(g, s->row_base)->r[0];
+    if (LLVMTypeOf(box0) != g->i32) box0 = LLVMBuildTrunc(g->B, box0, g->i32, "");
+  }
+  int vec = slot_vector(l, eb);
+  if (gix) /* a vector's registers must share their row */
+    for (int32_t r0 = 0; r0 < n && vec > 1; r0 += vec)
+      for (int e = 1; e < vec; e++)
+        if (gix->r[r0 + e] != gix->r[r0]) vec = 1;
+  LLVMValueRef base = LLVMBuildAdd(g->B, cg_smem_base32(g),
+                                   LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+  LLVMValueRef lw_row = gix ? NULL : cg_lane_warp(g, lid, 0), lw_col = cg_lane_warp(g, lid, 1);
+  LLVMValueRef lane_base = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, lw_col, cg_i32(g, eb), ""), "");
+  if (lw_row) lane_base = LLVMBuildAdd(g->B, lane_base, LLVMBuildMul(g->B, lw_row, cg_i32(g, s->pitch), ""), "");
+  cg_val *d = cg_new_val(g, res, n);
+  int bytes = vec * eb, W = bytes < 4 ? 1 : bytes / 4;
+  for (int32_t r0 = 0; r0 < n; r0 += vec) {
+    if (tl_layout_canon_reg(l, r0) != r0) {
+      for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
+      continue;
+    }
+    int32_t k[TL_MAX_RANK];
+    tl_layout_reg_coords(l, r0, k);
+    LLVMValueRef addr = cg_add_c(g, lane_base, (int64_t)k[1] * eb + (gix ? 0 : (int64_t)k[0] * s->pitch));
+    if (gix) {
+      LLVMValueRef row = gix->r[r0];
+      if (LLVMTypeOf(row) != g->i32) row = LLVMBuildTrunc(g->B, row, g->i32, "");
+      row = LLVMBuildSub(g->B, row, box0, "");
+      addr = LLVMBuildAdd(g->B, addr, LLVMBuildMul(g->B, row, cg_i32(g, s->pitch), ""), "");
+    }
+    LLVMValueRef x[16];
+    if (bytes < 4) { /* one 1- or 2-byte element */
+      LLVMValueRef v = cg_asm(g, eb == 1 ? g->i16 : g->i16, eb == 1 ? "ld.shared.u8 $0, [$1];" : "ld.shared.b16 $0, [$1];",
+                              "=h,r,~{memory}", &addr, 1, true);
+      if (eb == 1) v = LLVMBuildTrunc(g->B, v, g->i8, "");
+      x[0] = LLVMBuildBitCast(g->B, v, mt, "");
+    } else {
+      static const char *txt[5] = {NULL, "ld.shared.b32 $0, [$1];", "ld.shared.v2.b32 {$0, $1}, [$2];", NULL,
+                                   "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];"};
+      static const char *cons[5] = {NULL, "=r,r,~{memory}", "=r,=r,r,~{memory}", NULL, "=r,=r,=r,=r,r,~{memory}"};
+      LLVMTypeRef words[4] = {g->i32, g->i32, g->i32, g->i32};
+      LLVMValueRef rv = cg_asm(g, W == 1 ? g->i32 : LLVMStructTypeInContext(g->C, words, (unsigned)W, 0), txt[W], cons[W],
+                               &addr, 1, true);
+      LLVMValueRef wv[4];
+      for (int w = 0; w < W; w++) wv[w] = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
+      int per_word = eb <= 4 ? 4 / eb : 0;
+      if (per_word == 1) {
+        for (int e = 0; e < vec; e++) x[e] = LLVMBuildBitCast(g->B, wv[e], mt, "");
+      } else if (per_word > 1) {
+        for (int w = 0; w < W; w++) {
+          LLVMValueRef pv = LLVMBuildBitCast(g->B, wv[w], LLVMVectorType(mt, (unsigned)per_word), "");
+          for (int e = 0; e < per_word; e++) x[w * per_word + e] = LLVMBuildExtractElement(g->B, pv, cg_i32(g, e), "");
+        }
+      } else { /* 8-byte elements: two words each */
+        for (int e = 0; e < vec; e++) {
+          LLVMValueRef pair = LLVMGetUndef(LLVMVectorType(g->i32, 2));
+          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e], cg_i32(g, 0), "");
+          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e + 1], cg_i32(g, 1), "");
+          x[e] = LLVMBuildBitCast(g->B, pair, mt, "");
+        }
+      }
+    }
+    for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], dt), dt, (tl_dtype)rt->dtype);
+  }
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""test_w4a16.py: examples/gemm_w4a16.tile (int4 weights, group-wise scale and zero) on the GPU, with
+its operand prologue (the packed words and the scale/zero rows streamed through the cp.async ring,
+dequantized between shared memory and the staging; docs/pipelines.md "Operand prologues") and
+without it (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
+CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
+
+Cases: the shipped tiles (BM 16, BN 64, BK 128, G 128) and small ones (BM 16, BN 16, BK 32, G 64:
+boxes of fewer 16-byte chunks than threads), K of 1 to 41 K steps (the ring wraps many times), M =
+1, 17, 33 (ragged rows), N = 64, 37, 130 (rows of Wq / S / Z not 16-byte aligned: the element copy of
+the ring), the last K group partly outside (K % G != 0 is not allowed by the kernel, K = G * groups).
+Random inputs (every nibble 0..15), outputs poisoned with NaN.
+
+Tolerances: the reference dequantizes exactly as the kernel (q * s - z in f32, rounded to bf16, as the
+interpreter's unit test does), the product in fp64; the kernel accumulates in f32 and rounds C to
+bf16: |C - ref| <= 2^-8 |ref| + (K + 1) 2^-23 sum_k |a w| elementwise (split-K, f32 C: without the
+first term).  Interpreter: the same bound.
+Self-test: the reference of the same inputs with the last K group's zero points moved by 4 must fail.
+
+  python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so] [--examples examples]
+Exit 0 pass, 1 fail, 77 no GPU / no torch.
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def main():
+    try:
+        import torch
+    except ImportError:
+        print("test_w4a16: no torch: skipped")
+        return 77
+    if not torch.cuda.is_available():
+        print("test_w4a16: no GPU: skipped")
+        return 77
+    lib = arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so")))
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(lib)
+    import tilec
+    src = os.path.join(arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples"))),
+                       "gemm_w4a16.tile")
+    gen = torch.Generator(device="cpu").manual_seed(int(os.environ.get("TILEC_SEED", "20261201")))
+    print("test_w4a16: seed", gen.initial_seed())
+
+    def load(defines, prologue):
+        os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # opt-in until run on the H200
+        try:
+            prog = tilec.compile(src, defines=defines)
+            k, ks = prog["gemm_w4a16"], prog["gemm_w4a16_splitk"]
+            k.load()  # compiled now, while the switch is set (it is in the kernel cache key)
+            ks.load()
+            return k, prog.explain(), ks
+        finally:
+            os.environ.pop("TILEC_PROLOGUE", None)
+
+    shipped = {}
+    small = {"BM": 16, "BN": 16, "BK": 32, "G": 64}
+    # (tiles, G, M, N, K, interpreter too)
+    cases = [
+        (shipped, 128, 1, 64, 128, True),
+        (shipped, 128, 17, 130, 640, True),
+        (shipped, 128, 16, 4096, 5248, False),
+        (shipped, 128, 33, 37, 1024, True),
+        (shipped, 128, 1, 256, 4096, False),
+        (small, 64, 1, 37, 128, True),
+        (small, 64, 17, 15, 1344, True),
+        (small, 64, 5, 64, 64, True),
+        (small, 64, 3, 130, 2624, False),
+    ]
+    fails = 0
+    kernels = {}
+    for prologue in (True, False):
+        for ci, (tiles, G, M, N, K, interp) in enumerate(cases):
+            key = (tuple(sorted(tiles.items())), prologue)
+            if key not in kernels:
+                kernels[key] = load(tiles, prologue)
+                ex = kernels[key][1]
+                streams = ex.count("b computed from 3 streamed loads") == 2
+                print("tiles %s prologue %s: route_pipeline says %s" % (tiles or "shipped", prologue,
+                      "a prologue" if streams else "no prologue"))
+                if streams != prologue:
+                    print("FAIL: --explain does not match TILEC_PROLOGUE\n" + ex)
+                    fails += 1
+            k = kernels[key][0]
+            KW, NG = K // 8, K // G
+            a = (torch.rand(M, K, generator=gen) * 2 - 1).to(torch.bfloat16)
+            wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (KW, N), generator=gen, dtype=torch.int32)
+            s = (torch.rand(NG, N, generator=gen) * 0.09 + 0.01).to(torch.bfloat16)
+            z = (torch.rand(NG, N, generator=gen) - 0.5).to(torch.bfloat16)
+
+            def reference(zz):
+                shifts = (4 * (torch.arange(K) % 8)).view(K, 1)
+                q = ((wq.repeat_interleave(8, 0) >> shifts) & 15).float()
+                w = (q * s.float().repeat_interleave(G, 0) - zz.float().repeat_interleave(G, 0)).to(torch.bfloat16)
+                return a.double() @ w.double(), a.double().abs() @ w.double().abs()
+
+            ref, mag = reference(z)
+            acc_tol = (K + 1) * 2.0 ** -23  # f32 accumulation over K products (the unit test's bound)
+
+            def within(got, want):
+                d = (got.double() - want).abs()
+                return bool(torch.isfinite(got.double()).all()) and bool((d <= 2 ** -8 * want.abs() + acc_tol * mag + 1e-6).all()), float(d.max())
+
+            c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            k(a.cuda(), wq.cuda(), s.cuda(), z.cuda(), c)
+            torch.cuda.synchronize()
+            got = c.cpu()
+            ok, err = within(got, ref)
+            z2 = z.clone()
+            z2[-1] += 4.0
+            caught = not within(got, reference(z2)[0])[0]
+            name = "prologue %s case %d tiles %s G=%d M=%d N=%d K=%d" % (prologue, ci, tiles or "shipped", G, M, N, K)
+            msg = "%s %s: max err %.2e; changed zero points caught: %s" % ("ok" if ok and caught else "FAIL", name, err, caught)
+            fails += not (ok and caught)
+            if interp and prologue:
+                ci_ = torch.full((M, N), float("nan"), dtype=torch.bfloat16)
+                tilec.interpret(k, a, wq, s, z, ci_)
+                iok, ierr = within(ci_, ref)
+                same = float((got.double() - ci_.double()).abs().max())
+                msg += "; interpreter %s (max err %.2e, max |gpu - interpreter| %.2e)" % ("ok" if iok else "FAIL", ierr, same)
+                fails += not iok
+            print(msg, flush=True)
+            # the split-K kernel (C f32, zeros on entry, partial sums added atomically)
+            ks = kernels[key][2]
+            cs = torch.zeros((M, N), dtype=torch.float32, device="cuda")
+            ks(a.cuda(), wq.cuda(), s.cuda(), z.cuda(), cs)
+            torch.cuda.synchronize()
+            d = (cs.cpu().double() - ref).abs()
+            sok = bool(torch.isfinite(cs).all()) and bool((d <= acc_tol * mag + 1e-6).all())
+            d2 = (cs.cpu().double() - reference(z2)[0]).abs()
+            scaught = not bool((d2 <= acc_tol * mag + 1e-6).all())
+            print("%s splitk %s: max err %.2e; changed zero points caught: %s" % ("ok" if sok and scaught else "FAIL", name,
+                  float(d.max()), scaught), flush=True)
+            fails += not (sok and scaught)
+    print("test_w4a16: %s" % ("PASS" if not fails else "%d FAILED" % fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
