@@ -155,6 +155,9 @@ void cg_cond_br_likely(cg *g, LLVMValueRef cond, LLVMBasicBlockRef if_true, LLVM
 LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt);
 /* bits of a register value for memory: i1 -> i8; f8 already i8. */
 LLVMValueRef cg_to_mem(cg *g, LLVMValueRef v, tl_dtype dt);
+/* The vec elements (memory type mt) held in 32-bit words wv: per_word elements a word, or 0 for
+ * 8-byte elements (two words each); W words in all (emit_memory.c, emit_prologue.c). */
+void cg_words_to_elems(cg *g, LLVMTypeRef mt, int per_word, int W, int vec, LLVMValueRef *wv, LLVMValueRef *x);
 LLVMValueRef cg_from_mem(cg *g, LLVMValueRef v, tl_dtype dt);
 
 /* emit_memory.c */

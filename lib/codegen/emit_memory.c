@@ -379,12 +379,27 @@ static void reg_k(const tl_layout *l, int32_t r, int32_t *k) {
   else memset(k, 0, sizeof(int32_t) * TL_MAX_RANK);
 }
 
-/* The elements x[0..vec-1] (memory type) of a loaded group from its words wv; `other` outside. */
-static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec, LLVMValueRef *wv, cg_val *ov,
-                         tl_dtype odt, LLVMValueRef *x) {
-  int W, per_word, last = a->tile_rank - 1;
-  vec_types(a, vec, &W, &per_word);
-  LLVMTypeRef mt = cg_mem_type(g, a->dtype);
+/* The 32-bit words of a group of vec elements of memory type mt (per_word elements a word; 0:
+ * 8-byte elements, two words each; W words in all): pack for a store, unpack after a load. */
+static void elems_to_words(cg *g, LLVMTypeRef mt, int per_word, int W, int vec, LLVMValueRef *mem, LLVMValueRef *words) {
+  if (per_word == 1) {
+    for (int e = 0; e < vec; e++) words[e] = LLVMBuildBitCast(g->B, mem[e], g->i32, "");
+  } else if (per_word > 1) {
+    for (int w = 0; w < W; w++) {
+      LLVMValueRef pv = LLVMGetUndef(LLVMVectorType(mt, (unsigned)per_word));
+      for (int e = 0; e < per_word; e++) pv = LLVMBuildInsertElement(g->B, pv, mem[w * per_word + e], cg_i32(g, e), "");
+      words[w] = LLVMBuildBitCast(g->B, pv, g->i32, "");
+    }
+  } else {
+    for (int e = 0; e < vec; e++) {
+      LLVMValueRef pair = LLVMBuildBitCast(g->B, mem[e], LLVMVectorType(g->i32, 2), "");
+      words[2 * e] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 0), "");
+      words[2 * e + 1] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 1), "");
+    }
+  }
+}
+
+void cg_words_to_elems(cg *g, LLVMTypeRef mt, int per_word, int W, int vec, LLVMValueRef *wv, LLVMValueRef *x) {
   if (per_word == 1) {
     for (int e = 0; e < vec; e++) x[e] = LLVMBuildBitCast(g->B, wv[e], mt, "");
   } else if (per_word > 1) {
@@ -400,6 +415,15 @@ static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec
       x[e] = LLVMBuildBitCast(g->B, pair, mt, "");
     }
   }
+}
+
+/* The elements x[0..vec-1] (memory type) of a loaded group from its words wv; `other` outside. */
+static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec, LLVMValueRef *wv, cg_val *ov,
+                         tl_dtype odt, LLVMValueRef *x) {
+  int W, per_word, last = a->tile_rank - 1;
+  vec_types(a, vec, &W, &per_word);
+  LLVMTypeRef mt = cg_mem_type(g, a->dtype);
+  cg_words_to_elems(g, mt, per_word, W, vec, wv, x);
   if (ov) { /* outside the tensor the element is `other` (the asm gives zeros) */
     LLVMValueRef rows = group_inb(g, a, k, last, r0);
     for (int e = 0; e < vec; e++) {
@@ -586,22 +610,7 @@ static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec
     if (!G.canon[i]) continue;
     LLVMValueRef mem[16], *args = G.args[i];
     for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[i * vec + e], vdt, a->dtype), a->dtype);
-    if (per_word == 1) {
-      for (int e = 0; e < vec; e++) args[6 + e] = LLVMBuildBitCast(g->B, mem[e], g->i32, "");
-    } else if (per_word > 1) {
-      for (int w = 0; w < W; w++) {
-        LLVMValueRef pv = LLVMGetUndef(LLVMVectorType(mt, (unsigned)per_word));
-        for (int e = 0; e < per_word; e++)
-          pv = LLVMBuildInsertElement(g->B, pv, mem[w * per_word + e], cg_i32(g, e), "");
-        args[6 + w] = LLVMBuildBitCast(g->B, pv, g->i32, "");
-      }
-    } else {
-      for (int e = 0; e < vec; e++) {
-        LLVMValueRef pair = LLVMBuildBitCast(g->B, mem[e], LLVMVectorType(g->i32, 2), "");
-        args[6 + 2 * e] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 0), "");
-        args[6 + 2 * e + 1] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 1), "");
-      }
-    }
+    elems_to_words(g, mt, per_word, W, vec, mem, args + 6);
   }
   groups_emit(g, a, vec, allowed, &G, true, NULL);
 }
@@ -724,22 +733,7 @@ static void store_regs(cg *g, tl_op *o) {
     vec_types(&a, vec, &W, &per_word);
     LLVMValueRef args[10];
     group_args(g, &a, k, r0, allowed, args);
-    if (per_word == 1) {
-      for (int e = 0; e < vec; e++) args[6 + e] = LLVMBuildBitCast(g->B, mem[e], g->i32, "");
-    } else if (per_word > 1) {
-      for (int w = 0; w < W; w++) {
-        LLVMValueRef pv = LLVMGetUndef(LLVMVectorType(mt, (unsigned)per_word));
-        for (int e = 0; e < per_word; e++)
-          pv = LLVMBuildInsertElement(g->B, pv, mem[w * per_word + e], cg_i32(g, e), "");
-        args[6 + w] = LLVMBuildBitCast(g->B, pv, g->i32, "");
-      }
-    } else {
-      for (int e = 0; e < vec; e++) {
-        LLVMValueRef pair = LLVMBuildBitCast(g->B, mem[e], LLVMVectorType(g->i32, 2), "");
-        args[6 + 2 * e] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 0), "");
-        args[6 + 2 * e + 1] = LLVMBuildExtractElement(g->B, pair, cg_i32(g, 1), "");
-      }
-    }
+    elems_to_words(g, mt, per_word, W, vec, mem, args + 6);
     ptxbuf pb = {.n = 0};
     bool wide = LLVMTypeOf(a.size[last]) == g->i64;
     group_ptx(&pb, true, a.bytes, vec, wide, 0);

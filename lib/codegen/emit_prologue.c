@@ -89,21 +89,7 @@ void cg_prologue_read(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot) {
       LLVMValueRef wv[4];
       for (int w = 0; w < W; w++) wv[w] = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
       int per_word = eb <= 4 ? 4 / eb : 0;
-      if (per_word == 1) {
-        for (int e = 0; e < vec; e++) x[e] = LLVMBuildBitCast(g->B, wv[e], mt, "");
-      } else if (per_word > 1) {
-        for (int w = 0; w < W; w++) {
-          LLVMValueRef pv = LLVMBuildBitCast(g->B, wv[w], LLVMVectorType(mt, (unsigned)per_word), "");
-          for (int e = 0; e < per_word; e++) x[w * per_word + e] = LLVMBuildExtractElement(g->B, pv, cg_i32(g, e), "");
-        }
-      } else { /* 8-byte elements: two words each */
-        for (int e = 0; e < vec; e++) {
-          LLVMValueRef pair = LLVMGetUndef(LLVMVectorType(g->i32, 2));
-          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e], cg_i32(g, 0), "");
-          pair = LLVMBuildInsertElement(g->B, pair, wv[2 * e + 1], cg_i32(g, 1), "");
-          x[e] = LLVMBuildBitCast(g->B, pair, mt, "");
-        }
-      }
+      cg_words_to_elems(g, mt, per_word, W, vec, wv, x);
     }
     for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], dt), dt, (tl_dtype)rt->dtype);
   }
