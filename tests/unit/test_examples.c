@@ -250,6 +250,36 @@ static void example_gemm_fp8(void) {
 }
 
 /* ---- attention ------------------------------------------------------------------------------------ */
+/* The attention reference in double: ref = softmax(q k^T * scale (causal: keys <= the query)) v over
+ * ZH heads of [S, D], and sc the scale of each output's rounding error (the largest |v| it sums). */
+static void attn_ref(const double *q, const double *k, const tl_arg *vt, bool causal, int64_t ZH, int64_t S, int64_t D,
+                     double scale, double *ref, double *sc) {
+  double *p = dalloc(S);
+  for (int64_t zh = 0; zh < ZH; zh++)
+    for (int64_t i = 0; i < S; i++) {
+      int64_t base = zh * S * D, jmax = causal ? i + 1 : S;
+      double mx = -INFINITY, l = 0;
+      for (int64_t j = 0; j < jmax; j++) {
+        double s = 0;
+        for (int64_t d = 0; d < D; d++) s += q[base + i * D + d] * k[base + j * D + d];
+        p[j] = s * (double)(float)scale;
+        if (p[j] > mx) mx = p[j];
+      }
+      for (int64_t j = 0; j < jmax; j++) l += (p[j] = exp(p[j] - mx));
+      for (int64_t d = 0; d < D; d++) {
+        double o = 0, vmax = 0;
+        for (int64_t j = 0; j < jmax; j++) {
+          double v = tget_f(vt, base + j * D + d);
+          o += p[j] * v;
+          if (fabs(v) > vmax) vmax = fabs(v);
+        }
+        ref[base + i * D + d] = o / l;
+        sc[base + i * D + d] = vmax; /* p is rounded to bf16 before the second dot */
+      }
+    }
+  free(p);
+}
+
 static void run_attn(compiled *c, bool causal, int64_t Z, int64_t H, int64_t S, int64_t D, uint64_t seed) {
   tl_func *f = kernel(c, "attn_fwd");
   int64_t shape[4] = {Z, H, S, D};
@@ -261,35 +291,17 @@ static void run_attn(compiled *c, bool causal, int64_t Z, int64_t H, int64_t S, 
   a[4] = sarg_f(scale);
   interpret(f, a, 5);
   int64_t n = Z * H * S * D;
-  double *ref = dalloc(n), *sc = dalloc(n), *p = dalloc(S);
-  for (int64_t zh = 0; zh < Z * H; zh++)
-    for (int64_t i = 0; i < S; i++) {
-      int64_t base = zh * S * D, jmax = causal ? i + 1 : S;
-      double mx = -INFINITY, l = 0;
-      for (int64_t j = 0; j < jmax; j++) {
-        double s = 0;
-        for (int64_t d = 0; d < D; d++) s += (double)tget_f(&a[0], base + i * D + d) * tget_f(&a[1], base + j * D + d);
-        p[j] = s * (double)(float)scale;
-        if (p[j] > mx) mx = p[j];
-      }
-      for (int64_t j = 0; j < jmax; j++) l += (p[j] = exp(p[j] - mx));
-      for (int64_t d = 0; d < D; d++) {
-        double o = 0, vmax = 0;
-        for (int64_t j = 0; j < jmax; j++) {
-          double v = tget_f(&a[2], base + j * D + d);
-          o += p[j] * v;
-          if (fabs(v) > vmax) vmax = fabs(v);
-        }
-        ref[base + i * D + d] = o / l;
-        sc[base + i * D + d] = vmax; /* p is rounded to bf16 before the second dot */
-      }
-    }
+  double *ref = dalloc(n), *sc = dalloc(n);
+  double *q = dalloc(n), *k = dalloc(n);
+  for (int64_t i = 0; i < n; i++) q[i] = tget_f(&a[0], i), k[i] = tget_f(&a[1], i);
+  attn_ref(q, k, &a[2], causal, Z * H, S, D, scale, ref, sc);
+  free(q);
+  free(k);
   char what[128];
   snprintf(what, sizeof what, "attn causal=%d Z=%lld H=%lld S=%lld", causal, (long long)Z, (long long)H, (long long)S);
   check_close(what, &a[3], ref, sc, BF16_RTOL, 0x1p-8);
   free(ref);
   free(sc);
-  free(p);
   for (int i = 0; i < 4; i++) free(a[i].data);
 }
 
@@ -340,41 +352,19 @@ static void run_attn_rope(compiled *c, bool causal, int64_t Z, int64_t H, int64_
   a[6] = sarg_f(scale);
   interpret(f, a, 7);
   int64_t n = Z * H * S * D;
-  double *ref = dalloc(n), *sc = dalloc(n), *qr = dalloc(n), *kr = dalloc(n), *p = dalloc(S < 1 ? 1 : S);
+  double *ref = dalloc(n), *sc = dalloc(n), *qr = dalloc(n), *kr = dalloc(n);
   for (int64_t r = 0; r < Z * H * S; r++)
     for (int64_t d = 0; d < D; d++) {
       qr[r * D + d] = rope_elem(&a[0], &a[3], &a[4], r, r % S, d, D);
       kr[r * D + d] = rope_elem(&a[1], &a[3], &a[4], r, r % S, d, D);
     }
-  for (int64_t zh = 0; zh < Z * H; zh++)
-    for (int64_t i = 0; i < S; i++) {
-      int64_t base = zh * S * D, jmax = causal ? i + 1 : S;
-      double mx = -INFINITY, l = 0;
-      for (int64_t j = 0; j < jmax; j++) {
-        double s = 0;
-        for (int64_t d = 0; d < D; d++) s += qr[base + i * D + d] * kr[base + j * D + d];
-        p[j] = s * (double)(float)scale;
-        if (p[j] > mx) mx = p[j];
-      }
-      for (int64_t j = 0; j < jmax; j++) l += (p[j] = exp(p[j] - mx));
-      for (int64_t d = 0; d < D; d++) {
-        double o = 0, vmax = 0;
-        for (int64_t j = 0; j < jmax; j++) {
-          double v = tget_f(&a[2], base + j * D + d);
-          o += p[j] * v;
-          if (fabs(v) > vmax) vmax = fabs(v);
-        }
-        ref[base + i * D + d] = o / l;
-        sc[base + i * D + d] = vmax; /* p is rounded to bf16 before the second dot */
-      }
-    }
+  attn_ref(qr, kr, &a[2], causal, Z * H, S, D, scale, ref, sc);
   char what[128];
   snprintf(what, sizeof what, "attn_rope causal=%d Z=%lld H=%lld S=%lld D=%lld", causal, (long long)Z, (long long)H,
            (long long)S, (long long)D);
   check_close(what, &a[5], ref, sc, BF16_RTOL, 0x1p-8);
   free(ref);
   free(sc);
-  free(p);
   free(qr);
   free(kr);
   for (int i = 0; i < 6; i++) free(a[i].data);
