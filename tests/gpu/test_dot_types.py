@@ -33,12 +33,8 @@ Exit 0 pass, 1 fail, 77 no GPU / no torch.
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-
-
-def arg(name, default):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_py import examples_dir, start  # noqa: E402
 
 
 SIZES = [(1, 1, 1), (127, 255, 129), (129, 257, 63), (131, 263, 511), (257, 509, 127), (1000, 1064, 1040),
@@ -46,18 +42,11 @@ SIZES = [(1, 1, 1), (127, 255, 129), (129, 257, 63), (131, 263, 511), (257, 509,
 
 
 def main():
-    try:
-        import torch
-    except ImportError:
-        print("test_dot_types: no torch: skipped")
+    env = start("test_dot_types")
+    if env is None:
         return 77
-    if not torch.cuda.is_available():
-        print("test_dot_types: no GPU: skipped")
-        return 77
-    lib = arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so")))
-    os.environ["TILEC_LIBRARY"] = os.path.abspath(lib)
-    import tilec
-    exdir = arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples")))
+    torch, tilec = env
+    exdir = examples_dir()
     seed = int(os.environ.get("TILEC_SEED", "20261201"))
     gen = torch.Generator(device="cpu").manual_seed(seed)
     print("test_dot_types: seed", seed)

@@ -23,27 +23,16 @@ Exit 0 pass, 1 fail, 77 no GPU / no torch.
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-
-
-def arg(name, default):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_py import examples_dir, start  # noqa: E402
 
 
 def main():
-    try:
-        import torch
-    except ImportError:
-        print("test_w4a16: no torch: skipped")
+    env = start("test_w4a16")
+    if env is None:
         return 77
-    if not torch.cuda.is_available():
-        print("test_w4a16: no GPU: skipped")
-        return 77
-    lib = arg("--lib", os.environ.get("TILEC_LIBRARY", os.path.join(ROOT, "build", "libtilec.so")))
-    os.environ["TILEC_LIBRARY"] = os.path.abspath(lib)
-    import tilec
-    src = os.path.join(arg("--examples", os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples"))),
+    torch, tilec = env
+    src = os.path.join(examples_dir(),
                        "gemm_w4a16.tile")
     gen = torch.Generator(device="cpu").manual_seed(int(os.environ.get("TILEC_SEED", "20261201")))
     print("test_w4a16: seed", gen.initial_seed())
