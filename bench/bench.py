@@ -28,9 +28,9 @@ ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
 ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
-ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_WS=coop,TILEC_EPI_LOAD=split+TILEC_RCP=approx",
+ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_WS=coop,TILEC_EPI_LOAD=combined,TILEC_RCP=rn,TILEC_EPI_LOAD=combined+TILEC_RCP=rn",
                 help="linear: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
-ap.add_argument("--residual-variants", default="TILEC_EPI_LOAD=split,TILEC_EPI_LOAD=split+TILEC_RCP=approx,TILEC_EPI=0",
+ap.add_argument("--residual-variants", default="TILEC_EPI_LOAD=combined,TILEC_EPI=0",
                 help="residual: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
 ap.add_argument("--linear-pingpong", action="store_true",
                 help="linear: also the 128x128 one-warpgroup tile (tests/gpu/pingpong) default / TILEC_WS=coop / TILEC_WS=pingpong")

@@ -240,10 +240,10 @@ static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2
  * bounds of docs/language.md 8.1 hold with the extra half ulp.  d = +inf
  * gives +0 (y = 0 exactly); d > 2^126 gives +0 (|y| < 2^-126). */
 static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
-  /* TILEC_RCP=approx: the one-instruction form (built and CPU-checked in the sixth session; the
-   * default once run on the H200); else the correctly rounded division, GPU-checked */
+  /* the one-instruction form (the default since the seventh session's H200 run); TILEC_RCP=rn:
+   * the correctly rounded division (the default before) */
   const char *env = getenv("TILEC_RCP");
-  if (!env || strcmp(env, "approx")) return LLVMBuildFDiv(g->B, f32c(g, 1.0), d, "");
+  if (env && !strcmp(env, "rn")) return LLVMBuildFDiv(g->B, f32c(g, 1.0), d, "");
   return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d);
 }
 

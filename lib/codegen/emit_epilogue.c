@@ -60,12 +60,12 @@ bool cg_reg_wanted(cg *g, int32_t v, int32_t r) {
 
 bool cg_epi_resume(cg *g, int32_t v) { return g->epi && g->epi->chunk > 0 && g->epi->cdim[v] != EPI_NONE; }
 
-/* TILEC_EPI_LOAD: `combined` (the default: the loads run on the H200 in the gemm branch's calls),
- * `split` (the split form, a small load one sub-tile ahead: built and CPU-checked in the sixth
- * session, the default once measured), `noahead` (the split form in its sub-tile). */
+/* TILEC_EPI_LOAD: `split` (the default since the seventh session's H200 run: the split form, a
+ * small load one sub-tile ahead), `noahead` (the split form in its sub-tile), `combined` (the
+ * combined form in each sub-tile: the default before). */
 static const char *epi_load_env(void) {
   const char *s = getenv("TILEC_EPI_LOAD");
-  return s && *s ? s : "combined";
+  return s && *s ? s : "split";
 }
 
 bool cg_epi_split_load(cg *g) { return g->epi && strcmp(epi_load_env(), "combined"); }

@@ -49,9 +49,9 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_EPI", "0", NULL, NULL},
     {"TILEC_EPI", "regs", NULL, NULL},
     {"TILEC_EPI", "32", "TILEC_WS", "coop"},
-    /* the opt-in forms (not yet run on the H200): the split-form epilogue loads with the lookahead and
-     * the rcp.approx reciprocal; the split form without the lookahead */
-    {"TILEC_EPI_LOAD", "split", "TILEC_RCP", "approx"},
+    /* the forms before the seventh session's defaults: the combined-form epilogue loads and the
+     * correctly rounded reciprocal; the split form without the lookahead */
+    {"TILEC_EPI_LOAD", "combined", "TILEC_RCP", "rn"},
     {"TILEC_EPI_LOAD", "noahead", "TILEC_WS", "coop"},
     /* ping-pong: taken for a 4-warp tile (tests/gpu/pingpong), else the cooperative kernel */
     {"TILEC_WS", "pingpong", NULL, NULL},
