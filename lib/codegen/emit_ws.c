@@ -224,6 +224,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
       if (deferred) { /* attention: one tile for both consumer warpgroups */
         const char *twhy = f->ws == TL_WS_PINGPONG ? turns_unfit(g, R, &wdot, &ddot) : "";
         p->ws = TL_WS_COOP;
+        p->ws_attn = true;
         p->ws_turns = !twhy;
         p->turn_wait_dot = wdot;
         p->turn_defer_dot = ddot;
@@ -615,6 +616,19 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
    * (65536 / threads) is below what the consumers want; ptxas also needs
    * that share to know the count at entry (else C7508: setmaxnreg ignored) */
   bool move_regs = 65536 / g->threads < WS_CONSUMER_REGS;
+  /* attention with few accumulators (D64: S and O 32 f32 a thread) fits
+   * the launch's share as it is, and ptxas ignores setmaxnreg there (C7508:
+   * the count at entry is not fixed when the kernel needs less) */
+  if (p->ws_attn) {
+    int acc = 0;
+    for (int i = 0; i < p->nwg; i++) {
+      tl_op *o = tl_op_at(f, p->wg_dots[i]);
+      if (o->parent != R->for_op) continue;
+      const tl_type *t = &tl_val(f, o->res[0])->type;
+      acc += (int)((int64_t)t->shape[0] * t->shape[1] / (32 * f->warps));
+    }
+    if (acc < 96) move_regs = false;
+  }
   char txt[64];
   snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", WS_PRODUCER_REGS);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);

@@ -107,6 +107,7 @@ typedef struct cg_plan {
   /* warp specialization and persistence (emit_ws.c, tile_sched.c) */
   int ws;                 /* TL_WS_*: the kernel runs producer + consumer warpgroups */
   int32_t ws_for;         /* the main loop (a top-level op of the body) */
+  bool ws_attn;           /* attention's form: one waiting dot, the others deferred to it (emit_ws.c) */
   bool ws_turns;          /* attention: the consumer warpgroups issue their dots in turns (emit_ws.c) */
   int32_t turn_wait_dot, turn_defer_dot; /* ... the score dot (waits) and the value dot (deferred) */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
