@@ -197,7 +197,16 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
     tensor_buf *t = &tb[i];
     if (t->bytes) gpu_check(gpu.cuMemcpyDtoH(t->back, t->dev, t->bytes), "cuMemcpyDtoH");
     gpu_cmp c;
-    if (!gpu_compare(t->back, t->host, t->numel, info[i].dtype, &c)) {
+    /* an f32 output computed from bf16-rounded values of exp2: split-KV
+     * decode's partial outputs are sums of cast<bf16>(p) * v / l, p =
+     * exp2(...) <= 1.  The GPU's ex2.approx and the interpreter's exp2
+     * differ by an ulp of f32, and when p lies that close to a bf16 rounding
+     * boundary the two round to neighbouring bf16 values: the partial moves
+     * by up to 2^-8 * |v| / l, far above f32's tolerance (H200: 70-128
+     * elements of one row off by 6e-5..4e-3 in 4 of 6 runs at S = 33, each
+     * run with fresh data; no hazard in the PTX).  So they take bf16's. */
+    double rtol = !strncmp(kname, "attn_decode", 11) && !strcmp(info[i].name, "Opart") ? 1e-2 : -1;
+    if (!gpu_compare_rtol(t->back, t->host, t->numel, info[i].dtype, rtol, &c)) {
       printf("FAIL %s:%s [%s] %s (%s, %zu elements): %zu mismatches, %zu not written by the GPU; "
              "first at %zu: gpu %.9g, interpreter %.9g; max abs err %.3g\n",
              file, kname, sizes, info[i].name, info[i].dtype, c.n, c.mismatches, c.unwritten, c.first_bad,
