@@ -406,12 +406,31 @@ static void turn_sync(cg *g, cg_ring *R) {
   pp_bar(g, "bar.sync", LLVMBuildAdd(g->B, R->turn_wg, cg_i32(g, 5), ""), LLVMConstInt(g->i1, 1, 0));
 }
 
+/* The value dot's turn_sync, after the softmax.  ptxas (13.0) schedules a
+ * bar.sync like any instruction without register operands: in one block with
+ * the softmax it hoists it to the block's top, so a warpgroup's softmax waited
+ * for the other's score dot, which came after the other's softmax (the turns
+ * passed through the softmaxes, one warpgroup computing at a time:
+ * docs/pipelines.md "Warp-specialized attention").  So the bar.sync gets a
+ * block of its own behind a branch neither LLVM nor ptxas folds (tid.x < 1024,
+ * the tid read through an asm), which ptxas does not schedule across. */
+static void turn_sync_after_softmax(cg *g, cg_ring *R) {
+  LLVMValueRef tid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+  LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "turn.sync");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "turn.go");
+  cg_cond_br_likely(g, LLVMBuildICmp(g->B, LLVMIntULT, tid, cg_i32(g, 1024), ""), sb, jb);
+  LLVMPositionBuilderAtEnd(g->B, sb);
+  turn_sync(g, R);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
 void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f || !p->ws_turns) return;
   cg_ring *R = &p->rings[0];
   if (D == p->turn_defer_dot) {
-    turn_sync(g, R);
+    turn_sync_after_softmax(g, R);
   } else if (D == p->turn_wait_dot && !R->turn_started) {
     /* the first turn, in the preheader, after what the dot staged there
      * (q: its barriers are both warpgroups') */

@@ -18,3 +18,6 @@ config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "cac
 if config.ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+if getattr(config, "nvdisasm", ""):
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", config.nvdisasm))
