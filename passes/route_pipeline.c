@@ -450,32 +450,6 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   f->cluster = TL_CLUSTER_1X1;
   if (gemm90) {
     const char *ws = getenv("TILEC_WS"), *pe = getenv("TILEC_PERSIST");
-    int want_cluster = cluster_wanted(f);
-    /* a cluster's CTAs release each other's slots on the empty mbarriers
-     * (emit_cluster.c): the producer / consumer split is what it builds on */
-    bool ws_for_cluster = false;
-    if ((want_cluster == TL_CLUSTER_2X1 || want_cluster == TL_CLUSTER_1X2) && !(ws && !strcmp(ws, "pingpong"))) {
-      ws_for_cluster = !(ws && !strcmp(ws, "coop"));
-      ws = "coop";
-    }
-    /* Off by default: measured on the H200 (docs/pipelines.md "Warp
-     * specialization"), the cooperative kernel runs at 0.97-1.00x of the
-     * TMA ring it replaces, so the faster one stays the default. */
-    if (ws && !strcmp(ws, "coop")) {
-      f->ws = TL_WS_COOP;
-      ws_why = ws_for_cluster ? "coop (for the cluster: a producer warpgroup issues the TMA ring, the consumer "
-                                "warpgroups share one tile)"
-                              : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
-                                "share one tile)";
-    } else if (ws && !strcmp(ws, "pingpong")) {
-      /* not measured yet: only on request.  Codegen takes it for a 4-warp tile
-       * on persistent CTAs (its tma: line says, else the cooperative one) */
-      f->ws = TL_WS_PINGPONG;
-      ws_why = "pingpong (TILEC_WS=pingpong: two consumer warpgroups on alternate tiles, one's epilogue under the "
-               "other's main loop; not measured yet)";
-    } else {
-      ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
-    }
     /* persistent only where one CTA fills an SM's shared memory: with room
      * for two, their prologues and epilogues already overlap, and measured
      * (H200, fp8 TN 64x128x128, 3 x 24 KiB) persistent CTAs were 3-8 %
@@ -489,14 +463,20 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->persist = true;
       persist_why = "on (about one CTA per SM looping over the output tiles, grouped by 8 along program_id(0))";
     }
+    /* clusters of 2 (emit_cluster.c): on persistent CTAs, with the producer /
+     * consumer split (the CTAs release each other's slots on the empty
+     * mbarriers), so asking for one turns the cooperative schedule on */
+    int want_cluster = cluster_wanted(f);
+    bool pair = want_cluster == TL_CLUSTER_2X1 || want_cluster == TL_CLUSTER_1X2;
     const char *shape = want_cluster == TL_CLUSTER_2X1 ? "2x1" : "1x2";
+    bool pp_asked = ws && !strcmp(ws, "pingpong");
     static char cbuf[400];
-    if (want_cluster != TL_CLUSTER_2X1 && want_cluster != TL_CLUSTER_1X2) {
+    if (!pair) {
       cluster_why = want_cluster == TL_CLUSTER_1X1 && f->cluster_opt ? "1x1 (option cluster=1x1)"
                     : want_cluster == TL_CLUSTER_1X1 ? "1x1 (TILEC_CLUSTER=1x1)"
                                                      : "1x1 (the default until a cluster is measured faster; "
                                                        "TILEC_CLUSTER=2x1|1x2 or the option cluster asks for one)";
-    } else if (f->ws == TL_WS_PINGPONG) {
+    } else if (pp_asked) {
       snprintf(cbuf, sizeof cbuf, "1x1 (%s asked for, not with the ping-pong schedule)", shape);
       cluster_why = cbuf;
     } else if (!f->persist) {
@@ -506,10 +486,29 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->cluster = want_cluster;
       snprintf(cbuf, sizeof cbuf,
                "%s (%s: the two CTAs of a cluster take tiles adjacent along program_id(%d) and share the operand "
-               "that does not depend on it, each loading half of its box multicast to both; warp specialization on "
-               "for it)",
+               "that does not depend on it, each loading half of its box multicast to both)",
                shape, f->cluster_opt ? "option cluster" : "TILEC_CLUSTER", want_cluster == TL_CLUSTER_2X1 ? 0 : 1);
       cluster_why = cbuf;
+    }
+    bool ws_for_cluster = f->cluster != TL_CLUSTER_1X1 && !(ws && !strcmp(ws, "coop"));
+    if (f->cluster != TL_CLUSTER_1X1) ws = "coop";
+    /* Off by default: measured on the H200 (docs/pipelines.md "Warp
+     * specialization"), the cooperative kernel runs at 0.97-1.00x of the
+     * TMA ring it replaces, so the faster one stays the default. */
+    if (ws && !strcmp(ws, "coop")) {
+      f->ws = TL_WS_COOP;
+      ws_why = ws_for_cluster ? "coop (for the cluster: a producer warpgroup issues the TMA ring, the consumer "
+                                "warpgroups share one tile)"
+                              : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
+                                "share one tile)";
+    } else if (pp_asked) {
+      /* not measured yet: only on request.  Codegen takes it for a 4-warp tile
+       * on persistent CTAs (its tma: line says, else the cooperative one) */
+      f->ws = TL_WS_PINGPONG;
+      ws_why = "pingpong (TILEC_WS=pingpong: two consumer warpgroups on alternate tiles, one's epilogue under the "
+               "other's main loop; not measured yet)";
+    } else {
+      ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
     }
   }
 

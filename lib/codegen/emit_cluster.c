@@ -59,7 +59,7 @@ bool cg_from_program_id(tl_func *f, int32_t v, int axis) {
 static const char *cluster_unfit(cg *g, cg_ring *R, int axis) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  if (p->ws != TL_WS_COOP || !R->ws) return "not warp-specialized (cooperative)";
+  if (!R || p->ws != TL_WS_COOP || !R->ws) return "not warp-specialized (cooperative)";
   if (!p->persist) return "not persistent";
   if (!R->tma) return "the ring is not fed by TMA";
   tl_op *lo = tl_op_at(f, R->for_op);

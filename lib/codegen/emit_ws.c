@@ -522,7 +522,12 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
   /* tail: every slot released (no copy into this CTA's memory outlives it) */
-  for (int st = 0; st < R->stages; st++) cg_mbar_wait(g, empty_addr(g, R, cg_i32(g, st)), take_parity(g, ph, cg_i32(g, st), 1));
+  /* (in a cluster these are also the peer's last remote arrivals: this CTA outlives them, emit_cluster.c) */
+  for (int st = 0; st < R->stages; st++) {
+    LLVMValueRef mb = empty_addr(g, R, cg_i32(g, st)), par = take_parity(g, ph, cg_i32(g, st), 1);
+    if (p->cluster) cg_mbar_wait_cluster(g, mb, par);
+    else cg_mbar_wait(g, mb, par);
+  }
   LLVMBuildRetVoid(g->B);
 
   /* consumers: the body, with the ring's consumer side (emit_ring.c hooks) */
