@@ -35,6 +35,8 @@ ap.add_argument("--residual-variants", default="TILEC_EPI_LOAD=combined,TILEC_EP
 ap.add_argument("--linear-pingpong", action="store_true",
                 help="linear: also the 128x128 one-warpgroup tile (tests/gpu/pingpong) default / TILEC_WS=coop / TILEC_WS=pingpong")
 ap.add_argument("--linear-sizes", default="", help="linear: MxNxK,... replacing the default list")
+ap.add_argument("--linear-no-compile", action="store_true",
+                help="linear: no torch.compile reference (its compile takes tens of seconds of a device call)")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
@@ -991,7 +993,7 @@ def linear_gelu():
             kp.append(kp[0])
     def torch_fn(x, w, b):
         return F.gelu(F.linear(x, w, b), approximate="tanh")
-    compiled = torch.compile(torch_fn)
+    compiled = None if args.linear_no_compile else torch.compile(torch_fn)
     sizes = [(8192, 4096, 4096)] if args.quick else [(8192, 4096, 4096), (8192, 14336, 4096), (4096, 4096, 4096)]
     if args.linear_sizes:
         sizes = [tuple(int(x) for x in s.split("x")) for s in args.linear_sizes.split(",")]
@@ -1002,10 +1004,12 @@ def linear_gelu():
         ref = F.gelu(x.float() @ w.float().t() + b.float(), approximate="tanh")
         fl = 2 * M * N * K
         ms_eager = bench(lambda: torch_fn(x, w, b))
-        compiled(x, w, b)
-        ms_comp = bench(lambda: compiled(x, w, b))
+        ms_comp, err_comp = float("nan"), float("nan")
+        if compiled is not None:
+            compiled(x, w, b)
+            ms_comp = bench(lambda: compiled(x, w, b))
+            err_comp = relerr(compiled(x, w, b), ref)
         ms_cublas = bench(lambda: F.linear(x, w))
-        err_comp = relerr(compiled(x, w, b), ref)
         print(f"linear {M}x{N}x{K}: torch eager {fl / ms_eager / 1e9:.1f}, torch.compile {fl / ms_comp / 1e9:.1f} "
               f"(rel.err {err_comp:.1e}), cuBLAS plain {fl / ms_cublas / 1e9:.1f} TFLOP/s", flush=True)
         for v, k1, k2 in zip(variants, kg, kp):
@@ -1020,7 +1024,8 @@ def linear_gelu():
             fp(); torch.cuda.synchronize()
             errp = relerr(yp, x.float() @ w.float().t())
             msp = bench(fp)
-            row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch.compile", fl / ms_comp / 1e9, err)
+            if compiled is not None:
+                row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch.compile", fl / ms_comp / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch eager", fl / ms_eager / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain linear", fl / msp / 1e9, err)
             row("linear plain" + tag, f"{M}x{N}x{K}", msp, "TFLOP/s", fl / msp / 1e9, "cuBLAS", fl / ms_cublas / 1e9, errp)

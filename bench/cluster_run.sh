@@ -1,0 +1,34 @@
+#!/bin/sh
+# bench/cluster_run.sh CARRY: the device call of the cluster work (docs/pipelines.md "Clusters"), one
+# call of about 3 minutes; the table is last.  CARRY holds b/ (stripped libtilec, tilec,
+# gpu_test_examples), ex/ (the cutlass GEMM examples) and bench.py of the branch.
+#  1. correctness, in parallel: gpu_test_examples on the cutlass GEMMs under TILEC_CLUSTER=2x1 / 1x2 /
+#     2x1+TILEC_EPI=regs (ragged pairs included), against the interpreter; compute-sanitizer memcheck
+#     and racecheck of `tilec run` on one cluster kernel (3 x 3 tiles: a pair past the grid);
+#  2. bench: gemm (4096^3, 8192^3, 8192x28672x4096) and linear (8192x4096x4096, nn.Linear storage),
+#     default / TILEC_WS=coop / TILEC_CLUSTER=2x1 / 1x2 beside cuBLAS in one process.
+set -u
+C=$(cd "${1:-.carry-cluster}" && pwd); B=$C/b
+R=$(pwd); L=${OUT:-/tmp}; T0=$(date +%s)
+el() { echo $(( $(date +%s) - T0 )); }
+export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+RUNARGS="run $C/ex/gemm.tile --size M=300 --size N=700 --size K=200 --device"
+echo "== 1. correctness"
+(GPU_TEST_VARIANTS=TILEC_CLUSTER TILEC_CACHE_DIR=/tmp/c-ex timeout 110 $B/tests/gpu_test_examples $C/ex > $L/examples.log 2>&1; echo "exit $?" >> $L/examples.log) &
+(TILEC_CACHE_DIR=/tmp/c-s1 timeout 100 $SAN --tool memcheck --error-exitcode 99 $B/tilec $RUNARGS --cluster=2x1 > $L/memcheck21.log 2>&1; echo "exit $?" >> $L/memcheck21.log
+ TILEC_CACHE_DIR=/tmp/c-s1 timeout 60 $SAN --tool memcheck --error-exitcode 99 $B/tilec $RUNARGS --cluster=1x2 > $L/memcheck12.log 2>&1; echo "exit $?" >> $L/memcheck12.log) &
+(TILEC_CACHE_DIR=/tmp/c-s2 timeout 110 $SAN --tool racecheck --racecheck-report hazard --error-exitcode 99 $B/tilec $RUNARGS --cluster=2x1 > $L/racecheck21.log 2>&1; echo "exit $?" >> $L/racecheck21.log) &
+wait
+echo "[tests: $(el) s]"
+grep -hE '^FAIL|ERROR SUMMARY|RACECHECK SUMMARY|hazard|max abs|exit ' $L/*.log | head -30
+tail -2 $L/examples.log
+echo "== 2. bench"
+V=TILEC_WS=coop,TILEC_CLUSTER=2x1,TILEC_CLUSTER=1x2
+TILEC_CACHE=0 timeout $(( 300 - $(el) )) python3 $C/bench.py --lib $B/libtilec.so --quick --only gemm,linear \
+  --gemm-variants $V --gemm-sizes 4096x4096x4096,8192x8192x8192,8192x28672x4096 \
+  --linear-variants $V --linear-sizes 8192x4096x4096 --linear-no-compile --json $L/bench.json > $L/bench.log 2>&1
+echo "[all: $(el) s]"
+grep -E 'FAILED|cuBLAS [0-9]' $L/bench.log | head
+grep -E '^(gemm bf16|linear plain)' $L/bench.log
