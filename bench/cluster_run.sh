@@ -15,18 +15,24 @@ export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 RUNARGS="run $C/ex/gemm.tile --size M=300 --size N=700 --size K=200 --device"
+echo "== 0. smoke: one cluster kernel each way, against the interpreter (3 x 3 tiles: pairs past the grid)"
+for c in 2x1 1x2; do
+  TILEC_CACHE_DIR=/tmp/c-smoke timeout 25 $B/tilec $RUNARGS --cluster=$c > $L/smoke$c.log 2>&1; rc=$?
+  echo "smoke $c: exit $rc [$(el) s]"; tail -3 $L/smoke$c.log
+  [ $rc = 0 ] || { echo "smoke failed: stopping here"; exit 1; }
+done
 echo "== 1. correctness"
-(GPU_TEST_VARIANTS=TILEC_CLUSTER TILEC_CACHE_DIR=/tmp/c-ex timeout 110 $B/tests/gpu_test_examples $C/ex > $L/examples.log 2>&1; echo "exit $?" >> $L/examples.log) &
-(TILEC_CACHE_DIR=/tmp/c-s1 timeout 100 $SAN --tool memcheck --error-exitcode 99 $B/tilec $RUNARGS --cluster=2x1 > $L/memcheck21.log 2>&1; echo "exit $?" >> $L/memcheck21.log
- TILEC_CACHE_DIR=/tmp/c-s1 timeout 60 $SAN --tool memcheck --error-exitcode 99 $B/tilec $RUNARGS --cluster=1x2 > $L/memcheck12.log 2>&1; echo "exit $?" >> $L/memcheck12.log) &
-(TILEC_CACHE_DIR=/tmp/c-s2 timeout 110 $SAN --tool racecheck --racecheck-report hazard --error-exitcode 99 $B/tilec $RUNARGS --cluster=2x1 > $L/racecheck21.log 2>&1; echo "exit $?" >> $L/racecheck21.log) &
+(GPU_TEST_VARIANTS=TILEC_CLUSTER TILEC_CACHE_DIR=/tmp/c-ex timeout 90 $B/tests/gpu_test_examples $C/ex > $L/examples.log 2>&1; echo "exit $?" >> $L/examples.log) &
+(TILEC_CACHE_DIR=/tmp/c-s1 timeout 60 $SAN --tool memcheck --error-exitcode 99 $B/tilec $RUNARGS --cluster=2x1 > $L/memcheck21.log 2>&1; echo "exit $?" >> $L/memcheck21.log
+ TILEC_CACHE_DIR=/tmp/c-s1 timeout 30 $SAN --tool memcheck --error-exitcode 99 $B/tilec $RUNARGS --cluster=1x2 > $L/memcheck12.log 2>&1; echo "exit $?" >> $L/memcheck12.log) &
+(TILEC_CACHE_DIR=/tmp/c-s2 timeout 90 $SAN --tool racecheck --racecheck-report hazard --error-exitcode 99 $B/tilec $RUNARGS --cluster=2x1 > $L/racecheck21.log 2>&1; echo "exit $?" >> $L/racecheck21.log) &
 wait
 echo "[tests: $(el) s]"
 grep -hE '^FAIL|ERROR SUMMARY|RACECHECK SUMMARY|hazard|max abs|exit ' $L/*.log | head -30
 tail -2 $L/examples.log
 echo "== 2. bench"
 V=TILEC_WS=coop,TILEC_CLUSTER=2x1,TILEC_CLUSTER=1x2
-TILEC_CACHE=0 timeout $(( 300 - $(el) )) python3 $C/bench.py --lib $B/libtilec.so --quick --only gemm,linear \
+TILEC_CACHE=0 timeout $(( 192 - $(el) )) python3 $C/bench.py --lib $B/libtilec.so --quick --only gemm,linear \
   --gemm-variants $V --gemm-sizes 4096x4096x4096,8192x8192x8192,8192x28672x4096 \
   --linear-variants $V --linear-sizes 8192x4096x4096 --linear-no-compile --json $L/bench.json > $L/bench.log 2>&1
 echo "[all: $(el) s]"
