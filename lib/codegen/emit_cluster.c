@@ -15,8 +15,10 @@
  * peer's), and a slot may be refilled only when the consumers of BOTH CTAs
  * are done with it: the empty mbarrier counts 2 x the consumer warps, lane 0
  * of each consumer warp arrives on its own CTA's, lane 1 on the peer's
- * (mapa + mbarrier.arrive.release.cluster).  The producer waits on its empty
- * mbarrier with acquire at cluster scope.
+ * (mapa + mbarrier.arrive on the peer's address), with the default
+ * semantics (release at CTA scope) and the producer's plain try_wait, as
+ * CUTLASS's ClusterBarrier does; TILEC_CLUSTER_SCOPE=cluster (measuring)
+ * takes release / acquire at cluster scope instead.
  *
  * Start: every CTA initializes its mbarriers, fence.mbarrier_init, then the
  * cluster barrier (no copy or remote arrive reaches an uninitialized
@@ -122,12 +124,19 @@ void cg_cluster_sync(cg *g) {
   cg_asm_void(g, "barrier.cluster.wait.acquire.aligned;", "~{memory}", NULL, 0);
 }
 
+bool cg_cluster_scope(void) {
+  const char *e = getenv("TILEC_CLUSTER_SCOPE"); /* measuring only */
+  return e && !strcmp(e, "cluster");
+}
+
 void cg_cluster_arrive_peer(cg *g, LLVMValueRef mb, LLVMValueRef on) {
   LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, on, g->i32, "")};
-  cg_asm_void(g,
-              "{ .reg .pred p; .reg .b32 r, a; setp.ne.b32 p, $1, 0; mov.u32 r, %cluster_ctarank; xor.b32 r, r, 1; "
-              "mapa.shared::cluster.u32 a, $0, r; @p mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]; }",
-              "r,r,~{memory}", args, 2);
+  char txt[300];
+  snprintf(txt, sizeof txt,
+           "{ .reg .pred p; .reg .b32 r, a; setp.ne.b32 p, $1, 0; mov.u32 r, %%cluster_ctarank; xor.b32 r, r, 1; "
+           "mapa.shared::cluster.u32 a, $0, r; @p mbarrier.arrive%s.shared::cluster.b64 _, [a]; }",
+           cg_cluster_scope() ? ".release.cluster" : "");
+  cg_asm_void(g, txt, "r,r,~{memory}", args, 2);
 }
 
 void cg_cluster_issue_boxes(cg *g, cg_stream *s, int rank, LLVMValueRef *st, LLVMValueRef sbase, LLVMValueRef mb) {

@@ -431,7 +431,7 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMBuildCondBr(g->B, go, body, xb);
   LLVMPositionBuilderAtEnd(g->B, body);
   LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
-  if (p->cluster) cg_mbar_wait_cluster(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+  if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
   else cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
   LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
   cg_cond_br_likely(g, R->tma_ok, tb, sb);
@@ -525,7 +525,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   /* (in a cluster these are also the peer's last remote arrivals: this CTA outlives them, emit_cluster.c) */
   for (int st = 0; st < R->stages; st++) {
     LLVMValueRef mb = empty_addr(g, R, cg_i32(g, st)), par = take_parity(g, ph, cg_i32(g, st), 1);
-    if (p->cluster) cg_mbar_wait_cluster(g, mb, par);
+    if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, mb, par);
     else cg_mbar_wait(g, mb, par);
   }
   LLVMBuildRetVoid(g->B);

@@ -243,6 +243,7 @@ void cg_cluster_plan(cg *g, cg_ring *R, tl_sbuf *note);
 bool cg_from_program_id(tl_func *f, int32_t v, int axis); /* v is computed from program_id(axis) (-1: any axis) */
 LLVMValueRef cg_cluster_rank(cg *g);                     /* i32 %cluster_ctarank */
 void cg_cluster_sync(cg *g);                             /* barrier.cluster arrive (release) + wait (acquire) */
+bool cg_cluster_scope(void); /* TILEC_CLUSTER_SCOPE=cluster: the slot releases at cluster scope (measuring) */
 /* When `on` (i1), arrive on the mbarrier at local shared address mb (i32) of the other CTA of the cluster. */
 void cg_cluster_arrive_peer(cg *g, LLVMValueRef mb, LLVMValueRef on);
 /* Stream s's boxes for coordinates st (innermost first, rank dims) into slot base sbase: this
