@@ -730,7 +730,9 @@ tilec_status tilec_tune_apply(const tilec_tune_result *r, tilec_options *o) {
   for (int i = 0; i < r->nparams; i++) {
     char v[32];
     snprintf(v, sizeof v, "%lld", (long long)r->values[i]);
-    tilec_status st = !strcmp(r->names[i], "warps") || !strcmp(r->names[i], "stages")
+    if (!strcmp(r->names[i], "cluster")) /* 11, 21, 12: the option's 1x1, 2x1, 1x2 */
+      snprintf(v, sizeof v, "%lldx%lld", (long long)r->values[i] / 10, (long long)r->values[i] % 10);
+    tilec_status st = !strcmp(r->names[i], "warps") || !strcmp(r->names[i], "stages") || !strcmp(r->names[i], "cluster")
                           ? tilec_options_set(o, r->names[i], v)
                           : tilec_options_define(o, r->names[i], r->values[i]);
     if (st != TILEC_OK) return st;
