@@ -371,6 +371,38 @@ def gemm_tf32():
         row("tf32 GEMM TN", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS tf32", fl / ms_ref / 1e9, err)
 
 # ---- attention forward ----------------------------------------------------------------
+import triton, triton.language as tl
+
+@triton.jit
+def triton_attn(Q, K, V, O, sm_scale, S, H, sb, sh, ss,
+                BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr, CAUSAL: tl.constexpr):
+    # the attention reference in plain Triton: online softmax in base 2, S a multiple of BM
+    pid_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    base = (bh // H) * sb + (bh % H) * sh
+    rows = pid_m * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(Q + base + rows[:, None] * ss + dims[None, :])
+    m_i = tl.full([BM], float("-inf"), tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    scale2 = sm_scale * 1.4426950408889634
+    end = (pid_m + 1) * BM if CAUSAL else S
+    for n0 in range(0, end, BN):
+        cols = n0 + tl.arange(0, BN)
+        kt = tl.load(K + base + cols[None, :] * ss + dims[:, None])
+        s = tl.dot(q, kt) * scale2
+        if CAUSAL:
+            s = tl.where(rows[:, None] >= cols[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        vt = tl.load(V + base + cols[:, None] * ss + dims[None, :])
+        acc = tl.dot(p.to(tl.bfloat16), vt, acc * alpha[:, None])
+        m_i = m_new
+    tl.store(O + base + rows[:, None] * ss + dims[None, :], (acc / l_i[:, None]).to(tl.bfloat16))
+
 def attn():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
@@ -401,15 +433,16 @@ def attn():
                 if bm: defs["BM"] = bm
                 opts = dict(([("warps", w)] if w else []) + ([("stages", st)] if st else []))
                 base, _, variant = kname.partition("@")
-                old_tma = os.environ.get("TILEC_TMA")
-                if variant == "tma0":  # read by codegen at load time; part of the cache key
-                    os.environ["TILEC_TMA"] = "0"
+                # NAME@tma0 = TILEC_TMA=0; NAME@VAR=VALUE sets VAR (read by codegen at load time; in the cache key)
+                evar, _, evalue = variant.partition("=") if "=" in variant else (("TILEC_TMA", "", "0") if variant == "tma0" else ("", "", ""))
+                old_env = os.environ.get(evar) if evar else None
+                if evar: os.environ[evar] = evalue
                 try:
                     kernels[key] = Kernel(ex("attn.tile"), defs, kernel=base, options=opts or None)
                 finally:
-                    if variant == "tma0":
-                        if old_tma is None: del os.environ["TILEC_TMA"]
-                        else: os.environ["TILEC_TMA"] = old_tma
+                    if evar:
+                        if old_env is None: del os.environ[evar]
+                        else: os.environ[evar] = old_env
             k = kernels[key]
             o = torch.full_like(q, float("nan"))
             f = k.bind(q, kk, v, o, D ** -0.5)
@@ -428,10 +461,25 @@ def attn():
                 if nm not in refs:
                     with sdpa_kernel(be):
                         refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
+            if "Triton" not in refs and S % 128 == 0:
+                # a plain FA2-form Triton kernel (triton_attn below) at the tile the anchors found best
+                # on the H200 (../shared/anchors: BM 128, BN 128 for D128 full, else 64; 4 warps for
+                # D64 causal, else 8; 3 stages)
+                tbn = 128 if (D == 128 and not causal) else 64
+                tw = 4 if (D == 64 and causal) else 8
+                to = torch.empty_like(q)
+                tf = lambda: triton_attn[(S // 128, Z * H)](q, kk, v, to, D ** -0.5, S, H, q.stride(0), q.stride(1),
+                                                            q.stride(2), BM=128, BN=tbn, D=D, CAUSAL=causal,
+                                                            num_warps=tw, num_stages=3)
+                tf(); torch.cuda.synchronize()
+                terr = relerr(to, ref)
+                refs["Triton"] = fl / bench(tf) / 1e9
+                print(f"  (Triton attention D{D} S{S} causal={int(causal)}: BN {tbn}, {tw} warps, rel. err {terr:.1e})")
             shape = f"D{D} S{S} {'causal' if causal else 'full'}" + (f" w{w}" if w else "") + (f" BN{bn}" if bn else "") + (f" st{st}" if st else "") + (f" BM{bm}" if bm else "")
-            what = "attn fwd" if kname == "attn_fwd" else kname.replace("@tma0", " (TILEC_TMA=0)")
+            what = "attn fwd" if kname == "attn_fwd" else kname.replace("@tma0", " (TILEC_TMA=0)").replace("@", " ")
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
+            if "Triton" in refs: row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "Triton", refs["Triton"], err)
 
 # ---- memory-bound: rmsnorm, softmax (bytes read + written over time) -------------------------
 def norms():

@@ -448,6 +448,27 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   f->ws = TL_WS_OFF;
   f->persist = false;
   f->cluster = TL_CLUSTER_1X1;
+  if (attn_wg && f->warps == 8) {
+    /* attention (cutlass, sm_90a, two warpgroups on one 128-row tile):
+     * TILEC_ATTN_WS=producer gives K/V to a producer warpgroup (full and
+     * empty mbarriers, no CTA barrier per step), =pingpong also makes the two
+     * consumer warpgroups take turns issuing their dots (named barriers), so
+     * one's softmax runs under the other's wgmma (FlashAttention-3's
+     * schedule; docs/pipelines.md "Warp-specialized attention") */
+    const char *ws = getenv("TILEC_ATTN_WS");
+    if (ws && !strcmp(ws, "producer")) {
+      f->ws = TL_WS_COOP;
+      ws_why = "producer (TILEC_ATTN_WS=producer: a producer warpgroup issues K and V by TMA, both consumer "
+               "warpgroups release the slots on empty mbarriers)";
+    } else if (ws && !strcmp(ws, "pingpong")) {
+      f->ws = TL_WS_PINGPONG;
+      ws_why = "pingpong (TILEC_ATTN_WS=pingpong: the producer warpgroup, and the two consumer warpgroups issue "
+               "their dots in turns, one's softmax under the other's wgmma)";
+    } else {
+      ws_why = "off (TILEC_ATTN_WS=producer|pingpong turns it on)";
+    }
+    persist_why = "off (attention: one tile a program)";
+  }
   if (gemm90) {
     const char *ws = getenv("TILEC_WS"), *pe = getenv("TILEC_PERSIST");
     /* persistent only where one CTA fills an SM's shared memory: with room
@@ -544,7 +565,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     else if (per_stage > 0 && pipe != TL_PIPE_SIMPLE) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
     if (attn8) tl_sbuf_puts(b, " (attention on cutlass for sm_90a: wgmma, 2 warpgroups of 64 rows)");
-    if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s; cluster=%s", ws_why, persist_why, cluster_why);
+    if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s", ws_why, persist_why);
+    if (cluster_why) tl_sbuf_printf(b, "; cluster=%s", cluster_why);
     tl_sbuf_puts(b, "\n");
   }
   return true;

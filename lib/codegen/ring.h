@@ -82,6 +82,8 @@ typedef struct cg_ring {
   bool ws_pending;        /* the dot leaves its last slot to release at the end of the tile */
   int empty_off;
   LLVMValueRef relv;
+  LLVMValueRef turn_wg;   /* attention's turns: i32 consumer warpgroup (0 / 1) */
+  bool turn_started;      /* ... the first turn's bar.sync is emitted */
   LLVMValueRef ppfirst;   /* ping-pong: alloca, 1 until this warpgroup's first tile needs no wait */
   LLVMValueRef pptv, ppnt; /* ping-pong: the consumer's tile alloca and the tile count */
 } cg_ring;
@@ -110,6 +112,9 @@ typedef struct cg_plan {
   /* warp specialization and persistence (emit_ws.c, tile_sched.c) */
   int ws;                 /* TL_WS_*: the kernel runs producer + consumer warpgroups */
   int32_t ws_for;         /* the main loop (a top-level op of the body) */
+  bool ws_attn;           /* attention's form: one waiting dot, the others deferred to it (emit_ws.c) */
+  bool ws_turns;          /* attention: the consumer warpgroups issue their dots in turns (emit_ws.c) */
+  int32_t turn_wait_dot, turn_defer_dot; /* ... the score dot (waits) and the value dot (deferred) */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
   int cluster;            /* 0, or clusters of 2 CTAs on tiles adjacent along program_id(cluster - 1)
                            * (emit_cluster.c; tl_kernel_info.cluster) */
@@ -235,6 +240,8 @@ void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */
 void cg_ws_loop_exit(cg *g, cg_ring *R);     /* after the drain: keep the epilogue's scalars behind it */
 void cg_ws_tile_end(cg *g, cg_ring *R);      /* release the last slot of the tile's loop */
+/* attention's turns: before wgmma dot D of loop L */
+void cg_ws_turn_before(cg *g, int32_t D, int32_t L);
 
 /* emit_cluster.c (docs/pipelines.md "Clusters") */
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the
