@@ -736,11 +736,11 @@ def fused():
             x1, x2 = xr[..., : D // 2].float(), xr[..., D // 2:].float()
             c, s_ = cs_[:, None, :], sn_[:, None, :]
             return torch.cat((x1 * c - x2 * s_, x2 * c + x1 * s_), -1).to(bf)
-        old_tiles = {"BT": 16, "BH": 1}  # the example's tiles before: one head a program
+        heads8 = {"BT": 4, "BH": 8}  # 8 heads a program (the tables read once for them)
         case(f"rope {T}x{H}x{D}", "rope.tile", "rope", {}, (xr, cs_, sn_, yr), (yr,), lambda: t_rope().float(), t_rope,
              2 * xr.numel() * 2 + 2 * cs_.numel() * 4,
              [("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}), ("no row_loads", "row_loads"),
-              ("old tiles BT=16 BH=1", {"defines": old_tiles}), ("old tiles, before", {**BEFORE7, "defines": old_tiles})])
+              ("BT=4 BH=8", {"defines": heads8})])
         del xr, yr
     if want("cross_entropy"):
         Rc, V = 4096, 128256

@@ -1,7 +1,11 @@
 /* layout_assign: requires verified tile IR (no layouts); keeps semantics;
  * sets every tile value's layout (an index into f->layouts), sets f->warps when
  * unset, inserts convert_layout where an op needs an operand in another layout;
- * breaks nothing (it is the last pass before codegen).
+ * breaks nothing (only row_loads, which reorders ops, runs after it).
+ *
+ * In kernels without a dot (docs/rows.md) three more rules (off: TILEC_ROW_LAYOUT=0): a
+ * multi-use load or its broadcast follows its first user, rand is a chain op, and an op
+ * whose operands are all weak takes the layout of the one made from the narrowest loads.
 
  * The layout algebra it uses is lib/layout.c (a core module; codegen uses it too).
  *
