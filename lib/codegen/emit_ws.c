@@ -272,6 +272,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
                        f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
       if (ppwhy) tl_sbuf_printf(&note, " (ping-pong not taken: %s)", ppwhy);
     }
+    cg_cluster_plan(g, R, &note);
   }
 noted:
   if (p->persist)
@@ -303,16 +304,22 @@ static LLVMValueRef take_parity(cg *g, LLVMValueRef v, LLVMValueRef slot, int x)
   return x ? LLVMBuildXor(g->B, par, cg_i32(g, 1), "") : par;
 }
 
-/* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL = always). */
+/* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on`
+ * (i1; NULL = always); in a cluster lane 1 also on the other CTA's
+ * (emit_cluster.c: both CTAs' copies fill the slot). */
 static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
   LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), "");
   if (on) {
     c = LLVMBuildAnd(g->B, c, on, "");
     slot = LLVMBuildSelect(g->B, on, slot, cg_i32(g, 0), "");
   }
-  LLVMValueRef args[2] = {empty_addr(g, R, slot), LLVMBuildZExt(g->B, c, g->i32, "")};
+  LLVMValueRef mb = empty_addr(g, R, slot);
+  LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, c, g->i32, "")};
   cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
               args, 2);
+  if (!g->plan->cluster) return;
+  LLVMValueRef c1 = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 1), "");
+  cg_cluster_arrive_peer(g, mb, on ? LLVMBuildAnd(g->B, c1, on, "") : c1);
 }
 
 static void pin_scalars(cg *g, cg_ring *R);
@@ -587,7 +594,8 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMBuildCondBr(g->B, go, body, xb);
   LLVMPositionBuilderAtEnd(g->B, body);
   LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
-  cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+  if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+  else cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
   LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
   cg_cond_br_likely(g, R->tma_ok, tb, sb);
   LLVMPositionBuilderAtEnd(g->B, tb);
@@ -609,6 +617,33 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, iv, step64, ""), ivv);
   LLVMBuildBr(g->B, head);
   LLVMPositionBuilderAtEnd(g->B, xb);
+}
+
+/* Consumers, a cluster's tile past the grid (emit_cluster.c): the body's
+ * scalars before the loop (its bounds), then each k-step's slot waited for
+ * and released at once, so the peer's copies into this CTA complete and its
+ * producer may refill the slots; nothing else of the body runs.  (Emitted
+ * before the body: the body's pinned values must not reach it.) */
+static void phantom_tile(cg *g, cg_ring *R) {
+  tl_func *f = g->f;
+  for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != R->for_op; i++)
+    if (!(tl_op_at(f, f->body.ops.data[i])->flags & TL_OPF_DEAD)) cg_emit_op(g, f->body.ops.data[i]);
+  LLVMValueRef n = trip_count(g, R);
+  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i64, "phantom.k");
+  LLVMBuildStore(g->B, cg_i64(g, 0), iv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.done");
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, head);
+  LLVMValueRef i = LLVMBuildLoad2(g->B, g->i64, iv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, n, ""), body, done);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  cg_ws_ring_wait(g, R);
+  release(g, R, R->rd_slot, NULL);
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, i, cg_i64(g, 1), ""), iv);
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, done);
 }
 
 void cg_ws_emit_program(cg *g, cg_tiles *T) {
@@ -666,7 +701,12 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
   /* tail: every slot released (no copy into this CTA's memory outlives it) */
-  for (int st = 0; st < R->stages; st++) cg_mbar_wait(g, empty_addr(g, R, cg_i32(g, st)), take_parity(g, ph, cg_i32(g, st), 1));
+  /* (in a cluster these are also the peer's last remote arrivals: this CTA outlives them, emit_cluster.c) */
+  for (int st = 0; st < R->stages; st++) {
+    LLVMValueRef mb = empty_addr(g, R, cg_i32(g, st)), par = take_parity(g, ph, cg_i32(g, st), 1);
+    if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, mb, par);
+    else cg_mbar_wait(g, mb, par);
+  }
   LLVMBuildRetVoid(g->B);
 
   /* consumers: the body, with the ring's consumer side (emit_ring.c hooks) */
@@ -693,8 +733,23 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   cg_tiles_begin(g, &Tc);
   R->pptv = Tc.tv;
   R->ppnt = Tc.ntiles;
+  LLVMBasicBlockRef join = NULL;
+  if (g->phantom) { /* a cluster's ragged pair: this CTA's tile is past the grid */
+    LLVMBasicBlockRef ph_bb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cluster.phantom");
+    LLVMBasicBlockRef real = LLVMAppendBasicBlockInContext(g->C, g->fn, "cluster.tile");
+    join = LLVMAppendBasicBlockInContext(g->C, g->fn, "cluster.join");
+    LLVMBuildCondBr(g->B, g->phantom, ph_bb, real);
+    LLVMPositionBuilderAtEnd(g->B, ph_bb);
+    phantom_tile(g, R);
+    LLVMBuildBr(g->B, join);
+    LLVMPositionBuilderAtEnd(g->B, real);
+  }
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_ws_tile_end(g, R);
+  if (join) {
+    LLVMBuildBr(g->B, join);
+    LLVMPositionBuilderAtEnd(g->B, join);
+  }
   cg_tiles_end(g, &Tc);
   cg_epi_kernel_end(g);
   g->bar_threads = 0;

@@ -55,6 +55,12 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_EPI_LOAD", "noahead", "TILEC_WS", "coop"},
     /* ping-pong: taken for a 4-warp tile (tests/gpu/pingpong), else the cooperative kernel */
     {"TILEC_WS", "pingpong", NULL, NULL},
+    /* clusters of 2 (emit_cluster.c): odd tile counts along the pair's axis (1537 x 2600: 13 x 11
+     * tiles, 1 x 300, 383 x 1) give pairs whose second tile is past the grid; the register-store
+     * epilogue once with a cluster */
+    {"TILEC_CLUSTER", "2x1", NULL, NULL},
+    {"TILEC_CLUSTER", "1x2", NULL, NULL},
+    {"TILEC_CLUSTER", "2x1", "TILEC_EPI", "regs"},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
@@ -296,7 +302,11 @@ static void run_file(const char *dir, const char *name) {
     return;
   /* the cutlass GEMMs again, at the GEMM sizes, under each variant (the
    * switches are read when the program compiles, and are in the cache key) */
+  /* GPU_TEST_VARIANTS=WORD: only the variants whose first switch's name contains WORD (a
+   * device run of one mechanism; "default" is the variant without switches) */
+  const char *only = getenv("GPU_TEST_VARIANTS");
   for (int v = 0; v < NVARIANTS; v++) {
+    if (only && *only && !strstr(gemm_variants[v][0] ? gemm_variants[v][0] : "default", only)) continue;
     for (int e = 0; e < 4 && gemm_variants[v][e]; e += 2) setenv(gemm_variants[v][e], gemm_variants[v][e + 1], 1);
     p = gpu_open_program(dir, name, TILEC_STAGE_IR);
     for (int ki = 0; p && ki < tilec_program_num_kernels(p); ki++) {
