@@ -896,6 +896,8 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     for (int k = 0; k < nunits; k++) LLVMSetAlignment(LLVMGetNamedGlobal(units[k].M, "tl_smem"), align);
   }
   double t2 = tl_now_ms();
+  out->nmodules = nunits;
+  out->nthreads = threads;
   if (ok) {
     if (nunits == 1) cg_unit_run(&units[0]);
     else cg_units_run(units, nunits, threads);
