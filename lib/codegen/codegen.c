@@ -923,7 +923,14 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     } else {
       out->ptx = cg_units_merge_ptx(units, nunits);
     }
-    if ((!out->llvm_ir && !(o && o->no_llvm_ir)) || !out->ptx) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
+    /* clusters (emit_cluster.c): directives LLVM does not emit */
+    for (int k = 0; out->ptx && k < out->nkernels; k++)
+      if (out->kernels[k].cluster && !cg_cluster_directives(&out->ptx, out->kernels[k].entry)) {
+        tl_error(ctx, TL_NOLOC, "codegen: no .maxntid directive of entry '%s' to put its cluster after",
+                 out->kernels[k].entry);
+        ok = false;
+      }
+    if (ok && ((!out->llvm_ir && !(o && o->no_llvm_ir)) || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
   }
   for (int k = 0; k < nunits; k++) unit_end(&units[k]);
   if (!ok) tl_codegen_result_free(out);
