@@ -554,6 +554,9 @@ static tilec_status run_codegen(tilec_program *p, const tl_codegen_opts *co, tl_
   log_time(p, "codegen.llvm-build", out->ms_llvm_build);
   log_time(p, "codegen.llvm-opt", out->ms_llvm_opt);
   log_time(p, "codegen.ptx", out->ms_ptx);
+  if (p->opts.time_passes && out->nmodules > 1)
+    tl_sbuf_printf(&p->log, "time codegen: %d modules on %d threads (llvm-opt, ptx: the slowest module's)\n",
+                   out->nmodules, out->nthreads);
   if (ok && out->ptx) return TILEC_OK;
   return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
 }

@@ -18,6 +18,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cg.h"
+#include "units.h"
 
 /* ---- helpers shared by emit_*.c ------------------------------------------------ */
 
@@ -641,14 +642,6 @@ void tl_codegen_result_free(tl_codegen_result *r) {
   r->llvm_ir = r->ptx = NULL;
 }
 
-static char *dup_malloc(const char *s, size_t n) {
-  char *p = malloc(n + 1);
-  if (!p) return NULL;
-  memcpy(p, s, n);
-  p[n] = 0;
-  return p;
-}
-
 /* The IR pipeline of -O1..-O3 (docs/codegen.md "Round 3"): LLVM 19's
  * default<O1> (as `opt -passes='default<O1>' -print-pipeline-passes` lists
  * it) less the passes that change nothing on tilec's modules, so that the PTX
@@ -722,6 +715,60 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   return true;
 }
 
+/* The builders, types and tl_smem of a fresh module for g. */
+static void begin_module(cg *g, tl_ctx *ctx, const tl_codegen_opts *o, int sm, LLVMContextRef C, LLVMModuleRef M) {
+  memset(g, 0, sizeof *g);
+  g->ctx = ctx;
+  g->o = o;
+  g->sm = sm;
+  g->C = C;
+  g->M = M;
+  g->B = LLVMCreateBuilderInContext(C);
+  g->PB = LLVMCreateBuilderInContext(C);
+  g->i1 = LLVMInt1TypeInContext(C);
+  g->i8 = LLVMInt8TypeInContext(C);
+  g->i16 = LLVMInt16TypeInContext(C);
+  g->i32 = LLVMInt32TypeInContext(C);
+  g->i64 = LLVMInt64TypeInContext(C);
+  g->f16 = LLVMHalfTypeInContext(C);
+  g->bf16 = LLVMBFloatTypeInContext(C);
+  g->f32 = LLVMFloatTypeInContext(C);
+  g->vd = LLVMVoidTypeInContext(C);
+  g->gptr = LLVMPointerTypeInContext(C, 1);
+  g->sptr = LLVMPointerTypeInContext(C, 3);
+  g->smem = LLVMAddGlobalInAddressSpace(M, LLVMArrayType2(g->i8, 0), "tl_smem", 3);
+  LLVMSetLinkage(g->smem, LLVMExternalLinkage);
+  LLVMSetAlignment(g->smem, 16);
+}
+
+static void end_module(cg *g) {
+  LLVMDisposeBuilder(g->B);
+  LLVMDisposeBuilder(g->PB);
+}
+
+/* A unit's target machine, context and empty module; false when LLVM has no machine for arch. */
+static bool unit_begin(cg_unit *u, LLVMTargetRef target, const char *triple, const char *arch, const char *features,
+                       LLVMCodeGenOptLevel cgl) {
+  u->tm = LLVMCreateTargetMachine(target, triple, arch, features, cgl, LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!u->tm) return false;
+  u->C = LLVMContextCreate();
+  u->M = LLVMModuleCreateWithNameInContext("tilec", u->C);
+  LLVMSetTarget(u->M, triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(u->tm);
+  LLVMSetModuleDataLayout(u->M, td);
+  LLVMDisposeTargetData(td);
+  return true;
+}
+
+static void unit_end(cg_unit *u) {
+  if (u->M) LLVMDisposeModule(u->M);
+  if (u->C) LLVMContextDispose(u->C);
+  if (u->tm) LLVMDisposeTargetMachine(u->tm);
+  free(u->ir);
+  free(u->ptx);
+  free(u->err);
+}
+
 bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) {
   tl_ctx *ctx = m->ctx;
   memset(out, 0, sizeof *out);
@@ -755,123 +802,137 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
    * TILEC_LLVM_PASSES / TILEC_LLVM_CGLEVEL override both (measuring only). */
   LLVMCodeGenOptLevel cgl = opt <= 0 ? LLVMCodeGenLevelNone : LLVMCodeGenLevelLess;
   /* (The IR passes run are default<O1>'s, less those that change nothing on
-   * tilec's modules: tl_o1_passes below.) */
+   * tilec's modules: tl_o1_passes above.) */
   const char *env_cgl = getenv("TILEC_LLVM_CGLEVEL");
   if (env_cgl && *env_cgl >= '0' && *env_cgl <= '3') cgl = (LLVMCodeGenOptLevel)(*env_cgl - '0');
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, arch, features, cgl, LLVMRelocDefault,
-                                                    LLVMCodeModelDefault);
-  if (!tm) {
-    tl_error(ctx, TL_NOLOC, "LLVM could not create a target machine for %s", arch);
-    return false;
+  char dflt[32];
+  snprintf(dflt, sizeof dflt, "default<O%d>", opt <= 0 ? 0 : 1);
+  const char *passes = opt <= 0 ? dflt : tl_o1_passes;
+  const char *env_passes = getenv("TILEC_LLVM_PASSES");
+  if (env_passes && *env_passes) passes = env_passes;
+
+  /* Kernels on threads (docs/codegen.md "Kernels on threads"): a file of
+   * several kernels is one module per kernel, each optimized and lowered on
+   * a thread of its own, and their PTX merged into the text one module of
+   * them all prints (byte-identical: tests/lit/codegen/threads.test).  Not
+   * when the LLVM text is wanted (one module's), for a program of several
+   * source files (the .file numbering is per module) or with
+   * TILEC_LLVM_ARGS (options such as -time-passes keep global state). */
+  const char *only = o ? o->only_kernel : NULL;
+  int nk = 0;
+  for (int i = 0; i < m->funcs.len; i++)
+    if (!only || !strcmp(m->funcs.data[i]->name, only)) nk++;
+  const char *env_args = getenv("TILEC_LLVM_ARGS");
+  int threads = nk > 1 && o && o->no_llvm_ir && ctx->files.len <= 1 && !(env_args && *env_args)
+                    ? cg_units_threads(nk)
+                    : 1;
+  int nunits = threads > 1 ? nk : 1;
+  cg_unit *units = tl_alloc(&ctx->arena, sizeof(cg_unit) * (size_t)nunits);
+  memset(units, 0, sizeof(cg_unit) * (size_t)nunits);
+  for (int u = 0; u < nunits; u++) {
+    units[u].passes = passes;
+    units[u].fallback = passes == tl_o1_passes ? dflt : NULL;
+    units[u].want_ir = !o || !o->no_llvm_ir;
   }
-  LLVMContextRef C = LLVMContextCreate();
-  LLVMModuleRef M = LLVMModuleCreateWithNameInContext("tilec", C);
-  LLVMSetTarget(M, triple);
-  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-  LLVMSetModuleDataLayout(M, td);
-  LLVMDisposeTargetData(td);
-
-  cg g;
-  memset(&g, 0, sizeof g);
-  g.ctx = ctx;
-  g.o = o;
-  g.sm = sm;
-  g.C = C;
-  g.M = M;
-  g.B = LLVMCreateBuilderInContext(C);
-  g.PB = LLVMCreateBuilderInContext(C);
-  g.i1 = LLVMInt1TypeInContext(C);
-  g.i8 = LLVMInt8TypeInContext(C);
-  g.i16 = LLVMInt16TypeInContext(C);
-  g.i32 = LLVMInt32TypeInContext(C);
-  g.i64 = LLVMInt64TypeInContext(C);
-  g.f16 = LLVMHalfTypeInContext(C);
-  g.bf16 = LLVMBFloatTypeInContext(C);
-  g.f32 = LLVMFloatTypeInContext(C);
-  g.vd = LLVMVoidTypeInContext(C);
-  g.gptr = LLVMPointerTypeInContext(C, 1);
-  g.sptr = LLVMPointerTypeInContext(C, 3);
-  g.smem = LLVMAddGlobalInAddressSpace(M, LLVMArrayType2(g.i8, 0), "tl_smem", 3);
-  LLVMSetLinkage(g.smem, LLVMExternalLinkage);
-  LLVMSetAlignment(g.smem, 16);
-
-  cg_di_begin(&g);
 
   bool ok = true;
   out->kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * (size_t)(m->funcs.len ? m->funcs.len : 1));
   double t0 = tl_now_ms();
+  int u = 0;
+  cg g;
+  bool open = false; /* g holds a unit's module */
   for (int i = 0; i < m->funcs.len && ok; i++) {
-    const char *only = o ? o->only_kernel : NULL;
     if (only && strcmp(m->funcs.data[i]->name, only) != 0) continue;
+    if (!open) {
+      if (!unit_begin(&units[u], target, triple, arch, features, cgl)) {
+        tl_error(ctx, TL_NOLOC, "LLVM could not create a target machine for %s", arch);
+        ok = false;
+        break;
+      }
+      begin_module(&g, ctx, o, sm, units[u].C, units[u].M);
+      cg_di_begin(&g);
+      open = true;
+    }
     ok = emit_func(&g, m, i, o, &out->kernels[out->nkernels++]);
+    if (nunits > 1) { /* one kernel a unit */
+      cg_di_finish(&g);
+      end_module(&g);
+      open = false;
+      u++;
+    }
   }
-  cg_di_finish(&g); /* before the verifier: finalizes the debug metadata */
+  if (nunits == 1 && !open && ok) { /* no kernel: still one (empty) module */
+    if (!unit_begin(&units[0], target, triple, arch, features, cgl)) {
+      tl_error(ctx, TL_NOLOC, "LLVM could not create a target machine for %s", arch);
+      ok = false;
+    } else {
+      begin_module(&g, ctx, o, sm, units[0].C, units[0].M);
+      cg_di_begin(&g);
+      open = true;
+    }
+  }
+  if (open) { /* before the verifier: finalizes the debug metadata */
+    cg_di_finish(&g);
+    end_module(&g);
+  }
   double t1 = tl_now_ms();
   out->ms_llvm_build = t1 - t0;
-  if (ok) {
+  for (int k = 0; k < nunits && ok; k++) {
     char *msg = NULL;
-    if (LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
+    if (LLVMVerifyModule(units[k].M, LLVMReturnStatusAction, &msg)) {
       tl_error(ctx, TL_NOLOC, "internal error: codegen built invalid LLVM IR: %.2000s", msg ? msg : "");
       ok = false;
     }
     LLVMDisposeMessage(msg);
   }
-  if (ok) {
-    char dflt[32];
-    snprintf(dflt, sizeof dflt, "default<O%d>", opt <= 0 ? 0 : 1);
-    const char *passes = opt <= 0 ? dflt : tl_o1_passes;
-    const char *env_passes = getenv("TILEC_LLVM_PASSES");
-    if (env_passes && *env_passes) passes = env_passes;
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(M, passes, tm, po);
-    if (e && passes == tl_o1_passes) {
-      /* an LLVM that does not know a pass of the list (parsing fails before
-       * any pass runs, the module is untouched): its own default<O1> */
-      LLVMConsumeError(e);
-      e = LLVMRunPasses(M, dflt, tm, po);
+  if (ok && nunits > 1) {
+    /* tl_smem is one declaration of the file: the largest alignment a kernel
+     * asked for (dot_plan.c), in every module before its passes */
+    unsigned align = 0;
+    for (int k = 0; k < nunits; k++) {
+      unsigned a = LLVMGetAlignment(LLVMGetNamedGlobal(units[k].M, "tl_smem"));
+      if (a > align) align = a;
     }
-    LLVMDisposePassBuilderOptions(po);
-    if (e) {
-      char *em = LLVMGetErrorMessage(e);
-      tl_error(ctx, TL_NOLOC, "LLVM pass pipeline failed: %s", em);
-      LLVMDisposeErrorMessage(em);
-      ok = false;
-    }
+    for (int k = 0; k < nunits; k++) LLVMSetAlignment(LLVMGetNamedGlobal(units[k].M, "tl_smem"), align);
   }
-  if (ok) cg_nvptx_fixups(M);
   double t2 = tl_now_ms();
-  out->ms_llvm_opt = t2 - t1;
+  out->nmodules = nunits;
+  out->nthreads = threads;
   if (ok) {
-    if (!o || !o->no_llvm_ir) {
-      char *ir = LLVMPrintModuleToString(M);
-      out->llvm_ir = dup_malloc(ir, strlen(ir));
-      LLVMDisposeMessage(ir);
+    if (nunits == 1) cg_unit_run(&units[0]);
+    else cg_units_run(units, nunits, threads);
+    int slow = 0; /* the critical path: the slowest unit's stages */
+    for (int k = 0; k < nunits; k++) {
+      if (units[k].oom) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
+      if (units[k].err) {
+        tl_error(ctx, TL_NOLOC, "%s", units[k].err);
+        ok = false;
+      }
+      if (units[k].ms_opt + units[k].ms_ptx > units[slow].ms_opt + units[slow].ms_ptx) slow = k;
     }
-    LLVMMemoryBufferRef mb = NULL;
-    char *em = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &em, &mb)) {
-      tl_error(ctx, TL_NOLOC, "NVPTX back-end failed: %s", em ? em : "?");
-      ok = false;
+    out->ms_llvm_opt = t2 - t1 + units[slow].ms_opt;
+    out->ms_ptx = units[slow].ms_ptx;
+  } else {
+    out->ms_llvm_opt = t2 - t1;
+  }
+  if (ok) {
+    if (nunits == 1) {
+      out->ptx = units[0].ptx;
+      out->llvm_ir = units[0].ir;
+      units[0].ptx = units[0].ir = NULL;
     } else {
-      out->ptx = dup_malloc(LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
-      LLVMDisposeMemoryBuffer(mb);
-      /* clusters (emit_cluster.c): directives LLVM does not emit */
-      for (int k = 0; out->ptx && k < out->nkernels; k++)
-        if (out->kernels[k].cluster && !cg_cluster_directives(&out->ptx, out->kernels[k].entry)) {
-          tl_error(ctx, TL_NOLOC, "codegen: no .maxntid directive of entry '%s' to put its cluster after",
-                   out->kernels[k].entry);
-          ok = false;
-        }
+      out->ptx = cg_units_merge_ptx(units, nunits);
     }
-    LLVMDisposeMessage(em);
+    /* clusters (emit_cluster.c): directives LLVM does not emit */
+    for (int k = 0; out->ptx && k < out->nkernels; k++)
+      if (out->kernels[k].cluster && !cg_cluster_directives(&out->ptx, out->kernels[k].entry)) {
+        tl_error(ctx, TL_NOLOC, "codegen: no .maxntid directive of entry '%s' to put its cluster after",
+                 out->kernels[k].entry);
+        ok = false;
+      }
     if (ok && ((!out->llvm_ir && !(o && o->no_llvm_ir)) || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
   }
-  out->ms_ptx = tl_now_ms() - t2;
-  LLVMDisposeBuilder(g.B);
-  LLVMDisposeBuilder(g.PB);
-  LLVMDisposeModule(M);
-  LLVMContextDispose(C);
-  LLVMDisposeTargetMachine(tm);
+  for (int k = 0; k < nunits; k++) unit_end(&units[k]);
   if (!ok) tl_codegen_result_free(out);
   return ok;
 }

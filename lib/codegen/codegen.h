@@ -75,7 +75,8 @@ typedef struct tl_codegen_result {
   char *ptx;              /* malloc'd text */
   int nkernels;
   tl_kernel_info *kernels;/* arena of the module's ctx */
-  double ms_llvm_build, ms_llvm_opt, ms_ptx; /* stage timings */
+  double ms_llvm_build, ms_llvm_opt, ms_ptx; /* stage timings (several modules: the slowest one's opt and ptx) */
+  int nmodules, nthreads; /* LLVM modules compiled (one per kernel on threads, or one) and threads used */
 } tl_codegen_result;
 
 /* Lower every function of m.  Errors (unsupported constructs, LLVM failures)
