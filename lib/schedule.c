@@ -243,10 +243,13 @@ bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *b
   return true;
 }
 
-/* Is op d one the prologue's elementwise code may contain? */
+/* Is op d one the prologue's elementwise code may contain?  (convert_layout:
+ * layout_assign's, after swpipe; codegen reads a prologue load's slot again
+ * in the converted layout, emit_prologue.c) */
 static bool prologue_op(const tl_op *d) {
   return (tl_opinfo_table[d->opc].flags & TL_EW) || d->opc == TL_OP_splat || d->opc == TL_OP_broadcast ||
-         d->opc == TL_OP_expand_dims || d->opc == TL_OP_iota || d->opc == TL_OP_const;
+         d->opc == TL_OP_expand_dims || d->opc == TL_OP_iota || d->opc == TL_OP_const ||
+         d->opc == TL_OP_convert_layout;
 }
 
 static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t *seen, int32_t *loads, int n, int max,
