@@ -85,6 +85,12 @@ static LLVMValueRef magic_u23_to_f32(cg *g, LLVMValueRef v) {
   return LLVMBuildFSub(g->B, LLVMBuildBitCast(g->B, bits, g->f32, ""), f32c(g, 8388608.0), "");
 }
 
+/* TILEC_I2F=cvt keeps sitofp there (measuring; in the kernel cache key) */
+static bool i2f_forced(void) {
+  const char *e = getenv("TILEC_I2F");
+  return e && !strcmp(e, "cvt");
+}
+
 LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to) {
   if (from == to) return v;
   LLVMTypeRef tt = cg_reg_type(g, to);
@@ -104,7 +110,7 @@ LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to) {
   }
   if (tf) { /* int -> float, via f32 unless the target is f32/f16 */
     LLVMTypeRef mid = to == TL_F16 ? g->f16 : g->f32;
-    LLVMValueRef x = mid == g->f32 && small_nonneg(v) ? magic_u23_to_f32(g, v)
+    LLVMValueRef x = mid == g->f32 && small_nonneg(v) && !i2f_forced() ? magic_u23_to_f32(g, v)
                      : is_unsigned(from)               ? LLVMBuildUIToFP(g->B, v, mid, "")
                                                        : LLVMBuildSIToFP(g->B, v, mid, "");
     return to == TL_F16 ? x : from_f32(g, x, to);
