@@ -35,6 +35,8 @@ ap.add_argument("--residual-variants", default="TILEC_EPI_LOAD=combined,TILEC_EP
 ap.add_argument("--linear-pingpong", action="store_true",
                 help="linear: also the 128x128 one-warpgroup tile (tests/gpu/pingpong) default / TILEC_WS=coop / TILEC_WS=pingpong")
 ap.add_argument("--linear-sizes", default="", help="linear: MxNxK,... replacing the default list")
+ap.add_argument("--linear-no-compile", action="store_true",
+                help="linear: no torch.compile reference (its compile takes tens of seconds of a device call)")
 ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]] (0 = the default)
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
@@ -369,6 +371,38 @@ def gemm_tf32():
         row("tf32 GEMM TN", f"{N}^3", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS tf32", fl / ms_ref / 1e9, err)
 
 # ---- attention forward ----------------------------------------------------------------
+import triton, triton.language as tl
+
+@triton.jit
+def triton_attn(Q, K, V, O, sm_scale, S, H, sb, sh, ss,
+                BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr, CAUSAL: tl.constexpr):
+    # the attention reference in plain Triton: online softmax in base 2, S a multiple of BM
+    pid_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    base = (bh // H) * sb + (bh % H) * sh
+    rows = pid_m * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(Q + base + rows[:, None] * ss + dims[None, :])
+    m_i = tl.full([BM], float("-inf"), tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    scale2 = sm_scale * 1.4426950408889634
+    end = (pid_m + 1) * BM if CAUSAL else S
+    for n0 in range(0, end, BN):
+        cols = n0 + tl.arange(0, BN)
+        kt = tl.load(K + base + cols[None, :] * ss + dims[:, None])
+        s = tl.dot(q, kt) * scale2
+        if CAUSAL:
+            s = tl.where(rows[:, None] >= cols[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        vt = tl.load(V + base + cols[:, None] * ss + dims[None, :])
+        acc = tl.dot(p.to(tl.bfloat16), vt, acc * alpha[:, None])
+        m_i = m_new
+    tl.store(O + base + rows[:, None] * ss + dims[None, :], (acc / l_i[:, None]).to(tl.bfloat16))
+
 def attn():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
@@ -399,15 +433,16 @@ def attn():
                 if bm: defs["BM"] = bm
                 opts = dict(([("warps", w)] if w else []) + ([("stages", st)] if st else []))
                 base, _, variant = kname.partition("@")
-                old_tma = os.environ.get("TILEC_TMA")
-                if variant == "tma0":  # read by codegen at load time; part of the cache key
-                    os.environ["TILEC_TMA"] = "0"
+                # NAME@tma0 = TILEC_TMA=0; NAME@VAR=VALUE sets VAR (read by codegen at load time; in the cache key)
+                evar, _, evalue = variant.partition("=") if "=" in variant else (("TILEC_TMA", "", "0") if variant == "tma0" else ("", "", ""))
+                old_env = os.environ.get(evar) if evar else None
+                if evar: os.environ[evar] = evalue
                 try:
                     kernels[key] = Kernel(ex("attn.tile"), defs, kernel=base, options=opts or None)
                 finally:
-                    if variant == "tma0":
-                        if old_tma is None: del os.environ["TILEC_TMA"]
-                        else: os.environ["TILEC_TMA"] = old_tma
+                    if evar:
+                        if old_env is None: del os.environ[evar]
+                        else: os.environ[evar] = old_env
             k = kernels[key]
             o = torch.full_like(q, float("nan"))
             f = k.bind(q, kk, v, o, D ** -0.5)
@@ -426,10 +461,25 @@ def attn():
                 if nm not in refs:
                     with sdpa_kernel(be):
                         refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
+            if "Triton" not in refs and S % 128 == 0:
+                # a plain FA2-form Triton kernel (triton_attn below) at the tile the anchors found best
+                # on the H200 (../shared/anchors: BM 128, BN 128 for D128 full, else 64; 4 warps for
+                # D64 causal, else 8; 3 stages)
+                tbn = 128 if (D == 128 and not causal) else 64
+                tw = 4 if (D == 64 and causal) else 8
+                to = torch.empty_like(q)
+                tf = lambda: triton_attn[(S // 128, Z * H)](q, kk, v, to, D ** -0.5, S, H, q.stride(0), q.stride(1),
+                                                            q.stride(2), BM=128, BN=tbn, D=D, CAUSAL=causal,
+                                                            num_warps=tw, num_stages=3)
+                tf(); torch.cuda.synchronize()
+                terr = relerr(to, ref)
+                refs["Triton"] = fl / bench(tf) / 1e9
+                print(f"  (Triton attention D{D} S{S} causal={int(causal)}: BN {tbn}, {tw} warps, rel. err {terr:.1e})")
             shape = f"D{D} S{S} {'causal' if causal else 'full'}" + (f" w{w}" if w else "") + (f" BN{bn}" if bn else "") + (f" st{st}" if st else "") + (f" BM{bm}" if bm else "")
-            what = "attn fwd" if kname == "attn_fwd" else kname.replace("@tma0", " (TILEC_TMA=0)")
+            what = "attn fwd" if kname == "attn_fwd" else kname.replace("@tma0", " (TILEC_TMA=0)").replace("@", " ")
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "FA2", refs["FA2"], err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cuDNN", refs["cuDNN"], err)
+            if "Triton" in refs: row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "Triton", refs["Triton"], err)
 
 # ---- memory-bound: rmsnorm, softmax (bytes read + written over time) -------------------------
 def norms():
@@ -651,8 +701,10 @@ def rows_bw():
 # ---- fused memory-bound kernels at LLM sizes (issue 12): bytes moved / time, beside the copy
 # bandwidth, torch eager and torch.compile, in one run; each kernel also with the row passes off
 # (docs/rows.md): "before" = row_warps, access_split, row_stream all disabled.
-ROW_VARIANTS = {"default": None, "row_stream on (stages=2)": {"stages": 2}, "no access_split": "access_split",
-                "before (all three off)": "row_stream,access_split,row_warps"}
+# "before": the mechanisms of the seventh session off (row_loads, the row layout rules, bf16 casts
+# from the loaded words, one Philox block per 4 offsets: docs/rows.md), each also off alone per kernel
+BEFORE7 = {"disable": "row_loads", "env": "TILEC_ROW_LAYOUT=0+TILEC_BF16_WORDS=0+TILEC_RAND_BLOCK=0"}
+ROW_VARIANTS = {"default": None, "before (row_loads, row layouts, word casts, rand blocks off)": BEFORE7}
 
 def fused():
     bw = copy_bandwidth()
@@ -667,11 +719,11 @@ def fused():
         ms_c = bench(comp)
         vs = list((variants or ROW_VARIANTS).items()) + list(extra)
         for tag, dis in vs:
-            opts = {}
+            opts, env, defs = {}, "", dict(defines)
             if isinstance(dis, dict):
-                opts = dict(dis); dis = opts.pop("disable", None)
+                opts = dict(dis); dis = opts.pop("disable", None); env = opts.pop("env", ""); defs.update(opts.pop("defines", {}))
             for o in outs: o.fill_(float("nan"))
-            k = Kernel(ex(file), defines, kname, disable=dis, options=opts)
+            k = with_env(env, lambda: Kernel(ex(file), defs, kname, disable=dis, options=opts))
             f = k.bind(*args)
             f(); torch.cuda.synchronize()
             err = errf() if errf else relerr(outs[0], ref_fn())
@@ -688,7 +740,7 @@ def fused():
         if not want("rmsnorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
-        extra = [("row_stream, stages=3", {"stages": 3}), ("warps=8", {"warps": 8}), ("no row_warps", "row_warps")] if C == 4096 else []
+        extra = []
         case(f"rmsnorm {R}x{C}", "rmsnorm.tile", "rmsnorm", {"BC": C}, (x, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
              lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
@@ -699,7 +751,7 @@ def fused():
         y = torch.empty_like(x)
         case(f"layernorm {R}x{C}", "layernorm.tile", "layernorm", {"BC": C}, (x, w, b, y, 1e-5), (y,),
              lambda: F.layer_norm(x.float(), (C,), w.float(), b.float(), 1e-5), lambda: F.layer_norm(x, (C,), w, b, 1e-5),
-             2 * x.numel() * 2)
+             2 * x.numel() * 2, [("no word casts", {"env": "TILEC_BF16_WORDS=0"}), ("warps=8", {"warps": 8})])
         del x, y
     if want("add_rmsnorm"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
@@ -716,14 +768,14 @@ def fused():
         Rs = R if Cs == 4096 else 2048
         xs = torch.randn(Rs, Cs, device="cuda", dtype=torch.float32); ys = torch.empty_like(xs)
         case(f"softmax f32 {Rs}x{Cs}", "softmax.tile", "softmax", {"BC": Cs}, (xs, ys), (ys,),
-             lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4,
-             variants={"default": None, "no access_split": "access_split", "before (all three off)": "row_stream,access_split,row_warps"})
+             lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4)
         del xs, ys
     if want("swiglu"):
         Rw, Cw = 8192, 14336
         a = torch.randn(Rw, Cw, device="cuda", dtype=bf); b2 = torch.randn(Rw, Cw, device="cuda", dtype=bf); y = torch.empty_like(a)
         case(f"swiglu {Rw}x{Cw}", "swiglu.tile", "swiglu", {}, (a, b2, y), (y,),
-             lambda: F.silu(a.float()) * b2.float(), lambda: F.silu(a) * b2, 3 * a.numel() * 2)
+             lambda: F.silu(a.float()) * b2.float(), lambda: F.silu(a) * b2, 3 * a.numel() * 2,
+             [("no row_loads", "row_loads"), ("no word casts", {"env": "TILEC_BF16_WORDS=0"}), ("BR=8", {"defines": {"BR": 8}})])
         del a, b2, y
     if want("rope"):
         T, H, D = 16384, 32, 128
@@ -734,8 +786,11 @@ def fused():
             x1, x2 = xr[..., : D // 2].float(), xr[..., D // 2:].float()
             c, s_ = cs_[:, None, :], sn_[:, None, :]
             return torch.cat((x1 * c - x2 * s_, x2 * c + x1 * s_), -1).to(bf)
+        heads8 = {"BT": 4, "BH": 8}  # 8 heads a program (the tables read once for them)
         case(f"rope {T}x{H}x{D}", "rope.tile", "rope", {}, (xr, cs_, sn_, yr), (yr,), lambda: t_rope().float(), t_rope,
-             2 * xr.numel() * 2 + 2 * cs_.numel() * 4)
+             2 * xr.numel() * 2 + 2 * cs_.numel() * 4,
+             [("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}), ("no row_loads", "row_loads"),
+              ("BT=4 BH=8", {"defines": heads8})])
         del xr, yr
     if want("cross_entropy"):
         Rc, V = 4096, 128256
@@ -765,7 +820,9 @@ def fused():
             frac = keep.float().mean().item()
             return float((~(keep | drop)).float().mean().item()) + abs(frac - (1 - p)) * (abs(frac - (1 - p)) > 0.01)
         case(f"dropout_residual {R}x{C}", "dropout_residual.tile", "dropout_residual", {}, (x, res, y, p, 1234), (y,),
-             None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2, errf=err_drop)
+             None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2,
+             [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
+              ("no row_loads", "row_loads")], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
@@ -991,7 +1048,7 @@ def linear_gelu():
             kp.append(kp[0])
     def torch_fn(x, w, b):
         return F.gelu(F.linear(x, w, b), approximate="tanh")
-    compiled = torch.compile(torch_fn)
+    compiled = None if args.linear_no_compile else torch.compile(torch_fn)
     sizes = [(8192, 4096, 4096)] if args.quick else [(8192, 4096, 4096), (8192, 14336, 4096), (4096, 4096, 4096)]
     if args.linear_sizes:
         sizes = [tuple(int(x) for x in s.split("x")) for s in args.linear_sizes.split(",")]
@@ -1002,10 +1059,12 @@ def linear_gelu():
         ref = F.gelu(x.float() @ w.float().t() + b.float(), approximate="tanh")
         fl = 2 * M * N * K
         ms_eager = bench(lambda: torch_fn(x, w, b))
-        compiled(x, w, b)
-        ms_comp = bench(lambda: compiled(x, w, b))
+        ms_comp, err_comp = float("nan"), float("nan")
+        if compiled is not None:
+            compiled(x, w, b)
+            ms_comp = bench(lambda: compiled(x, w, b))
+            err_comp = relerr(compiled(x, w, b), ref)
         ms_cublas = bench(lambda: F.linear(x, w))
-        err_comp = relerr(compiled(x, w, b), ref)
         print(f"linear {M}x{N}x{K}: torch eager {fl / ms_eager / 1e9:.1f}, torch.compile {fl / ms_comp / 1e9:.1f} "
               f"(rel.err {err_comp:.1e}), cuBLAS plain {fl / ms_cublas / 1e9:.1f} TFLOP/s", flush=True)
         for v, k1, k2 in zip(variants, kg, kp):
@@ -1020,7 +1079,8 @@ def linear_gelu():
             fp(); torch.cuda.synchronize()
             errp = relerr(yp, x.float() @ w.float().t())
             msp = bench(fp)
-            row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch.compile", fl / ms_comp / 1e9, err)
+            if compiled is not None:
+                row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch.compile", fl / ms_comp / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch eager", fl / ms_eager / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain linear", fl / msp / 1e9, err)
             row("linear plain" + tag, f"{M}x{N}x{K}", msp, "TFLOP/s", fl / msp / 1e9, "cuBLAS", fl / ms_cublas / 1e9, errp)

@@ -85,6 +85,9 @@ TILEC_API tilec_status tilec_options_set_pipeline(tilec_options *o, const char *
  *   "verify-each"="1", "max-errors"=N,
  *   "warps"=1|2|4|8|16 and "stages"=1..8: override the @warps / @stages
  *   attribute of every kernel ("0" = keep the attribute / compiler's choice),
+ *   "cluster"="1x1"|"2x1"|"1x2": clusters of 2 CTAs for the cutlass GEMM on
+ *   sm_90a sharing B (2x1) or A (1x2) by TMA multicast (NULL = unset: the
+ *   TILEC_CLUSTER environment variable, else 1x1; docs/pipelines.md),
  *   "fp8-acc"="promote"|"fast": how a dot of 8-bit operands accumulates:
  *   promote (default) adds the tensor core's sums of at most 128 K elements
  *   into the f32 accumulator with f32 adds (the f32 accumulation `dot`
@@ -287,7 +290,8 @@ TILEC_API tilec_status tilec_kernel_config(const tilec_kernel *k, int *threads, 
 /* ---- autotuning (docs/autotune.md) -------------------------------------------- */
 /* A search space: for each name, the values to try.  A name is a tile
  * constant of the kernel (as for tilec_options_define), or "warps" or
- * "stages" (as the options of the same names).  Every combination is one
+ * "stages" (as the options of the same names), or "cluster" (11, 21, 12:
+ * the option "cluster" = 1x1, 2x1, 1x2).  Every combination is one
  * configuration (the first name varies slowest). */
 typedef struct tilec_tune_param {
   const char *name;

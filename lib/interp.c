@@ -944,7 +944,9 @@ static void exec_argreduce(interp *in, const tl_op *op) {
     }
 }
 
-/* rand: Philox-4x32-10 per element (lib/philox.h), bit for bit the GPU's. */
+/* rand: Philox-4x32-10 (lib/philox.h), bit for bit the GPU's.  One block gives four words:
+ * rand / randint take word o % 4 of the block o / 4 (stream 0), randn words 2 (o % 2) and
+ * 2 (o % 2) + 1 of the block o / 2 of stream 1 (docs/language.md "Random numbers"). */
 static void exec_rand(interp *in, const tl_op *op) {
   need_operands(in, op, 2);
   slot *r = S(in, op->res[0]), *off = S(in, op->opnd[1]);
@@ -952,12 +954,18 @@ static void exec_rand(interp *in, const tl_op *op) {
   if (is_f(off) || off->numel != r->numel) BROKEN(in, op, "offsets of another shape");
   uint32_t key[2] = {(uint32_t)(uint64_t)seed, (uint32_t)((uint64_t)seed >> 32)};
   for (int64_t i = 0; i < r->numel; i++) {
-    uint32_t ctr[4] = {(uint32_t)IP(off)[i], 0, 0, 0}, out[4];
+    uint32_t o = (uint32_t)IP(off)[i], out[4];
+    if (op->kind == TL_RAND_NORMAL) {
+      uint32_t ctr[4] = {o >> 1, TL_RAND_NORMAL_STREAM, 0, 0};
+      tl_philox4x32_10(ctr, key, out);
+      FP(r)[i] = tl_rand_normal(out[2 * (o & 1)], out[2 * (o & 1) + 1]);
+      continue;
+    }
+    uint32_t ctr[4] = {o >> 2, 0, 0, 0};
     tl_philox4x32_10(ctr, key, out);
     switch (op->kind) {
-    case TL_RAND_UNIFORM: FP(r)[i] = tl_rand_uniform(out[0]); break;
-    case TL_RAND_NORMAL: FP(r)[i] = tl_rand_normal(out[0], out[1]); break;
-    case TL_RAND_INT: IP(r)[i] = (int32_t)out[0]; break;
+    case TL_RAND_UNIFORM: FP(r)[i] = tl_rand_uniform(out[o & 3]); break;
+    case TL_RAND_INT: IP(r)[i] = (int32_t)out[o & 3]; break;
     default: BROKEN(in, op, "rand kind");
     }
   }

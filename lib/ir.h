@@ -158,6 +158,10 @@ typedef struct tl_tileconst { /* tiles(BM = 128) */
 typedef enum { TL_PIPE_AUTO = 0, TL_PIPE_SIMPLE, TL_PIPE_MULTISTAGE, TL_PIPE_CUTLASS } tl_pipeline;
 /* Warp specialization of a cutlass main loop (route_pipeline; docs/pipelines.md). */
 typedef enum { TL_WS_OFF = 0, TL_WS_COOP, TL_WS_PINGPONG } tl_ws;
+/* Thread-block clusters of a cutlass GEMM (route_pipeline, lib/codegen/emit_cluster.c):
+ * two CTAs on tiles adjacent along program_id(0) (2x1, sharing the operand that does
+ * not depend on program_id(0), B of a GEMM) or program_id(1) (1x2, sharing A). */
+typedef enum { TL_CLUSTER_UNSET = 0, TL_CLUSTER_1X1, TL_CLUSTER_2X1, TL_CLUSTER_1X2 } tl_cluster;
 
 typedef struct tl_func {
   struct tl_ctx *ctx;
@@ -173,6 +177,10 @@ typedef struct tl_func {
    * warps then counts the consumer warps) and persistent CTAs over tiles */
   int ws;
   bool persist;
+  /* clusters (tl_cluster): cluster_opt is the option "cluster" (set before the
+   * passes; TL_CLUSTER_UNSET: TILEC_CLUSTER or the default), cluster what
+   * route_pipeline asks codegen for (TL_CLUSTER_2X1 / 1X2, else 1X1) */
+  int cluster_opt, cluster;
   /* chosen by the row passes for kernels without a dot (docs/rows.md): each vector access
    * one branch between its vector and its scalar form (access_split), and persistent
    * CTAs issuing the loads of the tile row_ahead steps later before the current tile's

@@ -264,6 +264,18 @@ int32_t tl_layout_contig(const tl_layout *l) {
   return n;
 }
 
+int32_t tl_layout_vector(const tl_layout *l, int elem_bytes) {
+  if (l->rank == 0 || elem_bytes <= 0) return 1;
+  int32_t vec = tl_layout_contig(l);
+  while (vec * elem_bytes > 16) vec /= 2;
+  int last = l->rank - 1;
+  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++)
+    while (l->lane[j][last] && l->lane[j][last] < vec) vec /= 2;
+  for (int j = 0; j < l->nwarp; j++)
+    while (l->warp[j][last] && l->warp[j][last] < vec) vec /= 2;
+  return vec * elem_bytes < 4 ? 1 : vec;
+}
+
 bool tl_layout_eq(const tl_layout *a, const tl_layout *b) {
   if (a->rank != b->rank || a->nreg != b->nreg || a->nwarp != b->nwarp) return false;
   for (int d = 0; d < a->rank; d++)

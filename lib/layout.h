@@ -107,6 +107,10 @@ int32_t tl_layout_find_reg(const tl_layout *l, const int32_t *c);
 /* Number of contiguous elements along the last dim in registers 0,1,2..:
  * the largest 2^k with reg[i] = e_last * 2^i for i < k. */
 int32_t tl_layout_contig(const tl_layout *l);
+/* Elements of one vector access of a thread along the last dim (at most 16 bytes: registers
+ * contiguous in memory that no lane or warp interleaves), 1 when under 4 bytes: what codegen's
+ * loads and stores of a row-major view use (lib/codegen/emit_memory.c). */
+int32_t tl_layout_vector(const tl_layout *l, int elem_bytes);
 bool tl_layout_eq(const tl_layout *a, const tl_layout *b);
 /* Check the invariant (single power-of-two bases, all distinct, within the
  * shape) and that the map covers every element: NULL or a reason. */

@@ -16,6 +16,11 @@
 #define TL_PHILOX_W0 0x9E3779B9u /* golden ratio */
 #define TL_PHILOX_W1 0xBB67AE85u /* sqrt(3) - 1 */
 #define TL_PHILOX_ROUNDS 10
+/* The language's counters (docs/language.md "Random numbers"): rand / randint of offset o take
+ * word o % 4 of the block of counter (o / 4, 0, 0, 0); randn of o takes words 2 (o % 2) and
+ * 2 (o % 2) + 1 of the block (o / 2, TL_RAND_NORMAL_STREAM, 0, 0): one block serves four
+ * uniforms or two normals, and the two kinds never share a block. */
+#define TL_RAND_NORMAL_STREAM 1u
 
 /* out = Philox-4x32-10(ctr, key). */
 void tl_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);

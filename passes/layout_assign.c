@@ -1,7 +1,11 @@
 /* layout_assign: requires verified tile IR (no layouts); keeps semantics;
  * sets every tile value's layout (an index into f->layouts), sets f->warps when
  * unset, inserts convert_layout where an op needs an operand in another layout;
- * breaks nothing (it is the last pass before codegen).
+ * breaks nothing (only row_loads, which reorders ops, runs after it).
+ *
+ * In kernels without a dot (docs/rows.md) three more rules (off: TILEC_ROW_LAYOUT=0): a
+ * multi-use load or its broadcast follows its first user, rand is a chain op, and an op
+ * whose operands are all weak takes the layout of the one made from the narrowest loads.
 
  * The layout algebra it uses is lib/layout.c (a core module; codegen uses it too).
  *
@@ -17,6 +21,7 @@
  *  - loop-carried values whose initial value is weak take the layout the loop
  *    body yields (the body is assigned again, at most 3 rounds);
  *  - what still differs gets a convert_layout (constants are cloned instead). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
@@ -30,6 +35,8 @@ typedef struct la_state {
   tl_func *f;
   int warps;
   int32_t *uses;
+  bool rows;  /* a kernel without a dot: the memory-bound rules below (docs/rows.md) */
+  bool *seen; /* per value: an assigned op has used it (rows only) */
 } la_state;
 
 /* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
@@ -97,9 +104,19 @@ static bool is_cheap_op(int opc) {
   return opc == TL_OP_const || opc == TL_OP_iota || opc == TL_OP_splat;
 }
 
-static bool is_chain_op(const tl_op *o) {
+static bool is_chain_op(la_state *st, const tl_op *o) {
   return o->opc == TL_OP_load || o->opc == TL_OP_expand_dims || o->opc == TL_OP_broadcast ||
-         (tl_opinfo_table[o->opc].flags & TL_EW);
+         (tl_opinfo_table[o->opc].flags & TL_EW) || (st->rows && o->opc == TL_OP_rand);
+}
+
+/* rows: a load (or a broadcast of one) used by several ops may still follow its first user
+ * (every later one then finds it in the layout that user chose): rope's COS and SIN rows, each
+ * used twice, load in the layout of the bf16 rows they multiply instead of being converted
+ * through shared memory. */
+static bool single_use(la_state *st, int32_t v, const tl_op *def) {
+  if (st->uses[v] == 1) return true;
+  return st->rows && !st->seen[v] &&
+         (def->opc == TL_OP_load || def->opc == TL_OP_broadcast || def->opc == TL_OP_expand_dims);
 }
 
 /* The initial value of region argument v of a for op, or -1. */
@@ -122,10 +139,28 @@ static bool is_weak(la_state *st, int32_t v, int depth) {
   }
   tl_op *o = tl_op_at(st->f, val->def);
   if (is_cheap_op(o->opc)) return true;
-  if (st->uses[v] != 1 || !is_chain_op(o)) return false;
+  if (st->uses[v] != 1 || !is_chain_op(st, o)) return false;
   for (int k = 0; k < o->nopnd; k++)
     if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], depth + 1)) return false;
   return true;
+}
+
+/* rows: the smallest element (bytes) of the loads weak value v is made from, 0 when none: an
+ * elementwise op whose operands are all weak takes the layout of the one read with the widest
+ * vectors (dropout's bf16 rows, not the f32 layout of its random numbers: 16-byte accesses
+ * instead of 8-byte ones). */
+static int weak_load_bytes(la_state *st, int32_t v, int depth) {
+  if (depth > 12 || !is_tile(st, v)) return 0;
+  tl_value *val = tl_val(st->f, v);
+  if (val->def < 0) return 0;
+  tl_op *o = tl_op_at(st->f, val->def);
+  if (o->opc == TL_OP_load) return tl_dtype_bytes((tl_dtype)vtype(st, v)->dtype);
+  int best = 0;
+  for (int k = 0; k < o->nopnd; k++) {
+    int b = weak_load_bytes(st, o->opnd[k], depth + 1);
+    if (b && (!best || b < best)) best = b;
+  }
+  return best;
 }
 
 /* Rematerializable: v is computed only from constants, iota and splats
@@ -159,7 +194,7 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
     if (apply && st->uses[v] <= 1) vtype(st, v)->layout = intern(st, l);
     return true;
   }
-  if (st->uses[v] != 1 || !is_chain_op(&o)) return false;
+  if (!single_use(st, v, &o) || !is_chain_op(st, &o)) return false;
   for (int k = 0; k < o.nopnd; k++) {
     int32_t a = o.opnd[k];
     if (!is_tile(st, a)) continue;
@@ -207,6 +242,15 @@ static void assign_ew(la_state *st, tl_op *o) {
   /* strong first, then weak, then rematerializable (those follow their consumer) */
   for (int k = 0; k < o->nopnd && chosen < 0; k++)
     if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], 0) && !is_remat(st, o->opnd[k], 0))
+      chosen = o->opnd[k];
+  int chosen_bytes = 0;
+  for (int k = 0; st->rows && k < o->nopnd && chosen < 0; k++) /* none strong: the narrowest loads' */
+    if (is_tile(st, o->opnd[k]) && !is_remat(st, o->opnd[k], 0)) {
+      int b = weak_load_bytes(st, o->opnd[k], 0);
+      if (b && (!chosen_bytes || b < chosen_bytes)) chosen_bytes = b;
+    }
+  for (int k = 0; chosen_bytes && k < o->nopnd && chosen < 0; k++)
+    if (is_tile(st, o->opnd[k]) && !is_remat(st, o->opnd[k], 0) && weak_load_bytes(st, o->opnd[k], 0) == chosen_bytes)
       chosen = o->opnd[k];
   for (int k = 0; k < o->nopnd && chosen < 0; k++)
     if (is_tile(st, o->opnd[k]) && !is_remat(st, o->opnd[k], 0)) chosen = o->opnd[k];
@@ -388,7 +432,10 @@ static void assign_op(la_state *st, int32_t opid) {
 static void assign_region(la_state *st, tl_region *r) {
   for (int i = 0; i < r->ops.len; i++) {
     int32_t id = r->ops.data[i];
-    if (!(tl_op_at(st->f, id)->flags & TL_OPF_DEAD)) assign_op(st, id);
+    if (tl_op_at(st->f, id)->flags & TL_OPF_DEAD) continue;
+    assign_op(st, id);
+    tl_op *o = tl_op_at(st->f, id);
+    for (int k = 0; st->seen && k < o->nopnd; k++) st->seen[o->opnd[k]] = true;
   }
 }
 
@@ -533,6 +580,18 @@ static void fix_region(la_state *st, tl_region *r) {
   }
 }
 
+static bool has_dot(tl_func *f) {
+  for (int i = 0; i < f->ops.len; i++)
+    if (!(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == TL_OP_dot) return true;
+  return false;
+}
+
+/* TILEC_ROW_LAYOUT=0: measuring only, the rules of kernels with a dot everywhere (docs/rows.md) */
+static bool row_rules_off(void) {
+  const char *e = getenv("TILEC_ROW_LAYOUT");
+  return e && e[0] == '0';
+}
+
 static bool has_big_dot(tl_func *f) {
   for (int i = 0; i < f->ops.len; i++) {
     tl_op *o = &f->ops.data[i];
@@ -554,6 +613,11 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   t->warps = f->warps;
   for (int v = 0; v < f->values.len; v++) f->values.data[v].type.layout = -1;
   st.uses = tl_count_uses(f);
+  st.rows = !has_dot(f) && !row_rules_off();
+  if (st.rows) {
+    st.seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
+    memset(st.seen, 0, (size_t)f->values.len + 1);
+  }
   assign_region(&st, &f->body);
   fix_region(&st, &f->body);
   for (bool changed = true; changed;) {

@@ -24,6 +24,18 @@ typedef struct router {
   uint8_t *seen; /* per op, for the backward searches */
 } router;
 
+/* The cluster asked for: the option "cluster", else TILEC_CLUSTER=1x1|2x1|1x2
+ * (measuring), else TL_CLUSTER_UNSET (the default, 1x1). */
+static int cluster_wanted(const tl_func *f) {
+  if (f->cluster_opt) return f->cluster_opt;
+  const char *e = getenv("TILEC_CLUSTER");
+  if (!e) return TL_CLUSTER_UNSET;
+  if (!strcmp(e, "2x1")) return TL_CLUSTER_2X1;
+  if (!strcmp(e, "1x2")) return TL_CLUSTER_1X2;
+  if (!strcmp(e, "1x1")) return TL_CLUSTER_1X1;
+  return TL_CLUSTER_UNSET;
+}
+
 /* ---- shapes of the IR ------------------------------------------------------------ */
 
 static int32_t def_op(tl_func *f, int32_t v) { return tl_val(f, v)->def; }
@@ -431,27 +443,34 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
    * (TMA ring + wgmma; codegen checks the rest and says so in its tma:
    * line).  TILEC_WS=off|coop and TILEC_PERSIST=0|1 switch them for
    * measuring (part of the kernel cache key, lib/api/jit.c). */
-  const char *ws_why = NULL, *persist_why = NULL;
+  const char *ws_why = NULL, *persist_why = NULL, *cluster_why = NULL;
   bool gemm90 = pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_GEMM && (!o->arch || !strcmp(o->arch, "sm_90a"));
   f->ws = TL_WS_OFF;
   f->persist = false;
+  f->cluster = TL_CLUSTER_1X1;
+  if (attn_wg && f->warps == 8) {
+    /* attention (cutlass, sm_90a, two warpgroups on one 128-row tile):
+     * TILEC_ATTN_WS=producer gives K/V to a producer warpgroup (full and
+     * empty mbarriers, no CTA barrier per step), =pingpong also makes the two
+     * consumer warpgroups take turns issuing their dots (named barriers), so
+     * one's softmax runs under the other's wgmma (FlashAttention-3's
+     * schedule; docs/pipelines.md "Warp-specialized attention") */
+    const char *ws = getenv("TILEC_ATTN_WS");
+    if (ws && !strcmp(ws, "producer")) {
+      f->ws = TL_WS_COOP;
+      ws_why = "producer (TILEC_ATTN_WS=producer: a producer warpgroup issues K and V by TMA, both consumer "
+               "warpgroups release the slots on empty mbarriers)";
+    } else if (ws && !strcmp(ws, "pingpong")) {
+      f->ws = TL_WS_PINGPONG;
+      ws_why = "pingpong (TILEC_ATTN_WS=pingpong: the producer warpgroup, and the two consumer warpgroups issue "
+               "their dots in turns, one's softmax under the other's wgmma)";
+    } else {
+      ws_why = "off (TILEC_ATTN_WS=producer|pingpong turns it on)";
+    }
+    persist_why = "off (attention: one tile a program)";
+  }
   if (gemm90) {
     const char *ws = getenv("TILEC_WS"), *pe = getenv("TILEC_PERSIST");
-    /* Off by default: measured on the H200 (docs/pipelines.md "Warp
-     * specialization"), the cooperative kernel runs at 0.97-1.00x of the
-     * TMA ring it replaces, so the faster one stays the default. */
-    if (ws && !strcmp(ws, "coop")) {
-      f->ws = TL_WS_COOP;
-      ws_why = "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups share one tile)";
-    } else if (ws && !strcmp(ws, "pingpong")) {
-      /* not measured yet: only on request.  Codegen takes it for a 4-warp tile
-       * on persistent CTAs (its tma: line says, else the cooperative one) */
-      f->ws = TL_WS_PINGPONG;
-      ws_why = "pingpong (TILEC_WS=pingpong: two consumer warpgroups on alternate tiles, one's epilogue under the "
-               "other's main loop; not measured yet)";
-    } else {
-      ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
-    }
     /* persistent only where one CTA fills an SM's shared memory: with room
      * for two, their prologues and epilogues already overlap, and measured
      * (H200, fp8 TN 64x128x128, 3 x 24 KiB) persistent CTAs were 3-8 %
@@ -464,6 +483,54 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     } else {
       f->persist = true;
       persist_why = "on (about one CTA per SM looping over the output tiles, grouped by 8 along program_id(0))";
+    }
+    /* clusters of 2 (emit_cluster.c): on persistent CTAs, with the producer /
+     * consumer split (the CTAs release each other's slots on the empty
+     * mbarriers), so asking for one turns the cooperative schedule on */
+    int want_cluster = cluster_wanted(f);
+    bool pair = want_cluster == TL_CLUSTER_2X1 || want_cluster == TL_CLUSTER_1X2;
+    const char *shape = want_cluster == TL_CLUSTER_2X1 ? "2x1" : "1x2";
+    bool pp_asked = ws && !strcmp(ws, "pingpong");
+    static char cbuf[400];
+    if (!pair) {
+      cluster_why = want_cluster == TL_CLUSTER_1X1 && f->cluster_opt ? "1x1 (option cluster=1x1)"
+                    : want_cluster == TL_CLUSTER_1X1 ? "1x1 (TILEC_CLUSTER=1x1)"
+                                                     : "1x1 (the default: 2x1 / 1x2 measured at 0.92-1.02x of the "
+                                                       "cooperative kernel on the H200; TILEC_CLUSTER=2x1|1x2 or the "
+                                                       "option cluster asks for one)";
+    } else if (pp_asked) {
+      snprintf(cbuf, sizeof cbuf, "1x1 (%s asked for, not with the ping-pong schedule)", shape);
+      cluster_why = cbuf;
+    } else if (!f->persist) {
+      snprintf(cbuf, sizeof cbuf, "1x1 (%s asked for; clusters are built on persistent CTAs)", shape);
+      cluster_why = cbuf;
+    } else {
+      f->cluster = want_cluster;
+      snprintf(cbuf, sizeof cbuf,
+               "%s (%s: the two CTAs of a cluster take tiles adjacent along program_id(%d) and share the operand "
+               "that does not depend on it, each loading half of its box multicast to both)",
+               shape, f->cluster_opt ? "option cluster" : "TILEC_CLUSTER", want_cluster == TL_CLUSTER_2X1 ? 0 : 1);
+      cluster_why = cbuf;
+    }
+    bool ws_for_cluster = f->cluster != TL_CLUSTER_1X1 && !(ws && !strcmp(ws, "coop"));
+    if (f->cluster != TL_CLUSTER_1X1) ws = "coop";
+    /* Off by default: measured on the H200 (docs/pipelines.md "Warp
+     * specialization"), the cooperative kernel runs at 0.97-1.00x of the
+     * TMA ring it replaces, so the faster one stays the default. */
+    if (ws && !strcmp(ws, "coop")) {
+      f->ws = TL_WS_COOP;
+      ws_why = ws_for_cluster ? "coop (for the cluster: a producer warpgroup issues the TMA ring, the consumer "
+                                "warpgroups share one tile)"
+                              : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
+                                "share one tile)";
+    } else if (pp_asked) {
+      /* not measured yet: only on request.  Codegen takes it for a 4-warp tile
+       * on persistent CTAs (its tma: line says, else the cooperative one) */
+      f->ws = TL_WS_PINGPONG;
+      ws_why = "pingpong (TILEC_WS=pingpong: two consumer warpgroups on alternate tiles, one's epilogue under the "
+               "other's main loop; not measured yet)";
+    } else {
+      ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
     }
   }
 
@@ -499,6 +566,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
     if (attn8) tl_sbuf_puts(b, " (attention on cutlass for sm_90a: wgmma, 2 warpgroups of 64 rows)");
     if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s", ws_why, persist_why);
+    if (cluster_why) tl_sbuf_printf(b, "; cluster=%s", cluster_why);
     tl_sbuf_puts(b, "\n");
   }
   return true;

@@ -232,6 +232,9 @@ typedef struct tl_cache_meta {
   int32_t ntma;                       /* hidden tensor maps, after the ABI's parameters */
   tl_rt_tma tma[TL_CACHE_MAX_TMA];
   bool persist;                       /* persistent CTAs: launch min(tiles, what fits) CTAs along x */
+  int32_t cluster;                    /* 0, or persistent CTAs in clusters of 2 (the PTX's .reqnctapercluster)
+                                       * whose tiles are adjacent along grid axis cluster - 1: launch
+                                       * 2 x min(tile pairs, what fits / 2) (lib/codegen/emit_cluster.c) */
 } tl_cache_meta;
 
 /* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else

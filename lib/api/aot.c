@@ -349,7 +349,12 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
   tl_sbuf_printf(b, "  for (int tl_i = 0; tl_i < %d; tl_i++) tl_slots[tl_i] = tl_buf + %s_%s_offsets[tl_i];\n", nslots, pfx, f->name);
   tl_sbuf_printf(b, "  void *tl_fn;\n  int64_t tl_ctas;\n  int tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n",
                  pfx, kindex);
-  if (ki->persist) /* persistent: min(tiles, CTAs that fit) along x; the kernel loops over the tiles */
+  if (ki->persist && ki->cluster) /* clusters of 2 CTAs over pairs of tiles (lib/codegen/emit_cluster.c) */
+    tl_sbuf_printf(b,
+                   "  { int64_t tl_p = tl_g[0] * tl_g[1] * tl_g[2] / tl_g[%d] * ((tl_g[%d] + 1) / 2), tl_f = tl_ctas / 2 > 0 ? "
+                   "tl_ctas / 2 : 1; tl_g[0] = 2 * (tl_p < tl_f ? tl_p : tl_f); tl_g[1] = tl_g[2] = 1; }\n",
+                   ki->cluster - 1, ki->cluster - 1);
+  else if (ki->persist) /* persistent: min(tiles, CTAs that fit) along x; the kernel loops over the tiles */
     tl_sbuf_puts(b, "  { int64_t tl_t = tl_g[0] * tl_g[1] * tl_g[2]; tl_g[0] = tl_t < tl_ctas ? tl_t : tl_ctas; tl_g[1] = tl_g[2] = 1; }\n");
   else
     tl_sbuf_puts(b, "  (void)tl_ctas;\n");

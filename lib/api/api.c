@@ -231,6 +231,15 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     else o->stages = (int)n;
     return TILEC_OK;
   }
+  if (!strcmp(key, "cluster")) {
+    /* thread-block clusters of the cutlass GEMM (docs/pipelines.md "Clusters"); NULL = unset */
+    if (!value) o->cluster = TL_CLUSTER_UNSET;
+    else if (!strcmp(value, "1x1")) o->cluster = TL_CLUSTER_1X1;
+    else if (!strcmp(value, "2x1")) o->cluster = TL_CLUSTER_2X1;
+    else if (!strcmp(value, "1x2")) o->cluster = TL_CLUSTER_1X2;
+    else return TILEC_ERROR_USAGE;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "fp8-acc")) {
     if (!value || (strcmp(value, "promote") && strcmp(value, "fast"))) return TILEC_ERROR_USAGE;
     o->fp8_acc_fast = !strcmp(value, "fast");
@@ -502,6 +511,7 @@ static tilec_status stage_passes(tilec_program *p) {
     tl_func *f = p->module->funcs.data[i];
     if (p->opts.warps > 0) f->warps = p->opts.warps;
     if (p->opts.stages > 0) f->stages = p->opts.stages;
+    f->cluster_opt = p->opts.cluster;
   }
   tl_pass_opts po = {0};
   po.arch = target_arch(p);

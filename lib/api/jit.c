@@ -81,11 +81,13 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   /* what changes code and has no field of its own: disable-pass, and the measuring
    * switches read from the environment by codegen (as Triton's cache-invalidating env
    * vars), so a measurement never loads another variant's kernel from the cache */
-  static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE", "TILEC_WGMMA_INFLIGHT", "TILEC_WS",
-                                         "TILEC_PERSIST", "TILEC_EPI", "TILEC_EPI_LOAD", "TILEC_RCP", "TILEC_I2F", "TILEC_LLVM_ARGS",
-                                         "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES"};
+  static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_ATTN_WS",
+                                         "TILEC_PERSIST", "TILEC_EPI", "TILEC_EPI_LOAD", "TILEC_RCP", "TILEC_I2F", "TILEC_ROW_LAYOUT", "TILEC_RAND_BLOCK",
+                                         "TILEC_BF16_WORDS", "TILEC_LLVM_ARGS",
+                                         "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES", "TILEC_CLUSTER", "TILEC_CLUSTER_SCOPE"};
   tl_sbuf extra = {0};
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
+  if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   for (size_t i = 0; i < sizeof code_env / sizeof code_env[0]; i++) {
     const char *v = getenv(code_env[i]);
     if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", code_env[i], v);
@@ -131,6 +133,7 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   if (info->ntma > TL_CACHE_MAX_TMA) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
   meta->ntma = info->ntma;
   meta->persist = info->persist;
+  meta->cluster = info->cluster;
   for (int i = 0; i < info->ntma; i++)
     meta->tma[i] = (tl_rt_tma){info->tma[i].param, info->tma[i].box_inner, info->tma[i].box_rows, info->tma[i].swizzle,
                                info->tma[i].dtype};
@@ -717,6 +720,11 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
       return launch_error(k, TILEC_ERROR_LAUNCH, "kernel '%s' is persistent and its grid has %lld tiles (at most %d)",
                           k->f->name, (long long)tiles, INT32_MAX);
     launch[0] = tiles < k->max_ctas ? tiles : k->max_ctas;
+    if (k->meta.cluster) { /* clusters of 2 CTAs, each cluster looping over pairs of tiles */
+      int a = k->meta.cluster - 1;
+      int64_t pairs = tiles / grid[a] * ((grid[a] + 1) / 2), fit = k->max_ctas / 2 > 0 ? k->max_ctas / 2 : 1;
+      launch[0] = 2 * (pairs < fit ? pairs : fit);
+    }
     launch[1] = launch[2] = 1;
   }
   CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)launch[0], (unsigned)launch[1], (unsigned)launch[2],

@@ -35,6 +35,9 @@ struct tilec_options {
    * of at most 128 K into the f32 accumulator with f32 adds), 1 = fast (the
    * tensor core's own accumulation).  In the cache key (jit.c, tune.c). */
   int fp8_acc_fast;
+  /* "cluster": tl_cluster (lib/ir.h; 0 = unset: TILEC_CLUSTER or the default 1x1),
+   * written into each tl_func's cluster_opt like warps / stages.  In the cache key. */
+  int cluster;
 };
 
 struct tilec_program {

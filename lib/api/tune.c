@@ -315,6 +315,7 @@ static tilec_status config_options(const tuner *t, const int64_t *values, tilec_
     o->warps = b->warps;
     o->stages = b->stages;
     o->fp8_acc_fast = b->fp8_acc_fast;
+    o->cluster = b->cluster;
     if (st == TILEC_OK && b->disable_pass) st = tilec_options_set(o, "disable-pass", b->disable_pass);
   }
   if (st == TILEC_OK) st = tilec_options_set_arch(o, t->arch);
@@ -323,6 +324,10 @@ static tilec_status config_options(const tuner *t, const int64_t *values, tilec_
     const char *name = s->params[i].name;
     if (!strcmp(name, "warps")) o->warps = (int)values[i];
     else if (!strcmp(name, "stages")) o->stages = (int)values[i];
+    else if (!strcmp(name, "cluster")) { /* 11, 21, 12: the cluster MxN (docs/autotune.md) */
+      o->cluster = values[i] == 11 ? TL_CLUSTER_1X1 : values[i] == 21 ? TL_CLUSTER_2X1 : values[i] == 12 ? TL_CLUSTER_1X2 : -1;
+      if (o->cluster < 0) st = TILEC_ERROR_USAGE;
+    }
     else st = tilec_options_define(o, name, values[i]);
   }
   if (st != TILEC_OK) {
@@ -439,6 +444,7 @@ static void winner_key(const tuner *t, const char *kernel, const char *shape_cla
   tl_sha256_field_int(&h, "warps", b ? b->warps : 0);
   tl_sha256_field_int(&h, "stages", b ? b->stages : 0);
   tl_sha256_field_int(&h, "fp8_acc_fast", b ? b->fp8_acc_fast : 0);
+  if (b && b->cluster) tl_sha256_field_int(&h, "cluster", b->cluster); /* (keys without it unchanged) */
   tl_sha256_field_str(&h, "disable_pass", b ? b->disable_pass : NULL);
   const tilec_tune_space *s = t->space;
   tl_sha256_field_int(&h, "nparams", s ? s->nparams : 0);
@@ -724,7 +730,9 @@ tilec_status tilec_tune_apply(const tilec_tune_result *r, tilec_options *o) {
   for (int i = 0; i < r->nparams; i++) {
     char v[32];
     snprintf(v, sizeof v, "%lld", (long long)r->values[i]);
-    tilec_status st = !strcmp(r->names[i], "warps") || !strcmp(r->names[i], "stages")
+    if (!strcmp(r->names[i], "cluster")) /* 11, 21, 12: the option's 1x1, 2x1, 1x2 */
+      snprintf(v, sizeof v, "%lldx%lld", (long long)r->values[i] / 10, (long long)r->values[i] % 10);
+    tilec_status st = !strcmp(r->names[i], "warps") || !strcmp(r->names[i], "stages") || !strcmp(r->names[i], "cluster")
                           ? tilec_options_set(o, r->names[i], v)
                           : tilec_options_define(o, r->names[i], r->values[i]);
     if (st != TILEC_OK) return st;

@@ -59,6 +59,10 @@ typedef struct cg {
   /* persistent CTAs (tile_sched.c): the current tile's program ids and the
    * logical grid (NULL: program_id / num_programs read %ctaid / %nctaid) */
   LLVMValueRef pid[3], lgrid[3];
+  /* a cluster's tile pair (tile_sched.c, emit_cluster.c): i1, this CTA's tile
+   * of the pair is past the grid (a ragged edge): it only takes part in the
+   * pair's loads and releases; NULL without a cluster */
+  LLVMValueRef phantom;
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
   LLVMValueRef bar_id; /* i32 named barrier of cg_barrier instead of 1 (a ping-pong consumer's), or NULL */
@@ -128,6 +132,8 @@ void cg_loop_exit(cg *g, int32_t for_op);
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */
 int cg_tma_count(cg *g);
+/* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
+bool cg_cluster_directives(char **ptx, const char *entry);
 void cg_tma_info(cg *g, tl_kernel_info *ki);
 void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part */
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off);
@@ -181,6 +187,7 @@ bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
 
 /* The kernel is warp-specialized ping-pong (emit_ws.c): two consumer warpgroups on alternate tiles. */
 bool cg_ws_pingpong(cg *g);
+void cg_ws_turn_after_commit(cg *g, tl_op *o); /* attention's turns: after a wgmma dot's commit (emit_ws.c) */
 
 /* emit_epilogue.c (docs/pipelines.md "Epilogue sub-tiles") */
 /* After the top-level loop at r->ops[at - 1]: emit the ops [at, end) of the

@@ -856,6 +856,13 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     } else {
       out->ptx = dup_malloc(LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
       LLVMDisposeMemoryBuffer(mb);
+      /* clusters (emit_cluster.c): directives LLVM does not emit */
+      for (int k = 0; out->ptx && k < out->nkernels; k++)
+        if (out->kernels[k].cluster && !cg_cluster_directives(&out->ptx, out->kernels[k].entry)) {
+          tl_error(ctx, TL_NOLOC, "codegen: no .maxntid directive of entry '%s' to put its cluster after",
+                   out->kernels[k].entry);
+          ok = false;
+        }
     }
     LLVMDisposeMessage(em);
     if (ok && ((!out->llvm_ir && !(o && o->no_llvm_ir)) || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");

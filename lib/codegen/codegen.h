@@ -65,6 +65,9 @@ typedef struct tl_kernel_info {
   const char *epi_note;   /* --explain: how the epilogue after a wgmma main loop is emitted; NULL = none */
   bool persist;           /* persistent CTAs: launch min(tiles, what fits on the device) CTAs along x;
                            * the kernel loops over the grid's tiles (docs/pipelines.md) */
+  int cluster;            /* 0, or clusters of 2 persistent CTAs (.reqnctapercluster 2, 1, 1) on tiles
+                           * adjacent along grid axis cluster - 1: the launch is 2 x min(ceil(grid[axis]
+                           * / 2) x the other dims, CTAs that fit / 2) CTAs (lib/codegen/emit_cluster.c) */
 } tl_kernel_info;
 
 typedef struct tl_codegen_result {

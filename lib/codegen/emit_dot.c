@@ -504,9 +504,16 @@ void cg_emit_dot(cg *g, tl_op *o) {
     if (st_b->wg_tr) /* 8-bit [K][N]: read K-major from the buffer it is transposed into */
       wb = (cg_wgmma_src){.base = transpose_kn8(g, st_b, RB, sb.base), .kmajor = true, .rowbytes = K, .krows = N};
     int mode = p->wg_defer[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
+    bool deferred_in_loop = false;
+    for (int k = 0; k < p->nwg; k++)
+      deferred_in_loop = deferred_in_loop || (p->wg_defer[k] && tl_op_at(f, p->wg_dots[k])->parent == L);
+    cg_ws_turn_before(g, D, L);
     cg_emit_wgmma(g, o, &wa, &wb, mode);
-    for (int i = 0; i < p->nring; i++) /* warp-specialized: the slot(s) read are free */
-      if (p->rings[i].for_op == L && p->rings[i].ws) cg_ws_after_dot(g, &p->rings[i], mode == 1);
+    /* warp-specialized: the slot(s) read are free; with a deferred dot in
+     * the loop the waiting dot frees the slot before (its wait completed the
+     * deferred group that read it), the deferred dot frees nothing */
+    for (int i = 0; i < p->nring && mode != 2; i++)
+      if (p->rings[i].for_op == L && p->rings[i].ws) cg_ws_after_dot(g, &p->rings[i], mode == 1 || deferred_in_loop);
     /* this dot waited for every group: the deferred dots' results (their
      * carried values) are complete from here on */
     for (int k = 0; mode == 0 && k < p->nwg; k++)

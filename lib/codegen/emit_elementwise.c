@@ -48,9 +48,34 @@ static LLVMValueRef f32_to_f8(cg *g, LLVMValueRef x, tl_dtype to) {
   return LLVMBuildTrunc(g->B, p, g->i8, "");
 }
 
+/* A bf16 element unpacked from a loaded 32-bit word (emit_memory.c: element e of the word
+ * bitcast to <2 x bfloat>) widened to f32 straight from the word: its bits are the word
+ * shifted or masked.  Row kernels only (f->access_split): the word, not the two 16-bit halves,
+ * then stays live until the cast (layernorm over 4096 columns: its weights' 32 halves a thread
+ * each took a register while the row was normalized). */
+static LLVMValueRef bf16_from_word(cg *g, LLVMValueRef v) {
+  if (!g->f->access_split || !LLVMIsAExtractElementInst(v)) return NULL;
+  const char *env = getenv("TILEC_BF16_WORDS"); /* measuring only: 0 = unpack, then widen */
+  if (env && env[0] == '0') return NULL;
+  LLVMValueRef vec = LLVMGetOperand(v, 0), idx = LLVMGetOperand(v, 1);
+  if (!LLVMIsABitCastInst(vec) || !LLVMIsAConstantInt(idx)) return NULL;
+  LLVMValueRef w = LLVMGetOperand(vec, 0);
+  LLVMTypeRef vt = LLVMTypeOf(vec);
+  if (LLVMTypeOf(w) != g->i32 || LLVMGetTypeKind(vt) != LLVMVectorTypeKind || LLVMGetVectorSize(vt) != 2 ||
+      LLVMGetElementType(vt) != g->bf16)
+    return NULL;
+  LLVMValueRef bits = LLVMConstIntGetZExtValue(idx) == 0 ? LLVMBuildShl(g->B, w, LLVMConstInt(g->i32, 16, 0), "")
+                                                         : LLVMBuildAnd(g->B, w, LLVMConstInt(g->i32, 0xFFFF0000u, 0), "");
+  return LLVMBuildBitCast(g->B, bits, g->f32, "");
+}
+
 /* Any float dtype -> f32 register (exact). */
 static LLVMValueRef to_f32(cg *g, LLVMValueRef v, tl_dtype from) {
   if (from == TL_F32) return v;
+  if (from == TL_BF16) {
+    LLVMValueRef x = bf16_from_word(g, v);
+    if (x) return x;
+  }
   if (is_f8(from)) return f8_to_f32(g, v, from);
   return LLVMBuildFPExt(g->B, v, g->f32, "");
 }

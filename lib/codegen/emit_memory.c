@@ -335,15 +335,7 @@ static void group_ptx(ptxbuf *b, bool store, int bytes, int vec, bool wide, int 
 /* How many registers form one vector group (1 = scalar accesses only). */
 static int vector_width(const tl_layout *l, const access *a) {
   if (!l || a->tile_rank == 0 || a->tdim[a->tile_rank - 1] != a->rank - 1 || a->dtype == TL_I1) return 1;
-  int vec = tl_layout_contig(l);
-  while (vec * a->bytes > 16) vec /= 2;
-  int last = l->rank - 1;
-  for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++)
-    while (l->lane[j][last] && l->lane[j][last] < vec) vec /= 2;
-  for (int j = 0; j < l->nwarp; j++)
-    while (l->warp[j][last] && l->warp[j][last] < vec) vec /= 2;
-  if (vec * a->bytes < 4) return 1;
-  return vec;
+  return tl_layout_vector(l, a->bytes);
 }
 
 /* Uniform (i32 0/1): unit last stride, and the view's start and the other

@@ -1,9 +1,15 @@
 /* emit_random.c: requires layouts; lowers `rand` (uniform / normal / int
- * from Philox-4x32-10) per register of the offsets.  Every step mirrors
+ * from Philox-4x32-10) over the registers of the offsets: one block serves the
+ * four (rand, randint) or two (randn) consecutive offsets it covers (philox.h),
+ * so a group of registers holding o, o + 1, ... with o a multiple of the
+ * group takes one block, behind a per-thread check; anything else takes a
+ * block per element, its word chosen by the offset's low bits.  Every step mirrors
  * lib/philox.c operation for operation: 32-bit products as 64-bit multiplies,
  * f32 + - * without contraction (no fast-math flags), division and square
  * root as the correctly rounded div.rn / sqrt.rn, the polynomial constants
  * from philox.h; so the GPU's bits are the interpreter's. */
+#include <stdlib.h>
+
 #include "cg.h"
 #include "philox.h"
 
@@ -18,10 +24,10 @@ static void mul_wide(cg *g, uint32_t m, LLVMValueRef x, LLVMValueRef *hi, LLVMVa
   *lo = LLVMBuildTrunc(B, p, g->i32, "");
 }
 
-/* tl_philox4x32_10 with ctr = (c0, 0, 0, 0); key uniform. */
-static void philox(cg *g, LLVMValueRef c0, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef out[4]) {
+/* tl_philox4x32_10 with ctr = (c0, stream, 0, 0); key uniform. */
+static void philox(cg *g, LLVMValueRef c0, uint32_t stream, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef out[4]) {
   LLVMBuilderRef B = g->B;
-  LLVMValueRef c1 = u32c(g, 0), c2 = u32c(g, 0), c3 = u32c(g, 0);
+  LLVMValueRef c1 = u32c(g, stream), c2 = u32c(g, 0), c3 = u32c(g, 0);
   for (int r = 0; r < TL_PHILOX_ROUNDS; r++) {
     LLVMValueRef hi0, lo0, hi1, lo1;
     mul_wide(g, TL_PHILOX_M0, c0, &hi0, &lo0);
@@ -94,6 +100,70 @@ static LLVMValueRef rand_cos2pi(cg *g, LLVMValueRef v) {
   return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, q, u32c(g, 0), ""), c, r, "");
 }
 
+/* The element of kind from the block's words a (and b: randn's second word). */
+static LLVMValueRef rand_value(cg *g, int kind, LLVMValueRef a, LLVMValueRef b) {
+  switch (kind) {
+  case TL_RAND_UNIFORM: return uniform(g, a, 0);
+  case TL_RAND_INT: return a;
+  default: {
+    LLVMValueRef u1 = uniform(g, a, 1), u2 = uniform(g, b, 0);
+    LLVMValueRef lg = rand_log(g, u1);
+    LLVMValueRef rr = cg_intrinsic(g, "llvm.nvvm.sqrt.rn.f", g->f32, (LLVMValueRef[]){fmul(g, f32c(g, -2.0f), lg)}, 1);
+    return fmul(g, rr, rand_cos2pi(g, u2));
+  }
+  }
+}
+
+/* Offsets a block covers (4 uniforms / ints, 2 normals), log2 of it, and the counter's stream. */
+static int per_block(int kind) { return kind == TL_RAND_NORMAL ? 2 : 4; }
+static int block_shift(int kind) { return kind == TL_RAND_NORMAL ? 1 : 2; }
+static uint32_t block_stream(int kind) { return kind == TL_RAND_NORMAL ? TL_RAND_NORMAL_STREAM : 0; }
+
+/* One element on its own: the block of offset o, the word(s) picked by o's low bits. */
+static LLVMValueRef rand_one(cg *g, int kind, LLVMValueRef o, LLVMValueRef k0, LLVMValueRef k1) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef w[4];
+  philox(g, LLVMBuildLShr(B, o, u32c(g, (uint32_t)block_shift(kind)), ""), block_stream(kind), k0, k1, w);
+  LLVMValueRef j = LLVMBuildAnd(B, o, u32c(g, (uint32_t)per_block(kind) - 1), "");
+  if (kind == TL_RAND_NORMAL) {
+    LLVMValueRef hi = LLVMBuildICmp(B, LLVMIntNE, j, u32c(g, 0), "");
+    return rand_value(g, kind, LLVMBuildSelect(B, hi, w[2], w[0], ""), LLVMBuildSelect(B, hi, w[3], w[1], ""));
+  }
+  LLVMValueRef x = w[0];
+  for (uint32_t i = 1; i < 4; i++) x = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, j, u32c(g, i), ""), w[i], x, "");
+  return rand_value(g, kind, x, NULL);
+}
+
+/* Registers r .. r + n - 1 (offsets o[]): one block when o[0] is a multiple of n and
+ * o[i] = o[0] + i, else an element at a time; the results join in phis. */
+static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef fast = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, o[0], u32c(g, (uint32_t)n - 1), ""), u32c(g, 0), "");
+  for (int i = 1; i < n; i++)
+    fast = LLVMBuildAnd(B, fast, LLVMBuildICmp(B, LLVMIntEQ, o[i], LLVMBuildAdd(B, o[0], u32c(g, (uint32_t)i), ""), ""), "");
+  LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rand.block");
+  LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rand.each");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rand.join");
+  LLVMBuildCondBr(B, fast, fb, sb);
+  LLVMPositionBuilderAtEnd(B, fb);
+  LLVMValueRef w[4], vf[4], vs[4];
+  philox(g, LLVMBuildLShr(B, o[0], u32c(g, (uint32_t)block_shift(kind)), ""), block_stream(kind), k0, k1, w);
+  for (int i = 0; i < n; i++) vf[i] = kind == TL_RAND_NORMAL ? rand_value(g, kind, w[2 * i], w[2 * i + 1]) : rand_value(g, kind, w[i], NULL);
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(B);
+  LLVMBuildBr(B, jb);
+  LLVMPositionBuilderAtEnd(B, sb);
+  for (int i = 0; i < n; i++) vs[i] = rand_one(g, kind, o[i], k0, k1);
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(B);
+  LLVMBuildBr(B, jb);
+  LLVMPositionBuilderAtEnd(B, jb);
+  for (int i = 0; i < n; i++) {
+    out[i] = LLVMBuildPhi(B, LLVMTypeOf(vf[i]), "");
+    LLVMValueRef vals[2] = {vf[i], vs[i]};
+    LLVMBasicBlockRef from[2] = {fend, send};
+    LLVMAddIncoming(out[i], vals, from, 2);
+  }
+}
+
 void cg_emit_rand(cg *g, tl_op *o) {
   LLVMBuilderRef B = g->B;
   LLVMValueRef seed = cg_get(g, o->opnd[0])->r[0];
@@ -105,23 +175,28 @@ void cg_emit_rand(cg *g, tl_op *o) {
     TL_INTERNAL(g->ctx, "codegen: rand's offsets are not in the result's layout");
   cg_val *d = cg_new_val(g, o->res[0], off->n);
   const tl_layout *l = rt->kind == TL_KIND_TILE ? cg_layout(g, o->res[0]) : NULL;
-  for (int32_t r = 0; r < off->n; r++) {
+  int per = per_block(o->kind);
+  const char *env = getenv("TILEC_RAND_BLOCK"); /* measuring only: 0 = a block per element (the same bits) */
+  if (env && env[0] == '0') per = 1;
+  for (int32_t r = 0; r < off->n;) {
     if (l && tl_layout_canon_reg(l, r) != r) {
       d->r[r] = d->r[tl_layout_canon_reg(l, r)];
+      r++;
       continue;
     }
-    LLVMValueRef w[4];
-    philox(g, off->r[r], k0, k1, w);
-    switch (o->kind) {
-    case TL_RAND_UNIFORM: d->r[r] = uniform(g, w[0], 0); break;
-    case TL_RAND_INT: d->r[r] = w[0]; break;
-    default: {
-      LLVMValueRef u1 = uniform(g, w[0], 1), u2 = uniform(g, w[1], 0);
-      LLVMValueRef lg = rand_log(g, u1);
-      LLVMValueRef rr = cg_intrinsic(g, "llvm.nvvm.sqrt.rn.f", g->f32, (LLVMValueRef[]){fmul(g, f32c(g, -2.0f), lg)}, 1);
-      d->r[r] = fmul(g, rr, rand_cos2pi(g, u2));
-      break;
+    LLVMValueRef ov[4];
+    int n = 0;
+    while (n < per && r + n < off->n && (!l || tl_layout_canon_reg(l, r + n) == r + n)) {
+      ov[n] = off->r[r + n];
+      if (LLVMTypeOf(ov[n]) != g->i32) ov[n] = LLVMBuildTrunc(B, ov[n], g->i32, "");
+      n++;
     }
+    if (n == per && per > 1) {
+      rand_group(g, o->kind, ov, n, k0, k1, d->r + r);
+      r += n;
+    } else {
+      d->r[r] = rand_one(g, o->kind, ov[0], k0, k1);
+      r++;
     }
   }
 }

@@ -103,12 +103,14 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->tma_note = NULL;
   ki->epi_note = NULL;
   ki->persist = false;
+  ki->cluster = 0;
   if (!g->plan || g->plan_f != g->f) return;
   ki->epi_note = g->plan->epi_note;
   ki->ntma = g->plan->ntma;
   memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
+  ki->cluster = g->plan->cluster;
   if (g->plan->ws_note) {
     tl_sbuf b = {0};
     tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", g->plan->ws_note);
@@ -168,15 +170,18 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",
              args, 2);
   }
-  /* warp-specialized: the empty mbarriers, one arrival per consumer warp */
+  /* warp-specialized: the empty mbarriers, one arrival per consumer warp
+   * (of both CTAs of a cluster: emit_cluster.c) */
   for (int st = 0; R->ws && st < R->stages; st++) {
     LLVMValueRef args[3] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->empty_off + 8 * st), ""), tid,
-                            cg_i32(g, g->f->warps)};
+                            cg_i32(g, g->f->warps * (p->cluster ? 2 : 1))};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }", "r,r,r,~{memory}",
                 args, 3);
   }
   cg_asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
-  cg_barrier(g);
+  /* a cluster: the peer's mbarriers are initialized before any copy or arrive reaches them */
+  if (p->cluster) cg_cluster_sync(g);
+  else cg_barrier(g);
   g->B = save;
 }
 
@@ -231,6 +236,10 @@ void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot) 
     }
     LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                       LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+    if (s->mcast) { /* shared by a cluster's pair: half of it, to both CTAs (emit_cluster.c) */
+      cg_cluster_issue_boxes(g, s, rank, st, sbase, mb);
+      continue;
+    }
     char txt[200], cons[64];
     snprintf(txt, sizeof txt, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
     snprintf(cons, sizeof cons, "r,l");
@@ -259,15 +268,22 @@ void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot) {
   LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), slot, ""), ""), R->phasev);
 }
 
-void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par) {
+static void mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par, const char *txt) {
   LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.wait");
   LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.ready");
   LLVMBuildBr(g->B, wb);
   LLVMPositionBuilderAtEnd(g->B, wb);
   LLVMValueRef args[2] = {mb, par};
-  LLVMValueRef done = cg_asm(g, g->i32,
-                             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
-                             "=r,r,r,~{memory}", args, 2, true);
+  LLVMValueRef done = cg_asm(g, g->i32, txt, "=r,r,r,~{memory}", args, 2, true);
   cg_cond_br_likely(g, LLVMBuildICmp(g->B, LLVMIntNE, done, cg_i32(g, 0), ""), db, wb);
   LLVMPositionBuilderAtEnd(g->B, db);
+}
+
+void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par) {
+  mbar_wait(g, mb, par, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }");
+}
+
+void cg_mbar_wait_cluster(cg *g, LLVMValueRef mb, LLVMValueRef par) {
+  mbar_wait(g, mb, par,
+            "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }");
 }

@@ -213,6 +213,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
           for (int i = 0; i < nacc_i; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
         }
     asm_void(g, "wgmma.commit_group.sync.aligned;");
+    cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
     asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
     for (int mi = 0; mi < mrep; mi++) {

@@ -60,6 +60,41 @@ static bool scalar_op(tl_func *f, tl_op *o) {
   return true;
 }
 
+/* Value v is computable by the producer: a parameter, a region argument
+ * (the loop's iv), or a scalar op of such values (the body's scalars
+ * before the loop, a streamed tile's index arithmetic in it). */
+static bool producer_computes(tl_func *f, int32_t v, int depth) {
+  tl_value *x = tl_val(f, v);
+  if (x->def < 0) return true;
+  if (depth > 64 || x->type.kind == TL_KIND_TILE) return false;
+  tl_op *o = tl_op_at(f, x->def);
+  if (!scalar_op(f, o)) return false;
+  for (int k = 0; k < o->nopnd; k++)
+    if (!producer_computes(f, o->opnd[k], depth + 1)) return false;
+  return true;
+}
+
+/* The dots of ring R's loop: *waiting (wait_group 0 in their iteration),
+ * *inflight (a group left in flight), *deferred (waited for by a later
+ * waiting dot: attention's O += P V); the first waiting / deferred dot. */
+static void count_dots(cg *g, cg_ring *R, int *waiting, int *inflight, int *deferred, int32_t *wdot, int32_t *ddot) {
+  cg_plan *p = g->plan;
+  *waiting = *inflight = *deferred = 0;
+  *wdot = *ddot = -1;
+  for (int i = 0; i < p->nwg; i++) {
+    if (tl_op_at(g->f, p->wg_dots[i])->parent != R->for_op) continue;
+    if (p->wg_defer[i]) {
+      if (*ddot < 0) *ddot = p->wg_dots[i];
+      ++*deferred;
+    } else if (p->wg_inflight[i] && R->lag) {
+      ++*inflight;
+    } else {
+      if (*wdot < 0) *wdot = p->wg_dots[i];
+      ++*waiting;
+    }
+  }
+}
+
 /* Why the ring's loop cannot be warp-specialized, or NULL. */
 static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   cg_plan *p = g->plan;
@@ -79,21 +114,58 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
     bool wg = false;
     for (int i = 0; i < p->nwg; i++) wg = wg || p->wg_dots[i] == D;
     if (!wg || tl_op_at(f, D)->parent != R->for_op) return "a dot of the main loop is not a wgmma of the ring";
-    for (int i = 0; i < p->nwg; i++)
-      if (p->wg_dots[i] == D && p->wg_defer[i]) return "a dot of the main loop defers its wait";
-    /* (a dot that waits for each group, wait_group 0: fp8 promote, or
-     * TILEC_WGMMA_INFLIGHT=0, releases its slot at once; measured only in
-     * the first version of this emitter, so not taken until it is again) */
-    for (int i = 0; i < p->nwg; i++)
-      if (p->wg_dots[i] == D && (!p->wg_inflight[i] || !R->lag))
-        return "a dot of the main loop waits for each wgmma group (fp8 promote, a 2-stage ring, TILEC_WGMMA_INFLIGHT=0)";
   }
-  /* the producer recomputes what the loop needs from the body before it */
+  /* Either every dot keeps a group in flight (a GEMM: each releases the
+   * slot before its own), or one dot waits for all groups and the others
+   * defer to it (attention: the score dot's wait_group 0 of iteration j also
+   * completes O += P V of j-1, so it releases slot j-1, K and V; the last
+   * slot at the tile's end).  (A dot that waits for each group, wait_group
+   * 0, alone: fp8 promote, or TILEC_WGMMA_INFLIGHT=0, releases its slot at
+   * once; measured only in the first version of this emitter, so not taken
+   * until it is again.) */
+  int waiting, inflight, deferred;
+  int32_t wdot, ddot;
+  count_dots(g, R, &waiting, &inflight, &deferred, &wdot, &ddot);
+  if (deferred && (waiting != 1 || inflight)) return "the deferred dots of the main loop have no one waiting dot";
+  if (!deferred && waiting)
+    return "a dot of the main loop waits for each wgmma group (fp8 promote, a 2-stage ring, TILEC_WGMMA_INFLIGHT=0)";
+  /* the producer recomputes what the loop needs from the body before it:
+   * the loop's bounds and the streamed tiles' indices, from scalars only
+   * (the tile ops before the loop, attention's q and its row state, are the
+   * consumers' alone) */
   tl_region *body = &f->body;
   for (int i = 0; i < body->ops.len && body->ops.data[i] != R->for_op; i++) {
     tl_op *o = tl_op_at(f, body->ops.data[i]);
-    if (!(o->flags & TL_OPF_DEAD) && !scalar_op(f, o)) return "the body before the main loop holds tile or memory ops";
+    if (!(o->flags & TL_OPF_DEAD) && (o->opc == TL_OP_store || o->opc == TL_OP_atomic))
+      return "the body before the main loop writes memory";
   }
+  tl_op *lo = tl_op_at(f, R->for_op);
+  for (int k = 0; k < 3 && k < lo->nopnd; k++)
+    if (!producer_computes(f, lo->opnd[k], 0)) return "the main loop's bounds are not scalar arithmetic of the parameters";
+  for (int i = 0; i < p->nstream; i++) {
+    if (p->streams[i].for_op != R->for_op) continue;
+    tl_op *o = tl_op_at(f, p->streams[i].load_op);
+    for (int k = 1; k < o->nopnd; k++)
+      if (!producer_computes(f, o->opnd[k], 0)) return "a streamed tile's index is not scalar arithmetic of the iv";
+  }
+  return NULL;
+}
+
+/* Why attention's consumer warpgroups cannot take turns (given a loop with
+ * deferred dots), or NULL; *wdot / *ddot: the waiting and the deferred dot. */
+static const char *turns_unfit(cg *g, cg_ring *R, int32_t *wdot, int32_t *ddot) {
+  tl_func *f = g->f;
+  int waiting, inflight, deferred;
+  count_dots(g, R, &waiting, &inflight, &deferred, wdot, ddot);
+  if (f->warps != 8) return "not two consumer warpgroups";
+  if (deferred != 1) return "more than one deferred dot";
+  tl_region *body = &tl_op_at(f, R->for_op)->regions[0];
+  int wpos = -1, dpos = -1;
+  for (int i = 0; i < body->ops.len; i++) {
+    if (body->ops.data[i] == *wdot) wpos = i;
+    if (body->ops.data[i] == *ddot) dpos = i;
+  }
+  if (wpos < 0 || dpos < wpos) return "the deferred dot comes before the waiting one";
   return NULL;
 }
 
@@ -146,6 +218,37 @@ void cg_ws_plan(cg *g, int persist, int *end) {
     if (why) {
       tl_sbuf_printf(&note, "not warp-specialized (%s)", why);
     } else {
+      int waiting, inflight, deferred;
+      int32_t wdot, ddot;
+      count_dots(g, R, &waiting, &inflight, &deferred, &wdot, &ddot);
+      if (deferred) { /* attention: one tile for both consumer warpgroups */
+        const char *twhy = f->ws == TL_WS_PINGPONG ? turns_unfit(g, R, &wdot, &ddot) : "";
+        p->ws = TL_WS_COOP;
+        p->ws_attn = true;
+        p->ws_turns = !twhy;
+        p->turn_wait_dot = wdot;
+        p->turn_defer_dot = ddot;
+        p->ws_for = R->for_op;
+        R->ws = true;
+        persist = (persist + 7) / 8 * 8;
+        R->empty_off = persist;
+        persist += 8 * R->stages;
+        *end = persist;
+        tl_sbuf_printf(&note,
+                       "warp-specialized (attention): %d consumer warpgroups on one tile (setmaxnreg.inc %d), producer "
+                       "warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes, all 128 copy when a tensor "
+                       "fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop; the "
+                       "score dot's wait releases the slot before (K and V: O += P V of that step is complete), the last "
+                       "at the tile's end",
+                       f->warps / 4, WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
+        if (p->ws_turns)
+          tl_sbuf_puts(&note, "; turns: each warpgroup issues O += P V of step j and the scores of step j+1 between "
+                              "bar.sync 5 + w, 256 and bar.arrive 6 - w, 256 (named barriers), so one's softmax runs "
+                              "under the other's wgmma");
+        else if (*twhy)
+          tl_sbuf_printf(&note, " (turns not taken: %s)", twhy);
+        goto noted;
+      }
       const char *ppwhy = f->ws == TL_WS_PINGPONG ? pingpong_unfit(g, R) : NULL;
       p->ws = ppwhy ? TL_WS_COOP : f->ws;
       p->ws_for = R->for_op;
@@ -169,7 +272,9 @@ void cg_ws_plan(cg *g, int persist, int *end) {
                        f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
       if (ppwhy) tl_sbuf_printf(&note, " (ping-pong not taken: %s)", ppwhy);
     }
+    cg_cluster_plan(g, R, &note);
   }
+noted:
   if (p->persist)
     tl_sbuf_printf(&note, "%spersistent: min(tiles, CTAs that fit) CTAs, tile order grouped by %d along program_id(0)",
                    note.len ? "; " : "", CG_TILE_GROUP);
@@ -199,16 +304,22 @@ static LLVMValueRef take_parity(cg *g, LLVMValueRef v, LLVMValueRef slot, int x)
   return x ? LLVMBuildXor(g->B, par, cg_i32(g, 1), "") : par;
 }
 
-/* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL = always). */
+/* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on`
+ * (i1; NULL = always); in a cluster lane 1 also on the other CTA's
+ * (emit_cluster.c: both CTAs' copies fill the slot). */
 static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
   LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), "");
   if (on) {
     c = LLVMBuildAnd(g->B, c, on, "");
     slot = LLVMBuildSelect(g->B, on, slot, cg_i32(g, 0), "");
   }
-  LLVMValueRef args[2] = {empty_addr(g, R, slot), LLVMBuildZExt(g->B, c, g->i32, "")};
+  LLVMValueRef mb = empty_addr(g, R, slot);
+  LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, c, g->i32, "")};
   cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
               args, 2);
+  if (!g->plan->cluster) return;
+  LLVMValueRef c1 = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 1), "");
+  cg_cluster_arrive_peer(g, mb, on ? LLVMBuildAnd(g->B, c1, on, "") : c1);
 }
 
 static void pin_scalars(cg *g, cg_ring *R);
@@ -291,6 +402,42 @@ void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight) {
   LLVMBuildStore(g->B, R->rd_slot, R->relv);
 }
 
+/* Turns (attention, p->ws_turns): warpgroup w's turn is from bar.sync
+ * 5 + w to bar.arrive 6 - w (both of 256 threads: its own 128 and the
+ * other's).  Turn 0 is the first step's score dot, turn j the value dot of
+ * step j-1 and the score dot of step j, the last the last value dot; the
+ * loads of each step wait inside a turn.  Warpgroup 1 arrives once at the
+ * start (warpgroup 0 goes first) and not after its last turn, so every
+ * bar.sync has one bar.arrive and nothing is left pending. */
+static void turn_sync(cg *g, cg_ring *R) {
+  pp_bar(g, "bar.sync", LLVMBuildAdd(g->B, R->turn_wg, cg_i32(g, 5), ""), LLVMConstInt(g->i1, 1, 0));
+}
+
+void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->ws_turns) return;
+  cg_ring *R = &p->rings[0];
+  if (D == p->turn_defer_dot) {
+    turn_sync(g, R);
+  } else if (D == p->turn_wait_dot && !R->turn_started) {
+    /* the first turn, in the preheader, after what the dot staged there
+     * (q: its barriers are both warpgroups') */
+    R->turn_started = true;
+    LLVMValueRef reg, phi = cg_iv_phi(g, L, &reg);
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
+    LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
+    turn_sync(g, R);
+    LLVMPositionBuilderAtEnd(g->B, here);
+  }
+}
+
+void cg_ws_turn_after_commit(cg *g, tl_op *o) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->ws_turns || o != tl_op_at(g->f, p->turn_wait_dot)) return;
+  cg_ring *R = &p->rings[0];
+  pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), LLVMConstInt(g->i1, 1, 0));
+}
+
 /* Mark in `used` the values that ops of region r (and their regions) use. */
 static void mark_uses(tl_func *f, tl_region *r, uint8_t *used) {
   for (int i = 0; i < r->ops.len; i++) {
@@ -360,6 +507,10 @@ static void pin_scalars(cg *g, cg_ring *R) {
 /* After the drain: a ping-pong warpgroup's main loop is over; the other one
  * may start its own when it has the next tile of the CTA's list. */
 void cg_ws_loop_exit(cg *g, cg_ring *R) {
+  if (g->plan->ws_turns) { /* warpgroup 1's last turn (its O += P V of the last step) */
+    pp_bar(g, "bar.arrive", cg_i32(g, 6), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 0), ""));
+    return;
+  }
   if (!g->pp_wg) return;
   /* the tile's last slot now, not at the tile's end: the producer refills it
    * for the other warpgroup's main loop during this one's epilogue */
@@ -424,7 +575,8 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMBuildCondBr(g->B, go, body, xb);
   LLVMPositionBuilderAtEnd(g->B, body);
   LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
-  cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+  if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+  else cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
   LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
   cg_cond_br_likely(g, R->tma_ok, tb, sb);
   LLVMPositionBuilderAtEnd(g->B, tb);
@@ -446,6 +598,33 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, iv, step64, ""), ivv);
   LLVMBuildBr(g->B, head);
   LLVMPositionBuilderAtEnd(g->B, xb);
+}
+
+/* Consumers, a cluster's tile past the grid (emit_cluster.c): the body's
+ * scalars before the loop (its bounds), then each k-step's slot waited for
+ * and released at once, so the peer's copies into this CTA complete and its
+ * producer may refill the slots; nothing else of the body runs.  (Emitted
+ * before the body: the body's pinned values must not reach it.) */
+static void phantom_tile(cg *g, cg_ring *R) {
+  tl_func *f = g->f;
+  for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != R->for_op; i++)
+    if (!(tl_op_at(f, f->body.ops.data[i])->flags & TL_OPF_DEAD)) cg_emit_op(g, f->body.ops.data[i]);
+  LLVMValueRef n = trip_count(g, R);
+  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i64, "phantom.k");
+  LLVMBuildStore(g->B, cg_i64(g, 0), iv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.done");
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, head);
+  LLVMValueRef i = LLVMBuildLoad2(g->B, g->i64, iv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, n, ""), body, done);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  cg_ws_ring_wait(g, R);
+  release(g, R, R->rd_slot, NULL);
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, i, cg_i64(g, 1), ""), iv);
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, done);
 }
 
 void cg_ws_emit_program(cg *g, cg_tiles *T) {
@@ -472,6 +651,19 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
    * (65536 / threads) is below what the consumers want; ptxas also needs
    * that share to know the count at entry (else C7508: setmaxnreg ignored) */
   bool move_regs = 65536 / g->threads < WS_CONSUMER_REGS;
+  /* attention with few accumulators (D64: S and O 32 f32 a thread) fits
+   * the launch's share as it is, and ptxas ignores setmaxnreg there (C7508:
+   * the count at entry is not fixed when the kernel needs less) */
+  if (p->ws_attn) {
+    int acc = 0;
+    for (int i = 0; i < p->nwg; i++) {
+      tl_op *o = tl_op_at(f, p->wg_dots[i]);
+      if (o->parent != R->for_op) continue;
+      const tl_type *t = &tl_val(f, o->res[0])->type;
+      acc += (int)((int64_t)t->shape[0] * t->shape[1] / (32 * f->warps));
+    }
+    if (acc < 96) move_regs = false;
+  }
   char txt[64];
   snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", WS_PRODUCER_REGS);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
@@ -482,12 +674,20 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   LLVMBuildRetVoid(g->B);
   LLVMPositionBuilderAtEnd(g->B, rb);
   cg_tiles_begin(g, T);
-  for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != p->ws_for; i++)
-    if (!(tl_op_at(f, f->body.ops.data[i])->flags & TL_OPF_DEAD)) cg_emit_op(g, f->body.ops.data[i]);
+  for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != p->ws_for; i++) {
+    tl_op *o = tl_op_at(f, f->body.ops.data[i]);
+    /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
+    if (!(o->flags & TL_OPF_DEAD) && o->nres == 1 && producer_computes(f, o->res[0], 0)) cg_emit_op(g, f->body.ops.data[i]);
+  }
   producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
   /* tail: every slot released (no copy into this CTA's memory outlives it) */
-  for (int st = 0; st < R->stages; st++) cg_mbar_wait(g, empty_addr(g, R, cg_i32(g, st)), take_parity(g, ph, cg_i32(g, st), 1));
+  /* (in a cluster these are also the peer's last remote arrivals: this CTA outlives them, emit_cluster.c) */
+  for (int st = 0; st < R->stages; st++) {
+    LLVMValueRef mb = empty_addr(g, R, cg_i32(g, st)), par = take_parity(g, ph, cg_i32(g, st), 1);
+    if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, mb, par);
+    else cg_mbar_wait(g, mb, par);
+  }
   LLVMBuildRetVoid(g->B);
 
   /* consumers: the body, with the ring's consumer side (emit_ring.c hooks) */
@@ -495,6 +695,11 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", WS_CONSUMER_REGS);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   g->bar_threads = ncons;
+  if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn */
+    R->turn_wg = LLVMBuildLShr(g->B, tid, cg_i32(g, 7), "turn.wg");
+    R->turn_started = false;
+    pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
+  }
   cg_tiles Tc = *T;
   if (pp) { /* warpgroup w: every other tile from the w-th, its own named barrier 3 + w */
     g->pp_wg = LLVMBuildLShr(g->B, tid, cg_i32(g, 7), "pp.wg");
@@ -509,8 +714,23 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   cg_tiles_begin(g, &Tc);
   R->pptv = Tc.tv;
   R->ppnt = Tc.ntiles;
+  LLVMBasicBlockRef join = NULL;
+  if (g->phantom) { /* a cluster's ragged pair: this CTA's tile is past the grid */
+    LLVMBasicBlockRef ph_bb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cluster.phantom");
+    LLVMBasicBlockRef real = LLVMAppendBasicBlockInContext(g->C, g->fn, "cluster.tile");
+    join = LLVMAppendBasicBlockInContext(g->C, g->fn, "cluster.join");
+    LLVMBuildCondBr(g->B, g->phantom, ph_bb, real);
+    LLVMPositionBuilderAtEnd(g->B, ph_bb);
+    phantom_tile(g, R);
+    LLVMBuildBr(g->B, join);
+    LLVMPositionBuilderAtEnd(g->B, real);
+  }
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_ws_tile_end(g, R);
+  if (join) {
+    LLVMBuildBr(g->B, join);
+    LLVMPositionBuilderAtEnd(g->B, join);
+  }
   cg_tiles_end(g, &Tc);
   cg_epi_kernel_end(g);
   g->bar_threads = 0;

@@ -44,6 +44,11 @@ typedef struct cg_stream {
    * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
    * at slot byte b * rows * 128 and tile column b * tma_inner */
   int tma, tma_inner, tma_boxes;
+  /* a cluster (emit_cluster.c): the tile is the same for both CTAs of the
+   * pair (its indices do not depend on the program id the pair's tiles differ
+   * in); CTA r loads rows [r*rows/2, (r+1)*rows/2) of every box (the map's box
+   * has rows/2 rows), multicast into both CTAs' slot */
+  bool mcast;
   int readers;            /* dot operands reading the slot (a load several dots share streams once) */
   /* an operand prologue's load (plan_prologue): the slot holds its box
    * row-major, unswizzled; the load reads it back into registers
@@ -77,6 +82,8 @@ typedef struct cg_ring {
   bool ws_pending;        /* the dot leaves its last slot to release at the end of the tile */
   int empty_off;
   LLVMValueRef relv;
+  LLVMValueRef turn_wg;   /* attention's turns: i32 consumer warpgroup (0 / 1) */
+  bool turn_started;      /* ... the first turn's bar.sync is emitted */
   LLVMValueRef ppfirst;   /* ping-pong: alloca, 1 until this warpgroup's first tile needs no wait */
   LLVMValueRef pptv, ppnt; /* ping-pong: the consumer's tile alloca and the tile count */
 } cg_ring;
@@ -105,7 +112,12 @@ typedef struct cg_plan {
   /* warp specialization and persistence (emit_ws.c, tile_sched.c) */
   int ws;                 /* TL_WS_*: the kernel runs producer + consumer warpgroups */
   int32_t ws_for;         /* the main loop (a top-level op of the body) */
+  bool ws_attn;           /* attention's form: one waiting dot, the others deferred to it (emit_ws.c) */
+  bool ws_turns;          /* attention: the consumer warpgroups issue their dots in turns (emit_ws.c) */
+  int32_t turn_wait_dot, turn_defer_dot; /* ... the score dot (waits) and the value dot (deferred) */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
+  int cluster;            /* 0, or clusters of 2 CTAs on tiles adjacent along program_id(cluster - 1)
+                           * (emit_cluster.c; tl_kernel_info.cluster) */
   const char *ws_note;    /* --explain */
   struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
@@ -194,6 +206,8 @@ void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot);
 void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot);
 /* Spin until mbarrier `mb` (i32 shared address) completes the phase of parity `par` (i32). */
 void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par);
+/* The same with acquire at cluster scope (arrivals of the other CTA of a cluster: emit_cluster.c). */
+void cg_mbar_wait_cluster(cg *g, LLVMValueRef mb, LLVMValueRef par);
 
 /* emit_epilogue.c: plan the epilogue's sub-tiles and TMA store (its map,
  * its staging buffers in persistent shared memory from `persist`); returns
@@ -210,6 +224,8 @@ typedef struct cg_tiles {
   LLVMValueRef tv;          /* alloca: this CTA's tile */
   LLVMValueRef first_off;   /* persistent: the first tile is ctaid + first_off * nctaid (NULL: 0) */
   int step_mul;             /* persistent: the step is step_mul * nctaid (0: 1) */
+  int cluster;              /* persistent, p->cluster: the cluster's index and count step over tile
+                             * pairs along program_id(cluster - 1); sets g->phantom */
   LLVMBasicBlockRef head, exit;
 } cg_tiles;
 void cg_tiles_begin(cg *g, cg_tiles *T);
@@ -224,5 +240,21 @@ void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */
 void cg_ws_loop_exit(cg *g, cg_ring *R);     /* after the drain: keep the epilogue's scalars behind it */
 void cg_ws_tile_end(cg *g, cg_ring *R);      /* release the last slot of the tile's loop */
+/* attention's turns: before wgmma dot D of loop L */
+void cg_ws_turn_before(cg *g, int32_t D, int32_t L);
+
+/* emit_cluster.c (docs/pipelines.md "Clusters") */
+/* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the
+ * streams' mcast, or the reason not in the note. */
+void cg_cluster_plan(cg *g, cg_ring *R, tl_sbuf *note);
+bool cg_from_program_id(tl_func *f, int32_t v, int axis); /* v is computed from program_id(axis) (-1: any axis) */
+LLVMValueRef cg_cluster_rank(cg *g);                     /* i32 %cluster_ctarank */
+void cg_cluster_sync(cg *g);                             /* barrier.cluster arrive (release) + wait (acquire) */
+bool cg_cluster_scope(void); /* TILEC_CLUSTER_SCOPE=cluster: the slot releases at cluster scope (measuring) */
+/* When `on` (i1), arrive on the mbarrier at local shared address mb (i32) of the other CTA of the cluster. */
+void cg_cluster_arrive_peer(cg *g, LLVMValueRef mb, LLVMValueRef on);
+/* Stream s's boxes for coordinates st (innermost first, rank dims) into slot base sbase: this
+ * CTA's half rows of each box, multicast to both CTAs, completing on mbarrier mb of each. */
+void cg_cluster_issue_boxes(cg *g, cg_stream *s, int rank, LLVMValueRef *st, LLVMValueRef sbase, LLVMValueRef mb);
 
 #endif

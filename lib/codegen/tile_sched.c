@@ -10,16 +10,39 @@
  * inside it program_id(0) moves fastest.  The CTAs that run at one time
  * (t .. t + #CTAs) then cover about G rows and #CTAs / G columns, so their
  * A and B tiles are read from L2 about #CTAs / G and G times instead of
- * once per tile row / column. */
+ * once per tile row / column.
+ *
+ * Clusters of 2 (emit_cluster.c): the unit is a pair of tiles 2q, 2q + 1
+ * along program_id(a): cluster c takes pairs c, c + #clusters, ... of the
+ * grid of pairs (ceil(g_a / 2) along axis a) in the same grouped order (G/2
+ * pair rows when a = 0, so a group still spans G tile rows), and its CTA of
+ * rank r the pair's tile 2q + r.  When g_a is odd the last pair's second
+ * tile is past the grid: g->phantom. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ring.h"
 
+static LLVMValueRef cluster_sreg(cg *g, const char *name) {
+  char txt[64];
+  snprintf(txt, sizeof txt, "mov.u32 $0, %%%s;", name);
+  return cg_asm(g, g->i32, txt, "=r", NULL, 0, false);
+}
+
 void cg_tiles_begin(cg *g, cg_tiles *T) {
   memset(g->pid, 0, sizeof g->pid);
+  g->phantom = NULL;
   if (!T->persist && !T->one_trip) return;
   T->tv = LLVMBuildAlloca(g->PB, g->i32, "tile");
   LLVMValueRef t0 = cg_sreg(g, "ctaid", 0), end = T->ntiles;
+  /* a cluster: pairs of tiles along program_id(a), the cluster's index and count */
+  int a = T->cluster - 1;
+  LLVMValueRef pg[2] = {g->lgrid[0], g->lgrid[1]};
+  if (T->cluster) {
+    pg[a] = LLVMBuildLShr(g->B, LLVMBuildAdd(g->B, g->lgrid[a], cg_i32(g, 1), ""), cg_i32(g, 1), "pairs");
+    end = LLVMBuildMul(g->B, LLVMBuildMul(g->B, pg[0], pg[1], ""), g->lgrid[2], "npairs");
+    t0 = cluster_sreg(g, "clusterid.x");
+  }
   if (T->persist && T->first_off) /* a ping-pong consumer: every other tile of the CTA's list */
     t0 = LLVMBuildAdd(g->B, t0, LLVMBuildMul(g->B, T->first_off, cg_sreg(g, "nctaid", 0), ""), "");
   if (!T->persist) { /* t0 .. t0 + 1, a bound LLVM cannot see through */
@@ -36,29 +59,35 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, end, ""), body, T->exit);
   LLVMPositionBuilderAtEnd(g->B, body);
   if (!T->persist) return; /* the launch's own program ids */
-  LLVMValueRef g0 = g->lgrid[0], g1 = g->lgrid[1];
+  LLVMValueRef g0 = pg[0], g1 = pg[1];
+  int G = T->cluster == 1 ? CG_TILE_GROUP / 2 : CG_TILE_GROUP; /* (pair rows: still G tile rows) */
   LLVMValueRef g01 = LLVMBuildMul(g->B, g0, g1, "");
   LLVMValueRef z = LLVMBuildUDiv(g->B, t, g01, ""), r = LLVMBuildURem(g->B, t, g01, "");
-  LLVMValueRef in_group = LLVMBuildMul(g->B, cg_i32(g, CG_TILE_GROUP), g1, "");
-  LLVMValueRef first = LLVMBuildMul(g->B, LLVMBuildUDiv(g->B, r, in_group, ""), cg_i32(g, CG_TILE_GROUP), "");
+  LLVMValueRef in_group = LLVMBuildMul(g->B, cg_i32(g, G), g1, "");
+  LLVMValueRef first = LLVMBuildMul(g->B, LLVMBuildUDiv(g->B, r, in_group, ""), cg_i32(g, G), "");
   LLVMValueRef left = LLVMBuildSub(g->B, g0, first, "");
-  LLVMValueRef gs = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, left, cg_i32(g, CG_TILE_GROUP), ""), left,
-                                    cg_i32(g, CG_TILE_GROUP), "");
+  LLVMValueRef gs = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, left, cg_i32(g, G), ""), left,
+                                    cg_i32(g, G), "");
   LLVMValueRef in = LLVMBuildURem(g->B, r, in_group, "");
   g->pid[0] = LLVMBuildAdd(g->B, first, LLVMBuildURem(g->B, in, gs, ""), "pid0");
   g->pid[1] = LLVMBuildUDiv(g->B, in, gs, "pid1");
   g->pid[2] = z;
+  if (T->cluster) { /* the pair's tile of this CTA, and whether it is past the grid */
+    g->pid[a] = LLVMBuildAdd(g->B, LLVMBuildShl(g->B, g->pid[a], cg_i32(g, 1), ""), cg_cluster_rank(g), "pidc");
+    g->phantom = LLVMBuildICmp(g->B, LLVMIntUGE, g->pid[a], g->lgrid[a], "phantom");
+  }
 }
 
 void cg_tiles_end(cg *g, cg_tiles *T) {
   if (!T->persist && !T->one_trip) return;
   LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
-  LLVMValueRef step = T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1);
+  LLVMValueRef step = T->cluster ? cluster_sreg(g, "nclusterid.x") : T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1);
   if (T->persist && T->step_mul > 1) step = LLVMBuildMul(g->B, step, cg_i32(g, T->step_mul), "");
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, step, ""), T->tv);
   LLVMBuildBr(g->B, T->head);
   LLVMPositionBuilderAtEnd(g->B, T->exit);
   memset(g->pid, 0, sizeof g->pid);
+  g->phantom = NULL;
 }
 
 /* The logical grid (the grid clause's values, 1 where it has fewer dims)
@@ -77,7 +106,7 @@ LLVMValueRef cg_logical_grid(cg *g) {
 
 void cg_emit_program(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
-  cg_tiles T = {.persist = p && p->persist};
+  cg_tiles T = {.persist = p && p->persist, .cluster = p && p->persist ? p->cluster : 0};
   cg_epi_prologue(g); /* (before the warp-specialized split rebinds the parameters) */
   if (T.persist) T.ntiles = cg_logical_grid(g);
   if (!T.persist && !(p && p->ws) && cg_rows_active(g)) { /* a row kernel: emit_rows.c */

@@ -180,6 +180,10 @@ static bool is_poison(const void *buf, size_t i, int bytes) {
 }
 
 bool gpu_compare(const void *got, const void *want, size_t n, const char *t, gpu_cmp *c) {
+  return gpu_compare_rtol(got, want, n, t, -1, c);
+}
+
+bool gpu_compare_rtol(const void *got, const void *want, size_t n, const char *t, double rtol_of, gpu_cmp *c) {
   memset(c, 0, sizeof *c);
   c->n = n;
   c->first_bad = (size_t)-1;
@@ -191,6 +195,7 @@ bool gpu_compare(const void *got, const void *want, size_t n, const char *t, gpu
   else if (!strcmp(t, "bf16")) rtol = 1e-2;
   else if (!strcmp(t, "f8e4m3")) rtol = 0.125;
   else if (!strcmp(t, "f8e5m2")) rtol = 0.25;
+  if (rtol_of >= 0) rtol = rtol_of;
   const char *scale = getenv("TILEC_TOL_SCALE");
   if (scale && *scale) rtol *= atof(scale);
   double maxref = 0;

@@ -75,6 +75,8 @@ typedef struct gpu_cmp {
  * integers exact.  Returns true when everything agrees and every element the
  * interpreter wrote was written on the GPU. */
 bool gpu_compare(const void *got, const void *want, size_t n, const char *dtype, gpu_cmp *out);
+/* The same with relative tolerance rtol (< 0: the dtype's). */
+bool gpu_compare_rtol(const void *got, const void *want, size_t n, const char *dtype, double rtol, gpu_cmp *out);
 
 double gpu_now_ms(void);
 /* Index of shape symbol s in names[0..*n), appended when new (at most cap);

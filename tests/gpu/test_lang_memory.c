@@ -175,6 +175,21 @@ static const lcase cases[] = {
      "}\n",
      {{OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
      {{1, 1, 1, 1}, {255, 1, 1, 1}, {100003, 1, 1, 1}, {1 << 20, 1, 1, 1}}, 0x243f6a8885a308d3LL},
+    /* offsets a block does not cover in one group (lib/codegen/emit_random.c's per-element
+     * path): shifted by one, descending, strided, and past 2^31 (the counter is the u32) */
+    {"randoms_unaligned",
+     "kernel randoms_unaligned(U: tensor<f32>[N], G: tensor<f32>[N], I: tensor<i32>[N], J: tensor<i32>[N], seed: i64)\n"
+     "    tiles(B = 256) grid(cdiv(N, B))\n"
+     "{\n"
+     "    n0 = program_id(0) * B;\n"
+     "    o = n0 + iota<i32>[B];\n"
+     "    store(U[n0 : n0 + B], rand(seed, o + 1));\n"
+     "    store(G[n0 : n0 + B], randn(seed, 5 - o));\n"
+     "    store(I[n0 : n0 + B], randint(seed, o * 3));\n"
+     "    store(J[n0 : n0 + B], randint(seed, o + 2147483645));\n"
+     "}\n",
+     {{OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}, {OUT_POISON, CMP_EXACT}},
+     {{1, 1, 1, 1}, {255, 1, 1, 1}, {100003, 1, 1, 1}, {4099, 1, 1, 1}}, 0x243f6a8885a308d3LL},
 };
 
 static int failures, passes;

@@ -145,6 +145,12 @@ Test(api, option_values_are_checked) {
   cr_assert_eq(tilec_options_set(o, "fp8-acc", "exact"), TILEC_ERROR_USAGE);
   cr_assert_eq(tilec_options_set(o, "fp8-acc", "fast"), TILEC_OK);
   cr_assert_eq(tilec_options_set(o, "fp8-acc", "promote"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "cluster", "2x2"), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_options_set(o, "cluster", "2"), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_options_set(o, "cluster", "2x1"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "cluster", "1x2"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "cluster", "1x1"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "cluster", NULL), TILEC_OK);
   tilec_options_destroy(o);
 }
 

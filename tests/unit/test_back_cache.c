@@ -57,6 +57,8 @@ static tl_cache_meta random_meta(void) {
   m.smem_bytes = (int)(rnd() % 200000);
   m.nparams = (int)(rnd() % 9);
   for (int i = 0; i < m.nparams; i++) m.param_align[i] = 1 << (rnd() % 5);
+  m.persist = rnd() % 2;
+  m.cluster = m.persist ? (int32_t)(rnd() % 3) : 0; /* (a cluster only on persistent CTAs) */
   return m;
 }
 static void assert_meta_eq(const tl_cache_meta *a, const tl_cache_meta *b) {
@@ -65,6 +67,8 @@ static void assert_meta_eq(const tl_cache_meta *a, const tl_cache_meta *b) {
   cr_assert_eq(a->smem_bytes, b->smem_bytes);
   cr_assert_eq(a->nparams, b->nparams);
   for (int i = 0; i < a->nparams; i++) cr_assert_eq(a->param_align[i], b->param_align[i]);
+  cr_assert_eq(a->persist, b->persist);
+  cr_assert_eq(a->cluster, b->cluster);
 }
 static size_t file_size(const char *path) {
   struct stat st;

@@ -426,6 +426,25 @@ Test(tune, fake_gpu_winner_skips_and_cache_hit) {
   tilec_options_destroy(o);
 }
 
+/* The "cluster" knob: 11 / 21 / 12 apply as the option cluster=1x1 / 2x1 / 1x2, anything else is a usage error. */
+Test(tune, cluster_knob_applies_as_the_option) {
+  static const struct { int64_t v; int want; } cases[] = {{11, TL_CLUSTER_1X1}, {21, TL_CLUSTER_2X1}, {12, TL_CLUSTER_1X2}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tilec_tune_result r = {0};
+    r.nparams = 1;
+    snprintf(r.names[0], sizeof r.names[0], "cluster");
+    r.values[0] = cases[i].v;
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_tune_apply(&r, o), TILEC_OK);
+    cr_assert_eq(o->cluster, cases[i].want);
+    cr_assert_eq(o->ndefines, 0);
+    r.values[0] = 22;
+    cr_assert_eq(tilec_tune_apply(&r, o), TILEC_ERROR_USAGE);
+    tilec_options_destroy(o);
+  }
+}
+
 Test(tune, bad_spaces_are_usage_errors) {
   gemm_args g;
   make_gemm_args(&g, 100, 100, 100);

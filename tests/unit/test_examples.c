@@ -845,9 +845,9 @@ static void run_dropout_residual(compiled *c, int64_t R, int64_t C, double p, in
   int64_t kept = 0;
   for (int64_t i = 0; i < R * C; i++) {
     /* the mask by its definition (docs/language.md "Random numbers") */
-    uint32_t ctr[4] = {(uint32_t)i, 0, 0, 0}, w[4];
+    uint32_t ctr[4] = {(uint32_t)i / 4, 0, 0, 0}, w[4];
     tl_philox4x32_10(ctr, key, w);
-    bool keep = (double)(w[0] >> 8) * 0x1p-24 >= pf;
+    bool keep = (double)(w[i % 4] >> 8) * 0x1p-24 >= pf;
     double x = tget_f(&a[0], i), res = tget_f(&a[1], i);
     ref[i] = res + (keep ? x * scale : 0);
     mag[i] = fabs(res) + (keep ? fabs(x * scale) : 0);
@@ -1287,9 +1287,9 @@ static void run_topk_sample(compiled *c, int64_t BV, int64_t KC, int64_t B, int6
       cum += p;
       ksum += kept[j];
     }
-    uint32_t ctr[4] = {(uint32_t)b, 0, 0, 0}, w[4];
+    uint32_t ctr[4] = {(uint32_t)b / 4, 0, 0, 0}, w[4];
     tl_philox4x32_10(ctr, key, w);
-    double u = (double)tl_rand_uniform(w[0]) * ksum, acc = 0;
+    double u = (double)tl_rand_uniform(w[b % 4]) * ksum, acc = 0;
     int64_t pick = 0;
     bool close = false;
     for (int64_t j = 0; j < k; j++) {

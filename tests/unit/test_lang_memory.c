@@ -120,12 +120,16 @@ static void check_rand(bool passes) {
       interp(s, a, 4);
       uint32_t key[2] = {(uint32_t)(uint64_t)seeds[si], (uint32_t)((uint64_t)seeds[si] >> 32)};
       for (int64_t i = 0; i < n; i++) {
-        uint32_t c[4] = {(uint32_t)i, 0, 0, 0}, o[4];
+        /* docs/language.md 8.5: rand / randint word i % 4 of block (i / 4, 0, 0, 0); randn words
+         * 2 (i % 2), 2 (i % 2) + 1 of block (i / 2, 1, 0, 0) */
+        uint32_t c[4] = {(uint32_t)i / 4, 0, 0, 0}, o[4], cn[4] = {(uint32_t)i / 2, 1, 0, 0}, on[4];
         tl_philox4x32_10(c, key, o);
-        cr_assert_eq((uint32_t)iget(&a[2], i), o[0]);
+        tl_philox4x32_10(cn, key, on);
+        uint32_t w = o[i % 4];
+        cr_assert_eq((uint32_t)iget(&a[2], i), w);
         float u = tget_f(&a[0], i), z = tget_f(&a[1], i);
-        cr_assert(u == (float)(o[0] >> 8) * 0x1p-24f, "uniform %lld", (long long)i);
-        cr_assert(z == tl_rand_normal(o[0], o[1]), "normal %lld", (long long)i);
+        cr_assert(u == (float)(w >> 8) * 0x1p-24f, "uniform %lld", (long long)i);
+        cr_assert(z == tl_rand_normal(on[2 * (i % 2)], on[2 * (i % 2) + 1]), "normal %lld", (long long)i);
       }
       if (seeds[si] == 0) cr_assert_eq((uint32_t)iget(&a[2], 0), 0x6627e8d5u); /* KAT: ctr 0, key 0 */
       for (int i = 0; i < 3; i++) free(a[i].data);
