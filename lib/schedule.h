@@ -109,7 +109,7 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
  * values from outside the loop and scalars from the iv), each a view
  * tl_prologue_view accepts: their count (at most max, ids in loads[]), or -1
  * with the reason (also for an operand that is itself a load: the stream
- * rule's).  Opt-in (TILEC_PROLOGUE=1) until run on the H200. */
+ * rule's).  On by default; TILEC_PROLOGUE=0 turns them off. */
 int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why);
 
 /* Load op ld of loop L can be issued ahead through a ring: a 2-D view along

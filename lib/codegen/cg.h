@@ -139,6 +139,9 @@ void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persis
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off);
 /* The load op is a streamed dot operand (emits the ring instead of registers). */
 bool cg_load_streamed(cg *g, tl_op *o);
+/* A convert_layout of an operand prologue's load (no gather): read from its
+ * ring slot in the result's layout (emit_prologue.c); false: not one. */
+bool cg_convert_from_slot(cg *g, tl_op *c);
 /* Value v is a streamed operand (or its transpose): it has no registers. */
 bool cg_val_streamed(cg *g, int32_t v);
 

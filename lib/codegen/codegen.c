@@ -440,6 +440,7 @@ void cg_emit_op(cg *g, int32_t opid) {
     cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_TRANS, 0);
     return;
   case TL_OP_convert_layout:
+    if (cg_convert_from_slot(g, o)) return;
     cg_emit_transfer(g, o->opnd[0], o->res[0], CG_MAP_ID, 0);
     return;
   case TL_OP_reduce:

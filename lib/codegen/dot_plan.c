@@ -250,9 +250,13 @@ static void plan_prologue(cg *g, int32_t D, int which, int stages) {
   int32_t L = tl_op_at(f, D)->parent, loads[16];
   const char *why;
   int n = tl_prologue_loads(f, D, which, loads, 16, &why);
+  /* swpipe recorded the prologue on the IR before layout_assign: the IR codegen sees must
+   * still pass the rule (a silent fallback here once left attn_rope without its prologue) */
+  if (n <= 0) TL_INTERNAL(g->ctx, "codegen: the scheduled operand prologue of a dot at %d:%d no longer holds: %s",
+                          tl_op_at(f, D)->loc.line, tl_op_at(f, D)->loc.col, why);
   int ri = 0;
   while (ri < p->nring && p->rings[ri].for_op != L) ri++;
-  if (n <= 0 || (ri == p->nring && p->nring == 4)) return;
+  if (ri == p->nring && p->nring == 4) return;
   int fresh = 0;
   for (int i = 0; i < n; i++) fresh += p->vkind[tl_op_at(f, loads[i])->res[0]] != SRC_STREAM;
   if (p->nstream + fresh > 16) return;

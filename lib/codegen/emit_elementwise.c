@@ -87,6 +87,38 @@ static LLVMValueRef from_f32(cg *g, LLVMValueRef v, tl_dtype to) {
   return LLVMBuildFPTrunc(g->B, v, cg_reg_type(g, to), "");
 }
 
+/* i32 register v is `x & c` with 0 <= c < 2^23 (a nibble or byte unpacked
+ * from packed weights: W4A16's `(words >> s) & 15`). */
+static bool small_nonneg(LLVMValueRef v) {
+  if (LLVMTypeOf(v) != LLVMInt32TypeInContext(LLVMGetTypeContext(LLVMTypeOf(v))) || !LLVMIsAInstruction(v) ||
+      LLVMGetInstructionOpcode(v) != LLVMAnd)
+    return false;
+  for (unsigned i = 0; i < 2; i++) {
+    LLVMValueRef c = LLVMGetOperand(v, i);
+    if (LLVMIsAConstantInt(c) && LLVMConstIntGetSExtValue(c) >= 0 && LLVMConstIntGetSExtValue(c) < (1 << 23)) return true;
+  }
+  return false;
+}
+
+/* f32 of an integer 0 <= v < 2^23 without the conversion unit (I2F runs at a
+ * quarter of the FP32 rate on sm_90, and W4A16 converts every weight): the
+ * bits 0x4B000000 | v are the float 2^23 + v exactly (v fills the mantissa),
+ * so one OR (which ptxas merges with v's AND into a LOP3) and one exact FADD
+ * give the value sitofp gives. */
+static LLVMValueRef magic_u23_to_f32(cg *g, LLVMValueRef v) {
+  LLVMValueRef bits = LLVMBuildOr(g->B, v, cg_i32(g, 0x4B000000), "");
+  return LLVMBuildFSub(g->B, LLVMBuildBitCast(g->B, bits, g->f32, ""), f32c(g, 8388608.0), "");
+}
+
+/* TILEC_I2F=magic turns the form above on (in the kernel cache key).  Opt-in: on the H200
+ * (seventh session) W4A16 ran at the same speed with it (-5 % .. +3 %, noise): the kernel is
+ * bound by its K step's serial chain and barrier with one warp per scheduler, not by the
+ * conversion unit's rate (bench/RESULTS.md, docs/pipelines.md "Operand prologues"). */
+static bool i2f_magic(void) {
+  const char *e = getenv("TILEC_I2F");
+  return e && !strcmp(e, "magic");
+}
+
 LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to) {
   if (from == to) return v;
   LLVMTypeRef tt = cg_reg_type(g, to);
@@ -106,7 +138,9 @@ LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to) {
   }
   if (tf) { /* int -> float, via f32 unless the target is f32/f16 */
     LLVMTypeRef mid = to == TL_F16 ? g->f16 : g->f32;
-    LLVMValueRef x = is_unsigned(from) ? LLVMBuildUIToFP(g->B, v, mid, "") : LLVMBuildSIToFP(g->B, v, mid, "");
+    LLVMValueRef x = mid == g->f32 && small_nonneg(v) && i2f_magic() ? magic_u23_to_f32(g, v)
+                     : is_unsigned(from)               ? LLVMBuildUIToFP(g->B, v, mid, "")
+                                                       : LLVMBuildSIToFP(g->B, v, mid, "");
     return to == TL_F16 ? x : from_f32(g, x, to);
   }
   /* int -> int */

@@ -6,7 +6,12 @@
  * on a tile that was copied several stages ahead.  A gather along the row
  * dim (the box of plan_prologue) picks its row in the slot: index - box
  * start.  The ring zero-fills what lies outside the tensor, which is what
- * the load gives there.  docs/pipelines.md "Operand prologues". */
+ * the load gives there.  A convert_layout of such a load (layout_assign
+ * inserts one where the load has several users and its layout is not its
+ * user's: attn_rope's COS / SIN rows, blocked for global loads, multiplied
+ * with k's halves in theirs) reads the slot again in its own layout instead
+ * of moving registers through scratch memory; the load's own read is left out
+ * when every user is such a convert.  docs/pipelines.md "Operand prologues". */
 #include <stdint.h>
 #include <string.h>
 
@@ -26,9 +31,10 @@ static int slot_vector(const tl_layout *l, int eb) {
   return vec * eb < 4 ? 1 : vec;
 }
 
-void cg_prologue_read(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot) {
+/* Load o's tile from its slot into value res (o's result, or a convert_layout
+ * of it when o is no gather) in res's layout. */
+static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t res) {
   tl_func *f = g->f;
-  int32_t res = o->res[0];
   tl_type *rt = &tl_val(f, res)->type;
   const tl_layout *l = cg_layout(g, res);
   int32_t n = tl_layout_nregs(l), lid = rt->layout;
@@ -93,4 +99,66 @@ void cg_prologue_read(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot) {
     }
     for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], dt), dt, (tl_dtype)rt->dtype);
   }
+}
+
+/* Is load o a gather along its row dim (its index there a tile)? */
+static bool is_gather(tl_func *f, const tl_op *o) {
+  int rank = tl_val(f, o->opnd[0])->type.rank;
+  for (int d = 0; d < rank - 1; d++)
+    if (o->dims[d] != 0 && tl_val(f, o->opnd[1 + d])->type.kind == TL_KIND_TILE) return true;
+  return false;
+}
+
+/* The operand prologue's stream that load op `ld` reads from, or NULL. */
+static cg_stream *prologue_stream(cg *g, int32_t ld) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || ld < 0) return NULL;
+  tl_op *o = tl_op_at(g->f, ld);
+  if (o->opc != TL_OP_load || p->vkind[o->res[0]] != SRC_STREAM) return NULL;
+  cg_stream *s = &p->streams[p->vstream[o->res[0]]];
+  return s->prologue ? s : NULL;
+}
+
+static LLVMValueRef ring_slot(cg *g, const cg_stream *s) {
+  for (int i = 0; i < g->plan->nring; i++)
+    if (g->plan->rings[i].for_op == s->for_op) return g->plan->rings[i].rd_slot;
+  return NULL;
+}
+
+void cg_prologue_read(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot) {
+  tl_func *f = g->f;
+  int32_t res = o->res[0];
+  /* every user a convert_layout that reads the slot itself: no read here */
+  bool needed = false;
+  for (int32_t u = 0; u < f->ops.len && !needed; u++) {
+    tl_op *x = tl_op_at(f, u);
+    if (x->flags & TL_OPF_DEAD) continue;
+    for (int k = 0; k < x->nopnd && !needed; k++)
+      needed = x->opnd[k] == res && (x->opc != TL_OP_convert_layout || x->parent != o->parent || is_gather(f, o));
+  }
+  if (needed) read_slot(g, o, s, slot, res);
+}
+
+bool cg_convert_from_slot(cg *g, tl_op *c) {
+  tl_func *f = g->f;
+  int32_t src = c->opnd[0];
+  cg_stream *s = prologue_stream(g, tl_val(f, src)->def);
+  tl_op *o = s ? tl_op_at(f, tl_val(f, src)->def) : NULL;
+  if (!s || c->parent != o->parent || is_gather(f, o)) return false;
+  /* an earlier convert of the same load to the same layout in this body: its registers */
+  tl_region *body = &tl_op_at(f, o->parent)->regions[0];
+  int32_t lid = tl_val(f, c->res[0])->type.layout;
+  for (int i = 0; i < body->ops.len; i++) {
+    tl_op *x = tl_op_at(f, body->ops.data[i]);
+    if (x == c) break;
+    if (!(x->flags & TL_OPF_DEAD) && x->opc == TL_OP_convert_layout && x->opnd[0] == src &&
+        tl_val(f, x->res[0])->type.layout == lid) {
+      cg_val *from = cg_get(g, x->res[0]);
+      cg_val *d = cg_new_val(g, c->res[0], from->n);
+      for (int32_t r = 0; r < from->n; r++) d->r[r] = from->r[r];
+      return true;
+    }
+  }
+  read_slot(g, o, s, ring_slot(g, s), c->res[0]);
+  return true;
 }

@@ -217,14 +217,21 @@ static void lean_chunks(cg *g, const lean_geo *l, int per, LLVMValueRef *dst, LL
 
 /* A compact element loop (this path is rare: unaligned or strided tensors),
  * so that it adds no register pressure to the main loop: i = tid, tid +
- * threads, ... < rows*cols (tid < threads), all addresses from i. */
+ * threads, ... < rows*cols (tid < threads), all addresses from i.  A tile of
+ * fewer elements than threads (an operand prologue's scale row: 64 of them
+ * for 128 threads) enters the loop only where tid < rows*cols: the body
+ * stores unconditionally, and row tid / cols past the tile is the next slot
+ * (another stage's tile, or the buffer after the ring). */
 static void copy_slow_loop(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd, LLVMValueRef ok,
                            LLVMValueRef gaddr0, LLVMValueRef base, LLVMValueRef sbase, LLVMValueRef rows_sz,
                            LLVMValueRef cols_sz, LLVMValueRef kmaj, LLVMValueRef tid, int threads) {
   LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->B);
   LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow.loop");
   LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.slow.done");
-  LLVMBuildBr(g->B, lb);
+  if (s->rows * s->cols < threads)
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, tid, cg_i32(g, s->rows * s->cols), "cp.in.tile"), lb, xb);
+  else
+    LLVMBuildBr(g->B, lb);
   LLVMPositionBuilderAtEnd(g->B, lb);
   LLVMValueRef i = LLVMBuildPhi(g->B, g->i32, "cp.i");
   LLVMValueRef r = LLVMBuildUDiv(g->B, i, cg_i32(g, s->cols), "");
