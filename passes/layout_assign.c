@@ -37,6 +37,7 @@ typedef struct la_state {
   int32_t *uses;
   bool rows;  /* a kernel without a dot: the memory-bound rules below (docs/rows.md) */
   bool *seen; /* per value: an assigned op has used it (rows only) */
+  bool gather_index; /* rows and TILEC_GATHER_LAYOUT=1: gather indices in the load's layout */
 } la_state;
 
 /* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
@@ -210,6 +211,27 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
 }
 
 static void assign_region(la_state *st, tl_region *r);
+
+/* TILEC_GATHER_LAYOUT=1 (rows): a gather's index tiles are re-made in the load's layout.  The
+ * index of `load(E[ids, 0 : BD])` is `ids` broadcast along the row; made in its own (i32: 4 a
+ * vector) layout it had to be converted to the bf16 rows' one (8 a vector) through shared memory
+ * (2 x 4096 x 4 bytes a program), and the converted registers, no longer one value per row,
+ * turned the gather into one 2-byte access an element.  Re-made (the broadcast and its
+ * expand_dims and load are single-use chain ops), every 16-byte group shares its row's id and
+ * codegen keeps the vectors (emit_memory.c gather_vector_width). */
+static bool gather_index_on(void) {
+  const char *e = getenv("TILEC_GATHER_LAYOUT");
+  return e && e[0] == '1';
+}
+
+static void retarget_gather_indices(la_state *st, tl_op *o) {
+  int32_t lid = vtype(st, o->res[0])->layout;
+  tl_layout l = *tl_layout_at(st->f, lid);
+  for (int k = 1; k < o->nopnd; k++) {
+    int32_t a = o->opnd[k];
+    if (is_tile(st, a) && vtype(st, a)->layout != lid && retarget(st, a, &l, false, 0)) retarget(st, a, &l, true, 0);
+  }
+}
 
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
   for (int d = 0; d < rank; d++)
@@ -427,6 +449,7 @@ static void assign_op(la_state *st, int32_t opid) {
     return;
   }
   rt->layout = default_layout(st, rt); /* const, iota, splat, load */
+  if (opc == TL_OP_load && st->gather_index) retarget_gather_indices(st, o);
 }
 
 static void assign_region(la_state *st, tl_region *r) {
@@ -614,6 +637,7 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   for (int v = 0; v < f->values.len; v++) f->values.data[v].type.layout = -1;
   st.uses = tl_count_uses(f);
   st.rows = !has_dot(f) && !row_rules_off();
+  st.gather_index = st.rows && gather_index_on();
   if (st.rows) {
     st.seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
     memset(st.seen, 0, (size_t)f->values.len + 1);
