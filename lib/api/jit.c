@@ -83,7 +83,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
    * vars), so a measurement never loads another variant's kernel from the cache */
   static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_ATTN_WS",
                                          "TILEC_PERSIST", "TILEC_EPI", "TILEC_EPI_LOAD", "TILEC_RCP", "TILEC_I2F", "TILEC_ROW_LAYOUT", "TILEC_RAND_BLOCK",
-                                         "TILEC_BF16_WORDS", "TILEC_GATHER_LAYOUT", "TILEC_LLVM_ARGS",
+                                         "TILEC_BF16_WORDS", "TILEC_GATHER_LAYOUT", "TILEC_PHILOX_ASM", "TILEC_LLVM_ARGS",
                                          "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES", "TILEC_CLUSTER", "TILEC_CLUSTER_SCOPE"};
   tl_sbuf extra = {0};
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
