@@ -809,8 +809,18 @@ def fused():
         ids64 = ids.long()
         case(f"embedding_rmsnorm {R}x{D} (V {V})", "embedding_rmsnorm.tile", "embedding_rmsnorm", {"BD": D}, (ids, E, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids64].float()),
-             lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2)
+             lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2,
+             [("gather layout (TILEC_GATHER_LAYOUT=1)", {"env": "TILEC_GATHER_LAYOUT=1"}),
+              ("gather layout, BM=4", {"env": "TILEC_GATHER_LAYOUT=1", "defines": {"BM": 4}})])
         del E, y
+    if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
+        Dm = 4096; N = 2 * R
+        X = torch.randn(R, Dm, device="cuda", dtype=bf); src = torch.randint(0, R, (N,), device="cuda", dtype=torch.int32)
+        Y = torch.empty(N, Dm, device="cuda", dtype=bf); src64 = src.long()
+        case(f"moe_permute {N}x{Dm} (T {R})", "moe_permute.tile", "moe_permute", {}, (X, src, Y), (Y,),
+             lambda: X[src64].float(), lambda: X[src64], 2 * N * Dm * 2,
+             [("gather layout (TILEC_GATHER_LAYOUT=1)", {"env": "TILEC_GATHER_LAYOUT=1"})])
+        del X, Y
     if want("dropout_residual"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
         p = 0.1
@@ -822,7 +832,8 @@ def fused():
         case(f"dropout_residual {R}x{C}", "dropout_residual.tile", "dropout_residual", {}, (x, res, y, p, 1234), (y,),
              None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2,
              [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
-              ("no row_loads", "row_loads")], errf=err_drop)
+              ("no row_loads", "row_loads"), ("Philox asm (TILEC_PHILOX_ASM=1)", {"env": "TILEC_PHILOX_ASM=1"}),
+              ("Philox asm, BR=8", {"env": "TILEC_PHILOX_ASM=1", "defines": {"BR": 8}})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")

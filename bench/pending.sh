@@ -16,6 +16,11 @@
 #  3. bench linear, w4a16, attnrope, rows, gemm (quick): the merged defaults (operand prologues on,
 #     split epilogue loads, rcp.approx, row_loads) and their off switches;
 #  4. examples/llama/layer.py: prefill (bf16 and --fp8) and decode at batch 64.
+# Branch rows3 (no GPU when built; docs/rows.md "rows3", the prediction in bench/RESULTS.md) adds
+# to 1: the examples whose PTX the two switches change (embedding_rmsnorm, moe_permute,
+# dropout_residual, topk_sample) and gpu_test_lang_memory (rand bit-exact) with
+# TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1, rows.sh's stage 1 with them; to 3: `--only fused` for
+# embedding_rmsnorm, moe_permute, dropout_residual, each with its switch on and off.
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
@@ -44,11 +49,15 @@ for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_
      $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=$d -D CAUSAL=$c \
      --size Z=1 --size H=2 --size S=300 --device 2>&1 | tail -3
  done; done > /tmp/race_pingpong.log 2>&1; echo "exit 0" >> /tmp/race_pingpong.log) &
+mkdir -p /tmp/rows3_ex && for f in embedding_rmsnorm moe_permute dropout_residual topk_sample; do cp examples/$f.tile /tmp/rows3_ex/; done
+(export TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1; TILEC_CACHE_DIR=/tmp/c-r3ex timeout 200 $B/tests/gpu_test_examples /tmp/rows3_ex > /tmp/rows3_examples.log 2>&1; echo "exit $?" >> /tmp/rows3_examples.log
+ TILEC_CACHE_DIR=/tmp/c-r3lm timeout 200 $B/tests/gpu_test_lang_memory > /tmp/rows3_lang_memory.log 2>&1; echo "exit $?" >> /tmp/rows3_lang_memory.log) &
+(TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1 ROWS_STAGE_LIST=1 TILEC_CACHE_DIR=/tmp/c-r3rows timeout 200 sh tests/gpu/rows.sh $B > /tmp/rows3_rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows3_rows_sh.log) &
 wait
 echo "[tests: $(el) s]"
 cat /tmp/*.log > $L/tests.log
 grep -hE '^FAIL' /tmp/*.log | head -20
-for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/attn_forms.log /tmp/race_pingpong.log; do
+for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/rows3_*.log /tmp/pytest_gpu.log /tmp/random.log /tmp/attn_forms.log /tmp/race_pingpong.log; do
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 echo "== 2. bench attn [$(el) s]"
 export TILEC_CACHE_DIR=/tmp/c-bench TILEC_CACHE=0
@@ -58,6 +67,9 @@ left=$(( 380 - $(el) )); [ $left -gt 150 ] && left=150
   --attn-kernels cutlass_attn_fwd,cutlass_attn_fwd@TILEC_ATTN_WS=producer,cutlass_attn_fwd@TILEC_ATTN_WS=pingpong \
   --json $L/bench_attn.json > $L/bench_attn.log 2>&1
 echo "== 3. bench [$(el) s]"
+left=$(( 420 - $(el) )); [ $left -gt 80 ] && left=80  # branch rows3: the gather layout and the Philox asm, on and off
+[ $left -gt 30 ] && FUSED_ONLY=embedding_rmsnorm,moe_permute,dropout_residual timeout $left python3 bench/bench.py \
+  --lib $B/libtilec.so --quick --only fused --json $L/bench_rows3.json > $L/bench_rows3.log 2>&1
 left=$(( 500 - $(el) ))
 [ $left -gt 40 ] && timeout $left python3 bench/bench.py --lib $B/libtilec.so --quick \
   --only linear,w4a16,attnrope,rows,gemm --json $L/bench.json > $L/bench.log 2>&1
@@ -71,4 +83,5 @@ echo "[all: $(el) s]"
 grep -E 'FAILED' $L/bench_attn.log $L/bench.log 2>/dev/null | head
 sed -n '/## tilec vs/,$p' $L/bench_attn.log 2>/dev/null | grep -E 'cutlass|cuDNN' | head -40
 sed -n '/## tilec vs/,$p' $L/bench.log 2>/dev/null
+sed -n '/## fused kernels/,$p' $L/bench_rows3.log 2>/dev/null
 cat $L/layer.log 2>/dev/null; cat $L/table.txt
