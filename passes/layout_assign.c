@@ -5,7 +5,9 @@
  *
  * In kernels without a dot (docs/rows.md) three more rules (off: TILEC_ROW_LAYOUT=0): a
  * multi-use load or its broadcast follows its first user, rand is a chain op, and an op
- * whose operands are all weak takes the layout of the one made from the narrowest loads.
+ * whose operands are all weak takes the layout of the one made from the narrowest loads; with
+ * TILEC_GATHER_LAYOUT=1 (default off until measured) a gather's index tiles are re-made in the
+ * gathered load's layout.
 
  * The layout algebra it uses is lib/layout.c (a core module; codegen uses it too).
  *
