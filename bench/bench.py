@@ -811,6 +811,7 @@ def fused():
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids64].float()),
              lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2,
              [("gather layout (TILEC_GATHER_LAYOUT=1)", {"env": "TILEC_GATHER_LAYOUT=1"}),
+              ("gather layout, BM=1", {"env": "TILEC_GATHER_LAYOUT=1", "defines": {"BM": 1}}),
               ("gather layout, BM=4", {"env": "TILEC_GATHER_LAYOUT=1", "defines": {"BM": 4}})])
         del E, y
     if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
