@@ -16,6 +16,9 @@
 #  3. bench linear, w4a16, attnrope, rows, gemm (quick): the merged defaults (operand prologues on,
 #     split epilogue loads, rcp.approx, row_loads) and their off switches;
 #  4. examples/llama/layer.py: prefill (bf16 and --fp8) and decode at batch 64.
+# Branch w4frag adds (no GPU when it was built): test_w4a16.py runs TILEC_PROLOGUE_FRAG=1 (B in its
+# mma.sync fragments) against the fp64 reference and the interpreter at ragged sizes (step 1), and
+# bench w4a16 has the "frag" rows beside the default ones (step 3; prediction in bench/RESULTS.md).
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
