@@ -1203,7 +1203,8 @@ def topk_sample():
 # ---- W4A16: int4 weights, group-wise scales (examples/gemm_w4a16.tile) beside the bf16 cuBLAS GEMM ---------
 # Variants: the operand prologue on (the words and scales stream through the cp.async ring, the
 # dequantization runs between shared memory and the staging; the default) and off (TILEC_PROLOGUE=0: the kernel
-# of before, `simple`, every K step waiting for its loads), and BN 32 / 64 / 128 at small M (the grid
+# of before, `simple`, every K step waiting for its loads), TILEC_PROLOGUE_FRAG=1 ("frag": B computed in its
+# mma.sync fragments, opt-in), and BN 32 / 64 / 128 at small M (the grid
 # is N / BN programs: 64 at BN 64 for 132 SMs).
 def gemm_w4a16():
     G = 128
@@ -1212,10 +1213,12 @@ def gemm_w4a16():
 
     def kern(defines, prologue, split):
         os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # on by default; both forms measured
+        if prologue == "frag": os.environ["TILEC_PROLOGUE_FRAG"] = "1"  # opt-in: B in its mma.sync fragments
         try:
             return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
         finally:
             os.environ.pop("TILEC_PROLOGUE", None)
+            os.environ.pop("TILEC_PROLOGUE_FRAG", None)
     cache = {}
     for M, N, K in shapes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -1236,6 +1239,10 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
                          for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
+        # TILEC_PROLOGUE_FRAG=1: B computed in its fragments (no staging store / barrier / ldmatrix of B)
+        if M <= 64:
+            variants += [(f"BM{bm} BN{bn} frag", {"BM": bm, "BN": bn}, "frag") for bn in (64, 128)]
+            variants += [(f"splitk BM{bm} BN64 SPLIT{sp} frag", {"BM": bm, "BN": 64, "SPLIT": sp}, "frag") for sp in (4, 8)]
         for name, defs, pro in variants:
             key = (tuple(sorted(defs.items())), pro)
             try:

@@ -21,6 +21,9 @@
 # dropout_residual, topk_sample) and gpu_test_lang_memory (rand bit-exact) with
 # TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1, rows.sh's stage 1 with them; to 3: `--only fused` for
 # embedding_rmsnorm, moe_permute, dropout_residual, each with its switch on and off.
+# Branch w4frag adds (no GPU when it was built): test_w4a16.py runs TILEC_PROLOGUE_FRAG=1 (B in its
+# mma.sync fragments) against the fp64 reference and the interpreter at ragged sizes (step 1), and
+# bench w4a16 has the "frag" rows beside the default ones (step 3; prediction in bench/RESULTS.md).
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)

@@ -115,6 +115,26 @@ tl_layout tl_layout_mma_pairs(int32_t M, int32_t N, int warps, int wm_want) {
   return l;
 }
 
+tl_layout tl_layout_mma_b(const tl_layout *acc, int32_t K) {
+  int32_t shape[2] = {K, acc->rank == 2 ? acc->shape[1] : 0};
+  tl_layout l = layout_empty(TL_LAYOUT_DERIVED, 2, shape);
+  if (acc->kind != TL_LAYOUT_MMA || acc->mma_npair || acc->rank != 2 || K < 16 || K % 16) return l;
+  l.reg[0][0] = 1;
+  l.reg[1][0] = 8;
+  l.nreg = 2;
+  l.lane[0][0] = 2;
+  l.lane[1][0] = 4;
+  l.lane[2][1] = 1;
+  l.lane[3][1] = 2;
+  l.lane[4][1] = 4;
+  l.nwarp = acc->nwarp;
+  for (int i = 0; i < acc->nwarp; i++) l.warp[i][1] = acc->warp[i][1];
+  for (int i = 0; i < acc->nreg; i++)
+    if (acc->reg[i][1] >= 8) l.reg[l.nreg++][1] = acc->reg[i][1];
+  for (int32_t k = 16; k < K; k *= 2) l.reg[l.nreg++][0] = k;
+  return l;
+}
+
 /* Apply fn to every basis of l. */
 #define FOR_EACH_BASIS(L, B, ...)                                                          \
   do {                                                                                      \

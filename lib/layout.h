@@ -76,6 +76,14 @@ tl_layout tl_layout_mma_split(int32_t M, int32_t N, int warps, int wm);
  * warps as tl_layout_mma_split(M, N, warps, wm); when N has fewer than two
  * n-blocks per warp the plain layout is returned (mma_npair == 0). */
 tl_layout tl_layout_mma_pairs(int32_t M, int32_t N, int warps, int wm);
+/* The registers of the mma.sync m16n8k16 B fragments (16-bit) of a [K, N]
+ * operand of a dot whose accumulator has the plain layout acc: lane % 4 ->
+ * k 2, 4; lane / 4 -> n 1, 2, 4; register bit 0 -> k 1 (b0 / b1 of one
+ * 32-bit register), bit 1 -> k 8 (the second register); acc's warps along N
+ * and its n-block registers; then the k16 slices.  acc's warps along M
+ * replicate.  Kind TL_LAYOUT_DERIVED, origin -1; nreg 0 when acc is not a
+ * plain mma layout or K is not a multiple of 16. */
+tl_layout tl_layout_mma_b(const tl_layout *acc, int32_t K);
 /* Remove dim `dim` (reduce result). */
 tl_layout tl_layout_slice(const tl_layout *p, int dim);
 /* Insert a size-1 dim at `axis` (expand_dims). */

@@ -235,6 +235,12 @@ static void retarget_gather_indices(la_state *st, tl_op *o) {
   }
 }
 
+/* TILEC_PROLOGUE_FRAG=1: a prologue B in its fragment layout (default off). */
+static bool prologue_frag_on(void) {
+  const char *e = getenv("TILEC_PROLOGUE_FRAG");
+  return e && *e == '1';
+}
+
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
   for (int d = 0; d < rank; d++)
     if (a[d] != b[d]) return false;
@@ -432,6 +438,15 @@ static void assign_op(la_state *st, int32_t opid) {
       if (pl.mma_wm == l.mma_wm && pl.mma_wn == l.mma_wn) l = pl;
     }
     rt->layout = intern(st, &l);
+    /* TILEC_PROLOGUE_FRAG=1 (opt-in): a 16-bit B computed by an operand prologue
+     * is computed straight in its mma.sync fragment registers (codegen packs
+     * them, no staging store, barrier or ldmatrix: docs/pipelines.md "B in its
+     * fragments") when its whole chain can be re-made in that layout */
+    if (bs && bs->prologue[1] > 0 && prologue_frag_on() && is_tile(st, bv) && vtype(st, bv)->rank == 2 &&
+        tl_dtype_bytes((tl_dtype)vtype(st, bv)->dtype) == 2) {
+      tl_layout fb = tl_layout_mma_b(&l, vtype(st, bv)->shape[0]);
+      if (fb.nreg && !tl_layout_check(&fb) && retarget(st, bv, &fb, false, 0)) retarget(st, bv, &fb, true, 0);
+    }
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))
       retarget(st, acc, &l, true, 0);

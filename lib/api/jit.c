@@ -81,7 +81,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   /* what changes code and has no field of its own: disable-pass, and the measuring
    * switches read from the environment by codegen (as Triton's cache-invalidating env
    * vars), so a measurement never loads another variant's kernel from the cache */
-  static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_ATTN_WS",
+  static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE", "TILEC_PROLOGUE_FRAG", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_ATTN_WS",
                                          "TILEC_PERSIST", "TILEC_EPI", "TILEC_EPI_LOAD", "TILEC_RCP", "TILEC_I2F", "TILEC_ROW_LAYOUT", "TILEC_RAND_BLOCK",
                                          "TILEC_BF16_WORDS", "TILEC_GATHER_LAYOUT", "TILEC_PHILOX_ASM", "TILEC_LLVM_ARGS",
                                          "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES", "TILEC_CLUSTER", "TILEC_CLUSTER_SCOPE"};

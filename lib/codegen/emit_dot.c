@@ -174,6 +174,40 @@ static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
   return pk;
 }
 
+/* The B fragments of an operand computed in its fragment layout
+ * (tl_layout_mma_b: TILEC_PROLOGUE_FRAG, an operand prologue's result), all
+ * k-slices at once (pk[(kk * nrep + ni) * 2 + h]): registers (k, k + 1) of
+ * rows 16 kk + 8 h of n-block ni, packed; a cast<16-bit>(f32 tile) in the
+ * same layout packs with one cvt.rn.{bf16,f16}x2.f32 (as pack_regs_a). */
+static LLVMValueRef *pack_regs_b(cg *g, const dotgeo *q, int32_t b) {
+  cg_val *x = cg_get(g, b);
+  tl_value *bv = tl_val(g->f, b);
+  const tl_layout *lb = cg_layout(g, b);
+  tl_op *cv = bv->def >= 0 ? tl_op_at(g->f, bv->def) : NULL;
+  cg_val *wide = NULL;
+  if (cv && cv->opc == TL_OP_cast && tl_val(g->f, cv->opnd[0])->type.dtype == TL_F32 &&
+      tl_val(g->f, cv->opnd[0])->type.layout == bv->type.layout)
+    wide = cg_get(g, cv->opnd[0]);
+  const char *cvt = bv->type.dtype == TL_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
+  int nk = q->K / q->kstep;
+  LLVMValueRef *pk = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(nk * q->nrep * 2));
+  for (int kk = 0; kk < nk; kk++)
+    for (int ni = 0; ni < q->nrep; ni++)
+      for (int h = 0; h < 2; h++) {
+        int32_t c0[2] = {kk * 16 + 8 * h, ni * 8 * q->wn}, c1[2] = {kk * 16 + 8 * h + 1, ni * 8 * q->wn};
+        int32_t r0 = tl_layout_find_reg(lb, c0), r1 = tl_layout_find_reg(lb, c1);
+        if (r0 < 0 || r1 < 0) TL_INTERNAL(g->ctx, "codegen: B fragment (k %d, n %d) outside its layout", c0[0], c0[1]);
+        LLVMValueRef *dst = &pk[(kk * q->nrep + ni) * 2 + h];
+        if (wide) {
+          LLVMValueRef xy[2] = {wide->r[r0], wide->r[r1]};
+          *dst = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
+        } else {
+          *dst = pack2(g, x->r[r0], x->r[r1]);
+        }
+      }
+  return pk;
+}
+
 static void load_a(cg *g, const dotgeo *q, opsrc *sa, int32_t a, int kk, frags *fr) {
   (void)a;
   if (sa->kind == SRC_REGS) {
@@ -331,6 +365,11 @@ static LLVMValueRef b_addr_direct(cg *g, const dotgeo *q, const opsrc *sb, int k
 }
 
 static void load_b(cg *g, const dotgeo *q, opsrc *sb, int kk, frags *fr) {
+  if (sb->kind == SRC_REGS) {
+    for (int ni = 0; ni < q->nrep; ni++)
+      for (int h = 0; h < 2; h++) fr->b[ni][h] = sb->pk[(kk * q->nrep + ni) * 2 + h];
+    return;
+  }
   if (!sb->kcontig && q->eb == 1) {
     load_b_kn8(g, q, sb, kk, fr);
     return;
@@ -367,6 +406,16 @@ bool cg_a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb) {
   const tl_layout *la = cg_layout(g, a);
   return eb == 2 && la->kind == TL_LAYOUT_MMA && !la->mma_npair && la->mma_wn == 1 && lc->mma_wm == la->mma_wm &&
          la->nwarp == lc->nwarp && at->shape[0] == lc->shape[0] && at->shape[1] % 16 == 0;
+}
+
+/* B operand usable as registers: computed in the fragment layout of the
+ * result's accumulator (tl_layout_mma_b; layout_assign chooses it only under
+ * TILEC_PROLOGUE_FRAG=1). */
+bool cg_b_from_regs(cg *g, int32_t b, const tl_layout *lc, int eb) {
+  tl_type *bt = &tl_val(g->f, b)->type;
+  if (eb != 2 || bt->rank != 2) return false;
+  tl_layout want = tl_layout_mma_b(lc, bt->shape[0]);
+  return want.nreg && tl_layout_eq(&want, cg_layout(g, b));
 }
 
 void cg_emit_dot(cg *g, tl_op *o) {
@@ -430,6 +479,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
   for (int w = 0; w < 2; w++)
     if (kinds[w] == SRC_INVARIANT && p->inv_loop[w ? b : a] != L) kinds[w] = SRC_STAGED;
   if (kinds[0] == SRC_STAGED && cg_a_from_regs(g, a, lc, eb)) kinds[0] = SRC_REGS;
+  if (kinds[1] == SRC_STAGED && cg_b_from_regs(g, b, lc, eb)) kinds[1] = SRC_REGS;
   int scratch = 0;
   bool need_stage = false;
   for (int w = 0; w < 2; w++) {
@@ -556,7 +606,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
     LLVMValueRef row_l = LLVMBuildAdd(g->B, cg_mul_c(g, q.wmi, 16), LLVMBuildAdd(g->B, q.row8, cg_mul_c(g, q.m_lo, 8), ""), "");
     cg_soff_init(g, &sa.so, sa.base, sa.rowbytes, sa.nch, sa.swz, row_l, cg_mul_c(g, q.m_hi, 16), 16);
   }
-  if (sb.kcontig || (eb == 2 && !q.pairs)) {
+  if (sb.kind != SRC_REGS && (sb.kcontig || (eb == 2 && !q.pairs))) {
     LLVMValueRef row_l, cb_l;
     int cb_max = 16;
     if (sb.kcontig) {
@@ -588,6 +638,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
    * second fragment set goes (0 spills on 128x128 over 8 warps) */
   if (cg_dot_promotes(g, o)) lookahead = false;
   if (sa.kind == SRC_REGS) sa.pk = pack_regs_a(g, &q, a);
+  if (sb.kind == SRC_REGS) sb.pk = pack_regs_b(g, &q, b);
   frags *fr = tl_alloc(&g->ctx->arena, sizeof(frags) * 2);
   load_a(g, &q, &sa, a, 0, &fr[0]);
   load_b(g, &q, &sb, 0, &fr[0]);

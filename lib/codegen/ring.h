@@ -194,6 +194,8 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
 /* emit_dot.c: operands and mma.sync */
 /* A operand a (attention's P) usable as registers (SRC_REGS). */
 bool cg_a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb);
+/* B operand b computed in its mma.sync fragment layout (TILEC_PROLOGUE_FRAG, SRC_REGS). */
+bool cg_b_from_regs(cg *g, int32_t b, const tl_layout *lc, int eb);
 
 /* emit_tma.c */
 int cg_plan_tma(cg *g, int persist);         /* decide TMA per ring; returns the persistent end */

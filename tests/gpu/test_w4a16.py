@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """test_w4a16.py: examples/gemm_w4a16.tile (int4 weights, group-wise scale and zero) on the GPU, with
 its operand prologue (the packed words and the scale/zero rows streamed through the cp.async ring,
-dequantized between shared memory and the staging; docs/pipelines.md "Operand prologues") and
-without it (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
+dequantized between shared memory and the staging; docs/pipelines.md "Operand prologues"), the same
+with B computed in its mma.sync fragments (TILEC_PROLOGUE_FRAG=1, opt-in: no staging store, barrier
+or ldmatrix of B; docs/pipelines.md "B in its fragments"), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
 CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
 
 Cases: the shipped tiles (BM 16, BN 64, BK 128, G 128) and small ones (BM 16, BN 16, BK 32, G 64:
@@ -37,8 +38,10 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(int(os.environ.get("TILEC_SEED", "20261201")))
     print("test_w4a16: seed", gen.initial_seed())
 
-    def load(defines, prologue):
-        os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # on by default; both forms tested
+    def load(defines, mode):
+        os.environ["TILEC_PROLOGUE"] = "0" if mode == "off" else "1"  # on by default; every form tested
+        if mode == "frag":  # opt-in: B computed in its mma.sync fragments (no staging, tests/lit w4a16-frag.test)
+            os.environ["TILEC_PROLOGUE_FRAG"] = "1"
         try:
             prog = tilec.compile(src, defines=defines)
             k, ks = prog["gemm_w4a16"], prog["gemm_w4a16_splitk"]
@@ -47,9 +50,11 @@ def main():
             return k, prog.explain(), ks
         finally:
             os.environ.pop("TILEC_PROLOGUE", None)
+            os.environ.pop("TILEC_PROLOGUE_FRAG", None)
 
     shipped = {}
     small = {"BM": 16, "BN": 16, "BK": 32, "G": 64}
+    bm32 = {"BM": 32}  # warps 2 x 2: the frag form's B fragments replicated over the warps along M
     # (tiles, G, M, N, K, interpreter too)
     cases = [
         (shipped, 128, 1, 64, 128, True),
@@ -61,17 +66,20 @@ def main():
         (small, 64, 17, 15, 1344, True),
         (small, 64, 5, 64, 64, True),
         (small, 64, 3, 130, 2624, False),
+        (bm32, 128, 33, 130, 640, True),
+        (bm32, 128, 7, 200, 1408, True),
     ]
     fails = 0
     kernels = {}
-    for prologue in (True, False):
+    for mode in ("prologue", "frag", "off"):
+        prologue = mode != "off"
         for ci, (tiles, G, M, N, K, interp) in enumerate(cases):
-            key = (tuple(sorted(tiles.items())), prologue)
+            key = (tuple(sorted(tiles.items())), mode)
             if key not in kernels:
-                kernels[key] = load(tiles, prologue)
+                kernels[key] = load(tiles, mode)
                 ex = kernels[key][1]
                 streams = ex.count("b computed from 3 streamed loads") == 2
-                print("tiles %s prologue %s: route_pipeline says %s" % (tiles or "shipped", prologue,
+                print("tiles %s %s: route_pipeline says %s" % (tiles or "shipped", mode,
                       "a prologue" if streams else "no prologue"))
                 if streams != prologue:
                     print("FAIL: --explain does not match TILEC_PROLOGUE\n" + ex)
@@ -104,7 +112,7 @@ def main():
             z2 = z.clone()
             z2[-1] += 4.0
             caught = not within(got, reference(z2)[0])[0]
-            name = "prologue %s case %d tiles %s G=%d M=%d N=%d K=%d" % (prologue, ci, tiles or "shipped", G, M, N, K)
+            name = "%s case %d tiles %s G=%d M=%d N=%d K=%d" % (mode, ci, tiles or "shipped", G, M, N, K)
             msg = "%s %s: max err %.2e; changed zero points caught: %s" % ("ok" if ok and caught else "FAIL", name, err, caught)
             fails += not (ok and caught)
             if interp and prologue:
