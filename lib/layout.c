@@ -255,8 +255,8 @@ int32_t tl_layout_canon_reg(const tl_layout *l, int32_t r) {
 }
 
 int32_t tl_layout_find_reg(const tl_layout *l, const int32_t *coords) {
-  int32_t c[TL_MAX_RANK];
-  memcpy(c, coords, sizeof c);
+  int32_t c[TL_MAX_RANK] = {0};
+  memcpy(c, coords, sizeof c[0] * (size_t)l->rank); /* coords holds the layout's rank entries */
   int32_t r = 0;
   for (int i = 0; i < l->nreg; i++) {
     for (int d = 0; d < l->rank; d++) {

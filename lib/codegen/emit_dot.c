@@ -194,7 +194,7 @@ static LLVMValueRef *pack_regs_b(cg *g, const dotgeo *q, int32_t b) {
   for (int kk = 0; kk < nk; kk++)
     for (int ni = 0; ni < q->nrep; ni++)
       for (int h = 0; h < 2; h++) {
-        int32_t c0[2] = {kk * 16 + 8 * h, ni * 8 * q->wn}, c1[2] = {kk * 16 + 8 * h + 1, ni * 8 * q->wn};
+        int32_t c0[TL_MAX_RANK] = {kk * 16 + 8 * h, ni * 8 * q->wn}, c1[TL_MAX_RANK] = {kk * 16 + 8 * h + 1, ni * 8 * q->wn};
         int32_t r0 = tl_layout_find_reg(lb, c0), r1 = tl_layout_find_reg(lb, c1);
         if (r0 < 0 || r1 < 0) TL_INTERNAL(g->ctx, "codegen: B fragment (k %d, n %d) outside its layout", c0[0], c0[1]);
         LLVMValueRef *dst = &pk[(kk * q->nrep + ni) * 2 + h];
