@@ -348,6 +348,39 @@ static LLVMValueRef trip_count(cg *g, cg_ring *R) {
   return LLVMBuildSelect(g->B, ran, n, cg_i64(g, 0), "");
 }
 
+/* `for (i = 0; i < n; i++)` over an i64 count: begin leaves the builder in
+ * the body (blocks NAME.head, .body, .done), end closes the loop and leaves
+ * it in .done. */
+typedef struct counted_loop {
+  LLVMValueRef iv, i;
+  LLVMBasicBlockRef head, done;
+} counted_loop;
+
+static counted_loop counted_loop_begin(cg *g, LLVMValueRef n, const char *name) {
+  char nm[64];
+  counted_loop L;
+  L.iv = LLVMBuildAlloca(g->PB, g->i64, name);
+  LLVMBuildStore(g->B, cg_i64(g, 0), L.iv);
+  snprintf(nm, sizeof nm, "%s.head", name);
+  L.head = LLVMAppendBasicBlockInContext(g->C, g->fn, nm);
+  snprintf(nm, sizeof nm, "%s.body", name);
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, nm);
+  snprintf(nm, sizeof nm, "%s.done", name);
+  L.done = LLVMAppendBasicBlockInContext(g->C, g->fn, nm);
+  LLVMBuildBr(g->B, L.head);
+  LLVMPositionBuilderAtEnd(g->B, L.head);
+  L.i = LLVMBuildLoad2(g->B, g->i64, L.iv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, L.i, n, ""), body, L.done);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  return L;
+}
+
+static void counted_loop_end(cg *g, counted_loop *L) {
+  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, L->i, cg_i64(g, 1), ""), L->iv);
+  LLVMBuildBr(g->B, L->head);
+  LLVMPositionBuilderAtEnd(g->B, L->done);
+}
+
 /* Ping-pong, at the preheader of every tile but the CTA's first: wait until
  * the other warpgroup's main loop (of the tile before in the CTA's order)
  * has ended, then step over its k-steps' slots: the read slot advances and
@@ -357,24 +390,12 @@ static void pp_take_turn(cg *g, cg_ring *R) {
   LLVMBuildStore(g->B, cg_i32(g, 0), R->ppfirst);
   LLVMValueRef turn = LLVMBuildICmp(g->B, LLVMIntEQ, first, cg_i32(g, 0), "");
   pp_bar(g, "bar.sync", LLVMBuildAdd(g->B, g->pp_wg, cg_i32(g, 5), ""), turn);
-  LLVMValueRef n = LLVMBuildSelect(g->B, turn, trip_count(g, R), cg_i64(g, 0), "");
-  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i64, "pp.skip");
-  LLVMBuildStore(g->B, cg_i64(g, 0), iv);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "pp.skip.head");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "pp.skip.body");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->C, g->fn, "pp.skip.done");
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, head);
-  LLVMValueRef i = LLVMBuildLoad2(g->B, g->i64, iv, "");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, n, ""), body, done);
-  LLVMPositionBuilderAtEnd(g->B, body);
+  counted_loop L = counted_loop_begin(g, LLVMBuildSelect(g->B, turn, trip_count(g, R), cg_i64(g, 0), ""), "pp.skip");
   LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->phasev, "");
   LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, LLVMBuildShl(g->B, cg_i32(g, 1), rd, ""), ""), R->phasev);
   LLVMBuildStore(g->B, cg_slot_next(g, rd, R->stages), R->rdv);
-  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, i, cg_i64(g, 1), ""), iv);
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, done);
+  counted_loop_end(g, &L);
 }
 
 void cg_ws_preheader(cg *g, cg_ring *R) {
@@ -628,22 +649,10 @@ static void phantom_tile(cg *g, cg_ring *R) {
   tl_func *f = g->f;
   for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != R->for_op; i++)
     if (!(tl_op_at(f, f->body.ops.data[i])->flags & TL_OPF_DEAD)) cg_emit_op(g, f->body.ops.data[i]);
-  LLVMValueRef n = trip_count(g, R);
-  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i64, "phantom.k");
-  LLVMBuildStore(g->B, cg_i64(g, 0), iv);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.head");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.body");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->C, g->fn, "phantom.done");
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, head);
-  LLVMValueRef i = LLVMBuildLoad2(g->B, g->i64, iv, "");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, n, ""), body, done);
-  LLVMPositionBuilderAtEnd(g->B, body);
+  counted_loop L = counted_loop_begin(g, trip_count(g, R), "phantom");
   cg_ws_ring_wait(g, R);
   release(g, R, R->rd_slot, NULL);
-  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, i, cg_i64(g, 1), ""), iv);
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, done);
+  counted_loop_end(g, &L);
 }
 
 void cg_ws_emit_program(cg *g, cg_tiles *T) {
