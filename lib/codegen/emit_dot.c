@@ -145,15 +145,29 @@ typedef struct frags {
  * cvt.rn.{bf16,f16}x2.f32 (the same rounding; the per-element casts are
  * then unused and deleted by LLVM).  Packing everything before the first
  * mma keeps 32-bit pairs, not the f32 values, live across the dot. */
-static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
-  cg_val *x = cg_get(g, a);
-  tl_value *av = tl_val(g->f, a);
-  tl_op *cv = av->def >= 0 ? tl_op_at(g->f, av->def) : NULL;
-  cg_val *wide = NULL;
+/* The f32 tile a 16-bit register operand v is cast<16-bit> from, in v's
+ * layout (its register pairs then convert and pack in one cvt), or NULL. */
+static cg_val *cast_source_f32(cg *g, int32_t v) {
+  tl_value *vv = tl_val(g->f, v);
+  tl_op *cv = vv->def >= 0 ? tl_op_at(g->f, vv->def) : NULL;
   if (cv && cv->opc == TL_OP_cast && tl_val(g->f, cv->opnd[0])->type.dtype == TL_F32 &&
-      tl_val(g->f, cv->opnd[0])->type.layout == av->type.layout)
-    wide = cg_get(g, cv->opnd[0]);
-  const char *cvt = av->type.dtype == TL_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
+      tl_val(g->f, cv->opnd[0])->type.layout == vv->type.layout)
+    return cg_get(g, cv->opnd[0]);
+  return NULL;
+}
+
+/* Registers r0, r1 of a 16-bit operand x packed into one 32-bit pair: by one
+ * cvt.rn.{bf16,f16}x2.f32 of its f32 source `wide` when there is one. */
+static LLVMValueRef pack_operand_pair(cg *g, cg_val *x, cg_val *wide, tl_dtype dt, int32_t r0, int32_t r1) {
+  if (!wide) return pack2(g, x->r[r0], x->r[r1]);
+  const char *cvt = dt == TL_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
+  LLVMValueRef xy[2] = {wide->r[r0], wide->r[r1]};
+  return cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
+}
+
+static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
+  cg_val *x = cg_get(g, a), *wide = cast_source_f32(g, a);
+  tl_dtype dt = tl_val(g->f, a)->type.dtype;
   int nk = q->K / q->kstep, lognk = 0;
   while ((1 << lognk) < q->K / 8) lognk++;
   LLVMValueRef *pk = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(q->mrep * nk * 4));
@@ -161,15 +175,7 @@ static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
     for (int kk = 0; kk < nk; kk++) {
       int32_t b0 = (mi << (2 + lognk)) | ((2 * kk) << 2), b1 = (mi << (2 + lognk)) | ((2 * kk + 1) << 2);
       int32_t lo[4] = {b0, b0 + 2, b1, b1 + 2};
-      for (int i = 0; i < 4; i++) {
-        LLVMValueRef *dst = &pk[(mi * nk + kk) * 4 + i];
-        if (wide) {
-          LLVMValueRef xy[2] = {wide->r[lo[i]], wide->r[lo[i] + 1]};
-          *dst = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
-        } else {
-          *dst = pack2(g, x->r[lo[i]], x->r[lo[i] + 1]);
-        }
-      }
+      for (int i = 0; i < 4; i++) pk[(mi * nk + kk) * 4 + i] = pack_operand_pair(g, x, wide, dt, lo[i], lo[i] + 1);
     }
   return pk;
 }
@@ -180,15 +186,9 @@ static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
  * rows 16 kk + 8 h of n-block ni, packed; a cast<16-bit>(f32 tile) in the
  * same layout packs with one cvt.rn.{bf16,f16}x2.f32 (as pack_regs_a). */
 static LLVMValueRef *pack_regs_b(cg *g, const dotgeo *q, int32_t b) {
-  cg_val *x = cg_get(g, b);
-  tl_value *bv = tl_val(g->f, b);
+  cg_val *x = cg_get(g, b), *wide = cast_source_f32(g, b);
+  tl_dtype dt = tl_val(g->f, b)->type.dtype;
   const tl_layout *lb = cg_layout(g, b);
-  tl_op *cv = bv->def >= 0 ? tl_op_at(g->f, bv->def) : NULL;
-  cg_val *wide = NULL;
-  if (cv && cv->opc == TL_OP_cast && tl_val(g->f, cv->opnd[0])->type.dtype == TL_F32 &&
-      tl_val(g->f, cv->opnd[0])->type.layout == bv->type.layout)
-    wide = cg_get(g, cv->opnd[0]);
-  const char *cvt = bv->type.dtype == TL_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
   int nk = q->K / q->kstep;
   LLVMValueRef *pk = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(nk * q->nrep * 2));
   for (int kk = 0; kk < nk; kk++)
@@ -197,13 +197,7 @@ static LLVMValueRef *pack_regs_b(cg *g, const dotgeo *q, int32_t b) {
         int32_t c0[TL_MAX_RANK] = {kk * 16 + 8 * h, ni * 8 * q->wn}, c1[TL_MAX_RANK] = {kk * 16 + 8 * h + 1, ni * 8 * q->wn};
         int32_t r0 = tl_layout_find_reg(lb, c0), r1 = tl_layout_find_reg(lb, c1);
         if (r0 < 0 || r1 < 0) TL_INTERNAL(g->ctx, "codegen: B fragment (k %d, n %d) outside its layout", c0[0], c0[1]);
-        LLVMValueRef *dst = &pk[(kk * q->nrep + ni) * 2 + h];
-        if (wide) {
-          LLVMValueRef xy[2] = {wide->r[r0], wide->r[r1]};
-          *dst = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
-        } else {
-          *dst = pack2(g, x->r[r0], x->r[r1]);
-        }
+        pk[(kk * q->nrep + ni) * 2 + h] = pack_operand_pair(g, x, wide, dt, r0, r1);
       }
   return pk;
 }
