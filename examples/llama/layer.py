@@ -97,7 +97,9 @@ def rms_t(t, w):
     return (tf * torch.rsqrt(tf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(t.dtype)
 
 
-def layer_torch(x, W):
+def layer_torch(x, W, taps=None):
+    """The reference layer; `taps` (a dict), when given, receives the inputs of the four GEMMs
+    after the first: h, o, h2, a (fp8_setup's activation scales)."""
     h = rms_t(x, W["attn_norm"])
     qkv = h @ W["qkv"]
     q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
@@ -105,9 +107,13 @@ def layer_torch(x, W):
     v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
     q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
     o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    s = x + o.transpose(1, 2).reshape(T, HQ * HD) @ W["o"]
-    gu = rms_t(s, W["mlp_norm"]) @ W["gu"]
+    o = o.transpose(1, 2).reshape(T, HQ * HD)
+    s = x + o @ W["o"]
+    h2 = rms_t(s, W["mlp_norm"])
+    gu = h2 @ W["gu"]
     a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
+    if taps is not None:
+        taps.update(h=h, o=o, h2=h2, a=a)
     return s + a.to(x.dtype) @ W["d"]
 
 
@@ -336,19 +342,9 @@ def fp8_setup(x, W):
         sw[n] = amax_scale(W[n])
         W8[n] = (W[n].float().t() / sw[n]).to(E4).contiguous()            # [N, K]
     # activation scales from one bf16 pass of the reference layer
-    h = rms_t(x, W["attn_norm"])
-    qkv = h @ W["qkv"]
-    q = rope_t(qkv[:, :HQ * HD].view(T, HQ, HD))
-    k = rope_t(qkv[:, HQ * HD:(HQ + HKV) * HD].view(T, HKV, HD))
-    v = qkv[:, (HQ + HKV) * HD:].view(T, HKV, HD)
-    q, k, v = (t.view(B, S, -1, HD).transpose(1, 2) for t in (q, k, v))
-    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    o = o.transpose(1, 2).reshape(T, HQ * HD)
-    s_ = x + o @ W["o"]
-    h2 = rms_t(s_, W["mlp_norm"])
-    gu = h2 @ W["gu"]
-    a = torch.nn.functional.silu(gu[:, :FF].float()) * gu[:, FF:].float()
-    sa = dict(h=amax_scale(h), o=amax_scale(o), h2=amax_scale(h2), a=amax_scale(a))
+    taps = {}
+    layer_torch(x, W, taps)
+    sa = {n: amax_scale(t) for n, t in taps.items()}
     return W8, sw, sa
 
 
