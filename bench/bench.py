@@ -157,6 +157,16 @@ def relerr(x, ref):
 
 rows, res = [], {"version": lib.tilec_version_string().decode(),
                  "device": torch.cuda.get_device_name(0)}
+def run_poisoned(kern, ins, shape, ref, dtype=None):
+    """One bf16 (or dtype) output of `shape`, poisoned with NaN, after `ins`: run once, check against
+    ref, then time; gives (ms, rel. error)."""
+    out = torch.full(shape, float("nan"), device="cuda", dtype=dtype or torch.bfloat16)
+    f = kern.bind(*ins, out)
+    f(); torch.cuda.synchronize()
+    err = relerr(out, ref)
+    return bench(f), err
+
+
 def row(work, shape, t_ms, metric, value, ref_name, ref_value, err):
     ratio = value / ref_value if ref_value else float("nan")
     rows.append((work, shape, f"{t_ms:.3f}", f"{value:.1f} {metric}", ref_name, f"{ref_value:.1f}",
@@ -1081,16 +1091,8 @@ def linear_gelu():
               f"(rel.err {err_comp:.1e}), cuBLAS plain {fl / ms_cublas / 1e9:.1f} TFLOP/s", flush=True)
         for v, k1, k2 in zip(variants, kg, kp):
             tag = f" [{v}]" if v else ""
-            y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            f = k1.bind(x, w, b, y)
-            f(); torch.cuda.synchronize()
-            err = relerr(y, ref)
-            ms = bench(f)
-            yp = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            fp = k2.bind(x, w, yp)
-            fp(); torch.cuda.synchronize()
-            errp = relerr(yp, x.float() @ w.float().t())
-            msp = bench(fp)
+            ms, err = run_poisoned(k1, (x, w, b), (M, N), ref)
+            msp, errp = run_poisoned(k2, (x, w), (M, N), x.float() @ w.float().t())
             if compiled is not None:
                 row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch.compile", fl / ms_comp / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch eager", fl / ms_eager / 1e9, err)
@@ -1113,14 +1115,8 @@ def gemm_residual():
         ms_addmm = bench(lambda: torch.addmm(r, a, b))
         for v, k1, k2 in zip(variants, kr, kp):
             tag = f" [{v}]" if v else ""
-            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            f = k1.bind(a, b, r, c)
-            f(); torch.cuda.synchronize()
-            err = relerr(c, ref)
-            ms = bench(f)
-            cp = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            fp = k2.bind(a, b, cp)
-            msp = bench(fp)
+            ms, err = run_poisoned(k1, (a, b, r), (M, N), ref)
+            msp, _ = run_poisoned(k2, (a, b), (M, N), a.float() @ b.float())
             row("gemm+residual" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS addmm (beta 1)", fl / ms_addmm / 1e9, err)
             row("gemm+residual" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain gemm", fl / msp / 1e9, err)
 
