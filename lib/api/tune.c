@@ -301,6 +301,14 @@ static void reason_from_log(const char *log, const char *fallback, char *buf, si
 }
 
 /* Copy of the base options with configuration `values` applied (NULL: none). */
+/* The tuner's cluster knob, 11 / 21 / 12, as the option's "1x1" / "2x1" / "1x2"
+ * (docs/autotune.md); any other value is a usage error of the option. */
+static tilec_status set_cluster_knob(tilec_options *o, int64_t mn) {
+  char v[48];
+  snprintf(v, sizeof v, "%lldx%lld", (long long)(mn / 10), (long long)(mn % 10));
+  return tilec_options_set(o, "cluster", v);
+}
+
 static tilec_status config_options(const tuner *t, const int64_t *values, tilec_options **out) {
   tilec_options *o;
   tilec_status st = tilec_options_create(&o);
@@ -324,10 +332,7 @@ static tilec_status config_options(const tuner *t, const int64_t *values, tilec_
     const char *name = s->params[i].name;
     if (!strcmp(name, "warps")) o->warps = (int)values[i];
     else if (!strcmp(name, "stages")) o->stages = (int)values[i];
-    else if (!strcmp(name, "cluster")) { /* 11, 21, 12: the cluster MxN (docs/autotune.md) */
-      o->cluster = values[i] == 11 ? TL_CLUSTER_1X1 : values[i] == 21 ? TL_CLUSTER_2X1 : values[i] == 12 ? TL_CLUSTER_1X2 : -1;
-      if (o->cluster < 0) st = TILEC_ERROR_USAGE;
-    }
+    else if (!strcmp(name, "cluster")) st = set_cluster_knob(o, values[i]);
     else st = tilec_options_define(o, name, values[i]);
   }
   if (st != TILEC_OK) {
@@ -730,9 +735,8 @@ tilec_status tilec_tune_apply(const tilec_tune_result *r, tilec_options *o) {
   for (int i = 0; i < r->nparams; i++) {
     char v[32];
     snprintf(v, sizeof v, "%lld", (long long)r->values[i]);
-    if (!strcmp(r->names[i], "cluster")) /* 11, 21, 12: the option's 1x1, 2x1, 1x2 */
-      snprintf(v, sizeof v, "%lldx%lld", (long long)r->values[i] / 10, (long long)r->values[i] % 10);
-    tilec_status st = !strcmp(r->names[i], "warps") || !strcmp(r->names[i], "stages") || !strcmp(r->names[i], "cluster")
+    tilec_status st = !strcmp(r->names[i], "cluster") ? set_cluster_knob(o, r->values[i])
+                      : !strcmp(r->names[i], "warps") || !strcmp(r->names[i], "stages")
                           ? tilec_options_set(o, r->names[i], v)
                           : tilec_options_define(o, r->names[i], r->values[i]);
     if (st != TILEC_OK) return st;
