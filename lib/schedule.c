@@ -1,5 +1,6 @@
 /* schedule.c: the table of main-loop scheduling decisions (lib/schedule.h). */
 #include "schedule.h"
+#include "code_env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   int eb0 = tl_dtype_bytes((tl_dtype)tl_val(f, loaded)->type.dtype);
   /* several readers share one slot only for 16-bit tiles (an 8-bit [K][N]
    * B has a slot layout of its own) */
-  const char *env = getenv("TILEC_SHARED_SLOTS"); /* measuring only: 0 = one reader per slot */
+  const char *env = tl_code_env("TILEC_SHARED_SLOTS"); /* measuring only: 0 = one reader per slot */
   bool shared = !(env && *env == '0') && eb0 == 2 && tl_val(f, loaded)->def >= 0 && tl_op_at(f, tl_val(f, loaded)->def)->opc == TL_OP_load &&
                 only_dots_read(f, loaded, L, 0);
   if (uses[x] != 1 && !shared) return *why = "used by more than the dot", -1;
@@ -302,7 +303,7 @@ int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max,
   if (d->opc == TL_OP_load || d->opc == TL_OP_trans) return -1;
   /* the default since the H200 run of the seventh session (W4A16 2.5x, attn_rope 1.8x faster,
    * every example matching the interpreter); TILEC_PROLOGUE=0 turns them off (measuring) */
-  const char *env = getenv("TILEC_PROLOGUE");
+  const char *env = tl_code_env("TILEC_PROLOGUE");
   *why = "operand prologues are off (TILEC_PROLOGUE=0)";
   if (env && *env == '0') return -1;
   uint8_t *seen = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);

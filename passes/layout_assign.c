@@ -28,6 +28,7 @@
 
 #include "layout.h"
 #include "schedule.h"
+#include "code_env.h"
 
 /* ========================================================================== */
 /* The pass                                                                    */
@@ -222,7 +223,7 @@ static void assign_region(la_state *st, tl_region *r);
  * expand_dims and load are single-use chain ops), every 16-byte group shares its row's id and
  * codegen keeps the vectors (emit_memory.c gather_vector_width). */
 static bool gather_index_on(void) {
-  const char *e = getenv("TILEC_GATHER_LAYOUT");
+  const char *e = tl_code_env("TILEC_GATHER_LAYOUT");
   return e && e[0] == '1';
 }
 
@@ -237,7 +238,7 @@ static void retarget_gather_indices(la_state *st, tl_op *o) {
 
 /* TILEC_PROLOGUE_FRAG=1: a prologue B in its fragment layout (default off). */
 static bool prologue_frag_on(void) {
-  const char *e = getenv("TILEC_PROLOGUE_FRAG");
+  const char *e = tl_code_env("TILEC_PROLOGUE_FRAG");
   return e && *e == '1';
 }
 
@@ -628,7 +629,7 @@ static bool has_dot(tl_func *f) {
 
 /* TILEC_ROW_LAYOUT=0: measuring only, the rules of kernels with a dot everywhere (docs/rows.md) */
 static bool row_rules_off(void) {
-  const char *e = getenv("TILEC_ROW_LAYOUT");
+  const char *e = tl_code_env("TILEC_ROW_LAYOUT");
   return e && e[0] == '0';
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "code_env.h"
 
 typedef enum { LOOP_NONE, LOOP_GEMM, LOOP_MULTI, LOOP_ATTENTION } loop_kind;
 
@@ -28,7 +29,7 @@ typedef struct router {
  * (measuring), else TL_CLUSTER_UNSET (the default, 1x1). */
 static int cluster_wanted(const tl_func *f) {
   if (f->cluster_opt) return f->cluster_opt;
-  const char *e = getenv("TILEC_CLUSTER");
+  const char *e = tl_code_env("TILEC_CLUSTER");
   if (!e) return TL_CLUSTER_UNSET;
   if (!strcmp(e, "2x1")) return TL_CLUSTER_2X1;
   if (!strcmp(e, "1x2")) return TL_CLUSTER_1X2;
@@ -455,7 +456,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * consumer warpgroups take turns issuing their dots (named barriers), so
      * one's softmax runs under the other's wgmma (FlashAttention-3's
      * schedule; docs/pipelines.md "Warp-specialized attention") */
-    const char *ws = getenv("TILEC_ATTN_WS");
+    const char *ws = tl_code_env("TILEC_ATTN_WS");
     if (ws && !strcmp(ws, "producer")) {
       f->ws = TL_WS_COOP;
       ws_why = "producer (TILEC_ATTN_WS=producer: a producer warpgroup issues K and V by TMA, both consumer "
@@ -470,7 +471,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     persist_why = "off (attention: one tile a program)";
   }
   if (gemm90) {
-    const char *ws = getenv("TILEC_WS"), *pe = getenv("TILEC_PERSIST");
+    const char *ws = tl_code_env("TILEC_WS"), *pe = tl_code_env("TILEC_PERSIST");
     /* persistent only where one CTA fills an SM's shared memory: with room
      * for two, their prologues and epilogues already overlap, and measured
      * (H200, fp8 TN 64x128x128, 3 x 24 KiB) persistent CTAs were 3-8 %

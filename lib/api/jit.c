@@ -14,6 +14,7 @@
 
 #include "program.h"
 #include "runtime.h"
+#include "code_env.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -79,18 +80,15 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   }
   const tl_source *src = &p->ctx.files.data[p->file];
   /* what changes code and has no field of its own: disable-pass, and the measuring
-   * switches read from the environment by codegen (as Triton's cache-invalidating env
-   * vars), so a measurement never loads another variant's kernel from the cache */
-  static const char *const code_env[] = {"TILEC_TMA", "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE", "TILEC_PROLOGUE_FRAG", "TILEC_WGMMA_INFLIGHT", "TILEC_WS", "TILEC_ATTN_WS",
-                                         "TILEC_PERSIST", "TILEC_EPI", "TILEC_EPI_LOAD", "TILEC_RCP", "TILEC_I2F", "TILEC_ROW_LAYOUT", "TILEC_RAND_BLOCK",
-                                         "TILEC_BF16_WORDS", "TILEC_GATHER_LAYOUT", "TILEC_PHILOX_ASM", "TILEC_LLVM_ARGS",
-                                         "TILEC_LLVM_CGLEVEL", "TILEC_LLVM_PASSES", "TILEC_CLUSTER", "TILEC_CLUSTER_SCOPE"};
+   * switches read from the environment by the passes and codegen (lib/code_env.c's table, as
+   * Triton's cache-invalidating env vars), so a measurement never loads another variant's
+   * kernel from the cache */
   tl_sbuf extra = {0};
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
-  for (size_t i = 0; i < sizeof code_env / sizeof code_env[0]; i++) {
-    const char *v = getenv(code_env[i]);
-    if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", code_env[i], v);
+  for (size_t i = 0; tl_code_env_name(i); i++) {
+    const char *v = tl_code_env(tl_code_env_name(i));
+    if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", tl_code_env_name(i), v);
   }
   if (extra.oom) {
     tl_sbuf_free(&extra);

@@ -19,6 +19,7 @@
 
 #include "cg.h"
 #include "units.h"
+#include "code_env.h"
 
 /* ---- helpers shared by emit_*.c ------------------------------------------------ */
 
@@ -602,7 +603,7 @@ static void init_target(void) {
   static char buf[1024];
   const char *argv[33] = {"tilec", "-disable-cgp"};
   int argc = 2;
-  const char *env = getenv("TILEC_LLVM_ARGS");
+  const char *env = tl_code_env("TILEC_LLVM_ARGS");
   if (env && *env) {
     snprintf(buf, sizeof buf, "%s", env);
     for (char *t = buf; *t && argc < 33;) { /* split at spaces */
@@ -804,12 +805,12 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   LLVMCodeGenOptLevel cgl = opt <= 0 ? LLVMCodeGenLevelNone : LLVMCodeGenLevelLess;
   /* (The IR passes run are default<O1>'s, less those that change nothing on
    * tilec's modules: tl_o1_passes above.) */
-  const char *env_cgl = getenv("TILEC_LLVM_CGLEVEL");
+  const char *env_cgl = tl_code_env("TILEC_LLVM_CGLEVEL");
   if (env_cgl && *env_cgl >= '0' && *env_cgl <= '3') cgl = (LLVMCodeGenOptLevel)(*env_cgl - '0');
   char dflt[32];
   snprintf(dflt, sizeof dflt, "default<O%d>", opt <= 0 ? 0 : 1);
   const char *passes = opt <= 0 ? dflt : tl_o1_passes;
-  const char *env_passes = getenv("TILEC_LLVM_PASSES");
+  const char *env_passes = tl_code_env("TILEC_LLVM_PASSES");
   if (env_passes && *env_passes) passes = env_passes;
 
   /* Kernels on threads (docs/codegen.md "Kernels on threads"): a file of
@@ -823,7 +824,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   int nk = 0;
   for (int i = 0; i < m->funcs.len; i++)
     if (!only || !strcmp(m->funcs.data[i]->name, only)) nk++;
-  const char *env_args = getenv("TILEC_LLVM_ARGS");
+  const char *env_args = tl_code_env("TILEC_LLVM_ARGS");
   int threads = nk > 1 && o && o->no_llvm_ir && ctx->files.len <= 1 && !(env_args && *env_args)
                     ? cg_units_threads(nk)
                     : 1;

@@ -43,6 +43,7 @@
 #include "schedule.h"
 
 #include "ring.h"
+#include "code_env.h"
 
 /* The schedule entry of dot D when the table is followed, else NULL. */
 tl_dot_sched *cg_dot_sched(cg *g, int32_t D) {
@@ -179,7 +180,7 @@ static void plan_wgmma(cg *g, int32_t D) {
   for (int i = 1; y && y->opc == TL_OP_yield && i < body->args.len; i++)
     if (body->args.data[i] == o->opnd[2] && i - 1 < y->nopnd && y->opnd[i - 1] == o->res[0])
       inflight = uses[o->opnd[2]] == 1 && uses[o->res[0]] == 1;
-  const char *env = getenv("TILEC_WGMMA_INFLIGHT"); /* measuring only: 0 = wait for every group */
+  const char *env = tl_code_env("TILEC_WGMMA_INFLIGHT"); /* measuring only: 0 = wait for every group */
   if (env && *env == '0') inflight = false;
   /* a promoting dot adds its temporary right after the wait: no group of it
    * outlives the dot (one temporary; see cg_emit_wgmma) */

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "code_env.h"
 
 bool cg_from_program_id(tl_func *f, int32_t v, int axis) {
   int32_t stack[256];
@@ -125,7 +126,7 @@ void cg_cluster_sync(cg *g) {
 }
 
 bool cg_cluster_scope(void) {
-  const char *e = getenv("TILEC_CLUSTER_SCOPE"); /* measuring only */
+  const char *e = tl_code_env("TILEC_CLUSTER_SCOPE"); /* measuring only */
   return e && !strcmp(e, "cluster");
 }
 

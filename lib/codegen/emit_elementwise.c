@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "code_env.h"
 
 static bool is_f8(tl_dtype t) { return t == TL_F8E4M3 || t == TL_F8E5M2; }
 static bool is_fp(tl_dtype t) { return tl_dtype_is_float(t) && !is_f8(t); }
@@ -55,7 +56,7 @@ static LLVMValueRef f32_to_f8(cg *g, LLVMValueRef x, tl_dtype to) {
  * each took a register while the row was normalized). */
 static LLVMValueRef bf16_from_word(cg *g, LLVMValueRef v) {
   if (!g->f->access_split || !LLVMIsAExtractElementInst(v)) return NULL;
-  const char *env = getenv("TILEC_BF16_WORDS"); /* measuring only: 0 = unpack, then widen */
+  const char *env = tl_code_env("TILEC_BF16_WORDS"); /* measuring only: 0 = unpack, then widen */
   if (env && env[0] == '0') return NULL;
   LLVMValueRef vec = LLVMGetOperand(v, 0), idx = LLVMGetOperand(v, 1);
   if (!LLVMIsABitCastInst(vec) || !LLVMIsAConstantInt(idx)) return NULL;
@@ -115,7 +116,7 @@ static LLVMValueRef magic_u23_to_f32(cg *g, LLVMValueRef v) {
  * bound by its K step's serial chain and barrier with one warp per scheduler, not by the
  * conversion unit's rate (bench/RESULTS.md, docs/pipelines.md "Operand prologues"). */
 static bool i2f_magic(void) {
-  const char *e = getenv("TILEC_I2F");
+  const char *e = tl_code_env("TILEC_I2F");
   return e && !strcmp(e, "magic");
 }
 
@@ -301,7 +302,7 @@ static LLVMValueRef ex2(cg *g, LLVMValueRef x) { return fcall1(g, "llvm.nvvm.ex2
 static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
   /* the one-instruction form (the default since the seventh session's H200 run); TILEC_RCP=rn:
    * the correctly rounded division (the default before) */
-  const char *env = getenv("TILEC_RCP");
+  const char *env = tl_code_env("TILEC_RCP");
   if (env && !strcmp(env, "rn")) return LLVMBuildFDiv(g->B, f32c(g, 1.0), d, "");
   return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d);
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "code_env.h"
 
 #define EPI_NONE (-2) /* not an epilogue value */
 #define EPI_WHOLE (-1) /* an epilogue value emitted whole with sub-tile 0 */
@@ -64,7 +65,7 @@ bool cg_epi_resume(cg *g, int32_t v) { return g->epi && g->epi->chunk > 0 && g->
  * small load one sub-tile ahead), `noahead` (the split form in its sub-tile), `combined` (the
  * combined form in each sub-tile: the default before). */
 static const char *epi_load_env(void) {
-  const char *s = getenv("TILEC_EPI_LOAD");
+  const char *s = tl_code_env("TILEC_EPI_LOAD");
   return s && *s ? s : "split";
 }
 
@@ -147,7 +148,7 @@ static const char *plan_epi(cg *g, tl_region *r, int at, cg_epi *e) {
   tl_func *f = g->f;
   tl_op *lo = tl_op_at(f, r->ops.data[at - 1]);
   /* measuring: TILEC_EPI=0 the whole tile at once, =regs sub-tiles stored from registers, =N N columns */
-  const char *env = getenv("TILEC_EPI");
+  const char *env = tl_code_env("TILEC_EPI");
   if (env && *env == '0') return "TILEC_EPI=0";
   if (lo->nres < 1) return "the main loop carries no accumulator";
   const tl_type *acc = &tl_val(f, lo->res[0])->type;
@@ -202,9 +203,9 @@ static const char *plan_epi(cg *g, tl_region *r, int at, cg_epi *e) {
 /* Why the split store op s cannot go through shared memory and TMA, or NULL. */
 static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
   tl_func *f = g->f;
-  const char *env = getenv("TILEC_EPI");
+  const char *env = tl_code_env("TILEC_EPI");
   if (env && !strcmp(env, "regs")) return "TILEC_EPI=regs";
-  const char *tma = getenv("TILEC_TMA"); /* measuring: no TMA at all */
+  const char *tma = tl_code_env("TILEC_TMA"); /* measuring: no TMA at all */
   if (tma && *tma == '0') return "TILEC_TMA=0";
   if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
   int32_t v = s->opnd[s->nopnd - 1];

@@ -13,6 +13,7 @@
 
 #include "cg.h"
 #include "philox.h"
+#include "code_env.h"
 
 static LLVMValueRef u32c(cg *g, uint32_t x) { return LLVMConstInt(g->i32, x, 0); }
 static LLVMValueRef f32c(cg *g, float x) { return LLVMConstReal(g->f32, (double)x); }
@@ -23,7 +24,7 @@ static LLVMValueRef f32c(cg *g, float x) { return LLVMConstReal(g->f32, (double)
  * a LOP3 plus a VIADD of a zero register: 6 SASS instructions a round instead of 4 (two
  * IMAD.WIDE.U32, two 3-input LOP3), 20 of a block's ~60.  The same bits either way. */
 static bool philox_asm(void) {
-  const char *e = getenv("TILEC_PHILOX_ASM");
+  const char *e = tl_code_env("TILEC_PHILOX_ASM");
   return e && e[0] == '1';
 }
 
@@ -196,7 +197,7 @@ void cg_emit_rand(cg *g, tl_op *o) {
   cg_val *d = cg_new_val(g, o->res[0], off->n);
   const tl_layout *l = rt->kind == TL_KIND_TILE ? cg_layout(g, o->res[0]) : NULL;
   int per = per_block(o->kind);
-  const char *env = getenv("TILEC_RAND_BLOCK"); /* measuring only: 0 = a block per element (the same bits) */
+  const char *env = tl_code_env("TILEC_RAND_BLOCK"); /* measuring only: 0 = a block per element (the same bits) */
   if (env && env[0] == '0') per = 1;
   for (int32_t r = 0; r < off->n;) {
     if (l && tl_layout_canon_reg(l, r) != r) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "code_env.h"
 
 /* ---- TMA (docs/pipelines.md "TMA ring") -------------------------------------------- */
 
@@ -18,7 +19,7 @@
 static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  const char *env = getenv("TILEC_TMA"); /* measuring: 0 = the cp.async ring */
+  const char *env = tl_code_env("TILEC_TMA"); /* measuring: 0 = the cp.async ring */
   if (env && *env == '0') return "TILEC_TMA=0";
   if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
   if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";

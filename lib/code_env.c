@@ -1,0 +1,24 @@
+/* code_env.c: requires nothing; keeps the one list of the code-changing environment switches
+ * (code_env.h). */
+#include "code_env.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const code_env_names[] = {
+    "TILEC_TMA",        "TILEC_SHARED_SLOTS", "TILEC_PROLOGUE",      "TILEC_PROLOGUE_FRAG", "TILEC_WGMMA_INFLIGHT",
+    "TILEC_WS",         "TILEC_ATTN_WS",      "TILEC_PERSIST",       "TILEC_EPI",           "TILEC_EPI_LOAD",
+    "TILEC_RCP",        "TILEC_I2F",          "TILEC_ROW_LAYOUT",    "TILEC_RAND_BLOCK",    "TILEC_BF16_WORDS",
+    "TILEC_GATHER_LAYOUT", "TILEC_PHILOX_ASM", "TILEC_LLVM_ARGS",    "TILEC_LLVM_CGLEVEL",  "TILEC_LLVM_PASSES",
+    "TILEC_CLUSTER",    "TILEC_CLUSTER_SCOPE",
+};
+
+const char *tl_code_env_name(size_t i) {
+  return i < sizeof code_env_names / sizeof code_env_names[0] ? code_env_names[i] : NULL;
+}
+
+const char *tl_code_env(const char *name) {
+  for (size_t i = 0; tl_code_env_name(i); i++)
+    if (!strcmp(code_env_names[i], name)) return getenv(name);
+  return NULL;
+}

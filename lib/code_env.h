@@ -1,0 +1,16 @@
+/* code_env.h: the switches read from the environment that change generated code (the measuring
+ * forms of docs/runtime.md), in one table: a pass or emitter reads its switch through
+ * tl_code_env, and the kernel cache key (lib/api/jit.c) hashes every entry of the same table, so
+ * a switch cannot change the PTX without changing the key. */
+#ifndef TILEC_CODE_ENV_H
+#define TILEC_CODE_ENV_H
+
+#include <stddef.h>
+
+/* The value of switch `name` (NULL when unset), or NULL for a name not in the table. */
+const char *tl_code_env(const char *name);
+
+/* Entry i of the table (NULL past the end). */
+const char *tl_code_env_name(size_t i);
+
+#endif
