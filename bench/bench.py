@@ -820,9 +820,8 @@ def fused():
         case(f"embedding_rmsnorm {R}x{D} (V {V})", "embedding_rmsnorm.tile", "embedding_rmsnorm", {"BD": D}, (ids, E, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids64].float()),
              lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2,
-             [("gather layout (TILEC_GATHER_LAYOUT=1)", {"env": "TILEC_GATHER_LAYOUT=1"}),
-              ("gather layout, BM=1", {"env": "TILEC_GATHER_LAYOUT=1", "defines": {"BM": 1}}),
-              ("gather layout, BM=4", {"env": "TILEC_GATHER_LAYOUT=1", "defines": {"BM": 4}})])
+             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}),
+              ("BM=1", {"defines": {"BM": 1}}), ("BM=4", {"defines": {"BM": 4}})])
         del E, y
     if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
         Dm = 4096; N = 2 * R
@@ -830,7 +829,7 @@ def fused():
         Y = torch.empty(N, Dm, device="cuda", dtype=bf); src64 = src.long()
         case(f"moe_permute {N}x{Dm} (T {R})", "moe_permute.tile", "moe_permute", {}, (X, src, Y), (Y,),
              lambda: X[src64].float(), lambda: X[src64], 2 * N * Dm * 2,
-             [("gather layout (TILEC_GATHER_LAYOUT=1)", {"env": "TILEC_GATHER_LAYOUT=1"})])
+             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"})])
         del X, Y
     if want("dropout_residual"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
@@ -843,8 +842,8 @@ def fused():
         case(f"dropout_residual {R}x{C}", "dropout_residual.tile", "dropout_residual", {}, (x, res, y, p, 1234), (y,),
              None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2,
              [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
-              ("no row_loads", "row_loads"), ("Philox asm (TILEC_PHILOX_ASM=1)", {"env": "TILEC_PHILOX_ASM=1"}),
-              ("Philox asm, BR=8", {"env": "TILEC_PHILOX_ASM=1", "defines": {"BR": 8}})], errf=err_drop)
+              ("no row_loads", "row_loads"), ("no Philox asm (TILEC_PHILOX_ASM=0)", {"env": "TILEC_PHILOX_ASM=0"}),
+              ("BR=4", {"defines": {"BR": 4}})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
@@ -1199,8 +1198,8 @@ def topk_sample():
 # ---- W4A16: int4 weights, group-wise scales (examples/gemm_w4a16.tile) beside the bf16 cuBLAS GEMM ---------
 # Variants: the operand prologue on (the words and scales stream through the cp.async ring, the
 # dequantization runs between shared memory and the staging; the default) and off (TILEC_PROLOGUE=0: the kernel
-# of before, `simple`, every K step waiting for its loads), TILEC_PROLOGUE_FRAG=1 ("frag": B computed in its
-# mma.sync fragments, opt-in), and BN 32 / 64 / 128 at small M (the grid
+# of before, `simple`, every K step waiting for its loads), B computed in its mma.sync fragments (the default)
+# or staged through shared memory ("staged": TILEC_PROLOGUE_FRAG=0), and BN 32 / 64 / 128 at small M (the grid
 # is N / BN programs: 64 at BN 64 for 132 SMs).
 def gemm_w4a16():
     G = 128
@@ -1209,7 +1208,7 @@ def gemm_w4a16():
 
     def kern(defines, prologue, split):
         os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # on by default; both forms measured
-        if prologue == "frag": os.environ["TILEC_PROLOGUE_FRAG"] = "1"  # opt-in: B in its mma.sync fragments
+        if prologue == "staged": os.environ["TILEC_PROLOGUE_FRAG"] = "0"  # B staged (default: in its fragments)
         try:
             return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
         finally:
@@ -1235,10 +1234,10 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
                          for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
-        # TILEC_PROLOGUE_FRAG=1: B computed in its fragments (no staging store / barrier / ldmatrix of B)
+        # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
-            variants += [(f"BM{bm} BN{bn} frag", {"BM": bm, "BN": bn}, "frag") for bn in (64, 128)]
-            variants += [(f"splitk BM{bm} BN64 SPLIT{sp} frag", {"BM": bm, "BN": 64, "SPLIT": sp}, "frag") for sp in (4, 8)]
+            variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]
+            variants += [(f"splitk BM{bm} BN64 SPLIT{sp} staged", {"BM": bm, "BN": 64, "SPLIT": sp}, "staged") for sp in (4, 8)]
         for name, defs, pro in variants:
             key = (tuple(sorted(defs.items())), pro)
             try:

@@ -6,7 +6,7 @@
  * In kernels without a dot (docs/rows.md) three more rules (off: TILEC_ROW_LAYOUT=0): a
  * multi-use load or its broadcast follows its first user, rand is a chain op, and an op
  * whose operands are all weak takes the layout of the one made from the narrowest loads; with
- * TILEC_GATHER_LAYOUT=1 (default off until measured) a gather's index tiles are re-made in the
+ * the gather layout (default on, TILEC_GATHER_LAYOUT=0 off) a gather's index tiles are re-made in the
  * gathered load's layout.
 
  * The layout algebra it uses is lib/layout.c (a core module; codegen uses it too).
@@ -40,7 +40,7 @@ typedef struct la_state {
   int32_t *uses;
   bool rows;  /* a kernel without a dot: the memory-bound rules below (docs/rows.md) */
   bool *seen; /* per value: an assigned op has used it (rows only) */
-  bool gather_index; /* rows and TILEC_GATHER_LAYOUT=1: gather indices in the load's layout */
+  bool gather_index; /* rows, gather layout on: gather indices in the load's layout */
 } la_state;
 
 /* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
@@ -215,7 +215,8 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
 
 static void assign_region(la_state *st, tl_region *r);
 
-/* TILEC_GATHER_LAYOUT=1 (rows): a gather's index tiles are re-made in the load's layout.  The
+/* The gather layout (rows; default on since the eighth session's H200 run, TILEC_GATHER_LAYOUT=0
+ * off): a gather's index tiles are re-made in the load's layout.  The
  * index of `load(E[ids, 0 : BD])` is `ids` broadcast along the row; made in its own (i32: 4 a
  * vector) layout it had to be converted to the bf16 rows' one (8 a vector) through shared memory
  * (2 x 4096 x 4 bytes a program), and the converted registers, no longer one value per row,
@@ -224,7 +225,7 @@ static void assign_region(la_state *st, tl_region *r);
  * codegen keeps the vectors (emit_memory.c gather_vector_width). */
 static bool gather_index_on(void) {
   const char *e = tl_code_env("TILEC_GATHER_LAYOUT");
-  return e && e[0] == '1';
+  return !(e && e[0] == '0');
 }
 
 static void retarget_gather_indices(la_state *st, tl_op *o) {
@@ -236,10 +237,11 @@ static void retarget_gather_indices(la_state *st, tl_op *o) {
   }
 }
 
-/* TILEC_PROLOGUE_FRAG=1: a prologue B in its fragment layout (default off). */
+/* A prologue B in its fragment layout (default on since the eighth session's H200 run;
+ * TILEC_PROLOGUE_FRAG=0 stages it through shared memory as before). */
 static bool prologue_frag_on(void) {
   const char *e = tl_code_env("TILEC_PROLOGUE_FRAG");
-  return e && *e == '1';
+  return !(e && *e == '0');
 }
 
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
@@ -439,7 +441,7 @@ static void assign_op(la_state *st, int32_t opid) {
       if (pl.mma_wm == l.mma_wm && pl.mma_wn == l.mma_wn) l = pl;
     }
     rt->layout = intern(st, &l);
-    /* TILEC_PROLOGUE_FRAG=1 (opt-in): a 16-bit B computed by an operand prologue
+    /* Default (TILEC_PROLOGUE_FRAG=0 off): a 16-bit B computed by an operand prologue
      * is computed straight in its mma.sync fragment registers (codegen packs
      * them, no staging store, barrier or ldmatrix: docs/pipelines.md "B in its
      * fragments") when its whole chain can be re-made in that layout */

@@ -18,14 +18,14 @@
 static LLVMValueRef u32c(cg *g, uint32_t x) { return LLVMConstInt(g->i32, x, 0); }
 static LLVMValueRef f32c(cg *g, float x) { return LLVMConstReal(g->f32, (double)x); }
 
-/* TILEC_PHILOX_ASM=1 (measuring, default off): the product as one `mul.wide.u32` whose halves
- * are split by `mov.b64` inside an inline asm.  From the 64-bit multiply LLVM narrows
+/* Philox asm (default on since the eighth session; TILEC_PHILOX_ASM=0 off): the product as one
+ * `mul.wide.u32` whose halves are split by `mov.b64` inside an inline asm.  From the 64-bit multiply LLVM narrows
  * `trunc(p >> 32) ^ trunc(q)` into a 64-bit xor of the two products, which ptxas 13.0 emits as
  * a LOP3 plus a VIADD of a zero register: 6 SASS instructions a round instead of 4 (two
  * IMAD.WIDE.U32, two 3-input LOP3), 20 of a block's ~60.  The same bits either way. */
 static bool philox_asm(void) {
   const char *e = tl_code_env("TILEC_PHILOX_ASM");
-  return e && e[0] == '1';
+  return !(e && e[0] == '0');
 }
 
 /* hi and lo 32 bits of the 64-bit product m * x. */

@@ -2,7 +2,7 @@
 """test_w4a16.py: examples/gemm_w4a16.tile (int4 weights, group-wise scale and zero) on the GPU, with
 its operand prologue (the packed words and the scale/zero rows streamed through the cp.async ring,
 dequantized between shared memory and the staging; docs/pipelines.md "Operand prologues"), the same
-with B computed in its mma.sync fragments (TILEC_PROLOGUE_FRAG=1, opt-in: no staging store, barrier
+with B computed in its mma.sync fragments (the default since the eighth session; TILEC_PROLOGUE_FRAG=0 off: no staging store, barrier
 or ldmatrix of B; docs/pipelines.md "B in its fragments"), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
 CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
 
@@ -40,8 +40,9 @@ def main():
 
     def load(defines, mode):
         os.environ["TILEC_PROLOGUE"] = "0" if mode == "off" else "1"  # on by default; every form tested
-        if mode == "frag":  # opt-in: B computed in its mma.sync fragments (no staging, tests/lit w4a16-frag.test)
-            os.environ["TILEC_PROLOGUE_FRAG"] = "1"
+        # the default: B computed in its mma.sync fragments (no staging, tests/lit w4a16-frag.test);
+        # "prologue" is the staged form (TILEC_PROLOGUE_FRAG=0)
+        os.environ["TILEC_PROLOGUE_FRAG"] = "1" if mode == "frag" else "0"
         try:
             prog = tilec.compile(src, defines=defines)
             k, ks = prog["gemm_w4a16"], prog["gemm_w4a16_splitk"]
