@@ -277,7 +277,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
 noted:
   if (p->persist)
     tl_sbuf_printf(&note, "%spersistent: min(tiles, CTAs that fit) CTAs, tile order grouped by %d along program_id(0)",
-                   note.len ? "; " : "", CG_TILE_GROUP);
+                   note.len ? "; " : "", cg_tile_group());
   else if (f->persist)
     tl_sbuf_printf(&note, "%snot persistent (the grid clause cannot be evaluated in the kernel)", note.len ? "; " : "");
   if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);

@@ -218,7 +218,9 @@ int cg_plan_epilogue(cg *g, int persist);
 
 /* tile_sched.c: a loop over the output tiles (persist), else the one
  * program: begin sets g->pid (NULL when not persistent), end closes it. */
-#define CG_TILE_GROUP 8 /* rows of program_id(0) per group of the tile order */
+/* rows of program_id(0) per group of the tile order: 8, or TILEC_TILE_GROUP
+ * (1..64; measuring) */
+int cg_tile_group(void);
 typedef struct cg_tiles {
   bool persist;
   bool one_trip;            /* not persistent, but the body in a loop of one trip (emit_ws.c) */

@@ -19,9 +19,18 @@
  * rank r the pair's tile 2q + r.  When g_a is odd the last pair's second
  * tile is past the grid: g->phantom. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "code_env.h"
+
 #include "ring.h"
+
+int cg_tile_group(void) {
+  const char *e = tl_code_env("TILEC_TILE_GROUP");
+  int v = e ? atoi(e) : 0;
+  return v >= 1 && v <= 64 ? v : 8;
+}
 
 static LLVMValueRef cluster_sreg(cg *g, const char *name) {
   char txt[64];
@@ -60,7 +69,8 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   LLVMPositionBuilderAtEnd(g->B, body);
   if (!T->persist) return; /* the launch's own program ids */
   LLVMValueRef g0 = pg[0], g1 = pg[1];
-  int G = T->cluster == 1 ? CG_TILE_GROUP / 2 : CG_TILE_GROUP; /* (pair rows: still G tile rows) */
+  int G = cg_tile_group();
+  if (T->cluster == 1) G = G > 1 ? G / 2 : 1; /* (pair rows: still G tile rows) */
   LLVMValueRef g01 = LLVMBuildMul(g->B, g0, g1, "");
   LLVMValueRef z = LLVMBuildUDiv(g->B, t, g01, ""), r = LLVMBuildURem(g->B, t, g01, "");
   LLVMValueRef in_group = LLVMBuildMul(g->B, cg_i32(g, G), g1, "");
