@@ -27,6 +27,10 @@ ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
+ap.add_argument("--rounds", type=int, default=0,
+                help="bf16 GEMM: time cuBLAS and every form in R rounds, the order rotated each round, after "
+                     "--warm-ms of cuBLAS launches; medians over the rounds (0: each once, cuBLAS first)")
+ap.add_argument("--warm-ms", type=float, default=1000, help="with --rounds: ms of reference launches before timing")
 ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
 ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_WS=coop,TILEC_EPI_LOAD=combined,TILEC_RCP=rn,TILEC_EPI_LOAD=combined+TILEC_RCP=rn",
                 help="linear: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
@@ -151,6 +155,32 @@ def bench(f):
     f(); torch.cuda.synchronize()
     return do_bench(f, warmup=25, rep=100 if args.quick else 300, return_mode="median")
 
+def bench_rounds(fns, rounds, warm_ms):
+    """Times of fns (callables) over `rounds` rounds, fns[0] (the reference) first launched for warm_ms
+    so the GPU is at its steady clock and power, then each round times every fn once (do_bench median),
+    the order rotated by one each round so no fn is always first after the others; returns the
+    per-fn lists of times (ms), round by round."""
+    for f in fns:
+        f()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < warm_ms:
+        for _ in range(20):
+            fns[0]()
+        torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    rep = 50 if args.quick else 100
+    for r in range(rounds):
+        for j in range(len(fns)):
+            i = (r + j) % len(fns)
+            times[i].append(do_bench(fns[i], warmup=5, rep=rep, return_mode="median"))
+    return times
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
 def relerr(x, ref):
     x = x.double(); ref = ref.double()
     return float((x - ref).norm() / ref.norm())
@@ -212,6 +242,23 @@ def gemm_bf16():
         b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
         ref = a.float() @ b.float()
         fl = 2 * M * N * K
+        if args.rounds > 0:  # every form checked first, then all timed in rotated rounds
+            fs, errs = [lambda: a @ b], []
+            for k in ks:
+                c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                fs.append(k.bind(a, b, c))
+                fs[-1](); torch.cuda.synchronize()
+                errs.append(relerr(c, ref))
+            times = bench_rounds(fs, args.rounds, args.warm_ms)
+            ms_ref = median(times[0])
+            for v, ts, err in zip(variants, times[1:], errs):
+                ratios = sorted(r / t for r, t in zip(times[0], ts))
+                row("gemm bf16" + (f" [{v}]" if v else ""), f"{M}x{N}x{K}", median(ts), "TFLOP/s",
+                    fl / median(ts) / 1e9, "cuBLAS", fl / ms_ref / 1e9, err)
+                print(f"  {args.rounds} rounds: ratio per round {ratios[0]:.3f}..{ratios[-1]:.3f}, "
+                      f"median {median(ratios):.3f}; cuBLAS {fl / max(times[0]) / 1e9:.1f}..{fl / min(times[0]) / 1e9:.1f}",
+                      flush=True)
+            continue
         ms_ref = bench(lambda: a @ b)
         for v, k in zip(variants, ks):
             c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)

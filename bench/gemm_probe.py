@@ -11,11 +11,16 @@ ap.add_argument("--sizes", default="4096x4096x4096")
 ap.add_argument("--forms", default="")
 ap.add_argument("--names", action="store_true", help="print the cuBLAS kernels (name, grid, block) per size")
 ap.add_argument("--rep", type=int, default=200)
+ap.add_argument("--rounds", type=int, default=5,
+                help="R > 0: cuBLAS and every form timed in R rotated rounds after --warm-ms of cuBLAS "
+                     "(bench.py bench_rounds; the ratio a round's); 0: each once, cuBLAS first and last")
+ap.add_argument("--warm-ms", type=float, default=1000)
 a = ap.parse_args()
 os.environ["TILEC_CACHE"] = "0"  # (options are not in every cache key)
 here = os.path.dirname(os.path.abspath(__file__))
-sys.argv = ["bench.py", "--lib", a.lib, "--only", "none"]
-exec(open(os.path.join(here, "bench.py")).read())  # Kernel, with_env, relerr
+sys.argv = ["bench.py", "--lib", a.lib, "--only", "none"] + (["--quick"] if a.rep <= 50 else [])
+_bp = os.path.join(here, "bench.py")
+exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, with_env, relerr (a file name: triton.jit reads the source)
 
 FORMS = {
     "default": ("", {}, {}),
@@ -66,19 +71,28 @@ for s in a.sizes.split(","):
                 seen.add(ev["name"]); ar = ev.get("args", {})
                 print(f"cuBLAS {s}: {ev['name'][:120]} grid {ar.get('grid')} block {ar.get('block')} "
                       f"regs {ar.get('registers per thread')} smem {ar.get('shared memory')} {ev.get('dur')} us", flush=True)
-    t_ref = tb(lambda: A @ B)
+    fs, errs, done = [lambda: A @ B], [], []
     for n in names:
         if n not in ks: continue
-        C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        f = ks[n].bind(A, B, C)
-        f(); torch.cuda.synchronize()
-        err = relerr(C, ref)
-        t = tb(f)
-        out.append((s, n, t, fl / t / 1e9, fl / t_ref / 1e9, err))
-        print(f"{s} {n}: {t*1e3:.1f} us {fl/t/1e9:.1f} TFLOP/s ({t_ref/t:.3f} cuBLAS) err {err:.1e}", flush=True)
-    t_ref2 = tb(lambda: A @ B)
-    print(f"cuBLAS {s}: {fl/t_ref/1e9:.1f} before, {fl/t_ref2/1e9:.1f} after", flush=True)
+        Cout = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        fs.append(ks[n].bind(A, B, Cout))
+        fs[-1](); torch.cuda.synchronize()
+        errs.append(relerr(Cout, ref)); done.append(n)
+    if a.rounds > 0:
+        times = bench_rounds(fs, a.rounds, a.warm_ms)
+    else:
+        times = [[tb(f)] for f in fs]
+        times[0].append(tb(fs[0]))  # cuBLAS again after the forms: the drift of the reference
+    t_ref = median(times[0])
+    for n, ts, err in zip(done, times[1:], errs):
+        t = median(ts)
+        rr = sorted(r / x for r, x in zip(times[0], ts))
+        out.append((s, n, t, fl / t / 1e9, fl / t_ref / 1e9, err, rr[0], rr[-1]))
+        print(f"{s} {n}: {t*1e3:.1f} us {fl/t/1e9:.1f} TFLOP/s ({t_ref/t:.3f} cuBLAS; rounds {rr[0]:.3f}..{rr[-1]:.3f}) "
+              f"err {err:.1e}", flush=True)
+    print(f"cuBLAS {s}: {fl/max(times[0])/1e9:.1f}..{fl/min(times[0])/1e9:.1f} TFLOP/s over "
+          f"{len(times[0])} timings, median {fl/t_ref/1e9:.1f}", flush=True)
 
-print("\n| shape | form | us | TFLOP/s | cuBLAS | ratio | rel.err |\n|---|---|---|---|---|---|---|")
-for s, n, t, v, r, e in out:
-    print(f"| {s} | {n} | {t*1e3:.1f} | {v:.1f} | {r:.1f} | {v/r:.3f} | {e:.1e} |")
+print("\n| shape | form | us | TFLOP/s | cuBLAS | ratio | ratio a round | rel.err |\n|---|---|---|---|---|---|---|---|")
+for s, n, t, v, r, e, lo, hi in out:
+    print(f"| {s} | {n} | {t*1e3:.1f} | {v:.1f} | {r:.1f} | {v/r:.3f} | {lo:.3f}..{hi:.3f} | {e:.1e} |")
