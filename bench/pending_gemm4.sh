@@ -7,13 +7,15 @@
 #   device: run command="sh bench/pending_gemm4.sh .carry" carry=[".carry"] timeout_s=420
 #
 #  1. correctness: gpu_test_examples on the cutlass GEMM examples under TILEC_EPI_PACK=1 (alone and
-#     with TILEC_WS=coop) and TILEC_TILE_GROUP=3, against the interpreter at the GEMM sizes; one
-#     `tilec run --device` of gemm.tile with the pack at a ragged size;
+#     with TILEC_WS=coop), TILEC_TILE_PREFETCH=1 (alone and with the pack) and TILEC_TILE_GROUP=3,
+#     against the interpreter at the GEMM sizes; `tilec run --device` of gemm.tile with each at a
+#     ragged size, and compute-sanitizer racecheck / memcheck of the prefetch (persistent: 143 tiles);
 #  2. the 4096^3 and 8192^3 forms in rotated rounds after a warm-up (gemm_probe.py): the default, the
-#     pack, the group of 16, coop, coop + pack, cuBLAS's own form (256x128, coop, cluster 1x2) with
+#     pack, the prefetch, both, the group of 16, coop, coop + pack, cuBLAS's own form (256x128, coop, cluster 1x2) with
 #     and without the pack;
-#  3. bench.py --only gemm --rounds 5 on the three default shapes with the pack and coop rows, and the
-#     linear section (--quick) with the pack row (nn.Linear storage, bias + GELU).
+#  3. bench.py --only gemm --rounds 5 on the three default shapes with the pack, prefetch, both and
+#     coop rows, and the linear section (--quick) with the pack and prefetch rows (nn.Linear storage,
+#     bias + GELU).
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
@@ -28,24 +30,33 @@ cp examples/llama/gemm_residual.tile /tmp/g4ex/
 TILEC_CACHE_DIR=/tmp/c-g4-1 GPU_TEST_VARIANTS=TILEC_EPI_PACK timeout 150 "$B/tests/gpu_test_examples" /tmp/g4ex \
   > "$L/examples_pack.log" 2>&1; echo "examples, TILEC_EPI_PACK: rc $? $(tail -1 "$L/examples_pack.log")"
 grep -E "FAIL|mismatch" "$L/examples_pack.log" | head -5
+TILEC_CACHE_DIR=/tmp/c-g4-1 GPU_TEST_VARIANTS=TILEC_TILE_PREFETCH timeout 150 "$B/tests/gpu_test_examples" /tmp/g4ex \
+  > "$L/examples_prefetch.log" 2>&1; echo "examples, TILEC_TILE_PREFETCH: rc $? $(tail -1 "$L/examples_prefetch.log")"
+grep -E "FAIL|mismatch" "$L/examples_prefetch.log" | head -5
 mkdir -p /tmp/g4ex2 && cp examples/gemm.tile /tmp/g4ex2/
 TILEC_CACHE_DIR=/tmp/c-g4-2 GPU_TEST_VARIANTS=TILEC_TILE_GROUP timeout 60 "$B/tests/gpu_test_examples" /tmp/g4ex2 \
   > "$L/examples_group.log" 2>&1; echo "examples, TILEC_TILE_GROUP=3: rc $? $(tail -1 "$L/examples_group.log")"
-TILEC_CACHE_DIR=/tmp/c-g4-3 TILEC_EPI_PACK=1 timeout 60 "$B/tilec" run examples/gemm.tile --device --size M=1537 --size N=2600 \
-  --size K=333 2>&1 | tail -3
+for v in TILEC_EPI_PACK=1 TILEC_TILE_PREFETCH=1 "TILEC_TILE_PREFETCH=1 TILEC_EPI_PACK=1"; do
+  echo "tilec run --device, $v:"; env $v TILEC_CACHE_DIR=/tmp/c-g4-3 timeout 60 "$B/tilec" run examples/gemm.tile --device \
+    --size M=1537 --size N=2600 --size K=333 2>&1 | tail -2
+done
+for tool in racecheck memcheck; do
+  echo "compute-sanitizer $tool, TILEC_TILE_PREFETCH=1:"; TILEC_TILE_PREFETCH=1 TILEC_CACHE_DIR=/tmp/c-g4-3s timeout 120 \
+    compute-sanitizer --tool $tool "$B/tilec" run examples/gemm.tile --device --size M=1537 --size N=2600 --size K=200 2>&1 | tail -3
+done
 
 echo "== 2. gemm_probe, rotated rounds (t=$(el)s)"
-export PROBE_FORMS="pack=TILEC_EPI_PACK=1;coop+pack=TILEC_WS=coop+TILEC_EPI_PACK=1;cublas-form=TILEC_WS=coop+TILEC_CLUSTER=1x2|BM=256,BN=128;cublas-form+pack=TILEC_WS=coop+TILEC_CLUSTER=1x2+TILEC_EPI_PACK=1|BM=256,BN=128"
+export PROBE_FORMS="pack=TILEC_EPI_PACK=1;prefetch=TILEC_TILE_PREFETCH=1;prefetch+pack=TILEC_TILE_PREFETCH=1+TILEC_EPI_PACK=1;coop+pack=TILEC_WS=coop+TILEC_EPI_PACK=1;cublas-form=TILEC_WS=coop+TILEC_CLUSTER=1x2|BM=256,BN=128;cublas-form+pack=TILEC_WS=coop+TILEC_CLUSTER=1x2+TILEC_EPI_PACK=1|BM=256,BN=128"
 TILEC_CACHE_DIR=/tmp/c-g4-4 timeout 150 python3 bench/gemm_probe.py --lib "$B/libtilec.so.0.1" --rounds 5 --rep 50 \
-  --sizes 4096x4096x4096,8192x8192x8192 --forms default,pack,g16,coop,coop+pack,cublas-form,cublas-form+pack \
+  --sizes 4096x4096x4096,8192x8192x8192 --forms default,pack,prefetch,prefetch+pack,g16,coop,coop+pack,cublas-form,cublas-form+pack \
   > "$L/probe.log" 2>&1; echo "probe rc $?"
 
 echo "== 3. bench.py gemm (rounds) and linear (t=$(el)s)"
 TILEC_CACHE_DIR=/tmp/c-g4-5 timeout 120 python3 bench/bench.py --lib "$B/libtilec.so.0.1" --only gemm --quick --rounds 5 \
-  --gemm-sizes 4096x4096x4096,8192x8192x8192,8192x28672x4096 --gemm-variants TILEC_EPI_PACK=1,TILEC_WS=coop \
+  --gemm-sizes 4096x4096x4096,8192x8192x8192,8192x28672x4096 --gemm-variants TILEC_EPI_PACK=1,TILEC_TILE_PREFETCH=1,TILEC_TILE_PREFETCH=1+TILEC_EPI_PACK=1,TILEC_WS=coop \
   --json "$L/gemm.json" > "$L/gemm.log" 2>&1; echo "gemm rc $?"
 TILEC_CACHE_DIR=/tmp/c-g4-6 timeout 90 python3 bench/bench.py --lib "$B/libtilec.so.0.1" --only linear --quick \
-  --linear-no-compile --linear-variants TILEC_EPI_PACK=1 --json "$L/linear.json" > "$L/linear.log" 2>&1; echo "linear rc $?"
+  --linear-no-compile --linear-variants TILEC_EPI_PACK=1,TILEC_TILE_PREFETCH=1,TILEC_TILE_PREFETCH=1+TILEC_EPI_PACK=1 --json "$L/linear.json" > "$L/linear.log" 2>&1; echo "linear rc $?"
 
 echo "== tables (t=$(el)s)"
 grep -E "^\| |rounds:|^cuBLAS" "$L/probe.log"

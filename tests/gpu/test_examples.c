@@ -67,6 +67,11 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_EPI_PACK", "1", NULL, NULL},
     {"TILEC_EPI_PACK", "1", "TILEC_WS", "coop"},
     {"TILEC_TILE_GROUP", "3", NULL, NULL},
+    /* the next tile's first stages issued at the loop exit (tile_prefetch.c): with more tiles
+     * than CTAs at 143 tiles, the last tile of each CTA (no next), K = 511 (a ragged last step),
+     * K < BK (one step); with the packed staging words */
+    {"TILEC_TILE_PREFETCH", "1", NULL, NULL},
+    {"TILEC_TILE_PREFETCH", "1", "TILEC_EPI_PACK", "1"},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 
