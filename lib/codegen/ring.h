@@ -241,7 +241,7 @@ typedef struct cg_tiles {
 void cg_tiles_begin(cg *g, cg_tiles *T);
 void cg_tiles_end(cg *g, cg_tiles *T);
 /* The program ids of tile t (i32) of a persistent loop without clusters, in the grouped order. */
-void cg_tile_pids(cg *g, const cg_tiles *T, LLVMValueRef t, LLVMValueRef pid[3]);
+void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]);
 
 /* tile_prefetch.c (docs/pipelines.md "Persistent CTAs"): TILEC_TILE_PREFETCH=1 */
 /* Whether ring R of a persistent kernel without warp specialization issues the next tile's first

@@ -50,7 +50,7 @@ void cg_tile_prefetch(cg *g, cg_ring *R) {
   LLVMPositionBuilderAtEnd(g->B, ib);
   /* the next tile's scalars before the loop, this tile's bindings kept */
   LLVMValueRef pid_now[3] = {g->pid[0], g->pid[1], g->pid[2]}, pid_next[3];
-  cg_tile_pids(g, T, tn, pid_next);
+  cg_tile_pids(g, tn, pid_next);
   for (int d = 0; d < 3; d++) g->pid[d] = pid_next[d];
   tl_region *body = &f->body;
   int n = 0;

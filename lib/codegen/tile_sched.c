@@ -95,8 +95,7 @@ static void grouped_pids(cg *g, LLVMValueRef *pg, int cluster, LLVMValueRef t) {
   g->pid[2] = z;
 }
 
-void cg_tile_pids(cg *g, const cg_tiles *T, LLVMValueRef t, LLVMValueRef pid[3]) {
-  (void)T; /* (no clusters: the grid as launched) */
+void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]) {
   LLVMValueRef save[3] = {g->pid[0], g->pid[1], g->pid[2]};
   grouped_pids(g, g->lgrid, 0, t);
   for (int d = 0; d < 3; d++) {
@@ -156,6 +155,7 @@ void cg_emit_program(cg *g) {
    * refilled by the next tile's ring prologue) */
   if (T.persist) cg_barrier(g);
   cg_emit_region(g, &g->f->body, NULL, NULL);
+  for (int i = 0; p && i < p->nring; i++) p->rings[i].pf_tiles = NULL; /* (T ends here) */
   cg_tiles_end(g, &T);
   cg_epi_kernel_end(g);
   LLVMBuildRetVoid(g->B);
