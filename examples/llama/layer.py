@@ -187,11 +187,11 @@ def sweep_splitk(cfg, sk_pair, attn_pair, x, ns0):
                     best = (us, c)
         cfg[role] = best[1]
         print(f"| {role}: fastest | {best[1]} | | | | **{best[0]:.1f}** |")
-    print("| attention (split + combine) | NS | BT | stages | | us |")
+    print("| attention (split + combine; NS 0: attn_decode_whole, no combine) | NS | BT | stages | | us |")
     print("|---|---|---|---|---|---|")
     best = None
-    for ns in sorted({max(1, ns0 // 2), ns0, 2 * ns0, 4 * ns0}):
-        for bt, st in [(64, 0), (64, 2), (32, 4), (32, 3), (128, 2)]:
+    for ns in [0] + sorted({max(1, ns0 // 2), ns0, 2 * ns0, 4 * ns0}):
+        for bt, st in [(64, 0), (64, 3), (32, 4), (32, 3), (128, 2)]:
             c = (ns, bt, st)
             us = bench_us(attn_pair(c), x)
             print(f"| attention | {ns} | {bt} | {st} | | {us:.1f} |", flush=True)
@@ -222,6 +222,19 @@ def profile_kernels(label, fn, n=20):
         tot += t / n
         print(f"| {e.key[:90]} | {e.count / n:g} | {t / e.count:.1f} | {t / n:.1f} |")
     print(f"| {label}: sum of kernels | | | {tot:.1f} |")
+    try:  # the kernels of a step in launch order (mean over the n steps), and the step's span
+        ks = sorted((e for e in pr.events() if e.device_type == torch.autograd.DeviceType.CUDA and "Memset" not in e.name),
+                    key=lambda e: e.time_range.start)
+        per = len(ks) // n
+        if per and len(ks) == per * n and all(ks[i].name == ks[i % per].name for i in range(len(ks))):
+            print(f"| {label}: kernel in order | us |")
+            print("|---|---|")
+            for i in range(per):
+                print(f"| {i}: {ks[i].name[:80]} | {sum(ks[j].time_range.elapsed_us() for j in range(i, len(ks), per)) / n:.1f} |")
+            span = sum(ks[j * per + per - 1].time_range.end - ks[j * per].time_range.start for j in range(n)) / n
+            print(f"| {label}: first kernel's start to last kernel's end | {span:.1f} |")
+    except Exception as ex_:  # noqa: BLE001 (the ordered table is a convenience)
+        print(f"(no ordered kernel table: {ex_})")
 
 
 def decode_main():
@@ -298,17 +311,23 @@ def decode_main():
     # split-K (examples/llama/decode_splitk.tile): every projection split over K as well as N (more
     # programs than the 64-192 column blocks of N = 4096 / 6144 give), its f32 partials summed by
     # the kernel that does the step's next elementwise work (RoPE + cache append, residual +
-    # RMSNorm, SwiGLU, residual): 11 launches.  Per projection (BN, BK, stages, SPLIT), per BM;
-    # the attention as (NS, BT, stages) (0: the defaults).  From `--sweep` on the H200
+    # RMSNorm, SwiGLU, residual).  Per projection (BN, BK, stages, SPLIT), per BM; the attention
+    # as (NS, BT, stages), stages 0 = the file's, NS 0 = attn_decode_whole.tile (one split, O
+    # written directly: no combine; 10 launches).  The fastest of `--sweep` on the H200
     # (bench/RESULTS.md, ninth session).
-    SPLITK_DEFAULT = {64: dict(qkv=(64, 64, 5, 4), o=(64, 64, 5, 4), gu=(64, 64, 5, 1), d=(64, 64, 5, 8),
-                               attn=(NS, 64, 0)),
-                      16: dict(qkv=(64, 128, 5, 4), o=(64, 128, 5, 4), gu=(64, 128, 5, 1), d=(64, 128, 5, 8),
-                               attn=(NS, 64, 0))}
+    SPLITK_DEFAULT = {64: dict(qkv=(64, 128, 3, 2), o=(64, 64, 5, 4), gu=(128, 128, 2, 1), d=(128, 64, 4, 4),
+                               attn=(0, 64, 0)),
+                      16: dict(qkv=(64, 256, 4, 1), o=(64, 128, 5, 2), gu=(128, 128, 4, 1), d=(128, 64, 5, 4),
+                               attn=(32, 32, 3))}
     NH = HQ + 2 * HKV
     proj_n = dict(qkv=NH * HD, o=DIM, gu=2 * FF, d=DIM)
-    sk = tilec.compile(ex("llama", "decode_splitk.tile"))   # the summing kernels, at their defaults
-    sk_gemms, attn_splits = {}, {}
+    sk_sums, sk_gemms, attn_splits = {}, {}, {}
+
+    def sk(sp):  # the summing kernels, [BS, ...] tiles of SPLIT rounded up to a power of two (<= 8)
+        bs = min(8, 1 << (sp - 1).bit_length())
+        if bs not in sk_sums:
+            sk_sums[bs] = tilec.compile(ex("llama", "decode_splitk.tile"), defines={"BS": bs})
+        return sk_sums[bs]
 
     def sk_gemm(bn, bk, st):
         if (bn, bk, st) not in sk_gemms:
@@ -318,27 +337,32 @@ def decode_main():
 
     def sk_pair(role, cfg):  # the projection and the kernel that sums its partials
         bn, bk, st, sp = cfg
-        g, P = sk_gemm(bn, bk, st), d.setdefault(f"P {role} {sp}", torch.empty(sp, B, proj_n[role], device=dev))
+        g, P, ks = sk_gemm(bn, bk, st), d.setdefault(f"P {role} {sp}", torch.empty(sp, B, proj_n[role], device=dev)), sk(sp)
         tag = f"BN {bn} BK {bk} st {st} x{sp}"
         if role == "qkv":
             return [(f"gemm split qkv {tag}", lambda x: g(d["h"], W["qkv"], P)),
-                    ("splitk_rope_kv_append", lambda x: sk["splitk_rope_kv_append"](P.view(sp, B, NH, HD), COS2, SIN2, pos,
+                    ("splitk_rope_kv_append", lambda x: ks["splitk_rope_kv_append"](P.view(sp, B, NH, HD), COS2, SIN2, pos,
                                                                                     d["q"], Kc, Vc))]
         if role == "o":
             return [(f"gemm split o {tag}", lambda x: g(d["o"], W["o"], P)),
-                    ("splitk_residual_rmsnorm", lambda x: sk["splitk_residual_rmsnorm"](P, x, W["mlp_norm"], d["s"], d["h"], EPS))]
+                    ("splitk_residual_rmsnorm", lambda x: ks["splitk_residual_rmsnorm"](P, x, W["mlp_norm"], d["s"], d["h"], EPS))]
         if role == "gu":
             return [(f"gemm split gate/up {tag}", lambda x: g(d["h"], W["gu"], P)),
-                    ("splitk_swiglu", lambda x: sk["splitk_swiglu"](P, d["a"]))]
+                    ("splitk_swiglu", lambda x: ks["splitk_swiglu"](P, d["a"]))]
         return [(f"gemm split down {tag}", lambda x: g(d["a"], W["d"], P)),
-                ("splitk_residual", lambda x: sk["splitk_residual"](P, d["s"], d["y"]))]
+                ("splitk_residual", lambda x: ks["splitk_residual"](P, d["s"], d["y"]))]
 
-    def attn_pair(cfg):  # split-KV attention with NS splits of BT-key tiles, and the combine
+    def attn_pair(cfg):  # split-KV attention with NS splits of BT-key tiles and the combine, or (NS 0) one split
         ns, bt, st = cfg
-        if (bt, st) not in attn_splits:
-            attn_splits[bt, st] = tilec.compile(ex("attn_decode.tile"), defines={"BT": bt},
-                                                **({"stages": st} if st else {}))["attn_decode_contig"]
-        f = attn_splits[bt, st]
+        opt = {"stages": st} if st else {}
+        if (ns == 0, bt, st) not in attn_splits:
+            f_ = ("llama", "attn_decode_whole.tile") if ns == 0 else ("attn_decode.tile",)
+            attn_splits[ns == 0, bt, st] = tilec.compile(ex(*f_), defines={"BT": bt}, **opt)[
+                "attn_decode_whole" if ns == 0 else "attn_decode_contig"]
+        f = attn_splits[ns == 0, bt, st]
+        if ns == 0:
+            return [(f"attn_decode_whole BT {bt} st {st}",
+                     lambda x: f(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["o"].view(B, HKV, G, HD), HD ** -0.5))]
         ck = -(-(-(-SMAX // ns)) // bt) * bt
         ns = -(-SMAX // ck)
         op = d.setdefault(f"opart {ns}", torch.empty(B * HKV, ns, G, HD, device=dev))
@@ -353,6 +377,8 @@ def decode_main():
 
     sk_cfg = dict(SPLITK_DEFAULT[bm])
     steps["split-K (decode_splitk.tile)"] = splitk_step(sk_cfg)
+    if sk_cfg["attn"][0] == 0:  # the same step with the attention split once and combined (the mechanism off)
+        steps["split-K, attention NS 1 + combine"] = splitk_step({**sk_cfg, "attn": (1, 64, 2)})
     gemm_kind = ["gemm_small_m"]
 
     def step_tilec(x):
