@@ -20,6 +20,13 @@ Weights are random bf16, stored [in, out] (the layout examples/gemm.tile reads; 
 compared with the layer in float32 on the same bf16 weights, ||y - ref32|| / ||ref32||.
 
     python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so] [--fp8]
+    python3 examples/llama/layer.py --mode decode --batch 64 --seq 4096 [--sweep] [--profile]
+
+--mode decode: one token per sequence against a KV cache of --seq tokens, the step in a CUDA graph,
+in several forms; the default (the fastest) is decode_splitk.tile's: every projection split over K,
+its partials summed by the next elementwise kernel, with attn_decode_whole.tile at batch 64
+(attn_decode.tile's split-KV pair below 16).  --sweep times the tiles / splits per projection and
+the attention's splits; --profile prints each kernel's time inside the graph, beside torch.compile's.
 
 --fp8 adds the same layer with its four projections on e4m3 operands (static per-tensor scales,
 examples/llama/fp8_layer.tile), beside torch's fp8 layer (torch._scaled_mm) eager and compiled.
