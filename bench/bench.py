@@ -1205,15 +1205,21 @@ def gemm_w4a16():
     G = 128
     shapes = [(1, 4096, 4096), (16, 4096, 4096), (4096, 4096, 4096)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
+    if os.environ.get("W4A16_SHAPES"):  # e.g. 1x4096x4096,16x4096x4096
+        shapes = [tuple(int(x) for x in t.split("x")) for t in os.environ["W4A16_SHAPES"].split(",")]
 
+    # code switches of a variant (prologue "env:NAME=V,NAME=V": the default form with those set)
+    def env_of(prologue):
+        return dict(kv.split("=") for kv in prologue[4:].split(",")) if isinstance(prologue, str) and \
+            prologue.startswith("env:") else {}
     def kern(defines, prologue, split):
-        os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # on by default; both forms measured
-        if prologue == "staged": os.environ["TILEC_PROLOGUE_FRAG"] = "0"  # B staged (default: in its fragments)
+        sw = {"TILEC_PROLOGUE": "1" if prologue else "0", **env_of(prologue)}  # on by default; both forms measured
+        if prologue == "staged": sw["TILEC_PROLOGUE_FRAG"] = "0"  # B staged (default: in its fragments)
+        os.environ.update(sw)
         try:
             return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
         finally:
-            os.environ.pop("TILEC_PROLOGUE", None)
-            os.environ.pop("TILEC_PROLOGUE_FRAG", None)
+            for k_ in sw: os.environ.pop(k_, None)
     cache = {}
     for M, N, K in shapes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -1234,19 +1240,33 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
                          for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
+        # more programs (split x16: 1024 at N 4096, BN 64), and the ninth session's switches off
+        # (TILEC_SLOT_CSE=0: every fragment element reads its word; TILEC_EXACT_FMA=0: q * s - z as
+        # a multiply and a subtract) and TILEC_I2F=magic; "nozero": the same kernel timed without
+        # the C.zero_() kernel before it (what the zeroing costs; C checked on the first call only)
+        if M <= 64:
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
+                         for bn, sp in ((32, 8), (32, 16), (64, 16), (128, 16))]
+            sk = {"BM": bm, "BN": 64, "SPLIT": 8}
+            variants += [(f"splitk BM{bm} BN64 SPLIT8 {e}", sk, "env:" + e) for e in
+                         ("TILEC_SLOT_CSE=0", "TILEC_EXACT_FMA=0", "TILEC_SLOT_CSE=0,TILEC_EXACT_FMA=0", "TILEC_I2F=magic")]
+            variants += [(f"BM{bm} BN64 {e}", {"BM": bm, "BN": 64}, "env:" + e) for e in
+                         ("TILEC_SLOT_CSE=0,TILEC_EXACT_FMA=0", "TILEC_I2F=magic")]
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} nozero", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
+                         for bn, sp in ((64, 8), (64, 16))]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]
             variants += [(f"splitk BM{bm} BN64 SPLIT{sp} staged", {"BM": bm, "BN": 64, "SPLIT": sp}, "staged") for sp in (4, 8)]
         for name, defs, pro in variants:
-            key = (tuple(sorted(defs.items())), pro)
+            key = (tuple(sorted(defs.items())), pro, "SPLIT" in defs)
             try:
                 if key not in cache: cache[key] = kern(defs, pro, "SPLIT" in defs)
                 k = cache[key]
                 if "SPLIT" in defs:
                     c = torch.zeros((M, N), device="cuda", dtype=torch.float32)
                     g = k.bind(a, wq, sc, zs, c)
-                    f = lambda: (c.zero_(), g())
+                    f = g if "nozero" in name else (lambda: (c.zero_(), g()))
                 else:
                     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
                     f = k.bind(a, wq, sc, zs, c)
