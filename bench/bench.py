@@ -1258,7 +1258,9 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]
             variants += [(f"splitk BM{bm} BN64 SPLIT{sp} staged", {"BM": bm, "BN": 64, "SPLIT": sp}, "staged") for sp in (4, 8)]
+        skip = [w for w in os.environ.get("W4A16_SKIP", "").split(",") if w]  # e.g. staged,prologue off
         for name, defs, pro in variants:
+            if any(w in name for w in skip): continue
             key = (tuple(sorted(defs.items())), pro, "SPLIT" in defs)
             try:
                 if key not in cache: cache[key] = kern(defs, pro, "SPLIT" in defs)
