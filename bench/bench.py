@@ -1215,9 +1215,10 @@ def gemm_w4a16():
     def kern(defines, prologue, split):
         sw = {"TILEC_PROLOGUE": "1" if prologue else "0", **env_of(prologue)}  # on by default; both forms measured
         if prologue == "staged": sw["TILEC_PROLOGUE_FRAG"] = "0"  # B staged (default: in its fragments)
+        opts = {"stages": sw.pop("STAGES")} if "STAGES" in sw else None  # the ring's depth (@stages(4))
         os.environ.update(sw)
         try:
-            return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
+            return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16", options=opts)
         finally:
             for k_ in sw: os.environ.pop(k_, None)
     cache = {}
@@ -1254,6 +1255,17 @@ def gemm_w4a16():
                          ("TILEC_SLOT_CSE=0,TILEC_EXACT_FMA=0", "TILEC_I2F=magic")]
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} nozero", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
                          for bn, sp in ((64, 8), (64, 16))]
+            # split x16 = 2 K steps a program: 2 stages hold them all (17 KB of shared memory, not 34:
+            # 8 programs an SM by registers, all 1024 resident at once); x8 with 4 stages as shipped
+            variants += [(f"splitk BM{bm} BN64 SPLIT16 stages2{' ' + e if e else ''}", {"BM": bm, "BN": 64, "SPLIT": 16},
+                          "env:STAGES=2" + ("," + e if e else "")) for e in ("", "TILEC_I2F=magic")]
+            variants += [(f"splitk BM{bm} BN64 SPLIT16 stages2 nozero", {"BM": bm, "BN": 64, "SPLIT": 16}, "env:STAGES=2")]
+            # TILEC_MAXNREG=64: the driver's JIT gave the split kernel 94 registers (ptxas -v: 63),
+            # 5 programs an SM; capped, 8 (x16 with 2 stages: all 1024 resident)
+            variants += [(f"splitk BM{bm} BN64 SPLIT{sp}{' stages2' if sp == 16 else ''} maxnreg64{z}",
+                          {"BM": bm, "BN": 64, "SPLIT": sp}, "env:TILEC_MAXNREG=64" + (",STAGES=2" if sp == 16 else ""))
+                         for sp in (8, 16) for z in ("", " nozero")]
+            variants += [(f"BM{bm} BN32 maxnreg64", {"BM": bm, "BN": 32}, "env:TILEC_MAXNREG=64")]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]
@@ -1261,6 +1273,8 @@ def gemm_w4a16():
         skip = [w for w in os.environ.get("W4A16_SKIP", "").split(",") if w]  # e.g. staged,prologue off
         for name, defs, pro in variants:
             if any(w in name for w in skip): continue
+            only_ = os.environ.get("W4A16_ONLY")  # e.g. maxnreg: only the variants naming it
+            if only_ and not any(w in name for w in only_.split(",")): continue
             key = (tuple(sorted(defs.items())), pro, "SPLIT" in defs)
             try:
                 if key not in cache: cache[key] = kern(defs, pro, "SPLIT" in defs)
