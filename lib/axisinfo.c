@@ -195,15 +195,15 @@ static int64_t quotient_constancy(const tl_axis_info *a, int d, int64_t m) {
   return L;
 }
 
-/* Is every element of v >= 0, by its expression (iota, non-negative
- * constants, and add / mul / div / shr / rem / min / max of such, `x & c`
+/* Is every element of v >= 0, by its expression (iota, program ids, tensor
+ * sizes, non-negative constants, and add / mul / div / shr / rem / min / max of such, `x & c`
  * with c >= 0, and their splats, broadcasts and expand_dims)?  A few levels. */
 static bool nonneg_value(tl_func *f, int32_t v, int depth) {
   int32_t def = tl_val(f, v)->def;
   if (def < 0 || depth == 0) return false;
   tl_op *o = tl_op_at(f, def);
   switch (o->opc) {
-  case TL_OP_iota: return true;
+  case TL_OP_iota: case TL_OP_program_id: case TL_OP_dim: return true;
   case TL_OP_const: return tl_dtype_is_int((tl_dtype)tl_val(f, v)->type.dtype) && o->ival >= 0;
   case TL_OP_splat: case TL_OP_broadcast: case TL_OP_expand_dims: case TL_OP_convert_layout:
     return nonneg_value(f, o->opnd[0], depth - 1);
