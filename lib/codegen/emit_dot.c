@@ -551,8 +551,17 @@ void cg_emit_dot(cg *g, tl_op *o) {
     bool deferred_in_loop = false;
     for (int k = 0; k < p->nwg; k++)
       deferred_in_loop = deferred_in_loop || (p->wg_defer[k] && tl_op_at(f, p->wg_dots[k])->parent == L);
+    if (p->wg_sink[wi]) { /* issued in the next iteration (emit_overlap.c) */
+      cg_overlap_defer(g, o, wa.regs, RB->rd_slot);
+      return;
+    }
+    bool late = mode == 0 && cg_overlap_in(g, L); /* the waiting dot of a loop with a late dot */
     cg_ws_turn_before(g, D, L);
-    cg_emit_wgmma(g, o, &wa, &wb, mode);
+    cg_emit_wgmma(g, o, &wa, &wb, late ? 2 : mode);
+    if (late) {
+      cg_overlap_issue(g, L, res);
+      return;
+    }
     /* warp-specialized: the slot(s) read are free; with a deferred dot in
      * the loop the waiting dot frees the slot before (its wait completed the
      * deferred group that read it), the deferred dot frees nothing */

@@ -595,6 +595,7 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
   cg_make_plan(g);
   cg_plan *p = g->plan;
   tl_op *lo = tl_op_at(g->f, for_op);
+  cg_overlap_preheader(g, for_op);
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
     if (R->for_op != for_op || (R->pre_done && !R->ws)) continue;
@@ -615,6 +616,7 @@ void cg_loop_exit(cg *g, int32_t for_op) {
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
       if (p->rings[i].lag) {
+        cg_overlap_exit(g, for_op); /* the value dot issued a step late: its last one */
         /* no wgmma may still be writing the accumulators.  ptxas (13.0)
          * serializes every wgmma (C7514) unless this wait is the first
          * instruction of its block, so it gets a block of its own behind a
