@@ -72,7 +72,10 @@ void cg_plan_overlap(cg *g) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   const char *env = tl_code_env("TILEC_ATTN_OVERLAP");
-  if (!env || strcmp(env, "1")) return;
+  int form = env && env[0] >= '1' && env[0] <= '3' && !env[1] ? env[0] - '0' : 0;
+  if (!form) return;
+  p->sink_form = form;
+  int32_t *uses = tl_count_uses(f);
   tl_sbuf note = {0};
   for (int k = 0; k < p->nwg; k++) {
     if (!p->wg_defer[k]) continue;
@@ -102,12 +105,25 @@ void cg_plan_overlap(cg *g) {
     const tl_layout *lc = cg_layout(g, o->res[0]);
     p->wg_sink[k] = true;
     p->sink_wait_op[k] = first;
+    p->sink_mul[k] = p->sink_scale[k] = -1;
+    /* form 3: the accumulator operand is carried * scale, the carried value's only use, one layout */
+    tl_value *av = tl_val(f, o->opnd[2]);
+    tl_op *mul = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
+    if (form == 3 && mul && mul->opc == TL_OP_mul && av->def == first && uses[o->opnd[2]] == 1 && uses[carried] == 1 &&
+        (mul->opnd[0] == carried || mul->opnd[1] == carried)) {
+      int32_t sc = mul->opnd[0] == carried ? mul->opnd[1] : mul->opnd[0];
+      const tl_type *st = &tl_val(f, sc)->type;
+      if (st->kind == TL_KIND_TILE && st->dtype == TL_F32 && st->layout == av->type.layout &&
+          st->layout == tl_val(f, carried)->type.layout)
+        p->sink_mul[k] = av->def, p->sink_scale[k] = sc;
+    }
     p->sink_npk[k] = at->shape[0] / (16 * lc->mma_wm) * (at->shape[1] / 16) * 4;
     tl_sbuf_printf(&note,
                    "%sdot at %d:%d issued one step late: after the next step's score dot, which waits with "
                    "wait_group 1, so the softmax runs under it; its group is waited for before the carried "
-                   "accumulator's first use",
-                   note.len ? "; " : "", o->loc.line, o->loc.col);
+                   "accumulator's first use%s%s",
+                   note.len ? "; " : "", o->loc.line, o->loc.col, form >= 2 ? ", its A packed before that wait" : "",
+                   p->sink_mul[k] >= 0 ? ", the accumulator's rescale done when it is issued" : "");
   }
   if (note.len) p->sink_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
@@ -121,12 +137,34 @@ void cg_overlap_preheader(cg *g, int32_t L) {
       p->sink_pk[k] = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)p->sink_npk[k]);
       for (int i = 0; i < p->sink_npk[k]; i++) p->sink_pk[k][i] = LLVMBuildAlloca(g->PB, g->i32, "sink.pk");
     }
+    int nsc = p->sink_scale[k] >= 0 ? tl_layout_nregs(cg_layout(g, p->sink_scale[k])) : 0;
+    if (nsc && !p->sink_sc[k]) {
+      p->sink_sc[k] = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nsc);
+      for (int i = 0; i < nsc; i++) p->sink_sc[k][i] = LLVMBuildAlloca(g->PB, g->f32, "sink.scale");
+    }
     LLVMBuildStore(g->B, cg_i32(g, -1), p->sink_slot[k]);
     for (int i = 0; i < p->sink_npk[k]; i++) LLVMBuildStore(g->B, cg_i32(g, 0), p->sink_pk[k][i]);
+    /* (iteration 0 multiplies the zero accumulator by 0) */
+    for (int i = 0; i < nsc; i++) LLVMBuildStore(g->B, LLVMConstReal(g->f32, 0.0), p->sink_sc[k][i]);
   }
 }
 
 bool cg_overlap_in(cg *g, int32_t L) { return g->plan && sink_of(g->plan, g->f, L, 0) >= 0; }
+
+/* Form 3: the registers of carried value acc times the carried scale. */
+static LLVMValueRef *rescaled(cg *g, int k, int32_t acc) {
+  cg_plan *p = g->plan;
+  cg_val *x = cg_get(g, acc);
+  LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)x->n);
+  for (int32_t i = 0; i < x->n; i++) r[i] = LLVMBuildFMul(g->B, x->r[i], LLVMBuildLoad2(g->B, g->f32, p->sink_sc[k][i], ""), "");
+  return r;
+}
+
+void cg_overlap_before_waiting(cg *g, int32_t L) {
+  cg_plan *p = g->plan;
+  for (int k = sink_of(p, g->f, L, 0); k >= 0; k = sink_of(p, g->f, L, k + 1))
+    if (p->sink_mul[k] >= 0) p->sink_scaled[k] = rescaled(g, k, p->wg_carried[k]);
+}
 
 /* Issue sunk dot k (no wait) on the accumulator registers of carried value
  * `acc` and the stored words, B from `slot`; returns the result registers. */
@@ -145,9 +183,13 @@ static LLVMValueRef *issue(cg *g, int k, int32_t acc, LLVMValueRef slot) {
   if (wb.kmajor && st->pitch > 128) wb.rowbytes = 128, wb.katom = st->rows * 128;
   wb.base = LLVMBuildAdd(g->B, cg_smem_base32(g),
                          LLVMBuildAdd(g->B, cg_i32(g, st->offset), LLVMBuildMul(g->B, slot, cg_i32(g, st->stage_bytes), ""), ""), "");
-  /* the dot's accumulator operand stands for the carried value while it is emitted */
+  /* the dot's accumulator operand stands for the carried value (form 3: times the carried
+   * scale, the op emitted here instead of in its iteration) while it is emitted */
   cg_val keep_acc = g->vals[accv], keep_res = g->vals[res];
-  g->vals[accv] = *cg_get(g, acc);
+  cg_val in = *cg_get(g, acc);
+  if (p->sink_mul[k] >= 0) in.r = p->sink_scaled[k] ? p->sink_scaled[k] : rescaled(g, k, acc);
+  p->sink_scaled[k] = NULL;
+  g->vals[accv] = in;
   cg_emit_wgmma(g, o, &wa, &wb, 2);
   LLVMValueRef *out = g->vals[res].r;
   g->vals[accv] = keep_acc;
@@ -173,21 +215,33 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
   cg_wgmma_fence_val(g, waiting_res);
 }
 
-void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef *pk, LLVMValueRef slot) {
+void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef slot) {
   cg_plan *p = g->plan;
-  int k = cg_wg_index(p, (int32_t)(o - g->f->ops.data));
+  int32_t D = (int32_t)(o - g->f->ops.data);
+  int k = cg_wg_index(p, D);
+  LLVMValueRef *pk = p->sink_early_pk[k] ? p->sink_early_pk[k] : cg_dot_pack_a(g, D);
   for (int i = 0; i < p->sink_npk[k]; i++) LLVMBuildStore(g->B, pk[i], p->sink_pk[k][i]);
   LLVMBuildStore(g->B, slot, p->sink_slot[k]);
-  cg_val *acc = cg_get(g, o->opnd[2]);
+  /* the result: the accumulator operand, or (form 3) the carried value, its scale kept for the issue */
+  cg_val *acc = cg_get(g, p->sink_mul[k] >= 0 ? p->wg_carried[k] : o->opnd[2]);
+  if (p->sink_mul[k] >= 0) {
+    cg_val *sc = cg_get(g, p->sink_scale[k]);
+    for (int32_t i = 0; i < sc->n; i++) LLVMBuildStore(g->B, sc->r[i], p->sink_sc[k][i]);
+  }
   cg_val *d = cg_new_val(g, o->res[0], acc->n);
   memcpy(d->r, acc->r, sizeof(LLVMValueRef) * (size_t)acc->n);
 }
 
-void cg_overlap_before_op(cg *g, int32_t id) {
+bool cg_overlap_before_op(cg *g, int32_t id) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f) return;
+  bool skip = false;
+  if (!p || g->plan_f != g->f) return false;
   for (int k = 0; k < p->nwg; k++)
     if (p->wg_sink[k] && p->sink_wait_op[k] == id) {
+      /* form >= 2: P packed here, before the wait's branch, where ptxas mixes the conversions into
+       * the softmax (at the dot they came after the wait, on the step's critical path) */
+      if (p->sink_form == 2) p->sink_early_pk[k] = cg_dot_pack_a(g, p->wg_dots[k]);
+      skip = skip || p->sink_mul[k] == id;
       /* ptxas (13.0) schedules a wait like any instruction without register operands: in the
        * softmax's block it moved it to the block's top, above the row max and every exp2 (the
        * SASS), which undid the overlap.  So the wait gets a block of its own behind a branch
@@ -204,6 +258,7 @@ void cg_overlap_before_op(cg *g, int32_t id) {
       cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
       cg_wgmma_fence_val(g, p->wg_carried[k]);
     }
+  return skip;
 }
 
 void cg_overlap_exit(cg *g, int32_t L) {
