@@ -567,7 +567,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
     }
     bool late = mode == 0 && cg_overlap_in(g, L); /* the waiting dot of a loop with a late dot */
     cg_ws_turn_before(g, D, L);
-    if (late) cg_overlap_before_waiting(g, L); /* (form 3: the rescale, which ptxas mixes into the score dot's issue) */
+    if (late) cg_overlap_before_waiting(g, L); /* (form >= 3: the rescale, mixed by ptxas into the score dot's issue) */
     cg_emit_wgmma(g, o, &wa, &wb, late ? 2 : mode);
     if (late) {
       cg_overlap_issue(g, L, res);

@@ -1,23 +1,30 @@
 /* emit_overlap.c: requires the main-loop plan (dot_plan.c) with its wgmma
  * dots, ring lags and warp specialization decided; under
- * TILEC_ATTN_OVERLAP=1 issues a deferred wgmma dot (attention's O += P V of
- * iteration j) one iteration late, right after the waiting dot of iteration
- * j+1 (S = q k^T), and makes that dot wait with wait_group 1, so the softmax
- * of S_{j+1} runs while the tensor cores compute O += P_j V_j
- * (FlashAttention-3's intra-warpgroup overlap).  docs/pipelines.md
- * "Attention: the value dot one step late".
+ * TILEC_ATTN_OVERLAP=1|3|4 (opt-in, measured slower on the H200 so far:
+ * bench/RESULTS.md ninth session) issues a deferred wgmma dot (attention's
+ * O += P V of iteration j) one iteration late, right after the waiting dot
+ * of iteration j+1 (S = q k^T), and makes that dot wait with wait_group 1,
+ * so the softmax of S_{j+1} runs while the tensor cores compute
+ * O += P_j V_j (FlashAttention-3's intra-warpgroup overlap).
+ * docs/pipelines.md "Attention: the value dot one step late".
  *
  * Iteration j of the loop, as emitted:
  *   ring step (slot j full; the slot refilled is j-2's: with the ring's lag
  *     it is stage j+S-2, and every group reading it was waited for below)
+ *   [3, 4: O = O * alpha_{j-1}, the carried scale; ptxas mixes these FMULs
+ *     into the score dot's HGMMA issue]
  *   S_j = q k_j^T: fence, wgmma, commit             (no wait)
- *   O += P_{j-1} V_{j-1}: wgmma, commit, on the carried (already rescaled)
- *     accumulator and the carried packed P, B from slot j-1
+ *   [4: a CTA barrier: both warpgroups' score dots are queued first]
+ *   O += P_{j-1} V_{j-1}: wgmma, commit, on the carried accumulator and the
+ *     carried packed P, B from slot j-1
  *   wait_group 1: S_j complete, O += P V still running; the softmax of S_j
- *   wait_group 0 before the carried accumulator's first use (acc * alpha_j)
- *   the dot "O += P_j V_j" itself: nothing issued; its result is its
- *     accumulator operand (acc * alpha_j), yielded, and P_j's packed words and
- *     slot j are stored for iteration j+1
+ *   wait_group 0 before the carried accumulator's first use (1: acc *
+ *     alpha_j; 3, 4: that op, which is not emitted there), in a block of its own
+ *   the dot "O += P_j V_j" itself: nothing issued; P_j packed (after the
+ *     wait: packing it while the previous group runs made ptxas serialize
+ *     every wgmma, C7513), its words and slot j stored for iteration j+1; its
+ *     result is its accumulator operand (1) or the carried accumulator with
+ *     alpha_j stored (3, 4)
  * Iteration 0 issues the value dot with P = 0 on slot 0 (V_0, finite data:
  * O stays 0), under its softmax.  After the loop (when it ran) the last
  * value dot is issued and waited for.  No group crosses the back edge. */
@@ -72,7 +79,9 @@ void cg_plan_overlap(cg *g) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   const char *env = tl_code_env("TILEC_ATTN_OVERLAP");
-  int form = env && env[0] >= '1' && env[0] <= '3' && !env[1] ? env[0] - '0' : 0;
+  /* 1: the late dot alone; 3: also the rescale moved to its issue; 4: also both warpgroups' score
+   * dots issued first (2, P packed before the wait, made ptxas serialize every wgmma: C7513) */
+  int form = env && (env[0] == '1' || env[0] == '3' || env[0] == '4') && !env[1] ? env[0] - '0' : 0;
   if (!form) return;
   p->sink_form = form;
   int32_t *uses = tl_count_uses(f);
@@ -106,10 +115,10 @@ void cg_plan_overlap(cg *g) {
     p->wg_sink[k] = true;
     p->sink_wait_op[k] = first;
     p->sink_mul[k] = p->sink_scale[k] = -1;
-    /* form 3: the accumulator operand is carried * scale, the carried value's only use, one layout */
+    /* form >= 3: the accumulator operand is carried * scale, the carried value's only use, one layout */
     tl_value *av = tl_val(f, o->opnd[2]);
     tl_op *mul = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
-    if (form == 3 && mul && mul->opc == TL_OP_mul && av->def == first && uses[o->opnd[2]] == 1 && uses[carried] == 1 &&
+    if (form >= 3 && mul && mul->opc == TL_OP_mul && av->def == first && uses[o->opnd[2]] == 1 && uses[carried] == 1 &&
         (mul->opnd[0] == carried || mul->opnd[1] == carried)) {
       int32_t sc = mul->opnd[0] == carried ? mul->opnd[1] : mul->opnd[0];
       const tl_type *st = &tl_val(f, sc)->type;
@@ -122,8 +131,9 @@ void cg_plan_overlap(cg *g) {
                    "%sdot at %d:%d issued one step late: after the next step's score dot, which waits with "
                    "wait_group 1, so the softmax runs under it; its group is waited for before the carried "
                    "accumulator's first use%s%s",
-                   note.len ? "; " : "", o->loc.line, o->loc.col, form >= 2 ? ", its A packed before that wait" : "",
-                   p->sink_mul[k] >= 0 ? ", the accumulator's rescale done when it is issued" : "");
+                   note.len ? "; " : "", o->loc.line, o->loc.col,
+                   p->sink_mul[k] >= 0 ? ", the accumulator's rescale done before the score dot that issues it" : "",
+                   form == 4 ? ", a CTA barrier between the score dots and the late dots" : "");
   }
   if (note.len) p->sink_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
@@ -151,7 +161,7 @@ void cg_overlap_preheader(cg *g, int32_t L) {
 
 bool cg_overlap_in(cg *g, int32_t L) { return g->plan && sink_of(g->plan, g->f, L, 0) >= 0; }
 
-/* Form 3: the registers of carried value acc times the carried scale. */
+/* Form >= 3: the registers of carried value acc times the carried scale. */
 static LLVMValueRef *rescaled(cg *g, int k, int32_t acc) {
   cg_plan *p = g->plan;
   cg_val *x = cg_get(g, acc);
@@ -183,7 +193,7 @@ static LLVMValueRef *issue(cg *g, int k, int32_t acc, LLVMValueRef slot) {
   if (wb.kmajor && st->pitch > 128) wb.rowbytes = 128, wb.katom = st->rows * 128;
   wb.base = LLVMBuildAdd(g->B, cg_smem_base32(g),
                          LLVMBuildAdd(g->B, cg_i32(g, st->offset), LLVMBuildMul(g->B, slot, cg_i32(g, st->stage_bytes), ""), ""), "");
-  /* the dot's accumulator operand stands for the carried value (form 3: times the carried
+  /* the dot's accumulator operand stands for the carried value (form >= 3: times the carried
    * scale, the op emitted here instead of in its iteration) while it is emitted */
   cg_val keep_acc = g->vals[accv], keep_res = g->vals[res];
   cg_val in = *cg_get(g, acc);
@@ -200,6 +210,10 @@ static LLVMValueRef *issue(cg *g, int k, int32_t acc, LLVMValueRef slot) {
 void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
   cg_plan *p = g->plan;
   cg_ring *R = ring_of(p, L);
+  /* form 4: every warpgroup's score dot is issued before any late dot, so the tensor cores take
+   * both score dots first (else a warpgroup that reaches its issue first queues its O += P V
+   * ahead of the other's scores, whose softmax then starts a dot later) */
+  if (p->sink_form == 4) cg_barrier(g);
   for (int k = sink_of(p, g->f, L, 0); k >= 0; k = sink_of(p, g->f, L, k + 1)) {
     /* iteration 0: P is 0 and this iteration's slot holds finite data */
     LLVMValueRef s = LLVMBuildLoad2(g->B, g->i32, p->sink_slot[k], "");
@@ -219,10 +233,12 @@ void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef slot) {
   cg_plan *p = g->plan;
   int32_t D = (int32_t)(o - g->f->ops.data);
   int k = cg_wg_index(p, D);
-  LLVMValueRef *pk = p->sink_early_pk[k] ? p->sink_early_pk[k] : cg_dot_pack_a(g, D);
+  /* (packed here, after the wait: packing P_{j+1} while O += P_j V_j runs makes ptxas serialize
+   * every wgmma, C7513: a non-wgmma instruction defining a wgmma input inside its pipeline stage) */
+  LLVMValueRef *pk = cg_dot_pack_a(g, D);
   for (int i = 0; i < p->sink_npk[k]; i++) LLVMBuildStore(g->B, pk[i], p->sink_pk[k][i]);
   LLVMBuildStore(g->B, slot, p->sink_slot[k]);
-  /* the result: the accumulator operand, or (form 3) the carried value, its scale kept for the issue */
+  /* the result: the accumulator operand, or (form >= 3) the carried value, its scale kept for the issue */
   cg_val *acc = cg_get(g, p->sink_mul[k] >= 0 ? p->wg_carried[k] : o->opnd[2]);
   if (p->sink_mul[k] >= 0) {
     cg_val *sc = cg_get(g, p->sink_scale[k]);
@@ -238,9 +254,6 @@ bool cg_overlap_before_op(cg *g, int32_t id) {
   if (!p || g->plan_f != g->f) return false;
   for (int k = 0; k < p->nwg; k++)
     if (p->wg_sink[k] && p->sink_wait_op[k] == id) {
-      /* form >= 2: P packed here, before the wait's branch, where ptxas mixes the conversions into
-       * the softmax (at the dot they came after the wait, on the step's critical path) */
-      if (p->sink_form == 2) p->sink_early_pk[k] = cg_dot_pack_a(g, p->wg_dots[k]);
       skip = skip || p->sink_mul[k] == id;
       /* ptxas (13.0) schedules a wait like any instruction without register operands: in the
        * softmax's block it moved it to the block's top, above the row max and every exp2 (the

@@ -112,12 +112,11 @@ typedef struct cg_plan {
   int sink_npk[4];         /* its packed register A words carried to the next iteration */
   LLVMValueRef *sink_pk[4]; /* allocas of those words (0 before the first iteration) */
   LLVMValueRef sink_slot[4]; /* alloca: the ring slot its B was read from, -1 before the first */
-  int sink_form;           /* 1: A packed at the dot; 2: packed before the wait; 3: also the rescale late */
-  LLVMValueRef *sink_early_pk[4]; /* form >= 2: the words packed before the wait */
-  int32_t sink_mul[4];     /* form 3: the op acc * alpha (the dot's accumulator operand), not emitted in place */
-  int32_t sink_scale[4];   /* form 3: its other operand, carried to the next iteration */
-  LLVMValueRef *sink_sc[4]; /* form 3: allocas of that operand's registers */
-  LLVMValueRef *sink_scaled[4]; /* form 3: the rescaled accumulator, computed before the waiting dot */
+  int sink_form;           /* TILEC_ATTN_OVERLAP: 1, 3 (the rescale at the issue) or 4 (3 + a barrier) */
+  int32_t sink_mul[4];     /* form >= 3: the op acc * alpha (the dot's accumulator operand), not emitted in place */
+  int32_t sink_scale[4];   /* ... its other operand, carried to the next iteration */
+  LLVMValueRef *sink_sc[4]; /* ... allocas of that operand's registers */
+  LLVMValueRef *sink_scaled[4]; /* ... the rescaled accumulator, computed before the waiting dot's fence */
   const char *sink_note;   /* --explain */
   int ntma;               /* hidden tensor-map parameters */
   tl_tma_desc tma[TL_MAX_TMA];
@@ -148,7 +147,7 @@ typedef struct cg_plan {
 void cg_plan_overlap(cg *g);
 void cg_overlap_preheader(cg *g, int32_t L);
 bool cg_overlap_in(cg *g, int32_t L);
-void cg_overlap_before_waiting(cg *g, int32_t L); /* form 3: the rescale, before the waiting dot's fence */
+void cg_overlap_before_waiting(cg *g, int32_t L); /* form >= 3: the rescale, before the waiting dot's fence */
 void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res);
 void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef slot);
 /* emit_dot.c: dot D's register A (a 16-bit cast of an f32 tile in the accumulator layout) packed
