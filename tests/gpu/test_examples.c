@@ -78,7 +78,8 @@ static const struct {
                      {"TILEC_ATTN_WS", "producer", false},
                      {"TILEC_ATTN_WS", "pingpong", true},
                      /* the value dot a step late (emit_overlap.c) */
-                     {"TILEC_ATTN_OVERLAP", "3", true}};
+                     {"TILEC_ATTN_OVERLAP", "3", false},
+                     {"TILEC_ATTN_OVERLAP", "4", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 
 typedef struct tensor_buf {
