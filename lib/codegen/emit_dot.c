@@ -565,7 +565,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
       cg_overlap_defer(g, o, RB->rd_slot);
       return;
     }
-    bool late = mode == 0 && cg_overlap_in(g, L); /* the waiting dot of a loop with a late dot */
+    bool late = mode == 0 && cg_overlap_waiter(g, D); /* the waiting dot of a loop with a late dot */
     cg_ws_turn_before(g, D, L);
     if (late) cg_overlap_before_waiting(g, L); /* (form >= 3: the rescale, mixed by ptxas into the score dot's issue) */
     cg_emit_wgmma(g, o, &wa, &wb, late ? 2 : mode);

@@ -48,7 +48,17 @@ static cg_ring *ring_of(cg_plan *p, int32_t L) {
   return NULL;
 }
 
-/* Why deferred dot k cannot be issued one iteration late, or NULL. */
+/* Index in loop L's body of the top-level op holding op id (nested ops count as their
+ * ancestor), or INT32_MAX. */
+static int32_t top_pos(tl_func *f, int32_t L, int32_t id) {
+  while (id >= 0 && tl_op_at(f, id)->parent != L) id = tl_op_at(f, id)->parent;
+  tl_region *body = &tl_op_at(f, L)->regions[0];
+  for (int32_t i = 0; id >= 0 && i < body->ops.len; i++)
+    if (body->ops.data[i] == id) return i;
+  return INT32_MAX;
+}
+
+/* Why deferred dot k cannot be issued one iteration late (else NULL, its waiting dot recorded). */
 static const char *sink_unfit(cg *g, int k) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -65,13 +75,16 @@ static const char *sink_unfit(cg *g, int k) {
   if (p->vkind[b] != SRC_STREAM || p->streams[p->vstream[b]].for_op != L || p->streams[p->vstream[b]].wg_tr)
     return "B does not stream through the loop's ring";
   if (cg_dot_promotes(g, o)) return "a promoting dot";
-  /* the dot that waits for all groups: before it in the body */
-  int waiting = 0;
+  /* the loop's wgmma dots: it and one that waits for all groups, before it in the body */
+  int others = 0, waiting = -1;
   for (int i = 0; i < p->nwg; i++) {
     tl_op *w = tl_op_at(f, p->wg_dots[i]);
-    if (i != k && w->parent == L && !p->wg_inflight[i] && !p->wg_defer[i] && p->wg_dots[i] < D) waiting++;
+    if (i == k || w->parent != L) continue;
+    others++;
+    if (!p->wg_inflight[i] && !p->wg_defer[i] && top_pos(f, L, p->wg_dots[i]) < top_pos(f, L, D)) waiting = i;
   }
-  if (waiting != 1) return "not one waiting dot before it";
+  if (others != 1 || waiting < 0) return "the loop's wgmma dots are not a waiting dot and this one";
+  p->sink_waiter[k] = p->wg_dots[waiting];
   return NULL;
 }
 
@@ -96,20 +109,19 @@ void cg_plan_overlap(cg *g) {
     }
     int32_t L = o->parent, carried = p->wg_carried[k];
     tl_region *body = &tl_op_at(f, L)->regions[0];
-    int32_t first = -1;
-    for (int32_t i = 0; i < body->ops.len && first < 0; i++) {
-      int32_t id = body->ops.data[i];
-      for (int32_t u = 0; u < f->ops.len && first < 0; u++) {
-        tl_op *x = tl_op_at(f, u);
-        if (x->flags & TL_OPF_DEAD) continue;
-        int32_t top = u;
-        while (top >= 0 && tl_op_at(f, top)->parent != L) top = tl_op_at(f, top)->parent;
-        if (top != id) continue;
-        for (int j = 0; j < x->nopnd; j++)
-          if (x->opnd[j] == carried) first = id;
-      }
+    int32_t firstpos = INT32_MAX;
+    for (int32_t u = 0; u < f->ops.len; u++) {
+      tl_op *x = tl_op_at(f, u);
+      if (x->flags & TL_OPF_DEAD) continue;
+      for (int j = 0; j < x->nopnd; j++)
+        if (x->opnd[j] == carried) {
+          int32_t pos = top_pos(f, L, u);
+          if (pos < firstpos) firstpos = pos;
+        }
     }
-    if (first < 0) continue;
+    /* (the defer rule put the first use after the waiting dot) */
+    if (firstpos == INT32_MAX || firstpos <= top_pos(f, L, p->sink_waiter[k])) continue;
+    int32_t first = body->ops.data[firstpos];
     const tl_type *at = &tl_val(f, o->opnd[0])->type;
     const tl_layout *lc = cg_layout(g, o->res[0]);
     p->wg_sink[k] = true;
@@ -159,7 +171,12 @@ void cg_overlap_preheader(cg *g, int32_t L) {
   }
 }
 
-bool cg_overlap_in(cg *g, int32_t L) { return g->plan && sink_of(g->plan, g->f, L, 0) >= 0; }
+bool cg_overlap_waiter(cg *g, int32_t D) {
+  cg_plan *p = g->plan;
+  for (int k = 0; p && k < p->nwg; k++)
+    if (p->wg_sink[k] && p->sink_waiter[k] == D) return true;
+  return false;
+}
 
 /* Form >= 3: the registers of carried value acc times the carried scale. */
 static LLVMValueRef *rescaled(cg *g, int k, int32_t acc) {

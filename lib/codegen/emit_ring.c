@@ -613,10 +613,10 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
 void cg_loop_exit(cg *g, int32_t for_op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f) return;
+  cg_overlap_exit(g, for_op); /* a wgmma dot issued a step late: its last one, waited for */
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
       if (p->rings[i].lag) {
-        cg_overlap_exit(g, for_op); /* the value dot issued a step late: its last one */
         /* no wgmma may still be writing the accumulators.  ptxas (13.0)
          * serializes every wgmma (C7514) unless this wait is the first
          * instruction of its block, so it gets a block of its own behind a

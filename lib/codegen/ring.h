@@ -109,6 +109,7 @@ typedef struct cg_plan {
    * that dot's wait_group 1 runs under it */
   bool wg_sink[4];
   int32_t sink_wait_op[4]; /* top-level body op before which its group is waited (wait_group 0) */
+  int32_t sink_waiter[4];  /* the loop's waiting dot (the score dot) it is issued after */
   int sink_npk[4];         /* its packed register A words carried to the next iteration */
   LLVMValueRef *sink_pk[4]; /* allocas of those words (0 before the first iteration) */
   LLVMValueRef sink_slot[4]; /* alloca: the ring slot its B was read from, -1 before the first */
@@ -146,7 +147,7 @@ typedef struct cg_plan {
  * accumulator operand); cg_overlap_exit issues the last one after the loop. */
 void cg_plan_overlap(cg *g);
 void cg_overlap_preheader(cg *g, int32_t L);
-bool cg_overlap_in(cg *g, int32_t L);
+bool cg_overlap_waiter(cg *g, int32_t D); /* dot D is the waiting dot a late dot is issued after */
 void cg_overlap_before_waiting(cg *g, int32_t L); /* form >= 3: the rescale, before the waiting dot's fence */
 void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res);
 void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef slot);
