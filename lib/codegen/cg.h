@@ -128,6 +128,9 @@ void cg_make_plan(cg *g);
  * and at the start of the exit block (cp.async.wait_group 0 drain). */
 void cg_loop_preheader(cg *g, int32_t for_op);
 void cg_loop_exit(cg *g, int32_t for_op);
+/* emit_overlap.c: before top-level body op id, the wait of a wgmma group issued a step late;
+ * true: op id is not emitted here (the rescale moved to the next iteration). */
+bool cg_overlap_before_op(cg *g, int32_t id);
 /* TMA (docs/pipelines.md "TMA ring"): the hidden tensor-map parameters the
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */

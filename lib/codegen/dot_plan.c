@@ -436,6 +436,7 @@ void cg_make_plan(cg *g) {
   }
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);
+  cg_plan_overlap(g);
   persist = cg_plan_epilogue(g, persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);

@@ -180,6 +180,16 @@ static LLVMValueRef *pack_regs_a(cg *g, const dotgeo *q, int32_t a) {
   return pk;
 }
 
+LLVMValueRef *cg_dot_pack_a(cg *g, int32_t D) {
+  tl_op *o = tl_op_at(g->f, D);
+  const tl_type *at = &tl_val(g->f, o->opnd[0])->type;
+  dotgeo q;
+  memset(&q, 0, sizeof q);
+  q.M = at->shape[0], q.K = at->shape[1], q.kstep = tl_dot_kstep((tl_dtype)at->dtype);
+  q.mrep = q.M / (16 * cg_layout(g, o->res[0])->mma_wm);
+  return pack_regs_a(g, &q, o->opnd[0]);
+}
+
 /* The B fragments of an operand computed in its fragment layout
  * (tl_layout_mma_b: TILEC_PROLOGUE_FRAG, an operand prologue's result), all
  * k-slices at once (pk[(kk * nrep + ni) * 2 + h]): registers (k, k + 1) of
@@ -551,8 +561,18 @@ void cg_emit_dot(cg *g, tl_op *o) {
     bool deferred_in_loop = false;
     for (int k = 0; k < p->nwg; k++)
       deferred_in_loop = deferred_in_loop || (p->wg_defer[k] && tl_op_at(f, p->wg_dots[k])->parent == L);
+    if (p->wg_sink[wi]) { /* issued in the next iteration (emit_overlap.c) */
+      cg_overlap_defer(g, o, RB->rd_slot);
+      return;
+    }
+    bool late = mode == 0 && cg_overlap_waiter(g, D); /* the waiting dot of a loop with a late dot */
     cg_ws_turn_before(g, D, L);
-    cg_emit_wgmma(g, o, &wa, &wb, mode);
+    if (late) cg_overlap_before_waiting(g, L); /* (form >= 3: the rescale, mixed by ptxas into the score dot's issue) */
+    cg_emit_wgmma(g, o, &wa, &wb, late ? 2 : mode);
+    if (late) {
+      cg_overlap_issue(g, L, res);
+      return;
+    }
     /* warp-specialized: the slot(s) read are free; with a deferred dot in
      * the loop the waiting dot frees the slot before (its wait completed the
      * deferred group that read it), the deferred dot frees nothing */

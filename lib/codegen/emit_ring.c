@@ -603,6 +603,7 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
   cg_make_plan(g);
   cg_plan *p = g->plan;
   tl_op *lo = tl_op_at(g->f, for_op);
+  cg_overlap_preheader(g, for_op);
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
     if (R->for_op != for_op || (R->pre_done && !R->ws)) continue;
@@ -620,6 +621,7 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
 void cg_loop_exit(cg *g, int32_t for_op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f) return;
+  cg_overlap_exit(g, for_op); /* a wgmma dot issued a step late: its last one, waited for */
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
       if (p->rings[i].lag) {

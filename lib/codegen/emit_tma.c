@@ -112,12 +112,14 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
   ki->cluster = g->plan->cluster;
-  if (g->plan->ws_note) {
-    tl_sbuf b = {0};
-    tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", g->plan->ws_note);
-    if (b.data) ki->tma_note = tl_strdup(&g->ctx->arena, b.data);
-    tl_sbuf_free(&b);
-  }
+  const char *more[2] = {g->plan->ws_note, g->plan->sink_note};
+  for (int i = 0; i < 2; i++)
+    if (more[i]) {
+      tl_sbuf b = {0};
+      tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", more[i]);
+      if (b.data) ki->tma_note = tl_strdup(&g->ctx->arena, b.data);
+      tl_sbuf_free(&b);
+    }
 }
 
 /* ---- the TMA ring ---------------------------------------------------------------------- */

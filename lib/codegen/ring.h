@@ -110,6 +110,21 @@ typedef struct cg_plan {
                            * (its wait_group 0) or the loop exit waits (attention's O += P V) */
   int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
   int nwg;
+  /* attention's overlap (emit_overlap.c, TILEC_ATTN_OVERLAP): a deferred dot whose wgmma is issued
+   * one iteration late, right after the waiting dot of the next iteration, so the softmax after
+   * that dot's wait_group 1 runs under it */
+  bool wg_sink[4];
+  int32_t sink_wait_op[4]; /* top-level body op before which its group is waited (wait_group 0) */
+  int32_t sink_waiter[4];  /* the loop's waiting dot (the score dot) it is issued after */
+  int sink_npk[4];         /* its packed register A words carried to the next iteration */
+  LLVMValueRef *sink_pk[4]; /* allocas of those words (0 before the first iteration) */
+  LLVMValueRef sink_slot[4]; /* alloca: the ring slot its B was read from, -1 before the first */
+  int sink_form;           /* TILEC_ATTN_OVERLAP: 1, 3 (the rescale at the issue) or 4 (3 + a barrier) */
+  int32_t sink_mul[4];     /* form >= 3: the op acc * alpha (the dot's accumulator operand), not emitted in place */
+  int32_t sink_scale[4];   /* ... its other operand, carried to the next iteration */
+  LLVMValueRef *sink_sc[4]; /* ... allocas of that operand's registers */
+  LLVMValueRef *sink_scaled[4]; /* ... the rescaled accumulator, computed before the waiting dot's fence */
+  const char *sink_note;   /* --explain */
   int ntma;               /* hidden tensor-map parameters */
   tl_tma_desc tma[TL_MAX_TMA];
   LLVMValueRef tmap[TL_MAX_TMA]; /* i64 generic address of each map (kernel prologue) */
@@ -128,6 +143,24 @@ typedef struct cg_plan {
   struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
 } cg_plan;
+
+/* emit_overlap.c (TILEC_ATTN_OVERLAP): a deferred wgmma dot issued one iteration late.
+ * cg_plan_overlap decides (after the lags and warp specialization); the loop's preheader
+ * initializes the carried words; the waiting dot of a loop with such a dot commits without a wait
+ * and calls cg_overlap_issue (the late dots, wait_group 1, the waiting dot's result fenced);
+ * cg_overlap_before_op waits (wait_group 0) before the carried accumulator's first use;
+ * cg_overlap_defer stands in for the dot itself (stores its A words and slot, its result is its
+ * accumulator operand); cg_overlap_exit issues the last one after the loop. */
+void cg_plan_overlap(cg *g);
+void cg_overlap_preheader(cg *g, int32_t L);
+bool cg_overlap_waiter(cg *g, int32_t D); /* dot D is the waiting dot a late dot is issued after */
+void cg_overlap_before_waiting(cg *g, int32_t L); /* form >= 3: the rescale, before the waiting dot's fence */
+void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res);
+void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef slot);
+/* emit_dot.c: dot D's register A (a 16-bit cast of an f32 tile in the accumulator layout) packed
+ * into its wgmma / mma.sync A fragments, pk[(mi * nk + kk) * 4 + i]. */
+LLVMValueRef *cg_dot_pack_a(cg *g, int32_t D);
+void cg_overlap_exit(cg *g, int32_t L);
 
 /* emit_prologue.c: load o (an operand prologue's, stream s) read back from
  * ring slot `slot` (i32) into registers in its layout. */

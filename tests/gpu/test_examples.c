@@ -82,7 +82,15 @@ static const char *const gemm_variants[][4] = {
 static const int64_t attn_sizes[][3] = {{1, 1, 1}, {1, 3, 127}, {2, 1, 129}, {1, 2, 1000}, {1, 1, 4097}};
 #define NATTN (int)(sizeof attn_sizes / sizeof attn_sizes[0])
 #define ATTN_ROUND 1000 /* run_round's round index of attn_sizes[0] */
-static const char *const attn_variants[] = {NULL, "producer", "pingpong"};
+static const struct {
+  const char *env, *value; /* the switch (NULL: the default form) */
+  bool longest;            /* also at the longest length */
+} attn_variants[] = {{NULL, NULL, false},
+                     {"TILEC_ATTN_WS", "producer", false},
+                     {"TILEC_ATTN_WS", "pingpong", true},
+                     /* the value dot a step late (emit_overlap.c) */
+                     {"TILEC_ATTN_OVERLAP", "3", false},
+                     {"TILEC_ATTN_OVERLAP", "4", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 
 typedef struct tensor_buf {
@@ -246,11 +254,12 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
   return ok;
 }
 
-/* attn.tile's cutlass_attn_fwd under the TILEC_ATTN_WS variants (read when
- * the program compiles; in the cache key). */
+/* attn.tile's cutlass_attn_fwd under the TILEC_ATTN_WS and TILEC_ATTN_OVERLAP
+ * variants (read when the program compiles; in the cache key). */
 static void run_attn_ws(const char *dir, const char *name) {
   for (int v = 0; v < NATTN_VARIANTS; v++) {
-    if (attn_variants[v]) setenv("TILEC_ATTN_WS", attn_variants[v], 1);
+    const char *env = attn_variants[v].env, *val = attn_variants[v].value;
+    if (env) setenv(env, val, 1);
     for (int c = 0; c < 4; c++) {
       int D = c & 1 ? 128 : 64, causal = c >> 1;
       char path[4096];
@@ -268,23 +277,23 @@ static void run_attn_ws(const char *dir, const char *name) {
         if (!strcmp(tilec_program_kernel_name(p, i), "cutlass_attn_fwd")) ki = i;
       tilec_kernel *k = ki >= 0 ? gpu_load_kernel(p, name, "cutlass_attn_fwd") : NULL;
       if (!k) {
-        printf("FAIL %s:cutlass_attn_fwd D=%d CAUSAL=%d TILEC_ATTN_WS=%s: %s\n", name, D, causal,
-               attn_variants[v] ? attn_variants[v] : "", p ? tilec_program_log(p) : tilec_status_string(st));
+        printf("FAIL %s:cutlass_attn_fwd D=%d CAUSAL=%d %s=%s: %s\n", name, D, causal, env ? env : "",
+               env ? val : "", p ? tilec_program_log(p) : tilec_status_string(st));
         failures++;
         tilec_program_destroy(p);
         continue;
       }
-      printf("-- %s:cutlass_attn_fwd D=%d CAUSAL=%d, TILEC_ATTN_WS=%s\n", name, D, causal,
-             attn_variants[v] ? attn_variants[v] : "(default)");
+      printf("-- %s:cutlass_attn_fwd D=%d CAUSAL=%d, %s=%s\n", name, D, causal, env ? env : "",
+             env ? val : "(default)");
       for (int r = 0; r < NATTN; r++) {
-        if (r == NATTN - 1 && v != NATTN_VARIANTS - 1) continue;
+        if (r == NATTN - 1 && !attn_variants[v].longest) continue;
         if (run_round(p, k, ki, name, ATTN_ROUND + r)) passes++;
         else failures++;
       }
       tilec_kernel_destroy(k);
       tilec_program_destroy(p);
     }
-    unsetenv("TILEC_ATTN_WS");
+    if (env) unsetenv(env);
   }
 }
 
