@@ -588,6 +588,9 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
 /* ---- the driver --------------------------------------------------------------------------- */
 
 static pthread_once_t target_once = PTHREAD_ONCE_INIT;
+/* The NVPTX back end's IR passes run in tilec's pipeline (nvptx_ir_passes);
+ * false under TILEC_NVPTX_IR=llvm.  Set once, with the back-end options. */
+static bool nvptx_ir_in_pipeline = true;
 static void init_target(void) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
@@ -599,10 +602,16 @@ static void init_target(void) {
    * no other LLVM user of the process.
    *   -disable-cgp: no CodeGenPrepare (15 M of attn's ~570 M instructions,
    *   mostly re-parsing inline asm constraints); ptxas' SASS is as short or
-   *   shorter without it on every example (attn's main loop 2303 -> 2291). */
+   *   shorter without it on every example (attn's main loop 2303 -> 2291).
+   *   -start-before=atomic-expand: the back end skips its IR passes up to
+   *   AtomicExpand; tilec's pipeline runs them instead, less the EarlyCSE
+   *   that found nothing (nvptx_ir_passes, docs/codegen.md "Round 7"). */
   static char buf[1024];
-  const char *argv[33] = {"tilec", "-disable-cgp"};
+  const char *argv[34] = {"tilec", "-disable-cgp"};
   int argc = 2;
+  const char *nvptx_ir = tl_code_env("TILEC_NVPTX_IR");
+  nvptx_ir_in_pipeline = !(nvptx_ir && !strcmp(nvptx_ir, "llvm"));
+  if (nvptx_ir_in_pipeline) argv[argc++] = "-start-before=atomic-expand";
   const char *env = tl_code_env("TILEC_LLVM_ARGS");
   if (env && *env) {
     snprintf(buf, sizeof buf, "%s", env);
@@ -613,7 +622,7 @@ static void init_target(void) {
       while (*t && *t != ' ') t++;
       if (*t) *t++ = 0;
       /* -help / -version print and exit: not from a library */
-      if (!strstr(tok, "help") && !strstr(tok, "version")) argv[argc++] = tok;
+      if (!strstr(tok, "help") && !strstr(tok, "version") && argc < 34) argv[argc++] = tok;
     }
   }
   LLVMParseCommandLineOptions(argc, argv, "tilec");
@@ -684,6 +693,39 @@ static const char tl_o1_passes[] =
     "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"
     "licm<allowspeculation>),loop(indvars)," TL_SIMPLIFYCFG_LATE ",infer-alignment," TL_INSTCOMBINE ","
     "loop-mssa(licm<allowspeculation>),div-rem-pairs),globaldce";
+
+/* The IR passes the NVPTX back end (LLVM 19, NVPTXPassConfig::addIRPasses
+ * and TargetPassConfig::addISelPasses) runs before AtomicExpand, in its
+ * order, run at the end of tilec's pipeline instead: init_target's
+ * -start-before=atomic-expand makes the back end skip them (docs/codegen.md
+ * "Round 7").  Left out: the EarlyCSE after NaryReassociate (13 M of attn_fwd's
+ * 545 M instructions; the PTX of every example byte-identical without it, and
+ * the EarlyCSE the back end runs after LSR still follows), and the passes with
+ * no new-PM form in LLVM 19, which have nothing to do on tilec's modules
+ * (image handles, global names with '.', generic-space globals, byval or
+ * generic kernel pointers, allocas, local atomics: the corpus's PTX is
+ * byte-identical without them, tests/lit/codegen/nvptx-ir.test).  At
+ * CodeGenOpt::None the back end runs only the lowering ones; at Aggressive
+ * its first EarlyCSE is a GVN. */
+#define TL_NVPTX_LOWERING \
+  "pre-isel-intrinsic-lowering,function(expand-large-div-rem,expand-large-fp-convert,nvvm-reflect),generic-to-nvvm"
+#define TL_NVPTX_SCALAR(cse) \
+  ",function(sroa<preserve-cfg>,infer-address-spaces,separate-const-offset-from-gep,speculative-execution,slsr," cse \
+  ",nary-reassociate)"
+static const char *nvptx_ir_passes(LLVMCodeGenOptLevel cgl) {
+  if (!nvptx_ir_in_pipeline) return "";
+  if (cgl == LLVMCodeGenLevelNone) return TL_NVPTX_LOWERING;
+  if (cgl == LLVMCodeGenLevelAggressive) return TL_NVPTX_LOWERING TL_NVPTX_SCALAR("gvn");
+  return TL_NVPTX_LOWERING TL_NVPTX_SCALAR("early-cse");
+}
+
+/* pipeline "," back, in ctx's arena. */
+static char *join_passes(tl_ctx *ctx, const char *pipeline, const char *back) {
+  size_t n = strlen(pipeline) + strlen(back) + 2;
+  char *s = tl_alloc(&ctx->arena, n);
+  snprintf(s, n, "%s%s%s", pipeline, *back ? "," : "", back);
+  return s;
+}
 
 /* Lower function i of m; false when it reported an unsupported construct. */
 static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_kernel_info *ki) {
@@ -831,9 +873,13 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   int nunits = threads > 1 ? nk : 1;
   cg_unit *units = tl_alloc(&ctx->arena, sizeof(cg_unit) * (size_t)nunits);
   memset(units, 0, sizeof(cg_unit) * (size_t)nunits);
+  /* every pipeline ends with the back end's IR passes (nvptx_ir_passes) */
+  const char *back = nvptx_ir_passes(cgl);
+  const char *full = join_passes(ctx, passes, back);
+  const char *full_fallback = passes == tl_o1_passes ? join_passes(ctx, dflt, back) : NULL;
   for (int u = 0; u < nunits; u++) {
-    units[u].passes = passes;
-    units[u].fallback = passes == tl_o1_passes ? dflt : NULL;
+    units[u].passes = full;
+    units[u].fallback = full_fallback;
     units[u].want_ir = !o || !o->no_llvm_ir;
   }
 
