@@ -605,24 +605,26 @@ static void init_target(void) {
    *   shorter without it on every example (attn's main loop 2303 -> 2291).
    *   -start-before=atomic-expand: the back end skips its IR passes up to
    *   AtomicExpand; tilec's pipeline runs them instead, less the EarlyCSE
-   *   that found nothing (nvptx_ir_passes, docs/codegen.md "Round 7"). */
+   *   that found nothing (nvptx_ir_passes, docs/codegen.md "Round 7").
+   *   -disable-constant-hoisting: PTX byte-identical on every example without
+   *   it (NVPTX immediates cost nothing to materialize), -1.6 M on attn_fwd. */
   static char buf[1024];
-  const char *argv[34] = {"tilec", "-disable-cgp"};
-  int argc = 2;
+  const char *argv[35] = {"tilec", "-disable-cgp", "-disable-constant-hoisting"};
+  int argc = 3;
   const char *nvptx_ir = tl_code_env("TILEC_NVPTX_IR");
   nvptx_ir_in_pipeline = !(nvptx_ir && !strcmp(nvptx_ir, "llvm"));
   if (nvptx_ir_in_pipeline) argv[argc++] = "-start-before=atomic-expand";
   const char *env = tl_code_env("TILEC_LLVM_ARGS");
   if (env && *env) {
     snprintf(buf, sizeof buf, "%s", env);
-    for (char *t = buf; *t && argc < 33;) { /* split at spaces */
+    for (char *t = buf; *t && argc < 35;) { /* split at spaces */
       while (*t == ' ') *t++ = 0;
       if (!*t) break;
       char *tok = t;
       while (*t && *t != ' ') t++;
       if (*t) *t++ = 0;
       /* -help / -version print and exit: not from a library */
-      if (!strstr(tok, "help") && !strstr(tok, "version") && argc < 34) argv[argc++] = tok;
+      if (!strstr(tok, "help") && !strstr(tok, "version") && argc < 35) argv[argc++] = tok;
     }
   }
   LLVMParseCommandLineOptions(argc, argv, "tilec");
