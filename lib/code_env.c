@@ -11,7 +11,7 @@ static const char *const code_env_names[] = {
     "TILEC_RCP",        "TILEC_I2F",          "TILEC_ROW_LAYOUT",    "TILEC_RAND_BLOCK",    "TILEC_BF16_WORDS",
     "TILEC_GATHER_LAYOUT", "TILEC_PHILOX_ASM", "TILEC_LLVM_ARGS",    "TILEC_LLVM_CGLEVEL",  "TILEC_LLVM_PASSES",
     "TILEC_CLUSTER",    "TILEC_CLUSTER_SCOPE", "TILEC_TILE_GROUP",   "TILEC_EPI_PACK",      "TILEC_TILE_PREFETCH",
-    "TILEC_SLOT_CSE",   "TILEC_EXACT_FMA",    "TILEC_MAXNREG",       "TILEC_ATTN_OVERLAP",
+    "TILEC_SLOT_CSE",   "TILEC_EXACT_FMA",    "TILEC_MAXNREG",       "TILEC_ATTN_OVERLAP",  "TILEC_NVPTX_IR",
 };
 
 const char *tl_code_env_name(size_t i) {

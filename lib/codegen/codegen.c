@@ -598,6 +598,9 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
 /* ---- the driver --------------------------------------------------------------------------- */
 
 static pthread_once_t target_once = PTHREAD_ONCE_INIT;
+/* The NVPTX back end's IR passes run in tilec's pipeline (nvptx_ir_passes);
+ * false under TILEC_NVPTX_IR=llvm.  Set once, with the back-end options. */
+static bool nvptx_ir_in_pipeline = true;
 static void init_target(void) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
@@ -609,21 +612,33 @@ static void init_target(void) {
    * no other LLVM user of the process.
    *   -disable-cgp: no CodeGenPrepare (15 M of attn's ~570 M instructions,
    *   mostly re-parsing inline asm constraints); ptxas' SASS is as short or
-   *   shorter without it on every example (attn's main loop 2303 -> 2291). */
+   *   shorter without it on every example (attn's main loop 2303 -> 2291).
+   *   -start-before=atomic-expand: the back end skips its IR passes up to
+   *   AtomicExpand; tilec's pipeline runs them instead, less the EarlyCSE
+   *   that found nothing (nvptx_ir_passes, docs/codegen.md "Round 7").
+   *   -disable-constant-hoisting: PTX byte-identical on every example without
+   *   it (NVPTX immediates cost nothing to materialize), -1.6 M on attn_fwd. */
   static char buf[1024];
-  const char *argv[33] = {"tilec", "-disable-cgp"};
-  int argc = 2;
+  const char *argv[35] = {"tilec", "-disable-cgp", "-disable-constant-hoisting"};
+  int argc = 3;
+  const char *nvptx_ir = tl_code_env("TILEC_NVPTX_IR");
+  /* The pass list of nvptx_ir_passes and the pass name are LLVM 19's: another LLVM keeps its own
+   * back-end passes (an unregistered -start-before pass would end the process, not return). */
+  unsigned llvm_major = 0, llvm_minor = 0, llvm_patch = 0;
+  LLVMGetVersion(&llvm_major, &llvm_minor, &llvm_patch);
+  nvptx_ir_in_pipeline = llvm_major == 19 && !(nvptx_ir && !strcmp(nvptx_ir, "llvm"));
+  if (nvptx_ir_in_pipeline) argv[argc++] = "-start-before=atomic-expand";
   const char *env = tl_code_env("TILEC_LLVM_ARGS");
   if (env && *env) {
     snprintf(buf, sizeof buf, "%s", env);
-    for (char *t = buf; *t && argc < 33;) { /* split at spaces */
+    for (char *t = buf; *t && argc < 35;) { /* split at spaces */
       while (*t == ' ') *t++ = 0;
       if (!*t) break;
       char *tok = t;
       while (*t && *t != ' ') t++;
       if (*t) *t++ = 0;
       /* -help / -version print and exit: not from a library */
-      if (!strstr(tok, "help") && !strstr(tok, "version")) argv[argc++] = tok;
+      if (!strstr(tok, "help") && !strstr(tok, "version") && argc < 35) argv[argc++] = tok;
     }
   }
   LLVMParseCommandLineOptions(argc, argv, "tilec");
@@ -694,6 +709,39 @@ static const char tl_o1_passes[] =
     "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"
     "licm<allowspeculation>),loop(indvars)," TL_SIMPLIFYCFG_LATE ",infer-alignment," TL_INSTCOMBINE ","
     "loop-mssa(licm<allowspeculation>),div-rem-pairs),globaldce";
+
+/* The IR passes the NVPTX back end (LLVM 19, NVPTXPassConfig::addIRPasses
+ * and TargetPassConfig::addISelPasses) runs before AtomicExpand, in its
+ * order, run at the end of tilec's pipeline instead: init_target's
+ * -start-before=atomic-expand makes the back end skip them (docs/codegen.md
+ * "Round 7").  Left out: the EarlyCSE after NaryReassociate (13 M of attn_fwd's
+ * 545 M instructions; the PTX of every example byte-identical without it, and
+ * the EarlyCSE the back end runs after LSR still follows), and the passes with
+ * no new-PM form in LLVM 19, which have nothing to do on tilec's modules
+ * (image handles, global names with '.', generic-space globals, byval or
+ * generic kernel pointers, allocas, local atomics: the corpus's PTX is
+ * byte-identical without them, tests/lit/codegen/nvptx-ir.test).  At
+ * CodeGenOpt::None the back end runs only the lowering ones; at Aggressive
+ * its first EarlyCSE is a GVN. */
+#define TL_NVPTX_LOWERING \
+  "pre-isel-intrinsic-lowering,function(expand-large-div-rem,expand-large-fp-convert,nvvm-reflect),generic-to-nvvm"
+#define TL_NVPTX_SCALAR(cse) \
+  ",function(sroa<preserve-cfg>,infer-address-spaces,separate-const-offset-from-gep,speculative-execution,slsr," cse \
+  ",nary-reassociate)"
+static const char *nvptx_ir_passes(LLVMCodeGenOptLevel cgl) {
+  if (!nvptx_ir_in_pipeline) return "";
+  if (cgl == LLVMCodeGenLevelNone) return TL_NVPTX_LOWERING;
+  if (cgl == LLVMCodeGenLevelAggressive) return TL_NVPTX_LOWERING TL_NVPTX_SCALAR("gvn");
+  return TL_NVPTX_LOWERING TL_NVPTX_SCALAR("early-cse");
+}
+
+/* pipeline "," back, in ctx's arena. */
+static char *join_passes(tl_ctx *ctx, const char *pipeline, const char *back) {
+  size_t n = strlen(pipeline) + strlen(back) + 2;
+  char *s = tl_alloc(&ctx->arena, n);
+  snprintf(s, n, "%s%s%s", pipeline, *back ? "," : "", back);
+  return s;
+}
 
 /* Lower function i of m; false when it reported an unsupported construct. */
 static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_kernel_info *ki) {
@@ -841,9 +889,13 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   int nunits = threads > 1 ? nk : 1;
   cg_unit *units = tl_alloc(&ctx->arena, sizeof(cg_unit) * (size_t)nunits);
   memset(units, 0, sizeof(cg_unit) * (size_t)nunits);
+  /* every pipeline ends with the back end's IR passes (nvptx_ir_passes) */
+  const char *back = nvptx_ir_passes(cgl);
+  const char *full = join_passes(ctx, passes, back);
+  const char *full_fallback = passes == tl_o1_passes ? join_passes(ctx, dflt, back) : NULL;
   for (int u = 0; u < nunits; u++) {
-    units[u].passes = passes;
-    units[u].fallback = passes == tl_o1_passes ? dflt : NULL;
+    units[u].passes = full;
+    units[u].fallback = full_fallback;
     units[u].want_ir = !o || !o->no_llvm_ir;
   }
 
