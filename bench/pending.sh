@@ -1,29 +1,20 @@
 #!/bin/sh
-# bench/pending.sh: the GPU call the seventh session could not make (device loans paused after its
-# branches' own runs): the merged main as a whole, and what was built with no GPU at all.  One call,
-# about 9 minutes at most; the table is last.
+# bench/pending.sh: the GPU call the eighth session could not make (its helpers' branch runs used the
+# device time; the merged main has not run as a whole): every GPU test of the merged main at the
+# defaults, then branch attn4's pending form (bench/pending_attn_overlap.sh).  One call, about
+# 5 minutes; the table is last.  Branch gemm4's forms are a second call: bench/pending_gemm4.sh.
 #
 #   here:   tools/carry.sh                  (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=600
+#           run command="sh bench/pending_gemm4.sh .carry" carry=[".carry"] timeout_s=420
 #
-# In order of importance, each step under its own limit (the last ones skipped when time is short):
-#  1. every GPU test of tests/gpu (run.sh's set, without the sanitizers) at the defaults, rows.sh in
-#     full (the rows2 branch's run stopped in its stage 2), gpu_test_examples on attn.tile (the three
-#     attention forms at ragged S) and a racecheck of the ping-pong attention (branch fa3b's fix of
-#     its turns, never run: docs/pipelines.md "Warp-specialized attention");
-#  2. bench attn: the twelve cases, cutlass_attn_fwd default / TILEC_ATTN_WS=producer / =pingpong
-#     beside FA2, cuDNN, Triton (the prediction is in bench/RESULTS.md, branch fa3b);
-#  3. bench linear, w4a16, attnrope, rows, gemm (quick): the merged defaults (operand prologues on,
-#     split epilogue loads, rcp.approx, row_loads) and their off switches;
-#  4. examples/llama/layer.py: prefill (bf16 and --fp8) and decode at batch 64.
-# Branch rows3 (no GPU when built; docs/rows.md "rows3", the prediction in bench/RESULTS.md) adds
-# to 1: the examples whose PTX the two switches change (embedding_rmsnorm, moe_permute,
-# dropout_residual, topk_sample) and gpu_test_lang_memory (rand bit-exact) with
-# TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1, rows.sh's stage 1 with them; to 3: `--only fused` for
-# embedding_rmsnorm, moe_permute, dropout_residual, each with its switch on and off.
-# Branch w4frag adds (no GPU when it was built): test_w4a16.py runs TILEC_PROLOGUE_FRAG=1 (B in its
-# mma.sync fragments) against the fp64 reference and the interpreter at ragged sizes (step 1), and
-# bench w4a16 has the "frag" rows beside the default ones (step 3; prediction in bench/RESULTS.md).
+#  1. every GPU test of tests/gpu (run.sh's set, without the sanitizers) at the defaults: new since
+#     the last whole run are the defaults TILEC_SLOT_CSE and TILEC_EXACT_FMA (branch w4a16c; they
+#     change the PTX of the W4A16, RMSNorm, attn_bwd and llama kernels), the back end's IR passes in
+#     tilec's pipeline (branch ctime2; PTX byte-identical), the decode split-K files (decode3), the
+#     row kernels' changes (rows4), and the gpu_test_examples variants of gemm4 / attn4;
+#  2. bench/pending_attn_overlap.sh (TILEC_ATTN_OVERLAP=4: correctness, racecheck, the twelve cases);
+#  3. the Llama layer's decode step (layer.py --mode decode, batch 64 and 1) beside torch.compile.
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
@@ -52,39 +43,18 @@ for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_
      $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=$d -D CAUSAL=$c \
      --size Z=1 --size H=2 --size S=300 --device 2>&1 | tail -3
  done; done > /tmp/race_pingpong.log 2>&1; echo "exit 0" >> /tmp/race_pingpong.log) &
-mkdir -p /tmp/rows3_ex && for f in embedding_rmsnorm moe_permute dropout_residual topk_sample; do cp examples/$f.tile /tmp/rows3_ex/; done
-(export TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1; TILEC_CACHE_DIR=/tmp/c-r3ex timeout 200 $B/tests/gpu_test_examples /tmp/rows3_ex > /tmp/rows3_examples.log 2>&1; echo "exit $?" >> /tmp/rows3_examples.log
- TILEC_CACHE_DIR=/tmp/c-r3lm timeout 200 $B/tests/gpu_test_lang_memory > /tmp/rows3_lang_memory.log 2>&1; echo "exit $?" >> /tmp/rows3_lang_memory.log) &
-(TILEC_GATHER_LAYOUT=1 TILEC_PHILOX_ASM=1 ROWS_STAGE_LIST=1 TILEC_CACHE_DIR=/tmp/c-r3rows timeout 200 sh tests/gpu/rows.sh $B > /tmp/rows3_rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows3_rows_sh.log) &
 wait
 echo "[tests: $(el) s]"
 cat /tmp/*.log > $L/tests.log
 grep -hE '^FAIL' /tmp/*.log | head -20
-for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/rows3_*.log /tmp/pytest_gpu.log /tmp/random.log /tmp/attn_forms.log /tmp/race_pingpong.log; do
+for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/attn_forms.log /tmp/race_pingpong.log; do
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
-echo "== 2. bench attn [$(el) s]"
-export TILEC_CACHE_DIR=/tmp/c-bench TILEC_CACHE=0
-CASES=64:1024:0,64:1024:1,64:4096:0,64:4096:1,64:16384:0,64:16384:1,128:1024:0,128:1024:1,128:4096:0,128:4096:1,128:16384:0,128:16384:1
-left=$(( 380 - $(el) )); [ $left -gt 150 ] && left=150
-[ $left -gt 40 ] && timeout $left python3 bench/bench.py --lib $B/libtilec.so --only attn --quick --attn-cases $CASES \
-  --attn-kernels cutlass_attn_fwd,cutlass_attn_fwd@TILEC_ATTN_WS=producer,cutlass_attn_fwd@TILEC_ATTN_WS=pingpong \
-  --json $L/bench_attn.json > $L/bench_attn.log 2>&1
-echo "== 3. bench [$(el) s]"
-left=$(( 420 - $(el) )); [ $left -gt 80 ] && left=80  # branch rows3: the gather layout and the Philox asm, on and off
-[ $left -gt 30 ] && FUSED_ONLY=embedding_rmsnorm,moe_permute,dropout_residual timeout $left python3 bench/bench.py \
-  --lib $B/libtilec.so --quick --only fused --json $L/bench_rows3.json > $L/bench_rows3.log 2>&1
-left=$(( 500 - $(el) ))
-[ $left -gt 40 ] && timeout $left python3 bench/bench.py --lib $B/libtilec.so --quick \
-  --only linear,w4a16,attnrope,rows,gemm --json $L/bench.json > $L/bench.log 2>&1
-unset TILEC_CACHE
-echo "== 4. the Llama layer [$(el) s]"
-left=$(( 565 - $(el) ))
-[ $left -gt 30 ] && timeout $left python3 examples/llama/layer.py --batch 1 --seq 2048 --fp8 2>&1 | grep -v -i warn | tail -14 > $L/layer.log
-left=$(( 590 - $(el) ))
-[ $left -gt 20 ] && timeout $left python3 examples/llama/layer.py --mode decode --batch 64 --seq 4096 2>&1 | grep -v -i warn | tail -9 >> $L/layer.log
+echo "== 2. attention's late value dot, form 4 [$(el) s]"
+mkdir -p $L/overlap
+OUT=$L/overlap timeout $(( 480 - $(el) )) sh bench/pending_attn_overlap.sh "$(dirname "$B")" > $L/overlap.log 2>&1
+echo "== 3. the decode step [$(el) s]"
+left=$(( 585 - $(el) ))
+[ $left -gt 30 ] && timeout $left python3 examples/llama/layer.py --mode decode --batch 64 --seq 4096 2>&1 | grep -v -i warn | tail -9 > $L/layer.log
 echo "[all: $(el) s]"
-grep -E 'FAILED' $L/bench_attn.log $L/bench.log 2>/dev/null | head
-sed -n '/## tilec vs/,$p' $L/bench_attn.log 2>/dev/null | grep -E 'cutlass|cuDNN' | head -40
-sed -n '/## tilec vs/,$p' $L/bench.log 2>/dev/null
-sed -n '/## fused kernels/,$p' $L/bench_rows3.log 2>/dev/null
+tail -40 $L/overlap.log
 cat $L/layer.log 2>/dev/null; cat $L/table.txt
