@@ -10,7 +10,7 @@ static const char *const code_env_names[] = {
     "TILEC_WS",         "TILEC_ATTN_WS",      "TILEC_PERSIST",       "TILEC_EPI",           "TILEC_EPI_LOAD",
     "TILEC_RCP",        "TILEC_I2F",          "TILEC_ROW_LAYOUT",    "TILEC_RAND_BLOCK",    "TILEC_BF16_WORDS",
     "TILEC_GATHER_LAYOUT", "TILEC_PHILOX_ASM", "TILEC_LLVM_ARGS",    "TILEC_LLVM_CGLEVEL",  "TILEC_LLVM_PASSES",
-    "TILEC_CLUSTER",    "TILEC_CLUSTER_SCOPE",
+    "TILEC_CLUSTER",    "TILEC_CLUSTER_SCOPE", "TILEC_REDUCE_ILP",  "TILEC_REDUCE_FMA",    "TILEC_FALLBACK_BLOCKS",
 };
 
 const char *tl_code_env_name(size_t i) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "code_env.h"
 
 /* Integer bits type used to move an element of `bytes` through inline asm. */
 static LLVMTypeRef asm_int_type(cg *g, int bytes) {
@@ -507,6 +508,40 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
 }
 
+/* The fallback's groups each behind a branch on its first element being in the tensor
+ * (`TILEC_FALLBACK_BLOCKS=0`: straight-line): ptxas schedules a block's loads together, and
+ * straight-line it issued the 8 scalar loads of every group of an access at once, 64-bit
+ * addresses and 16-bit results all live, which set the kernel's register count although
+ * the vector form runs (docs/rows.md "The fallback's registers"). */
+static bool fallback_blocks(cg *g) {
+  const char *e = tl_code_env("TILEC_FALLBACK_BLOCKS");
+  return !(e && e[0] == '0');
+}
+
+static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const char *ptx, const char *cons,
+                           bool store, int W, LLVMValueRef *words) {
+  LLVMValueRef first = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
+  LLVMValueRef go = LLVMBuildAnd(g->B, first, LLVMBuildICmp(g->B, LLVMIntNE, args[4], cg_i32(g, 0), ""), "");
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback.group");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback.next");
+  LLVMBuildCondBr(g->B, go, body, next);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  LLVMValueRef rv = cg_asm(g, rty, ptx, cons, args, store ? 6 + W : 6, true);
+  LLVMValueRef x[4];
+  for (int w = 0; !store && w < W; w++) x[w] = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
+  LLVMBasicBlockRef end = LLVMGetInsertBlock(g->B);
+  LLVMBuildBr(g->B, next);
+  LLVMPositionBuilderAtEnd(g->B, next);
+  for (int w = 0; !store && w < W; w++) {
+    LLVMValueRef phi = LLVMBuildPhi(g->B, g->i32, "");
+    LLVMValueRef in[2] = {x[w], cg_i32(g, 0)};
+    LLVMBasicBlockRef bb[2] = {end, from};
+    LLVMAddIncoming(phi, in, bb, 2);
+    words[w] = phi;
+  }
+}
+
 /* Branch once between the split vector form and the combined form (group_ptx) of every group;
  * loads: the words of group i into words[i][0..W-1] at the join. */
 static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups *G, bool store, LLVMValueRef (*words)[4]) {
@@ -546,6 +581,10 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
       if (!G->canon[i] || G->skip[i]) continue;
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      if (form && fallback_blocks(g)) { /* the group behind its own branch */
+        fallback_group(g, G->args[i], rty, pb.s, cons, store, W, words[i]);
+        continue;
+      }
       LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)
                              : cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
       for (int w = 0; !store && w < W; w++) {
