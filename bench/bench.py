@@ -715,8 +715,9 @@ def rows_bw():
 # from the loaded words, one Philox block per 4 offsets: docs/rows.md), each also off alone per kernel
 BEFORE7 = {"disable": "row_loads", "env": "TILEC_ROW_LAYOUT=0+TILEC_BF16_WORDS=0+TILEC_RAND_BLOCK=0"}
 ROW_VARIANTS = {"default": None, "before (row_loads, row layouts, word casts, rand blocks off)": BEFORE7}
-# the mechanisms of branch rows4 (docs/rows.md "rows4"): partial sums, fma in a reduction, the fallback's groups in blocks
-ROWS4_OFF = "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0+TILEC_FALLBACK_BLOCKS=0"
+# the mechanisms of branch rows4 (docs/rows.md "rows4"): partial sums, fma in a reduction, the fallback's groups in
+# blocks, the grid walked along the contiguous axis first
+ROWS4_OFF = "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0+TILEC_FALLBACK_BLOCKS=0+TILEC_GRID_ORDER=0"
 VARIANT = lambda name: os.path.join("..", "bench", "variants", name)  # ex() joins examples/
 
 def fused():
@@ -754,7 +755,8 @@ def fused():
         if not want("rmsnorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
-        extra = [("rows4 off", {"env": ROWS4_OFF})]
+        extra = [("rows4 off", {"env": ROWS4_OFF}), ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}),
+                 ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"})]
         case(f"rmsnorm {R}x{C}", "rmsnorm.tile", "rmsnorm", {"BC": C}, (x, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
              lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
@@ -797,7 +799,9 @@ def fused():
              [("rows4 off", {"env": ROWS4_OFF}), ("BR=2 BC=2048", {"defines": {"BR": 2, "BC": 2048}}),
               ("grid column blocks first", {"file": VARIANT("swiglu_colfirst.tile")}),
               ("grid column blocks first, BR=2 BC=2048", {"file": VARIANT("swiglu_colfirst.tile"), "defines": {"BR": 2, "BC": 2048}}),
-              ("grid column blocks first, rows4 off", {"file": VARIANT("swiglu_colfirst.tile"), "env": ROWS4_OFF})])
+              ("grid column blocks first, rows4 off", {"file": VARIANT("swiglu_colfirst.tile"), "env": ROWS4_OFF}),
+              ("TILEC_GRID_ORDER=0 (rows first)", {"env": "TILEC_GRID_ORDER=0"}),
+              ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"})])
         del a, b2, y
     if want("rope"):
         T, H, D = 16384, 32, 128
@@ -812,10 +816,14 @@ def fused():
         case(f"rope {T}x{H}x{D}", "rope.tile", "rope", {}, (xr, cs_, sn_, yr), (yr,), lambda: t_rope().float(), t_rope,
              2 * xr.numel() * 2 + 2 * cs_.numel() * 4,
              [("rows4 off", {"env": ROWS4_OFF}), ("BT=4 BH=8", {"defines": heads8}),
-              ("BT=1 BH=32", {"defines": {"BT": 1, "BH": 32}}), ("BT=2 BH=16", {"defines": {"BT": 2, "BH": 16}}),
+              ("BT=16 BH=1 (the old tiles)", {"defines": {"BT": 16, "BH": 1}}),
+              ("BT=16 BH=1, TILEC_GRID_ORDER=0", {"defines": {"BT": 16, "BH": 1}, "env": "TILEC_GRID_ORDER=0"}),
+              ("BT=2 BH=16", {"defines": {"BT": 2, "BH": 16}}),
               ("grid heads first", {"file": VARIANT("rope_headfirst.tile")}),
               ("grid heads first, rows4 off", {"file": VARIANT("rope_headfirst.tile"), "env": ROWS4_OFF}),
-              ("grid heads first, BT=8 BH=2", {"file": VARIANT("rope_headfirst.tile"), "defines": {"BT": 8, "BH": 2}})])
+              ("grid heads first, BT=8 BH=2", {"file": VARIANT("rope_headfirst.tile"), "defines": {"BT": 8, "BH": 2}}),
+              ("TILEC_GRID_ORDER=0", {"env": "TILEC_GRID_ORDER=0"}),
+              ("grid heads first, no fallback blocks", {"file": VARIANT("rope_headfirst.tile"), "env": "TILEC_FALLBACK_BLOCKS=0"})])
         del xr, yr
     if want("cross_entropy"):
         Rc, V = 4096, 128256

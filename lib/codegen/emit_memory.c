@@ -508,11 +508,15 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
 }
 
-/* The fallback's groups each behind a branch on its first element being in the tensor
- * (`TILEC_FALLBACK_BLOCKS=0`: straight-line): ptxas schedules a block's loads together, and
- * straight-line it issued the 8 scalar loads of every group of an access at once, 64-bit
- * addresses and 16-bit results all live, which set the kernel's register count although
- * the vector form runs (docs/rows.md "The fallback's registers"). */
+/* The fallback's groups each behind a branch on its first element being in the tensor, for an
+ * access of at least FALLBACK_BLOCK_GROUPS groups a thread (`TILEC_FALLBACK_BLOCKS=0`: always
+ * straight-line): ptxas schedules a block's loads together, and straight-line it issued the 8
+ * scalar loads of every group of an access at once, 64-bit addresses and 16-bit results all
+ * live, which set the kernel's register count although the vector form runs (rmsnorm 72 -> 64
+ * registers, 0.86 -> 0.90 of the copy bandwidth on the H200); with 1 or 2 groups (rope) the
+ * registers are few and the branches cost (0.89 -> 0.85).  docs/rows.md "rows4". */
+enum { FALLBACK_BLOCK_GROUPS = 4 };
+
 static bool fallback_blocks(cg *g) {
   const char *e = tl_code_env("TILEC_FALLBACK_BLOCKS");
   return !(e && e[0] == '0');
@@ -575,13 +579,16 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.join");
   cg_cond_br_likely(g, split_ok(g, a, vec, allowed), fastb, slowb);
   LLVMValueRef (*fast)[4] = store ? NULL : tl_alloc(&g->ctx->arena, sizeof *fast * (size_t)(G->n + 1));
+  int32_t ngroups = 0;
+  for (int32_t i = 0; i < G->n; i++) ngroups += G->canon[i] && !G->skip[i];
+  bool blocks = ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g);
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {
       if (!G->canon[i] || G->skip[i]) continue;
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
-      if (form && fallback_blocks(g)) { /* the group behind its own branch */
+      if (form && blocks) { /* the group behind its own branch */
         fallback_group(g, G->args[i], rty, pb.s, cons, store, W, words[i]);
         continue;
       }
