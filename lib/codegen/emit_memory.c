@@ -508,8 +508,8 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
 }
 
-/* The fallback's groups each behind a branch on its first element being in the tensor, for an
- * access of at least FALLBACK_BLOCK_GROUPS groups a thread (`TILEC_FALLBACK_BLOCKS=0`: always
+/* The fallback's groups each behind a branch on its first element being in the tensor, in row
+ * kernels (f->access_split), for an access of at least FALLBACK_BLOCK_GROUPS groups a thread (`TILEC_FALLBACK_BLOCKS=0`: always
  * straight-line): ptxas schedules a block's loads together, and straight-line it issued the 8
  * scalar loads of every group of an access at once, 64-bit addresses and 16-bit results all
  * live, which set the kernel's register count although the vector form runs (rmsnorm 72 -> 64
@@ -581,7 +581,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   LLVMValueRef (*fast)[4] = store ? NULL : tl_alloc(&g->ctx->arena, sizeof *fast * (size_t)(G->n + 1));
   int32_t ngroups = 0;
   for (int32_t i = 0; i < G->n; i++) ngroups += G->canon[i] && !G->skip[i];
-  bool blocks = ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g);
+  bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g); /* (not a dot's epilogue: unmeasured) */
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {
