@@ -20,6 +20,13 @@ Weights are random bf16, stored [in, out] (the layout examples/gemm.tile reads; 
 compared with the layer in float32 on the same bf16 weights, ||y - ref32|| / ||ref32||.
 
     python3 examples/llama/layer.py [--batch 1] [--seq 2048] [--lib build/libtilec.so] [--fp8]
+    python3 examples/llama/layer.py --mode decode --batch 64 --seq 4096 [--sweep] [--profile]
+
+--mode decode: one token per sequence against a KV cache of --seq tokens, the step in a CUDA graph,
+in several forms; the default (the fastest) is decode_splitk.tile's: every projection split over K,
+its partials summed by the next elementwise kernel, with attn_decode_whole.tile at batch 64
+(attn_decode.tile's split-KV pair below 16).  --sweep times the tiles / splits per projection and
+the attention's splits; --profile prints each kernel's time inside the graph, beside torch.compile's.
 
 --fp8 adds the same layer with its four projections on e4m3 operands (static per-tensor scales,
 examples/llama/fp8_layer.tile), beside torch's fp8 layer (torch._scaled_mm) eager and compiled.
@@ -41,6 +48,11 @@ ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
 ap.add_argument("--breakdown", action="store_true", help="decode: also time each kernel of each variant alone")
 ap.add_argument("--fused", action="store_true", help="decode: also the fused variants (decode_fused.tile)")
 ap.add_argument("--small-tiles", default="", help="decode: more gemm_small_m tiles to time, BNxBK,... (e.g. 64x128)")
+ap.add_argument("--sweep", action="store_true",
+                help="decode: time split-K tiles x splits per projection (with its summing kernel) and the attention's "
+                     "splits / stages, and build the split-K step from the fastest of each")
+ap.add_argument("--profile", action="store_true",
+                help="decode: torch.profiler over replays of the fastest tilec graph and torch.compile's step: time per kernel")
 ap.add_argument("--fp8", action="store_true",
                 help="prefill: also the fp8 variant (e4m3 GEMMs, static per-tensor scales) beside torch's fp8 layer (torch._scaled_mm)")
 ap.add_argument("--mode", choices=["prefill", "decode"], default="prefill",
@@ -158,6 +170,80 @@ def relerr(a, ref):
 
 
 # ---- decode: one token per sequence against a KV cache of S tokens, the step in a CUDA graph -------
+def bench_us(fs, x):
+    """Median time of the kernels `fs` launched back to back (the L2 flushed before each round, as do_bench does)."""
+    return do_bench(lambda: [f(x) for _, f in fs], warmup=10, rep=40, return_mode="median") * 1e3
+
+
+def sweep_splitk(cfg, sk_pair, attn_pair, x, ns0):
+    """Time each projection's split-K form (the GEMM and its summing kernel together) over tiles
+    and splits, and the attention over splits / tiles / stages; put the fastest of each in cfg."""
+    tiles = {64: [(64, 64, 5), (128, 64, 4), (64, 128, 3), (32, 128, 5), (128, 128, 2)],
+             16: [(32, 256, 5), (64, 128, 5), (64, 256, 4), (128, 64, 5), (128, 128, 4)]}[16 if B <= 16 else 64]
+    splits = dict(qkv=[1, 2, 4, 8], o=[1, 2, 4, 8], gu=[1, 2, 4], d=[2, 4, 8, 14])
+    print("| projection + its summing kernel | BN | BK | stages | SPLIT | us |")
+    print("|---|---|---|---|---|---|")
+    for role, sps in splits.items():
+        best = None
+        for bn, bk, st in tiles:
+            for sp in sps:
+                c = (bn, bk, st, sp)
+                us = bench_us(sk_pair(role, c), x)
+                print(f"| {role} | {bn} | {bk} | {st} | {sp} | {us:.1f} |", flush=True)
+                if best is None or us < best[0]:
+                    best = (us, c)
+        cfg[role] = best[1]
+        print(f"| {role}: fastest | {best[1]} | | | | **{best[0]:.1f}** |")
+    print("| attention (split + combine; NS 0: attn_decode_whole, no combine) | NS | BT | stages | | us |")
+    print("|---|---|---|---|---|---|")
+    best = None
+    for ns in [0] + sorted({max(1, ns0 // 2), ns0, 2 * ns0, 4 * ns0}):
+        for bt, st in [(64, 0), (64, 3), (32, 4), (32, 3), (128, 2)]:
+            c = (ns, bt, st)
+            us = bench_us(attn_pair(c), x)
+            print(f"| attention | {ns} | {bt} | {st} | | {us:.1f} |", flush=True)
+            if best is None or us < best[0]:
+                best = (us, c)
+    cfg["attn"] = best[1]
+    print(f"| attention: fastest | {best[1]} | | | | **{best[0]:.1f}** |")
+    print("split-K step config:", cfg)
+
+
+def profile_kernels(label, fn, n=20):
+    """torch.profiler over n calls of fn: each GPU kernel's count a call and mean time."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as pr:
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+    ev = [e for e in pr.key_averages() if getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)) > 0]
+    tot = 0.0
+    print(f"| {label}: kernel | per step | us each | us a step |")
+    print("|---|---|---|---|")
+    for e in sorted(ev, key=lambda e: -getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0))):
+        t = getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0))
+        if e.count < n // 2:
+            continue
+        tot += t / n
+        print(f"| {e.key[:90]} | {e.count / n:g} | {t / e.count:.1f} | {t / n:.1f} |")
+    print(f"| {label}: sum of kernels | | | {tot:.1f} |")
+    try:  # the kernels of a step in launch order (mean over the n steps), and the step's span
+        ks = sorted((e for e in pr.events() if e.device_type == torch.autograd.DeviceType.CUDA and "Memset" not in e.name),
+                    key=lambda e: e.time_range.start)
+        per = len(ks) // n
+        if per and len(ks) == per * n and all(ks[i].name == ks[i % per].name for i in range(len(ks))):
+            print(f"| {label}: kernel in order | us |")
+            print("|---|---|")
+            for i in range(per):
+                print(f"| {i}: {ks[i].name[:80]} | {sum(ks[j].time_range.elapsed_us() for j in range(i, len(ks), per)) / n:.1f} |")
+            span = sum(ks[j * per + per - 1].time_range.end - ks[j * per].time_range.start for j in range(n)) / n
+            print(f"| {label}: first kernel's start to last kernel's end | {span:.1f} |")
+    except Exception as ex_:  # noqa: BLE001 (the ordered table is a convenience)
+        print(f"(no ordered kernel table: {ex_})")
+
+
 def decode_main():
     SMAX = S + 1
     G = HQ // HKV
@@ -228,12 +314,88 @@ def decode_main():
          ("gemm_res down", lambda x: g_small_res(d["a"], W["d"], d["s"], d["y"]))])
     if args.fused:
         steps["fused norms + swiglu"] = fused_norms
+
+    # split-K (examples/llama/decode_splitk.tile): every projection split over K as well as N (more
+    # programs than the 64-192 column blocks of N = 4096 / 6144 give), its f32 partials summed by
+    # the kernel that does the step's next elementwise work (RoPE + cache append, residual +
+    # RMSNorm, SwiGLU, residual).  Per projection (BN, BK, stages, SPLIT), per BM; the attention
+    # as (NS, BT, stages), stages 0 = the file's, NS 0 = attn_decode_whole.tile (one split, O
+    # written directly: no combine; 10 launches).  The fastest of `--sweep` on the H200
+    # (bench/RESULTS.md, ninth session).
+    SPLITK_DEFAULT = {64: dict(qkv=(64, 128, 3, 2), o=(64, 64, 5, 4), gu=(128, 128, 2, 1), d=(128, 64, 4, 4),
+                               attn=(0, 64, 0)),
+                      16: dict(qkv=(64, 256, 4, 1), o=(64, 128, 5, 2), gu=(128, 128, 4, 1), d=(128, 64, 5, 4),
+                               attn=(32, 32, 3))}
+    NH = HQ + 2 * HKV
+    proj_n = dict(qkv=NH * HD, o=DIM, gu=2 * FF, d=DIM)
+    sk_sums, sk_gemms, attn_splits = {}, {}, {}
+
+    def sk(sp):  # the summing kernels, [BS, ...] tiles of SPLIT rounded up to a power of two (<= 8)
+        bs = min(8, 1 << (sp - 1).bit_length())
+        if bs not in sk_sums:
+            sk_sums[bs] = tilec.compile(ex("llama", "decode_splitk.tile"), defines={"BS": bs})
+        return sk_sums[bs]
+
+    def sk_gemm(bn, bk, st):
+        if (bn, bk, st) not in sk_gemms:
+            sk_gemms[bn, bk, st] = tilec.compile(ex("llama", "decode_splitk.tile"), defines={"BM": bm, "BN": bn, "BK": bk},
+                                                 stages=st)["gemm_small_m_splitk"]
+        return sk_gemms[bn, bk, st]
+
+    def sk_pair(role, cfg):  # the projection and the kernel that sums its partials
+        bn, bk, st, sp = cfg
+        g, P, ks = sk_gemm(bn, bk, st), d.setdefault(f"P {role} {sp}", torch.empty(sp, B, proj_n[role], device=dev)), sk(sp)
+        tag = f"BN {bn} BK {bk} st {st} x{sp}"
+        if role == "qkv":
+            return [(f"gemm split qkv {tag}", lambda x: g(d["h"], W["qkv"], P)),
+                    ("splitk_rope_kv_append", lambda x: ks["splitk_rope_kv_append"](P.view(sp, B, NH, HD), COS2, SIN2, pos,
+                                                                                    d["q"], Kc, Vc))]
+        if role == "o":
+            return [(f"gemm split o {tag}", lambda x: g(d["o"], W["o"], P)),
+                    ("splitk_residual_rmsnorm", lambda x: ks["splitk_residual_rmsnorm"](P, x, W["mlp_norm"], d["s"], d["h"], EPS))]
+        if role == "gu":
+            return [(f"gemm split gate/up {tag}", lambda x: g(d["h"], W["gu"], P)),
+                    ("splitk_swiglu", lambda x: ks["splitk_swiglu"](P, d["a"]))]
+        return [(f"gemm split down {tag}", lambda x: g(d["a"], W["d"], P)),
+                ("splitk_residual", lambda x: ks["splitk_residual"](P, d["s"], d["y"]))]
+
+    def attn_pair(cfg):  # split-KV attention with NS splits of BT-key tiles and the combine, or (NS 0) one split
+        ns, bt, st = cfg
+        opt = {"stages": st} if st else {}
+        if (ns == 0, bt, st) not in attn_splits:
+            f_ = ("llama", "attn_decode_whole.tile") if ns == 0 else ("attn_decode.tile",)
+            attn_splits[ns == 0, bt, st] = tilec.compile(ex(*f_), defines={"BT": bt}, **opt)[
+                "attn_decode_whole" if ns == 0 else "attn_decode_contig"]
+        f = attn_splits[ns == 0, bt, st]
+        if ns == 0:
+            return [(f"attn_decode_whole BT {bt} st {st}",
+                     lambda x: f(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, d["o"].view(B, HKV, G, HD), HD ** -0.5))]
+        ck = -(-(-(-SMAX // ns)) // bt) * bt
+        ns = -(-SMAX // ck)
+        op = d.setdefault(f"opart {ns}", torch.empty(B * HKV, ns, G, HD, device=dev))
+        ls = d.setdefault(f"lse {ns}", torch.empty(B * HKV, ns, G, device=dev))
+        return [(f"attn_decode_contig NS {ns} BT {bt} st {st}",
+                 lambda x: f(d["q"].view(B, HKV, G, HD), Kc, Vc, lens, op, ls, HD ** -0.5, ck)),
+                ("attn_decode_combine", lambda x: combine(op, ls, d["o"].view(B, HKV, G, HD)))]
+
+    def splitk_step(cfg):
+        return ([("rmsnorm", lambda x: rms(x, W["attn_norm"], d["h"], EPS))] + sk_pair("qkv", cfg["qkv"]) +
+                attn_pair(cfg["attn"]) + sk_pair("o", cfg["o"]) + sk_pair("gu", cfg["gu"]) + sk_pair("d", cfg["d"]))
+
+    sk_cfg = dict(SPLITK_DEFAULT[bm])
+    steps["split-K (decode_splitk.tile)"] = splitk_step(sk_cfg)
+    if sk_cfg["attn"][0] == 0:  # the same step with the attention split once and combined (the mechanism off)
+        steps["split-K, attention NS 1 + combine"] = splitk_step({**sk_cfg, "attn": (1, 64, 2)})
     gemm_kind = ["gemm_small_m"]
 
     def step_tilec(x):
         for _, f in steps[gemm_kind[0]]:
             f(x)
         return d["y"]
+
+    def step_tilec_kind(kind, x):
+        gemm_kind[0] = kind
+        return step_tilec(x)
 
     def step_torch(x, W, Kc, Vc):
         h = rms_t(x, W["attn_norm"])
@@ -261,7 +423,14 @@ def decode_main():
     e_t, e_e = relerr(y_t, ref32), relerr(y_e, ref32)
     print(f"llama layer decode B={B} context={S}: rel. error vs float32: tilec {e_t:.2e}, torch eager {e_e:.2e}")
     ok = e_t < 3e-2 and e_t <= 2 * e_e + 1e-3
-    rows = []
+    if args.sweep:
+        sweep_splitk(sk_cfg, sk_pair, attn_pair, xd, NS)
+        steps["split-K (decode_splitk.tile), swept"] = splitk_step(sk_cfg)
+        y_s = step_tilec_kind("split-K (decode_splitk.tile), swept", xd).clone()
+        e_s = relerr(y_s, ref32)
+        print(f"split-K swept step eager: rel. error {e_s:.2e}")
+        ok = ok and e_s < 3e-2 and e_s <= 2 * e_e + 1e-3
+    rows, graphs = [], {}
     for kind in steps:
         gemm_kind[0] = kind
         g = torch.cuda.CUDAGraph()
@@ -277,9 +446,11 @@ def decode_main():
         g.replay(); torch.cuda.synchronize()
         e_g = relerr(d["y"], ref32)
         ok = ok and e_g < 3e-2 and e_g <= 2 * e_e + 1e-3
+        graphs[kind] = g
         rows.append((f"tilec, CUDA graph, {kind} (rel. error {e_g:.2e})",
                      do_bench(lambda: g.replay(), warmup=25, rep=200, return_mode="median")))
     ms_t = min(r[1] for r in rows)
+    best_kind = list(steps)[min(range(len(rows)), key=lambda i: rows[i][1])]
     if args.breakdown:  # each kernel of each variant alone (eager launches, back to back)
         print("| variant | kernel | us |")
         print("|---|---|---|")
@@ -315,6 +486,10 @@ def decode_main():
             comp(xd, W, Ke, Ve)
         ms_c = do_bench(lambda: comp(xd, W, Ke, Ve), warmup=25, rep=200, return_mode="median")
         rows.append(("torch.compile (reduce-overhead: CUDA graphs)", ms_c))
+    if args.profile:
+        profile_kernels(f"tilec, CUDA graph, {best_kind}", graphs[best_kind].replay)
+        if not args.no_compile:
+            profile_kernels("torch.compile (reduce-overhead)", lambda: comp(xd, W, Ke, Ve))
     print(f"({NS} splits of {chunk} keys)")
     print("| decode step | ms | tokens/s | tilec speed-up |")
     print("|---|---|---|---|")
