@@ -589,7 +589,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
       if (form && blocks) { /* the group behind its own branch */
-        fallback_group(g, G->args[i], rty, pb.s, cons, store, W, words[i]);
+        fallback_group(g, G->args[i], rty, pb.s, cons, store, W, store ? NULL : words[i]);
         continue;
       }
       LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)
