@@ -509,8 +509,8 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
 }
 
 /* The fallback's groups each behind a branch on its first element being in the tensor, in row
- * kernels (f->access_split), for an access of at least FALLBACK_BLOCK_GROUPS groups a thread (`TILEC_FALLBACK_BLOCKS=0`: always
- * straight-line): ptxas schedules a block's loads together, and straight-line it issued the 8
+ * kernels (f->access_split), for an access of at least FALLBACK_BLOCK_GROUPS groups a thread
+ * (`TILEC_FALLBACK_BLOCKS=0`: always straight-line): ptxas schedules a block's loads together, and straight-line it issued the 8
  * scalar loads of every group of an access at once, 64-bit addresses and 16-bit results all
  * live, which set the kernel's register count although the vector form runs (rmsnorm 72 -> 64
  * registers, 0.86 -> 0.90 of the copy bandwidth on the H200); with 1 or 2 groups (rope) the
@@ -581,7 +581,8 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   LLVMValueRef (*fast)[4] = store ? NULL : tl_alloc(&g->ctx->arena, sizeof *fast * (size_t)(G->n + 1));
   int32_t ngroups = 0;
   for (int32_t i = 0; i < G->n; i++) ngroups += G->canon[i] && !G->skip[i];
-  bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g); /* (not a dot's epilogue: unmeasured) */
+  /* (not a dot's epilogue loads: not measured there) */
+  bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g);
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {

@@ -32,7 +32,7 @@ static LLVMValueRef cluster_sreg(cg *g, const char *name) {
 
 /* The grid axis whose consecutive programs touch adjacent memory in a row kernel: the
  * program id that the first load's view depends on in its innermost such dimension; -1 when
- * none.  docs/rows.md "Grid order". */
+ * none.  docs/rows.md "rows4". */
 static int fast_grid_axis(tl_func *f) {
   for (int i = 0; i < f->body.ops.len; i++) {
     tl_op *o = &f->ops.data[f->body.ops.data[i]];
@@ -56,12 +56,16 @@ static void grid_order(cg *g) {
   if (a <= 0) return;
   LLVMValueRef n[3], c[3];
   for (int d = 0; d < 3; d++) n[d] = cg_sreg(g, "nctaid", d), c[d] = cg_sreg(g, "ctaid", d);
-  /* one program along axis a (rope with every head in one program): the launch's own ids,
-   * past the divisions */
+  /* one program along axis a (rope with every head in one program), or 2^32 CTAs or more (the
+   * linear index in 32 bits): the launch's own ids, past the divisions */
+  LLVMValueRef total = LLVMBuildZExt(g->B, n[0], g->i64, "");
+  for (int d = 1; d < 3; d++) total = LLVMBuildMul(g->B, total, LLVMBuildZExt(g->B, n[d], g->i64, ""), "");
+  LLVMValueRef plain = LLVMBuildOr(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n[a], cg_i32(g, 1), ""),
+                                   LLVMBuildICmp(g->B, LLVMIntUGT, total, cg_i64(g, 0xffffffffLL), ""), "");
   LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
   LLVMBasicBlockRef remap = LLVMAppendBasicBlockInContext(g->C, g->fn, "grid.order");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "grid.join");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n[a], cg_i32(g, 1), ""), join, remap);
+  LLVMBuildCondBr(g->B, plain, join, remap);
   LLVMPositionBuilderAtEnd(g->B, remap);
   LLVMValueRef l = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, c[2], n[1], ""), c[1], "");
   l = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, l, n[0], ""), c[0], "cta");
