@@ -27,6 +27,10 @@ ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
+ap.add_argument("--rounds", type=int, default=0,
+                help="bf16 GEMM: time cuBLAS and every form in R rounds, the order rotated each round, after "
+                     "--warm-ms of cuBLAS launches; medians over the rounds (0: each once, cuBLAS first)")
+ap.add_argument("--warm-ms", type=float, default=1000, help="with --rounds: ms of reference launches before timing")
 ap.add_argument("--gemm-sizes", default="", help="bf16 GEMM: MxNxK,... replacing the default list")
 ap.add_argument("--linear-variants", default="TILEC_EPI=0,TILEC_EPI=regs,TILEC_WS=coop,TILEC_EPI_LOAD=combined,TILEC_RCP=rn,TILEC_EPI_LOAD=combined+TILEC_RCP=rn",
                 help="linear: extra rows of both tilec kernels compiled under environment switches (as --gemm-variants)")
@@ -151,6 +155,32 @@ def bench(f):
     f(); torch.cuda.synchronize()
     return do_bench(f, warmup=25, rep=100 if args.quick else 300, return_mode="median")
 
+def bench_rounds(fns, rounds, warm_ms):
+    """Times of fns (callables) over `rounds` rounds, fns[0] (the reference) first launched for warm_ms
+    so the GPU is at its steady clock and power, then each round times every fn once (do_bench median),
+    the order rotated by one each round so no fn is always first after the others; returns the
+    per-fn lists of times (ms), round by round."""
+    for f in fns:
+        f()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < warm_ms:
+        for _ in range(20):
+            fns[0]()
+        torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    rep = 50 if args.quick else 100
+    for r in range(rounds):
+        for j in range(len(fns)):
+            i = (r + j) % len(fns)
+            times[i].append(do_bench(fns[i], warmup=5, rep=rep, return_mode="median"))
+    return times
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
 def relerr(x, ref):
     x = x.double(); ref = ref.double()
     return float((x - ref).norm() / ref.norm())
@@ -212,6 +242,23 @@ def gemm_bf16():
         b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
         ref = a.float() @ b.float()
         fl = 2 * M * N * K
+        if args.rounds > 0:  # every form checked first, then all timed in rotated rounds
+            fs, errs = [lambda: a @ b], []
+            for k in ks:
+                c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                fs.append(k.bind(a, b, c))
+                fs[-1](); torch.cuda.synchronize()
+                errs.append(relerr(c, ref))
+            times = bench_rounds(fs, args.rounds, args.warm_ms)
+            ms_ref = median(times[0])
+            for v, ts, err in zip(variants, times[1:], errs):
+                ratios = sorted(r / t for r, t in zip(times[0], ts))
+                row("gemm bf16" + (f" [{v}]" if v else ""), f"{M}x{N}x{K}", median(ts), "TFLOP/s",
+                    fl / median(ts) / 1e9, "cuBLAS", fl / ms_ref / 1e9, err)
+                print(f"  {args.rounds} rounds: ratio per round {ratios[0]:.3f}..{ratios[-1]:.3f}, "
+                      f"median {median(ratios):.3f}; cuBLAS {fl / max(times[0]) / 1e9:.1f}..{fl / min(times[0]) / 1e9:.1f}",
+                      flush=True)
+            continue
         ms_ref = bench(lambda: a @ b)
         for v, k in zip(variants, ks):
             c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -1228,15 +1275,22 @@ def gemm_w4a16():
     G = 128
     shapes = [(1, 4096, 4096), (16, 4096, 4096), (4096, 4096, 4096)] if args.quick else \
         [(1, 4096, 4096), (16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 4096, 4096), (4096, 4096, 4096)]
+    if os.environ.get("W4A16_SHAPES"):  # e.g. 1x4096x4096,16x4096x4096
+        shapes = [tuple(int(x) for x in t.split("x")) for t in os.environ["W4A16_SHAPES"].split(",")]
 
+    # code switches of a variant (prologue "env:NAME=V,NAME=V": the default form with those set)
+    def env_of(prologue):
+        return dict(kv.split("=") for kv in prologue[4:].split(",")) if isinstance(prologue, str) and \
+            prologue.startswith("env:") else {}
     def kern(defines, prologue, split):
-        os.environ["TILEC_PROLOGUE"] = "1" if prologue else "0"  # on by default; both forms measured
-        if prologue == "staged": os.environ["TILEC_PROLOGUE_FRAG"] = "0"  # B staged (default: in its fragments)
+        sw = {"TILEC_PROLOGUE": "1" if prologue else "0", **env_of(prologue)}  # on by default; both forms measured
+        if prologue == "staged": sw["TILEC_PROLOGUE_FRAG"] = "0"  # B staged (default: in its fragments)
+        opts = {"stages": sw.pop("STAGES")} if "STAGES" in sw else None  # the ring's depth (@stages(4))
+        os.environ.update(sw)
         try:
-            return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16")
+            return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16", options=opts)
         finally:
-            os.environ.pop("TILEC_PROLOGUE", None)
-            os.environ.pop("TILEC_PROLOGUE_FRAG", None)
+            for k_ in sw: os.environ.pop(k_, None)
     cache = {}
     for M, N, K in shapes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -1257,19 +1311,48 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
                          for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
+        # more programs (split x16: 1024 at N 4096, BN 64), and the ninth session's switches off
+        # (TILEC_SLOT_CSE=0: every fragment element reads its word; TILEC_EXACT_FMA=0: q * s - z as
+        # a multiply and a subtract) and TILEC_I2F=magic; "nozero": the same kernel timed without
+        # the C.zero_() kernel before it (what the zeroing costs; C checked on the first call only)
+        if M <= 64:
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
+                         for bn, sp in ((32, 8), (32, 16), (64, 16), (128, 16))]
+            sk = {"BM": bm, "BN": 64, "SPLIT": 8}
+            variants += [(f"splitk BM{bm} BN64 SPLIT8 {e}", sk, "env:" + e) for e in
+                         ("TILEC_SLOT_CSE=0", "TILEC_EXACT_FMA=0", "TILEC_SLOT_CSE=0,TILEC_EXACT_FMA=0", "TILEC_I2F=magic")]
+            variants += [(f"BM{bm} BN64 {e}", {"BM": bm, "BN": 64}, "env:" + e) for e in
+                         ("TILEC_SLOT_CSE=0,TILEC_EXACT_FMA=0", "TILEC_I2F=magic")]
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} nozero", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
+                         for bn, sp in ((64, 8), (64, 16))]
+            # split x16 = 2 K steps a program: 2 stages hold them all (17 KB of shared memory, not 34:
+            # 8 programs an SM by registers, all 1024 resident at once); x8 with 4 stages as shipped
+            variants += [(f"splitk BM{bm} BN64 SPLIT16 stages2{' ' + e if e else ''}", {"BM": bm, "BN": 64, "SPLIT": 16},
+                          "env:STAGES=2" + ("," + e if e else "")) for e in ("", "TILEC_I2F=magic")]
+            variants += [(f"splitk BM{bm} BN64 SPLIT16 stages2 nozero", {"BM": bm, "BN": 64, "SPLIT": 16}, "env:STAGES=2")]
+            # TILEC_MAXNREG=64: the driver's JIT gave the split kernel 94 registers (ptxas -v: 63),
+            # 5 programs an SM; capped, 8 (x16 with 2 stages: all 1024 resident)
+            variants += [(f"splitk BM{bm} BN64 SPLIT{sp}{' stages2' if sp == 16 else ''} maxnreg64{z}",
+                          {"BM": bm, "BN": 64, "SPLIT": sp}, "env:TILEC_MAXNREG=64" + (",STAGES=2" if sp == 16 else ""))
+                         for sp in (8, 16) for z in ("", " nozero")]
+            variants += [(f"BM{bm} BN32 maxnreg64", {"BM": bm, "BN": 32}, "env:TILEC_MAXNREG=64")]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]
             variants += [(f"splitk BM{bm} BN64 SPLIT{sp} staged", {"BM": bm, "BN": 64, "SPLIT": sp}, "staged") for sp in (4, 8)]
+        skip = [w for w in os.environ.get("W4A16_SKIP", "").split(",") if w]  # e.g. staged,prologue off
         for name, defs, pro in variants:
-            key = (tuple(sorted(defs.items())), pro)
+            if any(w in name for w in skip): continue
+            only_ = os.environ.get("W4A16_ONLY")  # e.g. maxnreg: only the variants naming it
+            if only_ and not any(w in name for w in only_.split(",")): continue
+            key = (tuple(sorted(defs.items())), pro, "SPLIT" in defs)
             try:
                 if key not in cache: cache[key] = kern(defs, pro, "SPLIT" in defs)
                 k = cache[key]
                 if "SPLIT" in defs:
                     c = torch.zeros((M, N), device="cuda", dtype=torch.float32)
                     g = k.bind(a, wq, sc, zs, c)
-                    f = lambda: (c.zero_(), g())
+                    f = g if "nozero" in name else (lambda: (c.zero_(), g()))
                 else:
                     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
                     f = k.bind(a, wq, sc, zs, c)

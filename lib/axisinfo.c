@@ -186,6 +186,34 @@ static bool fold_binary(tl_opcode opc, tl_dtype t, int64_t a, int64_t b, int64_t
 
 static bool is_const_value(const tl_axis_info *i, int64_t v) { return i->is_const && i->value == v; }
 
+/* Runs of equal elements of floor(a / m), m a power of two: an aligned block
+ * of L = min(m, contig, div) elements of one contiguous run of a holds
+ * values t .. t + L - 1 with L | t, inside one multiple of m. */
+static int64_t quotient_constancy(const tl_axis_info *a, int d, int64_t m) {
+  int64_t L = m < a->contig[d] ? m : a->contig[d];
+  if (a->contig[d] > 1 && a->div[d] < L) L = a->div[d];
+  return L;
+}
+
+/* Is every element of v >= 0, by its expression (iota, program ids, tensor
+ * sizes, non-negative constants, and add / mul / div / shr / rem / min / max of such, `x & c`
+ * with c >= 0, and their splats, broadcasts and expand_dims)?  A few levels. */
+static bool nonneg_value(tl_func *f, int32_t v, int depth) {
+  int32_t def = tl_val(f, v)->def;
+  if (def < 0 || depth == 0) return false;
+  tl_op *o = tl_op_at(f, def);
+  switch (o->opc) {
+  case TL_OP_iota: case TL_OP_program_id: case TL_OP_dim: return true;
+  case TL_OP_const: return tl_dtype_is_int((tl_dtype)tl_val(f, v)->type.dtype) && o->ival >= 0;
+  case TL_OP_splat: case TL_OP_broadcast: case TL_OP_expand_dims: case TL_OP_convert_layout:
+    return nonneg_value(f, o->opnd[0], depth - 1);
+  case TL_OP_and: return nonneg_value(f, o->opnd[0], depth - 1) || nonneg_value(f, o->opnd[1], depth - 1);
+  case TL_OP_add: case TL_OP_mul: case TL_OP_div: case TL_OP_shr: case TL_OP_rem: case TL_OP_min: case TL_OP_max:
+    return nonneg_value(f, o->opnd[0], depth - 1) && nonneg_value(f, o->opnd[1], depth - 1);
+  default: return false;
+  }
+}
+
 static tl_axis_info transfer_binary(ax *A, tl_op *o, const tl_type *rt) {
   tl_axis_info a = operand_at(A, o->opnd[0], rt), b = operand_at(A, o->opnd[1], rt);
   tl_axis_info r = make_unknown(rt);
@@ -213,13 +241,19 @@ static tl_axis_info transfer_binary(ax *A, tl_op *o, const tl_type *rt) {
       dv = b.is_const && b.value >= 0 && b.value < 62 ? sat_mul(ea, (int64_t)1 << b.value) : ea;
       break;
     case TL_OP_shr:
-      if (b.is_const && b.value >= 0 && b.value < 62) dv = ea >> b.value > 0 ? ea >> b.value : 1;
+      if (b.is_const && b.value >= 0 && b.value < 62) {
+        dv = ea >> b.value > 0 ? ea >> b.value : 1;
+        r.constancy[d] = max64(r.constancy[d], quotient_constancy(&a, d, (int64_t)1 << b.value));
+      }
       break;
     case TL_OP_div:
       /* an exact quotient by a power of two keeps the rest of the factor */
       if (b.is_const && b.value != 0) {
         int64_t m = b.value < 0 ? -b.value : b.value;
         if (tl_axis_pow2_divisor(m) == m && ea % m == 0) dv = ea / m;
+        /* truncation is the floor where a >= 0 (iota / 8: runs of 8 equal rows) */
+        if (tl_axis_pow2_divisor(m) == m && nonneg_value(A->f, o->opnd[0], 8))
+          r.constancy[d] = max64(r.constancy[d], quotient_constancy(&a, d, m));
       }
       break;
     case TL_OP_rem:

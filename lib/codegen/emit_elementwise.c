@@ -152,6 +152,76 @@ LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to) {
   return is_unsigned(from) ? LLVMBuildZExt(g->B, v, tt, "") : LLVMBuildSExt(g->B, v, tt, "");
 }
 
+/* Significant bits an f32 register v can need, when it is known to be an
+ * integer 0 <= v < 2^p (sitofp / uitofp of `x & c`, or the magic-number form
+ * above) or a widened bf16 (8) / f16 (11); 24 when unknown. */
+static int f32_sig_bits(LLVMValueRef v) {
+  if (!LLVMIsAInstruction(v) || LLVMGetNumOperands(v) < 1) return 24;
+  LLVMOpcode op = LLVMGetInstructionOpcode(v);
+  LLVMValueRef x = LLVMGetOperand(v, 0);
+  if (op == LLVMFPExt) {
+    LLVMTypeKind k = LLVMGetTypeKind(LLVMTypeOf(x));
+    return k == LLVMBFloatTypeKind ? 8 : k == LLVMHalfTypeKind ? 11 : 24;
+  }
+  if (op == LLVMBitCast && LLVMTypeOf(x) == LLVMInt32TypeInContext(LLVMGetTypeContext(LLVMTypeOf(x))) &&
+      LLVMIsAInstruction(x) && LLVMGetNumOperands(x) == 2) { /* bf16_from_word: the word << 16 or & 0xFFFF0000 */
+    LLVMOpcode xo = LLVMGetInstructionOpcode(x);
+    LLVMValueRef c = LLVMGetOperand(x, 1);
+    if (LLVMIsAConstantInt(c) && ((xo == LLVMShl && LLVMConstIntGetZExtValue(c) == 16) ||
+                                  (xo == LLVMAnd && LLVMConstIntGetZExtValue(c) == 0xFFFF0000u)))
+      return 8;
+    return 24;
+  }
+  LLVMValueRef m = NULL;
+  if (op == LLVMSIToFP || op == LLVMUIToFP) m = x;
+  LLVMBool loses = 0;
+  if (op == LLVMFSub && LLVMIsAConstantFP(LLVMGetOperand(v, 1)) &&
+      LLVMConstRealGetDouble(LLVMGetOperand(v, 1), &loses) == 8388608.0 && LLVMIsAInstruction(x) &&
+      LLVMGetInstructionOpcode(x) == LLVMBitCast) { /* magic_u23_to_f32: (m | 0x4B000000) - 2^23 */
+    LLVMValueRef o = LLVMGetOperand(x, 0);
+    if (LLVMIsAInstruction(o) && LLVMGetInstructionOpcode(o) == LLVMOr && LLVMIsAConstantInt(LLVMGetOperand(o, 1)) &&
+        LLVMConstIntGetZExtValue(LLVMGetOperand(o, 1)) == 0x4B000000u)
+      m = LLVMGetOperand(o, 0);
+  }
+  if (!m || !small_nonneg(m)) return 24;
+  for (unsigned i = 0; i < 2; i++) {
+    LLVMValueRef c = LLVMGetOperand(m, i);
+    if (LLVMIsAConstantInt(c)) {
+      long long cv = LLVMConstIntGetSExtValue(c);
+      int p = 0;
+      while (p < 24 && (1LL << p) <= cv) p++;
+      return p;
+    }
+  }
+  return 24;
+}
+
+/* TILEC_EXACT_FMA=0 turns the contraction below off (in the kernel cache key). */
+static bool exact_fma(void) {
+  const char *e = tl_code_env("TILEC_EXACT_FMA");
+  return !e || e[0] != '0';
+}
+
+/* x * y + z (or - z) as one fma when the product is exact in f32: its factors
+ * need p and q significant bits with p + q <= 24 (W4A16's `cast<f32>(q) *
+ * s - z`: a nibble, 4 bits, times a bf16 scale, 8).  Then round(x * y) = x * y
+ * and fma(x, y, z) = round(x * y + z): the same bits, one instruction fewer
+ * (z - x * y too: fma(-x, y, z)).
+ * The one difference: a product beyond the f32 range (|y| >= 2^(128 - p),
+ * a bf16 scale over 2^124 for a nibble) is infinite apart and finite fused. */
+static void contract_exact_product(LLVMValueRef x) {
+  if (!exact_fma() || !LLVMIsAInstruction(x)) return;
+  LLVMOpcode op = LLVMGetInstructionOpcode(x);
+  if (op != LLVMFSub && op != LLVMFAdd) return;
+  for (unsigned i = 0; i < 2; i++) {
+    LLVMValueRef m = LLVMGetOperand(x, i);
+    if (!LLVMIsAInstruction(m) || LLVMGetInstructionOpcode(m) != LLVMFMul) continue;
+    if (f32_sig_bits(LLVMGetOperand(m, 0)) + f32_sig_bits(LLVMGetOperand(m, 1)) > 24) continue;
+    LLVMSetFastMathFlags(m, LLVMGetFastMathFlags(m) | LLVMFastMathAllowContract);
+    LLVMSetFastMathFlags(x, LLVMGetFastMathFlags(x) | LLVMFastMathAllowContract);
+  }
+}
+
 static LLVMRealPredicate fpred(int kind) {
   switch (kind) {
   case TL_CMP_EQ: return LLVMRealOEQ;
@@ -200,8 +270,8 @@ LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, 
   if (is_fp(dt)) {
     LLVMValueRef x = to_f32(g, a, dt), y = to_f32(g, b, dt), r;
     switch (opc) {
-    case TL_OP_add: r = LLVMBuildFAdd(B, x, y, ""); break;
-    case TL_OP_sub: r = LLVMBuildFSub(B, x, y, ""); break;
+    case TL_OP_add: r = LLVMBuildFAdd(B, x, y, ""); contract_exact_product(r); break;
+    case TL_OP_sub: r = LLVMBuildFSub(B, x, y, ""); contract_exact_product(r); break;
     case TL_OP_mul: r = LLVMBuildFMul(B, x, y, ""); break;
     case TL_OP_div: r = LLVMBuildFDiv(B, x, y, ""); break;
     case TL_OP_rem: {

@@ -406,6 +406,25 @@ void cg_epi_prologue(cg *g) {
   g->B = save;
 }
 
+/* The stored tile's f32 source when it is cast<bf16|f16>(x) of an f32 x in
+ * the same layout and TILEC_EPI_PACK=1: each staging word is then one
+ * cvt.rn.{bf16,f16}x2.f32 of x's two registers (the same rounding, one
+ * instruction for two F2F and their pack; the casts stay for the register
+ * fallback, which LLVM sinks into its block).  *cvt: the instruction. */
+static cg_val *packed_source(cg *g, int32_t v, const char **cvt) {
+  const char *env = tl_code_env("TILEC_EPI_PACK");
+  if (!env || *env != '1') return NULL;
+  tl_value *vv = tl_val(g->f, v);
+  tl_op *cv = vv->def >= 0 ? tl_op_at(g->f, vv->def) : NULL;
+  if (!cv || cv->opc != TL_OP_cast) return NULL;
+  const tl_type *src = &tl_val(g->f, cv->opnd[0])->type;
+  if (src->dtype != TL_F32 || src->layout != vv->type.layout) return NULL;
+  if (vv->type.dtype == TL_BF16) *cvt = "cvt.rn.bf16x2.f32 $0, $2, $1;";
+  else if (vv->type.dtype == TL_F16) *cvt = "cvt.rn.f16x2.f32 $0, $2, $1;";
+  else return NULL;
+  return cg_get(g, cv->opnd[0]);
+}
+
 static LLVMValueRef to_i32(cg *g, LLVMValueRef v) {
   return LLVMTypeOf(v) == g->i32 ? v : LLVMBuildTrunc(g->B, v, g->i32, "");
 }
@@ -426,6 +445,8 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   int32_t lid = tl_val(f, v)->type.layout;
   const tl_layout *l = tl_layout_at(f, lid);
   cg_val *sv = cg_get(g, v);
+  const char *cvt = NULL;
+  cg_val *wide = packed_source(g, v, &cvt);
   int buf = e->nbuf > 1 ? e->chunk % 2 : 0;
   /* the buffer's previous bulk store has read it (thread 0), and everyone knows */
   char txt[160];
@@ -442,9 +463,15 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
     if (tl_layout_canon_reg(l, r) != r || !cg_reg_wanted(g, v, r)) continue;
     int32_t c[TL_MAX_RANK];
     tl_layout_reg_coords(l, r, c);
-    LLVMValueRef lo16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r], g->i16, ""), g->i32, "");
-    LLVMValueRef hi16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r + 1], g->i16, ""), g->i32, "");
-    LLVMValueRef word = LLVMBuildOr(g->B, lo16, LLVMBuildShl(g->B, hi16, cg_i32(g, 16), ""), "");
+    LLVMValueRef word;
+    if (wide) { /* register r in the low half, r + 1 in the high half */
+      LLVMValueRef xy[2] = {wide->r[r], wide->r[r + 1]};
+      word = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
+    } else {
+      LLVMValueRef lo16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r], g->i16, ""), g->i32, "");
+      LLVMValueRef hi16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r + 1], g->i16, ""), g->i32, "");
+      word = LLVMBuildOr(g->B, lo16, LLVMBuildShl(g->B, hi16, cg_i32(g, 16), ""), "");
+    }
     LLVMValueRef addr = cg_soff_at(g, &so, c[0], (c[1] % e->width) * 2);
     LLVMValueRef args[2] = {addr, word};
     cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);

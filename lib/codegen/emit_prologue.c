@@ -17,7 +17,40 @@
 
 #include "cg.h"
 
+#include "axisinfo.h"
+#include "code_env.h"
 #include "ring.h"
+
+/* Do a and b compute the same value?  The same value, equal integer
+ * constants, or the same integer op / cast of operands that are (depth
+ * levels at most).  A gather's row registers are built one by one (k and
+ * k + 1 of W4A16's B fragments: `k0 / 8 + k / 8`, one row), so equal rows are
+ * equal expressions, not the same LLVM value. */
+static bool same_value(LLVMValueRef a, LLVMValueRef b, int depth) {
+  if (a == b) return true;
+  if (LLVMIsAConstantInt(a) && LLVMIsAConstantInt(b))
+    return LLVMTypeOf(a) == LLVMTypeOf(b) && LLVMConstIntGetSExtValue(a) == LLVMConstIntGetSExtValue(b);
+  if (depth == 0 || !LLVMIsAInstruction(a) || !LLVMIsAInstruction(b) || LLVMTypeOf(a) != LLVMTypeOf(b)) return false;
+  LLVMOpcode op = LLVMGetInstructionOpcode(a);
+  if (op != LLVMGetInstructionOpcode(b)) return false;
+  switch (op) {
+  case LLVMAdd: case LLVMSub: case LLVMMul: case LLVMShl: case LLVMLShr: case LLVMAShr: case LLVMAnd:
+  case LLVMOr: case LLVMXor: case LLVMSDiv: case LLVMUDiv: case LLVMSRem: case LLVMURem: case LLVMTrunc:
+  case LLVMZExt: case LLVMSExt: break;
+  default: return false;
+  }
+  int n = LLVMGetNumOperands(a);
+  if (n != LLVMGetNumOperands(b)) return false;
+  for (int i = 0; i < n; i++)
+    if (!same_value(LLVMGetOperand(a, i), LLVMGetOperand(b, i), depth - 1)) return false;
+  return true;
+}
+
+/* TILEC_SLOT_CSE=0: read a gather's slot once per register, as before (measuring only). */
+static bool slot_cse(void) {
+  const char *e = tl_code_env("TILEC_SLOT_CSE");
+  return !e || e[0] != '0';
+}
 
 /* Registers of layout l along the last dim that one ld.shared reads (at most
  * 16 bytes, no lane or warp between them), 1 when under 4 bytes. */
@@ -65,6 +98,17 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
   if (lw_row) lane_base = LLVMBuildAdd(g->B, lane_base, LLVMBuildMul(g->B, lw_row, cg_i32(g, s->pitch), ""), "");
   cg_val *d = cg_new_val(g, res, n);
   int bytes = vec * eb, W = bytes < 4 ? 1 : bytes / 4;
+  bool cse = gix && slot_cse();
+  /* rows whose register coordinates agree above the index's constancy run
+   * have one index for every lane (the lane and warp bits add the same row
+   * to both): W4A16's `k0 / 8 + kk / 8`, runs of 8, so k and k + 1 of a
+   * B fragment read one word */
+  int64_t run = 1;
+  if (cse && rowd == 0 && rank == 2 && tl_val(f, o->opnd[1])->type.rank == 2) {
+    tl_axis_analysis *A = tl_axis_analyze(f, NULL);
+    run = A ? tl_axis_get(A, o->opnd[1]).constancy[0] : 1;
+    if (run < 1) run = 1;
+  }
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (tl_layout_canon_reg(l, r0) != r0) {
       for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
@@ -72,6 +116,19 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
     }
     int32_t k[TL_MAX_RANK];
     tl_layout_reg_coords(l, r0, k);
+    if (cse) { /* a gather's earlier register of the same column and slot row: its read */
+      int32_t j = 0;
+      for (; j < r0; j += vec) {
+        int32_t kj[TL_MAX_RANK];
+        if (tl_layout_canon_reg(l, j) != j) continue;
+        tl_layout_reg_coords(l, j, kj);
+        if (kj[1] == k[1] && (kj[0] / run == k[0] / run || same_value(gix->r[j], gix->r[r0], 6))) break;
+      }
+      if (j < r0) {
+        for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[j + e];
+        continue;
+      }
+    }
     LLVMValueRef addr = cg_add_c(g, lane_base, (int64_t)k[1] * eb + (gix ? 0 : (int64_t)k[0] * s->pitch));
     if (gix) {
       LLVMValueRef row = gix->r[r0];

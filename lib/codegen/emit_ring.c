@@ -577,6 +577,14 @@ static void ring_prologue_tma(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef
   LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "ring.pro");
   cg_cond_br_likely(g, R->tma_ok, tb, cb);
   LLVMPositionBuilderAtEnd(g->B, tb);
+  if (R->prefetch) { /* tile_prefetch.c: the previous tile's loop exit issued them */
+    cg_tile_prefetch_flag(g, R);
+    LLVMValueRef pf = LLVMBuildLoad2(g->B, g->i32, R->pfv, "");
+    LLVMBuildStore(g->B, cg_i32(g, 0), R->pfv);
+    LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.pro.issue");
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, pf, cg_i32(g, 0), ""), ib, jb);
+    LLVMPositionBuilderAtEnd(g->B, ib);
+  }
   for (int k = 0; k + 1 + R->lag < S; k++) {
     LLVMValueRef x = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "");
     cg_tma_issue(g, R, iv_plus(g, lo64, k, step64, ivty), cg_iv_in_range(g, R->for_op, x, step64), cg_i32(g, k));
@@ -639,6 +647,7 @@ void cg_loop_exit(cg *g, int32_t for_op) {
       }
       /* drain: no copy may still be writing shared memory after the loop */
       cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
+      if (p->rings[i].prefetch && p->rings[i].pf_tiles) cg_tile_prefetch(g, &p->rings[i]);
       return;
     }
 }

@@ -193,6 +193,9 @@ static const char *pingpong_unfit(cg *g, cg_ring *R) {
   return NULL;
 }
 
+const char *cg_ws_unfit(cg *g, cg_ring *R) { return ws_unfit(g, R, true); }
+bool cg_ws_scalar(tl_func *f, int32_t v) { return producer_computes(f, v, 0); }
+
 bool cg_ws_pingpong(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws == TL_WS_PINGPONG; }
 
 /* The grid clause can be evaluated in the kernel (persistent CTAs). */
@@ -275,9 +278,16 @@ void cg_ws_plan(cg *g, int persist, int *end) {
     cg_cluster_plan(g, R, &note);
   }
 noted:
-  if (p->persist)
+  if (p->persist) {
     tl_sbuf_printf(&note, "%spersistent: min(tiles, CTAs that fit) CTAs, tile order grouped by %d along program_id(0)",
-                   note.len ? "; " : "", CG_TILE_GROUP);
+                   note.len ? "; " : "", cg_tile_group());
+    const char *pwhy = p->nring == 1 ? cg_tile_prefetch_plan(g, &p->rings[0]) : "";
+    if (!pwhy)
+      tl_sbuf_printf(&note, "; the next tile's first %d stages issued at the main loop's exit, under the epilogue "
+                            "(TILEC_TILE_PREFETCH=1)", p->rings[0].stages - 1 - p->rings[0].lag);
+    else if (*pwhy)
+      tl_sbuf_printf(&note, "; no tile prefetch (%s)", pwhy);
+  }
   else if (f->persist)
     tl_sbuf_printf(&note, "%snot persistent (the grid clause cannot be evaluated in the kernel)", note.len ? "; " : "");
   if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);

@@ -86,6 +86,12 @@ typedef struct cg_ring {
   bool turn_started;      /* ... the first turn's bar.sync is emitted */
   LLVMValueRef ppfirst;   /* ping-pong: alloca, 1 until this warpgroup's first tile needs no wait */
   LLVMValueRef pptv, ppnt; /* ping-pong: the consumer's tile alloca and the tile count */
+  /* the next tile's first stages issued at this tile's loop exit (tile_prefetch.c,
+   * TILEC_TILE_PREFETCH=1): pfv (alloca i32) = 1 while they are in flight, so the
+   * next tile's ring prologue issues none; pf_tiles: the persistent tile loop */
+  bool prefetch;
+  LLVMValueRef pfv;
+  const struct cg_tiles *pf_tiles;
 } cg_ring;
 
 typedef struct cg_plan {
@@ -218,7 +224,9 @@ int cg_plan_epilogue(cg *g, int persist);
 
 /* tile_sched.c: a loop over the output tiles (persist), else the one
  * program: begin sets g->pid (NULL when not persistent), end closes it. */
-#define CG_TILE_GROUP 8 /* rows of program_id(0) per group of the tile order */
+/* rows of program_id(0) per group of the tile order: 8, or TILEC_TILE_GROUP
+ * (1..64; measuring) */
+int cg_tile_group(void);
 typedef struct cg_tiles {
   bool persist;
   bool one_trip;            /* not persistent, but the body in a loop of one trip (emit_ws.c) */
@@ -232,6 +240,15 @@ typedef struct cg_tiles {
 } cg_tiles;
 void cg_tiles_begin(cg *g, cg_tiles *T);
 void cg_tiles_end(cg *g, cg_tiles *T);
+/* The program ids of tile t (i32) of a persistent loop without clusters, in the grouped order. */
+void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]);
+
+/* tile_prefetch.c (docs/pipelines.md "Persistent CTAs"): TILEC_TILE_PREFETCH=1 */
+/* Whether ring R of a persistent kernel without warp specialization issues the next tile's first
+ * stages at its loop's exit; else the reason, for the note (NULL: it does; sets R->prefetch). */
+const char *cg_tile_prefetch_plan(cg *g, cg_ring *R);
+void cg_tile_prefetch(cg *g, cg_ring *R);      /* at the loop exit, after the drain */
+void cg_tile_prefetch_flag(cg *g, cg_ring *R); /* R->pfv, 0 at the kernel's entry */
 
 /* emit_ws.c (docs/pipelines.md "Warp specialization") */
 void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
@@ -244,6 +261,10 @@ void cg_ws_loop_exit(cg *g, cg_ring *R);     /* after the drain: keep the epilog
 void cg_ws_tile_end(cg *g, cg_ring *R);      /* release the last slot of the tile's loop */
 /* attention's turns: before wgmma dot D of loop L */
 void cg_ws_turn_before(cg *g, int32_t D, int32_t L);
+/* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
+ * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
+const char *cg_ws_unfit(cg *g, cg_ring *R);
+bool cg_ws_scalar(tl_func *f, int32_t v);    /* v: scalar arithmetic of parameters, program ids, ivs */
 
 /* emit_cluster.c (docs/pipelines.md "Clusters") */
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the

@@ -19,16 +19,26 @@
  * rank r the pair's tile 2q + r.  When g_a is odd the last pair's second
  * tile is past the grid: g->phantom. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "ring.h"
 #include "code_env.h"
+
+#include "ring.h"
+
+int cg_tile_group(void) {
+  const char *e = tl_code_env("TILEC_TILE_GROUP");
+  int v = e ? atoi(e) : 0;
+  return v >= 1 && v <= 64 ? v : 8;
+}
 
 static LLVMValueRef cluster_sreg(cg *g, const char *name) {
   char txt[64];
   snprintf(txt, sizeof txt, "mov.u32 $0, %%%s;", name);
   return cg_asm(g, g->i32, txt, "=r", NULL, 0, false);
 }
+
+static void grouped_pids(cg *g, LLVMValueRef *pg, int cluster, LLVMValueRef t);
 
 /* The grid axis whose consecutive programs touch adjacent memory in a row kernel: the
  * program id that the first load's view depends on in its innermost such dimension; -1 when
@@ -118,8 +128,18 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, end, ""), body, T->exit);
   LLVMPositionBuilderAtEnd(g->B, body);
   if (!T->persist) return; /* the launch's own program ids */
+  grouped_pids(g, pg, T->cluster, t);
+  if (T->cluster) { /* the pair's tile of this CTA, and whether it is past the grid */
+    g->pid[a] = LLVMBuildAdd(g->B, LLVMBuildShl(g->B, g->pid[a], cg_i32(g, 1), ""), cg_cluster_rank(g), "pidc");
+    g->phantom = LLVMBuildICmp(g->B, LLVMIntUGE, g->pid[a], g->lgrid[a], "phantom");
+  }
+}
+
+/* g->pid of tile (or pair) t of the pg[0] x pg[1] (x lgrid[2]) grid in the grouped order. */
+static void grouped_pids(cg *g, LLVMValueRef *pg, int cluster, LLVMValueRef t) {
   LLVMValueRef g0 = pg[0], g1 = pg[1];
-  int G = T->cluster == 1 ? CG_TILE_GROUP / 2 : CG_TILE_GROUP; /* (pair rows: still G tile rows) */
+  int G = cg_tile_group();
+  if (cluster == 1) G = G > 1 ? G / 2 : 1; /* (pair rows: still G tile rows) */
   LLVMValueRef g01 = LLVMBuildMul(g->B, g0, g1, "");
   LLVMValueRef z = LLVMBuildUDiv(g->B, t, g01, ""), r = LLVMBuildURem(g->B, t, g01, "");
   LLVMValueRef in_group = LLVMBuildMul(g->B, cg_i32(g, G), g1, "");
@@ -131,9 +151,14 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   g->pid[0] = LLVMBuildAdd(g->B, first, LLVMBuildURem(g->B, in, gs, ""), "pid0");
   g->pid[1] = LLVMBuildUDiv(g->B, in, gs, "pid1");
   g->pid[2] = z;
-  if (T->cluster) { /* the pair's tile of this CTA, and whether it is past the grid */
-    g->pid[a] = LLVMBuildAdd(g->B, LLVMBuildShl(g->B, g->pid[a], cg_i32(g, 1), ""), cg_cluster_rank(g), "pidc");
-    g->phantom = LLVMBuildICmp(g->B, LLVMIntUGE, g->pid[a], g->lgrid[a], "phantom");
+}
+
+void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]) {
+  LLVMValueRef save[3] = {g->pid[0], g->pid[1], g->pid[2]};
+  grouped_pids(g, g->lgrid, 0, t);
+  for (int d = 0; d < 3; d++) {
+    pid[d] = g->pid[d];
+    g->pid[d] = save[d];
   }
 }
 
@@ -182,10 +207,13 @@ void cg_emit_program(cg *g) {
     return;
   }
   cg_tiles_begin(g, &T);
+  for (int i = 0; p && T.persist && i < p->nring; i++) /* tile_prefetch.c: the loop it steps through */
+    if (p->rings[i].prefetch) p->rings[i].pf_tiles = &T;
   /* every warp is past the previous tile's main loop (its slots are
    * refilled by the next tile's ring prologue) */
   if (T.persist) cg_barrier(g);
   cg_emit_region(g, &g->f->body, NULL, NULL);
+  for (int i = 0; p && i < p->nring; i++) p->rings[i].pf_tiles = NULL; /* (T ends here) */
   cg_tiles_end(g, &T);
   cg_epi_kernel_end(g);
   LLVMBuildRetVoid(g->B);

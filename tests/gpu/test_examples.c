@@ -61,6 +61,17 @@ static const char *const gemm_variants[][4] = {
     {"TILEC_CLUSTER", "2x1", NULL, NULL},
     {"TILEC_CLUSTER", "1x2", NULL, NULL},
     {"TILEC_CLUSTER", "2x1", "TILEC_EPI", "regs"},
+    /* the staging words by one cvt.rn.{bf16,f16}x2.f32 (emit_epilogue.c packed_source): the
+     * non-WS and the cooperative kernel (the same bits as the two casts); a tile order of
+     * 3-row groups (ragged groups at 13 tile rows) */
+    {"TILEC_EPI_PACK", "1", NULL, NULL},
+    {"TILEC_EPI_PACK", "1", "TILEC_WS", "coop"},
+    {"TILEC_TILE_GROUP", "3", NULL, NULL},
+    /* the next tile's first stages issued at the loop exit (tile_prefetch.c): with more tiles
+     * than CTAs at 143 tiles, the last tile of each CTA (no next), K = 511 (a ragged last step),
+     * K < BK (one step); with the packed staging words */
+    {"TILEC_TILE_PREFETCH", "1", NULL, NULL},
+    {"TILEC_TILE_PREFETCH", "1", "TILEC_EPI_PACK", "1"},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 

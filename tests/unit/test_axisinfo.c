@@ -134,6 +134,19 @@ static const char *tile_ir =
     "  %shifted = add %small, %c3t : tile<16xi32>\n"
     "  %both = add %small, %small : tile<16xi32>\n"
     "  %red = reduce sum %rows, axis=1 : tile<64xi32>\n"
+    "  %c8t = const 8 : tile<64xi32>\n"
+    "  %q8 = div %io, %c8t : tile<64xi32>\n"
+    "  %q8o = div %offs, %c8t : tile<64xi32>\n"
+    "  %sm = mul %s, %c64 : i32\n"
+    "  %sms = splat %sm : tile<64xi32>\n"
+    "  %offn = add %io, %sms : tile<64xi32>\n"
+    "  %q8n = div %offn, %c8t : tile<64xi32>\n"
+    "  %c4s = const 4 : tile<64xi32>\n"
+    "  %s16 = shr %offs, %c4s : tile<64xi32>\n"
+    "  %c6t = const 6 : tile<64xi32>\n"
+    "  %q6 = div %io, %c6t : tile<64xi32>\n"
+    "  %q8r = expand_dims %q8, axis=1 : tile<64x1xi32>\n"
+    "  %q8b = broadcast %q8r : tile<64x64xi32>\n"
     "}\n}\n";
 
 Test(axisinfo, tile_transfer_functions) {
@@ -167,6 +180,15 @@ Test(axisinfo, tile_transfer_functions) {
   cr_assert_eq(facts(A, f, "both").contig[0], 1);
   tl_axis_info red = facts(A, f, "red");
   cr_assert(red.rank == 1 && red.div[0] == 128 && red.contig[0] == 1);
+  /* a quotient by a power of two of a non-negative run: runs of equal elements (W4A16's kk / 8) */
+  cr_assert_eq(facts(A, f, "q8").constancy[0], 8, "iota / 8: runs of 8");
+  cr_assert_eq(facts(A, f, "q8o").constancy[0], 8, "(m0 + iota) / 8, m0 a multiple of 64");
+  cr_assert_eq(facts(A, f, "offn").contig[0], 64);
+  cr_assert_eq(facts(A, f, "q8n").constancy[0], 1, "s * 64 + iota may be negative: truncation is no floor");
+  cr_assert_eq(facts(A, f, "s16").constancy[0], 16, "an arithmetic shift is a floor at any sign");
+  cr_assert_eq(facts(A, f, "q6").constancy[0], 1, "6 is no power of two");
+  tl_axis_info q8b = facts(A, f, "q8b");
+  cr_assert(q8b.constancy[0] == 8 && q8b.constancy[1] == 64);
 }
 
 static const char *loop_ir =
