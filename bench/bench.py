@@ -762,6 +762,10 @@ def rows_bw():
 # from the loaded words, one Philox block per 4 offsets: docs/rows.md), each also off alone per kernel
 BEFORE7 = {"disable": "row_loads", "env": "TILEC_ROW_LAYOUT=0+TILEC_BF16_WORDS=0+TILEC_RAND_BLOCK=0"}
 ROW_VARIANTS = {"default": None, "before (row_loads, row layouts, word casts, rand blocks off)": BEFORE7}
+# the mechanisms of branch rows4 (docs/rows.md "rows4"): partial sums, fma in a reduction, the fallback's groups in
+# blocks, the grid walked along the contiguous axis first
+ROWS4_OFF = "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0+TILEC_FALLBACK_BLOCKS=0+TILEC_GRID_ORDER=0"
+VARIANT = lambda name: os.path.join("..", "bench", "variants", name)  # ex() joins examples/
 
 def fused():
     bw = copy_bandwidth()
@@ -776,11 +780,12 @@ def fused():
         ms_c = bench(comp)
         vs = list((variants or ROW_VARIANTS).items()) + list(extra)
         for tag, dis in vs:
-            opts, env, defs = {}, "", dict(defines)
-            if isinstance(dis, dict):
+            opts, env, defs, fl = {}, "", dict(defines), file
+            if isinstance(dis, dict):  # "file": another source of the same kernel (bench/variants/)
                 opts = dict(dis); dis = opts.pop("disable", None); env = opts.pop("env", ""); defs.update(opts.pop("defines", {}))
+                fl = opts.pop("file", file)
             for o in outs: o.fill_(float("nan"))
-            k = with_env(env, lambda: Kernel(ex(file), defs, kname, disable=dis, options=opts))
+            k = with_env(env, lambda: Kernel(ex(fl), defs, kname, disable=dis, options=opts))
             f = k.bind(*args)
             f(); torch.cuda.synchronize()
             err = errf() if errf else relerr(outs[0], ref_fn())
@@ -797,7 +802,8 @@ def fused():
         if not want("rmsnorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
-        extra = []
+        extra = [("rows4 off", {"env": ROWS4_OFF}), ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}),
+                 ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"})]
         case(f"rmsnorm {R}x{C}", "rmsnorm.tile", "rmsnorm", {"BC": C}, (x, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
              lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
@@ -808,7 +814,12 @@ def fused():
         y = torch.empty_like(x)
         case(f"layernorm {R}x{C}", "layernorm.tile", "layernorm", {"BC": C}, (x, w, b, y, 1e-5), (y,),
              lambda: F.layer_norm(x.float(), (C,), w.float(), b.float(), 1e-5), lambda: F.layer_norm(x, (C,), w, b, 1e-5),
-             2 * x.numel() * 2, [("no word casts", {"env": "TILEC_BF16_WORDS=0"}), ("warps=8", {"warps": 8})])
+             2 * x.numel() * 2, [("rows4 off (TILEC_REDUCE_ILP=0 TILEC_REDUCE_FMA=0 TILEC_FALLBACK_BLOCKS=0)", {"env": ROWS4_OFF}),
+                                 ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}),
+                                 ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"}),
+                                 ("W, B after the reductions", {"file": VARIANT("layernorm_late.tile")}),
+                                 ("W, B after, no fallback blocks", {"file": VARIANT("layernorm_late.tile"), "env": "TILEC_FALLBACK_BLOCKS=0"}),
+                                 ("warps=8", {"warps": 8})])
         del x, y
     if want("add_rmsnorm"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
@@ -832,7 +843,12 @@ def fused():
         a = torch.randn(Rw, Cw, device="cuda", dtype=bf); b2 = torch.randn(Rw, Cw, device="cuda", dtype=bf); y = torch.empty_like(a)
         case(f"swiglu {Rw}x{Cw}", "swiglu.tile", "swiglu", {}, (a, b2, y), (y,),
              lambda: F.silu(a.float()) * b2.float(), lambda: F.silu(a) * b2, 3 * a.numel() * 2,
-             [("no row_loads", "row_loads"), ("no word casts", {"env": "TILEC_BF16_WORDS=0"}), ("BR=8", {"defines": {"BR": 8}})])
+             [("rows4 off", {"env": ROWS4_OFF}), ("BR=2 BC=2048", {"defines": {"BR": 2, "BC": 2048}}),
+              ("grid column blocks first", {"file": VARIANT("swiglu_colfirst.tile")}),
+              ("grid column blocks first, BR=2 BC=2048", {"file": VARIANT("swiglu_colfirst.tile"), "defines": {"BR": 2, "BC": 2048}}),
+              ("grid column blocks first, rows4 off", {"file": VARIANT("swiglu_colfirst.tile"), "env": ROWS4_OFF}),
+              ("TILEC_GRID_ORDER=0 (rows first)", {"env": "TILEC_GRID_ORDER=0"}),
+              ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"})])
         del a, b2, y
     if want("rope"):
         T, H, D = 16384, 32, 128
@@ -846,8 +862,15 @@ def fused():
         heads8 = {"BT": 4, "BH": 8}  # 8 heads a program (the tables read once for them)
         case(f"rope {T}x{H}x{D}", "rope.tile", "rope", {}, (xr, cs_, sn_, yr), (yr,), lambda: t_rope().float(), t_rope,
              2 * xr.numel() * 2 + 2 * cs_.numel() * 4,
-             [("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}), ("no row_loads", "row_loads"),
-              ("BT=4 BH=8", {"defines": heads8})])
+             [("rows4 off", {"env": ROWS4_OFF}), ("BT=4 BH=8", {"defines": heads8}),
+              ("BT=16 BH=1 (the old tiles)", {"defines": {"BT": 16, "BH": 1}}),
+              ("BT=16 BH=1, TILEC_GRID_ORDER=0", {"defines": {"BT": 16, "BH": 1}, "env": "TILEC_GRID_ORDER=0"}),
+              ("BT=2 BH=16", {"defines": {"BT": 2, "BH": 16}}),
+              ("grid heads first", {"file": VARIANT("rope_headfirst.tile")}),
+              ("grid heads first, rows4 off", {"file": VARIANT("rope_headfirst.tile"), "env": ROWS4_OFF}),
+              ("grid heads first, BT=8 BH=2", {"file": VARIANT("rope_headfirst.tile"), "defines": {"BT": 8, "BH": 2}}),
+              ("TILEC_GRID_ORDER=0", {"env": "TILEC_GRID_ORDER=0"}),
+              ("grid heads first, no fallback blocks", {"file": VARIANT("rope_headfirst.tile"), "env": "TILEC_FALLBACK_BLOCKS=0"})])
         del xr, yr
     if want("cross_entropy"):
         Rc, V = 4096, 128256
@@ -1288,7 +1311,7 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp}", {"BM": bm, "BN": bn, "SPLIT": sp}, True)
                          for bn, sp in ((64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
-        # more programs (split x16: 1024 at N 4096, BN 64), and the ninth session's switches off
+        # more programs (split x16: 1024 at N 4096, BN 64), and the eighth session's switches off
         # (TILEC_SLOT_CSE=0: every fragment element reads its word; TILEC_EXACT_FMA=0: q * s - z as
         # a multiply and a subtract) and TILEC_I2F=magic; "nozero": the same kernel timed without
         # the C.zero_() kernel before it (what the zeroing costs; C checked on the first call only)

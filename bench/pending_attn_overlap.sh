@@ -12,7 +12,7 @@
 #     against the interpreter), on examples/llama/attn_gqa.tile under form 4 (the other kernel the
 #     switch changes), racecheck of form 4 (D 64/128, causal and not, S 300);
 #  2. bench.py --only attn --quick: the twelve cases, default and forms 3 and 4 beside FA2, cuDNN
-#     and Triton.  The prediction is in bench/RESULTS.md (ninth session, branch attn4).
+#     and Triton.  The prediction is in bench/RESULTS.md (eighth session, branch attn4).
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)

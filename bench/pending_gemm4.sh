@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/pending_gemm4.sh: the GPU call branch gemm4 could not make (its device time went to finding
-# what cuBLAS runs at 4096^3 and that the order of timing moves the ratio; bench/RESULTS.md "ninth
+# what cuBLAS runs at 4096^3 and that the order of timing moves the ratio; bench/RESULTS.md "eighth
 # session, branch gemm4", where the prediction is).  One call, about 3-4 minutes; tables last.
 #
 #   here:   tools/carry.sh                  (fills .carry/ from build/: stripped lib, CLI, GPU tests)

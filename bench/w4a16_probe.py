@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""w4a16_probe.py: where W4A16's small-M time goes (ninth session).  The split-K kernel (BN 64 x 8)
+"""w4a16_probe.py: where W4A16's small-M time goes (eighth session).  The split-K kernel (BN 64 x 8)
 and cuBLAS bf16 at M = 1 / 16, N = K = 4096, timed three ways: do_bench with its L2 flush (bench.py's
 number), back to back with L2 warm (the weights, 8 MB, stay in L2: what is left is the kernel's own
 latency and compute), and an empty-ish tilec kernel under do_bench (the fixed cost of one timed call).

@@ -321,7 +321,7 @@ def decode_main():
     # RMSNorm, SwiGLU, residual).  Per projection (BN, BK, stages, SPLIT), per BM; the attention
     # as (NS, BT, stages), stages 0 = the file's, NS 0 = attn_decode_whole.tile (one split, O
     # written directly: no combine; 10 launches).  The fastest of `--sweep` on the H200
-    # (bench/RESULTS.md, ninth session).
+    # (bench/RESULTS.md, eighth session).
     SPLITK_DEFAULT = {64: dict(qkv=(64, 128, 3, 2), o=(64, 64, 5, 4), gu=(128, 128, 2, 1), d=(128, 64, 4, 4),
                                attn=(0, 64, 0)),
                       16: dict(qkv=(64, 256, 4, 1), o=(64, 128, 5, 2), gu=(128, 128, 4, 1), d=(128, 64, 5, 4),

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "code_env.h"
 
 /* Integer bits type used to move an element of `bytes` through inline asm. */
 static LLVMTypeRef asm_int_type(cg *g, int bytes) {
@@ -507,6 +508,44 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
 }
 
+/* The fallback's groups each behind a branch on its first element being in the tensor, in row
+ * kernels (f->access_split), for an access of at least FALLBACK_BLOCK_GROUPS groups a thread
+ * (`TILEC_FALLBACK_BLOCKS=0`: always straight-line): ptxas schedules a block's loads together, and straight-line it issued the 8
+ * scalar loads of every group of an access at once, 64-bit addresses and 16-bit results all
+ * live, which set the kernel's register count although the vector form runs (rmsnorm 72 -> 64
+ * registers, 0.86 -> 0.90 of the copy bandwidth on the H200); with 1 or 2 groups (rope) the
+ * registers are few and the branches cost (0.89 -> 0.85).  docs/rows.md "rows4". */
+enum { FALLBACK_BLOCK_GROUPS = 4 };
+
+static bool fallback_blocks(cg *g) {
+  const char *e = tl_code_env("TILEC_FALLBACK_BLOCKS");
+  return !(e && e[0] == '0');
+}
+
+static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const char *ptx, const char *cons,
+                           bool store, int W, LLVMValueRef *words) {
+  LLVMValueRef first = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
+  LLVMValueRef go = LLVMBuildAnd(g->B, first, LLVMBuildICmp(g->B, LLVMIntNE, args[4], cg_i32(g, 0), ""), "");
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback.group");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback.next");
+  LLVMBuildCondBr(g->B, go, body, next);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  LLVMValueRef rv = cg_asm(g, rty, ptx, cons, args, store ? 6 + W : 6, true);
+  LLVMValueRef x[4];
+  for (int w = 0; !store && w < W; w++) x[w] = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
+  LLVMBasicBlockRef end = LLVMGetInsertBlock(g->B);
+  LLVMBuildBr(g->B, next);
+  LLVMPositionBuilderAtEnd(g->B, next);
+  for (int w = 0; !store && w < W; w++) {
+    LLVMValueRef phi = LLVMBuildPhi(g->B, g->i32, "");
+    LLVMValueRef in[2] = {x[w], cg_i32(g, 0)};
+    LLVMBasicBlockRef bb[2] = {end, from};
+    LLVMAddIncoming(phi, in, bb, 2);
+    words[w] = phi;
+  }
+}
+
 /* Branch once between the split vector form and the combined form (group_ptx) of every group;
  * loads: the words of group i into words[i][0..W-1] at the join. */
 static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups *G, bool store, LLVMValueRef (*words)[4]) {
@@ -540,12 +579,20 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.join");
   cg_cond_br_likely(g, split_ok(g, a, vec, allowed), fastb, slowb);
   LLVMValueRef (*fast)[4] = store ? NULL : tl_alloc(&g->ctx->arena, sizeof *fast * (size_t)(G->n + 1));
+  int32_t ngroups = 0;
+  for (int32_t i = 0; i < G->n; i++) ngroups += G->canon[i] && !G->skip[i];
+  /* (not a dot's epilogue loads: not measured there) */
+  bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g);
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {
       if (!G->canon[i] || G->skip[i]) continue;
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      if (form && blocks) { /* the group behind its own branch */
+        fallback_group(g, G->args[i], rty, pb.s, cons, store, W, store ? NULL : words[i]);
+        continue;
+      }
       LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)
                              : cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
       for (int w = 0; !store && w < W; w++) {

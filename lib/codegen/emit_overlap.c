@@ -1,7 +1,7 @@
 /* emit_overlap.c: requires the main-loop plan (dot_plan.c) with its wgmma
  * dots, ring lags and warp specialization decided; under
  * TILEC_ATTN_OVERLAP=1|3|4 (opt-in, measured slower on the H200 so far:
- * bench/RESULTS.md ninth session) issues a deferred wgmma dot (attention's
+ * bench/RESULTS.md eighth session) issues a deferred wgmma dot (attention's
  * O += P V of iteration j) one iteration late, right after the waiting dot
  * of iteration j+1 (S = q k^T), and makes that dot wait with wait_group 1,
  * so the softmax of S_{j+1} runs while the tensor cores compute

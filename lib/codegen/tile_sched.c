@@ -40,10 +40,68 @@ static LLVMValueRef cluster_sreg(cg *g, const char *name) {
 
 static void grouped_pids(cg *g, LLVMValueRef *pg, int cluster, LLVMValueRef t);
 
+/* The grid axis whose consecutive programs touch adjacent memory in a row kernel: the
+ * program id that the first load's view depends on in its innermost such dimension; -1 when
+ * none.  docs/rows.md "rows4". */
+static int fast_grid_axis(tl_func *f) {
+  for (int i = 0; i < f->body.ops.len; i++) {
+    tl_op *o = &f->ops.data[f->body.ops.data[i]];
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_load) continue;
+    int rank = tl_val(f, o->opnd[0])->type.rank;
+    for (int d = rank - 1; d >= 0; d--)
+      for (int a = 0; a < 3; a++)
+        if (cg_from_program_id(f, o->opnd[1 + d], a)) return a;
+  }
+  return -1;
+}
+
+/* Row kernels (`TILEC_GRID_ORDER=0` off): the launch order (ctaid.x fastest) walks program_id(a)
+ * fastest for a = fast_grid_axis, the other axes after it in order, so the CTAs running at one
+ * time read adjacent memory (swiglu's column blocks of a row block, rope's heads of a token)
+ * instead of one small piece of every row. */
+static void grid_order(cg *g) {
+  const char *e = tl_code_env("TILEC_GRID_ORDER");
+  if (!g->f->access_split || (e && e[0] == '0')) return;
+  int a = fast_grid_axis(g->f);
+  if (a <= 0) return;
+  LLVMValueRef n[3], c[3];
+  for (int d = 0; d < 3; d++) n[d] = cg_sreg(g, "nctaid", d), c[d] = cg_sreg(g, "ctaid", d);
+  /* one program along axis a (rope with every head in one program), or 2^32 CTAs or more (the
+   * linear index in 32 bits): the launch's own ids, past the divisions */
+  LLVMValueRef total = LLVMBuildZExt(g->B, n[0], g->i64, "");
+  for (int d = 1; d < 3; d++) total = LLVMBuildMul(g->B, total, LLVMBuildZExt(g->B, n[d], g->i64, ""), "");
+  LLVMValueRef plain = LLVMBuildOr(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n[a], cg_i32(g, 1), ""),
+                                   LLVMBuildICmp(g->B, LLVMIntUGT, total, cg_i64(g, 0xffffffffLL), ""), "");
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
+  LLVMBasicBlockRef remap = LLVMAppendBasicBlockInContext(g->C, g->fn, "grid.order");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "grid.join");
+  LLVMBuildCondBr(g->B, plain, join, remap);
+  LLVMPositionBuilderAtEnd(g->B, remap);
+  LLVMValueRef l = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, c[2], n[1], ""), c[1], "");
+  l = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, l, n[0], ""), c[0], "cta");
+  int order[3] = {a, a == 0 ? 1 : 0, a == 2 ? 1 : 2};
+  LLVMValueRef p[3];
+  p[order[0]] = LLVMBuildURem(g->B, l, n[order[0]], "");
+  l = LLVMBuildUDiv(g->B, l, n[order[0]], "");
+  p[order[1]] = LLVMBuildURem(g->B, l, n[order[1]], "");
+  p[order[2]] = LLVMBuildUDiv(g->B, l, n[order[1]], "");
+  LLVMBuildBr(g->B, join);
+  LLVMPositionBuilderAtEnd(g->B, join);
+  for (int d = 0; d < 3; d++) {
+    g->pid[d] = LLVMBuildPhi(g->B, g->i32, "pid");
+    LLVMValueRef in[2] = {c[d], p[d]};
+    LLVMBasicBlockRef bb[2] = {from, remap};
+    LLVMAddIncoming(g->pid[d], in, bb, 2);
+  }
+}
+
 void cg_tiles_begin(cg *g, cg_tiles *T) {
   memset(g->pid, 0, sizeof g->pid);
   g->phantom = NULL;
-  if (!T->persist && !T->one_trip) return;
+  if (!T->persist && !T->one_trip) {
+    grid_order(g);
+    return;
+  }
   T->tv = LLVMBuildAlloca(g->PB, g->i32, "tile");
   LLVMValueRef t0 = cg_sreg(g, "ctaid", 0), end = T->ntiles;
   /* a cluster: pairs of tiles along program_id(a), the cluster's index and count */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/gpu/rows.sh: the row kernels of examples/ on the GPU against the interpreter (`tilec run
 # --device`) at sizes where the vector form of access_split runs (the last dim a multiple of 8) and
-# at ragged sizes (the per-element fallback), by default and with row_stream on (--stages=2/3: each
+# at ragged sizes (a last dim not a multiple of the vector: the per-element fallback), by default and with row_stream on (--stages=2/3: each
 # persistent CTA then takes several tiles, more rows than CTAs fit on the GPU); docs/rows.md.
 # Fresh random data per run (--seed).
 #   usage (repo root): tests/gpu/rows.sh BUILD_DIR      exit 0 all PASS, 1 a FAIL, 77 no GPU
@@ -21,13 +21,13 @@ one() { # FILE KERNEL ARGS...
 }
 for st in ${ROWS_STAGE_LIST:-1 2 3}; do
 export ROWS_STAGES=$st
-for sz in "1500 4096" "700 4000" "1 1"; do set -- $sz
+for sz in "1500 4096" "700 4000" "301 1001" "1 1"; do set -- $sz
   one rmsnorm.tile rmsnorm --size R=$1 --size C=$2 --scalar eps=1e-5
   one rmsnorm.tile rmsnorm_rows --size R=$(($1 + 1)) --size C=$2 --scalar eps=1e-5
   one add_rmsnorm.tile add_rmsnorm --size R=$1 --size C=$2 --scalar eps=1e-5
   one embedding_rmsnorm.tile embedding_rmsnorm --size T=$1 --size V=3001 --size D=$2 --scalar eps=1e-5
 done
-for sz in "1500 2048" "701 2000"; do set -- $sz
+for sz in "1500 2048" "701 2000" "301 1001"; do set -- $sz
   one layernorm.tile layernorm --size R=$1 --size C=$2 --scalar eps=1e-5
   one swiglu.tile swiglu --size R=$1 --size C=$2
   one dropout_residual.tile dropout_residual --size R=$1 --size C=$2 --scalar p=0.1 --scalar seed=7
