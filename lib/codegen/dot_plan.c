@@ -100,7 +100,7 @@ static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses
 
 /* Index in loop L's body of the top-level op holding op id (nested ops
  * count as their ancestor), or INT32_MAX. */
-static int32_t body_pos(tl_func *f, int32_t L, int32_t id) {
+int32_t cg_body_pos(tl_func *f, int32_t L, int32_t id) {
   while (id >= 0 && tl_op_at(f, id)->parent != L) id = tl_op_at(f, id)->parent;
   tl_region *body = &tl_op_at(f, L)->regions[0];
   for (int32_t i = 0; id >= 0 && i < body->ops.len; i++)
@@ -108,15 +108,15 @@ static int32_t body_pos(tl_func *f, int32_t L, int32_t id) {
   return INT32_MAX;
 }
 
-/* The first body position (body_pos) of an op of loop L using value v. */
-static int32_t body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
+/* The first body position (cg_body_pos) of an op of loop L using value v. */
+int32_t cg_body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
   int32_t first = INT32_MAX;
   for (int32_t id = 0; id < f->ops.len; id++) {
     tl_op *u = tl_op_at(f, id);
     if (u->flags & TL_OPF_DEAD) continue;
     for (int j = 0; j < u->nopnd; j++)
       if (u->opnd[j] == v) {
-        int32_t pos = body_pos(f, L, id);
+        int32_t pos = cg_body_pos(f, L, id);
         if (pos < first) first = pos;
       }
   }
@@ -194,10 +194,10 @@ static void plan_wgmma(cg *g, int32_t D) {
     if (i - 1 < y->nopnd && y->opnd[i - 1] == o->res[0] && uses[o->res[0]] == 1) carried = body->args.data[i];
   bool defer = false;
   if (!inflight && carried >= 0 && !cg_dot_promotes(g, o) && !(env && *env == '0')) {
-    int first = body_pos_first_use(f, o->parent, carried);
+    int first = cg_body_pos_first_use(f, o->parent, carried);
     for (int k = 0; k < p->nwg; k++)
       if (tl_op_at(f, p->wg_dots[k])->parent == o->parent && !p->wg_inflight[k] && !p->wg_defer[k] &&
-          body_pos(f, o->parent, p->wg_dots[k]) < first)
+          cg_body_pos(f, o->parent, p->wg_dots[k]) < first)
         defer = true;
   }
   p->wg_inflight[p->nwg] = inflight;

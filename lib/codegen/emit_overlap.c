@@ -48,16 +48,6 @@ static cg_ring *ring_of(cg_plan *p, int32_t L) {
   return NULL;
 }
 
-/* Index in loop L's body of the top-level op holding op id (nested ops count as their
- * ancestor), or INT32_MAX. */
-static int32_t top_pos(tl_func *f, int32_t L, int32_t id) {
-  while (id >= 0 && tl_op_at(f, id)->parent != L) id = tl_op_at(f, id)->parent;
-  tl_region *body = &tl_op_at(f, L)->regions[0];
-  for (int32_t i = 0; id >= 0 && i < body->ops.len; i++)
-    if (body->ops.data[i] == id) return i;
-  return INT32_MAX;
-}
-
 /* Why deferred dot k cannot be issued one iteration late (else NULL, its waiting dot recorded). */
 static const char *sink_unfit(cg *g, int k) {
   cg_plan *p = g->plan;
@@ -81,7 +71,7 @@ static const char *sink_unfit(cg *g, int k) {
     tl_op *w = tl_op_at(f, p->wg_dots[i]);
     if (i == k || w->parent != L) continue;
     others++;
-    if (!p->wg_inflight[i] && !p->wg_defer[i] && top_pos(f, L, p->wg_dots[i]) < top_pos(f, L, D)) waiting = i;
+    if (!p->wg_inflight[i] && !p->wg_defer[i] && cg_body_pos(f, L, p->wg_dots[i]) < cg_body_pos(f, L, D)) waiting = i;
   }
   if (others != 1 || waiting < 0) return "the loop's wgmma dots are not a waiting dot and this one";
   p->sink_waiter[k] = p->wg_dots[waiting];
@@ -109,18 +99,9 @@ void cg_plan_overlap(cg *g) {
     }
     int32_t L = o->parent, carried = p->wg_carried[k];
     tl_region *body = &tl_op_at(f, L)->regions[0];
-    int32_t firstpos = INT32_MAX;
-    for (int32_t u = 0; u < f->ops.len; u++) {
-      tl_op *x = tl_op_at(f, u);
-      if (x->flags & TL_OPF_DEAD) continue;
-      for (int j = 0; j < x->nopnd; j++)
-        if (x->opnd[j] == carried) {
-          int32_t pos = top_pos(f, L, u);
-          if (pos < firstpos) firstpos = pos;
-        }
-    }
+    int32_t firstpos = cg_body_pos_first_use(f, L, carried);
     /* (the defer rule put the first use after the waiting dot) */
-    if (firstpos == INT32_MAX || firstpos <= top_pos(f, L, p->sink_waiter[k])) continue;
+    if (firstpos == INT32_MAX || firstpos <= cg_body_pos(f, L, p->sink_waiter[k])) continue;
     int32_t first = body->ops.data[firstpos];
     const tl_type *at = &tl_val(f, o->opnd[0])->type;
     const tl_layout *lc = cg_layout(g, o->res[0]);

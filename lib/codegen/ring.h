@@ -144,6 +144,11 @@ typedef struct cg_plan {
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
 } cg_plan;
 
+/* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
+ * their ancestor), or INT32_MAX; and the first such index of an op using value v. */
+int32_t cg_body_pos(tl_func *f, int32_t L, int32_t id);
+int32_t cg_body_pos_first_use(tl_func *f, int32_t L, int32_t v);
+
 /* emit_overlap.c (TILEC_ATTN_OVERLAP): a deferred wgmma dot issued one iteration late.
  * cg_plan_overlap decides (after the lags and warp specialization); the loop's preheader
  * initializes the carried words; the waiting dot of a loop with such a dot commits without a wait
