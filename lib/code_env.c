@@ -24,3 +24,13 @@ const char *tl_code_env(const char *name) {
     if (!strcmp(code_env_names[i], name)) return getenv(name);
   return NULL;
 }
+
+bool tl_code_env_off(const char *name) {
+  const char *e = tl_code_env(name);
+  return e && e[0] == '0';
+}
+
+bool tl_code_env_on(const char *name) {
+  const char *e = tl_code_env(name);
+  return e && e[0] == '1';
+}

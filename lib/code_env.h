@@ -5,10 +5,16 @@
 #ifndef TILEC_CODE_ENV_H
 #define TILEC_CODE_ENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The value of switch `name` (NULL when unset), or NULL for a name not in the table. */
 const char *tl_code_env(const char *name);
+
+/* Switch `name` is set to a value starting with '0' (a default-on form turned off), or with '1'
+ * (an opt-in form turned on). */
+bool tl_code_env_off(const char *name);
+bool tl_code_env_on(const char *name);
 
 /* Entry i of the table (NULL past the end). */
 const char *tl_code_env_name(size_t i);

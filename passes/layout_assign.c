@@ -224,8 +224,7 @@ static void assign_region(la_state *st, tl_region *r);
  * expand_dims and load are single-use chain ops), every 16-byte group shares its row's id and
  * codegen keeps the vectors (emit_memory.c gather_vector_width). */
 static bool gather_index_on(void) {
-  const char *e = tl_code_env("TILEC_GATHER_LAYOUT");
-  return !(e && e[0] == '0');
+  return !tl_code_env_off("TILEC_GATHER_LAYOUT");
 }
 
 static void retarget_gather_indices(la_state *st, tl_op *o) {
@@ -240,8 +239,7 @@ static void retarget_gather_indices(la_state *st, tl_op *o) {
 /* A prologue B in its fragment layout (default on since the eighth session's H200 run;
  * TILEC_PROLOGUE_FRAG=0 stages it through shared memory as before). */
 static bool prologue_frag_on(void) {
-  const char *e = tl_code_env("TILEC_PROLOGUE_FRAG");
-  return !(e && *e == '0');
+  return !tl_code_env_off("TILEC_PROLOGUE_FRAG");
 }
 
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
@@ -631,8 +629,7 @@ static bool has_dot(tl_func *f) {
 
 /* TILEC_ROW_LAYOUT=0: measuring only, the rules of kernels with a dot everywhere (docs/rows.md) */
 static bool row_rules_off(void) {
-  const char *e = tl_code_env("TILEC_ROW_LAYOUT");
-  return e && e[0] == '0';
+  return tl_code_env_off("TILEC_ROW_LAYOUT");
 }
 
 static bool has_big_dot(tl_func *f) {

@@ -198,8 +198,7 @@ static int f32_sig_bits(LLVMValueRef v) {
 
 /* TILEC_EXACT_FMA=0 turns the contraction below off (in the kernel cache key). */
 static bool exact_fma(void) {
-  const char *e = tl_code_env("TILEC_EXACT_FMA");
-  return !e || e[0] != '0';
+  return !tl_code_env_off("TILEC_EXACT_FMA");
 }
 
 /* x * y + z (or - z) as one fma when the product is exact in f32: its factors

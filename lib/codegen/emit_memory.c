@@ -517,11 +517,6 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
  * registers are few and the branches cost (0.89 -> 0.85).  docs/rows.md "rows4". */
 enum { FALLBACK_BLOCK_GROUPS = 4 };
 
-static bool fallback_blocks(cg *g) {
-  const char *e = tl_code_env("TILEC_FALLBACK_BLOCKS");
-  return !(e && e[0] == '0');
-}
-
 static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const char *ptx, const char *cons,
                            bool store, int W, LLVMValueRef *words) {
   LLVMValueRef first = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
@@ -582,7 +577,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   int32_t ngroups = 0;
   for (int32_t i = 0; i < G->n; i++) ngroups += G->canon[i] && !G->skip[i];
   /* (not a dot's epilogue loads: not measured there) */
-  bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && fallback_blocks(g);
+  bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && !tl_code_env_off("TILEC_FALLBACK_BLOCKS");
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {

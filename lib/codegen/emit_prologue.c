@@ -48,8 +48,7 @@ static bool same_value(LLVMValueRef a, LLVMValueRef b, int depth) {
 
 /* TILEC_SLOT_CSE=0: read a gather's slot once per register, as before (measuring only). */
 static bool slot_cse(void) {
-  const char *e = tl_code_env("TILEC_SLOT_CSE");
-  return !e || e[0] != '0';
+  return !tl_code_env_off("TILEC_SLOT_CSE");
 }
 
 /* Registers of layout l along the last dim that one ld.shared reads (at most

@@ -24,8 +24,7 @@ static LLVMValueRef f32c(cg *g, float x) { return LLVMConstReal(g->f32, (double)
  * a LOP3 plus a VIADD of a zero register: 6 SASS instructions a round instead of 4 (two
  * IMAD.WIDE.U32, two 3-input LOP3), 20 of a block's ~60.  The same bits either way. */
 static bool philox_asm(void) {
-  const char *e = tl_code_env("TILEC_PHILOX_ASM");
-  return !(e && e[0] == '0');
+  return !tl_code_env_off("TILEC_PHILOX_ASM");
 }
 
 /* hi and lo 32 bits of the 64-bit product m * x. */

@@ -23,11 +23,6 @@
 
 enum { RED_PARTIALS = 4 };
 
-static bool env_on(const char *name) {
-  const char *e = tl_code_env(name);
-  return e && e[0] == '1';
-}
-
 LLVMValueRef cg_shfl_xor(cg *g, LLVMValueRef v, int mask) {
   LLVMTypeRef t = LLVMTypeOf(v);
   if (t == g->f32) {
@@ -79,8 +74,8 @@ void cg_emit_reduce(cg *g, tl_op *o) {
    * the register bits); accumulate into the canonical one of the result, in
    * `parts` independent chains combined pairwise. */
   LLVMValueRef *acc = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
-  int parts = g->f->access_split && env_on("TILEC_REDUCE_ILP") ? RED_PARTIALS : 1;
-  bool fma = g->f->access_split && o->kind == TL_RED_SUM && dt == TL_F32 && env_on("TILEC_REDUCE_FMA");
+  int parts = g->f->access_split && tl_code_env_on("TILEC_REDUCE_ILP") ? RED_PARTIALS : 1;
+  bool fma = g->f->access_split && o->kind == TL_RED_SUM && dt == TL_F32 && tl_code_env_on("TILEC_REDUCE_FMA");
   LLVMValueRef *part = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n * (size_t)parts);
   int32_t *count = tl_alloc(&g->ctx->arena, sizeof(int32_t) * (size_t)n);
   memset(part, 0, sizeof(LLVMValueRef) * (size_t)n * (size_t)parts);

@@ -60,8 +60,7 @@ static int fast_grid_axis(tl_func *f) {
  * time read adjacent memory (swiglu's column blocks of a row block, rope's heads of a token)
  * instead of one small piece of every row. */
 static void grid_order(cg *g) {
-  const char *e = tl_code_env("TILEC_GRID_ORDER");
-  if (!g->f->access_split || (e && e[0] == '0')) return;
+  if (!g->f->access_split || tl_code_env_off("TILEC_GRID_ORDER")) return;
   int a = fast_grid_axis(g->f);
   if (a <= 0) return;
   LLVMValueRef n[3], c[3];
