@@ -51,6 +51,7 @@ typedef struct cg {
    * operands staged once.  Their shared memory is persistent: bytes
    * [0, smem_persist); every other (scratch) user starts at smem_persist. */
   tl_func *plan_f;
+  struct tl_axis_analysis *axis; /* cg_axis: the axis facts of axis->f, made once per function */
   int smem_persist;
   struct cg_plan *plan;
   const char *entry;  /* the PTX entry name of the kernel being emitted */
@@ -236,6 +237,8 @@ void cg_emit_dot(cg *g, tl_op *o);
  * sums at most CG_PROMOTE_K elements of K into a temporary accumulator (first
  * instruction with a zero C / scale-d = 0), which f32 adds then put into the
  * dot's accumulator (docs/pipelines.md "fp8 accumulation"). */
+/* The axis facts (lib/axisinfo.h) of the function being emitted, analysed on first use. */
+struct tl_axis_analysis *cg_axis(cg *g);
 bool cg_dot_promotes(cg *g, const tl_op *o);
 #define CG_PROMOTE_K 128
 

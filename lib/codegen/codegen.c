@@ -18,6 +18,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cg.h"
+#include "axisinfo.h"
 #include "units.h"
 #include "code_env.h"
 
@@ -642,6 +643,11 @@ static void init_target(void) {
     }
   }
   LLVMParseCommandLineOptions(argc, argv, "tilec");
+}
+
+tl_axis_analysis *cg_axis(cg *g) {
+  if (!g->axis || g->axis->f != g->f) g->axis = tl_axis_analyze(g->f, NULL);
+  return g->axis;
 }
 
 const char *tl_llvm_version(void) {

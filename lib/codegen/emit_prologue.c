@@ -104,7 +104,7 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
    * B fragment read one word */
   int64_t run = 1;
   if (cse && rowd == 0 && rank == 2 && tl_val(f, o->opnd[1])->type.rank == 2) {
-    tl_axis_analysis *A = tl_axis_analyze(f, NULL);
+    tl_axis_analysis *A = cg_axis(g);
     run = A ? tl_axis_get(A, o->opnd[1]).constancy[0] : 1;
     if (run < 1) run = 1;
   }
