@@ -412,8 +412,7 @@ void cg_epi_prologue(cg *g) {
  * instruction for two F2F and their pack; the casts stay for the register
  * fallback, which LLVM sinks into its block).  *cvt: the instruction. */
 static cg_val *packed_source(cg *g, int32_t v, const char **cvt) {
-  const char *env = tl_code_env("TILEC_EPI_PACK");
-  if (!env || *env != '1') return NULL;
+  if (!tl_code_env_on("TILEC_EPI_PACK")) return NULL;
   tl_value *vv = tl_val(g->f, v);
   tl_op *cv = vv->def >= 0 ? tl_op_at(g->f, vv->def) : NULL;
   if (!cv || cv->opc != TL_OP_cast) return NULL;

@@ -20,8 +20,7 @@
 
 const char *cg_tile_prefetch_plan(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
-  const char *env = tl_code_env("TILEC_TILE_PREFETCH");
-  if (!env || *env != '1') return ""; /* (off: nothing to say) */
+  if (!tl_code_env_on("TILEC_TILE_PREFETCH")) return ""; /* (off: nothing to say) */
   if (p->ws) return "the producer warpgroup runs ahead already";
   if (p->cluster) return "a cluster";
   const char *why = cg_ws_unfit(g, R);
