@@ -17,6 +17,7 @@
 #   bandwidth, torch eager and torch.compile, each also with the row passes off (docs/rows.md;
 #   FUSED_ONLY=a,b limits the kernels; run with TILEC_CACHE=0: warps/stages are not in the cache key).
 import argparse, ctypes as C, json, math, os, re, sys, time
+from statistics import median
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
@@ -176,10 +177,6 @@ def bench_rounds(fns, rounds, warm_ms):
             times[i].append(do_bench(fns[i], warmup=5, rep=rep, return_mode="median"))
     return times
 
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 def relerr(x, ref):
     x = x.double(); ref = ref.double()
