@@ -218,12 +218,14 @@ def profile_kernels(label, fn, n=20):
         for _ in range(n):
             fn()
         torch.cuda.synchronize()
-    ev = [e for e in pr.key_averages() if getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)) > 0]
+    def device_us(e):  # (torch >= 2.4 names it device_time_total)
+        return getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0))
+    ev = [e for e in pr.key_averages() if device_us(e) > 0]
     tot = 0.0
     print(f"| {label}: kernel | per step | us each | us a step |")
     print("|---|---|---|---|")
-    for e in sorted(ev, key=lambda e: -getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0))):
-        t = getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0))
+    for e in sorted(ev, key=lambda e: -device_us(e)):
+        t = device_us(e)
         if e.count < n // 2:
             continue
         tot += t / n
