@@ -91,6 +91,7 @@ typedef struct access {
   cg_tensor *t;
   tl_dtype dtype;
   int bytes;
+  LLVMValueRef start[TL_MAX_RANK];  /* per tile dim: the view's start (i32 or i64; 0 for a gather) */
   LLVMValueRef lw_ix[TL_MAX_RANK];  /* per tile dim: start + lane/warp part (i32 or i64) */
   LLVMValueRef size[TL_MAX_RANK];   /* per tile dim: size, the index's type */
   LLVMValueRef sbytes[TL_MAX_RANK]; /* per tile dim: stride in bytes (i64) */
@@ -121,7 +122,7 @@ static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
       a->tdim[j] = d;
       a->sbytes[j] = a->bytes == 1 ? a->t->stride[d] : LLVMBuildMul(g->B, a->t->stride[d], cg_i64(g, a->bytes), "");
       a->size[j] = a->t->size[d];
-      a->lw_ix[j] = cg_i32(g, 0);
+      a->lw_ix[j] = a->start[j] = cg_i32(g, 0);
       a->gather[j] = cg_get(g, o->opnd[1 + d]);
       a->any_gather = true;
       continue;
@@ -139,7 +140,7 @@ static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
       a->tdim[j] = d;
       a->sbytes[j] = sb;
       a->size[j] = sz;
-      a->lw_ix[j] = st;
+      a->lw_ix[j] = a->start[j] = st;
     } else {
       a->uniform_inb = and1(g, a->uniform_inb, LLVMBuildICmp(g->B, LLVMIntULT, st, sz, ""));
     }
@@ -500,11 +501,21 @@ static void groups_make(cg *g, access *a, const tl_layout *l, int32_t n, int vec
   }
 }
 
-/* The split's condition (i1, uniform): vectors allowed and the last dim a multiple of vec. */
+/* x % vec == 0 (i1), x an index (i32 or i64). */
+static LLVMValueRef multiple_of(cg *g, LLVMValueRef x, int vec) {
+  LLVMValueRef rag = LLVMBuildAnd(g->B, x, LLVMConstInt(LLVMTypeOf(x), (unsigned long long)(vec - 1), 0), "");
+  return LLVMBuildICmp(g->B, LLVMIntEQ, rag, LLVMConstInt(LLVMTypeOf(x), 0, 0), "");
+}
+
+/* The split's condition (i1, uniform): vectors allowed, and the last dim's size and the view's
+ * start along it multiples of vec, so that every group lies wholly inside or outside the
+ * tensor.  The start's own test is needed: an aligned address does not make an aligned index
+ * when the tensor's base is not aligned (base 4 mod 16, start -1: the group [-1, 2] would be
+ * judged by its first element alone, dropping elements 0..2 of a load and writing a store's
+ * element -1; gpu_test_random seed 60153). */
 static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
-  LLVMValueRef sz = a->size[a->tile_rank - 1];
-  LLVMValueRef rag = LLVMBuildAnd(g->B, sz, LLVMConstInt(LLVMTypeOf(sz), (unsigned long long)(vec - 1), 0), "");
-  LLVMValueRef whole = LLVMBuildICmp(g->B, LLVMIntEQ, rag, LLVMConstInt(LLVMTypeOf(sz), 0, 0), "");
+  int last = a->tile_rank - 1;
+  LLVMValueRef whole = LLVMBuildAnd(g->B, multiple_of(g, a->size[last], vec), multiple_of(g, a->start[last], vec), "");
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
 }
 
