@@ -837,6 +837,56 @@ void cg_view_elements(cg *g, tl_op *o, cg_elem_fn fn, void *ctx) {
   }
 }
 
+/* The elements of cg_view_elements in groups of vec registers contiguous along the last dim
+ * (vec = the layout's run, at most max_vec) when the launch allows (unit last stride, the view's
+ * address aligned to the group, its start and the last dim's size multiples of vec: each group
+ * wholly inside or outside the tensor, as split_ok): gfn per group behind one uniform branch,
+ * fn per element on the other side.  Each side makes its own addresses (an access of its own:
+ * the register offsets cached in one access are defined in one block).  Returns false, emitting
+ * nothing, when the layout has no such groups. */
+bool cg_view_groups(cg *g, tl_op *o, int max_vec, cg_group_fn gfn, cg_elem_fn fn, void *ctx) {
+  int32_t val = o->opnd[o->nopnd - 1];
+  tl_type *vt = &tl_val(g->f, val)->type;
+  if (vt->kind != TL_KIND_TILE) return false;
+  int32_t lid = vt->layout;
+  const tl_layout *l = cg_layout(g, val);
+  access a;
+  make_access(g, o, lid, &a);
+  if (a.any_gather || vt->rank != a.tile_rank) return false;
+  int vec = vector_width(l, &a);
+  if (vec > max_vec) vec = max_vec;
+  if (vec < 2) return false;
+  int32_t n = tl_layout_nregs(l);
+  int last = a.tile_rank - 1;
+  LLVMValueRef owner = first_owner(g, lid);
+  LLVMValueRef ok = split_ok(g, &a, vec, vector_allowed(g, &a, vec * a.bytes));
+  LLVMBasicBlockRef fastb = LLVMAppendBasicBlockInContext(g->C, g->fn, "atom.vec");
+  LLVMBasicBlockRef slowb = LLVMAppendBasicBlockInContext(g->C, g->fn, "atom.elems");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "atom.join");
+  cg_cond_br_likely(g, ok, fastb, slowb);
+  LLVMPositionBuilderAtEnd(g->B, fastb);
+  for (int32_t r = 0; r < n; r += vec) {
+    if (tl_layout_canon_reg(l, r) != r) continue;
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r, k);
+    LLVMValueRef inb = and1(g, owner, and1(g, group_inb(g, &a, k, last, r), k_inb(g, &a, last, k[last])));
+    gfn(g, ctx, unit_stride_addr(g, &a, k), inb, r, vec);
+  }
+  LLVMBuildBr(g->B, join);
+  LLVMPositionBuilderAtEnd(g->B, slowb);
+  access b;
+  make_access(g, o, lid, &b);
+  for (int32_t r = 0; r < n; r++) {
+    if (tl_layout_canon_reg(l, r) != r) continue;
+    int32_t k[TL_MAX_RANK];
+    reg_k(l, r, k);
+    fn(g, ctx, group_addr(g, &b, k, r), and1(g, owner, group_inb(g, &b, k, b.tile_rank, r)), r);
+  }
+  LLVMBuildBr(g->B, join);
+  LLVMPositionBuilderAtEnd(g->B, join);
+  return true;
+}
+
 /* ---- layout changes ------------------------------------------------------------------ */
 
 typedef struct tmap {

@@ -212,7 +212,10 @@ static bool run_case(tilec_program *p, tilec_kernel *k, int kidx, const char *fi
     t->back = malloc(sbytes);
     t->compact = malloc(cbytes ? cbytes : 1);
     memset(t->init, 0xFF, sbytes); /* NaN in every float dtype */
-    if (!info[i].written) {
+    if (info[i].written == 2) /* updated by atomics only: random padding too, so that an atomic
+                               * outside the view changes it (NaN + x would stay NaN) */
+      gpu_fill_random(t->init, t->storage, t->dtype);
+    if (!info[i].written || info[i].written == 2) {
       gpu_fill_random(t->compact, t->numel, t->dtype);
       for (size_t e = 0; e < t->numel; e++)
         memcpy(t->init + storage_index(t, e) * (size_t)t->eb, t->compact + e * (size_t)t->eb, (size_t)t->eb);
