@@ -1371,7 +1371,7 @@ def gemm_w4a16():
 def attn_rope():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
-    cases = [(64, 4096, True), (128, 4096, True)] if args.quick else \
+    cases = [(64, 4096, True), (128, 4096, True), (64, 4096, False), (128, 4096, False)] if args.quick else \
         [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
 
     def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
@@ -1393,7 +1393,8 @@ def attn_rope():
         ref = F.scaled_dot_product_attention(qr.float(), kr.float(), v.float(), is_causal=causal)
         fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         opts = {"warps": 8} if D == 128 else None
-        for name, pro in (("fused", True), ("fused prologue off", False)):
+        fused_forms = (("fused", True),) if args.quick else (("fused", True), ("fused prologue off", False))
+        for name, pro in fused_forms:
             key = (name, D, causal)
             if key not in kern:
                 os.environ["TILEC_PROLOGUE"] = "1" if pro else "0"
@@ -1401,6 +1402,18 @@ def attn_rope():
                     kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_rope_fwd", options=opts)
                 finally:
                     os.environ.pop("TILEC_PROLOGUE", None)
+        # the cutlass (wgmma) forms: cutlass_attn_rope_fwd with the rotated k staged for wgmma
+        # (default) and on mma.sync (TILEC_STAGED_WGMMA=0), beside attn.tile's cutlass_attn_fwd
+        for name, env in (("cutlass fused", None), ("cutlass fused staged-wgmma off", "0")):
+            key = (name, D, causal)
+            if key not in kern:
+                if env: os.environ["TILEC_STAGED_WGMMA"] = env
+                try:
+                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_rope_fwd")
+                finally:
+                    os.environ.pop("TILEC_STAGED_WGMMA", None)
+        if ("cplain", D, causal) not in kern:
+            kern[("cplain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_fwd")
         if ("plain", D, causal) not in kern:
             kern[("plain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_fwd")
             kern[("rope", D)] = Kernel(ex("rope.tile"), {"D": D, "HALF": D // 2}, "rope")
@@ -1420,10 +1433,19 @@ def attn_rope():
         pair(); torch.cuda.synchronize()
         err_pair = relerr(o, ref)
         ms_pair = bench(pair)
+        cplain = kern[("cplain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
+        ms_cplain = bench(cplain)
+        catt = kern[("cplain", D, causal)].bind(q2s.permute(0, 2, 1, 3), k2s.permute(0, 2, 1, 3), v, o, D ** -0.5)
+        def cpair():
+            for r in ropes: r()
+            catt()
+        cpair(); torch.cuda.synchronize()
+        err_cpair = relerr(o, ref)
+        ms_cpair = bench(cpair)
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             ms_cudnn = bench(lambda: F.scaled_dot_product_attention(rope_t(q, cs, sn), rope_t(kk, cs, sn), v, is_causal=causal))
         shape = f"D{D} S{S} {'causal' if causal else 'full'}"
-        for name in ("fused", "fused prologue off"):
+        for name, _ in fused_forms:
             o = torch.full_like(q, float("nan"))
             f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
             f(); torch.cuda.synchronize()
@@ -1433,7 +1455,19 @@ def attn_rope():
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "plain attn_fwd (pre-rotated q, k)", fl / ms_plain / 1e9, err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + attn_fwd", fl / ms_pair / 1e9, err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
-        print(f"attn rope {shape}: pair rel.err {err_pair:.1e}", flush=True)
+        for name in ("cutlass fused", "cutlass fused staged-wgmma off"):
+            o = torch.full_like(q, float("nan"))
+            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
+            f(); torch.cuda.synchronize()
+            err = relerr(o, ref)
+            ms = bench(f)
+            what = "attn rope " + name
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cutlass_attn_fwd (pre-rotated q, k)", fl / ms_cplain / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + cutlass_attn_fwd", fl / ms_cpair / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+            print(f"attn rope {name} {shape}: {ms:.3f} ms; cutlass_attn_fwd {ms_cplain:.3f}, rope.tile + cutlass_attn_fwd "
+                  f"{ms_cpair:.3f}, torch RoPE + cuDNN {ms_cudnn:.3f}, rel.err {err:.1e}", flush=True)
+        print(f"attn rope {shape}: pair rel.err {err_pair:.1e}, cutlass pair {err_cpair:.1e}", flush=True)
 
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")
