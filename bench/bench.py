@@ -1404,14 +1404,21 @@ def attn_rope():
                     os.environ.pop("TILEC_PROLOGUE", None)
         # the cutlass (wgmma) forms: cutlass_attn_rope_fwd with the rotated k staged for wgmma
         # (default) and on mma.sync (TILEC_STAGED_WGMMA=0), beside attn.tile's cutlass_attn_fwd
-        for name, env in (("cutlass fused", None), ("cutlass fused staged-wgmma off", "0")):
+        # (and its prologue loads on the cp.async ring: TILEC_PROLOGUE_TMA=0; at D64 also 2 stages
+        # under .maxnreg 128: two programs an SM)
+        cforms = [("cutlass fused", {}, None), ("cutlass fused prologue-tma off", {"TILEC_PROLOGUE_TMA": "0"}, None),
+                  ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None)]
+        if D == 64:
+            cforms.append(("cutlass fused 2 stages maxnreg 128", {"TILEC_MAXNREG": "128"}, {"stages": 2}))
+        for name, envs, copts in cforms:
             key = (name, D, causal)
             if key not in kern:
-                if env: os.environ["TILEC_STAGED_WGMMA"] = env
+                os.environ.update(envs)
                 try:
-                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_rope_fwd")
+                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_rope_fwd",
+                                       options=copts)
                 finally:
-                    os.environ.pop("TILEC_STAGED_WGMMA", None)
+                    for e in envs: os.environ.pop(e, None)
         if ("cplain", D, causal) not in kern:
             kern[("cplain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_fwd")
         if ("plain", D, causal) not in kern:
@@ -1455,7 +1462,7 @@ def attn_rope():
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "plain attn_fwd (pre-rotated q, k)", fl / ms_plain / 1e9, err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + attn_fwd", fl / ms_pair / 1e9, err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
-        for name in ("cutlass fused", "cutlass fused staged-wgmma off"):
+        for name, _, _ in cforms:
             o = torch.full_like(q, float("nan"))
             f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
             f(); torch.cuda.synchronize()

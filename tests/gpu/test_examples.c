@@ -93,11 +93,12 @@ static const struct {
                      {"TILEC_ATTN_OVERLAP", "4", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
- * each step (the default), and on mma.sync (TILEC_STAGED_WGMMA=0) */
+ * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
+ * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0) */
 static const struct {
   const char *env, *value;
   bool longest;
-} rope_variants[] = {{NULL, NULL, false}, {"TILEC_STAGED_WGMMA", "0", false}};
+} rope_variants[] = {{NULL, NULL, false}, {"TILEC_PROLOGUE_TMA", "0", false}, {"TILEC_STAGED_WGMMA", "0", false}};
 #define NROPE_VARIANTS (int)(sizeof rope_variants / sizeof rope_variants[0])
 
 typedef struct tensor_buf {
