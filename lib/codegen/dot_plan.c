@@ -259,6 +259,19 @@ static void plan_chain(cg *g) {
   }
 }
 
+/* A kernel with a staged wgmma B (attn_rope's rotated k, computed by every thread each step on
+ * the critical path between the ring's wait and the score dot) runs best with a second program
+ * on the SM to fill those gaps (ninth session, H200: D64 1.34x with two programs of 2 stages
+ * against one of 4): when two programs' shared memory fits, `.minnctapersm 2` (codegen.c's
+ * entry annotations; ptxas then keeps 128 registers a thread for 256: attn_rope D64 126, no spills). */
+static void plan_two_programs(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  bool staged = false;
+  for (int k = 0; k < p->nwg; k++) staged = staged || p->wg_staged_b[k];
+  int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
+  p->two_programs = staged && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
+}
+
 /* Index of dot D in p->wg_dots, or -1. */
 int cg_wg_index(cg_plan *p, int32_t D) {
   for (int i = 0; i < p->nwg; i++)
@@ -481,7 +494,10 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_epilogue(g, persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);
+  plan_two_programs(g, persist);
 }
+
+bool cg_plan_two_programs(cg *g) { return g->plan && g->plan_f == g->f && g->plan->two_programs; }
 
 void cg_scratch_use(cg *g, int bytes) { cg_use_smem(g, g->smem_persist + bytes); }
 

@@ -116,6 +116,7 @@ typedef struct cg_plan {
   bool wg_chain[4];       /* ... whose result is only the accumulator of the next wgmma dot of the
                            * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
+  bool two_programs;      /* ask for two programs an SM (.minnctapersm 2; dot_plan.c plan_two_programs) */
   /* attention's overlap (emit_overlap.c, TILEC_ATTN_OVERLAP): a deferred dot whose wgmma is issued
    * one iteration late, right after the waiting dot of the next iteration, so the softmax after
    * that dot's wait_group 1 runs under it */
