@@ -21,6 +21,7 @@ from statistics import median
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
+ap.add_argument("--rope-d", default="", help="attnrope: only these D (comma-separated), e.g. 64")
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
@@ -1373,6 +1374,8 @@ def attn_rope():
     import torch.nn.functional as F
     cases = [(64, 4096, True), (128, 4096, True), (64, 4096, False), (128, 4096, False)] if args.quick else \
         [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
+    if args.rope_d:
+        cases = [c for c in cases if str(c[0]) in args.rope_d.split(",")]
 
     def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
         h = x.shape[-1] // 2
@@ -1404,12 +1407,12 @@ def attn_rope():
                     os.environ.pop("TILEC_PROLOGUE", None)
         # the cutlass (wgmma) forms: cutlass_attn_rope_fwd with the rotated k staged for wgmma
         # (default) and on mma.sync (TILEC_STAGED_WGMMA=0), beside attn.tile's cutlass_attn_fwd
-        # (and its prologue loads on the cp.async ring: TILEC_PROLOGUE_TMA=0; at D64 also 2 stages
-        # under .maxnreg 128: two programs an SM)
+        # (and its prologue loads on the cp.async ring: TILEC_PROLOGUE_TMA=0; at D64 also 4 stages,
+        # one program an SM)
         cforms = [("cutlass fused", {}, None), ("cutlass fused prologue-tma off", {"TILEC_PROLOGUE_TMA": "0"}, None),
                   ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None)]
-        if D == 64:
-            cforms.append(("cutlass fused 2 stages maxnreg 128", {"TILEC_MAXNREG": "128"}, {"stages": 2}))
+        if D == 64:  # (the default since: @stages(2), two programs an SM by .minnctapersm 2)
+            cforms.append(("cutlass fused 4 stages", {}, {"stages": 4}))
         for name, envs, copts in cforms:
             key = (name, D, causal)
             if key not in kern:
