@@ -41,6 +41,7 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
         if (tl_val(f, lo->opnd[1 + d])->type.kind == TL_KIND_TILE) plain = false;
       if (rb % 16 || s->cols > 256 || s->pitch != rb || s->offset % 128 || s->stage_bytes % 128) plain = false;
     }
+    if (s->prologue && !plain && tl_code_env_off("TILEC_PROLOGUE_TMA")) return "an operand prologue's load, TILEC_PROLOGUE_TMA=0";
     if (s->prologue && !plain) return "an operand prologue's load is not a plain box TMA can write";
     if (!plain && (!s->wg || s->kn8)) return "an operand is not a wgmma slot";
     /* rank R > 2: a rank-R map, box 1 in the dims indexed by scalars
