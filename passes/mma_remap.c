@@ -106,7 +106,8 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     int32_t a = op->opnd[0], L = op->parent;
     tl_value *av = tl_val(f, a);
     tl_op *def = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
-    if (L >= 0 && tl_defined_outside(f, a, L) && def && def->opc == TL_OP_load && !b8) a_src = 1;
+    /* (with a staged b, a computed before the loop is resident too: attn_rope's rotated q) */
+    if (L >= 0 && tl_defined_outside(f, a, L) && def && (def->opc == TL_OP_load || b_staged) && !b8) a_src = 1;
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
     else return "a does not stream, is not a resident load nor a 16-bit cast of an f32 tile (registers)";
   }
@@ -181,7 +182,8 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
                                      "layout), b from the swizzled ring slots by descriptor"
                                    : "operands read from the swizzled ring slots by descriptor");
     if (ex && staged_b)
-      tl_sbuf_puts(ex, "; b computed in the loop (an operand prologue): staged each step into a swizzled K-major slot");
+      tl_sbuf_puts(ex, "; b computed in the loop (an operand prologue): staged each step into a swizzled K-major slot, "
+                       "not a ring slot");
     if (ex && rows_per_warp) tl_sbuf_puts(ex, "; rows reduced inside a warp (a warp holds 16 whole rows of each 64)");
     if (ex) explain_acc(ex, f, id, o);
     return;
