@@ -21,6 +21,7 @@ from statistics import median
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
+ap.add_argument("--rope-d", default="", help="attnrope: only these D (comma-separated), e.g. 64")
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
@@ -1398,8 +1399,10 @@ def gemm_w4a16():
 def attn_rope():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
-    cases = [(64, 4096, True), (128, 4096, True)] if args.quick else \
+    cases = [(64, 4096, True), (128, 4096, True), (64, 4096, False), (128, 4096, False)] if args.quick else \
         [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
+    if args.rope_d:
+        cases = [c for c in cases if str(c[0]) in args.rope_d.split(",")]
 
     def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
         h = x.shape[-1] // 2
@@ -1420,7 +1423,8 @@ def attn_rope():
         ref = F.scaled_dot_product_attention(qr.float(), kr.float(), v.float(), is_causal=causal)
         fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         opts = {"warps": 8} if D == 128 else None
-        for name, pro in (("fused", True), ("fused prologue off", False)):
+        fused_forms = (("fused", True),) if args.quick else (("fused", True), ("fused prologue off", False))
+        for name, pro in fused_forms:
             key = (name, D, causal)
             if key not in kern:
                 os.environ["TILEC_PROLOGUE"] = "1" if pro else "0"
@@ -1428,6 +1432,25 @@ def attn_rope():
                     kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_rope_fwd", options=opts)
                 finally:
                     os.environ.pop("TILEC_PROLOGUE", None)
+        # the cutlass (wgmma) forms: cutlass_attn_rope_fwd with the rotated k staged for wgmma
+        # (default) and on mma.sync (TILEC_STAGED_WGMMA=0), beside attn.tile's cutlass_attn_fwd
+        # (and its prologue loads on the cp.async ring: TILEC_PROLOGUE_TMA=0; at D64 also 4 stages,
+        # one program an SM)
+        cforms = [("cutlass fused", {}, None), ("cutlass fused prologue-tma off", {"TILEC_PROLOGUE_TMA": "0"}, None),
+                  ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None)]
+        if D == 64:  # (the default since: @stages(2), two programs an SM by .minnctapersm 2)
+            cforms.append(("cutlass fused 4 stages", {}, {"stages": 4}))
+        for name, envs, copts in cforms:
+            key = (name, D, causal)
+            if key not in kern:
+                os.environ.update(envs)
+                try:
+                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_rope_fwd",
+                                       options=copts)
+                finally:
+                    for e in envs: os.environ.pop(e, None)
+        if ("cplain", D, causal) not in kern:
+            kern[("cplain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_fwd")
         if ("plain", D, causal) not in kern:
             kern[("plain", D, causal)] = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": int(causal)}, "attn_fwd")
             kern[("rope", D)] = Kernel(ex("rope.tile"), {"D": D, "HALF": D // 2}, "rope")
@@ -1447,10 +1470,19 @@ def attn_rope():
         pair(); torch.cuda.synchronize()
         err_pair = relerr(o, ref)
         ms_pair = bench(pair)
+        cplain = kern[("cplain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
+        ms_cplain = bench(cplain)
+        catt = kern[("cplain", D, causal)].bind(q2s.permute(0, 2, 1, 3), k2s.permute(0, 2, 1, 3), v, o, D ** -0.5)
+        def cpair():
+            for r in ropes: r()
+            catt()
+        cpair(); torch.cuda.synchronize()
+        err_cpair = relerr(o, ref)
+        ms_cpair = bench(cpair)
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             ms_cudnn = bench(lambda: F.scaled_dot_product_attention(rope_t(q, cs, sn), rope_t(kk, cs, sn), v, is_causal=causal))
         shape = f"D{D} S{S} {'causal' if causal else 'full'}"
-        for name in ("fused", "fused prologue off"):
+        for name, _ in fused_forms:
             o = torch.full_like(q, float("nan"))
             f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
             f(); torch.cuda.synchronize()
@@ -1460,7 +1492,19 @@ def attn_rope():
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "plain attn_fwd (pre-rotated q, k)", fl / ms_plain / 1e9, err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + attn_fwd", fl / ms_pair / 1e9, err)
             row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
-        print(f"attn rope {shape}: pair rel.err {err_pair:.1e}", flush=True)
+        for name, _, _ in cforms:
+            o = torch.full_like(q, float("nan"))
+            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
+            f(); torch.cuda.synchronize()
+            err = relerr(o, ref)
+            ms = bench(f)
+            what = "attn rope " + name
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cutlass_attn_fwd (pre-rotated q, k)", fl / ms_cplain / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + cutlass_attn_fwd", fl / ms_cpair / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+            print(f"attn rope {name} {shape}: {ms:.3f} ms; cutlass_attn_fwd {ms_cplain:.3f}, rope.tile + cutlass_attn_fwd "
+                  f"{ms_cpair:.3f}, torch RoPE + cuDNN {ms_cudnn:.3f}, rel.err {err:.1e}", flush=True)
+        print(f"attn rope {shape}: pair rel.err {err_pair:.1e}, cutlass pair {err_cpair:.1e}", flush=True)
 
 if "banks" in only: safe(banks, "banks")
 if "passes" in only: safe(sched_passes, "passes")

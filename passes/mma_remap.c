@@ -11,6 +11,7 @@
 
 #include "mma_tiling.h"
 #include "schedule.h"
+#include "code_env.h"
 
 static bool has_reduce(tl_func *f) {
   for (int32_t i = 0; i < f->ops.len; i++) {
@@ -82,7 +83,19 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   bool kc[2] = {true, true};
   /* an 8-bit [K][N] b streams (codegen's column-paired mma.sync path), but
    * wgmma cannot read it: ask with allow_kn8 only to learn its major-ness */
-  if (tl_stream_source(f, id, 1, uses, b8, &kc[1], &why) < 0) return "b does not stream";
+  bool b_staged = false;
+  if (tl_stream_source(f, id, 1, uses, b8, &kc[1], &why) < 0) {
+    /* a K-major 16-bit b computed in the loop from streamed loads (an operand prologue:
+     * attn_rope's rotated k): staged each step into a swizzled slot that wgmma reads
+     * (docs/pipelines.md "wgmma with a staged B"); TILEC_STAGED_WGMMA=0 keeps mma.sync */
+    int32_t loads[16];
+    tl_value *bv = tl_val(f, op->opnd[1]);
+    if (b8 || tl_code_env_off("TILEC_STAGED_WGMMA") || bv->def < 0 || tl_op_at(f, bv->def)->opc != TL_OP_trans ||
+        tl_prologue_loads(f, id, 1, loads, 16, &why) <= 0)
+      return "b does not stream";
+    b_staged = true;
+    kc[1] = true;
+  }
   /* a: streamed, or resident (loaded before the loop, staged once into a
    * wgmma-readable slot: attention's q), or 16-bit registers cast from an
    * f32 tile computed in the loop (attention's p: the accumulator fragment
@@ -93,7 +106,8 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     int32_t a = op->opnd[0], L = op->parent;
     tl_value *av = tl_val(f, a);
     tl_op *def = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
-    if (L >= 0 && tl_defined_outside(f, a, L) && def && def->opc == TL_OP_load && !b8) a_src = 1;
+    /* (with a staged b, a computed before the loop is resident too: attn_rope's rotated q) */
+    if (L >= 0 && tl_defined_outside(f, a, L) && def && (def->opc == TL_OP_load || b_staged) && !b8) a_src = 1;
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
     else return "a does not stream, is not a resident load nor a 16-bit cast of an f32 tile (registers)";
   }
@@ -110,8 +124,9 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   bool katoms = !b8 && kb % 128 == 0;
   if (a_src != 2 && !kmajor_rows_ok(kb) && !(katoms && a_src == 1)) return "K rows not 32, 64 or 128 bytes";
   if ((kc[1] || b8) && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
+  if (b_staged && !kmajor_rows_ok(kb)) return "staged b with K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
-  *a_from = a_src;
+  *a_from = a_src | (b_staged ? 4 : 0);
   return NULL;
 }
 
@@ -152,6 +167,8 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
     d->warps_n = 1;
     int wk = tl_dot_kstep(pb.dtype); /* k of one wgmma: 32 bytes of a K-major row */
     int wn = tl_wgmma_instr_n(pb.dtype, pb.N); /* i8: no m64n256, two m64n128 */
+    bool staged_b = a_from & 4;
+    a_from &= 3;
     if (ex)
       tl_sbuf_printf(ex,
                      "wgmma.m64n%dk%d, %d warpgroups over M (warps %dx1 of 16x%d), %d per k%d slice; %d accumulator "
@@ -164,6 +181,9 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
                      : a_from == 2 ? "a from registers (the f32 accumulator fragment packed to 16 bits, if in the mma "
                                      "layout), b from the swizzled ring slots by descriptor"
                                    : "operands read from the swizzled ring slots by descriptor");
+    if (ex && staged_b)
+      tl_sbuf_puts(ex, "; b computed in the loop (an operand prologue): staged each step into a swizzled K-major slot, "
+                       "not a ring slot");
     if (ex && rows_per_warp) tl_sbuf_puts(ex, "; rows reduced inside a warp (a warp holds 16 whole rows of each 64)");
     if (ex) explain_acc(ex, f, id, o);
     return;

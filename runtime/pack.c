@@ -89,8 +89,9 @@ int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *
   int dt = eb == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
            : eb == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
            : t->dtype == TL_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  /* (0: an operand prologue's plain row-major box) */
   int swz = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                                            : CU_TENSOR_MAP_SWIZZLE_32B;
+          : t->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
   /* dims innermost first; the tile is the last two dims (box_inner x
    * box_rows), every other dim is indexed by a scalar (box 1) */
   int R = a->rank;

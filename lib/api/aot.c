@@ -531,7 +531,7 @@ static const char runtime_template[] =
     "  for (int i = 0; i < R; i++) {\n    dims[i] = (uint64_t)shape[R - 1 - i];\n"
     "    box[i] = i == 0 ? (unsigned)box_inner : i == 1 ? (unsigned)box_rows : 1u;\n    estr[i] = 1;\n"
     "    if (i + 1 < R) strides[i] = (uint64_t)(st[R - 2 - i] * eb);\n  }\n"
-    "  int swz = swizzle == 128 ? 3 : swizzle == 64 ? 2 : 1;\n"
+    "  int swz = swizzle == 128 ? 3 : swizzle == 64 ? 2 : swizzle == 32 ? 1 : 0;\n"
     "  CUresult r = PFX_cu.cuTensorMapEncodeTiled(map, dt, (unsigned)R, (void *)data, dims, strides, box, estr, 0, swz, 3, 0);\n"
     "  if (r) return PFX_fail(PFX_ERROR_CUDA, \"cuTensorMapEncodeTiled failed: %s\", PFX_result(r));\n"
     "  return PFX_OK;\n}\n\n";

@@ -243,6 +243,9 @@ void cg_emit_dot(cg *g, tl_op *o);
 /* The axis facts (lib/axisinfo.h) of the function being emitted, analysed on first use. */
 struct tl_axis_analysis *cg_axis(cg *g);
 bool cg_dot_promotes(cg *g, const tl_op *o);
+/* The plan asks for two programs an SM (.minnctapersm 2: a staged wgmma B whose shared memory
+ * fits twice; dot_plan.c plan_two_programs). */
+bool cg_plan_two_programs(cg *g);
 #define CG_PROMOTE_K 128
 
 /* emit_wgmma.c: the Hopper wgmma main loop (docs/pipelines.md "Hopper wgmma").

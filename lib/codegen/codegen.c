@@ -550,6 +550,11 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   LLVMMetadataRef mt[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "maxntidx", 8),
                            LLVMValueAsMetadata(cg_i32(g, threads))};
   LLVMAddNamedMetadataOperand(g->M, "nvvm.annotations", LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, mt, 3)));
+  if (cg_plan_two_programs(g)) {
+    LLVMMetadataRef mc[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "minctasm", 8),
+                             LLVMValueAsMetadata(cg_i32(g, 2))};
+    LLVMAddNamedMetadataOperand(g->M, "nvvm.annotations", LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, mc, 3)));
+  }
   /* TILEC_MAXNREG=N (measuring): `.maxnreg N` on every entry.  The driver's JIT, which loads
    * the PTX, may allocate more registers than ptxas -v reports (W4A16's split-K kernel: 94
    * against 63 on the H200, 5 programs an SM instead of 8); this caps it. */

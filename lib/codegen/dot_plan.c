@@ -132,8 +132,15 @@ static void plan_wgmma(cg *g, int32_t D) {
   tl_dot_sched *e = cg_dot_sched(g, D);
   if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == 4 || !cg_wgmma_fits(g, D)) return;
   int32_t a = o->opnd[0], b = o->opnd[1];
-  if (p->vkind[b] != SRC_STREAM) return;
-  cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL, *sb = &p->streams[p->vstream[b]];
+  /* B computed in the loop by an operand prologue, K-major (trans), 16-bit, rows of one
+   * swizzle atom: staged each step into its own slot (mma_remap chose wgmma for it) */
+  tl_value *bv = tl_val(f, b);
+  int bkb = bv->type.shape[0] * tl_dtype_bytes((tl_dtype)bv->type.dtype);
+  bool staged_b = p->vkind[b] == SRC_STAGED && e->prologue[1] > 0 && bv->def >= 0 &&
+                  tl_op_at(f, bv->def)->opc == TL_OP_trans && tl_dtype_bytes((tl_dtype)bv->type.dtype) == 2 && row_ok(bkb);
+  if (p->vkind[b] != SRC_STREAM && !staged_b) return;
+  cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL;
+  cg_stream *sb = staged_b ? NULL : &p->streams[p->vstream[b]];
   tl_type *at = &tl_val(f, a)->type;
   int aeb = tl_dtype_bytes((tl_dtype)at->dtype), ra = at->shape[1] * aeb;
   /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
@@ -147,27 +154,32 @@ static void plan_wgmma(cg *g, int32_t D) {
     return;
   }
   bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
-  int rb = sb->cols * sb->eb;
-  if (!sb->swz) return;
-  if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
-  /* wgmma takes 8-bit and tf32 operands only K-major: an 8-bit [K][N] B is
-   * kept [K][N] in its slot (atoms of 128 columns) and transposed each k-step
-   * into a K-major buffer (rows of K bytes: one swizzle atom) */
-  bool tr = aeb == 1 && !bk && sb->eb == 1 && row_ok(ra);
-  if (aeb != 2 && !bk && !tr) return;
-  if (tr) {
-    sb->kn8 = false; /* no run-time [N][K] slot: a K-major view takes the element copy */
-    sb->stage_bytes = sb->rows * sb->pitch;
+  if (!staged_b) { /* (a staged B: its own slot, laid out for wgmma when staged) */
+    int rb = sb->cols * sb->eb;
+    if (!sb->swz) return;
+    if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
+    /* wgmma takes 8-bit and tf32 operands only K-major: an 8-bit [K][N] B is
+     * kept [K][N] in its slot (atoms of 128 columns) and transposed each k-step
+     * into a K-major buffer (rows of K bytes: one swizzle atom) */
+    bool tr = aeb == 1 && !bk && sb->eb == 1 && row_ok(ra);
+    if (aeb != 2 && !bk && !tr) return;
+    if (tr) {
+      sb->kn8 = false; /* no run-time [N][K] slot: a K-major view takes the element copy */
+      sb->stage_bytes = sb->rows * sb->pitch;
+    }
+    if (sb->stage_bytes % 1024) return;
+    /* a slot an earlier wgmma dot reads too (a shared load): the two slot
+     * layouts agree wherever both are allowed ([C/64][R][64] atoms are the
+     * plain 128-byte-swizzled rows when C*eb = 128), so either reader's wins */
+    sb->wg_atoms = sb->wg_atoms || !bk || rb > 128;
+    sb->wg_kmajor = bk;
+    sb->wg_tr = tr;
   }
-  if (sb->stage_bytes % 1024) return;
-  /* a slot an earlier wgmma dot reads too (a shared load): the two slot
-   * layouts agree wherever both are allowed ([C/64][R][64] atoms are the
-   * plain 128-byte-swizzled rows when C*eb = 128), so either reader's wins */
-  sb->wg_atoms = sb->wg_atoms || !bk || rb > 128;
-  sb->wg_kmajor = bk;
-  sb->wg_tr = tr;
   if (sa) sa->wg = true;
-  sb->wg = true;
+  if (sb) sb->wg = true;
+  p->wg_staged_b[p->nwg] = staged_b;
+  p->wg_boff[p->nwg] = -1;
+  p->wg_chain[p->nwg] = false;
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == o->parent) p->rings[i].wgmma = true;
   /* a group may stay in flight into the next iteration when nothing but
@@ -224,6 +236,40 @@ static void plan_lag(cg_plan *p, tl_func *f) {
     for (int i = 0; i < p->nwg && !R->lag; i++)
       if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) p->wg_defer[i] = false, p->wg_carried[i] = -1;
   }
+}
+
+/* A wgmma dot whose result is used once, as the accumulator of a later wgmma dot of the same
+ * loop that waits for all groups (neither in flight nor deferred): it need not wait itself
+ * (wgmma orders dots on the same accumulator registers; attn_rope's q1 k1^T + q2 k2^T). */
+static void plan_chain(cg *g) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int32_t *uses = tl_count_uses(f);
+  for (int k = 0; k < p->nwg; k++)
+    if (p->wg_sink[k]) return; /* (the overlap's late dot: its waits are its own) */
+  for (int k = 0; k < p->nwg; k++) {
+    tl_op *o = tl_op_at(f, p->wg_dots[k]);
+    if (p->wg_inflight[k] || p->wg_defer[k] || uses[o->res[0]] != 1) continue;
+    for (int j = 0; j < p->nwg; j++) {
+      tl_op *u = tl_op_at(f, p->wg_dots[j]);
+      if (j != k && u->parent == o->parent && u->opnd[2] == o->res[0] && !p->wg_inflight[j] && !p->wg_defer[j] &&
+          !cg_dot_promotes(g, u) && !cg_dot_promotes(g, o))
+        p->wg_chain[k] = true;
+    }
+  }
+}
+
+/* A kernel with a staged wgmma B (attn_rope's rotated k, computed by every thread each step on
+ * the critical path between the ring's wait and the score dot) runs best with a second program
+ * on the SM to fill those gaps (ninth session, H200: D64 1.34x with two programs of 2 stages
+ * against one of 4): when two programs' shared memory fits, `.minnctapersm 2` (codegen.c's
+ * entry annotations; ptxas then keeps 128 registers a thread for 256: attn_rope D64 126, no spills). */
+static void plan_two_programs(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  bool staged = false;
+  for (int k = 0; k < p->nwg; k++) staged = staged || p->wg_staged_b[k];
+  int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
+  p->two_programs = staged && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
 }
 
 /* Index of dot D in p->wg_dots, or -1. */
@@ -418,6 +464,13 @@ void cg_make_plan(cg *g) {
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
+  for (int k = 0; k < p->nwg; k++) { /* the slots of staged B (computed in the loop) */
+    if (!p->wg_staged_b[k]) continue;
+    tl_type *bt = &tl_val(f, tl_op_at(f, p->wg_dots[k])->opnd[1])->type;
+    persist = (persist + 1023) / 1024 * 1024;
+    p->wg_boff[k] = persist;
+    persist += bt->shape[0] * bt->shape[1] * tl_dtype_bytes((tl_dtype)bt->dtype);
+  }
   for (int i = 0; i < p->nstream; i++) { /* the K-major buffers of transposed 8-bit B */
     cg_stream *s = &p->streams[i];
     if (!s->wg_tr) continue;
@@ -437,10 +490,14 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);
   cg_plan_overlap(g);
+  plan_chain(g);
   persist = cg_plan_epilogue(g, persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);
+  plan_two_programs(g, persist);
 }
+
+bool cg_plan_two_programs(cg *g) { return g->plan && g->plan_f == g->f && g->plan->two_programs; }
 
 void cg_scratch_use(cg *g, int bytes) { cg_use_smem(g, g->smem_persist + bytes); }
 

@@ -106,6 +106,42 @@ static void stage_atoms(cg *g, int32_t v, int off, int32_t rows, int eb) {
   }
 }
 
+/* The staged B of wgmma dot wi (computed in the loop, K-major: b = trans([N][K])) stored into
+ * its slot as wgmma's K-major canonical layout (rows of K*2 = 32/64/128 bytes, the row XOR
+ * swizzle = the wgmma swizzle of that width), then the proxy fence and one barrier.  A chained
+ * dot (p->wg_chain: its result is the next wgmma dot's accumulator) stages that dot's B too when
+ * it is already computed, so both issue behind one barrier.  No barrier before the stores: the
+ * slot's last readers are wgmma dots of the previous iteration, each waited for (the chain's
+ * waiting dot) by its warpgroup before the ring's barrier at the top of this iteration, which
+ * every thread passes before it computes this B (the prologue's loads are read after it). */
+static void stage_wgmma_b(cg *g, int wi) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int todo[2] = {wi, -1}, n = 1;
+  if (p->wg_staged_b_done[wi]) return;
+  if (p->wg_chain[wi]) {
+    int32_t res = tl_op_at(f, p->wg_dots[wi])->res[0];
+    for (int j = 0; j < p->nwg; j++) {
+      tl_op *u = tl_op_at(f, p->wg_dots[j]);
+      if (j != wi && u->opnd[2] == res && p->wg_staged_b[j] && g->vals[u->opnd[1]].r) todo[n++] = j;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    tl_op *o = tl_op_at(f, p->wg_dots[todo[i]]);
+    tl_type *bt = &tl_val(f, o->opnd[1])->type; /* [K][N] */
+    int eb = tl_dtype_bytes((tl_dtype)bt->dtype);
+    opsrc s = {0};
+    s.rowbytes = bt->shape[0] * eb;
+    s.nch = s.rowbytes / 16;
+    s.swz = true;
+    stage(g, o->opnd[1], cg_i32(g, p->wg_boff[todo[i]]), &s, eb, true);
+    p->wg_staged_b_done[todo[i]] = true;
+  }
+  /* st.shared writes through the generic proxy, wgmma reads through the async one */
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_barrier(g);
+}
+
 /* ldmatrix .x4 (or .x2): returns the i32 registers in out[]. */
 static void ldmatrix(cg *g, LLVMValueRef addr32, int nmat, bool trans, LLVMValueRef *out) {
   char text[128];
@@ -543,21 +579,31 @@ void cg_emit_dot(cg *g, tl_op *o) {
     need_stage = true;
   }
   if (cg_dot_is_wgmma(p, D)) {
-    cg_stream *st_b = &p->streams[p->vstream[b]];
+    int wi = cg_wg_index(p, D);
+    cg_stream *st_b = p->wg_staged_b[wi] ? NULL : &p->streams[p->vstream[b]];
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
     if (sa.kind == SRC_REGS) wa.regs = pack_regs_a(g, &q, a);
     else if (sa.rowbytes > 128) wa.rowbytes = 128, wa.katom = M * 128; /* resident [K/64][M][64] atoms */
     /* K-major when this dot reads the slot through a trans (a slot several dots share is read
      * K-major by one and N-major by another: the same bytes, dot_plan.c) */
-    cg_wgmma_src wb = {.base = sb.base, .kmajor = sb.kcontig, .rowbytes = sb.rowbytes, .krows = st_b->rows};
-    if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
-    int lag = 0, wi = cg_wg_index(p, D);
+    cg_wgmma_src wb = {0};
+    if (st_b) {
+      wb = (cg_wgmma_src){.base = sb.base, .kmajor = sb.kcontig, .rowbytes = sb.rowbytes, .krows = st_b->rows};
+      if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
+    } else {
+      wb = (cg_wgmma_src){.base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, p->wg_boff[wi]), ""),
+                          .kmajor = true, .rowbytes = K * eb, .krows = N};
+      stage_wgmma_b(g, wi);
+    }
+    int lag = 0;
     cg_ring *RB = NULL;
     for (int i = 0; i < p->nring; i++)
       if (p->rings[i].for_op == L) lag = p->rings[i].lag, RB = &p->rings[i];
-    if (st_b->wg_tr) /* 8-bit [K][N]: read K-major from the buffer it is transposed into */
+    if (st_b && st_b->wg_tr) /* 8-bit [K][N]: read K-major from the buffer it is transposed into */
       wb = (cg_wgmma_src){.base = transpose_kn8(g, st_b, RB, sb.base), .kmajor = true, .rowbytes = K, .krows = N};
-    int mode = p->wg_defer[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
+    /* (a chained dot: the next dot's wait covers its group, which that dot's wgmmas follow on the
+     * same accumulator registers) */
+    int mode = p->wg_defer[wi] || p->wg_chain[wi] ? 2 : lag && p->wg_inflight[wi] ? 1 : 0;
     bool deferred_in_loop = false;
     for (int k = 0; k < p->nwg; k++)
       deferred_in_loop = deferred_in_loop || (p->wg_defer[k] && tl_op_at(f, p->wg_dots[k])->parent == L);

@@ -32,14 +32,25 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
     tl_op *lo = tl_op_at(f, s->load_op);
     tl_value *tv = tl_val(f, lo->opnd[0]);
     int rb = s->cols * s->eb, rank = tv->type.rank;
-    if (!s->wg || s->kn8) return "an operand is not a wgmma slot";
+    /* an operand prologue's load (attn_rope's k halves and table rows): a box of whole rows into
+     * its plain row-major slot, unswizzled (TMA's no-swizzle mode writes exactly that), read
+     * back by ld.shared after the mbarrier wait; TILEC_PROLOGUE_TMA=0 keeps the cp.async ring */
+    bool plain = s->prologue && s->row_base < 0 && !s->wg && !tl_code_env_off("TILEC_PROLOGUE_TMA");
+    if (plain) {
+      for (int d = 0; d < rank; d++)
+        if (tl_val(f, lo->opnd[1 + d])->type.kind == TL_KIND_TILE) plain = false;
+      if (rb % 16 || s->cols > 256 || s->pitch != rb || s->offset % 128 || s->stage_bytes % 128) plain = false;
+    }
+    if (s->prologue && !plain && tl_code_env_off("TILEC_PROLOGUE_TMA")) return "an operand prologue's load, TILEC_PROLOGUE_TMA=0";
+    if (s->prologue && !plain) return "an operand prologue's load is not a plain box TMA can write";
+    if (!plain && (!s->wg || s->kn8)) return "an operand is not a wgmma slot";
     /* rank R > 2: a rank-R map, box 1 in the dims indexed by scalars
      * (attention's z, h); the tile must be the last two dims */
     if (rank < 2 || rank > 5) return "an operand tensor's rank is not 2..5";
     for (int d = 0; d < rank; d++)
       if ((lo->dims[d] != 0) != (d >= rank - 2)) return "a tile is not the last two dims of its tensor";
     if (s->rows > 256) return "a tile has more than 256 rows (the TMA box limit)";
-    if (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128)) return "a slot layout TMA cannot write";
+    if (!plain && (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128))) return "a slot layout TMA cannot write";
     ++*nmaps;
   }
   if (p->ntma + *nmaps > TL_MAX_TMA) return "more tensor maps than the launcher takes";
@@ -79,13 +90,19 @@ int cg_plan_tma(cg *g, int persist) {
       int rb = s->cols * s->eb;
       tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
       s->tma = p->ntma;
-      s->tma_inner = (rb > 128 ? 128 : rb) / s->eb;
+      bool plain = s->prologue; /* (tma_unfit: a plain box, unswizzled) */
+      s->tma_inner = plain ? s->cols : (rb > 128 ? 128 : rb) / s->eb;
       s->tma_boxes = s->cols / s->tma_inner;
+      int swz = plain ? 0 : rb > 128 ? 128 : rb;
       R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
       p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = s->tma_inner, .box_rows = s->rows,
-                                        .swizzle = rb > 128 ? 128 : rb, .dtype = tv->type.dtype};
-      tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name, s->tma_boxes,
-                     s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, rb > 128 ? 128 : rb);
+                                        .swizzle = swz, .dtype = tv->type.dtype};
+      if (plain)
+        tl_sbuf_printf(&note, "; %s: 1 box of %dx%d, unswizzled (an operand prologue's load)",
+                       f->params.data[tv->index].name, s->rows, s->tma_inner);
+      else
+        tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name,
+                       s->tma_boxes, s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, swz);
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
     tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,

@@ -108,6 +108,10 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
    * its buffer's previous k-step: the per-k-step CTA barrier WS removes */
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == R->for_op && p->streams[i].wg_tr) return "an 8-bit [K][N] B is transposed each k-step";
+  /* a B staged each step (dot_plan.c wg_staged_b) is rewritten after the ring's CTA barrier,
+   * which is what keeps its slot's previous readers done: WS has no such barrier */
+  for (int i = 0; i < p->nwg; i++)
+    if (p->wg_staged_b[i] && tl_op_at(f, p->wg_dots[i])->parent == R->for_op) return "a wgmma B is staged each k-step";
   for (int32_t D = 0; D < f->ops.len; D++) {
     tl_op *o = tl_op_at(f, D);
     if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || !tl_op_inside(f, D, R->for_op)) continue;

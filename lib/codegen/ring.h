@@ -109,7 +109,14 @@ typedef struct cg_plan {
   bool wg_defer[4];       /* ... that do not wait at all: an earlier wgmma dot of the next iteration
                            * (its wait_group 0) or the loop exit waits (attention's O += P V) */
   int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
+  bool wg_staged_b[4];    /* ... whose B is computed in the loop (an operand prologue) and staged each
+                           * step into its own swizzled K-major slot at wg_boff (persistent memory) */
+  int32_t wg_boff[4];
+  bool wg_staged_b_done[4]; /* (codegen: its staging is emitted) */
+  bool wg_chain[4];       /* ... whose result is only the accumulator of the next wgmma dot of the
+                           * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
+  bool two_programs;      /* ask for two programs an SM (.minnctapersm 2; dot_plan.c plan_two_programs) */
   /* attention's overlap (emit_overlap.c, TILEC_ATTN_OVERLAP): a deferred dot whose wgmma is issued
    * one iteration late, right after the waiting dot of the next iteration, so the softmax after
    * that dot's wait_group 1 runs under it */

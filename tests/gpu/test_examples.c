@@ -92,6 +92,14 @@ static const struct {
                      {"TILEC_ATTN_OVERLAP", "3", false},
                      {"TILEC_ATTN_OVERLAP", "4", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
+/* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
+ * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
+ * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0) */
+static const struct {
+  const char *env, *value;
+  bool longest;
+} rope_variants[] = {{NULL, NULL, false}, {"TILEC_PROLOGUE_TMA", "0", false}, {"TILEC_STAGED_WGMMA", "0", false}};
+#define NROPE_VARIANTS (int)(sizeof rope_variants / sizeof rope_variants[0])
 
 typedef struct tensor_buf {
   DLTensor dl_dev, dl_host;
@@ -255,10 +263,15 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
 }
 
 /* attn.tile's cutlass_attn_fwd under the TILEC_ATTN_WS and TILEC_ATTN_OVERLAP
- * variants (read when the program compiles; in the cache key). */
+ * variants (read when the program compiles; in the cache key); attn_rope.tile's
+ * cutlass_attn_rope_fwd under rope_variants. */
 static void run_attn_ws(const char *dir, const char *name) {
-  for (int v = 0; v < NATTN_VARIANTS; v++) {
-    const char *env = attn_variants[v].env, *val = attn_variants[v].value;
+  bool rope = !strcmp(name, "attn_rope.tile");
+  const char *kname = rope ? "cutlass_attn_rope_fwd" : "cutlass_attn_fwd";
+  for (int v = 0; v < (rope ? NROPE_VARIANTS : NATTN_VARIANTS); v++) {
+    const char *env = rope ? rope_variants[v].env : attn_variants[v].env;
+    const char *val = rope ? rope_variants[v].value : attn_variants[v].value;
+    bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
     if (env) setenv(env, val, 1);
     for (int c = 0; c < 4; c++) {
       int D = c & 1 ? 128 : 64, causal = c >> 1;
@@ -274,19 +287,19 @@ static void run_attn_ws(const char *dir, const char *name) {
       tilec_options_destroy(o);
       int ki = -1;
       for (int i = 0; st == TILEC_OK && i < tilec_program_num_kernels(p); i++)
-        if (!strcmp(tilec_program_kernel_name(p, i), "cutlass_attn_fwd")) ki = i;
-      tilec_kernel *k = ki >= 0 ? gpu_load_kernel(p, name, "cutlass_attn_fwd") : NULL;
+        if (!strcmp(tilec_program_kernel_name(p, i), kname)) ki = i;
+      tilec_kernel *k = ki >= 0 ? gpu_load_kernel(p, name, kname) : NULL;
       if (!k) {
-        printf("FAIL %s:cutlass_attn_fwd D=%d CAUSAL=%d %s=%s: %s\n", name, D, causal, env ? env : "",
+        printf("FAIL %s:%s D=%d CAUSAL=%d %s=%s: %s\n", name, kname, D, causal, env ? env : "",
                env ? val : "", p ? tilec_program_log(p) : tilec_status_string(st));
         failures++;
         tilec_program_destroy(p);
         continue;
       }
-      printf("-- %s:cutlass_attn_fwd D=%d CAUSAL=%d, %s=%s\n", name, D, causal, env ? env : "",
+      printf("-- %s:%s D=%d CAUSAL=%d, %s=%s\n", name, kname, D, causal, env ? env : "",
              env ? val : "(default)");
       for (int r = 0; r < NATTN; r++) {
-        if (r == NATTN - 1 && !attn_variants[v].longest) continue;
+        if (r == NATTN - 1 && !longest) continue;
         if (run_round(p, k, ki, name, ATTN_ROUND + r)) passes++;
         else failures++;
       }
@@ -316,7 +329,7 @@ static void run_file(const char *dir, const char *name) {
     tilec_kernel_destroy(k);
   }
   tilec_program_destroy(p);
-  if (!strcmp(name, "attn.tile")) run_attn_ws(dir, name);
+  if (!strcmp(name, "attn.tile") || !strcmp(name, "attn_rope.tile")) run_attn_ws(dir, name);
   if (strcmp(name, "gemm.tile") && strcmp(name, "gemm_fp8.tile") && strcmp(name, "gemm_bias_gelu.tile") &&
       strcmp(name, "quant_int8_gemm.tile") && strcmp(name, "gemm_tf32.tile") && strcmp(name, "gemm_residual.tile"))
     return;
