@@ -199,6 +199,7 @@ typedef struct tl_func {
    * access facts and the launch specialization requirements; NULL before. */
   void *access_facts;
   void *sched;       /* tl_sched of lib/schedule.h: main-loop scheduling decisions */
+  void *small_m;     /* tl_small_m_plan of lib/small_m.h (passes/small_m.c): the forms a launch picks by M */
 } tl_func;
 
 typedef struct tl_module {

@@ -15,6 +15,7 @@
 #include "program.h"
 #include "runtime.h"
 #include "code_env.h"
+#include "small_m.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -52,6 +53,13 @@ struct tilec_kernel {
    * for (pointer, sizes, strides); a launch with the same one reuses the
    * bytes already in argbuf */
   struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid; } tma_key[TL_CACHE_MAX_TMA];
+  /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
+   * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */
+  int nforms;
+  int32_t m_param, m_axis;
+  int64_t form_max_m[TL_SMALL_M_MAX_FORMS];
+  tilec_kernel *forms[TL_SMALL_M_MAX_FORMS];
+  tilec_program *form_progs[TL_SMALL_M_MAX_FORMS];
   char err[1024];
 };
 
@@ -303,6 +311,82 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
   return TILEC_OK;
 }
 
+
+/* ---- small-M forms (docs/small_m.md) ----------------------------------------------------- */
+static const char *const form_pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
+
+/* p's options with form fm's tile constants, pipeline and stages, and the small_m pass off (a
+ * form has no forms of its own); into *out (tilec_options_destroy). */
+static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *plan, const tl_small_m_form *fm,
+                                 tilec_options **out) {
+  const struct tilec_options *po = &p->opts;
+  tilec_options *o;
+  tilec_status st = tilec_options_create(&o);
+  if (st != TILEC_OK) return st;
+  for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_m, fm->bm);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, fm->bn);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, fm->bk);
+  if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
+  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
+  if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
+  if (st == TILEC_OK) st = tilec_options_set_pipeline(o, form_pipe_names[fm->pipeline]);
+  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
+  if (st == TILEC_OK && po->kernel) st = tilec_options_set(o, "kernel", po->kernel);
+  char dis[512];
+  snprintf(dis, sizeof dis, "%s%ssmall_m", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "");
+  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
+  if (st == TILEC_OK) {
+    o->stages = fm->stages;    /* the form's, not the kernel's option */
+    o->warps = 0;              /* the compiler's choice for the form's tile */
+    o->fp8_acc_fast = po->fp8_acc_fast;
+    o->cluster = 0;            /* a form is not clustered */
+  }
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  *out = o;
+  return TILEC_OK;
+}
+
+/* Each form of k's kernel compiled from its program's source and loaded on `device`.  A form
+ * that fails fails the load (with TILEC_SMALL_M=0 the kernel loads alone). */
+static tilec_status load_forms(tilec_kernel *k, int device) {
+  tilec_program *p = k->p;
+  const tl_small_m_plan *plan = k->f->small_m;
+  const tl_source *src = &p->ctx.files.data[p->file];
+  k->m_param = plan->m_param;
+  k->m_axis = plan->m_axis;
+  for (int i = 0; i < plan->nforms; i++) {
+    const tl_small_m_form *fm = &plan->forms[i];
+    tilec_options *o;
+    tilec_status st = form_options(p, plan, fm, &o);
+    if (st != TILEC_OK) return st;
+    tilec_program *q = NULL;
+    st = tilec_program_create(&q, src->text, src->name, o);
+    tilec_options_destroy(o);
+    if (st != TILEC_OK) return st;
+    k->form_progs[k->nforms] = q;
+    tilec_kernel *fk = NULL;
+    st = tilec_kernel_load(q, k->f->name, device, &fk);
+    if (st != TILEC_OK) {
+      char msg[1024];
+      snprintf(msg, sizeof msg,
+               "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d) did not load (TILEC_SMALL_M=0 loads the "
+               "kernel without forms):\n%s",
+               plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
+               form_pipe_names[fm->pipeline], fm->stages, tilec_program_log(q));
+      log_error(p, st, k->f->name, msg);
+      return st;
+    }
+    k->forms[k->nforms] = fk;
+    k->form_max_m[k->nforms] = fm->max_m;
+    k->nforms++;
+  }
+  return TILEC_OK;
+}
+
 tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
@@ -369,6 +453,13 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (st != TILEC_OK) return st;
   tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
   if (!k) return log_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
+  if (f->small_m) {
+    st = load_forms(k, device);
+    if (st != TILEC_OK) {
+      tilec_kernel_destroy(k);
+      return st;
+    }
+  }
   *out = k;
   return TILEC_OK;
 }
@@ -488,6 +579,10 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   free(k->last_sig);
   free(k->sig);
   tl_grid_eval_free(k->grid_eval);
+  for (int i = 0; i < TL_SMALL_M_MAX_FORMS; i++) {
+    tilec_kernel_destroy(k->forms[i]);
+    tilec_program_destroy(k->form_progs[i]);
+  }
   free(k);
 }
 
@@ -626,10 +721,31 @@ tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, in
   return launch(k, args, nargs, grid, stream);
 }
 
+/* The small-M form a launch of k with these arguments runs, or NULL (k itself; also when the
+ * argument that gives M is not a tensor of the right rank: the checks of k say so). */
+static tilec_kernel *form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  if (k->m_param >= nargs || args[k->m_param].kind != TILEC_ARG_TENSOR || !args[k->m_param].u.tensor) return NULL;
+  const DLTensor *t = args[k->m_param].u.tensor;
+  if (t->ndim <= k->m_axis || !t->shape) return NULL;
+  int64_t m = t->shape[k->m_axis];
+  for (int i = 0; i < k->nforms; i++)
+    if (m <= k->form_max_m[i]) return k->forms[i];
+  return NULL;
+}
+
 static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
                            void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
+  if (k->nforms && !grid_override && nargs > 0 && args) {
+    /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */
+    tilec_kernel *fk = form_for(k, args, nargs);
+    if (fk) {
+      tilec_status st = launch(fk, args, nargs, NULL, stream);
+      if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", fk->err);
+      return st;
+    }
+  }
   if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
   char err[512] = "";
   if (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err))
