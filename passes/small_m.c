@@ -83,6 +83,27 @@ static int32_t loaded_param(tl_func *f, int32_t v) {
   }
 }
 
+/* Every program_id of f is used only as `program_id(a) * C` with C the dot's M or N extent (the
+ * tile's first row or column), so the tile constants set the tiling and nothing else the kernel
+ * computes: a form with other tiles computes the same C.  moe_gemm's program_id(0) also indexes
+ * its per-tile expert table (built for BM-row tiles), which a form of other BM would misread. */
+static bool program_ids_tile_only(tl_func *f, int64_t em, int64_t en) {
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    tl_op *u = &f->ops.data[i];
+    if (u->flags & TL_OPF_DEAD) continue;
+    for (int j = 0; j < u->nopnd; j++) {
+      int32_t d = tl_val(f, u->opnd[j])->def;
+      if (d < 0 || tl_op_at(f, d)->opc != TL_OP_program_id) continue;
+      if (u->opc != TL_OP_mul) return false;
+      int32_t c = tl_val(f, u->opnd[1 - j])->def;
+      if (c < 0 || tl_op_at(f, c)->opc != TL_OP_const) return false;
+      int64_t v = tl_op_at(f, c)->ival;
+      if (v != em && v != en) return false;
+    }
+  }
+  return true;
+}
+
 /* Whether the kernel gets forms; when not, why (NULL: not a kernel this pass is about, no line). */
 static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, char *why, size_t n) {
   if (f->pipeline != TL_PIPE_CUTLASS || (o->arch && strcmp(o->arch, "sm_90a"))) return why[0] = 0, false;
@@ -116,6 +137,10 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   }
   if (names[0] == names[1] || names[1] == names[2] || names[0] == names[2])
     return snprintf(why, n, "off (one tile constant sets two of the dot's extents)"), false;
+  if (!program_ids_tile_only(f, ext[0], ext[1]))
+    return snprintf(why, n, "off (a program_id is used other than times the tile's rows or columns: the result may "
+                            "depend on the tiles)"),
+           false;
   const char *table = tl_code_env("TILEC_SMALL_M_FORMS");
   tl_small_m_plan all;
   if (!parse_forms(table && *table ? table : default_forms, &all, why + 5, n - 5)) {

@@ -539,3 +539,56 @@ Test(fake_driver, tma_rank4_maps_of_attention) {
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
+
+/* ---- small-M forms (passes/small_m.c, docs/small_m.md) ------------------------------------- */
+/* C = A @ B of examples/gemm.tile at M rows (N = K = 4096, bf16): the launch the driver saw. */
+static void launch_gemm(tilec_kernel *k, int64_t m) {
+  int64_t sa[2] = {m, 4096}, sb[2] = {4096, 4096}, sc[2] = {m, 4096};
+  int64_t *shapes[3] = {sa, sb, sc};
+  DLTensor t[3];
+  tilec_arg args[3];
+  for (int i = 0; i < 3; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = shapes[i]};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+/* One load of cutlass_gemm also loads its forms; each launch runs the form its M falls in (the
+ * 16-row mma.sync form: 4 warps on cdiv(M, 16) x cdiv(N, 32) programs; the 64-row wgmma form: 4
+ * warps, persistent; the kernel itself: 8 warps, persistent) through the same launcher; with the
+ * small_m pass disabled every M runs the kernel. */
+Test(fake_driver, small_m_forms_picked_by_m) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int off = 0; off < 2; off++) {
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    if (off) cr_assert_eq(tilec_options_set(o, "disable-pass", "small_m"), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    int links = calls.links;
+    tilec_kernel *k = NULL;
+    cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    cr_assert_eq(calls.links - links, off ? 1 : 4, "the kernel and its three forms (the default table)");
+    launch_gemm(k, 5000); /* the kernel: 8 warps, persistent (at most 132 CTAs) */
+    cr_assert_eq(calls.block[0], 256u);
+    cr_assert_eq(calls.grid[0], 132u);
+    launch_gemm(k, 16);
+    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    if (!off) cr_assert(calls.grid[0] == 1u && calls.grid[1] == 128u, "grid %u x %u", calls.grid[0], calls.grid[1]);
+    launch_gemm(k, 3);
+    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    launch_gemm(k, 17); /* the 64-row wgmma form: one warpgroup, persistent over 64 tiles */
+    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    if (!off) cr_assert(calls.grid[0] == 64u && calls.grid[1] == 1u, "grid %u x %u", calls.grid[0], calls.grid[1]);
+    launch_gemm(k, 257);
+    cr_assert_eq(calls.block[0], 256u);
+    cr_assert_eq(calls.grid[0], 3u * 16u); /* cdiv(257, 128) x cdiv(4096, 256) tiles */
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
