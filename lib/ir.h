@@ -282,6 +282,10 @@ typedef struct tl_pass_opts {
   bool explain;      /* passes append decisions to explain */
   tl_sbuf *explain_out;
   bool fp8_acc_fast; /* "fp8-acc=fast": 8-bit dots keep the tensor core's accumulation (mma_remap says which) */
+  /* "split-k" (a small-M form's halves, passes/split_k.c): 0 none, 1 partial, 2 reduce, applied to
+   * the kernel named split_k_kernel (the option "kernel") */
+  int split_k_role;
+  const char *split_k_kernel;
 } tl_pass_opts;
 
 typedef struct tl_pass {

@@ -7,13 +7,25 @@
 
 #include "schedule.h"
 #include "small_m.h"
-#include "code_env.h"
+
+/* TILEC_SMALL_M=0 (off) and TILEC_SMALL_M_FORMS (the table) choose which kernels a launch runs,
+ * not the code of any: the kernel's PTX is the same under either (tests/lit/passes/small_m.test),
+ * and each form has its own cache key (its defines and options), so they are read here with
+ * getenv, not through lib/code_env.c's table of the switches in the kernel cache key. */
+static const char *switch_value(const char *name) { return getenv(name); }
+static bool switched_off(void) {
+  const char *e = switch_value("TILEC_SMALL_M");
+  return e && e[0] == '0';
+}
 
 /* The default table (measured on the H200, bench/RESULTS.md ninth session; docs/small_m.md):
- * M <= 16 the weights' read bounds the GEMM and one 16-row mma.sync tile row streams them
- * through a 5-deep cp.async ring (examples/gemm_small_m.tile's form); up to 256 rows 64-row wgmma
- * tiles narrow in N give the SMs enough programs (N / 64 x M / 64). */
-static const char default_forms[] = "16=16x32x256/multistage/5,128=64x64x64/cutlass/8,256=128x64x64/cutlass/6";
+ * M <= 16 one 16-row mma.sync tile row streams the weights through a 5-deep cp.async ring
+ * (examples/gemm_small_m.tile's form: 0.99x cuBLAS at N = K = 4096, 0.97x at K = 14336); M = 17..128
+ * wgmma tiles of 64 columns, their K split so that tiles x SPLIT fill the SMs (unsplit, 64 or 128
+ * tiles ran at a floor of ~330 ns a k-step a CTA: 21-22 us at K = 4096 whatever M); M = 129..256
+ * 64x128 wgmma tiles, unsplit (0.95x at M = 256). */
+static const char default_forms[] =
+    "16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=128x64x64/cutlass/6/split,256=64x128x64/cutlass/6";
 
 static const char *const pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
 
@@ -28,12 +40,14 @@ static bool parse_forms(const char *text, tl_small_m_plan *plan, char *why, size
     }
     tl_small_m_form *fm = &plan->forms[plan->nforms];
     long long mx, bm, bn, bk;
-    int st, used = 0;
+    int st, used = 0, used2 = 0;
     char pipe[16];
     if (sscanf(s, "%lld=%lldx%lldx%lld/%15[a-z]/%d%n", &mx, &bm, &bn, &bk, pipe, &st, &used) != 6 || used == 0) {
-      snprintf(why, n, "cannot read '%.40s' (want MAXM=BMxBNxBK/PIPELINE/STAGES,...)", s);
+      snprintf(why, n, "cannot read '%.40s' (want MAXM=BMxBNxBK/PIPELINE/STAGES[/split],...)", s);
       return false;
     }
+    fm->split = false;
+    if (sscanf(s + used, "/split%n", &used2) == 0 && used2 == 6) fm->split = true, used += used2;
     fm->pipeline = 0;
     for (int p = 2; p <= TL_PIPE_CUTLASS; p++)
       if (!strcmp(pipe, pipe_names[p])) fm->pipeline = p;
@@ -67,13 +81,14 @@ static const char *const_of_value(const tl_func *f, int64_t v, bool *ambiguous) 
   return *ambiguous ? NULL : found;
 }
 
-/* The parameter a load reads (through convert_layout / trans), or -1. */
-static int32_t loaded_param(tl_func *f, int32_t v) {
+/* The parameter a load reads (through convert_layout / trans: *transposed), or -1. */
+static int32_t loaded_param_t(tl_func *f, int32_t v, bool *transposed) {
   for (;;) {
     int32_t d = tl_val(f, v)->def;
     if (d < 0) return -1;
     tl_op *o = tl_op_at(f, d);
     if (o->opc == TL_OP_convert_layout || o->opc == TL_OP_trans) {
+      if (o->opc == TL_OP_trans) *transposed = !*transposed;
       v = o->opnd[0];
       continue;
     }
@@ -81,6 +96,11 @@ static int32_t loaded_param(tl_func *f, int32_t v) {
     tl_value *t = tl_val(f, o->opnd[0]);
     return t->def < 0 && t->region_owner < 0 ? t->index : -1;
   }
+}
+
+static int32_t loaded_param(tl_func *f, int32_t v) {
+  bool t = false;
+  return loaded_param_t(f, v, &t);
 }
 
 /* Every program_id of f is used only as `program_id(a) * C` with C the dot's M or N extent (the
@@ -121,10 +141,23 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   if (a->dtype != TL_BF16 && a->dtype != TL_F16)
     return snprintf(why, n, "off (%s operands: the forms are for 16-bit ones)", tl_dtype_name((tl_dtype)a->dtype)),
            false;
+  if (!program_ids_tile_only(f, a->shape[0], b->shape[1]))
+    return snprintf(why, n, "off (a program_id is used other than times the tile's rows or columns: the result may "
+                            "depend on the tiles)"),
+           false;
   int32_t pa = loaded_param(f, op->opnd[0]);
+  bool bt = false;
+  int32_t pb = loaded_param_t(f, op->opnd[1], &bt);
   if (pa < 0 || f->params.data[pa].rank != 2 || f->params.data[pa].dims[0].is_const)
     return snprintf(why, n, "off (A is not a load of a 2-D tensor whose rows are a shape symbol)"), false;
+  if (pb < 0 || f->params.data[pb].rank != 2 || f->params.data[pb].dims[bt ? 0 : 1].is_const ||
+      f->params.data[pa].dims[1].is_const)
+    return snprintf(why, n, "off (B is not a load of a 2-D tensor whose columns (rows of a trans'd B) and A's columns "
+                            "are shape symbols)"),
+           false;
   const tl_sym *sym = &f->syms.data[f->params.data[pa].dims[0].sym];
+  const tl_sym *nsym = &f->syms.data[f->params.data[pb].dims[bt ? 0 : 1].sym];
+  const tl_sym *ksym = &f->syms.data[f->params.data[pa].dims[1].sym];
   int64_t ext[3] = {a->shape[0], b->shape[1], a->shape[1]};
   const char *names[3];
   for (int i = 0; i < 3; i++) {
@@ -137,11 +170,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   }
   if (names[0] == names[1] || names[1] == names[2] || names[0] == names[2])
     return snprintf(why, n, "off (one tile constant sets two of the dot's extents)"), false;
-  if (!program_ids_tile_only(f, ext[0], ext[1]))
-    return snprintf(why, n, "off (a program_id is used other than times the tile's rows or columns: the result may "
-                            "depend on the tiles)"),
-           false;
-  const char *table = tl_code_env("TILEC_SMALL_M_FORMS");
+  const char *table = switch_value("TILEC_SMALL_M_FORMS");
   tl_small_m_plan all;
   if (!parse_forms(table && *table ? table : default_forms, &all, why + 5, n - 5)) {
     memcpy(why, "off (", 5);
@@ -157,6 +186,8 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   plan->m_sym = sym->name;
   plan->m_param = sym->param;
   plan->m_axis = sym->axis;
+  plan->n_param = nsym->param, plan->n_axis = nsym->axis;
+  plan->k_param = ksym->param, plan->k_axis = ksym->axis;
   plan->const_m = names[0], plan->const_n = names[1], plan->const_k = names[2];
   return true;
 }
@@ -167,8 +198,8 @@ static bool run_small_m(tl_func *f, const tl_pass_opts *o) {
   char why[240] = "";
   tl_small_m_plan plan;
   memset(&plan, 0, sizeof plan);
-  bool on = !tl_code_env_off("TILEC_SMALL_M") && plan_for(f, o, &plan, why, sizeof why);
-  if (tl_code_env_off("TILEC_SMALL_M") && f->pipeline == TL_PIPE_CUTLASS) snprintf(why, sizeof why, "off (TILEC_SMALL_M=0)");
+  bool on = !switched_off() && plan_for(f, o, &plan, why, sizeof why);
+  if (switched_off() && f->pipeline == TL_PIPE_CUTLASS) snprintf(why, sizeof why, "off (TILEC_SMALL_M=0)");
   if (!on) {
     if (ex && why[0]) tl_sbuf_printf(ex, "small_m: kernel '%s': %s\n", f->name, why);
     return true;
@@ -185,8 +216,11 @@ static bool run_small_m(tl_func *f, const tl_pass_opts *o) {
     tl_sbuf_printf(ex, " %s %lld..%lld as %s=%lld %s=%lld %s=%lld %s stages=%d%s;", plan.m_sym, (long long)lo,
                    (long long)fm->max_m, plan.const_m, (long long)fm->bm, plan.const_n, (long long)fm->bn,
                    plan.const_k, (long long)fm->bk, pipe_names[fm->pipeline], fm->stages,
-                   fm->pipeline == TL_PIPE_MULTISTAGE ? " (mma.sync, 16-row tiles: the weights' read bounds it)"
-                                                      : " (wgmma on narrow tiles: more programs than SMs)");
+                   fm->split ? " split over K (SPLIT picked at launch: tiles x SPLIT fill the CTAs that run at once, "
+                               ">= 4 k-steps a split, at most 8; the partial sums in an f32 workspace, summed in split "
+                               "order by a second kernel that runs the kernel's epilogue)"
+                   : fm->pipeline == TL_PIPE_MULTISTAGE ? " (mma.sync, 16-row tiles: the weights' read bounds it)"
+                                                        : " (wgmma on narrow tiles: more programs than SMs)");
     lo = fm->max_m + 1;
   }
   tl_sbuf_printf(ex, " %s >= %lld this kernel; off with TILEC_SMALL_M=0 or --disable-pass=small_m\n", plan.m_sym,
