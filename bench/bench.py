@@ -28,8 +28,8 @@ ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
-ap.add_argument("--smallm-forms", default="16x32x256/multistage/5,16x64x128/multistage/4,32x32x256/multistage/4,"
-                "64x64x64/cutlass/8,64x64x128/cutlass/4,64x128x64/cutlass/6,128x64x64/cutlass/6",
+ap.add_argument("--smallm-forms", default="64x64x64/cutlass/8/split,128x64x64/cutlass/6/split,64x128x64/cutlass/6/split,"
+                "16x32x256/multistage/5/split",
                 help="smallm: cutlass_gemm with one small-M form for every M <= 256 (TILEC_SMALL_M_FORMS=256=FORM), "
                      "a row each beside the default table and the forms off; '' = none")
 ap.add_argument("--smallm-sizes", default="", help="smallm: MxNxK,... of the forms' rows replacing the default list")
@@ -1042,8 +1042,8 @@ def gemm_small_m_forms():
     kl = {"on": Kernel("linear_plain.tile", source=LINEAR_PLAIN),
           "off": Kernel("linear_plain.tile", source=LINEAR_PLAIN, disable="small_m")}
     sizes = [tuple(int(x) for x in s.split("x")) for s in args.smallm_sizes.split(",")] if args.smallm_sizes else \
-        [(1, 4096, 4096), (16, 4096, 4096), (32, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096),
-         (256, 4096, 4096), (16, 4096, 14336), (128, 4096, 14336)]
+        [(16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (256, 4096, 4096), (16, 4096, 14336),
+         (128, 4096, 14336)]
     for M, N, K in sizes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5

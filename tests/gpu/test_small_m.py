@@ -2,10 +2,13 @@
 """test_small_m.py: the small-M forms of a cutlass GEMM kernel (passes/small_m.c, docs/small_m.md) on
 the GPU.  One kernel is loaded (examples/gemm.tile's cutlass_gemm, B [K, N]; gemm_bias_gelu.tile's
 cutlass_linear_bias_gelu, nn.Linear storage W [N, K] with its fused epilogue); each launch picks the
-form its M falls in (the 16-row mma.sync form, the 64-row and 128-row wgmma forms, the kernel itself),
-so the M list crosses every boundary: M = 1, 3, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 257;
+form its M falls in (the 16-row mma.sync form, the split-K 64x64 and 128x64 wgmma forms, the 64x128 one, the
+kernel itself),
+so the M list crosses every boundary of the default table: M = 1, 3, 16, 17, 63, 64, 65, 127, 128, 129,
+255, 256, 257 (the split-K forms at M = 17..128: SPLIT as the launcher picks it, and forced to 7 with
+TILEC_SMALL_M_SPLIT, uneven splits and an empty one, at K = 1000);
 N and K are not multiples of any form's tiles (N = 328, K = 1000 and 264, one K step of a 256-K
-form plus a ragged one).  The same kernel with the forms off (disable-pass small_m) is checked too.
+form plus a ragged one; the split forms' workspace grows with M).  The same kernel with the forms off (disable-pass small_m) is checked too.
 
 Each output is poisoned with NaN before the launch, compared with an fp64 reference of the bf16
 inputs and with tilec's CPU interpreter (which runs the kernel's source, not a form).
@@ -86,9 +89,16 @@ def main():
                 ci = torch.full((M, N), float("nan"), dtype=torch.bfloat16)
                 tilec.interpret(progs[(name, "on")], *args, ci)
                 iok, ierr = within(ci, ref)
-                for mode in ("on", "off"):
+                # "split7": the forms with SPLIT forced to 7 at launch (K = 1000: 16 k-steps of 64 in
+                # splits of 3, the seventh empty), so uneven and empty splits are summed too
+                for mode in ("on", "split7", "off") if K == 1000 else ("on", "off"):
                     c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-                    progs[(name, mode)](*[t.cuda() for t in args], c)
+                    if mode == "split7":
+                        os.environ["TILEC_SMALL_M_SPLIT"] = "7"
+                    try:
+                        progs[(name, "off" if mode == "off" else "on")](*[t.cuda() for t in args], c)
+                    finally:
+                        os.environ.pop("TILEC_SMALL_M_SPLIT", None)
                     torch.cuda.synchronize()
                     got = c.cpu()
                     ok, err = within(got, ref)
