@@ -18,14 +18,14 @@ static bool switched_off(void) {
   return e && e[0] == '0';
 }
 
-/* The default table (measured on the H200, bench/RESULTS.md ninth session; docs/small_m.md):
- * M <= 16 one 16-row mma.sync tile row streams the weights through a 5-deep cp.async ring
- * (examples/gemm_small_m.tile's form: 0.99x cuBLAS at N = K = 4096, 0.97x at K = 14336); M = 17..128
- * wgmma tiles of 64 columns, their K split so that tiles x SPLIT fill the SMs (unsplit, 64 or 128
- * tiles ran at a floor of ~330 ns a k-step a CTA: 21-22 us at K = 4096 whatever M); M = 129..256
- * 64x128 wgmma tiles, unsplit (0.95x at M = 256). */
+/* The default table (measured on the H200 through this dispatch, bench/RESULTS.md ninth session,
+ * docs/small_m.md): M <= 16 one 16-row mma.sync tile row streams the weights through a 5-deep
+ * cp.async ring (examples/gemm_small_m.tile's form: 0.99x cuBLAS at N = K = 4096, 0.97x at K =
+ * 14336); M = 17..64 64x64 wgmma tiles, K split so that tiles x SPLIT fill the SMs (0.82x at M = 64;
+ * unsplit 0.77-0.78x); M = 65..128 64x128 wgmma tiles, K split (0.82x at M = 128, K = 4096, 0.94x at
+ * K = 14336; 128x64 split 0.81x / 0.93x); M = 129..256 64x128 unsplit (0.96x at M = 256). */
 static const char default_forms[] =
-    "16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=128x64x64/cutlass/6/split,256=64x128x64/cutlass/6";
+    "16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6";
 
 static const char *const pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
 

@@ -610,7 +610,7 @@ Test(fake_driver, small_m_forms_picked_by_m) {
       cr_assert_eq(alloc_bytes, (size_t)2 * 17 * 4096 * 4);
       launch_gemm(k, 17); /* the same workspace */
       cr_assert_eq(allocs - allocs0, 1u);
-      launch_gemm(k, 100); /* the 128x64 split form: 64 tiles x 2, a larger workspace */
+      launch_gemm(k, 100); /* the 64x128 split form: 2 x 32 tiles x SPLIT 2, a larger workspace */
       cr_assert(prev_grid[0] == 128u && prev_block == 128u, "partial grid %u block %u", prev_grid[0], prev_block);
       cr_assert_eq(allocs - allocs0, 2u);
       cr_assert_eq(frees - frees0, 1u);
