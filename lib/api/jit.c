@@ -68,6 +68,11 @@ struct tilec_kernel {
   int32_t n_param, n_axis, k_param, k_axis;
   CUdeviceptr ws;
   size_t ws_bytes;
+  /* the smaller workspaces a larger one replaced: kept until the handle goes, since a CUDA graph
+   * captured with one of them still reads and writes it when replayed (at most 16; then the
+   * oldest is freed: docs/small_m.md) */
+  CUdeviceptr ws_old[16];
+  int nws_old;
   tilec_arg *split_args;   /* nparams + 1: the caller's, then P */
   DLTensor split_p;
   int64_t split_p_shape[3];
@@ -615,9 +620,11 @@ void tilec_kernel_destroy(tilec_kernel *k) {
     tilec_kernel_destroy(k->reduces[i]);
     tilec_program_destroy(k->reduce_progs[i]);
   }
-  if (k->ws && tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuMemFree &&
-      tl_rt_make_current(k->dev, err, sizeof err) == TL_OK)
-    cu->cuMemFree(k->ws);
+  if ((k->ws || k->nws_old) && tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuMemFree &&
+      tl_rt_make_current(k->dev, err, sizeof err) == TL_OK) {
+    if (k->ws) cu->cuMemFree(k->ws);
+    for (int i = 0; i < k->nws_old; i++) cu->cuMemFree(k->ws_old[i]);
+  }
   free(k->split_args);
   free(k);
 }
@@ -812,7 +819,14 @@ static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, 
       return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
     if (!cu->cuMemAlloc || !cu->cuMemFree)
       return launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the split-K workspace)");
-    if (k->ws) cu->cuMemFree(k->ws);
+    if (k->ws) {
+      if (k->nws_old == 16) {
+        cu->cuMemFree(k->ws_old[0]);
+        memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
+        k->nws_old--;
+      }
+      k->ws_old[k->nws_old++] = k->ws;
+    }
     k->ws = 0, k->ws_bytes = 0;
     CUdeviceptr ptr = 0;
     CUresult r = cu->cuMemAlloc(&ptr, bytes);
