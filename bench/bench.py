@@ -30,6 +30,12 @@ ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
                      "TILEC_WS=off,TILEC_PERSIST=0,TILEC_WS=off+TILEC_PERSIST=0 (the same cuBLAS time)")
+ap.add_argument("--smallm-forms", default="64x64x64/cutlass/8/split,128x64x64/cutlass/6/split,64x128x64/cutlass/6/split,"
+                "16x32x256/multistage/5/split",
+                help="smallm: cutlass_gemm with one small-M form for every M <= 256 (TILEC_SMALL_M_FORMS=256=FORM), "
+                     "a row each beside the default table and the forms off; '' = none")
+ap.add_argument("--smallm-sizes", default="", help="smallm: MxNxK,... of the forms' rows replacing the default list")
+ap.add_argument("--smallm-rounds", type=int, default=2, help="smallm: rounds of the forms' rows (bench_rounds)")
 ap.add_argument("--rounds", type=int, default=0,
                 help="bf16 GEMM: time cuBLAS and every form in R rounds, the order rotated each round, after "
                      "--warm-ms of cuBLAS launches; medians over the rounds (0: each once, cuBLAS first)")
@@ -1047,6 +1053,48 @@ def gemm_small_m():
             row("gemm small M", f"{M}x{N}x{K} splitk BM=16,BN=64,BK=128,SPLIT={split}", ms, "GB/s(B)",
                 K * N * 2 / ms / 1e6, "cuBLAS", K * N * 2 / ms_ref / 1e6, err)
 
+# ---- the small-M forms of one cutlass kernel (passes/small_m.c, docs/small_m.md) ----------------
+def gemm_small_m_forms():
+    """cutlass_gemm (gemm.tile, B [K, N]) and cutlass_linear (nn.Linear storage, W [N, K]) as a user
+    loads them: the launch picks the small-M form by M (the default table), the same with the forms
+    off (disable-pass small_m: the 128x256 kernel at every M), and each --smallm-forms form alone for
+    every M <= 256; beside cuBLAS (a @ b, F.linear) timed in rounds, the order rotated."""
+    F = torch.nn.functional
+    forms = [f for f in args.smallm_forms.split(",") if f]
+    kg = {"on": Kernel(ex("gemm.tile")), "off": Kernel(ex("gemm.tile"), disable="small_m")}
+    for f in forms:
+        try:
+            kg[f] = with_env("TILEC_SMALL_M_FORMS=256=" + f, lambda: Kernel(ex("gemm.tile")))
+        except Exception as e:
+            print(f"smallm form {f}: FAILED to load: {str(e)[:600]}", flush=True)
+    kl = {"on": Kernel("linear_plain.tile", source=LINEAR_PLAIN),
+          "off": Kernel("linear_plain.tile", source=LINEAR_PLAIN, disable="small_m")}
+    sizes = [tuple(int(x) for x in s.split("x")) for s in args.smallm_sizes.split(",")] if args.smallm_sizes else \
+        [(16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (256, 4096, 4096), (16, 4096, 14336),
+         (128, 4096, 14336)]
+    for M, N, K in sizes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        w = b.t().contiguous()
+        ref = a.float() @ b.float()
+        wbytes = K * N * 2
+        for what, ks, refn, reff, bw in (("gemm", kg, "cuBLAS a@b", lambda: a @ b, b),
+                                          ("linear", kl, "cuBLAS F.linear", lambda: F.linear(a, w), w)):
+            names, fns, errs = [], [reff], []
+            for name, k in ks.items():
+                c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                f = k.bind(a, bw, c)
+                f(); torch.cuda.synchronize()
+                errs.append(relerr(c, ref))
+                names.append(name); fns.append(f)
+            times = bench_rounds(fns, args.smallm_rounds, 300)
+            t_ref = median(times[0])
+            for name, t, err in zip(names, times[1:], errs):
+                tm = median(t)
+                label = {"on": "forms on (default table)", "off": "forms off (128x256 kernel)"}.get(name, "form " + name)
+                row(f"small-M {what}", f"{M}x{N}x{K} {label}", tm, "GB/s(B)", wbytes / tm / 1e6, refn,
+                    wbytes / t_ref / 1e6, err)
+
 # ---- decode attention, paged KV cache, split-KV (examples/attn_decode.tile) -------------
 def copy_bandwidth():
     """GB/s of a device-to-device copy, counting bytes read plus written (the ceiling)."""
@@ -1520,6 +1568,7 @@ if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
 if "smallm" in only: safe(gemm_small_m, "gemm small M")
+if "smallm" in only or "smallmforms" in only: safe(gemm_small_m_forms, "small-M forms")
 if "attnbwd" in only: safe(attn_bwd, "attn bwd")
 if "rows" in only: safe(rows_bw, "rows")
 if "moe" in only: safe(moe_gemm, "moe gemm")

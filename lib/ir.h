@@ -199,6 +199,7 @@ typedef struct tl_func {
    * access facts and the launch specialization requirements; NULL before. */
   void *access_facts;
   void *sched;       /* tl_sched of lib/schedule.h: main-loop scheduling decisions */
+  void *small_m;     /* tl_small_m_plan of lib/small_m.h (passes/small_m.c): the forms a launch picks by M */
 } tl_func;
 
 typedef struct tl_module {
@@ -281,6 +282,10 @@ typedef struct tl_pass_opts {
   bool explain;      /* passes append decisions to explain */
   tl_sbuf *explain_out;
   bool fp8_acc_fast; /* "fp8-acc=fast": 8-bit dots keep the tensor core's accumulation (mma_remap says which) */
+  /* "split-k" (a small-M form's halves, passes/split_k.c): 0 none, 1 partial, 2 reduce, applied to
+   * the kernel named split_k_kernel (the option "kernel") */
+  int split_k_role;
+  const char *split_k_kernel;
 } tl_pass_opts;
 
 typedef struct tl_pass {

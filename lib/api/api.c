@@ -194,6 +194,12 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     /* NULL or "" = none; the names are checked at compile time. */
     return set_string(&o->disable_pass, value && *value ? value : NULL);
   }
+  if (!strcmp(key, "split-k")) {
+    int role = !value || !*value ? 0 : !strcmp(value, "partial") ? 1 : !strcmp(value, "reduce") ? 2 : -1;
+    if (role < 0) return TILEC_ERROR_USAGE;
+    o->split_k_role = role;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "entry-name")) {
     if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
     return set_string(&o->entry_name, value);
@@ -519,6 +525,8 @@ static tilec_status stage_passes(tilec_program *p) {
   po.pipeline = pipeline_code(p->opts.pipeline) > 0 ? pipeline_code(p->opts.pipeline) : 0;
   po.explain = p->opts.explain != 0;
   po.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
+  po.split_k_role = p->opts.split_k_role;
+  po.split_k_kernel = p->opts.kernel;
   po.explain_out = p->opts.explain ? &p->log : NULL;
   tl_run_hooks hooks = {0};
   hooks.print_after = pa;

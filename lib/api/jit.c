@@ -15,6 +15,7 @@
 #include "program.h"
 #include "runtime.h"
 #include "code_env.h"
+#include "small_m.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -52,6 +53,29 @@ struct tilec_kernel {
    * for (pointer, sizes, strides); a launch with the same one reuses the
    * bytes already in argbuf */
   struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid; } tma_key[TL_CACHE_MAX_TMA];
+  /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
+   * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */
+  int nforms;
+  int32_t m_param, m_axis;
+  int64_t form_max_m[TL_SMALL_M_MAX_FORMS];
+  tilec_kernel *forms[TL_SMALL_M_MAX_FORMS];
+  tilec_program *form_progs[TL_SMALL_M_MAX_FORMS];
+  /* split-K forms: forms[i] is the partial half, reduces[i] the reduce half; both take the
+   * kernel's arguments and P f32[SPLIT, M, N] (the workspace, grown on demand, kept) */
+  tl_small_m_form form_of[TL_SMALL_M_MAX_FORMS];
+  tilec_kernel *reduces[TL_SMALL_M_MAX_FORMS];
+  tilec_program *reduce_progs[TL_SMALL_M_MAX_FORMS];
+  int32_t n_param, n_axis, k_param, k_axis;
+  CUdeviceptr ws;
+  size_t ws_bytes;
+  /* the smaller workspaces a larger one replaced: kept until the handle goes, since a CUDA graph
+   * captured with one of them still reads and writes it when replayed (at most 16; then the
+   * oldest is freed: docs/small_m.md) */
+  CUdeviceptr ws_old[16];
+  int nws_old;
+  tilec_arg *split_args;   /* nparams + 1: the caller's, then P */
+  DLTensor split_p;
+  int64_t split_p_shape[3];
   char err[1024];
 };
 
@@ -86,6 +110,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   tl_sbuf extra = {0};
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
+  if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
   for (size_t i = 0; tl_code_env_name(i); i++) {
     const char *v = tl_code_env(tl_code_env_name(i));
     if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", tl_code_env_name(i), v);
@@ -303,6 +328,100 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
   return TILEC_OK;
 }
 
+
+/* ---- small-M forms (docs/small_m.md) ----------------------------------------------------- */
+static const char *const form_pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
+
+/* p's options with form fm's tile constants, pipeline and stages, and the small_m pass off (a
+ * form has no forms of its own); into *out (tilec_options_destroy). */
+static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *plan, const tl_small_m_form *fm,
+                                 const char *kernel, const char *split_half, tilec_options **out) {
+  const struct tilec_options *po = &p->opts;
+  tilec_options *o;
+  tilec_status st = tilec_options_create(&o);
+  if (st != TILEC_OK) return st;
+  for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_m, fm->bm);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, fm->bn);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, fm->bk);
+  if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
+  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
+  if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
+  bool reduce = split_half && !strcmp(split_half, "reduce");
+  /* the reduce half has no dot: the simple pipeline (the cutlass name would say it does not fit) */
+  if (st == TILEC_OK) st = tilec_options_set_pipeline(o, reduce ? "simple" : form_pipe_names[fm->pipeline]);
+  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
+  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", kernel);
+  if (st == TILEC_OK && split_half) st = tilec_options_set(o, "split-k", split_half);
+  char dis[512];
+  snprintf(dis, sizeof dis, "%s%ssmall_m", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "");
+  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
+  if (st == TILEC_OK) {
+    o->stages = reduce ? 0 : fm->stages; /* the form's, not the kernel's option */
+    o->warps = 0;              /* the compiler's choice for the form's tile */
+    o->fp8_acc_fast = po->fp8_acc_fast;
+    o->cluster = 0;            /* a form is not clustered */
+  }
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  *out = o;
+  return TILEC_OK;
+}
+
+/* Form fm (one half of it when split_half) compiled from p's source and loaded on `device`. */
+static tilec_status load_form(tilec_kernel *k, int device, const tl_small_m_form *fm, const char *split_half,
+                              tilec_program **qp, tilec_kernel **out) {
+  tilec_program *p = k->p;
+  const tl_small_m_plan *plan = k->f->small_m;
+  const tl_source *src = &p->ctx.files.data[p->file];
+  tilec_options *o;
+  tilec_status st = form_options(p, plan, fm, k->f->name, split_half, &o);
+  if (st != TILEC_OK) return st;
+  st = tilec_program_create(qp, src->text, src->name, o);
+  tilec_options_destroy(o);
+  if (st != TILEC_OK) return st;
+  st = tilec_kernel_load(*qp, k->f->name, device, out);
+  if (st != TILEC_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg,
+             "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (TILEC_SMALL_M=0 loads the "
+             "kernel without forms):\n%s",
+             plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
+             form_pipe_names[fm->pipeline], fm->stages, split_half ? ", split-K " : "", split_half ? split_half : "",
+             tilec_program_log(*qp));
+    log_error(p, st, k->f->name, msg);
+  }
+  return st;
+}
+
+/* Each form of k's kernel loaded on `device` (a split one as its two halves).  A form that fails
+ * fails the load (with TILEC_SMALL_M=0 the kernel loads alone). */
+static tilec_status load_forms(tilec_kernel *k, int device) {
+  const tl_small_m_plan *plan = k->f->small_m;
+  k->m_param = plan->m_param, k->m_axis = plan->m_axis;
+  k->n_param = plan->n_param, k->n_axis = plan->n_axis;
+  k->k_param = plan->k_param, k->k_axis = plan->k_axis;
+  bool any_split = false;
+  for (int i = 0; i < plan->nforms; i++) {
+    const tl_small_m_form *fm = &plan->forms[i];
+    int j = k->nforms;
+    tilec_status st = load_form(k, device, fm, fm->split ? "partial" : NULL, &k->form_progs[j], &k->forms[j]);
+    if (st == TILEC_OK && fm->split) st = load_form(k, device, fm, "reduce", &k->reduce_progs[j], &k->reduces[j]);
+    if (st != TILEC_OK) return st;
+    k->form_of[j] = *fm;
+    k->form_max_m[j] = fm->max_m;
+    k->nforms++;
+    any_split = any_split || fm->split;
+  }
+  if (any_split) {
+    k->split_args = calloc((size_t)k->nparams + 1, sizeof *k->split_args);
+    if (!k->split_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
+  }
+  return TILEC_OK;
+}
+
 tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
@@ -369,6 +488,13 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (st != TILEC_OK) return st;
   tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
   if (!k) return log_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
+  if (f->small_m) {
+    st = load_forms(k, device);
+    if (st != TILEC_OK) {
+      tilec_kernel_destroy(k);
+      return st;
+    }
+  }
   *out = k;
   return TILEC_OK;
 }
@@ -488,6 +614,18 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   free(k->last_sig);
   free(k->sig);
   tl_grid_eval_free(k->grid_eval);
+  for (int i = 0; i < TL_SMALL_M_MAX_FORMS; i++) {
+    tilec_kernel_destroy(k->forms[i]);
+    tilec_program_destroy(k->form_progs[i]);
+    tilec_kernel_destroy(k->reduces[i]);
+    tilec_program_destroy(k->reduce_progs[i]);
+  }
+  if ((k->ws || k->nws_old) && tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuMemFree &&
+      tl_rt_make_current(k->dev, err, sizeof err) == TL_OK) {
+    if (k->ws) cu->cuMemFree(k->ws);
+    for (int i = 0; i < k->nws_old; i++) cu->cuMemFree(k->ws_old[i]);
+  }
+  free(k->split_args);
   free(k);
 }
 
@@ -626,10 +764,108 @@ tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, in
   return launch(k, args, nargs, grid, stream);
 }
 
+/* The small-M form a launch of k with these arguments runs, or NULL (k itself; also when the
+ * argument that gives M is not a tensor of the right rank: the checks of k say so). */
+/* Dimension `axis` of tensor argument `param`, or -1 when the argument is not such a tensor. */
+static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t axis) {
+  if (param >= nargs || args[param].kind != TILEC_ARG_TENSOR || !args[param].u.tensor) return -1;
+  const DLTensor *t = args[param].u.tensor;
+  return t->ndim > axis && t->shape ? t->shape[axis] : -1;
+}
+
+/* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
+ * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
+static int form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis);
+  if (m < 0) return -1;
+  for (int i = 0; i < k->nforms; i++)
+    if (m <= k->form_max_m[i]) return i;
+  return -1;
+}
+
+/* SPLIT for split form i at M x N x K: as many splits of each tile as fill the CTAs that run at
+ * once (floor: a persistent CTA runs its units one after the other, so a second part-wave costs
+ * as much as the first), at least 4 k-steps a split, 1..8; TILEC_SMALL_M_SPLIT=S forces S
+ * (measuring). */
+static int64_t split_count(const tilec_kernel *k, int i, int64_t m, int64_t n, int64_t kk) {
+  const tl_small_m_form *fm = &k->form_of[i];
+  const tilec_kernel *fk = k->forms[i];
+  const char *e = getenv("TILEC_SMALL_M_SPLIT");
+  if (e && atoi(e) >= 1) return atoi(e);
+  int64_t tiles = ((m + fm->bm - 1) / fm->bm) * ((n + fm->bn - 1) / fm->bn);
+  int64_t resident = fk->meta.persist ? fk->max_ctas : (int64_t)k->dev->sm_count * ctas_per_sm(k->dev, fk->fn, &fk->meta);
+  int64_t want = resident / (tiles > 0 ? tiles : 1);
+  int64_t steps = (kk + fm->bk - 1) / fm->bk, most = steps / 4;
+  if (want > most) want = most;
+  if (want > 8) want = 8;
+  return want < 1 ? 1 : want;
+}
+
+static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
+                           void *stream);
+
+/* Split form i: P sized (grown if needed), then the partial half and the reduce half on `stream`,
+ * both through launch() with the caller's arguments and P. */
+static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, int nargs, void *stream) {
+  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis), n = arg_dim(args, nargs, k->n_param, k->n_axis);
+  int64_t kk = arg_dim(args, nargs, k->k_param, k->k_axis);
+  if (n < 0 || kk < 0 || nargs != k->nparams) return launch(k->forms[i], args, nargs, NULL, stream); /* its checks say why */
+  int64_t s = split_count(k, i, m, n, kk);
+  size_t bytes = (size_t)s * (size_t)(m > 0 ? m : 1) * (size_t)(n > 0 ? n : 1) * 4;
+  char err[512];
+  const tl_cuda *cu;
+  if (bytes > k->ws_bytes) {
+    if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
+      return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+    if (!cu->cuMemAlloc || !cu->cuMemFree)
+      return launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the split-K workspace)");
+    if (k->ws) {
+      if (k->nws_old == 16) {
+        cu->cuMemFree(k->ws_old[0]);
+        memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
+        k->nws_old--;
+      }
+      k->ws_old[k->nws_old++] = k->ws;
+    }
+    k->ws = 0, k->ws_bytes = 0;
+    CUdeviceptr ptr = 0;
+    CUresult r = cu->cuMemAlloc(&ptr, bytes);
+    if (r != CUDA_SUCCESS) {
+      char t[200];
+      return launch_error(k, TILEC_ERROR_CUDA, "cuMemAlloc of the split-K workspace (%zu bytes) failed: %s", bytes,
+                          tl_rt_result_text(r, t, sizeof t));
+    }
+    k->ws = ptr, k->ws_bytes = bytes;
+  }
+  memcpy(k->split_args, args, sizeof *args * (size_t)nargs);
+  k->split_p_shape[0] = s, k->split_p_shape[1] = m, k->split_p_shape[2] = n;
+  k->split_p = (DLTensor){.data = (void *)(uintptr_t)k->ws, .device = {kDLCUDA, k->dev->ordinal}, .ndim = 3,
+                          .dtype = {kDLFloat, 32, 1}, .shape = k->split_p_shape};
+  k->split_args[nargs] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &k->split_p};
+  tilec_status st = launch(k->forms[i], k->split_args, nargs + 1, NULL, stream);
+  if (st != TILEC_OK) {
+    snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
+    return st;
+  }
+  st = launch(k->reduces[i], k->split_args, nargs + 1, NULL, stream);
+  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->reduces[i]->err);
+  return st;
+}
+
 static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
                            void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
+  if (k->nforms && !grid_override && nargs > 0 && args) {
+    /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */
+    int i = form_for(k, args, nargs);
+    if (i >= 0 && k->reduces[i]) return launch_split(k, i, args, nargs, stream);
+    if (i >= 0) {
+      tilec_status st = launch(k->forms[i], args, nargs, NULL, stream);
+      if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
+      return st;
+    }
+  }
   if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
   char err[512] = "";
   if (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err))

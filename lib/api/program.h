@@ -38,6 +38,9 @@ struct tilec_options {
   /* "cluster": tl_cluster (lib/ir.h; 0 = unset: TILEC_CLUSTER or the default 1x1),
    * written into each tl_func's cluster_opt like warps / stages.  In the cache key. */
   int cluster;
+  /* "split-k": "partial" (1) / "reduce" (2) / "" (0): the halves of a split-K small-M form
+   * (passes/split_k.c, docs/small_m.md) of the kernel named by "kernel".  In the cache key. */
+  int split_k_role;
 };
 
 struct tilec_program {

@@ -24,10 +24,21 @@
 #include "fake_cuda.h"
 
 static void **last_params; /* the last launch's parameter pointers (valid until the next launch) */
+static unsigned prev_grid[3], prev_block; /* the launch before the last */
+static size_t allocs, alloc_bytes, frees;  /* cuMemAlloc calls, the last one's size; cuMemFree calls */
+static CUresult f_mem_alloc(CUdeviceptr *p, size_t n) {
+  allocs++;
+  alloc_bytes = n;
+  *p = 0x7f3000000000ull + 0x100000000ull * allocs;
+  return 0;
+}
+static CUresult f_mem_free(CUdeviceptr p) { (void)p; frees++; return 0; }
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, CUstream s, void **params, void **extra) {
   (void)f; (void)s; (void)extra;
   calls.launches++;
+  memcpy(prev_grid, calls.grid, sizeof prev_grid);
+  prev_block = calls.block[0];
   calls.grid[0] = gx; calls.grid[1] = gy; calls.grid[2] = gz;
   calls.block[0] = bx; calls.block[1] = by; calls.block[2] = bz;
   calls.smem = smem;
@@ -36,7 +47,8 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   return 0;
 }
 
-static const tl_cuda fake = {FAKE_CUDA_ENTRIES, .cuLaunchKernel = f_launch};
+static const tl_cuda fake = {FAKE_CUDA_ENTRIES, .cuLaunchKernel = f_launch, .cuMemAlloc = f_mem_alloc,
+                             .cuMemFree = f_mem_free};
 
 /* ---- helpers --------------------------------------------------------------------------- */
 static const char source[] =
@@ -538,4 +550,82 @@ Test(fake_driver, tma_rank4_maps_of_attention) {
   cr_assert(memcmp(last_params[38], zero, 128) != 0);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
+}
+
+/* ---- small-M forms (passes/small_m.c, docs/small_m.md) ------------------------------------- */
+/* C = A @ B of examples/gemm.tile at M rows (N = K = 4096, bf16): the launch the driver saw. */
+static void launch_gemm(tilec_kernel *k, int64_t m) {
+  int64_t sa[2] = {m, 4096}, sb[2] = {4096, 4096}, sc[2] = {m, 4096};
+  int64_t *shapes[3] = {sa, sb, sc};
+  DLTensor t[3];
+  tilec_arg args[3];
+  for (int i = 0; i < 3; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = shapes[i]};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+/* One load of cutlass_gemm also loads its forms (the default table: a 16-row mma.sync form, two
+ * split-K wgmma forms of two halves each, a 64x128 wgmma form); each launch runs the form its M
+ * falls in through the same launcher: M <= 16 4 warps on cdiv(M, 16) x cdiv(N, 32) programs;
+ * M = 17 the split form's partial half (persistent, 64 tiles x SPLIT 2) then its reduce half
+ * (cdiv(M, 64) x cdiv(N, 64) programs) with a workspace of SPLIT x M x N f32, grown for M = 100
+ * (the smaller one kept until the handle goes);
+ * M = 257 the kernel itself (8 warps, persistent).  With the small_m pass disabled every M runs
+ * the kernel. */
+Test(fake_driver, small_m_forms_picked_by_m) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int off = 0; off < 2; off++) {
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    if (off) cr_assert_eq(tilec_options_set(o, "disable-pass", "small_m"), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    int links = calls.links;
+    size_t allocs0 = allocs, frees0 = frees;
+    tilec_kernel *k = NULL;
+    cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    cr_assert_eq(calls.links - links, off ? 1 : 7, "the kernel and its forms' six kernels: %d", calls.links - links);
+    launch_gemm(k, 5000); /* the kernel: 8 warps, persistent (at most 132 CTAs) */
+    cr_assert_eq(calls.block[0], 256u);
+    cr_assert_eq(calls.grid[0], 132u);
+    launch_gemm(k, 16);
+    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    if (!off) cr_assert(calls.grid[0] == 1u && calls.grid[1] == 128u, "grid %u x %u", calls.grid[0], calls.grid[1]);
+    launch_gemm(k, 3);
+    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    int before = calls.launches;
+    launch_gemm(k, 17);
+    cr_assert_eq(calls.launches - before, off ? 1 : 2, "split K: the partial and the reduce half");
+    if (!off) {
+      cr_assert(prev_grid[0] == 128u && prev_grid[1] == 1u && prev_block == 128u, "partial grid %u x %u block %u",
+                prev_grid[0], prev_grid[1], prev_block);
+      cr_assert(calls.grid[0] == 1u && calls.grid[1] == 64u && calls.grid[2] == 1u, "reduce grid %u x %u x %u",
+                calls.grid[0], calls.grid[1], calls.grid[2]);
+      cr_assert_eq(allocs - allocs0, 1u);
+      cr_assert_eq(alloc_bytes, (size_t)2 * 17 * 4096 * 4);
+      launch_gemm(k, 17); /* the same workspace */
+      cr_assert_eq(allocs - allocs0, 1u);
+      launch_gemm(k, 100); /* the 64x128 split form: 2 x 32 tiles x SPLIT 2, a larger workspace */
+      cr_assert(prev_grid[0] == 128u && prev_block == 128u, "partial grid %u block %u", prev_grid[0], prev_block);
+      cr_assert_eq(allocs - allocs0, 2u);
+      cr_assert_eq(frees - frees0, 0u, "the smaller workspace is kept (a captured graph may use it)");
+      cr_assert_eq(alloc_bytes, (size_t)2 * 100 * 4096 * 4);
+      launch_gemm(k, 200); /* 64x128, unsplit: 4 x 32 tiles, one warpgroup */
+      cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "grid %u block %u", calls.grid[0], calls.block[0]);
+    } else {
+      cr_assert_eq(allocs, allocs0);
+    }
+    launch_gemm(k, 257);
+    cr_assert_eq(calls.block[0], 256u);
+    cr_assert_eq(calls.grid[0], 3u * 16u); /* cdiv(257, 128) x cdiv(4096, 256) tiles */
+    tilec_kernel_destroy(k);
+    cr_assert_eq(frees - frees0, off ? 0u : 2u, "both workspaces freed with the handle");
+    tilec_program_destroy(p);
+  }
 }
