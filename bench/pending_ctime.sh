@@ -8,6 +8,8 @@
 #
 #   here:   tools/carry.sh
 #   device: run command="sh bench/pending_ctime.sh .carry" carry=[".carry"] timeout_s=300
+#   (before branch ctime3 is merged: run command="TILEC_EXAMPLES=.carry-ctime3/examples sh
+#   .carry-ctime3/pending_ctime.sh .carry-ctime3" carry=[".carry-ctime3"], the copies made there)
 set -u
 T=""
 for c in "$@"; do b=$(cd "$c" && pwd)/b; [ -x "$b/tilec" ] || b=$(cd "$c" && pwd); T="$T $b/tilec"; done
@@ -15,6 +17,6 @@ for c in "$@"; do b=$(cd "$c" && pwd)/b; [ -x "$b/tilec" ] || b=$(cd "$c" && pwd
 D=$(dirname "$0"); L=${OUT:-/tmp}
 grep -m1 "model name" /proc/cpuinfo; nproc; uptime
 echo "== defaults"
-python3 "$D/ctime.py" --runs 9 $T | tee "$L/ctime.md"
+python3 "$D/ctime.py" --runs 9 --examples "${TILEC_EXAMPLES:-examples}" $T | tee "$L/ctime.md"
 echo "== TILEC_EPI_PACK=1"
-python3 "$D/ctime.py" --runs 9 --env TILEC_EPI_PACK=1 $T | tee "$L/ctime_epi_pack.md"
+python3 "$D/ctime.py" --runs 9 --env TILEC_EPI_PACK=1 --examples "${TILEC_EXAMPLES:-examples}" $T | tee "$L/ctime_epi_pack.md"
