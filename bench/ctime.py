@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""ctime.py: compile time of tilec, per kernel, as whole-process medians.
+
+  python3 bench/ctime.py [--runs N] [--env NAME=VALUE]... TILEC [TILEC2 ...]
+
+For each compile (examples/F.tile [--kernel=K] -o /dev/null, sm_90a) and each
+tilec binary given (with its own directory as LD_LIBRARY_PATH, where
+its libtilec.so.0.1 is): one run to warm the page cache, then N runs; prints the
+median wall and CPU (user + system of the child) milliseconds, and the split
+`--time-passes` reports (llvm-build / llvm-opt / ptx) from one more run.
+Needs no GPU (tilec compiles to PTX without one).  docs/codegen.md "Round 8".
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+COMPILES = [
+    ("attn.tile", "attn_fwd"),
+    ("attn.tile", "cutlass_attn_fwd"),
+    ("attn.tile", None),
+    ("gemm.tile", "cutlass_gemm"),
+    ("gemm_fp8.tile", "gemm_fp8_tensor"),
+    ("gemm_fp8.tile", "gemm_fp8_rowcol"),
+    ("gemm_fp8.tile", "cutlass_gemm_fp8_tn"),
+    ("gemm_fp8.tile", "cutlass_gemm_fp8_nn"),
+    ("gemm_fp8.tile", None),
+]
+
+
+def one(tilec, args, env):
+    t0 = time.perf_counter()
+    r0 = os.wait4  # (keeps the child's rusage apart from earlier children)
+    p = subprocess.Popen([tilec] + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = r0(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1e3
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    if status != 0:
+        sys.exit(f"ctime.py: {tilec} {' '.join(args)} failed:\n{err}")
+    return wall, (ru.ru_utime + ru.ru_stime) * 1e3, err
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--examples", default="examples")
+    ap.add_argument("tilec", nargs="+")
+    a = ap.parse_args()
+    env = dict(os.environ)
+    for kv in a.env:
+        k, v = kv.split("=", 1)
+        env[k] = v
+    print(f"# host: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; median of {a.runs} runs after 1 warm-up")
+    print("| compile | tilec | wall ms | CPU ms | llvm-build / llvm-opt / ptx ms (--time-passes) |")
+    print("|---|---|---|---|---|")
+    for f, k in COMPILES:
+        args = [os.path.join(a.examples, f), "--arch=sm_90a", "-o", "/dev/null"] + ([f"--kernel={k}"] if k else [])
+        for t in a.tilec:
+            env["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(t))  # its own libtilec.so.0.1
+            one(t, args, env)
+            walls, cpus = [], []
+            for _ in range(a.runs):
+                w, c, _ = one(t, args, env)
+                walls.append(w)
+                cpus.append(c)
+            _, _, tp = one(t, args + ["--time-passes"], env)
+            split = "/".join(
+                (m.group(1) if m else "?")
+                for m in (re.search(rf"time codegen\.{s}: ([0-9.]+) ms", tp) for s in ("llvm-build", "llvm-opt", "ptx")))
+            name = f"{f} --kernel={k}" if k else f"{f} (whole file)"
+            print(f"| {name} | {t} | {statistics.median(walls):.1f} | {statistics.median(cpus):.1f} | {split} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
