@@ -65,7 +65,7 @@ for p in bench/pending_*.sh; do [ -f "$p" ] || continue
   left=$(( 560 - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
   n=$(basename $p .sh); mkdir -p $L/$n
   echo "-- $p ($left s left)"
-  OUT=$L/$n timeout $left sh $p "$(dirname "$B")" > $L/$n.log 2>&1; echo "$p exit $?"
+  CTIME_RUNS=5 CTIME_PACK=0 OUT=$L/$n timeout $left sh $p "$(dirname "$B")" > $L/$n.log 2>&1; echo "$p exit $?"
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"

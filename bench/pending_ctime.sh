@@ -17,6 +17,7 @@ for c in "$@"; do b=$(cd "$c" && pwd)/b; [ -x "$b/tilec" ] || b=$(cd "$c" && pwd
 D=$(dirname "$0"); L=${OUT:-/tmp}
 grep -m1 "model name" /proc/cpuinfo; nproc; uptime
 echo "== defaults"
-python3 "$D/ctime.py" --runs 9 --examples "${TILEC_EXAMPLES:-examples}" $T | tee "$L/ctime.md"
+python3 "$D/ctime.py" --runs ${CTIME_RUNS:-9} --examples "${TILEC_EXAMPLES:-examples}" $T | tee "$L/ctime.md"
+[ "${CTIME_PACK:-1}" = 0 ] && exit 0  # the packed epilogue is cutlass_gemm's default since the ninth session
 echo "== TILEC_EPI_PACK=1"
-python3 "$D/ctime.py" --runs 9 --env TILEC_EPI_PACK=1 --examples "${TILEC_EXAMPLES:-examples}" $T | tee "$L/ctime_epi_pack.md"
+python3 "$D/ctime.py" --runs ${CTIME_RUNS:-9} --env TILEC_EPI_PACK=1 --examples "${TILEC_EXAMPLES:-examples}" $T | tee "$L/ctime_epi_pack.md"
