@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_env.h"
 #include "ring.h"
 
 /* registers per thread after setmaxnreg (multiples of 8; 128 x 40 + 256 x 232
@@ -127,7 +128,10 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   int32_t wdot, ddot;
   count_dots(g, R, &waiting, &inflight, &deferred, &wdot, &ddot);
   if (deferred && (waiting != 1 || inflight)) return "the deferred dots of the main loop have no one waiting dot";
-  if (!deferred && waiting)
+  /* (fp8 promote: one waiting dot, alone, under TILEC_WS_PROMOTE=1: measuring it again) */
+  bool promote_ok = waiting == 1 && !inflight && wdot >= 0 && cg_dot_promotes(g, tl_op_at(f, wdot)) &&
+                    tl_code_env_on("TILEC_WS_PROMOTE");
+  if (!deferred && waiting && !promote_ok)
     return "a dot of the main loop waits for each wgmma group (fp8 promote, a 2-stage ring, TILEC_WGMMA_INFLIGHT=0)";
   /* the producer recomputes what the loop needs from the body before it:
    * the loop's bounds and the streamed tiles' indices, from scalars only
