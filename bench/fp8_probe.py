@@ -23,20 +23,17 @@ exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, with_env, relerr, bench_
 
 OV = "TILEC_PROMOTE_OVERLAP=1"
 W8 = {"warps": 8}
-FORMS = {  # name: (kernel, env, defines, options, fast)
+W4S3 = {"warps": 4, "stages": 3}
+FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's default (ninth session:
+           # 128x128x128, 8 warps, 5 stages, cooperative); "tn ring 64x128 w4 s3" = the default before
     "tn": ("cutlass_gemm_fp8_tn", "", {}, {}, False),
     "tn+ov": ("cutlass_gemm_fp8_tn", OV, {}, {}, False),
-    "tn s4": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 4}, False),
-    "tn s4+ov": ("cutlass_gemm_fp8_tn", OV, {}, {"stages": 4}, False),
-    "tn 128x128 w8": ("cutlass_gemm_fp8_tn", "", {"BM": 128}, W8, False),
-    "tn 128x128 w8+ov": ("cutlass_gemm_fp8_tn", OV, {"BM": 128}, W8, False),
-    "tn persist": ("cutlass_gemm_fp8_tn", "TILEC_PERSIST=1", {}, {}, False),
-    "tn pingpong": ("cutlass_gemm_fp8_tn", "TILEC_WS_PROMOTE=1+TILEC_WS=pingpong", {}, {}, False),
-    "tn pingpong+ov": ("cutlass_gemm_fp8_tn", "TILEC_WS_PROMOTE=1+TILEC_WS=pingpong+" + OV, {}, {}, False),
-    "tn pingpong s6": ("cutlass_gemm_fp8_tn", "TILEC_WS_PROMOTE=1+TILEC_WS=pingpong", {}, {"stages": 6}, False),
-    "tn 128x128 w8 coop": ("cutlass_gemm_fp8_tn", "TILEC_WS_PROMOTE=1+TILEC_WS=coop", {"BM": 128}, W8, False),
-    "tn 128x128 w8 coop+ov": ("cutlass_gemm_fp8_tn", "TILEC_WS_PROMOTE=1+TILEC_WS=coop+" + OV, {"BM": 128}, W8, False),
-    "tn 128x128 w8 coop s5": ("cutlass_gemm_fp8_tn", "TILEC_WS_PROMOTE=1+TILEC_WS=coop", {"BM": 128}, {"warps": 8, "stages": 5}, False),
+    "tn ring": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {}, {}, False),
+    "tn s6": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 6}, False),
+    "tn ring 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "", {"BM": 64}, W4S3, False),
+    "tn ring 64x128 w4 s3+ov": ("cutlass_gemm_fp8_tn", OV, {"BM": 64}, W4S3, False),
+    "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, W4S3, False),
+    "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
     "nn": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
     "nn+ov": ("cutlass_gemm_fp8_nn", OV, {}, {}, False),
