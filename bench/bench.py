@@ -282,7 +282,7 @@ def gemm_fp8():
     # row-major passed as bt.t()).  tilec's cutlass_gemm_fp8_tn reads exactly that storage (BT [N, K]);
     # gemm_fp8_tensor (B [K, N]) is measured on a row-major [K, N] copy, for the record.
     # Accumulation is compared like for like (docs/pipelines.md "fp8 accumulation"): "promote"
-    # (tilec's default, f32 adds every 128 K; 64x128 tiles on one warpgroup) against cuBLAS
+    # (tilec's default, f32 adds every 128 K; 128x128 tiles on two consumer warpgroups and a producer) against cuBLAS
     # use_fast_accum=False, "fast" (the tensor core's own accumulation; 128x256 tiles on two
     # warpgroups) against use_fast_accum=True.
     ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
@@ -370,7 +370,8 @@ def gemm_fp8x():
     knn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn")
     knn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn", defines={"BM": 128},
                       options={"fp8-acc": "fast", "warps": 8, "stages": 4})
-    ktn = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn")
+    # (the per-tensor kernel on the block-scaled kernel's tile: 64x128x128, 4 warps, 3 stages, the TMA ring)
+    ktn = Kernel(ex("gemm_fp8.tile"), {"BM": 64}, kernel="cutlass_gemm_fp8_tn", options={"warps": 4, "stages": 3})
     kbs = Kernel(ex("gemm_fp8_blockscale.tile"), kernel="cutlass_gemm_fp8_blockscale")
     for N in ([4096] if args.quick else [4096, 8192]):
         a = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)

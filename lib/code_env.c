@@ -14,6 +14,7 @@ static const char *const code_env_names[] = {
     "TILEC_SLOT_CSE",   "TILEC_EXACT_FMA",    "TILEC_MAXNREG",       "TILEC_ATTN_OVERLAP",  "TILEC_NVPTX_IR",
     "TILEC_REDUCE_ILP", "TILEC_REDUCE_FMA",   "TILEC_FALLBACK_BLOCKS", "TILEC_GRID_ORDER", "TILEC_ATOMIC_VEC",
     "TILEC_STAGED_WGMMA", "TILEC_PROLOGUE_TMA",
+    "TILEC_PROMOTE_OVERLAP",
 };
 
 const char *tl_code_env_name(size_t i) {

@@ -515,6 +515,14 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     }
     bool ws_for_cluster = f->cluster != TL_CLUSTER_1X1 && !(ws && !strcmp(ws, "coop"));
     if (f->cluster != TL_CLUSTER_1X1) ws = "coop";
+    /* fp8 promote on two consumer warpgroups: cooperative by default.  Each
+     * warpgroup waits for its own promotion group and adds it while the other
+     * one's wgmma runs, which the CTA barrier of the TMA ring's k-step kept in
+     * lock step (H200, ninth session: 128x128x128 5 stages 0.90x / 0.86x cuBLAS
+     * accurate at 4096^3 / 8192^3, the ring's best 0.73x / 0.67x) */
+    bool promote8 = f->warps == 8 && !o->fp8_acc_fast && ml.ndots == 1 && tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype);
+    bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1;
+    if (ws_default) ws = "coop";
     /* Off by default: measured on the H200 (docs/pipelines.md "Warp
      * specialization"), the cooperative kernel runs at 0.97-1.00x of the
      * TMA ring it replaces, so the faster one stays the default. */
@@ -522,14 +530,19 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->ws = TL_WS_COOP;
       ws_why = ws_for_cluster ? "coop (for the cluster: a producer warpgroup issues the TMA ring, the consumer "
                                 "warpgroups share one tile)"
-                              : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
-                                "share one tile)";
+               : ws_default ? "coop (the default for an fp8 promote dot on two warpgroups: a producer warpgroup issues "
+                              "the TMA ring, each consumer warpgroup adds its promotion group under the other's wgmma; "
+                              "measured 1.2-1.3x the TMA ring on the H200; TILEC_WS=off turns it off)"
+                            : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
+                              "share one tile)";
     } else if (pp_asked) {
       /* not measured yet: only on request.  Codegen takes it for a 4-warp tile
        * on persistent CTAs (its tma: line says, else the cooperative one) */
       f->ws = TL_WS_PINGPONG;
       ws_why = "pingpong (TILEC_WS=pingpong: two consumer warpgroups on alternate tiles, one's epilogue under the "
                "other's main loop; not measured yet)";
+    } else if (promote8 && ws && !strcmp(ws, "off")) {
+      ws_why = "off (TILEC_WS=off; the default for an fp8 promote dot on two warpgroups is coop)";
     } else {
       ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
     }

@@ -285,5 +285,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */
 void cg_wgmma_fence_val(cg *g, int32_t v);
+/* The same for the n registers r[] (rebound in place). */
+void cg_wgmma_fence_regs(cg *g, LLVMValueRef *r, int32_t n);
 
 #endif

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "code_env.h"
 #include "mma_tiling.h"
 #include "schedule.h"
 
@@ -185,7 +186,14 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
    * accumulates straight into d (scale-d = 1). */
   bool promote = cg_dot_promotes(g, o);
   if (promote && inflight) TL_INTERNAL(g->ctx, "codegen: promoting wgmma dot with a group in flight");
+  /* TILEC_PROMOTE_OVERLAP=1: group j's temporary is added after group j+1
+   * is issued (wait_group 1), so the adds run under the tensor cores' next
+   * group; only the last group is waited for with wait_group 0.  Two groups
+   * at least: a k-step of K = 128 (fp8) promotes every 64 then. */
   int per = promote ? CG_PROMOTE_K / kstep : nk;
+  bool overlap = promote && nk >= 2 && tl_code_env_on("TILEC_PROMOTE_OVERLAP");
+  if (overlap && per > nk / 2) per = nk / 2;
+  LLVMValueRef *prev = NULL; /* overlap: the temporary of the group before, still running */
   LLVMValueRef *t = promote ? tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs) : d->r;
   char *cons0 = NULL;
   if (promote) {
@@ -195,6 +203,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     sprintf(cons0 + c, "l,l,r,~{memory}");
   }
   for (int k0 = 0; k0 < nk; k0 += per) {
+    if (overlap) t = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs); /* (prev keeps its own) */
     asm_void(g, "wgmma.fence.sync.aligned;");
     for (int kk = k0; kk < nk && kk < k0 + per; kk++)
       for (int mi = 0; mi < mrep; mi++)
@@ -215,6 +224,15 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     asm_void(g, "wgmma.commit_group.sync.aligned;");
     cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
+    if (prev) { /* overlap: the group before completes, and is added, under this one */
+      asm_void(g, "wgmma.wait_group.sync.aligned 1;");
+      cg_wgmma_fence_regs(g, prev, nregs);
+      for (int32_t r = 0; r < nregs; r++) d->r[r] = LLVMBuildFAdd(g->B, d->r[r], prev[r], "");
+    }
+    if (overlap && k0 + per < nk) { /* not the last group: no wait for it yet */
+      prev = t;
+      continue;
+    }
     asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
     for (int mi = 0; mi < mrep; mi++) {
       int32_t base = mi << (2 + lognrep);
@@ -226,21 +244,25 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   }
 }
 
-void cg_wgmma_fence_val(cg *g, int32_t v) {
-  cg_val *x = cg_get(g, v);
-  for (int32_t b = 0; b < x->n; b += 128) {
-    int n = x->n - b < 128 ? x->n - b : 128;
+void cg_wgmma_fence_regs(cg *g, LLVMValueRef *r, int32_t nr) {
+  for (int32_t b = 0; b < nr; b += 128) {
+    int n = nr - b < 128 ? nr - b : 128;
     char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)n + 16);
     int c = 0;
-    bool ints = LLVMTypeOf(x->r[b]) == g->i32; /* an i8 dot's s32 accumulator */
+    bool ints = LLVMTypeOf(r[b]) == g->i32; /* an i8 dot's s32 accumulator */
     for (int i = 0; i < n; i++) c += sprintf(cons + c, "%s%s", i ? "," : "", ints ? "=r" : "=f");
     for (int i = 0; i < n; i++) c += sprintf(cons + c, ",%d", i);
     LLVMTypeRef *fl = tl_alloc(&g->ctx->arena, sizeof(LLVMTypeRef) * (size_t)n);
     for (int i = 0; i < n; i++) fl[i] = ints ? g->i32 : g->f32;
-    LLVMValueRef out = asm_many(g, LLVMStructTypeInContext(g->C, fl, (unsigned)n, 0), "", cons, &x->r[b], n);
-    LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)x->n);
-    memcpy(r, x->r, sizeof(LLVMValueRef) * (size_t)x->n);
+    LLVMValueRef out = asm_many(g, LLVMStructTypeInContext(g->C, fl, (unsigned)n, 0), "", cons, &r[b], n);
     for (int i = 0; i < n; i++) r[b + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
-    x->r = r;
   }
+}
+
+void cg_wgmma_fence_val(cg *g, int32_t v) {
+  cg_val *x = cg_get(g, v);
+  LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)(x->n > 0 ? x->n : 1));
+  memcpy(r, x->r, sizeof(LLVMValueRef) * (size_t)x->n);
+  cg_wgmma_fence_regs(g, r, x->n);
+  x->r = r; /* (a new array: the loop's phis keep theirs) */
 }

@@ -72,6 +72,12 @@ static const char *const gemm_variants[][4] = {
      * K < BK (one step); with the packed staging words */
     {"TILEC_TILE_PREFETCH", "1", NULL, NULL},
     {"TILEC_TILE_PREFETCH", "1", "TILEC_EPI_PACK", "1"},
+    /* fp8 promotion groups overlapped (emit_wgmma.c): group j's add under group j+1 (K = 511: a
+     * ragged last k-step; K = 33, 63, 65: one k-step of zero-filled slices) */
+    {"TILEC_PROMOTE_OVERLAP", "1", NULL, NULL},
+    /* the TMA ring without a producer warpgroup where the default is cooperative (gemm_fp8.tile's
+     * cutlass_gemm_fp8_tn: fp8 promote on two warpgroups) */
+    {"TILEC_WS", "off", NULL, NULL},
 };
 #define NVARIANTS (int)(sizeof gemm_variants / sizeof gemm_variants[0])
 

@@ -1,0 +1,84 @@
+# fp8_probe.py: fp8 e4m3 GEMM forms of examples/gemm_fp8.tile (cutlass_gemm_fp8_tn, B stored [N, K];
+# cutlass_gemm_fp8_nn, B stored [K, N]) beside cuBLAS fp8 (torch._scaled_mm, TN, accurate and fast
+# accumulation) in one process (issue 10 item 5).  Each form is (label, kernel, environment switches,
+# -D defines, options, fast): checked on a NaN-poisoned bf16 output against the f32 product of the
+# fp8 operands, then cuBLAS accurate, cuBLAS fast and every form timed in rotated rounds after a
+# warm-up (bench.py bench_rounds); a promote form's ratio is to cuBLAS accurate, a fast form's to
+# cuBLAS fast (like for like: docs/pipelines.md "fp8 accumulation").
+#   python3 bench/fp8_probe.py --lib LIB [--sizes 4096,8192] [--forms NAME,...] [--rounds R]
+import argparse, os, sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--lib", required=True)
+ap.add_argument("--sizes", default="4096,8192")
+ap.add_argument("--forms", default="")
+ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--warm-ms", type=float, default=1000)
+a = ap.parse_args()
+os.environ["TILEC_CACHE"] = "0"  # (options are not in every cache key)
+here = os.path.dirname(os.path.abspath(__file__))
+sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
+_bp = os.path.join(here, "bench.py")
+exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, with_env, relerr, bench_rounds
+
+OV = "TILEC_PROMOTE_OVERLAP=1"
+W8 = {"warps": 8}
+W4S3 = {"warps": 4, "stages": 3}
+FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's default (ninth session:
+           # 128x128x128, 8 warps, 5 stages, cooperative); "tn ring 64x128 w4 s3" = the default before
+    "tn": ("cutlass_gemm_fp8_tn", "", {}, {}, False),
+    "tn+ov": ("cutlass_gemm_fp8_tn", OV, {}, {}, False),
+    "tn ring": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {}, {}, False),
+    "tn s6": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 6}, False),
+    "tn ring 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "", {"BM": 64}, W4S3, False),
+    "tn ring 64x128 w4 s3+ov": ("cutlass_gemm_fp8_tn", OV, {"BM": 64}, W4S3, False),
+    "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, W4S3, False),
+    "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, {"warps": 4, "stages": 6}, False),
+    "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    "nn": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
+    "nn+ov": ("cutlass_gemm_fp8_nn", OV, {}, {}, False),
+    "nn 128x128 w8+ov": ("cutlass_gemm_fp8_nn", OV, {"BM": 128}, W8, False),
+    "nn fast 128x128 w8 s4": ("cutlass_gemm_fp8_nn", "", {"BM": 128}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+}
+names = [f for f in a.forms.split(",") if f] or list(FORMS)
+
+ks = {}
+for n in names:
+    kn, env, d, o, fast = FORMS[n]
+    try:
+        ks[n] = with_env(env, lambda: Kernel(ex("gemm_fp8.tile"), d, kernel=kn, options=o))
+    except Exception as e:
+        print(f"{n}: compile FAILED {str(e)[:400]}", flush=True)
+
+out = []
+for s in a.sizes.split(","):
+    N = int(s)
+    A = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
+    BT = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)  # [N, K]
+    B = BT.t().contiguous()                                          # [K, N]
+    one = torch.tensor(1.0, device="cuda")
+    ref = A.float() @ BT.float().t()
+    fl = 2 * N ** 3
+    fs = [lambda: torch._scaled_mm(A, BT.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=False),
+          lambda: torch._scaled_mm(A, BT.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=True)]
+    errs, done = [], []
+    for n in names:
+        if n not in ks: continue
+        kn, env, d, o, fast = FORMS[n]
+        Cout = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        fs.append(ks[n].bind(A, BT if kn.endswith("_tn") else B, Cout, 0.5, 2.0))
+        fs[-1](); torch.cuda.synchronize()
+        errs.append(relerr(Cout, ref)); done.append(n)
+    times = bench_rounds(fs, a.rounds, a.warm_ms)
+    t_ref = {False: median(times[0]), True: median(times[1])}
+    for n, ts, err in zip(done, times[2:], errs):
+        fast = FORMS[n][4]
+        t = median(ts)
+        rr = sorted(r / x for r, x in zip(times[1 if fast else 0], ts))
+        out.append((f"{N}^3", n, t, fl / t / 1e9, "fast" if fast else "accurate", fl / t_ref[fast] / 1e9, err, rr[0], rr[-1]))
+        print(f"{N}^3 {n}: {t*1e3:.1f} us {fl/t/1e9:.1f} TFLOP/s ({t_ref[fast]/t:.3f} cuBLAS "
+              f"{'fast' if fast else 'accurate'}; rounds {rr[0]:.3f}..{rr[-1]:.3f}) err {err:.1e}", flush=True)
+
+print("\n| shape | form | us | TFLOP/s | cuBLAS fp8 | its TFLOP/s | ratio | ratio a round | rel.err |\n|---|---|---|---|---|---|---|---|---|")
+for s, n, t, v, which, r, e, lo, hi in out:
+    print(f"| {s} | {n} | {t*1e3:.1f} | {v:.1f} | {which} | {r:.1f} | {v/r:.3f} | {lo:.3f}..{hi:.3f} | {e:.1e} |")
