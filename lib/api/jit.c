@@ -15,6 +15,7 @@
 #include "program.h"
 #include "runtime.h"
 #include "code_env.h"
+#include "axisinfo.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -132,6 +133,7 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   meta->ntma = info->ntma;
   meta->persist = info->persist;
   meta->cluster = info->cluster;
+  meta->assumed_key = info->assumed_key;
   for (int i = 0; i < info->ntma; i++)
     meta->tma[i] = (tl_rt_tma){info->tma[i].param, info->tma[i].box_inner, info->tma[i].box_rows, info->tma[i].swizzle,
                                info->tma[i].dtype};
@@ -647,6 +649,21 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     if (need > 1 && addr % (uintptr_t)need != 0)
       return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer %p is not %d-byte aligned", i,
                           pa->name, (void *)addr, need);
+  }
+  if (k->meta.assumed_key) { /* TILEC_VEC_ONLY=1: no fallback was compiled (emit_memory.c assume_vectors) */
+    tl_spec_arg sa[TL_CACHE_MAX_PARAMS];
+    for (int i = 0; i < nargs && i < TL_CACHE_MAX_PARAMS; i++)
+      sa[i] = (tl_spec_arg){.is_tensor = k->targs[i].is_tensor, .addr = (uint64_t)(uintptr_t)k->targs[i].data,
+                            .rank = k->targs[i].rank, .shape = k->targs[i].shape, .strides = k->targs[i].strides,
+                            .elem_bytes = k->targs[i].is_tensor ? tl_dtype_bytes(k->targs[i].dtype) : 0};
+    uint32_t key = tl_spec_key_for_args(sa, nargs < TL_CACHE_MAX_PARAMS ? nargs : TL_CACHE_MAX_PARAMS);
+    if ((key & k->meta.assumed_key) != k->meta.assumed_key)
+      return launch_error(k, TILEC_ERROR_LAUNCH,
+                          "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (16-byte vectors only, no fallback): its "
+                          "tensors must be 16-byte aligned, contiguous along the last dimension, with 16-byte "
+                          "multiples for the other strides and the last size (key 0x%x, needs 0x%x); nothing was "
+                          "launched",
+                          k->f->name, key, k->meta.assumed_key);
   }
   signature(k, k->sig);
   if (!k->have_last || memcmp(k->sig, k->last_sig, k->sig_len * sizeof *k->sig) != 0) {

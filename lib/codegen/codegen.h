@@ -68,6 +68,8 @@ typedef struct tl_kernel_info {
   int cluster;            /* 0, or clusters of 2 persistent CTAs (.reqnctapercluster 2, 1, 1) on tiles
                            * adjacent along grid axis cluster - 1: the launch is 2 x min(ceil(grid[axis]
                            * / 2) x the other dims, CTAs that fit / 2) CTAs (lib/codegen/emit_cluster.c) */
+  uint32_t assumed_key;   /* launch key bits (axisinfo.h) the kernel assumes without a check (TILEC_VEC_ONLY=1,
+                           * lib/codegen/emit_memory.c); the launcher refuses arguments without them; 0: none */
 } tl_kernel_info;
 
 typedef struct tl_codegen_result {
