@@ -13,7 +13,7 @@ static const char *const code_env_names[] = {
     "TILEC_CLUSTER",    "TILEC_CLUSTER_SCOPE", "TILEC_TILE_GROUP",   "TILEC_EPI_PACK",      "TILEC_TILE_PREFETCH",
     "TILEC_SLOT_CSE",   "TILEC_EXACT_FMA",    "TILEC_MAXNREG",       "TILEC_ATTN_OVERLAP",  "TILEC_NVPTX_IR",
     "TILEC_REDUCE_ILP", "TILEC_REDUCE_FMA",   "TILEC_FALLBACK_BLOCKS", "TILEC_GRID_ORDER",
-    "TILEC_VEC_ONLY",
+    "TILEC_VEC_ONLY",   "TILEC_LAUNCH_VARIANTS",
 };
 
 const char *tl_code_env_name(size_t i) {

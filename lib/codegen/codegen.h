@@ -41,6 +41,8 @@ typedef struct tl_codegen_opts {
   bool fp8_acc_fast;      /* 8-bit dots: false = promote (the tensor core sums at most 128 K into a
                              temporary, added to the f32 accumulator by f32 adds), true = the tensor
                              core's own accumulation (~13 mantissa bits on sm_89/sm_90) */
+  int assume_vectors;     /* row kernels: 0 = as TILEC_VEC_ONLY says (default: none); 1 = the launch variant
+                             without the per-element fallback (lib/codegen/emit_memory.c, lib/api/jit.c) */
 } tl_codegen_opts;
 
 /* A tensor map the launcher encodes for a kernel (hidden parameter, above). */

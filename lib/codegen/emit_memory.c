@@ -542,15 +542,24 @@ static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const cha
   }
 }
 
-/* `TILEC_VEC_ONLY=1` (measuring, row kernels; docs/rows.md "rows5"): the vector form alone, no
- * fallback and no branch, where the launch's key bits of the tensor (all four: its base, its
- * strides, its last size; axisinfo.h) and the axis facts of the view's last start (a multiple of
- * the vector) imply the split's condition.  The bits are or-ed into g->assumed_key, the kernel's
- * tl_kernel_info and the cache's metadata; the launcher refuses arguments without them
- * (lib/api/jit.c), so the kernel never runs where the fallback was needed.  What it measures:
- * the registers of the fallback out of the kernel's count (the fast path's alone). */
+/* `TILEC_VEC_ONLY=1|2` (measuring, row kernels; docs/rows.md "rows5"): no per-element fallback
+ * where the launch's key bits of the tensor (all four: its base, its strides, its last size;
+ * axisinfo.h) and the axis facts of the view's last start (a multiple of the vector) imply the
+ * split's condition.  The bits are or-ed into g->assumed_key, the kernel's tl_kernel_info and the
+ * cache's metadata; the launcher refuses arguments without them (lib/api/jit.c), so the kernel
+ * never runs where the fallback was needed.  1: the vector form alone, straight-line (the launch
+ * variant's form; ptxas then interleaves the loads with the math of earlier groups: swiglu 0.985
+ * -> 0.941 of the copy bandwidth); 2: the split's branch kept, its other side zeros (the branch
+ * keeps an access's loads in one block, and most of the registers).  What it measures: the
+ * fallback's registers out of the kernel's count. */
+static int assume_mode(const cg *g) {
+  if (g->o && g->o->assume_vectors) return g->o->assume_vectors;
+  const char *e = tl_code_env("TILEC_VEC_ONLY");
+  return e && (e[0] == '1' || e[0] == '2') ? e[0] - '0' : 0;
+}
+
 static bool assume_vectors(cg *g, tl_op *o, const access *a, int vec) {
-  if (!g->f->access_split || !tl_code_env_on("TILEC_VEC_ONLY") || g->epi) return false;
+  if (!g->f->access_split || !assume_mode(g) || g->epi) return false;
   int p = tensor_param(g, o->opnd[0]), t = 0;
   for (int i = 0; i < p; i++) t += g->f->params.data[i].is_tensor;
   int last = a->rank - 1;
@@ -590,7 +599,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   }
   LLVMTypeRef wt[4] = {g->i32, g->i32, g->i32, g->i32};
   LLVMTypeRef rty = store ? g->vd : W == 1 ? g->i32 : LLVMStructTypeInContext(g->C, wt, (unsigned)W, 0);
-  if (assume) { /* the split form alone (assume_vectors) */
+  if (assume && assume_mode(g) == 1) { /* straight-line: the split form alone */
     for (int32_t i = 0; i < G->n; i++) {
       if (!G->canon[i] || G->skip[i]) continue;
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
@@ -615,6 +624,10 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
       if (!G->canon[i] || G->skip[i]) continue;
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      if (form && assume) { /* no fallback (assume_vectors): zeros, never taken where the launcher checked */
+        for (int w = 0; !store && w < W; w++) words[i][w] = cg_i32(g, 0);
+        continue;
+      }
       if (form && blocks) { /* the group behind its own branch */
         fallback_group(g, G->args[i], rty, pb.s, cons, store, W, store ? NULL : words[i]);
         continue;
