@@ -24,6 +24,7 @@ ap.add_argument("--lib", required=True)
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
+ap.add_argument("--attnbwd-variants", default="", help="attention backward: the variants to time (default, multistage, cutlass, fused, ...), comma-separated; default all")
 ap.add_argument("--only", default="gemm,fp8,int8,fp8x,attn,norm")
 ap.add_argument("--gemm-variants", default="",
                 help="bf16 GEMM: extra rows of gemm.tile compiled under environment switches, e.g. "
@@ -1013,6 +1014,32 @@ def attn_bwd():
                     ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
             variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
+        # the one-pass form: attn_bwd_pre_dq (Dl, the f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV
+        # and dQ by atomics: five dots a block instead of seven), attn_bwd_dq_cast
+        if not args.attnbwd_variants or "fused" in args.attnbwd_variants.split(","):
+            try:
+                base = {"D": D, "CAUSAL": causal}
+                kp, kf, kc = (Kernel(P, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_fused", "attn_bwd_dq_cast"))
+                o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
+                dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+                acc = torch.full((Z, H, S, D), float("nan"), device="cuda")
+                sc = D ** -0.5
+                Kernel(P, base, "attn_fwd_lse").bind(q, k, v, o, lse, sc)(); torch.cuda.synchronize()
+                f1, f2, f3 = kp.bind(o, do, dl, acc), kf.bind(q, k, v, do, lse, dl, dk, dv, acc, sc), kc.bind(acc, dq)
+                def f():
+                    f1(); f2(); f3()
+                f(); torch.cuda.synchronize()
+                err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
+                ms = bench(f)
+                print(f"attn bwd D{D} S{S} causal={causal} fused: pre+zero {bench(f1):.3f} ms, fused kernel {bench(f2):.3f} ms, "
+                      f"cast {bench(f3):.3f} ms, all {ms:.3f} ms", flush=True)
+                for name, ms_ref in refs.items():
+                    row("attn bwd", f"D{D} S{S} causal={causal} fused (dQ atomics)", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
+            except Exception as e:
+                print(f"attn bwd fused: {str(e)[:300]}", flush=True)
+        if args.attnbwd_variants:
+            keep = args.attnbwd_variants.split(",")
+            variants = [v for v in variants if v[0] in keep]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             if shared is not None: os.environ["TILEC_SHARED_SLOTS"] = shared
             try:

@@ -2,7 +2,9 @@
  * global view) to one predicated PTX `red` per element, relaxed at device
  * (gpu) scope, each element by exactly one thread (cg_view_elements).
  *
- *   add: red.add.f32 / .s32, red.add.noftz.f16 (sm_70+) / .bf16 (sm_90+);
+ *   add: red.add.f32 / .s32, red.add.noftz.f16 (sm_70+) / .bf16 (sm_90+); f32 tiles on sm_90
+ *   in groups of 2 or 4 contiguous elements by red.add.v2/v4.f32 where the launch's alignment
+ *   allows (cg_view_groups), per element otherwise;
  *   max, min of i32: red.max.s32 / red.min.s32;
  *   max, min of f32: on the bits, as integers: IEEE floats of one sign order
  *   like their bit patterns (as s32 when non-negative, reversed as u32 when
@@ -12,6 +14,7 @@
 #include <stdio.h>
 
 #include "cg.h"
+#include "code_env.h"
 
 typedef struct atomic_ctx {
   tl_op *o;
@@ -45,6 +48,17 @@ static void emit_one(cg *g, void *vctx, LLVMValueRef addr, LLVMValueRef pred, in
   cg_asm(g, g->vd, text, half ? "r,l,h,~{memory}" : "r,l,r,~{memory}", args, 3, true);
 }
 
+/* f32 add of vec (2 or 4) contiguous elements: one red.global.add.v{2,4}.f32 (sm_90). */
+static void emit_group(cg *g, void *vctx, LLVMValueRef addr, LLVMValueRef pred, int32_t reg, int vec) {
+  atomic_ctx *c = vctx;
+  LLVMValueRef args[6] = {LLVMBuildZExt(g->B, pred, g->i32, ""), addr};
+  for (int e = 0; e < vec; e++) args[2 + e] = cg_cast(g, c->v->r[reg + e], c->vdt, TL_F32);
+  char text[160];
+  snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p red.relaxed.gpu.global.add.v%d.f32 [$1], %s; }",
+           vec, vec == 2 ? "{$2, $3}" : "{$2, $3, $4, $5}");
+  cg_asm(g, g->vd, text, vec == 2 ? "r,l,f,f,~{memory}" : "r,l,f,f,f,f,~{memory}", args, (unsigned)(2 + vec), true);
+}
+
 void cg_emit_atomic(cg *g, tl_op *o) {
   int32_t val = o->opnd[o->nopnd - 1];
   tl_value *tv = tl_val(g->f, o->opnd[0]);
@@ -52,5 +66,11 @@ void cg_emit_atomic(cg *g, tl_op *o) {
   atomic_ctx c = {o, g->f->params.data[tv->index].dtype, cg_get(g, val), (tl_dtype)tl_val(g->f, val)->type.dtype};
   if (c.dt == TL_BF16 && g->sm < 90)
     cg_unsupported(g, "atomic_add on bf16 needs sm_90 (red.add.noftz.bf16); use f32, or f16 on sm_%d", g->sm);
+  /* f32 adds of a tile: a vector red per group where the launch allows (sm_90, PTX 8.1); the
+   * order of the additions into one element is unchanged (each element still gets one add a
+   * program).  TILEC_ATOMIC_VEC=0: one red per element. */
+  bool vec_ok = o->kind == TL_ATOMIC_ADD && c.dt == TL_F32 && c.v->n > 1 && g->sm >= 90 &&
+                !tl_code_env_off("TILEC_ATOMIC_VEC");
+  if (vec_ok && cg_view_groups(g, o, 4, emit_group, emit_one, &c)) return;
   cg_view_elements(g, o, emit_one, &c);
 }

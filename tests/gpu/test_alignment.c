@@ -14,6 +14,8 @@
  * gpu_compare; padding must stay poisoned, inputs unchanged).  The oracle is
  * itself checked: the interpreter on the odd layout must give bit for bit
  * what it gives on a compact copy of the same logical data.
+ * The test's own kernels (tests/gpu/kernels, beside EXAMPLES_DIR/..) add views whose start
+ * along the last dim is no multiple of the vector width.
  *   usage: gpu_test_alignment [--interp-only] [EXAMPLES_DIR]
  *   exit 0 pass, 1 fail, 77 no GPU (--interp-only needs none: the oracle
  *   checks alone, on the CPU). */
@@ -70,6 +72,8 @@ static const layout_case cases[] = {
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
 static const char *const files[] = {"gemm.tile", "gemm_fp8.tile", "gemm_bias_gelu.tile", "attn.tile", "rmsnorm.tile", "softmax.tile"};
+/* the test's own kernels, in tests/gpu/kernels (found beside the examples directory) */
+static const char *const test_files[] = {"shifted_views.tile"};
 
 typedef struct tensor {
   int rank, eb;
@@ -208,7 +212,10 @@ static bool run_case(tilec_program *p, tilec_kernel *k, int kidx, const char *fi
     t->back = malloc(sbytes);
     t->compact = malloc(cbytes ? cbytes : 1);
     memset(t->init, 0xFF, sbytes); /* NaN in every float dtype */
-    if (!info[i].written) {
+    if (info[i].written == 2) /* updated by atomics only: random padding too, so that an atomic
+                               * outside the view changes it (NaN + x would stay NaN) */
+      gpu_fill_random(t->init, t->storage, t->dtype);
+    if (!info[i].written || info[i].written == 2) {
       gpu_fill_random(t->compact, t->numel, t->dtype);
       for (size_t e = 0; e < t->numel; e++)
         memcpy(t->init + storage_index(t, e) * (size_t)t->eb, t->compact + e * (size_t)t->eb, (size_t)t->eb);
@@ -334,6 +341,9 @@ int main(int argc, char **argv) {
   }
   gpu_seed();
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) run_file(dir, files[f]);
+  char kdir[4096];
+  snprintf(kdir, sizeof kdir, "%s/../tests/gpu/kernels", dir);
+  for (size_t f = 0; f < sizeof test_files / sizeof test_files[0]; f++) run_file(kdir, test_files[f]);
   /* the cutlass GEMM again, warp-specialized (its producer's element copy takes the views
    * the tensor maps cannot), persistent and not: docs/pipelines.md "Warp specialization" */
   static const char *const ws_env[][2] = {{"TILEC_WS", "coop"}, {"TILEC_PERSIST", "0"}};
