@@ -127,6 +127,9 @@ class Kernel:
         check(lib.tilec_kernel_load(self.prog, kernel.encode() if kernel else None, 0, C.byref(self.k)),
               "load " + path, self.prog)
         self.load_s = time.perf_counter() - t0
+        if os.environ.get("BENCH_LAUNCH_NOTES"):  # the launcher's choice of a row kernel's variant (docs/rows.md "rows5")
+            for ln_ in lib.tilec_program_log(self.prog).decode().splitlines():
+                if "launch variant" in ln_: print("  " + ln_, flush=True)
         self.origin = lib.tilec_kernel_origin(self.k).decode()
         self._keep = []
 
@@ -785,6 +788,9 @@ def fused():
         ms_t = bench(torch_fn)
         ms_c = bench(comp)
         vs = list((variants or ROW_VARIANTS).items()) + list(extra)
+        # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
+        tags = list(filter(None, os.environ.get("FUSED_TAGS", "").split(",")))
+        if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags)]
         for tag, dis in vs:
             opts, env, defs, fl = {}, "", dict(defines), file
             if isinstance(dis, dict):  # "file": another source of the same kernel (bench/variants/)
@@ -809,7 +815,7 @@ def fused():
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
         extra = [("rows4 off", {"env": ROWS4_OFF}), ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}),
-                 ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"})]
+                 ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})]
         case(f"rmsnorm {R}x{C}", "rmsnorm.tile", "rmsnorm", {"BC": C}, (x, w, y, 1e-6), (y,),
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
              lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
@@ -823,9 +829,10 @@ def fused():
              2 * x.numel() * 2, [("rows4 off (TILEC_REDUCE_ILP=0 TILEC_REDUCE_FMA=0 TILEC_FALLBACK_BLOCKS=0)", {"env": ROWS4_OFF}),
                                  ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}),
                                  ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"}),
-                                 ("W, B after the reductions", {"file": VARIANT("layernorm_late.tile")}),
-                                 ("W, B after, no fallback blocks", {"file": VARIANT("layernorm_late.tile"), "env": "TILEC_FALLBACK_BLOCKS=0"}),
-                                 ("warps=8", {"warps": 8})])
+                                 ("warps=8", {"warps": 8}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
+                                 ("W, B first (variants/layernorm_early.tile: before rows5)", {"file": VARIANT("layernorm_early.tile")}),
+                                 ("W, B first, TILEC_LAUNCH_VARIANTS=0 (the eighth session's default)", {"file": VARIANT("layernorm_early.tile"), "env": "TILEC_LAUNCH_VARIANTS=0"}),
+                                 ("W, B first, TILEC_VEC_ONLY=1", {"file": VARIANT("layernorm_early.tile"), "env": "TILEC_VEC_ONLY=1"})])
         del x, y
     if want("add_rmsnorm"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
@@ -835,7 +842,7 @@ def fused():
             return s_, F.rms_norm(s_, (C,), w, 1e-6)
         case(f"add_rmsnorm {R}x{C}", "add_rmsnorm.tile", "add_rmsnorm", {"BC": C}, (x, res, w, sm, y, 1e-6), (y, sm),
              lambda: (lambda sf: sf * torch.rsqrt((sf * sf).mean(1, keepdim=True) + 1e-6) * w.float())((x.float() + res.float()).bfloat16().float()),
-             t_add_rms, 4 * x.numel() * 2)
+             t_add_rms, 4 * x.numel() * 2, [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
         del x, res, sm, y
     for Cs in (4096, 32768):
         if not want("softmax"): break
@@ -854,7 +861,8 @@ def fused():
               ("grid column blocks first, BR=2 BC=2048", {"file": VARIANT("swiglu_colfirst.tile"), "defines": {"BR": 2, "BC": 2048}}),
               ("grid column blocks first, rows4 off", {"file": VARIANT("swiglu_colfirst.tile"), "env": ROWS4_OFF}),
               ("TILEC_GRID_ORDER=0 (rows first)", {"env": "TILEC_GRID_ORDER=0"}),
-              ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"})])
+              ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
+              ("TILEC_VEC_ONLY=2 (the branch kept)", {"env": "TILEC_VEC_ONLY=2"})])
         del a, b2, y
     if want("rope"):
         T, H, D = 16384, 32, 128
@@ -876,7 +884,7 @@ def fused():
               ("grid heads first, rows4 off", {"file": VARIANT("rope_headfirst.tile"), "env": ROWS4_OFF}),
               ("grid heads first, BT=8 BH=2", {"file": VARIANT("rope_headfirst.tile"), "defines": {"BT": 8, "BH": 2}}),
               ("TILEC_GRID_ORDER=0", {"env": "TILEC_GRID_ORDER=0"}),
-              ("grid heads first, no fallback blocks", {"file": VARIANT("rope_headfirst.tile"), "env": "TILEC_FALLBACK_BLOCKS=0"})])
+              ("grid heads first, no fallback blocks", {"file": VARIANT("rope_headfirst.tile"), "env": "TILEC_FALLBACK_BLOCKS=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
         del xr, yr
     if want("cross_entropy"):
         Rc, V = 4096, 128256
@@ -897,7 +905,8 @@ def fused():
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids64].float()),
              lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2,
              [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}),
-              ("BM=1", {"defines": {"BM": 1}}), ("BM=4", {"defines": {"BM": 4}})])
+              ("BM=1", {"defines": {"BM": 1}}), ("BM=4", {"defines": {"BM": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
+              ("BM=1, TILEC_VEC_ONLY=1", {"defines": {"BM": 1}, "env": "TILEC_VEC_ONLY=1"})])
         del E, y
     if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
         Dm = 4096; N = 2 * R
@@ -905,7 +914,7 @@ def fused():
         Y = torch.empty(N, Dm, device="cuda", dtype=bf); src64 = src.long()
         case(f"moe_permute {N}x{Dm} (T {R})", "moe_permute.tile", "moe_permute", {}, (X, src, Y), (Y,),
              lambda: X[src64].float(), lambda: X[src64], 2 * N * Dm * 2,
-             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"})])
+             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
         del X, Y
     if want("dropout_residual"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
@@ -919,13 +928,62 @@ def fused():
              None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2,
              [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
               ("no row_loads", "row_loads"), ("no Philox asm (TILEC_PHILOX_ASM=0)", {"env": "TILEC_PHILOX_ASM=0"}),
-              ("BR=4", {"defines": {"BR": 4}})], errf=err_drop)
+              ("BR=4", {"defines": {"BR": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}), ("BR=4, TILEC_VEC_ONLY=1", {"defines": {"BR": 4}, "env": "TILEC_VEC_ONLY=1"})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
     print("|---|---|---|---|---|---|")
     for n, t, fb, re_, rc, e in table:
         print(f"| {n} | {t} | {fb:.3f} | {re_:.3f} | {rc:.3f} | {e:.1e} |")
+
+# ---- the launch variants of row kernels (docs/rows.md "rows5"): the variant without the fallback against the default
+# kernel (TILEC_LAUNCH_VARIANTS=0) bit for bit at sizes where it runs, the default where not; TILEC_VEC_ONLY=1 refusals
+def vec_only_check():
+    bf = torch.bfloat16
+    F = torch.nn.functional
+    def ln(x, w, b): return F.layer_norm(x.float(), (x.shape[1],), w.float(), b.float(), 1e-5)
+    def arms(x, r, w):
+        sf = (x.float() + r.float()).bfloat16().float()
+        return sf * torch.rsqrt((sf * sf).mean(1, keepdim=True) + 1e-6) * w.float()
+    big = torch.randn(301, 4097, device="cuda", dtype=bf)
+    shapes = [("1000x4096", (1000, 4096)), ("333x1000", (333, 1000)), ("301x1001 (ragged)", (301, 1001)),
+              ("64x4095 view at column 1 (misaligned)", None)]
+    for name, shp in shapes:
+        if shp: x = torch.randn(*shp, device="cuda", dtype=bf)
+        else: x = big[:64, 1:]
+        R, Cn = x.shape
+        w = torch.randn(Cn, device="cuda", dtype=bf); b = torch.randn(Cn, device="cuda", dtype=bf)
+        res = torch.randn(R, Cn, device="cuda", dtype=bf)
+        outs = {}
+        for tag, env in (("variants", ""), ("off", "TILEC_LAUNCH_VARIANTS=0")):
+            y = torch.full((R, Cn), float("nan"), device="cuda", dtype=bf)
+            k = with_env(env, lambda: Kernel(ex("layernorm.tile"), {"BC": 4096}, "layernorm"))
+            k.bind(x, w, b, y, 1e-5)(); torch.cuda.synchronize()
+            y2 = torch.full((R, Cn), float("nan"), device="cuda", dtype=bf); s2 = torch.full_like(y2, float("nan"))
+            k2 = with_env(env, lambda: Kernel(ex("add_rmsnorm.tile"), {"BC": 4096}, "add_rmsnorm"))
+            k2.bind(x, res, w, s2, y2, 1e-6)(); torch.cuda.synchronize()
+            outs[tag] = (y.clone(), y2.clone(), s2.clone())
+        e1, e2 = relerr(outs["variants"][0], ln(x, w, b)), relerr(outs["variants"][1], arms(x, res, w))
+        same = all(torch.equal(u, v) for u, v in zip(outs["variants"], outs["off"]))
+        ok = e1 < 1e-2 and e2 < 1e-2 and same
+        print(f"variants {name}: layernorm rel.err {e1:.1e}, add_rmsnorm {e2:.1e}, bit-identical to TILEC_LAUNCH_VARIANTS=0: "
+              f"{same}: {'PASS' if ok else 'FAIL'}", flush=True)
+    os.environ["TILEC_VEC_ONLY"] = "1"
+    try:
+        # refused: a last size that is not a multiple of 8, a view starting at column 1, a row stride of 4097
+        w = torch.randn(4096, device="cuda", dtype=bf)
+        for what, xv in (("C=4095", big[:, :4095]), ("view at column 1", big[:, 1:]), ("row stride 4097", big[:, :4096])):
+            wv = w[: xv.shape[1]]
+            yv = torch.full((xv.shape[0], xv.shape[1]), float("nan"), device="cuda", dtype=bf)
+            k2 = Kernel(ex("rmsnorm.tile"), {"BC": 4096}, "rmsnorm")
+            try:
+                k2.bind(xv, wv, yv, 1e-6)(); torch.cuda.synchronize()
+                print(f"veconly refuse {what}: FAIL (launched)", flush=True)
+            except RuntimeError as e:
+                ok = "TILEC_VEC_ONLY" in str(e) and bool(torch.isnan(yv.float()).all())
+                print(f"veconly refuse {what}: {'PASS' if ok else 'FAIL'} ({str(e)[:90]})", flush=True)
+    finally:
+        os.environ.pop("TILEC_VEC_ONLY", None)
 
 # ---- attention backward (examples/attn_bwd.tile: pre + dK/dV + dQ) beside SDPA's backward --------
 def attn_bwd():
@@ -1577,6 +1635,7 @@ if "topk" in only: safe(topk_sample, "topk sample")
 if "w4a16" in only: safe(gemm_w4a16, "w4a16")
 if "attnrope" in only: safe(attn_rope, "attn rope")
 if "fused" in only: safe(fused, "fused")
+if "veconly" in only: safe(vec_only_check, "veconly")
 
 print("\n## tilec vs references (same run, medians; ratio = tilec / reference)")
 print("| workload | shape | tilec ms | tilec | reference | ref | ratio | rel.err |")

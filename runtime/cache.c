@@ -151,11 +151,12 @@ void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, si
  *  96  payload: threads u32, smem u32, nparams u32, entry length u32, entry
  *      bytes, nparams x u32 alignment, ntma u32, ntma x 5 u32 tensor maps
  *      (param, box_inner, box_rows, swizzle, dtype), persist u32 (bit 0: persistent,
- *      bits 1-2: the cluster, tl_cache_meta), cubin length u64,
+ *      bits 1-2: the cluster, tl_cache_meta), assumed key u32, cubin length u64,
  *      cubin bytes.
  * Host byte order (entries are not meant to move between machines). */
 #define ENTRY_MAGIC "TILECKC1"
-#define ENTRY_FORMAT 5u /* 1: SHA-256 checksum (slow to verify); 2: no tensor maps; 3: no persist; 4: no cluster */
+#define ENTRY_FORMAT 6u /* 1: SHA-256 checksum (slow to verify); 2: no tensor maps; 3: no persist; 4: no cluster;
+                          * 5: no assumed key */
 #define ENTRY_HEADER 96u
 #define ENTRY_MAX_PAYLOAD ((uint64_t)1 << 31)
 
@@ -228,7 +229,7 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
     tl_sbuf_printf(msg, "cache: bad metadata\n");
     return TL_ERR_USAGE;
   }
-  size_t plen = 16 + elen + 4 * (size_t)meta->nparams + 4 + 20 * (size_t)meta->ntma + 4 + 8 + size;
+  size_t plen = 16 + elen + 4 * (size_t)meta->nparams + 4 + 20 * (size_t)meta->ntma + 4 + 4 + 8 + size;
   if (plen > ENTRY_MAX_PAYLOAD) {
     tl_sbuf_printf(msg, "cache: entry too large (%zu bytes)\n", plen);
     return TL_ERR_IO;
@@ -248,6 +249,7 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
     put_u32(p + 12, (uint32_t)t->swizzle); put_u32(p + 16, (uint32_t)t->dtype);
   }
   put_u32(p, (meta->persist ? 1u : 0u) | (uint32_t)meta->cluster << 1); p += 4;
+  put_u32(p, meta->assumed_key); p += 4;
   put_u64(p, size); p += 8;
   if (size) memcpy(p, cubin, size);
 
@@ -363,7 +365,7 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
       for (uint32_t i = 0; i < nparams; i++, p += 4) meta->param_align[i] = (int32_t)get_u32(p);
       uint32_t ntma = get_u32(p);
       p += 4;
-      bool tma_ok = ntma <= TL_CACHE_MAX_TMA && (size_t)(end - p) >= 20 * (size_t)ntma + 4 + 8;
+      bool tma_ok = ntma <= TL_CACHE_MAX_TMA && (size_t)(end - p) >= 20 * (size_t)ntma + 4 + 4 + 8;
       for (uint32_t i = 0; tma_ok && i < ntma; i++, p += 20) {
         tl_rt_tma *t = &meta->tma[i];
         t->param = (int32_t)get_u32(p); t->box_inner = (int32_t)get_u32(p + 4); t->box_rows = (int32_t)get_u32(p + 8);
@@ -378,6 +380,8 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
         if (cl > 2 || (cl && !(persist & 1))) tma_ok = false; /* (a cluster only on persistent CTAs) */
         meta->persist = (persist & 1) != 0;
         meta->cluster = (int32_t)cl;
+        meta->assumed_key = get_u32(p);
+        p += 4;
       }
       uint64_t clen = tma_ok ? get_u64(p) : 0;
       p += tma_ok ? 8 : 0;

@@ -235,6 +235,7 @@ typedef struct tl_cache_meta {
   int32_t cluster;                    /* 0, or persistent CTAs in clusters of 2 (the PTX's .reqnctapercluster)
                                        * whose tiles are adjacent along grid axis cluster - 1: launch
                                        * 2 x min(tile pairs, what fits / 2) (lib/codegen/emit_cluster.c) */
+  uint32_t assumed_key;               /* launch key bits the kernel assumes (TILEC_VEC_ONLY=1; tl_kernel_info) */
 } tl_cache_meta;
 
 /* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else

@@ -743,6 +743,7 @@ tilec_status tilec_program_compile(tilec_program *p, tilec_stage stage) {
 typedef struct one_kernel {
   const char *kernel;
   tl_codegen_result *out;
+  int assume_vectors; /* tl_codegen_opts.assume_vectors: the launch variant without the fallback (jit.c) */
 } one_kernel;
 
 static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
@@ -750,6 +751,7 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   tl_codegen_opts co = codegen_opts(p);
   co.no_llvm_ir = true;
   co.only_kernel = a->kernel;
+  co.assume_vectors = a->assume_vectors;
   double t0 = tl_now_ms();
   tilec_status st = run_codegen(p, &co, a->out);
   if (st == TILEC_OK && a->out->nkernels != 1) st = TILEC_ERROR_INTERNAL;
@@ -758,11 +760,11 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   return st;
 }
 
-tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, tl_codegen_result *out) {
+tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, tl_codegen_result *out) {
   memset(out, 0, sizeof *out);
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
   if (st != TILEC_OK) return st;
-  one_kernel a = {kernel, out};
+  one_kernel a = {kernel, out, assume_vectors};
   return tl_api_guard(p, codegen_kernel_in_guard, &a);
 }
 

@@ -16,6 +16,7 @@
 #include "runtime.h"
 #include "code_env.h"
 #include "small_m.h"
+#include "axisinfo.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -25,12 +26,22 @@
 #endif
 
 #define DEFAULT_DYNAMIC_SMEM (48 * 1024) /* above this a kernel must opt in */
+/* A row kernel's vector variant (no per-element fallback) is kept where the default keeps fewer
+ * warps an SM resident than this (5 CTAs of 4 warps or fewer) and the variant at least as many.
+ * Measured on the H200 (bench/RESULTS.md "rows5"): faster where the default is register-bound at
+ * 4-5 CTAs (layernorm 89-93 registers by ptxas -v, dropout + residual 99, embedding + RMSNorm 106),
+ * slower for rmsnorm and SwiGLU (64 by ptxas -v, more in the driver's JIT: a first rule of 32 warps
+ * took the variant there; straight-line, ptxas issues the later loads interleaved with the earlier
+ * groups' math, fewer in flight a thread), about equal for RoPE, add + RMSNorm, moe_permute. */
+#define ROW_VARIANT_WARPS 24
 
 struct tilec_kernel {
   tilec_program *p;
   tl_func *f;
   const tl_rt_device *dev;
   CUfunction fn;
+  CUfunction vec_fn;       /* row kernels: the variant without the per-element fallback, or NULL (docs/rows.md "rows5") */
+  uint32_t vec_key;        /* the launch key bits vec_fn assumes */
   CUmodule owned_module; /* tilec_kernel_load_ptx: unloaded with the handle; else NULL (the cache's) */
   tl_cache_meta meta;
   const char *origin;
@@ -90,7 +101,8 @@ static tilec_status log_error(tilec_program *p, tilec_status st, const char *ker
 static int jit_opt_level(int opt_level) { return opt_level >= 3 ? 4 : opt_level < 0 ? 0 : opt_level; }
 
 /* The key of kernel f of p for `arch` on this driver. */
-static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, tl_cache_key *key) {
+static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, bool vec_variant,
+                        tl_cache_key *key) {
   int nd = p->opts.ndefines;
   const char **names = nd ? calloc((size_t)nd, sizeof *names) : NULL;
   int64_t *values = nd ? calloc((size_t)nd, sizeof *values) : NULL;
@@ -111,6 +123,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
+  if (vec_variant) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
   for (size_t i = 0; tl_code_env_name(i); i++) {
     const char *v = tl_code_env(tl_code_env_name(i));
     if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", tl_code_env_name(i), v);
@@ -157,6 +170,7 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   meta->ntma = info->ntma;
   meta->persist = info->persist;
   meta->cluster = info->cluster;
+  meta->assumed_key = info->assumed_key;
   for (int i = 0; i < info->ntma; i++)
     meta->tma[i] = (tl_rt_tma){info->tma[i].param, info->tma[i].box_inner, info->tma[i].box_rows, info->tma[i].swizzle,
                                info->tma[i].dtype};
@@ -167,14 +181,14 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
  * program's PTX when it was already made (every kernel); else f's own
  * (tl_api_codegen_kernel: a many-kernel file pays for the one loaded). */
 static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
-                                   tl_cache_meta *meta, void **cubin, size_t *size) {
+                                   bool vec_variant, tl_cache_meta *meta, void **cubin, size_t *size) {
   tl_codegen_result one = {0};
   const tl_codegen_result *cg = &p->cg;
   const char *ptx = p->text[TILEC_STAGE_PTX];
   tilec_status st = TILEC_OK;
-  /* (the program's PTX may hold one other kernel: option "kernel") */
-  if (!ptx || !kernel_info(&p->cg, f)) {
-    st = tl_api_codegen_kernel(p, f->name, &one);
+  /* (the program's PTX may hold one other kernel: option "kernel"; the vector variant is its own) */
+  if (!ptx || !kernel_info(&p->cg, f) || vec_variant) {
+    st = tl_api_codegen_kernel(p, f->name, vec_variant ? 1 : 0, &one);
     cg = &one;
     ptx = one.ptx;
   }
@@ -422,20 +436,15 @@ static tilec_status load_forms(tilec_kernel *k, int device) {
   return TILEC_OK;
 }
 
-tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
-  if (out) *out = NULL;
-  if (!p || !out) return TILEC_ERROR_USAGE;
-  char err[512];
-  const tl_rt_device *dev;
-  char arch[32];
-  tl_func *f;
-  tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
-  if (st != TILEC_OK) return st;
-  int rt;
+/* Kernel f (or its vector variant: tl_codegen_opts.assume_vectors) from the memory cache, the
+ * disk cache, or compiled and published. */
+static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
+                                 bool vec_variant, tl_cache_loaded *out, const char **origin_out) {
   const tl_cuda *cu;
+  char err[512];
   tl_rt_driver(&cu, err, sizeof err);
   tl_cache_key key;
-  if (!compute_key(p, f, arch, cu->driver_version, &key)) return TILEC_ERROR_NOMEM;
+  if (!compute_key(p, f, arch, cu->driver_version, vec_variant, &key)) return TILEC_ERROR_NOMEM;
 
   tl_cache_loaded loaded;
   const char *origin = "memory-cache";
@@ -462,10 +471,10 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
     if (why.len) tl_sbuf_printf(&p->log, "tilec: note: kernel cache entry skipped, recompiling: %s", why.data);
     tl_sbuf_free(&why);
     if (!origin) {
-      st = compile_kernel(p, f, dev, arch, &loaded.meta, &cubin, &size);
+      tilec_status st = compile_kernel(p, f, dev, arch, vec_variant, &loaded.meta, &cubin, &size);
       if (st != TILEC_OK) return st;
       tl_sbuf msg = {0};
-      rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
+      int rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
       if (rt == TL_OK && have_dir && tl_cache_disk_store(dir, &key, &loaded.meta, cubin, size, &msg) != TL_OK)
         tl_sbuf_printf(&p->log, "tilec: note: kernel cache not written (the kernel is used; a new process compiles it "
                                 "again): %s", msg.data ? msg.data : "\n");
@@ -484,10 +493,49 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
     }
     tl_cache_mem_insert(&key, device, &loaded);
   }
+  *out = loaded;
+  *origin_out = origin;
+  return TILEC_OK;
+}
+
+tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
+  if (out) *out = NULL;
+  if (!p || !out) return TILEC_ERROR_USAGE;
+  char err[512];
+  const tl_rt_device *dev;
+  char arch[32];
+  tl_func *f;
+  tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
+  if (st != TILEC_OK) return st;
+  tl_cache_loaded loaded, vec;
+  const char *origin = NULL;
+  st = load_variant(p, f, dev, arch, device, false, &loaded, &origin);
+  if (st != TILEC_OK) return st;
+  /* row kernels: the variant without the per-element fallback, for launches whose arguments
+   * have the key bits it assumes, where the default keeps fewer than ROW_VARIANT_WARPS warps
+   * an SM (docs/rows.md "rows5"); TILEC_LAUNCH_VARIANTS=0: the default kernel alone */
+  int c0 = ctas_per_sm(dev, loaded.function, &loaded.meta);
+  bool want_vec = f->access_split && !tl_code_env("TILEC_VEC_ONLY") && !tl_code_env_off("TILEC_LAUNCH_VARIANTS") &&
+                  !loaded.meta.persist && c0 * (loaded.meta.threads / 32) < ROW_VARIANT_WARPS;
+  const char *vorigin = NULL;
+  if (want_vec && load_variant(p, f, dev, arch, device, true, &vec, &vorigin) != TILEC_OK) want_vec = false;
+  if (want_vec) {
+    int c1 = ctas_per_sm(dev, vec.function, &vec.meta);
+    want_vec = vec.meta.assumed_key && c1 >= c0 && vec.meta.threads == loaded.meta.threads &&
+               vec.meta.smem_bytes == loaded.meta.smem_bytes && !vec.meta.persist;
+    tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': launch variant without the per-element fallback: %d -> %d CTAs an "
+                            "SM (%s)%s\n", f->name, c0, c1, vorigin ? vorigin : "?",
+                   want_vec ? "; used for arguments with its key bits" : "; not used");
+  }
   st = check_resources(p, f, dev, loaded.function, &loaded.meta);
   if (st != TILEC_OK) return st;
+  if (want_vec && check_resources(p, f, dev, vec.function, &vec.meta) != TILEC_OK) want_vec = false;
   tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
   if (!k) return log_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
+  if (want_vec) {
+    k->vec_fn = vec.function;
+    k->vec_key = vec.meta.assumed_key;
+  }
   if (f->small_m) {
     st = load_forms(k, device);
     if (st != TILEC_OK) {
@@ -884,6 +932,23 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
       return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer %p is not %d-byte aligned", i,
                           pa->name, (void *)addr, need);
   }
+  CUfunction fn = k->fn;
+  if (k->meta.assumed_key || k->vec_fn) { /* no fallback compiled (emit_memory.c assume_vectors): the key decides */
+    tl_spec_arg sa[TL_CACHE_MAX_PARAMS];
+    for (int i = 0; i < nargs && i < TL_CACHE_MAX_PARAMS; i++)
+      sa[i] = (tl_spec_arg){.is_tensor = k->targs[i].is_tensor, .addr = (uint64_t)(uintptr_t)k->targs[i].data,
+                            .rank = k->targs[i].rank, .shape = k->targs[i].shape, .strides = k->targs[i].strides,
+                            .elem_bytes = k->targs[i].is_tensor ? tl_dtype_bytes(k->targs[i].dtype) : 0};
+    uint32_t key = tl_spec_key_for_args(sa, nargs < TL_CACHE_MAX_PARAMS ? nargs : TL_CACHE_MAX_PARAMS);
+    if (k->vec_fn && (key & k->vec_key) == k->vec_key) fn = k->vec_fn;
+    if ((key & k->meta.assumed_key) != k->meta.assumed_key)
+      return launch_error(k, TILEC_ERROR_LAUNCH,
+                          "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (16-byte vectors only, no fallback): its "
+                          "tensors must be 16-byte aligned, contiguous along the last dimension, with 16-byte "
+                          "multiples for the other strides and the last size (key 0x%x, needs 0x%x); nothing was "
+                          "launched",
+                          k->f->name, key, k->meta.assumed_key);
+  }
   signature(k, k->sig);
   if (!k->have_last || memcmp(k->sig, k->last_sig, k->sig_len * sizeof *k->sig) != 0) {
     /* new shapes or scalars: full checks and the grid (both allocation-free;
@@ -961,7 +1026,7 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     }
     launch[1] = launch[2] = 1;
   }
-  CUresult r = cu->cuLaunchKernel(k->fn, (unsigned)launch[0], (unsigned)launch[1], (unsigned)launch[2],
+  CUresult r = cu->cuLaunchKernel(fn, (unsigned)launch[0], (unsigned)launch[1], (unsigned)launch[2],
                                   (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,
                                   k->slots, NULL);
   if (r != CUDA_SUCCESS) {

@@ -79,7 +79,7 @@ tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, 
 /* The PTX of one kernel of p (passes run once for the program; codegen for
  * `kernel` only); out->ptx malloc'd, out->kernels[0] its launch facts.  The
  * caller frees it with tl_codegen_result_free. */
-tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, tl_codegen_result *out);
+tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, tl_codegen_result *out);
 /* Append new diagnostics of p->ctx to p->log. */
 void tl_api_flush_diags(tilec_program *p);
 

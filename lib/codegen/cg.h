@@ -75,6 +75,7 @@ typedef struct cg {
   LLVMMetadataRef *di_files;      /* per ctx->files index, created on first use */
   int32_t di_main_file, di_sp_file;
   tl_loc di_kernel_loc;           /* the kernel's location (prologue, unknown op locations) */
+  uint32_t assumed_key;           /* TILEC_VEC_ONLY: the launch key bits the kernel assumes (emit_memory.c) */
 } cg;
 
 /* codegen.c */

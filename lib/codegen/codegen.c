@@ -776,6 +776,7 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   /* entry_name names the module's one kernel: a one-kernel file, or the one kernel emitted */
   const char *const entry = o && o->entry_name && (m->funcs.len == 1 || o->only_kernel) ? o->entry_name : f->name;
   if (setjmp(bail)) return false;
+  g->assumed_key = 0;
   emit_kernel(g, entry, warps * 32);
   ki->name = f->name;
   ki->entry = tl_strdup(&ctx->arena, entry);
@@ -783,6 +784,7 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   ki->smem_bytes = g->smem_bytes;
   cg_tma_info(g, ki);
   if (cg_rows_active(g)) ki->persist = true; /* emit_rows.c: CTAs loop over the grid's tiles */
+  ki->assumed_key = g->assumed_key;
   return true;
 }
 

@@ -41,6 +41,8 @@ typedef struct tl_codegen_opts {
   bool fp8_acc_fast;      /* 8-bit dots: false = promote (the tensor core sums at most 128 K into a
                              temporary, added to the f32 accumulator by f32 adds), true = the tensor
                              core's own accumulation (~13 mantissa bits on sm_89/sm_90) */
+  int assume_vectors;     /* row kernels: 0 = as TILEC_VEC_ONLY says (default: none); 1 = the launch variant
+                             without the per-element fallback (lib/codegen/emit_memory.c, lib/api/jit.c) */
 } tl_codegen_opts;
 
 /* A tensor map the launcher encodes for a kernel (hidden parameter, above). */
@@ -68,6 +70,8 @@ typedef struct tl_kernel_info {
   int cluster;            /* 0, or clusters of 2 persistent CTAs (.reqnctapercluster 2, 1, 1) on tiles
                            * adjacent along grid axis cluster - 1: the launch is 2 x min(ceil(grid[axis]
                            * / 2) x the other dims, CTAs that fit / 2) CTAs (lib/codegen/emit_cluster.c) */
+  uint32_t assumed_key;   /* launch key bits (axisinfo.h) the kernel assumes without a check (TILEC_VEC_ONLY=1,
+                           * lib/codegen/emit_memory.c); the launcher refuses arguments without them; 0: none */
 } tl_kernel_info;
 
 typedef struct tl_codegen_result {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "axisinfo.h"
 #include "code_env.h"
 
 /* Integer bits type used to move an element of `bytes` through inline asm. */
@@ -552,9 +553,38 @@ static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const cha
   }
 }
 
+/* `TILEC_VEC_ONLY=1|2` (measuring, row kernels; docs/rows.md "rows5"): no per-element fallback
+ * where the launch's key bits of the tensor (all four: its base, its strides, its last size;
+ * axisinfo.h) and the axis facts of the view's last start (a multiple of the vector) imply the
+ * split's condition.  The bits are or-ed into g->assumed_key, the kernel's tl_kernel_info and the
+ * cache's metadata; the launcher refuses arguments without them (lib/api/jit.c), so the kernel
+ * never runs where the fallback was needed.  1: the vector form alone, straight-line (the launch
+ * variant's form; ptxas then interleaves the loads with the math of earlier groups: swiglu 0.985
+ * -> 0.941 of the copy bandwidth); 2: the split's branch kept, its other side zeros (the branch
+ * keeps an access's loads in one block, and most of the registers).  What it measures: the
+ * fallback's registers out of the kernel's count. */
+static int assume_mode(const cg *g) {
+  if (g->o && g->o->assume_vectors) return g->o->assume_vectors;
+  const char *e = tl_code_env("TILEC_VEC_ONLY");
+  return e && (e[0] == '1' || e[0] == '2') ? e[0] - '0' : 0;
+}
+
+static bool assume_vectors(cg *g, tl_op *o, const access *a, int vec) {
+  if (!g->f->access_split || !assume_mode(g) || g->epi) return false;
+  int p = tensor_param(g, o->opnd[0]), t = 0;
+  for (int i = 0; i < p; i++) t += g->f->params.data[i].is_tensor;
+  int last = a->rank - 1;
+  if (t >= TL_SPEC_MAX_TENSORS || a->tile_rank == 0 || a->tdim[a->tile_rank - 1] != last) return false;
+  tl_axis_info s = tl_axis_get(cg_axis(g), o->opnd[1 + last]);
+  if (tl_axis_elem_div(&s) < vec) return false;
+  g->assumed_key |= TL_SPEC_TENSOR_BITS(t, TL_SPEC_BASE16 | TL_SPEC_LAST_STRIDE1 | TL_SPEC_STRIDES16 | TL_SPEC_LASTDIM16);
+  return true;
+}
+
 /* Branch once between the split vector form and the combined form (group_ptx) of every group;
  * loads: the words of group i into words[i][0..W-1] at the join. */
-static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups *G, bool store, LLVMValueRef (*words)[4]) {
+static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups *G, bool store, LLVMValueRef (*words)[4],
+                        bool assume) {
   int W, per_word;
   vec_types(a, vec, &W, &per_word);
   int last = a->tile_rank - 1;
@@ -580,6 +610,16 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   }
   LLVMTypeRef wt[4] = {g->i32, g->i32, g->i32, g->i32};
   LLVMTypeRef rty = store ? g->vd : W == 1 ? g->i32 : LLVMStructTypeInContext(g->C, wt, (unsigned)W, 0);
+  if (assume && assume_mode(g) == 1) { /* straight-line: the split form alone */
+    for (int32_t i = 0; i < G->n; i++) {
+      if (!G->canon[i] || G->skip[i]) continue;
+      LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
+      for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      LLVMValueRef rv = cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
+      for (int w = 0; !store && w < W; w++) words[i][w] = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
+    }
+    return;
+  }
   LLVMBasicBlockRef fastb = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec");
   LLVMBasicBlockRef slowb = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.join");
@@ -595,6 +635,10 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
       if (!G->canon[i] || G->skip[i]) continue;
       LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      if (form && assume) { /* no fallback (assume_vectors): zeros, never taken where the launcher checked */
+        for (int w = 0; !store && w < W; w++) words[i][w] = cg_i32(g, 0);
+        continue;
+      }
       if (form && blocks) { /* the group behind its own branch */
         fallback_group(g, G->args[i], rty, pb.s, cons, store, W, store ? NULL : words[i]);
         continue;
@@ -625,11 +669,11 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
 }
 
 static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *d,
-                       cg_val *ov, tl_dtype odt, tl_dtype rdt, int32_t res, bool const_cols) {
+                       cg_val *ov, tl_dtype odt, tl_dtype rdt, int32_t res, bool const_cols, bool assume) {
   groups G;
   groups_make(g, a, l, n, vec, allowed, &G, res, const_cols);
   LLVMValueRef (*words)[4] = tl_alloc(&g->ctx->arena, sizeof *words * (size_t)(G.n + 1));
-  groups_emit(g, a, vec, allowed, &G, false, words);
+  groups_emit(g, a, vec, allowed, &G, false, words, assume);
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (G.skip[r0 / vec]) continue;
     if (!G.canon[r0 / vec]) {
@@ -645,7 +689,7 @@ static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec,
 }
 
 static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *sv,
-                        tl_dtype vdt) {
+                        tl_dtype vdt, bool assume) {
   groups G;
   groups_make(g, a, l, n, vec, allowed, &G, -1, false);
   LLVMTypeRef mt = cg_mem_type(g, a->dtype);
@@ -657,7 +701,7 @@ static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec
     for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[i * vec + e], vdt, a->dtype), a->dtype);
     elems_to_words(g, mt, per_word, W, vec, mem, args + 6);
   }
-  groups_emit(g, a, vec, allowed, &G, true, NULL);
+  groups_emit(g, a, vec, allowed, &G, true, NULL, assume);
 }
 
 void cg_emit_load(cg *g, tl_op *o) {
@@ -685,7 +729,7 @@ void cg_emit_load(cg *g, tl_op *o) {
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   if (vec > 1 && f->access_split) {
-    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, -1, false);
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, -1, false, assume_vectors(g, o, &a, vec));
     return;
   }
   /* an epilogue sub-tile's load (emit_epilogue.c): the split form too, with constant
@@ -693,7 +737,7 @@ void cg_emit_load(cg *g, tl_op *o) {
    * form's word, two 16-bit fallbacks and three predicates each, all live at once when
    * ptxas hoists the loads above the main loop's last wgmma wait */
   if (vec > 1 && tile && !a.any_gather && cg_epi_split_load(g)) {
-    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, res, true);
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, res, true, false);
     return;
   }
   int last = a.tile_rank - 1;
@@ -759,7 +803,7 @@ static void store_regs(cg *g, tl_op *o) {
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   if (vec > 1 && f->access_split) {
-    store_split(g, &a, l, n, vec, allowed, sv, vdt);
+    store_split(g, &a, l, n, vec, allowed, sv, vdt, assume_vectors(g, o, &a, vec));
     return;
   }
   int last = a.tile_rank - 1;

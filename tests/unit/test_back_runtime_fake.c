@@ -8,7 +8,9 @@
  *  - tilec_kernel_load_ptx: the PTX given reaches the driver unchanged, the
  *    launch uses the program's configuration, the handle owns its module;
  *    PTX with another entry, other parameter types or no .target is refused;
- *    every example kernel accepts its own PTX. */
+ *    every example kernel accepts its own PTX;
+ *  - a row kernel's launch variant (docs/rows.md "rows5"): compiled only where the default keeps
+ *    few warps an SM, launched for aligned arguments, the default kernel for the others. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +35,11 @@ static CUresult f_mem_alloc(CUdeviceptr *p, size_t n) {
   return 0;
 }
 static CUresult f_mem_free(CUdeviceptr p) { (void)p; frees++; return 0; }
+static CUfunction last_fn;  /* the last launch's function */
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, CUstream s, void **params, void **extra) {
-  (void)f; (void)s; (void)extra;
+  (void)s; (void)extra;
+  last_fn = f;
   calls.launches++;
   memcpy(prev_grid, calls.grid, sizeof prev_grid);
   prev_block = calls.block[0];
@@ -628,4 +632,67 @@ Test(fake_driver, small_m_forms_picked_by_m) {
     cr_assert_eq(frees - frees0, off ? 0u : 2u, "both workspaces freed with the handle");
     tilec_program_destroy(p);
   }
+}
+
+/* Launch k with N f32 elements whose first tensor starts at base (others 16-byte aligned). */
+static void launch_at(tilec_kernel *k, int64_t n, uint64_t base) {
+  int64_t shape[1] = {n};
+  DLTensor t[3];
+  tilec_arg args[4];
+  for (int i = 0; i < 3; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(i ? 0x200000u * (uint64_t)i : base), .device = {kDLCUDA, 0},
+                      .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[3] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.75f};
+  cr_assert_eq(tilec_kernel_launch(k, args, 4, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+/* the per-element fallback's group PTX (emit_memory.c group_ptx) is in the launched module */
+static bool launched_fallback(void) { return last_fn && strstr(last_fn->mod->text, ".reg .pred pr, pv") != NULL; }
+
+Test(fake_driver, row_kernel_launch_variant) {
+  int regs = fake_limits.num_regs;
+  /* 40 registers: 12 CTAs of 4 warps an SM, no variant compiled (one module) */
+  tilec_program *p = program();
+  int loads0 = calls.module_loads;
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(calls.module_loads - loads0, 1);
+  launch_at(k, 1000, 0x100000u);
+  cr_assert(launched_fallback(), "the default kernel has the fallback");
+  cr_assert_null(strstr(tilec_program_log(p), "launch variant"));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  /* 120 registers: 4 CTAs (16 warps) an SM: the variant is compiled and kept */
+  fake_limits.num_regs = 120;
+  p = program();
+  loads0 = calls.module_loads;
+  cr_assert_eq(tilec_kernel_load(p, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  fake_limits.num_regs = regs;
+  cr_assert_eq(calls.module_loads - loads0, 1); /* the default from the memory cache, the variant compiled */
+  cr_assert(strstr(tilec_program_log(p), "launch variant without the per-element fallback: 4 -> 4 CTAs an SM"), "%s",
+            tilec_program_log(p));
+  launch_at(k, 1000, 0x100000u); /* aligned, 1000 % 4 == 0: the variant */
+  cr_assert(!launched_fallback(), "aligned arguments run the variant");
+  launch_at(k, 1000, 0x100004u); /* X 4 bytes off 16: the default kernel */
+  cr_assert(launched_fallback(), "a misaligned tensor runs the default kernel");
+  launch_at(k, 1001, 0x100000u); /* a last size not a multiple of 4 f32: the default kernel */
+  cr_assert(launched_fallback(), "a ragged size runs the default kernel");
+  launch_at(k, 1000, 0x100000u);
+  cr_assert(!launched_fallback());
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  /* TILEC_LAUNCH_VARIANTS=0: the default kernel alone */
+  fake_limits.num_regs = 120;
+  setenv("TILEC_LAUNCH_VARIANTS", "0", 1);
+  p = program();
+  loads0 = calls.module_loads;
+  cr_assert_eq(tilec_kernel_load(p, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  unsetenv("TILEC_LAUNCH_VARIANTS");
+  fake_limits.num_regs = regs;
+  cr_assert_eq(calls.module_loads - loads0, 1);
+  launch_at(k, 1000, 0x100000u);
+  cr_assert(launched_fallback());
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
 }
