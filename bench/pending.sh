@@ -11,8 +11,9 @@
 #     parallel; gpu_test_random on the seed that failed at 7802415 (60153) and on a new range;
 #     gpu_test_alignment on the library before the vector-split fix (.carry/old: its
 #     shifted_views.tile cases should fail there); memcheck of the fused attention backward;
-#  2. the attention backward: the three-kernel forms and the fused one (dQ by atomics), the vector
-#     atomics on and off (TILEC_ATOMIC_VEC);
+#  2. the attention backward: the three-kernel form and the fused one (dQ by atomics), the vector
+#     atomics on and off (TILEC_ATOMIC_VEC); then the row kernels' launch variants under the final
+#     rule (branch rows5: bench/rows5_check.sh's bench part), on and off;
 #  3. the branches' own items (bench/pending_*.sh that exist), each given what time is left.
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
@@ -55,11 +56,19 @@ grep -hE '^FAIL' /tmp/*.log | head -20
 for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/random_60153.log /tmp/old_alignment.log /tmp/memcheck_bwd.log; do
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
+cat $L/table.txt
 echo "== 2. the attention backward [$(el) s]"
-(timeout 150 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --attnbwd-variants "default,cutlass dkdv 128 keys 8 warps,fused" > $L/bwd.log 2>&1
- TILEC_ATOMIC_VEC=0 timeout 90 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --attnbwd-variants fused > $L/bwd_novec.log 2>&1)
-grep -E '^\| attn bwd|fused:' $L/bwd.log | tail -30 > $L/bwd_table.txt
-grep -E '^\| attn bwd' $L/bwd_novec.log | sed 's/fused (dQ atomics)/fused, TILEC_ATOMIC_VEC=0/' >> $L/bwd_table.txt
+(timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --attnbwd-cases 64:4096:1,128:4096:0 --attnbwd-variants default,fused > $L/bwd.log 2>&1
+ TILEC_ATOMIC_VEC=0 timeout 50 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --attnbwd-cases 64:4096:1,128:4096:0 --attnbwd-variants fused > $L/bwd_novec.log 2>&1)
+grep -E '^\| attn bwd|fused:|bwd D' $L/bwd.log | tail -30 > $L/bwd_table.txt
+grep -E '^\| attn bwd|fused:' $L/bwd_novec.log | sed 's/fused (dQ atomics)/fused, TILEC_ATOMIC_VEC=0/' >> $L/bwd_table.txt
+cat $L/bwd_table.txt
+echo "== 2b. the row kernels' launch variants, the final rule (branch rows5) [$(el) s]"
+BENCH_LAUNCH_NOTES=1 FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute \
+FUSED_TAGS="LAUNCH_VARIANTS" timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
+grep "launch variant" $L/fused.log | sort -u | cut -c1-160 > $L/rows5_table.txt
+grep -A30 "^## fused kernels" $L/fused.log | head -22 >> $L/rows5_table.txt
+cat $L/rows5_table.txt
 echo "== 3. the branches' items [$(el) s]"
 for p in bench/pending_*.sh; do [ -f "$p" ] || continue
   left=$(( 560 - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
@@ -69,4 +78,4 @@ for p in bench/pending_*.sh; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/bwd_table.txt; cat $L/table.txt
+cat $L/table.txt
