@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 echo "== 1. GPU tests at the defaults"
 for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random) continue;; esac
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 240 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
-for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py; do n=$(basename $p .py)
+for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 (TILEC_CACHE_DIR=/tmp/c-w4 timeout 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > /tmp/test_w4a16.log 2>&1; echo "exit $?" >> /tmp/test_w4a16.log) &
 (TILEC_CACHE_DIR=/tmp/c-rows timeout 240 sh tests/gpu/rows.sh $B > /tmp/rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows_sh.log) &
