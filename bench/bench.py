@@ -1022,12 +1022,14 @@ def attn_bwd():
                     ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
             variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
-        # the one-pass form: attn_bwd_pre_dq (Dl, the f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV
-        # and dQ by atomics: five dots a block instead of seven), attn_bwd_dq_cast
-        if not args.attnbwd_variants or "fused" in args.attnbwd_variants.split(","):
+        # the one-pass form (bench/variants/attn_bwd_fused.tile: slower, and wrong at D128; see its header):
+        # attn_bwd_pre_dq (Dl, the f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV and dQ by atomics:
+        # five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants ...,fused
+        if args.attnbwd_variants and "fused" in args.attnbwd_variants.split(","):
             try:
                 base = {"D": D, "CAUSAL": causal}
-                kp, kf, kc = (Kernel(P, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_fused", "attn_bwd_dq_cast"))
+                PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
+                kp, kf, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_fused", "attn_bwd_dq_cast"))
                 o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
                 dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
                 acc = torch.full((Z, H, S, D), float("nan"), device="cuda")

@@ -93,6 +93,7 @@ typedef struct access {
   tl_dtype dtype;
   int bytes;
   LLVMValueRef start[TL_MAX_RANK];  /* per tile dim: the view's start (i32 or i64; 0 for a gather) */
+  int32_t start_val[TL_MAX_RANK];   /* per tile dim: the start's IR value (-1 for a gather) */
   LLVMValueRef lw_ix[TL_MAX_RANK];  /* per tile dim: start + lane/warp part (i32 or i64) */
   LLVMValueRef size[TL_MAX_RANK];   /* per tile dim: size, the index's type */
   LLVMValueRef sbytes[TL_MAX_RANK]; /* per tile dim: stride in bytes (i64) */
@@ -124,6 +125,7 @@ static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
       a->sbytes[j] = a->bytes == 1 ? a->t->stride[d] : LLVMBuildMul(g->B, a->t->stride[d], cg_i64(g, a->bytes), "");
       a->size[j] = a->t->size[d];
       a->lw_ix[j] = a->start[j] = cg_i32(g, 0);
+      a->start_val[j] = -1;
       a->gather[j] = cg_get(g, o->opnd[1 + d]);
       a->any_gather = true;
       continue;
@@ -142,6 +144,7 @@ static void make_access(cg *g, tl_op *o, int32_t lid, access *a) {
       a->sbytes[j] = sb;
       a->size[j] = sz;
       a->lw_ix[j] = a->start[j] = st;
+      a->start_val[j] = o->opnd[1 + d];
     } else {
       a->uniform_inb = and1(g, a->uniform_inb, LLVMBuildICmp(g->B, LLVMIntULT, st, sz, ""));
     }
@@ -520,7 +523,7 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntNE, allowed, cg_i32(g, 0), ""), whole, "vec.ok");
 }
 
-/* The fallback's groups each behind a branch on its first element being in the tensor, in row
+/* The fallback's groups each behind a branch on any of its elements being in the tensor, in row
  * kernels (f->access_split), for an access of at least FALLBACK_BLOCK_GROUPS groups a thread
  * (`TILEC_FALLBACK_BLOCKS=0`: always straight-line): ptxas schedules a block's loads together, and straight-line it issued the 8
  * scalar loads of every group of an access at once, 64-bit addresses and 16-bit results all
@@ -529,10 +532,20 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
  * registers are few and the branches cost (0.89 -> 0.85).  docs/rows.md "rows4". */
 enum { FALLBACK_BLOCK_GROUPS = 4 };
 
+/* The branch is taken when any element of the group is in the tensor along the last dim: its first
+ * (IX < SZ, unsigned) or its last (IX + vec - 1 < SZ: a group that starts before 0, as a view at
+ * n0 - 1 does, has its first index "negative" and later ones inside; testing the first alone
+ * dropped them: gpu_test_random seed 60153, 1 element of 12480 wrong on the H200).  test_last is
+ * false where the axis facts make the start a multiple of vec: no group then starts before 0. */
 static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const char *ptx, const char *cons,
-                           bool store, int W, LLVMValueRef *words) {
-  LLVMValueRef first = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
-  LLVMValueRef go = LLVMBuildAnd(g->B, first, LLVMBuildICmp(g->B, LLVMIntNE, args[4], cg_i32(g, 0), ""), "");
+                           bool store, int W, int vec, bool test_last, LLVMValueRef *words) {
+  LLVMTypeRef it = LLVMTypeOf(args[2]);
+  LLVMValueRef any = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
+  if (test_last) {
+    LLVMValueRef last_ix = LLVMBuildAdd(g->B, args[2], LLVMConstInt(it, (unsigned long long)(vec - 1), 0), "");
+    any = LLVMBuildOr(g->B, any, LLVMBuildICmp(g->B, LLVMIntULT, last_ix, args[3], ""), "");
+  }
+  LLVMValueRef go = LLVMBuildAnd(g->B, any, LLVMBuildICmp(g->B, LLVMIntNE, args[4], cg_i32(g, 0), ""), "");
   LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback.group");
   LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->C, g->fn, "vec.fallback.next");
@@ -629,6 +642,10 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   for (int32_t i = 0; i < G->n; i++) ngroups += G->canon[i] && !G->skip[i];
   /* (not a dot's epilogue loads: not measured there) */
   bool blocks = g->f->access_split && ngroups >= FALLBACK_BLOCK_GROUPS && !tl_code_env_off("TILEC_FALLBACK_BLOCKS");
+  /* can a group start before the tensor's first element (the start no known multiple of vec)? */
+  int32_t sv = a->start_val[a->tile_rank - 1];
+  tl_axis_info sax = sv >= 0 ? tl_axis_get(cg_axis(g), sv) : (tl_axis_info){0};
+  bool straddles = blocks && (sv < 0 || tl_axis_elem_div(&sax) < vec);
   for (int form = 0; form < 2; form++) {
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {
@@ -640,7 +657,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
         continue;
       }
       if (form && blocks) { /* the group behind its own branch */
-        fallback_group(g, G->args[i], rty, pb.s, cons, store, W, store ? NULL : words[i]);
+        fallback_group(g, G->args[i], rty, pb.s, cons, store, W, vec, straddles, store ? NULL : words[i]);
         continue;
       }
       LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """test_attn_bwd.py: examples/attn_bwd.tile on the GPU (forward with LSE, then the three backward
-kernels, or the fused one-pass form: attn_bwd_pre_dq, attn_bwd_fused with dQ accumulated by atomics,
-attn_bwd_dq_cast) against float64 autograd of softmax(q k^T * scale) v, at ragged lengths (1, 127, 129,
+kernels) against float64 autograd of softmax(q k^T * scale) v, at ragged lengths (1, 127, 129,
 1000, 4097), D 64 and 128, causal and not, the backward kernels on the default pipeline and on cutlass; outputs and scratch poisoned with NaN first.
 
 Tolerance: ||x - ref|| / ||ref|| <= 1e-2 for O, dQ, dK, dV (at S = 1, where dQ = dK = 0, against
@@ -43,11 +42,9 @@ def main():
             # the backward kernels on their default pipeline (multistage: mma.sync, the shared K / Q / dO
             # slots) and on cutlass (wgmma on sm_90a)
             # and dK/dV on cutlass with 128 keys a program on 8 warps
-            for pipe in ("default", "multistage", "cutlass", "cutlass-8w", "fused"):
+            for pipe in ("default", "multistage", "cutlass", "cutlass-8w"):
                 defs = {"D": D, "CAUSAL": causal}
-                if pipe == "fused":
-                    dkdv = dq = None
-                elif pipe == "cutlass-8w":
+                if pipe == "cutlass-8w":
                     big = tilec.compile(src, defines={**defs, "BN": 128, "BM": 64 if D == 128 else 32},
                                         pipeline="cutlass", warps=8, kernel="attn_bwd_dkdv")
                     dkdv = big["attn_bwd_dkdv"]
@@ -58,8 +55,7 @@ def main():
                     dq_prog = bprog
                     if pipe == "cutlass":
                         cut = bprog
-                if pipe != "fused":
-                    dq = dq_prog["attn_bwd_dq"]
+                dq = dq_prog["attn_bwd_dq"]
                 for Z, H, S in ((1, 2, 1), (2, 3, 127), (1, 2, 129), (1, 4, 1000), (1, 2, 4097)):
                     q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(bf) for _ in range(4))
                     scale = 1.0 / math.sqrt(D)
@@ -68,15 +64,9 @@ def main():
                     dl = torch.full((Z, H, S), nan, device="cuda")
                     dq_, dk_, dv_ = (torch.full_like(q, nan) for _ in range(3))
                     fwd(q, k, v, o, lse, scale)
-                    if pipe == "fused":
-                        acc = torch.full((Z, H, S, D), nan, device="cuda")  # zeroed by attn_bwd_pre_dq
-                        prog["attn_bwd_pre_dq"](o, do, dl, acc)
-                        prog["attn_bwd_fused"](q, k, v, do, lse, dl, dk_, dv_, acc, scale)
-                        prog["attn_bwd_dq_cast"](acc, dq_)
-                    else:
-                        pre(o, do, dl)
-                        dkdv(q, k, v, do, lse, dl, dk_, dv_, scale)
-                        dq(q, k, v, do, lse, dl, dq_, scale)
+                    pre(o, do, dl)
+                    dkdv(q, k, v, do, lse, dl, dk_, dv_, scale)
+                    dq(q, k, v, do, lse, dl, dq_, scale)
                     torch.cuda.synchronize()
                     q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
                     s = (q64 @ k64.transpose(-1, -2)) * scale
