@@ -450,6 +450,22 @@ void cg_make_plan(cg *g) {
     if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || cg_dot_is_wgmma(p, D)) continue;
     for (int w = 0; w < 2; w++) {
       int32_t x = o->opnd[w];
+      if (p->vkind[x] == SRC_INVARIANT) {
+        /* staged once by its first dot: a wgmma A of rows over 128 bytes stages [K/64][M][64]
+         * atoms (emit_dot.c stage_atoms), which this dot's ldmatrix would read as plain rows
+         * (bench/variants/attn_bwd_fused.tile at D128: dQ wrong on the H200) */
+        const tl_type *xt = &tl_val(f, x)->type;
+        int rb = xt->rank == 2 ? xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype) : 0;
+        for (int32_t D2 = 0; D2 < f->ops.len && rb > 128; D2++) {
+          tl_op *o2 = tl_op_at(f, D2);
+          if (!(o2->flags & TL_OPF_DEAD) && o2->opc == TL_OP_dot && o2->opnd[0] == x && cg_dot_is_wgmma(p, D2))
+            cg_unsupported(g, "a tile staged once (%d x %d, rows of %d bytes) read by a wgmma dot as its A and by an "
+                              "mma.sync dot (only rows of up to 128 bytes share one staging that way; load it "
+                              "twice, or give the second dot a wgmma shape)",
+                           xt->shape[0], xt->shape[1], rb);
+        }
+        continue;
+      }
       if (p->vkind[x] != SRC_STREAM) continue;
       cg_stream *s = &p->streams[p->vstream[x]];
       if (s->wg_atoms && s->cols * s->eb > 128)
