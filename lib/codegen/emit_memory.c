@@ -902,8 +902,8 @@ void cg_view_elements(cg *g, tl_op *o, cg_elem_fn fn, void *ctx) {
  * (vec = the layout's run, at most max_vec) when the launch allows (unit last stride, the view's
  * address aligned to the group, its start and the last dim's size multiples of vec: each group
  * wholly inside or outside the tensor, as split_ok): gfn per group behind one uniform branch,
- * fn per element on the other side.  Each side makes its own addresses (an access of its own:
- * the register offsets cached in one access are defined in one block).  Returns false, emitting
+ * fn per element on the other side (cg_view_elements, which makes its own access there: the
+ * register offsets cached in one access are defined in one block).  Returns false, emitting
  * nothing, when the layout has no such groups. */
 bool cg_view_groups(cg *g, tl_op *o, int max_vec, cg_group_fn gfn, cg_elem_fn fn, void *ctx) {
   int32_t val = o->opnd[o->nopnd - 1];
@@ -935,14 +935,7 @@ bool cg_view_groups(cg *g, tl_op *o, int max_vec, cg_group_fn gfn, cg_elem_fn fn
   }
   LLVMBuildBr(g->B, join);
   LLVMPositionBuilderAtEnd(g->B, slowb);
-  access b;
-  make_access(g, o, lid, &b);
-  for (int32_t r = 0; r < n; r++) {
-    if (tl_layout_canon_reg(l, r) != r) continue;
-    int32_t k[TL_MAX_RANK];
-    reg_k(l, r, k);
-    fn(g, ctx, group_addr(g, &b, k, r), and1(g, owner, group_inb(g, &b, k, b.tile_rank, r)), r);
-  }
+  cg_view_elements(g, o, fn, ctx);
   LLVMBuildBr(g->B, join);
   LLVMPositionBuilderAtEnd(g->B, join);
   return true;
