@@ -124,15 +124,26 @@ static int32_t add_partials(tl_func *f, const gemm_loop *g) {
   return f->params.data[idx].value;
 }
 
+/* Both halves' start: the partials parameter P (*P) and SPLIT = dim(P, 0), inserted at the loop
+ * (*pos then after it). */
+static int32_t add_split_count(tl_func *f, const gemm_loop *g, int *pos, int32_t *P) {
+  *P = add_partials(f, g);
+  *pos = g->pos;
+  tl_type i32 = tl_scalar_type(TL_I32);
+  int32_t dimo[1] = {*P};
+  int32_t nsplit = insert(f, &f->body, pos, TL_OP_dim, dimo, 1, &i32, 1, tl_op_at(f, g->for_op)->loc);
+  tl_op_at(f, tl_val(f, nsplit)->def)->axis = 0;
+  return nsplit;
+}
+
 /* The partial half: the loop over split s's K range, its accumulator stored to P[s]. */
 static void make_partial(tl_func *f, const gemm_loop *g) {
-  int32_t P = add_partials(f, g);
+  int pos;
+  int32_t P;
+  int32_t nsplit = add_split_count(f, g, &pos, &P);
   tl_loc loc = tl_op_at(f, g->for_op)->loc;
-  int pos = g->pos;
   tl_type i32 = tl_scalar_type(TL_I32);
   int32_t dimo[1] = {P};
-  int32_t nsplit = insert(f, &f->body, &pos, TL_OP_dim, dimo, 1, &i32, 1, loc);
-  tl_op_at(f, tl_val(f, nsplit)->def)->axis = 0;
   int32_t s = insert(f, &f->body, &pos, TL_OP_program_id, NULL, 0, &i32, 1, loc);
   tl_op_at(f, tl_val(f, s)->def)->axis = 2;
   int32_t lo = tl_op_at(f, g->for_op)->opnd[0], hi = tl_op_at(f, g->for_op)->opnd[1];
@@ -176,13 +187,10 @@ static void make_partial(tl_func *f, const gemm_loop *g) {
 
 /* The reduce half: the loop sums P[0..SPLIT) of the tile in order; the epilogue stays. */
 static void make_reduce(tl_func *f, const gemm_loop *g) {
-  int32_t P = add_partials(f, g);
+  int pos;
+  int32_t P;
+  int32_t nsplit = add_split_count(f, g, &pos, &P);
   tl_loc loc = tl_op_at(f, g->for_op)->loc;
-  int pos = g->pos;
-  tl_type i32 = tl_scalar_type(TL_I32);
-  int32_t dimo[1] = {P};
-  int32_t nsplit = insert(f, &f->body, &pos, TL_OP_dim, dimo, 1, &i32, 1, loc);
-  tl_op_at(f, tl_val(f, nsplit)->def)->axis = 0;
   int32_t zero = iconst(f, &f->body, &pos, 0, loc), one = iconst(f, &f->body, &pos, 1, loc);
   tl_op *fo = tl_op_at(f, g->for_op);
   fo->opnd[0] = zero, fo->opnd[1] = nsplit, fo->opnd[2] = one;
