@@ -1591,26 +1591,23 @@ def attn_rope():
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             ms_cudnn = bench(lambda: F.scaled_dot_product_attention(rope_t(q, cs, sn), rope_t(kk, cs, sn), v, is_causal=causal))
         shape = f"D{D} S{S} {'causal' if causal else 'full'}"
+        def time_form(name, plain_row, pair_row, ms_p, ms_pr):
+            """The fused form `name` checked and timed, beside its plain kernel, the pair and cuDNN."""
+            o = torch.full_like(q, float("nan"))
+            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
+            f(); torch.cuda.synchronize()
+            err = relerr(o, ref)
+            ms = bench(f)
+            what = "attn rope " + name
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, plain_row, fl / ms_p / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, pair_row, fl / ms_pr / 1e9, err)
+            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+            return ms, err
         for name, _ in fused_forms:
-            o = torch.full_like(q, float("nan"))
-            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
-            f(); torch.cuda.synchronize()
-            err = relerr(o, ref)
-            ms = bench(f)
-            what = "attn rope " + name
-            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "plain attn_fwd (pre-rotated q, k)", fl / ms_plain / 1e9, err)
-            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + attn_fwd", fl / ms_pair / 1e9, err)
-            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+            time_form(name, "plain attn_fwd (pre-rotated q, k)", "rope.tile + attn_fwd", ms_plain, ms_pair)
         for name, _, _ in cforms:
-            o = torch.full_like(q, float("nan"))
-            f = kern[(name, D, causal)].bind(q, kk, v, cs, sn, o, D ** -0.5)
-            f(); torch.cuda.synchronize()
-            err = relerr(o, ref)
-            ms = bench(f)
-            what = "attn rope " + name
-            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "cutlass_attn_fwd (pre-rotated q, k)", fl / ms_cplain / 1e9, err)
-            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "rope.tile + cutlass_attn_fwd", fl / ms_cpair / 1e9, err)
-            row(what, shape, ms, "TFLOP/s", fl / ms / 1e9, "torch RoPE + cuDNN SDPA", fl / ms_cudnn / 1e9, err)
+            ms, err = time_form(name, "cutlass_attn_fwd (pre-rotated q, k)", "rope.tile + cutlass_attn_fwd", ms_cplain,
+                                ms_cpair)
             print(f"attn rope {name} {shape}: {ms:.3f} ms; cutlass_attn_fwd {ms_cplain:.3f}, rope.tile + cutlass_attn_fwd "
                   f"{ms_cpair:.3f}, torch RoPE + cuDNN {ms_cudnn:.3f}, rel.err {err:.1e}", flush=True)
         print(f"attn rope {shape}: pair rel.err {err_pair:.1e}, cutlass pair {err_cpair:.1e}", flush=True)
