@@ -532,18 +532,22 @@ static LLVMValueRef split_ok(cg *g, access *a, int vec, LLVMValueRef allowed) {
  * registers are few and the branches cost (0.89 -> 0.85).  docs/rows.md "rows4". */
 enum { FALLBACK_BLOCK_GROUPS = 4 };
 
-/* The branch is taken when any element of the group is in the tensor along the last dim: its first
- * (IX < SZ, unsigned) or its last (IX + vec - 1 < SZ: a group that starts before 0, as a view at
- * n0 - 1 does, has its first index "negative" and later ones inside; testing the first alone
- * dropped them: gpu_test_random seed 60153, 1 element of 12480 wrong on the H200).  test_last is
- * false where the axis facts make the start a multiple of vec: no group then starts before 0. */
+/* The branch is taken when any element of the group is in the tensor along the last dim.  Where
+ * the axis facts make the start a multiple of vec (test_straddle false) no group starts before 0,
+ * and the first element decides: IX < SZ (unsigned).  Otherwise the group IX..IX+vec-1 meets
+ * [0, SZ) iff IX + vec - 1 >= 0 and IX < SZ, one unsigned compare of the shifted index:
+ * IX + vec - 1 <u SZ + vec - 1.  (The first alone dropped a group starting at -1, gpu_test_random
+ * seed 60153; first-or-last still dropped a group straddling both ends, columns -1..2 of a
+ * tensor with N = 1: gpu_test_alignment shifted_views [tiny-offset1] on the H200.) */
 static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const char *ptx, const char *cons,
-                           bool store, int W, int vec, bool test_last, LLVMValueRef *words) {
+                           bool store, int W, int vec, bool test_straddle, LLVMValueRef *words) {
   LLVMTypeRef it = LLVMTypeOf(args[2]);
-  LLVMValueRef any = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
-  if (test_last) {
-    LLVMValueRef last_ix = LLVMBuildAdd(g->B, args[2], LLVMConstInt(it, (unsigned long long)(vec - 1), 0), "");
-    any = LLVMBuildOr(g->B, any, LLVMBuildICmp(g->B, LLVMIntULT, last_ix, args[3], ""), "");
+  LLVMValueRef any;
+  if (test_straddle) {
+    LLVMValueRef shift = LLVMConstInt(it, (unsigned long long)(vec - 1), 0);
+    any = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, args[2], shift, ""), LLVMBuildAdd(g->B, args[3], shift, ""), "");
+  } else {
+    any = LLVMBuildICmp(g->B, LLVMIntULT, args[2], args[3], "");
   }
   LLVMValueRef go = LLVMBuildAnd(g->B, any, LLVMBuildICmp(g->B, LLVMIntNE, args[4], cg_i32(g, 0), ""), "");
   LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
