@@ -9,8 +9,8 @@ B=$(cd "${1:-.carry}" && pwd)/b
 L=${OUT:-/tmp}
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1 TILEC_CACHE_DIR=/tmp/c-smallm
 F=TILEC_SMALL_M_FORMS=256=
-FORMS="default=|off=TILEC_SMALL_M=0|u8=${F}64x64x64/cutlass/8|s8=${F}64x64x64/cutlass/8/split|s12=${F}64x64x64/cutlass/12/split|n128s8=${F}64x128x64/cutlass/8/split|coop8=${F}64x64x64/cutlass/8/split;TILEC_WS=coop|coop12=${F}64x64x64/cutlass/12/split;TILEC_WS=coop|ucoop12=${F}64x64x64/cutlass/12;TILEC_WS=coop|ms=${F}64x32x256/multistage/4/split|ms16=${F}16x32x256/multistage/5/split"
-timeout 150 python3 bench/smallm_probe.py --sizes 64x4096x4096,128x4096x4096,128x4096x14336 --forms "$FORMS" > $L/smallm_probe.log 2>&1
+FORMS="default=|off=TILEC_SMALL_M=0|u8=${F}64x64x64/cutlass/8|s8=${F}64x64x64/cutlass/8/split|s12=${F}64x64x64/cutlass/12/split|n128s8=${F}64x128x64/cutlass/8/split|coop8=${F}64x64x64/cutlass/8/split;TILEC_WS=coop|coop12=${F}64x64x64/cutlass/12/split;TILEC_WS=coop|ucoop12=${F}64x64x64/cutlass/12;TILEC_WS=coop|ms16=${F}16x32x256/multistage/5/split|k128=${F}64x64x128/cutlass/6/split|k128u=${F}64x64x128/cutlass/6|n128k128=${F}64x128x128/cutlass/4/split|coopk128=${F}64x64x128/cutlass/6/split;TILEC_WS=coop"
+timeout 150 python3 bench/smallm_probe.py --sizes 64x4096x4096,128x4096x4096,128x4096x14336,61x4000x4104,61x4000x4100 --rounds 2 --forms "$FORMS" > $L/smallm_probe.log 2>&1
 echo "probe exit $?"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,\
@@ -20,7 +20,7 @@ smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_i
 smsp__average_warp_latency_issue_stalled_sleeping.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,\
 smsp__cycles_active.avg,sm__cycles_elapsed.avg
 [ -n "$NCU" ] && timeout 120 $NCU --metrics "$M" --csv --page raw python3 bench/smallm_probe.py --once --sizes 64x4096x4096 \
-  --forms "default=|u8=${F}64x64x64/cutlass/8|s8=${F}64x64x64/cutlass/8/split|coop8=${F}64x64x64/cutlass/8/split;TILEC_WS=coop|ms16=${F}16x32x256/multistage/5/split" \
+  --forms "default=|u8=${F}64x64x64/cutlass/8|s8=${F}64x64x64/cutlass/8/split|coop8=${F}64x64x64/cutlass/8/split;TILEC_WS=coop|k128=${F}64x64x128/cutlass/6/split|ms16=${F}16x32x256/multistage/5/split" \
   > $L/smallm_ncu.csv 2> $L/smallm_ncu.err
 echo "ncu exit $?"
 python3 - "$L/smallm_ncu.csv" <<'PY' > $L/smallm_ncu.txt

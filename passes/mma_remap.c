@@ -122,8 +122,8 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
    * 128-byte atoms side by side ([K/64][rows][64] slots) */
   int32_t kb = K * tl_dtype_bytes((tl_dtype)at->dtype);
   bool katoms = !b8 && kb % 128 == 0;
-  if (a_src != 2 && !kmajor_rows_ok(kb) && !(katoms && a_src == 1)) return "K rows not 32, 64 or 128 bytes";
-  if ((kc[1] || b8) && !kmajor_rows_ok(kb) && !(katoms && a_src)) return "K rows not 32, 64 or 128 bytes";
+  if (a_src != 2 && !kmajor_rows_ok(kb) && !katoms) return "K rows not 32, 64 or 128 bytes";
+  if ((kc[1] || b8) && !kmajor_rows_ok(kb) && !katoms) return "K rows not 32, 64 or 128 bytes";
   if (b_staged && !kmajor_rows_ok(kb)) return "staged b with K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
   *a_from = a_src | (b_staged ? 4 : 0);

@@ -146,8 +146,8 @@ static void plan_wgmma(cg *g, int32_t D) {
   /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
    * one atom or [K/64][M][64] atoms, 16-bit), or registers (16-bit, the
    * accumulator fragments of an mma-layout tile: attention's p) */
-  if (sa) {
-    if (!sa->swz || !row_ok(ra) || sa->stage_bytes % 1024) return;
+  if (sa) { /* (rows over 128 bytes, 16-bit: [K/64][M][64] atoms of 128-byte rows, like a long K-major B) */
+    if (!sa->swz || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || sa->stage_bytes % 1024) return;
   } else if (p->vkind[a] == SRC_INVARIANT) {
     if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024) return;
   } else if (p->vkind[a] != SRC_STAGED || aeb != 2 || !cg_a_from_regs(g, a, cg_layout(g, o->res[0]), aeb)) {
@@ -175,7 +175,7 @@ static void plan_wgmma(cg *g, int32_t D) {
     sb->wg_kmajor = bk;
     sb->wg_tr = tr;
   }
-  if (sa) sa->wg = true;
+  if (sa) sa->wg = true, sa->wg_atoms = sa->wg_atoms || ra > 128;
   if (sb) sb->wg = true;
   p->wg_staged_b[p->nwg] = staged_b;
   p->wg_boff[p->nwg] = -1;
