@@ -18,14 +18,15 @@ static bool switched_off(void) {
   return e && e[0] == '0';
 }
 
-/* The default table (measured on the H200 through this dispatch, bench/RESULTS.md ninth session,
- * docs/small_m.md): M <= 16 one 16-row mma.sync tile row streams the weights through a 5-deep
- * cp.async ring (examples/gemm_small_m.tile's form: 0.99x cuBLAS at N = K = 4096, 0.97x at K =
- * 14336); M = 17..64 64x64 wgmma tiles, K split so that tiles x SPLIT fill the SMs (0.82x at M = 64;
- * unsplit 0.77-0.78x); M = 65..128 64x128 wgmma tiles, K split (0.82x at M = 128, K = 4096, 0.94x at
- * K = 14336; 128x64 split 0.81x / 0.93x); M = 129..256 64x128 unsplit (0.96x at M = 256). */
+/* The default table (measured on the H200 through this dispatch, bench/RESULTS.md ninth and tenth
+ * sessions, docs/small_m.md): M <= 16 one 16-row mma.sync tile row streams the weights through a
+ * 5-deep cp.async ring (examples/gemm_small_m.tile's form: 0.99x cuBLAS at N = K = 4096, 0.97x at K =
+ * 14336); M = 17..128 64x64 wgmma tiles of BK 128 (A in [K/64][M][64] atoms), 6 stages, unsplit (0.88x
+ * at M = 64, 0.97x at M = 128, 0.98x at M = 128 and K = 14336, against 0.85 / 0.84 / 0.94 for the
+ * ninth session's split-K forms 64x64x64/8/split and 64x128x64/6/split, same run); M = 129..256
+ * 64x128 unsplit (0.96x at M = 256). */
 static const char default_forms[] =
-    "16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6";
+    "16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x64/cutlass/6";
 
 static const char *const pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
 

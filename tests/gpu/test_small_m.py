@@ -2,8 +2,8 @@
 """test_small_m.py: the small-M forms of a cutlass GEMM kernel (passes/small_m.c, docs/small_m.md) on
 the GPU.  One kernel is loaded (examples/gemm.tile's cutlass_gemm, B [K, N]; gemm_bias_gelu.tile's
 cutlass_linear_bias_gelu, nn.Linear storage W [N, K] with its fused epilogue); each launch picks the
-form its M falls in (the 16-row mma.sync form, the split-K 64x64 and 128x64 wgmma forms, the 64x128 one, the
-kernel itself),
+form its M falls in (the 16-row mma.sync form, the 64x64x128 wgmma form, the 64x128 one, the kernel
+itself; and, loaded under TILEC_SMALL_M_FORMS=SPLIT_FORMS, the split-K forms),
 so the M list crosses every boundary of the default table: M = 1, 3, 16, 17, 63, 64, 65, 127, 128, 129,
 255, 256, 257 (the split-K forms at M = 17..128: SPLIT as the launcher picks it, and forced to 7 with
 TILEC_SMALL_M_SPLIT, uneven splits and an empty one, at K = 1000);
@@ -30,6 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_py import examples_dir, start  # noqa: E402
 
 MS = [1, 3, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 257]
+# the split-K forms (no longer in the default table, tenth session): a 64x64x128 split form (a streamed A
+# in [K/64][M][64] atoms) at M = 17..64 and the ninth session's 64x128x64 split form at 65..128
+SPLIT_FORMS = "16=16x32x256/multistage/5,64=64x64x128/cutlass/6/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
 
 
 def main():
@@ -44,16 +47,21 @@ def main():
     progs = {}
     for name, file, kname in (("gemm", "gemm.tile", "cutlass_gemm"),
                               ("linear_gelu", "gemm_bias_gelu.tile", "cutlass_linear_bias_gelu")):
-        for mode in ("on", "off"):
+        for mode in ("on", "off", "split"):
             opts = {"disable_pass": "small_m"} if mode == "off" else {}
-            prog = tilec.compile(os.path.join(ex, file), **opts)
-            k = prog[kname]
-            k.load()
+            if mode == "split":
+                os.environ["TILEC_SMALL_M_FORMS"] = SPLIT_FORMS
+            try:
+                prog = tilec.compile(os.path.join(ex, file), **opts)
+                k = prog[kname]
+                k.load()
+            finally:
+                os.environ.pop("TILEC_SMALL_M_FORMS", None)
             if name == "gemm":  # (the PTX and ptxas -v of a copy: a second or two each)
                 line = [l for l in prog.explain().splitlines() if l.startswith("small_m:")]
                 has = bool(line) and "a launch picks its form by M" in line[0]
                 print("%s %s: %s" % (name, mode, line[0][:300] if line else "no small_m line"))
-                if has != (mode == "on"):
+                if has != (mode != "off"):
                     print("FAIL: the small_m line does not say the forms are %s" % mode)
                     fails += 1
             progs[(name, mode)] = k
@@ -94,13 +102,14 @@ def main():
                 # "split7": the forms with SPLIT forced to 7 at launch (K = 1000: 16 k-steps of 64 in
                 # splits of 3, the seventh empty), so uneven and empty splits are summed too
                 # the forms off (the 128x256 kernel at every M; other tests cover it): the gemm at K = 264
-                modes = ("on", "split7") if K == 1000 else ("on", "off") if name == "gemm" else ("on",)
+                modes = ("on", "split", "split7") if K == 1000 else ("on", "off", "split") if name == "gemm" else ("on", "split")
                 for mode in modes:
                     c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
                     if mode == "split7":
                         os.environ["TILEC_SMALL_M_SPLIT"] = "7"
                     try:
-                        progs[(name, "off" if mode == "off" else "on")](*[t.cuda() for t in args], c)
+                        progs[(name, {"off": "off", "split": "split", "split7": "split"}.get(mode, "on"))](
+                            *[t.cuda() for t in args], c)
                     finally:
                         os.environ.pop("TILEC_SMALL_M_SPLIT", None)
                     torch.cuda.synchronize()

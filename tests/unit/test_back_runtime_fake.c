@@ -571,7 +571,11 @@ static void launch_gemm(tilec_kernel *k, int64_t m) {
   cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
 }
 
-/* One load of cutlass_gemm also loads its forms (the default table: a 16-row mma.sync form, two
+/* The ninth session's table (TILEC_SMALL_M_FORMS): the split-K forms' launches and workspaces. */
+static const char split_forms[] =
+    "16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6";
+
+/* One load of cutlass_gemm also loads its forms (the table split_forms: a 16-row mma.sync form, two
  * split-K wgmma forms of two halves each, a 64x128 wgmma form); each launch runs the form its M
  * falls in through the same launcher: M <= 16 4 warps on cdiv(M, 16) x cdiv(N, 32) programs;
  * M = 17 the split form's partial half (persistent, 64 tiles x SPLIT 2) then its reduce half
@@ -588,12 +592,15 @@ Test(fake_driver, small_m_forms_picked_by_m) {
     cr_assert_eq(tilec_options_create(&o), TILEC_OK);
     if (off) cr_assert_eq(tilec_options_set(o, "disable-pass", "small_m"), TILEC_OK);
     tilec_program *p = NULL;
+    setenv("TILEC_SMALL_M_FORMS", split_forms, 1);
     cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
     tilec_options_destroy(o);
     int links = calls.links;
     size_t allocs0 = allocs, frees0 = frees;
     tilec_kernel *k = NULL;
-    cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    tilec_status st = tilec_kernel_load(p, "cutlass_gemm", 0, &k);
+    unsetenv("TILEC_SMALL_M_FORMS");
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
     cr_assert_eq(calls.links - links, off ? 1 : 7, "the kernel and its forms' six kernels: %d", calls.links - links);
     launch_gemm(k, 5000); /* the kernel: 8 warps, persistent (at most 132 CTAs) */
     cr_assert_eq(calls.block[0], 256u);
@@ -632,6 +639,37 @@ Test(fake_driver, small_m_forms_picked_by_m) {
     cr_assert_eq(frees - frees0, off ? 0u : 2u, "both workspaces freed with the handle");
     tilec_program_destroy(p);
   }
+}
+
+/* The default table (passes/small_m.c): M <= 16 the 16-row mma.sync form, M = 17..128 the unsplit
+ * 64x64x128 wgmma form (persistent: one CTA a tile here, 64 or 128 tiles at N = 4096), M = 129..256
+ * the 64x128 one; one launch each, no workspace. */
+Test(fake_driver, small_m_default_forms_unsplit) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  unsetenv("TILEC_SMALL_M_FORMS");
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
+  int links = calls.links;
+  size_t allocs0 = allocs;
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
+  launch_gemm(k, 16);
+  cr_assert(calls.block[0] == 128u && calls.grid[0] == 1u && calls.grid[1] == 128u, "M 16: grid %u x %u", calls.grid[0],
+            calls.grid[1]);
+  int before = calls.launches;
+  launch_gemm(k, 17);
+  cr_assert_eq(calls.launches - before, 1, "unsplit: one launch");
+  cr_assert(calls.grid[0] == 64u && calls.block[0] == 128u, "M 17: grid %u block %u", calls.grid[0], calls.block[0]);
+  launch_gemm(k, 100);
+  cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "M 100: grid %u block %u", calls.grid[0], calls.block[0]);
+  launch_gemm(k, 200); /* 64x128: 4 x 32 tiles */
+  cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "M 200: grid %u block %u", calls.grid[0], calls.block[0]);
+  cr_assert_eq(allocs, allocs0, "no workspace");
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
 }
 
 /* Launch k with N f32 elements whose first tensor starts at base (others 16-byte aligned). */
