@@ -15,7 +15,7 @@ static const char *const code_env_names[] = {
     "TILEC_REDUCE_ILP", "TILEC_REDUCE_FMA",   "TILEC_FALLBACK_BLOCKS", "TILEC_GRID_ORDER", "TILEC_ATOMIC_VEC",
     "TILEC_STAGED_WGMMA", "TILEC_PROLOGUE_TMA",
     "TILEC_PROMOTE_OVERLAP",
-    "TILEC_VEC_ONLY",   "TILEC_LAUNCH_VARIANTS",
+    "TILEC_VEC_ONLY",   "TILEC_LAUNCH_VARIANTS", "TILEC_VARIANT_FORM",
 };
 
 const char *tl_code_env_name(size_t i) {
