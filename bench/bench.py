@@ -793,7 +793,10 @@ def fused():
         ms_t = bench(torch_fn)
         ms_c = bench(comp)
         vs = list((variants or ROW_VARIANTS).items()) + list(extra)
-        vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs}]
+        # (the other form than the launcher's own: docs/rows.md "rows6", emit_memory.c variant_form)
+        ew = name.split()[0] in ("swiglu", "rope", "moe_permute", "dropout_residual")
+        vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs} and
+               not (ew and v[0].startswith("TILEC_VEC_ONLY=2")) and not (not ew and v[0].startswith("TILEC_VARIANT_FORM"))]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
         tags = list(filter(None, os.environ.get("FUSED_TAGS", "").split(",")))
         if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags)]
@@ -920,7 +923,8 @@ def fused():
         Y = torch.empty(N, Dm, device="cuda", dtype=bf); src64 = src.long()
         case(f"moe_permute {N}x{Dm} (T {R})", "moe_permute.tile", "moe_permute", {}, (X, src, Y), (Y,),
              lambda: X[src64].float(), lambda: X[src64], 2 * N * Dm * 2,
-             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
+             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
+              ("moe rows BM=2", {"defines": {"BM": 2}}), ("moe rows BM=8", {"defines": {"BM": 8}})])
         del X, Y
     if want("dropout_residual"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
@@ -934,7 +938,8 @@ def fused():
              None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2,
              [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
               ("no row_loads", "row_loads"), ("no Philox asm (TILEC_PHILOX_ASM=0)", {"env": "TILEC_PHILOX_ASM=0"}),
-              ("BR=4", {"defines": {"BR": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}), ("BR=4, TILEC_VEC_ONLY=1", {"defines": {"BR": 4}, "env": "TILEC_VEC_ONLY=1"})], errf=err_drop)
+              ("BR=4", {"defines": {"BR": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}), ("BR=4, TILEC_VEC_ONLY=1", {"defines": {"BR": 4}, "env": "TILEC_VEC_ONLY=1"}),
+              ("TILEC_RAND_CMP=0 (the uniform compared as a float: rows5)", {"env": "TILEC_RAND_CMP=0"})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
