@@ -775,6 +775,11 @@ ROW_VARIANTS = {"default": None, "before (row_loads, row layouts, word casts, ra
 # blocks, the grid walked along the contiguous axis first
 ROWS4_OFF = "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0+TILEC_FALLBACK_BLOCKS=0+TILEC_GRID_ORDER=0"
 VARIANT = lambda name: os.path.join("..", "bench", "variants", name)  # ex() joins examples/
+# the launch variant's forms (docs/rows.md "rows6"), every row kernel: forced straight-line, forced with the branch
+# kept, the rows5 rule (the variant straight-line wherever the launcher takes it), the default kernel alone
+ROWS6_FORMS = [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_VEC_ONLY=2 (the branch kept)", {"env": "TILEC_VEC_ONLY=2"}),
+               ("TILEC_VARIANT_FORM=1 (rows5: the variant straight-line)", {"env": "TILEC_VARIANT_FORM=1"}),
+               ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})]
 
 def fused():
     bw = copy_bandwidth()
@@ -788,6 +793,10 @@ def fused():
         ms_t = bench(torch_fn)
         ms_c = bench(comp)
         vs = list((variants or ROW_VARIANTS).items()) + list(extra)
+        # (the other form than the launcher's own: docs/rows.md "rows6", emit_memory.c variant_form)
+        ew = name.split()[0] in ("swiglu", "rope", "moe_permute", "dropout_residual")
+        vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs} and
+               not (ew and v[0].startswith("TILEC_VEC_ONLY=2")) and not (not ew and v[0].startswith("TILEC_VARIANT_FORM"))]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
         tags = list(filter(None, os.environ.get("FUSED_TAGS", "").split(",")))
         if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags)]
@@ -914,7 +923,8 @@ def fused():
         Y = torch.empty(N, Dm, device="cuda", dtype=bf); src64 = src.long()
         case(f"moe_permute {N}x{Dm} (T {R})", "moe_permute.tile", "moe_permute", {}, (X, src, Y), (Y,),
              lambda: X[src64].float(), lambda: X[src64], 2 * N * Dm * 2,
-             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
+             [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
+              ("moe rows BM=2", {"defines": {"BM": 2}}), ("moe rows BM=8", {"defines": {"BM": 8}})])
         del X, Y
     if want("dropout_residual"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
@@ -928,7 +938,8 @@ def fused():
              None, lambda: res + F.dropout(x, p), 3 * x.numel() * 2,
              [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
               ("no row_loads", "row_loads"), ("no Philox asm (TILEC_PHILOX_ASM=0)", {"env": "TILEC_PHILOX_ASM=0"}),
-              ("BR=4", {"defines": {"BR": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}), ("BR=4, TILEC_VEC_ONLY=1", {"defines": {"BR": 4}, "env": "TILEC_VEC_ONLY=1"})], errf=err_drop)
+              ("BR=4", {"defines": {"BR": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}), ("BR=4, TILEC_VEC_ONLY=1", {"defines": {"BR": 4}, "env": "TILEC_VEC_ONLY=1"}),
+              ("TILEC_RAND_CMP=0 (the uniform compared as a float: rows5)", {"env": "TILEC_RAND_CMP=0"})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
@@ -962,12 +973,16 @@ def vec_only_check():
             y2 = torch.full((R, Cn), float("nan"), device="cuda", dtype=bf); s2 = torch.full_like(y2, float("nan"))
             k2 = with_env(env, lambda: Kernel(ex("add_rmsnorm.tile"), {"BC": 4096}, "add_rmsnorm"))
             k2.bind(x, res, w, s2, y2, 1e-6)(); torch.cuda.synchronize()
-            outs[tag] = (y.clone(), y2.clone(), s2.clone())
+            y3 = torch.full((R, Cn), float("nan"), device="cuda", dtype=bf)
+            k3 = with_env(env, lambda: Kernel(ex("swiglu.tile"), {}, "swiglu"))
+            k3.bind(x, res, y3)(); torch.cuda.synchronize()
+            outs[tag] = (y.clone(), y2.clone(), s2.clone(), y3.clone())
         e1, e2 = relerr(outs["variants"][0], ln(x, w, b)), relerr(outs["variants"][1], arms(x, res, w))
+        e3 = relerr(outs["variants"][3], F.silu(x.float()) * res.float())
         same = all(torch.equal(u, v) for u, v in zip(outs["variants"], outs["off"]))
-        ok = e1 < 1e-2 and e2 < 1e-2 and same
-        print(f"variants {name}: layernorm rel.err {e1:.1e}, add_rmsnorm {e2:.1e}, bit-identical to TILEC_LAUNCH_VARIANTS=0: "
-              f"{same}: {'PASS' if ok else 'FAIL'}", flush=True)
+        ok = e1 < 1e-2 and e2 < 1e-2 and e3 < 1e-2 and same
+        print(f"variants {name}: layernorm rel.err {e1:.1e}, add_rmsnorm {e2:.1e}, swiglu {e3:.1e}, bit-identical to "
+              f"TILEC_LAUNCH_VARIANTS=0: {same}: {'PASS' if ok else 'FAIL'}", flush=True)
     os.environ["TILEC_VEC_ONLY"] = "1"
     try:
         # refused: a last size that is not a multiple of 8, a view starting at column 1, a row stride of 4097

@@ -263,6 +263,52 @@ static LLVMValueRef signed_minmax(cg *g, bool is_max, LLVMValueRef a, LLVMValueR
   return narrow ? LLVMBuildTrunc(g->B, r, t, "") : r;
 }
 
+/* A uniform random number as emit_random.c makes it, u = uitofp(w >> 8) * 2^-24: the integer
+ * w >> 8 (< 2^24), or NULL for any other value. */
+static LLVMValueRef uniform_integer(LLVMValueRef v) {
+  if (!LLVMIsAInstruction(v) || LLVMGetInstructionOpcode(v) != LLVMFMul) return NULL;
+  LLVMValueRef k = LLVMGetOperand(v, 0), c = LLVMGetOperand(v, 1);
+  LLVMBool lost = 0;
+  if (!LLVMIsAConstantFP(c) || LLVMConstRealGetDouble(c, &lost) != 0x1p-24 || lost) return NULL;
+  if (!LLVMIsAInstruction(k) || LLVMGetInstructionOpcode(k) != LLVMUIToFP) return NULL;
+  LLVMValueRef w = LLVMGetOperand(k, 0);
+  if (!LLVMIsAInstruction(w) || LLVMGetInstructionOpcode(w) != LLVMLShr || LLVMGetTypeKind(LLVMTypeOf(w)) != LLVMIntegerTypeKind ||
+      LLVMGetIntTypeWidth(LLVMTypeOf(w)) != 32)
+    return NULL;
+  LLVMValueRef sh = LLVMGetOperand(w, 1);
+  return LLVMIsAConstantInt(sh) && LLVMConstIntGetZExtValue(sh) == 8 ? w : NULL;
+}
+
+/* An ordered compare of a uniform random number u = k * 2^-24 (k < 2^24 an integer) with y, as an
+ * integer compare of k with a threshold T made from y alone: with y' = y * 2^24 (exact, or inf where
+ * y >= 2^104 > u), u >= y <=> k >= ceil(y'), u > y <=> k >= floor(y') + 1, u <= y <=> k < floor(y') + 1,
+ * u < y <=> k < ceil(y'), T clamped to [0, 2^24] (a NaN y: 2^24 for >=, >, never true; 0 for <=, <).
+ * Where y is a scalar (dropout's `rand(seed, o) >= p`) T is made once: the element's cvt.rn.f32.u32,
+ * FMUL and FSETP become one ISETP (docs/rows.md "rows6"; `TILEC_RAND_CMP=0` off). */
+static LLVMValueRef uniform_cmp(cg *g, int kind, LLVMValueRef x, LLVMValueRef y) {
+  if (tl_code_env_off("TILEC_RAND_CMP") || kind == TL_CMP_EQ || kind == TL_CMP_NE) return NULL;
+  LLVMValueRef k = uniform_integer(x);
+  if (!k) {
+    if (!(k = uniform_integer(y))) return NULL;
+    LLVMValueRef t = x; /* y PRED u: u (swapped PRED) y */
+    y = t;
+    kind = kind == TL_CMP_LT ? TL_CMP_GT : kind == TL_CMP_GT ? TL_CMP_LT : kind == TL_CMP_LE ? TL_CMP_GE : TL_CMP_LE;
+  }
+  LLVMBuilderRef B = g->B;
+  bool up = kind == TL_CMP_GE || kind == TL_CMP_GT; /* k >= T, else k < T */
+  bool use_ceil = kind == TL_CMP_GE || kind == TL_CMP_LT;
+  LLVMValueRef ys = LLVMBuildFMul(B, y, f32c(g, 0x1p24), "");
+  LLVMValueRef lo = f32c(g, -1.0), hi = f32c(g, 0x1p24);
+  LLVMValueRef c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, ys, lo, ""), lo, ys, "");
+  c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, c, hi, ""), hi, c, "");  /* NaN stays NaN */
+  LLVMValueRef t = use_ceil ? fcall1(g, "llvm.ceil.f32", c) : LLVMBuildFAdd(B, fcall1(g, "llvm.floor.f32", c), f32c(g, 1.0), "");
+  t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, t, f32c(g, 0.0), ""), f32c(g, 0.0), t, "");
+  t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, t, hi, ""), hi, t, "");
+  t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, ys, ys, ""), up ? hi : f32c(g, 0.0), t, "");
+  LLVMValueRef ti = LLVMBuildFPToUI(B, t, g->i32, "");
+  return LLVMBuildICmp(B, up ? LLVMIntUGE : LLVMIntULT, k, ti, "");
+}
+
 LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt) {
   LLVMBuilderRef B = g->B;
   if (is_f8(dt)) cg_unsupported(g, "'%s' on %s (cast to f32 first)", tl_opinfo_table[opc].name, tl_dtype_name(dt));
@@ -299,7 +345,10 @@ LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, 
     }
     case TL_OP_min: { LLVMValueRef xy[2] = {x, y}; r = cg_intrinsic(g, "llvm.minimum.f32", g->f32, xy, 2); break; }
     case TL_OP_max: { LLVMValueRef xy[2] = {x, y}; r = cg_intrinsic(g, "llvm.maximum.f32", g->f32, xy, 2); break; }
-    case TL_OP_cmp: return LLVMBuildFCmp(B, fpred(kind), x, y, "");
+    case TL_OP_cmp: {
+      LLVMValueRef u = dt == TL_F32 ? uniform_cmp(g, kind, x, y) : NULL;
+      return u ? u : LLVMBuildFCmp(B, fpred(kind), x, y, "");
+    }
     default: cg_unsupported(g, "'%s' on %s", tl_opinfo_table[opc].name, tl_dtype_name(dt));
     }
     return from_f32(g, r, dt);

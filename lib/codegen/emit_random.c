@@ -140,7 +140,7 @@ static int block_shift(int kind) { return kind == TL_RAND_NORMAL ? 1 : 2; }
 static uint32_t block_stream(int kind) { return kind == TL_RAND_NORMAL ? TL_RAND_NORMAL_STREAM : 0; }
 
 /* One element on its own: the block of offset o, the word(s) picked by o's low bits. */
-static LLVMValueRef rand_one(cg *g, int kind, LLVMValueRef o, LLVMValueRef k0, LLVMValueRef k1) {
+static LLVMValueRef rand_one(cg *g, int kind, LLVMValueRef o, LLVMValueRef k0, LLVMValueRef k1, bool words_only) {
   LLVMBuilderRef B = g->B;
   LLVMValueRef w[4];
   philox(g, LLVMBuildLShr(B, o, u32c(g, (uint32_t)block_shift(kind)), ""), block_stream(kind), k0, k1, w);
@@ -151,7 +151,7 @@ static LLVMValueRef rand_one(cg *g, int kind, LLVMValueRef o, LLVMValueRef k0, L
   }
   LLVMValueRef x = w[0];
   for (uint32_t i = 1; i < 4; i++) x = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, j, u32c(g, i), ""), w[i], x, "");
-  return rand_value(g, kind, x, NULL);
+  return words_only ? x : rand_value(g, kind, x, NULL);
 }
 
 /* Registers r .. r + n - 1 (offsets o[]): one block when o[0] is a multiple of n and
@@ -168,11 +168,14 @@ static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0,
   LLVMPositionBuilderAtEnd(B, fb);
   LLVMValueRef w[4], vf[4], vs[4];
   philox(g, LLVMBuildLShr(B, o[0], u32c(g, (uint32_t)block_shift(kind)), ""), block_stream(kind), k0, k1, w);
-  for (int i = 0; i < n; i++) vf[i] = kind == TL_RAND_NORMAL ? rand_value(g, kind, w[2 * i], w[2 * i + 1]) : rand_value(g, kind, w[i], NULL);
+  /* uniforms and ints: the words join, the value is made once after the join (a compare sees the
+   * uniform's integer: emit_elementwise.c uniform_cmp) */
+  bool words = kind != TL_RAND_NORMAL;
+  for (int i = 0; i < n; i++) vf[i] = !words ? rand_value(g, kind, w[2 * i], w[2 * i + 1]) : w[i];
   LLVMBasicBlockRef fend = LLVMGetInsertBlock(B);
   LLVMBuildBr(B, jb);
   LLVMPositionBuilderAtEnd(B, sb);
-  for (int i = 0; i < n; i++) vs[i] = rand_one(g, kind, o[i], k0, k1);
+  for (int i = 0; i < n; i++) vs[i] = rand_one(g, kind, o[i], k0, k1, words);
   LLVMBasicBlockRef send = LLVMGetInsertBlock(B);
   LLVMBuildBr(B, jb);
   LLVMPositionBuilderAtEnd(B, jb);
@@ -182,6 +185,7 @@ static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0,
     LLVMBasicBlockRef from[2] = {fend, send};
     LLVMAddIncoming(out[i], vals, from, 2);
   }
+  for (int i = 0; words && i < n; i++) out[i] = rand_value(g, kind, out[i], NULL);
 }
 
 void cg_emit_rand(cg *g, tl_op *o) {
@@ -215,7 +219,7 @@ void cg_emit_rand(cg *g, tl_op *o) {
       rand_group(g, o->kind, ov, n, k0, k1, d->r + r);
       r += n;
     } else {
-      d->r[r] = rand_one(g, o->kind, ov[0], k0, k1);
+      d->r[r] = rand_one(g, o->kind, ov[0], k0, k1, false);
       r++;
     }
   }

@@ -38,6 +38,11 @@ one rope.tile rope --size T=1000 --size H=8
 one rope.tile rope --size T=999 --size H=3
 one cross_entropy.tile cross_entropy --size R=300 --size V=40000
 one cross_entropy.tile cross_entropy --size R=77 --size V=4097
+# a uniform's compare with a scalar as an integer compare (docs/rows.md "rows6"): every predicate, both orders
+for p in -0.5 0 0.5 0.999 1 3 nan; do
+  one ../tests/lit/codegen/rand-cmp.tile rand_cmp --size R=301 --size C=1001 --scalar p=$p --scalar seed=11
+done
+one ../tests/lit/codegen/rand-cmp.tile rand_cmp --size R=4096 --size C=4096 --scalar p=0.5 --scalar seed=3
 done
 echo "rows.sh: $((n - fail)) of $n PASS"
 [ $fail = 0 ]
