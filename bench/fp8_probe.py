@@ -35,7 +35,15 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, W4S3, False),
     "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    # nn: the example's default (tenth session: 128x128x128, 8 warps, 4 stages, cooperative, the
+    # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the
+    # TMA ring; "nn old 64x128 w4 s3" the default before
     "nn": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
+    "nn tr0": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=0", {}, {}, False),
+    "nn s3": ("cutlass_gemm_fp8_nn", "", {}, {"stages": 3}, False),
+    "nn old 64x128 w4 s3": ("cutlass_gemm_fp8_nn", "", {"BM": 64}, W4S3, False),
+    "nn fast": ("cutlass_gemm_fp8_nn", "", {}, {"fp8-acc": "fast"}, True),
+    "nn fast ring": ("cutlass_gemm_fp8_nn", "TILEC_WS=off", {}, {"fp8-acc": "fast"}, True),
     "nn+ov": ("cutlass_gemm_fp8_nn", OV, {}, {}, False),
     "nn 128x128 w8+ov": ("cutlass_gemm_fp8_nn", OV, {"BM": 128}, W8, False),
     "nn fast 128x128 w8 s4": ("cutlass_gemm_fp8_nn", "", {"BM": 128}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
