@@ -521,17 +521,11 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * lock step (H200, ninth session: 128x128x128 5 stages 0.90x / 0.86x cuBLAS
      * accurate at 4096^3 / 8192^3, the ring's best 0.73x / 0.67x) */
     bool promote8 = f->warps == 8 && !o->fp8_acc_fast && ml.ndots == 1 && tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype);
-    /* an fp8 B kept [K][N] (not a trans) on two consumer warpgroups, promote
-     * or fast: cooperative too, its producer warpgroup transposing B into the
-     * K-major buffer of each slot (emit_ws.c producer_loop_tr; TILEC_WS_TRANSPOSE=0:
-     * the consumers' transpose on the TMA ring, as before) */
-    bool kn8 = false;
-    if (f->warps == 8 && ml.ndots == 1 && tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype) &&
-        !tl_code_env_off("TILEC_WS_TRANSPOSE")) {
-      int32_t bd = tl_val(f, tl_op_at(f, ml.dots[0])->opnd[1])->def;
-      kn8 = bd >= 0 && tl_op_at(f, bd)->opc != TL_OP_trans;
-    }
-    bool ws_default = (promote8 || kn8) && !ws && f->cluster == TL_CLUSTER_1X1;
+    /* (an fp8 B kept [K][N] takes it too: its producer warpgroup transposes B,
+     * emit_ws.c producer_loop_tr.  fast on 8 warps stays on the ring: the
+     * cooperative kernel measured 1.04x / 0.98x of it at 4096^3 / 8192^3,
+     * H200, tenth session; TILEC_WS=coop asks for it) */
+    bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1;
     if (ws_default) ws = "coop";
     /* Off by default: measured on the H200 (docs/pipelines.md "Warp
      * specialization"), the cooperative kernel runs at 0.97-1.00x of the
@@ -540,9 +534,6 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->ws = TL_WS_COOP;
       ws_why = ws_for_cluster ? "coop (for the cluster: a producer warpgroup issues the TMA ring, the consumer "
                                 "warpgroups share one tile)"
-               : ws_default && kn8 ? "coop (the default for an fp8 dot with B kept [K, N] on two warpgroups: a producer "
-                                     "warpgroup issues the TMA ring and transposes B into each slot's K-major buffer; "
-                                     "TILEC_WS=off or TILEC_WS_TRANSPOSE=0: the consumers' transpose on the TMA ring)"
                : ws_default ? "coop (the default for an fp8 promote dot on two warpgroups: a producer warpgroup issues "
                               "the TMA ring, each consumer warpgroup adds its promotion group under the other's wgmma; "
                               "measured 1.2-1.3x the TMA ring on the H200; TILEC_WS=off turns it off)"

@@ -856,8 +856,18 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     }
     if (acc < 96) move_regs = false;
   }
+  /* a producer that transposes (ws_tr) computes more than addresses:
+   * TILEC_WS_PRODUCER_REGS=N (measuring) gives it N registers and the
+   * consumers what is left (128 N + 256 C <= 65536) */
+  int preg = WS_PRODUCER_REGS, creg = WS_CONSUMER_REGS;
+  const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
+  if (tr_stream(g, R) && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
+    preg = atoi(pr) / 8 * 8;
+    creg = (65536 - (g->threads - ncons) * preg) / ncons / 8 * 8;
+    if (creg > WS_CONSUMER_REGS) creg = WS_CONSUMER_REGS;
+  }
   char txt[64];
-  snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", WS_PRODUCER_REGS);
+  snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", preg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   LLVMValueRef ptid = LLVMBuildSub(g->B, tid, cg_i32(g, ncons), "");
   cg_stream *trb = tr_stream(g, R);
@@ -888,7 +898,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
 
   /* consumers: the body, with the ring's consumer side (emit_ring.c hooks) */
   LLVMPositionBuilderAtEnd(g->B, cb);
-  snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", WS_CONSUMER_REGS);
+  snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", creg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   g->bar_threads = ncons;
   if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn */
