@@ -35,10 +35,29 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, W4S3, False),
     "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    # nn: the example's default (tenth session: 128x128x128, 8 warps, 4 stages, cooperative, the
+    # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the
+    # TMA ring; "nn old 64x128 w4 s3" the default before
     "nn": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
+    "nn tr0": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=0", {}, {}, False),
+    "nn plain": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=plain", {}, {}, False),
+    "nn s3": ("cutlass_gemm_fp8_nn", "", {}, {"stages": 3}, False),
+    "nn old 64x128 w4 s3": ("cutlass_gemm_fp8_nn", "", {"BM": 64}, W4S3, False),
+    "nn p80": ("cutlass_gemm_fp8_nn", "TILEC_WS_PRODUCER_REGS=80", {}, {}, False),
+    "nn p120": ("cutlass_gemm_fp8_nn", "TILEC_WS_PRODUCER_REGS=120", {}, {}, False),
+    # fast on 8 warps: the TMA ring by default (the consumers transpose), TILEC_WS=coop the producer's
+    # transpose (tenth session: 1.04x / 0.98x of the ring at 4096^3 / 8192^3)
+    "nn fast": ("cutlass_gemm_fp8_nn", "", {}, {"fp8-acc": "fast"}, True),
+    "nn fast coop": ("cutlass_gemm_fp8_nn", "TILEC_WS=coop", {}, {"fp8-acc": "fast"}, True),
     "nn+ov": ("cutlass_gemm_fp8_nn", OV, {}, {}, False),
     "nn 128x128 w8+ov": ("cutlass_gemm_fp8_nn", OV, {"BM": 128}, W8, False),
     "nn fast 128x128 w8 s4": ("cutlass_gemm_fp8_nn", "", {"BM": 128}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    # examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales; ratio to cuBLAS
+    # accurate per-tensor, checked against the f32 sum of the scaled block products): its default
+    # (64x128 on 4 warps, 3 stages, the TMA ring) and 128x128 on the cooperative kernel
+    "bs": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False),
+    "bs 128x128 w8 s4": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 4}, False),
+    "bs 128x128 w8 s5": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 5}, False),
 }
 names = [f for f in a.forms.split(",") if f] or list(FORMS)
 
@@ -46,7 +65,8 @@ ks = {}
 for n in names:
     kn, env, d, o, fast = FORMS[n]
     try:
-        ks[n] = with_env(env, lambda: Kernel(ex("gemm_fp8.tile"), d, kernel=kn, options=o))
+        ks[n] = with_env(env, lambda: Kernel(ex("gemm_fp8_blockscale.tile" if "blockscale" in kn else "gemm_fp8.tile"), d,
+                                             kernel=kn, options=o))
     except Exception as e:
         print(f"{n}: compile FAILED {str(e)[:400]}", flush=True)
 
@@ -62,13 +82,26 @@ for s in a.sizes.split(","):
     fs = [lambda: torch._scaled_mm(A, BT.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=False),
           lambda: torch._scaled_mm(A, BT.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=True)]
     errs, done = [], []
+    refbs = None
+    if any("blockscale" in FORMS[n][0] for n in names):
+        KB = N // 128
+        SA = torch.rand(N, KB, device="cuda") + 0.5
+        SW = torch.rand(N // 128, KB, device="cuda") + 0.5
+        torch.backends.cuda.matmul.allow_tf32 = False
+        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float32)
+        for kb in range(KB):
+            blk = A[:, kb * 128:(kb + 1) * 128].float() @ BT[:, kb * 128:(kb + 1) * 128].float().t()
+            refbs += blk * SA[:, kb][:, None] * SW[:, kb].repeat_interleave(128)[None, :]
     for n in names:
         if n not in ks: continue
         kn, env, d, o, fast = FORMS[n]
         Cout = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        fs.append(ks[n].bind(A, BT if kn.endswith("_tn") else B, Cout, 0.5, 2.0))
+        if "blockscale" in kn:
+            fs.append(ks[n].bind(A, BT, SA, SW, Cout))
+        else:
+            fs.append(ks[n].bind(A, BT if kn.endswith("_tn") else B, Cout, 0.5, 2.0))
         fs[-1](); torch.cuda.synchronize()
-        errs.append(relerr(Cout, ref)); done.append(n)
+        errs.append(relerr(Cout, refbs if "blockscale" in kn else ref)); done.append(n)
     times = bench_rounds(fs, a.rounds, a.warm_ms)
     t_ref = {False: median(times[0]), True: median(times[1])}
     for n, ts, err in zip(done, times[2:], errs):

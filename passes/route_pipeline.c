@@ -521,6 +521,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * lock step (H200, ninth session: 128x128x128 5 stages 0.90x / 0.86x cuBLAS
      * accurate at 4096^3 / 8192^3, the ring's best 0.73x / 0.67x) */
     bool promote8 = f->warps == 8 && !o->fp8_acc_fast && ml.ndots == 1 && tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype);
+    /* (an fp8 B kept [K][N] takes it too: its producer warpgroup transposes B,
+     * emit_ws.c producer_loop_tr.  fast on 8 warps stays on the ring: the
+     * cooperative kernel measured 1.04x / 0.98x of it at 4096^3 / 8192^3,
+     * H200, tenth session; TILEC_WS=coop asks for it) */
     bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1;
     if (ws_default) ws = "coop";
     /* Off by default: measured on the H200 (docs/pipelines.md "Warp

@@ -499,9 +499,18 @@ void cg_make_plan(cg *g) {
     for (int r = 0; r < p->nring; r++)
       if (p->rings[r].for_op == s->for_op) lag = p->rings[r].lag;
     s->tr_nbuf = inflight && lag ? 2 : 1;
+    /* warp-specialized (route_pipeline's f->ws): the producer warpgroup
+     * transposes, into one buffer per ring stage (emit_ws.c producer_loop_tr);
+     * TILEC_WS_TRANSPOSE=0: the consumers' transpose on the TMA ring */
+    s->ws_tr = f->ws == TL_WS_COOP && f->cluster == TL_CLUSTER_1X1 && !tl_code_env_off("TILEC_WS_TRANSPOSE");
+    if (s->ws_tr) s->tr_nbuf = stages;
     persist = (persist + 1023) / 1024 * 1024;
     s->tr_off = persist;
     persist += s->tr_nbuf * s->rows * s->cols;
+    if (s->ws_tr) {
+      s->trm_off = persist;
+      persist += 8 * stages;
+    }
   }
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);

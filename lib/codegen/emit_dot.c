@@ -335,10 +335,72 @@ static void load_b_kn8(cg *g, const dotgeo *q, const opsrc *sb, int kk, frags *f
  * 16+4q..16+4q+3 of columns 2c and 2c+1 (load_b_kn8's fragments), stored as
  * 4 b32.  Then the async-proxy fence and a CTA barrier (wgmma reads the
  * buffer).  Returns the buffer's shared address (i32). */
-static LLVMValueRef transpose_kn8(cg *g, const cg_stream *st, const cg_ring *R, LLVMValueRef slot_base) {
-  int K = st->rows, N = st->cols, nk = K / 32, nseg = N / 16, warps = g->f->warps;
+/* The (k32 slice, 16-column segment) pairs of the [K][N] slot at src spread
+ * over nwarps warps (this one `warp`), each stored K-major into dst.
+ * `lean`: without shared-memory bank conflicts.  The plain lane mapping reads
+ * k rows 0,1,4,5,8,9,12,13 in matrix X (k % 8 takes 4 values: two rows per
+ * 16-byte swizzle chunk, 2 wavefronts) and stores columns 2c + col (lanes c
+ * and c + 4 on one chunk: 2 wavefronts).  Lean: X takes rows 0,1,4,5,10,11,
+ * 14,15 and Y 2,3,6,7,8,9,12,13 (k % 8 all distinct), so lanes q >= 2 hold
+ * their k-words' halves in the other order (prmt selectors 0x2064 / 0x3175
+ * instead of 0x6420 / 0x7531), and lanes c >= 4 store the odd column first
+ * (rows n % 8 all distinct): half the wavefronts, the same bytes. */
+void cg_transpose_kn8_into(cg *g, const cg_stream *st, LLVMValueRef slot_base, LLVMValueRef buf, LLVMValueRef warp,
+                           int warps, bool lean) {
+  int K = st->rows, N = st->cols, nk = K / 32, nseg = N / 16;
   if (K % 32 || N % 16 || (nk * nseg) % warps || (nk & (nk - 1)))
     cg_unsupported(g, "transposing an 8-bit [%d][%d] B for wgmma over %d warps", K, N, warps);
+  LLVMValueRef lane = cg_asm(g, g->i32, "mov.u32 $0, %laneid;", "=r", NULL, 0, true);
+  LLVMValueRef row8 = LLVMBuildAnd(g->B, lane, cg_i32(g, 7), ""), mat = LLVMBuildLShr(g->B, lane, cg_i32(g, 3), "");
+  LLVMValueRef m_lo = LLVMBuildAnd(g->B, mat, cg_i32(g, 1), ""), m_hi = LLVMBuildLShr(g->B, mat, cg_i32(g, 1), "");
+  /* the lane's ldmatrix row: k = 0,1,4,5,8,9,12,13 (+2 for matrices 1, 3; +16 for 2, 3) */
+  LLVMValueRef krow = LLVMBuildAdd(g->B, cg_mul_c(g, LLVMBuildLShr(g->B, row8, cg_i32(g, 1), ""), 4),
+                                   LLVMBuildAnd(g->B, row8, cg_i32(g, 1), ""), "");
+  LLVMValueRef plus2 = lean ? LLVMBuildXor(g->B, m_lo, LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, row8, cg_i32(g, 2), ""),
+                                                                   cg_i32(g, 1), ""), "")
+                            : m_lo;
+  krow = LLVMBuildAdd(g->B, krow, LLVMBuildAdd(g->B, cg_mul_c(g, m_hi, 16), cg_mul_c(g, plus2, 2), ""), "");
+  LLVMValueRef c2 = cg_mul_c(g, LLVMBuildLShr(g->B, lane, cg_i32(g, 2), ""), 2);
+  LLVMValueRef kq = cg_mul_c(g, LLVMBuildAnd(g->B, lane, cg_i32(g, 3), ""), 4);
+  /* per store `col`: the prmt selector and the column offset (0 / 1) */
+  LLVMValueRef sel[2] = {cg_i32(g, 0x6420), cg_i32(g, 0x7531)}, coff[2] = {cg_i32(g, 0), cg_i32(g, 1)};
+  if (lean) {
+    LLVMValueRef qhi = LLVMBuildICmp(g->B, LLVMIntUGE, LLVMBuildAnd(g->B, lane, cg_i32(g, 3), ""), cg_i32(g, 2), "");
+    LLVMValueRef chi = LLVMBuildICmp(g->B, LLVMIntUGE, lane, cg_i32(g, 16), ""); /* c = lane / 4 >= 4 */
+    LLVMValueRef ev = LLVMBuildSelect(g->B, qhi, cg_i32(g, 0x2064), cg_i32(g, 0x6420), "");
+    LLVMValueRef od = LLVMBuildSelect(g->B, qhi, cg_i32(g, 0x3175), cg_i32(g, 0x7531), "");
+    sel[0] = LLVMBuildSelect(g->B, chi, od, ev, "");
+    sel[1] = LLVMBuildSelect(g->B, chi, ev, od, "");
+    LLVMValueRef sw = LLVMBuildZExt(g->B, chi, g->i32, "");
+    coff[0] = sw;
+    coff[1] = LLVMBuildXor(g->B, sw, cg_i32(g, 1), "");
+  }
+  int lognk = 0;
+  while ((1 << lognk) < nk) lognk++;
+  opsrc dst = {.base = buf, .rowbytes = K, .nch = K / 16, .swz = true};
+  for (int j = 0; j < nk * nseg / warps; j++) {
+    LLVMValueRef pair = cg_add_c(g, warp, (int64_t)j * warps);
+    LLVMValueRef kk = LLVMBuildAnd(g->B, pair, cg_i32(g, nk - 1), ""), seg = LLVMBuildLShr(g->B, pair, cg_i32(g, lognk), "");
+    LLVMValueRef k = LLVMBuildAdd(g->B, cg_mul_c(g, kk, 32), krow, "");
+    LLVMValueRef r[4];
+    ldmatrix(g, LLVMBuildAdd(g->B, slot_base, cg_slot_off(g, st, k, seg), ""), 4, true, r);
+    LLVMValueRef w[2][2] = {{prmt(g, r[0], r[1], sel[0]), prmt(g, r[2], r[3], sel[0])},
+                            {prmt(g, r[0], r[1], sel[1]), prmt(g, r[2], r[3], sel[1])}};
+    LLVMValueRef n = LLVMBuildAdd(g->B, cg_mul_c(g, seg, 16), c2, "");
+    LLVMValueRef kb = LLVMBuildAdd(g->B, cg_mul_c(g, kk, 32), kq, "");
+    for (int col = 0; col < 2; col++)
+      for (int h = 0; h < 2; h++) {
+        LLVMValueRef kbh = cg_add_c(g, kb, 16 * h), nn = LLVMBuildAdd(g->B, n, coff[col], "");
+        LLVMValueRef a = src_addr(g, &dst, nn, LLVMBuildAnd(g->B, kbh, cg_i32(g, ~15), ""));
+        a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, kbh, cg_i32(g, 15), ""), "");
+        LLVMValueRef args[2] = {a, w[col][h]};
+        cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);
+      }
+  }
+}
+
+static LLVMValueRef transpose_kn8(cg *g, const cg_stream *st, const cg_ring *R, LLVMValueRef slot_base) {
+  int K = st->rows, N = st->cols;
   (void)R;
   LLVMValueRef idx = cg_i32(g, 0);
   if (st->tr_nbuf > 1) { /* a wgmma group stays in flight: the buffers take turns */
@@ -348,37 +410,7 @@ static LLVMValueRef transpose_kn8(cg *g, const cg_stream *st, const cg_ring *R, 
   }
   LLVMValueRef buf = LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, st->tr_off),
                                                                          cg_mul_c(g, idx, K * N), ""), "");
-  LLVMValueRef lane = cg_asm(g, g->i32, "mov.u32 $0, %laneid;", "=r", NULL, 0, true);
-  LLVMValueRef row8 = LLVMBuildAnd(g->B, lane, cg_i32(g, 7), ""), mat = LLVMBuildLShr(g->B, lane, cg_i32(g, 3), "");
-  LLVMValueRef m_lo = LLVMBuildAnd(g->B, mat, cg_i32(g, 1), ""), m_hi = LLVMBuildLShr(g->B, mat, cg_i32(g, 1), "");
-  /* the lane's ldmatrix row: k = 0,1,4,5,8,9,12,13 (+2 for matrices 1, 3; +16 for 2, 3) */
-  LLVMValueRef krow = LLVMBuildAdd(g->B, cg_mul_c(g, LLVMBuildLShr(g->B, row8, cg_i32(g, 1), ""), 4),
-                                   LLVMBuildAnd(g->B, row8, cg_i32(g, 1), ""), "");
-  krow = LLVMBuildAdd(g->B, krow, LLVMBuildAdd(g->B, cg_mul_c(g, m_hi, 16), cg_mul_c(g, m_lo, 2), ""), "");
-  LLVMValueRef c2 = cg_mul_c(g, LLVMBuildLShr(g->B, lane, cg_i32(g, 2), ""), 2);
-  LLVMValueRef kq = cg_mul_c(g, LLVMBuildAnd(g->B, lane, cg_i32(g, 3), ""), 4);
-  int lognk = 0;
-  while ((1 << lognk) < nk) lognk++;
-  opsrc dst = {.base = buf, .rowbytes = K, .nch = K / 16, .swz = true};
-  for (int j = 0; j < nk * nseg / warps; j++) {
-    LLVMValueRef pair = cg_add_c(g, g->warp, (int64_t)j * warps);
-    LLVMValueRef kk = LLVMBuildAnd(g->B, pair, cg_i32(g, nk - 1), ""), seg = LLVMBuildLShr(g->B, pair, cg_i32(g, lognk), "");
-    LLVMValueRef k = LLVMBuildAdd(g->B, cg_mul_c(g, kk, 32), krow, "");
-    LLVMValueRef r[4];
-    ldmatrix(g, LLVMBuildAdd(g->B, slot_base, cg_slot_off(g, st, k, seg), ""), 4, true, r);
-    LLVMValueRef w[2][2] = {{prmt(g, r[0], r[1], cg_i32(g, 0x6420)), prmt(g, r[2], r[3], cg_i32(g, 0x6420))},
-                            {prmt(g, r[0], r[1], cg_i32(g, 0x7531)), prmt(g, r[2], r[3], cg_i32(g, 0x7531))}};
-    LLVMValueRef n = LLVMBuildAdd(g->B, cg_mul_c(g, seg, 16), c2, "");
-    LLVMValueRef kb = LLVMBuildAdd(g->B, cg_mul_c(g, kk, 32), kq, "");
-    for (int col = 0; col < 2; col++)
-      for (int h = 0; h < 2; h++) {
-        LLVMValueRef kbh = cg_add_c(g, kb, 16 * h), nn = cg_add_c(g, n, col);
-        LLVMValueRef a = src_addr(g, &dst, nn, LLVMBuildAnd(g->B, kbh, cg_i32(g, ~15), ""));
-        a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, kbh, cg_i32(g, 15), ""), "");
-        LLVMValueRef args[2] = {a, w[col][h]};
-        cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);
-      }
-  }
+  cg_transpose_kn8_into(g, st, slot_base, buf, g->warp, g->f->warps, false);
   /* st.shared writes through the generic proxy, wgmma reads through the async one */
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_barrier(g);
@@ -599,7 +631,12 @@ void cg_emit_dot(cg *g, tl_op *o) {
     cg_ring *RB = NULL;
     for (int i = 0; i < p->nring; i++)
       if (p->rings[i].for_op == L) lag = p->rings[i].lag, RB = &p->rings[i];
-    if (st_b && st_b->wg_tr) /* 8-bit [K][N]: read K-major from the buffer it is transposed into */
+    if (st_b && st_b->wg_tr && RB && RB->ws) { /* the producer transposed it into slot rd_slot's K-major buffer */
+      if (!st_b->ws_tr) TL_INTERNAL(g->ctx, "codegen: a warp-specialized ring with an untransposed 8-bit [K][N] B");
+      LLVMValueRef buf = cg_add_c(g, cg_smem_base32(g), st_b->tr_off);
+      wb = (cg_wgmma_src){.base = LLVMBuildAdd(g->B, buf, cg_mul_c(g, RB->rd_slot, K * N), ""), .kmajor = true,
+                          .rowbytes = K, .krows = N};
+    } else if (st_b && st_b->wg_tr) /* 8-bit [K][N]: read K-major from the buffer it is transposed into */
       wb = (cg_wgmma_src){.base = transpose_kn8(g, st_b, RB, sb.base), .kmajor = true, .rowbytes = K, .krows = N};
     /* (a chained dot: the next dot's wait covers its group, which that dot's wgmmas follow on the
      * same accumulator registers) */

@@ -185,10 +185,26 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
   R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
   LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
   LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);
+  /* a stream the producer transposes (ws_tr): the full mbarriers take two
+   * arrivals (A's arrive.expect_tx, the transpose's arrive), and its staging
+   * slots have "loaded" mbarriers of their own (count 1) */
+  int full_count = 1;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op || !s->ws_tr || !R->ws) continue;
+    full_count = 2;
+    for (int st = 0; st < R->stages; st++) {
+      LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, s->trm_off + 8 * st), ""), tid};
+      cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }",
+                  "r,r,~{memory}", args, 2);
+    }
+  }
+  char init_txt[128];
+  snprintf(init_txt, sizeof init_txt, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], %d; }",
+           full_count);
   for (int st = 0; st < R->stages; st++) {
     LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
-    cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }", "r,r,~{memory}",
-             args, 2);
+    cg_asm_void(g, init_txt, "r,r,~{memory}", args, 2);
   }
   /* warp-specialized: the empty mbarriers, one arrival per consumer warp
    * (of both CTAs of a cluster: emit_cluster.c) */
@@ -237,13 +253,19 @@ void cg_tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValu
 
 void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot) {
   cg_plan *p = g->plan;
-  tl_func *f = g->f;
   LLVMValueRef mb = cg_mbar_addr(g, R, slot);
   LLVMValueRef xa[2] = {mb, cg_i32(g, R->tx_bytes)};
   cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
-  for (int i = 0; i < p->nstream; i++) {
-    cg_stream *s = &p->streams[i];
-    if (s->for_op != R->for_op) continue;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op) cg_tma_issue_stream(g, &p->streams[i], ivs, slot, mb);
+}
+
+int cg_tma_stream_bytes(const cg_stream *s) { return s->tma_boxes * s->rows * s->tma_inner * s->eb; }
+
+void cg_tma_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef mb) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  {
     tl_op *o = tl_op_at(f, s->load_op);
     int rank = tl_val(f, o->opnd[0])->type.rank;
     /* coordinates innermost first: column, row, then the indexed dims
@@ -258,7 +280,7 @@ void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot) 
                                       LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
     if (s->mcast) { /* shared by a cluster's pair: half of it, to both CTAs (emit_cluster.c) */
       cg_cluster_issue_boxes(g, s, rank, st, sbase, mb);
-      continue;
+      return;
     }
     char txt[200], cons[64];
     snprintf(txt, sizeof txt, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);

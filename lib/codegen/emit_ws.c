@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "code_env.h"
 
 /* registers per thread after setmaxnreg (multiples of 8; 128 x 40 + 256 x 232
  * = 64512 of the SM's 65536): the producer only computes addresses */
@@ -95,6 +96,14 @@ static void count_dots(cg *g, cg_ring *R, int *waiting, int *inflight, int *defe
   }
 }
 
+/* The ring's 8-bit [K][N] B the producer transposes (ws_tr), or NULL. */
+static cg_stream *tr_stream(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && p->streams[i].wg_tr && p->streams[i].ws_tr) return &p->streams[i];
+  return NULL;
+}
+
 /* Why the ring's loop cannot be warp-specialized, or NULL. */
 static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   cg_plan *p = g->plan;
@@ -106,8 +115,13 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   if (tl_op_at(f, R->for_op)->parent != -1) return "the main loop is not at the top level of the kernel";
   /* the transpose of an 8-bit [K][N] B needs every consumer past the read of
    * its buffer's previous k-step: the per-k-step CTA barrier WS removes */
-  for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == R->for_op && p->streams[i].wg_tr) return "an 8-bit [K][N] B is transposed each k-step";
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op || !s->wg_tr) continue;
+    /* (ws_tr: the producer warpgroup transposes it, producer_loop_tr) */
+    if (!s->ws_tr) return "an 8-bit [K][N] B is transposed each k-step (TILEC_WS_TRANSPOSE=0, or a cluster)";
+    if (f->warps != 8 || p->nstream != 2) return "an 8-bit [K][N] B transposed by the producer needs two consumer warpgroups and one A";
+  }
   /* a B staged each step (dot_plan.c wg_staged_b) is rewritten after the ring's CTA barrier,
    * which is what keeps its slot's previous readers done: WS has no such barrier */
   for (int i = 0; i < p->nwg; i++)
@@ -282,6 +296,12 @@ void cg_ws_plan(cg *g, int persist, int *end) {
                        "producer warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes, all 128 copy when a "
                        "tensor fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop",
                        f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
+      if (tr_stream(g, R))
+        tl_sbuf_printf(&note, "; the 8-bit [K][N] B: its boxes TMA'd %d k-steps ahead into staging slots (a \"loaded\" "
+                              "mbarrier each), the producer's 128 threads transpose each into the K-major buffer of its "
+                              "ring slot and arrive on the full mbarrier (count 2: A's expect_tx and that arrive); "
+                              "TILEC_WS_TRANSPOSE=0: the consumers' transpose on the TMA ring",
+                       R->stages - 1);
       if (ppwhy) tl_sbuf_printf(&note, " (ping-pong not taken: %s)", ppwhy);
     }
     cg_cluster_plan(g, R, &note);
@@ -659,6 +679,131 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMPositionBuilderAtEnd(g->B, xb);
 }
 
+/* (s + d) mod S for 0 <= s, d < S. */
+static LLVMValueRef slot_add(cg *g, LLVMValueRef s, int d, int S) {
+  LLVMValueRef x = cg_add_c(g, s, d);
+  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGE, x, cg_i32(g, S), ""), cg_add_c(g, x, -S), x, "");
+}
+
+/* Open `if (c)`: returns the join block, the builder in the then-block. */
+static LLVMBasicBlockRef if_begin(cg *g, LLVMValueRef c, const char *name) {
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, name);
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "endif");
+  LLVMBuildCondBr(g->B, c, tb, jb);
+  LLVMPositionBuilderAtEnd(g->B, tb);
+  return jb;
+}
+
+static void if_end(cg *g, LLVMBasicBlockRef jb) {
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
+/* ws_tr: B's boxes of k-step j (i64) into staging slot st, on its loaded mbarrier. */
+static void issue_staging(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef j, LLVMValueRef st) {
+  tl_op *lo = tl_op_at(g->f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMTypeRef ivty = cg_iv_type(g, R->for_op);
+  LLVMValueRef iv = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, j, ""), "");
+  if (ivty != g->i64) iv = LLVMBuildTrunc(g->B, iv, ivty, "");
+  LLVMValueRef mb = cg_add_c(g, LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildShl(g->B, st, cg_i32(g, 3), ""), ""), tb->trm_off);
+  LLVMValueRef xa[2] = {mb, cg_i32(g, cg_tma_stream_bytes(tb))};
+  cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+  cg_tma_issue_stream(g, tb, iv, st, mb);
+}
+
+static void thread0_arrive(cg *g, LLVMValueRef mb, LLVMValueRef is0) {
+  LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, is0, g->i32, "")};
+  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
+              args, 2);
+}
+
+/* The producer's k-loop of one tile when it transposes an 8-bit [K][N] B
+ * (ws_tr): all 128 threads.  Step j: thread 0 issues B of step j+S-1 into
+ * its staging slot (free: step j-1, the last to use it, was transposed);
+ * every thread waits for slot j's empty mbarrier; thread 0 issues A into
+ * the slot (arrive.expect_tx on the full mbarrier, the first of its two
+ * arrivals); every thread waits for B's staging slot (loaded mbarrier),
+ * the 4 warps transpose it into the slot's K-major buffer, fence.proxy.async,
+ * bar.sync 2, and thread 0 makes the full mbarrier's second arrival.  When a
+ * tensor fails the map test the 128 threads copy both tiles element by element
+ * instead (then bar.sync 2 and the first arrival).  `lph`: the loaded
+ * mbarriers' phase bits. */
+static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef lph,
+                             LLVMValueRef ptid) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int S = R->stages, D = S - 1;
+  tl_op *lo = tl_op_at(f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMTypeRef ivty = cg_iv_type(g, R->for_op);
+  LLVMValueRef n = trip_count(g, R);
+  LLVMValueRef is0 = LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), "");
+  LLVMValueRef warp = LLVMBuildLShr(g->B, ptid, cg_i32(g, 5), "");
+  int abytes = 0;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && &p->streams[i] != tb) abytes += cg_tma_stream_bytes(&p->streams[i]);
+  /* the tile's first S-1 staging loads */
+  LLVMValueRef wr0 = LLVMBuildLoad2(g->B, g->i32, wr, "");
+  LLVMBasicBlockRef pj = if_begin(g, LLVMBuildAnd(g->B, R->tma_ok, is0, ""), "tr.pro");
+  for (int d = 0; d < D; d++) {
+    LLVMBasicBlockRef dj = if_begin(g, LLVMBuildICmp(g->B, LLVMIntSLT, cg_i64(g, d), n, ""), "tr.pro.issue");
+    issue_staging(g, R, tb, cg_i64(g, d), slot_add(g, wr0, d, S));
+    if_end(g, dj);
+  }
+  if_end(g, pj);
+  counted_loop L = counted_loop_begin(g, n, "prod.tr");
+  LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
+  LLVMValueRef iv = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, L.i, ""), "");
+  LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
+  LLVMValueRef full = cg_mbar_addr(g, R, slot);
+  LLVMBasicBlockRef tbb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tr.tma");
+  LLVMBasicBlockRef cbb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tr.copy");
+  LLVMBasicBlockRef jbb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tr.transpose");
+  cg_cond_br_likely(g, R->tma_ok, tbb, cbb);
+  LLVMPositionBuilderAtEnd(g->B, tbb);
+  {
+    LLVMValueRef ahead = LLVMBuildAdd(g->B, L.i, cg_i64(g, D), "");
+    LLVMBasicBlockRef ij = if_begin(g, LLVMBuildAnd(g->B, is0, LLVMBuildICmp(g->B, LLVMIntSLT, ahead, n, ""), ""), "tr.ahead");
+    issue_staging(g, R, tb, ahead, slot_add(g, slot, D, S));
+    if_end(g, ij);
+    cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+    LLVMBasicBlockRef aj = if_begin(g, is0, "tr.a");
+    LLVMValueRef xa[2] = {full, cg_i32(g, abytes)};
+    cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == R->for_op && &p->streams[i] != tb) cg_tma_issue_stream(g, &p->streams[i], ivs, slot, full);
+    if_end(g, aj);
+    LLVMValueRef lmb = cg_add_c(g, LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), tb->trm_off);
+    cg_mbar_wait(g, lmb, take_parity(g, lph, slot, 0));
+    LLVMBuildBr(g->B, jbb);
+  }
+  LLVMPositionBuilderAtEnd(g->B, cbb);
+  {
+    cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
+    cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+    cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
+    thread0_arrive(g, full, is0);
+    LLVMBuildBr(g->B, jbb);
+  }
+  LLVMPositionBuilderAtEnd(g->B, jbb);
+  LLVMValueRef src = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, tb->stage_bytes), tb->offset), "");
+  LLVMValueRef dst = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, tb->rows * tb->cols), tb->tr_off), "");
+  /* TILEC_WS_TRANSPOSE=plain: the consumers' lane mapping (bank conflicts), for measuring */
+  const char *mode = tl_code_env("TILEC_WS_TRANSPOSE");
+  cg_transpose_kn8_into(g, tb, src, dst, warp, 4, !(mode && !strcmp(mode, "plain")));
+  /* st.shared writes through the generic proxy, wgmma reads through the async one */
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
+  thread0_arrive(g, full, is0);
+  LLVMBuildStore(g->B, cg_slot_next(g, slot, S), wr);
+  counted_loop_end(g, &L);
+}
+
 /* Consumers, a cluster's tile past the grid (emit_cluster.c): the body's
  * scalars before the loop (its bounds), then each k-step's slot waited for
  * and released at once, so the peer's copies into this CTA complete and its
@@ -711,11 +856,24 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     }
     if (acc < 96) move_regs = false;
   }
+  /* a producer that transposes (ws_tr) computes more than addresses:
+   * TILEC_WS_PRODUCER_REGS=N (measuring) gives it N registers and the
+   * consumers what is left (128 N + 256 C <= 65536) */
+  int preg = WS_PRODUCER_REGS, creg = WS_CONSUMER_REGS;
+  const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
+  if (tr_stream(g, R) && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
+    preg = atoi(pr) / 8 * 8;
+    creg = (65536 - (g->threads - ncons) * preg) / ncons / 8 * 8;
+    if (creg > WS_CONSUMER_REGS) creg = WS_CONSUMER_REGS;
+  }
   char txt[64];
-  snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", WS_PRODUCER_REGS);
+  snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", preg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   LLVMValueRef ptid = LLVMBuildSub(g->B, tid, cg_i32(g, ncons), "");
+  cg_stream *trb = tr_stream(g, R);
   LLVMValueRef run = LLVMBuildOr(g->B, LLVMBuildNot(g->B, R->tma_ok, ""), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), "");
+  if (trb) run = LLVMConstInt(g->i1, 1, 0); /* (all 128 transpose) */
+  LLVMValueRef lph = trb ? prologue_i32(g, "prod.loaded.phase") : NULL;
   LLVMBuildCondBr(g->B, run, rb, eb);
   LLVMPositionBuilderAtEnd(g->B, eb);
   LLVMBuildRetVoid(g->B);
@@ -726,7 +884,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
     if (!(o->flags & TL_OPF_DEAD) && o->nres == 1 && producer_computes(f, o->res[0], 0)) cg_emit_op(g, f->body.ops.data[i]);
   }
-  producer_loop(g, R, wr, ph, ptid);
+  if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
+  else producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
   /* tail: every slot released (no copy into this CTA's memory outlives it) */
   /* (in a cluster these are also the peer's last remote arrivals: this CTA outlives them, emit_cluster.c) */
@@ -739,7 +898,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
 
   /* consumers: the body, with the ring's consumer side (emit_ring.c hooks) */
   LLVMPositionBuilderAtEnd(g->B, cb);
-  snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", WS_CONSUMER_REGS);
+  snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", creg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   g->bar_threads = ncons;
   if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn */

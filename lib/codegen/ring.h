@@ -39,6 +39,14 @@ typedef struct cg_stream {
    * iteration, else two, written in turns (trv) */
   bool wg_tr;
   int tr_off, tr_nbuf;
+  /* ws_tr (warp-specialized, emit_ws.c producer_loop_tr): the producer
+   * warpgroup transposes instead; the [K][N] slots are its staging (TMA'd
+   * up to ring stages - 1 k-steps ahead, each on its own "loaded" mbarrier
+   * at trm_off + 8 slot) and tr_nbuf = stages K-major buffers, buffer s
+   * belonging to ring slot s (filled before slot s's full mbarrier, whose
+   * count is then 2: A's expect_tx and the transpose's arrive) */
+  bool ws_tr;
+  int trm_off;
   LLVMValueRef trv;       /* tr_nbuf 2: alloca of the buffer this k-step writes (0, 1, 0, ...) */
   /* TMA (the ring's tma): tensor map `tma` (index among the hidden
    * parameters), `tma_boxes` boxes of tma_inner x rows per stage, box b
@@ -256,6 +264,15 @@ LLVMValueRef cg_mbar_addr(cg *g, cg_ring *R, LLVMValueRef slot);
 void cg_tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValueRef slot);
 /* arrive.expect_tx on slot's full mbarrier and the boxes of every stream (one thread). */
 void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot);
+/* One stream's boxes of k-step ivs into its slot `slot`, completing on mbarrier mb (no arrive). */
+void cg_tma_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef mb);
+/* The TMA bytes of one stream's stage. */
+int cg_tma_stream_bytes(const cg_stream *s);
+/* ws_tr: the [K][N] staging slot at src (i32 shared address) transposed into the K-major
+ * buffer at dst by `nwarps` warps, this one `warp` (emit_dot.c; no fence, no barrier);
+ * lean: the lane mapping without bank conflicts. */
+void cg_transpose_kn8_into(cg *g, const cg_stream *st, LLVMValueRef src, LLVMValueRef dst, LLVMValueRef warp, int nwarps,
+                           bool lean);
 void cg_tma_wait(cg *g, cg_ring *R, LLVMValueRef slot);
 /* Spin until mbarrier `mb` (i32 shared address) completes the phase of parity `par` (i32). */
 void cg_mbar_wait(cg *g, LLVMValueRef mb, LLVMValueRef par);

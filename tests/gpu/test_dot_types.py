@@ -19,8 +19,9 @@ fail the same check on these data (so the test tells truncation from rounding), 
 of the GPU result to both references is printed.
 
 examples/gemm_fp8.tile cutlass_gemm_fp8_nn (8-bit B kept [K, N] on wgmma: each k-step transposed
-through shared memory), promote (one K-major buffer) and fast 128x128 on 8 warps (two buffers,
-a wgmma group in flight): fp8 inputs are exact in f32, so the reference is the fp64 product;
+through shared memory), promote (the cooperative kernel: the producer warpgroup transposes into one
+K-major buffer per stage; the element copy at K = 511) and fast 128x128 on 8 warps (the TMA ring:
+the consumers transpose into two buffers, a wgmma group in flight): fp8 inputs are exact in f32, so the reference is the fp64 product;
 tolerance ||C - ref|| / ||ref|| <= 1e-2 and max |C - ref| <= 2e-2 max |ref| (bf16 output, the
 tensor core's ~13-bit sums over 128 K (promote) or over all of K (fast)), and the same kernel
 must not be closer to the product with B transposed wrongly (self-test: ref of B^T differs).
