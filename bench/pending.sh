@@ -1,20 +1,13 @@
 #!/bin/sh
-# bench/pending.sh: the GPU call the ninth session owes (its last call ran at 5d15fd8 and was cut at
-# its budget; bench/RESULTS.md "ninth session, the last call"): every GPU test of the merged main at
-# the defaults (gpu_test_examples did not finish in 240 s there: 400 now), the fallback-group fix
-# (78245f4: gpu_test_random seed 60153, gpu_test_alignment's shifted_views.tile), then the row
-# kernels' launch-variant rule and the branches' scripts.  One call, about 8 minutes; table last.
+# bench/pending.sh: the tenth session's last GPU call, on the merged main: every GPU test at the
+# defaults (new since the last full run: the small-M default 64x64x128 unsplit and the split forms
+# under TILEC_SMALL_M_FORMS in test_small_m.py, fp8 NN on the producer's transpose, rows6's variant
+# form and rand compare, the fallback-group fix a123e60), then the small-M default against the split
+# table, then the row kernels, then the branches' own items (bench/pending_*.sh).  Table last.
 #
-#   here:   OLD_LIB_XZ=lib.xz tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests;
-#                                            OLD_LIB_XZ: the stripped library of 7802415, xz'd)
-#   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=600
-#
-#  1. every GPU test of tests/gpu (run.sh's set, without the sanitizers) at the defaults, in
-#     parallel; gpu_test_random on the seed that failed at 7802415 (60153) and on a new range;
-#     with OLD_LIB_XZ, gpu_test_alignment and the seed on an earlier library (they should fail there);
-#  2. the row kernels' launch variants under the final rule (branch rows5: bench/rows5_check.sh's
-#     bench part), on and off;
-#  3. the branches' own items (bench/pending_*.sh that exist), each given what time is left.
+#   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
+#   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
+#   (PENDING_ITEMS="bench/pending_x.sh ...": the branches' scripts to run after, in the time left)
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
@@ -30,20 +23,14 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 echo "== 1. GPU tests at the defaults"
 for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random) continue;; esac
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout 400 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout 360 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 (TILEC_CACHE_DIR=/tmp/c-w4 timeout 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > /tmp/test_w4a16.log 2>&1; echo "exit $?" >> /tmp/test_w4a16.log) &
-(TILEC_CACHE_DIR=/tmp/c-rows timeout 240 sh tests/gpu/rows.sh $B > /tmp/rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows_sh.log) &
+(TILEC_CACHE_DIR=/tmp/c-rows timeout 300 sh tests/gpu/rows.sh $B > /tmp/rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows_sh.log) &
 (cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > /tmp/pytest_gpu.log 2>&1; echo "exit $?" >> /tmp/pytest_gpu.log) &
 (TILEC_CACHE_DIR=/tmp/c-rr timeout 200 $B/tests/gpu_test_random --seeds 61000:61299 > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
 (for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > /tmp/random_60153.log 2>&1; echo "exit 0" >> /tmp/random_60153.log) &
-[ -f "$OLD/libtilec.so.0.1.xz" ] && python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.open(sys.argv[1]).read())" "$OLD/libtilec.so.0.1.xz" /tmp/old_lib.so.0.1 && OLD=/tmp/oldlib && mkdir -p $OLD && mv /tmp/old_lib.so.0.1 $OLD/libtilec.so.0.1
-if [ -f "$OLD/libtilec.so.0.1" ]; then
-  ln -sf libtilec.so.0.1 "$OLD/libtilec.so"
-  (LD_LIBRARY_PATH=$OLD TILEC_LIBRARY=$OLD/libtilec.so TILEC_CACHE_DIR=/tmp/c-old timeout 200 $B/tests/gpu_test_alignment > /tmp/old_alignment.log 2>&1; echo "exit $? (expected 1: the fix is not in it)" >> /tmp/old_alignment.log
-   for i in 1 2 3; do LD_LIBRARY_PATH=$OLD TILEC_LIBRARY=$OLD/libtilec.so TILEC_CACHE_DIR=/tmp/c-old153 timeout 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done >> /tmp/old_alignment.log 2>&1) &
-fi
 wait
 echo "[tests: $(el) s]"
 cat /tmp/*.log > $L/tests.log
@@ -52,19 +39,27 @@ for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.lo
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt
-echo "== 2. the row kernels' launch variants, the final rule (branch rows5) [$(el) s]"
-BENCH_LAUNCH_NOTES=1 FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute \
-FUSED_TAGS="LAUNCH_VARIANTS" timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
-grep "launch variant" $L/fused.log | sort -u | cut -c1-160 > $L/rows5_table.txt
-grep -A30 "^## fused kernels" $L/fused.log | head -22 >> $L/rows5_table.txt
-cat $L/rows5_table.txt
+echo "== 2. the small-M default against the ninth session's split table [$(el) s]"
+SPLIT="TILEC_SMALL_M_FORMS=16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
+TILEC_CACHE_DIR=/tmp/c-smp timeout 90 python3 bench/smallm_probe.py --sizes 32x4096x4096,64x4096x4096,100x4096x4096,128x4096x4096,64x4096x14336,128x4096x14336,200x4096x4096 \
+  --rounds 2 --forms "default=|split table=$SPLIT|64x32x128=TILEC_SMALL_M_FORMS=256=64x32x128/cutlass/8" > $L/smallm.log 2>&1
+grep -E "^\||FAIL" $L/smallm.log > $L/smallm_table.txt; cat $L/smallm_table.txt
+echo "== 2b. the row kernels at the defaults [$(el) s]"
+FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy \
+timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
+grep -A30 "^## fused kernels" $L/fused.log | head -24 > $L/rows_table.txt
+cat $L/rows_table.txt
+echo "== 2c. fp8 (NN on the producer's transpose) [$(el) s]"
+timeout 60 python3 bench/bench.py --lib $B/libtilec.so --only fp8 --quick > $L/fp8.log 2>&1
+grep -E "^\| fp8" $L/fp8.log > $L/fp8_table.txt; cat $L/fp8_table.txt
 echo "== 3. the branches' items [$(el) s]"
-for p in bench/pending_*.sh; do [ -f "$p" ] || continue
-  left=$(( 560 - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
+for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
+  left=$(( ${PENDING_BUDGET:-440} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
   n=$(basename $p .sh); mkdir -p $L/$n
   echo "-- $p ($left s left)"
-  CTIME_RUNS=5 CTIME_PACK=0 OUT=$L/$n timeout $left sh $p "$(dirname "$B")" > $L/$n.log 2>&1; echo "$p exit $?"
+  OUT=$L/$n timeout $left sh $p "$(dirname "$B")" > $L/$n.log 2>&1; echo "$p exit $?"
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
 cat $L/table.txt
+cat $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt 2>/dev/null | cut -c1-160
