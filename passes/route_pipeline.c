@@ -407,10 +407,15 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
        * D128: 2 stages 272 TFLOP/s, 3 stages 215).  An SM has the budget +
        * 1 KiB, and each program also takes 1 KiB reserved by the driver and
        * 16 B of padding per row of its resident operands (swpipe). */
-      if (ml.kind == LOOP_ATTENTION && !attn_wg) {
+      /* TILEC_ATTN_TWO=1 (wgmma attention too): two programs of two warpgroups an SM when
+       * 2 stages of each fit (D128 BN64: 2 x 98 KB), codegen asking ptxas for 128 registers
+       * (.minnctapersm 2, dot_plan.c plan_two_programs): one program's softmax then runs under
+       * the other's wgmma, as at D64 (docs/pipelines.md "Two attention programs an SM") */
+      bool two_wg = attn_wg && tl_code_env_on("TILEC_ATTN_TWO");
+      if (ml.kind == LOOP_ATTENTION && (!attn_wg || two_wg)) {
         int64_t half = (tl_arch_smem_budget(o->arch) + 1024) / 2 - 1024;
         int64_t two = (half - resident - 16 * resident_rows) / per_stage;
-        if (two < fit) fit = two < 2 ? 2 : two;
+        if (two < fit && !(two_wg && two < 2)) fit = two < 2 ? 2 : two;
       }
       if (fit < want) want = fit < 1 ? 1 : (int)fit;
     }
