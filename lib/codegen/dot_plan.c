@@ -269,13 +269,8 @@ static void plan_two_programs(cg *g, int persist) {
   bool staged = false;
   for (int k = 0; k < p->nwg; k++) staged = staged || p->wg_staged_b[k];
   int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
-  /* TILEC_ATTN_TWO=1: attention's two wgmma dots (the value dot's A from registers), when route_pipeline
-   * cut the ring to two programs' share */
-  bool attn = false;
-  for (int k = 0; k < p->nwg; k++) attn = attn || p->vkind[tl_op_at(g->f, p->wg_dots[k])->opnd[0]] == SRC_STAGED; /* P: registers at emit */
-  attn = attn && p->nwg == 2;
-  attn = attn && tl_code_env_on("TILEC_ATTN_TWO");
-  p->two_programs = (staged || attn) && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
+  /* or route_pipeline cut wgmma attention's ring to two programs' share (TILEC_ATTN_TWO) */
+  p->two_programs = (staged || g->f->two_programs) && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
 }
 
 /* Index of dot D in p->wg_dots, or -1. */

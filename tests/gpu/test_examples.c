@@ -97,8 +97,8 @@ static const struct {
                      /* the value dot a step late (emit_overlap.c) */
                      {"TILEC_ATTN_OVERLAP", "3", false},
                      {"TILEC_ATTN_OVERLAP", "4", true},
-                     /* two programs an SM (BN 64 at D 128, 2 stages, .minnctapersm 2) */
-                     {"TILEC_ATTN_TWO", "1", true}};
+                     /* one program an SM (the default is two at D 128: route_pipeline) */
+                     {"TILEC_ATTN_TWO", "0", false}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -283,7 +283,6 @@ static void run_attn_ws(const char *dir, const char *name) {
     /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch contains WORD ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
     if (only && *only && !strstr(env ? env : "default", only)) continue;
-    bool two = env && !strcmp(env, "TILEC_ATTN_TWO");
     if (env) setenv(env, val, 1);
     for (int c = 0; c < 4; c++) {
       int D = c & 1 ? 128 : 64, causal = c >> 1;
@@ -294,7 +293,6 @@ static void run_attn_ws(const char *dir, const char *name) {
       tilec_status st = tilec_options_create(&o);
       if (st == TILEC_OK) st = tilec_options_define(o, "D", D);
       if (st == TILEC_OK) st = tilec_options_define(o, "CAUSAL", causal);
-      if (st == TILEC_OK && two && !rope && D == 128) st = tilec_options_define(o, "BN", 64);
       if (st == TILEC_OK) st = tilec_program_create_from_file(&p, path, o);
       if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_IR);
       tilec_options_destroy(o);
