@@ -527,7 +527,7 @@ def attn():
                 if nm not in refs:
                     with sdpa_kernel(be):
                         refs[nm] = fl / bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal)) / 1e9
-            if "Triton" not in refs and S % 128 == 0:
+            if "Triton" not in refs and S % 128 == 0 and not os.environ.get("BENCH_ATTN_NO_TRITON"):
                 # a plain FA2-form Triton kernel (triton_attn below) at the tile the anchors found best
                 # on the H200 (../shared/anchors: BM 128, BN 128 for D128 full, else 64; 4 warps for
                 # D64 causal, else 8; 3 stages)

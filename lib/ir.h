@@ -177,6 +177,9 @@ typedef struct tl_func {
    * warps then counts the consumer warps) and persistent CTAs over tiles */
   int ws;
   bool persist;
+  /* chosen by route_pipeline: wgmma attention whose ring was cut to two programs' share
+   * (TILEC_ATTN_TWO); codegen asks for two programs an SM (.minnctapersm 2) */
+  bool two_programs;
   /* clusters (tl_cluster): cluster_opt is the option "cluster" (set before the
    * passes; TL_CLUSTER_UNSET: TILEC_CLUSTER or the default), cluster what
    * route_pipeline asks codegen for (TL_CLUSTER_2X1 / 1X2, else 1X1) */

@@ -391,6 +391,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   /* stages: a ring deep enough to hide load latency, cut to what fits in
    * shared memory (1 = no prefetch) */
   bool stages_set = f->stages != 0;
+  f->two_programs = false;
   /* attention on cutlass for sm_90a (8 warps, wgmma, below): one program of
    * two warpgroups an SM (its registers), so the ring takes what fits; the
    * score dot's wait also covers the value dot's group, which needs 3 stages */
@@ -407,10 +408,24 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
        * D128: 2 stages 272 TFLOP/s, 3 stages 215).  An SM has the budget +
        * 1 KiB, and each program also takes 1 KiB reserved by the driver and
        * 16 B of padding per row of its resident operands (swpipe). */
-      if (ml.kind == LOOP_ATTENTION && !attn_wg) {
+      /* wgmma attention too (TILEC_ATTN_TWO, default on; =0 off): two programs of two
+       * warpgroups an SM when 2 stages of each fit (D128 BN64: 2 x 98 KB) and one program's
+       * deepest ring would not leave room for a second; codegen then asks ptxas for 128
+       * registers (.minnctapersm 2, dot_plan.c plan_two_programs), and one program's softmax
+       * runs under the other's wgmma, as at D64 (H200: D128 BN64 1.00-1.20x the one-program
+       * BN128 kernel; docs/pipelines.md "Two attention programs an SM").  Not with the
+       * warp-specialized forms (384 threads) or the late value dot (3 stages at least). */
+      const char *aws = tl_code_env("TILEC_ATTN_WS"), *aov = tl_code_env("TILEC_ATTN_OVERLAP");
+      bool two_wg = attn_wg && !tl_code_env_off("TILEC_ATTN_TWO") && (!aws || !strcmp(aws, "off")) &&
+                    (!aov || aov[0] == '0');
+      if (ml.kind == LOOP_ATTENTION && (!attn_wg || two_wg)) {
         int64_t half = (tl_arch_smem_budget(o->arch) + 1024) / 2 - 1024;
         int64_t two = (half - resident - 16 * resident_rows) / per_stage;
-        if (two < fit) fit = two < 2 ? 2 : two;
+        if (!attn_wg && two < fit) fit = two < 2 ? 2 : two;
+        if (attn_wg && two >= 2 && two < fit && two < want) { /* (the cut changes the ring) */
+          fit = two;
+          f->two_programs = true;
+        }
       }
       if (fit < want) want = fit < 1 ? 1 : (int)fit;
     }
@@ -583,6 +598,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     else if (per_stage > 0 && pipe != TL_PIPE_SIMPLE) tl_sbuf_printf(b, " (%lld bytes a stage)", (long long)per_stage);
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
     if (attn8) tl_sbuf_puts(b, " (attention on cutlass for sm_90a: wgmma, 2 warpgroups of 64 rows)");
+    if (f->two_programs) tl_sbuf_puts(b, "; two programs an SM (the ring cut to their share, .minnctapersm 2; TILEC_ATTN_TWO=0: one)");
     if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s", ws_why, persist_why);
     if (cluster_why) tl_sbuf_printf(b, "; cluster=%s", cluster_why);
     tl_sbuf_puts(b, "\n");

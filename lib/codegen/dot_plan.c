@@ -269,7 +269,8 @@ static void plan_two_programs(cg *g, int persist) {
   bool staged = false;
   for (int k = 0; k < p->nwg; k++) staged = staged || p->wg_staged_b[k];
   int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
-  p->two_programs = staged && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
+  /* or route_pipeline cut wgmma attention's ring to two programs' share (TILEC_ATTN_TWO) */
+  p->two_programs = (staged || g->f->two_programs) && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
 }
 
 /* Index of dot D in p->wg_dots, or -1. */

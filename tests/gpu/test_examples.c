@@ -96,7 +96,9 @@ static const struct {
                      {"TILEC_ATTN_WS", "pingpong", true},
                      /* the value dot a step late (emit_overlap.c) */
                      {"TILEC_ATTN_OVERLAP", "3", false},
-                     {"TILEC_ATTN_OVERLAP", "4", true}};
+                     {"TILEC_ATTN_OVERLAP", "4", true},
+                     /* one program an SM (the default is two at D 128: route_pipeline) */
+                     {"TILEC_ATTN_TWO", "0", false}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -278,6 +280,9 @@ static void run_attn_ws(const char *dir, const char *name) {
     const char *env = rope ? rope_variants[v].env : attn_variants[v].env;
     const char *val = rope ? rope_variants[v].value : attn_variants[v].value;
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
+    /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch contains WORD ("default": none) */
+    const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
+    if (only && *only && !strstr(env ? env : "default", only)) continue;
     if (env) setenv(env, val, 1);
     for (int c = 0; c < 4; c++) {
       int D = c & 1 ? 128 : 64, causal = c >> 1;
