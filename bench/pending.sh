@@ -39,6 +39,12 @@ for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.lo
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt
+echo "== 1b. compute-sanitizer on attention's new D128 default (two programs an SM) [$(el) s]"
+for c in "racecheck 0" "racecheck 1" "memcheck 1"; do set -- $c
+  TILEC_CACHE_DIR=/tmp/c-san timeout 90 compute-sanitizer --tool $1 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
+    -D D=128 -D CAUSAL=$2 --size Z=1 --size H=2 --size S=300 --scalar scale=0.088 --device > $L/san_$1_$2.log 2>&1
+  echo "$1 causal $2: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/san_$1_$2.log | tr '\n' ' ' | cut -c1-200)"
+done | tee $L/san_table.txt
 echo "== 2. the small-M default against the ninth session's split table [$(el) s]"
 SPLIT="TILEC_SMALL_M_FORMS=16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
 TILEC_CACHE_DIR=/tmp/c-smp timeout 90 python3 bench/smallm_probe.py --sizes 32x4096x4096,64x4096x4096,100x4096x4096,128x4096x4096,64x4096x14336,128x4096x14336,200x4096x4096 \
@@ -62,4 +68,4 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
 done
 echo "[all: $(el) s]"
 cat $L/table.txt
-cat $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt 2>/dev/null | cut -c1-160
+cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt 2>/dev/null | cut -c1-160
