@@ -857,8 +857,15 @@ def fused():
         if not want("softmax"): break
         Rs = R if Cs == 4096 else 2048
         xs = torch.randn(Rs, Cs, device="cuda", dtype=torch.float32); ys = torch.empty_like(xs)
+        # long rows: the whole row in one program's registers (the default, one program an SM) against
+        # two passes over column chunks (bench/variants/softmax_online.tile: the second read from L2)
+        long_rows = [("warps=8", {"warps": 8}),
+                     ("online, 2 passes, BC=4096", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 4096}}),
+                     ("online, 2 passes, BC=8192", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 8192}}),
+                     ("online, 2 passes, BC=2048", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 2048}})] \
+            if Cs > 4096 else []
         case(f"softmax f32 {Rs}x{Cs}", "softmax.tile", "softmax", {"BC": Cs}, (xs, ys), (ys,),
-             lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4)
+             lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4, long_rows)
         del xs, ys
     if want("swiglu"):
         Rw, Cw = 8192, 14336
