@@ -1,5 +1,7 @@
 #!/bin/sh
-# bench/pending.sh: the tenth session's last GPU call, on the merged main: every GPU test at the
+# bench/pending.sh: the GPU call that checks a merged main (the tenth session's last, and the next
+# session's first: it adds test_small_m under the proposed table for M = 129..256; if it passes, make
+# that table passes/small_m.c's default_forms): every GPU test at the
 # defaults (new since the last full run: the small-M default 64x64x128 unsplit and the split forms
 # under TILEC_SMALL_M_FORMS in test_small_m.py, fp8 NN on the producer's transpose, rows6's variant
 # form and rand compare, the fallback-group fix a123e60), then the small-M default against the split
@@ -26,6 +28,9 @@ for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random) c
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 360 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+# the proposed small-M table (64x128x128/4 at M = 129..256: +3-4 % measured, bench/RESULTS.md tenth session)
+(TILEC_SMALL_M_FORMS="16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x128/cutlass/4" TILEC_CACHE_DIR=/tmp/c-smprop \
+  timeout 220 python3 tests/gpu/test_small_m.py --lib $B/libtilec.so > /tmp/test_small_m_proposed.log 2>&1; echo "exit $?" >> /tmp/test_small_m_proposed.log) &
 (TILEC_CACHE_DIR=/tmp/c-w4 timeout 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > /tmp/test_w4a16.log 2>&1; echo "exit $?" >> /tmp/test_w4a16.log) &
 (TILEC_CACHE_DIR=/tmp/c-rows timeout 300 sh tests/gpu/rows.sh $B > /tmp/rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows_sh.log) &
 (cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > /tmp/pytest_gpu.log 2>&1; echo "exit $?" >> /tmp/pytest_gpu.log) &

@@ -49,6 +49,8 @@ def main():
                               ("linear_gelu", "gemm_bias_gelu.tile", "cutlass_linear_bias_gelu")):
         for mode in ("on", "off", "split"):
             opts = {"disable_pass": "small_m"} if mode == "off" else {}
+            # (the caller's TILEC_SMALL_M_FORMS, if any, is the "on" table: a proposed default is checked so)
+            outer = os.environ.get("TILEC_SMALL_M_FORMS")
             if mode == "split":
                 os.environ["TILEC_SMALL_M_FORMS"] = SPLIT_FORMS
             try:
@@ -56,7 +58,10 @@ def main():
                 k = prog[kname]
                 k.load()
             finally:
-                os.environ.pop("TILEC_SMALL_M_FORMS", None)
+                if outer is None:
+                    os.environ.pop("TILEC_SMALL_M_FORMS", None)
+                else:
+                    os.environ["TILEC_SMALL_M_FORMS"] = outer
             if name == "gemm":  # (the PTX and ptxas -v of a copy: a second or two each)
                 line = [l for l in prog.explain().splitlines() if l.startswith("small_m:")]
                 has = bool(line) and "a launch picks its form by M" in line[0]
