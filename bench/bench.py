@@ -313,7 +313,7 @@ def gemm_fp8():
                for fast in (False, True)}
         fl = 2 * N ** 3
         for name, k, bb, fast in (("fp8 TN promote", ktn, bt, False), ("fp8 TN fast", ktn_fast, bt, True),
-                                  ("fp8 NN promote", knn, b.contiguous(), False)) + \
+                                  ("fp8 NN promote, gemm_fp8_tensor (multistage: not the cutlass route)", knn, b.contiguous(), False)) + \
                                  tuple((nm, kv, bt, False) for nm, kv in variants) + \
                                  tuple((nm, kv, bt, True) for nm, kv in env_fast):
             c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
