@@ -25,6 +25,7 @@ for sz in "1500 4096" "700 4000" "301 1001" "1 1"; do set -- $sz
   one rmsnorm.tile rmsnorm --size R=$1 --size C=$2 --scalar eps=1e-5
   one rmsnorm.tile rmsnorm_rows --size R=$(($1 + 1)) --size C=$2 --scalar eps=1e-5
   one add_rmsnorm.tile add_rmsnorm --size R=$1 --size C=$2 --scalar eps=1e-5
+  one add_rmsnorm_fp8.tile add_rmsnorm_fp8 --size R=$1 --size C=$2 --scalar eps=1e-5
   one embedding_rmsnorm.tile embedding_rmsnorm --size T=$1 --size V=3001 --size D=$2 --scalar eps=1e-5
 done
 for sz in "1500 2048" "701 2000" "301 1001"; do set -- $sz

@@ -1460,9 +1460,61 @@ static void example_fp8_layer(void) {
 }
 
 /* ---- the tests: straight from the front-end, and after the default pipeline ---- */
+/* ---- add_rmsnorm_fp8.tile: the norm quantized to e4m3 with a scale per row ---------- */
+static void run_add_rmsnorm_fp8(compiled *c, int64_t R, int64_t C, uint64_t seed) {
+  int64_t s2[2] = {R, C};
+  tl_arg a[7] = {targ(TL_BF16, 2, s2), targ(TL_BF16, 2, s2), targ(TL_BF16, 1, &C), targ(TL_BF16, 2, s2),
+                 targ(TL_F8E4M3, 2, s2), targ(TL_F32, 1, &R), sarg_f(1e-6)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -3, 3);
+  tfill_random(&a[1], &g, -3, 3);
+  tfill_random(&a[2], &g, 0.5, 1.5);
+  for (int i = 3; i < 6; i++) tpoison(&a[i]);
+  interpret(kernel(c, "add_rmsnorm_fp8"), a, 7);
+  double *qref = dalloc(R * C);
+  char what[64];
+  for (int64_t r = 0; r < R; r++) {
+    /* the norm of the rounded sum S (checked against X + Res first), in double */
+    double ss = 0, amax = 0;
+    for (int64_t j = 0; j < C; j++) {
+      double x = tget_f(&a[0], r * C + j) + tget_f(&a[1], r * C + j), sv = tget_f(&a[3], r * C + j);
+      cr_assert(fabs(sv - x) <= BF16_RTOL * fabs(x) + 0x1p-24, "add_rmsnorm_fp8 S[%lld, %lld] %g, want %g",
+                (long long)r, (long long)j, sv, x);
+      ss += sv * sv;
+    }
+    double inv = 1 / sqrt(ss / (double)C + (double)1e-6f);
+    for (int64_t j = 0; j < C; j++) {
+      qref[r * C + j] = tget_f(&a[3], r * C + j) * inv * tget_f(&a[2], j);
+      amax = fmax(amax, fabs(qref[r * C + j]));
+    }
+    double want = fmax(amax, 1e-12) / 448, got = tget_f(&a[5], r);
+    /* (f32 math over C terms and the rsqrt: a few ulps, C * 2^-24 relative at most) */
+    cr_assert(fabs(got - want) <= (8 + (double)C) * 0x1p-24 * want, "add_rmsnorm_fp8 QS[%lld] %g, want %g",
+              (long long)r, got, want);
+    for (int64_t j = 0; j < C; j++) qref[r * C + j] /= got;
+  }
+  snprintf(what, sizeof what, "add_rmsnorm_fp8 Q R=%lld C=%lld", (long long)R, (long long)C);
+  check_e4m3(what, &a[4], qref);
+  /* the row's largest |y| lands at 448 exactly (the scale is its own amax / 448) */
+  for (int64_t r = 0; r < R; r++) {
+    double qmax = 0;
+    for (int64_t j = 0; j < C; j++) qmax = fmax(qmax, fabs(tget_f(&a[4], r * C + j)));
+    cr_assert(qmax == 448, "add_rmsnorm_fp8: row %lld's largest |q| is %g, want 448", (long long)r, qmax);
+  }
+  free(qref);
+  for (int i = 0; i < 6; i++) free(a[i].data);
+}
+
+static void example_add_rmsnorm_fp8(void) {
+  compiled *c = compile_example("add_rmsnorm_fp8.tile", NULL, 0);
+  const int64_t cs[] = {1, 255, 257, 4093};
+  for (int i = 0; i < 4; i++) run_add_rmsnorm_fp8(c, i % 2 ? 3 : 1, cs[i], 4700 + i);
+  compiled_free(c);
+}
+
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer)
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
