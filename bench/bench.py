@@ -853,6 +853,23 @@ def fused():
              lambda: (lambda sf: sf * torch.rsqrt((sf * sf).mean(1, keepdim=True) + 1e-6) * w.float())((x.float() + res.float()).bfloat16().float()),
              t_add_rms, 4 * x.numel() * 2, [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
         del x, res, sm, y
+    if want("add_rmsnorm_fp8"):  # examples/add_rmsnorm_fp8.tile: + e4m3 with a scale per row
+        x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
+        w = torch.randn(C, device="cuda", dtype=bf); sm = torch.empty_like(x)
+        q = torch.empty(R, C, device="cuda", dtype=torch.float8_e4m3fn); qs = torch.empty(R, device="cuda")
+        def t_add_rms_fp8():
+            s_ = x + res
+            y_ = F.rms_norm(s_.float(), (C,), w.float(), 1e-6)
+            sc = y_.abs().amax(1, keepdim=True).clamp_min(1e-12) / 448
+            return s_, (y_ / sc).to(torch.float8_e4m3fn), sc
+        def ref_q():  # the kernel's own scales (checked by errf's second term): q within e4m3's rounding
+            sf = (x.float() + res.float()).bfloat16().float()
+            y_ = sf * torch.rsqrt((sf * sf).mean(1, keepdim=True) + 1e-6) * w.float()
+            return y_ / (y_.abs().amax(1, keepdim=True).clamp_min(1e-12) / 448)
+        case(f"add_rmsnorm_fp8 {R}x{C}", "add_rmsnorm_fp8.tile", "add_rmsnorm_fp8", {"BC": C}, (x, res, w, sm, q, qs, 1e-6),
+             (q, sm, qs), ref_q, t_add_rms_fp8, (2 + 2 + 2 + 1) * x.numel() + 4 * R,
+             [("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
+        del x, res, sm, q, qs
     for Cs in (4096, 32768):
         if not want("softmax"): break
         Rs = R if Cs == 4096 else 2048
