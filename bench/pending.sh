@@ -56,7 +56,7 @@ TILEC_CACHE_DIR=/tmp/c-smp timeout 90 python3 bench/smallm_probe.py --sizes 32x4
   --rounds 2 --forms "default=|split table=$SPLIT|64x32x128=TILEC_SMALL_M_FORMS=256=64x32x128/cutlass/8" > $L/smallm.log 2>&1
 grep -E "^\||FAIL" $L/smallm.log > $L/smallm_table.txt; cat $L/smallm_table.txt
 echo "== 2b. the row kernels at the defaults [$(el) s]"
-FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy \
+FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy \
 timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
 grep -A30 "^## fused kernels" $L/fused.log | head -24 > $L/rows_table.txt
 cat $L/rows_table.txt
