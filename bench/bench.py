@@ -19,6 +19,9 @@
 import argparse, ctypes as C, json, math, os, re, sys, time
 from statistics import median
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (also when exec'd by bench/*_probe.py)
+from fp8_ref import blockscale_ref  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--rope-d", default="", help="attnrope: only these D (comma-separated), e.g. 64")
@@ -401,13 +404,7 @@ def gemm_fp8x():
         KB = N // 128
         sa = torch.rand(N, KB, device="cuda") + 0.5
         sw = torch.rand(N // 128, KB, device="cuda") + 0.5
-        # reference: sum over k-blocks of the block product times its scales, in f32 without TF32
-        # (fp8 products are exact in f32; 128-term sums are far below the bf16 output's rounding)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float32)
-        for kb in range(KB):
-            blk = a[:, kb * 128:(kb + 1) * 128].float() @ bt[:, kb * 128:(kb + 1) * 128].float().t()
-            refbs += blk * sa[:, kb][:, None] * sw[:, kb].repeat_interleave(128)[None, :]
+        refbs = blockscale_ref(a, bt, sa, sw)
         c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         f = kbs.bind(a, bt, sa, sw, c)
         f(); torch.cuda.synchronize()

@@ -87,11 +87,7 @@ for s in a.sizes.split(","):
         KB = N // 128
         SA = torch.rand(N, KB, device="cuda") + 0.5
         SW = torch.rand(N // 128, KB, device="cuda") + 0.5
-        torch.backends.cuda.matmul.allow_tf32 = False
-        refbs = torch.zeros(N, N, device="cuda", dtype=torch.float32)
-        for kb in range(KB):
-            blk = A[:, kb * 128:(kb + 1) * 128].float() @ BT[:, kb * 128:(kb + 1) * 128].float().t()
-            refbs += blk * SA[:, kb][:, None] * SW[:, kb].repeat_interleave(128)[None, :]
+        refbs = blockscale_ref(A, BT, SA, SW)
     for n in names:
         if n not in ks: continue
         kn, env, d, o, fast = FORMS[n]
