@@ -699,15 +699,25 @@ static void if_end(cg *g, LLVMBasicBlockRef jb) {
   LLVMPositionBuilderAtEnd(g->B, jb);
 }
 
-/* ws_tr: B's boxes of k-step j (i64) into staging slot st, on its loaded mbarrier. */
-static void issue_staging(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef j, LLVMValueRef st) {
+/* The loop's iv at k-step j (i64: lo + j * step), as the iv's register type. */
+static LLVMValueRef iv_of_step(cg *g, cg_ring *R, LLVMValueRef j) {
   tl_op *lo = tl_op_at(g->f, R->for_op);
   LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
   LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
   LLVMTypeRef ivty = cg_iv_type(g, R->for_op);
   LLVMValueRef iv = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, j, ""), "");
-  if (ivty != g->i64) iv = LLVMBuildTrunc(g->B, iv, ivty, "");
-  LLVMValueRef mb = cg_add_c(g, LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildShl(g->B, st, cg_i32(g, 3), ""), ""), tb->trm_off);
+  return ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
+}
+
+/* ws_tr: the "loaded" mbarrier of staging slot st (i32). */
+static LLVMValueRef loaded_mbar(cg *g, cg_stream *tb, LLVMValueRef st) {
+  return cg_add_c(g, LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildShl(g->B, st, cg_i32(g, 3), ""), ""), tb->trm_off);
+}
+
+/* ws_tr: B's boxes of k-step j (i64) into staging slot st, on its loaded mbarrier. */
+static void issue_staging(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef j, LLVMValueRef st) {
+  LLVMValueRef iv = iv_of_step(g, R, j);
+  LLVMValueRef mb = loaded_mbar(g, tb, st);
   LLVMValueRef xa[2] = {mb, cg_i32(g, cg_tma_stream_bytes(tb))};
   cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
   cg_tma_issue_stream(g, tb, iv, st, mb);
@@ -733,12 +743,7 @@ static void thread0_arrive(cg *g, LLVMValueRef mb, LLVMValueRef is0) {
 static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef lph,
                              LLVMValueRef ptid) {
   cg_plan *p = g->plan;
-  tl_func *f = g->f;
   int S = R->stages, D = S - 1;
-  tl_op *lo = tl_op_at(f, R->for_op);
-  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
-  LLVMTypeRef ivty = cg_iv_type(g, R->for_op);
   LLVMValueRef n = trip_count(g, R);
   LLVMValueRef is0 = LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), "");
   LLVMValueRef warp = LLVMBuildLShr(g->B, ptid, cg_i32(g, 5), "");
@@ -756,8 +761,7 @@ static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, 
   if_end(g, pj);
   counted_loop L = counted_loop_begin(g, n, "prod.tr");
   LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
-  LLVMValueRef iv = LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, L.i, ""), "");
-  LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
+  LLVMValueRef ivs = iv_of_step(g, R, L.i);
   LLVMValueRef full = cg_mbar_addr(g, R, slot);
   LLVMBasicBlockRef tbb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tr.tma");
   LLVMBasicBlockRef cbb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tr.copy");
@@ -776,8 +780,7 @@ static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, 
     for (int i = 0; i < p->nstream; i++)
       if (p->streams[i].for_op == R->for_op && &p->streams[i] != tb) cg_tma_issue_stream(g, &p->streams[i], ivs, slot, full);
     if_end(g, aj);
-    LLVMValueRef lmb = cg_add_c(g, LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), tb->trm_off);
-    cg_mbar_wait(g, lmb, take_parity(g, lph, slot, 0));
+    cg_mbar_wait(g, loaded_mbar(g, tb, slot), take_parity(g, lph, slot, 0));
     LLVMBuildBr(g->B, jbb);
   }
   LLVMPositionBuilderAtEnd(g->B, cbb);
@@ -859,9 +862,10 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   /* a producer that transposes (ws_tr) computes more than addresses:
    * TILEC_WS_PRODUCER_REGS=N (measuring) gives it N registers and the
    * consumers what is left (128 N + 256 C <= 65536) */
+  cg_stream *trb = tr_stream(g, R);
   int preg = WS_PRODUCER_REGS, creg = WS_CONSUMER_REGS;
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
-  if (tr_stream(g, R) && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
+  if (trb && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
     preg = atoi(pr) / 8 * 8;
     creg = (65536 - (g->threads - ncons) * preg) / ncons / 8 * 8;
     if (creg > WS_CONSUMER_REGS) creg = WS_CONSUMER_REGS;
@@ -870,7 +874,6 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", preg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   LLVMValueRef ptid = LLVMBuildSub(g->B, tid, cg_i32(g, ncons), "");
-  cg_stream *trb = tr_stream(g, R);
   LLVMValueRef run = LLVMBuildOr(g->B, LLVMBuildNot(g->B, R->tma_ok, ""), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), "");
   if (trb) run = LLVMConstInt(g->i1, 1, 0); /* (all 128 transpose) */
   LLVMValueRef lph = trb ? prologue_i32(g, "prod.loaded.phase") : NULL;
