@@ -147,6 +147,16 @@ static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBui
  * (`mov` of the parameter's address, cvta.param), the phase bits, and the
  * mbarriers initialized by thread 0 (count 1: its arrive.expect_tx),
  * fenced, then a barrier.  Built in the prologue block (dominates all). */
+/* Thread 0 (tid == 0) initializes n mbarriers at shared offset off, 8 bytes apart, to `count` arrivals. */
+static void init_mbarriers(cg *g, int off, int n, LLVMValueRef tid, int count) {
+  char txt[128];
+  snprintf(txt, sizeof txt, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], %d; }", count);
+  for (int st = 0; st < n; st++) {
+    LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, off + 8 * st), ""), tid};
+    cg_asm_void(g, txt, "r,r,~{memory}", args, 2);
+  }
+}
+
 void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -193,19 +203,9 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     cg_stream *s = &p->streams[i];
     if (s->for_op != R->for_op || !s->ws_tr || !R->ws) continue;
     full_count = 2;
-    for (int st = 0; st < R->stages; st++) {
-      LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, s->trm_off + 8 * st), ""), tid};
-      cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }",
-                  "r,r,~{memory}", args, 2);
-    }
+    init_mbarriers(g, s->trm_off, R->stages, tid, 1);
   }
-  char init_txt[128];
-  snprintf(init_txt, sizeof init_txt, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], %d; }",
-           full_count);
-  for (int st = 0; st < R->stages; st++) {
-    LLVMValueRef args[2] = {LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, R->mbar_off + 8 * st), ""), tid};
-    cg_asm_void(g, init_txt, "r,r,~{memory}", args, 2);
-  }
+  init_mbarriers(g, R->mbar_off, R->stages, tid, full_count);
   /* warp-specialized: the empty mbarriers, one arrival per consumer warp
    * (of both CTAs of a cluster: emit_cluster.c) */
   for (int st = 0; R->ws && st < R->stages; st++) {
