@@ -13,7 +13,6 @@
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
-OLD=$(dirname "$B")/old
 R=$(pwd); L=${OUT:-/tmp}; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1 TILEC_EXAMPLES=$R/examples TILEC_CLI=$B/tilec
@@ -40,7 +39,7 @@ wait
 echo "[tests: $(el) s]"
 cat /tmp/*.log > $L/tests.log
 grep -hE '^FAIL' /tmp/*.log | head -20
-for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/random_60153.log /tmp/old_alignment.log; do
+for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/random_60153.log; do
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt

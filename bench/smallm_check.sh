@@ -19,7 +19,7 @@ smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latenc
 smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_membar.ratio,\
 smsp__average_warp_latency_issue_stalled_sleeping.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,\
 smsp__cycles_active.avg,sm__cycles_elapsed.avg
-[ -n "$NCU" ] && timeout 120 $NCU --metrics "$M" --csv --page raw python3 bench/smallm_probe.py --once --sizes 64x4096x4096 \
+[ -n "$NCU" ] && timeout 120 $NCU --metrics "$M" --kernel-name regex:'cutlass|nvjet|xmma|gemm' --csv --page raw python3 bench/smallm_probe.py --once --sizes 64x4096x4096 \
   --forms "default=|u8=${F}64x64x64/cutlass/8|s8=${F}64x64x64/cutlass/8/split|coop8=${F}64x64x64/cutlass/8/split;TILEC_WS=coop|k128=${F}64x64x128/cutlass/6/split|ms16=${F}16x32x256/multistage/5/split" \
   > $L/smallm_ncu.csv 2> $L/smallm_ncu.err
 echo "ncu exit $?"
@@ -37,7 +37,7 @@ print("| kernel | ns | dram% | L2% | tensor% | grid | regs | stalls (cycles a wa
 print("|---|---|---|---|---|---|---|---|")
 for r in rows[h + 2:]:
     if len(r) < len(hd): continue
-    st = sorted(((float(r[col[n]] or 0), n.split("stalled_")[1].split(".")[0]) for n in stalls), reverse=True)[:4]
+    st = sorted(((float(r[col[n]].replace(",", "") or 0), n.split("stalled_")[1].split(".")[0]) for n in stalls), reverse=True)[:4]
     print("| " + r[col["Kernel Name"]][:40] + " | " + " | ".join(r[col[k]] for k in short) + " | " + ", ".join(f"{n} {v:.1f}" for v, n in st) + " |")
 PY
 cat $L/smallm_ncu.txt | head -30
