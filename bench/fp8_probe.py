@@ -55,7 +55,12 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales; ratio to cuBLAS
     # accurate per-tensor, checked against the f32 sum of the scaled block products): its default
     # (64x128 on 4 warps, 3 stages, the TMA ring) and 128x128 on the cooperative kernel
+    # (eleventh session: the default is 128x128 w8 s5 on the cooperative kernel, the scale loads issued
+    # before each k-step's dot by the loop_loads pass; "noll" without that pass)
     "bs": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False),
+    "bs noll": ("cutlass_gemm_fp8_blockscale", "", {}, {"disable-pass": "loop_loads"}, False),
+    "bs ring": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, W4S3, False),
+    "bs ring noll": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, dict(W4S3, **{"disable-pass": "loop_loads"}), False),
     "bs 128x128 w8 s4": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 4}, False),
     "bs 128x128 w8 s5": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 5}, False),
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
-# bench/pending.sh: the GPU call that checks a merged main (the tenth session's last, and the next
-# session's first: it adds test_small_m under the proposed table for M = 129..256; if it passes, make
-# that table passes/small_m.c's default_forms): every GPU test at the
+# bench/pending.sh: the GPU call that checks a merged main (the eleventh session's first: the tenth's
+# owed call, test_small_m under the proposed table for M = 129..256 (if it passes, make that table
+# passes/small_m.c's default_forms), plus the blockscale example on the cooperative kernel with the
+# loop_loads pass, step 2d): every GPU test at the
 # defaults (new since the last full run: the small-M default 64x64x128 unsplit and the split forms
 # under TILEC_SMALL_M_FORMS in test_small_m.py, fp8 NN on the producer's transpose, rows6's variant
 # form and rand compare, the fallback-group fix a123e60), then the small-M default against the split
@@ -62,6 +63,10 @@ cat $L/rows_table.txt
 echo "== 2c. fp8 (NN on the producer's transpose) [$(el) s]"
 timeout 60 python3 bench/bench.py --lib $B/libtilec.so --only fp8 --quick > $L/fp8.log 2>&1
 grep -E "^\| fp8" $L/fp8.log > $L/fp8_table.txt; cat $L/fp8_table.txt
+echo "== 2d. fp8 blockscale (loop_loads on/off, cooperative vs ring) and NN producer registers [$(el) s]"
+TILEC_CACHE_DIR=/tmp/c-f8p timeout 150 python3 bench/fp8_probe.py --lib $B/libtilec.so --sizes 4096,8192 --rounds 3 \
+  --forms "tn,bs,bs noll,bs ring,bs ring noll,nn,nn p80,nn p120" > $L/fp8probe.log 2>&1
+grep -E "^\||FAIL" $L/fp8probe.log > $L/fp8probe_table.txt; cat $L/fp8probe_table.txt
 echo "== 3. the branches' items [$(el) s]"
 for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   left=$(( ${PENDING_BUDGET:-440} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
@@ -72,4 +77,4 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
 done
 echo "[all: $(el) s]"
 cat $L/table.txt
-cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt 2>/dev/null | cut -c1-160
+cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt 2>/dev/null | cut -c1-160

@@ -163,21 +163,24 @@ def main():
             torch.cuda.synchronize()
             wrong = a.double() @ b.double().t().contiguous() if M == N == K and M > 1 else None
             close(c.cpu(), ref, f"{tag} {M}x{N}x{K}", wrong)
-    kbs = compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")
-    for M, N, K in SIZES:
-        a = torch.randn(M, K, generator=gen).to(f8)
-        w = torch.randn(N, K, generator=gen).to(f8)
-        KB, NB = (K + 127) // 128, (N + 127) // 128
-        sa = torch.rand(M, KB, generator=gen) + 0.5
-        sw = torch.rand(NB, KB, generator=gen) + 0.5
-        ref = torch.zeros(M, N, dtype=torch.float64)
-        for kb in range(KB):
-            blk = a[:, kb * 128:(kb + 1) * 128].double() @ w[:, kb * 128:(kb + 1) * 128].double().t()
-            ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
-        c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-        kbs(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), c)
-        torch.cuda.synchronize()
-        close(c.cpu(), ref, f"cutlass_gemm_fp8_blockscale {M}x{N}x{K}")
+    for tag, kbs in (("cutlass_gemm_fp8_blockscale", compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")),
+                     ("cutlass_gemm_fp8_blockscale 64x128 w4 s3 (the TMA ring)",
+                      compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale", None, {"BM": 64}, warps=4,
+                               stages=3))):
+        for M, N, K in SIZES:
+            a = torch.randn(M, K, generator=gen).to(f8)
+            w = torch.randn(N, K, generator=gen).to(f8)
+            KB, NB = (K + 127) // 128, (N + 127) // 128
+            sa = torch.rand(M, KB, generator=gen) + 0.5
+            sw = torch.rand(NB, KB, generator=gen) + 0.5
+            ref = torch.zeros(M, N, dtype=torch.float64)
+            for kb in range(KB):
+                blk = a[:, kb * 128:(kb + 1) * 128].double() @ w[:, kb * 128:(kb + 1) * 128].double().t()
+                ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
+            c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            kbs(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), c)
+            torch.cuda.synchronize()
+            close(c.cpu(), ref, f"{tag} {M}x{N}x{K}")
     print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
     return 1 if fails else 0
 
