@@ -37,6 +37,7 @@
  *     atoms of 128-byte rows, 128 B swizzle inside; LBO = the distance of
  *     two 64-column atoms = K*128; SBO = 8 k-rows = 1024; slice kk at
  *     start + 16*128 kk. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,6 +100,14 @@ static LLVMValueRef asm_many(cg *g, LLVMTypeRef ret, const char *text, const cha
   LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
   LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
+}
+
+/* v is a constant zero tile (+0.0, or integer 0). */
+static bool acc_is_zero(tl_func *f, int32_t v) {
+  int32_t d = tl_val(f, v)->def;
+  if (d < 0) return false;
+  const tl_op *c = tl_op_at(f, d);
+  return c->opc == TL_OP_const && c->ival == 0 && c->fval == 0.0 && !signbit(c->fval);
 }
 
 void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight) {
@@ -195,8 +204,12 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   if (overlap && per > nk / 2) per = nk / 2;
   LLVMValueRef *prev = NULL; /* overlap: the temporary of the group before, still running */
   LLVMValueRef *t = promote ? tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs) : d->r;
+  /* A dot from a zero accumulator (attention's S = q k^T): its first k-slice
+   * takes scale-d = 0 as a promotion group's does, so the zeros are never
+   * moved into the accumulator registers (32-64 movs a step at BN 64-128). */
+  bool zero_acc = !promote && acc_is_zero(f, accv);
   char *cons0 = NULL;
-  if (promote) {
+  if (promote || zero_acc) {
     cons0 = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
     c = 0;
     for (int i = 0; i < nacc_i; i++) c += sprintf(cons0 + c, "%s,", rc);
@@ -209,7 +222,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       for (int mi = 0; mi < mrep; mi++)
         for (int h = 0; h < nsplit; h++) {
           int32_t base = (mi << (2 + lognrep)) + h * nacc_i;
-          bool first = promote && kk == k0;
+          bool first = (promote && kk == k0) || (zero_acc && kk == 0);
           if (areg)
             for (int i = 0; i < 4; i++) args[i] = a->regs[(mi * nk + kk) * 4 + i];
           else
