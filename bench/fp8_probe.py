@@ -55,12 +55,14 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales; ratio to cuBLAS
     # accurate per-tensor, checked against the f32 sum of the scaled block products): its default
     # (64x128 on 4 warps, 3 stages, the TMA ring) and 128x128 on the cooperative kernel
-    # (eleventh session: the default is 128x128 w8 s5 on the cooperative kernel, the scale loads issued
-    # before each k-step's dot by the loop_loads pass; "noll" without that pass)
+    # (eleventh session: the default is 128x128 w8 s5 on the cooperative kernel, the scales loaded
+    # under each k-step's wgmma group (TILEC_UNDER_WGMMA=0: after its wait), the scaled product added by
+    # fma(); "bs mul" the same with `acc + p * s` (bench/variants/gemm_fp8_blockscale_mul.tile))
     "bs": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False),
-    "bs noll": ("cutlass_gemm_fp8_blockscale", "", {}, {"disable-pass": "loop_loads"}, False),
+    "bs under0": ("cutlass_gemm_fp8_blockscale", "TILEC_UNDER_WGMMA=0", {}, {}, False),
+    "bs mul": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_mul.tile"),
     "bs ring": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, W4S3, False),
-    "bs ring noll": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, dict(W4S3, **{"disable-pass": "loop_loads"}), False),
+    "bs ring mul": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, W4S3, False, "bench/variants/gemm_fp8_blockscale_mul.tile"),
     "bs 128x128 w8 s4": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 4}, False),
     "bs 128x128 w8 s5": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 5}, False),
 }
@@ -68,10 +70,11 @@ names = [f for f in a.forms.split(",") if f] or list(FORMS)
 
 ks = {}
 for n in names:
-    kn, env, d, o, fast = FORMS[n]
+    kn, env, d, o, fast = FORMS[n][:5]
+    src = os.path.join(os.path.dirname(here), FORMS[n][5]) if len(FORMS[n]) > 5 else \
+        ex("gemm_fp8_blockscale.tile" if "blockscale" in kn else "gemm_fp8.tile")
     try:
-        ks[n] = with_env(env, lambda: Kernel(ex("gemm_fp8_blockscale.tile" if "blockscale" in kn else "gemm_fp8.tile"), d,
-                                             kernel=kn, options=o))
+        ks[n] = with_env(env, lambda: Kernel(src, d, kernel=kn, options=o))
     except Exception as e:
         print(f"{n}: compile FAILED {str(e)[:400]}", flush=True)
 
@@ -95,7 +98,7 @@ for s in a.sizes.split(","):
         refbs = blockscale_ref(A, BT, SA, SW)
     for n in names:
         if n not in ks: continue
-        kn, env, d, o, fast = FORMS[n]
+        kn, env, d, o, fast = FORMS[n][:5]
         Cout = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         if "blockscale" in kn:
             fs.append(ks[n].bind(A, BT, SA, SW, Cout))

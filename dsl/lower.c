@@ -8,6 +8,7 @@
  * expression in error evaluates to an error value that is silent from then
  * on, so one mistake gives one diagnostic. */
 #include "ast.h"
+#include "fpconv.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -127,7 +128,7 @@ static int push_scope(lower *L) { L->scope++; return L->env.len; }
 static void pop_scope(lower *L, int mark) { L->env.len = mark; L->scope--; }
 
 static const char *builtin_names[] = {
-  "load", "store", "where", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
+  "load", "store", "where", "fma", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
   "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
@@ -389,6 +390,17 @@ static bool fold_int(lower *L, binop_kind k, int64_t a, int64_t b, int64_t *r, t
   return true;
 }
 
+static double round_to_dtype(tl_dtype d, double x) {
+  switch (d) {
+  case TL_F32: return tl_f64_to_f32(x);
+  case TL_BF16: return tl_bf16_to_f32(tl_f64_to_bf16(x));
+  case TL_F16: return tl_f16_to_f32(tl_f64_to_f16(x));
+  case TL_F8E4M3: return tl_e4m3_to_f32(tl_f64_to_e4m3(x));
+  case TL_F8E5M2: return tl_e5m2_to_f32(tl_f64_to_e5m2(x));
+  default: return x;
+  }
+}
+
 static double fold_float(binop_kind k, double a, double b) {
   switch (k) {
   case BO_ADD: return a + b;
@@ -457,6 +469,9 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
     fval r;
     if (is_flt(d)) {
       double x = fold_float(k, ca.f, cb.f);
+      /* a typed result rounds to its dtype as the op would at run time (literals alone keep
+       * full precision until they meet a type) */
+      if (!weak && !is_cmp(k)) x = round_to_dtype(d, x);
       r = is_cmp(k) ? fv_int(TL_I1, x != 0, false) : fv_float(d, x, weak);
     } else {
       int64_t x;
@@ -1082,6 +1097,39 @@ static fval eval_math(lower *L, fe_expr *e, tl_opcode opc) {
   return fv_value(L->f, emit(L, opc, &x, 1, a.ty, e->loc, NULL));
 }
 
+/* fma(a, b, c): a * b + c with one rounding (f32; a bf16 / f16 result is that f32 rounded
+ * once more), on floats, the three broadcast as where()'s are. */
+static fval eval_fma(lower *L, fe_expr *e) {
+  if (!nargs_ok(L, e, 3, 3)) return fv_err();
+  fval a = value_arg(L, e, 0), b = value_arg(L, e, 1), c = value_arg(L, e, 2);
+  if (a.cls == V_ERR || b.cls == V_ERR || c.cls == V_ERR) return fv_err();
+  bool weak;
+  tl_dtype d = unify(L, "fma()", &a, &b, e->loc, &weak);
+  if (d == TL_VOID) return fv_err();
+  fval ab = a.cls == V_TILE ? a : b; /* a * b's type (a tile's, when one is), for unify() with c */
+  ab.ty.dtype = d;
+  ab.weak = weak;
+  d = unify(L, "fma()", &ab, &c, e->loc, &weak);
+  if (d == TL_VOID) return fv_err();
+  if (weak) d = TL_F32;
+  if (!is_flt(d)) {
+    tl_error(L->ctx, e->loc, "fma() needs float operands, not %s; use cast<f32>()", tl_dtype_name(d));
+    return fv_err();
+  }
+  int r1, r2;
+  int32_t s1[TL_MAX_RANK], s2[TL_MAX_RANK];
+  if (!bcast(a.cls == V_TILE ? a.ty.rank : 0, a.ty.shape, b.cls == V_TILE ? b.ty.rank : 0, b.ty.shape, &r1, s1) ||
+      !bcast(r1, s1, c.cls == V_TILE ? c.ty.rank : 0, c.ty.shape, &r2, s2)) {
+    tl_error(L->ctx, e->loc, "the shapes of the fma() arguments do not broadcast");
+    return fv_err();
+  }
+  a = to_shape(L, convert(L, a, d, e->loc), r2, s2, e->loc);
+  b = to_shape(L, convert(L, b, d, e->loc), r2, s2, e->loc);
+  c = to_shape(L, convert(L, c, d, e->loc), r2, s2, e->loc);
+  int32_t ops[3] = {mat(L, &a, e->loc), mat(L, &b, e->loc), mat(L, &c, e->loc)};
+  return fv_value(L->f, emit(L, TL_OP_fma, ops, 3, r2 ? tl_tile_type(d, r2, s2) : tl_scalar_type(d), e->loc, NULL));
+}
+
 static bool eval_shape(lower *L, fe_expr *e, int *rank, int32_t *shape) {
   if (!e->has_shape) {
     tl_error(L->ctx, e->loc, "%s<%s> needs a shape, such as %s<%s>[BM, BN]", e->name, tl_dtype_name(e->targ), e->name,
@@ -1457,6 +1505,7 @@ static fval eval_call(lower *L, fe_expr *e) {
     int32_t ops[3] = {mat(L, &c, e->loc), mat(L, &a, e->loc), mat(L, &b, e->loc)};
     return fv_value(L->f, emit(L, TL_OP_select, ops, 3, r2 ? tl_tile_type(d, r2, s2) : tl_scalar_type(d), e->loc, NULL));
   }
+  if (!strcmp(n, "fma")) return eval_fma(L, e);
   if (!strcmp(n, "cast")) {
     if (!nargs_ok(L, e, 1, 1)) return fv_err();
     fval a = value_arg(L, e, 0);

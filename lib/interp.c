@@ -339,6 +339,16 @@ static void exec_select(interp *in, const tl_op *op) {
   }
 }
 
+/* fma: a * b + c rounded once in f32 (fmaf), then to the result's dtype */
+static void exec_fma(interp *in, const tl_op *op) {
+  need_operands(in, op, 3);
+  slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]), *b = S(in, op->opnd[1]), *c = S(in, op->opnd[2]);
+  int64_t n = r->numel, sa = ew_stride(in, op, a, n), sb = ew_stride(in, op, b, n), sc = ew_stride(in, op, c, n);
+  if (!is_f(r) || !is_f(a) || !is_f(b) || !is_f(c)) BROKEN(in, op, "operand kinds");
+  for (int64_t i = 0; i < n; i++) FP(r)[i] = fmaf(FP(a)[i * sa], FP(b)[i * sb], FP(c)[i * sc]);
+  round_floats(FP(r), n, DT(r));
+}
+
 static void exec_unary(interp *in, const tl_op *op) {
   need_operands(in, op, 1);
   slot *r = S(in, op->res[0]), *a = S(in, op->opnd[0]);
@@ -1106,6 +1116,7 @@ static void exec_op(interp *in, const tl_op *op) {
     exec_binary(in, op);
     break;
   case TL_OP_select: exec_select(in, op); break;
+  case TL_OP_fma: exec_fma(in, op); break;
   case TL_OP_neg: case TL_OP_not: case TL_OP_abs: case TL_OP_exp: case TL_OP_exp2: case TL_OP_log:
   case TL_OP_log2: case TL_OP_sqrt: case TL_OP_rsqrt: case TL_OP_sin: case TL_OP_cos: case TL_OP_tanh:
   case TL_OP_sigmoid: case TL_OP_floor: case TL_OP_ceil:

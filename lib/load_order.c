@@ -1,4 +1,4 @@
-/* load_order.c: tl_hoist_loads(_in) and tl_depends_on_program_id (contract: load_order.h). */
+/* load_order.c: tl_hoist_loads and tl_depends_on_program_id (contract: load_order.h). */
 #include <string.h>
 
 #include "load_order.h"
@@ -50,9 +50,8 @@ static void mark_deps(tl_func *f, const tl_region *r, const int32_t *pos_of, int
   }
 }
 
-int tl_hoist_loads(tl_func *f, tl_load_pick pick, void *ctx) { return tl_hoist_loads_in(f, &f->body, pick, ctx); }
-
-int tl_hoist_loads_in(tl_func *f, tl_region *r, tl_load_pick pick, void *ctx) {
+int tl_hoist_loads(tl_func *f, tl_load_pick pick, void *ctx) {
+  tl_region *r = &f->body;
   int n = r->ops.len;
   int32_t *pos_of = tl_alloc(&f->ctx->arena, sizeof(int32_t) * (size_t)(f->ops.len + 1));
   bool *take = tl_alloc(&f->ctx->arena, (size_t)n + 1);

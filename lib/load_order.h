@@ -20,10 +20,6 @@ typedef bool (*tl_load_pick)(tl_func *f, int32_t op, void *ctx);
  * Returns the number of loads moved. */
 int tl_hoist_loads(tl_func *f, tl_load_pick pick, void *ctx);
 
-/* The same within one region r of f (f->body, or a loop's body: passes/loop_loads.c); loads in
- * regions nested in r stay. */
-int tl_hoist_loads_in(tl_func *f, tl_region *r, tl_load_pick pick, void *ctx);
-
 /* Value v depends on a program_id (through the function-level ops that define it). */
 bool tl_depends_on_program_id(tl_func *f, int32_t v);
 

@@ -70,10 +70,11 @@ static void check_value_type(verifier *v, const tl_op *o, const tl_type *t) {
   if (n > TL_MAX_TILE_ELEMS) err(v, o, "tile %s has %lld elements, more than %d", tstr(t, b), (long long)n, TL_MAX_TILE_ELEMS);
 }
 
-static bool is_unary_float_only(int opc) {
+static bool is_float_only(int opc) {
   switch (opc) {
   case TL_OP_exp: case TL_OP_exp2: case TL_OP_log: case TL_OP_log2: case TL_OP_sqrt: case TL_OP_rsqrt:
   case TL_OP_sin: case TL_OP_cos: case TL_OP_tanh: case TL_OP_sigmoid: case TL_OP_floor: case TL_OP_ceil:
+  case TL_OP_fma:
     return true;
   default: return false;
   }
@@ -216,7 +217,7 @@ static void check_op_types(verifier *v, const tl_op *o) {
       if (!tl_dtype_is_int(dt) || dt == TL_I1) err(v, o, "needs integer operands, not %s", tl_dtype_name(dt));
       break;
     default:
-      if (is_unary_float_only(o->opc) && !tl_dtype_is_float(dt)) err(v, o, "needs float operands, not %s", tl_dtype_name(dt));
+      if (is_float_only(o->opc) && !tl_dtype_is_float(dt)) err(v, o, "needs float operands, not %s", tl_dtype_name(dt));
       else if (dt == TL_I1 && o->opc != TL_OP_min && o->opc != TL_OP_max)
         err(v, o, "arithmetic on i1; use and/or/xor/not");
       break;

@@ -65,6 +65,7 @@ typedef struct cg {
    * pair's loads and releases; NULL without a cluster */
   LLVMValueRef phantom;
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
+  uint8_t *early;     /* per op id: emitted early (emit_under.c); the region's pass emits nothing, once */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
   LLVMValueRef bar_id; /* i32 named barrier of cg_barrier instead of 1 (a ping-pong consumer's), or NULL */
   LLVMValueRef pp_wg;  /* i32: a ping-pong consumer's warpgroup (0 / 1), or NULL (emit_ws.c) */
@@ -283,6 +284,9 @@ int cg_wgmma_instr_n(int dt, int N);
  * wait at all (a later wait_group 0 of the plan covers it, and rebinds the
  * result's carried value: emit_dot.c wg_defer). */
 void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight);
+/* emit_under.c: after a wgmma group's commit, the loop body's loads that follow the dot and
+ * are not dot operands, with their index math (before the group's wait) */
+void cg_emit_under(cg *g, tl_op *dot);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */
 void cg_wgmma_fence_val(cg *g, int32_t v);

@@ -380,6 +380,10 @@ void cg_emit_op(cg *g, int32_t opid) {
   cg_di_set_loc(g, o->loc);
   int opc = o->opc;
   if (g->skip && g->skip[opid]) return;
+  if (g->early && g->early[opid]) { /* issued under a wgmma group (emit_under.c) */
+    g->early[opid] = 0;
+    return;
+  }
   switch (opc) {
   case TL_OP_const: {
     tl_type *t = &tl_val(f, o->res[0])->type;

@@ -676,6 +676,13 @@ void cg_emit_ew(cg *g, tl_op *o) {
     for (int k = 0; k < na; k++) x[k] = args[k]->n == 1 ? args[k]->r[0] : args[k]->r[i];
     switch (o->opc) {
     case TL_OP_select: d->r[i] = LLVMBuildSelect(g->B, x[0], x[1], x[2], ""); break;
+    case TL_OP_fma: { /* one rounding in f32, then the dtype's (as the interpreter) */
+      tl_dtype dt = (tl_dtype)rt->dtype;
+      if (!is_fp(dt)) cg_unsupported(g, "fma on %s (cast to f32 first)", tl_dtype_name(dt));
+      LLVMValueRef y[3] = {to_f32(g, x[0], adt[0]), to_f32(g, x[1], adt[1]), to_f32(g, x[2], adt[2])};
+      d->r[i] = from_f32(g, cg_intrinsic(g, "llvm.fma.f32", g->f32, y, 3), dt);
+      break;
+    }
     case TL_OP_cast: d->r[i] = cg_cast(g, x[0], adt[0], (tl_dtype)rt->dtype); break;
     case TL_OP_bitcast: {
       tl_dtype to = (tl_dtype)rt->dtype;

@@ -207,7 +207,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   /* A dot from a zero accumulator (attention's S = q k^T): its first k-slice
    * takes scale-d = 0 as a promotion group's does, so the zeros are never
    * moved into the accumulator registers (32-64 movs a step at BN 64-128). */
-  bool zero_acc = !promote && acc_is_zero(f, accv);
+  bool from_zero = acc_is_zero(f, accv), zero_acc = !promote && from_zero;
   char *cons0 = NULL;
   if (promote || zero_acc) {
     cons0 = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
@@ -237,10 +237,12 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     asm_void(g, "wgmma.commit_group.sync.aligned;");
     cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
+    if (k0 == 0) cg_emit_under(g, o); /* the scales and vectors read after the dot: under its group */
     if (prev) { /* overlap: the group before completes, and is added, under this one */
       asm_void(g, "wgmma.wait_group.sync.aligned 1;");
       cg_wgmma_fence_regs(g, prev, nregs);
-      for (int32_t r = 0; r < nregs; r++) d->r[r] = LLVMBuildFAdd(g->B, d->r[r], prev[r], "");
+      bool first_group = from_zero && k0 == per; /* prev is group 0: the sum starts at it */
+      for (int32_t r = 0; r < nregs; r++) d->r[r] = first_group ? prev[r] : LLVMBuildFAdd(g->B, d->r[r], prev[r], "");
     }
     if (overlap && k0 + per < nk) { /* not the last group: no wait for it yet */
       prev = t;
@@ -252,8 +254,12 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       LLVMValueRef out = asm_many(g, st, "", fcons, &t[base], nacc);
       for (int i = 0; i < nacc; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
     }
-    /* the promotion: exact f32 adds (no contraction: nothing to fuse) */
-    for (int32_t r = 0; promote && r < nregs; r++) d->r[r] = LLVMBuildFAdd(g->B, d->r[r], t[r], "");
+    /* the promotion: exact f32 adds (no contraction: nothing to fuse); into a zero
+     * accumulator (a block-scaled GEMM's per-k-block product) the first group's sum is
+     * the temporary itself (0 + t = t, but for the sign of a zero t) */
+    bool first_group = from_zero && k0 == 0 && !prev;
+    for (int32_t r = 0; promote && r < nregs; r++)
+      d->r[r] = first_group ? t[r] : LLVMBuildFAdd(g->B, d->r[r], t[r], "");
   }
 }
 
