@@ -1,20 +1,20 @@
 #!/bin/sh
-# bench/pending.sh: the GPU call that checks a merged main (the eleventh session's first: the tenth's
-# owed call, test_small_m under the proposed table for M = 129..256 (if it passes, make that table
-# passes/small_m.c's default_forms), plus the blockscale example on the cooperative kernel with the
-# loop_loads pass, step 2d): every GPU test at the
-# defaults (new since the last full run: the small-M default 64x64x128 unsplit and the split forms
-# under TILEC_SMALL_M_FORMS in test_small_m.py, fp8 NN on the producer's transpose, rows6's variant
-# form and rand compare, the fallback-group fix a123e60), then the small-M default against the split
-# table, then the row kernels, then the branches' own items (bench/pending_*.sh).  Table last.
+# bench/pending.sh: the GPU call that checks a merged main: every GPU test at the defaults (in
+# parallel), then the measurements PENDING_STEPS names (default all: san smallm rows fp8 fp8probe
+# attnbwd).  Logs go to /tmp/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
+# files); the test table and the measured tables are printed last, short.
+#   eleventh session: test_small_m under the proposed M = 129..256 table (if it passes, make it
+#   passes/small_m.c's default_forms); blockscale on the cooperative kernel with fma() and the
+#   scales loaded under the wgmma group (fp8probe: on/off forms); attn_bwd's Dl under its group.
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
-#   (PENDING_ITEMS="bench/pending_x.sh ...": the branches' scripts to run after, in the time left)
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
-R=$(pwd); L=${OUT:-/tmp}; T0=$(date +%s)
+R=$(pwd); L=/tmp/L; mkdir -p $L; T0=$(date +%s)
+STEPS=" ${PENDING_STEPS:-san smallm rows fp8 fp8probe attnbwd} "
+step() { case "$STEPS" in *" $1 "*) return 0;; esac; return 1; }
 el() { echo $(( $(date +%s) - T0 )); }
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1 TILEC_EXAMPLES=$R/examples TILEC_CLI=$B/tilec
 W=$(dirname "$B")/whl
@@ -44,29 +44,50 @@ for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.lo
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt
-echo "== 1b. compute-sanitizer on attention's new D128 default (two programs an SM) [$(el) s]"
+if step san; then
+echo "== 1b. compute-sanitizer: attention D128, blockscale (cooperative, scales under the group) [$(el) s]"
 for c in "racecheck 0" "racecheck 1" "memcheck 1"; do set -- $c
   TILEC_CACHE_DIR=/tmp/c-san timeout 90 compute-sanitizer --tool $1 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
     -D D=128 -D CAUSAL=$2 --size Z=1 --size H=2 --size S=300 --scalar scale=0.088 --device > $L/san_$1_$2.log 2>&1
   echo "$1 causal $2: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/san_$1_$2.log | tr '\n' ' ' | cut -c1-200)"
 done | tee $L/san_table.txt
+for t in racecheck memcheck; do
+  TILEC_CACHE_DIR=/tmp/c-san timeout 90 compute-sanitizer --tool $t $B/tilec run examples/gemm_fp8_blockscale.tile \
+    --size M=200 --size N=304 --size K=512 --size KB=4 --size NB=3 --device > $L/san_bs_$t.log 2>&1
+  echo "blockscale $t: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/san_bs_$t.log | tr '\n' ' ' | cut -c1-200)"
+done | tee -a $L/san_table.txt
+fi
+if step smallm; then
 echo "== 2. the small-M default against the ninth session's split table [$(el) s]"
 SPLIT="TILEC_SMALL_M_FORMS=16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
 TILEC_CACHE_DIR=/tmp/c-smp timeout 90 python3 bench/smallm_probe.py --sizes 32x4096x4096,64x4096x4096,100x4096x4096,128x4096x4096,64x4096x14336,128x4096x14336,200x4096x4096 \
   --rounds 2 --forms "default=|split table=$SPLIT|64x32x128=TILEC_SMALL_M_FORMS=256=64x32x128/cutlass/8" > $L/smallm.log 2>&1
 grep -E "^\||FAIL" $L/smallm.log > $L/smallm_table.txt; cat $L/smallm_table.txt
+fi
+if step rows; then
 echo "== 2b. the row kernels at the defaults [$(el) s]"
 FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy \
 timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
 grep -A30 "^## fused kernels" $L/fused.log | head -24 > $L/rows_table.txt
 cat $L/rows_table.txt
+fi
+if step fp8; then
 echo "== 2c. fp8 (NN on the producer's transpose) [$(el) s]"
 timeout 60 python3 bench/bench.py --lib $B/libtilec.so --only fp8 --quick > $L/fp8.log 2>&1
 grep -E "^\| fp8" $L/fp8.log > $L/fp8_table.txt; cat $L/fp8_table.txt
-echo "== 2d. fp8 blockscale (loop_loads on/off, cooperative vs ring) and NN producer registers [$(el) s]"
+fi
+if step fp8probe; then
+echo "== 2d. fp8 blockscale forms (fma / mul, under / after the wait, cooperative / ring) [$(el) s]"
 TILEC_CACHE_DIR=/tmp/c-f8p timeout 150 python3 bench/fp8_probe.py --lib $B/libtilec.so --sizes 4096,8192 --rounds 3 \
-  --forms "tn,bs,bs noll,bs ring,bs ring noll,nn,nn p80,nn p120" > $L/fp8probe.log 2>&1
+  --forms "${FP8PROBE_FORMS:-tn,bs,bs under0,bs mul,bs ring,bs ring mul}" > $L/fp8probe.log 2>&1
 grep -E "^\||FAIL" $L/fp8probe.log > $L/fp8probe_table.txt; cat $L/fp8probe_table.txt
+fi
+if step attnbwd; then
+echo "== 2e. attention backward, dkdv's Dl under its group on / off (two processes) [$(el) s]"
+for u in 1 0; do TILEC_UNDER_WGMMA=$u TILEC_CACHE=0 timeout 80 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --quick \
+  --attnbwd-cases 64:4096:0,128:4096:0 --attnbwd-variants default > $L/attnbwd_$u.log 2>&1
+  grep -E "attn bwd.*TFLOP" $L/attnbwd_$u.log | sort -u | sed "s/^/under=$u /"; done > $L/attnbwd_table.txt; cat $L/attnbwd_table.txt
+fi
 echo "== 3. the branches' items [$(el) s]"
 for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   left=$(( ${PENDING_BUDGET:-440} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
@@ -76,5 +97,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/table.txt
-cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt 2>/dev/null | cut -c1-160
+cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attnbwd_table.txt 2>/dev/null | cut -c1-160
+cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
+echo "== tests"; cat $L/table.txt
