@@ -26,7 +26,7 @@ static bool switched_off(void) {
  * ninth session's split-K forms 64x64x64/8/split and 64x128x64/6/split, same run); M = 129..256
  * 64x128 unsplit (0.96x at M = 256). */
 static const char default_forms[] =
-    "16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x64/cutlass/6";
+    "16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x128/cutlass/4";
 
 static const char *const pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
 

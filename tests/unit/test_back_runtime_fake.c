@@ -643,7 +643,7 @@ Test(fake_driver, small_m_forms_picked_by_m) {
 
 /* The default table (passes/small_m.c): M <= 16 the 16-row mma.sync form, M = 17..128 the unsplit
  * 64x64x128 wgmma form (persistent: one CTA a tile here, 64 or 128 tiles at N = 4096), M = 129..256
- * the 64x128 one; one launch each, no workspace. */
+ * the 64x128x128 one; one launch each, no workspace. */
 Test(fake_driver, small_m_default_forms_unsplit) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/gemm.tile", TILEC_SOURCE_DIR);
