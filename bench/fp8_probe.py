@@ -61,6 +61,7 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "bs": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False),
     "bs under0": ("cutlass_gemm_fp8_blockscale", "TILEC_UNDER_WGMMA=0", {}, {}, False),
     "bs mul": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_mul.tile"),
+    "bs prefetch": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_prefetch.tile"),
     "bs ring": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, W4S3, False),
     "bs ring mul": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, W4S3, False, "bench/variants/gemm_fp8_blockscale_mul.tile"),
     "bs 128x128 w8 s4": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 4}, False),

@@ -23,6 +23,7 @@ if ls "$W"/*.whl >/dev/null 2>&1; then  # apache-tvm-ffi, for the Python launch 
   export PYTHONPATH=/tmp/site
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+if [ "${PENDING_TESTS:-all}" = all ]; then
 echo "== 1. GPU tests at the defaults"
 for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random) continue;; esac
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 360 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
@@ -37,6 +38,11 @@ for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_
 (TILEC_CACHE_DIR=/tmp/c-rr timeout 200 $B/tests/gpu_test_random --seeds 61000:61299 > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
 (for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > /tmp/random_60153.log 2>&1; echo "exit 0" >> /tmp/random_60153.log) &
 wait
+else  # PENDING_TESTS="tests/gpu/x.py ...": only these Python tests
+for p in $PENDING_TESTS; do n=$(basename $p .py)
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+wait
+fi
 echo "[tests: $(el) s]"
 cat /tmp/*.log > $L/tests.log
 grep -hE '^FAIL' /tmp/*.log | head -20
@@ -79,8 +85,20 @@ fi
 if step fp8probe; then
 echo "== 2d. fp8 blockscale forms (fma / mul, under / after the wait, cooperative / ring) [$(el) s]"
 TILEC_CACHE_DIR=/tmp/c-f8p timeout 150 python3 bench/fp8_probe.py --lib $B/libtilec.so --sizes 4096,8192 --rounds 3 \
-  --forms "${FP8PROBE_FORMS:-tn,bs,bs under0,bs mul,bs ring,bs ring mul}" > $L/fp8probe.log 2>&1
+  --forms "${FP8PROBE_FORMS:-tn,bs,bs prefetch,bs under0,bs mul,bs ring,bs ring mul}" > $L/fp8probe.log 2>&1
 grep -E "^\||FAIL" $L/fp8probe.log > $L/fp8probe_table.txt; cat $L/fp8probe_table.txt
+fi
+if step attn64; then
+echo "== 2f. attention D64: BN 128 (two programs an SM, 2 stages each) against the default BN 64, all six cases [$(el) s]"
+C=""; for sc in 1024:0 4096:0 16384:0 1024:1 4096:1 16384:1; do S=${sc%:*}; c=${sc#*:}; C="$C,64:$S:$c,64:$S:$c:0:128"; done
+BENCH_ATTN_NO_TRITON=1 timeout 150 python3 bench/bench.py --lib $B/libtilec.so --only attn --quick --attn-kernels cutlass_attn_fwd \
+  --attn-cases ${C#,} > $L/attn64.log 2>&1
+grep -E "cutlass_attn_fwd.*cuDNN" $L/attn64.log | sort -u > $L/attn64_table.txt; cat $L/attn64_table.txt
+fi
+if step layer; then
+echo "== 2g. the Llama-3-8B layer, prefill batch 1 x 2048 (examples/llama/layer.py) [$(el) s]"
+TILEC_CACHE_DIR=/tmp/c-layer timeout ${LAYER_TIMEOUT:-150} python3 examples/llama/layer.py --lib $B/libtilec.so > $L/layer.log 2>&1
+echo "layer.py exit $?" >> $L/layer.log; grep -E "tok|ms|err|exit" $L/layer.log | tail -12 > $L/layer_table.txt; cat $L/layer_table.txt
 fi
 if step attnbwd; then
 echo "== 2e. attention backward, dkdv's Dl under its group on / off (two processes) [$(el) s]"
@@ -97,6 +115,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attnbwd_table.txt 2>/dev/null | cut -c1-160
+cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
 cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
 echo "== tests"; cat $L/table.txt

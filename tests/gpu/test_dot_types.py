@@ -166,7 +166,10 @@ def main():
     for tag, kbs in (("cutlass_gemm_fp8_blockscale", compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")),
                      ("cutlass_gemm_fp8_blockscale 64x128 w4 s3 (the TMA ring)",
                       compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale", None, {"BM": 64}, warps=4,
-                               stages=3))):
+                               stages=3)),
+                     ("cutlass_gemm_fp8_blockscale, next k-block's scales carried (bench/variants)",
+                      compiled(os.path.join(exdir, "..", "bench", "variants", "gemm_fp8_blockscale_prefetch.tile"),
+                               "cutlass_gemm_fp8_blockscale"))):
         for M, N, K in SIZES:
             a = torch.randn(M, K, generator=gen).to(f8)
             w = torch.randn(N, K, generator=gen).to(f8)
