@@ -41,6 +41,7 @@ wait
 else  # PENDING_TESTS="tests/gpu/x.py ...": only these Python tests
 for p in $PENDING_TESTS; do n=$(basename $p .py)
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+[ -n "${PENDING_RANDOM:-}" ] && (TILEC_CACHE_DIR=/tmp/c-rr timeout 200 $B/tests/gpu_test_random --seeds $PENDING_RANDOM > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
 wait
 fi
 echo "[tests: $(el) s]"

@@ -636,7 +636,14 @@ static ex p_binary(gen *g, shp sh, int dt, int depth) {
   }
   double bd = op == 2 ? a.b * b.b : a.b + b.b;
   bool swap = chance(g, 40);
-  ex r = mk(g, xfmt("(%s %s %s)", swap ? b.s : a.s, ops[op], swap ? a.s : b.s), sh, dt, grow(dt, bd));
+  ex r;
+  if (op == 2 && d_float(dt) && chance(g, 25)) { /* fma(a, b, c): one rounding, the same on both sides */
+    ex c = clampx(g, operand(g, sh, dt, depth - 1, true, false));
+    r = mk(g, xfmt("fma(%s, %s, %s)", swap ? b.s : a.s, swap ? a.s : b.s, c.s), sh, dt, grow(dt, bd + c.b));
+    exfree(&c);
+  } else {
+    r = mk(g, xfmt("(%s %s %s)", swap ? b.s : a.s, ops[op], swap ? a.s : b.s), sh, dt, grow(dt, bd));
+  }
   exfree(&a);
   exfree(&b);
   return clampx(g, r);
