@@ -522,7 +522,7 @@ Test(fake_driver, tma_rank4_maps_of_attention) {
     cr_assert_eq(calls.enc[i].strides[1], 128000);
     cr_assert_eq(calls.enc[i].strides[2], 384000);
     cr_assert_eq(calls.enc[i].box[0], 64);
-    cr_assert_eq(calls.enc[i].box[1], 64); /* BN = 64 for D = 64 */
+    cr_assert_eq(calls.enc[i].box[1], 128); /* BN = 128 for D = 64 (two programs an SM) */
     cr_assert_eq(calls.enc[i].box[2], 1);
     cr_assert_eq(calls.enc[i].box[3], 1);
     for (int d = 0; d < 4; d++) cr_assert_eq(calls.enc[i].estr[d], 1);
