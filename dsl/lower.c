@@ -1097,6 +1097,14 @@ static fval eval_math(lower *L, fe_expr *e, tl_opcode opc) {
   return fv_value(L->f, emit(L, opc, &x, 1, a.ty, e->loc, NULL));
 }
 
+/* The broadcast shape of three values (a scalar has rank 0), or false. */
+static bool bcast3(const fval *x, const fval *y, const fval *z, int *rank, int32_t *shape) {
+  int r1;
+  int32_t s1[TL_MAX_RANK];
+  return bcast(x->cls == V_TILE ? x->ty.rank : 0, x->ty.shape, y->cls == V_TILE ? y->ty.rank : 0, y->ty.shape, &r1, s1) &&
+         bcast(r1, s1, z->cls == V_TILE ? z->ty.rank : 0, z->ty.shape, rank, shape);
+}
+
 /* fma(a, b, c): a * b + c with one rounding (f32; a bf16 / f16 result is that f32 rounded
  * once more), on floats, the three broadcast as where()'s are. */
 static fval eval_fma(lower *L, fe_expr *e) {
@@ -1116,10 +1124,9 @@ static fval eval_fma(lower *L, fe_expr *e) {
     tl_error(L->ctx, e->loc, "fma() needs float operands, not %s; use cast<f32>()", tl_dtype_name(d));
     return fv_err();
   }
-  int r1, r2;
-  int32_t s1[TL_MAX_RANK], s2[TL_MAX_RANK];
-  if (!bcast(a.cls == V_TILE ? a.ty.rank : 0, a.ty.shape, b.cls == V_TILE ? b.ty.rank : 0, b.ty.shape, &r1, s1) ||
-      !bcast(r1, s1, c.cls == V_TILE ? c.ty.rank : 0, c.ty.shape, &r2, s2)) {
+  int r2;
+  int32_t s2[TL_MAX_RANK];
+  if (!bcast3(&a, &b, &c, &r2, s2)) {
     tl_error(L->ctx, e->loc, "the shapes of the fma() arguments do not broadcast");
     return fv_err();
   }
@@ -1484,10 +1491,9 @@ static fval eval_call(lower *L, fe_expr *e) {
     bool weak;
     tl_dtype d = unify(L, "where()", &a, &b, e->loc, &weak);
     if (d == TL_VOID) return fv_err();
-    int r1, r2;
-    int32_t s1[TL_MAX_RANK], s2[TL_MAX_RANK];
-    if (!bcast(c.cls == V_TILE ? c.ty.rank : 0, c.ty.shape, a.cls == V_TILE ? a.ty.rank : 0, a.ty.shape, &r1, s1) ||
-        !bcast(r1, s1, b.cls == V_TILE ? b.ty.rank : 0, b.ty.shape, &r2, s2)) {
+    int r2;
+    int32_t s2[TL_MAX_RANK];
+    if (!bcast3(&c, &a, &b, &r2, s2)) {
       tl_error(L->ctx, e->loc, "the shapes of the where() arguments do not broadcast");
       return fv_err();
     }
