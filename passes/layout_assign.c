@@ -21,7 +21,9 @@
  *  - reduce gives a slice of its operand's layout, expand_dims inserts a zero
  *    component, a broadcast of a slice back into its parent is free;
  *  - loop-carried values whose initial value is weak take the layout the loop
- *    body yields (the body is assigned again, at most 3 rounds);
+ *    body yields (the body is assigned again, at most 3 rounds); a carried value
+ *    with one use whose initial and yielded values are weak takes, with both,
+ *    the layout that use wants;
  *  - what still differs gets a convert_layout (constants are cloned instead). */
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,19 @@ static int32_t for_init_of_arg(la_state *st, int32_t v) {
   return k < o->nopnd ? o->opnd[k] : -1;
 }
 
+/* The value the body of region argument v's for op yields for it, or -1. */
+static int32_t for_yield_of_arg(la_state *st, int32_t v) {
+  tl_value *val = tl_val(st->f, v);
+  if (val->def >= 0 || val->region_owner < 0) return -1;
+  tl_op *o = tl_op_at(st->f, val->region_owner);
+  if (o->opc != TL_OP_for || val->index < 1 || o->nregions < 1) return -1;
+  tl_region *body = &o->regions[0];
+  if (!body->ops.len) return -1;
+  tl_op *y = tl_op_at(st->f, body->ops.data[body->ops.len - 1]);
+  int k = val->index - 1;
+  return y->opc == TL_OP_yield && k < y->nopnd ? y->opnd[k] : -1;
+}
+
 /* Weak: cheap to produce in any layout (see the file comment). */
 static bool is_weak(la_state *st, int32_t v, int depth) {
   if (depth > 12 || !is_tile(st, v)) return false;
@@ -189,10 +204,21 @@ static bool is_remat(la_state *st, int32_t v, int depth) {
 
 /* Can value v be re-made in layout l by changing its single-use producers?
  * With apply, do it. */
+static int32_t for_yield_of_arg(la_state *st, int32_t v);
+
 static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
   if (depth > 12 || !is_tile(st, v)) return false;
   tl_value *val = tl_val(st->f, v);
-  if (val->def < 0) return false;
+  if (val->def < 0) {
+    /* a loop-carried tile with one use in the body (scales loaded for the next k-step and
+     * carried): it, its initial value and the value the body yields for it take the layout
+     * together, when all are weak (loads), so the use needs no conversion each iteration */
+    int32_t init = for_init_of_arg(st, v), y = for_yield_of_arg(st, v);
+    if (init < 0 || y < 0 || y == v || st->uses[v] != 1) return false;
+    if (!retarget(st, init, l, apply, depth + 1) || !retarget(st, y, l, apply, depth + 1)) return false;
+    if (apply) vtype(st, v)->layout = intern(st, l);
+    return true;
+  }
   tl_op o = *tl_op_at(st->f, val->def);
   if (is_cheap_op(o.opc)) {
     if (apply && st->uses[v] <= 1) vtype(st, v)->layout = intern(st, l);
@@ -320,6 +346,10 @@ static void assign_for(la_state *st, int32_t opid) {
     tl_op *y = tl_op_at(f, body->ops.data[body->ops.len - 1]);
     bool again = false;
     for (int i = 0; i < ncarried && i < y->nopnd; i++) {
+      /* retargeted by a use in the body (retarget above: the carried scales), with its
+       * initial and yielded values: the loop keeps that layout */
+      int32_t arg = body->args.data[1 + i];
+      if (chosen[i] >= 0 && vtype(st, arg)->layout != chosen[i]) chosen[i] = vtype(st, arg)->layout;
       int32_t yv = y->opnd[i];
       if (chosen[i] < 0 || !is_tile(st, yv) || vtype(st, yv)->layout == chosen[i]) continue;
       int32_t init = o->opnd[3 + i];
