@@ -152,10 +152,14 @@ static const char *plan_epi(cg *g, tl_region *r, int at, cg_epi *e) {
   if (env && *env == '0') return "TILEC_EPI=0";
   if (lo->nres < 1) return "the main loop carries no accumulator";
   const tl_type *acc = &tl_val(f, lo->res[0])->type;
+  int32_t *uses = tl_count_uses(f);
+  bool *split_res = tl_alloc(&g->ctx->arena, (size_t)lo->nres);
   for (int i = 0; i < lo->nres; i++) {
     const tl_type *t = &tl_val(f, lo->res[i])->type;
-    if (t->kind != TL_KIND_TILE || t->rank != 2 || t->shape[0] != acc->shape[0] || t->shape[1] != acc->shape[1])
-      return "the main loop carries more than accumulators";
+    split_res[i] = t->kind == TL_KIND_TILE && t->rank == 2 && t->shape[0] == acc->shape[0] && t->shape[1] == acc->shape[1];
+    /* a carried value nothing reads after the loop (scales prefetched for the next k-step) is
+     * no part of the epilogue */
+    if (!split_res[i] && uses[lo->res[i]] > 0) return "the main loop carries more than accumulators";
   }
   int cols = acc->shape[1];
   int width = env && *env >= '1' && *env <= '9' ? atoi(env) : 64;
@@ -163,7 +167,8 @@ static const char *plan_epi(cg *g, tl_region *r, int at, cg_epi *e) {
   if (cols <= width || cols % width) return "the tile has no more columns than one sub-tile";
   int8_t *cd = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
   memset(cd, EPI_NONE, (size_t)f->values.len + 1);
-  for (int i = 0; i < lo->nres; i++) cd[lo->res[i]] = 1;
+  for (int i = 0; i < lo->nres; i++)
+    if (split_res[i]) cd[lo->res[i]] = 1;
   int nops = 0;
   for (int i = at; i < r->ops.len; i++) {
     tl_op *o = tl_op_at(f, r->ops.data[i]);
