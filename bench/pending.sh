@@ -3,9 +3,11 @@
 # parallel), then the measurements PENDING_STEPS names (default all: san smallm rows fp8 fp8probe
 # attnbwd).  Logs go to /tmp/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
 # files); the test table and the measured tables are printed last, short.
-#   eleventh session: test_small_m under the proposed M = 129..256 table (if it passes, make it
-#   passes/small_m.c's default_forms); blockscale on the cooperative kernel with fma() and the
-#   scales loaded under the wgmma group (fp8probe: on/off forms); attn_bwd's Dl under its group.
+#   owed by the eleventh session (its last commits were not run on the GPU): every test at the
+#   defaults (layout_assign's carried-tile rule, plan_epi's dead loop results, D64 attention BN 128
+#   and attn_gqa BN 64 in the examples test), then FP8PROBE_FORMS="tn,bs,bs prefetch" (the
+#   prefetch variant was 0.11x before those two changes; if it beats "bs", make it the example's
+#   form) and PENDING_STEPS="fp8probe layer" (the Llama layer with attn_gqa's BN 64).
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
