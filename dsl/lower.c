@@ -390,17 +390,6 @@ static bool fold_int(lower *L, binop_kind k, int64_t a, int64_t b, int64_t *r, t
   return true;
 }
 
-static double round_to_dtype(tl_dtype d, double x) {
-  switch (d) {
-  case TL_F32: return tl_f64_to_f32(x);
-  case TL_BF16: return tl_bf16_to_f32(tl_f64_to_bf16(x));
-  case TL_F16: return tl_f16_to_f32(tl_f64_to_f16(x));
-  case TL_F8E4M3: return tl_e4m3_to_f32(tl_f64_to_e4m3(x));
-  case TL_F8E5M2: return tl_e5m2_to_f32(tl_f64_to_e5m2(x));
-  default: return x;
-  }
-}
-
 static double fold_float(binop_kind k, double a, double b) {
   switch (k) {
   case BO_ADD: return a + b;
@@ -471,7 +460,7 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
       double x = fold_float(k, ca.f, cb.f);
       /* a typed result rounds to its dtype as the op would at run time (literals alone keep
        * full precision until they meet a type) */
-      if (!weak && !is_cmp(k)) x = round_to_dtype(d, x);
+      if (!weak && !is_cmp(k)) x = tl_round_to_dtype(x, d);
       r = is_cmp(k) ? fv_int(TL_I1, x != 0, false) : fv_float(d, x, weak);
     } else {
       int64_t x;
