@@ -15,15 +15,14 @@ static int def_pos(tl_func *f, const tl_region *r, const int32_t *pos_of, int32_
   return pos_of[d];
 }
 
-/* index math: a pure op with one scalar result and no region */
-static bool movable_scalar(tl_func *f, int32_t op) {
+bool tl_is_index_math(tl_func *f, int32_t op) {
   tl_op *d = tl_op_at(f, op);
   return d->nres == 1 && d->nregions == 0 && (tl_opinfo_table[d->opc].flags & TL_PURE) &&
          tl_val(f, d->res[0])->type.kind == TL_KIND_SCALAR;
 }
 
 /* The position op can go after: the floor, the defs of its operands that
- * cannot move, and (through movable_scalar defs) theirs. */
+ * cannot move, and (through index-math defs) theirs. */
 static int anchor_of(tl_func *f, const tl_region *r, const int32_t *pos_of, int32_t op, int floor, int depth) {
   tl_op *o = tl_op_at(f, op);
   int a = floor;
@@ -31,7 +30,7 @@ static int anchor_of(tl_func *f, const tl_region *r, const int32_t *pos_of, int3
     int p = def_pos(f, r, pos_of, o->opnd[k]);
     if (p <= floor) continue;
     int32_t d = r->ops.data[p];
-    int da = depth < 32 && movable_scalar(f, d) ? anchor_of(f, r, pos_of, d, floor, depth + 1) : p;
+    int da = depth < 32 && tl_is_index_math(f, d) ? anchor_of(f, r, pos_of, d, floor, depth + 1) : p;
     if (da > a) a = da;
   }
   return a;
@@ -44,7 +43,7 @@ static void mark_deps(tl_func *f, const tl_region *r, const int32_t *pos_of, int
     int p = def_pos(f, r, pos_of, o->opnd[k]);
     if (p <= anchor || take[p]) continue;
     int32_t d = r->ops.data[p];
-    if (depth >= 32 || !movable_scalar(f, d)) continue; /* (cannot happen past the anchor) */
+    if (depth >= 32 || !tl_is_index_math(f, d)) continue; /* (cannot happen past the anchor) */
     take[p] = true;
     mark_deps(f, r, pos_of, d, anchor, take, depth + 1);
   }
@@ -75,7 +74,7 @@ int tl_hoist_loads(tl_func *f, tl_load_pick pick, void *ctx) {
     bool passes_work = false;
     if (pick && !pick(f, op, ctx)) anchor = i; /* not asked for: stays, and is the next floor */
     for (int j = anchor + 1; j < i; j++)
-      if (!take[j] && !movable_scalar(f, r->ops.data[j])) passes_work = true;
+      if (!take[j] && !tl_is_index_math(f, r->ops.data[j])) passes_work = true;
     if (passes_work) {
       /* [0..anchor] stays; then the taken ops in order, the others in order */
       int m = anchor + 1;

@@ -20,6 +20,10 @@ typedef bool (*tl_load_pick)(tl_func *f, int32_t op, void *ctx);
  * Returns the number of loads moved. */
 int tl_hoist_loads(tl_func *f, tl_load_pick pick, void *ctx);
 
+/* Op `op` is index math: a pure op with one scalar result and no region (what a moved load
+ * takes with it; codegen's emit_under.c too). */
+bool tl_is_index_math(tl_func *f, int32_t op);
+
 /* Value v depends on a program_id (through the function-level ops that define it). */
 bool tl_depends_on_program_id(tl_func *f, int32_t v);
 

@@ -11,13 +11,8 @@
  * measured 0.90-0.95x of the loads left after the wait (H200, eleventh session); after the
  * wait their latency is exposed every k-step. */
 #include "code_env.h"
+#include "load_order.h"
 #include "ring.h"
-
-/* index math: a pure scalar op without regions */
-static bool scalar_math(tl_func *f, const tl_op *o) {
-  return o->nres == 1 && o->nregions == 0 && (tl_opinfo_table[o->opc].flags & TL_PURE) && o->opc != TL_OP_dot &&
-         tl_val(f, o->res[0])->type.kind == TL_KIND_SCALAR;
-}
 
 /* v is defined before position `dot` of region r, outside r, or by an op marked early */
 static bool ready(cg *g, const tl_region *r, const int32_t *pos, int dot, int32_t v) {
@@ -55,7 +50,7 @@ void cg_emit_under(cg *g, tl_op *dot) {
         (tl_opinfo_table[o->opc].flags & TL_TERM))
       break;
     bool load = o->opc == TL_OP_load;
-    if (!load && !scalar_math(f, o)) continue;
+    if (!load && !tl_is_index_math(f, id)) continue;
     if (load && p->vkind[o->res[0]] == SRC_STREAM) break; /* a ring's load: loads keep their order */
     bool ok = true;
     for (int k = 0; k < o->nopnd && ok; k++) ok = ready(g, r, pos, at, o->opnd[k]);
