@@ -204,8 +204,6 @@ static bool is_remat(la_state *st, int32_t v, int depth) {
 
 /* Can value v be re-made in layout l by changing its single-use producers?
  * With apply, do it. */
-static int32_t for_yield_of_arg(la_state *st, int32_t v);
-
 static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
   if (depth > 12 || !is_tile(st, v)) return false;
   tl_value *val = tl_val(st->f, v);

@@ -133,6 +133,11 @@ static bool gemm_like_dot(tl_func *f, int32_t F, int32_t dot, int *prologue) {
   return inside;
 }
 
+/* v (through trans / cast) is operand 0 or 1 of op (a mul, an fma's product). */
+static bool multiplies(tl_func *f, const tl_op *op, int32_t v) {
+  return strip(f, op->opnd[0], false) == v || strip(f, op->opnd[1], false) == v;
+}
+
 /* A per-k-block scaled GEMM (block-scaled fp8, examples/gemm_fp8_blockscale.tile):
  * p = dot(load, load, constant) inside loop F, and a carried slot of p's type
  * yields `carried + p * scale` (either order of each operation) or
@@ -149,16 +154,14 @@ static bool scaled_gemm_dot(router *R, int32_t F, int32_t dot) {
   for (int k = 0; k + 1 < body->args.len; k++) {
     int32_t y = yielded(f, F, k), d = y >= 0 ? def_op(f, y) : -1;
     if (d < 0 || !tl_type_eq(&tl_val(f, y)->type, &tl_val(f, o->res[0])->type)) continue;
-    tl_op *add = tl_op_at(f, d);
-    if (add->opc == TL_OP_fma && carried_slot(f, strip(f, add->opnd[2], false), F) == k &&
-        (strip(f, add->opnd[0], false) == o->res[0] || strip(f, add->opnd[1], false) == o->res[0]))
+    tl_op *upd = tl_op_at(f, d);
+    if (upd->opc == TL_OP_fma && carried_slot(f, strip(f, upd->opnd[2], false), F) == k && multiplies(f, upd, o->res[0]))
       return true; /* fma(p, scale, carried), either order of p and scale */
-    if (add->opc != TL_OP_add) continue;
+    if (upd->opc != TL_OP_add) continue;
     for (int i = 0; i < 2; i++) {
-      int32_t m = def_op(f, strip(f, add->opnd[1 - i], false));
-      if (carried_slot(f, strip(f, add->opnd[i], false), F) != k || m < 0 || tl_op_at(f, m)->opc != TL_OP_mul) continue;
-      tl_op *mul = tl_op_at(f, m);
-      if (strip(f, mul->opnd[0], false) == o->res[0] || strip(f, mul->opnd[1], false) == o->res[0]) return true;
+      int32_t m = def_op(f, strip(f, upd->opnd[1 - i], false));
+      if (carried_slot(f, strip(f, upd->opnd[i], false), F) != k || m < 0 || tl_op_at(f, m)->opc != TL_OP_mul) continue;
+      if (multiplies(f, tl_op_at(f, m), o->res[0])) return true;
     }
   }
   (void)R;
