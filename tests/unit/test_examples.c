@@ -472,12 +472,15 @@ static void run_add_rmsnorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
   for (int i = 0; i < 5; i++) free(a[i].data);
 }
 
-static void example_add_rmsnorm(void) {
-  compiled *c = compile_example("add_rmsnorm.tile", NULL, 0);
+/* A row example's run at the ragged row lengths C = 1, 255, 257, 4093 (R = 1 or 3 rows), seeds from seed0. */
+static void run_ragged_rows(const char *file, void (*run)(compiled *, int64_t, int64_t, uint64_t), uint64_t seed0) {
+  compiled *c = compile_example(file, NULL, 0);
   const int64_t cs[] = {1, 255, 257, 4093};
-  for (int i = 0; i < 4; i++) run_add_rmsnorm(c, i % 2 ? 3 : 1, cs[i], 3600 + i);
+  for (int i = 0; i < 4; i++) run(c, i % 2 ? 3 : 1, cs[i], seed0 + (uint64_t)i);
   compiled_free(c);
 }
+
+static void example_add_rmsnorm(void) { run_ragged_rows("add_rmsnorm.tile", run_add_rmsnorm, 3600); }
 
 static void run_layernorm(compiled *c, int64_t R, int64_t C, uint64_t seed) {
   tl_func *f = kernel(c, "layernorm");
@@ -1505,12 +1508,7 @@ static void run_add_rmsnorm_fp8(compiled *c, int64_t R, int64_t C, uint64_t seed
   for (int i = 0; i < 6; i++) free(a[i].data);
 }
 
-static void example_add_rmsnorm_fp8(void) {
-  compiled *c = compile_example("add_rmsnorm_fp8.tile", NULL, 0);
-  const int64_t cs[] = {1, 255, 257, 4093};
-  for (int i = 0; i < 4; i++) run_add_rmsnorm_fp8(c, i % 2 ? 3 : 1, cs[i], 4700 + i);
-  compiled_free(c);
-}
+static void example_add_rmsnorm_fp8(void) { run_ragged_rows("add_rmsnorm_fp8.tile", run_add_rmsnorm_fp8, 4700); }
 
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
