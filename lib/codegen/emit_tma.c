@@ -251,11 +251,15 @@ void cg_tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValu
   LLVMPositionBuilderAtEnd(g->B, nb);
 }
 
+void cg_mbar_expect_tx(cg *g, LLVMValueRef mb, int bytes) {
+  LLVMValueRef xa[2] = {mb, cg_i32(g, bytes)};
+  cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+}
+
 void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot) {
   cg_plan *p = g->plan;
   LLVMValueRef mb = cg_mbar_addr(g, R, slot);
-  LLVMValueRef xa[2] = {mb, cg_i32(g, R->tx_bytes)};
-  cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+  cg_mbar_expect_tx(g, mb, R->tx_bytes);
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == R->for_op) cg_tma_issue_stream(g, &p->streams[i], ivs, slot, mb);
 }

@@ -343,6 +343,25 @@ static LLVMValueRef take_parity(cg *g, LLVMValueRef v, LLVMValueRef slot, int x)
   return x ? LLVMBuildXor(g->B, par, cg_i32(g, 1), "") : par;
 }
 
+/* This thread arrives on mbarrier mb when `c` (i1). */
+static void arrive_if(cg *g, LLVMValueRef mb, LLVMValueRef c) {
+  LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, c, g->i32, "")};
+  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
+              args, 2);
+}
+
+/* A tensor failing the map test: the producer's 128 threads copy the ring's tiles of k-step
+ * `ivs` into `slot` element by element, publish them to the async proxy (wgmma reads them),
+ * meet at bar.sync 2, and thread 0 arrives on the slot's full mbarrier. */
+static void copy_slot_slow(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef ptid) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
+  arrive_if(g, cg_mbar_addr(g, R, slot), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""));
+}
+
 /* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on`
  * (i1; NULL = always); in a cluster lane 1 also on the other CTA's
  * (emit_cluster.c: both CTAs' copies fill the slot). */
@@ -353,9 +372,7 @@ static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
     slot = LLVMBuildSelect(g->B, on, slot, cg_i32(g, 0), "");
   }
   LLVMValueRef mb = empty_addr(g, R, slot);
-  LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, c, g->i32, "")};
-  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
-              args, 2);
+  arrive_if(g, mb, c);
   if (!g->plan->cluster) return;
   LLVMValueRef c1 = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 1), "");
   cg_cluster_arrive_peer(g, mb, on ? LLVMBuildAnd(g->B, c1, on, "") : c1);
@@ -664,13 +681,7 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   /* any view: the 128 threads copy element by element, then publish the
    * slot to the async proxy (wgmma) and one of them arrives */
   LLVMPositionBuilderAtEnd(g->B, sb);
-  for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
-  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
-  cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
-  LLVMValueRef args[2] = {cg_mbar_addr(g, R, slot), LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), g->i32, "")};
-  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
-              args, 2);
+  copy_slot_slow(g, R, ivs, slot, ptid);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
   LLVMBuildStore(g->B, cg_slot_next(g, slot, R->stages), wr);
@@ -718,15 +729,8 @@ static LLVMValueRef loaded_mbar(cg *g, cg_stream *tb, LLVMValueRef st) {
 static void issue_staging(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef j, LLVMValueRef st) {
   LLVMValueRef iv = iv_of_step(g, R, j);
   LLVMValueRef mb = loaded_mbar(g, tb, st);
-  LLVMValueRef xa[2] = {mb, cg_i32(g, cg_tma_stream_bytes(tb))};
-  cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+  cg_mbar_expect_tx(g, mb, cg_tma_stream_bytes(tb));
   cg_tma_issue_stream(g, tb, iv, st, mb);
-}
-
-static void thread0_arrive(cg *g, LLVMValueRef mb, LLVMValueRef is0) {
-  LLVMValueRef args[2] = {mb, LLVMBuildZExt(g->B, is0, g->i32, "")};
-  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
-              args, 2);
 }
 
 /* The producer's k-loop of one tile when it transposes an 8-bit [K][N] B
@@ -775,8 +779,7 @@ static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, 
     if_end(g, ij);
     cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
     LLVMBasicBlockRef aj = if_begin(g, is0, "tr.a");
-    LLVMValueRef xa[2] = {full, cg_i32(g, abytes)};
-    cg_asm_void(g, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", xa, 2);
+    cg_mbar_expect_tx(g, full, abytes);
     for (int i = 0; i < p->nstream; i++)
       if (p->streams[i].for_op == R->for_op && &p->streams[i] != tb) cg_tma_issue_stream(g, &p->streams[i], ivs, slot, full);
     if_end(g, aj);
@@ -786,11 +789,7 @@ static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, 
   LLVMPositionBuilderAtEnd(g->B, cbb);
   {
     cg_mbar_wait(g, empty_addr(g, R, slot), take_parity(g, ph, slot, 1));
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
-    cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
-    cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
-    thread0_arrive(g, full, is0);
+    copy_slot_slow(g, R, ivs, slot, ptid);
     LLVMBuildBr(g->B, jbb);
   }
   LLVMPositionBuilderAtEnd(g->B, jbb);
@@ -802,7 +801,7 @@ static void producer_loop_tr(cg *g, cg_ring *R, cg_stream *tb, LLVMValueRef wr, 
   /* st.shared writes through the generic proxy, wgmma reads through the async one */
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
-  thread0_arrive(g, full, is0);
+  arrive_if(g, full, is0);
   LLVMBuildStore(g->B, cg_slot_next(g, slot, S), wr);
   counted_loop_end(g, &L);
 }

@@ -266,6 +266,8 @@ void cg_tma_issue(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef in, LLVMValu
 void cg_tma_issue_boxes(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot);
 /* One stream's boxes of k-step ivs into its slot `slot`, completing on mbarrier mb (no arrive). */
 void cg_tma_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef mb);
+/* This thread's arrive.expect_tx of `bytes` on mbarrier mb (the thread that issues the boxes). */
+void cg_mbar_expect_tx(cg *g, LLVMValueRef mb, int bytes);
 /* The TMA bytes of one stream's stage. */
 int cg_tma_stream_bytes(const cg_stream *s);
 /* ws_tr: the [K][N] staging slot at src (i32 shared address) transposed into the K-major
