@@ -767,7 +767,9 @@ def rows_bw():
 # "before": the mechanisms of the seventh session off (row_loads, the row layout rules, bf16 casts
 # from the loaded words, one Philox block per 4 offsets: docs/rows.md), each also off alone per kernel
 BEFORE7 = {"disable": "row_loads", "env": "TILEC_ROW_LAYOUT=0+TILEC_BF16_WORDS=0+TILEC_RAND_BLOCK=0"}
-ROW_VARIANTS = {"default": None, "before (row_loads, row layouts, word casts, rand blocks off)": BEFORE7}
+ROW_VARIANTS = {"default": None, "before (row_loads, row layouts, word casts, rand blocks off)": BEFORE7,
+                # a reduce's own shared slots and one barrier (emit_reduce.c, twelfth session) off
+                "TILEC_RED_SLOTS=0 (two barriers a reduce)": {"env": "TILEC_RED_SLOTS=0"}}
 # the mechanisms of branch rows4 (docs/rows.md "rows4"): partial sums, fma in a reduction, the fallback's groups in
 # blocks, the grid walked along the contiguous axis first
 ROWS4_OFF = "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0+TILEC_FALLBACK_BLOCKS=0+TILEC_GRID_ORDER=0"
@@ -873,7 +875,7 @@ def fused():
         xs = torch.randn(Rs, Cs, device="cuda", dtype=torch.float32); ys = torch.empty_like(xs)
         # long rows: the whole row in one program's registers (the default, one program an SM) against
         # two passes over column chunks (bench/variants/softmax_online.tile: the second read from L2)
-        long_rows = [("warps=8", {"warps": 8}),
+        long_rows = [("warps=8", {"warps": 8}), ("div: e / sum (the example before)", {"file": VARIANT("softmax_div.tile"), "defines": {"BC": Cs}}),
                      ("online, 2 passes, BC=4096", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 4096}}),
                      ("online, 2 passes, BC=8192", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 8192}}),
                      ("online, 2 passes, BC=2048", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 2048}})] \
@@ -924,7 +926,9 @@ def fused():
         tl64 = tg.long()
         case(f"cross_entropy {Rc}x{V}", "cross_entropy.tile", "cross_entropy", {}, (xl, tg, lo), (lo,),
              lambda: F.cross_entropy(xl.double(), tl64, reduction="none", ignore_index=-100),
-             lambda: F.cross_entropy(xl, tl64, reduction="none", ignore_index=-100), xl.numel() * 2)
+             lambda: F.cross_entropy(xl, tl64, reduction="none", ignore_index=-100), xl.numel() * 2,
+             [("loop_prefetch off", {"disable": "loop_prefetch"}), ("BV=8192", {"defines": {"BV": 8192}}),
+              ("BV=2048", {"defines": {"BV": 2048}})])
         del xl
     if want("embedding_rmsnorm"):
         V, D = 128256, 4096

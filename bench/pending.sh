@@ -3,11 +3,10 @@
 # parallel), then the measurements PENDING_STEPS names (default all: san smallm rows fp8 fp8probe
 # attnbwd).  Logs go to /tmp/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
 # files); the test table and the measured tables are printed last, short.
-#   owed by the eleventh session (its last commits were not run on the GPU): every test at the
-#   defaults (layout_assign's carried-tile rule, plan_epi's dead loop results, D64 attention BN 128
-#   and attn_gqa BN 64 in the examples test), then FP8PROBE_FORMS="tn,bs,bs prefetch" (the
-#   prefetch variant was 0.11x before those two changes; if it beats "bs", make it the example's
-#   form) and PENDING_STEPS="fp8probe layer" (the Llama layer with attn_gqa's BN 64).
+#   twelfth session: loop_prefetch (cross-entropy's chunk loop one iteration ahead), a reduce's
+#   own shared slots with one barrier (TILEC_RED_SLOTS=0 off), softmax by the sum's reciprocal:
+#   PENDING_STEPS="sanrows rows" FUSED_TAGS="RED_SLOTS,loop_prefetch,div,online,BV=" checks them
+#   (racecheck of the row kernels whose barriers moved, then the bench with each on and off).
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
@@ -66,6 +65,17 @@ for t in racecheck memcheck; do
   echo "blockscale $t: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/san_bs_$t.log | tr '\n' ' ' | cut -c1-200)"
 done | tee -a $L/san_table.txt
 fi
+if step sanrows; then
+echo "== 1c. compute-sanitizer racecheck: row kernels with one barrier a reduce [$(el) s]"
+for c in "examples/cross_entropy.tile --size R=5 --size V=20000" "examples/cross_entropy.tile -D BV=1024 --size R=3 --size V=5000" \
+         "examples/softmax.tile -D BC=32768 --size R=3 --size C=30000" "examples/layernorm.tile --size R=7 --size C=2000 --scalar eps=1e-5" \
+         "examples/rmsnorm.tile --kernel rmsnorm_rows --size R=9 --size C=4096 --scalar eps=1e-6" \
+         "bench/variants/softmax_online.tile --size R=3 --size C=20000" "examples/rmsnorm.tile --kernel rmsnorm --size R=5 --size C=3000 --scalar eps=1e-6"; do
+  n=$(echo "$c" | tr -c 'a-zA-Z0-9' _ | cut -c1-60)
+  TILEC_CACHE_DIR=/tmp/c-sanr timeout 60 compute-sanitizer --tool racecheck $B/tilec run $c --device > $L/sanr_$n.log 2>&1
+  echo "racecheck $c: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/sanr_$n.log | tr '\n' ' ' | cut -c1-160)"
+done | tee $L/sanrows_table.txt
+fi
 if step smallm; then
 echo "== 2. the small-M default against the ninth session's split table [$(el) s]"
 SPLIT="TILEC_SMALL_M_FORMS=16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
@@ -76,7 +86,7 @@ fi
 if step rows; then
 echo "== 2b. the row kernels at the defaults [$(el) s]"
 FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy \
-timeout 100 python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
+timeout ${ROWS_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
 grep -A30 "^## fused kernels" $L/fused.log | head -24 > $L/rows_table.txt
 cat $L/rows_table.txt
 fi
@@ -101,7 +111,7 @@ fi
 if step layer; then
 echo "== 2g. the Llama-3-8B layer, prefill batch 1 x 2048 (examples/llama/layer.py) [$(el) s]"
 TILEC_CACHE_DIR=/tmp/c-layer timeout ${LAYER_TIMEOUT:-150} python3 examples/llama/layer.py --lib $B/libtilec.so > $L/layer.log 2>&1
-echo "layer.py exit $?" >> $L/layer.log; grep -E "tok|ms|err|exit" $L/layer.log | tail -12 > $L/layer_table.txt; cat $L/layer_table.txt
+echo "layer.py exit $?" >> $L/layer.log; grep -E "^\||tok|ms|err|exit" $L/layer.log | tail -12 > $L/layer_table.txt; cat $L/layer_table.txt
 fi
 if step attnbwd; then
 echo "== 2e. attention backward, dkdv's Dl under its group on / off (two processes) [$(el) s]"
@@ -118,6 +128,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/san_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
+cat $L/san_table.txt $L/sanrows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
 cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
 echo "== tests"; cat $L/table.txt

@@ -2,6 +2,8 @@
  * tile that uses them (lib/rows.h; docs/rows.md). */
 #include "rows.h"
 
+#include "code_env.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,4 +129,26 @@ void tl_row_slice(const tl_func *f, const tl_row_plan *p, int32_t op, uint8_t *m
     for (int j = 0; j < o->nopnd; j++) need[o->opnd[j]] = 1;
   }
   free(need);
+}
+
+/* Does the kernel combine its tiles across threads (a reduce, scan, sort or argreduce)? */
+static bool combines_tiles(const tl_func *f) {
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    const tl_op *o = &f->ops.data[i];
+    if (o->flags & TL_OPF_DEAD) continue;
+    if (o->opc == TL_OP_reduce || o->opc == TL_OP_scan || o->opc == TL_OP_sort || o->opc == TL_OP_argreduce) return true;
+  }
+  return false;
+}
+
+/* The launch variant's form (docs/rows.md "rows6"; `TILEC_VARIANT_FORM=1|2` forces one): straight-line
+ * (1) where the kernel combines its tiles, since every loaded value is live until the combination
+ * anyway and the fallback's registers are what the variant removes (layernorm 93 -> 56 registers by
+ * ptxas -v, 0.725 -> 0.887 of the copy bandwidth); the split's branch kept (2) where it is elementwise:
+ * straight-line, ptxas issues a group's loads after the math and stores of the groups before it (swiglu
+ * 64 -> 38 registers, 0.985 -> 0.941), the branch keeps an access's loads in one block, issued together. */
+int tl_row_variant_form(const tl_func *f) {
+  const char *e = tl_code_env("TILEC_VARIANT_FORM");
+  if (e && (e[0] == '1' || e[0] == '2')) return e[0] - '0';
+  return combines_tiles(f) ? 1 : 2;
 }

@@ -43,4 +43,9 @@ void tl_row_slice(const tl_func *f, const tl_row_plan *p, int32_t op, uint8_t *m
  * kernel, as persistent CTAs need). */
 bool tl_grid_in_kernel(const tl_func *f);
 
+/* The form of a row kernel's launch variant (docs/rows.md "rows6"; TILEC_VARIANT_FORM=1|2 forces
+ * one): 1 straight-line (a kernel that combines its tiles: reduce, scan, sort, argreduce), 2 the
+ * split's branch kept (elementwise).  Codegen emits it; the launcher's rule depends on it. */
+int tl_row_variant_form(const tl_func *f);
+
 #endif

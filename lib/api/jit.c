@@ -17,6 +17,7 @@
 #include "code_env.h"
 #include "small_m.h"
 #include "axisinfo.h"
+#include "rows.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -35,7 +36,12 @@
  * groups' math, fewer in flight a thread), about equal for RoPE, add + RMSNorm, moe_permute.
  * Since rows6 the variant of an elementwise kernel keeps the split's branch (emit_memory.c
  * variant_form): SwiGLU 0.937 -> 0.982, RoPE 0.895 -> 0.905, dropout 0.845 -> 0.874 of the copy
- * bandwidth (bench/RESULTS.md "rows6"); the rule of this threshold is unchanged. */
+ * bandwidth (bench/RESULTS.md "rows6"); the rule of this threshold is unchanged.
+ * Since the twelfth session the straight-line variant (a kernel that combines its tiles) is kept
+ * only where it fits more CTAs an SM than the default: at the same count it measured slower
+ * (softmax over 32768 f32 columns, one CTA of 16 warps either way: 0.744 against 0.886 of the
+ * copy bandwidth); the elementwise one keeps "at least as many" (dropout + residual, 5 CTAs
+ * either way: 0.879 against 0.798). */
 #define ROW_VARIANT_WARPS 24
 
 struct tilec_kernel {
@@ -524,7 +530,8 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (want_vec && load_variant(p, f, dev, arch, device, true, &vec, &vorigin) != TILEC_OK) want_vec = false;
   if (want_vec) {
     int c1 = ctas_per_sm(dev, vec.function, &vec.meta);
-    want_vec = vec.meta.assumed_key && c1 >= c0 && vec.meta.threads == loaded.meta.threads &&
+    bool straight = tl_row_variant_form(f) == 1;
+    want_vec = vec.meta.assumed_key && (straight ? c1 > c0 : c1 >= c0) && vec.meta.threads == loaded.meta.threads &&
                vec.meta.smem_bytes == loaded.meta.smem_bytes && !vec.meta.persist;
     tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': launch variant without the per-element fallback: %d -> %d CTAs an "
                             "SM (%s)%s\n", f->name, c0, c1, vorigin ? vorigin : "?",

@@ -104,6 +104,7 @@ LLVMValueRef cg_flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_
  * prologue; the constant 0 when no lane/warp bit moves along d). */
 LLVMValueRef cg_lane_warp(cg *g, int32_t lid, int d);
 void cg_barrier(cg *g);
+int cg_plan_reduce_slots(cg *g, int32_t **red_off); /* emit_reduce.c: a row kernel's reduce slots */
 LLVMValueRef cg_sreg(cg *g, const char *what, int axis); /* %what.{x,y,z} (i32) */
 void cg_emit_op(cg *g, int32_t opid);
 /* Emit region r's ops; its yield's operands (value ids) in *yielded when asked. */

@@ -348,6 +348,10 @@ void cg_make_plan(cg *g) {
   p->inv_loop = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   memset(p->inv_done, 0, (size_t)f->values.len + 1);
   p->follow = f->sched != NULL;
+  if (f->layouts) { /* a row kernel's reduces: their own slots at the bottom (emit_reduce.c) */
+    g->smem_persist = cg_plan_reduce_slots(g, &p->red_off);
+    if (g->smem_persist) cg_use_smem(g, g->smem_persist);
+  }
   if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
   int32_t *uses = tl_count_uses(f);
   /* no table: today's heuristic (route_pipeline's stages, 2..4, cut to fit);
@@ -355,7 +359,7 @@ void cg_make_plan(cg *g) {
   int stages = f->stages >= 2 ? f->stages : 3;
   if (stages > 4) stages = 4;
   int table_stages = 0;
-  int persist = 0;
+  int persist = g->smem_persist; /* (a row kernel's reduce slots, else 0) */
   for (int32_t D = 0; D < f->ops.len; D++) {
     tl_op *o = tl_op_at(f, D);
     if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot) continue;

@@ -25,6 +25,7 @@
 #include "cg.h"
 #include "axisinfo.h"
 #include "code_env.h"
+#include "rows.h"
 
 /* Integer bits type used to move an element of `bytes` through inline asm. */
 static LLVMTypeRef asm_int_type(cg *g, int bytes) {
@@ -580,32 +581,10 @@ static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const cha
  * -> 0.941 of the copy bandwidth); 2: the split's branch kept, its other side zeros (the branch
  * keeps an access's loads in one block, and most of the registers); v: the launch variant's form
  * (variant_form).  What it measures: the fallback's registers out of the kernel's count. */
-/* Does the kernel combine its tiles across threads (a reduce, scan, sort or argreduce)? */
-static bool combines_tiles(const tl_func *f) {
-  for (int32_t i = 0; i < f->ops.len; i++) {
-    const tl_op *o = &f->ops.data[i];
-    if (o->flags & TL_OPF_DEAD) continue;
-    if (o->opc == TL_OP_reduce || o->opc == TL_OP_scan || o->opc == TL_OP_sort || o->opc == TL_OP_argreduce) return true;
-  }
-  return false;
-}
-
-/* The launch variant's form (docs/rows.md "rows6"; `TILEC_VARIANT_FORM=1|2` forces one): straight-line
- * (1) where the kernel combines its tiles, since every loaded value is live until the combination
- * anyway and the fallback's registers are what the variant removes (layernorm 93 -> 56 registers by
- * ptxas -v, 0.725 -> 0.887 of the copy bandwidth); the split's branch kept (2) where it is elementwise:
- * straight-line, ptxas issues a group's loads after the math and stores of the groups before it (swiglu
- * 64 -> 38 registers, 0.985 -> 0.941), the branch keeps an access's loads in one block, issued together. */
-static int variant_form(const tl_func *f) {
-  const char *e = tl_code_env("TILEC_VARIANT_FORM");
-  if (e && (e[0] == '1' || e[0] == '2')) return e[0] - '0';
-  return combines_tiles(f) ? 1 : 2;
-}
-
 static int assume_mode(const cg *g) {
-  if (g->o && g->o->assume_vectors) return variant_form(g->f);
+  if (g->o && g->o->assume_vectors) return tl_row_variant_form(g->f);
   const char *e = tl_code_env("TILEC_VEC_ONLY");
-  if (e && e[0] == 'v') return variant_form(g->f);
+  if (e && e[0] == 'v') return tl_row_variant_form(g->f);
   return e && (e[0] == '1' || e[0] == '2') ? e[0] - '0' : 0;
 }
 

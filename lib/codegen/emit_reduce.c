@@ -9,6 +9,14 @@
  * Replicated bits (zero bases) are skipped: they hold copies, not parts.
  * f16/bf16 are combined in f32 and rounded once at the end.
  *
+ * Step 3's barriers (own_slot / lead_barrier_needed): in a kernel without a dot each reduce
+ * has its own slot of shared memory below the scratch other ops share, so the barrier
+ * before its writes only guards against the readers of its own previous execution.  It is
+ * left out where there is none (a reduce run once a program) or where another cross-warp
+ * reduce in the same loop body, unconditional, puts its barrier between any two executions
+ * (a chunk loop's max and sum): one barrier a reduce instead of two.  `TILEC_RED_SLOTS=0`:
+ * the shared scratch and both barriers everywhere. 
+ *
  * Row kernels, opt-in (f->access_split; docs/rows.md "rows4"): `TILEC_REDUCE_ILP=1`
  * keeps RED_PARTIALS partial results per result register in step 1, the k-th
  * register of a result going to partial k % RED_PARTIALS, combined pairwise at
@@ -20,6 +28,7 @@
 
 #include "cg.h"
 #include "code_env.h"
+#include "ring.h"
 
 enum { RED_PARTIALS = 4 };
 
@@ -53,6 +62,76 @@ static LLVMValueRef combine(cg *g, int kind, LLVMValueRef a, LLVMValueRef b, tl_
   int opc = kind == TL_RED_SUM ? TL_OP_add : kind == TL_RED_MAX ? TL_OP_max : TL_OP_min;
   if (adt == TL_I1 && kind == TL_RED_SUM) opc = TL_OP_xor; /* sum of i1 wraps mod 2 */
   return cg_binop(g, opc, 0, a, b, adt);
+}
+
+/* The number of warp bits along the reduced axis of reduce op o (0: no shared memory). */
+static int warp_bits_along(cg *g, const tl_op *o) {
+  const tl_layout *ls = cg_layout(g, o->opnd[0]);
+  int n = 0;
+  for (int j = 0; j < ls->nwarp; j++) n += ls->warp[j][o->axis] != 0;
+  return n;
+}
+
+/* Reduces of this kernel get their own shared arrays: kernels without a dot (row kernels;
+ * dot kernels keep the scratch, their shared memory is planned to the byte). */
+static bool own_slot(cg *g) {
+  if (tl_code_env_off("TILEC_RED_SLOTS")) return false;
+  for (int32_t i = 0; i < g->f->ops.len; i++)
+    if (g->f->ops.data[i].opc == TL_OP_dot && !(g->f->ops.data[i].flags & TL_OPF_DEAD)) return false;
+  return true;
+}
+
+/* Whether reduce op o (with its own slot) must wait at a barrier before writing it: it may run
+ * again while some warp still reads its previous partials.  Not when it runs once a program,
+ * nor when another unconditional cross-warp reduce of the same loop body (whose barrier after
+ * its writes every thread passes after reading o's) separates any two executions. */
+static bool lead_barrier_needed(cg *g, const tl_op *o) {
+  tl_func *f = g->f;
+  const tl_region *loop_body;
+  if (o->parent < 0) {
+    if (!f->row_ahead && !f->persist && !f->ws) return false; /* once a program */
+    loop_body = &f->body; /* codegen loops over the tiles */
+  } else {
+    const tl_op *p = tl_op_at(f, o->parent);
+    if (p->opc != TL_OP_for) return true; /* inside an if: keep it */
+    loop_body = &p->regions[0];
+    bool direct = false;
+    for (int i = 0; i < loop_body->ops.len; i++) direct |= tl_op_at(f, loop_body->ops.data[i]) == o;
+    if (!direct) return true;
+  }
+  for (int i = 0; i < loop_body->ops.len; i++) {
+    const tl_op *x = tl_op_at(f, loop_body->ops.data[i]);
+    if (x != o && x->opc == TL_OP_reduce && tl_val(f, x->opnd[0])->type.kind == TL_KIND_TILE && warp_bits_along(g, x))
+      return false;
+  }
+  return true;
+}
+
+/* Each cross-warp reduce of a kernel without a dot gets its own slot at the bottom of shared
+ * memory (the scratch other ops share starts above them); red_off[op] is its byte offset, -1
+ * for the reduces that keep the scratch.  Returns the bytes taken (called by cg_make_plan). */
+int cg_plan_reduce_slots(cg *g, int32_t **red_off) {
+  tl_func *f = g->f;
+  *red_off = NULL;
+  if (!own_slot(g)) return 0;
+  int32_t *off = tl_alloc(&g->ctx->arena, sizeof *off * ((size_t)f->ops.len + 1));
+  int total = 0;
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    tl_op *o = &f->ops.data[i];
+    off[i] = -1;
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_reduce) continue;
+    const tl_type *st = &tl_val(f, o->opnd[0])->type, *rt = &tl_val(f, o->res[0])->type;
+    if (st->kind != TL_KIND_TILE) continue;
+    int nwa = warp_bits_along(g, o);
+    if (!nwa) continue;
+    int64_t numel = rt->kind == TL_KIND_TILE ? tl_type_numel(rt) : 1;
+    int64_t bytes = numel * ((int64_t)1 << nwa) * tl_dtype_bytes(acc_dtype((tl_dtype)st->dtype));
+    if (bytes > 4096 || total + bytes > 16384) continue;
+    off[i] = total;
+    total += (int)((bytes + 15) / 16 * 16);
+  }
+  *red_off = off;
+  return total;
 }
 
 void cg_emit_reduce(cg *g, tl_op *o) {
@@ -112,7 +191,9 @@ void cg_emit_reduce(cg *g, tl_op *o) {
     int bytes = tl_dtype_bytes(adt);
     int32_t nw = 1 << nwa;
     int64_t numel = to_scalar ? 1 : tl_type_numel(rt);
-    cg_scratch_use(g, (int)(numel * nw * bytes));
+    int32_t slot_off = g->plan->red_off ? g->plan->red_off[o - f->ops.data] : -1;
+    bool own = slot_off >= 0; /* this reduce's own slot (cg_plan_reduce_slots) */
+    if (!own) cg_scratch_use(g, (int)(numel * nw * bytes));
     /* this warp's index among the warps along the axis */
     LLVMValueRef wa = cg_i32(g, 0);
     for (int k = 0; k < nwa; k++) {
@@ -128,11 +209,11 @@ void cg_emit_reduce(cg *g, tl_op *o) {
         flat = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, flat, cg_i32(g, rt->shape[d]), ""), cg_coord(g, rt->layout, t, d), "");
       slot[t] = LLVMBuildMul(g->B, flat, cg_i32(g, nw), "");
     }
-    cg_barrier(g);
+    if (!own || lead_barrier_needed(g, o)) cg_barrier(g);
     for (int32_t t = 0; t < n; t++) {
       if (!acc[t]) continue;
       LLVMValueRef off = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, slot[t], wa, ""), cg_i32(g, bytes), "");
-      LLVMBuildStore(g->B, cg_to_mem(g, acc[t], adt), cg_scratch_ptr(g, off));
+      LLVMBuildStore(g->B, cg_to_mem(g, acc[t], adt), own ? cg_smem_ptr(g, LLVMBuildAdd(g->B, off, cg_i32(g, slot_off), "")) : cg_scratch_ptr(g, off));
     }
     cg_barrier(g);
     for (int32_t t = 0; t < n; t++) {
@@ -140,7 +221,7 @@ void cg_emit_reduce(cg *g, tl_op *o) {
       LLVMValueRef tot = NULL;
       for (int32_t w = 0; w < nw; w++) {
         LLVMValueRef off = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, slot[t], cg_i32(g, w), ""), cg_i32(g, bytes), "");
-        LLVMValueRef x = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, cg_scratch_ptr(g, off), ""), adt);
+        LLVMValueRef x = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, own ? cg_smem_ptr(g, LLVMBuildAdd(g->B, off, cg_i32(g, slot_off), "")) : cg_scratch_ptr(g, off), ""), adt);
         tot = tot ? combine(g, o->kind, tot, x, adt) : x;
       }
       acc[t] = tot;

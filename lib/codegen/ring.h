@@ -157,6 +157,7 @@ typedef struct cg_plan {
   const char *ws_note;    /* --explain */
   struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
+  int32_t *red_off;        /* per op: a reduce's own shared slot (cg_plan_reduce_slots), -1 none; NULL: none at all */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as

@@ -181,3 +181,29 @@ def test_decode_fused_kernels(m, k, f, bm):
     tilec.interpret(prog["gemm_rms_swiglu_small_m"], xb, bwb, y, eps)
     g, u = r[:, None] * g, r[:, None] * u
     np.testing.assert_allclose(tilec.bf16_to_f32(y), g / (1 + np.exp(-g)) * u, **tol)
+
+
+@pytest.mark.parametrize("V", [1, 255, 256, 1000, 2049])
+def test_cross_entropy_loop_prefetch(V):
+    """examples/cross_entropy.tile's chunk loop with loop_prefetch (the default: each chunk loaded
+    one iteration ahead, docs/rows.md) and without it: bit-identical losses, and both the fp64
+    logsumexp - x[target] (targets in range, one ignored at -100)."""
+    path = os.path.join(EXAMPLES, "cross_entropy.tile")
+    on = tilec.compile(path, defines={"BV": 256})["cross_entropy"]
+    off = tilec.compile(path, defines={"BV": 256}, disable_pass="loop_prefetch")["cross_entropy"]
+    assert "for" in on.program.ir and on.program.ir.count("load %X") == off.program.ir.count("load %X") + 1
+    R = 6
+    xb = tilec.f32_to_bf16(rng.standard_normal((R, V), dtype=np.float32) * 4)
+    t = rng.integers(0, V, R, dtype=np.int32)
+    t[R // 2] = -100
+    outs = []
+    for k in (on, off):
+        loss = np.full(R, np.nan, np.float32)
+        tilec.interpret(k, xb, t, loss)
+        outs.append(loss)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    x = tilec.bf16_to_f32(xb).astype(np.float64)
+    m = x.max(1)
+    ref = m + np.log(np.exp(x - m[:, None]).sum(1)) - x[np.arange(R), np.clip(t, 0, V - 1)]
+    ref[R // 2] = 0.0
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)

@@ -720,6 +720,20 @@ Test(fake_driver, row_kernel_launch_variant) {
   cr_assert(!launched_fallback());
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
+  /* a kernel that combines its tiles (a reduce): its straight-line variant is kept only where it
+   * fits more CTAs an SM than the default (the fake driver gives both 120 registers: 4 -> 4) */
+  fake_limits.num_regs = 120;
+  static const char rsum[] = "kernel rsum(X: tensor<f32>[R, C], Y: tensor<f32>[R])\n"
+                             "    tiles(BC = 1024)\n    grid(R)\n{\n"
+                             "    r = program_id(0);\n    store(Y[r], reduce_sum(load(X[r, 0 : BC]), 0));\n}\n";
+  cr_assert_eq(tilec_program_create(&p, rsum, "rsum.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "rsum", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  fake_limits.num_regs = regs;
+  cr_assert(strstr(tilec_program_log(p), "launch variant without the per-element fallback: 4 -> 4 CTAs an SM") &&
+                strstr(tilec_program_log(p), "; not used"),
+            "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
   /* TILEC_LAUNCH_VARIANTS=0: the default kernel alone */
   fake_limits.num_regs = 120;
   setenv("TILEC_LAUNCH_VARIANTS", "0", 1);
