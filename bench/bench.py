@@ -927,7 +927,8 @@ def fused():
         case(f"cross_entropy {Rc}x{V}", "cross_entropy.tile", "cross_entropy", {}, (xl, tg, lo), (lo,),
              lambda: F.cross_entropy(xl.double(), tl64, reduction="none", ignore_index=-100),
              lambda: F.cross_entropy(xl, tl64, reduction="none", ignore_index=-100), xl.numel() * 2,
-             [("loop_prefetch off", {"disable": "loop_prefetch"}), ("BV=8192", {"defines": {"BV": 8192}}),
+             [("loop_prefetch off", {"disable": "loop_prefetch"}), ("TILEC_BF16_WORDS=0 (a select and a widening an element)", {"env": "TILEC_BF16_WORDS=0"}),
+              ("BV=8192", {"defines": {"BV": 8192}}),
               ("BV=2048", {"defines": {"BV": 2048}})])
         del xl
     if want("embedding_rmsnorm"):

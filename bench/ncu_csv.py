@@ -47,5 +47,25 @@ def attn(path):
         top = sorted(((num(r[i]), head[i][len(stall):].replace(".ratio", "")) for i in st), reverse=True)[:4]
         print(f"| {r[kn][:48]} | " + " | ".join(vals) + " | " + ", ".join(f"{n} {v:.0f}" for v, n in top) + " |")
 
+ROWS = [("us", "gpu__time_duration.sum", 1e-3), ("dram %", "dram__throughput.avg.pct_of_peak_sustained_elapsed", 1),
+        ("warp inst M", "smsp__inst_executed.sum", 1e-6), ("issue %", "smsp__issue_active.avg.pct_of_peak_sustained_active", 1),
+        ("fma %", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", 1),
+        ("alu %", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active", 1),
+        ("xu %", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", 1),
+        ("lsu %", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", 1),
+        ("regs", "launch__registers_per_thread", 1), ("warps %", "sm__warps_active.avg.pct_of_peak_sustained_active", 1)]
+
+def rows(path):
+    """every second row (the second launch of each form) with the top stalls (ncu_rows.sh)"""
+    head, data, kn = read(path)
+    stall = "smsp__average_warp_latency_issue_stalled_"
+    st = [i for i, h in enumerate(head) if h.startswith(stall)]
+    print("| kernel | " + " | ".join(n for n, _, _ in ROWS) + " | top stalls |")
+    print("|---" * (len(ROWS) + 2) + "|")
+    for r in data[1::2]:
+        vals = [f"{num(r[head.index(m)]) * s:.3g}" if m in head else "-" for _, m, s in ROWS]
+        top = sorted(((num(r[i]), head[i][len(stall):].replace(".ratio", "")) for i in st), reverse=True)[:4]
+        print(f"| {r[kn][:32]} | " + " | ".join(vals) + " | " + ", ".join(f"{n} {v:.1f}" for v, n in top) + " |")
+
 if __name__ == "__main__":
-    {"banks": banks, "attn": attn}[sys.argv[1]](sys.argv[2])
+    {"banks": banks, "attn": attn, "rows": rows}[sys.argv[1]](sys.argv[2])

@@ -6,7 +6,8 @@
 #   twelfth session: loop_prefetch (cross-entropy's chunk loop one iteration ahead), a reduce's
 #   own shared slots with one barrier (TILEC_RED_SLOTS=0 off), softmax by the sum's reciprocal:
 #   PENDING_STEPS="sanrows rows" FUSED_TAGS="RED_SLOTS,loop_prefetch,div,online,BV=" checks them
-#   (racecheck of the row kernels whose barriers moved, then the bench with each on and off).
+#   (racecheck of the row kernels whose barriers moved, then the bench with each on and off);
+#   PENDING_STEPS="ncurows rows" FUSED_ONLY=... the ncu profile of the rows below 0.9 (ncu_rows.sh).
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
@@ -76,6 +77,10 @@ for c in "examples/cross_entropy.tile --size R=5 --size V=20000" "examples/cross
   echo "racecheck $c: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/sanr_$n.log | tr '\n' ' ' | cut -c1-160)"
 done | tee $L/sanrows_table.txt
 fi
+if step ncurows; then
+echo "== 1d. ncu: the row kernels below the copy bandwidth (bench/ncu_rows.sh) [$(el) s]"
+OUT=$L timeout 240 sh bench/ncu_rows.sh $B > $L/ncurows_table.txt 2>&1; tail -14 $L/ncurows_table.txt
+fi
 if step smallm; then
 echo "== 2. the small-M default against the ninth session's split table [$(el) s]"
 SPLIT="TILEC_SMALL_M_FORMS=16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
@@ -85,9 +90,9 @@ grep -E "^\||FAIL" $L/smallm.log > $L/smallm_table.txt; cat $L/smallm_table.txt
 fi
 if step rows; then
 echo "== 2b. the row kernels at the defaults [$(el) s]"
-FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy \
+FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=${FUSED_ONLY:-rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy} \
 timeout ${ROWS_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
-grep -A30 "^## fused kernels" $L/fused.log | head -24 > $L/rows_table.txt
+grep -A40 "^## fused kernels" $L/fused.log | head -40 > $L/rows_table.txt
 cat $L/rows_table.txt
 fi
 if step fp8; then
@@ -128,6 +133,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/san_table.txt $L/sanrows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
+cat $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
 cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
 echo "== tests"; cat $L/table.txt

@@ -76,6 +76,14 @@ static LLVMValueRef to_f32(cg *g, LLVMValueRef v, tl_dtype from) {
   if (from == TL_BF16) {
     LLVMValueRef x = bf16_from_word(g, v);
     if (x) return x;
+    /* a row kernel's other bf16 values (a loop-carried chunk: LLVM turns its phis into word
+     * phis after codegen) widened as integers, the bits shifted up, so that LLVM folds the
+     * half's extraction into the shift or a mask of its word (one instruction, not two) */
+    const char *env = tl_code_env("TILEC_BF16_WORDS");
+    if (g->f->access_split && !(env && env[0] == '0')) {
+      LLVMValueRef bits = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, v, g->i16, ""), g->i32, "");
+      return LLVMBuildBitCast(g->B, LLVMBuildShl(g->B, bits, LLVMConstInt(g->i32, 16, 0), ""), g->f32, "");
+    }
   }
   if (is_f8(from)) return f8_to_f32(g, v, from);
   return LLVMBuildFPExt(g->B, v, g->f32, "");

@@ -416,12 +416,29 @@ void cg_words_to_elems(cg *g, LLVMTypeRef mt, int per_word, int W, int vec, LLVM
   }
 }
 
-/* The elements x[0..vec-1] (memory type) of a loaded group from its words wv; `other` outside. */
+/* The elements x[0..vec-1] (memory type) of a loaded group from its words wv; `other` outside.
+ * `whole`: the group lies wholly inside or outside the tensor (a launch variant's assumed
+ * facts), so one predicate serves it; a scalar `other` of 16-bit or 8-bit elements is then
+ * chosen a word at a time, and the elements stay extracts of words (a bf16 cast widens them
+ * straight from the word: emit_elementwise.c bf16_from_word) instead of a select each. */
 static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec, LLVMValueRef *wv, cg_val *ov,
-                         tl_dtype odt, LLVMValueRef *x) {
+                         tl_dtype odt, LLVMValueRef *x, bool whole) {
   int W, per_word, last = a->tile_rank - 1;
   vec_types(a, vec, &W, &per_word);
   LLVMTypeRef mt = cg_mem_type(g, a->dtype);
+  const char *words_env = tl_code_env("TILEC_BF16_WORDS"); /* 0: a select an element (measuring) */
+  if (ov && whole && per_word > 1 && ov->n == 1 && !(words_env && words_env[0] == '0')) {
+    LLVMValueRef dflt = cg_to_mem(g, cg_cast(g, ov->r[0], odt, a->dtype), a->dtype);
+    LLVMValueRef inb = and1(g, group_inb(g, a, k, last, r0), k_inb(g, a, last, k[last]));
+    LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)per_word);
+    LLVMValueRef ov_word = LLVMGetUndef(vt);
+    for (int e = 0; e < per_word; e++) ov_word = LLVMBuildInsertElement(g->B, ov_word, dflt, cg_i32(g, e), "");
+    ov_word = LLVMBuildBitCast(g->B, ov_word, g->i32, "");
+    LLVMValueRef sel[4];
+    for (int w = 0; w < W; w++) sel[w] = LLVMBuildSelect(g->B, inb, wv[w], ov_word, "");
+    cg_words_to_elems(g, mt, per_word, W, vec, sel, x);
+    return;
+  }
   cg_words_to_elems(g, mt, per_word, W, vec, wv, x);
   if (ov) { /* outside the tensor the element is `other` (the asm gives zeros) */
     LLVMValueRef rows = group_inb(g, a, k, last, r0);
@@ -706,7 +723,7 @@ static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec,
     int32_t k[TL_MAX_RANK];
     reg_k(l, r0, k);
     LLVMValueRef x[16];
-    unpack_group(g, a, k, r0, vec, words[r0 / vec], ov, odt, x);
+    unpack_group(g, a, k, r0, vec, words[r0 / vec], ov, odt, x, assume);
     for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], a->dtype), a->dtype, rdt);
   }
 }
@@ -790,7 +807,7 @@ void cg_emit_load(cg *g, tl_op *o) {
                                   cons, args, 6, true);
       LLVMValueRef wv[4];
       for (int w = 0; w < W; w++) wv[w] = W == 1 ? res_w : LLVMBuildExtractValue(g->B, res_w, (unsigned)w, "");
-      unpack_group(g, &a, k, r0, vec, wv, ov, odt, x);
+      unpack_group(g, &a, k, r0, vec, wv, ov, odt, x, false);
     } else {
       LLVMValueRef dflt = ov ? cg_to_mem(g, cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r0], odt, a.dtype), a.dtype)
                              : LLVMConstNull(mt);
