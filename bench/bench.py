@@ -838,6 +838,10 @@ def fused():
                                  ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}),
                                  ("no reduce ILP / FMA", {"env": "TILEC_REDUCE_ILP=0+TILEC_REDUCE_FMA=0"}),
                                  ("warps=8", {"warps": 8}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
+                                 # the driver's JIT gives the variant 79 registers (ptxas -v: 56): 6 CTAs an SM, not 9
+                                 ("TILEC_VEC_ONLY=v (the variant alone)", {"env": "TILEC_VEC_ONLY=v"}),
+                                 ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=64", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=64"}),
+                                 ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=72", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=72"}),
                                  ("W, B first (variants/layernorm_early.tile: before rows5)", {"file": VARIANT("layernorm_early.tile")}),
                                  ("W, B first, TILEC_LAUNCH_VARIANTS=0 (the eighth session's default)", {"file": VARIANT("layernorm_early.tile"), "env": "TILEC_LAUNCH_VARIANTS=0"}),
                                  ("W, B first, TILEC_VEC_ONLY=1", {"file": VARIANT("layernorm_early.tile"), "env": "TILEC_VEC_ONLY=1"})])
@@ -941,7 +945,9 @@ def fused():
              lambda: F.rms_norm(F.embedding(ids64, E), (D,), w, 1e-6), 2 * R * D * 2,
              [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}),
               ("BM=1", {"defines": {"BM": 1}}), ("BM=4", {"defines": {"BM": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
-              ("BM=1, TILEC_VEC_ONLY=1", {"defines": {"BM": 1}, "env": "TILEC_VEC_ONLY=1"})])
+              ("BM=1, TILEC_VEC_ONLY=1", {"defines": {"BM": 1}, "env": "TILEC_VEC_ONLY=1"}),
+              ("TILEC_VEC_ONLY=v (the variant alone)", {"env": "TILEC_VEC_ONLY=v"}),
+              ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=80", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=80"})])
         del E, y
     if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
         Dm = 4096; N = 2 * R
@@ -965,7 +971,11 @@ def fused():
              [("a Philox block per element", {"env": "TILEC_RAND_BLOCK=0"}), ("no row layouts", {"env": "TILEC_ROW_LAYOUT=0"}),
               ("no row_loads", "row_loads"), ("no Philox asm (TILEC_PHILOX_ASM=0)", {"env": "TILEC_PHILOX_ASM=0"}),
               ("BR=4", {"defines": {"BR": 4}}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}), ("BR=4, TILEC_VEC_ONLY=1", {"defines": {"BR": 4}, "env": "TILEC_VEC_ONLY=1"}),
-              ("TILEC_RAND_CMP=0 (the uniform compared as a float: rows5)", {"env": "TILEC_RAND_CMP=0"})], errf=err_drop)
+              ("TILEC_RAND_CMP=0 (the uniform compared as a float: rows5)", {"env": "TILEC_RAND_CMP=0"}),
+              # the driver's JIT gives it 136 registers (ptxas -v: 96): 3 CTAs an SM, not 5
+              ("TILEC_VEC_ONLY=v (the variant alone)", {"env": "TILEC_VEC_ONLY=v"}),
+              ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=96", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=96"}),
+              ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=128", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=128"})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
     print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")

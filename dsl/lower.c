@@ -1959,8 +1959,13 @@ static void lower_attrs(lower *L, fe_kernel *k) {
         tl_error(L->ctx, a->arg_loc, "@stages takes an integer from 1 to 8");
       else
         f->stages = (int)a->ival;
+    } else if (!strcmp(a->name, "maxnreg")) {
+      if (!a->has_int || a->ival < 24 || a->ival > 255)
+        tl_error(L->ctx, a->arg_loc, "@maxnreg takes an integer from 24 to 255");
+      else
+        f->maxnreg = (int)a->ival;
     } else {
-      tl_error(L->ctx, a->loc, "unknown attribute '@%s' (known: @pipeline, @warps, @stages)", a->name);
+      tl_error(L->ctx, a->loc, "unknown attribute '@%s' (known: @pipeline, @warps, @stages, @maxnreg)", a->name);
     }
   next:;
   }

@@ -173,6 +173,8 @@ typedef struct tl_func {
   /* attributes: 0 = unset, the compiler chooses */
   int pipeline;   /* tl_pipeline */
   int warps, stages;
+  /* registers a thread the PTX asks for at most (`.maxnreg`): the @maxnreg attribute / option; 0 = unset */
+  int maxnreg;
   /* chosen by route_pipeline (not attributes): warp specialization (tl_ws;
    * warps then counts the consumer warps) and persistent CTAs over tiles */
   int ws;

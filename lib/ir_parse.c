@@ -905,6 +905,8 @@ static void parse_attrs(parser *p) {
       if (f->warps & (f->warps - 1)) fail_at(p, wloc, "warps = %d is not a power of two", f->warps);
     } else if (strcmp(key, "stages") == 0) {
       f->stages = (int)read_int(p, 0, 8, "stages");
+    } else if (strcmp(key, "maxnreg") == 0) {
+      f->maxnreg = (int)read_int(p, 0, 255, "maxnreg");
     } else if (strcmp(key, "access_split") == 0) {
       f->access_split = read_int(p, 0, 1, "access_split") != 0;
     } else if (strcmp(key, "row_ahead") == 0) {

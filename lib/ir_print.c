@@ -404,7 +404,7 @@ void tl_print_func_opts(tl_sbuf *b, const tl_func *f, const tl_print_opts *o) {
     }
     tl_sbuf_puts(b, ")");
   }
-  if (f->pipeline || f->warps || f->stages || f->access_split || f->row_ahead) {
+  if (f->pipeline || f->warps || f->stages || f->maxnreg || f->access_split || f->row_ahead) {
     tl_sbuf_puts(b, f->consts.len ? " attrs(" : "\n    attrs(");
     const char *sep = "";
     if (f->pipeline) {
@@ -418,6 +418,10 @@ void tl_print_func_opts(tl_sbuf *b, const tl_func *f, const tl_print_opts *o) {
     }
     if (f->stages) {
       tl_sbuf_printf(b, "%sstages = %d", sep, f->stages);
+      sep = ", ";
+    }
+    if (f->maxnreg) {
+      tl_sbuf_printf(b, "%smaxnreg = %d", sep, f->maxnreg);
       sep = ", ";
     }
     if (f->access_split) {

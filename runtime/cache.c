@@ -41,6 +41,7 @@ void tl_cache_key_compute(const tl_cache_key_fields *f, tl_cache_key *out) {
   tl_sha256_field_int(&s, "jit_opt_level", f->jit_opt_level);
   tl_sha256_field_int(&s, "warps", f->warps);
   tl_sha256_field_int(&s, "stages", f->stages);
+  if (f->maxnreg) tl_sha256_field_int(&s, "maxnreg", f->maxnreg);
   tl_sha256_field_int(&s, "fp8_acc_fast", f->fp8_acc_fast);
   tl_sha256_field_str(&s, "extra", f->extra);
   tl_sha256_final(&s, out->b);

@@ -211,6 +211,7 @@ typedef struct tl_cache_key_fields {
   int driver_version;
   int jit_opt_level;
   int warps, stages;                  /* option overrides; 0 = none */
+  int maxnreg;                        /* the maxnreg option; 0 = none */
   int fp8_acc_fast;                   /* "fp8-acc": 0 = promote, 1 = fast */
   const char *extra;                  /* any other option that changes code, canonical text; NULL = none */
 } tl_cache_key_fields;

@@ -46,6 +46,7 @@ static const char usage_text[] =
     "  --pipeline=P           force a main-loop pipeline: simple | multistage | cutlass\n"
     "  --warps=N              warps per program of every kernel (1, 2, 4, 8, 16; overrides @warps)\n"
     "  --stages=N             main-loop pipeline stages (1..8; overrides @stages)\n"
+    "  --maxnreg=N            registers a thread at most (24..255, `.maxnreg`; overrides @maxnreg)\n"
     "  --fp8-acc=MODE         8-bit dots: promote (default; f32 adds every <= 128 K) | fast (tensor core's)\n"
     "  --split-k=HALF         with --kernel=K: compile K as the partial | reduce half of its split-K small-M form\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
@@ -197,6 +198,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       tilec_options_set_line_info(c->opts, 1);
     } else if ((v = flag_value(argc, argv, &i, "--pipeline", &missing))) {
       if (!opt_ok(tilec_options_set_pipeline(c->opts, v), "--pipeline", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--maxnreg", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "maxnreg", v), "--maxnreg", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--warps", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "warps", v), "--warps", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--stages", &missing))) {

@@ -237,6 +237,14 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     else o->stages = (int)n;
     return TILEC_OK;
   }
+  if (!strcmp(key, "maxnreg")) {
+    /* the range of the @maxnreg attribute; NULL or "0" = unset */
+    n = 0;
+    if (value && !parse_int(value, 0, 255, &n)) return TILEC_ERROR_USAGE;
+    if (n != 0 && n < 24) return TILEC_ERROR_USAGE;
+    o->maxnreg = (int)n;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "cluster")) {
     /* thread-block clusters of the cutlass GEMM (docs/pipelines.md "Clusters"); NULL = unset */
     if (!value) o->cluster = TL_CLUSTER_UNSET;
@@ -517,6 +525,7 @@ static tilec_status stage_passes(tilec_program *p) {
     tl_func *f = p->module->funcs.data[i];
     if (p->opts.warps > 0) f->warps = p->opts.warps;
     if (p->opts.stages > 0) f->stages = p->opts.stages;
+    if (p->opts.maxnreg > 0) f->maxnreg = p->opts.maxnreg;
     f->cluster_opt = p->opts.cluster;
   }
   tl_pass_opts po = {0};

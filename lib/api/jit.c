@@ -149,7 +149,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
       .pipeline = p->opts.pipeline, .entry_name = p->opts.entry_name,
       .tilec_version = tl_build_identity(), .llvm_version = TILEC_LLVM_VERSION,
       .driver_version = driver, .jit_opt_level = jit_opt_level(p->opts.opt_level),
-      .warps = p->opts.warps, .stages = p->opts.stages,
+      .warps = p->opts.warps, .stages = p->opts.stages, .maxnreg = p->opts.maxnreg,
       .fp8_acc_fast = p->opts.fp8_acc_fast, .extra = extra.data ? extra.data : ""};
   tl_cache_key_compute(&kf, key);
   tl_sbuf_free(&extra);

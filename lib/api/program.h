@@ -28,6 +28,7 @@ struct tilec_options {
    * writes them into each tl_func after the front-end, before the passes, so
    * route_pipeline and layout_assign see them as attributes. */
   int warps, stages;
+  int maxnreg; /* the "maxnreg" option: overrides @maxnreg in every kernel; 0 = unset */
   /* "disable-pass": comma-separated pass names skipped in the pipeline
    * (checked against the registry at compile time, like print-after). */
   char *disable_pass;

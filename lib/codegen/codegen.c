@@ -562,10 +562,12 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   /* TILEC_MAXNREG=N (measuring): `.maxnreg N` on every entry.  The driver's JIT, which loads
    * the PTX, may allocate more registers than ptxas -v reports (W4A16's split-K kernel: 94
    * against 63 on the H200, 5 programs an SM instead of 8); this caps it. */
+  /* The kernel's @maxnreg (attribute or option) the same way; the switch wins. */
   const char *mr = tl_code_env("TILEC_MAXNREG");
-  if (mr && atoi(mr) >= 16 && atoi(mr) <= 255) {
+  int maxnreg = mr && atoi(mr) >= 16 && atoi(mr) <= 255 ? atoi(mr) : f->maxnreg;
+  if (maxnreg) {
     LLVMMetadataRef mn[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "maxnreg", 7),
-                             LLVMValueAsMetadata(cg_i32(g, atoi(mr)))};
+                             LLVMValueAsMetadata(cg_i32(g, maxnreg))};
     LLVMAddNamedMetadataOperand(g->M, "nvvm.annotations", LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, mn, 3)));
   }
 
