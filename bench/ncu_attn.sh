@@ -13,26 +13,9 @@ CASES=${2:-64:4096:1}
 export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUTDIR=${OUT:-/tmp}
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu not found"; exit 77; }
+. bench/ncu_metrics.sh
 M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
-sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,\
-launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,\
-smsp__average_warp_latency_issue_stalled_barrier.ratio,\
-smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,\
-smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,\
-smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_wait.ratio,\
-smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_not_selected.ratio,\
-smsp__average_warp_latency_issue_stalled_selected.ratio,\
-smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,\
-smsp__average_warp_latency_issue_stalled_tex_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_no_instruction.ratio,\
-smsp__average_warp_latency_issue_stalled_branch_resolving.ratio
+sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
 PYTHONUNBUFFERED=1 "$NCU" --metrics "$M" --kernel-name regex:'attn_fwd|flash|cudnn|sdpa|fmha' --csv --page raw \
   python3 bench/bench.py --lib "$BUILD/libtilec.so.0.1" --only attn --once --attn-cases "$CASES" \
   >"$OUTDIR/ncu_attn.csv" 2>"$OUTDIR/ncu_attn.err"

@@ -36,16 +36,20 @@ ATTN = [("ms", "gpu__time_duration.sum", 1e-6), ("Minstr", "smsp__inst_executed.
         ("xu%", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", 1),
         ("regs", "launch__registers_per_thread", 1)]
 
-def attn(path):
+def stall_table(path, cols, pick, width, digits):
+    """one line a kernel row (pick: which rows) with cols and the four top stall reasons"""
     head, data, kn = read(path)
     stall = "smsp__average_warp_latency_issue_stalled_"
     st = [i for i, h in enumerate(head) if h.startswith(stall)]
-    print("| kernel | " + " | ".join(n for n, _, _ in ATTN) + " | top stalls |")
-    print("|---" * (len(ATTN) + 2) + "|")
-    for r in data:
-        vals = [f"{num(r[head.index(m)]) * s:.3g}" if m in head else "-" for _, m, s in ATTN]
+    print("| kernel | " + " | ".join(n for n, _, _ in cols) + " | top stalls |")
+    print("|---" * (len(cols) + 2) + "|")
+    for r in pick(data):
+        vals = [f"{num(r[head.index(m)]) * s:.3g}" if m in head else "-" for _, m, s in cols]
         top = sorted(((num(r[i]), head[i][len(stall):].replace(".ratio", "")) for i in st), reverse=True)[:4]
-        print(f"| {r[kn][:48]} | " + " | ".join(vals) + " | " + ", ".join(f"{n} {v:.0f}" for v, n in top) + " |")
+        print(f"| {r[kn][:width]} | " + " | ".join(vals) + " | " + ", ".join(f"{n} {v:.{digits}f}" for v, n in top) + " |")
+
+def attn(path):
+    stall_table(path, ATTN, lambda d: d, 48, 0)
 
 ROWS = [("us", "gpu__time_duration.sum", 1e-3), ("dram %", "dram__throughput.avg.pct_of_peak_sustained_elapsed", 1),
         ("warp inst M", "smsp__inst_executed.sum", 1e-6), ("issue %", "smsp__issue_active.avg.pct_of_peak_sustained_active", 1),
@@ -57,15 +61,7 @@ ROWS = [("us", "gpu__time_duration.sum", 1e-3), ("dram %", "dram__throughput.avg
 
 def rows(path):
     """every second row (the second launch of each form) with the top stalls (ncu_rows.sh)"""
-    head, data, kn = read(path)
-    stall = "smsp__average_warp_latency_issue_stalled_"
-    st = [i for i, h in enumerate(head) if h.startswith(stall)]
-    print("| kernel | " + " | ".join(n for n, _, _ in ROWS) + " | top stalls |")
-    print("|---" * (len(ROWS) + 2) + "|")
-    for r in data[1::2]:
-        vals = [f"{num(r[head.index(m)]) * s:.3g}" if m in head else "-" for _, m, s in ROWS]
-        top = sorted(((num(r[i]), head[i][len(stall):].replace(".ratio", "")) for i in st), reverse=True)[:4]
-        print(f"| {r[kn][:32]} | " + " | ".join(vals) + " | " + ", ".join(f"{n} {v:.1f}" for v, n in top) + " |")
+    stall_table(path, ROWS, lambda d: d[1::2], 32, 1)
 
 if __name__ == "__main__":
     {"banks": banks, "attn": attn, "rows": rows}[sys.argv[1]](sys.argv[2])

@@ -7,25 +7,9 @@ BUILD=$(cd "${1:-build}" && pwd) || exit 2
 export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUTDIR=${OUT:-/tmp}
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu not found"; exit 77; }
+. bench/ncu_metrics.sh
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,\
-smsp__issue_active.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,\
-sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,\
-launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,\
-smsp__average_warp_latency_issue_stalled_barrier.ratio,\
-smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,\
-smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,\
-smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_wait.ratio,\
-smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_not_selected.ratio,\
-smsp__average_warp_latency_issue_stalled_selected.ratio,\
-smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,\
-smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,\
-smsp__average_warp_latency_issue_stalled_drain.ratio,\
-smsp__average_warp_latency_issue_stalled_no_instruction.ratio
+smsp__issue_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
 # the second launch of each form (the first may compile the driver's JIT cache)
 PYTHONUNBUFFERED=1 "$NCU" --metrics "$M" --kernel-name regex:'cross_entropy|softmax|layernorm|embedding_rmsnorm|dropout_residual' \
   --csv --page raw python3 bench/ncu_rows.py "$BUILD/libtilec.so" >"$OUTDIR/ncu_rows.csv" 2>"$OUTDIR/ncu_rows.err"
