@@ -3,11 +3,10 @@
 # parallel), then the measurements PENDING_STEPS names (default all: san smallm rows fp8 fp8probe
 # attnbwd).  Logs go to /tmp/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
 # files); the test table and the measured tables are printed last, short.
-#   twelfth session: loop_prefetch (cross-entropy's chunk loop one iteration ahead), a reduce's
-#   own shared slots with one barrier (TILEC_RED_SLOTS=0 off), softmax by the sum's reciprocal:
-#   PENDING_STEPS="sanrows rows" FUSED_TAGS="RED_SLOTS,loop_prefetch,div,online,BV=" checks them
-#   (racecheck of the row kernels whose barriers moved, then the bench with each on and off);
-#   PENDING_STEPS="ncurows rows" FUSED_ONLY=... the ncu profile of the rows below 0.9 (ncu_rows.sh).
+#   twelfth session (all measured, nothing owed): loop_prefetch, a reduce's own slots, softmax by a
+#   reciprocal, the variant rule, the chunk in words, @maxnreg on dropout: the calls were
+#   PENDING_STEPS="sanrows rows" / "ncurows rows" / "rows" with FUSED_ONLY / FUSED_TAGS (bench/RESULTS.md).
+#   PENDING_STEPS="ncurows" profiles the rows still below 0.9 (bench/ncu_rows.sh).
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
