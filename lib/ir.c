@@ -232,6 +232,27 @@ void tl_op_add_regions(tl_func *f, int32_t op, int n) {
   o->nregions = n;
 }
 
+int32_t tl_op_clone(tl_func *f, const tl_op *src, const int32_t *opnd, const tl_type *t) {
+  tl_op copy = *src; /* (tl_op_new may move the op table src points into) */
+  int32_t nid = tl_op_new(f, NULL, (tl_opcode)copy.opc, opnd, copy.nopnd, t, 1, copy.loc);
+  tl_op *n = tl_op_at(f, nid);
+  n->ival = copy.ival;
+  n->fval = copy.fval;
+  n->axis = copy.axis;
+  n->kind = copy.kind;
+  memcpy(n->dims, copy.dims, sizeof n->dims);
+  return nid;
+}
+
+void tl_op_append_opnd(tl_func *f, int32_t op, int32_t v) {
+  tl_op *o = tl_op_at(f, op);
+  int32_t *no = tl_alloc(&f->ctx->arena, sizeof *no * (size_t)(o->nopnd + 1));
+  if (o->nopnd) memcpy(no, o->opnd, sizeof *no * (size_t)o->nopnd);
+  no[o->nopnd] = v;
+  o->opnd = no;
+  o->nopnd++;
+}
+
 void tl_region_insert(tl_func *f, tl_region *r, int pos, int32_t op) {
   tl_vec_push(&f->ctx->arena, &r->ops, op); /* grow by one */
   if (pos < 0 || pos >= r->ops.len) pos = r->ops.len - 1;

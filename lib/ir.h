@@ -228,6 +228,11 @@ int32_t tl_op_new(tl_func *f, tl_region *r, tl_opcode opc, const int32_t *opnd, 
 /* Give op `op` n empty regions (for/if). */
 void tl_op_add_regions(tl_func *f, int32_t op, int n);
 void tl_region_insert(tl_func *f, tl_region *r, int pos, int32_t op); /* pos -1 = end */
+/* A new op like src (opcode, attributes, location) on operands opnd (src->nopnd of them) with
+ * the single result type t; not yet in a region.  Returns its id. */
+int32_t tl_op_clone(tl_func *f, const tl_op *src, const int32_t *opnd, const tl_type *t);
+/* Append operand v to op `op` (a yield's value, a for's carried init). */
+void tl_op_append_opnd(tl_func *f, int32_t op, int32_t v);
 void tl_region_remove(tl_region *r, int pos);
 /* Unlink the op at r->ops[pos] and mark it, and every op nested in its
  * regions, TL_OPF_DEAD (so tl_count_uses no longer sees their operands). */

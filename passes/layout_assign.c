@@ -551,19 +551,6 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
   }
 }
 
-/* A new op like src (same opcode, attributes and location) on operands opnd
- * with the single result type t; not yet in a region. */
-static int32_t clone_op(tl_func *f, const tl_op *src, const int32_t *opnd, const tl_type *t) {
-  int32_t nid = tl_op_new(f, NULL, (tl_opcode)src->opc, opnd, src->nopnd, t, 1, src->loc);
-  tl_op *n = tl_op_at(f, nid);
-  n->ival = src->ival;
-  n->fval = src->fval;
-  n->axis = src->axis;
-  n->kind = src->kind;
-  memcpy(n->dims, src->dims, sizeof n->dims);
-  return nid;
-}
-
 /* A copy of rematerializable value v in layout l (v itself when it already
  * has it), its chain cloned in front of position *pos of region r. */
 static int32_t clone_remat(la_state *st, tl_region *r, int *pos, int32_t v, const tl_layout *l) {
@@ -585,7 +572,7 @@ static int32_t clone_remat(la_state *st, tl_region *r, int *pos, int32_t v, cons
   }
   tl_type t = *vtype(st, v);
   t.layout = lid;
-  int32_t nid = clone_op(f, &src, opnd, &t);
+  int32_t nid = tl_op_clone(f, &src, opnd, &t);
   tl_region_insert(f, r, *pos, nid);
   (*pos)++;
   return tl_op_result(f, nid, 0);
@@ -636,7 +623,7 @@ static void fix_region(la_state *st, tl_region *r) {
       }
       if (val->def >= 0 && is_cheap_op(tl_op_at(f, val->def)->opc)) {
         tl_op src = *tl_op_at(f, val->def); /* clone: cheap in any layout */
-        nid = clone_op(f, &src, src.opnd, &t);
+        nid = tl_op_clone(f, &src, src.opnd, &t);
       } else {
         nid = tl_op_new(f, NULL, TL_OP_convert_layout, &a, 1, &t, 1, tl_op_at(f, id)->loc);
       }

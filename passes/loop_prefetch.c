@@ -49,25 +49,22 @@ static bool ahead_ok(tl_func *f, int32_t loop, int32_t iv, int32_t v, chain *c, 
   return true;
 }
 
-/* A copy of op src (attributes, location) on operands remapped through from/to; the result
- * value of the copy is returned.  Inserted into r at *pos. */
+/* A copy of op src_id on its operands remapped through from/to, inserted into r at *pos;
+ * returns the copy's result. */
 static int32_t copy_op(tl_func *f, int32_t src_id, const int32_t *from, const int32_t *to, int nmap, tl_region *r,
                        int *pos) {
-  tl_op src = *tl_op_at(f, src_id);
+  const tl_op *src = tl_op_at(f, src_id);
   int32_t opnd[16];
-  if (src.nopnd > 16) return -1;
-  for (int k = 0; k < src.nopnd; k++) {
-    opnd[k] = src.opnd[k];
+  if (src->nopnd > 16) return -1;
+  for (int k = 0; k < src->nopnd; k++) {
+    opnd[k] = src->opnd[k];
     for (int m = 0; m < nmap; m++)
       if (from[m] == opnd[k]) opnd[k] = to[m];
   }
-  tl_type t = tl_val(f, src.res[0])->type;
-  int32_t nid = tl_op_new(f, NULL, (tl_opcode)src.opc, opnd, src.nopnd, &t, 1, src.loc);
-  tl_op *n = tl_op_at(f, nid);
-  n->ival = src.ival, n->fval = src.fval, n->axis = src.axis, n->kind = src.kind;
-  memcpy(n->dims, src.dims, sizeof n->dims);
+  tl_type t = tl_val(f, src->res[0])->type;
+  int32_t nid = tl_op_clone(f, src, opnd, &t);
   tl_region_insert(f, r, (*pos)++, nid);
-  return n->res[0];
+  return tl_op_at(f, nid)->res[0];
 }
 
 /* The load's chain and the load itself copied into r at *pos with the induction variable
@@ -86,25 +83,16 @@ static int32_t copy_load(tl_func *f, const chain *c, int32_t load, int32_t iv, i
 /* Appends one carried value (init, region argument, result) to loop L and the operand of its
  * yield; returns the region argument. */
 static int32_t add_carried(tl_func *f, int32_t L, int32_t init, int32_t next, tl_type t) {
+  int32_t res = tl_value_new(f, t, L, tl_op_at(f, L)->nres);
   tl_op *o = tl_op_at(f, L);
-  int32_t *no = tl_alloc(&f->ctx->arena, sizeof *no * (size_t)(o->nopnd + 1));
-  memcpy(no, o->opnd, sizeof *no * (size_t)o->nopnd);
-  no[o->nopnd] = init;
   int32_t *nr = tl_alloc(&f->ctx->arena, sizeof *nr * (size_t)(o->nres + 1));
   if (o->nres) memcpy(nr, o->res, sizeof *nr * (size_t)o->nres);
-  int32_t res = tl_value_new(f, t, L, o->nres);
-  o = tl_op_at(f, L); /* (tl_value_new may grow the tables; ops stay, but re-read) */
   nr[o->nres] = res;
-  o->opnd = no, o->nopnd++;
   o->res = nr, o->nres++;
-  int32_t arg = tl_region_add_arg(f, &o->regions[0], L, t);
-  o = tl_op_at(f, L);
-  tl_region *body = &o->regions[0];
-  tl_op *y = tl_op_at(f, body->ops.data[body->ops.len - 1]);
-  int32_t *ny = tl_alloc(&f->ctx->arena, sizeof *ny * (size_t)(y->nopnd + 1));
-  if (y->nopnd) memcpy(ny, y->opnd, sizeof *ny * (size_t)y->nopnd);
-  ny[y->nopnd] = next;
-  y->opnd = ny, y->nopnd++;
+  tl_op_append_opnd(f, L, init);
+  int32_t arg = tl_region_add_arg(f, &tl_op_at(f, L)->regions[0], L, t);
+  tl_region *body = &tl_op_at(f, L)->regions[0];
+  tl_op_append_opnd(f, body->ops.data[body->ops.len - 1], next);
   return arg;
 }
 

@@ -177,12 +177,7 @@ static void make_partial(tl_func *f, const gemm_loop *g) {
   int gpos = gr->ops.len - 1;
   int32_t gdim = insert(f, gr, &gpos, TL_OP_dim, dimo, 1, &i32, 1, loc);
   tl_op_at(f, tl_val(f, gdim)->def)->axis = 0;
-  tl_op *y = tl_op_at(f, gr->ops.data[gr->ops.len - 1]);
-  int32_t *no = tl_alloc(&f->ctx->arena, sizeof *no * (size_t)(y->nopnd + 1));
-  memcpy(no, y->opnd, sizeof *no * (size_t)y->nopnd);
-  no[y->nopnd] = gdim;
-  y->opnd = no;
-  y->nopnd++;
+  tl_op_append_opnd(f, gr->ops.data[gr->ops.len - 1], gdim);
 }
 
 /* The reduce half: the loop sums P[0..SPLIT) of the tile in order; the epilogue stays. */

@@ -105,6 +105,9 @@ LLVMValueRef cg_flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_
 LLVMValueRef cg_lane_warp(cg *g, int32_t lid, int d);
 void cg_barrier(cg *g);
 int cg_plan_reduce_slots(cg *g, int32_t **red_off); /* emit_reduce.c: a row kernel's reduce slots */
+/* emit_elementwise.c: a row kernel keeps bf16 in the words it was loaded in (the cast widens from
+ * the word, a variant's `other` is chosen a word at a time); TILEC_BF16_WORDS=0 turns it off. */
+bool cg_bf16_words(cg *g);
 LLVMValueRef cg_sreg(cg *g, const char *what, int axis); /* %what.{x,y,z} (i32) */
 void cg_emit_op(cg *g, int32_t opid);
 /* Emit region r's ops; its yield's operands (value ids) in *yielded when asked. */

@@ -49,15 +49,18 @@ static LLVMValueRef f32_to_f8(cg *g, LLVMValueRef x, tl_dtype to) {
   return LLVMBuildTrunc(g->B, p, g->i8, "");
 }
 
+bool cg_bf16_words(cg *g) {
+  const char *env = tl_code_env("TILEC_BF16_WORDS"); /* measuring only: 0 = a select and a widening an element */
+  return g->f->access_split && !(env && env[0] == '0');
+}
+
 /* A bf16 element unpacked from a loaded 32-bit word (emit_memory.c: element e of the word
  * bitcast to <2 x bfloat>) widened to f32 straight from the word: its bits are the word
  * shifted or masked.  Row kernels only (f->access_split): the word, not the two 16-bit halves,
  * then stays live until the cast (layernorm over 4096 columns: its weights' 32 halves a thread
  * each took a register while the row was normalized). */
 static LLVMValueRef bf16_from_word(cg *g, LLVMValueRef v) {
-  if (!g->f->access_split || !LLVMIsAExtractElementInst(v)) return NULL;
-  const char *env = tl_code_env("TILEC_BF16_WORDS"); /* measuring only: 0 = unpack, then widen */
-  if (env && env[0] == '0') return NULL;
+  if (!cg_bf16_words(g) || !LLVMIsAExtractElementInst(v)) return NULL;
   LLVMValueRef vec = LLVMGetOperand(v, 0), idx = LLVMGetOperand(v, 1);
   if (!LLVMIsABitCastInst(vec) || !LLVMIsAConstantInt(idx)) return NULL;
   LLVMValueRef w = LLVMGetOperand(vec, 0);
@@ -79,8 +82,7 @@ static LLVMValueRef to_f32(cg *g, LLVMValueRef v, tl_dtype from) {
     /* a row kernel's other bf16 values (a loop-carried chunk: LLVM turns its phis into word
      * phis after codegen) widened as integers, the bits shifted up, so that LLVM folds the
      * half's extraction into the shift or a mask of its word (one instruction, not two) */
-    const char *env = tl_code_env("TILEC_BF16_WORDS");
-    if (g->f->access_split && !(env && env[0] == '0')) {
+    if (cg_bf16_words(g)) {
       LLVMValueRef bits = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, v, g->i16, ""), g->i32, "");
       return LLVMBuildBitCast(g->B, LLVMBuildShl(g->B, bits, LLVMConstInt(g->i32, 16, 0), ""), g->f32, "");
     }

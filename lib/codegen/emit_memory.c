@@ -426,8 +426,7 @@ static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec
   int W, per_word, last = a->tile_rank - 1;
   vec_types(a, vec, &W, &per_word);
   LLVMTypeRef mt = cg_mem_type(g, a->dtype);
-  const char *words_env = tl_code_env("TILEC_BF16_WORDS"); /* 0: a select an element (measuring) */
-  if (ov && whole && per_word > 1 && ov->n == 1 && !(words_env && words_env[0] == '0')) {
+  if (ov && whole && per_word > 1 && ov->n == 1 && cg_bf16_words(g)) {
     LLVMValueRef dflt = cg_to_mem(g, cg_cast(g, ov->r[0], odt, a->dtype), a->dtype);
     LLVMValueRef inb = and1(g, group_inb(g, a, k, last, r0), k_inb(g, a, last, k[last]));
     LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)per_word);

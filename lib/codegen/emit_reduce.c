@@ -94,10 +94,7 @@ static bool lead_barrier_needed(cg *g, const tl_op *o) {
   } else {
     const tl_op *p = tl_op_at(f, o->parent);
     if (p->opc != TL_OP_for) return true; /* inside an if: keep it */
-    loop_body = &p->regions[0];
-    bool direct = false;
-    for (int i = 0; i < loop_body->ops.len; i++) direct |= tl_op_at(f, loop_body->ops.data[i]) == o;
-    if (!direct) return true;
+    loop_body = &p->regions[0]; /* (a for has the one region o is in) */
   }
   for (int i = 0; i < loop_body->ops.len; i++) {
     const tl_op *x = tl_op_at(f, loop_body->ops.data[i]);
@@ -132,6 +129,11 @@ int cg_plan_reduce_slots(cg *g, int32_t **red_off) {
   }
   *red_off = off;
   return total;
+}
+
+/* Byte `off` of the partials: in the reduce's own slot at slot_off, or (-1) in the scratch. */
+static LLVMValueRef partial_ptr(cg *g, int32_t slot_off, LLVMValueRef off) {
+  return slot_off >= 0 ? cg_smem_ptr(g, LLVMBuildAdd(g->B, off, cg_i32(g, slot_off), "")) : cg_scratch_ptr(g, off);
 }
 
 void cg_emit_reduce(cg *g, tl_op *o) {
@@ -213,7 +215,7 @@ void cg_emit_reduce(cg *g, tl_op *o) {
     for (int32_t t = 0; t < n; t++) {
       if (!acc[t]) continue;
       LLVMValueRef off = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, slot[t], wa, ""), cg_i32(g, bytes), "");
-      LLVMBuildStore(g->B, cg_to_mem(g, acc[t], adt), own ? cg_smem_ptr(g, LLVMBuildAdd(g->B, off, cg_i32(g, slot_off), "")) : cg_scratch_ptr(g, off));
+      LLVMBuildStore(g->B, cg_to_mem(g, acc[t], adt), partial_ptr(g, slot_off, off));
     }
     cg_barrier(g);
     for (int32_t t = 0; t < n; t++) {
@@ -221,7 +223,7 @@ void cg_emit_reduce(cg *g, tl_op *o) {
       LLVMValueRef tot = NULL;
       for (int32_t w = 0; w < nw; w++) {
         LLVMValueRef off = LLVMBuildMul(g->B, LLVMBuildAdd(g->B, slot[t], cg_i32(g, w), ""), cg_i32(g, bytes), "");
-        LLVMValueRef x = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, own ? cg_smem_ptr(g, LLVMBuildAdd(g->B, off, cg_i32(g, slot_off), "")) : cg_scratch_ptr(g, off), ""), adt);
+        LLVMValueRef x = cg_from_mem(g, LLVMBuildLoad2(g->B, mt, partial_ptr(g, slot_off, off), ""), adt);
         tot = tot ? combine(g, o->kind, tot, x, adt) : x;
       }
       acc[t] = tot;
