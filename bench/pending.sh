@@ -7,6 +7,8 @@
 #   reciprocal, the variant rule, the chunk in words, @maxnreg on dropout: the calls were
 #   PENDING_STEPS="sanrows rows" / "ncurows rows" / "rows" with FUSED_ONLY / FUSED_TAGS (bench/RESULTS.md).
 #   PENDING_STEPS="ncurows" profiles the rows still below 0.9 (bench/ncu_rows.sh).
+#   thirteenth session: PENDING_STEPS=asm (ASM_ONLY=fused / attnbwd,decode,...: bench.py sections)
+#   times the default assembler against TILEC_ASSEMBLER=link (cuLink's relocatable code), a process each.
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
@@ -123,6 +125,17 @@ for u in 1 0; do TILEC_UNDER_WGMMA=$u TILEC_CACHE=0 timeout 80 python3 bench/ben
   --attnbwd-cases 64:4096:0,128:4096:0 --attnbwd-variants default > $L/attnbwd_$u.log 2>&1
   grep -E "attn bwd.*TFLOP" $L/attnbwd_$u.log | sort -u | sed "s/^/under=$u /"; done > $L/attnbwd_table.txt; cat $L/attnbwd_table.txt
 fi
+if step asm; then
+echo "== 2h. the assembler: the default (ptxas where found, else the driver compiling the PTX whole) against cuLink's relocatable code, a process each [$(el) s]"
+echo "ptxas: $(command -v ptxas || echo 'not on PATH') $(ls /usr/local/cuda/bin/ptxas 2>/dev/null) $(ptxas --version 2>/dev/null | tail -1)"
+for a in ${ASM_MODES:-auto link}; do
+  TILEC_ASSEMBLER=$a BENCH_LAUNCH_NOTES=1 FUSED_TAGS=${FUSED_TAGS:-no-variants} FUSED_ONLY=${FUSED_ONLY:-rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy} \
+    TILEC_CACHE_DIR=/tmp/c-asm-$a timeout ${ASM_TIMEOUT:-150} python3 bench/bench.py --lib $B/libtilec.so --only ${ASM_ONLY:-fused} --quick \
+    --attnbwd-cases 64:4096:0,128:4096:0 --attnbwd-variants default > $L/asm_$a.log 2>&1
+  echo "bench exit $?" >> $L/asm_$a.log
+  grep -E "^fused .*\[default\]|^(attn bwd|decode paged|decode contig|gemm small M|w4a16 gemm) \||bench exit" $L/asm_$a.log | sort -u | sed "s/^/$a: /" | cut -c1-200
+done | tee $L/asm_table.txt
+fi
 echo "== 3. the branches' items [$(el) s]"
 for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   left=$(( ${PENDING_BUDGET:-440} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
@@ -132,6 +145,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
+cat $L/asm_table.txt $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
 cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
 echo "== tests"; cat $L/table.txt

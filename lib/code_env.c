@@ -16,7 +16,7 @@ static const char *const code_env_names[] = {
     "TILEC_STAGED_WGMMA", "TILEC_PROLOGUE_TMA", "TILEC_ATTN_TWO",
     "TILEC_PROMOTE_OVERLAP", "TILEC_WS_TRANSPOSE", "TILEC_WS_PRODUCER_REGS",
     "TILEC_VEC_ONLY",   "TILEC_LAUNCH_VARIANTS", "TILEC_VARIANT_FORM", "TILEC_RAND_CMP", "TILEC_UNDER_WGMMA",
-    "TILEC_RED_SLOTS",
+    "TILEC_RED_SLOTS",  "TILEC_ASSEMBLER",
 };
 
 const char *tl_code_env_name(size_t i) {

@@ -122,6 +122,8 @@ typedef CUresult (*PFN_cuLinkAddData)(CUlinkState s, int type, void *data, size_
 typedef CUresult (*PFN_cuLinkComplete)(CUlinkState s, void **cubin, size_t *size);
 typedef CUresult (*PFN_cuLinkDestroy)(CUlinkState s);
 typedef CUresult (*PFN_cuModuleLoadData)(CUmodule *m, const void *image);
+typedef CUresult (*PFN_cuModuleLoadDataEx)(CUmodule *m, const void *image, unsigned nopts, CUjit_option *opts,
+                                           void **vals);
 typedef CUresult (*PFN_cuModuleUnload)(CUmodule m);
 typedef CUresult (*PFN_cuModuleGetFunction)(CUfunction *f, CUmodule m, const char *name);
 typedef CUresult (*PFN_cuFuncGetAttribute)(int *v, int attrib, CUfunction f);

@@ -85,6 +85,7 @@ static void load_driver(void) {
       {"cuLinkComplete", NULL, (void **)&driver.cuLinkComplete},
       {"cuLinkDestroy", NULL, (void **)&driver.cuLinkDestroy},
       {"cuModuleLoadData", NULL, (void **)&driver.cuModuleLoadData},
+      {"cuModuleLoadDataEx", NULL, (void **)&driver.cuModuleLoadDataEx},
       {"cuModuleUnload", NULL, (void **)&driver.cuModuleUnload},
       {"cuModuleGetFunction", NULL, (void **)&driver.cuModuleGetFunction},
       {"cuFuncGetAttribute", NULL, (void **)&driver.cuFuncGetAttribute},

@@ -1,4 +1,5 @@
-/* module.c: PTX -> cubin with the driver's JIT linker, cubin -> module.
+/* module.c: PTX -> cubin with the driver's JIT linker, or PTX kept for the driver to compile whole at
+ * load; cubin or PTX -> module.
  * requires: a device from tl_rt_device_get; keeps: the PTX given is never
  * modified (a copy is rewritten when its .version must come down);
  * breaks: nothing. */
@@ -96,6 +97,60 @@ static void describe(tl_sbuf *msg, const tl_rt_device *d, const tl_jit_request *
                  driver % 1000 / 10, d->ordinal, d->name, d->cc_major, d->cc_minor);
 }
 
+/* rq->ptx with its .version fitted to the driver: *out is rq->ptx itself or a malloc'd copy
+ * (*rewritten, to free); *isa / *used_isa the PTX's ISA before and after. */
+static int fit_ptx(const tl_cuda *cu, const tl_rt_device *d, const tl_jit_request *rq, const char **out,
+                   char **rewritten, int *isa_out, int *used_out, tl_sbuf *msg) {
+  int driver = cu->driver_version;
+  int isa = tl_ptx_read_version(rq->ptx);
+  *out = rq->ptx;
+  *rewritten = NULL;
+  if (isa < 0) {
+    tl_sbuf_printf(msg, "PTX of kernel %s has no valid .version line\n", rq->kernel ? rq->kernel : "?");
+    return TL_ERR_INTERNAL;
+  }
+  *isa_out = *used_out = isa;
+  /* Fit .version to the driver: a driver rejects PTX newer than its own ISA
+   * even when the code uses nothing new.  Lowering is sound down to the
+   * target's minimum ISA (what the codegen's features need). */
+  int driver_isa = tl_ptx_isa_for_driver(driver);
+  if (driver_isa && isa > driver_isa) {
+    int need = tl_ptx_isa_min_for_arch(rq->arch);
+    if (need > driver_isa) {
+      tl_sbuf_printf(msg, "the NVIDIA driver is too old for %s: it accepts PTX ISA up to %d.%d, %s needs %d.%d\n",
+                     rq->arch, driver_isa / 10, driver_isa % 10, rq->arch, need / 10, need % 10);
+      describe(msg, d, rq, isa, driver);
+      return TL_ERR_CUDA;
+    }
+    *rewritten = tl_ptx_set_version(rq->ptx, driver_isa);
+    if (!*rewritten) return TL_ERR_NOMEM;
+    *out = *rewritten;
+    *used_out = driver_isa;
+  }
+  return TL_OK;
+}
+
+int tl_rt_ptx_image(const tl_rt_device *d, const tl_jit_request *rq, void **image, size_t *size, tl_sbuf *msg) {
+  const tl_cuda *cu;
+  char err[512];
+  *image = NULL;
+  *size = 0;
+  int st = tl_rt_driver(&cu, err, sizeof err);
+  if (st != TL_OK) {
+    tl_sbuf_printf(msg, "%s\n", err);
+    return st;
+  }
+  const char *ptx;
+  char *rewritten;
+  int isa, used_isa;
+  if ((st = fit_ptx(cu, d, rq, &ptx, &rewritten, &isa, &used_isa, msg)) != TL_OK) return st;
+  if (!rewritten) rewritten = strdup(ptx);
+  if (!rewritten) return TL_ERR_NOMEM;
+  *image = rewritten;
+  *size = strlen(rewritten) + 1;
+  return TL_OK;
+}
+
 int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **cubin, size_t *size,
                        tl_sbuf *info, tl_sbuf *msg) {
   const tl_cuda *cu;
@@ -107,32 +162,11 @@ int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **c
     tl_sbuf_printf(msg, "%s\n", err);
     return st;
   }
+  const char *ptx;
+  char *rewritten;
+  int isa, used_isa;
+  if ((st = fit_ptx(cu, d, rq, &ptx, &rewritten, &isa, &used_isa, msg)) != TL_OK) return st;
   int driver = cu->driver_version;
-  int isa = tl_ptx_read_version(rq->ptx);
-  if (isa < 0) {
-    tl_sbuf_printf(msg, "PTX of kernel %s has no valid .version line\n", rq->kernel ? rq->kernel : "?");
-    return TL_ERR_INTERNAL;
-  }
-  /* Fit .version to the driver: a driver rejects PTX newer than its own ISA
-   * even when the code uses nothing new.  Lowering is sound down to the
-   * target's minimum ISA (what the codegen's features need). */
-  const char *ptx = rq->ptx;
-  char *rewritten = NULL;
-  int driver_isa = tl_ptx_isa_for_driver(driver);
-  int used_isa = isa;
-  if (driver_isa && isa > driver_isa) {
-    int need = tl_ptx_isa_min_for_arch(rq->arch);
-    if (need > driver_isa) {
-      tl_sbuf_printf(msg, "the NVIDIA driver is too old for %s: it accepts PTX ISA up to %d.%d, %s needs %d.%d\n",
-                     rq->arch, driver_isa / 10, driver_isa % 10, rq->arch, need / 10, need % 10);
-      describe(msg, d, rq, isa, driver);
-      return TL_ERR_CUDA;
-    }
-    rewritten = tl_ptx_set_version(rq->ptx, driver_isa);
-    if (!rewritten) return TL_ERR_NOMEM;
-    ptx = rewritten;
-    used_isa = driver_isa;
-  }
   if ((st = tl_rt_make_current(d, err, sizeof err)) != TL_OK) {
     tl_sbuf_printf(msg, "%s\n", err);
     free(rewritten);
@@ -205,6 +239,40 @@ int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **c
   return st;
 }
 
+bool tl_rt_image_is_cubin(const void *image, size_t size) {
+  return image && size >= 4 && memcmp(image, "\x7f" "ELF", 4) == 0;
+}
+
+/* PTX text -> module, compiled whole by the driver's JIT (cuModuleLoadDataEx): the arch-specific
+ * target when the PTX's .target is one (sm_90a), the error log into msg on failure. */
+static int load_ptx(const tl_cuda *cu, const tl_rt_device *d, const char *ptx, CUmodule *mod, tl_sbuf *msg) {
+  static const size_t log_size = 16384;
+  char *error_log = calloc(1, log_size);
+  if (!error_log) return TL_ERR_NOMEM;
+  char arch[32] = "";
+  int target = 10 * d->cc_major + d->cc_minor;
+  if (tl_ptx_read_target(ptx, arch, sizeof arch) && arch[0] && arch[strlen(arch) - 1] == 'a')
+    target += TL_CU_ACCELERATED_TARGET_BASE;
+  CUjit_option opts[4];
+  void *vals[4];
+  unsigned nopts = 0;
+  opts[nopts] = CU_JIT_ERROR_LOG_BUFFER; vals[nopts++] = error_log;
+  opts[nopts] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES; vals[nopts++] = (void *)(uintptr_t)log_size;
+  if (target > 0) { opts[nopts] = CU_JIT_TARGET; vals[nopts++] = (void *)(uintptr_t)target; }
+  CUresult r = cu->cuModuleLoadDataEx ? cu->cuModuleLoadDataEx(mod, ptx, nopts, opts, vals) : cu->cuModuleLoadData(mod, ptx);
+  int st = TL_OK;
+  if (r != CUDA_SUCCESS) {
+    char t[200];
+    tl_sbuf_printf(msg, "the driver's PTX JIT failed (cuModuleLoadDataEx on device %d: %s)\n", d->ordinal,
+                   tl_rt_result_text(r, t, sizeof t));
+    if (arch[0]) tl_sbuf_printf(msg, "  PTX target %s, device %d (%s, sm_%d%d)\n", arch, d->ordinal, d->name, d->cc_major, d->cc_minor);
+    if (error_log[0]) tl_sbuf_printf(msg, "JIT error log:\n%s\n", error_log);
+    st = TL_ERR_CUDA;
+  }
+  free(error_log);
+  return st;
+}
+
 int tl_rt_load_function(const tl_rt_device *d, const void *cubin, const char *entry, CUmodule *mod,
                         CUfunction *fn, tl_sbuf *msg) {
   const tl_cuda *cu;
@@ -217,11 +285,17 @@ int tl_rt_load_function(const tl_rt_device *d, const void *cubin, const char *en
     tl_sbuf_printf(msg, "%s\n", err);
     return st;
   }
-  CUresult r = cu->cuModuleLoadData(mod, cubin);
-  if (r != CUDA_SUCCESS) {
-    tl_sbuf_printf(msg, "cuModuleLoadData failed on device %d: %s\n", d->ordinal, tl_rt_result_text(r, t, sizeof t));
+  CUresult r;
+  if (tl_rt_image_is_cubin(cubin, 4)) {
+    r = cu->cuModuleLoadData(mod, cubin);
+    if (r != CUDA_SUCCESS) {
+      tl_sbuf_printf(msg, "cuModuleLoadData failed on device %d: %s\n", d->ordinal, tl_rt_result_text(r, t, sizeof t));
+      *mod = NULL;
+      return TL_ERR_CUDA;
+    }
+  } else if ((st = load_ptx(cu, d, cubin, mod, msg)) != TL_OK) {
     *mod = NULL;
-    return TL_ERR_CUDA;
+    return st;
   }
   r = cu->cuModuleGetFunction(fn, *mod, entry);
   if (r != CUDA_SUCCESS) {

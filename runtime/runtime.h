@@ -41,6 +41,7 @@ typedef struct tl_cuda {
   PFN_cuLinkComplete cuLinkComplete;
   PFN_cuLinkDestroy cuLinkDestroy;
   PFN_cuModuleLoadData cuModuleLoadData;
+  PFN_cuModuleLoadDataEx cuModuleLoadDataEx;
   PFN_cuModuleUnload cuModuleUnload;
   PFN_cuModuleGetFunction cuModuleGetFunction;
   PFN_cuFuncGetAttribute cuFuncGetAttribute;
@@ -135,7 +136,14 @@ typedef struct tl_jit_request {
  * spills) is appended to info when not NULL. */
 int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **cubin, size_t *size,
                        tl_sbuf *info, tl_sbuf *msg);
-/* cubin -> module -> function `entry` (d's context made current). */
+/* The PTX the driver compiles whole at load (cuModuleLoadDataEx: not as relocatable code, as
+ * cuLink does, which costs registers: layernorm 56 -> 79): a malloc'd copy of rq->ptx with its
+ * .version fitted to the driver, as tl_rt_ptx_to_cubin fits it.  *size counts the NUL. */
+int tl_rt_ptx_image(const tl_rt_device *d, const tl_jit_request *rq, void **image, size_t *size, tl_sbuf *msg);
+/* true when image is a cubin (ELF), false when it is PTX text (tl_rt_ptx_image). */
+bool tl_rt_image_is_cubin(const void *image, size_t size);
+/* image (a cubin, or PTX compiled whole by the driver's JIT with its target and error log)
+ * -> module -> function `entry` (d's context made current). */
 int tl_rt_load_function(const tl_rt_device *d, const void *cubin, const char *entry, CUmodule *mod,
                         CUfunction *fn, tl_sbuf *msg);
 

@@ -245,6 +245,15 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     o->maxnreg = (int)n;
     return TILEC_OK;
   }
+  if (!strcmp(key, "assembler")) {
+    /* who makes the machine code at load (jit.c); NULL = auto */
+    if (!value || !strcmp(value, "auto")) o->assembler = TL_ASM_AUTO;
+    else if (!strcmp(value, "ptxas")) o->assembler = TL_ASM_PTXAS;
+    else if (!strcmp(value, "driver")) o->assembler = TL_ASM_DRIVER;
+    else if (!strcmp(value, "link")) o->assembler = TL_ASM_LINK;
+    else return TILEC_ERROR_USAGE;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "cluster")) {
     /* thread-block clusters of the cutlass GEMM (docs/pipelines.md "Clusters"); NULL = unset */
     if (!value) o->cluster = TL_CLUSTER_UNSET;
@@ -654,31 +663,32 @@ int tl_api_run_logged(const char *prog, char *const argv[], const char *log_path
   return rc;
 }
 
-/* Run ptxas on the PTX in a private temporary directory; its messages go to
- * the log, never to the process's stdout/stderr. */
-static tilec_status stage_cubin(tilec_program *p) {
+/* Run ptxas (found by find_ptxas) on ptx in a private temporary directory: -arch=arch -O<opt>.
+ * Its messages go to log, never to the process's stdout/stderr; a failure's reason to why. */
+tilec_status tl_api_ptxas(const char *ptx, const char *arch, int opt_level, char **cubin_out, size_t *size_out,
+                          tl_sbuf *log, tl_sbuf *why) {
+  *cubin_out = NULL;
+  *size_out = 0;
   char ptxas[4096];
   if (!find_ptxas(ptxas, sizeof ptxas)) {
-    tl_error(&p->ctx, TL_NOLOC, "ptxas not found (set TILEC_PTXAS, or put the CUDA toolkit's bin/ on PATH)");
+    tl_sbuf_printf(why, "ptxas not found (set TILEC_PTXAS, or put the CUDA toolkit's bin/ on PATH)");
     return TILEC_ERROR_UNSUPPORTED;
   }
   const char *tmp = getenv("TMPDIR");
   char dir[4096], ptx_path[4200], cubin_path[4200], log_path[4200], arch_flag[64], opt_flag[8];
   snprintf(dir, sizeof dir, "%s/tilec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir)) {
-    tl_error(&p->ctx, TL_NOLOC, "cannot create a temporary directory for ptxas: %s", strerror(errno));
+    tl_sbuf_printf(why, "cannot create a temporary directory for ptxas: %s", strerror(errno));
     return TILEC_ERROR_IO;
   }
   snprintf(ptx_path, sizeof ptx_path, "%s/kernel.ptx", dir);
   snprintf(cubin_path, sizeof cubin_path, "%s/kernel.cubin", dir);
   snprintf(log_path, sizeof log_path, "%s/ptxas.log", dir);
-  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", target_arch(p));
-  snprintf(opt_flag, sizeof opt_flag, "-O%d", p->opts.opt_level);
+  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
+  snprintf(opt_flag, sizeof opt_flag, "-O%d", opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level);
   tilec_status st = TILEC_OK;
-  const char *ptx = p->text[TILEC_STAGE_PTX];
-  double t0 = tl_now_ms();
   if (!tl_api_write_file(ptx_path, ptx, strlen(ptx))) {
-    tl_error(&p->ctx, TL_NOLOC, "cannot write %s: %s", ptx_path, strerror(errno));
+    tl_sbuf_printf(why, "cannot write %s: %s", ptx_path, strerror(errno));
     st = TILEC_ERROR_IO;
   } else {
     char *argv[] = {ptxas, arch_flag, opt_flag, "-o", cubin_path, ptx_path, NULL};
@@ -686,28 +696,45 @@ static tilec_status stage_cubin(tilec_program *p) {
     int rc = tl_api_run_logged(ptxas, argv, log_path, &wstatus);
     char *log_text = NULL, *cubin = NULL;
     size_t log_len = 0, cubin_len = 0;
-    if (tl_api_read_file(log_path, &log_text, &log_len) == TILEC_OK && log_len > 0)
-      tl_sbuf_putn(&p->log, log_text, log_len);
+    if (tl_api_read_file(log_path, &log_text, &log_len) == TILEC_OK && log_len > 0 && log)
+      tl_sbuf_putn(log, log_text, log_len);
     free(log_text);
     if (rc != 0) {
-      tl_error(&p->ctx, TL_NOLOC, "cannot run %s: %s", ptxas, strerror(rc));
+      tl_sbuf_printf(why, "cannot run %s: %s", ptxas, strerror(rc));
       st = TILEC_ERROR_IO;
     } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-      tl_error(&p->ctx, TL_NOLOC, "ptxas rejected the generated PTX (messages above)");
+      tl_sbuf_printf(why, "ptxas rejected the generated PTX (messages above)");
       st = TILEC_ERROR_INTERNAL;
     } else if (tl_api_read_file(cubin_path, &cubin, &cubin_len) != TILEC_OK) {
-      tl_error(&p->ctx, TL_NOLOC, "ptxas wrote no cubin");
+      tl_sbuf_printf(why, "ptxas wrote no cubin");
       st = TILEC_ERROR_IO;
     } else {
-      p->cubin = cubin;
-      p->cubin_size = cubin_len;
+      *cubin_out = cubin;
+      *size_out = cubin_len;
     }
   }
-  log_time(p, "ptxas", tl_now_ms() - t0);
   unlink(ptx_path);
   unlink(cubin_path);
   unlink(log_path);
   rmdir(dir);
+  return st;
+}
+
+/* --emit=cubin: ptxas on the program's PTX. */
+static tilec_status stage_cubin(tilec_program *p) {
+  double t0 = tl_now_ms();
+  tl_sbuf why = {0};
+  char *cubin = NULL;
+  size_t size = 0;
+  tilec_status st = tl_api_ptxas(p->text[TILEC_STAGE_PTX], target_arch(p), p->opts.opt_level, &cubin, &size, &p->log, &why);
+  if (st == TILEC_OK) {
+    p->cubin = cubin;
+    p->cubin_size = size;
+  } else {
+    tl_error(&p->ctx, TL_NOLOC, "%s", why.data ? why.data : "ptxas failed");
+  }
+  tl_sbuf_free(&why);
+  log_time(p, "ptxas", tl_now_ms() - t0);
   return st;
 }
 

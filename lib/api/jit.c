@@ -133,6 +133,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
   if (vec_variant) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
+  tl_sbuf_printf(&extra, ";assembler=%d", p->opts.assembler);
   for (size_t i = 0; tl_code_env_name(i); i++) {
     const char *v = tl_code_env(tl_code_env_name(i));
     if (v && *v) tl_sbuf_printf(&extra, ";%s=%s", tl_code_env_name(i), v);
@@ -186,11 +187,69 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   return TILEC_OK;
 }
 
+/* The "assembler" option, TILEC_ASSEMBLER winning (auto | ptxas | driver | link). */
+static int assembler_mode(const tilec_program *p) {
+  const char *e = tl_code_env("TILEC_ASSEMBLER");
+  if (e && *e) {
+    if (!strcmp(e, "ptxas")) return TL_ASM_PTXAS;
+    if (!strcmp(e, "driver")) return TL_ASM_DRIVER;
+    if (!strcmp(e, "link")) return TL_ASM_LINK;
+    return TL_ASM_AUTO;
+  }
+  return p->opts.assembler;
+}
+
+/* PTX -> the image tl_rt_load_function loads: a cubin from ptxas (auto, where it is found: the
+ * whole kernel, cacheable), else the PTX itself for the driver to compile whole at load
+ * (cuModuleLoadDataEx).  Not the driver's cuLink unless asked ("link"): it compiles PTX as
+ * relocatable code, which costs registers (layernorm's variant 56 -> 79 by `ptxas -c`, 9 -> 6
+ * CTAs an SM; dropout + residual 96 -> 136).  driver_only: a ptxas cubin did not load. */
+static tilec_status assemble(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
+                             const char *ptx, bool driver_only, void **image, size_t *size) {
+  int mode = assembler_mode(p);
+  tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = arch, .opt_level = jit_opt_level(p->opts.opt_level)};
+  tl_sbuf msg = {0};
+  int rt;
+  if (mode == TL_ASM_LINK) {
+    rt = tl_rt_ptx_to_cubin(dev, &rq, image, size, NULL, &msg);
+  } else {
+    char path[4096];
+    if (!driver_only && (mode == TL_ASM_PTXAS || (mode == TL_ASM_AUTO && tl_api_find_ptxas(path, sizeof path)))) {
+      tl_sbuf why = {0}, log = {0};
+      char *cubin = NULL;
+      tilec_status pst = tl_api_ptxas(ptx, arch, p->opts.opt_level, &cubin, size, &log, &why);
+      if (pst == TILEC_OK) {
+        *image = cubin;
+        tl_sbuf_free(&why);
+        tl_sbuf_free(&log);
+        return TILEC_OK;
+      }
+      if (mode == TL_ASM_PTXAS) {
+        tl_sbuf_printf(&why, "%s%s", log.len ? "\n" : "", log.data ? log.data : "");
+        tilec_status e = log_error(p, pst, f->name, why.data ? why.data : "ptxas failed");
+        tl_sbuf_free(&why);
+        tl_sbuf_free(&log);
+        return e;
+      }
+      /* auto: a ptxas that cannot take this PTX (older than its ISA) leaves it to the driver */
+      tl_sbuf_printf(&p->log, "tilec: note: kernel %s: %s; the driver compiles its PTX\n", f->name,
+                     why.data ? why.data : "ptxas failed");
+      tl_sbuf_free(&why);
+      tl_sbuf_free(&log);
+    }
+    rt = tl_rt_ptx_image(dev, &rq, image, size, &msg);
+  }
+  tilec_status st = TILEC_OK;
+  if (rt != TL_OK) st = log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
+  tl_sbuf_free(&msg);
+  return st;
+}
+
 /* Compile to PTX and JIT it: the cubin and the launch metadata of f.  The
  * program's PTX when it was already made (every kernel); else f's own
  * (tl_api_codegen_kernel: a many-kernel file pays for the one loaded). */
 static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
-                                   bool vec_variant, tl_cache_meta *meta, void **cubin, size_t *size) {
+                                   bool vec_variant, bool driver_only, tl_cache_meta *meta, void **cubin, size_t *size) {
   tl_codegen_result one = {0};
   const tl_codegen_result *cg = &p->cg;
   const char *ptx = p->text[TILEC_STAGE_PTX];
@@ -202,13 +261,7 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
     ptx = one.ptx;
   }
   if (st == TILEC_OK) st = kernel_meta(p, f, cg, meta);
-  if (st == TILEC_OK) {
-    tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = arch, .opt_level = jit_opt_level(p->opts.opt_level)};
-    tl_sbuf msg = {0};
-    int rt = tl_rt_ptx_to_cubin(dev, &rq, cubin, size, NULL, &msg);
-    if (rt != TL_OK) st = log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
-    tl_sbuf_free(&msg);
-  }
+  if (st == TILEC_OK) st = assemble(p, f, dev, arch, ptx, driver_only, cubin, size);
   tl_codegen_result_free(&one);
   return st;
 }
@@ -480,10 +533,20 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
     if (why.len) tl_sbuf_printf(&p->log, "tilec: note: kernel cache entry skipped, recompiling: %s", why.data);
     tl_sbuf_free(&why);
     if (!origin) {
-      tilec_status st = compile_kernel(p, f, dev, arch, vec_variant, &loaded.meta, &cubin, &size);
+      tilec_status st = compile_kernel(p, f, dev, arch, vec_variant, false, &loaded.meta, &cubin, &size);
       if (st != TILEC_OK) return st;
       tl_sbuf msg = {0};
       int rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
+      if (rt != TL_OK && assembler_mode(p) == TL_ASM_AUTO && tl_rt_image_is_cubin(cubin, size)) {
+        /* a ptxas newer than the driver: its cubin does not load; the driver compiles the PTX */
+        tl_sbuf_printf(&p->log, "tilec: note: kernel %s: the cubin of ptxas did not load (%s); the driver compiles its PTX\n",
+                       f->name, msg.data ? msg.data : "");
+        tl_sbuf_free(&msg);
+        free(cubin);
+        cubin = NULL;
+        if ((st = compile_kernel(p, f, dev, arch, vec_variant, true, &loaded.meta, &cubin, &size)) != TILEC_OK) return st;
+        rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
+      }
       if (rt == TL_OK && have_dir && tl_cache_disk_store(dir, &key, &loaded.meta, cubin, size, &msg) != TL_OK)
         tl_sbuf_printf(&p->log, "tilec: note: kernel cache not written (the kernel is used; a new process compiles it "
                                 "again): %s", msg.data ? msg.data : "\n");
@@ -634,12 +697,19 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
 
   void *cubin = NULL;
   size_t size = 0;
-  tl_jit_request rq = {.ptx = ptx, .kernel = f->name, .arch = user_arch, .opt_level = jit_opt_level(p->opts.opt_level)};
+  st = assemble(p, f, dev, user_arch, ptx, false, &cubin, &size);
+  if (st != TILEC_OK) return st;
   tl_sbuf msg = {0};
-  int rt = tl_rt_ptx_to_cubin(dev, &rq, &cubin, &size, NULL, &msg);
   CUmodule mod = NULL;
   CUfunction fn = NULL;
-  if (rt == TL_OK) rt = tl_rt_load_function(dev, cubin, meta.entry, &mod, &fn, &msg);
+  int rt = tl_rt_load_function(dev, cubin, meta.entry, &mod, &fn, &msg);
+  if (rt != TL_OK && assembler_mode(p) == TL_ASM_AUTO && tl_rt_image_is_cubin(cubin, size)) {
+    free(cubin);
+    cubin = NULL;
+    tl_sbuf_free(&msg);
+    if ((st = assemble(p, f, dev, user_arch, ptx, true, &cubin, &size)) != TILEC_OK) return st;
+    rt = tl_rt_load_function(dev, cubin, meta.entry, &mod, &fn, &msg);
+  }
   free(cubin);
   if (rt != TL_OK) {
     log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "loading the PTX failed");

@@ -10,6 +10,8 @@
 #include "interp.h"
 
 /* Options: heap-allocated (malloc), deep-copied into each program. */
+enum { TL_ASM_AUTO, TL_ASM_PTXAS, TL_ASM_DRIVER, TL_ASM_LINK };
+
 struct tilec_options {
   tl_define *defines; int ndefines;
   char *arch;          /* NULL = detect, else sm_90a */
@@ -29,6 +31,11 @@ struct tilec_options {
    * route_pipeline and layout_assign see them as attributes. */
   int warps, stages;
   int maxnreg; /* the "maxnreg" option: overrides @maxnreg in every kernel; 0 = unset */
+  /* "assembler": who turns a kernel's PTX into machine code at load (jit.c, docs/api.md):
+   * TL_ASM_AUTO (ptxas where found, else the driver), _PTXAS, _DRIVER (cuModuleLoadDataEx, the
+   * PTX compiled whole), _LINK (the driver's cuLink, relocatable code: the old path, measuring).
+   * TILEC_ASSEMBLER wins.  In the cache key. */
+  int assembler;
   /* "disable-pass": comma-separated pass names skipped in the pipeline
    * (checked against the registry at compile time, like print-after). */
   char *disable_pass;
@@ -107,6 +114,10 @@ void tl_explain_resources(tilec_program *p);
 
 /* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
 bool tl_api_find_ptxas(char *buf, size_t n);
+/* ptxas -arch=arch -O<opt_level> on ptx -> a malloc'd cubin; its messages appended to log (may
+ * be NULL), a failure's reason to why (api.c). */
+tilec_status tl_api_ptxas(const char *ptx, const char *arch, int opt_level, char **cubin, size_t *size,
+                          tl_sbuf *log, tl_sbuf *why);
 
 /* Files and a child process for ptxas (api.c): the whole file at path
  * (NUL-terminated, malloc'd; at most TILEC_MAX_SOURCE_BYTES + 1 bytes; a

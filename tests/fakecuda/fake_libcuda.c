@@ -97,6 +97,11 @@ static CUresult cuModuleLoadData(struct mod **m, const void *image) {
   (*m)->text = strdup(t);
   return 0;
 }
+/* PTX compiled whole at load: the same check of the image (the options are the JIT's) */
+static CUresult cuModuleLoadDataEx(struct mod **m, const void *image, unsigned n, int *o, void **v) {
+  (void)n; (void)o; (void)v;
+  return cuModuleLoadData(m, image);
+}
 static CUresult cuModuleUnload(struct mod *m) { free(m->text); free(m); return 0; }
 
 /* Parameter sizes of `.entry name(...)`: .u64/.b64/.s64/.f64 8, 32-bit 4, `.b8 x[N]` N. */
@@ -213,7 +218,7 @@ static const struct { const char *name; void *fn; } table[] = {
 #define E(n) {#n, (void *)n}
     E(cuInit), E(cuGetErrorName), E(cuGetErrorString), E(cuDriverGetVersion), E(cuDeviceGetCount), E(cuDeviceGet),
     E(cuDeviceGetAttribute), E(cuDeviceGetName), E(cuDevicePrimaryCtxRetain), E(cuCtxSetCurrent), E(cuCtxGetCurrent), E(cuCtxGetDevice),
-    E(cuCtxSynchronize), E(cuLinkCreate), E(cuLinkAddData), E(cuLinkComplete), E(cuLinkDestroy), E(cuModuleLoadData),
+    E(cuCtxSynchronize), E(cuLinkCreate), E(cuLinkAddData), E(cuLinkComplete), E(cuLinkDestroy), E(cuModuleLoadData), E(cuModuleLoadDataEx),
     E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute), E(cuLaunchKernel),
     E(cuStreamSynchronize), E(cuEventCreate), E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime),
     E(cuEventDestroy), E(cuMemAlloc), E(cuMemFree), E(cuMemsetD8), E(cuTensorMapEncodeTiled),

@@ -27,6 +27,7 @@
 
 static struct {
   int retains, links, module_loads, unloads, launches;
+  int link_creates, cubin_loads; /* cuLinkCreate calls; images loaded that are (fake) ELF cubins */
   char *last_linked_ptx;
   unsigned grid[3], block[3], smem; /* the last launch, where the test's cuLaunchKernel records it */
   uint64_t param0;
@@ -115,6 +116,7 @@ static CUresult f_get_current(CUcontext *c) { *c = current; return 0; }
 static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *s) {
   (void)n; (void)o; (void)v;
   calls.links++;
+  calls.link_creates++;
   *s = calloc(1, sizeof **s);
   return 0;
 }
@@ -139,11 +141,35 @@ static CUresult f_link_complete(CUlinkState s, void **cubin, size_t *size) {
 static CUresult f_link_destroy(CUlinkState s) { free(s->ptx); free(s->image); free(s); return 0; }
 static CUresult f_module_load(CUmodule *m, const void *image) {
   calls.module_loads++;
+  if (!memcmp(image, "\x7f" "ELF", 4)) { /* tests/fakecuda/fake_ptxas's "cubin" */
+    calls.cubin_loads++;
+    image = (const char *)image + 4;
+  }
   if (strncmp(image, FAKE_MAGIC, strlen(FAKE_MAGIC)) != 0) return CUDA_ERROR_INVALID_PTX;
   *m = calloc(1, sizeof **m);
   (*m)->text = strdup(image);
   return 0;
 }
+/* PTX compiled whole at load (the default assembler where no ptxas is found): counted as a
+ * driver compile (calls.links) and a module load; the module keeps the PTX. */
+static CUresult f_module_load_ex(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
+  (void)n; (void)o; (void)v;
+  const char *ptx = image;
+  if (!strncmp(ptx, FAKE_MAGIC, strlen(FAKE_MAGIC))) return f_module_load(m, image);
+  calls.module_loads++;
+  if (!strstr(ptx, ".target")) return CUDA_ERROR_INVALID_PTX;
+  calls.links++;
+  free(calls.last_linked_ptx);
+  calls.last_linked_ptx = strdup(ptx);
+  size_t len = strlen(FAKE_MAGIC) + strlen(ptx) + 1;
+  *m = calloc(1, sizeof **m);
+  (*m)->text = malloc(len);
+  snprintf((*m)->text, len, "%s%s", FAKE_MAGIC, ptx);
+  return 0;
+}
+/* No ptxas for the fake driver's tests (the default assembler then hands the driver the PTX,
+ * on every machine alike); a test that wants one sets TILEC_PTXAS itself. */
+__attribute__((constructor)) static void fake_no_ptxas(void) { setenv("TILEC_PTXAS", "/nonexistent/ptxas", 0); }
 static CUresult f_module_unload(CUmodule m) { calls.unloads++; free(m->text); free(m); return 0; }
 static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name) {
   char pattern[300];
@@ -194,7 +220,7 @@ static CUresult f_encode_tiled(CUtensorMap *map, int dtype, unsigned rank, void 
   .cuDeviceGetAttribute = f_attribute, .cuDeviceGetName = f_name, .cuDevicePrimaryCtxRetain = f_retain,         \
   .cuCtxSetCurrent = f_set_current, .cuCtxGetCurrent = f_get_current, .cuLinkCreate = f_link_create,            \
   .cuLinkAddData = f_link_add, .cuLinkComplete = f_link_complete, .cuLinkDestroy = f_link_destroy,              \
-  .cuModuleLoadData = f_module_load, .cuModuleUnload = f_module_unload, .cuModuleGetFunction = f_get_function, \
+  .cuModuleLoadData = f_module_load, .cuModuleLoadDataEx = f_module_load_ex, .cuModuleUnload = f_module_unload, .cuModuleGetFunction = f_get_function, \
   .cuFuncGetAttribute = f_func_attr, .cuFuncSetAttribute = f_func_set, .cuTensorMapEncodeTiled = f_encode_tiled, \
   .cuPointerGetAttribute = f_pointer_attr
 

@@ -3,7 +3,10 @@
  * is the PTX behind a magic line, and records every call):
  *  - tilec_device_init: cuInit + primary context once, errors for bad devices;
  *  - the warm path: a second program loading the same kernel from the disk
- *    cache runs no LLVM (no PTX text) and no driver JIT, only the module load;
+ *    cache runs no LLVM (no PTX text), only the module load (and, with the PTX cached where
+ *    no ptxas made a cubin, the driver's whole-kernel compile at load);
+ *  - the assembler: ptxas's cubin cached (tests/fakecuda/fake_ptxas), a failing ptxas left to the
+ *    driver under auto and an error under "ptxas", "link" through cuLink, bad values refused;
  *    the memory cache; a corrupt entry is recompiled;
  *  - tilec_kernel_load_ptx: the PTX given reaches the driver unchanged, the
  *    launch uses the program's configuration, the handle owns its module;
@@ -151,7 +154,10 @@ Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
   double ms = now_ms() - t0;
   cr_log_info("warm load (front-end, passes, key, cache read, fake module load): %.3f ms", ms);
   cr_assert_str_eq(tilec_kernel_origin(k2), "disk-cache");
-  cr_assert_eq(calls.links, 1, "the warm path ran the driver JIT");
+  /* no ptxas (fake_cuda.h): the cache holds the PTX, which the driver compiles whole at load
+   * (its own cache serves it); the link path's cubin needs no compile at all (below) */
+  cr_assert_eq(calls.links, 2, "the warm path did not hand the cached PTX to the driver");
+  cr_assert_eq(calls.link_creates, 0, "the default assembler used cuLink");
   cr_assert_null(strstr(tilec_program_log(warm), "codegen"), "the warm path ran LLVM: %s", tilec_program_log(warm));
   cr_assert_null(tilec_program_text(warm, TILEC_STAGE_PTX), "the warm path ran LLVM");
   cr_assert_null(tilec_program_text(warm, TILEC_STAGE_LLVM), "the warm path ran LLVM");
@@ -181,6 +187,94 @@ Test(fake_driver, warm_load_runs_no_llvm_and_no_jit) {
 /* Loading one kernel of a two-kernel file compiles that kernel only (the
  * passes run once for the program); the second load compiles the other; a
  * program whose PTX was made (tilec_program_compile) gives the JIT that text. */
+
+/* ---- the assembler (jit.c `assemble`) ----------------------------------------------------- */
+static tilec_program *program_with(const char *key, const char *value) {
+  tilec_program *p = NULL;
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "time-passes", "1"), TILEC_OK);
+  if (key) cr_assert_eq(tilec_options_set(o, key, value), TILEC_OK);
+  cr_assert_eq(tilec_program_create(&p, source, "vadd.tile", o), TILEC_OK);
+  tilec_options_destroy(o);
+  return p;
+}
+
+Test(fake_driver, ptxas_cubin_is_cached_and_its_warm_load_compiles_nothing) {
+  setenv("TILEC_PTXAS", TILEC_SOURCE_DIR "/tests/fakecuda/fake_ptxas", 1);
+  unsetenv("FAKE_PTXAS_FAIL");
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *cold = program();
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(cold, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(cold));
+  cr_assert_str_eq(tilec_kernel_origin(k), "compiled");
+  cr_assert_eq(calls.links, 0, "the driver compiled PTX although ptxas was found");
+  cr_assert_eq(calls.cubin_loads, 1, "ptxas's cubin was not what got loaded");
+  tilec_program *warm = program();
+  tilec_kernel *k2 = NULL;
+  cr_assert_eq(tilec_kernel_load(warm, "vadd", 1, &k2), TILEC_OK, "%s", tilec_program_log(warm));
+  cr_assert_str_eq(tilec_kernel_origin(k2), "disk-cache");
+  cr_assert_eq(calls.links, 0, "the warm path compiled");
+  cr_assert_eq(calls.cubin_loads, 2);
+  launch(k2, 1, 1000, 0x7f1000000000ull);
+  cr_assert_eq(calls.grid[0], 8u);
+  tilec_kernel_destroy(k2); tilec_kernel_destroy(k);
+  tilec_program_destroy(warm); tilec_program_destroy(cold);
+}
+
+Test(fake_driver, a_ptxas_that_fails_leaves_the_ptx_to_the_driver_under_auto_and_is_an_error_when_asked_for) {
+  setenv("TILEC_PTXAS", TILEC_SOURCE_DIR "/tests/fakecuda/fake_ptxas", 1);
+  setenv("FAKE_PTXAS_FAIL", "1", 1);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *p = program();
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(calls.links, 1, "the driver did not compile the PTX");
+  cr_assert_eq(calls.cubin_loads, 0);
+  cr_assert(strstr(tilec_program_log(p), "the driver compiles its PTX"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  tilec_program *strict = program_with("assembler", "ptxas");
+  tilec_kernel *k2 = NULL;
+  cr_assert_neq(tilec_kernel_load(strict, "vadd", 0, &k2), TILEC_OK);
+  cr_assert_null(k2);
+  cr_assert(strstr(tilec_program_log(strict), "ptxas rejected the generated PTX"), "%s", tilec_program_log(strict));
+  cr_assert(strstr(tilec_program_log(strict), "Unsupported .version (fake)"), "%s", tilec_program_log(strict));
+  tilec_program_destroy(strict);
+  unsetenv("FAKE_PTXAS_FAIL");
+}
+
+Test(fake_driver, assembler_link_compiles_through_culink_and_caches_its_cubin) {
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *p = program_with("assembler", "link");
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "vadd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(calls.link_creates, 1);
+  tilec_program *warm = program_with("assembler", "link");
+  tilec_kernel *k2 = NULL;
+  cr_assert_eq(tilec_kernel_load(warm, "vadd", 1, &k2), TILEC_OK, "%s", tilec_program_log(warm));
+  cr_assert_str_eq(tilec_kernel_origin(k2), "disk-cache");
+  cr_assert_eq(calls.links, 1, "the linked cubin's warm load compiled");
+  /* another assembler is another cache entry: the default does not load cuLink's cubin */
+  tilec_program *dflt = program();
+  tilec_kernel *k3 = NULL;
+  cr_assert_eq(tilec_kernel_load(dflt, "vadd", 1, &k3), TILEC_OK, "%s", tilec_program_log(dflt));
+  cr_assert_str_eq(tilec_kernel_origin(k3), "compiled");
+  cr_assert_eq(calls.link_creates, 1);
+  tilec_kernel_destroy(k3); tilec_kernel_destroy(k2); tilec_kernel_destroy(k);
+  tilec_program_destroy(dflt); tilec_program_destroy(warm); tilec_program_destroy(p);
+}
+
+Test(fake_driver, assembler_values) {
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  const char *good[] = {"auto", "ptxas", "driver", "link"};
+  for (int i = 0; i < 4; i++) cr_assert_eq(tilec_options_set(o, "assembler", good[i]), TILEC_OK, "%s", good[i]);
+  cr_assert_eq(tilec_options_set(o, "assembler", "nvcc"), TILEC_ERROR_USAGE);
+  cr_assert_eq(tilec_options_set(o, "assembler", ""), TILEC_ERROR_USAGE);
+  tilec_options_destroy(o);
+}
+
 Test(fake_driver, load_compiles_the_kernel_only) {
   static const char two[] =
       "kernel first_k(X: tensor<f32>[N], Y: tensor<f32>[N])\n"
