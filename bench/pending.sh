@@ -136,6 +136,11 @@ for a in ${ASM_MODES:-auto link}; do
   grep -E "^fused .*\[default\]|^(attn bwd|decode paged|decode contig|gemm small M|w4a16 gemm) \||bench exit" $L/asm_$a.log | sort -u | sed "s/^/$a: /" | cut -c1-200
 done | tee $L/asm_table.txt
 fi
+if step coldload; then
+echo "== 2i. cold loads by assembler against ptxas alone (bench/coldload.py) [$(el) s]"
+timeout ${COLDLOAD_TIMEOUT:-200} python3 bench/coldload.py --lib $B/libtilec.so --runs 3 > $L/coldload.log 2>&1; echo "coldload exit $?" >> $L/coldload.log
+grep -E "^\||FAIL|exit" $L/coldload.log > $L/coldload_table.txt; cat $L/coldload_table.txt
+fi
 echo "== 3. the branches' items [$(el) s]"
 for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   left=$(( ${PENDING_BUDGET:-440} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
@@ -145,6 +150,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/asm_table.txt $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
+cat $L/asm_table.txt $L/coldload_table.txt $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
 cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
 echo "== tests"; cat $L/table.txt
