@@ -786,6 +786,15 @@ def fused():
     F = torch.nn.functional
     bf = torch.bfloat16
     table = []
+    same_bw = {}
+    def same_size_copy_bw(nbytes):
+        """GB/s of a device copy moving the kernel's own bytes (nbytes / 2 read, nbytes / 2 written): the
+        ceiling for a launch of that size, its start and tail included (the 4 GB copy above has none)"""
+        if nbytes not in same_bw:
+            x = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda"); y = torch.empty_like(x)
+            same_bw[nbytes] = 2 * (nbytes // 2) / bench(lambda: y.copy_(x)) / 1e6
+            del x, y
+        return same_bw[nbytes]
     def case(name, file, kname, defines, args, outs, ref_fn, torch_fn, nbytes, extra=(), variants=None, errf=None):
         """args: the kernel's arguments (outputs among them, poisoned each time); ref_fn() -> reference of outs[0]"""
         comp = torch.compile(torch_fn)
@@ -811,9 +820,11 @@ def fused():
             err = errf() if errf else relerr(outs[0], ref_fn())
             ms = bench(f)
             gbs = nbytes / ms / 1e6
+            sbw = same_size_copy_bw(nbytes)
             row(name, f"{tag}", ms, "GB/s", gbs, "torch.compile", nbytes / ms_c / 1e6, err)
-            table.append((name, tag, gbs / bw, ms_t / ms, ms_c / ms, err))
-            print(f"fused {name} [{tag}]: {gbs / bw:.3f} of copy BW; {ms_t / ms:.3f}x torch eager, {ms_c / ms:.3f}x torch.compile "
+            table.append((name, tag, gbs / bw, gbs / sbw, ms_t / ms, ms_c / ms, err))
+            print(f"fused {name} [{tag}]: {gbs / bw:.3f} of copy BW ({gbs / sbw:.3f} of a same-size copy, {sbw:.0f} GB/s); "
+                  f"{ms_t / ms:.3f}x torch eager, {ms_c / ms:.3f}x torch.compile "
                   f"(eager {nbytes / ms_t / 1e6 / bw:.3f}, compile {nbytes / ms_c / 1e6 / bw:.3f} of copy BW); err {err:.1e}", flush=True)
     R = 16384
     only_k = set(filter(None, os.environ.get("FUSED_ONLY", "").split(",")))
@@ -978,10 +989,10 @@ def fused():
               ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=128", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=128"})], errf=err_drop)
         del x, res, y
     print("\n## fused kernels (ratios in this run; copy bandwidth %.0f GB/s)" % bw)
-    print("| kernel | variant | of copy BW | vs torch eager | vs torch.compile | rel. err |")
-    print("|---|---|---|---|---|---|")
-    for n, t, fb, re_, rc, e in table:
-        print(f"| {n} | {t} | {fb:.3f} | {re_:.3f} | {rc:.3f} | {e:.1e} |")
+    print("| kernel | variant | of copy BW | of a same-size copy | vs torch eager | vs torch.compile | rel. err |")
+    print("|---|---|---|---|---|---|---|")
+    for n, t, fb, fs, re_, rc, e in table:
+        print(f"| {n} | {t} | {fb:.3f} | {fs:.3f} | {re_:.3f} | {rc:.3f} | {e:.1e} |")
 
 # ---- the launch variants of row kernels (docs/rows.md "rows5"): the variant without the fallback against the default
 # kernel (TILEC_LAUNCH_VARIANTS=0) bit for bit at sizes where it runs, the default where not; TILEC_VEC_ONLY=1 refusals
