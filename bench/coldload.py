@@ -5,8 +5,9 @@ item 3: "a cold load of the fused-epilogue GEMM under 1.2x ptxas's own time on t
     python3 bench/coldload.py --lib build/libtilec.so [--runs 3] [FILE.tile:KERNEL ...]
 
 Each measurement is a fresh process (the memory cache would serve a second load) with the disk cache
-off (TILEC_CACHE=0): the PTX compile (tilec_program_compile to PTX, timed apart) and then
-tilec_kernel_load (PTX -> machine code -> module), for TILEC_ASSEMBLER = auto (ptxas where found),
+off (TILEC_CACHE=0) and the driver's compute cache off (CUDA_CACHE_DISABLE=1): the PTX compile (tilec_program_compile to PTX, timed apart) and then
+tilec_kernel_load (PTX -> machine code -> module; a GEMM's small-M forms included, on threads, and in
+order as "auto-seq": TILEC_FORM_THREADS=0), for TILEC_ASSEMBLER = auto (ptxas where found),
 driver (cuModuleLoadDataEx compiles the PTX whole) and link (cuLink, relocatable code).  ptxas alone:
 `ptxas -arch=sm_90a -O3` on the same PTX, wall time of the process.  Medians of --runs; the table last.
 """
@@ -57,10 +58,12 @@ for case in args.cases:
     path, kernel = case.split(":")
     res = {}
     ptx = os.path.join(tmp, kernel + ".ptx")
-    for mode in ("auto", "driver", "link"):
+    for mode in ("auto", "auto-seq", "driver", "link"):
         ptx_ms, load_ms = [], []
         for r in range(args.runs):
-            env = dict(os.environ, TILEC_CACHE="0", TILEC_ASSEMBLER=mode)
+            # the driver's own compute cache off too (CUDA_CACHE_DISABLE): every run compiles
+            env = dict(os.environ, TILEC_CACHE="0", CUDA_CACHE_DISABLE="1", TILEC_ASSEMBLER=mode.split("-")[0])
+            if mode == "auto-seq": env["TILEC_FORM_THREADS"] = "0"  # a GEMM's small-M forms one after the other
             out = subprocess.run([sys.executable, __file__, "--lib", args.lib, "--child", path, kernel,
                                   ptx if (mode == "auto" and r == 0) else "-"], env=env, capture_output=True, text=True)
             if out.returncode != 0:
@@ -81,9 +84,9 @@ for case in args.cases:
     print(f"{case} ptxas alone: {pm:.1f} ms (runs {[round(x, 1) for x in pt]})", flush=True)
     table.append((case, res, pm))
 
-print("\n| kernel | tilec to PTX ms | load: auto (ptxas) | driver (whole) | link (cuLink) | ptxas alone | auto / ptxas | driver / ptxas | link / ptxas |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("\n| kernel | tilec to PTX ms | load: auto (ptxas) | auto, forms in order | driver (whole) | link (cuLink) | ptxas alone | auto / ptxas | driver / ptxas | link / ptxas |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for case, res, pm in table:
     g = lambda m, i: res[m][i] if m in res else float("nan")
-    print(f"| {case} | {g('auto', 0):.1f} | {g('auto', 1):.1f} | {g('driver', 1):.1f} | {g('link', 1):.1f} | {pm:.1f} | "
+    print(f"| {case} | {g('auto', 0):.1f} | {g('auto', 1):.1f} | {g('auto-seq', 1):.1f} | {g('driver', 1):.1f} | {g('link', 1):.1f} | {pm:.1f} | "
           f"{g('auto', 1) / pm:.2f} | {g('driver', 1) / pm:.2f} | {g('link', 1) / pm:.2f} |")

@@ -8,6 +8,7 @@
  * synchronization.
  * requires: the runtime (runtime/); keeps: the program's text and IR as they
  * are (it only compiles further); breaks: nothing. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,51 +447,121 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
   return TILEC_OK;
 }
 
-/* Form fm (one half of it when split_half) compiled from p's source and loaded on `device`. */
-static tilec_status load_form(tilec_kernel *k, int device, const tl_small_m_form *fm, const char *split_half,
-                              tilec_program **qp, tilec_kernel **out) {
-  tilec_program *p = k->p;
-  const tl_small_m_plan *plan = k->f->small_m;
-  const tl_source *src = &p->ctx.files.data[p->file];
-  tilec_options *o;
-  tilec_status st = form_options(p, plan, fm, k->f->name, split_half, &o);
-  if (st != TILEC_OK) return st;
-  st = tilec_program_create(qp, src->text, src->name, o);
-  tilec_options_destroy(o);
-  if (st != TILEC_OK) return st;
-  st = tilec_kernel_load(*qp, k->f->name, device, out);
-  if (st != TILEC_OK) {
-    char msg[1024];
-    snprintf(msg, sizeof msg,
-             "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (TILEC_SMALL_M=0 loads the "
-             "kernel without forms):\n%s",
-             plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
-             form_pipe_names[fm->pipeline], fm->stages, split_half ? ", split-K " : "", split_half ? split_half : "",
-             tilec_program_log(*qp));
-    log_error(p, st, k->f->name, msg);
-  }
-  return st;
+/* The small-M forms of a kernel load on threads while the kernel itself compiles: each form (each
+ * half of a split one) is its own program, and different programs may compile and load at the same
+ * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
+ * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
+typedef struct form_job {
+  const tl_small_m_form *fm;
+  const char *split_half;   /* NULL, "partial" or "reduce" */
+  tilec_program *q;         /* the form's program */
+  const char *kernel;
+  int device;
+  tilec_kernel *k;          /* its loaded kernel */
+  tilec_status st;
+  pthread_t thread;
+  bool started;
+} form_job;
+
+typedef struct form_jobs {
+  int n;
+  form_job job[2 * TL_SMALL_M_MAX_FORMS];
+} form_jobs;
+
+static void *form_job_run(void *arg) {
+  form_job *j = arg;
+  j->st = tilec_kernel_load(j->q, j->kernel, j->device, &j->k);
+  return NULL;
 }
 
-/* Each form of k's kernel loaded on `device` (a split one as its two halves).  A form that fails
- * fails the load (with TILEC_SMALL_M=0 the kernel loads alone). */
-static tilec_status load_forms(tilec_kernel *k, int device) {
+static bool form_threads_on(void) {
+  const char *e = getenv("TILEC_FORM_THREADS");
+  return !(e && e[0] == '0');
+}
+
+/* Programs for every form of f (from p's source) and, unless TILEC_FORM_THREADS=0, a thread
+ * loading each; js->job[i].st is the first failure to set up. */
+static tilec_status start_forms(tilec_program *p, const tl_func *f, int device, form_jobs *js) {
+  const tl_small_m_plan *plan = f->small_m;
+  const tl_source *src = &p->ctx.files.data[p->file];
+  memset(js, 0, sizeof *js);
+  for (int i = 0; i < plan->nforms; i++) {
+    const tl_small_m_form *fm = &plan->forms[i];
+    for (int h = 0; h < (fm->split ? 2 : 1); h++) {
+      form_job *j = &js->job[js->n++];
+      j->fm = fm;
+      j->split_half = fm->split ? (h == 0 ? "partial" : "reduce") : NULL;
+      j->kernel = f->name;
+      j->device = device;
+      tilec_options *o;
+      tilec_status st = form_options(p, plan, fm, f->name, j->split_half, &o);
+      if (st == TILEC_OK) {
+        st = tilec_program_create(&j->q, src->text, src->name, o);
+        tilec_options_destroy(o);
+      }
+      if (st != TILEC_OK) return j->st = st;
+    }
+  }
+  if (form_threads_on())
+    for (int i = 0; i < js->n; i++) js->job[i].started = pthread_create(&js->job[i].thread, NULL, form_job_run, &js->job[i]) == 0;
+  return TILEC_OK;
+}
+
+/* Every job joined (or, not started, loaded here); the first failure said in p's log. */
+static tilec_status finish_forms(tilec_program *p, const tl_func *f, form_jobs *js) {
+  tilec_status first = TILEC_OK;
+  for (int i = 0; i < js->n; i++) {
+    form_job *j = &js->job[i];
+    if (j->started) pthread_join(j->thread, NULL);
+    else if (j->q && j->st == TILEC_OK) form_job_run(j);
+    j->started = false;
+    if (j->st != TILEC_OK && first == TILEC_OK) {
+      first = j->st;
+      const tl_small_m_plan *plan = f->small_m;
+      const tl_small_m_form *fm = j->fm;
+      char msg[1024];
+      snprintf(msg, sizeof msg,
+               "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (TILEC_SMALL_M=0 loads the "
+               "kernel without forms):\n%s",
+               plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
+               form_pipe_names[fm->pipeline], fm->stages, j->split_half ? ", split-K " : "",
+               j->split_half ? j->split_half : "", j->q ? tilec_program_log(j->q) : "");
+      log_error(p, j->st, f->name, msg);
+    }
+  }
+  return first;
+}
+
+static void drop_forms(form_jobs *js) {
+  for (int i = 0; i < js->n; i++) {
+    if (js->job[i].started) pthread_join(js->job[i].thread, NULL);
+    tilec_kernel_destroy(js->job[i].k);
+    tilec_program_destroy(js->job[i].q);
+  }
+  js->n = 0;
+}
+
+/* The loaded forms into k (which then owns their programs and kernels). */
+static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
   const tl_small_m_plan *plan = k->f->small_m;
   k->m_param = plan->m_param, k->m_axis = plan->m_axis;
   k->n_param = plan->n_param, k->n_axis = plan->n_axis;
   k->k_param = plan->k_param, k->k_axis = plan->k_axis;
   bool any_split = false;
-  for (int i = 0; i < plan->nforms; i++) {
-    const tl_small_m_form *fm = &plan->forms[i];
-    int j = k->nforms;
-    tilec_status st = load_form(k, device, fm, fm->split ? "partial" : NULL, &k->form_progs[j], &k->forms[j]);
-    if (st == TILEC_OK && fm->split) st = load_form(k, device, fm, "reduce", &k->reduce_progs[j], &k->reduces[j]);
-    if (st != TILEC_OK) return st;
-    k->form_of[j] = *fm;
-    k->form_max_m[j] = fm->max_m;
-    k->nforms++;
-    any_split = any_split || fm->split;
+  for (int i = 0; i < js->n; i++) {
+    form_job *j = &js->job[i];
+    if (j->split_half && !strcmp(j->split_half, "reduce")) {
+      k->reduce_progs[k->nforms - 1] = j->q, k->reduces[k->nforms - 1] = j->k;
+    } else {
+      int m = k->nforms++;
+      k->form_progs[m] = j->q, k->forms[m] = j->k;
+      k->form_of[m] = *j->fm;
+      k->form_max_m[m] = j->fm->max_m;
+      any_split = any_split || j->fm->split;
+    }
+    j->q = NULL, j->k = NULL;
   }
+  js->n = 0;
   if (any_split) {
     k->split_args = calloc((size_t)k->nparams + 1, sizeof *k->split_args);
     if (!k->split_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
@@ -570,18 +641,43 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
   return TILEC_OK;
 }
 
+static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
+                              tilec_kernel **out);
+
 tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device, tilec_kernel **out) {
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
-  char err[512];
   const tl_rt_device *dev;
   char arch[32];
   tl_func *f;
   tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
+  form_jobs forms = {0};
+  if (f->small_m && (st = start_forms(p, f, device, &forms)) != TILEC_OK) {
+    drop_forms(&forms);
+    return st;
+  }
+  st = load_main(p, f, dev, arch, device, out);
+  if (st == TILEC_OK && f->small_m) {
+    st = finish_forms(p, f, &forms);
+    if (st == TILEC_OK) st = adopt_forms(*out, &forms);
+    if (st != TILEC_OK) {
+      tilec_kernel_destroy(*out);
+      *out = NULL;
+    }
+  }
+  drop_forms(&forms);
+  return st;
+}
+
+/* The kernel itself (and a row kernel's launch variant) into a new handle *out. */
+static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
+                              tilec_kernel **out) {
+  char err[512];
+  err[0] = 0;
   tl_cache_loaded loaded, vec;
   const char *origin = NULL;
-  st = load_variant(p, f, dev, arch, device, false, &loaded, &origin);
+  tilec_status st = load_variant(p, f, dev, arch, device, false, &loaded, &origin);
   if (st != TILEC_OK) return st;
   /* row kernels: the variant without the per-element fallback, for launches whose arguments
    * have the key bits it assumes, where the default keeps fewer than ROW_VARIANT_WARPS warps
@@ -608,13 +704,6 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (want_vec) {
     k->vec_fn = vec.function;
     k->vec_key = vec.meta.assumed_key;
-  }
-  if (f->small_m) {
-    st = load_forms(k, device);
-    if (st != TILEC_OK) {
-      tilec_kernel_destroy(k);
-      return st;
-    }
   }
   *out = k;
   return TILEC_OK;

@@ -10,6 +10,7 @@
 #ifndef TILEC_TEST_FAKE_CUDA_H
 #define TILEC_TEST_FAKE_CUDA_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ static struct {
   struct { int dtype, swizzle, l2, oob, interleave; unsigned rank, box[5], estr[5]; void *addr; uint64_t dims[5], stride, strides[4]; } enc[4];
 } calls;
 static __thread CUcontext current;
+/* a kernel's small-M forms load on threads (lib/api/jit.c): the counters and the PTX recorded are shared */
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+#define FAKE_COUNT(c) __atomic_fetch_add(&(c), 1, __ATOMIC_RELAXED)
 
 /* What the fake device and its functions report. */
 static struct {
@@ -115,8 +119,8 @@ static CUresult f_set_current(CUcontext c) { current = c; return 0; }
 static CUresult f_get_current(CUcontext *c) { *c = current; return 0; }
 static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *s) {
   (void)n; (void)o; (void)v;
-  calls.links++;
-  calls.link_creates++;
+  FAKE_COUNT(calls.links);
+  FAKE_COUNT(calls.link_creates);
   *s = calloc(1, sizeof **s);
   return 0;
 }
@@ -125,8 +129,10 @@ static CUresult f_link_add(CUlinkState s, int type, void *data, size_t size, con
   (void)name; (void)n; (void)o; (void)v;
   if (type != CU_JIT_INPUT_PTX || ((char *)data)[size - 1] != 0) return CUDA_ERROR_INVALID_VALUE;
   s->ptx = strdup(data);
+  pthread_mutex_lock(&fake_lock);
   free(calls.last_linked_ptx);
   calls.last_linked_ptx = strdup(data);
+  pthread_mutex_unlock(&fake_lock);
   return 0;
 }
 static CUresult f_link_complete(CUlinkState s, void **cubin, size_t *size) {
@@ -140,9 +146,9 @@ static CUresult f_link_complete(CUlinkState s, void **cubin, size_t *size) {
 }
 static CUresult f_link_destroy(CUlinkState s) { free(s->ptx); free(s->image); free(s); return 0; }
 static CUresult f_module_load(CUmodule *m, const void *image) {
-  calls.module_loads++;
+  FAKE_COUNT(calls.module_loads);
   if (!memcmp(image, "\x7f" "ELF", 4)) { /* tests/fakecuda/fake_ptxas's "cubin" */
-    calls.cubin_loads++;
+    FAKE_COUNT(calls.cubin_loads);
     image = (const char *)image + 4;
   }
   if (strncmp(image, FAKE_MAGIC, strlen(FAKE_MAGIC)) != 0) return CUDA_ERROR_INVALID_PTX;
@@ -156,11 +162,13 @@ static CUresult f_module_load_ex(CUmodule *m, const void *image, unsigned n, CUj
   (void)n; (void)o; (void)v;
   const char *ptx = image;
   if (!strncmp(ptx, FAKE_MAGIC, strlen(FAKE_MAGIC))) return f_module_load(m, image);
-  calls.module_loads++;
+  FAKE_COUNT(calls.module_loads);
   if (!strstr(ptx, ".target")) return CUDA_ERROR_INVALID_PTX;
-  calls.links++;
+  FAKE_COUNT(calls.links);
+  pthread_mutex_lock(&fake_lock);
   free(calls.last_linked_ptx);
   calls.last_linked_ptx = strdup(ptx);
+  pthread_mutex_unlock(&fake_lock);
   size_t len = strlen(FAKE_MAGIC) + strlen(ptx) + 1;
   *m = calloc(1, sizeof **m);
   (*m)->text = malloc(len);
@@ -170,7 +178,7 @@ static CUresult f_module_load_ex(CUmodule *m, const void *image, unsigned n, CUj
 /* No ptxas for the fake driver's tests (the default assembler then hands the driver the PTX,
  * on every machine alike); a test that wants one sets TILEC_PTXAS itself. */
 __attribute__((constructor)) static void fake_no_ptxas(void) { setenv("TILEC_PTXAS", "/nonexistent/ptxas", 0); }
-static CUresult f_module_unload(CUmodule m) { calls.unloads++; free(m->text); free(m); return 0; }
+static CUresult f_module_unload(CUmodule m) { FAKE_COUNT(calls.unloads); free(m->text); free(m); return 0; }
 static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name) {
   char pattern[300];
   snprintf(pattern, sizeof pattern, ".entry %s(", name);

@@ -504,9 +504,11 @@ static void gemm_launch(tilec_kernel *k, uint64_t a, int64_t M, int64_t N, int64
 }
 
 /* Load `kernel` of examples/FILE; its PTX must declare the two hidden maps
- * as parameters `first` and `first + 1`. */
+ * as parameters `first` and `first + 1`.  The small-M forms in order (TILEC_FORM_THREADS=0), so
+ * that the PTX the fake saw last is the same on every run (the last form's). */
 static tilec_kernel *load_tma_example(const char *file, const char *kernel, int first, tilec_program **pp) {
   char path[1024], decl[256];
+  setenv("TILEC_FORM_THREADS", "0", 1);
   snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, file);
   cr_assert_eq(tilec_program_create_from_file(pp, path, NULL), TILEC_OK);
   tilec_kernel *k = NULL;
