@@ -593,7 +593,10 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
     origin = NULL;
     if (have_dir && tl_cache_disk_load(dir, &key, &loaded.meta, &cubin, &size, &why) == TL_CACHE_HIT) {
       tl_sbuf msg = {0};
-      if (tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg) == TL_OK)
+      /* an image is a cubin or NUL-terminated PTX text (the driver reads PTX up to its NUL) */
+      if (!tl_rt_image_is_cubin(cubin, size) && (size == 0 || ((const char *)cubin)[size - 1] != 0))
+        tl_sbuf_printf(&msg, "the entry is neither a cubin nor PTX text\n");
+      else if (tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg) == TL_OK)
         origin = "disk-cache";
       else /* unusable entry: recompile and replace it */
         tl_sbuf_printf(&p->log, "tilec: note: kernel cache entry not loadable, recompiling: %s", msg.data ? msg.data : "\n");
