@@ -98,13 +98,19 @@ static void describe(tl_sbuf *msg, const tl_rt_device *d, const tl_jit_request *
 }
 
 /* rq->ptx with its .version fitted to the driver: *out is rq->ptx itself or a malloc'd copy
- * (*rewritten, to free); *isa / *used_isa the PTX's ISA before and after. */
-static int fit_ptx(const tl_cuda *cu, const tl_rt_device *d, const tl_jit_request *rq, const char **out,
+ * (*rewritten, to free); *isa / *used_isa the PTX's ISA before and after; *cu_out the driver. */
+static int fit_ptx(const tl_rt_device *d, const tl_jit_request *rq, const tl_cuda **cu_out, const char **out,
                    char **rewritten, int *isa_out, int *used_out, tl_sbuf *msg) {
-  int driver = cu->driver_version;
-  int isa = tl_ptx_read_version(rq->ptx);
+  char err[512];
   *out = rq->ptx;
   *rewritten = NULL;
+  int st = tl_rt_driver(cu_out, err, sizeof err);
+  if (st != TL_OK) {
+    tl_sbuf_printf(msg, "%s\n", err);
+    return st;
+  }
+  int driver = (*cu_out)->driver_version;
+  int isa = tl_ptx_read_version(rq->ptx);
   if (isa < 0) {
     tl_sbuf_printf(msg, "PTX of kernel %s has no valid .version line\n", rq->kernel ? rq->kernel : "?");
     return TL_ERR_INTERNAL;
@@ -132,18 +138,13 @@ static int fit_ptx(const tl_cuda *cu, const tl_rt_device *d, const tl_jit_reques
 
 int tl_rt_ptx_image(const tl_rt_device *d, const tl_jit_request *rq, void **image, size_t *size, tl_sbuf *msg) {
   const tl_cuda *cu;
-  char err[512];
   *image = NULL;
   *size = 0;
-  int st = tl_rt_driver(&cu, err, sizeof err);
-  if (st != TL_OK) {
-    tl_sbuf_printf(msg, "%s\n", err);
-    return st;
-  }
   const char *ptx;
   char *rewritten;
   int isa, used_isa;
-  if ((st = fit_ptx(cu, d, rq, &ptx, &rewritten, &isa, &used_isa, msg)) != TL_OK) return st;
+  int st = fit_ptx(d, rq, &cu, &ptx, &rewritten, &isa, &used_isa, msg);
+  if (st != TL_OK) return st;
   if (!rewritten) rewritten = strdup(ptx);
   if (!rewritten) return TL_ERR_NOMEM;
   *image = rewritten;
@@ -157,15 +158,11 @@ int tl_rt_ptx_to_cubin(const tl_rt_device *d, const tl_jit_request *rq, void **c
   char err[512];
   *cubin = NULL;
   *size = 0;
-  int st = tl_rt_driver(&cu, err, sizeof err);
-  if (st != TL_OK) {
-    tl_sbuf_printf(msg, "%s\n", err);
-    return st;
-  }
   const char *ptx;
   char *rewritten;
   int isa, used_isa;
-  if ((st = fit_ptx(cu, d, rq, &ptx, &rewritten, &isa, &used_isa, msg)) != TL_OK) return st;
+  int st = fit_ptx(d, rq, &cu, &ptx, &rewritten, &isa, &used_isa, msg);
+  if (st != TL_OK) return st;
   int driver = cu->driver_version;
   if ((st = tl_rt_make_current(d, err, sizeof err)) != TL_OK) {
     tl_sbuf_printf(msg, "%s\n", err);
