@@ -7,8 +7,9 @@
 #   reciprocal, the variant rule, the chunk in words, @maxnreg on dropout: the calls were
 #   PENDING_STEPS="sanrows rows" / "ncurows rows" / "rows" with FUSED_ONLY / FUSED_TAGS (bench/RESULTS.md).
 #   PENDING_STEPS="ncurows" profiles the rows still below 0.9 (bench/ncu_rows.sh).
-#   thirteenth session: PENDING_STEPS=asm (ASM_ONLY=fused / attnbwd,decode,...: bench.py sections)
-#   times the default assembler against TILEC_ASSEMBLER=link (cuLink's relocatable code), a process each.
+#   thirteenth session (all measured, nothing owed): PENDING_STEPS=asm (ASM_ONLY=fused / attnbwd,decode,...:
+#   bench.py sections) times the default assembler against TILEC_ASSEMBLER=link (cuLink's relocatable
+#   code), a process each; PENDING_STEPS=coldload (bench/coldload.py) the cold loads by assembler.
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
