@@ -142,11 +142,11 @@ echo "== 2j. attention forward: the twelve cases and D 256, beside cuDNN / FA2 [
 C=""; for d in 64 128 256; do for sc in 1024:0 4096:0 16384:0 1024:1 4096:1 16384:1; do C="$C,$d:${sc%:*}:${sc#*:}"; done; done
 BENCH_ATTN_NO_TRITON=${ATTN_NO_TRITON:-1} timeout ${ATTN_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only attn --quick \
   --attn-kernels ${ATTN_KERNELS:-cutlass_attn_fwd} --attn-cases ${ATTN_CASES:-${C#,}} > $L/attn.log 2>&1
-echo "bench exit $?" >> $L/attn.log; grep -E "^attn .*(cuDNN|FA2)|bench exit" $L/attn.log | sort -u > $L/attn_table.txt; cat $L/attn_table.txt
+echo "bench exit $?" >> $L/attn.log; grep -E "\| (cuDNN|FA2) \||bench exit" $L/attn.log | sort -u > $L/attn_table.txt; cat $L/attn_table.txt
 fi
 if step decode; then
 echo "== 2k. decode: paged split-KV against the copy bandwidth, B 1-64, L 4k-128k, and the variants of DECODE_VARIANTS [$(el) s]"
-timeout ${DECODE_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only decode --decode-variants "${DECODE_VARIANTS:-}" > $L/decode.log 2>&1
+timeout ${DECODE_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only decode --decode-variants "${DECODE_VARIANTS:-}" ${DECODE_ARGS:-} > $L/decode.log 2>&1
 echo "bench exit $?" >> $L/decode.log; grep -E "copy bandwidth|bench exit" $L/decode.log > $L/decode_table.txt; cat $L/decode_table.txt
 fi
 if step coldload; then
