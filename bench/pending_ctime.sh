@@ -33,7 +33,7 @@ grep -E "^\||FAIL" "$L/coldload.log"; echo "-- TILEC_TMA_FORM=0"; grep -E "^\||F
 echo "== 3. GPU: gpu_test_alignment (default), then attention and GEMM rows, TMA form vs inline"
 TILEC_EXAMPLES=$PWD/$EX timeout 200 "$B/tests/gpu_test_alignment" "$PWD/$EX" > "$L/alignment.log" 2>&1; echo "gpu_test_alignment exit $?"
 grep -E "FAIL|passed" "$L/alignment.log" | tail -5
-timeout 150 python3 "$D/bench.py" --lib "$B/libtilec.so" --only attn --quick \
+BENCH_ATTN_NO_TRITON=1 timeout 150 python3 "$D/bench.py" --lib "$B/libtilec.so" --only attn --quick \
   --attn-kernels cutlass_attn_fwd,cutlass_attn_fwd@TILEC_TMA_FORM=0 > "$L/bench_attn.log" 2>&1; echo "bench attn exit $?"
 timeout 150 python3 "$D/bench.py" --lib "$B/libtilec.so" --only gemm --quick --gemm-variants TILEC_TMA_FORM=0 \
   > "$L/bench_gemm.log" 2>&1; echo "bench gemm exit $?"
