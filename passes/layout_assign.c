@@ -510,6 +510,17 @@ static void assign_region(la_state *st, tl_region *r) {
 
 /* ---- phase B: make every operand arrive in the layout its user needs ---- */
 
+/* rows: a store of a transposed tile (`store(Y[..], trans(x))`: the K-major-B form's transpose,
+ * lib/api/jit.c) stores in the coalesced layout of Y's view (16-byte vectors along its last
+ * dimension), converted through shared memory, instead of in x's layout transposed, whose runs are
+ * along the other dimension (one-element stores, a 32-byte sector each).  TILEC_STORE_TRANS=0: off
+ * (measuring). */
+static bool stored_trans_coalesced(la_state *st, const tl_op *o, int k) {
+  if (!st->rows || k != o->nopnd - 1 || tl_code_env_off("TILEC_STORE_TRANS")) return false;
+  int32_t d = tl_val(st->f, o->opnd[k])->def;
+  return d >= 0 && tl_op_at(st->f, d)->opc == TL_OP_trans;
+}
+
 /* The layout operand k of op needs, or -1 for "any". */
 static int32_t required_layout(la_state *st, int32_t opid, int k) {
   tl_func *f = st->f;
@@ -533,6 +544,8 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
   case TL_OP_load:
     return k > 0 && o->nres ? vtype(st, o->res[0])->layout : -1;
   case TL_OP_store:
+    if (stored_trans_coalesced(st, o, k)) return default_layout(st, vtype(st, a));
+    /* fall through */
   case TL_OP_atomic: /* gather indices in the layout of the value stored */
     return k > 0 && k + 1 < o->nopnd && is_tile(st, o->opnd[o->nopnd - 1]) ? vtype(st, o->opnd[o->nopnd - 1])->layout
                                                                             : -1;

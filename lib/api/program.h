@@ -49,6 +49,9 @@ struct tilec_options {
   /* "split-k": "partial" (1) / "reduce" (2) / "" (0): the halves of a split-K small-M form
    * (passes/split_k.c, docs/small_m.md) of the kernel named by "kernel".  In the cache key. */
   int split_k_role;
+  /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
+   * passes/kmajor_b.c, lib/kmajor_b.h); NULL = none.  In the cache key. */
+  char *kmajor_b;
 };
 
 struct tilec_program {
