@@ -54,6 +54,10 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "nn tr nopad": ("cutlass_gemm_fp8_nn", "TILEC_TRANSFER_PAD=0", {}, {}, False),
     "nn tr bytes": ("cutlass_gemm_fp8_nn", "TILEC_STORE_TRANS=0", {}, {}, False),
     "tn s4": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 4}, False),
+    # the transpose kernel at other tiles / persistent with loads ahead (TILEC_KMAJOR_B_TRANSPOSE)
+    "nn t128x64": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=128x64", {}, {}, False),
+    "nn t64x64/3": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=64x64/3", {}, {}, False),
+    "nn t128x64/3": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=128x64/3", {}, {}, False),
     "nn tr0": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=0", {}, {}, False),
     "nn plain": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=plain", {}, {}, False),
     "nn s3": ("cutlass_gemm_fp8_nn", "", {}, {"stages": 3}, False),
@@ -137,10 +141,15 @@ tr_rows = []
 if a.transpose:
     # the transpose kernel alone (bench/variants/transpose_kn.tile: lib/api/jit.c's transpose_source
     # for f8e4m3) under its switches, beside torch's copy of B.t() (uint8), GB/s of 2 K N bytes
-    trs = {"": None, "TILEC_TRANSFER_PAD=0": None, "TILEC_STORE_TRANS=0": None}
+    # (and at other tiles than the form's 64x64)
+    tvs = {"(default, 64x64)": ("", {}, {}), "TILEC_TRANSFER_PAD=0": ("TILEC_TRANSFER_PAD=0", {}, {}),
+           "TILEC_STORE_TRANS=0": ("TILEC_STORE_TRANS=0", {}, {}), "TK 128 TN 64": ("", {"TK": 128, "TN": 64}, {}),
+           "TK 64 TN 128": ("", {"TK": 64, "TN": 128}, {}), "TK 128 TN 128": ("", {"TK": 128, "TN": 128}, {}),
+           "64x64 stages 2 (row_stream)": ("", {}, {"stages": 2}), "64x64 stages 3 (row_stream)": ("", {}, {"stages": 3}),
+           "128x64 stages 3 (row_stream)": ("", {"TK": 128, "TN": 64}, {"stages": 3})}
     src = os.path.join(here, "variants", "transpose_kn.tile")
-    for env in trs:
-        trs[env] = with_env(env, lambda: Kernel(src, {}, kernel="tilec_transpose_kn"))
+    trs = {lbl: with_env(env, lambda: Kernel(src, d, kernel="tilec_transpose_kn", options=o))
+           for lbl, (env, d, o) in tvs.items()}
     for s in a.sizes.split(","):
         N = int(s)
         X = torch.randint(0, 256, (N, N), device="cuda", dtype=torch.uint8)
@@ -158,7 +167,7 @@ if a.transpose:
         tr_rows.append((N, "torch B.t().contiguous()", tt, 2 * N * N / tt / 1e6, 1.0, ""))
         for (env, k), ts, ok in zip(trs.items(), times[1:], oks):
             t = median(ts)
-            tr_rows.append((N, "tilec_transpose_kn " + (env or "(default)"), t, 2 * N * N / t / 1e6, tt / t,
+            tr_rows.append((N, "tilec_transpose_kn " + env, t, 2 * N * N / t / 1e6, tt / t,
                             "exact" if ok else "WRONG"))
     print("\n| N = K | transpose | us | GB/s | x torch | check |\n|---|---|---|---|---|---|")
     for N, n, t, gbs, r, chk in tr_rows:

@@ -528,11 +528,13 @@ static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, til
 }
 
 /* The transpose kernel of the K-major-B form: Y [N, K] = X [K, N] transposed, for B's element type;
- * a row kernel (no dot), its tiles 64 x 64 (docs/pipelines.md "fp8 [K][N] B: the transpose form"). */
+ * a row kernel (no dot), its tiles 64 x 64 (docs/pipelines.md "fp8 [K][N] B: the transpose form");
+ * TILEC_KMAJOR_B_TRANSPOSE=TKxTN[/STAGES] (measuring) other tiles, and stages >= 2 row_stream's
+ * persistent CTAs with loads issued ahead. */
 static const char transpose_source[] =
     "// the K-major-B form's transpose (lib/api/jit.c): Y [N, K] = X [K, N] transposed\n"
     "kernel tilec_transpose_kn(X: tensor<%s>[K, N], Y: tensor<%s>[N, K])\n"
-    "    tiles(TK = 64, TN = 64)\n"
+    "    tiles(TK = %d, TN = %d)\n"
     "    grid(cdiv(N, TN), cdiv(K, TK))\n"
     "{\n"
     "    n0 = program_id(0) * TN;\n"
@@ -543,10 +545,16 @@ static const char transpose_source[] =
 static tilec_status transpose_program(const tilec_program *p, const tl_func *f, tilec_program **out) {
   const tl_kmajor_plan *plan = f->kmajor_b;
   const char *dt = tl_dtype_name((tl_dtype)plan->dtype);
+  int tk = 64, tn = 64, stages = 0;
+  const char *e = getenv("TILEC_KMAJOR_B_TRANSPOSE");
+  if (e && *e && (sscanf(e, "%dx%d/%d", &tk, &tn, &stages) < 2 || tk < 1 || tk > 256 || tn < 1 || tn > 256 ||
+                  (tk & (tk - 1)) || (tn & (tn - 1))))
+    tk = 64, tn = 64, stages = 0;
   char src[sizeof transpose_source + 64];
-  snprintf(src, sizeof src, transpose_source, dt, dt);
+  snprintf(src, sizeof src, transpose_source, dt, dt, tk, tn);
   tilec_options *o;
   tilec_status st = tilec_options_create(&o);
+  if (st == TILEC_OK && stages > 0) o->stages = stages;
   if (st == TILEC_OK && p->opts.arch) st = tilec_options_set_arch(o, p->opts.arch);
   if (st == TILEC_OK) st = tilec_options_set_opt_level(o, p->opts.opt_level);
   if (st == TILEC_OK) o->assembler = p->opts.assembler;
@@ -1204,6 +1212,12 @@ static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, 
   return st;
 }
 
+/* B's strides (NULL strides: compact row-major). */
+static void b_strides(const DLTensor *b, int64_t *s0, int64_t *s1) {
+  *s0 = b->strides ? b->strides[0] : b->shape[1];
+  *s1 = b->strides ? b->strides[1] : 1;
+}
+
 /* The K-major-B form (lib/kmajor_b.h): 1 when this launch runs it on B's own memory (B's view is
  * K-major), 2 after a transpose into the workspace (N-major, M above kmajor_min_m), 0 the kernel
  * itself (anything else: another view, an empty B, arguments its checks will refuse). */
@@ -1212,7 +1226,8 @@ static int kmajor_route(const tilec_kernel *k, const tilec_arg *args, int nargs)
   if (nargs != k->nparams || args[bp].kind != TILEC_ARG_TENSOR || !args[bp].u.tensor) return 0;
   const DLTensor *b = args[bp].u.tensor;
   if (b->ndim != 2 || !b->shape || b->shape[0] <= 0 || b->shape[1] <= 0) return 0;
-  int64_t s0 = b->strides ? b->strides[0] : b->shape[1], s1 = b->strides ? b->strides[1] : 1;
+  int64_t s0, s1;
+  b_strides(b, &s0, &s1);
   if (s0 == 1 && b->shape[0] > 1) return 1;
   if (s1 != 1 && b->shape[1] > 1) return 0;
   int64_t m = arg_dim(args, nargs, k->kplan.m_param, k->kplan.m_axis);
@@ -1245,7 +1260,11 @@ static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *a
   k->kmajor_bt_shape[0] = n, k->kmajor_bt_shape[1] = kk;
   tilec_status st;
   if (route == 1) {
-    k->kmajor_bt_strides[0] = b->strides[1], k->kmajor_bt_strides[1] = 1;
+    /* (one column, N = 1: its stride is never stepped; K's padded pitch keeps a tensor map valid) */
+    int64_t s0, s1;
+    b_strides(b, &s0, &s1);
+    k->kmajor_bt_strides[0] = n > 1 ? s1 : (kk * (eb > 0 ? eb : 1) + 15) / 16 * 16 / (eb > 0 ? eb : 1);
+    k->kmajor_bt_strides[1] = 1;
   } else {
     int64_t pitch = (kk * (eb > 0 ? eb : 1) + 15) / 16 * 16 / (eb > 0 ? eb : 1);
     if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)(eb > 0 ? eb : 1), "K-major-B")) != TILEC_OK) return st;

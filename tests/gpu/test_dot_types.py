@@ -32,7 +32,7 @@ replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
-  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples]
+  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -56,6 +56,7 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(seed)
     print("test_dot_types: seed", seed)
     fails = 0
+    only = (sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else "int8,tf32,fp8").split(",")
 
     def compiled(name, kernel, env=None, defines=None, **opts):
         old = {}
@@ -73,6 +74,7 @@ def main():
 
     # ---- int8 ---------------------------------------------------------------------------
     ks = [("quant_int8_gemm", None), ("cutlass_quant_int8_gemm", None), ("cutlass_quant_int8_gemm", {"TILEC_WS": "coop"})]
+    if "int8" not in only: ks = []
     for kname, env in ks:
         k = compiled("quant_int8_gemm.tile", kname, env)
         for M, N, K in SIZES:
@@ -111,7 +113,7 @@ def main():
         i = (i + 0xFFF + ((i >> 13) & 1)) & ~0x1FFF
         return i.to(torch.int32).view(torch.float32)
 
-    for kname in ("gemm_tf32", "cutlass_gemm_tf32_tn"):
+    for kname in ("gemm_tf32", "cutlass_gemm_tf32_tn") if "tf32" in only else ():
         k = compiled("gemm_tf32.tile", kname)
         for M, N, K in SIZES[:6]:
             a = torch.randn(M, K, generator=gen)
@@ -156,6 +158,9 @@ def main():
             fails += 1
 
     f8 = torch.float8_e4m3fn
+    if "fp8" not in only:
+        print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
+        return 1 if fails else 0
 
     # B's views (lib/kmajor_b.h: the launcher picks the K-major-B form by B's strides): N-major
     # (contiguous [K, N]: M > 128 the transpose kernel into the workspace, then the form; else the
@@ -183,12 +188,20 @@ def main():
                    compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B_MIN_M": "0"}), False),
                   ("cutlass_gemm_fp8_nn, no K-major-B form (TILEC_KMAJOR_B=0)",
                    compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B": "0"}), False))
+    # where the promote kernel runs its K-major-B form (B K-major at any M, N-major at M > 128), its
+    # output must be BIT-IDENTICAL to cutlass_gemm_fp8_tn at the form's 4 stages on B^T (the same
+    # code on the same values: any byte of B misplaced by the transpose or the view shows)
+    tn4 = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn", None, None, stages=4)
     for tag, k, all_views in nn_kernels:
-        for M, N, K in SIZES + [(256, 256, 256)]:
+        for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511)]:
             a = (torch.randn(M, K, generator=gen)).to(f8)
             b = (torch.randn(K, N, generator=gen)).to(f8)
             ref = a.double() @ b.double()
             wrong = a.double() @ b.double().t().contiguous() if M == N == K and M > 1 else None
+            c_tn = None
+            if all_views:
+                c_tn = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                tn4(a.cuda(), b.view(torch.uint8).t().contiguous().view(f8).cuda(), c_tn, 0.5, 2.0)
             for view, bd in views(b):
                 if not all_views and view != "N-major" and (M, N, K) != (257, 509, 127):
                     continue
@@ -196,6 +209,12 @@ def main():
                 k(a.cuda(), bd, c, 0.5, 2.0)
                 torch.cuda.synchronize()
                 close(c.cpu(), ref, f"{tag} {M}x{N}x{K} B {view}", wrong)
+                form = view.startswith("K-major") or (view == "N-major" and M > 128)
+                if c_tn is not None and form:
+                    diff = (c.view(torch.int16) != c_tn.view(torch.int16)).sum().item()
+                    print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K} B {view}: the form against "
+                          f"cutlass_gemm_fp8_tn stages 4 on B^T: {diff} of {M * N} outputs differ")
+                    fails += 1 if diff else 0
     # a CUDA graph capturing launches with the transpose form (workspace made by the launch before
     # the capture), replayed on new data written into the captured inputs, at two shapes
     k = nn_kernels[0][1]

@@ -804,8 +804,8 @@ static const void *enc_of(uint64_t addr, int *at) {
  * transpose (grid cdiv(N, 64) x cdiv(K, 64)), X = B itself, into a workspace of N x 1008 bytes (K =
  * 1000 padded to 16), then the form, whose B tensor map is that workspace [N][K] with a row pitch
  * of 1008; the same shapes again reuse it.  M = 128 (one tile row) runs the kernel itself; a
- * K-major view (strides (1, 1024)) runs the form on B's own memory at any M, no transpose; a view
- * contiguous along neither runs the kernel.  A B of the wrong size is refused by the kernel's own
+ * K-major view (strides (1, 1024)) runs the form on B's own memory at any M, no transpose, as does
+ * a compact B of one column (no strides given); a view contiguous along neither runs the kernel.  A B of the wrong size is refused by the kernel's own
  * checks.  TILEC_KMAJOR_B=0: the kernel alone (from the memory cache), every launch the kernel. */
 Test(fake_driver, kmajor_b_form_picked_by_strides) {
   char path[512];
@@ -865,6 +865,12 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
                 "B [N][K]: dims %llu x %llu pitch %llu", (unsigned long long)calls.enc[i].dims[0],
                 (unsigned long long)calls.enc[i].dims[1], (unsigned long long)calls.enc[i].stride);
     }
+    /* N = 1, compact (NULL strides): [K, 1] is K-major too: the form on B, its one row's pitch
+     * padded to 16 bytes (a tensor map) */
+    before = calls.launches;
+    cr_assert_eq(launch_fp8(k, 5000, 1000, 1, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+    cr_assert_eq(calls.launches - before, 1);
+    cr_assert_eq(calls.smem, off ? kernel_smem : form_smem, "N = 1: %s", off ? "the kernel" : "the form");
     int64_t neither[2] = {8192, 2};
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, neither), TILEC_OK, "%s", tilec_kernel_error(k));
