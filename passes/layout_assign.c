@@ -3,9 +3,10 @@
  * unset, inserts convert_layout where an op needs an operand in another layout;
  * breaks nothing (only row_loads, which reorders ops, runs after it).
  *
- * In kernels without a dot (docs/rows.md) three more rules (off: TILEC_ROW_LAYOUT=0): a
- * multi-use load or its broadcast follows its first user, rand is a chain op, and an op
- * whose operands are all weak takes the layout of the one made from the narrowest loads; with
+ * In kernels without a dot (docs/rows.md) more rules (off: TILEC_ROW_LAYOUT=0): a
+ * multi-use load or its broadcast follows its first user, rand is a chain op, an op
+ * whose operands are all weak takes the layout of the one made from the narrowest loads, and
+ * a stored `trans` is converted to the store's coalesced layout (TILEC_STORE_TRANS=0 off); with
  * the gather layout (default on, TILEC_GATHER_LAYOUT=0 off) a gather's index tiles are re-made in the
  * gathered load's layout.
 
@@ -544,9 +545,8 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
   case TL_OP_load:
     return k > 0 && o->nres ? vtype(st, o->res[0])->layout : -1;
   case TL_OP_store:
-    if (stored_trans_coalesced(st, o, k)) return default_layout(st, vtype(st, a));
-    /* fall through */
   case TL_OP_atomic: /* gather indices in the layout of the value stored */
+    if (o->opc == TL_OP_store && stored_trans_coalesced(st, o, k)) return default_layout(st, vtype(st, a));
     return k > 0 && k + 1 < o->nopnd && is_tile(st, o->opnd[o->nopnd - 1]) ? vtype(st, o->opnd[o->nopnd - 1])->layout
                                                                             : -1;
   case TL_OP_rand:
