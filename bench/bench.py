@@ -299,6 +299,9 @@ def gemm_fp8():
     ktn_fast = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_tn", defines={"BM": 128, "BN": 256},
                       options={"fp8-acc": "fast", "warps": 8, "stages": 4})
     knn = Kernel(ex("gemm_fp8.tile"), kernel="gemm_fp8_tensor")
+    # B stored [K, N] on the cutlass route: at M > 128 the launcher transposes it into a workspace
+    # and runs the K-major-B form (lib/kmajor_b.h; TILEC_KMAJOR_B=0: the in-kernel transpose)
+    knn_c = Kernel(ex("gemm_fp8.tile"), kernel="cutlass_gemm_fp8_nn")
     variants = []
     for v in filter(None, args.fp8_variants.split(",")):
         bm, bn, bk, w, st = (int(x) for x in v.split(":"))
@@ -320,7 +323,9 @@ def gemm_fp8():
                for fast in (False, True)}
         fl = 2 * N ** 3
         for name, k, bb, fast in (("fp8 TN promote", ktn, bt, False), ("fp8 TN fast", ktn_fast, bt, True),
-                                  ("fp8 NN promote, gemm_fp8_tensor (multistage: not the cutlass route)", knn, b.contiguous(), False)) + \
+                                  ("fp8 NN promote, gemm_fp8_tensor (multistage: not the cutlass route)", knn, b.contiguous(), False),
+                                  ("fp8 NN promote, cutlass_gemm_fp8_nn (B [K, N]: transpose + K-major-B form)", knn_c,
+                                   b.contiguous(), False)) + \
                                  tuple((nm, kv, bt, False) for nm, kv in variants) + \
                                  tuple((nm, kv, bt, True) for nm, kv in env_fast):
             c = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)

@@ -14,6 +14,8 @@ ap.add_argument("--sizes", default="4096,8192")
 ap.add_argument("--forms", default="")
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--warm-ms", type=float, default=1000)
+ap.add_argument("--transpose", action="store_true",
+                help="also time the K-major-B form's transpose kernel alone beside torch's transposed copy")
 a = ap.parse_args()
 os.environ["TILEC_CACHE"] = "0"  # (options are not in every cache key)
 here = os.path.dirname(os.path.abspath(__file__))
@@ -39,6 +41,23 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the
     # TMA ring; "nn old 64x128 w4 s3" the default before
     "nn": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
+    # the K-major-B form (fourteenth session, lib/kmajor_b.h): "nn" at M > 128 is now the transpose
+    # kernel into a workspace + the form (the TN loop on it, 4 stages: the kernel's @stages);
+    # "nn kview" B passed K-major (BT.t(): the form on B itself, no transpose); "nn inkernel" the
+    # form off (the tenth session's default: the producer's transpose); "nn s5" the form at 5
+    # stages (TN's); "nn tr nopad" / "nn tr bytes" the transpose kernel with its staging rows
+    # unpadded (TILEC_TRANSFER_PAD=0) / its stores one byte each (TILEC_STORE_TRANS=0); "tn s4" TN
+    # at the form's stages
+    "nn kview": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
+    "nn inkernel": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B=0", {}, {}, False),
+    "nn s5": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_STAGES=5", {}, {}, False),
+    "nn tr nopad": ("cutlass_gemm_fp8_nn", "TILEC_TRANSFER_PAD=0", {}, {}, False),
+    "nn tr bytes": ("cutlass_gemm_fp8_nn", "TILEC_STORE_TRANS=0", {}, {}, False),
+    "tn s4": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 4}, False),
+    # the transpose kernel at other tiles / persistent with loads ahead (TILEC_KMAJOR_B_TRANSPOSE)
+    "nn t128x64": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=128x64", {}, {}, False),
+    "nn t64x64/3": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=64x64/3", {}, {}, False),
+    "nn t128x64/3": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=128x64/3", {}, {}, False),
     "nn tr0": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=0", {}, {}, False),
     "nn plain": ("cutlass_gemm_fp8_nn", "TILEC_WS_TRANSPOSE=plain", {}, {}, False),
     "nn s3": ("cutlass_gemm_fp8_nn", "", {}, {"stages": 3}, False),
@@ -104,7 +123,8 @@ for s in a.sizes.split(","):
         if "blockscale" in kn:
             fs.append(ks[n].bind(A, BT, SA, SW, Cout))
         else:
-            fs.append(ks[n].bind(A, BT if kn.endswith("_tn") else B, Cout, 0.5, 2.0))
+            bv = BT if kn.endswith("_tn") else BT.t() if n == "nn kview" else B
+            fs.append(ks[n].bind(A, bv, Cout, 0.5, 2.0))
         fs[-1](); torch.cuda.synchronize()
         errs.append(relerr(Cout, refbs if "blockscale" in kn else ref)); done.append(n)
     times = bench_rounds(fs, a.rounds, a.warm_ms)
@@ -116,6 +136,42 @@ for s in a.sizes.split(","):
         out.append((f"{N}^3", n, t, fl / t / 1e9, "fast" if fast else "accurate", fl / t_ref[fast] / 1e9, err, rr[0], rr[-1]))
         print(f"{N}^3 {n}: {t*1e3:.1f} us {fl/t/1e9:.1f} TFLOP/s ({t_ref[fast]/t:.3f} cuBLAS "
               f"{'fast' if fast else 'accurate'}; rounds {rr[0]:.3f}..{rr[-1]:.3f}) err {err:.1e}", flush=True)
+
+tr_rows = []
+if a.transpose:
+    # the transpose kernel alone (bench/variants/transpose_kn.tile: lib/api/jit.c's transpose_source
+    # for f8e4m3) under its switches, beside torch's copy of B.t() (uint8), GB/s of 2 K N bytes
+    # (and at other tiles than the form's 64x64)
+    tvs = {"(default, 64x64)": ("", {}, {}), "TILEC_TRANSFER_PAD=0": ("TILEC_TRANSFER_PAD=0", {}, {}),
+           "TILEC_STORE_TRANS=0": ("TILEC_STORE_TRANS=0", {}, {}), "TK 128 TN 64": ("", {"TK": 128, "TN": 64}, {}),
+           "TK 64 TN 128": ("", {"TK": 64, "TN": 128}, {}), "TK 128 TN 128": ("", {"TK": 128, "TN": 128}, {}),
+           "64x64 stages 2 (row_stream)": ("", {}, {"stages": 2}), "64x64 stages 3 (row_stream)": ("", {}, {"stages": 3}),
+           "128x64 stages 3 (row_stream)": ("", {"TK": 128, "TN": 64}, {"stages": 3})}
+    src = os.path.join(here, "variants", "transpose_kn.tile")
+    trs = {lbl: with_env(env, lambda: Kernel(src, d, kernel="tilec_transpose_kn", options=o))
+           for lbl, (env, d, o) in tvs.items()}
+    for s in a.sizes.split(","):
+        N = int(s)
+        X = torch.randint(0, 256, (N, N), device="cuda", dtype=torch.uint8)
+        Y = torch.zeros(N, N, device="cuda", dtype=torch.uint8)
+        fs = [lambda: X.t().contiguous()]
+        for env, k in trs.items():
+            fs.append(k.bind(X.view(torch.float8_e4m3fn), Y.view(torch.float8_e4m3fn)))
+        oks = []
+        for f in fs[1:]:
+            Y.zero_()
+            f(); torch.cuda.synchronize()
+            oks.append(torch.equal(Y, X.t()))
+        times = bench_rounds(fs, a.rounds, 200)
+        tt = median(times[0])
+        tr_rows.append((N, "torch B.t().contiguous()", tt, 2 * N * N / tt / 1e6, 1.0, ""))
+        for (env, k), ts, ok in zip(trs.items(), times[1:], oks):
+            t = median(ts)
+            tr_rows.append((N, "tilec_transpose_kn " + env, t, 2 * N * N / t / 1e6, tt / t,
+                            "exact" if ok else "WRONG"))
+    print("\n| N = K | transpose | us | GB/s | x torch | check |\n|---|---|---|---|---|---|")
+    for N, n, t, gbs, r, chk in tr_rows:
+        print(f"| {N} | {n} | {t*1e3:.1f} | {gbs:.0f} | {r:.3f} | {chk} |")
 
 print("\n| shape | form | us | TFLOP/s | cuBLAS fp8 | its TFLOP/s | ratio | ratio a round | rel.err |\n|---|---|---|---|---|---|---|---|---|")
 for s, n, t, v, which, r, e, lo, hi in out:

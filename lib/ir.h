@@ -205,6 +205,7 @@ typedef struct tl_func {
   void *access_facts;
   void *sched;       /* tl_sched of lib/schedule.h: main-loop scheduling decisions */
   void *small_m;     /* tl_small_m_plan of lib/small_m.h (passes/small_m.c): the forms a launch picks by M */
+  void *kmajor_b;    /* tl_kmajor_plan of lib/kmajor_b.h (passes/kmajor_form.c): the K-major-B form a launch picks by B's strides */
 } tl_func;
 
 typedef struct tl_module {
@@ -296,6 +297,10 @@ typedef struct tl_pass_opts {
    * the kernel named split_k_kernel (the option "kernel") */
   int split_k_role;
   const char *split_k_kernel;
+  /* "kmajor-b" (the K-major-B form, passes/kmajor_b.c): the parameter stored [N, K] in the kernel
+   * named kmajor_b_kernel (the option "kernel"); NULL none */
+  const char *kmajor_b_param;
+  const char *kmajor_b_kernel;
 } tl_pass_opts;
 
 typedef struct tl_pass {

@@ -3,9 +3,10 @@
  * unset, inserts convert_layout where an op needs an operand in another layout;
  * breaks nothing (only row_loads, which reorders ops, runs after it).
  *
- * In kernels without a dot (docs/rows.md) three more rules (off: TILEC_ROW_LAYOUT=0): a
- * multi-use load or its broadcast follows its first user, rand is a chain op, and an op
- * whose operands are all weak takes the layout of the one made from the narrowest loads; with
+ * In kernels without a dot (docs/rows.md) more rules (off: TILEC_ROW_LAYOUT=0): a
+ * multi-use load or its broadcast follows its first user, rand is a chain op, an op
+ * whose operands are all weak takes the layout of the one made from the narrowest loads, and
+ * a stored `trans` is converted to the store's coalesced layout (TILEC_STORE_TRANS=0 off); with
  * the gather layout (default on, TILEC_GATHER_LAYOUT=0 off) a gather's index tiles are re-made in the
  * gathered load's layout.
 
@@ -510,6 +511,17 @@ static void assign_region(la_state *st, tl_region *r) {
 
 /* ---- phase B: make every operand arrive in the layout its user needs ---- */
 
+/* rows: a store of a transposed tile (`store(Y[..], trans(x))`: the K-major-B form's transpose,
+ * lib/api/jit.c) stores in the coalesced layout of Y's view (16-byte vectors along its last
+ * dimension), converted through shared memory, instead of in x's layout transposed, whose runs are
+ * along the other dimension (one-element stores, a 32-byte sector each).  TILEC_STORE_TRANS=0: off
+ * (measuring). */
+static bool stored_trans_coalesced(la_state *st, const tl_op *o, int k) {
+  if (!st->rows || k != o->nopnd - 1 || tl_code_env_off("TILEC_STORE_TRANS")) return false;
+  int32_t d = tl_val(st->f, o->opnd[k])->def;
+  return d >= 0 && tl_op_at(st->f, d)->opc == TL_OP_trans;
+}
+
 /* The layout operand k of op needs, or -1 for "any". */
 static int32_t required_layout(la_state *st, int32_t opid, int k) {
   tl_func *f = st->f;
@@ -534,6 +546,7 @@ static int32_t required_layout(la_state *st, int32_t opid, int k) {
     return k > 0 && o->nres ? vtype(st, o->res[0])->layout : -1;
   case TL_OP_store:
   case TL_OP_atomic: /* gather indices in the layout of the value stored */
+    if (o->opc == TL_OP_store && stored_trans_coalesced(st, o, k)) return default_layout(st, vtype(st, a));
     return k > 0 && k + 1 < o->nopnd && is_tile(st, o->opnd[o->nopnd - 1]) ? vtype(st, o->opnd[o->nopnd - 1])->layout
                                                                             : -1;
   case TL_OP_rand:

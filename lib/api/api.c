@@ -91,6 +91,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->disable_pass);
   free(o->entry_name);
   free(o->kernel);
+  free(o->kmajor_b);
   free(o);
 }
 
@@ -199,6 +200,10 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     if (role < 0) return TILEC_ERROR_USAGE;
     o->split_k_role = role;
     return TILEC_OK;
+  }
+  if (!strcmp(key, "kmajor-b")) {
+    if (value && *value && !is_identifier(value)) return TILEC_ERROR_USAGE;
+    return set_string(&o->kmajor_b, value && *value ? value : NULL);
   }
   if (!strcmp(key, "entry-name")) {
     if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
@@ -331,6 +336,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->disable_pass = arena_strdup_or_null(a, o->disable_pass);
   d->entry_name = arena_strdup_or_null(a, o->entry_name);
   d->kernel = arena_strdup_or_null(a, o->kernel);
+  d->kmajor_b = arena_strdup_or_null(a, o->kmajor_b);
 }
 
 typedef struct create_args {
@@ -553,6 +559,8 @@ static tilec_status stage_passes(tilec_program *p) {
   po.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
   po.split_k_role = p->opts.split_k_role;
   po.split_k_kernel = p->opts.kernel;
+  po.kmajor_b_param = p->opts.kmajor_b;
+  po.kmajor_b_kernel = p->opts.kernel;
   po.explain_out = p->opts.explain ? &p->log : NULL;
   tl_run_hooks hooks = {0};
   hooks.print_after = pa;

@@ -17,6 +17,7 @@
 #include "runtime.h"
 #include "code_env.h"
 #include "small_m.h"
+#include "kmajor_b.h"
 #include "axisinfo.h"
 #include "rows.h"
 
@@ -103,6 +104,17 @@ struct tilec_kernel {
   tilec_arg *split_args;   /* nparams + 1: the caller's, then P */
   DLTensor split_p;
   int64_t split_p_shape[3];
+  /* the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h): kmajor is the kernel with B stored
+   * [N, K]; transpose writes an N-major B [K, N] into the workspace (ws) as [N, K], rows padded to
+   * 16 bytes; launches whose M is at most kmajor_min_m keep an N-major B on the kernel itself */
+  tl_kmajor_plan kplan;
+  tilec_kernel *kmajor, *transpose;
+  tilec_program *kmajor_prog, *transpose_prog;
+  int64_t kmajor_min_m;
+  tilec_arg *kmajor_args;  /* nparams: the caller's, B replaced by its [N, K] view */
+  tilec_arg transpose_args[2];
+  DLTensor kmajor_bt;
+  int64_t kmajor_bt_shape[2], kmajor_bt_strides[2];
   char err[1024];
 };
 
@@ -143,6 +155,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
+  if (p->opts.kmajor_b) tl_sbuf_printf(&extra, ";kmajor-b=%s", p->opts.kmajor_b);
   if (variant == VARIANT_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
   if (variant == VARIANT_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
   if (p->opts.tma_inline) tl_sbuf_printf(&extra, ";tma=inline");
@@ -464,7 +477,10 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
  * half of a split one) is its own program, and different programs may compile and load at the same
  * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
  * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
+enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE };
+
 typedef struct form_job {
+  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, or its transpose kernel */
   const tl_small_m_form *fm;
   const char *split_half;   /* NULL, "partial" or "reduce" */
   tilec_program *q;         /* the form's program */
@@ -478,7 +494,7 @@ typedef struct form_job {
 
 typedef struct form_jobs {
   int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS];
+  form_job job[2 * TL_SMALL_M_MAX_FORMS + 2];
 } form_jobs;
 
 static void *form_job_run(void *arg) {
@@ -492,16 +508,105 @@ static bool form_threads_on(void) {
   return !(e && e[0] == '0');
 }
 
+/* The K-major-B form's options: p's, with `kmajor-b` naming B, the kernel alone, and the passes
+ * that record forms off (a form has none of its own); TILEC_KMAJOR_B_STAGES=S (measuring) sets
+ * its stages. */
+static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+  const struct tilec_options *po = &p->opts;
+  const tl_kmajor_plan *plan = f->kmajor_b;
+  tilec_options *o;
+  tilec_status st = tilec_options_create(&o);
+  if (st != TILEC_OK) return st;
+  for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
+  if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
+  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
+  if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
+  if (st == TILEC_OK && po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
+  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
+  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", f->name);
+  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", plan->b_name);
+  char dis[512];
+  snprintf(dis, sizeof dis, "%s%ssmall_m,kmajor_form", po->disable_pass ? po->disable_pass : "",
+           po->disable_pass ? "," : "");
+  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  const char *e = getenv("TILEC_KMAJOR_B_STAGES");
+  o->warps = po->warps, o->stages = e && atoi(e) > 0 ? atoi(e) : po->stages, o->maxnreg = po->maxnreg;
+  o->assembler = po->assembler, o->fp8_acc_fast = po->fp8_acc_fast, o->cluster = po->cluster;
+  *out = o;
+  return TILEC_OK;
+}
+
+/* The transpose kernel of the K-major-B form: Y [N, K] = X [K, N] transposed, for B's element type;
+ * a row kernel (no dot), its tiles 64 x 64 (docs/pipelines.md "fp8 [K][N] B: the transpose form");
+ * TILEC_KMAJOR_B_TRANSPOSE=TKxTN[/STAGES] (measuring) other tiles, and stages >= 2 row_stream's
+ * persistent CTAs with loads issued ahead. */
+static const char transpose_source[] =
+    "// the K-major-B form's transpose (lib/api/jit.c): Y [N, K] = X [K, N] transposed\n"
+    "kernel tilec_transpose_kn(X: tensor<%s>[K, N], Y: tensor<%s>[N, K])\n"
+    "    tiles(TK = %d, TN = %d)\n"
+    "    grid(cdiv(N, TN), cdiv(K, TK))\n"
+    "{\n"
+    "    n0 = program_id(0) * TN;\n"
+    "    k0 = program_id(1) * TK;\n"
+    "    store(Y[n0 : n0 + TN, k0 : k0 + TK], trans(load(X[k0 : k0 + TK, n0 : n0 + TN])));\n"
+    "}\n";
+
+static tilec_status transpose_program(const tilec_program *p, const tl_func *f, tilec_program **out) {
+  const tl_kmajor_plan *plan = f->kmajor_b;
+  const char *dt = tl_dtype_name((tl_dtype)plan->dtype);
+  int tk = 64, tn = 64, stages = 0;
+  const char *e = getenv("TILEC_KMAJOR_B_TRANSPOSE");
+  if (e && *e && (sscanf(e, "%dx%d/%d", &tk, &tn, &stages) < 2 || tk < 1 || tk > 256 || tn < 1 || tn > 256 ||
+                  (tk & (tk - 1)) || (tn & (tn - 1))))
+    tk = 64, tn = 64, stages = 0;
+  char src[sizeof transpose_source + 64];
+  snprintf(src, sizeof src, transpose_source, dt, dt, tk, tn);
+  tilec_options *o;
+  tilec_status st = tilec_options_create(&o);
+  if (st == TILEC_OK && stages > 0) o->stages = stages;
+  if (st == TILEC_OK && p->opts.arch) st = tilec_options_set_arch(o, p->opts.arch);
+  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, p->opts.opt_level);
+  if (st == TILEC_OK) o->assembler = p->opts.assembler;
+  if (st == TILEC_OK) st = tilec_program_create(out, src, "tilec_transpose_kn.tile", o);
+  tilec_options_destroy(o);
+  return st;
+}
+
 /* Programs for every form of f (from p's source) and, unless TILEC_FORM_THREADS=0, a thread
  * loading each; js->job[i].st is the first failure to set up. */
 static tilec_status start_forms(tilec_program *p, const tl_func *f, int device, form_jobs *js) {
   const tl_small_m_plan *plan = f->small_m;
   const tl_source *src = &p->ctx.files.data[p->file];
   memset(js, 0, sizeof *js);
-  for (int i = 0; i < plan->nforms; i++) {
+  if (f->kmajor_b) {
+    for (int kind = FORM_KMAJOR; kind <= FORM_TRANSPOSE; kind++) {
+      form_job *j = &js->job[js->n++];
+      j->kind = kind;
+      j->kernel = kind == FORM_KMAJOR ? f->name : "tilec_transpose_kn";
+      j->device = device;
+      tilec_status st;
+      if (kind == FORM_KMAJOR) {
+        tilec_options *o;
+        st = kmajor_options(p, f, &o);
+        if (st == TILEC_OK) {
+          st = tilec_program_create(&j->q, src->text, src->name, o);
+          tilec_options_destroy(o);
+        }
+      } else {
+        st = transpose_program(p, f, &j->q);
+      }
+      if (st != TILEC_OK) return j->st = st;
+    }
+  }
+  for (int i = 0; plan && i < plan->nforms; i++) {
     const tl_small_m_form *fm = &plan->forms[i];
     for (int h = 0; h < (fm->split ? 2 : 1); h++) {
       form_job *j = &js->job[js->n++];
+      j->kind = FORM_SMALL_M;
       j->fm = fm;
       j->split_half = fm->split ? (h == 0 ? "partial" : "reduce") : NULL;
       j->kernel = f->name;
@@ -528,7 +633,14 @@ static tilec_status finish_forms(tilec_program *p, const tl_func *f, form_jobs *
     if (j->started) pthread_join(j->thread, NULL);
     else if (j->q && j->st == TILEC_OK) form_job_run(j);
     j->started = false;
-    if (j->st != TILEC_OK && first == TILEC_OK) {
+    if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
+      first = j->st;
+      char msg[1024];
+      snprintf(msg, sizeof msg, "its %s did not load (TILEC_KMAJOR_B=0 loads the kernel without it):\n%s",
+               j->kind == FORM_KMAJOR ? "K-major-B form" : "K-major-B form's transpose kernel",
+               j->q ? tilec_program_log(j->q) : "");
+      log_error(p, j->st, f->name, msg);
+    } else if (j->st != TILEC_OK && first == TILEC_OK) {
       first = j->st;
       const tl_small_m_plan *plan = f->small_m;
       const tl_small_m_form *fm = j->fm;
@@ -557,13 +669,19 @@ static void drop_forms(form_jobs *js) {
 /* The loaded forms into k (which then owns their programs and kernels). */
 static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
   const tl_small_m_plan *plan = k->f->small_m;
-  k->m_param = plan->m_param, k->m_axis = plan->m_axis;
-  k->n_param = plan->n_param, k->n_axis = plan->n_axis;
-  k->k_param = plan->k_param, k->k_axis = plan->k_axis;
+  if (plan) {
+    k->m_param = plan->m_param, k->m_axis = plan->m_axis;
+    k->n_param = plan->n_param, k->n_axis = plan->n_axis;
+    k->k_param = plan->k_param, k->k_axis = plan->k_axis;
+  }
   bool any_split = false;
   for (int i = 0; i < js->n; i++) {
     form_job *j = &js->job[i];
-    if (j->split_half && !strcmp(j->split_half, "reduce")) {
+    if (j->kind == FORM_KMAJOR) {
+      k->kmajor_prog = j->q, k->kmajor = j->k;
+    } else if (j->kind == FORM_TRANSPOSE) {
+      k->transpose_prog = j->q, k->transpose = j->k;
+    } else if (j->split_half && !strcmp(j->split_half, "reduce")) {
       k->reduce_progs[k->nforms - 1] = j->q, k->reduces[k->nforms - 1] = j->k;
     } else {
       int m = k->nforms++;
@@ -578,6 +696,13 @@ static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
   if (any_split) {
     k->split_args = calloc((size_t)k->nparams + 1, sizeof *k->split_args);
     if (!k->split_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
+  }
+  if (k->kmajor) {
+    k->kplan = *(const tl_kmajor_plan *)k->f->kmajor_b;
+    const char *e = getenv("TILEC_KMAJOR_B_MIN_M");
+    k->kmajor_min_m = e && *e ? atoll(e) : k->kplan.bm;
+    k->kmajor_args = calloc((size_t)k->nparams, sizeof *k->kmajor_args);
+    if (!k->kmajor_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
   }
   return TILEC_OK;
 }
@@ -669,12 +794,13 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
   form_jobs forms = {0};
-  if (f->small_m && (st = start_forms(p, f, device, &forms)) != TILEC_OK) {
+  bool has_forms = f->small_m || f->kmajor_b;
+  if (has_forms && (st = start_forms(p, f, device, &forms)) != TILEC_OK) {
     drop_forms(&forms);
     return st;
   }
   st = load_main(p, f, dev, arch, device, out);
-  if (st == TILEC_OK && f->small_m) {
+  if (st == TILEC_OK && has_forms) {
     st = finish_forms(p, f, &forms);
     if (st == TILEC_OK) st = adopt_forms(*out, &forms);
     if (st != TILEC_OK) {
@@ -865,6 +991,11 @@ void tilec_kernel_destroy(tilec_kernel *k) {
     tilec_kernel_destroy(k->reduces[i]);
     tilec_program_destroy(k->reduce_progs[i]);
   }
+  tilec_kernel_destroy(k->kmajor);
+  tilec_program_destroy(k->kmajor_prog);
+  tilec_kernel_destroy(k->transpose);
+  tilec_program_destroy(k->transpose_prog);
+  free(k->kmajor_args);
   if ((k->ws || k->nws_old) && tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuMemFree &&
       tl_rt_make_current(k->dev, err, sizeof err) == TL_OK) {
     if (k->ws) cu->cuMemFree(k->ws);
@@ -1049,6 +1180,38 @@ static int64_t split_count(const tilec_kernel *k, int i, int64_t m, int64_t n, i
 static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
                            void *stream);
 
+/* k's workspace (a form's scratch in device memory: split-K partial sums, the K-major-B form's
+ * transposed B) at least `bytes` long: allocated on the first launch that needs more, then kept;
+ * what it replaces is kept until the handle goes (a CUDA graph captured with it still uses it;
+ * at most 16, then the oldest is freed). */
+static tilec_status workspace(tilec_kernel *k, size_t bytes, const char *what) {
+  if (bytes <= k->ws_bytes) return TILEC_OK;
+  char err[512];
+  const tl_cuda *cu;
+  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
+    return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+  if (!cu->cuMemAlloc || !cu->cuMemFree)
+    return launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the %s workspace)", what);
+  if (k->ws) {
+    if (k->nws_old == 16) {
+      cu->cuMemFree(k->ws_old[0]);
+      memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
+      k->nws_old--;
+    }
+    k->ws_old[k->nws_old++] = k->ws;
+  }
+  k->ws = 0, k->ws_bytes = 0;
+  CUdeviceptr ptr = 0;
+  CUresult r = cu->cuMemAlloc(&ptr, bytes);
+  if (r != CUDA_SUCCESS) {
+    char t[200];
+    return launch_error(k, TILEC_ERROR_CUDA, "cuMemAlloc of the %s workspace (%zu bytes) failed: %s", what, bytes,
+                        tl_rt_result_text(r, t, sizeof t));
+  }
+  k->ws = ptr, k->ws_bytes = bytes;
+  return TILEC_OK;
+}
+
 /* Split form i: P sized (grown if needed), then the partial half and the reduce half on `stream`,
  * both through launch() with the caller's arguments and P. */
 static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, int nargs, void *stream) {
@@ -1057,31 +1220,8 @@ static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, 
   if (n < 0 || kk < 0 || nargs != k->nparams) return launch(k->forms[i], args, nargs, NULL, stream); /* its checks say why */
   int64_t s = split_count(k, i, m, n, kk);
   size_t bytes = (size_t)s * (size_t)(m > 0 ? m : 1) * (size_t)(n > 0 ? n : 1) * 4;
-  char err[512];
-  const tl_cuda *cu;
-  if (bytes > k->ws_bytes) {
-    if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
-      return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
-    if (!cu->cuMemAlloc || !cu->cuMemFree)
-      return launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the split-K workspace)");
-    if (k->ws) {
-      if (k->nws_old == 16) {
-        cu->cuMemFree(k->ws_old[0]);
-        memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
-        k->nws_old--;
-      }
-      k->ws_old[k->nws_old++] = k->ws;
-    }
-    k->ws = 0, k->ws_bytes = 0;
-    CUdeviceptr ptr = 0;
-    CUresult r = cu->cuMemAlloc(&ptr, bytes);
-    if (r != CUDA_SUCCESS) {
-      char t[200];
-      return launch_error(k, TILEC_ERROR_CUDA, "cuMemAlloc of the split-K workspace (%zu bytes) failed: %s", bytes,
-                          tl_rt_result_text(r, t, sizeof t));
-    }
-    k->ws = ptr, k->ws_bytes = bytes;
-  }
+  tilec_status wst = workspace(k, bytes, "split-K");
+  if (wst != TILEC_OK) return wst;
   memcpy(k->split_args, args, sizeof *args * (size_t)nargs);
   k->split_p_shape[0] = s, k->split_p_shape[1] = m, k->split_p_shape[2] = n;
   k->split_p = (DLTensor){.data = (void *)(uintptr_t)k->ws, .device = {kDLCUDA, k->dev->ordinal}, .ndim = 3,
@@ -1131,10 +1271,84 @@ static tilec_status launch_notma(tilec_kernel *k, int param, const tilec_arg *ar
   return st;
 }
 
+/* B's strides (NULL strides: compact row-major). */
+static void b_strides(const DLTensor *b, int64_t *s0, int64_t *s1) {
+  *s0 = b->strides ? b->strides[0] : b->shape[1];
+  *s1 = b->strides ? b->strides[1] : 1;
+}
+
+/* The K-major-B form (lib/kmajor_b.h): 1 when this launch runs it on B's own memory (B's view is
+ * K-major), 2 after a transpose into the workspace (N-major, M above kmajor_min_m), 0 the kernel
+ * itself (anything else: another view, an empty B, arguments its checks will refuse). */
+static int kmajor_route(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  int32_t bp = k->kplan.b_param;
+  if (nargs != k->nparams || args[bp].kind != TILEC_ARG_TENSOR || !args[bp].u.tensor) return 0;
+  const DLTensor *b = args[bp].u.tensor;
+  if (b->ndim != 2 || !b->shape || b->shape[0] <= 0 || b->shape[1] <= 0) return 0;
+  int64_t s0, s1;
+  b_strides(b, &s0, &s1);
+  if (s0 == 1 && b->shape[0] > 1) return 1;
+  if (s1 != 1 && b->shape[1] > 1) return 0;
+  int64_t m = arg_dim(args, nargs, k->kplan.m_param, k->kplan.m_axis);
+  return m > k->kmajor_min_m ? 2 : 0;
+}
+
+/* A launch of the K-major-B form or its transpose (sub) failed: the kernel's own argument checks
+ * say why where they refuse the arguments (the form sees B as [N, K]), else sub's message. */
+static tilec_status kmajor_failed(tilec_kernel *k, const tilec_kernel *sub, tilec_status st, const tilec_arg *args,
+                                  int nargs) {
+  char err[512] = "";
+  if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
+                                   !tl_check_args(k->f, k->targs, nargs, err, sizeof err)))
+    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+  snprintf(k->err, sizeof k->err, "%s", sub->err);
+  return st;
+}
+
+/* B's [K, N] view as the form's [N, K] parameter: route 1 B's own memory, route 2 the workspace
+ * (rows of K padded to 16 bytes, so the form's TMA takes it) after the transpose kernel wrote it;
+ * then the form, on `stream`. */
+static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *args, int nargs, void *stream) {
+  int32_t bp = k->kplan.b_param;
+  const DLTensor *b = args[bp].u.tensor;
+  int64_t kk = b->shape[0], n = b->shape[1];
+  int64_t eb = (b->dtype.bits * b->dtype.lanes + 7) / 8;
+  DLTensor *bt = &k->kmajor_bt;
+  *bt = *b;
+  bt->shape = k->kmajor_bt_shape, bt->strides = k->kmajor_bt_strides;
+  k->kmajor_bt_shape[0] = n, k->kmajor_bt_shape[1] = kk;
+  tilec_status st;
+  if (route == 1) {
+    /* (one column, N = 1: its stride is never stepped; K's padded pitch keeps a tensor map valid) */
+    int64_t s0, s1;
+    b_strides(b, &s0, &s1);
+    k->kmajor_bt_strides[0] = n > 1 ? s1 : (kk * (eb > 0 ? eb : 1) + 15) / 16 * 16 / (eb > 0 ? eb : 1);
+    k->kmajor_bt_strides[1] = 1;
+  } else {
+    int64_t pitch = (kk * (eb > 0 ? eb : 1) + 15) / 16 * 16 / (eb > 0 ? eb : 1);
+    if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)(eb > 0 ? eb : 1), "K-major-B")) != TILEC_OK) return st;
+    bt->data = (void *)(uintptr_t)k->ws, bt->byte_offset = 0;
+    k->kmajor_bt_strides[0] = pitch, k->kmajor_bt_strides[1] = 1;
+    k->transpose_args[0] = args[bp];
+    k->transpose_args[1] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
+    st = launch(k->transpose, k->transpose_args, 2, NULL, stream);
+    if (st != TILEC_OK) return kmajor_failed(k, k->transpose, st, args, nargs);
+  }
+  memcpy(k->kmajor_args, args, sizeof *args * (size_t)nargs);
+  k->kmajor_args[bp] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
+  st = launch(k->kmajor, k->kmajor_args, nargs, NULL, stream);
+  return st == TILEC_OK ? st : kmajor_failed(k, k->kmajor, st, args, nargs);
+}
+
 static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
                            void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
+  if (k->kmajor && !grid_override && nargs > 0 && args) {
+    /* an 8-bit B [K, N]: the K-major-B form, picked by B's strides (lib/kmajor_b.h) */
+    int route = kmajor_route(k, args, nargs);
+    if (route) return launch_kmajor(k, route, args, nargs, stream);
+  }
   if (k->nforms && !grid_override && nargs > 0 && args) {
     /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */
     int i = form_for(k, args, nargs);

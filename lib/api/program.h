@@ -53,6 +53,9 @@ struct tilec_options {
    * runs its no-TMA form for tensors a map cannot take, jit.c), 1 = "inline" (both paths in one
    * kernel: the AOT launchers, aot.c).  tl_codegen_opts.tma; in the cache key. */
   int tma_inline;
+  /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
+   * passes/kmajor_b.c, lib/kmajor_b.h); NULL = none.  In the cache key. */
+  char *kmajor_b;
 };
 
 struct tilec_program {

@@ -25,10 +25,14 @@ the consumers transpose into two buffers, a wgmma group in flight): fp8 inputs a
 tolerance ||C - ref|| / ||ref|| <= 1e-2 and max |C - ref| <= 2e-2 max |ref| (bf16 output, the
 tensor core's ~13-bit sums over 128 K (promote) or over all of K (fast)), and the same kernel
 must not be closer to the product with B transposed wrongly (self-test: ref of B^T differs).
+Each size with B N-major (M > 128: the K-major-B form after the transpose kernel), K-major (the
+form on B itself), K-major with a K + 3 byte row pitch and contiguous along neither (the kernel),
+the transpose forced at every M and the form off; a CUDA graph of transpose-form launches
+replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
-  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples]
+  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -52,6 +56,7 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(seed)
     print("test_dot_types: seed", seed)
     fails = 0
+    only = (sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else "int8,tf32,fp8").split(",")
 
     def compiled(name, kernel, env=None, defines=None, **opts):
         old = {}
@@ -59,7 +64,9 @@ def main():
             old[k] = os.environ.get(k)
             os.environ[k] = v
         try:
-            return tilec.compile(os.path.join(exdir, name), defines, **opts)[kernel]
+            k = tilec.compile(os.path.join(exdir, name), defines, **opts)[kernel]
+            k.load(0)  # switches read at load (TILEC_KMAJOR_B*) under env too
+            return k
         finally:
             for k, v in old.items():
                 if v is None: os.environ.pop(k, None)
@@ -67,6 +74,7 @@ def main():
 
     # ---- int8 ---------------------------------------------------------------------------
     ks = [("quant_int8_gemm", None), ("cutlass_quant_int8_gemm", None), ("cutlass_quant_int8_gemm", {"TILEC_WS": "coop"})]
+    if "int8" not in only: ks = []
     for kname, env in ks:
         k = compiled("quant_int8_gemm.tile", kname, env)
         for M, N, K in SIZES:
@@ -105,7 +113,7 @@ def main():
         i = (i + 0xFFF + ((i >> 13) & 1)) & ~0x1FFF
         return i.to(torch.int32).view(torch.float32)
 
-    for kname in ("gemm_tf32", "cutlass_gemm_tf32_tn"):
+    for kname in ("gemm_tf32", "cutlass_gemm_tf32_tn") if "tf32" in only else ():
         k = compiled("gemm_tf32.tile", kname)
         for M, N, K in SIZES[:6]:
             a = torch.randn(M, K, generator=gen)
@@ -150,19 +158,85 @@ def main():
             fails += 1
 
     f8 = torch.float8_e4m3fn
-    for tag, k in (("cutlass_gemm_fp8_nn promote", compiled("gemm_fp8.tile", "cutlass_gemm_fp8_nn")),
-                   ("cutlass_gemm_fp8_nn fast 128x128 w8 s4",
-                    compiled("gemm_fp8.tile", "cutlass_gemm_fp8_nn", None, {"BM": 128}, fp8_acc="fast", warps=8,
-                             stages=4))):
-        for M, N, K in SIZES + [(256, 256, 256)]:
+    if "fp8" not in only:
+        print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
+        return 1 if fails else 0
+
+    # B's views (lib/kmajor_b.h: the launcher picks the K-major-B form by B's strides): N-major
+    # (contiguous [K, N]: M > 128 the transpose kernel into the workspace, then the form; else the
+    # kernel); K-major (an [N, K] weight's .t(): the form on B's memory); K-major with a row pitch
+    # of K + 3 bytes (no TMA: the form's fallback copy); contiguous along neither (the kernel, its
+    # element copy)
+    def views(b):  # (the bytes moved as uint8: copies of fp8 tensors need no fp8 kernels)
+        K, N = b.shape
+        bu = b.view(torch.uint8)
+        yield "N-major", b.cuda()
+        yield "K-major", bu.t().contiguous().cuda().t().view(b.dtype)
+        if K > 1 and N > 1:
+            wide = torch.zeros(N, K + 3, dtype=torch.uint8)
+            wide[:, :K] = bu.t()
+            yield "K-major pitch K+3", wide.cuda()[:, :K].t().view(b.dtype)
+            both = torch.zeros(K, 2 * N, dtype=torch.uint8)
+            both[:, ::2] = bu
+            yield "strided", both.cuda()[:, ::2].view(b.dtype)
+
+    NN = "cutlass_gemm_fp8_nn"
+    nn_kernels = (("cutlass_gemm_fp8_nn promote", compiled("gemm_fp8.tile", NN), True),
+                  ("cutlass_gemm_fp8_nn fast 128x128 w8 s4",
+                   compiled("gemm_fp8.tile", NN, None, {"BM": 128}, fp8_acc="fast", warps=8, stages=4), False),
+                  ("cutlass_gemm_fp8_nn, the transpose form at every M (TILEC_KMAJOR_B_MIN_M=0)",
+                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B_MIN_M": "0"}), False),
+                  ("cutlass_gemm_fp8_nn, no K-major-B form (TILEC_KMAJOR_B=0)",
+                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B": "0"}), False))
+    # where the promote kernel runs its K-major-B form (B K-major at any M, N-major at M > 128), its
+    # output must be BIT-IDENTICAL to cutlass_gemm_fp8_tn at the form's 4 stages on B^T (the same
+    # code on the same values: any byte of B misplaced by the transpose or the view shows)
+    tn4 = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn", None, None, stages=4)
+    for tag, k, all_views in nn_kernels:
+        for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511)]:
             a = (torch.randn(M, K, generator=gen)).to(f8)
             b = (torch.randn(K, N, generator=gen)).to(f8)
             ref = a.double() @ b.double()
-            c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-            k(a.cuda(), b.cuda(), c, 0.5, 2.0)
-            torch.cuda.synchronize()
             wrong = a.double() @ b.double().t().contiguous() if M == N == K and M > 1 else None
-            close(c.cpu(), ref, f"{tag} {M}x{N}x{K}", wrong)
+            c_tn = None
+            if all_views:
+                c_tn = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                tn4(a.cuda(), b.view(torch.uint8).t().contiguous().view(f8).cuda(), c_tn, 0.5, 2.0)
+            for view, bd in views(b):
+                if not all_views and view != "N-major" and (M, N, K) != (257, 509, 127):
+                    continue
+                c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                k(a.cuda(), bd, c, 0.5, 2.0)
+                torch.cuda.synchronize()
+                close(c.cpu(), ref, f"{tag} {M}x{N}x{K} B {view}", wrong)
+                form = view.startswith("K-major") or (view == "N-major" and M > 128)
+                if c_tn is not None and form:
+                    diff = (c.view(torch.int16) != c_tn.view(torch.int16)).sum().item()
+                    print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K} B {view}: the form against "
+                          f"cutlass_gemm_fp8_tn stages 4 on B^T: {diff} of {M * N} outputs differ")
+                    fails += 1 if diff else 0
+    # a CUDA graph capturing launches with the transpose form (workspace made by the launch before
+    # the capture), replayed on new data written into the captured inputs, at two shapes
+    k = nn_kernels[0][1]
+    for M, N, K in ((257, 509, 127), (1000, 1064, 1040)):
+        a = torch.empty(M, K, dtype=f8, device="cuda")
+        b = torch.empty(K, N, dtype=f8, device="cuda")
+        c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        a.copy_(torch.randn(M, K, generator=gen).to(f8))
+        b.copy_(torch.randn(K, N, generator=gen).to(f8))
+        k(a, b, c, 0.5, 2.0)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            k(a, b, c, 0.5, 2.0)
+        ah = torch.randn(M, K, generator=gen).to(f8)
+        bh = torch.randn(K, N, generator=gen).to(f8)
+        a.copy_(ah)
+        b.copy_(bh)
+        c.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        close(c.cpu(), ah.double() @ bh.double(), f"cutlass_gemm_fp8_nn CUDA graph replay {M}x{N}x{K} (transpose form)")
     for tag, kbs in (("cutlass_gemm_fp8_blockscale", compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")),
                      ("cutlass_gemm_fp8_blockscale 64x128 w4 s3 (the TMA ring)",
                       compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale", None, {"BM": 64}, warps=4,

@@ -30,6 +30,7 @@
 
 static void **last_params; /* the last launch's parameter pointers (valid until the next launch) */
 static unsigned prev_grid[3], prev_block; /* the launch before the last */
+static uint64_t prev_param0;              /* its first parameter's first 8 bytes */
 static size_t allocs, alloc_bytes, frees;  /* cuMemAlloc calls, the last one's size; cuMemFree calls */
 static CUresult f_mem_alloc(CUdeviceptr *p, size_t n) {
   allocs++;
@@ -46,6 +47,7 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   calls.launches++;
   memcpy(prev_grid, calls.grid, sizeof prev_grid);
   prev_block = calls.block[0];
+  prev_param0 = calls.param0;
   calls.grid[0] = gx; calls.grid[1] = gy; calls.grid[2] = gz;
   calls.block[0] = bx; calls.block[1] = by; calls.block[2] = bz;
   calls.smem = smem;
@@ -825,6 +827,132 @@ Test(fake_driver, small_m_default_forms_unsplit) {
   cr_assert_eq(allocs, allocs0, "no workspace");
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
+}
+
+/* ---- the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h) ---------------------------- */
+/* cutlass_gemm_fp8_nn of examples/gemm_fp8.tile at M x K x N, B's strides bs (NULL: compact
+ * [K, N]); A, B and C at fixed fake addresses; the launch must succeed. */
+#define FP8_B_ADDR 0x7f2010000000ull
+static tilec_status launch_fp8(tilec_kernel *k, int64_t m, int64_t kk, int64_t n, int64_t *bs) {
+  int64_t sa[2] = {m, kk}, sb[2] = {kk, n}, sc[2] = {m, n};
+  int64_t *shapes[3] = {sa, sb, sc};
+  DLDataType dt[3] = {{kDLUInt, 8, 1}, {kDLUInt, 8, 1}, {kDLBfloat, 16, 1}};
+  DLTensor t[3];
+  tilec_arg args[5];
+  for (int i = 0; i < 3; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = dt[i], .shape = shapes[i],
+                      .strides = i == 1 ? bs : NULL};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[3] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.5f};
+  args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 2.0f};
+  return tilec_kernel_launch(k, args, 5, NULL);
+}
+
+/* The last 4 tensor maps encoded: the one of address addr, or NULL. */
+static const void *enc_of(uint64_t addr, int *at) {
+  for (int i = 0; i < 4 && i < calls.encodes; i++)
+    if ((uint64_t)(uintptr_t)calls.enc[i].addr == addr) return *at = i, &calls.enc[i];
+  return NULL;
+}
+
+/* One load of cutlass_gemm_fp8_nn compiles 3 kernels: the kernel (B [K, N] transposed in shared
+ * memory each k-step: 230400 B of shared memory), its K-major-B form (the TN loop: 164864 B) and
+ * the transpose kernel (64x64 tiles, 4 warps).  An N-major B at M = 5000 (> 128) launches the
+ * transpose (grid cdiv(N, 64) x cdiv(K, 64)), X = B itself, into a workspace of N x 1008 bytes (K =
+ * 1000 padded to 16), then the form, whose B tensor map is that workspace [N][K] with a row pitch
+ * of 1008; the same shapes again reuse it.  M = 128 (one tile row) runs the kernel itself; a
+ * K-major view (strides (1, 1024)) runs the form on B's own memory at any M, no transpose, as does
+ * a compact B of one column (no strides given); a view contiguous along neither runs the kernel.  A B of the wrong size is refused by the kernel's own
+ * checks.  TILEC_KMAJOR_B=0: the kernel alone (from the memory cache), every launch the kernel. */
+Test(fake_driver, kmajor_b_form_picked_by_strides) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm_fp8.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int off = 0; off < 2; off++) {
+    if (off) setenv("TILEC_KMAJOR_B", "0", 1);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
+    int links = calls.links;
+    size_t allocs0 = allocs, frees0 = frees;
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "cutlass_gemm_fp8_nn", 0, &k);
+    unsetenv("TILEC_KMAJOR_B");
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    /* off: the kernel from the memory cache (the switch changes no kernel's code), nothing compiled */
+    cr_assert_eq(calls.links - links, off ? 0 : 3, "the kernel, its K-major-B form, the transpose: %d",
+                 calls.links - links);
+    const unsigned kernel_smem = 230400u, form_smem = 164864u;
+    int before = calls.launches;
+    cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+    if (!off) {
+      cr_assert_eq(calls.launches - before, 2, "the transpose, then the form");
+      cr_assert(prev_grid[0] == 64u && prev_grid[1] == 16u && prev_block == 128u, "transpose grid %u x %u block %u",
+                prev_grid[0], prev_grid[1], prev_block);
+      cr_assert_eq(prev_param0, FP8_B_ADDR, "the transpose reads B: 0x%llx", (unsigned long long)prev_param0);
+      cr_assert_eq(allocs - allocs0, 1u);
+      cr_assert_eq(alloc_bytes, (size_t)4096 * 1008);
+      cr_assert(calls.block[0] == 384u && calls.grid[0] == 132u && calls.smem == form_smem, "form block %u grid %u smem %u",
+                calls.block[0], calls.grid[0], calls.smem);
+      int i = -1;
+      uint64_t ws = 0x7f3000000000ull + 0x100000000ull * allocs;
+      cr_assert(enc_of(ws, &i), "a tensor map of the workspace 0x%llx", (unsigned long long)ws);
+      cr_assert(calls.enc[i].dims[0] == 1000u && calls.enc[i].dims[1] == 4096u && calls.enc[i].stride == 1008u,
+                "B [N][K]: dims %llu x %llu pitch %llu", (unsigned long long)calls.enc[i].dims[0],
+                (unsigned long long)calls.enc[i].dims[1], (unsigned long long)calls.enc[i].stride);
+      before = calls.launches;
+      cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+      cr_assert_eq(calls.launches - before, 2);
+      cr_assert_eq(allocs - allocs0, 1u, "the same workspace");
+    } else {
+      cr_assert_eq(calls.launches - before, 1);
+      cr_assert_eq(calls.smem, kernel_smem);
+    }
+    before = calls.launches;
+    cr_assert_eq(launch_fp8(k, 128, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+    cr_assert(calls.launches - before == 1 && calls.smem == kernel_smem, "M 128: the kernel (smem %u)", calls.smem);
+    int64_t kmajor[2] = {1, 1024};
+    before = calls.launches;
+    cr_assert_eq(launch_fp8(k, 100, 1000, 4096, kmajor), TILEC_OK, "%s", tilec_kernel_error(k));
+    cr_assert_eq(calls.launches - before, 1);
+    cr_assert_eq(calls.smem, off ? kernel_smem : form_smem, "a K-major B: %s", off ? "the kernel" : "the form");
+    if (!off) {
+      int i = -1;
+      cr_assert(enc_of(FP8_B_ADDR, &i), "a tensor map of B itself");
+      cr_assert(calls.enc[i].dims[0] == 1000u && calls.enc[i].dims[1] == 4096u && calls.enc[i].stride == 1024u,
+                "B [N][K]: dims %llu x %llu pitch %llu", (unsigned long long)calls.enc[i].dims[0],
+                (unsigned long long)calls.enc[i].dims[1], (unsigned long long)calls.enc[i].stride);
+    }
+    /* N = 1, compact (NULL strides): [K, 1] is K-major too: the form on B, its one row's pitch
+     * padded to 16 bytes (a tensor map) */
+    before = calls.launches;
+    cr_assert_eq(launch_fp8(k, 5000, 1000, 1, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+    cr_assert_eq(calls.launches - before, 1);
+    cr_assert_eq(calls.smem, off ? kernel_smem : form_smem, "N = 1: %s", off ? "the kernel" : "the form");
+    int64_t neither[2] = {8192, 2};
+    before = calls.launches;
+    cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, neither), TILEC_OK, "%s", tilec_kernel_error(k));
+    cr_assert(calls.launches - before == 1 && calls.smem == kernel_smem, "neither: the kernel (smem %u)", calls.smem);
+    before = calls.launches;
+    int64_t m = 5000, kk = 1000;
+    int64_t sa[2] = {m, kk}, sb[2] = {kk + 1, 4096}, sc[2] = {m, 4096};
+    DLTensor t[3] = {{.data = (void *)(uintptr_t)0x7f2000000000ull, .device = {kDLCUDA, 0}, .ndim = 2,
+                      .dtype = {kDLUInt, 8, 1}, .shape = sa},
+                     {.data = (void *)(uintptr_t)FP8_B_ADDR, .device = {kDLCUDA, 0}, .ndim = 2,
+                      .dtype = {kDLUInt, 8, 1}, .shape = sb},
+                     {.data = (void *)(uintptr_t)0x7f2020000000ull, .device = {kDLCUDA, 0}, .ndim = 2,
+                      .dtype = {kDLBfloat, 16, 1}, .shape = sc}};
+    tilec_arg bad[5] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &t[0]}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &t[1]},
+                        {.kind = TILEC_ARG_TENSOR, .u.tensor = &t[2]}, {.kind = TILEC_ARG_F32, .u.f32 = 1.0f},
+                        {.kind = TILEC_ARG_F32, .u.f32 = 1.0f}};
+    cr_assert_eq(tilec_kernel_launch(k, bad, 5, NULL), TILEC_ERROR_LAUNCH);
+    cr_assert(strstr(tilec_kernel_error(k), "launch cutlass_gemm_fp8_nn: ") && strstr(tilec_kernel_error(k), "B"),
+              "%s", tilec_kernel_error(k));
+    tilec_kernel_destroy(k);
+    cr_assert_eq(frees - frees0, off ? 0u : 1u, "the workspace freed with the handle");
+    tilec_program_destroy(p);
+  }
 }
 
 /* Launch k with N f32 elements whose first tensor starts at base (others 16-byte aligned). */
