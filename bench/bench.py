@@ -823,7 +823,10 @@ def fused():
         vs += [v for v in ROWS8_FORMS if v[0] not in {t for t, _ in vs}]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
         tags = list(filter(None, os.environ.get("FUSED_TAGS", "").split(",")))
-        if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags)]
+        # FUSED_SWEEP=a;b: these cases (their names' start) also take every variant whose tag holds a word of FUSED_SWEEP_TAGS
+        swept = any(name.startswith(c) for c in os.environ.get("FUSED_SWEEP", "").split(";") if c)
+        stags = list(filter(None, os.environ.get("FUSED_SWEEP_TAGS", "").split(","))) if swept else []
+        if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags + stags)]
         for tag, dis in vs:
             opts, env, defs, fl = {}, "", dict(defines), file
             if isinstance(dis, dict):  # "file": another source of the same kernel (bench/variants/)
