@@ -780,20 +780,22 @@ ROWS6_FORMS = [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_VEC_ON
                ("TILEC_VARIANT_FORM=1 (rows5: the variant straight-line)", {"env": "TILEC_VARIANT_FORM=1"}),
                ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})]
 
-# the mechanisms of branch rows8 (docs/rows.md "rows8"): the L2 prefetch of a later CTA's rows (default on, 16 MB; 0 off,
-# 8 / 32 MB caps) and the cache hints of streaming accesses (TILEC_ROW_HINTS letters, off by default), row_stream again
-ROWS8_FORMS = [("TILEC_ROW_PREFETCH=0 (no L2 prefetch)", {"env": "TILEC_ROW_PREFETCH=0"}),
-               ("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILEC_ROW_PREFETCH=32", {"env": "TILEC_ROW_PREFETCH=32"}),
+# the mechanisms of branch rows8 (docs/rows.md "rows8"; both off by default after the H200 run): the L2 prefetch of a
+# later CTA's rows (TILEC_ROW_PREFETCH=cap in MB) and the cache hints of streaming accesses (TILEC_ROW_HINTS letters);
+# every case takes ROWS8_FORMS, a case named in FUSED_SWEEP (with FUSED_SWEEP_TAGS) also ROWS8_SWEEP
+ROWS8_FORMS = [("TILEC_ROW_PREFETCH=16 (L2 prefetch of a later CTA's rows)", {"env": "TILEC_ROW_PREFETCH=16"}),
+               ("TILEC_ROW_HINTS=nS (loads L1::no_allocate, stores evict-first)", {"env": "TILEC_ROW_HINTS=nS"})]
+ROWS8_SWEEP = [("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILEC_ROW_PREFETCH=32", {"env": "TILEC_ROW_PREFETCH=32"}),
+               ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=S (stores evict-first)", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=S"}),
+               ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=nS", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=nS"}),
                ("TILEC_ROW_HINTS=S (stores evict-first)", {"env": "TILEC_ROW_HINTS=S"}),
                ("TILEC_ROW_HINTS=s (stores .cs)", {"env": "TILEC_ROW_HINTS=s"}),
                ("TILEC_ROW_HINTS=n (loads L1::no_allocate)", {"env": "TILEC_ROW_HINTS=n"}),
                ("TILEC_ROW_HINTS=f (loads evict-first)", {"env": "TILEC_ROW_HINTS=f"}),
                ("TILEC_ROW_HINTS=p (loads L2::256B)", {"env": "TILEC_ROW_HINTS=p"}),
-               ("TILEC_ROW_HINTS=nfS", {"env": "TILEC_ROW_HINTS=nfS"}),
-               ("TILEC_ROW_HINTS=nS", {"env": "TILEC_ROW_HINTS=nS"}),
-               ("TILEC_ROW_PREFETCH=0, TILEC_ROW_HINTS=nS (hints alone)", {"env": "TILEC_ROW_PREFETCH=0+TILEC_ROW_HINTS=nS"}),
-               ("stages=2 (row_stream: persistent CTAs, a tile ahead)", {"stages": 2}),
-               ("TILEC_ROW_PREFETCH=0, stages=2", {"stages": 2, "env": "TILEC_ROW_PREFETCH=0"})]
+               ("stages=2 (row_stream: persistent CTAs, a tile ahead in registers)", {"stages": 2}),
+               ("stages=2, TILEC_ROW_STREAM_L2=1 (persistent CTAs, the next tile into L2)", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1"}),
+               ("stages=2, TILEC_ROW_STREAM_L2=1, TILEC_MAXNREG=72", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1+TILEC_MAXNREG=72"})]
 
 def fused():
     bw = copy_bandwidth()
@@ -821,10 +823,12 @@ def fused():
         vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs} and
                not (ew and v[0].startswith("TILEC_VEC_ONLY=2")) and not (not ew and v[0].startswith("TILEC_VARIANT_FORM"))]
         vs += [v for v in ROWS8_FORMS if v[0] not in {t for t, _ in vs}]
+        swept = any(name.startswith(c) for c in os.environ.get("FUSED_SWEEP", "").split(";") if c)
+        vs += [v for v in ROWS8_SWEEP if swept and v[0] not in {t for t, _ in vs}]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
         tags = list(filter(None, os.environ.get("FUSED_TAGS", "").split(",")))
-        # FUSED_SWEEP=a;b: these cases (their names' start) also take every variant whose tag holds a word of FUSED_SWEEP_TAGS
-        swept = any(name.startswith(c) for c in os.environ.get("FUSED_SWEEP", "").split(";") if c)
+        # FUSED_SWEEP=a;b: these cases (their names' start) also take ROWS8_SWEEP and every variant whose tag holds a
+        # word of FUSED_SWEEP_TAGS
         stags = list(filter(None, os.environ.get("FUSED_SWEEP_TAGS", "").split(","))) if swept else []
         if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags + stags)]
         for tag, dis in vs:
@@ -994,7 +998,7 @@ def fused():
              [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
               ("moe rows BM=2", {"defines": {"BM": 2}}), ("moe rows BM=8", {"defines": {"BM": 8}}),
               # the gathered rows' L2 prefetch holds the ids across the kernel: 64 -> 67 registers by ptxas -v, 4 -> 3 CTAs an SM
-              ("TILEC_MAXNREG=64", {"env": "TILEC_MAXNREG=64"}), ("TILEC_ROW_PREFETCH=0, TILEC_MAXNREG=64", {"env": "TILEC_ROW_PREFETCH=0+TILEC_MAXNREG=64"})])
+              ("TILEC_ROW_PREFETCH=16, TILEC_MAXNREG=64", {"env": "TILEC_ROW_PREFETCH=16+TILEC_MAXNREG=64"})])
         del X, Y
     C = 4096
     if want("dropout_residual"):

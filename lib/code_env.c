@@ -17,6 +17,7 @@ static const char *const code_env_names[] = {
     "TILEC_PROMOTE_OVERLAP", "TILEC_WS_TRANSPOSE", "TILEC_WS_PRODUCER_REGS",
     "TILEC_VEC_ONLY",   "TILEC_LAUNCH_VARIANTS", "TILEC_VARIANT_FORM", "TILEC_RAND_CMP", "TILEC_UNDER_WGMMA",
     "TILEC_RED_SLOTS",  "TILEC_ASSEMBLER",    "TILEC_ROW_HINTS",     "TILEC_ROW_PREFETCH",
+    "TILEC_ROW_STREAM_L2",
 };
 
 const char *tl_code_env_name(size_t i) {

@@ -96,6 +96,9 @@ bool cg_row_hints_policy(cg *g);
  * "rows8"); at the program's start, before the body. */
 void cg_row_prefetch(cg *g);
 void cg_row_prefetch_end(cg *g); /* (at the body's end: the gathered rows, their ids loaded at the start) */
+/* The dense byte range of each tensor's loads among `loads` (their operands emitted for the tile
+ * wanted) into L2 where go (i1); emit_rows.c's TILEC_ROW_STREAM_L2 too. */
+void cg_prefetch_loads(cg *g, const int32_t *loads, int nl, LLVMValueRef go);
 /* tile_sched.c: the grid axis a row kernel's launch order walks fastest (grid_order; -1: none,
  * the launch's own ids) */
 int cg_grid_order_axis(cg *g);

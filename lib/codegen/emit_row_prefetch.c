@@ -32,7 +32,7 @@
 #include "rows.h"
 
 #ifndef CG_ROW_PREFETCH_MB
-#define CG_ROW_PREFETCH_MB 16
+#define CG_ROW_PREFETCH_MB 0
 #endif
 
 enum { CHUNK_MIN = 4096, CHUNKS_MAX = 32 };
@@ -241,6 +241,48 @@ static void gather_end(cg *g, gather_pf *q) {
          "l,r,r,~{memory}", args, 3, true);
 }
 
+/* The dense byte range of each tensor's loads among `loads` (their operands emitted for the tile
+ * wanted), prefetched into L2 where `go`: chunks of at least 4 KB, at most 32, one a thread. */
+void cg_prefetch_loads(cg *g, const int32_t *loads, int nl, LLVMValueRef go) {
+  tl_func *f = g->f;
+  view_range *R = tl_alloc(&g->ctx->arena, sizeof *R * (size_t)(nl + 1));
+  for (int i = 0; i < nl; i++) view_range_of(g, tl_op_at(f, loads[i]), &R[i]);
+  LLVMValueRef tid = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, g->warp, cg_i32(g, 32), ""), g->lane, "");
+  LLVMValueRef tid64 = LLVMBuildZExt(g->B, tid, g->i64, "");
+  for (int i = 0; i < nl; i++) {
+    if (R[i].param < 0) continue;
+    view_range m = R[i]; /* the union of the tensor's views */
+    for (int j = i + 1; j < nl; j++) {
+      if (R[j].param != m.param) continue;
+      m.first = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, R[j].first, m.first, ""), R[j].first, m.first, "");
+      m.end = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntUGT, R[j].end, m.end, ""), R[j].end, m.end, "");
+      m.ok = LLVMBuildAnd(g->B, m.ok, R[j].ok, "");
+      m.bytes += R[j].bytes;
+      R[j].param = -1;
+    }
+    LLVMValueRef a0 = LLVMBuildAnd(g->B, LLVMBuildAdd(g->B, m.first, cg_i64(g, 15), ""), cg_i64(g, ~15LL), "");
+    LLVMValueRef e0 = LLVMBuildAnd(g->B, m.end, cg_i64(g, ~15LL), "");
+    LLVMValueRef span = LLVMBuildSub(g->B, m.end, m.first, "");
+    LLVMValueRef ok = LLVMBuildAnd(g->B, go, m.ok, "");
+    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntUGT, e0, a0, ""), "");
+    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULE, span, cg_i64(g, 2 * m.bytes), ""), "");
+    /* chunks of at least 4 KB, at most 32 of them, one a thread */
+    LLVMValueRef total = LLVMBuildSub(g->B, e0, a0, "");
+    LLVMValueRef per = LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, total, cg_i64(g, CHUNKS_MAX * 16 - 1), ""), cg_i64(g, CHUNKS_MAX * 16), "");
+    per = LLVMBuildMul(g->B, per, cg_i64(g, 16), "");
+    LLVMValueRef chunk = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, per, cg_i64(g, CHUNK_MIN), ""),
+                                         cg_i64(g, CHUNK_MIN), per, "pf.chunk");
+    LLVMValueRef off = LLVMBuildMul(g->B, tid64, chunk, "");
+    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULT, off, total, ""), "");
+    LLVMValueRef left = LLVMBuildSub(g->B, total, off, "");
+    LLVMValueRef sz = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, left, chunk, ""), left, chunk, "");
+    LLVMValueRef args[3] = {LLVMBuildAdd(g->B, a0, off, ""), LLVMBuildTrunc(g->B, sz, g->i32, ""),
+                            LLVMBuildZExt(g->B, ok, g->i32, "")};
+    cg_asm(g, g->vd, "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p cp.async.bulk.prefetch.L2.global [$0], $1; }",
+           "l,r,r,~{memory}", args, 3, true);
+  }
+}
+
 void cg_row_prefetch_end(cg *g) {
   cg_row_pf *s = g->row_pf;
   g->row_pf = NULL;
@@ -317,10 +359,8 @@ void cg_row_prefetch(cg *g) {
     int32_t id = f->body.ops.data[i];
     if (mark[id] && !(tl_op_at(f, id)->flags & TL_OPF_DEAD)) cg_emit_op(g, id);
   }
-  view_range *R = tl_alloc(&g->ctx->arena, sizeof *R * (size_t)nl);
-  for (int i = 0; i < nl; i++) view_range_of(g, tl_op_at(f, loads[i]), &R[i]);
+  cg_prefetch_loads(g, loads, nl, go);
   LLVMValueRef tid = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, g->warp, cg_i32(g, 32), ""), g->lane, "");
-  LLVMValueRef tid64 = LLVMBuildZExt(g->B, tid, g->i64, "");
   if (ngath) {
     cg_row_pf *st = tl_alloc(&g->ctx->arena, sizeof *st);
     st->n = ngath;
@@ -329,36 +369,5 @@ void cg_row_prefetch(cg *g) {
     g->row_pf = st;
   }
   for (int d = 0; d < 3; d++) g->pid[d] = save[d];
-  for (int i = 0; i < nl; i++) {
-    if (R[i].param < 0) continue;
-    view_range m = R[i]; /* the union of the tensor's views */
-    for (int j = i + 1; j < nl; j++) {
-      if (R[j].param != m.param) continue;
-      m.first = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, R[j].first, m.first, ""), R[j].first, m.first, "");
-      m.end = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntUGT, R[j].end, m.end, ""), R[j].end, m.end, "");
-      m.ok = LLVMBuildAnd(g->B, m.ok, R[j].ok, "");
-      m.bytes += R[j].bytes;
-      R[j].param = -1;
-    }
-    LLVMValueRef a0 = LLVMBuildAnd(g->B, LLVMBuildAdd(g->B, m.first, cg_i64(g, 15), ""), cg_i64(g, ~15LL), "");
-    LLVMValueRef e0 = LLVMBuildAnd(g->B, m.end, cg_i64(g, ~15LL), "");
-    LLVMValueRef span = LLVMBuildSub(g->B, m.end, m.first, "");
-    LLVMValueRef ok = LLVMBuildAnd(g->B, go, m.ok, "");
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntUGT, e0, a0, ""), "");
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULE, span, cg_i64(g, 2 * m.bytes), ""), "");
-    /* chunks of at least 4 KB, at most 32 of them, one a thread */
-    LLVMValueRef total = LLVMBuildSub(g->B, e0, a0, "");
-    LLVMValueRef per = LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, total, cg_i64(g, CHUNKS_MAX * 16 - 1), ""), cg_i64(g, CHUNKS_MAX * 16), "");
-    per = LLVMBuildMul(g->B, per, cg_i64(g, 16), "");
-    LLVMValueRef chunk = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, per, cg_i64(g, CHUNK_MIN), ""),
-                                         cg_i64(g, CHUNK_MIN), per, "pf.chunk");
-    LLVMValueRef off = LLVMBuildMul(g->B, tid64, chunk, "");
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULT, off, total, ""), "");
-    LLVMValueRef left = LLVMBuildSub(g->B, total, off, "");
-    LLVMValueRef sz = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, left, chunk, ""), left, chunk, "");
-    LLVMValueRef args[3] = {LLVMBuildAdd(g->B, a0, off, ""), LLVMBuildTrunc(g->B, sz, g->i32, ""),
-                            LLVMBuildZExt(g->B, ok, g->i32, "")};
-    cg_asm(g, g->vd, "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p cp.async.bulk.prefetch.L2.global [$0], $1; }",
-           "l,r,r,~{memory}", args, 3, true);
-  }
 }
+
