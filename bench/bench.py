@@ -793,6 +793,23 @@ ROWS6_FORMS = [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_VEC_ON
                ("TILEC_VARIANT_FORM=1 (rows5: the variant straight-line)", {"env": "TILEC_VARIANT_FORM=1"}),
                ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})]
 
+# the mechanisms of branch rows8 (docs/rows.md "rows8"; both off by default after the H200 run): the L2 prefetch of a
+# later CTA's rows (TILEC_ROW_PREFETCH=cap in MB) and the cache hints of streaming accesses (TILEC_ROW_HINTS letters);
+# every case takes ROWS8_FORMS, a case named in FUSED_SWEEP (with FUSED_SWEEP_TAGS) also ROWS8_SWEEP
+ROWS8_FORMS = [("TILEC_ROW_PREFETCH=16 (L2 prefetch of a later CTA's rows)", {"env": "TILEC_ROW_PREFETCH=16"}),
+               ("TILEC_ROW_HINTS=nS (loads L1::no_allocate, stores evict-first)", {"env": "TILEC_ROW_HINTS=nS"})]
+ROWS8_SWEEP = [("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILEC_ROW_PREFETCH=32", {"env": "TILEC_ROW_PREFETCH=32"}),
+               ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=S (stores evict-first)", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=S"}),
+               ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=nS", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=nS"}),
+               ("TILEC_ROW_HINTS=S (stores evict-first)", {"env": "TILEC_ROW_HINTS=S"}),
+               ("TILEC_ROW_HINTS=s (stores .cs)", {"env": "TILEC_ROW_HINTS=s"}),
+               ("TILEC_ROW_HINTS=n (loads L1::no_allocate)", {"env": "TILEC_ROW_HINTS=n"}),
+               ("TILEC_ROW_HINTS=f (loads evict-first)", {"env": "TILEC_ROW_HINTS=f"}),
+               ("TILEC_ROW_HINTS=p (loads L2::256B)", {"env": "TILEC_ROW_HINTS=p"}),
+               ("stages=2 (row_stream: persistent CTAs, a tile ahead in registers)", {"stages": 2}),
+               ("stages=2, TILEC_ROW_STREAM_L2=1 (persistent CTAs, the next tile into L2)", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1"}),
+               ("stages=2, TILEC_ROW_STREAM_L2=1, TILEC_MAXNREG=72", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1+TILEC_MAXNREG=72"})]
+
 def fused():
     bw = copy_bandwidth()
     print(f"fused: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
@@ -818,9 +835,15 @@ def fused():
         ew = name.split()[0] in ("swiglu", "rope", "moe_permute", "dropout_residual")
         vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs} and
                not (ew and v[0].startswith("TILEC_VEC_ONLY=2")) and not (not ew and v[0].startswith("TILEC_VARIANT_FORM"))]
+        vs += [v for v in ROWS8_FORMS if v[0] not in {t for t, _ in vs}]
+        swept = any(name.startswith(c) for c in os.environ.get("FUSED_SWEEP", "").split(";") if c)
+        vs += [v for v in ROWS8_SWEEP if swept and v[0] not in {t for t, _ in vs}]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
         tags = list(filter(None, os.environ.get("FUSED_TAGS", "").split(",")))
-        if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags)]
+        # FUSED_SWEEP=a;b: these cases (their names' start) also take ROWS8_SWEEP and every variant whose tag holds a
+        # word of FUSED_SWEEP_TAGS
+        stags = list(filter(None, os.environ.get("FUSED_SWEEP_TAGS", "").split(","))) if swept else []
+        if tags: vs = [v for v in vs if v[0] == "default" or any(t in v[0] for t in tags + stags)]
         for tag, dis in vs:
             opts, env, defs, fl = {}, "", dict(defines), file
             if isinstance(dis, dict):  # "file": another source of the same kernel (bench/variants/)
@@ -842,7 +865,9 @@ def fused():
     R = 16384
     only_k = set(filter(None, os.environ.get("FUSED_ONLY", "").split(",")))
     want = lambda n: not only_k or n in only_k
-    for C in ((4096,) if args.quick else (4096, 8192)):
+    # rows of 4096 and of 8192 (issue 12's range; FUSED_COLS=4096 for one end): the row kernels at both
+    COLS = tuple(int(c) for c in os.environ.get("FUSED_COLS", "4096,8192").split(",") if c)
+    for C in COLS:
         if not want("rmsnorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
@@ -852,8 +877,8 @@ def fused():
              lambda: (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(x.float()),
              lambda: F.rms_norm(x, (C,), w, 1e-6), 2 * x.numel() * 2, extra)
         del x, y
-    C = 4096
-    if want("layernorm"):
+    for C in COLS:
+        if not want("layernorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); w = torch.randn(C, device="cuda", dtype=bf); b = torch.randn(C, device="cuda", dtype=bf)
         y = torch.empty_like(x)
         case(f"layernorm {R}x{C}", "layernorm.tile", "layernorm", {"BC": C}, (x, w, b, y, 1e-5), (y,),
@@ -870,7 +895,8 @@ def fused():
                                  ("W, B first, TILEC_LAUNCH_VARIANTS=0 (the eighth session's default)", {"file": VARIANT("layernorm_early.tile"), "env": "TILEC_LAUNCH_VARIANTS=0"}),
                                  ("W, B first, TILEC_VEC_ONLY=1", {"file": VARIANT("layernorm_early.tile"), "env": "TILEC_VEC_ONLY=1"})])
         del x, y
-    if want("add_rmsnorm"):
+    for C in COLS:
+        if not want("add_rmsnorm"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
         w = torch.randn(C, device="cuda", dtype=bf); sm = torch.empty_like(x); y = torch.empty_like(x)
         def t_add_rms():
@@ -880,7 +906,8 @@ def fused():
              lambda: (lambda sf: sf * torch.rsqrt((sf * sf).mean(1, keepdim=True) + 1e-6) * w.float())((x.float() + res.float()).bfloat16().float()),
              t_add_rms, 4 * x.numel() * 2, [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
         del x, res, sm, y
-    if want("add_rmsnorm_fp8"):  # examples/add_rmsnorm_fp8.tile: + e4m3 with a scale per row
+    for C in COLS:  # examples/add_rmsnorm_fp8.tile: + e4m3 with a scale per row
+        if not want("add_rmsnorm_fp8"): break
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf)
         w = torch.randn(C, device="cuda", dtype=bf); sm = torch.empty_like(x)
         q = torch.empty(R, C, device="cuda", dtype=torch.float8_e4m3fn); qs = torch.empty(R, device="cuda")
@@ -897,9 +924,9 @@ def fused():
              (q, sm, qs), ref_q, t_add_rms_fp8, (2 + 2 + 2 + 1) * x.numel() + 4 * R,
              [("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"})])
         del x, res, sm, q, qs
-    for Cs in (4096, 32768):
+    for Cs in sorted(set(COLS) | {32768}):
         if not want("softmax"): break
-        Rs = R if Cs == 4096 else 2048
+        Rs = R if Cs <= 8192 else 2048
         xs = torch.randn(Rs, Cs, device="cuda", dtype=torch.float32); ys = torch.empty_like(xs)
         # long rows: the whole row in one program's registers (the default, one program an SM) against
         # two passes over column chunks (bench/variants/softmax_online.tile: the second read from L2)
@@ -907,7 +934,7 @@ def fused():
                      ("online, 2 passes, BC=4096", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 4096}}),
                      ("online, 2 passes, BC=8192", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 8192}}),
                      ("online, 2 passes, BC=2048", {"file": VARIANT("softmax_online.tile"), "defines": {"BC": 2048}})] \
-            if Cs > 4096 else []
+            if Cs > 8192 else []
         case(f"softmax f32 {Rs}x{Cs}", "softmax.tile", "softmax", {"BC": Cs}, (xs, ys), (ys,),
              lambda: torch.softmax(xs.double(), 1), lambda: torch.softmax(xs, 1), 2 * xs.numel() * 4, long_rows)
         del xs, ys
@@ -924,8 +951,9 @@ def fused():
               ("no fallback blocks", {"env": "TILEC_FALLBACK_BLOCKS=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
               ("TILEC_VEC_ONLY=2 (the branch kept)", {"env": "TILEC_VEC_ONLY=2"})])
         del a, b2, y
-    if want("rope"):
-        T, H, D = 16384, 32, 128
+    for H in sorted({C // 128 for C in COLS}):  # a token's row of H heads: 4096 or 8192 columns
+        if not want("rope"): break
+        T, D = 16384, 128
         xr = torch.randn(T, H, D, device="cuda", dtype=bf); yr = torch.empty_like(xr)
         ang = torch.rand(T, D // 2, device="cuda") * 6.28
         cs_, sn_ = torch.cos(ang), torch.sin(ang)
@@ -959,8 +987,9 @@ def fused():
               ("BV=8192", {"defines": {"BV": 8192}}),
               ("BV=2048", {"defines": {"BV": 2048}})])
         del xl
-    if want("embedding_rmsnorm"):
-        V, D = 128256, 4096
+    for D in COLS:
+        if not want("embedding_rmsnorm"): break
+        V = 128256
         E = torch.randn(V, D, device="cuda", dtype=bf); w = torch.randn(D, device="cuda", dtype=bf)
         ids = torch.randint(0, V, (R,), device="cuda", dtype=torch.int32); y = torch.empty(R, D, device="cuda", dtype=bf)
         ids64 = ids.long()
@@ -980,8 +1009,11 @@ def fused():
         case(f"moe_permute {N}x{Dm} (T {R})", "moe_permute.tile", "moe_permute", {}, (X, src, Y), (Y,),
              lambda: X[src64].float(), lambda: X[src64], 2 * N * Dm * 2,
              [("no gather layout (TILEC_GATHER_LAYOUT=0)", {"env": "TILEC_GATHER_LAYOUT=0"}), ("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_LAUNCH_VARIANTS=0", {"env": "TILEC_LAUNCH_VARIANTS=0"}),
-              ("moe rows BM=2", {"defines": {"BM": 2}}), ("moe rows BM=8", {"defines": {"BM": 8}})])
+              ("moe rows BM=2", {"defines": {"BM": 2}}), ("moe rows BM=8", {"defines": {"BM": 8}}),
+              # the gathered rows' L2 prefetch holds the ids across the kernel: 64 -> 67 registers by ptxas -v, 4 -> 3 CTAs an SM
+              ("TILEC_ROW_PREFETCH=16, TILEC_MAXNREG=64", {"env": "TILEC_ROW_PREFETCH=16+TILEC_MAXNREG=64"})])
         del X, Y
+    C = 4096
     if want("dropout_residual"):
         x = torch.randn(R, C, device="cuda", dtype=bf); res = torch.randn(R, C, device="cuda", dtype=bf); y = torch.empty_like(x)
         p = 0.1
@@ -1188,6 +1220,39 @@ def gemm_small_m():
             ms = bench(g)
             row("gemm small M", f"{M}x{N}x{K} splitk BM=16,BN=64,BK=128,SPLIT={split}", ms, "GB/s(B)",
                 K * N * 2 / ms / 1e6, "cuBLAS", K * N * 2 / ms_ref / 1e6, err)
+
+# ---- issue 12's split-K goal: "split-K GEMM beats the plain GEMM at M = 16 and K = 14336" ------------
+def splitk():
+    """examples/splitk_gemm.tile (f32 atomics into C, its zeroing timed with it) against the plain GEMM
+    a user writes (gemm.tile's cutlass_gemm: the launch picks its small-M form at M = 16) and cuBLAS,
+    M = 16, N = 4096, K = 14336 (and N = K = 4096), timed in rounds with the order rotated."""
+    forms = [(4, 64), (8, 64), (4, 128), (2, 64)]
+    ks = {f"splitk BM=16,BN={bn},BK=128,SPLIT={sp}": Kernel(ex("splitk_gemm.tile"), {"BM": 16, "BN": bn, "BK": 128, "SPLIT": sp})
+          for sp, bn in forms}
+    kc = Kernel(ex("gemm.tile"))
+    for M, N, K in ((16, 4096, 14336), (16, 4096, 4096)):
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        ref = a.float() @ b.float()
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        fc = kc.bind(a, b, c)
+        fc(); torch.cuda.synchronize()
+        names, fns, errs = ["cutlass_gemm (the plain GEMM, small-M form)"], [lambda: a @ b, fc], [relerr(c, ref)]
+        for name, k in ks.items():
+            c32 = torch.full((M, N), float("nan"), device="cuda")
+            f = k.bind(a, b, c32)
+            def g(f=f, c32=c32):
+                c32.zero_(); f()
+            g(); torch.cuda.synchronize()
+            errs.append(relerr(c32, ref))
+            names.append(name + " (+ C.zero_())"); fns.append(g)
+        times = bench_rounds(fns, 3, 300)
+        t_ref, t_plain = median(times[0]), median(times[1])
+        wbytes = K * N * 2
+        for name, t, err in zip(names, times[1:], errs):
+            tm = median(t)
+            row("splitk", f"{M}x{N}x{K} {name}", tm, "GB/s(B)", wbytes / tm / 1e6, "cuBLAS", wbytes / t_ref / 1e6, err)
+            print(f"splitk {M}x{N}x{K} {name}: {tm * 1e3:.1f} us, {t_ref / tm:.3f}x cuBLAS, {t_plain / tm:.3f}x the plain GEMM", flush=True)
 
 # ---- the small-M forms of one cutlass kernel (passes/small_m.c, docs/small_m.md) ----------------
 def gemm_small_m_forms():
@@ -1726,6 +1791,7 @@ if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
 if "smallm" in only: safe(gemm_small_m, "gemm small M")
+if "splitk" in only: safe(splitk, "splitk")
 if "smallm" in only or "smallmforms" in only: safe(gemm_small_m_forms, "small-M forms")
 if "attnbwd" in only: safe(attn_bwd, "attn bwd")
 if "rows" in only: safe(rows_bw, "rows")

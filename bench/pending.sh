@@ -93,7 +93,7 @@ fi
 if step rows; then
 echo "== 2b. the row kernels at the defaults [$(el) s]"
 FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=${FUSED_ONLY:-rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy} \
-timeout ${ROWS_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
+timeout ${ROWS_TIMEOUT:-300} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
 grep -A40 "^## fused kernels" $L/fused.log | head -40 > $L/rows_table.txt
 cat $L/rows_table.txt
 fi

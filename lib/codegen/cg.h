@@ -77,7 +77,31 @@ typedef struct cg {
   int32_t di_main_file, di_sp_file;
   tl_loc di_kernel_loc;           /* the kernel's location (prologue, unknown op locations) */
   uint32_t assumed_key;           /* TILEC_VEC_ONLY: the launch key bits the kernel assumes (emit_memory.c) */
+  LLVMValueRef row_policy;        /* i64 evict-first L2 policy of a row kernel's hints, or NULL (emit_memory.c) */
+  struct cg_row_pf *row_pf;       /* emit_row_prefetch.c: the gathers' prefetch, from the start to the end */
 } cg;
+
+/* emit_memory.c: a row kernel's cache hints (`TILEC_ROW_HINTS`, docs/rows.md "rows8"): the PTX
+ * qualifiers of one access, and whether it takes the L2 policy operand (g->row_policy). */
+typedef struct cg_cache_hint {
+  char q[64];
+  bool policy;
+} cg_cache_hint;
+#ifndef CG_ROW_HINTS_DEFAULT
+#define CG_ROW_HINTS_DEFAULT ""
+#endif
+/* The kernel's hints use the evict-first policy (made once, at the program's start). */
+bool cg_row_hints_policy(cg *g);
+/* emit_row_prefetch.c: a row kernel's L2 prefetch of the rows a later CTA reads (docs/rows.md
+ * "rows8"); at the program's start, before the body. */
+void cg_row_prefetch(cg *g);
+void cg_row_prefetch_end(cg *g); /* (at the body's end: the gathered rows, their ids loaded at the start) */
+/* The dense byte range of each tensor's loads among `loads` (their operands emitted for the tile
+ * wanted) into L2 where go (i1); emit_rows.c's TILEC_ROW_STREAM_L2 too. */
+void cg_prefetch_loads(cg *g, const int32_t *loads, int nl, LLVMValueRef go);
+/* tile_sched.c: the grid axis a row kernel's launch order walks fastest (grid_order; -1: none,
+ * the launch's own ids) */
+int cg_grid_order_axis(cg *g);
 
 /* codegen.c */
 TL_NORETURN void cg_unsupported(cg *g, const char *fmt, ...) TL_PRINTF(2, 3);

@@ -25,6 +25,7 @@
 #include "cg.h"
 #include "axisinfo.h"
 #include "code_env.h"
+#include "load_order.h"
 #include "rows.h"
 
 /* Integer bits type used to move an element of `bytes` through inline asm. */
@@ -456,19 +457,66 @@ static void unpack_group(cg *g, access *a, const int32_t *k, int32_t r0, int vec
  * allowed and the last dim's size is a multiple of the vector), so a group lies wholly inside
  * or outside the tensor: one predicated vector access, operands A address (l), P in bounds
  * (r); loads: outputs $0..$W-1 (zero outside), stores: words from $2. */
-static void split_group_ptx(ptxbuf *b, bool store, int W) {
+static void split_group_ptx(ptxbuf *b, bool store, int W, const cg_cache_hint *h) {
   const char *vs = W == 1 ? "" : W == 2 ? ".v2" : ".v4";
-  int A = store ? 0 : W, P = A + 1;
+  int A = store ? 0 : W, P = A + 1, POL = store ? 2 + W : W + 2;
+  char pol[16] = "";
+  if (h && h->policy) snprintf(pol, sizeof pol, ", $%d", POL);
+  const char *q = h ? h->q : "";
   put(b, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; ", P);
   if (!store) {
     for (int w = 0; w < W; w++) put(b, "mov.b32 $%d, 0; ", w);
-    put(b, "@p ld.global%s.b32 %s", vs, W > 1 ? "{" : "");
+    put(b, "@p ld.global%s%s.b32 %s", q, vs, W > 1 ? "{" : "");
     for (int w = 0; w < W; w++) put(b, w ? ",$%d" : "$%d", w);
-    put(b, "%s, [$%d]; }", W > 1 ? "}" : "", A);
+    put(b, "%s, [$%d]%s; }", W > 1 ? "}" : "", A, pol);
   } else {
-    put(b, "@p st.global%s.b32 [$%d], %s", vs, A, W > 1 ? "{" : "");
+    put(b, "@p st.global%s%s.b32 [$%d], %s", q, vs, A, W > 1 ? "{" : "");
     for (int w = 0; w < W; w++) put(b, w ? ",$%d" : "$%d", 2 + w);
-    put(b, "%s; }", W > 1 ? "}" : "");
+    put(b, "%s%s; }", W > 1 ? "}" : "", pol);
+  }
+}
+
+/* ---- cache hints of a row kernel's streaming accesses (docs/rows.md "rows8") -------------------
+ * `TILEC_ROW_HINTS` (letters; "0" none): a function-level load whose view depends on the program
+ * ids reads bytes no other program reads ('n' `.L1::no_allocate`: not kept in L1, where the
+ * weights every program reads stay; 'f' `.L2::cache_hint` with an evict-first policy; 'p'
+ * `.L2::256B`: the L2 fetches 256 bytes from DRAM), and a function-level store writes them ('s'
+ * `.cs`, 'S' the evict-first policy): the L2 keeps what is read again (the weights, the rows
+ * row_prefetch.c brought ahead) rather than what was streamed.  Row kernels only (f->access_split),
+ * the split form and the launch variant's (what runs); the per-element fallback is unchanged. */
+static const char *row_hints(void) {
+  const char *e = tl_code_env("TILEC_ROW_HINTS");
+  return e ? (e[0] == '0' ? "" : e) : CG_ROW_HINTS_DEFAULT;
+}
+
+bool cg_row_hints_policy(cg *g) {
+  const char *h = row_hints();
+  return g->f->access_split && (strchr(h, 'f') || strchr(h, 'S'));
+}
+
+static void access_hint(cg *g, tl_op *o, bool store, cg_cache_hint *h) {
+  memset(h, 0, sizeof *h);
+  tl_func *f = g->f;
+  if (!f->access_split || o->parent >= 0 || g->epi) return;
+  const char *s = row_hints();
+  if (!store) {
+    bool streaming = false;
+    for (int j = 1; j < o->nopnd && !streaming; j++) streaming = tl_depends_on_program_id(f, o->opnd[j]);
+    if (!streaming) return;
+    int n = 0;
+    if (strchr(s, 'n')) n += snprintf(h->q + n, sizeof h->q - (size_t)n, ".L1::no_allocate");
+    if (strchr(s, 'f') && g->row_policy) {
+      n += snprintf(h->q + n, sizeof h->q - (size_t)n, ".L2::cache_hint");
+      h->policy = true;
+    }
+    if (strchr(s, 'p')) snprintf(h->q + n, sizeof h->q - (size_t)n, ".L2::256B");
+  } else {
+    int n = 0;
+    if (strchr(s, 's')) n += snprintf(h->q + n, sizeof h->q - (size_t)n, ".cs");
+    if (strchr(s, 'S') && g->row_policy) {
+      snprintf(h->q + n, sizeof h->q - (size_t)n, ".L2::cache_hint");
+      h->policy = true;
+    }
   }
 }
 
@@ -619,14 +667,15 @@ static bool assume_vectors(cg *g, tl_op *o, const access *a, int vec) {
 /* Branch once between the split vector form and the combined form (group_ptx) of every group;
  * loads: the words of group i into words[i][0..W-1] at the join. */
 static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups *G, bool store, LLVMValueRef (*words)[4],
-                        bool assume) {
+                        bool assume, const cg_cache_hint *h) {
   int W, per_word;
   vec_types(a, vec, &W, &per_word);
   int last = a->tile_rank - 1;
   bool wide = LLVMTypeOf(a->size[last]) == g->i64;
   ptxbuf pb = {.n = 0}, fb = {.n = 0};
   group_ptx(&pb, store, a->bytes, vec, wide, store ? 0 : W);
-  split_group_ptx(&fb, store, W);
+  split_group_ptx(&fb, store, W, h);
+  bool pol = h && h->policy;
   char cons[96], fc[64];
   int cn = 0, fn = 0;
   for (int w = 0; !store && w < W; w++) {
@@ -639,6 +688,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
     cn += snprintf(cons + cn, sizeof cons - (size_t)cn, ",r");
     fn += snprintf(fc + fn, sizeof fc - (size_t)fn, ",r");
   }
+  if (pol) fn += snprintf(fc + fn, sizeof fc - (size_t)fn, ",l");
   if (store) {
     snprintf(cons + cn, sizeof cons - (size_t)cn, ",~{memory}");
     snprintf(fc + fn, sizeof fc - (size_t)fn, ",~{memory}");
@@ -648,9 +698,10 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
   if (assume && assume_mode(g) == 1) { /* straight-line: the split form alone */
     for (int32_t i = 0; i < G->n; i++) {
       if (!G->canon[i] || G->skip[i]) continue;
-      LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
+      LLVMValueRef fa[7] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
-      LLVMValueRef rv = cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
+      if (pol) fa[store ? 2 + W : 2] = g->row_policy;
+      LLVMValueRef rv = cg_asm(g, rty, fb.s, fc, fa, (store ? 2 + W : 2) + pol, true);
       for (int w = 0; !store && w < W; w++) words[i][w] = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
     }
     return;
@@ -672,8 +723,9 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
     LLVMPositionBuilderAtEnd(g->B, form ? slowb : fastb);
     for (int32_t i = 0; i < G->n; i++) {
       if (!G->canon[i] || G->skip[i]) continue;
-      LLVMValueRef fa[6] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
+      LLVMValueRef fa[7] = {G->fast_addr[i] ? G->fast_addr[i] : G->args[i][0], G->inb[i]};
       for (int w = 0; store && w < W; w++) fa[2 + w] = G->args[i][6 + w];
+      if (pol) fa[store ? 2 + W : 2] = g->row_policy;
       if (form && assume) { /* no fallback (assume_vectors): zeros, never taken where the launcher checked */
         for (int w = 0; !store && w < W; w++) words[i][w] = cg_i32(g, 0);
         continue;
@@ -683,7 +735,7 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
         continue;
       }
       LLVMValueRef rv = form ? cg_asm(g, rty, pb.s, cons, G->args[i], store ? 6 + W : 6, true)
-                             : cg_asm(g, rty, fb.s, fc, fa, store ? 2 + W : 2, true);
+                             : cg_asm(g, rty, fb.s, fc, fa, (store ? 2 + W : 2) + pol, true);
       for (int w = 0; !store && w < W; w++) {
         LLVMValueRef x = W == 1 ? rv : LLVMBuildExtractValue(g->B, rv, (unsigned)w, "");
         if (form) words[i][w] = x;
@@ -708,11 +760,12 @@ static void groups_emit(cg *g, access *a, int vec, LLVMValueRef allowed, groups 
 }
 
 static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *d,
-                       cg_val *ov, tl_dtype odt, tl_dtype rdt, int32_t res, bool const_cols, bool assume) {
+                       cg_val *ov, tl_dtype odt, tl_dtype rdt, int32_t res, bool const_cols, bool assume,
+                       const cg_cache_hint *h) {
   groups G;
   groups_make(g, a, l, n, vec, allowed, &G, res, const_cols);
   LLVMValueRef (*words)[4] = tl_alloc(&g->ctx->arena, sizeof *words * (size_t)(G.n + 1));
-  groups_emit(g, a, vec, allowed, &G, false, words, assume);
+  groups_emit(g, a, vec, allowed, &G, false, words, assume, h);
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (G.skip[r0 / vec]) continue;
     if (!G.canon[r0 / vec]) {
@@ -728,7 +781,7 @@ static void load_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec,
 }
 
 static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec, LLVMValueRef allowed, cg_val *sv,
-                        tl_dtype vdt, bool assume) {
+                        tl_dtype vdt, bool assume, const cg_cache_hint *h) {
   groups G;
   groups_make(g, a, l, n, vec, allowed, &G, -1, false);
   LLVMTypeRef mt = cg_mem_type(g, a->dtype);
@@ -740,7 +793,7 @@ static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec
     for (int e = 0; e < vec; e++) mem[e] = cg_to_mem(g, cg_cast(g, sv->r[i * vec + e], vdt, a->dtype), a->dtype);
     elems_to_words(g, mt, per_word, W, vec, mem, args + 6);
   }
-  groups_emit(g, a, vec, allowed, &G, true, NULL, assume);
+  groups_emit(g, a, vec, allowed, &G, true, NULL, assume, h);
 }
 
 void cg_emit_load(cg *g, tl_op *o) {
@@ -768,7 +821,9 @@ void cg_emit_load(cg *g, tl_op *o) {
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   if (vec > 1 && f->access_split) {
-    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, -1, false, assume_vectors(g, o, &a, vec));
+    cg_cache_hint h;
+    access_hint(g, o, false, &h);
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, -1, false, assume_vectors(g, o, &a, vec), &h);
     return;
   }
   /* an epilogue sub-tile's load (emit_epilogue.c): the split form too, with constant
@@ -776,7 +831,7 @@ void cg_emit_load(cg *g, tl_op *o) {
    * form's word, two 16-bit fallbacks and three predicates each, all live at once when
    * ptxas hoists the loads above the main loop's last wgmma wait */
   if (vec > 1 && tile && !a.any_gather && cg_epi_split_load(g)) {
-    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, res, true, false);
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, res, true, false, NULL);
     return;
   }
   int last = a.tile_rank - 1;
@@ -842,7 +897,9 @@ static void store_regs(cg *g, tl_op *o) {
   int vec = gather_vector_width(l, &a, vector_width(l, &a));
   LLVMValueRef allowed = vec > 1 ? vector_allowed(g, &a, vec * a.bytes) : NULL;
   if (vec > 1 && f->access_split) {
-    store_split(g, &a, l, n, vec, allowed, sv, vdt, assume_vectors(g, o, &a, vec));
+    cg_cache_hint h;
+    access_hint(g, o, true, &h);
+    store_split(g, &a, l, n, vec, allowed, sv, vdt, assume_vectors(g, o, &a, vec), &h);
     return;
   }
   int last = a.tile_rank - 1;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "code_env.h"
 #include "ring.h"
 #include "rows.h"
 
@@ -120,11 +121,61 @@ static void emit_for_tile(cg *g, const tl_row_plan *p, int32_t op, uint8_t *mark
   cg_emit_op(g, op);
 }
 
+/* `TILEC_ROW_STREAM_L2=1` (measuring; docs/rows.md "rows8"): the persistent CTAs keep no ring of
+ * registers; at the top of tile t each issues an L2 prefetch of tile t + #CTAs's level-0 AHEAD
+ * loads (its own next tile: the SM that reads them is the one that asked, so its side of the L2),
+ * then runs the body with its loads as written (L2 hits from the second tile on). */
+static void emit_rows_l2(cg *g, const tl_row_plan *p, uint8_t *mark) {
+  tl_func *f = g->f;
+  int nl = 0;
+  int32_t *loads = tl_alloc(&g->ctx->arena, sizeof(int32_t) * (size_t)(f->body.ops.len + 1));
+  memset(mark, 0, (size_t)f->ops.len);
+  for (int i = 0; i < f->body.ops.len; i++) {
+    int32_t id = f->body.ops.data[i];
+    if (p->role[id] != TL_ROW_AHEAD || p->level[id] != 0) continue;
+    loads[nl++] = id;
+    tl_row_slice(f, p, id, mark);
+  }
+  LLVMValueRef ntiles = cg_logical_grid(g);
+  LLVMValueRef t0 = cg_sreg(g, "ctaid", 0), step = cg_sreg(g, "nctaid", 0);
+  LLVMValueRef tv = LLVMBuildAlloca(g->PB, g->i32, "row.tile");
+  LLVMBuildStore(g->B, t0, tv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.body");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.exit");
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, head);
+  LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, tv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, ntiles, ""), body, exit);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  LLVMValueRef u = LLVMBuildAdd(g->B, t, step, "");
+  LLVMValueRef go = LLVMBuildICmp(g->B, LLVMIntULT, u, ntiles, "");
+  set_pids(g, clamp_tile(g, u, ntiles));
+  for (int i = 0; i < f->body.ops.len; i++) {
+    int32_t id = f->body.ops.data[i];
+    if (mark[id] && !(tl_op_at(f, id)->flags & TL_OPF_DEAD)) cg_emit_op(g, id);
+  }
+  cg_prefetch_loads(g, loads, nl, go);
+  /* every warp is past the previous tile's shared-memory reads (reduction scratch) */
+  cg_barrier(g);
+  set_pids(g, t);
+  cg_emit_region(g, &f->body, NULL, NULL);
+  LLVMBuildStore(g->B, u, tv);
+  LLVMBuildBr(g->B, head);
+  LLVMPositionBuilderAtEnd(g->B, exit);
+  memset(g->pid, 0, sizeof g->pid);
+  memset(g->lgrid, 0, sizeof g->lgrid);
+}
+
 void cg_emit_rows(cg *g) {
   tl_func *f = g->f;
   tl_row_plan p;
   const char *why = NULL;
   if (!tl_row_plan_make(f, &p, &why)) TL_INTERNAL(g->ctx, "codegen: row_ahead set but no row plan (%s)", why);
+  if (tl_code_env_on("TILEC_ROW_STREAM_L2") && g->sm >= 90) {
+    emit_rows_l2(g, &p, tl_alloc(&g->ctx->arena, (size_t)f->ops.len + 1));
+    return;
+  }
   uint8_t *mark = tl_alloc(&g->ctx->arena, (size_t)f->ops.len + 1);
   uint8_t *skip = tl_alloc(&g->ctx->arena, (size_t)f->ops.len + 1);
   memset(skip, 0, (size_t)f->ops.len + 1);

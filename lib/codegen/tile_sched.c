@@ -59,9 +59,13 @@ static int fast_grid_axis(tl_func *f) {
  * fastest for a = fast_grid_axis, the other axes after it in order, so the CTAs running at one
  * time read adjacent memory (swiglu's column blocks of a row block, rope's heads of a token)
  * instead of one small piece of every row. */
+int cg_grid_order_axis(cg *g) {
+  if (!g->f->access_split || tl_code_env_off("TILEC_GRID_ORDER")) return -1;
+  return fast_grid_axis(g->f);
+}
+
 static void grid_order(cg *g) {
-  if (!g->f->access_split || tl_code_env_off("TILEC_GRID_ORDER")) return;
-  int a = fast_grid_axis(g->f);
+  int a = cg_grid_order_axis(g);
   if (a <= 0) return;
   LLVMValueRef n[3], c[3];
   for (int d = 0; d < 3; d++) n[d] = cg_sreg(g, "nctaid", d), c[d] = cg_sreg(g, "ctaid", d);
@@ -190,6 +194,11 @@ LLVMValueRef cg_logical_grid(cg *g) {
 void cg_emit_program(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
   cg_tiles T = {.persist = p && p->persist, .cluster = p && p->persist ? p->cluster : 0};
+  /* a row kernel's evict-first L2 policy (emit_memory.c access_hint), made once */
+  g->row_pf = NULL;
+  g->row_policy = cg_row_hints_policy(g)
+                      ? cg_asm(g, g->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l", NULL, 0, false)
+                      : NULL;
   cg_epi_prologue(g); /* (before the warp-specialized split rebinds the parameters) */
   if (T.persist) T.ntiles = cg_logical_grid(g);
   if (!T.persist && !(p && p->ws) && cg_rows_active(g)) { /* a row kernel: emit_rows.c */
@@ -206,12 +215,14 @@ void cg_emit_program(cg *g) {
     return;
   }
   cg_tiles_begin(g, &T);
+  if (!T.persist) cg_row_prefetch(g); /* emit_row_prefetch.c: a row kernel's later rows into L2 */
   for (int i = 0; p && T.persist && i < p->nring; i++) /* tile_prefetch.c: the loop it steps through */
     if (p->rings[i].prefetch) p->rings[i].pf_tiles = &T;
   /* every warp is past the previous tile's main loop (its slots are
    * refilled by the next tile's ring prologue) */
   if (T.persist) cg_barrier(g);
   cg_emit_region(g, &g->f->body, NULL, NULL);
+  cg_row_prefetch_end(g);
   for (int i = 0; p && i < p->nring; i++) p->rings[i].pf_tiles = NULL; /* (T ends here) */
   cg_tiles_end(g, &T);
   cg_epi_kernel_end(g);

@@ -5,7 +5,7 @@
 # persistent CTA then takes several tiles, more rows than CTAs fit on the GPU); docs/rows.md.
 # Fresh random data per run (--seed).
 #   usage (repo root): tests/gpu/rows.sh BUILD_DIR      exit 0 all PASS, 1 a FAIL, 77 no GPU
-#   (ROWS_STAGE_LIST="1 2" limits the stages)
+#   (ROWS_STAGE_LIST="1 2" limits the stages; ROWS_PART=i/n runs the tests i, i + n, ... (0-based): n in parallel)
 set -u
 B=${1:-build}
 T="$B/tilec"
@@ -14,6 +14,8 @@ echo "rows.sh: seed $SEED"
 fail=0 n=0
 one() { # FILE KERNEL ARGS...
   f=$1; k=$2; shift 2
+  # ROWS_PART=i/n: only every n-th test from the i-th (n processes in parallel)
+  if [ -n "${ROWS_PART:-}" ]; then all=$((${all:-0} + 1)); [ $(( (all - 1) % ${ROWS_PART#*/} )) = ${ROWS_PART%/*} ] || return 0; fi
   out=$("$T" run "examples/$f" --kernel "$k" --device --seed "$SEED" --stages="$ROWS_STAGES" "$@" 2>&1); rc=$?
   [ $rc = 77 ] && { echo "rows.sh: no GPU"; exit 77; }
   n=$((n + 1))
