@@ -380,6 +380,7 @@ static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
 
 static void pin_scalars(cg *g, cg_ring *R);
 static void release_last(cg *g, cg_ring *R);
+static void turn_sync(cg *g, cg_ring *R);
 
 /* i1: this warpgroup's named-barrier operand ("bar.sync|arrive $0, 256" with id) when `on`. */
 static void pp_bar(cg *g, const char *op, LLVMValueRef id, LLVMValueRef on) {
@@ -462,6 +463,9 @@ void cg_ws_preheader(cg *g, cg_ring *R) {
 }
 
 void cg_ws_ring_wait(cg *g, cg_ring *R) {
+  /* turns with the late value dot: the turn begins here, in front of the wait's spin loop (a
+   * branch ptxas does not move the bar.sync across, as FlashAttention-3's sync after its K wait) */
+  if (g->plan->turns_late) turn_sync(g, R);
   LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   cg_tma_wait(g, R, rd);
   R->rd_slot = rd;
@@ -511,7 +515,7 @@ static void turn_sync_after_softmax(cg *g, cg_ring *R) {
 
 void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->ws_turns) return;
+  if (!p || g->plan_f != g->f || !p->ws_turns || p->turns_late) return;
   cg_ring *R = &p->rings[0];
   if (D == p->turn_defer_dot) {
     turn_sync_after_softmax(g, R);
@@ -529,10 +533,23 @@ void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
 
 void cg_ws_turn_after_commit(cg *g, tl_op *o) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->ws_turns || o != tl_op_at(g->f, p->turn_wait_dot)) return;
+  if (!p || g->plan_f != g->f || !p->ws_turns || p->turns_late || o != tl_op_at(g->f, p->turn_wait_dot)) return;
   cg_ring *R = &p->rings[0];
   pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), LLVMConstInt(g->i1, 1, 0));
 }
+
+void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
+
+void cg_ws_turn_arrive(cg *g, LLVMValueRef on) {
+  cg_ring *R = &g->plan->rings[0];
+  pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), on ? on : LLVMConstInt(g->i1, 1, 0));
+}
+
+LLVMValueRef cg_ws_turn_first(cg *g) {
+  return LLVMBuildICmp(g->B, LLVMIntEQ, g->plan->rings[0].turn_wg, cg_i32(g, 0), "");
+}
+
+void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) { release(g, R, slot, on); }
 
 /* Mark in `used` the values that ops of region r (and their regions) use. */
 static void mark_uses(tl_func *f, tl_region *r, uint8_t *used) {
@@ -603,6 +620,7 @@ static void pin_scalars(cg *g, cg_ring *R) {
 /* After the drain: a ping-pong warpgroup's main loop is over; the other one
  * may start its own when it has the next tile of the CTA's list. */
 void cg_ws_loop_exit(cg *g, cg_ring *R) {
+  if (g->plan->turns_late) return; /* (the last turn is the last late dot's: emit_overlap.c) */
   if (g->plan->ws_turns) { /* warpgroup 1's last turn (its O += P V of the last step) */
     pp_bar(g, "bar.arrive", cg_i32(g, 6), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 0), ""));
     return;
