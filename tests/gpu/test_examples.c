@@ -91,14 +91,19 @@ static const int64_t attn_sizes[][3] = {{1, 1, 1}, {1, 3, 127}, {2, 1, 129}, {1,
 static const struct {
   const char *env, *value; /* the switch (NULL: the default form) */
   bool longest;            /* also at the longest length */
-} attn_variants[] = {{NULL, NULL, false},
-                     {"TILEC_ATTN_WS", "producer", false},
-                     {"TILEC_ATTN_WS", "pingpong", true},
+  int bn;                  /* the tile constant BN (0: the example's) */
+} attn_variants[] = {{NULL, NULL, false, 0},
+                     {"TILEC_ATTN_WS", "producer", false, 0},
+                     {"TILEC_ATTN_WS", "pingpong", true, 0},
+                     /* FlashAttention-3's combination (emit_ws.c, emit_overlap.c) at its tile, BN 128,
+                      * and at the example's (D128: BN 64, a 4-stage ring) */
+                     {"TILEC_ATTN_WS", "fa3", true, 128},
+                     {"TILEC_ATTN_WS", "fa3", false, 0},
                      /* the value dot a step late (emit_overlap.c) */
-                     {"TILEC_ATTN_OVERLAP", "3", false},
-                     {"TILEC_ATTN_OVERLAP", "4", true},
+                     {"TILEC_ATTN_OVERLAP", "3", false, 0},
+                     {"TILEC_ATTN_OVERLAP", "4", true, 0},
                      /* one program an SM (the default is two at D 128: route_pipeline) */
-                     {"TILEC_ATTN_TWO", "0", false}};
+                     {"TILEC_ATTN_TWO", "0", false, 0}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -280,6 +285,7 @@ static void run_attn_ws(const char *dir, const char *name) {
     const char *env = rope ? rope_variants[v].env : attn_variants[v].env;
     const char *val = rope ? rope_variants[v].value : attn_variants[v].value;
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
+    int bn = rope ? 0 : attn_variants[v].bn;
     /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch contains WORD ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
     if (only && *only && !strstr(env ? env : "default", only)) continue;
@@ -293,6 +299,7 @@ static void run_attn_ws(const char *dir, const char *name) {
       tilec_status st = tilec_options_create(&o);
       if (st == TILEC_OK) st = tilec_options_define(o, "D", D);
       if (st == TILEC_OK) st = tilec_options_define(o, "CAUSAL", causal);
+      if (st == TILEC_OK && bn) st = tilec_options_define(o, "BN", bn);
       if (st == TILEC_OK) st = tilec_program_create_from_file(&p, path, o);
       if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_IR);
       tilec_options_destroy(o);
@@ -307,8 +314,9 @@ static void run_attn_ws(const char *dir, const char *name) {
         tilec_program_destroy(p);
         continue;
       }
-      printf("-- %s:%s D=%d CAUSAL=%d, %s=%s\n", name, kname, D, causal, env ? env : "",
-             env ? val : "(default)");
+      char bns[32] = "";
+      if (bn) snprintf(bns, sizeof bns, " BN=%d", bn);
+      printf("-- %s:%s D=%d CAUSAL=%d%s, %s=%s\n", name, kname, D, causal, bns, env ? env : "", env ? val : "(default)");
       for (int r = 0; r < NATTN; r++) {
         if (r == NATTN - 1 && !longest) continue;
         if (run_round(p, k, ki, name, ATTN_ROUND + r)) passes++;
