@@ -286,9 +286,9 @@ static void run_attn_ws(const char *dir, const char *name) {
     const char *val = rope ? rope_variants[v].value : attn_variants[v].value;
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
     int bn = rope ? 0 : attn_variants[v].bn;
-    /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch contains WORD ("default": none) */
+    /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch or value contains WORD ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
-    if (only && *only && !strstr(env ? env : "default", only)) continue;
+    if (only && *only && !strstr(env ? env : "default", only) && !(val && strstr(val, only))) continue;
     if (env) setenv(env, val, 1);
     for (int c = 0; c < 4; c++) {
       int D = c & 1 ? 128 : 64, causal = c >> 1;
