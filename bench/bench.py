@@ -500,17 +500,18 @@ def attn():
                 # NAME...:BN=128 (a suffix): this kernel at that tile constant, beside the others at theirs
                 kfull, kdefs = kname.split(":")[0], [x.split("=") for x in kname.split(":")[1:]]
                 defs.update({x[0]: int(x[1]) for x in kdefs})
-                base, _, variant = kfull.partition("@")
-                # NAME@tma0 = TILEC_TMA=0; NAME@VAR=VALUE sets VAR (read by codegen at load time; in the cache key)
-                evar, _, evalue = variant.partition("=") if "=" in variant else (("TILEC_TMA", "", "0") if variant == "tma0" else ("", "", ""))
-                old_env = os.environ.get(evar) if evar else None
-                if evar: os.environ[evar] = evalue
+                base, *variants = kfull.split("@")
+                # NAME@tma0 = TILEC_TMA=0; NAME@VAR=VALUE sets VAR (read by codegen at load time; in the cache key),
+                # several @VAR=VALUE all of them
+                envs = [v.partition("=")[::2] if "=" in v else ("TILEC_TMA", "0") for v in variants if v]
+                old_env = {e: os.environ.get(e) for e, _ in envs}
+                for e, val in envs: os.environ[e] = val
                 try:
                     kernels[key] = Kernel(ex("attn.tile"), defs, kernel=base, options=opts or None)
                 finally:
-                    if evar:
-                        if old_env is None: del os.environ[evar]
-                        else: os.environ[evar] = old_env
+                    for e, old in old_env.items():
+                        if old is None: del os.environ[e]
+                        else: os.environ[e] = old
             k = kernels[key]
             o = torch.full_like(q, float("nan"))
             f = k.bind(q, kk, v, o, D ** -0.5)

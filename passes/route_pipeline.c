@@ -498,6 +498,15 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       ws_why = "off (TILEC_ATTN_WS=producer|pingpong|fa3 turns it on)";
     }
     persist_why = "off (attention: one tile a program)";
+    /* fa3: one program an SM, so each tile's start (CTA launch, the ring's first loads) and end
+     * would run with the tensor cores idle; a persistent CTA's producer fills the next tile's
+     * stages under this one's epilogue (codegen keeps it off when the trip count depends on the
+     * tile: causal, where the hardware's heaviest-first order balances the SMs) */
+    if (f->ws == TL_WS_PINGPONG && ws && !strcmp(ws, "fa3") && !tl_code_env_off("TILEC_PERSIST")) {
+      f->persist = true;
+      persist_why = "on (fa3: one CTA an SM looping over the tiles, the producer running ahead into the next "
+                    "tile; TILEC_PERSIST=0 off)";
+    }
   }
   if (gemm90) {
     const char *ws = tl_code_env("TILEC_WS"), *pe = tl_code_env("TILEC_PERSIST");

@@ -140,10 +140,19 @@ void cg_plan_overlap(cg *g) {
                                      "before the wait, bar.arrive 6 - w after the commit; the last late dot after "
                                      "the loop in a turn of its own)" : "");
   }
-  if (p->turns_late) /* (cg_ws_plan's note described the turns and releases of the in-place value dot) */
-    p->ws_note = "warp-specialized (attention, TILEC_ATTN_WS=fa3): 2 consumer warpgroups on one tile (setmaxnreg "
-                 "as the producer form), producer warpgroup 2 (one thread issues the TMA boxes, all 128 copy when a "
-                 "tensor fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop";
+  if (p->turns_late) { /* (cg_ws_plan's note described the turns and releases of the in-place value dot) */
+    tl_sbuf wsn = {0};
+    tl_sbuf_printf(&wsn, "warp-specialized (attention, TILEC_ATTN_WS=fa3): 2 consumer warpgroups on one tile "
+                        "(setmaxnreg as the producer form), producer warpgroup 2 (one thread issues the TMA boxes, "
+                        "all 128 copy when a tensor fails the map test), a full and an empty mbarrier per stage, no "
+                        "CTA barrier in the main loop; %s",
+                   p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
+                                "next tile, warpgroup 1's first arrive per tile"
+                   : f->persist ? "not persistent (the main loop's trip count depends on the tile)"
+                                : "not persistent");
+    p->ws_note = tl_strdup(&g->ctx->arena, wsn.data);
+    tl_sbuf_free(&wsn);
+  }
   if (note.len) p->sink_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
 }

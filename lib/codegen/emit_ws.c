@@ -238,6 +238,15 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   *end = persist;
   p->persist = f->persist && grid_in_kernel(f);
   tl_sbuf note = {0};
+  /* attention (route_pipeline: TILEC_ATTN_WS=fa3): a static tile order only when every tile's trip
+   * count is the same (not causal: there the hardware's heaviest-first order balances the SMs) */
+  const char *attn_nopersist = NULL;
+  if (p->persist && f->ws && p->nring == 1) {
+    tl_op *lo = tl_op_at(f, p->rings[0].for_op);
+    for (int k = 0; k < 3 && k < lo->nopnd; k++)
+      if (from_program_id(f, lo->opnd[k], 0)) attn_nopersist = "the main loop's trip count depends on the tile";
+    if (attn_nopersist) p->persist = false;
+  }
   if (f->ws) {
     cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
     const char *why = ws_unfit(g, R, true);
@@ -318,7 +327,8 @@ noted:
       tl_sbuf_printf(&note, "; no tile prefetch (%s)", pwhy);
   }
   else if (f->persist)
-    tl_sbuf_printf(&note, "%snot persistent (the grid clause cannot be evaluated in the kernel)", note.len ? "; " : "");
+    tl_sbuf_printf(&note, "%snot persistent (%s)", note.len ? "; " : "",
+                   attn_nopersist ? attn_nopersist : "the grid clause cannot be evaluated in the kernel");
   if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
 }
@@ -921,10 +931,10 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", creg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   g->bar_threads = ncons;
-  if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn */
+  if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn (persistent: of each tile) */
     R->turn_wg = LLVMBuildLShr(g->B, tid, cg_i32(g, 7), "turn.wg");
     R->turn_started = false;
-    pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
+    if (!p->persist) pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   }
   cg_tiles Tc = *T;
   if (pp) { /* warpgroup w: every other tile from the w-th, its own named barrier 3 + w */
@@ -938,6 +948,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     Tc.step_mul = 2;
   }
   cg_tiles_begin(g, &Tc);
+  if (p->ws_turns && p->persist)
+    pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   R->pptv = Tc.tv;
   R->ppnt = Tc.ntiles;
   LLVMBasicBlockRef join = NULL;
