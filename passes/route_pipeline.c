@@ -500,8 +500,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     persist_why = "off (attention: one tile a program)";
     /* fa3: one program an SM, so each tile's start (CTA launch, the ring's first loads) and end
      * would run with the tensor cores idle; a persistent CTA's producer fills the next tile's
-     * stages under this one's epilogue (when the trip count depends on the tile, causal, codegen
-     * orders the tiles program_id(0)-major: emit_ws.c) */
+     * stages under this one's epilogue (codegen keeps it off when the trip count depends on the
+     * tile: causal, where the hardware's heaviest-first order balances the SMs) */
     if (f->ws == TL_WS_PINGPONG && ws && !strcmp(ws, "fa3") && !tl_code_env_off("TILEC_PERSIST")) {
       f->persist = true;
       persist_why = "on (fa3: one CTA an SM looping over the tiles, the producer running ahead into the next "

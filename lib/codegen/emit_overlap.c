@@ -146,13 +146,10 @@ void cg_plan_overlap(cg *g) {
                         "(setmaxnreg as the producer form), producer warpgroup 2 (one thread issues the TMA boxes, "
                         "all 128 copy when a tensor fails the map test), a full and an empty mbarrier per stage, no "
                         "CTA barrier in the main loop; %s",
-                   !p->persist ? "not persistent"
-                   : p->tile_group == 1 ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on "
-                                          "into the next tile, warpgroup 1's first arrive per tile; the main loop's "
-                                          "trip count depends on the tile, so the tiles go program_id(0)-major (a CTA's "
-                                          "tiles sample every row block, the first ones first)"
-                                        : "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on "
-                                          "into the next tile, warpgroup 1's first arrive per tile");
+                   p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
+                                "next tile, warpgroup 1's first arrive per tile"
+                   : f->persist ? "not persistent (the main loop's trip count depends on the tile)"
+                                : "not persistent");
     p->ws_note = tl_strdup(&g->ctx->arena, wsn.data);
     tl_sbuf_free(&wsn);
   }

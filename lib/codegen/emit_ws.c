@@ -238,14 +238,14 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   *end = persist;
   p->persist = f->persist && grid_in_kernel(f);
   tl_sbuf note = {0};
-  /* attention (route_pipeline: TILEC_ATTN_WS=fa3) when the trip count depends on the tile (causal:
-   * program_id(0) picks the row block): the tiles in program_id(0)-major order (groups of one row),
-   * so a CTA's tiles c, c + #CTAs, ... sample every row block evenly, from the first (causal: the
-   * heaviest) down, instead of one or two row blocks each */
+  /* attention (route_pipeline: TILEC_ATTN_WS=fa3): a static tile order only when every tile's trip
+   * count is the same (not causal: there the hardware's heaviest-first order balances the SMs) */
+  const char *attn_nopersist = NULL;
   if (p->persist && f->ws && p->nring == 1) {
     tl_op *lo = tl_op_at(f, p->rings[0].for_op);
     for (int k = 0; k < 3 && k < lo->nopnd; k++)
-      if (from_program_id(f, lo->opnd[k], 0)) p->tile_group = 1;
+      if (from_program_id(f, lo->opnd[k], 0)) attn_nopersist = "the main loop's trip count depends on the tile";
+    if (attn_nopersist) p->persist = false;
   }
   if (f->ws) {
     cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
@@ -327,7 +327,8 @@ noted:
       tl_sbuf_printf(&note, "; no tile prefetch (%s)", pwhy);
   }
   else if (f->persist)
-    tl_sbuf_printf(&note, "%snot persistent (the grid clause cannot be evaluated in the kernel)", note.len ? "; " : "");
+    tl_sbuf_printf(&note, "%snot persistent (%s)", note.len ? "; " : "",
+                   attn_nopersist ? attn_nopersist : "the grid clause cannot be evaluated in the kernel");
   if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
 }

@@ -154,7 +154,6 @@ typedef struct cg_plan {
   bool turns_late;        /* ... with the value dot a step late (TILEC_ATTN_WS=fa3, emit_overlap.c): a
                            * turn runs from the ring's wait to the late dot's commit */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
-  int tile_group;         /* ... in groups of this many program_id(0) rows (0: cg_tile_group()) */
   int cluster;            /* 0, or clusters of 2 CTAs on tiles adjacent along program_id(cluster - 1)
                            * (emit_cluster.c; tl_kernel_info.cluster) */
   const char *ws_note;    /* --explain */

@@ -137,7 +137,7 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
 /* g->pid of tile (or pair) t of the pg[0] x pg[1] (x lgrid[2]) grid in the grouped order. */
 static void grouped_pids(cg *g, LLVMValueRef *pg, int cluster, LLVMValueRef t) {
   LLVMValueRef g0 = pg[0], g1 = pg[1];
-  int G = g->plan && g->plan_f == g->f && g->plan->tile_group ? g->plan->tile_group : cg_tile_group();
+  int G = cg_tile_group();
   if (cluster == 1) G = G > 1 ? G / 2 : 1; /* (pair rows: still G tile rows) */
   LLVMValueRef g01 = LLVMBuildMul(g->B, g0, g1, "");
   LLVMValueRef z = LLVMBuildUDiv(g->B, t, g01, ""), r = LLVMBuildURem(g->B, t, g01, "");
