@@ -28,6 +28,9 @@ COMPILES = [
     ("gemm_fp8.tile", "cutlass_gemm_fp8_tn"),
     ("gemm_fp8.tile", "cutlass_gemm_fp8_nn"),
     ("gemm_fp8.tile", None),
+    ("gemm_bias_gelu.tile", "cutlass_linear_bias_gelu"),
+    ("attn_bwd.tile", "attn_bwd_dq"),
+    ("layernorm.tile", "layernorm"),
 ]
 
 

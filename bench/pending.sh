@@ -137,6 +137,18 @@ for a in ${ASM_MODES:-auto link}; do
   grep -E "^fused .*\[default\]|^(attn bwd|decode paged|decode contig|gemm small M|w4a16 gemm) \||bench exit" $L/asm_$a.log | sort -u | sed "s/^/$a: /" | cut -c1-200
 done | tee $L/asm_table.txt
 fi
+if step attn; then
+echo "== 2j. attention forward: the twelve cases and D 256, beside cuDNN / FA2 [$(el) s]"
+C=""; for d in 64 128 256; do for sc in 1024:0 4096:0 16384:0 1024:1 4096:1 16384:1; do C="$C,$d:${sc%:*}:${sc#*:}"; done; done
+BENCH_ATTN_NO_TRITON=${ATTN_NO_TRITON:-1} timeout ${ATTN_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only attn --quick \
+  --attn-kernels ${ATTN_KERNELS:-cutlass_attn_fwd} --attn-cases ${ATTN_CASES:-${C#,}} > $L/attn.log 2>&1
+echo "bench exit $?" >> $L/attn.log; grep -E "\| (cuDNN|FA2) \||bench exit" $L/attn.log | sort -u > $L/attn_table.txt; cat $L/attn_table.txt
+fi
+if step decode; then
+echo "== 2k. decode: paged split-KV against the copy bandwidth, B 1-64, L 4k-128k, and the variants of DECODE_VARIANTS [$(el) s]"
+timeout ${DECODE_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only decode --decode-variants "${DECODE_VARIANTS:-}" ${DECODE_ARGS:-} > $L/decode.log 2>&1
+echo "bench exit $?" >> $L/decode.log; grep -E "copy bandwidth|bench exit" $L/decode.log > $L/decode_table.txt; cat $L/decode_table.txt
+fi
 if step coldload; then
 echo "== 2i. cold loads by assembler against ptxas alone (bench/coldload.py) [$(el) s]"
 timeout ${COLDLOAD_TIMEOUT:-200} python3 bench/coldload.py --lib $B/libtilec.so --runs 3 > $L/coldload.log 2>&1; echo "coldload exit $?" >> $L/coldload.log
@@ -151,6 +163,6 @@ for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
-cat $L/asm_table.txt $L/coldload_table.txt $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
+cat $L/asm_table.txt $L/coldload_table.txt $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attn_table.txt $L/decode_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
 cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
 echo "== tests"; cat $L/table.txt

@@ -50,6 +50,8 @@ static const char usage_text[] =
     "  --fp8-acc=MODE         8-bit dots: promote (default; f32 adds every <= 128 K) | fast (tensor core's)\n"
     "  --split-k=HALF         with --kernel=K: compile K as the partial | reduce half of its split-K small-M form\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
+    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): form (default: the TMA path alone; tilec's launcher runs\n"
+    "                         a no-TMA form for tensors a map cannot take) | inline (both paths in one kernel)\n"
     "  --kernel=NAME          compile only this kernel of the file (one .entry)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files, or with --kernel)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
@@ -208,6 +210,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "cluster", v), "--cluster", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--split-k", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "split-k", v), "--split-k", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--tma-fallback", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "tma-fallback", v), "--tma-fallback", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--fp8-acc", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "fp8-acc", v), "--fp8-acc", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--entry-name", &missing))) {

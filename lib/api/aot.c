@@ -651,8 +651,19 @@ tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **hea
                    name ? name : "(null)");
     return TILEC_ERROR_USAGE;
   }
+  /* a launcher embeds one image per kernel: TMA kernels with their fallback inline (a TMA form
+   * needs its no-TMA form for tensors a map cannot take: codegen.h, docs/aot.md) */
+  if (p->reached < TILEC_STAGE_PTX) p->opts.tma_inline = 1;
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
   if (st != TILEC_OK) return st;
+  for (int i = 0; i < p->cg.nkernels; i++)
+    if (p->cg.kernels[i].tma_form) {
+      tl_sbuf_printf(&p->log, "tilec: error: emit C: kernel '%s' was compiled to PTX as a TMA form (no path for "
+                              "tensors a tensor map cannot take), which a launcher cannot embed alone: emit C from a "
+                              "program not yet compiled to PTX, or one created with the option tma-fallback=inline\n",
+                     p->cg.kernels[i].name);
+      return TILEC_ERROR_USAGE;
+    }
   char ptxas[4096];
   if (!p->cubin && tl_api_find_ptxas(ptxas, sizeof ptxas)) {
     st = tilec_program_compile(p, TILEC_STAGE_CUBIN);

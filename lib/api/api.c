@@ -268,6 +268,14 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     o->fp8_acc_fast = !strcmp(value, "fast");
     return TILEC_OK;
   }
+  if (!strcmp(key, "tma-fallback")) {
+    /* kernels fed by TMA: "form" (default) = the TMA path alone, the launcher runs the kernel's
+     * no-TMA form for tensors a map cannot take; "inline" = both paths in one kernel (AOT) */
+    if (!value || !strcmp(value, "form")) o->tma_inline = 0;
+    else if (!strcmp(value, "inline")) o->tma_inline = 1;
+    else return TILEC_ERROR_USAGE;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "arch")) return tilec_options_set_arch(o, value);
   if (!strcmp(key, "pipeline")) return tilec_options_set_pipeline(o, value);
   return TILEC_ERROR_USAGE;
@@ -569,6 +577,7 @@ static tl_codegen_opts codegen_opts(tilec_program *p) {
   co.line_info = p->opts.line_info != 0;
   co.entry_name = p->opts.entry_name;
   co.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
+  co.tma = p->opts.tma_inline ? TL_TMA_INLINE : TL_TMA_FORM;
   return co;
 }
 
@@ -780,6 +789,7 @@ typedef struct one_kernel {
   const char *kernel;
   tl_codegen_result *out;
   int assume_vectors; /* tl_codegen_opts.assume_vectors: the launch variant without the fallback (jit.c) */
+  bool tma_off;       /* the kernel's no-TMA form (tl_codegen_opts.tma = TL_TMA_OFF, jit.c) */
 } one_kernel;
 
 static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
@@ -788,6 +798,7 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   co.no_llvm_ir = true;
   co.only_kernel = a->kernel;
   co.assume_vectors = a->assume_vectors;
+  if (a->tma_off) co.tma = TL_TMA_OFF;
   double t0 = tl_now_ms();
   tilec_status st = run_codegen(p, &co, a->out);
   if (st == TILEC_OK && a->out->nkernels != 1) st = TILEC_ERROR_INTERNAL;
@@ -796,11 +807,12 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   return st;
 }
 
-tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, tl_codegen_result *out) {
+tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, bool tma_off,
+                                   tl_codegen_result *out) {
   memset(out, 0, sizeof *out);
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
   if (st != TILEC_OK) return st;
-  one_kernel a = {kernel, out, assume_vectors};
+  one_kernel a = {kernel, out, assume_vectors, tma_off};
   return tl_api_guard(p, codegen_kernel_in_guard, &a);
 }
 

@@ -73,7 +73,13 @@ struct tilec_kernel {
   /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
    * for (pointer, sizes, strides); a launch with the same one reuses the
    * bytes already in argbuf */
-  struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid; } tma_key[TL_CACHE_MAX_TMA];
+  struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid, fits; } tma_key[TL_CACHE_MAX_TMA];
+  /* a TMA form (tl_kernel_info.tma_form, codegen.h): the kernel has no path for tensors a map
+   * cannot take; launches with such a tensor run notma, its no-TMA form, loaded at the first one
+   * (docs/codegen.md "Round 9") */
+  bool tma_form;
+  tilec_kernel *notma;
+  char arch[32]; /* (what notma is compiled for) */
   /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
    * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */
   int nforms;
@@ -111,7 +117,11 @@ static tilec_status log_error(tilec_program *p, tilec_status st, const char *ker
 static int jit_opt_level(int opt_level) { return opt_level >= 3 ? 4 : opt_level < 0 ? 0 : opt_level; }
 
 /* The key of kernel f of p for `arch` on this driver. */
-static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, bool vec_variant,
+/* What load_variant loads: the kernel, a row kernel's launch variant without the per-element
+ * fallback (tl_codegen_opts.assume_vectors), or a TMA form's no-TMA form (TL_TMA_OFF). */
+enum { VARIANT_MAIN, VARIANT_VEC, VARIANT_NOTMA };
+
+static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, int variant,
                         tl_cache_key *key) {
   int nd = p->opts.ndefines;
   const char **names = nd ? calloc((size_t)nd, sizeof *names) : NULL;
@@ -133,7 +143,9 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   tl_sbuf_printf(&extra, "disable=%s", p->opts.disable_pass ? p->opts.disable_pass : "");
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
-  if (vec_variant) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
+  if (variant == VARIANT_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
+  if (variant == VARIANT_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
+  if (p->opts.tma_inline) tl_sbuf_printf(&extra, ";tma=inline");
   tl_sbuf_printf(&extra, ";assembler=%d", p->opts.assembler);
   for (size_t i = 0; tl_code_env_name(i); i++) {
     const char *v = tl_code_env(tl_code_env_name(i));
@@ -250,14 +262,14 @@ static tilec_status assemble(tilec_program *p, const tl_func *f, const tl_rt_dev
  * program's PTX when it was already made (every kernel); else f's own
  * (tl_api_codegen_kernel: a many-kernel file pays for the one loaded). */
 static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_rt_device *dev, const char *arch,
-                                   bool vec_variant, bool driver_only, tl_cache_meta *meta, void **cubin, size_t *size) {
+                                   int variant, bool driver_only, tl_cache_meta *meta, void **cubin, size_t *size) {
   tl_codegen_result one = {0};
   const tl_codegen_result *cg = &p->cg;
   const char *ptx = p->text[TILEC_STAGE_PTX];
   tilec_status st = TILEC_OK;
-  /* (the program's PTX may hold one other kernel: option "kernel"; the vector variant is its own) */
-  if (!ptx || !kernel_info(&p->cg, f) || vec_variant) {
-    st = tl_api_codegen_kernel(p, f->name, vec_variant ? 1 : 0, &one);
+  /* (the program's PTX may hold one other kernel: option "kernel"; a variant is its own) */
+  if (!ptx || !kernel_info(&p->cg, f) || variant != VARIANT_MAIN) {
+    st = tl_api_codegen_kernel(p, f->name, variant == VARIANT_VEC, variant == VARIANT_NOTMA, &one);
     cg = &one;
     ptx = one.ptx;
   }
@@ -438,6 +450,7 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
     o->warps = 0;              /* the compiler's choice for the form's tile */
     o->fp8_acc_fast = po->fp8_acc_fast;
     o->cluster = 0;            /* a form is not clustered */
+    o->tma_inline = po->tma_inline;
   }
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
@@ -572,12 +585,12 @@ static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
 /* Kernel f (or its vector variant: tl_codegen_opts.assume_vectors) from the memory cache, the
  * disk cache, or compiled and published. */
 static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
-                                 bool vec_variant, tl_cache_loaded *out, const char **origin_out) {
+                                 int variant, tl_cache_loaded *out, const char **origin_out) {
   const tl_cuda *cu;
   char err[512];
   tl_rt_driver(&cu, err, sizeof err);
   tl_cache_key key;
-  if (!compute_key(p, f, arch, cu->driver_version, vec_variant, &key)) return TILEC_ERROR_NOMEM;
+  if (!compute_key(p, f, arch, cu->driver_version, variant, &key)) return TILEC_ERROR_NOMEM;
 
   tl_cache_loaded loaded;
   const char *origin = "memory-cache";
@@ -607,7 +620,7 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
     if (why.len) tl_sbuf_printf(&p->log, "tilec: note: kernel cache entry skipped, recompiling: %s", why.data);
     tl_sbuf_free(&why);
     if (!origin) {
-      tilec_status st = compile_kernel(p, f, dev, arch, vec_variant, false, &loaded.meta, &cubin, &size);
+      tilec_status st = compile_kernel(p, f, dev, arch, variant, false, &loaded.meta, &cubin, &size);
       if (st != TILEC_OK) return st;
       tl_sbuf msg = {0};
       int rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
@@ -618,7 +631,7 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
         tl_sbuf_free(&msg);
         free(cubin);
         cubin = NULL;
-        if ((st = compile_kernel(p, f, dev, arch, vec_variant, true, &loaded.meta, &cubin, &size)) != TILEC_OK) return st;
+        if ((st = compile_kernel(p, f, dev, arch, variant, true, &loaded.meta, &cubin, &size)) != TILEC_OK) return st;
         rt = tl_rt_load_function(dev, cubin, loaded.meta.entry, &loaded.module, &loaded.function, &msg);
       }
       if (rt == TL_OK && have_dir && tl_cache_disk_store(dir, &key, &loaded.meta, cubin, size, &msg) != TL_OK)
@@ -673,6 +686,12 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   return st;
 }
 
+/* Whether a kernel of p with launch metadata meta was compiled as a TMA form (tl_tma_mode): it has
+ * tensor maps and p's option and TILEC_TMA_FORM (in the key of every cached kernel) say so. */
+static bool is_tma_form(const tilec_program *p, const tl_cache_meta *meta) {
+  return meta->ntma > 0 && !p->opts.tma_inline && !tl_code_env_off("TILEC_TMA_FORM");
+}
+
 /* The kernel itself (and a row kernel's launch variant) into a new handle *out. */
 static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
                               tilec_kernel **out) {
@@ -680,7 +699,7 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
   err[0] = 0;
   tl_cache_loaded loaded, vec;
   const char *origin = NULL;
-  tilec_status st = load_variant(p, f, dev, arch, device, false, &loaded, &origin);
+  tilec_status st = load_variant(p, f, dev, arch, device, VARIANT_MAIN, &loaded, &origin);
   if (st != TILEC_OK) return st;
   /* row kernels: the variant without the per-element fallback, for launches whose arguments
    * have the key bits it assumes, where the default keeps fewer than ROW_VARIANT_WARPS warps
@@ -689,7 +708,7 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
   bool want_vec = f->access_split && !tl_code_env("TILEC_VEC_ONLY") && !tl_code_env_off("TILEC_LAUNCH_VARIANTS") &&
                   !loaded.meta.persist && c0 * (loaded.meta.threads / 32) < ROW_VARIANT_WARPS;
   const char *vorigin = NULL;
-  if (want_vec && load_variant(p, f, dev, arch, device, true, &vec, &vorigin) != TILEC_OK) want_vec = false;
+  if (want_vec && load_variant(p, f, dev, arch, device, VARIANT_VEC, &vec, &vorigin) != TILEC_OK) want_vec = false;
   if (want_vec) {
     int c1 = ctas_per_sm(dev, vec.function, &vec.meta);
     bool straight = tl_row_variant_form(f) == 1;
@@ -708,6 +727,8 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
     k->vec_fn = vec.function;
     k->vec_key = vec.meta.assumed_key;
   }
+  k->tma_form = is_tma_form(p, &loaded.meta);
+  snprintf(k->arch, sizeof k->arch, "%s", arch);
   *out = k;
   return TILEC_OK;
 }
@@ -817,6 +838,9 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
     return st != TILEC_OK ? st : log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
   }
   k->owned_module = mod;
+  /* PTX compiled as a TMA form (codegen.h) has no path for tensors a map cannot take: such a
+   * launch is refused (launch_notma), not trapped in the kernel */
+  k->tma_form = meta.ntma > 0 && strstr(ptx, TL_TMA_FORM_MARK) != NULL;
   *out = k;
   return TILEC_OK;
 }
@@ -834,6 +858,7 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   free(k->last_sig);
   free(k->sig);
   tl_grid_eval_free(k->grid_eval);
+  tilec_kernel_destroy(k->notma);
   for (int i = 0; i < TL_SMALL_M_MAX_FORMS; i++) {
     tilec_kernel_destroy(k->forms[i]);
     tilec_program_destroy(k->form_progs[i]);
@@ -1072,6 +1097,40 @@ static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, 
   return st;
 }
 
+/* A launch of TMA form k whose tensor argument `param` a tensor map cannot take: through k's
+ * no-TMA form, loaded (memory cache, disk cache or compiled) at the first such launch. */
+static tilec_status launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
+                                 const int64_t *grid_override, void *stream) {
+  const char *pname = k->f->params.data[param].name;
+  if (!k->notma && k->owned_module)
+    return launch_error(k, TILEC_ERROR_LAUNCH,
+                        "argument %d (%s): no tensor map can take it (codegen.h: the last stride 1, the data and "
+                        "every other byte stride 16-byte aligned, no size 0), and the PTX given for kernel '%s' is a "
+                        "TMA form (\"" TL_TMA_FORM_MARK "\": no path for such tensors); nothing was launched: compile "
+                        "that PTX with the option tma-fallback=inline, or load the kernel with tilec_kernel_load",
+                        param, pname, k->f->name);
+  if (!k->notma) {
+    tilec_program *p = k->p;
+    tl_cache_loaded loaded;
+    const char *origin = NULL;
+    char err[512] = "";
+    tilec_status st = load_variant(p, k->f, k->dev, k->arch, k->dev->ordinal, VARIANT_NOTMA, &loaded, &origin);
+    if (st == TILEC_OK) st = check_resources(p, k->f, k->dev, loaded.function, &loaded.meta);
+    tilec_kernel *n = st == TILEC_OK ? new_handle(p, k->f, k->dev, loaded.function, &loaded.meta, origin, err, sizeof err) : NULL;
+    if (!n)
+      return launch_error(k, st != TILEC_OK ? st : TILEC_ERROR_NOMEM,
+                          "argument %d (%s): no tensor map can take it, and the no-TMA form of kernel '%s' did not "
+                          "load (%s; tilec_program_log has the details); nothing was launched",
+                          param, pname, k->f->name, err[0] ? err : "see the log");
+    tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
+                            "runs such launches\n", k->f->name, param, pname, origin ? origin : "?");
+    k->notma = n;
+  }
+  tilec_status st = launch(k->notma, args, nargs, grid_override, stream);
+  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->notma->err);
+  return st;
+}
+
 static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
                            void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
@@ -1173,15 +1232,21 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     /* (the parameter's rank, checked: the same every launch) */
     size_t nb = sizeof(int64_t) * (size_t)(a->rank < 0 ? 0 : a->rank > TL_MAX_RANK ? TL_MAX_RANK : a->rank);
     if (k->tma_key[i].valid && k->tma_key[i].data == a->data && !memcmp(k->tma_key[i].shape, a->shape, nb) &&
-        !memcmp(k->tma_key[i].strides, a->strides, nb))
+        !memcmp(k->tma_key[i].strides, a->strides, nb)) {
+      if (!k->tma_key[i].fits && k->tma_form) return launch_notma(k, t->param, args, nargs, grid_override, stream);
       continue;
+    }
     k->tma_key[i].valid = false;
-    if (tl_tma_encode(cu, t, a, k->slots[k->layout.nslots - k->meta.ntma + i], err, sizeof err) < 0)
+    int enc = tl_tma_encode(cu, t, a, k->slots[k->layout.nslots - k->meta.ntma + i], err, sizeof err);
+    if (enc < 0)
       return launch_error(k, TILEC_ERROR_CUDA, "argument %d (%s): %s", t->param, k->f->params.data[t->param].name, err);
     k->tma_key[i].data = a->data;
     memcpy(k->tma_key[i].shape, a->shape, nb);
     memcpy(k->tma_key[i].strides, a->strides, nb);
     k->tma_key[i].valid = true;
+    k->tma_key[i].fits = enc > 0;
+    /* a tensor the map test refuses: a TMA form has no path for it (its no-TMA form has) */
+    if (!enc && k->tma_form) return launch_notma(k, t->param, args, nargs, grid_override, stream);
   }
   /* persistent: about one CTA per SM slot, each looping over the grid clause's tiles */
   int64_t launch[3] = {grid[0], grid[1], grid[2]};

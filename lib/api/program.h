@@ -49,6 +49,10 @@ struct tilec_options {
   /* "split-k": "partial" (1) / "reduce" (2) / "" (0): the halves of a split-K small-M form
    * (passes/split_k.c, docs/small_m.md) of the kernel named by "kernel".  In the cache key. */
   int split_k_role;
+  /* "tma-fallback": 0 = "form" (default: a kernel fed by TMA is its TMA path alone; the launcher
+   * runs its no-TMA form for tensors a map cannot take, jit.c), 1 = "inline" (both paths in one
+   * kernel: the AOT launchers, aot.c).  tl_codegen_opts.tma; in the cache key. */
+  int tma_inline;
 };
 
 struct tilec_program {
@@ -87,7 +91,8 @@ tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, 
 /* The PTX of one kernel of p (passes run once for the program; codegen for
  * `kernel` only); out->ptx malloc'd, out->kernels[0] its launch facts.  The
  * caller frees it with tl_codegen_result_free. */
-tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, tl_codegen_result *out);
+tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, bool tma_off,
+                                   tl_codegen_result *out);
 /* Append new diagnostics of p->ctx to p->log. */
 void tl_api_flush_diags(tilec_program *p);
 

@@ -142,6 +142,10 @@ bool cg_overlap_before_op(cg *g, int32_t id);
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */
 int cg_tma_count(cg *g);
+/* tl_codegen_opts.tma with TILEC_TMA_FORM=0 (inline) applied: tl_tma_mode */
+int cg_tma_mode(cg *g);
+/* i1 map test `ok` -> what the kernel assumes (a TMA form: true, after a trap when it fails) */
+LLVMValueRef cg_tma_assume(cg *g, LLVMValueRef ok);
 /* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
 bool cg_cluster_directives(char **ptx, const char *entry);
 void cg_tma_info(cg *g, tl_kernel_info *ki);

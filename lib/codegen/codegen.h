@@ -16,11 +16,16 @@
  *       {size[R-1], ..., size[0]}, byte strides {stride[R-2] * eb, ...,
  *       stride[0] * eb}, box {box_inner, box_rows, 1, ...}, element strides
  *       1, no interleave, swizzle `swizzle` bytes, out-of-bounds elements
- *       read as zero.  It does so exactly when the kernel's own test holds
- *       (the kernel then reads the map, else it never does and the map may
- *       hold anything): stride[R-1] == 1, data % 16 == 0, for d < R-1
- *       stride[d] * eb % 16 == 0 and 0 < stride[d] * eb < 2^40, no size 0.
- *       docs/pipelines.md "TMA ring".
+ *       read as zero.  It does so exactly when the kernel's own test holds:
+ *       stride[R-1] == 1, data % 16 == 0, for d < R-1 stride[d] * eb % 16
+ *       == 0 and 0 < stride[d] * eb < 2^40, no size 0 (else the map may
+ *       hold anything).  A kernel compiled with its fallback inline
+ *       (tl_codegen_opts.tma = TL_TMA_INLINE) then takes its cp.async /
+ *       register path and never reads the map; a TMA form (TL_TMA_FORM,
+ *       the default; tl_kernel_info.tma_form) has no such path and executes
+ *       `trap` (its PTX says TL_TMA_FORM_MARK): the launcher runs the
+ *       kernel's no-TMA form (TL_TMA_OFF) for those arguments instead.
+ *       docs/pipelines.md "TMA ring", docs/codegen.md "Round 9".
  * Grid: the launcher evaluates the function's grid region on the host
  * (tl_eval_grid in lib/interp.h); blockDim = (warps * 32, 1, 1);
  * dynamic shared memory = tl_kernel_info.smem_bytes. */
@@ -43,7 +48,18 @@ typedef struct tl_codegen_opts {
                              core's own accumulation (~13 mantissa bits on sm_89/sm_90) */
   int assume_vectors;     /* row kernels: 0 = as TILEC_VEC_ONLY says (default: none); 1 = the launch variant
                              without the per-element fallback (lib/codegen/emit_memory.c, lib/api/jit.c) */
+  int tma;                /* kernels whose loads or stores TMA feeds (sm_90a, cutlass): tl_tma_mode */
 } tl_codegen_opts;
+
+/* tl_codegen_opts.tma (docs/codegen.md "Round 9"): what a kernel with TMA does for tensors the
+ * map test of the ABI (above) refuses.  TL_TMA_FORM: nothing (the TMA path alone, about a third
+ * less to compile: the launcher runs the TL_TMA_OFF form of the kernel for such arguments; the
+ * kernel traps if launched with them anyway); TILEC_TMA_FALLBACK=inline makes it TL_TMA_INLINE.
+ * TL_TMA_INLINE: the cp.async ring and the register epilogue in the same kernel, behind a
+ * uniform branch on the test (self-contained: AOT launchers).  TL_TMA_OFF: no TMA at all. */
+typedef enum tl_tma_mode { TL_TMA_FORM = 0, TL_TMA_INLINE = 1, TL_TMA_OFF = 2 } tl_tma_mode;
+/* In the PTX of every TMA form (a comment of its trap): tilec_kernel_load_ptx reads it. */
+#define TL_TMA_FORM_MARK "tilec: TMA form"
 
 /* A tensor map the launcher encodes for a kernel (hidden parameter, above). */
 #define TL_MAX_TMA 8
@@ -70,6 +86,8 @@ typedef struct tl_kernel_info {
   int cluster;            /* 0, or clusters of 2 persistent CTAs (.reqnctapercluster 2, 1, 1) on tiles
                            * adjacent along grid axis cluster - 1: the launch is 2 x min(ceil(grid[axis]
                            * / 2) x the other dims, CTAs that fit / 2) CTAs (lib/codegen/emit_cluster.c) */
+  bool tma_form;          /* compiled as a TMA form (tl_tma_mode): arguments that fail the map test of a
+                           * tensor map need the kernel's TL_TMA_OFF form */
   uint32_t assumed_key;   /* launch key bits (axisinfo.h) the kernel assumes without a check (TILEC_VEC_ONLY=1,
                            * lib/codegen/emit_memory.c); the launcher refuses arguments without them; 0: none */
 } tl_kernel_info;

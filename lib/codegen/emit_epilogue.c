@@ -213,6 +213,7 @@ static const char *tma_store_unfit(cg *g, cg_epi *e, tl_op *s) {
   const char *tma = tl_code_env("TILEC_TMA"); /* measuring: no TMA at all */
   if (tma && *tma == '0') return "TILEC_TMA=0";
   if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
+  if (cg_tma_mode(g) == TL_TMA_OFF) return "this is the kernel's no-TMA form (for tensors a tensor map cannot take)";
   int32_t v = s->opnd[s->nopnd - 1];
   const tl_type *t = &tl_val(f, v)->type;
   tl_value *tv = tl_val(f, s->opnd[0]);
@@ -404,7 +405,7 @@ void cg_epi_prologue(cg *g) {
   ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""), "");
   ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""), "");
   for (int d = 0; d < 2; d++) ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""), "");
-  e->store_ok = ok;
+  e->store_ok = cg_tma_assume(g, ok);
   char txt[400];
   snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + e->map);
   e->map_addr = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);

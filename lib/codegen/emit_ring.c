@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "code_env.h"
 #include "schedule.h"
 
 #include "ring.h"
@@ -300,6 +301,37 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
                  tid, threads);
 }
 
+/* Does scalar v, made again at another iteration of loop L (cg_remat), read memory: a scalar
+ * load of a tensor the kernel never writes, such as a page table? */
+static bool remat_reads_memory(cg *g, int32_t v, int32_t L) {
+  tl_func *f = g->f;
+  if (v == tl_op_at(f, L)->regions[0].args.data[0] || tl_defined_outside(f, v, L)) return false;
+  tl_op *d = tl_op_at(f, tl_val(f, v)->def);
+  if (d->opc == TL_OP_load) return true;
+  for (int i = 0; i < d->nopnd; i++)
+    if (remat_reads_memory(g, d->opnd[i], L)) return true;
+  return false;
+}
+
+/* A stream whose tile start reads memory (attn_decode.tile's page table: `Kc[Table[b, n0 / PAGE],
+ * ...]`) gets the start of the stage issued at `ivs` made here, before the ring's wait_group and
+ * barrier: the entry's load (an L1 or L2 hit, 30-300 cycles) is then in flight under them, where
+ * made in issue_stream it stalled the copies' issue and the iteration behind them.  The same
+ * values (cg_remat at the same iv); TILEC_INDEX_PREFETCH=0 makes them in issue_stream. */
+static bool index_reads_memory(cg *g, cg_stream *s) {
+  if (tl_code_env_off("TILEC_INDEX_PREFETCH")) return false;
+  int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
+  for (int d = 0; d < rank; d++)
+    if (remat_reads_memory(g, stream_index(g, s, d), s->for_op)) return true;
+  return false;
+}
+
+static void prefetch_index(cg *g, cg_stream *s, LLVMValueRef ivs) {
+  int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
+  for (int d = 0; d < rank; d++) s->pre_start[d] = cg_to_i64(g, cg_remat(g, stream_index(g, s, d), s->for_op, ivs));
+  s->n_pre = rank;
+}
+
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, s->load_op);
@@ -308,8 +340,10 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   cg_tensor *t = &g->tensors[tv->index];
   LLVMValueRef start[TL_MAX_RANK], ok = NULL, base_off = cg_i64(g, 0);
   int rowd = -1;
+  int n_pre = s->n_pre;
+  s->n_pre = 0;
   for (int d = 0; d < rank; d++) {
-    start[d] = cg_to_i64(g, cg_remat(g, stream_index(g, s, d), s->for_op, ivs));
+    start[d] = n_pre ? s->pre_start[d] : cg_to_i64(g, cg_remat(g, stream_index(g, s, d), s->for_op, ivs));
     if (!cg_is_zero(start[d])) { /* (the builder folds only constants) */
       LLVMValueRef x = LLVMBuildMul(g->B, start[d], t->stride[d], "");
       base_off = cg_is_zero(base_off) ? x : LLVMBuildAdd(g->B, base_off, x, "");
@@ -707,6 +741,12 @@ static void emit_ring(cg *g, cg_ring *R) {
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, cb);
   }
+  LLVMValueRef ivs = NULL;
+  for (int i = 0; !jb && i < p->nstream; i++) /* (the TMA form's cp.async branch makes its starts in place) */
+    if (p->streams[i].for_op == L && index_reads_memory(g, &p->streams[i])) {
+      if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
+      prefetch_index(g, &p->streams[i], ivs);
+    }
   char w[64];
   snprintf(w, sizeof w, "cp.async.wait_group %d;", S - 2 - R->lag);
   cg_asm_void(g, w, "~{memory}", NULL, 0);
@@ -717,7 +757,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   LLVMValueRef rd = rd0 ? rd0 : LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef wr = wr0 ? wr0 : LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
   R->rd_slot = rd;
-  LLVMValueRef ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
+  if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
   commit(g);

@@ -23,6 +23,7 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
   if (env && *env == '0') return "TILEC_TMA=0";
   if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
   if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
+  if (cg_tma_mode(g) == TL_TMA_OFF) return "this is the kernel's no-TMA form (for tensors a tensor map cannot take)";
   if (!R->wgmma) return "the ring does not feed wgmma";
   if (R->stages < 2) return "the ring has one stage";
   *nmaps = 0;
@@ -105,8 +106,12 @@ int cg_plan_tma(cg *g, int persist) {
                        s->tma_boxes, s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, swz);
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
-    tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
-                   ws ? "an element copy" : "the cp.async ring");
+    if (cg_tma_mode(g) == TL_TMA_FORM)
+      tl_sbuf_printf(&note, "; %d bytes per stage; a TMA form: launches whose tensors fail the map test run the "
+                            "kernel's no-TMA form)", R->tx_bytes);
+    else
+      tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
+                     ws ? "an element copy" : "the cp.async ring");
   }
   /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
   if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);
@@ -116,8 +121,25 @@ int cg_plan_tma(cg *g, int persist) {
 
 int cg_tma_count(cg *g) { return g->plan && g->plan_f == g->f ? g->plan->ntma : 0; }
 
+int cg_tma_mode(cg *g) {
+  int m = g->o ? g->o->tma : TL_TMA_FORM;
+  return m == TL_TMA_FORM && tl_code_env_off("TILEC_TMA_FORM") ? TL_TMA_INLINE : m;
+}
+
+/* The map test `ok` (i1, in the kernel prologue) as the kernel's code sees it: itself where the
+ * fallback is inline; in a TMA form (tl_tma_mode) true, after a `trap` for a launch that fails
+ * it anyway (the launcher runs the no-TMA form for such arguments: the trap only stops a
+ * launcher that does not know the ABI's rule from reading a map it did not encode). */
+LLVMValueRef cg_tma_assume(cg *g, LLVMValueRef ok) {
+  if (cg_tma_mode(g) != TL_TMA_FORM) return ok;
+  LLVMValueRef a = LLVMBuildZExt(g->B, ok, g->i32, "");
+  cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p trap; } // " TL_TMA_FORM_MARK, "r,~{memory}", &a, 1);
+  return LLVMConstInt(g->i1, 1, 0);
+}
+
 void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->ntma = 0;
+  ki->tma_form = false;
   ki->tma_note = NULL;
   ki->epi_note = NULL;
   ki->persist = false;
@@ -125,6 +147,7 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   if (!g->plan || g->plan_f != g->f) return;
   ki->epi_note = g->plan->epi_note;
   ki->ntma = g->plan->ntma;
+  ki->tma_form = ki->ntma > 0 && cg_tma_mode(g) == TL_TMA_FORM;
   memcpy(ki->tma, g->plan->tma, sizeof ki->tma);
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
@@ -191,7 +214,7 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
       p->tmap[s->tma] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
     }
   }
-  R->tma_ok = ok;
+  R->tma_ok = cg_tma_assume(g, ok);
   R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
   LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
   LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);

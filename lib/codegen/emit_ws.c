@@ -292,19 +292,21 @@ void cg_ws_plan(cg *g, int persist, int *end) {
       R->empty_off = persist;
       persist += 8 * R->stages;
       *end = persist;
+      /* (a TMA form has no element copy: its launcher runs the no-TMA form for such tensors) */
+      const char *copies = cg_tma_mode(g) == TL_TMA_FORM ? "" : ", all 128 copy when a tensor fails the map test";
       if (p->ws == TL_WS_PINGPONG)
         tl_sbuf_printf(&note,
                        "warp-specialized (ping-pong): 2 consumer warpgroups on alternate tiles of the CTA's list "
                        "(setmaxnreg.inc %d), each main loop after the other's (named barriers 5, 6), one's epilogue "
                        "under the other's main loop; producer warpgroup 2 (setmaxnreg.dec %d; one thread issues the "
-                       "TMA boxes, all 128 copy when a tensor fails the map test), a full and an empty mbarrier per stage",
-                       WS_CONSUMER_REGS, WS_PRODUCER_REGS);
+                       "TMA boxes%s), a full and an empty mbarrier per stage",
+                       WS_CONSUMER_REGS, WS_PRODUCER_REGS, copies);
       else
         tl_sbuf_printf(&note,
                        "warp-specialized (cooperative): %d consumer warpgroup%s on one tile (setmaxnreg.inc %d), "
-                       "producer warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes, all 128 copy when a "
-                       "tensor fails the map test), a full and an empty mbarrier per stage, no CTA barrier in the main loop",
-                       f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS);
+                       "producer warpgroup %d (setmaxnreg.dec %d; one thread issues the TMA boxes%s), a full and an "
+                       "empty mbarrier per stage, no CTA barrier in the main loop",
+                       f->warps / 4, f->warps / 4 > 1 ? "s" : "", WS_CONSUMER_REGS, f->warps / 4, WS_PRODUCER_REGS, copies);
       if (tr_stream(g, R))
         tl_sbuf_printf(&note, "; the 8-bit [K][N] B: its boxes TMA'd %d k-steps ahead into staging slots (a \"loaded\" "
                               "mbarrier each), the producer's 128 threads transpose each into the K-major buffer of its "

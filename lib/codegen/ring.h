@@ -64,6 +64,11 @@ typedef struct cg_stream {
    * row dim's index is then a tile), else -1 */
   bool prologue;
   int32_t row_base;
+  /* the tile start (i64 per dim) of the stage the ring issues next, made before the ring's wait
+   * when an index reads memory (a page-table entry): that load then runs under the wait and the
+   * barrier instead of stalling the copies' issue (emit_ring.c prefetch_index); n_pre 0: none */
+  LLVMValueRef pre_start[TL_MAX_RANK];
+  int n_pre;
 } cg_stream;
 
 typedef struct cg_ring {

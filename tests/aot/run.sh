@@ -21,9 +21,20 @@ if ldd "$WORK/consumer" | grep -Eq "libtilec|LLVM"; then echo "FAIL: the consume
 export TILEC_LIBCUDA="$FAKE" TILEC_CACHE_DIR="$WORK/cache"
 FAKE_CUDA_LOG="$WORK/aot.launches" "$WORK/consumer" >"$WORK/aot.status" 2>"$WORK/aot.err"
 # the JIT without the small-M forms (docs/small_m.md): an AOT launcher runs the kernel as compiled at
-# every M, so the JIT's launch of gemm at M <= 256 would be a form's
-TILEC_SMALL_M=0 FAKE_CUDA_LOG="$WORK/jit.launches" "$JIT" "$EX" >"$WORK/jit.status" 2>"$WORK/jit.err"
+# every M, so the JIT's launch of gemm at M <= 256 would be a form's; and with the TMA kernels'
+# fallback inline (TILEC_TMA_FORM=0), as an AOT launcher embeds them (the JIT's default TMA forms
+# run a second kernel for tensors a map cannot take: docs/codegen.md "Round 9")
+TILEC_SMALL_M=0 TILEC_TMA_FORM=0 FAKE_CUDA_LOG="$WORK/jit.launches" "$JIT" "$EX" >"$WORK/jit.status" 2>"$WORK/jit.err"
 fail=0
+# (the embedded PTX is a list of byte values: "tilec: TMA form", "cp.async.bulk.tensor")
+for k in gemm attn; do
+  tr -d ' \n' <"$WORK/aot_$k.c" >"$WORK/aot_$k.bytes"
+  if grep -q "116,105,108,101,99,58,32,84,77,65,32,102,111,114,109" "$WORK/aot_$k.bytes"; then
+    echo "FAIL: aot_$k.c embeds a TMA form"; fail=1
+  fi
+  grep -q "99,112,46,97,115,121,110,99,46,98,117,108,107,46,116,101,110,115,111,114" "$WORK/aot_$k.bytes" ||
+    { echo "FAIL: aot_$k.c has no TMA kernel"; fail=1; }
+done
 cmp -s "$WORK/aot.status" "$WORK/jit.status" || { echo "FAIL: statuses differ"; diff "$WORK/aot.status" "$WORK/jit.status" | head; fail=1; }
 cmp -s "$WORK/aot.launches" "$WORK/jit.launches" || { echo "FAIL: launches differ"; diff "$WORK/aot.launches" "$WORK/jit.launches" | head -6 | cut -c1-400; fail=1; }
 n=$(wc -l <"$WORK/aot.launches"); e=$(grep -vc " 0$" "$WORK/aot.status" || true)

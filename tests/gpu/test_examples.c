@@ -294,8 +294,9 @@ static void run_attn_ws(const char *dir, const char *name) {
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
     if (only && *only && !strstr(env ? env : "default", only) && !(val && strstr(val, only))) continue;
     if (env) setenv(env, val, 1);
-    for (int c = 0; c < 4; c++) {
-      int D = c & 1 ? 128 : 64, causal = c >> 1;
+    /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form only */
+    for (int c = 0; c < (env || rope ? 4 : 6); c++) {
+      int D = c >= 4 ? 256 : c & 1 ? 128 : 64, causal = c >= 4 ? c - 4 : c >> 1;
       char path[4096];
       snprintf(path, sizeof path, "%s/%s", dir, name);
       tilec_options *o = NULL;

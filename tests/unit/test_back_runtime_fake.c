@@ -491,7 +491,8 @@ Test(fake_driver, user_ptx_of_every_example_kernel) {
 /* A launch of gemm.tile's cutlass_gemm (sm_90a, TMA ring): two hidden
  * tensor maps after the 15 ABI parameters, encoded with the tile's boxes,
  * once per (pointer, sizes, strides); a tensor failing the map test gets a
- * zeroed map and no encode (the kernel takes its cp.async ring). */
+ * zeroed map and no encode (with tma-fallback=inline the kernel takes its
+ * cp.async ring; a TMA form, the default, runs its no-TMA form instead). */
 static void gemm_launch(tilec_kernel *k, uint64_t a, int64_t M, int64_t N, int64_t K, int64_t ldb) {
   int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N}, stb[2] = {ldb, 1};
   DLTensor ta = {.data = (void *)(uintptr_t)a, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sa};
@@ -506,11 +507,16 @@ static void gemm_launch(tilec_kernel *k, uint64_t a, int64_t M, int64_t N, int64
 /* Load `kernel` of examples/FILE; its PTX must declare the two hidden maps
  * as parameters `first` and `first + 1`.  The small-M forms in order (TILEC_FORM_THREADS=0), so
  * that the PTX the fake saw last is the same on every run (the last form's). */
-static tilec_kernel *load_tma_example(const char *file, const char *kernel, int first, tilec_program **pp) {
+static tilec_kernel *load_tma_example(const char *file, const char *kernel, int first, const char *fallback,
+                                      tilec_program **pp) {
   char path[1024], decl[256];
   setenv("TILEC_FORM_THREADS", "0", 1);
   snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, file);
-  cr_assert_eq(tilec_program_create_from_file(pp, path, NULL), TILEC_OK);
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  if (fallback) cr_assert_eq(tilec_options_set(o, "tma-fallback", fallback), TILEC_OK);
+  cr_assert_eq(tilec_program_create_from_file(pp, path, o), TILEC_OK);
+  tilec_options_destroy(o);
   tilec_kernel *k = NULL;
   cr_assert_eq(tilec_kernel_load(*pp, kernel, 0, &k), TILEC_OK, "%s", tilec_program_log(*pp));
   for (int i = first; i < first + 2; i++) {
@@ -522,7 +528,8 @@ static tilec_kernel *load_tma_example(const char *file, const char *kernel, int 
 
 Test(fake_driver, tma_maps_encoded_once_per_tensor) {
   tilec_program *p = NULL;
-  tilec_kernel *k = load_tma_example("gemm.tile", "cutlass_gemm", 15, &p);
+  tilec_kernel *k = load_tma_example("gemm.tile", "cutlass_gemm", 15, "inline", &p);
+  cr_assert_null(strstr(calls.last_linked_ptx, "trap;"), "the kernel with its fallback inline has no trap");
   int e0 = calls.encodes;
   cr_assert(strstr(calls.last_linked_ptx, ".param .align 64 .b8 cutlass_gemm_param_17[128]"),
             "no map for C (the epilogue's TMA store)");
@@ -599,7 +606,7 @@ static void attn_launch(tilec_kernel *k, const int64_t *kstrides) {
 
 Test(fake_driver, tma_rank4_maps_of_attention) {
   tilec_program *p = NULL;
-  tilec_kernel *k = load_tma_example("attn.tile", "cutlass_attn_fwd", 37, &p);
+  tilec_kernel *k = load_tma_example("attn.tile", "cutlass_attn_fwd", 37, "inline", &p);
   cr_assert(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor.4d.shared::cluster.global.tile"));
   int e0 = calls.encodes;
   int64_t contiguous[4] = {3 * 1000 * 64, 1000 * 64, 64, 1};
@@ -649,6 +656,58 @@ Test(fake_driver, tma_rank4_maps_of_attention) {
   cr_assert(memcmp(last_params[37], zero, 128) == 0);
   cr_assert(memcmp(last_params[38], zero, 128) != 0);
   tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
+/* The default: cutlass_gemm is a TMA form (codegen.h, docs/codegen.md "Round 9"), its TMA path
+ * alone with a trap for a launch whose tensors fail the map test.  Such a launch (B's row
+ * stride 1034 bytes) runs the kernel's no-TMA form, compiled and loaded at the first one (no
+ * tensor maps: 15 parameters, no bulk tensor copy), with no encode and no zeroed map; the next
+ * one reuses it without a compile; tensors that fit run the TMA form again.  PTX given by the
+ * user that is a TMA form refuses such a launch (nothing launched) instead of trapping. */
+Test(fake_driver, tma_form_runs_its_no_tma_form_for_tensors_a_map_cannot_take) {
+  tilec_program *p = NULL;
+  tilec_kernel *k = load_tma_example("gemm.tile", "cutlass_gemm", 15, NULL, &p);
+  cr_assert(strstr(calls.last_linked_ptx, "@p trap; } // tilec: TMA form"), "no trap in the TMA form");
+  cr_assert(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor"));
+  char *form_ptx = strdup(calls.last_linked_ptx);
+  int e0 = calls.encodes, links0 = calls.links, launches0 = calls.launches;
+  gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
+  cr_assert_eq(calls.encodes - e0, 3);
+  CUfunction tma_fn = last_fn;
+  cr_assert_eq(calls.links, links0, "a fitting launch compiled something");
+  gemm_launch(k, 0x10000000u, 300, 517, 4096, 517);
+  cr_assert_eq(calls.links - links0, 1, "the no-TMA form was not compiled once");
+  cr_assert_eq(calls.encodes - e0, 3, "a map was encoded for a tensor that fails the test");
+  cr_assert_neq(last_fn, tma_fn);
+  cr_assert_null(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor"), "the no-TMA form copies by TMA");
+  cr_assert_null(strstr(calls.last_linked_ptx, "trap;"));
+  cr_assert_null(strstr(calls.last_linked_ptx, "cutlass_gemm_param_15"), "the no-TMA form has tensor maps");
+  cr_assert(strstr(calls.last_linked_ptx, "cp.async.cg.shared.global"));
+  CUfunction notma_fn = last_fn;
+  gemm_launch(k, 0x10000000u, 300, 517, 4096, 517);
+  cr_assert_eq(last_fn, notma_fn);
+  cr_assert_eq(calls.links - links0, 1, "the no-TMA form was compiled again");
+  gemm_launch(k, 0x10000000u, 300, 520, 4096, 520);
+  cr_assert_eq(last_fn, tma_fn);
+  cr_assert_eq(calls.launches - launches0, 4);
+  cr_assert(strstr(tilec_program_log(p), "its no-TMA form"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  /* the same PTX given as the user's: a launch it has no path for is refused */
+  tilec_kernel *u = NULL;
+  cr_assert_eq(tilec_kernel_load_ptx(p, "cutlass_gemm", form_ptx, 0, &u), TILEC_OK, "%s", tilec_program_log(p));
+  int before = calls.launches;
+  int64_t sa[2] = {300, 4096}, sb[2] = {4096, 517}, sc[2] = {300, 517};
+  DLTensor ta = {.data = (void *)(uintptr_t)0x10000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sa};
+  DLTensor tb = {.data = (void *)(uintptr_t)0x20000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sb};
+  DLTensor tc = {.data = (void *)(uintptr_t)0x30000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sc};
+  tilec_arg args[3] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &ta}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &tb},
+                       {.kind = TILEC_ARG_TENSOR, .u.tensor = &tc}};
+  cr_assert_eq(tilec_kernel_launch(u, args, 3, NULL), TILEC_ERROR_LAUNCH);
+  cr_assert(strstr(tilec_kernel_error(u), "TMA form"), "%s", tilec_kernel_error(u));
+  cr_assert_eq(calls.launches, before, "a launch the PTX has no path for was made");
+  tilec_kernel_destroy(u);
+  free(form_ptx);
   tilec_program_destroy(p);
 }
 
