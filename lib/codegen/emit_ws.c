@@ -893,6 +893,11 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
    * consumers what is left (128 N + 256 C <= 65536) */
   cg_stream *trb = tr_stream(g, R);
   int preg = WS_PRODUCER_REGS, creg = WS_CONSUMER_REGS;
+  /* fa3 (turns with the late value dot: S, O, the carried P and the softmax live at once) in a TMA
+   * form (the producer's one thread only computes box coordinates; the inline element copy needs
+   * more: 188-208 B of spills at 24): FlashAttention-3's split, 24 and 240 (at 40 / 232 ptxas
+   * spilled 36 B of the causal kernel's scalars around q's load) */
+  if (p->turns_late && cg_tma_mode(g) == TL_TMA_FORM) preg = 24, creg = 240;
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (trb && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
     preg = atoi(pr) / 8 * 8;
