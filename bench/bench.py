@@ -57,7 +57,9 @@ ap.add_argument("--attn-cases", default="",  # D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM
                 help="attention cases D:S:CAUSAL[:WARPS[:BN[:STAGES[:BM]]]],... (e.g. 128:4096:1,64:4096:1:8) replacing the default list")
 ap.add_argument("--attn-kernels", default="attn_fwd,cutlass_attn_fwd",
                 help="attention: kernels of examples/attn.tile to time, a row each per case (cutlass_attn_fwd: wgmma on sm_90a); "
-                     "NAME@tma0 = NAME compiled with TILEC_TMA=0 (the cp.async ring), timed in the same process")
+                     "NAME@tma0 = NAME compiled with TILEC_TMA=0 (the cp.async ring), timed in the same process; "
+                     "NAME@VAR=VALUE with that code switch; a suffix :C=N sets tile constant C (e.g. "
+                     "cutlass_attn_fwd@TILEC_ATTN_WS=fa3:BN=128)")
 ap.add_argument("--fp8-variants", default="",
                 help="extra fp8 TN promote configurations BM:BN:BK:WARPS:STAGES,... (rows beside the default)")
 ap.add_argument("--int8-variants", default="",
@@ -504,17 +506,21 @@ def attn():
                 if bn: defs["BN"] = bn
                 if bm: defs["BM"] = bm
                 opts = dict(([("warps", w)] if w else []) + ([("stages", st)] if st else []))
-                base, _, variant = kname.partition("@")
-                # NAME@tma0 = TILEC_TMA=0; NAME@VAR=VALUE sets VAR (read by codegen at load time; in the cache key)
-                evar, _, evalue = variant.partition("=") if "=" in variant else (("TILEC_TMA", "", "0") if variant == "tma0" else ("", "", ""))
-                old_env = os.environ.get(evar) if evar else None
-                if evar: os.environ[evar] = evalue
+                # NAME...:BN=128 (a suffix): this kernel at that tile constant, beside the others at theirs
+                kfull, kdefs = kname.split(":")[0], [x.split("=") for x in kname.split(":")[1:]]
+                defs.update({x[0]: int(x[1]) for x in kdefs})
+                base, *variants = kfull.split("@")
+                # NAME@tma0 = TILEC_TMA=0; NAME@VAR=VALUE sets VAR (read by codegen at load time; in the cache key),
+                # several @VAR=VALUE all of them
+                envs = [v.partition("=")[::2] if "=" in v else ("TILEC_TMA", "0") for v in variants if v]
+                old_env = {e: os.environ.get(e) for e, _ in envs}
+                for e, val in envs: os.environ[e] = val
                 try:
                     kernels[key] = Kernel(ex("attn.tile"), defs, kernel=base, options=opts or None)
                 finally:
-                    if evar:
-                        if old_env is None: del os.environ[evar]
-                        else: os.environ[evar] = old_env
+                    for e, old in old_env.items():
+                        if old is None: del os.environ[e]
+                        else: os.environ[e] = old
             k = kernels[key]
             o = torch.full_like(q, float("nan"))
             f = k.bind(q, kk, v, o, D ** -0.5)

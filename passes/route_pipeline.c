@@ -487,10 +487,26 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->ws = TL_WS_PINGPONG;
       ws_why = "pingpong (TILEC_ATTN_WS=pingpong: the producer warpgroup, and the two consumer warpgroups issue "
                "their dots in turns, one's softmax under the other's wgmma)";
+    } else if (ws && !strcmp(ws, "fa3")) {
+      /* FlashAttention-3's combination: the producer, the turns and, inside each
+       * turn, the value dot a step late (emit_overlap.c reads the same switch) */
+      f->ws = TL_WS_PINGPONG;
+      ws_why = "fa3 (TILEC_ATTN_WS=fa3: the producer warpgroup, the turns, and in each turn the score dot of "
+               "step j and the value dot of step j-1, so one warpgroup's softmax runs under its own value dot "
+               "and the other's dots; one program an SM)";
     } else {
-      ws_why = "off (TILEC_ATTN_WS=producer|pingpong turns it on)";
+      ws_why = "off (TILEC_ATTN_WS=producer|pingpong|fa3 turns it on)";
     }
     persist_why = "off (attention: one tile a program)";
+    /* fa3: one program an SM, so each tile's start (CTA launch, the ring's first loads) and end
+     * would run with the tensor cores idle; a persistent CTA's producer fills the next tile's
+     * stages under this one's epilogue (codegen keeps it off when the trip count depends on the
+     * tile: causal, where the hardware's heaviest-first order balances the SMs) */
+    if (f->ws == TL_WS_PINGPONG && ws && !strcmp(ws, "fa3") && !tl_code_env_off("TILEC_PERSIST")) {
+      f->persist = true;
+      persist_why = "on (fa3: one CTA an SM looping over the tiles, the producer running ahead into the next "
+                    "tile; TILEC_PERSIST=0 off)";
+    }
   }
   if (gemm90) {
     const char *ws = tl_code_env("TILEC_WS"), *pe = tl_code_env("TILEC_PERSIST");

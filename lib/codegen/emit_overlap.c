@@ -57,7 +57,9 @@ static const char *sink_unfit(cg *g, int k) {
   int32_t L = o->parent;
   cg_ring *R = ring_of(p, L);
   if (!R || !R->lag) return "the ring keeps no group in flight (fewer than 3 stages)";
-  if (R->ws) return "warp-specialized";
+  /* warp-specialized: the consumers release the late dot's slot after its wait (cg_ws_release);
+   * form 4's CTA barrier orders lock-stepped warpgroups, which the producer form has not */
+  if (R->ws && p->sink_form == 4) return "form 4 (a CTA barrier) on a warp-specialized kernel";
   int32_t a = o->opnd[0], b = o->opnd[1];
   const tl_layout *lc = cg_layout(g, o->res[0]);
   if (p->vkind[a] != SRC_STAGED || !cg_a_from_regs(g, a, lc, 2) || tl_dtype_bytes((tl_dtype)tl_val(f, a)->type.dtype) != 2)
@@ -81,10 +83,13 @@ static const char *sink_unfit(cg *g, int k) {
 void cg_plan_overlap(cg *g) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  const char *env = tl_code_env("TILEC_ATTN_OVERLAP");
+  const char *env = tl_code_env("TILEC_ATTN_OVERLAP"), *ws = tl_code_env("TILEC_ATTN_WS");
   /* 1: the late dot alone; 3: also the rescale moved to its issue; 4: also both warpgroups' score
    * dots issued first (2, P packed before the wait, made ptxas serialize every wgmma: C7513) */
   int form = env && (env[0] == '1' || env[0] == '3' || env[0] == '4') && !env[1] ? env[0] - '0' : 0;
+  /* TILEC_ATTN_WS=fa3: the turns (route_pipeline) with form 1 inside them, unless a form is set
+   * (FlashAttention-3 rescales O after the wait at D <= 128, as form 1 does) */
+  if (!form && ws && !strcmp(ws, "fa3") && !(env && env[0] == '0')) form = 1;
   if (!form) return;
   p->sink_form = form;
   int32_t *uses = tl_count_uses(f);
@@ -120,6 +125,8 @@ void cg_plan_overlap(cg *g) {
         p->sink_mul[k] = av->def, p->sink_scale[k] = sc;
     }
     p->sink_npk[k] = at->shape[0] / (16 * lc->mma_wm) * (at->shape[1] / 16) * 4;
+    cg_ring *R = ring_of(p, L);
+    if (R->ws && p->ws_turns) p->turns_late = true;
     tl_sbuf_printf(&note,
                    "%sdot at %d:%d issued one step late: after the next step's score dot, which waits with "
                    "wait_group 1, so the softmax runs under it; its group is waited for before the carried "
@@ -127,6 +134,25 @@ void cg_plan_overlap(cg *g) {
                    note.len ? "; " : "", o->loc.line, o->loc.col,
                    p->sink_mul[k] >= 0 ? ", the accumulator's rescale done before the score dot that issues it" : "",
                    form == 4 ? ", a CTA barrier between the score dots and the late dots" : "");
+    if (R->ws)
+      tl_sbuf_printf(&note, "; warp-specialized: its slot released after that wait%s",
+                     p->turns_late ? ", each turn from the ring's wait to the late dot's commit (bar.sync 5 + w "
+                                     "before the wait, bar.arrive 6 - w after the commit; the last late dot after "
+                                     "the loop in a turn of its own)" : "");
+  }
+  if (p->turns_late) { /* (cg_ws_plan's note described the turns and releases of the in-place value dot) */
+    tl_sbuf wsn = {0};
+    bool tma_form = cg_tma_mode(g) == TL_TMA_FORM; /* (emit_ws.c: the producer's registers) */
+    tl_sbuf_printf(&wsn, "warp-specialized (attention, TILEC_ATTN_WS=fa3): 2 consumer warpgroups on one tile "
+                        "(setmaxnreg.inc %d), producer warpgroup 2 (setmaxnreg.dec %d; one thread issues the TMA "
+                        "boxes%s), a full and an empty mbarrier per stage, no CTA barrier in the main loop; %s",
+                   tma_form ? 240 : 232, tma_form ? 24 : 40, tma_form ? "" : ", all 128 copy when a tensor fails the map test",
+                   p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
+                                "next tile, warpgroup 1's first arrive per tile"
+                   : f->persist ? "not persistent (the main loop's trip count depends on the tile)"
+                                : "not persistent");
+    p->ws_note = tl_strdup(&g->ctx->arena, wsn.data);
+    tl_sbuf_free(&wsn);
   }
   if (note.len) p->sink_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
@@ -223,6 +249,10 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
     memcpy(r, out, sizeof(LLVMValueRef) * (size_t)x->n);
     x->r = r; /* (a new array: the loop's phis keep theirs) */
   }
+  /* warp-specialized: the last slot is released at the tile's end (emit_ws.c release_last) */
+  if (R->ws) R->ws_pending = true;
+  /* the turn ends once both dots are issued: the other warpgroup's dots queue behind them */
+  if (g->plan->turns_late) cg_ws_turn_arrive(g, NULL);
   cg_asm_void(g, "wgmma.wait_group.sync.aligned 1;", "~{memory}", NULL, 0);
   cg_wgmma_fence_val(g, waiting_res);
 }
@@ -268,6 +298,13 @@ bool cg_overlap_before_op(cg *g, int32_t id) {
       LLVMPositionBuilderAtEnd(g->B, jb);
       cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
       cg_wgmma_fence_val(g, p->wg_carried[k]);
+      /* warp-specialized: the late dot's slot (K and V of the step before) is free; iteration 0's
+       * dot of P = 0 read this step's slot, which is released a step later */
+      cg_ring *R = ring_of(p, tl_op_at(g->f, p->wg_dots[k])->parent);
+      if (R && R->ws) {
+        LLVMValueRef s = LLVMBuildLoad2(g->B, g->i32, p->sink_slot[k], "");
+        cg_ws_release(g, R, s, LLVMBuildICmp(g->B, LLVMIntSGE, s, cg_i32(g, 0), ""));
+      }
     }
   return skip;
 }
@@ -277,13 +314,22 @@ void cg_overlap_exit(cg *g, int32_t L) {
   for (int k = sink_of(p, g->f, L, 0); k >= 0; k = sink_of(p, g->f, L, k + 1)) {
     int32_t acc = p->wg_carried[k];
     LLVMValueRef s = LLVMBuildLoad2(g->B, g->i32, p->sink_slot[k], "");
+    LLVMValueRef ran = LLVMBuildICmp(g->B, LLVMIntSGE, s, cg_i32(g, 0), "");
+    /* turns: the last late dot in a turn of its own, which warpgroup 1 ends without an arrive (as
+     * the first turn began without warpgroup 0's), so every bar.sync has its bar.arrive at any trip
+     * count; a loop that did not run still takes the turn */
+    if (p->turns_late) {
+      cg_ws_turn_sync(g);
+      cg_ws_turn_arrive(g, LLVMBuildAnd(g->B, cg_ws_turn_first(g), LLVMBuildNot(g->B, ran, ""), ""));
+    }
     LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
     LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.last");
     LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.done");
-    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSGE, s, cg_i32(g, 0), ""), lb, jb);
+    LLVMBuildCondBr(g->B, ran, lb, jb);
     LLVMPositionBuilderAtEnd(g->B, lb);
     cg_val before = *cg_get(g, acc);
     LLVMValueRef *out = issue(g, k, acc, s);
+    if (p->turns_late) cg_ws_turn_arrive(g, cg_ws_turn_first(g));
     cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
     cg_val *x = cg_get(g, acc);
     x->r = out;

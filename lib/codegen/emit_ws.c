@@ -238,6 +238,15 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   *end = persist;
   p->persist = f->persist && grid_in_kernel(f);
   tl_sbuf note = {0};
+  /* attention (route_pipeline: TILEC_ATTN_WS=fa3): a static tile order only when every tile's trip
+   * count is the same (not causal: there the hardware's heaviest-first order balances the SMs) */
+  const char *attn_nopersist = NULL;
+  if (p->persist && f->ws && p->nring == 1) {
+    tl_op *lo = tl_op_at(f, p->rings[0].for_op);
+    for (int k = 0; k < 3 && k < lo->nopnd; k++)
+      if (from_program_id(f, lo->opnd[k], 0)) attn_nopersist = "the main loop's trip count depends on the tile";
+    if (attn_nopersist) p->persist = false;
+  }
   if (f->ws) {
     cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
     const char *why = ws_unfit(g, R, true);
@@ -320,7 +329,8 @@ noted:
       tl_sbuf_printf(&note, "; no tile prefetch (%s)", pwhy);
   }
   else if (f->persist)
-    tl_sbuf_printf(&note, "%snot persistent (the grid clause cannot be evaluated in the kernel)", note.len ? "; " : "");
+    tl_sbuf_printf(&note, "%snot persistent (%s)", note.len ? "; " : "",
+                   attn_nopersist ? attn_nopersist : "the grid clause cannot be evaluated in the kernel");
   if (note.len) p->ws_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
 }
@@ -382,6 +392,7 @@ static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
 
 static void pin_scalars(cg *g, cg_ring *R);
 static void release_last(cg *g, cg_ring *R);
+static void turn_sync(cg *g, cg_ring *R);
 
 /* i1: this warpgroup's named-barrier operand ("bar.sync|arrive $0, 256" with id) when `on`. */
 static void pp_bar(cg *g, const char *op, LLVMValueRef id, LLVMValueRef on) {
@@ -464,6 +475,9 @@ void cg_ws_preheader(cg *g, cg_ring *R) {
 }
 
 void cg_ws_ring_wait(cg *g, cg_ring *R) {
+  /* turns with the late value dot: the turn begins here, in front of the wait's spin loop (a
+   * branch ptxas does not move the bar.sync across, as FlashAttention-3's sync after its K wait) */
+  if (g->plan->turns_late) turn_sync(g, R);
   LLVMValueRef rd = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   cg_tma_wait(g, R, rd);
   R->rd_slot = rd;
@@ -513,7 +527,7 @@ static void turn_sync_after_softmax(cg *g, cg_ring *R) {
 
 void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->ws_turns) return;
+  if (!p || g->plan_f != g->f || !p->ws_turns || p->turns_late) return;
   cg_ring *R = &p->rings[0];
   if (D == p->turn_defer_dot) {
     turn_sync_after_softmax(g, R);
@@ -531,10 +545,23 @@ void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
 
 void cg_ws_turn_after_commit(cg *g, tl_op *o) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->ws_turns || o != tl_op_at(g->f, p->turn_wait_dot)) return;
+  if (!p || g->plan_f != g->f || !p->ws_turns || p->turns_late || o != tl_op_at(g->f, p->turn_wait_dot)) return;
   cg_ring *R = &p->rings[0];
   pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), LLVMConstInt(g->i1, 1, 0));
 }
+
+void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
+
+void cg_ws_turn_arrive(cg *g, LLVMValueRef on) {
+  cg_ring *R = &g->plan->rings[0];
+  pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), on ? on : LLVMConstInt(g->i1, 1, 0));
+}
+
+LLVMValueRef cg_ws_turn_first(cg *g) {
+  return LLVMBuildICmp(g->B, LLVMIntEQ, g->plan->rings[0].turn_wg, cg_i32(g, 0), "");
+}
+
+void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) { release(g, R, slot, on); }
 
 /* Mark in `used` the values that ops of region r (and their regions) use. */
 static void mark_uses(tl_func *f, tl_region *r, uint8_t *used) {
@@ -605,6 +632,7 @@ static void pin_scalars(cg *g, cg_ring *R) {
 /* After the drain: a ping-pong warpgroup's main loop is over; the other one
  * may start its own when it has the next tile of the CTA's list. */
 void cg_ws_loop_exit(cg *g, cg_ring *R) {
+  if (g->plan->turns_late) return; /* (the last turn is the last late dot's: emit_overlap.c) */
   if (g->plan->ws_turns) { /* warpgroup 1's last turn (its O += P V of the last step) */
     pp_bar(g, "bar.arrive", cg_i32(g, 6), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 0), ""));
     return;
@@ -865,6 +893,11 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
    * consumers what is left (128 N + 256 C <= 65536) */
   cg_stream *trb = tr_stream(g, R);
   int preg = WS_PRODUCER_REGS, creg = WS_CONSUMER_REGS;
+  /* fa3 (turns with the late value dot: S, O, the carried P and the softmax live at once) in a TMA
+   * form (the producer's one thread only computes box coordinates; the inline element copy needs
+   * more: 188-208 B of spills at 24): FlashAttention-3's split, 24 and 240 (at 40 / 232 ptxas
+   * spilled 36 B of the causal kernel's scalars around q's load) */
+  if (p->turns_late && cg_tma_mode(g) == TL_TMA_FORM) preg = 24, creg = 240;
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (trb && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
     preg = atoi(pr) / 8 * 8;
@@ -905,10 +938,10 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   snprintf(txt, sizeof txt, "setmaxnreg.inc.sync.aligned.u32 %d;", creg);
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   g->bar_threads = ncons;
-  if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn */
+  if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn (persistent: of each tile) */
     R->turn_wg = LLVMBuildLShr(g->B, tid, cg_i32(g, 7), "turn.wg");
     R->turn_started = false;
-    pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
+    if (!p->persist) pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   }
   cg_tiles Tc = *T;
   if (pp) { /* warpgroup w: every other tile from the w-th, its own named barrier 3 + w */
@@ -922,6 +955,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     Tc.step_mul = 2;
   }
   cg_tiles_begin(g, &Tc);
+  if (p->ws_turns && p->persist)
+    pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   R->pptv = Tc.tv;
   R->ppnt = Tc.ntiles;
   LLVMBasicBlockRef join = NULL;

@@ -156,6 +156,8 @@ typedef struct cg_plan {
   bool ws_attn;           /* attention's form: one waiting dot, the others deferred to it (emit_ws.c) */
   bool ws_turns;          /* attention: the consumer warpgroups issue their dots in turns (emit_ws.c) */
   int32_t turn_wait_dot, turn_defer_dot; /* ... the score dot (waits) and the value dot (deferred) */
+  bool turns_late;        /* ... with the value dot a step late (TILEC_ATTN_WS=fa3, emit_overlap.c): a
+                           * turn runs from the ring's wait to the late dot's commit */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
   int cluster;            /* 0, or clusters of 2 CTAs on tiles adjacent along program_id(cluster - 1)
                            * (emit_cluster.c; tl_kernel_info.cluster) */
@@ -331,6 +333,14 @@ void cg_ws_loop_exit(cg *g, cg_ring *R);     /* after the drain: keep the epilog
 void cg_ws_tile_end(cg *g, cg_ring *R);      /* release the last slot of the tile's loop */
 /* attention's turns: before wgmma dot D of loop L */
 void cg_ws_turn_before(cg *g, int32_t D, int32_t L);
+/* ... with the value dot a step late (p->turns_late, emit_overlap.c): this warpgroup's turn
+ * begins (bar.sync 5 + w); it ends (bar.arrive 6 - w) when `on` (i1; NULL: always); i1 "this is
+ * warpgroup 0", the one that takes the first turn */
+void cg_ws_turn_sync(cg *g);
+void cg_ws_turn_arrive(cg *g, LLVMValueRef on);
+LLVMValueRef cg_ws_turn_first(cg *g);
+/* lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL: always) */
+void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);
