@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """ctime.py: compile time of tilec, per kernel, as whole-process medians.
 
-  python3 bench/ctime.py [--runs N] [--env NAME=VALUE]... TILEC [TILEC2 ...]
+  python3 bench/ctime.py [--runs N] [--env NAME=VALUE]... [--flag=--tma-fallback=form]... TILEC [TILEC2 ...]
 
 For each compile (examples/F.tile [--kernel=K] -o /dev/null, sm_90a) and each
 tilec binary given (with its own directory as LD_LIBRARY_PATH, where
 its libtilec.so.0.1 is): one run to warm the page cache, then N runs; prints the
 median wall and CPU (user + system of the child) milliseconds, and the split
-`--time-passes` reports (llvm-build / llvm-opt / ptx) from one more run.
+`--time-passes` reports (llvm-build / llvm-opt / ptx) from one more run.  `--flag=X` adds X to every
+compile: `--flag=--tma-fallback=form` compiles what libtilec's JIT compiles (TMA forms), where the
+CLI's own default writes self-contained PTX (docs/cli.md).
 Needs no GPU (tilec compiles to PTX without one).  docs/codegen.md "Round 8".
 """
 import argparse
@@ -52,17 +54,19 @@ def main():
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--examples", default="examples")
+    ap.add_argument("--flag", action="append", default=[])
     ap.add_argument("tilec", nargs="+")
     a = ap.parse_args()
     env = dict(os.environ)
     for kv in a.env:
         k, v = kv.split("=", 1)
         env[k] = v
-    print(f"# host: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; median of {a.runs} runs after 1 warm-up")
+    print(f"# host: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; median of {a.runs} runs after 1 warm-up"
+          + (f"; flags {' '.join(a.flag)}" if a.flag else ""))
     print("| compile | tilec | wall ms | CPU ms | llvm-build / llvm-opt / ptx ms (--time-passes) |")
     print("|---|---|---|---|---|")
     for f, k in COMPILES:
-        args = [os.path.join(a.examples, f), "--arch=sm_90a", "-o", "/dev/null"] + ([f"--kernel={k}"] if k else [])
+        args = [os.path.join(a.examples, f), "--arch=sm_90a", "-o", "/dev/null"] + ([f"--kernel={k}"] if k else []) + a.flag
         for t in a.tilec:
             env["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(t))  # its own libtilec.so.0.1
             one(t, args, env)

@@ -21,10 +21,10 @@ for c in "$@"; do b=$(cd "$c" && pwd)/b; [ -x "$b/tilec" ] || b=$(cd "$c" && pwd
 D=$(dirname "$0"); L=${OUT:-/tmp}; EX=${TILEC_EXAMPLES:-examples}
 B=$(dirname "$(echo $T | cut -d' ' -f1)")
 grep -m1 "model name" /proc/cpuinfo; nproc; uptime
-echo "== 1. compile time, default (TMA forms)"
-python3 "$D/ctime.py" --runs ${CTIME_RUNS:-9} --examples "$EX" $T | tee "$L/ctime.md"
-echo "== 1. compile time, TILEC_TMA_FORM=0 (fallback inline)"
-python3 "$D/ctime.py" --runs ${CTIME_RUNS:-9} --env TILEC_TMA_FORM=0 --examples "$EX" $T | tee "$L/ctime_inline.md"
+echo "== 1. compile time, TMA forms (what libtilec's JIT compiles: --tma-fallback=form)"
+python3 "$D/ctime.py" --runs ${CTIME_RUNS:-9} --flag=--tma-fallback=form --examples "$EX" $T | tee "$L/ctime.md"
+echo "== 1. compile time, the CLI's default (fallback inline: self-contained files)"
+python3 "$D/ctime.py" --runs ${CTIME_RUNS:-9} --examples "$EX" $T | tee "$L/ctime_inline.md"
 echo "== 2. cold loads (bench/coldload.py), default then TILEC_TMA_FORM=0"
 timeout 200 python3 "$D/coldload.py" --lib "$B/libtilec.so" --runs 3 > "$L/coldload.log" 2>&1
 TILEC_TMA_FORM=0 timeout 200 python3 "$D/coldload.py" --lib "$B/libtilec.so" --runs 3 > "$L/coldload_inline.log" 2>&1

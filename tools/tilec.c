@@ -51,8 +51,9 @@ static const char usage_text[] =
     "  --split-k=HALF         with --kernel=K: compile K as the partial | reduce half of its split-K small-M form\n"
     "  --kmajor-b=PARAM       with --kernel=K: compile K's K-major-B form (PARAM [K, N] stored [N, K])\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
-    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): form (default: the TMA path alone; tilec's launcher runs\n"
-    "                         a no-TMA form for tensors a map cannot take) | inline (both paths in one kernel)\n"
+    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): inline (the default of written files: both paths in one\n"
+    "                         kernel) | form (the TMA path alone, the default of `run` and of libtilec's JIT, whose\n"
+    "                         launcher runs a no-TMA form for tensors a map cannot take)\n"
     "  --kernel=NAME          compile only this kernel of the file (one .entry)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files, or with --kernel)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
@@ -166,6 +167,11 @@ static int parse_args(int argc, char **argv, cli *c) {
     c->run_mode = c->tune_mode = true; /* tune takes run's input options too */
     i = 2;
   }
+  /* The PTX and cubin files the compiler writes are self-contained: a TMA-fed kernel keeps its
+   * path for tensors a map cannot take inline, since whoever loads the file has no launcher to
+   * send such launches to a no-TMA form.  `tilec run` / `tune` launch through libtilec, whose
+   * default is the TMA form (docs/cli.md --tma-fallback). */
+  if (!c->run_mode) tilec_options_set(c->opts, "tma-fallback", "inline");
   static char names[128][128];
   int nnames = 0;
   for (; i < argc; i++) {
