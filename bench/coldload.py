@@ -16,6 +16,7 @@ import argparse, ctypes as C, os, statistics, subprocess, sys, tempfile, time
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", default=os.environ.get("TILEC_LIBRARY", "build/libtilec.so"))
 ap.add_argument("--runs", type=int, default=3)
+ap.add_argument("--modes", default="auto,auto-seq,driver,link", help="assemblers to time (TILEC_ASSEMBLER; auto-seq: forms in order)")
 ap.add_argument("--child", nargs=3, metavar=("FILE", "KERNEL", "PTX_OUT"), help=argparse.SUPPRESS)
 ap.add_argument("cases", nargs="*", default=["examples/gemm_bias_gelu.tile:cutlass_linear_bias_gelu",
                                              "examples/gemm.tile:cutlass_gemm", "examples/attn.tile:cutlass_attn_fwd",
@@ -58,7 +59,7 @@ for case in args.cases:
     path, kernel = case.split(":")
     res = {}
     ptx = os.path.join(tmp, kernel + ".ptx")
-    for mode in ("auto", "auto-seq", "driver", "link"):
+    for mode in args.modes.split(","):
         ptx_ms, load_ms = [], []
         for r in range(args.runs):
             # the driver's own compute cache off too (CUDA_CACHE_DISABLE): every run compiles
