@@ -3,7 +3,7 @@
  *  1. `tilec FILE.tile -o X.ptx` (the CLI next to libtilec.so, or $TILEC_CLI)
  *     must write exactly the bytes of the JIT's PTX for the same options
  *     (tilec_program_text(TILEC_STAGE_PTX) of a program made from the same
- *     path with default options);
+ *     path with the CLI's defaults: option tma-fallback=inline);
  *  2. every kernel is loaded twice: through the JIT (tilec_kernel_load) and
  *     from the CLI's file (tilec_kernel_load_ptx), both run on the same random
  *     inputs (never zeros; ragged sizes: 1, tile-1, tile+1, primes; outputs
@@ -204,7 +204,12 @@ static void run_file(const char *dir, const char *name) {
     return;
   }
   tilec_program *p = NULL;
-  tilec_status st = tilec_program_create_from_file(&p, path, NULL);
+  /* the CLI's files keep a TMA kernel's fallback inline (docs/cli.md --tma-fallback): the same option */
+  tilec_options *o = NULL;
+  tilec_status st = tilec_options_create(&o);
+  if (st == TILEC_OK) st = tilec_options_set(o, "tma-fallback", "inline");
+  if (st == TILEC_OK) st = tilec_program_create_from_file(&p, path, o);
+  tilec_options_destroy(o);
   if (st == TILEC_OK) st = tilec_program_compile(p, TILEC_STAGE_PTX);
   if (st != TILEC_OK) {
     printf("FAIL %s: JIT compile: %s\n%s\n", name, tilec_status_string(st), p ? tilec_program_log(p) : "");
