@@ -232,6 +232,22 @@ void tl_op_add_regions(tl_func *f, int32_t op, int n) {
   o->nregions = n;
 }
 
+int32_t tl_loaded_param(tl_func *f, int32_t v, bool *transposed) {
+  for (;;) {
+    int32_t d = tl_val(f, v)->def;
+    if (d < 0) return -1;
+    tl_op *o = tl_op_at(f, d);
+    if (o->opc == TL_OP_convert_layout || o->opc == TL_OP_trans) {
+      if (o->opc == TL_OP_trans) *transposed = !*transposed;
+      v = o->opnd[0];
+      continue;
+    }
+    if (o->opc != TL_OP_load) return -1;
+    tl_value *t = tl_val(f, o->opnd[0]);
+    return t->def < 0 && t->region_owner < 0 ? t->index : -1;
+  }
+}
+
 int32_t tl_op_clone(tl_func *f, const tl_op *src, const int32_t *opnd, const tl_type *t) {
   tl_op copy = *src; /* (tl_op_new may move the op table src points into) */
   int32_t nid = tl_op_new(f, NULL, (tl_opcode)copy.opc, opnd, copy.nopnd, t, 1, copy.loc);

@@ -234,6 +234,9 @@ void tl_region_insert(tl_func *f, tl_region *r, int pos, int32_t op); /* pos -1 
 int32_t tl_op_clone(tl_func *f, const tl_op *src, const int32_t *opnd, const tl_type *t);
 /* Append operand v to op `op` (a yield's value, a for's carried init). */
 void tl_op_append_opnd(tl_func *f, int32_t op, int32_t v);
+/* The kernel parameter whose load value v is, looking through convert_layout and trans (each
+ * trans flips *transposed), or -1 (not a load of a parameter). */
+int32_t tl_loaded_param(tl_func *f, int32_t v, bool *transposed);
 void tl_region_remove(tl_region *r, int pos);
 /* Unlink the op at r->ops[pos] and mark it, and every op nested in its
  * regions, TL_OPF_DEAD (so tl_count_uses no longer sees their operands). */

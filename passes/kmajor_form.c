@@ -17,23 +17,6 @@ static bool switched_off(void) {
   return e && e[0] == '0';
 }
 
-/* The parameter a load reads (through convert_layout / trans: *transposed), or -1. */
-static int32_t loaded_param(tl_func *f, int32_t v, bool *transposed) {
-  for (;;) {
-    int32_t d = tl_val(f, v)->def;
-    if (d < 0) return -1;
-    tl_op *o = tl_op_at(f, d);
-    if (o->opc == TL_OP_convert_layout || o->opc == TL_OP_trans) {
-      if (o->opc == TL_OP_trans) *transposed = !*transposed;
-      v = o->opnd[0];
-      continue;
-    }
-    if (o->opc != TL_OP_load) return -1;
-    tl_value *t = tl_val(f, o->opnd[0]);
-    return t->def < 0 && t->region_owner < 0 ? t->index : -1;
-  }
-}
-
 /* Whether f gets the form; when not, why (empty: not a kernel this pass is about, no line). */
 static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_kmajor_plan *plan, char *why, size_t n) {
   why[0] = 0;
@@ -47,13 +30,13 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_kmajor_plan *plan, ch
   tl_type *a = &tl_val(f, op->opnd[0])->type, *b = &tl_val(f, op->opnd[1])->type;
   if (tl_dtype_bytes((tl_dtype)b->dtype) != 1) return false; /* 16-bit B: wgmma reads [K][N] as it is */
   bool bt = false;
-  int32_t pb = loaded_param(f, op->opnd[1], &bt);
+  int32_t pb = tl_loaded_param(f, op->opnd[1], &bt);
   if (pb < 0 || bt) return false; /* a K-major B (a trans of [N][K]) needs no form */
   tl_dot_sched *d = tl_sched_dot(f, dot, false);
   if (!d || d->instr != TL_SCHED_MMA_WGMMA || op->parent < 0)
     return snprintf(why, n, "off (the dot is not a wgmma main loop)"), false;
   bool at = false;
-  int32_t pa = loaded_param(f, op->opnd[0], &at);
+  int32_t pa = tl_loaded_param(f, op->opnd[0], &at);
   if (pa < 0 || at || f->params.data[pa].rank != 2 || f->params.data[pa].dims[0].is_const)
     return snprintf(why, n, "off (A is not a load of a 2-D tensor whose rows are a shape symbol)"), false;
   char w[200];

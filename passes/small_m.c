@@ -82,26 +82,9 @@ static const char *const_of_value(const tl_func *f, int64_t v, bool *ambiguous) 
   return *ambiguous ? NULL : found;
 }
 
-/* The parameter a load reads (through convert_layout / trans: *transposed), or -1. */
-static int32_t loaded_param_t(tl_func *f, int32_t v, bool *transposed) {
-  for (;;) {
-    int32_t d = tl_val(f, v)->def;
-    if (d < 0) return -1;
-    tl_op *o = tl_op_at(f, d);
-    if (o->opc == TL_OP_convert_layout || o->opc == TL_OP_trans) {
-      if (o->opc == TL_OP_trans) *transposed = !*transposed;
-      v = o->opnd[0];
-      continue;
-    }
-    if (o->opc != TL_OP_load) return -1;
-    tl_value *t = tl_val(f, o->opnd[0]);
-    return t->def < 0 && t->region_owner < 0 ? t->index : -1;
-  }
-}
-
 static int32_t loaded_param(tl_func *f, int32_t v) {
   bool t = false;
-  return loaded_param_t(f, v, &t);
+  return tl_loaded_param(f, v, &t);
 }
 
 /* Every program_id of f is used only as `program_id(a) * C` with C the dot's M or N extent (the
@@ -148,7 +131,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
            false;
   int32_t pa = loaded_param(f, op->opnd[0]);
   bool bt = false;
-  int32_t pb = loaded_param_t(f, op->opnd[1], &bt);
+  int32_t pb = tl_loaded_param(f, op->opnd[1], &bt);
   if (pa < 0 || f->params.data[pa].rank != 2 || f->params.data[pa].dims[0].is_const)
     return snprintf(why, n, "off (A is not a load of a 2-D tensor whose rows are a shape symbol)"), false;
   if (pb < 0 || f->params.data[pb].rank != 2 || f->params.data[pb].dims[bt ? 0 : 1].is_const ||

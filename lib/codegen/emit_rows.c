@@ -121,6 +121,37 @@ static void emit_for_tile(cg *g, const tl_row_plan *p, int32_t op, uint8_t *mark
   cg_emit_op(g, op);
 }
 
+/* The loop over a persistent CTA's tiles t = t0, t0 + step, ... while t < ntiles: begin leaves
+ * the builder in the body with t loaded; end stores the next tile, branches back and leaves the
+ * builder after the loop, with the program ids no longer overridden. */
+typedef struct tile_loop {
+  LLVMValueRef tv, t;
+  LLVMBasicBlockRef head, exit;
+} tile_loop;
+
+static tile_loop tile_loop_begin(cg *g, LLVMValueRef t0, LLVMValueRef ntiles) {
+  tile_loop L;
+  L.tv = LLVMBuildAlloca(g->PB, g->i32, "row.tile");
+  LLVMBuildStore(g->B, t0, L.tv);
+  L.head = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.body");
+  L.exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.exit");
+  LLVMBuildBr(g->B, L.head);
+  LLVMPositionBuilderAtEnd(g->B, L.head);
+  L.t = LLVMBuildLoad2(g->B, g->i32, L.tv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, L.t, ntiles, ""), body, L.exit);
+  LLVMPositionBuilderAtEnd(g->B, body);
+  return L;
+}
+
+static void tile_loop_end(cg *g, const tile_loop *L, LLVMValueRef next) {
+  LLVMBuildStore(g->B, next, L->tv);
+  LLVMBuildBr(g->B, L->head);
+  LLVMPositionBuilderAtEnd(g->B, L->exit);
+  memset(g->pid, 0, sizeof g->pid);
+  memset(g->lgrid, 0, sizeof g->lgrid);
+}
+
 /* `TILEC_ROW_STREAM_L2=1` (measuring; docs/rows.md "rows8"): the persistent CTAs keep no ring of
  * registers; at the top of tile t each issues an L2 prefetch of tile t + #CTAs's level-0 AHEAD
  * loads (its own next tile: the SM that reads them is the one that asked, so its side of the L2),
@@ -138,16 +169,8 @@ static void emit_rows_l2(cg *g, const tl_row_plan *p, uint8_t *mark) {
   }
   LLVMValueRef ntiles = cg_logical_grid(g);
   LLVMValueRef t0 = cg_sreg(g, "ctaid", 0), step = cg_sreg(g, "nctaid", 0);
-  LLVMValueRef tv = LLVMBuildAlloca(g->PB, g->i32, "row.tile");
-  LLVMBuildStore(g->B, t0, tv);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.head");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.body");
-  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.exit");
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, head);
-  LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, tv, "");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, ntiles, ""), body, exit);
-  LLVMPositionBuilderAtEnd(g->B, body);
+  tile_loop L = tile_loop_begin(g, t0, ntiles);
+  LLVMValueRef t = L.t;
   LLVMValueRef u = LLVMBuildAdd(g->B, t, step, "");
   LLVMValueRef go = LLVMBuildICmp(g->B, LLVMIntULT, u, ntiles, "");
   set_pids(g, clamp_tile(g, u, ntiles));
@@ -160,11 +183,7 @@ static void emit_rows_l2(cg *g, const tl_row_plan *p, uint8_t *mark) {
   cg_barrier(g);
   set_pids(g, t);
   cg_emit_region(g, &f->body, NULL, NULL);
-  LLVMBuildStore(g->B, u, tv);
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, exit);
-  memset(g->pid, 0, sizeof g->pid);
-  memset(g->lgrid, 0, sizeof g->lgrid);
+  tile_loop_end(g, &L, u);
 }
 
 void cg_emit_rows(cg *g) {
@@ -222,16 +241,8 @@ void cg_emit_rows(cg *g) {
     }
   }
   /* the loop over this CTA's tiles */
-  LLVMValueRef tv = LLVMBuildAlloca(g->PB, g->i32, "row.tile");
-  LLVMBuildStore(g->B, t0, tv);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.head");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.body");
-  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "row.exit");
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, head);
-  LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, tv, "");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, ntiles, ""), body, exit);
-  LLVMPositionBuilderAtEnd(g->B, body);
+  tile_loop L = tile_loop_begin(g, t0, ntiles);
+  LLVMValueRef t = L.t;
   /* the loads of tile t + dist * step, before this tile's work */
   for (int k = 0; k < nr; k++) {
     row_ring *R = &rings[k];
@@ -259,9 +270,5 @@ void cg_emit_rows(cg *g) {
       }
     for (int32_t i = 0; i < R->nw; i++) LLVMBuildStore(g->B, R->next[i], R->slot[(R->dist - 1) * R->nw + i]);
   }
-  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, step, ""), tv);
-  LLVMBuildBr(g->B, head);
-  LLVMPositionBuilderAtEnd(g->B, exit);
-  memset(g->pid, 0, sizeof g->pid);
-  memset(g->lgrid, 0, sizeof g->lgrid);
+  tile_loop_end(g, &L, LLVMBuildAdd(g->B, t, step, ""));
 }
