@@ -436,34 +436,49 @@ static const char *const form_pipe_names[] = {"auto", "simple", "multistage", "c
 
 /* p's options with form fm's tile constants, pipeline and stages, and the small_m pass off (a
  * form has no forms of its own); into *out (tilec_options_destroy). */
-static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *plan, const tl_small_m_form *fm,
-                                 const char *kernel, const char *split_half, tilec_options **out) {
+/* The options of a form of kernel `kernel` of p (a second program from p's source): p's defines,
+ * arch, optimization level, line info, entry name, fp8 accumulation and TMA fallback, the kernel
+ * alone, and p's disabled passes plus `off` (the passes that record forms: a form has none). */
+static tilec_status form_base_options(const tilec_program *p, const char *kernel, const char *off, tilec_options **out) {
   const struct tilec_options *po = &p->opts;
   tilec_options *o;
   tilec_status st = tilec_options_create(&o);
   if (st != TILEC_OK) return st;
   for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_m, fm->bm);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, fm->bn);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, fm->bk);
   if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
   if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
   if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
+  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
+  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", kernel);
+  char dis[512];
+  snprintf(dis, sizeof dis, "%s%s%s", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "", off);
+  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  o->fp8_acc_fast = po->fp8_acc_fast;
+  o->tma_inline = po->tma_inline;
+  *out = o;
+  return TILEC_OK;
+}
+
+static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *plan, const tl_small_m_form *fm,
+                                 const char *kernel, const char *split_half, tilec_options **out) {
+  tilec_options *o;
+  tilec_status st = form_base_options(p, kernel, "small_m", &o);
+  if (st != TILEC_OK) return st;
+  st = tilec_options_define(o, plan->const_m, fm->bm);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, fm->bn);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, fm->bk);
   bool reduce = split_half && !strcmp(split_half, "reduce");
   /* the reduce half has no dot: the simple pipeline (the cutlass name would say it does not fit) */
   if (st == TILEC_OK) st = tilec_options_set_pipeline(o, reduce ? "simple" : form_pipe_names[fm->pipeline]);
-  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", kernel);
   if (st == TILEC_OK && split_half) st = tilec_options_set(o, "split-k", split_half);
-  char dis[512];
-  snprintf(dis, sizeof dis, "%s%ssmall_m", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "");
-  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
   if (st == TILEC_OK) {
     o->stages = reduce ? 0 : fm->stages; /* the form's, not the kernel's option */
     o->warps = 0;              /* the compiler's choice for the form's tile */
-    o->fp8_acc_fast = po->fp8_acc_fast;
     o->cluster = 0;            /* a form is not clustered */
-    o->tma_inline = po->tma_inline;
   }
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
@@ -513,29 +528,18 @@ static bool form_threads_on(void) {
  * its stages. */
 static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
   const struct tilec_options *po = &p->opts;
-  const tl_kmajor_plan *plan = f->kmajor_b;
   tilec_options *o;
-  tilec_status st = tilec_options_create(&o);
+  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form", &o);
   if (st != TILEC_OK) return st;
-  for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
-  if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
-  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
-  if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
-  if (st == TILEC_OK && po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
-  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", f->name);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", plan->b_name);
-  char dis[512];
-  snprintf(dis, sizeof dis, "%s%ssmall_m,kmajor_form", po->disable_pass ? po->disable_pass : "",
-           po->disable_pass ? "," : "");
-  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
+  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
+  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", ((const tl_kmajor_plan *)f->kmajor_b)->b_name);
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
     return st;
   }
   const char *e = getenv("TILEC_KMAJOR_B_STAGES");
   o->warps = po->warps, o->stages = e && atoi(e) > 0 ? atoi(e) : po->stages, o->maxnreg = po->maxnreg;
-  o->assembler = po->assembler, o->fp8_acc_fast = po->fp8_acc_fast, o->cluster = po->cluster;
+  o->assembler = po->assembler, o->cluster = po->cluster;
   *out = o;
   return TILEC_OK;
 }
@@ -1313,6 +1317,8 @@ static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *a
   const DLTensor *b = args[bp].u.tensor;
   int64_t kk = b->shape[0], n = b->shape[1];
   int64_t eb = (b->dtype.bits * b->dtype.lanes + 7) / 8;
+  if (eb < 1) eb = 1;
+  int64_t pitch = (kk * eb + 15) / 16 * 16 / eb; /* K's elements in a row of 16-byte multiples */
   DLTensor *bt = &k->kmajor_bt;
   *bt = *b;
   bt->shape = k->kmajor_bt_shape, bt->strides = k->kmajor_bt_strides;
@@ -1322,11 +1328,10 @@ static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *a
     /* (one column, N = 1: its stride is never stepped; K's padded pitch keeps a tensor map valid) */
     int64_t s0, s1;
     b_strides(b, &s0, &s1);
-    k->kmajor_bt_strides[0] = n > 1 ? s1 : (kk * (eb > 0 ? eb : 1) + 15) / 16 * 16 / (eb > 0 ? eb : 1);
+    k->kmajor_bt_strides[0] = n > 1 ? s1 : pitch;
     k->kmajor_bt_strides[1] = 1;
   } else {
-    int64_t pitch = (kk * (eb > 0 ? eb : 1) + 15) / 16 * 16 / (eb > 0 ? eb : 1);
-    if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)(eb > 0 ? eb : 1), "K-major-B")) != TILEC_OK) return st;
+    if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)eb, "K-major-B")) != TILEC_OK) return st;
     bt->data = (void *)(uintptr_t)k->ws, bt->byte_offset = 0;
     k->kmajor_bt_strides[0] = pitch, k->kmajor_bt_strides[1] = 1;
     k->transpose_args[0] = args[bp];

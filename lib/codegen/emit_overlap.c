@@ -142,11 +142,12 @@ void cg_plan_overlap(cg *g) {
   }
   if (p->turns_late) { /* (cg_ws_plan's note described the turns and releases of the in-place value dot) */
     tl_sbuf wsn = {0};
-    bool tma_form = cg_tma_mode(g) == TL_TMA_FORM; /* (emit_ws.c: the producer's registers) */
+    int preg, creg;
+    cg_ws_regs(g, &preg, &creg);
     tl_sbuf_printf(&wsn, "warp-specialized (attention, TILEC_ATTN_WS=fa3): 2 consumer warpgroups on one tile "
                         "(setmaxnreg.inc %d), producer warpgroup 2 (setmaxnreg.dec %d; one thread issues the TMA "
                         "boxes%s), a full and an empty mbarrier per stage, no CTA barrier in the main loop; %s",
-                   tma_form ? 240 : 232, tma_form ? 24 : 40, tma_form ? "" : ", all 128 copy when a tensor fails the map test",
+                   creg, preg, cg_tma_mode(g) == TL_TMA_FORM ? "" : ", all 128 copy when a tensor fails the map test",
                    p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
                                 "next tile, warpgroup 1's first arrive per tile"
                    : f->persist ? "not persistent (the main loop's trip count depends on the tile)"

@@ -65,7 +65,10 @@ typedef struct view_range {
   int64_t bytes; /* the view's bytes (compile time) */
 } view_range;
 
-static void view_range_of(cg *g, tl_op *o, view_range *v) {
+/* The range of load o's view whose start along dim d is starts[d] (i64), spanning o->dims[d]
+ * elements where spans[d], one element elsewhere (a gathered row's index): ok where every start is
+ * inside the tensor (unsigned: a negative one is not) and the spanned dims' strides are positive. */
+static void range_of(cg *g, tl_op *o, LLVMValueRef *starts, const bool *spans, view_range *v) {
   tl_func *f = g->f;
   tl_value *tv = tl_val(f, o->opnd[0]);
   v->param = tv->index;
@@ -75,13 +78,12 @@ static void view_range_of(cg *g, tl_op *o, view_range *v) {
   LLVMValueRef first = cg_i64(g, 0), last = cg_i64(g, 0), ok = LLVMConstInt(g->i1, 1, 0);
   int64_t numel = 1;
   for (int d = 0; d < prm->rank; d++) {
-    LLVMValueRef st = i64_of(g, cg_get(g, o->opnd[1 + d])->r[0]);
+    LLVMValueRef st = starts[d];
     LLVMValueRef sz = LLVMBuildZExt(g->B, T->size[d], g->i64, "");
     LLVMValueRef stride = T->stride[d];
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGE, st, cg_i64(g, 0), ""), "");
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSLT, st, sz, ""), "");
+    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULT, st, sz, ""), "");
     LLVMValueRef lastix = st;
-    if (o->dims[d] > 1) {
+    if (spans[d]) {
       numel *= o->dims[d];
       lastix = LLVMBuildSub(g->B, smin64(g, LLVMBuildAdd(g->B, st, cg_i64(g, o->dims[d]), ""), sz), cg_i64(g, 1), "");
       ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, stride, cg_i64(g, 0), ""), "");
@@ -95,6 +97,17 @@ static void view_range_of(cg *g, tl_op *o, view_range *v) {
   v->end = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, LLVMBuildAdd(g->B, last, cg_i64(g, 1), ""), eb, ""), "pf.end");
   v->ok = ok;
   v->bytes = numel * bytes;
+}
+
+static void view_range_of(cg *g, tl_op *o, view_range *v) {
+  LLVMValueRef starts[TL_MAX_RANK];
+  bool spans[TL_MAX_RANK];
+  int rank = tl_val(g->f, o->opnd[0])->type.rank;
+  for (int d = 0; d < rank; d++) {
+    starts[d] = i64_of(g, cg_get(g, o->opnd[1 + d])->r[0]);
+    spans[d] = o->dims[d] > 1;
+  }
+  range_of(g, o, starts, spans, v);
 }
 
 /* The program ids of the CTA with linear launch index l (i32, ctaid.x fastest), as the body
@@ -210,36 +223,22 @@ static void gather_begin(cg *g, tl_op *o, tl_op *idl, LLVMValueRef go, LLVMValue
 
 /* Thread i prefetches gathered row i of CTA u: E[id, starts.., c0 : min(c0 + BD, size)). */
 static void gather_end(cg *g, gather_pf *q) {
-  tl_func *f = g->f;
-  tl_op *o = tl_op_at(f, q->op);
-  tl_value *tv = tl_val(f, o->opnd[0]);
-  tl_param *prm = &f->params.data[tv->index];
-  cg_tensor *T = &g->tensors[tv->index];
-  int bytes = tl_dtype_bytes(prm->dtype);
-  LLVMValueRef first = cg_i64(g, 0), last = cg_i64(g, 0), ok = LLVMConstInt(g->i1, 1, 0);
-  int64_t numel = 1;
-  for (int d = 0; d < prm->rank; d++) {
-    LLVMValueRef st = q->starts[d] ? q->starts[d] : i64_of(g, q->id); /* (-1: past every size, unsigned) */
-    LLVMValueRef sz = LLVMBuildZExt(g->B, T->size[d], g->i64, "");
-    LLVMValueRef stride = T->stride[d];
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULT, st, sz, ""), "");
-    LLVMValueRef lastix = st;
-    if (q->starts[d] && o->dims[d] > 1) {
-      numel *= o->dims[d];
-      lastix = LLVMBuildSub(g->B, smin64(g, LLVMBuildAdd(g->B, st, cg_i64(g, o->dims[d]), ""), sz), cg_i64(g, 1), "");
-      ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, stride, cg_i64(g, 0), ""), "");
-    }
-    first = LLVMBuildAdd(g->B, first, LLVMBuildMul(g->B, st, stride, ""), "");
-    last = LLVMBuildAdd(g->B, last, LLVMBuildMul(g->B, lastix, stride, ""), "");
+  tl_op *o = tl_op_at(g->f, q->op);
+  LLVMValueRef starts[TL_MAX_RANK];
+  bool spans[TL_MAX_RANK];
+  int rank = tl_val(g->f, o->opnd[0])->type.rank;
+  for (int d = 0; d < rank; d++) {
+    starts[d] = q->starts[d] ? q->starts[d] : i64_of(g, q->id); /* (-1: past every size, unsigned) */
+    spans[d] = q->starts[d] && o->dims[d] > 1;
   }
-  LLVMValueRef base = LLVMBuildPtrToInt(g->B, T->ptr, g->i64, "");
-  LLVMValueRef eb = cg_i64(g, bytes);
-  LLVMValueRef fa = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, first, eb, ""), "");
-  LLVMValueRef ea = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, LLVMBuildAdd(g->B, last, cg_i64(g, 1), ""), eb, ""), "");
+  view_range v;
+  range_of(g, o, starts, spans, &v);
+  LLVMValueRef fa = v.first, ea = v.end, ok = v.ok;
+  int64_t view_bytes = v.bytes;
   LLVMValueRef a0 = LLVMBuildAnd(g->B, LLVMBuildAdd(g->B, fa, cg_i64(g, 15), ""), cg_i64(g, ~15LL), "");
   LLVMValueRef e0 = LLVMBuildAnd(g->B, ea, cg_i64(g, ~15LL), "");
   ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntUGT, e0, a0, ""), "");
-  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULE, LLVMBuildSub(g->B, ea, fa, ""), cg_i64(g, 2 * numel * bytes), ""), "");
+  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntULE, LLVMBuildSub(g->B, ea, fa, ""), cg_i64(g, 2 * view_bytes), ""), "");
   LLVMValueRef args[3] = {a0, LLVMBuildTrunc(g->B, LLVMBuildSub(g->B, e0, a0, ""), g->i32, ""), LLVMBuildZExt(g->B, ok, g->i32, "")};
   cg_asm(g, g->vd, "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p cp.async.bulk.prefetch.L2.global [$0], $1; }",
          "l,r,r,~{memory}", args, 3, true);

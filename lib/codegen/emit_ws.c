@@ -546,8 +546,16 @@ void cg_ws_turn_before(cg *g, int32_t D, int32_t L) {
 void cg_ws_turn_after_commit(cg *g, tl_op *o) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f || !p->ws_turns || p->turns_late || o != tl_op_at(g->f, p->turn_wait_dot)) return;
-  cg_ring *R = &p->rings[0];
-  pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), LLVMConstInt(g->i1, 1, 0));
+  cg_ws_turn_arrive(g, NULL);
+}
+
+void cg_ws_regs(cg *g, int *producer, int *consumer) {
+  *producer = WS_PRODUCER_REGS, *consumer = WS_CONSUMER_REGS;
+  /* fa3 (turns with the late value dot: S, O, the carried P and the softmax live at once) in a TMA
+   * form (the producer's one thread only computes box coordinates; the inline element copy needs
+   * more: 188-208 B of spills at 24): FlashAttention-3's split, 24 and 240 (at 40 / 232 ptxas
+   * spilled 36 B of the causal kernel's scalars around q's load) */
+  if (g->plan->turns_late && cg_tma_mode(g) == TL_TMA_FORM) *producer = 24, *consumer = 240;
 }
 
 void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
@@ -892,12 +900,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
    * TILEC_WS_PRODUCER_REGS=N (measuring) gives it N registers and the
    * consumers what is left (128 N + 256 C <= 65536) */
   cg_stream *trb = tr_stream(g, R);
-  int preg = WS_PRODUCER_REGS, creg = WS_CONSUMER_REGS;
-  /* fa3 (turns with the late value dot: S, O, the carried P and the softmax live at once) in a TMA
-   * form (the producer's one thread only computes box coordinates; the inline element copy needs
-   * more: 188-208 B of spills at 24): FlashAttention-3's split, 24 and 240 (at 40 / 232 ptxas
-   * spilled 36 B of the causal kernel's scalars around q's load) */
-  if (p->turns_late && cg_tma_mode(g) == TL_TMA_FORM) preg = 24, creg = 240;
+  int preg, creg;
+  cg_ws_regs(g, &preg, &creg);
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (trb && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
     preg = atoi(pr) / 8 * 8;

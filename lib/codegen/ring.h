@@ -339,6 +339,9 @@ void cg_ws_turn_before(cg *g, int32_t D, int32_t L);
 void cg_ws_turn_sync(cg *g);
 void cg_ws_turn_arrive(cg *g, LLVMValueRef on);
 LLVMValueRef cg_ws_turn_first(cg *g);
+/* The producer's and the consumers' setmaxnreg counts of a warp-specialized kernel (before the
+ * measuring switch TILEC_WS_PRODUCER_REGS of a transposing producer). */
+void cg_ws_regs(cg *g, int *producer, int *consumer);
 /* lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL: always) */
 void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
