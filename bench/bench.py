@@ -25,6 +25,7 @@ from fp8_ref import blockscale_ref  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--rope-d", default="", help="attnrope: only these D (comma-separated), e.g. 64")
+ap.add_argument("--rope-s", default="", help="attnrope --quick: these S (comma-separated) instead of 4096, e.g. 1024,4096")
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
@@ -1679,7 +1680,8 @@ def gemm_w4a16():
 def attn_rope():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
-    cases = [(64, 4096, True), (128, 4096, True), (64, 4096, False), (128, 4096, False)] if args.quick else \
+    qs_ = [int(x) for x in args.rope_s.split(",")] if args.rope_s else [4096]
+    cases = [(d, s, c) for s in qs_ for c in (True, False) for d in (64, 128)] if args.quick else \
         [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
     if args.rope_d:
         cases = [c for c in cases if str(c[0]) in args.rope_d.split(",")]
@@ -1717,7 +1719,13 @@ def attn_rope():
         # (and its prologue loads on the cp.async ring: TILEC_PROLOGUE_TMA=0; at D64 also 4 stages,
         # one program an SM)
         cforms = [("cutlass fused", {}, None), ("cutlass fused prologue-tma off", {"TILEC_PROLOGUE_TMA": "0"}, None),
-                  ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None)]
+                  ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None),
+                  # the ring's refill at its own barrier and O += P V waited each step (dot_plan.c
+                  # late_refill_fits), or the refill after the score dot's issue
+                  ("cutlass fused late-refill off", {"TILEC_LATE_REFILL": "0"}, None),
+                  ("cutlass fused late-refill 2", {"TILEC_LATE_REFILL": "2"}, None)]
+        if os.environ.get("BENCH_ROPE_FORMS"):  # e.g. "late-refill": only the default and the forms naming it
+            cforms = [c for c in cforms if c[0] == "cutlass fused" or os.environ["BENCH_ROPE_FORMS"] in c[0]]
         if D == 64:  # (the default since: @stages(2), two programs an SM by .minnctapersm 2)
             cforms.append(("cutlass fused 4 stages", {}, {"stages": 4}))
         for name, envs, copts in cforms:

@@ -229,6 +229,7 @@ bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
 /* The kernel is warp-specialized ping-pong (emit_ws.c): two consumer warpgroups on alternate tiles. */
 bool cg_ws_pingpong(cg *g);
 void cg_ws_turn_after_commit(cg *g, tl_op *o); /* attention's turns: after a wgmma dot's commit (emit_ws.c) */
+void cg_ring_late_refill_due(cg *g, int32_t L); /* a late ring's refill held for a waiting wgmma dot's commit (emit_ring.c) */
 
 /* emit_epilogue.c (docs/pipelines.md "Epilogue sub-tiles") */
 /* After the top-level loop at r->ops[at - 1]: emit the ops [at, end) of the

@@ -219,9 +219,30 @@ static void plan_wgmma(cg *g, int32_t D) {
   LLVMSetAlignment(g->smem, 1024);
 }
 
+/* A 2-stage ring whose deferred dots may stay in flight anyway (R->late): the loop stages a
+ * wgmma B each step (its barrier after the ring's wait) in a dot at the top of the body before
+ * every deferred dot, and keeps no other group in flight.  The slot refilled in iteration i is
+ * i-1's, last read by i-1's deferred dot (generic reads of it all precede the ring's barrier of
+ * iteration i); every warpgroup waits for that group before the staged B's barrier and thread 0
+ * issues the refill after it (emit_dot.c stage_wgmma_b), so the deferred dot of i-1 runs under
+ * iteration i's ring wait, slot reads and staging (attn_rope: the rotation of k under O += P V). */
+static bool late_refill_fits(cg_plan *p, tl_func *f, cg_ring *R) {
+  if (R->stages != 2 || tl_code_env_off("TILEC_LATE_REFILL")) return false;
+  int32_t first_defer = INT32_MAX, first_staged = INT32_MAX;
+  for (int i = 0; i < p->nwg; i++) {
+    tl_op *o = tl_op_at(f, p->wg_dots[i]);
+    if (!tl_op_inside(f, p->wg_dots[i], R->for_op)) continue;
+    if (o->parent != R->for_op || p->wg_inflight[i]) return false;
+    int32_t pos = cg_body_pos(f, R->for_op, p->wg_dots[i]);
+    if (p->wg_defer[i] && pos < first_defer) first_defer = pos;
+    if (p->wg_staged_b[i] && pos < first_staged) first_staged = pos;
+  }
+  return first_staged < first_defer && first_defer < INT32_MAX;
+}
+
 /* Ring lag: 1 when every wgmma dot reading the ring's loop keeps a group in
  * flight, or one defers its wait, and the ring has at least 3 stages (the
- * issue distance S-2 >= 1); without it no dot defers. */
+ * issue distance S-2 >= 1); without it (or a late refill) no dot defers. */
 static void plan_lag(cg_plan *p, tl_func *f) {
   for (int r = 0; r < p->nring; r++) {
     cg_ring *R = &p->rings[r];
@@ -233,7 +254,9 @@ static void plan_lag(cg_plan *p, tl_func *f) {
         defer = defer || p->wg_defer[i];
       }
     R->lag = ((any && all) || defer) && R->stages >= 3 ? 1 : 0;
-    for (int i = 0; i < p->nwg && !R->lag; i++)
+    R->late = !R->lag && defer && late_refill_fits(p, f, R);
+    R->late_wr = NULL;
+    for (int i = 0; i < p->nwg && !R->lag && !R->late; i++)
       if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) p->wg_defer[i] = false, p->wg_carried[i] = -1;
   }
 }

@@ -14,6 +14,7 @@
 #include "schedule.h"
 
 #include "ring.h"
+#include "code_env.h"
 
 /* ---- operands ------------------------------------------------------------------------ */
 
@@ -139,7 +140,21 @@ static void stage_wgmma_b(cg *g, int wi) {
   }
   /* st.shared writes through the generic proxy, wgmma reads through the async one */
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  /* a late ring (dot_plan.c late_refill_fits): the deferred dot of the iteration before, the
+   * last reader of the slot refilled next, is waited for by every warpgroup before the barrier,
+   * and the refill issued after it; the group ran under this iteration's wait, slot reads and
+   * staging */
+  int32_t L = tl_op_at(f, p->wg_dots[wi])->parent;
+  bool late = false;
+  for (int r = 0; r < p->nring; r++) late = late || (p->rings[r].for_op == L && p->rings[r].late);
+  if (late) cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
   cg_barrier(g);
+  if (late && tl_code_env("TILEC_LATE_REFILL") && !strcmp(tl_code_env("TILEC_LATE_REFILL"), "2")) {
+    for (int r = 0; r < p->nring; r++)
+      if (p->rings[r].for_op == L) p->rings[r].late_due = true;
+  } else if (late) {
+    cg_ring_late_refill(g, L);
+  }
 }
 
 /* ldmatrix .x4 (or .x2): returns the i32 registers in out[]. */

@@ -79,6 +79,13 @@ typedef struct cg_ring {
   bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
   int lag;                /* 1: the dots leave one wgmma group in flight, so the ring issues one
                            * stage less far ahead (slot i-1 may still be read in iteration i) */
+  bool late;              /* 2 stages, a deferred dot and a staged wgmma B (dot_plan.c plan_lag,
+                           * TILEC_LATE_REFILL=0 off): stage i+1 is issued after the staged B's
+                           * barrier, behind every warpgroup's wait for the deferred group of
+                           * iteration i-1, its slot's last reader (emit_ring.c cg_ring_late_refill) */
+  LLVMValueRef late_wr;   /* (codegen: the slot the pending late refill writes, NULL: none pending) */
+  bool late_due;          /* (codegen: the staged B's barrier passed, the refill goes after the next
+                           * waiting wgmma dot's commit: TILEC_LATE_REFILL=2) */
   LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
   /* TMA feeding (plan_tma): one mbarrier per stage at mbar_off; tma_ok (i1,
@@ -320,6 +327,7 @@ void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]);
  * stages at its loop's exit; else the reason, for the note (NULL: it does; sets R->prefetch). */
 const char *cg_tile_prefetch_plan(cg *g, cg_ring *R);
 void cg_tile_prefetch(cg *g, cg_ring *R);      /* at the loop exit, after the drain */
+void cg_ring_late_refill(cg *g, int32_t L); /* a late ring's refill (R->late), after the staged B's barrier */
 void cg_tile_prefetch_flag(cg *g, cg_ring *R); /* R->pfv, 0 at the kernel's entry */
 
 /* emit_ws.c (docs/pipelines.md "Warp specialization") */
