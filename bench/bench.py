@@ -1706,6 +1706,8 @@ def attn_rope():
         fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         opts = {"warps": 8} if D == 128 else None
         fused_forms = (("fused", True),) if args.quick else (("fused", True), ("fused prologue off", False))
+        no_mma = bool(os.environ.get("BENCH_ROPE_NO_MMA"))  # only the cutlass (wgmma) forms and their references
+        if no_mma: fused_forms = ()
         for name, pro in fused_forms:
             key = (name, D, causal)
             if key not in kern:
@@ -1744,7 +1746,7 @@ def attn_rope():
             kern[("rope", D)] = Kernel(ex("rope.tile"), {"D": D, "HALF": D // 2}, "rope")
         o = torch.full_like(q, float("nan"))
         plain = kern[("plain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
-        ms_plain = bench(plain)
+        ms_plain = bench(plain) if not no_mma else float("nan")
         # the unfused pair: rope.tile over the [Z*S, H, D] rows of q and of k (the tables repeated
         # per z), then attn_fwd
         q2s, k2s = torch.empty_like(qs), torch.empty_like(ks)
@@ -1757,7 +1759,7 @@ def attn_rope():
             att()
         pair(); torch.cuda.synchronize()
         err_pair = relerr(o, ref)
-        ms_pair = bench(pair)
+        ms_pair = bench(pair) if not no_mma else float("nan")
         cplain = kern[("cplain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
         ms_cplain = bench(cplain)
         catt = kern[("cplain", D, causal)].bind(q2s.permute(0, 2, 1, 3), k2s.permute(0, 2, 1, 3), v, o, D ** -0.5)
