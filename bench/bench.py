@@ -1725,9 +1725,12 @@ def attn_rope():
                   # the ring's refill at its own barrier and O += P V waited each step (dot_plan.c
                   # late_refill_fits), or the refill after the score dot's issue
                   ("cutlass fused late-refill off", {"TILEC_LATE_REFILL": "0"}, None),
-                  ("cutlass fused late-refill 2", {"TILEC_LATE_REFILL": "2"}, None)]
-        if os.environ.get("BENCH_ROPE_FORMS"):  # e.g. "late-refill": only the default and the forms naming it
-            cforms = [c for c in cforms if c[0] == "cutlass fused" or os.environ["BENCH_ROPE_FORMS"] in c[0]]
+                  ("cutlass fused late-refill 2", {"TILEC_LATE_REFILL": "2"}, None),
+                  # two staged slots, no ring barrier in the TMA form (dot_plan.c, emit_ring.c)
+                  ("cutlass fused staged-double", {"TILEC_STAGED_DOUBLE": "1"}, None)]
+        if os.environ.get("BENCH_ROPE_FORMS"):  # e.g. "late-refill,staged": the default and the forms naming one
+            words = os.environ["BENCH_ROPE_FORMS"].split(",")
+            cforms = [c for c in cforms if c[0] == "cutlass fused" or any(w in c[0] for w in words)]
         if D == 64:  # (the default since: @stages(2), two programs an SM by .minnctapersm 2)
             cforms.append(("cutlass fused 4 stages", {}, {"stages": 4}))
         for name, envs, copts in cforms:

@@ -67,6 +67,7 @@ typedef struct cg {
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   uint8_t *early;     /* per op id: emitted early (emit_under.c); the region's pass emits nothing, once */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
+  int nbar;           /* CTA barriers emitted so far (cg_barrier; emit_ring.c counts a loop body's) */
   LLVMValueRef bar_id; /* i32 named barrier of cg_barrier instead of 1 (a ping-pong consumer's), or NULL */
   LLVMValueRef pp_wg;  /* i32: a ping-pong consumer's warpgroup (0 / 1), or NULL (emit_ws.c) */
   cg_epi *epi;        /* != NULL: emitting one column sub-tile of the epilogue (emit_epilogue.c) */

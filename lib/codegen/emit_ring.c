@@ -650,12 +650,46 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
       ring_prologue(g, R, cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]), cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
                     cg_iv_type(g, for_op), true);
   }
+  for (int i = 0; i < p->nring; i++) /* (the loop's blocks are appended after it) */
+    if (p->rings[i].for_op == for_op) p->rings[i].pre_last = LLVMGetLastBasicBlock(g->fn);
+}
+
+/* The CTA barriers (llvm.nvvm.barrier0, bar.sync / bar.arrive / barrier.cluster asm) in the
+ * function's blocks after `from`: at a loop's exit, those of its body (code a dot hoists into the
+ * preheader goes into a block before it). */
+static int body_barriers(cg *g, LLVMBasicBlockRef from) {
+  int n = 0;
+  for (LLVMBasicBlockRef b = LLVMGetNextBasicBlock(from); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+      if (!LLVMIsACallInst(i)) continue;
+      LLVMValueRef c = LLVMGetCalledValue(i);
+      size_t len = 0;
+      if (LLVMIsAInlineAsm(c)) {
+        const char *t = LLVMGetInlineAsmAsmString(c, &len);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), t);
+        n += strstr(buf, "bar.sync") || strstr(buf, "bar.arrive") || strstr(buf, "barrier.cluster") || strstr(buf, "bar.red");
+      } else if (LLVMIsAFunction(c)) {
+        const char *name = LLVMGetValueName2(c, &len);
+        n += !strncmp(name, "llvm.nvvm.barrier", 17);
+      }
+    }
+  return n;
 }
 
 void cg_loop_exit(cg *g, int32_t for_op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f) return;
   cg_overlap_exit(g, for_op); /* a wgmma dot issued a step late: its last one, waited for */
+  for (int i = 0; i < p->nring; i++) {
+    cg_ring *R = &p->rings[i];
+    /* staged2: with the staged B's barrier the body's only other one, no shared memory but the ring's
+     * slots (ordered by their mbarriers and that barrier) and the staged slots (by that barrier of the
+     * step before) is shared between threads: the TMA path's ring barrier goes */
+    if (R->for_op == for_op && R->top_bar && body_barriers(g, R->pre_last) == R->nbar_ring + 1)
+      LLVMInstructionEraseFromParent(R->top_bar);
+    if (R->for_op == for_op) R->top_bar = NULL;
+  }
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
       if (p->rings[i].lag || p->rings[i].late) {
@@ -695,6 +729,7 @@ void cg_loop_exit(cg *g, int32_t for_op) {
 static void emit_ring(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
   int S = R->stages;
+  int nbar = g->nbar;
   int32_t L = R->for_op;
   tl_op *lo = tl_op_at(g->f, L);
   LLVMValueRef reg, phi = cg_iv_phi(g, L, &reg);
@@ -735,6 +770,8 @@ static void emit_ring(cg *g, cg_ring *R) {
     cg_cond_br_likely(g, R->tma_ok, tb, cb);
     LLVMPositionBuilderAtEnd(g->B, tb);
     cg_barrier(g);
+    /* (staged2: the TMA path's barrier, erased at the loop exit if the body needs no other) */
+    if (R->staged2) R->top_bar = LLVMGetLastInstruction(LLVMGetInsertBlock(g->B));
     if (!R->late) { /* (a late ring issues after the staged B's barrier: cg_ring_late_refill) */
       LLVMValueRef x = LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "");
       cg_tma_issue(g, R, iv_at(g, phi, S - 1 - R->lag, step64, reg), cg_iv_in_range(g, L, x, step64), wr0);
@@ -771,6 +808,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   }
   LLVMBuildStore(g->B, cg_slot_next(g, rd, S), R->rdv);
   LLVMBuildStore(g->B, cg_slot_next(g, wr, S), R->wrv);
+  R->nbar_ring = g->nbar - nbar;
   if (R->late) { /* (wr0 was loaded before the TMA branch: it dominates the refill) */
     if (jb && !wr0) TL_INTERNAL(g->ctx, "codegen: a late ring's slot is not known before its branch");
     R->late_wr = jb ? wr0 : wr;

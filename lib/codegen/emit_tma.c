@@ -91,6 +91,9 @@ int cg_plan_tma(cg *g, int persist) {
                      R->late ? " after the staged B's barrier, the deferred dot of step i-1 running under step i's "
                                "wait and staging (TILEC_LATE_REFILL=0: at the ring's barrier, the deferred dot waited)"
                              : "");
+    if (!ws && R->staged2)
+      tl_sbuf_printf(&note, "; two staged B slots, the read slot's: no ring barrier when the body has no barrier but the "
+                            "staged B's (TILEC_STAGED_DOUBLE=1)");
     for (int i = 0; i < p->nstream; i++) {
       cg_stream *s = &p->streams[i];
       if (s->for_op != R->for_op) continue;

@@ -86,6 +86,14 @@ typedef struct cg_ring {
   LLVMValueRef late_wr;   /* (codegen: the slot the pending late refill writes, NULL: none pending) */
   bool late_due;          /* (codegen: the staged B's barrier passed, the refill goes after the next
                            * waiting wgmma dot's commit: TILEC_LATE_REFILL=2) */
+  bool staged2;          /* a late ring whose staged B slots are doubled (TILEC_STAGED_DOUBLE=1, dot_plan.c):
+                           * step i stages into slot rd_slot, so the staged B's barrier of step i-1
+                           * orders every read of that slot (step i-2's score dots) before step i's
+                           * stores, and the TMA path drops the ring's own barrier (emit_ring.c) */
+  LLVMValueRef top_bar;   /* (codegen: the TMA path's ring barrier, erased at the loop exit when the
+                           * body has no barrier but the ring's and the staged B's) */
+  LLVMBasicBlockRef pre_last; /* (codegen: the function's last block when the body starts) */
+  int nbar_ring;          /* (codegen: the barriers emit_ring emitted) */
   LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
   /* TMA feeding (plan_tma): one mbarrier per stage at mbar_off; tma_ok (i1,
@@ -133,6 +141,7 @@ typedef struct cg_plan {
                            * step into its own swizzled K-major slot at wg_boff (persistent memory) */
   int32_t wg_boff[4];
   bool wg_staged_b_done[4]; /* (codegen: its staging is emitted) */
+  bool wg_bdouble[4];     /* ... two slots of it, the ring's read slot picks one (cg_ring.staged2) */
   bool wg_chain[4];       /* ... whose result is only the accumulator of the next wgmma dot of the
                            * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
