@@ -110,11 +110,20 @@ static const struct {
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
- * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0) */
+ * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0); the ring's refill
+ * at its own barrier with the value dot waited each step (TILEC_LATE_REFILL=0) or after the
+ * score dot's issue (=2) instead of after the staged B's barrier (dot_plan.c late_refill_fits); two
+ * staged slots and no ring barrier in the TMA form (TILEC_STAGED_DOUBLE=1) */
 static const struct {
   const char *env, *value;
   bool longest;
-} rope_variants[] = {{NULL, NULL, false}, {"TILEC_PROLOGUE_TMA", "0", false}, {"TILEC_STAGED_WGMMA", "0", false}};
+} rope_variants[] = {{NULL, NULL, false},
+                     {"TILEC_PROLOGUE_TMA", "0", false},
+                     {"TILEC_STAGED_WGMMA", "0", false},
+                     {"TILEC_LATE_REFILL", "0", false},
+                     {"TILEC_LATE_REFILL", "2", false},
+                     /* two staged slots, no ring barrier in the TMA form (not measured yet) */
+                     {"TILEC_STAGED_DOUBLE", "1", false}};
 #define NROPE_VARIANTS (int)(sizeof rope_variants / sizeof rope_variants[0])
 
 typedef struct tensor_buf {
