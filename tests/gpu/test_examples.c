@@ -106,7 +106,10 @@ static const struct {
                      {"TILEC_ATTN_OVERLAP", "3", false, 0, false},
                      {"TILEC_ATTN_OVERLAP", "4", true, 0, false},
                      /* one program an SM (the default is two at D 128: route_pipeline) */
-                     {"TILEC_ATTN_TWO", "0", false, 0, false}};
+                     {"TILEC_ATTN_TWO", "0", false, 0, false},
+                     /* the default kernel with its FlashAttention-3 form (passes/attn_form.c, D128) taking
+                      * every launch, S >= 1: the launcher's pick of the form at every size */
+                     {"TILEC_ATTN_FORM_MIN_S", "1", true, 0, true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -299,9 +302,17 @@ static void run_attn_ws(const char *dir, const char *name) {
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
     int bn = rope ? 0 : attn_variants[v].bn;
     bool many = !rope && attn_variants[v].many;
-    /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch or value contains WORD ("default": none) */
+    /* GPU_TEST_ATTN_VARIANTS=WORD[,WORD...]: only the variants whose switch or value contains a WORD
+     * ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
-    if (only && *only && !strstr(env ? env : "default", only) && !(val && strstr(val, only))) continue;
+    bool picked = !only || !*only;
+    for (const char *w = only; !picked && w && *w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL) {
+      char word[64];
+      size_t n = strcspn(w, ",");
+      snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), w);
+      picked = word[0] && (strstr(env ? env : "default", word) || (val && strstr(val, word)));
+    }
+    if (!picked) continue;
     if (env) setenv(env, val, 1);
     /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form only */
     for (int c = 0; c < (env || rope ? 4 : 6); c++) {
