@@ -25,6 +25,7 @@ from fp8_ref import blockscale_ref  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--rope-d", default="", help="attnrope: only these D (comma-separated), e.g. 64")
+ap.add_argument("--rope-s", default="", help="attnrope --quick: these S (comma-separated) instead of 4096, e.g. 1024,4096")
 ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--attnbwd-cases", default="", help="attention backward: D:S:CAUSAL,... replacing the case list")
@@ -1679,7 +1680,8 @@ def gemm_w4a16():
 def attn_rope():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
-    cases = [(64, 4096, True), (128, 4096, True), (64, 4096, False), (128, 4096, False)] if args.quick else \
+    qs_ = [int(x) for x in args.rope_s.split(",")] if args.rope_s else [4096]
+    cases = [(d, s, c) for s in qs_ for c in (True, False) for d in (64, 128)] if args.quick else \
         [(d, s, c) for d in (64, 128) for s in (1024, 4096, 16384) for c in (True, False)]
     if args.rope_d:
         cases = [c for c in cases if str(c[0]) in args.rope_d.split(",")]
@@ -1704,6 +1706,8 @@ def attn_rope():
         fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         opts = {"warps": 8} if D == 128 else None
         fused_forms = (("fused", True),) if args.quick else (("fused", True), ("fused prologue off", False))
+        no_mma = bool(os.environ.get("BENCH_ROPE_NO_MMA"))  # only the cutlass (wgmma) forms and their references
+        if no_mma: fused_forms = ()
         for name, pro in fused_forms:
             key = (name, D, causal)
             if key not in kern:
@@ -1717,7 +1721,16 @@ def attn_rope():
         # (and its prologue loads on the cp.async ring: TILEC_PROLOGUE_TMA=0; at D64 also 4 stages,
         # one program an SM)
         cforms = [("cutlass fused", {}, None), ("cutlass fused prologue-tma off", {"TILEC_PROLOGUE_TMA": "0"}, None),
-                  ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None)]
+                  ("cutlass fused staged-wgmma off", {"TILEC_STAGED_WGMMA": "0"}, None),
+                  # the ring's refill at its own barrier and O += P V waited each step (dot_plan.c
+                  # late_refill_fits), or the refill after the score dot's issue
+                  ("cutlass fused late-refill off", {"TILEC_LATE_REFILL": "0"}, None),
+                  ("cutlass fused late-refill 2", {"TILEC_LATE_REFILL": "2"}, None),
+                  # two staged slots, no ring barrier in the TMA form (dot_plan.c, emit_ring.c)
+                  ("cutlass fused staged-double", {"TILEC_STAGED_DOUBLE": "1"}, None)]
+        if os.environ.get("BENCH_ROPE_FORMS"):  # e.g. "late-refill,staged": the default and the forms naming one
+            words = os.environ["BENCH_ROPE_FORMS"].split(",")
+            cforms = [c for c in cforms if c[0] == "cutlass fused" or any(w in c[0] for w in words)]
         if D == 64:  # (the default since: @stages(2), two programs an SM by .minnctapersm 2)
             cforms.append(("cutlass fused 4 stages", {}, {"stages": 4}))
         for name, envs, copts in cforms:
@@ -1736,7 +1749,7 @@ def attn_rope():
             kern[("rope", D)] = Kernel(ex("rope.tile"), {"D": D, "HALF": D // 2}, "rope")
         o = torch.full_like(q, float("nan"))
         plain = kern[("plain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
-        ms_plain = bench(plain)
+        ms_plain = bench(plain) if not no_mma else float("nan")
         # the unfused pair: rope.tile over the [Z*S, H, D] rows of q and of k (the tables repeated
         # per z), then attn_fwd
         q2s, k2s = torch.empty_like(qs), torch.empty_like(ks)
@@ -1749,7 +1762,7 @@ def attn_rope():
             att()
         pair(); torch.cuda.synchronize()
         err_pair = relerr(o, ref)
-        ms_pair = bench(pair)
+        ms_pair = bench(pair) if not no_mma else float("nan")
         cplain = kern[("cplain", D, causal)].bind(qr, kr, v, o, D ** -0.5)
         ms_cplain = bench(cplain)
         catt = kern[("cplain", D, causal)].bind(q2s.permute(0, 2, 1, 3), k2s.permute(0, 2, 1, 3), v, o, D ** -0.5)

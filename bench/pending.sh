@@ -29,8 +29,13 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 if [ "${PENDING_TESTS:-all}" = all ]; then
 echo "== 1. GPU tests at the defaults"
-for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random) continue;; esac
+for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random|gpu_test_examples) continue;; esac
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 360 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+# gpu_test_examples in three processes over thirds of examples/ (one process beside every other test
+# ran past the timeout): the files round-robin into /tmp/exN as links, each third its own log
+i=0; for f in $R/examples/*.tile; do mkdir -p /tmp/ex$((i % 3)); ln -sf "$f" /tmp/ex$((i % 3))/; i=$((i + 1)); done
+for k in 0 1 2; do n=gpu_test_examples_$k
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout 420 $B/tests/gpu_test_examples /tmp/ex$k > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 # the proposed small-M table (64x128x128/4 at M = 129..256: +3-4 % measured, bench/RESULTS.md tenth session)

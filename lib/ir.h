@@ -206,6 +206,10 @@ typedef struct tl_func {
   void *sched;       /* tl_sched of lib/schedule.h: main-loop scheduling decisions */
   void *small_m;     /* tl_small_m_plan of lib/small_m.h (passes/small_m.c): the forms a launch picks by M */
   void *kmajor_b;    /* tl_kmajor_plan of lib/kmajor_b.h (passes/kmajor_form.c): the K-major-B form a launch picks by B's strides */
+  void *attn_form;   /* tl_attn_form_plan of lib/attn_form.h (passes/attn_form.c): the FlashAttention-3 form a launch picks by S */
+  /* route_pipeline: wgmma attention in FlashAttention-3's combination (attn-ws / TILEC_ATTN_WS = fa3:
+   * the producer, the turns, and emit_overlap.c's value dot a step late inside them) */
+  bool attn_fa3;
 } tl_func;
 
 typedef struct tl_module {
@@ -304,6 +308,9 @@ typedef struct tl_pass_opts {
    * named kmajor_b_kernel (the option "kernel"); NULL none */
   const char *kmajor_b_param;
   const char *kmajor_b_kernel;
+  /* "attn-ws" (off | producer | pingpong | fa3): wgmma attention's warp-specialized form, in
+   * every kernel; NULL = TILEC_ATTN_WS decides (route_pipeline) */
+  const char *attn_ws;
 } tl_pass_opts;
 
 typedef struct tl_pass {

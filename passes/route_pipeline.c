@@ -422,7 +422,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
        * runs under the other's wgmma, as at D64 (H200: D128 BN64 1.00-1.20x the one-program
        * BN128 kernel; docs/pipelines.md "Two attention programs an SM").  Not with the
        * warp-specialized forms (384 threads) or the late value dot (3 stages at least). */
-      const char *aws = tl_code_env("TILEC_ATTN_WS"), *aov = tl_code_env("TILEC_ATTN_OVERLAP");
+      const char *aws = o->attn_ws ? o->attn_ws : tl_code_env("TILEC_ATTN_WS"), *aov = tl_code_env("TILEC_ATTN_OVERLAP");
       bool two_wg = attn_wg && !tl_code_env_off("TILEC_ATTN_TWO") && (!aws || !strcmp(aws, "off")) &&
                     (!aov || aov[0] == '0');
       if (ml.kind == LOOP_ATTENTION && (!attn_wg || two_wg)) {
@@ -469,6 +469,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   const char *ws_why = NULL, *persist_why = NULL, *cluster_why = NULL;
   bool gemm90 = pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_GEMM && (!o->arch || !strcmp(o->arch, "sm_90a"));
   f->ws = TL_WS_OFF;
+  f->attn_fa3 = false;
   f->persist = false;
   f->cluster = TL_CLUSTER_1X1;
   if (attn_wg && f->warps == 8) {
@@ -478,7 +479,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * consumer warpgroups take turns issuing their dots (named barriers), so
      * one's softmax runs under the other's wgmma (FlashAttention-3's
      * schedule; docs/pipelines.md "Warp-specialized attention") */
-    const char *ws = tl_code_env("TILEC_ATTN_WS");
+    const char *ws = o->attn_ws ? o->attn_ws : tl_code_env("TILEC_ATTN_WS");
     if (ws && !strcmp(ws, "producer")) {
       f->ws = TL_WS_COOP;
       ws_why = "producer (TILEC_ATTN_WS=producer: a producer warpgroup issues K and V by TMA, both consumer "
@@ -491,7 +492,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       /* FlashAttention-3's combination: the producer, the turns and, inside each
        * turn, the value dot a step late (emit_overlap.c reads the same switch) */
       f->ws = TL_WS_PINGPONG;
-      ws_why = "fa3 (TILEC_ATTN_WS=fa3: the producer warpgroup, the turns, and in each turn the score dot of "
+      f->attn_fa3 = true;
+      ws_why = "fa3 (TILEC_ATTN_WS=fa3 or the option attn-ws=fa3: the producer warpgroup, the turns, and in each turn the score dot of "
                "step j and the value dot of step j-1, so one warpgroup's softmax runs under its own value dot "
                "and the other's dots; one program an SM)";
     } else {

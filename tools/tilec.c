@@ -50,6 +50,8 @@ static const char usage_text[] =
     "  --fp8-acc=MODE         8-bit dots: promote (default; f32 adds every <= 128 K) | fast (tensor core's)\n"
     "  --split-k=HALF         with --kernel=K: compile K as the partial | reduce half of its split-K small-M form\n"
     "  --kmajor-b=PARAM       with --kernel=K: compile K's K-major-B form (PARAM [K, N] stored [N, K])\n"
+    "  --attn-ws=FORM         wgmma attention (sm_90a): off | producer | pingpong | fa3 (FlashAttention-3's\n"
+    "                         combination; what a D128 kernel's launch-time form at long S is compiled with)\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
     "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): inline (the default of written files: both paths in one\n"
     "                         kernel) | form (the TMA path alone, the default of `run` and of libtilec's JIT, whose\n"
@@ -219,6 +221,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "split-k", v), "--split-k", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--tma-fallback", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "tma-fallback", v), "--tma-fallback", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--attn-ws", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "attn-ws", v), "--attn-ws", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--kmajor-b", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "kmajor-b", v), "--kmajor-b", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--fp8-acc", &missing))) {

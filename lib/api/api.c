@@ -92,6 +92,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->entry_name);
   free(o->kernel);
   free(o->kmajor_b);
+  free(o->attn_ws);
   free(o);
 }
 
@@ -204,6 +205,13 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
   if (!strcmp(key, "kmajor-b")) {
     if (value && *value && !is_identifier(value)) return TILEC_ERROR_USAGE;
     return set_string(&o->kmajor_b, value && *value ? value : NULL);
+  }
+  if (!strcmp(key, "attn-ws")) {
+    /* wgmma attention's warp-specialized form (route_pipeline); NULL or "" = unset */
+    if (value && *value && strcmp(value, "off") && strcmp(value, "producer") && strcmp(value, "pingpong") &&
+        strcmp(value, "fa3"))
+      return TILEC_ERROR_USAGE;
+    return set_string(&o->attn_ws, value && *value ? value : NULL);
   }
   if (!strcmp(key, "entry-name")) {
     if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
@@ -337,6 +345,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->entry_name = arena_strdup_or_null(a, o->entry_name);
   d->kernel = arena_strdup_or_null(a, o->kernel);
   d->kmajor_b = arena_strdup_or_null(a, o->kmajor_b);
+  d->attn_ws = arena_strdup_or_null(a, o->attn_ws);
 }
 
 typedef struct create_args {
@@ -561,6 +570,7 @@ static tilec_status stage_passes(tilec_program *p) {
   po.split_k_kernel = p->opts.kernel;
   po.kmajor_b_param = p->opts.kmajor_b;
   po.kmajor_b_kernel = p->opts.kernel;
+  po.attn_ws = p->opts.attn_ws;
   po.explain_out = p->opts.explain ? &p->log : NULL;
   tl_run_hooks hooks = {0};
   hooks.print_after = pa;

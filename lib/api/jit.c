@@ -17,6 +17,7 @@
 #include "runtime.h"
 #include "code_env.h"
 #include "small_m.h"
+#include "attn_form.h"
 #include "kmajor_b.h"
 #include "axisinfo.h"
 #include "rows.h"
@@ -113,6 +114,12 @@ struct tilec_kernel {
   int64_t kmajor_min_m;
   tilec_arg *kmajor_args;  /* nparams: the caller's, B replaced by its [N, K] view */
   tilec_arg transpose_args[2];
+  /* the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h): launches whose S (argument
+   * attn_s_param's dimension attn_s_axis) is at least attn_min_s run it */
+  tilec_kernel *attn;
+  tilec_program *attn_prog;
+  int32_t attn_s_param, attn_s_axis;
+  int64_t attn_min_s;
   DLTensor kmajor_bt;
   int64_t kmajor_bt_shape[2], kmajor_bt_strides[2];
   /* late forms (TILEC_LATE_FORMS, on by default): the forms still loading on their threads when
@@ -162,6 +169,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
   if (p->opts.kmajor_b) tl_sbuf_printf(&extra, ";kmajor-b=%s", p->opts.kmajor_b);
+  if (p->opts.attn_ws) tl_sbuf_printf(&extra, ";attn-ws=%s", p->opts.attn_ws);
   if (variant == VARIANT_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
   if (variant == VARIANT_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
   if (p->opts.tma_inline) tl_sbuf_printf(&extra, ";tma=inline");
@@ -498,10 +506,11 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
  * half of a split one) is its own program, and different programs may compile and load at the same
  * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
  * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE };
+enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN };
 
 typedef struct form_job {
-  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, or its transpose kernel */
+  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, or the
+                             * FlashAttention-3 form */
   const tl_small_m_form *fm;
   const char *split_half;   /* NULL, "partial" or "reduce" */
   tilec_program *q;         /* the form's program */
@@ -515,7 +524,7 @@ typedef struct form_job {
 
 typedef struct form_jobs {
   int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS + 2];
+  form_job job[2 * TL_SMALL_M_MAX_FORMS + 3];
 } form_jobs;
 
 static void *form_job_run(void *arg) {
@@ -568,6 +577,27 @@ static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, til
   const char *e = getenv("TILEC_KMAJOR_B_STAGES");
   o->warps = po->warps, o->stages = e && atoi(e) > 0 ? atoi(e) : po->stages, o->maxnreg = po->maxnreg;
   o->assembler = po->assembler, o->cluster = po->cluster;
+  *out = o;
+  return TILEC_OK;
+}
+
+/* The FlashAttention-3 form's options: p's, with the key tile constant at the plan's value, the
+ * option attn-ws=fa3, p's pipeline, warps and assembler, and the passes that record forms off (a
+ * form has none of its own). */
+static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+  const struct tilec_options *po = &p->opts;
+  const tl_attn_form_plan *plan = f->attn_form;
+  tilec_options *o;
+  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form,attn_form", &o);
+  if (st != TILEC_OK) return st;
+  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
+  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_bn, plan->bn);
+  if (st == TILEC_OK) st = tilec_options_set(o, "attn-ws", "fa3");
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  o->warps = po->warps, o->assembler = po->assembler;
   *out = o;
   return TILEC_OK;
 }
@@ -634,6 +664,19 @@ static tilec_status start_forms(tilec_program *p, const tl_func *f, int device, 
       if (st != TILEC_OK) return j->st = st;
     }
   }
+  if (f->attn_form) {
+    form_job *j = &js->job[js->n++];
+    j->kind = FORM_ATTN;
+    j->kernel = f->name;
+    j->device = device;
+    tilec_options *o;
+    tilec_status st = attn_options(p, f, &o);
+    if (st == TILEC_OK) {
+      st = tilec_program_create(&j->q, src->text, src->name, o);
+      tilec_options_destroy(o);
+    }
+    if (st != TILEC_OK) return j->st = st;
+  }
   for (int i = 0; plan && i < plan->nforms; i++) {
     const tl_small_m_form *fm = &plan->forms[i];
     for (int h = 0; h < (fm->split ? 2 : 1); h++) {
@@ -665,7 +708,13 @@ static tilec_status finish_forms(tilec_program *p, const tl_func *f, form_jobs *
     if (j->started) pthread_join(j->thread, NULL);
     else if (j->q && j->st == TILEC_OK) form_job_run(j);
     j->started = false;
-    if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
+    if (j->st != TILEC_OK && first == TILEC_OK && j->kind == FORM_ATTN) {
+      first = j->st;
+      char msg[1024];
+      snprintf(msg, sizeof msg, "its FlashAttention-3 form did not load (TILEC_ATTN_FORM=0 loads the kernel without "
+               "it):\n%s", j->q ? tilec_program_log(j->q) : "");
+      log_error(p, j->st, f->name, msg);
+    } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
       first = j->st;
       char msg[1024];
       snprintf(msg, sizeof msg, "its %s did not load (TILEC_KMAJOR_B=0 loads the kernel without it):\n%s",
@@ -709,7 +758,11 @@ static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
   bool any_split = false;
   for (int i = 0; i < js->n; i++) {
     form_job *j = &js->job[i];
-    if (j->kind == FORM_KMAJOR) {
+    if (j->kind == FORM_ATTN) {
+      const tl_attn_form_plan *ap = k->f->attn_form;
+      k->attn_prog = j->q, k->attn = j->k;
+      k->attn_s_param = ap->s_param, k->attn_s_axis = ap->s_axis, k->attn_min_s = ap->min_s;
+    } else if (j->kind == FORM_KMAJOR) {
       k->kmajor_prog = j->q, k->kmajor = j->k;
     } else if (j->kind == FORM_TRANSPOSE) {
       k->transpose_prog = j->q, k->transpose = j->k;
@@ -825,7 +878,7 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   tl_func *f;
   tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
-  bool has_forms = f->small_m || f->kmajor_b;
+  bool has_forms = f->small_m || f->kmajor_b || f->attn_form;
   /* on the heap: the forms' threads hold pointers into it, and late forms outlive this call */
   form_jobs *forms = has_forms ? calloc(1, sizeof *forms) : NULL;
   if (has_forms && !forms) return log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
@@ -880,8 +933,9 @@ static tilec_status settle_forms(tilec_kernel *k) {
 }
 
 /* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
- * with a K-major-B form (its route reads B's strides), and a launch whose M is at most the last
- * small-M form's bound.  A launch that needs none runs the kernel while the forms still load. */
+ * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
+ * form's bound, and one whose M is at most the last small-M form's bound.  A launch that needs
+ * none runs the kernel while the forms still load. */
 static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs);
 
 /* Whether a kernel of p with launch metadata meta was compiled as a TMA form (tl_tma_mode): it has
@@ -1070,6 +1124,8 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   }
   tilec_kernel_destroy(k->kmajor);
   tilec_program_destroy(k->kmajor_prog);
+  tilec_kernel_destroy(k->attn);
+  tilec_program_destroy(k->attn_prog);
   tilec_kernel_destroy(k->transpose);
   tilec_program_destroy(k->transpose_prog);
   free(k->kmajor_args);
@@ -1230,6 +1286,8 @@ static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t 
  * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
 static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
   if (k->f->kmajor_b) return true;
+  const tl_attn_form_plan *ap = k->f->attn_form;
+  if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
   const tl_small_m_plan *plan = k->f->small_m;
   if (!plan) return false;
   int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
@@ -1440,6 +1498,13 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     /* an 8-bit B [K, N]: the K-major-B form, picked by B's strides (lib/kmajor_b.h) */
     int route = kmajor_route(k, args, nargs);
     if (route) return launch_kmajor(k, route, args, nargs, stream);
+  }
+  if (k->attn && !grid_override && nargs > 0 && args &&
+      arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) >= k->attn_min_s) {
+    /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h) */
+    tilec_status st = launch(k->attn, args, nargs, NULL, stream);
+    if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->attn->err);
+    return st;
   }
   if (k->nforms && !grid_override && nargs > 0 && args) {
     /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */

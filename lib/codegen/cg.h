@@ -67,6 +67,7 @@ typedef struct cg {
   uint8_t *skip;      /* per op id: cg_emit_op emits nothing (emit_rows.c: loads made before the body) */
   uint8_t *early;     /* per op id: emitted early (emit_under.c); the region's pass emits nothing, once */
   int bar_threads;    /* != 0: cg_barrier is the named barrier 1 of that many threads (consumers) */
+  int nbar;           /* CTA barriers emitted so far (cg_barrier; emit_ring.c counts a loop body's) */
   LLVMValueRef bar_id; /* i32 named barrier of cg_barrier instead of 1 (a ping-pong consumer's), or NULL */
   LLVMValueRef pp_wg;  /* i32: a ping-pong consumer's warpgroup (0 / 1), or NULL (emit_ws.c) */
   cg_epi *epi;        /* != NULL: emitting one column sub-tile of the epilogue (emit_epilogue.c) */
@@ -229,6 +230,7 @@ bool cg_transfer_free(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axi
 /* The kernel is warp-specialized ping-pong (emit_ws.c): two consumer warpgroups on alternate tiles. */
 bool cg_ws_pingpong(cg *g);
 void cg_ws_turn_after_commit(cg *g, tl_op *o); /* attention's turns: after a wgmma dot's commit (emit_ws.c) */
+void cg_ring_late_refill_due(cg *g, int32_t L); /* a late ring's refill held for a waiting wgmma dot's commit (emit_ring.c) */
 
 /* emit_epilogue.c (docs/pipelines.md "Epilogue sub-tiles") */
 /* After the top-level loop at r->ops[at - 1]: emit the ops [at, end) of the

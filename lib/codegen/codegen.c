@@ -197,6 +197,7 @@ LLVMValueRef cg_flat_index(cg *g, int32_t lid, int32_t r, int rank, const int32_
 }
 
 void cg_barrier(cg *g) {
+  g->nbar++;
   if (g->bar_threads && g->bar_id) { /* a ping-pong consumer warpgroup: its own named barrier */
     char txt[48];
     snprintf(txt, sizeof txt, "bar.sync $0, %d;", g->bar_threads);

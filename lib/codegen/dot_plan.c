@@ -219,9 +219,30 @@ static void plan_wgmma(cg *g, int32_t D) {
   LLVMSetAlignment(g->smem, 1024);
 }
 
+/* A 2-stage ring whose deferred dots may stay in flight anyway (R->late): the loop stages a
+ * wgmma B each step (its barrier after the ring's wait) in a dot at the top of the body before
+ * every deferred dot, and keeps no other group in flight.  The slot refilled in iteration i is
+ * i-1's, last read by i-1's deferred dot (generic reads of it all precede the ring's barrier of
+ * iteration i); every warpgroup waits for that group before the staged B's barrier and thread 0
+ * issues the refill after it (emit_dot.c stage_wgmma_b), so the deferred dot of i-1 runs under
+ * iteration i's ring wait, slot reads and staging (attn_rope: the rotation of k under O += P V). */
+static bool late_refill_fits(cg_plan *p, tl_func *f, cg_ring *R) {
+  if (R->stages != 2 || tl_code_env_off("TILEC_LATE_REFILL")) return false;
+  int32_t first_defer = INT32_MAX, first_staged = INT32_MAX;
+  for (int i = 0; i < p->nwg; i++) {
+    tl_op *o = tl_op_at(f, p->wg_dots[i]);
+    if (!tl_op_inside(f, p->wg_dots[i], R->for_op)) continue;
+    if (o->parent != R->for_op || p->wg_inflight[i]) return false;
+    int32_t pos = cg_body_pos(f, R->for_op, p->wg_dots[i]);
+    if (p->wg_defer[i] && pos < first_defer) first_defer = pos;
+    if (p->wg_staged_b[i] && pos < first_staged) first_staged = pos;
+  }
+  return first_staged < first_defer && first_defer < INT32_MAX;
+}
+
 /* Ring lag: 1 when every wgmma dot reading the ring's loop keeps a group in
  * flight, or one defers its wait, and the ring has at least 3 stages (the
- * issue distance S-2 >= 1); without it no dot defers. */
+ * issue distance S-2 >= 1); without it (or a late refill) no dot defers. */
 static void plan_lag(cg_plan *p, tl_func *f) {
   for (int r = 0; r < p->nring; r++) {
     cg_ring *R = &p->rings[r];
@@ -233,7 +254,11 @@ static void plan_lag(cg_plan *p, tl_func *f) {
         defer = defer || p->wg_defer[i];
       }
     R->lag = ((any && all) || defer) && R->stages >= 3 ? 1 : 0;
-    for (int i = 0; i < p->nwg && !R->lag; i++)
+    R->late = !R->lag && defer && late_refill_fits(p, f, R);
+    R->late_wr = NULL;
+    R->staged2 = false;
+    R->top_bar = NULL;
+    for (int i = 0; i < p->nwg && !R->lag && !R->late; i++)
       if (tl_op_at(f, p->wg_dots[i])->parent == R->for_op) p->wg_defer[i] = false, p->wg_carried[i] = -1;
   }
 }
@@ -485,12 +510,32 @@ void cg_make_plan(cg *g) {
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
+  /* TILEC_STAGED_DOUBLE=1 (not measured yet): a late ring's staged B slots twice over, when that fits
+   * the SM and keeps two programs an SM where one slot each would (cg_ring.staged2) */
+  int64_t staged_bytes = 0, extra = 0;
+  for (int k = 0; k < p->nwg; k++) {
+    if (!p->wg_staged_b[k]) continue;
+    tl_type *bt = &tl_val(f, tl_op_at(f, p->wg_dots[k])->opnd[1])->type;
+    int64_t b = ((int64_t)bt->shape[0] * bt->shape[1] * tl_dtype_bytes((tl_dtype)bt->dtype) + 1023) / 1024 * 1024;
+    staged_bytes += b;
+    for (int r = 0; r < p->nring; r++)
+      if (p->rings[r].late && p->rings[r].for_op == tl_op_at(f, p->wg_dots[k])->parent) extra += b;
+  }
+  if (extra && tl_code_env_on("TILEC_STAGED_DOUBLE")) {
+    int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL), base = (persist + 1023) / 1024 * 1024 + staged_bytes + 256;
+    bool two = 2 * (base + 1024) <= budget;
+    if (base + extra <= budget && (!two || 2 * (base + extra + 1024) <= budget))
+      for (int r = 0; r < p->nring; r++) p->rings[r].staged2 = p->rings[r].late;
+  }
   for (int k = 0; k < p->nwg; k++) { /* the slots of staged B (computed in the loop) */
     if (!p->wg_staged_b[k]) continue;
     tl_type *bt = &tl_val(f, tl_op_at(f, p->wg_dots[k])->opnd[1])->type;
     persist = (persist + 1023) / 1024 * 1024;
     p->wg_boff[k] = persist;
-    persist += bt->shape[0] * bt->shape[1] * tl_dtype_bytes((tl_dtype)bt->dtype);
+    p->wg_bdouble[k] = false;
+    for (int r = 0; r < p->nring; r++)
+      if (p->rings[r].staged2 && p->rings[r].for_op == tl_op_at(f, p->wg_dots[k])->parent) p->wg_bdouble[k] = true;
+    persist += bt->shape[0] * bt->shape[1] * tl_dtype_bytes((tl_dtype)bt->dtype) * (p->wg_bdouble[k] ? 2 : 1);
   }
   for (int i = 0; i < p->nstream; i++) { /* the K-major buffers of transposed 8-bit B */
     cg_stream *s = &p->streams[i];

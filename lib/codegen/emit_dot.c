@@ -14,6 +14,7 @@
 #include "schedule.h"
 
 #include "ring.h"
+#include "code_env.h"
 
 /* ---- operands ------------------------------------------------------------------------ */
 
@@ -46,7 +47,13 @@ static LLVMValueRef src_addr(cg *g, const opsrc *s, LLVMValueRef row, LLVMValueR
 /* Store every element of tile v at (row, col) -> off + row*pitch + col*eb
  * (the 16-byte chunk XOR-swizzled when s->swz), where (row, col) are the tile
  * coords, swapped when `swap`. */
+static void stage_al(cg *g, int32_t v, LLVMValueRef off, int64_t off_al, const struct opsrc *s, int eb, bool swap);
 static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int eb, bool swap) {
+  stage_al(g, v, off, 0, s, eb, swap);
+}
+
+/* stage() at an offset `off` that is a multiple of off_al (> 0; 0: known only when a constant). */
+static void stage_al(cg *g, int32_t v, LLVMValueRef off, int64_t off_al, const struct opsrc *s, int eb, bool swap) {
   tl_type *t = &tl_val(g->f, v)->type;
   const tl_layout *l = cg_layout(g, v);
   cg_val *x = cg_get(g, v);
@@ -63,7 +70,7 @@ static void stage(cg *g, int32_t v, LLVMValueRef off, const struct opsrc *s, int
    * the lowest bit any lane/warp basis moves the offset by; the swizzle moves
    * it by multiples of 16, the smem array and `off` are 16-aligned */
   int64_t lal = 16;
-  if (!LLVMIsAConstantInt(off)) lal = 1;
+  if (!LLVMIsAConstantInt(off)) lal = off_al >= 16 ? 16 : off_al > 0 ? off_al : 1;
   else if (LLVMConstIntGetZExtValue(off) % 16) lal = LLVMConstIntGetZExtValue(off) & -LLVMConstIntGetZExtValue(off);
   for (int src = 0; src < 2; src++)
     for (int j = 0; j < (src ? l->nwarp : TL_LAYOUT_LANE_BITS); j++) {
@@ -106,6 +113,22 @@ static void stage_atoms(cg *g, int32_t v, int off, int32_t rows, int eb) {
   }
 }
 
+/* The shared offset (i32) of wgmma dot wi's staged B in this iteration: its slot, or with two
+ * (wg_bdouble: a late ring's staged2) the one the ring's read slot picks. */
+static LLVMValueRef staged_b_off(cg *g, int wi) {
+  cg_plan *p = g->plan;
+  LLVMValueRef off = cg_i32(g, p->wg_boff[wi]);
+  if (!p->wg_bdouble[wi]) return off;
+  tl_op *o = tl_op_at(g->f, p->wg_dots[wi]);
+  tl_type *bt = &tl_val(g->f, o->opnd[1])->type;
+  int bytes = bt->shape[0] * bt->shape[1] * tl_dtype_bytes((tl_dtype)bt->dtype);
+  for (int r = 0; r < p->nring; r++)
+    if (p->rings[r].for_op == o->parent && p->rings[r].rd_slot)
+      return LLVMBuildAdd(g->B, off, LLVMBuildMul(g->B, p->rings[r].rd_slot, cg_i32(g, bytes), ""), "");
+  TL_INTERNAL(g->ctx, "codegen: a doubled staged B without its ring's read slot");
+  return off;
+}
+
 /* The staged B of wgmma dot wi (computed in the loop, K-major: b = trans([N][K])) stored into
  * its slot as wgmma's K-major canonical layout (rows of K*2 = 32/64/128 bytes, the row XOR
  * swizzle = the wgmma swizzle of that width), then the proxy fence and one barrier.  A chained
@@ -134,12 +157,26 @@ static void stage_wgmma_b(cg *g, int wi) {
     s.rowbytes = bt->shape[0] * eb;
     s.nch = s.rowbytes / 16;
     s.swz = true;
-    stage(g, o->opnd[1], cg_i32(g, p->wg_boff[todo[i]]), &s, eb, true);
+    stage_al(g, o->opnd[1], staged_b_off(g, todo[i]), 1024, &s, eb, true); /* (slots 1024-aligned) */
     p->wg_staged_b_done[todo[i]] = true;
   }
   /* st.shared writes through the generic proxy, wgmma reads through the async one */
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  /* a late ring (dot_plan.c late_refill_fits): the deferred dot of the iteration before, the
+   * last reader of the slot refilled next, is waited for by every warpgroup before the barrier,
+   * and the refill issued after it; the group ran under this iteration's wait, slot reads and
+   * staging */
+  int32_t L = tl_op_at(f, p->wg_dots[wi])->parent;
+  bool late = false;
+  for (int r = 0; r < p->nring; r++) late = late || (p->rings[r].for_op == L && p->rings[r].late);
+  if (late) cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);
   cg_barrier(g);
+  if (late && tl_code_env("TILEC_LATE_REFILL") && !strcmp(tl_code_env("TILEC_LATE_REFILL"), "2")) {
+    for (int r = 0; r < p->nring; r++)
+      if (p->rings[r].for_op == L) p->rings[r].late_due = true;
+  } else if (late) {
+    cg_ring_late_refill(g, L);
+  }
 }
 
 /* ldmatrix .x4 (or .x2): returns the i32 registers in out[]. */
@@ -623,7 +660,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
       wb = (cg_wgmma_src){.base = sb.base, .kmajor = sb.kcontig, .rowbytes = sb.rowbytes, .krows = st_b->rows};
       if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
     } else {
-      wb = (cg_wgmma_src){.base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, p->wg_boff[wi]), ""),
+      wb = (cg_wgmma_src){.base = LLVMBuildAdd(g->B, cg_smem_base32(g), staged_b_off(g, wi), ""),
                           .kmajor = true, .rowbytes = K * eb, .krows = N};
       stage_wgmma_b(g, wi);
     }

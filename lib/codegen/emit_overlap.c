@@ -83,13 +83,14 @@ static const char *sink_unfit(cg *g, int k) {
 void cg_plan_overlap(cg *g) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  const char *env = tl_code_env("TILEC_ATTN_OVERLAP"), *ws = tl_code_env("TILEC_ATTN_WS");
+  const char *env = tl_code_env("TILEC_ATTN_OVERLAP");
   /* 1: the late dot alone; 3: also the rescale moved to its issue; 4: also both warpgroups' score
    * dots issued first (2, P packed before the wait, made ptxas serialize every wgmma: C7513) */
   int form = env && (env[0] == '1' || env[0] == '3' || env[0] == '4') && !env[1] ? env[0] - '0' : 0;
-  /* TILEC_ATTN_WS=fa3: the turns (route_pipeline) with form 1 inside them, unless a form is set
-   * (FlashAttention-3 rescales O after the wait at D <= 128, as form 1 does) */
-  if (!form && ws && !strcmp(ws, "fa3") && !(env && env[0] == '0')) form = 1;
+  /* fa3 (TILEC_ATTN_WS or the option attn-ws; route_pipeline sets f->attn_fa3): the turns with
+   * form 1 inside them, unless a form is set (FlashAttention-3 rescales O after the wait at
+   * D <= 128, as form 1 does) */
+  if (!form && f->attn_fa3 && !(env && env[0] == '0')) form = 1;
   if (!form) return;
   p->sink_form = form;
   int32_t *uses = tl_count_uses(f);

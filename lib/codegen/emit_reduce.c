@@ -156,10 +156,17 @@ void cg_emit_reduce(cg *g, tl_op *o) {
    * `parts` independent chains combined pairwise. */
   LLVMValueRef *acc = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
   int parts = g->f->access_split && tl_code_env_on("TILEC_REDUCE_ILP") ? RED_PARTIALS : 1;
-  /* attention's fa3 form (emit_overlap.c turns_late): a warpgroup's softmax runs alone on its
-   * sub-partitions, bound by latency (ncu's stall samples put 13 % of the loop on the row max's
-   * one dependent FMNMX chain): independent chains, combined pairwise (TILEC_ATTN_RED_CHAINS=0: one) */
-  if (g->plan && g->plan_f == g->f && g->plan->turns_late && !tl_code_env_off("TILEC_ATTN_RED_CHAINS")) parts = RED_PARTIALS;
+  /* attention (measuring, off by default): the row max and sum in independent chains, combined
+   * pairwise.  TILEC_ATTN_RED_CHAINS=1 in the fa3 form (emit_overlap.c turns_late: a warpgroup's
+   * softmax runs alone on its sub-partitions; ncu put 13 % of its stall samples on the row max's one
+   * dependent FMNMX chain), =all also in every other loop of two or more wgmma dots (the two-program
+   * kernels).  H200 (bench/RESULTS.md fifteenth session, branch attn7): 1 = 0.98-1.00x one chain in
+   * the form, all = 0.97-1.00x the two-program kernels; so one chain. */
+  const char *chains = tl_code_env("TILEC_ATTN_RED_CHAINS");
+  bool planned = g->plan && g->plan_f == g->f;
+  if (planned && chains &&
+      ((chains[0] == '1' && !chains[1] && g->plan->turns_late) || (!strcmp(chains, "all") && g->plan->nwg >= 2)))
+    parts = RED_PARTIALS;
   bool fma = g->f->access_split && o->kind == TL_RED_SUM && dt == TL_F32 && tl_code_env_on("TILEC_REDUCE_FMA");
   LLVMValueRef *part = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n * (size_t)parts);
   int32_t *count = tl_alloc(&g->ctx->arena, sizeof(int32_t) * (size_t)n);

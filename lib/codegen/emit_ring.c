@@ -650,15 +650,49 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
       ring_prologue(g, R, cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]), cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]),
                     cg_iv_type(g, for_op), true);
   }
+  for (int i = 0; i < p->nring; i++) /* (the loop's blocks are appended after it) */
+    if (p->rings[i].for_op == for_op) p->rings[i].pre_last = LLVMGetLastBasicBlock(g->fn);
+}
+
+/* The CTA barriers (llvm.nvvm.barrier0, bar.sync / bar.arrive / barrier.cluster asm) in the
+ * function's blocks after `from`: at a loop's exit, those of its body (code a dot hoists into the
+ * preheader goes into a block before it). */
+static int body_barriers(cg *g, LLVMBasicBlockRef from) {
+  int n = 0;
+  for (LLVMBasicBlockRef b = LLVMGetNextBasicBlock(from); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+      if (!LLVMIsACallInst(i)) continue;
+      LLVMValueRef c = LLVMGetCalledValue(i);
+      size_t len = 0;
+      if (LLVMIsAInlineAsm(c)) {
+        const char *t = LLVMGetInlineAsmAsmString(c, &len);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), t);
+        n += strstr(buf, "bar.sync") || strstr(buf, "bar.arrive") || strstr(buf, "barrier.cluster") || strstr(buf, "bar.red");
+      } else if (LLVMIsAFunction(c)) {
+        const char *name = LLVMGetValueName2(c, &len);
+        n += !strncmp(name, "llvm.nvvm.barrier", 17);
+      }
+    }
+  return n;
 }
 
 void cg_loop_exit(cg *g, int32_t for_op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f) return;
   cg_overlap_exit(g, for_op); /* a wgmma dot issued a step late: its last one, waited for */
+  for (int i = 0; i < p->nring; i++) {
+    cg_ring *R = &p->rings[i];
+    /* staged2: with the staged B's barrier the body's only other one, no shared memory but the ring's
+     * slots (ordered by their mbarriers and that barrier) and the staged slots (by that barrier of the
+     * step before) is shared between threads: the TMA path's ring barrier goes */
+    if (R->for_op == for_op && R->top_bar && body_barriers(g, R->pre_last) == R->nbar_ring + 1)
+      LLVMInstructionEraseFromParent(R->top_bar);
+    if (R->for_op == for_op) R->top_bar = NULL;
+  }
   for (int i = 0; i < p->nring; i++)
     if (p->rings[i].for_op == for_op && p->rings[i].pre_done) {
-      if (p->rings[i].lag) {
+      if (p->rings[i].lag || p->rings[i].late) {
         /* no wgmma may still be writing the accumulators.  ptxas (13.0)
          * serializes every wgmma (C7514) unless this wait is the first
          * instruction of its block, so it gets a block of its own behind a
@@ -695,6 +729,7 @@ void cg_loop_exit(cg *g, int32_t for_op) {
 static void emit_ring(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
   int S = R->stages;
+  int nbar = g->nbar;
   int32_t L = R->for_op;
   tl_op *lo = tl_op_at(g->f, L);
   LLVMValueRef reg, phi = cg_iv_phi(g, L, &reg);
@@ -735,14 +770,18 @@ static void emit_ring(cg *g, cg_ring *R) {
     cg_cond_br_likely(g, R->tma_ok, tb, cb);
     LLVMPositionBuilderAtEnd(g->B, tb);
     cg_barrier(g);
-    LLVMValueRef x = LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "");
-    cg_tma_issue(g, R, iv_at(g, phi, S - 1 - R->lag, step64, reg), cg_iv_in_range(g, L, x, step64), wr0);
+    /* (staged2: the TMA path's barrier, erased at the loop exit if the body needs no other) */
+    if (R->staged2) R->top_bar = LLVMGetLastInstruction(LLVMGetInsertBlock(g->B));
+    if (!R->late) { /* (a late ring issues after the staged B's barrier: cg_ring_late_refill) */
+      LLVMValueRef x = LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "");
+      cg_tma_issue(g, R, iv_at(g, phi, S - 1 - R->lag, step64, reg), cg_iv_in_range(g, L, x, step64), wr0);
+    }
     cg_tma_wait(g, R, rd0);
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, cb);
   }
   LLVMValueRef ivs = NULL;
-  for (int i = 0; !jb && i < p->nstream; i++) /* (the TMA form's cp.async branch makes its starts in place) */
+  for (int i = 0; !jb && !R->late && i < p->nstream; i++) /* (the TMA form's cp.async branch makes its starts in place) */
     if (p->streams[i].for_op == L && index_reads_memory(g, &p->streams[i])) {
       if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
       prefetch_index(g, &p->streams[i], ivs);
@@ -757,16 +796,70 @@ static void emit_ring(cg *g, cg_ring *R) {
   LLVMValueRef rd = rd0 ? rd0 : LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef wr = wr0 ? wr0 : LLVMBuildLoad2(g->B, g->i32, R->wrv, "");
   R->rd_slot = rd;
-  if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
-  for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
-  commit(g);
+  if (!R->late) {
+    if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
+    commit(g);
+  }
   if (jb) {
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, jb);
   }
   LLVMBuildStore(g->B, cg_slot_next(g, rd, S), R->rdv);
   LLVMBuildStore(g->B, cg_slot_next(g, wr, S), R->wrv);
+  R->nbar_ring = g->nbar - nbar;
+  if (R->late) { /* (wr0 was loaded before the TMA branch: it dominates the refill) */
+    if (jb && !wr0) TL_INTERNAL(g->ctx, "codegen: a late ring's slot is not known before its branch");
+    R->late_wr = jb ? wr0 : wr;
+  }
+}
+
+/* TILEC_LATE_REFILL=2 (measuring): the refill of a late ring after the next waiting wgmma dot's
+ * commit (its groups in flight while thread 0 issues), not at the barrier. */
+void cg_ring_late_refill_due(cg *g, int32_t L) {
+  cg_plan *p = g->plan;
+  for (int r = 0; p && g->plan_f == g->f && r < p->nring; r++)
+    if (p->rings[r].for_op == L && p->rings[r].late_due) {
+      p->rings[r].late_due = false;
+      cg_ring_late_refill(g, L);
+    }
+}
+
+/* The refill of a late ring (R->late, dot_plan.c late_refill_fits) of loop L, at the staged B's
+ * barrier, once an iteration: stage i+1 into the slot iteration i-1 read, by TMA (thread 0) or,
+ * in the fallback, by every thread's cp.async (waited for at the top of iteration i+1, as
+ * emit_ring's own issue). */
+void cg_ring_late_refill(cg *g, int32_t L) {
+  cg_plan *p = g->plan;
+  for (int r = 0; r < p->nring; r++) {
+    cg_ring *R = &p->rings[r];
+    if (R->for_op != L || !R->late) continue;
+    if (!R->late_wr) TL_INTERNAL(g->ctx, "codegen: a late ring's refill without its ring step");
+    LLVMValueRef reg, phi = cg_iv_phi(g, L, &reg), wr = R->late_wr;
+    LLVMValueRef step64 = cg_to_i64(g, cg_get(g, tl_op_at(g->f, L)->opnd[2])->r[0]);
+    LLVMValueRef ivs = iv_at(g, phi, 1, step64, reg);
+    LLVMBasicBlockRef jb = NULL;
+    R->late_wr = NULL;
+    if (R->tma) {
+      LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "tma.refill");
+      LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cpa.refill");
+      jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "refill.join");
+      cg_cond_br_likely(g, R->tma_ok, tb, cb);
+      LLVMPositionBuilderAtEnd(g->B, tb);
+      LLVMValueRef x = LLVMBuildAdd(g->B, phi, step64, "");
+      cg_tma_issue(g, R, ivs, cg_iv_in_range(g, L, x, step64), wr);
+      LLVMBuildBr(g->B, jb);
+      LLVMPositionBuilderAtEnd(g->B, cb);
+    }
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
+    commit(g);
+    if (jb) {
+      LLVMBuildBr(g->B, jb);
+      LLVMPositionBuilderAtEnd(g->B, jb);
+    }
+  }
 }
 
 bool cg_load_streamed(cg *g, tl_op *o) {

@@ -70,7 +70,10 @@ int cg_plan_tma(cg *g, int persist) {
     int nmaps = 0;
     const char *why = tma_unfit(g, R, &nmaps);
     if (why) {
-      tl_sbuf_printf(&note, "%sring of %d stages fed by cp.async (no TMA: %s)", note.len ? "; " : "", R->stages, why);
+      tl_sbuf_printf(&note, "%sring of %d stages fed by cp.async (no TMA: %s)%s", note.len ? "; " : "", R->stages, why,
+                     R->late ? "; stage i+1 copied after the staged B's barrier, the deferred dot of step i-1 running "
+                               "under step i's wait and staging (TILEC_LATE_REFILL=0 off)"
+                             : "");
       continue;
     }
     R->tma = true;
@@ -83,8 +86,14 @@ int cg_plan_tma(cg *g, int persist) {
     if (ws)
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (a full mbarrier per stage", note.len ? "; " : "", R->stages);
     else
-      tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d",
-                     note.len ? "; " : "", R->stages, R->stages - 1 - R->lag);
+      tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d%s",
+                     note.len ? "; " : "", R->stages, R->stages - 1 - R->lag,
+                     R->late ? " after the staged B's barrier, the deferred dot of step i-1 running under step i's "
+                               "wait and staging (TILEC_LATE_REFILL=0: at the ring's barrier, the deferred dot waited)"
+                             : "");
+    if (!ws && R->staged2)
+      tl_sbuf_printf(&note, "; two staged B slots, the read slot's: no ring barrier when the body has no barrier but the "
+                            "staged B's (TILEC_STAGED_DOUBLE=1)");
     for (int i = 0; i < p->nstream; i++) {
       cg_stream *s = &p->streams[i];
       if (s->for_op != R->for_op) continue;

@@ -281,6 +281,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     asm_void(g, "wgmma.commit_group.sync.aligned;");
     cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
+    cg_ring_late_refill_due(g, o->parent); /* (TILEC_LATE_REFILL=2: thread 0's TMA issue under the groups) */
     if (k0 == 0) cg_emit_under(g, o); /* the scales and vectors read after the dot: under its group */
     if (prev) { /* overlap: the group before completes, and is added, under this one */
       asm_void(g, "wgmma.wait_group.sync.aligned 1;");

@@ -79,6 +79,21 @@ typedef struct cg_ring {
   bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
   int lag;                /* 1: the dots leave one wgmma group in flight, so the ring issues one
                            * stage less far ahead (slot i-1 may still be read in iteration i) */
+  bool late;              /* 2 stages, a deferred dot and a staged wgmma B (dot_plan.c plan_lag,
+                           * TILEC_LATE_REFILL=0 off): stage i+1 is issued after the staged B's
+                           * barrier, behind every warpgroup's wait for the deferred group of
+                           * iteration i-1, its slot's last reader (emit_ring.c cg_ring_late_refill) */
+  LLVMValueRef late_wr;   /* (codegen: the slot the pending late refill writes, NULL: none pending) */
+  bool late_due;          /* (codegen: the staged B's barrier passed, the refill goes after the next
+                           * waiting wgmma dot's commit: TILEC_LATE_REFILL=2) */
+  bool staged2;          /* a late ring whose staged B slots are doubled (TILEC_STAGED_DOUBLE=1, dot_plan.c):
+                           * step i stages into slot rd_slot, so the staged B's barrier of step i-1
+                           * orders every read of that slot (step i-2's score dots) before step i's
+                           * stores, and the TMA path drops the ring's own barrier (emit_ring.c) */
+  LLVMValueRef top_bar;   /* (codegen: the TMA path's ring barrier, erased at the loop exit when the
+                           * body has no barrier but the ring's and the staged B's) */
+  LLVMBasicBlockRef pre_last; /* (codegen: the function's last block when the body starts) */
+  int nbar_ring;          /* (codegen: the barriers emit_ring emitted) */
   LLVMValueRef rdv, wrv;  /* allocas of the read / write slot counters */
   LLVMValueRef rd_slot;   /* i32: this iteration's slot (in the body) */
   /* TMA feeding (plan_tma): one mbarrier per stage at mbar_off; tma_ok (i1,
@@ -126,6 +141,7 @@ typedef struct cg_plan {
                            * step into its own swizzled K-major slot at wg_boff (persistent memory) */
   int32_t wg_boff[4];
   bool wg_staged_b_done[4]; /* (codegen: its staging is emitted) */
+  bool wg_bdouble[4];     /* ... two slots of it, the ring's read slot picks one (cg_ring.staged2) */
   bool wg_chain[4];       /* ... whose result is only the accumulator of the next wgmma dot of the
                            * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
@@ -320,6 +336,7 @@ void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]);
  * stages at its loop's exit; else the reason, for the note (NULL: it does; sets R->prefetch). */
 const char *cg_tile_prefetch_plan(cg *g, cg_ring *R);
 void cg_tile_prefetch(cg *g, cg_ring *R);      /* at the loop exit, after the drain */
+void cg_ring_late_refill(cg *g, int32_t L); /* a late ring's refill (R->late), after the staged B's barrier */
 void cg_tile_prefetch_flag(cg *g, cg_ring *R); /* R->pfv, 0 at the kernel's entry */
 
 /* emit_ws.c (docs/pipelines.md "Warp specialization") */

@@ -106,15 +106,27 @@ static const struct {
                      {"TILEC_ATTN_OVERLAP", "3", false, 0, false},
                      {"TILEC_ATTN_OVERLAP", "4", true, 0, false},
                      /* one program an SM (the default is two at D 128: route_pipeline) */
-                     {"TILEC_ATTN_TWO", "0", false, 0, false}};
+                     {"TILEC_ATTN_TWO", "0", false, 0, false},
+                     /* the default kernel with its FlashAttention-3 form (passes/attn_form.c, D128) taking
+                      * every launch, S >= 1: the launcher's pick of the form at every size */
+                     {"TILEC_ATTN_FORM_MIN_S", "1", true, 0, true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
- * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0) */
+ * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0); the ring's refill
+ * at its own barrier with the value dot waited each step (TILEC_LATE_REFILL=0) or after the
+ * score dot's issue (=2) instead of after the staged B's barrier (dot_plan.c late_refill_fits); two
+ * staged slots and no ring barrier in the TMA form (TILEC_STAGED_DOUBLE=1) */
 static const struct {
   const char *env, *value;
   bool longest;
-} rope_variants[] = {{NULL, NULL, false}, {"TILEC_PROLOGUE_TMA", "0", false}, {"TILEC_STAGED_WGMMA", "0", false}};
+} rope_variants[] = {{NULL, NULL, false},
+                     {"TILEC_PROLOGUE_TMA", "0", false},
+                     {"TILEC_STAGED_WGMMA", "0", false},
+                     {"TILEC_LATE_REFILL", "0", false},
+                     {"TILEC_LATE_REFILL", "2", false},
+                     /* two staged slots, no ring barrier in the TMA form (not measured yet) */
+                     {"TILEC_STAGED_DOUBLE", "1", false}};
 #define NROPE_VARIANTS (int)(sizeof rope_variants / sizeof rope_variants[0])
 
 typedef struct tensor_buf {
@@ -290,9 +302,17 @@ static void run_attn_ws(const char *dir, const char *name) {
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
     int bn = rope ? 0 : attn_variants[v].bn;
     bool many = !rope && attn_variants[v].many;
-    /* GPU_TEST_ATTN_VARIANTS=WORD: only the variants whose switch or value contains WORD ("default": none) */
+    /* GPU_TEST_ATTN_VARIANTS=WORD[,WORD...]: only the variants whose switch or value contains a WORD
+     * ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
-    if (only && *only && !strstr(env ? env : "default", only) && !(val && strstr(val, only))) continue;
+    bool picked = !only || !*only;
+    for (const char *w = only; !picked && w && *w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL) {
+      char word[64];
+      size_t n = strcspn(w, ",");
+      snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), w);
+      picked = word[0] && (strstr(env ? env : "default", word) || (val && strstr(val, word)));
+    }
+    if (!picked) continue;
     if (env) setenv(env, val, 1);
     /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form only */
     for (int c = 0; c < (env || rope ? 4 : 6); c++) {

@@ -865,6 +865,77 @@ static void late_forms(bool late) {
 Test(fake_driver, small_m_late_forms) { late_forms(true); }
 Test(fake_driver, small_m_forms_at_load) { late_forms(false); }
 
+/* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
+/* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
+static void launch_attn(tilec_kernel *k, int64_t z, int64_t h, int64_t s) {
+  int64_t shape[4] = {z, h, s, 128};
+  DLTensor t[4];
+  tilec_arg args[5];
+  for (int i = 0; i < 4; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = 4, .dtype = {kDLBfloat, 16, 1}, .shape = shape};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.088f};
+  cr_assert_eq(tilec_kernel_launch(k, args, 5, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+/* One load of the D128 kernel also loads its FlashAttention-3 form (BN 128, attn-ws=fa3); a launch
+ * with S below the bound runs the kernel (256 threads, cdiv(S, 128) x Z*H programs), one at or above
+ * it the form (384 threads: the producer warpgroup; persistent, at most one CTA an SM); with the
+ * pass disabled, TILEC_ATTN_FORM=0, or at D64, every S runs the kernel; TILEC_ATTN_FORM_MIN_S moves
+ * the bound. */
+Test(fake_driver, attn_form_picked_by_s) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int mode = 0; mode < 4; mode++) { /* 0 on, 1 disable-pass, 2 TILEC_ATTN_FORM=0, 3 bound 4096 */
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
+    if (mode == 1) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_form"), TILEC_OK);
+    if (mode == 2) setenv("TILEC_ATTN_FORM", "0", 1);
+    if (mode == 3) setenv("TILEC_ATTN_FORM_MIN_S", "4096", 1);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    int links = calls.links;
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
+    unsetenv("TILEC_ATTN_FORM");
+    unsetenv("TILEC_ATTN_FORM_MIN_S");
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    bool on = mode == 0 || mode == 3;
+    launch_attn(k, 2, 3, 1000);
+    cr_assert(calls.block[0] == 256u && calls.grid[0] == 8u && calls.grid[1] == 6u, "S 1000: block %u grid %u x %u",
+              calls.block[0], calls.grid[0], calls.grid[1]);
+    launch_attn(k, 1, 2, 2048);
+    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
+    launch_attn(k, 16, 16, 4097);
+    cr_assert_eq(calls.block[0], on ? 384u : 256u, "S 4097: block %u", calls.block[0]);
+    /* (counted after a launch that needs the form: late forms, docs/small_m.md) mode 0 compiles
+     * both; disable-pass is in the kernel's cache key (a compile), the switches are not (the memory
+     * cache has both kernels) */
+    cr_assert_eq(calls.links - links, mode == 0 ? 2 : mode == 1 ? 1 : 0, "kernels compiled: %d", calls.links - links);
+    if (on) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "the form persistent: grid %u x %u",
+                      calls.grid[0], calls.grid[1]);
+    else cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "grid %u x %u", calls.grid[0], calls.grid[1]);
+    launch_attn(k, 2, 3, 1000); /* back to the kernel */
+    cr_assert_eq(calls.block[0], 256u);
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+  /* D64: no form (fa3 measured 0.75-1.00x the two-program kernel there) */
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
+  int links = calls.links;
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(calls.links - links, 1);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
 /* ---- the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h) ---------------------------- */
 /* cutlass_gemm_fp8_nn of examples/gemm_fp8.tile at M x K x N, B's strides bs (NULL: compact
  * [K, N]); A, B and C at fixed fake addresses; the launch must succeed. */

@@ -1,0 +1,33 @@
+#!/bin/sh
+# bench/pending_rope3.sh: the call rope3 (fifteenth session) owes for TILEC_STAGED_DOUBLE=1 (built after
+# its two device calls, not run on a GPU yet; bench/RESULTS.md "branch rope3"): cutlass_attn_rope_fwd with
+# two staged slots and no ring barrier in the TMA form, against the interpreter at the ragged sizes
+# (gpu_test_examples' staged-double variant), racecheck (D64 / D128, causal and full), then the attnrope
+# bench at S 1k / 4k beside the default (the late refill) and TILEC_LATE_REFILL=0.  Predicted:
+# staged-double 1.00-1.05x the default at D128, 1.00-1.03x at D64.  About 80 s warm.
+#   here:   tools/carry.sh
+#   device: run command="sh bench/pending_rope3.sh .carry" carry=[".carry"] timeout_s=240
+set -u
+B=$(cd "${1:-.carry}" && pwd)/b
+[ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
+R=$(pwd); L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
+el() { echo $(( $(date +%s) - T0 )); }
+export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+mkdir -p /tmp/ex_r3 && cp examples/attn_rope.tile /tmp/ex_r3/
+echo "== 1. staged-double against the interpreter and racecheck [$(el) s]"
+( for a in "128 1" "64 0" "64 1" "128 0"; do set -- $a
+  TILEC_STAGED_DOUBLE=1 TILEC_CACHE_DIR=/tmp/r3s timeout 80 compute-sanitizer --tool racecheck $B/tilec run examples/attn_rope.tile \
+    --kernel cutlass_attn_rope_fwd -D D=$1 -D CAUSAL=$2 --size Z=1 --size H=2 --size S=300 --scalar scale=0.088 --device > $L/r3_san_$1_$2.log 2>&1
+  echo "racecheck staged-double D$1 causal $2 S300: rc $? $(grep -E 'SUMMARY|FAIL|PASS' $L/r3_san_$1_$2.log | tr '\n' ' ' | cut -c1-200)"
+done > $L/r3_san.txt ) &
+SP=$!
+GPU_TEST_ATTN_VARIANTS=STAGED_DOUBLE TILEC_CACHE_DIR=/tmp/r3e timeout 150 $B/tests/gpu_test_examples /tmp/ex_r3 > $L/r3_examples.log 2>&1
+echo "examples rc $? [$(el) s]: $(tail -1 $L/r3_examples.log)"
+grep -E "^FAIL" $L/r3_examples.log | head -5
+wait $SP; cat $L/r3_san.txt
+echo "== 2. bench [$(el) s]"
+BENCH_ROPE_NO_MMA=1 BENCH_ROPE_FORMS="staged-double,late-refill off" TILEC_CACHE_DIR=/tmp/r3b timeout 200 python3 bench/bench.py --lib $B/libtilec.so.0.1 \
+  --only attnrope --quick --rope-s 1024,4096 > $L/r3_bench.log 2>&1
+echo "bench rc $? [$(el) s]"
+grep -E "^attn rope .* ms;" $L/r3_bench.log | sed -E 's/rel.err.*//'
+grep -E "FAILED|Error|error|Traceback" $L/r3_bench.log | head -5

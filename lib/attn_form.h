@@ -1,0 +1,23 @@
+/* attn_form.h: the FlashAttention-3 form of a wgmma attention kernel, picked at launch by the
+ * sequence length (passes/attn_form.c records it, lib/api/jit.c loads and launches it;
+ * docs/pipelines.md "FlashAttention-3's combination, picked by S").
+ *
+ * The form is the kernel's own source with the key tile constant at 128 and the option
+ * attn-ws=fa3 (a producer warpgroup, the consumer warpgroups' turns, the value dot a step late;
+ * one program an SM, persistent where every tile has the same trip count).  Its per-step work is
+ * cheaper than the default's two programs of 64-key steps, its per-tile work is not: launches
+ * whose key length S is at least min_s run the form, shorter ones the kernel itself. */
+#ifndef TILEC_ATTN_FORM_H
+#define TILEC_ATTN_FORM_H
+
+#include <stdint.h>
+
+typedef struct tl_attn_form_plan {
+  const char *s_sym;        /* the shape symbol of the keys ("S") */
+  int32_t s_param, s_axis;  /* where a launch's arguments give it */
+  int64_t min_s;            /* launches with S >= min_s run the form */
+  const char *const_bn;     /* the tile constant of the keys a step ("BN") */
+  int64_t bn;               /* its value in the form */
+} tl_attn_form_plan;
+
+#endif

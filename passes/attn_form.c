@@ -1,0 +1,120 @@
+/* attn_form: requires verified IR after route_pipeline, mma_remap and swpipe (f->sched); keeps
+ * every op and value (it only records f->attn_form); records, for a D = 128 wgmma attention kernel
+ * routed to two programs an SM, the FlashAttention-3 form a launch picks by the key length S
+ * (lib/attn_form.h, docs/pipelines.md "FlashAttention-3's combination, picked by S"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_form.h"
+#include "schedule.h"
+
+/* TILEC_ATTN_FORM=0 (off) and TILEC_ATTN_FORM_MIN_S (the bound) choose which kernel a launch runs,
+ * not the code of any: the kernel's PTX is the same under either (tests/lit/passes/attn_form.test)
+ * and the form has its own cache key (its defines and options), so they are read with getenv, not
+ * through lib/code_env.c's table of the switches in the kernel cache key. */
+static bool switched_off(void) {
+  const char *e = getenv("TILEC_ATTN_FORM");
+  return e && e[0] == '0';
+}
+
+/* The bound (H200, bench/RESULTS.md fifteenth session, branch attn7): the form at BN 128 against
+ * the default (BN 64, two programs an SM), same process, D128: S 1k 0.94-0.98x (about 5 us of each
+ * 8-step tile runs outside the loop with one CTA an SM), S 4k 1.02-1.08x, S 16k 1.03-1.16x. */
+#define ATTN_FORM_MIN_S 2048
+
+/* The one tile constant whose value is v, or NULL (none, or several). */
+static const char *const_of_value(const tl_func *f, int64_t v) {
+  const char *found = NULL;
+  for (int i = 0; i < f->consts.len; i++)
+    if (f->consts.data[i].value == v) {
+      if (found) return NULL;
+      found = f->consts.data[i].name;
+    }
+  return found;
+}
+
+/* Whether f gets the form; when not, why (empty: not a kernel this pass is about, no line). */
+static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan, char *why, size_t n) {
+  why[0] = 0;
+  if (f->pipeline != TL_PIPE_CUTLASS || (o->arch && strcmp(o->arch, "sm_90a"))) return false;
+  int32_t dots[2];
+  int ndots = 0;
+  for (int32_t i = 0; i < f->ops.len; i++)
+    if (f->ops.data[i].opc == TL_OP_dot && !(f->ops.data[i].flags & TL_OPF_DEAD)) {
+      if (ndots < 2) dots[ndots] = i;
+      ndots++;
+    }
+  if (ndots != 2) return false;
+  /* the score dot: S = q trans(k), k a load of the keys' tensor; the value dot's B is V unturned */
+  bool t0 = false;
+  if (tl_loaded_param(f, tl_op_at(f, dots[0])->opnd[1], &t0) < 0 || !t0) {
+    int32_t t = dots[0];
+    dots[0] = dots[1], dots[1] = t;
+  }
+  tl_op *sd = tl_op_at(f, dots[0]);
+  tl_dot_sched *d0 = tl_sched_dot(f, dots[0], false), *d1 = tl_sched_dot(f, dots[1], false);
+  if (sd->parent < 0 || tl_op_at(f, dots[1])->parent != sd->parent || !d0 || !d1 ||
+      d0->instr != TL_SCHED_MMA_WGMMA || d1->instr != TL_SCHED_MMA_WGMMA)
+    return false;
+  if (f->ws != TL_WS_OFF) return snprintf(why, n, "off (the kernel is warp-specialized already: attn-ws / TILEC_ATTN_WS)"), false;
+  if (!f->two_programs)
+    return snprintf(why, n, "off (not two programs an SM: the form is measured against that kernel only)"), false;
+  const tl_type *a = &tl_val(f, sd->opnd[0])->type, *b = &tl_val(f, sd->opnd[1])->type;
+  if (a->dtype != TL_BF16 && a->dtype != TL_F16) return false;
+  if (a->shape[1] != 128)
+    return snprintf(why, n, "off (head dimension %lld: the form is for 128; at 64 it measured 0.75-1.00x the "
+                            "kernel, two programs an SM)", (long long)a->shape[1]),
+           false;
+  bool bt = false;
+  int32_t pk = tl_loaded_param(f, sd->opnd[1], &bt);
+  if (pk < 0 || !bt || f->params.data[pk].rank < 2 || f->params.data[pk].dims[f->params.data[pk].rank - 2].is_const)
+    return snprintf(why, n, "off (the score dot's B is not trans(load) of a tensor whose rows are a shape symbol)"), false;
+  const tl_sym *sym = &f->syms.data[f->params.data[pk].dims[f->params.data[pk].rank - 2].sym];
+  const char *bn = const_of_value(f, b->shape[1]);
+  if (!bn)
+    return snprintf(why, n, "off (no one tile constant has the score dot's N extent %lld: the form sets it by name)",
+                    (long long)b->shape[1]),
+           false;
+  const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
+  plan->min_s = e && atoll(e) >= 1 ? atoll(e) : ATTN_FORM_MIN_S;
+  plan->s_sym = sym->name;
+  plan->s_param = sym->param, plan->s_axis = sym->axis;
+  plan->const_bn = bn;
+  plan->bn = 128;
+  return true;
+}
+
+static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
+  tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
+  f->attn_form = NULL;
+  char why[300] = "";
+  tl_attn_form_plan plan;
+  memset(&plan, 0, sizeof plan);
+  bool on = plan_for(f, o, &plan, why, sizeof why);
+  if (on && switched_off()) on = false, snprintf(why, sizeof why, "off (TILEC_ATTN_FORM=0)");
+  if (!on) {
+    if (ex && why[0]) tl_sbuf_printf(ex, "attn_form: kernel '%s': %s\n", f->name, why);
+    return true;
+  }
+  tl_attn_form_plan *keep = tl_alloc(&f->ctx->arena, sizeof *keep);
+  *keep = plan;
+  f->attn_form = keep;
+  if (ex)
+    tl_sbuf_printf(ex,
+                   "attn_form: kernel '%s': a launch picks its form by %s (argument %d, dimension %d): %s >= %lld runs "
+                   "the FlashAttention-3 form (this kernel at %s=%lld with attn-ws=fa3: a producer warpgroup, the "
+                   "consumer warpgroups' turns, the value dot a step late, one program an SM: fewer instructions a key, "
+                   "more work a tile outside the loop), %s < %lld this kernel (two programs an SM); off with "
+                   "TILEC_ATTN_FORM=0 or --disable-pass=attn_form\n",
+                   f->name, plan.s_sym, plan.s_param, plan.s_axis, plan.s_sym, (long long)plan.min_s, plan.const_bn,
+                   (long long)plan.bn, plan.s_sym, (long long)plan.min_s);
+  return true;
+}
+
+const tl_pass tl_pass_attn_form = {
+    "attn_form",
+    "requires verified IR after route_pipeline, mma_remap and swpipe; keeps ops and values; records the "
+    "FlashAttention-3 form of a D128 wgmma attention kernel (f->attn_form) that the launcher picks by S",
+    run_attn_form,
+};
