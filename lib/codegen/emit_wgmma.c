@@ -223,6 +223,10 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   }
   for (int k0 = 0; k0 < nk; k0 += per) {
     if (overlap) t = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs); /* (prev keeps its own) */
+    /* the grouped asm of this group (NULL: none), what it was built from, and its results */
+    LLVMValueRef grp_call = NULL, *grp_args = NULL, *grp_ex = NULL;
+    const char *grp_text = NULL, *grp_cons = NULL;
+    int grp_nargs = 0;
     asm_void(g, "wgmma.fence.sync.aligned;");
     int kend = k0 + per < nk ? k0 + per : nk;
     /* One inline asm for the group's k slices where they all write the same accumulators (one
@@ -260,7 +264,11 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       }
       sprintf(mcons + cc, ",~{memory}");
       LLVMValueRef out = asm_many(g, sti, mtext, mcons, args, nargs);
-      for (int i = 0; i < nacc_i; i++) t[i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      grp_ex = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nacc_i);
+      for (int i = 0; i < nacc_i; i++) t[i] = grp_ex[i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      grp_call = out, grp_text = mtext, grp_cons = mcons, grp_nargs = nargs;
+      grp_args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nargs);
+      memcpy(grp_args, args, sizeof(LLVMValueRef) * (size_t)nargs);
     } else
     for (int kk = k0; kk < kend; kk++)
       for (int mi = 0; mi < mrep; mi++)
@@ -278,11 +286,31 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
           LLVMValueRef out = asm_many(g, sti, text, first ? cons0 : cons, args, first ? na + 2 : nacc_i + na + 2);
           for (int i = 0; i < nacc_i; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
         }
-    asm_void(g, "wgmma.commit_group.sync.aligned;");
+    LLVMValueRef commit = cg_asm(g, g->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
     cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
     cg_ring_late_refill_due(g, o->parent); /* (TILEC_LATE_REFILL=2: thread 0's TMA issue under the groups) */
     if (k0 == 0) cg_emit_under(g, o); /* the scales and vectors read after the dot: under its group */
+    /* A grouped asm followed by nothing but its commit (no code under the group, no overlap): the
+     * wait joins them in one asm, whose outputs are the accumulators after the wait, which the
+     * operand fence gave before: one asm with tied accumulators a group instead of two (the same
+     * instructions in the same order: slices, commit, wait). */
+    bool fold = grp_call && !prev && !overlap && LLVMGetLastInstruction(LLVMGetInsertBlock(g->B)) == commit;
+    for (int i = 0; fold && i < nacc_i; i++) fold = !LLVMGetFirstUse(grp_ex[i]);
+    if (fold) {
+      char *ftext = tl_alloc(&g->ctx->arena, strlen(grp_text) + 96);
+      sprintf(ftext, "%s\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned %d;", grp_text,
+              inflight ? 1 : 0);
+      LLVMInstructionEraseFromParent(commit);
+      for (int i = 0; i < nacc_i; i++) LLVMInstructionEraseFromParent(grp_ex[i]);
+      LLVMInstructionEraseFromParent(grp_call);
+      LLVMValueRef out = asm_many(g, sti, ftext, grp_cons, grp_args, grp_nargs);
+      for (int i = 0; i < nacc_i; i++) t[i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      bool first_group = from_zero && k0 == 0;
+      for (int32_t r = 0; promote && r < nregs; r++)
+        d->r[r] = first_group ? t[r] : LLVMBuildFAdd(g->B, d->r[r], t[r], "");
+      continue;
+    }
     if (prev) { /* overlap: the group before completes, and is added, under this one */
       asm_void(g, "wgmma.wait_group.sync.aligned 1;");
       cg_wgmma_fence_regs(g, prev, nregs);
