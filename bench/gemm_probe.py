@@ -35,6 +35,7 @@ FORMS = {
     "128x128s6": ("", {"BN": 128}, {"stages": 6}),
     "128x128w4s3e32": ("TILEC_EPI=32", {"BN": 128}, {"warps": 4, "stages": 3}),
     "inline": ("TILEC_TMA_FORM=0", {}, {}),
+    "off": ("TILEC_WS=off", {}, {}),
     "pingpong": ("TILEC_WS=pingpong", {"BN": 128}, {"warps": 4, "stages": 5}),
 }
 for kv in filter(None, os.environ.get("PROBE_FORMS", "").split(";")):  # NAME=ENV|D1=v,D2=v|o1=v
