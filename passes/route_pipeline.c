@@ -588,10 +588,11 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * the accumulator's cast and store: cooperative by default too.  The
      * producer runs into the next tile's k-steps during the epilogue, which
      * the ring's thread 0 issues only after it (H200, fifteenth session, x
-     * cuBLAS in one process over 18 shapes x storages: +1.5 % mean over the
-     * ring, +2.4..+5.2 % at K = 4096; TILEC_WS=off keeps the ring).  A fused
-     * epilogue keeps the ring (the seventh session measured linear + bias +
-     * GELU slower cooperative; docs/pipelines.md "Warp specialization") */
+     * cuBLAS in one process over 18 shapes x storages, two calls: +1.2 %
+     * mean over the ring, 29 of 36 readings >= 1; TILEC_WS=off keeps the
+     * ring).  A fused
+     * epilogue keeps the ring (linear + bias + GELU: 0.997x of it
+     * cooperative, fifteenth session; docs/pipelines.md "Warp specialization") */
     dtype16 = ml.ndots == 1 && (shape_of(f, ml.dots[0]).dtype == TL_BF16 || shape_of(f, ml.dots[0]).dtype == TL_F16);
     bool ws16_default = !ws && f->warps == 8 && dtype16 && f->persist && f->cluster == TL_CLUSTER_1X1 &&
                         !ml.prologue[0] && !ml.prologue[1] && plain_epilogue(f, ml.for_op);
@@ -608,7 +609,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                               "measured 1.2-1.3x the TMA ring on the H200; TILEC_WS=off turns it off)"
                : ws16_default ? "coop (the default for a 16-bit GEMM on two warpgroups, persistent, whose epilogue is a "
                                 "cast and a store: the producer warpgroup runs into the next tile's k-steps under the "
-                                "epilogue; measured 1.015x the TMA ring on the H200, 1.02-1.05x at K = 4096; TILEC_WS=off "
+                                "epilogue; measured 1.01x the TMA ring on the H200, mean of 18 shapes in two runs; TILEC_WS=off "
                                 "turns it off)"
                             : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
                               "share one tile)";
