@@ -2,7 +2,9 @@
 # the 4096^3 gap): each form is (label, environment switches, -D defines, options), checked on a
 # NaN-poisoned output against an f32 reference, then timed (medians of do_bench), cuBLAS timed
 # before and after each shape's forms; the cuBLAS kernels' names and grids from torch.profiler.
-#   python3 bench/gemm_probe.py --lib LIB [--sizes MxNxK,...] [--forms NAME,...] [--names]
+# --storage nk: B stored as nn.Linear's W [N, K] (bench.py's LINEAR_PLAIN kernel, cuBLAS F.linear);
+# kn,nk: both, one table.
+#   python3 bench/gemm_probe.py --lib LIB [--sizes MxNxK,...] [--forms NAME,...] [--names] [--storage kn,nk]
 import argparse, os, sys
 
 ap = argparse.ArgumentParser()
@@ -15,6 +17,7 @@ ap.add_argument("--rounds", type=int, default=5,
                 help="R > 0: cuBLAS and every form timed in R rotated rounds after --warm-ms of cuBLAS "
                      "(bench.py bench_rounds; the ratio a round's); 0: each once, cuBLAS first and last")
 ap.add_argument("--warm-ms", type=float, default=1000)
+ap.add_argument("--storage", default="kn", help="kn (B [K, N], gemm.tile), nk (W [N, K], nn.Linear), or both")
 a = ap.parse_args()
 os.environ["TILEC_CACHE"] = "0"  # (options are not in every cache key)
 here = os.path.dirname(os.path.abspath(__file__))
@@ -31,6 +34,9 @@ FORMS = {
     "256x128": ("", {"BM": 256, "BN": 128}, {}),
     "128x128s6": ("", {"BN": 128}, {"stages": 6}),
     "128x128w4s3e32": ("TILEC_EPI=32", {"BN": 128}, {"warps": 4, "stages": 3}),
+    "inline": ("TILEC_TMA_FORM=0", {}, {}),
+    "off": ("TILEC_WS=off", {}, {}),
+    "pingpong": ("TILEC_WS=pingpong", {"BN": 128}, {"warps": 4, "stages": 5}),
 }
 for kv in filter(None, os.environ.get("PROBE_FORMS", "").split(";")):  # NAME=ENV|D1=v,D2=v|o1=v
     name, spec = kv.split("=", 1)
@@ -43,26 +49,35 @@ def tb(f):
     f(); torch.cuda.synchronize()
     return do_bench(f, warmup=25, rep=a.rep, return_mode="median")
 
+storages = [x for x in a.storage.split(",") if x]
 ks = {}
-for n in names:
-    env, d, o = FORMS[n]
-    try:
-        ks[n] = with_env(env, lambda: Kernel(ex("gemm.tile"), d, options=o))
-    except Exception as e:
-        print(f"{n}: compile FAILED {str(e)[:400]}", flush=True)
+for st in storages:
+    for n in names:
+        env, d, o = FORMS[n]
+        try:
+            if st == "kn":
+                ks[st, n] = with_env(env, lambda: Kernel(ex("gemm.tile"), d, options=o))
+            else:
+                ks[st, n] = with_env(env, lambda: Kernel("linear_plain.tile", d, options=o, source=LINEAR_PLAIN))
+        except Exception as e:
+            print(f"{st} {n}: compile FAILED {str(e)[:400]}", flush=True)
 
 out = []
-for s in a.sizes.split(","):
-    M, N, K = (int(x) for x in s.split("x"))
+import torch.nn.functional as F
+for s0, st in [(x, y) for x in a.sizes.split(",") for y in storages]:
+    s = s0 if st == "kn" else s0 + " nk"
+    M, N, K = (int(x) for x in s0.split("x"))
     A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(K, N, device="cuda", dtype=torch.bfloat16) / K ** 0.5
-    ref = A.float() @ B.float()
+    if st == "nk":
+        B = B.t().contiguous()  # W [N, K]
+    ref = A.float() @ (B.float() if st == "kn" else B.float().t())
     fl = 2 * M * N * K
-    if a.names:
+    if a.names and st == "kn":
         from torch.profiler import profile, ProfilerActivity
         import json, tempfile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(3): A @ B
+            for _ in range(3): fs0 = (A @ B) if st == "kn" else F.linear(A, B)
             torch.cuda.synchronize()
         p = tempfile.mktemp(suffix=".json"); prof.export_chrome_trace(p)
         seen = set()
@@ -71,11 +86,11 @@ for s in a.sizes.split(","):
                 seen.add(ev["name"]); ar = ev.get("args", {})
                 print(f"cuBLAS {s}: {ev['name'][:120]} grid {ar.get('grid')} block {ar.get('block')} "
                       f"regs {ar.get('registers per thread')} smem {ar.get('shared memory')} {ev.get('dur')} us", flush=True)
-    fs, errs, done = [lambda: A @ B], [], []
+    fs, errs, done = [(lambda: A @ B) if st == "kn" else (lambda: F.linear(A, B))], [], []
     for n in names:
-        if n not in ks: continue
+        if (st, n) not in ks: continue
         Cout = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        fs.append(ks[n].bind(A, B, Cout))
+        fs.append(ks[st, n].bind(A, B, Cout))
         fs[-1](); torch.cuda.synchronize()
         errs.append(relerr(Cout, ref)); done.append(n)
     if a.rounds > 0:

@@ -357,6 +357,25 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
     }
 }
 
+/* The epilogue after GEMM loop F is the accumulator cast and stored and nothing
+ * else (cast / convert_layout / store at the body's top level after F): the
+ * plain GEMM the cooperative default was measured on (fifteenth session). */
+static bool plain_epilogue(tl_func *f, int32_t F) {
+  if (tl_op_at(f, F)->parent != -1) return false;
+  bool after = false;
+  for (int32_t i = 0; i < f->body.ops.len; i++) {
+    int32_t id = f->body.ops.data[i];
+    if (id == F) {
+      after = true;
+      continue;
+    }
+    const tl_op *o = tl_op_at(f, id);
+    if (!after || (o->flags & TL_OPF_DEAD)) continue;
+    if (o->opc != TL_OP_cast && o->opc != TL_OP_convert_layout && o->opc != TL_OP_store) return false;
+  }
+  return after;
+}
+
 /* Attention on cutlass gets 8 warps: sm_90a (wgmma; NULL = sm_90a) and
  * every dot's M a multiple of 128 (two warpgroups of 64-row blocks). */
 static bool cutlass_attn_8(tl_func *f, const main_loop *ml, const char *arch) {
@@ -510,6 +529,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                     "tile; TILEC_PERSIST=0 off)";
     }
   }
+  bool dtype16 = false;
   if (gemm90) {
     const char *ws = tl_code_env("TILEC_WS"), *pe = tl_code_env("TILEC_PERSIST");
     /* persistent only where one CTA fills an SM's shared memory: with room
@@ -566,10 +586,22 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * cooperative kernel measured 1.04x / 0.98x of it at 4096^3 / 8192^3,
      * H200, tenth session; TILEC_WS=coop asks for it) */
     bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1;
-    if (ws_default) ws = "coop";
-    /* Off by default: measured on the H200 (docs/pipelines.md "Warp
-     * specialization"), the cooperative kernel runs at 0.97-1.00x of the
-     * TMA ring it replaces, so the faster one stays the default. */
+    /* a 16-bit GEMM on two consumer warpgroups, persistent, whose epilogue is
+     * the accumulator's cast and store: cooperative by default too.  The
+     * producer runs into the next tile's k-steps during the epilogue, which
+     * the ring's thread 0 issues only after it (H200, fifteenth session, x
+     * cuBLAS in one process over 18 shapes x storages, two calls: +1.2 %
+     * mean over the ring, 29 of 36 readings >= 1; TILEC_WS=off keeps the
+     * ring).  A fused
+     * epilogue keeps the ring (linear + bias + GELU: 0.997x of it
+     * cooperative, fifteenth session; docs/pipelines.md "Warp specialization") */
+    dtype16 = ml.ndots == 1 && (shape_of(f, ml.dots[0]).dtype == TL_BF16 || shape_of(f, ml.dots[0]).dtype == TL_F16);
+    bool ws16_default = !ws && f->warps == 8 && dtype16 && f->persist && f->cluster == TL_CLUSTER_1X1 &&
+                        !ml.prologue[0] && !ml.prologue[1] && plain_epilogue(f, ml.for_op);
+    if (ws_default || ws16_default) ws = "coop";
+    /* Otherwise off by default: measured on the H200 (docs/pipelines.md "Warp
+     * specialization", fifth session), the cooperative kernel ran at
+     * 0.97-1.00x of the TMA ring it replaces. */
     if (ws && !strcmp(ws, "coop")) {
       f->ws = TL_WS_COOP;
       ws_why = ws_for_cluster ? "coop (for the cluster: a producer warpgroup issues the TMA ring, the consumer "
@@ -577,6 +609,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                : ws_default ? "coop (the default for an fp8 promote dot on two warpgroups: a producer warpgroup issues "
                               "the TMA ring, each consumer warpgroup adds its promotion group under the other's wgmma; "
                               "measured 1.2-1.3x the TMA ring on the H200; TILEC_WS=off turns it off)"
+               : ws16_default ? "coop (the default for a 16-bit GEMM on two warpgroups, persistent, whose epilogue is a "
+                                "cast and a store: the producer warpgroup runs into the next tile's k-steps under the "
+                                "epilogue; measured 1.01x the TMA ring on the H200, mean of 18 shapes in two runs; TILEC_WS=off "
+                                "turns it off)"
                             : "coop (TILEC_WS=coop: a producer warpgroup issues the TMA ring, the consumer warpgroups "
                               "share one tile)";
     } else if (pp_asked) {
@@ -585,10 +621,18 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->ws = TL_WS_PINGPONG;
       ws_why = "pingpong (TILEC_WS=pingpong: two consumer warpgroups on alternate tiles, one's epilogue under the "
                "other's main loop; not measured yet)";
-    } else if (promote8 && ws && !strcmp(ws, "off")) {
-      ws_why = "off (TILEC_WS=off; the default for an fp8 promote dot on two warpgroups is coop)";
+    } else if (ws && !strcmp(ws, "off")) {
+      ws_why = promote8 ? "off (TILEC_WS=off; the default for an fp8 promote dot on two warpgroups is coop)"
+               : dtype16 && f->warps == 8
+                   ? "off (TILEC_WS=off; the default for a 16-bit GEMM on two warpgroups with a cast-and-store "
+                     "epilogue is coop)"
+                   : "off (TILEC_WS=off)";
     } else {
-      ws_why = "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
+      ws_why = dtype16 && f->warps == 8 && !ws
+                   ? "off (the cooperative default takes a 16-bit GEMM on two warpgroups only when persistent, "
+                     "not clustered, without an operand prologue and with a plain cast-and-store epilogue; "
+                     "TILEC_WS=coop turns it on)"
+                   : "off (the default: measured at 0.97-1.00x of the TMA ring on the H200; TILEC_WS=coop turns it on)";
     }
   }
 

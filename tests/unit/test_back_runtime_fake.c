@@ -738,7 +738,8 @@ static const char split_forms[] =
  * M = 17 the split form's partial half (persistent, 64 tiles x SPLIT 2) then its reduce half
  * (cdiv(M, 64) x cdiv(N, 64) programs) with a workspace of SPLIT x M x N f32, grown for M = 100
  * (the smaller one kept until the handle goes);
- * M = 257 the kernel itself (8 warps, persistent).  With the small_m pass disabled every M runs
+ * M = 257 the kernel itself (8 consumer warps and a producer warpgroup, persistent).  With the small_m
+ * pass disabled every M runs
  * the kernel. */
 Test(fake_driver, small_m_forms_picked_by_m) {
   char path[512];
@@ -758,15 +759,15 @@ Test(fake_driver, small_m_forms_picked_by_m) {
     tilec_status st = tilec_kernel_load(p, "cutlass_gemm", 0, &k);
     unsetenv("TILEC_SMALL_M_FORMS");
     cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
-    launch_gemm(k, 5000); /* the kernel: 8 warps, persistent (at most 132 CTAs) */
-    cr_assert_eq(calls.block[0], 256u);
+    launch_gemm(k, 5000); /* the kernel: 8 consumer warps + the producer warpgroup, persistent (at most 132 CTAs) */
+    cr_assert_eq(calls.block[0], 384u);
     cr_assert_eq(calls.grid[0], 132u);
     launch_gemm(k, 16); /* the first launch that needs a form: the late forms are joined here */
     cr_assert_eq(calls.links - links, off ? 1 : 7, "the kernel and its forms' six kernels: %d", calls.links - links);
-    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    cr_assert_eq(calls.block[0], off ? 384u : 128u);
     if (!off) cr_assert(calls.grid[0] == 1u && calls.grid[1] == 128u, "grid %u x %u", calls.grid[0], calls.grid[1]);
     launch_gemm(k, 3);
-    cr_assert_eq(calls.block[0], off ? 256u : 128u);
+    cr_assert_eq(calls.block[0], off ? 384u : 128u);
     int before = calls.launches;
     launch_gemm(k, 17);
     cr_assert_eq(calls.launches - before, off ? 1 : 2, "split K: the partial and the reduce half");
@@ -790,7 +791,7 @@ Test(fake_driver, small_m_forms_picked_by_m) {
       cr_assert_eq(allocs, allocs0);
     }
     launch_gemm(k, 257);
-    cr_assert_eq(calls.block[0], 256u);
+    cr_assert_eq(calls.block[0], 384u);
     cr_assert_eq(calls.grid[0], 3u * 16u); /* cdiv(257, 128) x cdiv(4096, 256) tiles */
     tilec_kernel_destroy(k);
     cr_assert_eq(frees - frees0, off ? 0u : 2u, "both workspaces freed with the handle");
@@ -848,7 +849,7 @@ static void late_forms(bool late) {
   cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
   if (!late) cr_assert_eq(calls.links - links, 4, "the load waited for the three forms: %d", calls.links - links);
   launch_gemm(k, 5000); /* the kernel itself, its forms loading or not */
-  cr_assert(calls.block[0] == 256u && calls.grid[0] == 132u, "M 5000: block %u grid %u", calls.block[0], calls.grid[0]);
+  cr_assert(calls.block[0] == 384u && calls.grid[0] == 132u, "M 5000: block %u grid %u", calls.block[0], calls.grid[0]);
   launch_gemm(k, 100); /* a form's M: joined here */
   cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
   cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "M 100: grid %u block %u", calls.grid[0], calls.block[0]);
