@@ -2,9 +2,9 @@
  * operand pair (emit_dot.c pack_operand_pair); returns that pair computed by the int4 "magic
  * number" unpack and two bf16x2 fmas when both elements are a dequantization, else NULL.
  *
- * An element it takes:  e = (cast<f32>((x >> sh) & 15) + c) * s - z  (c an integer constant,
+ * An element it takes:  e = cast<f32>(((x >> sh) & 15) + c) * s - z  (c an integer constant,
  * |c| <= 15; s and z widened bf16; "- z" may be "+ z" or absent), i.e. in LLVM
- *   fsub|fadd (fmul (sitofp|uitofp (add? (and X 15) C)) S) Z   (either operand order)
+ *   fsub|fadd (fmul (sitofp|uitofp (add|sub? (and X 15) C)) S) Z   (either operand order)
  * with X the i32 the user shifted (the nibble is its low 4 bits).  For the pair (e0, e1):
  *   u  = prmt(X0, X1, 0x5410) & 0x000F000F | 0x43004300   bf16 (128 + n0, 128 + n1): a bf16 of
  *                                                          exponent 2^7 has the integer n in its
@@ -59,7 +59,8 @@ static bool nibble(LLVMValueRef q, dq_elem *e) {
   LLVMValueRef n = LLVMGetOperand(q, 0);
   if (LLVMTypeOf(n) != LLVMInt32TypeInContext(LLVMGetTypeContext(LLVMTypeOf(n)))) return false;
   e->c = 0;
-  if (is_op(n, LLVMAdd) && const_int(LLVMGetOperand(n, 1), &e->c)) {
+  if ((is_op(n, LLVMAdd) || is_op(n, LLVMSub)) && const_int(LLVMGetOperand(n, 1), &e->c)) {
+    if (is_op(n, LLVMSub)) e->c = -e->c;
     if (e->c < -15 || e->c > 15) return false;
     if (is_op(q, LLVMUIToFP) && e->c < 0) return false; /* (n + c) as unsigned: wraps */
     n = LLVMGetOperand(n, 0);
