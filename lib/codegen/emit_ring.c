@@ -394,13 +394,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
    * the row test is per chunk (lean_chunks).  Every per-chunk term depends on
    * this iteration's values, so nothing per chunk is hoisted out of the loop
    * (the general form below left ~5 registers per chunk live across it). */
-  /* A box of fewer chunks than threads (one chunk for each of the first rows * nch threads, the
-   * rest idle by `active` below) takes the lean form too, and so in the loop the whole-tile path:
-   * an operand prologue's scale and zero-point rows then cost a uniform test, the thread's two
-   * addresses and one predicated copy a K step, not the general form's per-chunk bounds, column
-   * clamp and 64-bit selects (TILEC_FEW_WHOLE=0: the general form, as before). */
-  bool few_lean = few && !tl_code_env_off("TILEC_FEW_WHOLE");
-  int R = (!few || few_lean) && nch <= threads && threads % nch == 0 ? threads / nch : 0;
+  int R = !few && nch <= threads && threads % nch == 0 ? threads / nch : 0;
   bool lean = R && (!(s->swz || s->wg_atoms) || R % 8 == 0);
   /* in the loop, a tile wholly inside the tensor (uniform test) takes plain
    * 16-byte copies: no per-chunk bounds, sizes or address selects */
@@ -515,13 +509,7 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
       LLVMValueRef d0, s0;
       lean_base(g, &lg, &d0, &s0);
       LLVMValueRef step = LLVMBuildMul(g->B, rowstride, cg_i64(g, (int64_t)R * eb), "");
-      for (int j = 0; j < per && few; j++) { /* per = 1: the threads of the box's chunks */
-        LLVMValueRef on = LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntULT, ltid, cg_i32(g, s->rows * nch), ""), g->i32, "");
-        LLVMValueRef args[3] = {d0, s0, on};
-        cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p cp.async.cg.shared.global [$0], [$1], 16; }",
-                    "r,l,r,~{memory}", args, 3);
-      }
-      for (int j = 0; j < per && !few; j++) {
+      for (int j = 0; j < per; j++) {
         LLVMValueRef args[2] = {LLVMBuildAdd(g->B, d0, cg_i32(g, j * R * slot_row_bytes(s)), ""), s0};
         cg_asm_void(g, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}", args, 2);
         s0 = LLVMBuildAdd(g->B, s0, step, "");
