@@ -1644,13 +1644,14 @@ def gemm_w4a16():
             variants += [(f"BM{bm} BN32 maxnreg64", {"BM": bm, "BN": 32}, "env:TILEC_MAXNREG=64")]
         # TILEC_DEQUANT_BF16X2=0: the f32 dequantization (I2F, FFMA, F2F pack) instead of the
         # magic-number unpack and two bf16x2 fmas a pair (the default since the fifteenth session)
-        if M <= 64:
-            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} bf16x2off", {"BM": bm, "BN": bn, "SPLIT": sp},
-                          "env:TILEC_DEQUANT_BF16X2=0") for bn, sp in ((64, 8), (128, 4), (128, 8), (128, 16))]
-            variants += [(f"BM{bm} BN32 bf16x2off", {"BM": bm, "BN": 32}, "env:TILEC_DEQUANT_BF16X2=0")]
-        else:
-            variants += [(f"BM{m_} BN{bn_} bf16x2off", {"BM": m_, "BN": bn_}, "env:TILEC_DEQUANT_BF16X2=0")
-                         for m_, bn_ in ((64, 128), (128, 128))]
+        # ("byteoff": TILEC_DEQUANT_BYTE=0, bf16x2 with the two shifts a pair, not the byte form)
+        for tag, e in (("byteoff", "TILEC_DEQUANT_BYTE=0"), ("bf16x2off", "TILEC_DEQUANT_BF16X2=0")):
+            if M <= 64:
+                variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} {tag}", {"BM": bm, "BN": bn, "SPLIT": sp}, "env:" + e)
+                             for bn, sp in ((64, 8), (128, 4), (128, 8), (128, 16))]
+                variants += [(f"BM{bm} BN32 {tag}", {"BM": bm, "BN": 32}, "env:" + e)]
+            else:
+                variants += [(f"BM{m_} BN{bn_} {tag}", {"BM": m_, "BN": bn_}, "env:" + e) for m_, bn_ in ((64, 128), (128, 128))]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]

@@ -4,7 +4,8 @@ its operand prologue (the packed words and the scale/zero rows streamed through 
 dequantized between shared memory and the staging; docs/pipelines.md "Operand prologues"), the same
 with B computed in its mma.sync fragments (the default since the eighth session; TILEC_PROLOGUE_FRAG=0 off: no staging store, barrier
 or ldmatrix of B; docs/pipelines.md "B in its fragments"; its pairs dequantized by the magic-number unpack and bf16x2 fmas, the default
-since the fifteenth session, and in f32 with TILEC_DEQUANT_BF16X2=0), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
+since the fifteenth session (a word's byte a pair; with its two shifts, TILEC_DEQUANT_BYTE=0), and in f32 with
+TILEC_DEQUANT_BF16X2=0), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
 CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
 
 Cases: the shipped tiles (BM 16, BN 64, BK 128, G 128) and small ones (BM 16, BN 16, BK 32, G 64:
@@ -47,6 +48,8 @@ def main():
         # "frag" dequantizes each B pair by the magic-number unpack and bf16x2 fmas (the default,
         # tests/lit w4a16-bf16x2.test); "frag-f32" in f32 (TILEC_DEQUANT_BF16X2=0)
         os.environ["TILEC_DEQUANT_BF16X2"] = "0" if mode == "frag-f32" else "1"
+        # "frag-shift": bf16x2 with the two shifts a pair (TILEC_DEQUANT_BYTE=0), not the byte form
+        os.environ["TILEC_DEQUANT_BYTE"] = "0" if mode == "frag-shift" else "1"
         try:
             prog = tilec.compile(src, defines=defines)
             k, ks = prog["gemm_w4a16"], prog["gemm_w4a16_splitk"]
@@ -57,6 +60,7 @@ def main():
             os.environ.pop("TILEC_PROLOGUE", None)
             os.environ.pop("TILEC_PROLOGUE_FRAG", None)
             os.environ.pop("TILEC_DEQUANT_BF16X2", None)
+            os.environ.pop("TILEC_DEQUANT_BYTE", None)
 
     shipped = {}
     small = {"BM": 16, "BN": 16, "BK": 32, "G": 64}
@@ -77,7 +81,7 @@ def main():
     ]
     fails = 0
     kernels = {}
-    for mode in ("prologue", "frag", "frag-f32", "off"):
+    for mode in ("prologue", "frag", "frag-shift", "frag-f32", "off"):
         prologue = mode != "off"
         for ci, (tiles, G, M, N, K, interp) in enumerate(cases):
             key = (tuple(sorted(tiles.items())), mode)
