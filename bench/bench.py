@@ -1642,6 +1642,16 @@ def gemm_w4a16():
                           {"BM": bm, "BN": 64, "SPLIT": sp}, "env:TILEC_MAXNREG=64" + (",STAGES=2" if sp == 16 else ""))
                          for sp in (8, 16) for z in ("", " nozero")]
             variants += [(f"BM{bm} BN32 maxnreg64", {"BM": bm, "BN": 32}, "env:TILEC_MAXNREG=64")]
+        # "bf16x2": TILEC_DEQUANT_BF16X2=1, the magic-number unpack and two bf16x2 fmas a pair instead
+        # of the f32 dequantization (I2F, FFMA, F2F pack; the default until a GPU has run the form);
+        # "byteoff": the same with TILEC_DEQUANT_BYTE=0 (the two shifts a pair, not the byte form)
+        for tag, e in (("byteoff", "TILEC_DEQUANT_BF16X2=1,TILEC_DEQUANT_BYTE=0"), ("bf16x2", "TILEC_DEQUANT_BF16X2=1")):
+            if M <= 64:
+                variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} {tag}", {"BM": bm, "BN": bn, "SPLIT": sp}, "env:" + e)
+                             for bn, sp in ((64, 8), (128, 4), (128, 8), (128, 16))]
+                variants += [(f"BM{bm} BN32 {tag}", {"BM": bm, "BN": 32}, "env:" + e)]
+            else:
+                variants += [(f"BM{m_} BN{bn_} {tag}", {"BM": m_, "BN": bn_}, "env:" + e) for m_, bn_ in ((64, 128), (128, 128))]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]

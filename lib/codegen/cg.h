@@ -113,6 +113,10 @@ LLVMTypeRef cg_mem_type(cg *g, tl_dtype dt);
 LLVMValueRef cg_intrinsic(cg *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);
 LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
                     int n, bool side_effects);
+/* dequant_pair.c: a bf16x2 B/A pair of two int4 dequantizations by the magic-number unpack and
+ * two bf16x2 fmas, or NULL (TILEC_DEQUANT_BF16X2=0: always NULL). */
+LLVMValueRef cg_dequant_pair_bf16(cg *g, LLVMValueRef e0, LLVMValueRef e1);
+bool cg_dequant_bf16x2_on(void);
 /* mma.sync m16n8k{kstep}.row.col, f32 accumulators (s8: s32, i32 registers): args a0..a3, b0, b1, c0..c3 */
 LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args);
 /* The PTX operand type of a dot operand dtype: bf16 f16 e4m3 e5m2 s8 tf32. */

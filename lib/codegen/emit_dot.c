@@ -233,6 +233,10 @@ static cg_val *cast_source_f32(cg *g, int32_t v) {
  * cvt.rn.{bf16,f16}x2.f32 of its f32 source `wide` when there is one. */
 static LLVMValueRef pack_operand_pair(cg *g, cg_val *x, cg_val *wide, tl_dtype dt, int32_t r0, int32_t r1) {
   if (!wide) return pack2(g, x->r[r0], x->r[r1]);
+  if (dt == TL_BF16) { /* an int4 dequantization: the magic-number unpack and bf16x2 fmas */
+    LLVMValueRef dq = cg_dequant_pair_bf16(g, wide->r[r0], wide->r[r1]);
+    if (dq) return dq;
+  }
   const char *cvt = dt == TL_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
   LLVMValueRef xy[2] = {wide->r[r0], wide->r[r1]};
   return cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);

@@ -3,7 +3,9 @@
 its operand prologue (the packed words and the scale/zero rows streamed through the cp.async ring,
 dequantized between shared memory and the staging; docs/pipelines.md "Operand prologues"), the same
 with B computed in its mma.sync fragments (the default since the eighth session; TILEC_PROLOGUE_FRAG=0 off: no staging store, barrier
-or ldmatrix of B; docs/pipelines.md "B in its fragments"), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
+or ldmatrix of B; docs/pipelines.md "B in its fragments"; its pairs dequantized by the magic-number unpack and bf16x2 fmas, the default
+since the fifteenth session (a word's byte a pair; with its two shifts, TILEC_DEQUANT_BYTE=0), and in f32 with
+TILEC_DEQUANT_BF16X2=0), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
 CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
 
 Cases: the shipped tiles (BM 16, BN 64, BK 128, G 128) and small ones (BM 16, BN 16, BK 32, G 64:
@@ -42,7 +44,12 @@ def main():
         os.environ["TILEC_PROLOGUE"] = "0" if mode == "off" else "1"  # on by default; every form tested
         # the default: B computed in its mma.sync fragments (no staging, tests/lit w4a16-frag.test);
         # "prologue" is the staged form (TILEC_PROLOGUE_FRAG=0)
-        os.environ["TILEC_PROLOGUE_FRAG"] = "1" if mode == "frag" else "0"
+        os.environ["TILEC_PROLOGUE_FRAG"] = "1" if mode.startswith("frag") else "0"
+        # "frag" dequantizes each B pair by the magic-number unpack and bf16x2 fmas (opt-in, TILEC_DEQUANT_BF16X2=1,
+        # tests/lit w4a16-bf16x2.test); "frag-f32" in f32 (=0, as the default)
+        os.environ["TILEC_DEQUANT_BF16X2"] = "0" if mode == "frag-f32" else "1"
+        # "frag-shift": bf16x2 with the two shifts a pair (TILEC_DEQUANT_BYTE=0), not the byte form
+        os.environ["TILEC_DEQUANT_BYTE"] = "0" if mode == "frag-shift" else "1"
         try:
             prog = tilec.compile(src, defines=defines)
             k, ks = prog["gemm_w4a16"], prog["gemm_w4a16_splitk"]
@@ -52,6 +59,8 @@ def main():
         finally:
             os.environ.pop("TILEC_PROLOGUE", None)
             os.environ.pop("TILEC_PROLOGUE_FRAG", None)
+            os.environ.pop("TILEC_DEQUANT_BF16X2", None)
+            os.environ.pop("TILEC_DEQUANT_BYTE", None)
 
     shipped = {}
     small = {"BM": 16, "BN": 16, "BK": 32, "G": 64}
@@ -72,7 +81,7 @@ def main():
     ]
     fails = 0
     kernels = {}
-    for mode in ("prologue", "frag", "off"):
+    for mode in ("prologue", "frag", "frag-shift", "frag-f32", "off"):
         prologue = mode != "off"
         for ci, (tiles, G, M, N, K, interp) in enumerate(cases):
             key = (tuple(sorted(tiles.items())), mode)
