@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ctime.py: compile time of tilec, per kernel, as whole-process medians.
 
-  python3 bench/ctime.py [--runs N] [--env NAME=VALUE]... [--flag=--tma-fallback=form]... TILEC [TILEC2 ...]
+  python3 bench/ctime.py [--runs N] [--env NAME=VALUE]... [--flag=--tma-fallback=form]... [--compiles F.tile:K,...]
+                         [--variant NAME=VALUE]... TILEC [TILEC2 ...]
 
 For each compile (examples/F.tile [--kernel=K] -o /dev/null, sm_90a) and each
 tilec binary given (with its own directory as LD_LIBRARY_PATH, where
@@ -55,8 +56,13 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--examples", default="examples")
     ap.add_argument("--flag", action="append", default=[])
+    ap.add_argument("--compiles", default="", help="F.tile:KERNEL,... instead of the default list (F.tile: the whole file)")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=VALUE: one more row per compile and tilec with that environment, its runs interleaved "
+                         "with the plain row's (a switch measured on / off in one run)")
     ap.add_argument("tilec", nargs="+")
     a = ap.parse_args()
+    compiles = [(c.split(":")[0], c.split(":")[1] if ":" in c else None) for c in a.compiles.split(",") if c] or COMPILES
     env = dict(os.environ)
     for kv in a.env:
         k, v = kv.split("=", 1)
@@ -65,23 +71,27 @@ def main():
           + (f"; flags {' '.join(a.flag)}" if a.flag else ""))
     print("| compile | tilec | wall ms | CPU ms | llvm-build / llvm-opt / ptx ms (--time-passes) |")
     print("|---|---|---|---|---|")
-    for f, k in COMPILES:
+    for f, k in compiles:
         args = [os.path.join(a.examples, f), "--arch=sm_90a", "-o", "/dev/null"] + ([f"--kernel={k}"] if k else []) + a.flag
         for t in a.tilec:
-            env["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(t))  # its own libtilec.so.0.1
-            one(t, args, env)
-            walls, cpus = [], []
+            rows = [("", dict(env))] + [(v, dict(env, **{v.split("=", 1)[0]: v.split("=", 1)[1]})) for v in a.variant]
+            for _, e in rows:
+                e["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(t))  # its own libtilec.so.0.1
+                one(t, args, e)
+            walls, cpus = [[] for _ in rows], [[] for _ in rows]
             for _ in range(a.runs):
-                w, c, _ = one(t, args, env)
-                walls.append(w)
-                cpus.append(c)
-            _, _, tp = one(t, args + ["--time-passes"], env)
-            split = "/".join(
-                (m.group(1) if m else "?")
-                for m in (re.search(rf"time codegen\.{s}: ([0-9.]+) ms", tp) for s in ("llvm-build", "llvm-opt", "ptx")))
-            name = f"{f} --kernel={k}" if k else f"{f} (whole file)"
-            print(f"| {name} | {t} | {statistics.median(walls):.1f} | {statistics.median(cpus):.1f} | {split} |",
-                  flush=True)
+                for i, (_, e) in enumerate(rows):
+                    w, c, _ = one(t, args, e)
+                    walls[i].append(w)
+                    cpus[i].append(c)
+            for i, (v, e) in enumerate(rows):
+                _, _, tp = one(t, args + ["--time-passes"], e)
+                split = "/".join(
+                    (m.group(1) if m else "?")
+                    for m in (re.search(rf"time codegen\.{s}: ([0-9.]+) ms", tp) for s in ("llvm-build", "llvm-opt", "ptx")))
+                name = (f"{f} --kernel={k}" if k else f"{f} (whole file)") + (f" [{v}]" if v else "")
+                print(f"| {name} | {t} | {statistics.median(walls[i]):.1f} (min {min(walls[i]):.1f}) | "
+                      f"{statistics.median(cpus[i]):.1f} | {split} |", flush=True)
 
 
 if __name__ == "__main__":

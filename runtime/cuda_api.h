@@ -143,6 +143,7 @@ typedef CUresult (*PFN_cuStreamDestroy)(CUstream s);
 typedef CUresult (*PFN_cuStreamSynchronize)(CUstream s);
 typedef CUresult (*PFN_cuStreamBeginCapture)(CUstream s, int mode);
 typedef CUresult (*PFN_cuStreamEndCapture)(CUstream s, CUgraph *g);
+typedef CUresult (*PFN_cuThreadExchangeStreamCaptureMode)(int *mode);
 typedef CUresult (*PFN_cuGraphInstantiateWithFlags)(CUgraphExec *e, CUgraph g, unsigned long long flags);
 typedef CUresult (*PFN_cuGraphLaunch)(CUgraphExec e, CUstream s);
 typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec e);

@@ -116,6 +116,9 @@ static void load_driver(void) {
   /* optional (CUDA 12.0+): tensor maps */
   if (!resolve(lib, gpa2, gpa1, "cuTensorMapEncodeTiled", NULL, (void **)&driver.cuTensorMapEncodeTiled))
     driver.cuTensorMapEncodeTiled = NULL;
+  /* optional: relaxed capture mode for the threads that load a kernel's forms in the background */
+  if (!resolve(lib, gpa2, gpa1, "cuThreadExchangeStreamCaptureMode", NULL, (void **)&driver.cuThreadExchangeStreamCaptureMode))
+    driver.cuThreadExchangeStreamCaptureMode = NULL;
   CUresult r = cu_init(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     snprintf(driver_error, sizeof driver_error, "no CUDA device found (cuInit: CUDA_ERROR_NO_DEVICE)");

@@ -65,6 +65,10 @@ typedef struct tl_cuda {
   /* TILEC_CHECK_POINTERS=1 only; NULL in an injected table that lacks it:
    * the check then fails with a message */
   PFN_cuPointerGetAttribute cuPointerGetAttribute;
+  /* optional; NULL where missing: a thread that loads kernels in the background (a kernel's forms,
+   * lib/api/jit.c) puts itself in relaxed capture mode, so that a graph captured meanwhile on
+   * another thread in global mode neither refuses nor is invalidated by its module loads */
+  PFN_cuThreadExchangeStreamCaptureMode cuThreadExchangeStreamCaptureMode;
 } tl_cuda;
 
 /* Load the driver and resolve its entry points, once per process (thread

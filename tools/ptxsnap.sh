@@ -9,6 +9,11 @@
 #                                            register numbers (%r12 -> %r), or different; then,
 #                                            where ptxas is found, the registers / spills of each
 #                                            different file as ptxas -v reports them
+#   sh tools/ptxsnap.sh sass OLD NEW         the files that are not byte-identical assembled by ptxas
+#                                            (-O3) and disassembled by nvdisasm ($NVDISASM, PATH or
+#                                            the CUDA toolkit): machine code identical or not (for a
+#                                            PTX change that ptxas should not see: comments, the
+#                                            grouping of inline asm, register numbers)
 #
 # Extra environment for the compiles: PTXSNAP_ENV="NAME=VALUE ..." (e.g. a switch measured on/off).
 # A compile that fails writes DIR/<config>/<file>.err instead (compared like the PTX: the
@@ -75,7 +80,33 @@ diff)
   echo "ptxsnap: $same byte-identical, $regs identical up to register numbers, $differ differ"
   [ "$differ" = 0 ]
   ;;
+sass)
+  old=${2:?usage: sh tools/ptxsnap.sh sass OLD NEW}
+  new=${3:?usage: sh tools/ptxsnap.sh sass OLD NEW}
+  ptxas=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+  nvd=${NVDISASM:-$(command -v nvdisasm || echo /usr/local/cuda/bin/nvdisasm)}
+  [ -x "$ptxas" ] && [ -x "$nvd" ] || { echo "ptxsnap: sass needs ptxas and nvdisasm (NVDISASM=...)" >&2; exit 2; }
+  t=$(mktemp -d)
+  same=0 sass=0 differ=0
+  # the instructions, without their addresses and encodings
+  dis() { "$nvd" -c "$1" | sed -E 's@/\*[0-9a-f]{4,}\*/@@; s@/\*.*\*/@@; s@//.*@@' | grep -v '^[[:space:]]*$'; }
+  for a in $(cd "$old" && find . -type f -name '*.ptx' | sort); do
+    b="$new/$a"
+    [ -f "$b" ] || { echo "missing in $new: $a"; differ=$((differ + 1)); continue; }
+    if cmp -s "$old/$a" "$b"; then same=$((same + 1)); continue; fi
+    arch=$(sed -n 's/^\.target \([a-z0-9_]*\).*/\1/p' "$b" | head -1)
+    if "$ptxas" -arch="$arch" -O3 "$old/$a" -o "$t/a.cubin" 2>/dev/null && "$ptxas" -arch="$arch" -O3 "$b" -o "$t/b.cubin" 2>/dev/null &&
+       [ "$(dis "$t/a.cubin" | md5sum)" = "$(dis "$t/b.cubin" | md5sum)" ]; then
+      sass=$((sass + 1)); echo "same machine code: $a"
+    else
+      differ=$((differ + 1)); echo "machine code differs: $a ($(dis "$t/a.cubin" | wc -l) -> $(dis "$t/b.cubin" | wc -l) lines)"
+    fi
+  done
+  rm -rf "$t"
+  echo "ptxsnap: $same byte-identical PTX, $sass same machine code, $differ differ"
+  [ "$differ" = 0 ]
+  ;;
 *)
-  echo "usage: sh tools/ptxsnap.sh snap DIR [TILEC] | diff OLD NEW" >&2
+  echo "usage: sh tools/ptxsnap.sh snap DIR [TILEC] | diff OLD NEW | sass OLD NEW" >&2
   exit 2 ;;
 esac

@@ -122,6 +122,12 @@ struct tilec_kernel {
   int64_t attn_min_s;
   DLTensor kmajor_bt;
   int64_t kmajor_bt_shape[2], kmajor_bt_strides[2];
+  /* late forms (TILEC_LATE_FORMS, on by default): the forms still loading on their threads when
+   * tilec_kernel_load returned; the first launch that routes to a form (settle_forms) joins them
+   * and adopts them.  late_st: their failure, which every such launch then returns */
+  struct form_jobs *late;
+  tilec_status late_st;
+  char late_err[768];
   char err[1024];
 };
 
@@ -527,8 +533,30 @@ static void *form_job_run(void *arg) {
   return NULL;
 }
 
+/* A form's thread: relaxed capture mode first (its own setting: a graph the application captures
+ * on another thread in the default global mode meanwhile neither refuses this thread's module
+ * loads nor is invalidated by them), then the load. */
+static void *form_thread(void *arg) {
+  const tl_cuda *cu;
+  char err[64];
+  if (tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuThreadExchangeStreamCaptureMode) {
+    int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    cu->cuThreadExchangeStreamCaptureMode(&mode);
+  }
+  return form_job_run(arg);
+}
+
 static bool form_threads_on(void) {
   const char *e = getenv("TILEC_FORM_THREADS");
+  return !(e && e[0] == '0');
+}
+
+/* Late forms: tilec_kernel_load returns once the kernel itself is loaded, its forms finishing on
+ * their threads; the first launch that needs one waits for them (docs/small_m.md "Late forms").
+ * The cold load of the fused-epilogue GEMM was its 16-row form's compile and ptxas after the
+ * kernel's own (bench/RESULTS.md, fifteenth session).  TILEC_LATE_FORMS=0: the load waits. */
+static bool late_forms_on(void) {
+  const char *e = getenv("TILEC_LATE_FORMS");
   return !(e && e[0] == '0');
 }
 
@@ -668,7 +696,7 @@ static tilec_status start_forms(tilec_program *p, const tl_func *f, int device, 
     }
   }
   if (form_threads_on())
-    for (int i = 0; i < js->n; i++) js->job[i].started = pthread_create(&js->job[i].thread, NULL, form_job_run, &js->job[i]) == 0;
+    for (int i = 0; i < js->n; i++) js->job[i].started = pthread_create(&js->job[i].thread, NULL, form_thread, &js->job[i]) == 0;
   return TILEC_OK;
 }
 
@@ -850,24 +878,65 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   tl_func *f;
   tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
-  form_jobs forms = {0};
   bool has_forms = f->small_m || f->kmajor_b || f->attn_form;
-  if (has_forms && (st = start_forms(p, f, device, &forms)) != TILEC_OK) {
-    drop_forms(&forms);
+  /* on the heap: the forms' threads hold pointers into it, and late forms outlive this call */
+  form_jobs *forms = has_forms ? calloc(1, sizeof *forms) : NULL;
+  if (has_forms && !forms) return log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
+  if (has_forms && (st = start_forms(p, f, device, forms)) != TILEC_OK) {
+    drop_forms(forms);
+    free(forms);
     return st;
   }
   st = load_main(p, f, dev, arch, device, out);
   if (st == TILEC_OK && has_forms) {
-    st = finish_forms(p, f, &forms);
-    if (st == TILEC_OK) st = adopt_forms(*out, &forms);
+    bool all_started = forms->n > 0;
+    for (int i = 0; i < forms->n; i++) all_started = all_started && forms->job[i].started;
+    if (all_started && late_forms_on()) {
+      (*out)->late = forms; /* settle_forms adopts them at the first launch that needs one */
+      return TILEC_OK;
+    }
+    st = finish_forms(p, f, forms);
+    if (st == TILEC_OK) st = adopt_forms(*out, forms);
     if (st != TILEC_OK) {
       tilec_kernel_destroy(*out);
       *out = NULL;
     }
   }
-  drop_forms(&forms);
+  if (forms) drop_forms(forms);
+  free(forms);
   return st;
 }
+
+/* Late forms (late_forms_on): k's forms joined and adopted, or their failure kept in k->late_st
+ * (and said in the program's log), which this and every later launch that needs a form returns. */
+static tilec_status settle_forms(tilec_kernel *k) {
+  form_jobs *js = k->late;
+  if (js) {
+    k->late = NULL;
+    size_t mark = k->p->log.len;
+    tilec_status st = finish_forms(k->p, k->f, js);
+    if (st == TILEC_OK) st = adopt_forms(k, js);
+    drop_forms(js);
+    free(js);
+    if (st != TILEC_OK) {
+      k->late_st = st;
+      const char *msg = k->p->log.data && k->p->log.len > mark ? k->p->log.data + mark : "see tilec_program_log";
+      snprintf(k->late_err, sizeof k->late_err, "%s", msg);
+    }
+  }
+  if (k->late_st == TILEC_OK) return TILEC_OK;
+  size_t n = strlen(k->late_err);
+  while (n && k->late_err[n - 1] == '\n') n--;
+  snprintf(k->err, sizeof k->err, "launch %s: a form this launch needs was loaded late and failed: %.*s", k->f->name,
+           (int)n, k->late_err);
+  return k->late_st;
+}
+
+/* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
+ * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
+ * form's bound, and one whose M is at most the last small-M form's bound.  A launch that needs
+ * none runs the kernel while the forms still load. */
+static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs);
 
 /* Whether a kernel of p with launch metadata meta was compiled as a TMA form (tl_tma_mode): it has
  * tensor maps and p's option and TILEC_TMA_FORM (in the key of every cached kernel) say so. */
@@ -1030,6 +1099,11 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
 
 void tilec_kernel_destroy(tilec_kernel *k) {
   if (!k) return;
+  if (k->late) { /* late forms still loading: joined, then dropped */
+    drop_forms(k->late);
+    free(k->late);
+    k->late = NULL;
+  }
   /* a cached module belongs to the cache and stays loaded; a user PTX module is k's */
   const tl_cuda *cu;
   char err[64];
@@ -1210,6 +1284,18 @@ static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t 
 
 /* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
  * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
+static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  if (k->f->kmajor_b) return true;
+  const tl_attn_form_plan *ap = k->f->attn_form;
+  if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
+  const tl_small_m_plan *plan = k->f->small_m;
+  if (!plan) return false;
+  int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
+  for (int i = 0; m >= 0 && i < plan->nforms; i++)
+    if (m <= plan->forms[i].max_m) return true;
+  return false;
+}
+
 static int form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
   int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis);
   if (m < 0) return -1;
@@ -1404,6 +1490,10 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
                            void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
+  if ((k->late || k->late_st != TILEC_OK) && !grid_override && nargs > 0 && args && needs_form(k, args, nargs)) {
+    tilec_status st = settle_forms(k); /* late forms: this launch may run one */
+    if (st != TILEC_OK) return st;
+  }
   if (k->kmajor && !grid_override && nargs > 0 && args) {
     /* an 8-bit B [K, N]: the K-major-B form, picked by B's strides (lib/kmajor_b.h) */
     int route = kmajor_route(k, args, nargs);

@@ -102,6 +102,23 @@ static LLVMValueRef asm_many(cg *g, LLVMTypeRef ret, const char *text, const cha
   return LLVMBuildCall2(g->B, fty, a, args, (unsigned)n, "");
 }
 
+/* One wgmma's text into buf: outputs $out0..$out0+nout-1, A at $ai ($ai..$ai+3 from registers), the B
+ * descriptor at $bi, scale-d at $si (an i32: 0 = D not read); the immediates of the operand types.
+ * Returns the characters written. */
+static int wgmma_text(char *buf, int wn, int kstep, const char *dty, const char *aty, const char *bty, int nout,
+                      bool areg, bool s32, bool b8, bool bkmajor, int ai, int bi, int si) {
+  int n = sprintf(buf, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", si,
+                  wn, kstep, dty, aty, bty);
+  for (int i = 0; i < nout; i++) n += sprintf(buf + n, "%s$%d", i ? "," : "", i);
+  /* scale-a, scale-b 1 (integers have none); the transpose immediates exist
+   * only for 16-bit types, and A from registers has none (only imm-trans-b) */
+  if (areg) n += sprintf(buf + n, "}, {$%d,$%d,$%d,$%d}, $%d, p, 1, 1, %d; }", ai, ai + 1, ai + 2, ai + 3, bi, bkmajor ? 0 : 1);
+  else if (s32) n += sprintf(buf + n, "}, $%d, $%d, p; }", ai, bi);
+  else if (b8) n += sprintf(buf + n, "}, $%d, $%d, p, 1, 1; }", ai, bi);
+  else n += sprintf(buf + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", ai, bi, bkmajor ? 0 : 1);
+  return n;
+}
+
 /* v is a constant zero tile (+0.0, or integer 0). */
 static bool acc_is_zero(tl_func *f, int32_t v) {
   int32_t d = tl_val(f, v)->def;
@@ -156,23 +173,12 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   /* wgmma text: outputs $0..$nacc_i-1, then desc a (or the 4 registers of
    * A), desc b, scale-d; the accumulators come back as tied inputs */
   int na = areg ? 4 : 1; /* A operands */
+  const char *dty = s32 ? "s32" : "f32", *aty = cg_mma_type((tl_dtype)at->dtype), *bty = cg_mma_type((tl_dtype)bt->dtype);
   char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc_i + 256);
   char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
-  int n = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {",
-                  nacc_i + na + 1, wn, kstep, s32 ? "s32" : "f32", cg_mma_type((tl_dtype)at->dtype),
-                  cg_mma_type((tl_dtype)bt->dtype));
+  wgmma_text(text, wn, kstep, dty, aty, bty, nacc_i, areg, s32, b8, b->kmajor, nacc_i, nacc_i + na, nacc_i + na + 1);
   int c = 0;
-  for (int i = 0; i < nacc_i; i++) {
-    n += sprintf(text + n, "%s$%d", i ? "," : "", i);
-    c += sprintf(cons + c, "%s,", rc);
-  }
-  /* scale-a, scale-b 1 (integers have none); the transpose immediates exist
-   * only for 16-bit types, and A from registers has none (only imm-trans-b) */
-  if (areg) sprintf(text + n, "}, {$%d,$%d,$%d,$%d}, $%d, p, 1, 1, %d; }", nacc_i, nacc_i + 1, nacc_i + 2, nacc_i + 3,
-                    nacc_i + 4, b->kmajor ? 0 : 1);
-  else if (s32) sprintf(text + n, "}, $%d, $%d, p; }", nacc_i, nacc_i + 1);
-  else if (b8) sprintf(text + n, "}, $%d, $%d, p, 1, 1; }", nacc_i, nacc_i + 1);
-  else sprintf(text + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", nacc_i, nacc_i + 1, b->kmajor ? 0 : 1);
+  for (int i = 0; i < nacc_i; i++) c += sprintf(cons + c, "%s,", rc);
   c += sprintf(cons + c, areg ? "r,r,r,r,l,r" : "l,l,r");
   for (int i = 0; i < nacc_i; i++) c += sprintf(cons + c, ",%d", i);
   sprintf(cons + c, ",~{memory}");
@@ -185,7 +191,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   for (int i = 0; i < nacc; i++) fl[i] = s32 ? g->i32 : g->f32;
   LLVMTypeRef st = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc, 0);
   LLVMTypeRef sti = LLVMStructTypeInContext(g->C, fl, (unsigned)nacc_i, 0);
-  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc_i + 6));
+  LLVMValueRef *args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * ((size_t)nacc_i + 6 * (size_t)(nk > 1 ? nk : 1)));
 
   /* fp8-acc=promote: each group of at most CG_PROMOTE_K / kstep slices
    * writes the temporary t (its first slice with scale-d = 0, so t needs no
@@ -217,8 +223,54 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   }
   for (int k0 = 0; k0 < nk; k0 += per) {
     if (overlap) t = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs); /* (prev keeps its own) */
+    /* the grouped asm of this group (NULL: none), what it was built from, and its results */
+    LLVMValueRef grp_call = NULL, *grp_args = NULL, *grp_ex = NULL;
+    const char *grp_text = NULL, *grp_cons = NULL;
+    int grp_nargs = 0;
     asm_void(g, "wgmma.fence.sync.aligned;");
-    for (int kk = k0; kk < nk && kk < k0 + per; kk++)
+    int kend = k0 + per < nk ? k0 + per : nk;
+    /* One inline asm for the group's k slices where they all write the same accumulators (one
+     * 64-row block and one instruction across N): the same instructions in the same order, but the
+     * back end handles the nacc_i tied accumulators once instead of once a slice (its copies for
+     * tied operands, their coalescing and the operand scans are most of a wgmma GEMM's register
+     * allocation time: docs/codegen.md "Round 10").  The group's first slice is the only one that
+     * may take scale-d = 0, and then no accumulator is read, so none is tied.  Integer (s32)
+     * accumulators share the register class of the scale operands: not merged.
+     * TILEC_WGMMA_MERGE=0: an asm a slice, as before. */
+    if (mrep == 1 && nsplit == 1 && !s32 && kend - k0 > 1 && !tl_code_env_off("TILEC_WGMMA_MERGE")) {
+      int nm = kend - k0, per_op = na + 2;
+      bool first = promote || (zero_acc && k0 == 0);
+      char *mtext = tl_alloc(&g->ctx->arena, (64 * (size_t)nacc_i + 256) * (size_t)nm);
+      char *mcons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 16 * (size_t)nm * (size_t)per_op + 64);
+      int tn = 0, cc = 0;
+      for (int i = 0; i < nacc_i; i++) cc += sprintf(mcons + cc, "%s,", rc);
+      for (int j = 0; j < nm; j++) {
+        int kk = k0 + j, op = nacc_i + j * per_op;
+        tn += wgmma_text(mtext + tn, wn, kstep, dty, aty, bty, nacc_i, areg, s32, b8, b->kmajor, op, op + na, op + na + 1);
+        if (j + 1 < nm) tn += sprintf(mtext + tn, "\n\t");
+        if (areg)
+          for (int i = 0; i < 4; i++) args[op - nacc_i + i] = a->regs[kk * 4 + i];
+        else
+          args[op - nacc_i] = LLVMBuildAdd(g->B, adesc[0], cg_i64(g, kslice_off(a, kk) >> 4), "");
+        int boff = b->kmajor ? kslice_off(b, kk) : kk * bstep;
+        args[op - nacc_i + na] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, boff >> 4), "");
+        args[op - nacc_i + na + 1] = cg_i32(g, first && j == 0 ? 0 : 1);
+        cc += sprintf(mcons + cc, "%s%s", j ? "," : "", areg ? "r,r,r,r,l,r" : "l,l,r");
+      }
+      int nargs = nm * per_op;
+      for (int i = 0; i < nacc_i && !first; i++) {
+        args[nargs++] = t[i];
+        cc += sprintf(mcons + cc, ",%d", i);
+      }
+      sprintf(mcons + cc, ",~{memory}");
+      LLVMValueRef out = asm_many(g, sti, mtext, mcons, args, nargs);
+      grp_ex = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nacc_i);
+      for (int i = 0; i < nacc_i; i++) t[i] = grp_ex[i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      grp_call = out, grp_text = mtext, grp_cons = mcons, grp_nargs = nargs;
+      grp_args = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nargs);
+      memcpy(grp_args, args, sizeof(LLVMValueRef) * (size_t)nargs);
+    } else
+    for (int kk = k0; kk < kend; kk++)
       for (int mi = 0; mi < mrep; mi++)
         for (int h = 0; h < nsplit; h++) {
           int32_t base = (mi << (2 + lognrep)) + h * nacc_i;
@@ -234,11 +286,31 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
           LLVMValueRef out = asm_many(g, sti, text, first ? cons0 : cons, args, first ? na + 2 : nacc_i + na + 2);
           for (int i = 0; i < nacc_i; i++) t[base + i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
         }
-    asm_void(g, "wgmma.commit_group.sync.aligned;");
+    LLVMValueRef commit = cg_asm(g, g->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
     cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
     cg_ring_late_refill_due(g, o->parent); /* (TILEC_LATE_REFILL=2: thread 0's TMA issue under the groups) */
     if (k0 == 0) cg_emit_under(g, o); /* the scales and vectors read after the dot: under its group */
+    /* A grouped asm followed by nothing but its commit (no code under the group, no overlap): the
+     * wait joins them in one asm, whose outputs are the accumulators after the wait, which the
+     * operand fence gave before: one asm with tied accumulators a group instead of two (the same
+     * instructions in the same order: slices, commit, wait). */
+    bool fold = grp_call && !prev && !overlap && LLVMGetLastInstruction(LLVMGetInsertBlock(g->B)) == commit;
+    for (int i = 0; fold && i < nacc_i; i++) fold = !LLVMGetFirstUse(grp_ex[i]);
+    if (fold) {
+      char *ftext = tl_alloc(&g->ctx->arena, strlen(grp_text) + 96);
+      sprintf(ftext, "%s\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned %d;", grp_text,
+              inflight ? 1 : 0);
+      LLVMInstructionEraseFromParent(commit);
+      for (int i = 0; i < nacc_i; i++) LLVMInstructionEraseFromParent(grp_ex[i]);
+      LLVMInstructionEraseFromParent(grp_call);
+      LLVMValueRef out = asm_many(g, sti, ftext, grp_cons, grp_args, grp_nargs);
+      for (int i = 0; i < nacc_i; i++) t[i] = LLVMBuildExtractValue(g->B, out, (unsigned)i, "");
+      bool first_group = from_zero && k0 == 0;
+      for (int32_t r = 0; promote && r < nregs; r++)
+        d->r[r] = first_group ? t[r] : LLVMBuildFAdd(g->B, d->r[r], t[r], "");
+      continue;
+    }
     if (prev) { /* overlap: the group before completes, and is added, under this one */
       asm_void(g, "wgmma.wait_group.sync.aligned 1;");
       cg_wgmma_fence_regs(g, prev, nregs);

@@ -759,11 +759,11 @@ Test(fake_driver, small_m_forms_picked_by_m) {
     tilec_status st = tilec_kernel_load(p, "cutlass_gemm", 0, &k);
     unsetenv("TILEC_SMALL_M_FORMS");
     cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
-    cr_assert_eq(calls.links - links, off ? 1 : 7, "the kernel and its forms' six kernels: %d", calls.links - links);
     launch_gemm(k, 5000); /* the kernel: 8 consumer warps + the producer warpgroup, persistent (at most 132 CTAs) */
     cr_assert_eq(calls.block[0], 384u);
     cr_assert_eq(calls.grid[0], 132u);
-    launch_gemm(k, 16);
+    launch_gemm(k, 16); /* the first launch that needs a form: the late forms are joined here */
+    cr_assert_eq(calls.links - links, off ? 1 : 7, "the kernel and its forms' six kernels: %d", calls.links - links);
     cr_assert_eq(calls.block[0], off ? 384u : 128u);
     if (!off) cr_assert(calls.grid[0] == 1u && calls.grid[1] == 128u, "grid %u x %u", calls.grid[0], calls.grid[1]);
     launch_gemm(k, 3);
@@ -813,8 +813,8 @@ Test(fake_driver, small_m_default_forms_unsplit) {
   size_t allocs0 = allocs;
   tilec_kernel *k = NULL;
   cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
-  cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
   launch_gemm(k, 16);
+  cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
   cr_assert(calls.block[0] == 128u && calls.grid[0] == 1u && calls.grid[1] == 128u, "M 16: grid %u x %u", calls.grid[0],
             calls.grid[1]);
   int before = calls.launches;
@@ -829,6 +829,42 @@ Test(fake_driver, small_m_default_forms_unsplit) {
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
+
+/* Late forms (jit.c late_forms_on, docs/small_m.md "Late forms"): tilec_kernel_load returns once
+ * the kernel itself is loaded, and a launch at a large M runs it without waiting for the forms; the
+ * first launch whose M a form takes joins them (every form compiled and loaded once by then, none
+ * again later).  TILEC_LATE_FORMS=0 (the next test): the load itself waits for every form.  A handle
+ * destroyed before any form was needed joins them (no thread outlives it; the sanitizer build's
+ * leak check sees the forms' programs freed). */
+static void late_forms(bool late) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  unsetenv("TILEC_SMALL_M_FORMS");
+  if (!late) setenv("TILEC_LATE_FORMS", "0", 1);
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
+  int links = calls.links;
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  if (!late) cr_assert_eq(calls.links - links, 4, "the load waited for the three forms: %d", calls.links - links);
+  launch_gemm(k, 5000); /* the kernel itself, its forms loading or not */
+  cr_assert(calls.block[0] == 384u && calls.grid[0] == 132u, "M 5000: block %u grid %u", calls.block[0], calls.grid[0]);
+  launch_gemm(k, 100); /* a form's M: joined here */
+  cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
+  cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "M 100: grid %u block %u", calls.grid[0], calls.block[0]);
+  launch_gemm(k, 16);
+  cr_assert_eq(calls.links - links, 4, "no form compiled twice: %d", calls.links - links);
+  tilec_kernel_destroy(k);
+  k = NULL; /* destroyed before any form was needed (from the memory cache now, still on threads) */
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  unsetenv("TILEC_LATE_FORMS");
+  tilec_program_destroy(p);
+}
+
+Test(fake_driver, small_m_late_forms) { late_forms(true); }
+Test(fake_driver, small_m_forms_at_load) { late_forms(false); }
 
 /* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
 /* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
@@ -871,9 +907,6 @@ Test(fake_driver, attn_form_picked_by_s) {
     unsetenv("TILEC_ATTN_FORM_MIN_S");
     cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
     bool on = mode == 0 || mode == 3;
-    /* mode 0 compiles both; disable-pass is in the kernel's cache key (a compile), the switches are
-     * not (the memory cache has both kernels) */
-    cr_assert_eq(calls.links - links, mode == 0 ? 2 : mode == 1 ? 1 : 0, "kernels compiled: %d", calls.links - links);
     launch_attn(k, 2, 3, 1000);
     cr_assert(calls.block[0] == 256u && calls.grid[0] == 8u && calls.grid[1] == 6u, "S 1000: block %u grid %u x %u",
               calls.block[0], calls.grid[0], calls.grid[1]);
@@ -881,6 +914,10 @@ Test(fake_driver, attn_form_picked_by_s) {
     cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
     launch_attn(k, 16, 16, 4097);
     cr_assert_eq(calls.block[0], on ? 384u : 256u, "S 4097: block %u", calls.block[0]);
+    /* (counted after a launch that needs the form: late forms, docs/small_m.md) mode 0 compiles
+     * both; disable-pass is in the kernel's cache key (a compile), the switches are not (the memory
+     * cache has both kernels) */
+    cr_assert_eq(calls.links - links, mode == 0 ? 2 : mode == 1 ? 1 : 0, "kernels compiled: %d", calls.links - links);
     if (on) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "the form persistent: grid %u x %u",
                       calls.grid[0], calls.grid[1]);
     else cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "grid %u x %u", calls.grid[0], calls.grid[1]);
@@ -953,12 +990,13 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
     tilec_status st = tilec_kernel_load(p, "cutlass_gemm_fp8_nn", 0, &k);
     unsetenv("TILEC_KMAJOR_B");
     cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
-    /* off: the kernel from the memory cache (the switch changes no kernel's code), nothing compiled */
-    cr_assert_eq(calls.links - links, off ? 0 : 3, "the kernel, its K-major-B form, the transpose: %d",
-                 calls.links - links);
     const unsigned kernel_smem = 230400u, form_smem = 164864u;
     int before = calls.launches;
     cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+    /* off: the kernel from the memory cache (the switch changes no kernel's code), nothing compiled;
+     * on: the late forms joined by that first launch */
+    cr_assert_eq(calls.links - links, off ? 0 : 3, "the kernel, its K-major-B form, the transpose: %d",
+                 calls.links - links);
     if (!off) {
       cr_assert_eq(calls.launches - before, 2, "the transpose, then the form");
       cr_assert(prev_grid[0] == 64u && prev_grid[1] == 16u && prev_block == 128u, "transpose grid %u x %u block %u",
