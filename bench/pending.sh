@@ -10,6 +10,12 @@
 #   thirteenth session (all measured, nothing owed): PENDING_STEPS=asm (ASM_ONLY=fused / attnbwd,decode,...:
 #   bench.py sections) times the default assembler against TILEC_ASSEMBLER=link (cuLink's relocatable
 #   code), a process each; PENDING_STEPS=coldload (bench/coldload.py) the cold loads by assembler.
+#   fifteenth session (OWED: the device was withdrawn before the merged main ran on it): first this
+#   script at the defaults with PENDING_STEPS="attn fp8" (every GPU test at the merged defaults: the
+#   cooperative GEMM default, attn7's FlashAttention-3 form by S, rope3's late refill, late forms, one
+#   asm a wgmma group; then the twelve attention cases and fp8), then bench/pending_w4a16d.sh (the
+#   bf16x2 dequantization, opt-in until it passes), pending_rope3.sh (staged double), pending_ctime5.sh
+#   (compile time, cold loads), pending_attn7_handles.sh, and the later helpers' pending_*.sh.
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
