@@ -2,23 +2,19 @@
  * error / origin (include/tilec.h).
  * load: key from source + options (runtime/cache.c) -> memory cache -> disk
  * cache (cubin) -> else compile to PTX, driver JIT, publish; then resource
- * checks.  load_ptx: the program's launch configuration, the user's PTX
+ * checks; the kernel's launch-time forms are built and loaded beside it (forms.c).  load_ptx: the program's launch configuration, the user's PTX
  * (entry and parameter types checked) through the driver JIT, no cache.  launch: argument checks, grid, ABI packing into buffers owned by
  * the handle, cuLaunchKernel; no allocation once a shape has been seen, no
  * synchronization.
  * requires: the runtime (runtime/); keeps: the program's text and IR as they
  * are (it only compiles further); breaks: nothing. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "program.h"
-#include "runtime.h"
+#include "kernel_handle.h"
 #include "code_env.h"
-#include "small_m.h"
 #include "attn_form.h"
-#include "kmajor_b.h"
 #include "axisinfo.h"
 #include "rows.h"
 
@@ -47,92 +43,8 @@
  * either way: 0.879 against 0.798). */
 #define ROW_VARIANT_WARPS 24
 
-struct tilec_kernel {
-  tilec_program *p;
-  tl_func *f;
-  const tl_rt_device *dev;
-  CUfunction fn;
-  CUfunction vec_fn;       /* row kernels: the variant without the per-element fallback, or NULL (docs/rows.md "rows5") */
-  uint32_t vec_key;        /* the launch key bits vec_fn assumes */
-  CUmodule owned_module; /* tilec_kernel_load_ptx: unloaded with the handle; else NULL (the cache's) */
-  tl_cache_meta meta;
-  const char *origin;
-  int nparams;
-  /* launch buffers, allocated once at load */
-  tl_abi_layout layout;
-  tl_arg *targs;
-  void *argbuf;
-  void **slots;
-  /* the argument signature (dtype, rank, sizes, scalar bits) of the last
-   * launch whose checks and grid succeeded, and that grid */
-  int64_t *last_sig, *sig;
-  size_t sig_len;
-  bool have_last;
-  int64_t grid[3];
-  int64_t max_ctas;        /* persistent kernels (meta.persist): CTAs that run at once on the device */
-  tl_grid_eval *grid_eval; /* made at load: the launch path allocates nothing */
-  bool check_pointers;     /* TILEC_CHECK_POINTERS=1 when the handle was made */
-  /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
-   * for (pointer, sizes, strides); a launch with the same one reuses the
-   * bytes already in argbuf */
-  struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid, fits; } tma_key[TL_CACHE_MAX_TMA];
-  /* a TMA form (tl_kernel_info.tma_form, codegen.h): the kernel has no path for tensors a map
-   * cannot take; launches with such a tensor run notma, its no-TMA form, loaded at the first one
-   * (docs/codegen.md "Round 9") */
-  bool tma_form;
-  tilec_kernel *notma;
-  char arch[32]; /* (what notma is compiled for) */
-  /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
-   * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */
-  int nforms;
-  int32_t m_param, m_axis;
-  int64_t form_max_m[TL_SMALL_M_MAX_FORMS];
-  tilec_kernel *forms[TL_SMALL_M_MAX_FORMS];
-  tilec_program *form_progs[TL_SMALL_M_MAX_FORMS];
-  /* split-K forms: forms[i] is the partial half, reduces[i] the reduce half; both take the
-   * kernel's arguments and P f32[SPLIT, M, N] (the workspace, grown on demand, kept) */
-  tl_small_m_form form_of[TL_SMALL_M_MAX_FORMS];
-  tilec_kernel *reduces[TL_SMALL_M_MAX_FORMS];
-  tilec_program *reduce_progs[TL_SMALL_M_MAX_FORMS];
-  int32_t n_param, n_axis, k_param, k_axis;
-  CUdeviceptr ws;
-  size_t ws_bytes;
-  /* the smaller workspaces a larger one replaced: kept until the handle goes, since a CUDA graph
-   * captured with one of them still reads and writes it when replayed (at most 16; then the
-   * oldest is freed: docs/small_m.md) */
-  CUdeviceptr ws_old[16];
-  int nws_old;
-  tilec_arg *split_args;   /* nparams + 1: the caller's, then P */
-  DLTensor split_p;
-  int64_t split_p_shape[3];
-  /* the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h): kmajor is the kernel with B stored
-   * [N, K]; transpose writes an N-major B [K, N] into the workspace (ws) as [N, K], rows padded to
-   * 16 bytes; launches whose M is at most kmajor_min_m keep an N-major B on the kernel itself */
-  tl_kmajor_plan kplan;
-  tilec_kernel *kmajor, *transpose;
-  tilec_program *kmajor_prog, *transpose_prog;
-  int64_t kmajor_min_m;
-  tilec_arg *kmajor_args;  /* nparams: the caller's, B replaced by its [N, K] view */
-  tilec_arg transpose_args[2];
-  /* the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h): launches whose S (argument
-   * attn_s_param's dimension attn_s_axis) is at least attn_min_s run it */
-  tilec_kernel *attn;
-  tilec_program *attn_prog;
-  int32_t attn_s_param, attn_s_axis;
-  int64_t attn_min_s;
-  DLTensor kmajor_bt;
-  int64_t kmajor_bt_shape[2], kmajor_bt_strides[2];
-  /* late forms (TILEC_LATE_FORMS, on by default): the forms still loading on their threads when
-   * tilec_kernel_load returned; the first launch that routes to a form (settle_forms) joins them
-   * and adopts them.  late_st: their failure, which every such launch then returns */
-  struct form_jobs *late;
-  tilec_status late_st;
-  char late_err[768];
-  char err[1024];
-};
-
 /* ---- load ------------------------------------------------------------------------------ */
-static tilec_status log_error(tilec_program *p, tilec_status st, const char *kernel, const char *msg) {
+tilec_status tl_load_error(tilec_program *p, tilec_status st, const char *kernel, const char *msg) {
   size_t n = strlen(msg);
   while (n && msg[n - 1] == '\n') n--;
   tl_sbuf_printf(&p->log, "tilec: error: load %s: %.*s\n", kernel ? kernel : "(first kernel)", (int)n, msg);
@@ -209,14 +121,14 @@ static const tl_kernel_info *kernel_info(const tl_codegen_result *cg, const tl_f
 /* The launch metadata of f from a codegen result that holds it. */
 static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta) {
   const tl_kernel_info *info = kernel_info(cg, f);
-  if (!info || !info->entry) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
+  if (!info || !info->entry) return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
   memset(meta, 0, sizeof *meta);
-  if (strlen(info->entry) >= sizeof meta->entry) return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
+  if (strlen(info->entry) >= sizeof meta->entry) return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
   strcpy(meta->entry, info->entry);
   meta->threads = info->threads;
   meta->smem_bytes = info->smem_bytes;
   meta->nparams = f->params.len;
-  if (info->ntma > TL_CACHE_MAX_TMA) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
+  if (info->ntma > TL_CACHE_MAX_TMA) return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
   meta->ntma = info->ntma;
   meta->persist = info->persist;
   meta->cluster = info->cluster;
@@ -266,7 +178,7 @@ static tilec_status assemble(tilec_program *p, const tl_func *f, const tl_rt_dev
       }
       if (mode == TL_ASM_PTXAS) {
         tl_sbuf_printf(&why, "%s%s", log.len ? "\n" : "", log.data ? log.data : "");
-        tilec_status e = log_error(p, pst, f->name, why.data ? why.data : "ptxas failed");
+        tilec_status e = tl_load_error(p, pst, f->name, why.data ? why.data : "ptxas failed");
         tl_sbuf_free(&why);
         tl_sbuf_free(&log);
         return e;
@@ -280,7 +192,7 @@ static tilec_status assemble(tilec_program *p, const tl_func *f, const tl_rt_dev
     rt = tl_rt_ptx_image(dev, &rq, image, size, &msg);
   }
   tilec_status st = TILEC_OK;
-  if (rt != TL_OK) st = log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
+  if (rt != TL_OK) st = tl_load_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
   tl_sbuf_free(&msg);
   return st;
 }
@@ -311,7 +223,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
                                     const tl_cache_meta *meta) {
   const tl_cuda *cu;
   char err[512];
-  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK) return log_error(p, TILEC_ERROR_CUDA, f->name, err);
+  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK) return tl_load_error(p, TILEC_ERROR_CUDA, f->name, err);
   int regs = 0, static_smem = 0, max_threads = 0, local = 0;
   cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
   cu->cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
@@ -320,7 +232,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
   if (meta->threads <= 0 || meta->threads > dev->max_threads_block) {
     snprintf(err, sizeof err, "a block of %d threads is not possible on device %d (%s): at most %d", meta->threads,
              dev->ordinal, dev->name, dev->max_threads_block);
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+    return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
   /* registers: the function's own limit (cuFuncGetAttribute accounts for the
    * allocation granularity), and the plain product, which no granularity
@@ -332,7 +244,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
              "(%s) has %d registers per block; use fewer warps or smaller tiles",
              (long long)regs * meta->threads, regs, meta->threads, max_threads, dev->ordinal, dev->name,
              dev->max_regs_block);
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+    return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
   if (meta->smem_bytes < 0 || (int64_t)meta->smem_bytes + static_smem > dev->max_smem_optin) {
     snprintf(err, sizeof err,
@@ -340,7 +252,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
              "use smaller tiles or fewer stages",
              (long long)meta->smem_bytes + static_smem, meta->smem_bytes, static_smem, dev->ordinal, dev->name,
              dev->max_smem_optin);
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+    return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
   if (meta->smem_bytes > DEFAULT_DYNAMIC_SMEM || meta->smem_bytes + static_smem > DEFAULT_DYNAMIC_SMEM) {
     CUresult r = cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, meta->smem_bytes);
@@ -348,7 +260,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
       char t[200];
       snprintf(err, sizeof err, "cannot raise dynamic shared memory to %d bytes: %s", meta->smem_bytes,
                tl_rt_result_text(r, t, sizeof t));
-      return log_error(p, TILEC_ERROR_CUDA, f->name, err);
+      return tl_load_error(p, TILEC_ERROR_CUDA, f->name, err);
     }
   }
   if (local > 0)
@@ -425,11 +337,11 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
                                   char *arch, size_t arch_n, tl_func **f) {
   char err[512];
   int rt = tl_rt_device_get(device, dev, err, sizeof err);
-  if (rt != TL_OK) return log_error(p, (tilec_status)rt, kernel, err);
+  if (rt != TL_OK) return tl_load_error(p, (tilec_status)rt, kernel, err);
   /* With no arch chosen, compile for this device (its name has static storage). */
   if (p->reached >= TILEC_STAGE_PTX && p->text[TILEC_STAGE_PTX]) {
     if (!tl_ptx_read_target(p->text[TILEC_STAGE_PTX], arch, arch_n))
-      return log_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
+      return tl_load_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
   } else {
     if (!p->opts.arch) p->opts.arch = (char *)(*dev)->arch;
     snprintf(arch, arch_n, "%s", p->opts.arch);
@@ -439,358 +351,12 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
   *f = tl_api_find_kernel(p, kernel);
   if (!*f) {
     snprintf(err, sizeof err, "no kernel named '%s' in %s", kernel ? kernel : "(first)", p->ctx.files.data[p->file].name);
-    return log_error(p, TILEC_ERROR_USAGE, kernel, err);
+    return tl_load_error(p, TILEC_ERROR_USAGE, kernel, err);
   }
   return TILEC_OK;
 }
 
 
-/* ---- small-M forms (docs/small_m.md) ----------------------------------------------------- */
-static const char *const form_pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
-
-/* p's options with form fm's tile constants, pipeline and stages, and the small_m pass off (a
- * form has no forms of its own); into *out (tilec_options_destroy). */
-/* The options of a form of kernel `kernel` of p (a second program from p's source): p's defines,
- * arch, optimization level, line info, entry name, fp8 accumulation and TMA fallback, the kernel
- * alone, and p's disabled passes plus `off` (the passes that record forms: a form has none). */
-static tilec_status form_base_options(const tilec_program *p, const char *kernel, const char *off, tilec_options **out) {
-  const struct tilec_options *po = &p->opts;
-  tilec_options *o;
-  tilec_status st = tilec_options_create(&o);
-  if (st != TILEC_OK) return st;
-  for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
-  if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
-  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
-  if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
-  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", kernel);
-  char dis[512];
-  snprintf(dis, sizeof dis, "%s%s%s", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "", off);
-  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  o->fp8_acc_fast = po->fp8_acc_fast;
-  o->tma_inline = po->tma_inline;
-  *out = o;
-  return TILEC_OK;
-}
-
-static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *plan, const tl_small_m_form *fm,
-                                 const char *kernel, const char *split_half, tilec_options **out) {
-  tilec_options *o;
-  tilec_status st = form_base_options(p, kernel, "small_m", &o);
-  if (st != TILEC_OK) return st;
-  st = tilec_options_define(o, plan->const_m, fm->bm);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, fm->bn);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, fm->bk);
-  bool reduce = split_half && !strcmp(split_half, "reduce");
-  /* the reduce half has no dot: the simple pipeline (the cutlass name would say it does not fit) */
-  if (st == TILEC_OK) st = tilec_options_set_pipeline(o, reduce ? "simple" : form_pipe_names[fm->pipeline]);
-  if (st == TILEC_OK && split_half) st = tilec_options_set(o, "split-k", split_half);
-  if (st == TILEC_OK) {
-    o->stages = reduce ? 0 : fm->stages; /* the form's, not the kernel's option */
-    o->warps = 0;              /* the compiler's choice for the form's tile */
-    o->cluster = 0;            /* a form is not clustered */
-  }
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  *out = o;
-  return TILEC_OK;
-}
-
-/* The small-M forms of a kernel load on threads while the kernel itself compiles: each form (each
- * half of a split one) is its own program, and different programs may compile and load at the same
- * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
- * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN };
-
-typedef struct form_job {
-  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, or the
-                             * FlashAttention-3 form */
-  const tl_small_m_form *fm;
-  const char *split_half;   /* NULL, "partial" or "reduce" */
-  tilec_program *q;         /* the form's program */
-  const char *kernel;
-  int device;
-  tilec_kernel *k;          /* its loaded kernel */
-  tilec_status st;
-  pthread_t thread;
-  bool started;
-} form_job;
-
-typedef struct form_jobs {
-  int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS + 3];
-} form_jobs;
-
-static void *form_job_run(void *arg) {
-  form_job *j = arg;
-  j->st = tilec_kernel_load(j->q, j->kernel, j->device, &j->k);
-  return NULL;
-}
-
-/* A form's thread: relaxed capture mode first (its own setting: a graph the application captures
- * on another thread in the default global mode meanwhile neither refuses this thread's module
- * loads nor is invalidated by them), then the load. */
-static void *form_thread(void *arg) {
-  const tl_cuda *cu;
-  char err[64];
-  if (tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuThreadExchangeStreamCaptureMode) {
-    int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    cu->cuThreadExchangeStreamCaptureMode(&mode);
-  }
-  return form_job_run(arg);
-}
-
-static bool form_threads_on(void) {
-  const char *e = getenv("TILEC_FORM_THREADS");
-  return !(e && e[0] == '0');
-}
-
-/* Late forms: tilec_kernel_load returns once the kernel itself is loaded, its forms finishing on
- * their threads; the first launch that needs one waits for them (docs/small_m.md "Late forms").
- * The cold load of the fused-epilogue GEMM was its 16-row form's compile and ptxas after the
- * kernel's own (bench/RESULTS.md, fifteenth session).  TILEC_LATE_FORMS=0: the load waits. */
-static bool late_forms_on(void) {
-  const char *e = getenv("TILEC_LATE_FORMS");
-  return !(e && e[0] == '0');
-}
-
-/* The K-major-B form's options: p's, with `kmajor-b` naming B, the kernel alone, and the passes
- * that record forms off (a form has none of its own); TILEC_KMAJOR_B_STAGES=S (measuring) sets
- * its stages. */
-static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
-  const struct tilec_options *po = &p->opts;
-  tilec_options *o;
-  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form", &o);
-  if (st != TILEC_OK) return st;
-  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", ((const tl_kmajor_plan *)f->kmajor_b)->b_name);
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  const char *e = getenv("TILEC_KMAJOR_B_STAGES");
-  o->warps = po->warps, o->stages = e && atoi(e) > 0 ? atoi(e) : po->stages, o->maxnreg = po->maxnreg;
-  o->assembler = po->assembler, o->cluster = po->cluster;
-  *out = o;
-  return TILEC_OK;
-}
-
-/* The FlashAttention-3 form's options: p's, with the key tile constant at the plan's value, the
- * option attn-ws=fa3, p's pipeline, warps and assembler, and the passes that record forms off (a
- * form has none of its own). */
-static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
-  const struct tilec_options *po = &p->opts;
-  const tl_attn_form_plan *plan = f->attn_form;
-  tilec_options *o;
-  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form,attn_form", &o);
-  if (st != TILEC_OK) return st;
-  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_bn, plan->bn);
-  if (st == TILEC_OK) st = tilec_options_set(o, "attn-ws", "fa3");
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  o->warps = po->warps, o->assembler = po->assembler;
-  *out = o;
-  return TILEC_OK;
-}
-
-/* The transpose kernel of the K-major-B form: Y [N, K] = X [K, N] transposed, for B's element type;
- * a row kernel (no dot), its tiles 64 x 64 (docs/pipelines.md "fp8 [K][N] B: the transpose form");
- * TILEC_KMAJOR_B_TRANSPOSE=TKxTN[/STAGES] (measuring) other tiles, and stages >= 2 row_stream's
- * persistent CTAs with loads issued ahead. */
-static const char transpose_source[] =
-    "// the K-major-B form's transpose (lib/api/jit.c): Y [N, K] = X [K, N] transposed\n"
-    "kernel tilec_transpose_kn(X: tensor<%s>[K, N], Y: tensor<%s>[N, K])\n"
-    "    tiles(TK = %d, TN = %d)\n"
-    "    grid(cdiv(N, TN), cdiv(K, TK))\n"
-    "{\n"
-    "    n0 = program_id(0) * TN;\n"
-    "    k0 = program_id(1) * TK;\n"
-    "    store(Y[n0 : n0 + TN, k0 : k0 + TK], trans(load(X[k0 : k0 + TK, n0 : n0 + TN])));\n"
-    "}\n";
-
-static tilec_status transpose_program(const tilec_program *p, const tl_func *f, tilec_program **out) {
-  const tl_kmajor_plan *plan = f->kmajor_b;
-  const char *dt = tl_dtype_name((tl_dtype)plan->dtype);
-  int tk = 64, tn = 64, stages = 0;
-  const char *e = getenv("TILEC_KMAJOR_B_TRANSPOSE");
-  if (e && *e && (sscanf(e, "%dx%d/%d", &tk, &tn, &stages) < 2 || tk < 1 || tk > 256 || tn < 1 || tn > 256 ||
-                  (tk & (tk - 1)) || (tn & (tn - 1))))
-    tk = 64, tn = 64, stages = 0;
-  char src[sizeof transpose_source + 64];
-  snprintf(src, sizeof src, transpose_source, dt, dt, tk, tn);
-  tilec_options *o;
-  tilec_status st = tilec_options_create(&o);
-  if (st == TILEC_OK && stages > 0) o->stages = stages;
-  if (st == TILEC_OK && p->opts.arch) st = tilec_options_set_arch(o, p->opts.arch);
-  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, p->opts.opt_level);
-  if (st == TILEC_OK) o->assembler = p->opts.assembler;
-  if (st == TILEC_OK) st = tilec_program_create(out, src, "tilec_transpose_kn.tile", o);
-  tilec_options_destroy(o);
-  return st;
-}
-
-/* Programs for every form of f (from p's source) and, unless TILEC_FORM_THREADS=0, a thread
- * loading each; js->job[i].st is the first failure to set up. */
-static tilec_status start_forms(tilec_program *p, const tl_func *f, int device, form_jobs *js) {
-  const tl_small_m_plan *plan = f->small_m;
-  const tl_source *src = &p->ctx.files.data[p->file];
-  memset(js, 0, sizeof *js);
-  if (f->kmajor_b) {
-    for (int kind = FORM_KMAJOR; kind <= FORM_TRANSPOSE; kind++) {
-      form_job *j = &js->job[js->n++];
-      j->kind = kind;
-      j->kernel = kind == FORM_KMAJOR ? f->name : "tilec_transpose_kn";
-      j->device = device;
-      tilec_status st;
-      if (kind == FORM_KMAJOR) {
-        tilec_options *o;
-        st = kmajor_options(p, f, &o);
-        if (st == TILEC_OK) {
-          st = tilec_program_create(&j->q, src->text, src->name, o);
-          tilec_options_destroy(o);
-        }
-      } else {
-        st = transpose_program(p, f, &j->q);
-      }
-      if (st != TILEC_OK) return j->st = st;
-    }
-  }
-  if (f->attn_form) {
-    form_job *j = &js->job[js->n++];
-    j->kind = FORM_ATTN;
-    j->kernel = f->name;
-    j->device = device;
-    tilec_options *o;
-    tilec_status st = attn_options(p, f, &o);
-    if (st == TILEC_OK) {
-      st = tilec_program_create(&j->q, src->text, src->name, o);
-      tilec_options_destroy(o);
-    }
-    if (st != TILEC_OK) return j->st = st;
-  }
-  for (int i = 0; plan && i < plan->nforms; i++) {
-    const tl_small_m_form *fm = &plan->forms[i];
-    for (int h = 0; h < (fm->split ? 2 : 1); h++) {
-      form_job *j = &js->job[js->n++];
-      j->kind = FORM_SMALL_M;
-      j->fm = fm;
-      j->split_half = fm->split ? (h == 0 ? "partial" : "reduce") : NULL;
-      j->kernel = f->name;
-      j->device = device;
-      tilec_options *o;
-      tilec_status st = form_options(p, plan, fm, f->name, j->split_half, &o);
-      if (st == TILEC_OK) {
-        st = tilec_program_create(&j->q, src->text, src->name, o);
-        tilec_options_destroy(o);
-      }
-      if (st != TILEC_OK) return j->st = st;
-    }
-  }
-  if (form_threads_on())
-    for (int i = 0; i < js->n; i++) js->job[i].started = pthread_create(&js->job[i].thread, NULL, form_thread, &js->job[i]) == 0;
-  return TILEC_OK;
-}
-
-/* Every job joined (or, not started, loaded here); the first failure said in p's log. */
-static tilec_status finish_forms(tilec_program *p, const tl_func *f, form_jobs *js) {
-  tilec_status first = TILEC_OK;
-  for (int i = 0; i < js->n; i++) {
-    form_job *j = &js->job[i];
-    if (j->started) pthread_join(j->thread, NULL);
-    else if (j->q && j->st == TILEC_OK) form_job_run(j);
-    j->started = false;
-    if (j->st != TILEC_OK && first == TILEC_OK && j->kind == FORM_ATTN) {
-      first = j->st;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "its FlashAttention-3 form did not load (TILEC_ATTN_FORM=0 loads the kernel without "
-               "it):\n%s", j->q ? tilec_program_log(j->q) : "");
-      log_error(p, j->st, f->name, msg);
-    } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
-      first = j->st;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "its %s did not load (TILEC_KMAJOR_B=0 loads the kernel without it):\n%s",
-               j->kind == FORM_KMAJOR ? "K-major-B form" : "K-major-B form's transpose kernel",
-               j->q ? tilec_program_log(j->q) : "");
-      log_error(p, j->st, f->name, msg);
-    } else if (j->st != TILEC_OK && first == TILEC_OK) {
-      first = j->st;
-      const tl_small_m_plan *plan = f->small_m;
-      const tl_small_m_form *fm = j->fm;
-      char msg[1024];
-      snprintf(msg, sizeof msg,
-               "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (TILEC_SMALL_M=0 loads the "
-               "kernel without forms):\n%s",
-               plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
-               form_pipe_names[fm->pipeline], fm->stages, j->split_half ? ", split-K " : "",
-               j->split_half ? j->split_half : "", j->q ? tilec_program_log(j->q) : "");
-      log_error(p, j->st, f->name, msg);
-    }
-  }
-  return first;
-}
-
-static void drop_forms(form_jobs *js) {
-  for (int i = 0; i < js->n; i++) {
-    if (js->job[i].started) pthread_join(js->job[i].thread, NULL);
-    tilec_kernel_destroy(js->job[i].k);
-    tilec_program_destroy(js->job[i].q);
-  }
-  js->n = 0;
-}
-
-/* The loaded forms into k (which then owns their programs and kernels). */
-static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
-  const tl_small_m_plan *plan = k->f->small_m;
-  if (plan) {
-    k->m_param = plan->m_param, k->m_axis = plan->m_axis;
-    k->n_param = plan->n_param, k->n_axis = plan->n_axis;
-    k->k_param = plan->k_param, k->k_axis = plan->k_axis;
-  }
-  bool any_split = false;
-  for (int i = 0; i < js->n; i++) {
-    form_job *j = &js->job[i];
-    if (j->kind == FORM_ATTN) {
-      const tl_attn_form_plan *ap = k->f->attn_form;
-      k->attn_prog = j->q, k->attn = j->k;
-      k->attn_s_param = ap->s_param, k->attn_s_axis = ap->s_axis, k->attn_min_s = ap->min_s;
-    } else if (j->kind == FORM_KMAJOR) {
-      k->kmajor_prog = j->q, k->kmajor = j->k;
-    } else if (j->kind == FORM_TRANSPOSE) {
-      k->transpose_prog = j->q, k->transpose = j->k;
-    } else if (j->split_half && !strcmp(j->split_half, "reduce")) {
-      k->reduce_progs[k->nforms - 1] = j->q, k->reduces[k->nforms - 1] = j->k;
-    } else {
-      int m = k->nforms++;
-      k->form_progs[m] = j->q, k->forms[m] = j->k;
-      k->form_of[m] = *j->fm;
-      k->form_max_m[m] = j->fm->max_m;
-      any_split = any_split || j->fm->split;
-    }
-    j->q = NULL, j->k = NULL;
-  }
-  js->n = 0;
-  if (any_split) {
-    k->split_args = calloc((size_t)k->nparams + 1, sizeof *k->split_args);
-    if (!k->split_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
-  }
-  if (k->kmajor) {
-    k->kplan = *(const tl_kmajor_plan *)k->f->kmajor_b;
-    const char *e = getenv("TILEC_KMAJOR_B_MIN_M");
-    k->kmajor_min_m = e && *e ? atoll(e) : k->kplan.bm;
-    k->kmajor_args = calloc((size_t)k->nparams, sizeof *k->kmajor_args);
-    if (!k->kmajor_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
-  }
-  return TILEC_OK;
-}
 
 /* Kernel f (or its vector variant: tl_codegen_opts.assume_vectors) from the memory cache, the
  * disk cache, or compiled and published. */
@@ -849,7 +415,7 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
                                 "again): %s", msg.data ? msg.data : "\n");
       free(cubin);
       if (rt != TL_OK) {
-        log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "module load failed");
+        tl_load_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "module load failed");
         tl_sbuf_free(&msg);
         return (tilec_status)rt;
       }
@@ -858,7 +424,7 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
     }
     if (loaded.meta.nparams != f->params.len) {
       /* cannot happen with a sound key; never launch a mismatched kernel */
-      return log_error(p, TILEC_ERROR_INTERNAL, f->name, "cached kernel has a different parameter count");
+      return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "cached kernel has a different parameter count");
     }
     tl_cache_mem_insert(&key, device, &loaded);
   }
@@ -880,57 +446,31 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (st != TILEC_OK) return st;
   bool has_forms = f->small_m || f->kmajor_b || f->attn_form;
   /* on the heap: the forms' threads hold pointers into it, and late forms outlive this call */
-  form_jobs *forms = has_forms ? calloc(1, sizeof *forms) : NULL;
-  if (has_forms && !forms) return log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
-  if (has_forms && (st = start_forms(p, f, device, forms)) != TILEC_OK) {
-    drop_forms(forms);
+  tl_form_jobs *forms = has_forms ? tl_forms_new() : NULL;
+  if (has_forms && !forms) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
+  if (has_forms && (st = tl_forms_start(p, f, device, forms)) != TILEC_OK) {
+    tl_forms_drop(forms);
     free(forms);
     return st;
   }
   st = load_main(p, f, dev, arch, device, out);
   if (st == TILEC_OK && has_forms) {
-    bool all_started = forms->n > 0;
-    for (int i = 0; i < forms->n; i++) all_started = all_started && forms->job[i].started;
-    if (all_started && late_forms_on()) {
-      (*out)->late = forms; /* settle_forms adopts them at the first launch that needs one */
+    if (tl_forms_all_started(forms) && tl_late_forms_on()) {
+      (*out)->late = forms; /* tl_forms_settle adopts them at the first launch that needs one */
       return TILEC_OK;
     }
-    st = finish_forms(p, f, forms);
-    if (st == TILEC_OK) st = adopt_forms(*out, forms);
+    st = tl_forms_finish(p, f, forms);
+    if (st == TILEC_OK) st = tl_forms_adopt(*out, forms);
     if (st != TILEC_OK) {
       tilec_kernel_destroy(*out);
       *out = NULL;
     }
   }
-  if (forms) drop_forms(forms);
+  if (forms) tl_forms_drop(forms);
   free(forms);
   return st;
 }
 
-/* Late forms (late_forms_on): k's forms joined and adopted, or their failure kept in k->late_st
- * (and said in the program's log), which this and every later launch that needs a form returns. */
-static tilec_status settle_forms(tilec_kernel *k) {
-  form_jobs *js = k->late;
-  if (js) {
-    k->late = NULL;
-    size_t mark = k->p->log.len;
-    tilec_status st = finish_forms(k->p, k->f, js);
-    if (st == TILEC_OK) st = adopt_forms(k, js);
-    drop_forms(js);
-    free(js);
-    if (st != TILEC_OK) {
-      k->late_st = st;
-      const char *msg = k->p->log.data && k->p->log.len > mark ? k->p->log.data + mark : "see tilec_program_log";
-      snprintf(k->late_err, sizeof k->late_err, "%s", msg);
-    }
-  }
-  if (k->late_st == TILEC_OK) return TILEC_OK;
-  size_t n = strlen(k->late_err);
-  while (n && k->late_err[n - 1] == '\n') n--;
-  snprintf(k->err, sizeof k->err, "launch %s: a form this launch needs was loaded late and failed: %.*s", k->f->name,
-           (int)n, k->late_err);
-  return k->late_st;
-}
 
 /* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
  * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
@@ -974,7 +514,7 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
   if (st != TILEC_OK) return st;
   if (want_vec && check_resources(p, f, dev, vec.function, &vec.meta) != TILEC_OK) want_vec = false;
   tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
-  if (!k) return log_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
+  if (!k) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
   if (want_vec) {
     k->vec_fn = vec.function;
     k->vec_key = vec.meta.assumed_key;
@@ -1027,7 +567,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
                                    tilec_kernel **out) {
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
-  if (!ptx) return log_error(p, TILEC_ERROR_USAGE, kernel, "no PTX text (NULL)");
+  if (!ptx) return tl_load_error(p, TILEC_ERROR_USAGE, kernel, "no PTX text (NULL)");
   char err[512];
   const tl_rt_device *dev;
   char arch[32];
@@ -1041,7 +581,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   if (st != TILEC_OK) return st;
   char user_arch[32];
   if (!tl_ptx_read_target(ptx, user_arch, sizeof user_arch))
-    return log_error(p, TILEC_ERROR_USAGE, f->name, "the PTX given has no .target directive");
+    return tl_load_error(p, TILEC_ERROR_USAGE, f->name, "the PTX given has no .target directive");
   tl_sbuf want = {0}, got = {0};
   bool have_want = ptx_entry_params(p->text[TILEC_STAGE_PTX], meta.entry, &want);
   bool have_got = ptx_entry_params(ptx, meta.entry, &got);
@@ -1055,7 +595,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
                got.data ? got.data : "", want.data ? want.data : "");
     tl_sbuf_free(&want);
     tl_sbuf_free(&got);
-    return log_error(p, have_want ? TILEC_ERROR_USAGE : TILEC_ERROR_INTERNAL, f->name, err);
+    return tl_load_error(p, have_want ? TILEC_ERROR_USAGE : TILEC_ERROR_INTERNAL, f->name, err);
   }
   tl_sbuf_free(&want);
   tl_sbuf_free(&got);
@@ -1077,7 +617,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   }
   free(cubin);
   if (rt != TL_OK) {
-    log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "loading the PTX failed");
+    tl_load_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "loading the PTX failed");
     tl_sbuf_free(&msg);
     return (tilec_status)rt;
   }
@@ -1087,7 +627,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   if (!k) {
     const tl_cuda *cu;
     if (tl_rt_driver(&cu, err, sizeof err) == TL_OK) cu->cuModuleUnload(mod);
-    return st != TILEC_OK ? st : log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
+    return st != TILEC_OK ? st : tl_load_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
   }
   k->owned_module = mod;
   /* PTX compiled as a TMA form (codegen.h) has no path for tensors a map cannot take: such a
@@ -1100,7 +640,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
 void tilec_kernel_destroy(tilec_kernel *k) {
   if (!k) return;
   if (k->late) { /* late forms still loading: joined, then dropped */
-    drop_forms(k->late);
+    tl_forms_drop(k->late);
     free(k->late);
     k->late = NULL;
   }
@@ -1491,7 +1031,7 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
   if ((k->late || k->late_st != TILEC_OK) && !grid_override && nargs > 0 && args && needs_form(k, args, nargs)) {
-    tilec_status st = settle_forms(k); /* late forms: this launch may run one */
+    tilec_status st = tl_forms_settle(k); /* late forms: this launch may run one */
     if (st != TILEC_OK) return st;
   }
   if (k->kmajor && !grid_override && nargs > 0 && args) {
