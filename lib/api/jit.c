@@ -53,11 +53,7 @@ tilec_status tl_load_error(tilec_program *p, tilec_status st, const char *kernel
 
 static int jit_opt_level(int opt_level) { return opt_level >= 3 ? 4 : opt_level < 0 ? 0 : opt_level; }
 
-/* The key of kernel f of p for `arch` on this driver. */
-/* What load_variant loads: the kernel, a row kernel's launch variant without the per-element
- * fallback (tl_codegen_opts.assume_vectors), or a TMA form's no-TMA form (TL_TMA_OFF). */
-enum { VARIANT_MAIN, VARIANT_VEC, VARIANT_NOTMA };
-
+/* The key of kernel f of p for `arch` on this driver (variant: TL_LOAD_*). */
 static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, int variant,
                         tl_cache_key *key) {
   int nd = p->opts.ndefines;
@@ -82,8 +78,8 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
   if (p->opts.kmajor_b) tl_sbuf_printf(&extra, ";kmajor-b=%s", p->opts.kmajor_b);
   if (p->opts.attn_ws) tl_sbuf_printf(&extra, ";attn-ws=%s", p->opts.attn_ws);
-  if (variant == VARIANT_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
-  if (variant == VARIANT_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
+  if (variant == TL_LOAD_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
+  if (variant == TL_LOAD_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
   if (p->opts.tma_inline) tl_sbuf_printf(&extra, ";tma=inline");
   tl_sbuf_printf(&extra, ";assembler=%d", p->opts.assembler);
   for (size_t i = 0; tl_code_env_name(i); i++) {
@@ -207,8 +203,8 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
   const char *ptx = p->text[TILEC_STAGE_PTX];
   tilec_status st = TILEC_OK;
   /* (the program's PTX may hold one other kernel: option "kernel"; a variant is its own) */
-  if (!ptx || !kernel_info(&p->cg, f) || variant != VARIANT_MAIN) {
-    st = tl_api_codegen_kernel(p, f->name, variant == VARIANT_VEC, variant == VARIANT_NOTMA, &one);
+  if (!ptx || !kernel_info(&p->cg, f) || variant != TL_LOAD_MAIN) {
+    st = tl_api_codegen_kernel(p, f->name, variant == TL_LOAD_VEC, variant == TL_LOAD_NOTMA, &one);
     cg = &one;
     ptx = one.ptx;
   }
@@ -219,8 +215,8 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
 }
 
 /* Resource checks against the device, and the dynamic shared memory opt-in. */
-static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl_rt_device *dev, CUfunction fn,
-                                    const tl_cache_meta *meta) {
+tilec_status tl_check_resources(tilec_program *p, const tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                const tl_cache_meta *meta) {
   const tl_cuda *cu;
   char err[512];
   if (tl_rt_driver(&cu, err, sizeof err) != TL_OK) return tl_load_error(p, TILEC_ERROR_CUDA, f->name, err);
@@ -271,7 +267,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
 /* CTAs of kernel fn one SM holds at once, from its registers, threads and
  * shared memory (an SM has the opt-in maximum + the 1 KiB the driver
  * reserves per CTA; 2048 threads, 64K registers); at least 1. */
-static int ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta) {
+int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta) {
   const tl_cuda *cu;
   char err[64];
   int regs = 0, static_smem = 0;
@@ -287,8 +283,8 @@ static int ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_me
   return n < 1 ? 1 : (int)n;
 }
 
-static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
-                                const tl_cache_meta *meta, const char *origin, char *err, size_t n) {
+tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                   const tl_cache_meta *meta, const char *origin, char *err, size_t n) {
   tilec_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->p = p; k->f = f; k->dev = dev; k->fn = fn; k->meta = *meta; k->origin = origin;
@@ -316,7 +312,7 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
     tilec_kernel_destroy(k);
     return NULL;
   }
-  if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * ctas_per_sm(dev, fn, meta);
+  if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * tl_ctas_per_sm(dev, fn, meta);
   const char *cp = getenv("TILEC_CHECK_POINTERS");
   k->check_pointers = cp && strcmp(cp, "1") == 0;
   return k;
@@ -356,12 +352,10 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
   return TILEC_OK;
 }
 
-
-
 /* Kernel f (or its vector variant: tl_codegen_opts.assume_vectors) from the memory cache, the
  * disk cache, or compiled and published. */
-static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
-                                 int variant, tl_cache_loaded *out, const char **origin_out) {
+tilec_status tl_load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
+                             int variant, tl_cache_loaded *out, const char **origin_out) {
   const tl_cuda *cu;
   char err[512];
   tl_rt_driver(&cu, err, sizeof err);
@@ -471,13 +465,6 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   return st;
 }
 
-
-/* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
- * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
- * form's bound, and one whose M is at most the last small-M form's bound.  A launch that needs
- * none runs the kernel while the forms still load. */
-static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs);
-
 /* Whether a kernel of p with launch metadata meta was compiled as a TMA form (tl_tma_mode): it has
  * tensor maps and p's option and TILEC_TMA_FORM (in the key of every cached kernel) say so. */
 static bool is_tma_form(const tilec_program *p, const tl_cache_meta *meta) {
@@ -491,18 +478,18 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
   err[0] = 0;
   tl_cache_loaded loaded, vec;
   const char *origin = NULL;
-  tilec_status st = load_variant(p, f, dev, arch, device, VARIANT_MAIN, &loaded, &origin);
+  tilec_status st = tl_load_variant(p, f, dev, arch, device, TL_LOAD_MAIN, &loaded, &origin);
   if (st != TILEC_OK) return st;
   /* row kernels: the variant without the per-element fallback, for launches whose arguments
    * have the key bits it assumes, where the default keeps fewer than ROW_VARIANT_WARPS warps
    * an SM (docs/rows.md "rows5"); TILEC_LAUNCH_VARIANTS=0: the default kernel alone */
-  int c0 = ctas_per_sm(dev, loaded.function, &loaded.meta);
+  int c0 = tl_ctas_per_sm(dev, loaded.function, &loaded.meta);
   bool want_vec = f->access_split && !tl_code_env("TILEC_VEC_ONLY") && !tl_code_env_off("TILEC_LAUNCH_VARIANTS") &&
                   !loaded.meta.persist && c0 * (loaded.meta.threads / 32) < ROW_VARIANT_WARPS;
   const char *vorigin = NULL;
-  if (want_vec && load_variant(p, f, dev, arch, device, VARIANT_VEC, &vec, &vorigin) != TILEC_OK) want_vec = false;
+  if (want_vec && tl_load_variant(p, f, dev, arch, device, TL_LOAD_VEC, &vec, &vorigin) != TILEC_OK) want_vec = false;
   if (want_vec) {
-    int c1 = ctas_per_sm(dev, vec.function, &vec.meta);
+    int c1 = tl_ctas_per_sm(dev, vec.function, &vec.meta);
     bool straight = tl_row_variant_form(f) == 1;
     want_vec = vec.meta.assumed_key && (straight ? c1 > c0 : c1 >= c0) && vec.meta.threads == loaded.meta.threads &&
                vec.meta.smem_bytes == loaded.meta.smem_bytes && !vec.meta.persist;
@@ -510,10 +497,10 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
                             "SM (%s)%s\n", f->name, c0, c1, vorigin ? vorigin : "?",
                    want_vec ? "; used for arguments with its key bits" : "; not used");
   }
-  st = check_resources(p, f, dev, loaded.function, &loaded.meta);
+  st = tl_check_resources(p, f, dev, loaded.function, &loaded.meta);
   if (st != TILEC_OK) return st;
-  if (want_vec && check_resources(p, f, dev, vec.function, &vec.meta) != TILEC_OK) want_vec = false;
-  tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
+  if (want_vec && tl_check_resources(p, f, dev, vec.function, &vec.meta) != TILEC_OK) want_vec = false;
+  tilec_kernel *k = tl_new_kernel_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
   if (!k) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
   if (want_vec) {
     k->vec_fn = vec.function;
@@ -622,8 +609,8 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
     return (tilec_status)rt;
   }
   tl_sbuf_free(&msg);
-  st = check_resources(p, f, dev, fn, &meta);
-  tilec_kernel *k = st == TILEC_OK ? new_handle(p, f, dev, fn, &meta, "user-ptx", err, sizeof err) : NULL;
+  st = tl_check_resources(p, f, dev, fn, &meta);
+  tilec_kernel *k = st == TILEC_OK ? tl_new_kernel_handle(p, f, dev, fn, &meta, "user-ptx", err, sizeof err) : NULL;
   if (!k) {
     const tl_cuda *cu;
     if (tl_rt_driver(&cu, err, sizeof err) == TL_OK) cu->cuModuleUnload(mod);
@@ -631,7 +618,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   }
   k->owned_module = mod;
   /* PTX compiled as a TMA form (codegen.h) has no path for tensors a map cannot take: such a
-   * launch is refused (launch_notma), not trapped in the kernel */
+   * launch is refused (tl_launch_notma, form_launch.c), not trapped in the kernel */
   k->tma_form = meta.ntma > 0 && strstr(ptx, TL_TMA_FORM_MARK) != NULL;
   *out = k;
   return TILEC_OK;
@@ -690,8 +677,7 @@ tilec_status tilec_kernel_config(const tilec_kernel *k, int *threads, int *smem_
 }
 
 /* ---- launch ----------------------------------------------------------------------------------- */
-static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);
-static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) {
+tilec_status tl_launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) {
   int w = snprintf(k->err, sizeof k->err, "launch %s: ", k->f->name);
   va_list ap;
   va_start(ap, fmt);
@@ -758,7 +744,7 @@ static const char *pointer_problem(const tilec_kernel *k, const tl_cuda *cu, CUd
  * the first or itself device memory (VMM allocations may be adjacent). */
 static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
   if (!cu->cuPointerGetAttribute)
-    return launch_error(k, TILEC_ERROR_CUDA, "TILEC_CHECK_POINTERS=1, but the driver has no cuPointerGetAttribute");
+    return tl_launch_error(k, TILEC_ERROR_CUDA, "TILEC_CHECK_POINTERS=1, but the driver has no cuPointerGetAttribute");
   char buf[300];
   for (int i = 0; i < k->nparams; i++) {
     const tl_arg *a = &k->targs[i];
@@ -776,11 +762,11 @@ static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
     }
     if (empty) continue; /* no element is read or written */
     if (overflow)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): its extent in bytes overflows 64 bits", i, name);
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): its extent in bytes overflows 64 bits", i, name);
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)a->data, first = base + (CUdeviceptr)lo, last = base + (CUdeviceptr)(hi - 1);
     const char *why = pointer_problem(k, cu, first, buf, sizeof buf);
     if (why)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer 0x%llx %s (TILEC_CHECK_POINTERS=1)", i,
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer 0x%llx %s (TILEC_CHECK_POINTERS=1)", i,
                           name, (unsigned long long)first, why);
     CUdeviceptr start = 0;
     size_t size = 0;
@@ -788,7 +774,7 @@ static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
                   cu->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, first) == CUDA_SUCCESS &&
                   last >= start && last - start < size;
     if (!inside && (why = pointer_problem(k, cu, last, buf, sizeof buf)) != NULL)
-      return launch_error(k, TILEC_ERROR_LAUNCH,
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH,
                           "argument %d (%s): its last byte 0x%llx (%lld bytes from its first, 0x%llx) %s; the "
                           "allocation holding the first is 0x%llx + %zu bytes (TILEC_CHECK_POINTERS=1)",
                           i, name, (unsigned long long)last, (long long)(hi - 1 - lo), (unsigned long long)first, why,
@@ -797,281 +783,39 @@ static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
   return TILEC_OK;
 }
 
-static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
-                           void *stream);
-
 tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream) {
-  return launch(k, args, nargs, NULL, stream);
+  return tl_launch(k, args, nargs, NULL, stream);
 }
 
 tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t grid[3],
                                       void *stream) {
   if (k && !grid) {
     k->err[0] = 0;
-    return launch_error(k, TILEC_ERROR_USAGE, "no grid (NULL)");
+    return tl_launch_error(k, TILEC_ERROR_USAGE, "no grid (NULL)");
   }
-  return launch(k, args, nargs, grid, stream);
+  return tl_launch(k, args, nargs, grid, stream);
 }
-
-/* The small-M form a launch of k with these arguments runs, or NULL (k itself; also when the
- * argument that gives M is not a tensor of the right rank: the checks of k say so). */
-/* Dimension `axis` of tensor argument `param`, or -1 when the argument is not such a tensor. */
-static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t axis) {
-  if (param >= nargs || args[param].kind != TILEC_ARG_TENSOR || !args[param].u.tensor) return -1;
-  const DLTensor *t = args[param].u.tensor;
-  return t->ndim > axis && t->shape ? t->shape[axis] : -1;
-}
-
-/* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
- * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
-static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
-  if (k->f->kmajor_b) return true;
-  const tl_attn_form_plan *ap = k->f->attn_form;
-  if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
-  const tl_small_m_plan *plan = k->f->small_m;
-  if (!plan) return false;
-  int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
-  for (int i = 0; m >= 0 && i < plan->nforms; i++)
-    if (m <= plan->forms[i].max_m) return true;
-  return false;
-}
-
-static int form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
-  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis);
-  if (m < 0) return -1;
-  for (int i = 0; i < k->nforms; i++)
-    if (m <= k->form_max_m[i]) return i;
-  return -1;
-}
-
-/* SPLIT for split form i at M x N x K: as many splits of each tile as fill the CTAs that run at
- * once (floor: a persistent CTA runs its units one after the other, so a second part-wave costs
- * as much as the first), at least 4 k-steps a split, 1..8; TILEC_SMALL_M_SPLIT=S forces S
- * (measuring). */
-static int64_t split_count(const tilec_kernel *k, int i, int64_t m, int64_t n, int64_t kk) {
-  const tl_small_m_form *fm = &k->form_of[i];
-  const tilec_kernel *fk = k->forms[i];
-  const char *e = getenv("TILEC_SMALL_M_SPLIT");
-  if (e && atoi(e) >= 1) return atoi(e);
-  int64_t tiles = ((m + fm->bm - 1) / fm->bm) * ((n + fm->bn - 1) / fm->bn);
-  int64_t resident = fk->meta.persist ? fk->max_ctas : (int64_t)k->dev->sm_count * ctas_per_sm(k->dev, fk->fn, &fk->meta);
-  int64_t want = resident / (tiles > 0 ? tiles : 1);
-  int64_t steps = (kk + fm->bk - 1) / fm->bk, most = steps / 4;
-  if (want > most) want = most;
-  if (want > 8) want = 8;
-  return want < 1 ? 1 : want;
-}
-
-static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
-                           void *stream);
-
-/* k's workspace (a form's scratch in device memory: split-K partial sums, the K-major-B form's
- * transposed B) at least `bytes` long: allocated on the first launch that needs more, then kept;
- * what it replaces is kept until the handle goes (a CUDA graph captured with it still uses it;
- * at most 16, then the oldest is freed). */
-static tilec_status workspace(tilec_kernel *k, size_t bytes, const char *what) {
-  if (bytes <= k->ws_bytes) return TILEC_OK;
-  char err[512];
-  const tl_cuda *cu;
-  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
-    return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
-  if (!cu->cuMemAlloc || !cu->cuMemFree)
-    return launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the %s workspace)", what);
-  if (k->ws) {
-    if (k->nws_old == 16) {
-      cu->cuMemFree(k->ws_old[0]);
-      memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
-      k->nws_old--;
-    }
-    k->ws_old[k->nws_old++] = k->ws;
-  }
-  k->ws = 0, k->ws_bytes = 0;
-  CUdeviceptr ptr = 0;
-  CUresult r = cu->cuMemAlloc(&ptr, bytes);
-  if (r != CUDA_SUCCESS) {
-    char t[200];
-    return launch_error(k, TILEC_ERROR_CUDA, "cuMemAlloc of the %s workspace (%zu bytes) failed: %s", what, bytes,
-                        tl_rt_result_text(r, t, sizeof t));
-  }
-  k->ws = ptr, k->ws_bytes = bytes;
-  return TILEC_OK;
-}
-
-/* Split form i: P sized (grown if needed), then the partial half and the reduce half on `stream`,
- * both through launch() with the caller's arguments and P. */
-static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, int nargs, void *stream) {
-  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis), n = arg_dim(args, nargs, k->n_param, k->n_axis);
-  int64_t kk = arg_dim(args, nargs, k->k_param, k->k_axis);
-  if (n < 0 || kk < 0 || nargs != k->nparams) return launch(k->forms[i], args, nargs, NULL, stream); /* its checks say why */
-  int64_t s = split_count(k, i, m, n, kk);
-  size_t bytes = (size_t)s * (size_t)(m > 0 ? m : 1) * (size_t)(n > 0 ? n : 1) * 4;
-  tilec_status wst = workspace(k, bytes, "split-K");
-  if (wst != TILEC_OK) return wst;
-  memcpy(k->split_args, args, sizeof *args * (size_t)nargs);
-  k->split_p_shape[0] = s, k->split_p_shape[1] = m, k->split_p_shape[2] = n;
-  k->split_p = (DLTensor){.data = (void *)(uintptr_t)k->ws, .device = {kDLCUDA, k->dev->ordinal}, .ndim = 3,
-                          .dtype = {kDLFloat, 32, 1}, .shape = k->split_p_shape};
-  k->split_args[nargs] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &k->split_p};
-  tilec_status st = launch(k->forms[i], k->split_args, nargs + 1, NULL, stream);
-  if (st != TILEC_OK) {
-    snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
-    return st;
-  }
-  st = launch(k->reduces[i], k->split_args, nargs + 1, NULL, stream);
-  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->reduces[i]->err);
-  return st;
-}
-
-/* A launch of TMA form k whose tensor argument `param` a tensor map cannot take: through k's
- * no-TMA form, loaded (memory cache, disk cache or compiled) at the first such launch. */
-static tilec_status launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
-                                 const int64_t *grid_override, void *stream) {
-  const char *pname = k->f->params.data[param].name;
-  if (!k->notma && k->owned_module)
-    return launch_error(k, TILEC_ERROR_LAUNCH,
-                        "argument %d (%s): no tensor map can take it (codegen.h: the last stride 1, the data and "
-                        "every other byte stride 16-byte aligned, no size 0), and the PTX given for kernel '%s' is a "
-                        "TMA form (\"" TL_TMA_FORM_MARK "\": no path for such tensors); nothing was launched: compile "
-                        "that PTX with the option tma-fallback=inline, or load the kernel with tilec_kernel_load",
-                        param, pname, k->f->name);
-  if (!k->notma) {
-    tilec_program *p = k->p;
-    tl_cache_loaded loaded;
-    const char *origin = NULL;
-    char err[512] = "";
-    tilec_status st = load_variant(p, k->f, k->dev, k->arch, k->dev->ordinal, VARIANT_NOTMA, &loaded, &origin);
-    if (st == TILEC_OK) st = check_resources(p, k->f, k->dev, loaded.function, &loaded.meta);
-    tilec_kernel *n = st == TILEC_OK ? new_handle(p, k->f, k->dev, loaded.function, &loaded.meta, origin, err, sizeof err) : NULL;
-    if (!n)
-      return launch_error(k, st != TILEC_OK ? st : TILEC_ERROR_NOMEM,
-                          "argument %d (%s): no tensor map can take it, and the no-TMA form of kernel '%s' did not "
-                          "load (%s; tilec_program_log has the details); nothing was launched",
-                          param, pname, k->f->name, err[0] ? err : "see the log");
-    tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
-                            "runs such launches\n", k->f->name, param, pname, origin ? origin : "?");
-    k->notma = n;
-  }
-  tilec_status st = launch(k->notma, args, nargs, grid_override, stream);
-  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->notma->err);
-  return st;
-}
-
-/* B's strides (NULL strides: compact row-major). */
-static void b_strides(const DLTensor *b, int64_t *s0, int64_t *s1) {
-  *s0 = b->strides ? b->strides[0] : b->shape[1];
-  *s1 = b->strides ? b->strides[1] : 1;
-}
-
-/* The K-major-B form (lib/kmajor_b.h): 1 when this launch runs it on B's own memory (B's view is
- * K-major), 2 after a transpose into the workspace (N-major, M above kmajor_min_m), 0 the kernel
- * itself (anything else: another view, an empty B, arguments its checks will refuse). */
-static int kmajor_route(const tilec_kernel *k, const tilec_arg *args, int nargs) {
-  int32_t bp = k->kplan.b_param;
-  if (nargs != k->nparams || args[bp].kind != TILEC_ARG_TENSOR || !args[bp].u.tensor) return 0;
-  const DLTensor *b = args[bp].u.tensor;
-  if (b->ndim != 2 || !b->shape || b->shape[0] <= 0 || b->shape[1] <= 0) return 0;
-  int64_t s0, s1;
-  b_strides(b, &s0, &s1);
-  if (s0 == 1 && b->shape[0] > 1) return 1;
-  if (s1 != 1 && b->shape[1] > 1) return 0;
-  int64_t m = arg_dim(args, nargs, k->kplan.m_param, k->kplan.m_axis);
-  return m > k->kmajor_min_m ? 2 : 0;
-}
-
-/* A launch of the K-major-B form or its transpose (sub) failed: the kernel's own argument checks
- * say why where they refuse the arguments (the form sees B as [N, K]), else sub's message. */
-static tilec_status kmajor_failed(tilec_kernel *k, const tilec_kernel *sub, tilec_status st, const tilec_arg *args,
-                                  int nargs) {
-  char err[512] = "";
-  if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
-                                   !tl_check_args(k->f, k->targs, nargs, err, sizeof err)))
-    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-  snprintf(k->err, sizeof k->err, "%s", sub->err);
-  return st;
-}
-
-/* B's [K, N] view as the form's [N, K] parameter: route 1 B's own memory, route 2 the workspace
- * (rows of K padded to 16 bytes, so the form's TMA takes it) after the transpose kernel wrote it;
- * then the form, on `stream`. */
-static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *args, int nargs, void *stream) {
-  int32_t bp = k->kplan.b_param;
-  const DLTensor *b = args[bp].u.tensor;
-  int64_t kk = b->shape[0], n = b->shape[1];
-  int64_t eb = (b->dtype.bits * b->dtype.lanes + 7) / 8;
-  if (eb < 1) eb = 1;
-  int64_t pitch = (kk * eb + 15) / 16 * 16 / eb; /* K's elements in a row of 16-byte multiples */
-  DLTensor *bt = &k->kmajor_bt;
-  *bt = *b;
-  bt->shape = k->kmajor_bt_shape, bt->strides = k->kmajor_bt_strides;
-  k->kmajor_bt_shape[0] = n, k->kmajor_bt_shape[1] = kk;
-  tilec_status st;
-  if (route == 1) {
-    /* (one column, N = 1: its stride is never stepped; K's padded pitch keeps a tensor map valid) */
-    int64_t s0, s1;
-    b_strides(b, &s0, &s1);
-    k->kmajor_bt_strides[0] = n > 1 ? s1 : pitch;
-    k->kmajor_bt_strides[1] = 1;
-  } else {
-    if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)eb, "K-major-B")) != TILEC_OK) return st;
-    bt->data = (void *)(uintptr_t)k->ws, bt->byte_offset = 0;
-    k->kmajor_bt_strides[0] = pitch, k->kmajor_bt_strides[1] = 1;
-    k->transpose_args[0] = args[bp];
-    k->transpose_args[1] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
-    st = launch(k->transpose, k->transpose_args, 2, NULL, stream);
-    if (st != TILEC_OK) return kmajor_failed(k, k->transpose, st, args, nargs);
-  }
-  memcpy(k->kmajor_args, args, sizeof *args * (size_t)nargs);
-  k->kmajor_args[bp] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
-  st = launch(k->kmajor, k->kmajor_args, nargs, NULL, stream);
-  return st == TILEC_OK ? st : kmajor_failed(k, k->kmajor, st, args, nargs);
-}
-
-static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
-                           void *stream) {
+tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override, void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
-  if ((k->late || k->late_st != TILEC_OK) && !grid_override && nargs > 0 && args && needs_form(k, args, nargs)) {
-    tilec_status st = tl_forms_settle(k); /* late forms: this launch may run one */
-    if (st != TILEC_OK) return st;
-  }
-  if (k->kmajor && !grid_override && nargs > 0 && args) {
-    /* an 8-bit B [K, N]: the K-major-B form, picked by B's strides (lib/kmajor_b.h) */
-    int route = kmajor_route(k, args, nargs);
-    if (route) return launch_kmajor(k, route, args, nargs, stream);
-  }
-  if (k->attn && !grid_override && nargs > 0 && args &&
-      arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) >= k->attn_min_s) {
-    /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h) */
-    tilec_status st = launch(k->attn, args, nargs, NULL, stream);
-    if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->attn->err);
-    return st;
-  }
-  if (k->nforms && !grid_override && nargs > 0 && args) {
-    /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */
-    int i = form_for(k, args, nargs);
-    if (i >= 0 && k->reduces[i]) return launch_split(k, i, args, nargs, stream);
-    if (i >= 0) {
-      tilec_status st = launch(k->forms[i], args, nargs, NULL, stream);
-      if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
-      return st;
-    }
-  }
-  if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
+  tilec_status form_st;
+  if (!grid_override && tl_route_to_form(k, args, nargs, stream, &form_st)) return form_st;
+  if (nargs < 0 || (nargs > 0 && !args)) return tl_launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
   char err[512] = "";
   if (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err))
-    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
   for (int i = 0; i < nargs; i++) {
     if (args[i].kind != TILEC_ARG_TENSOR) continue;
     const DLTensor *t = args[i].u.tensor;
     const tl_param *pa = &k->f->params.data[i];
     if (t->device.device_type == kDLCUDA && t->device.device_id != k->dev->ordinal)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s) is on CUDA device %d, the kernel on device %d", i,
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s) is on CUDA device %d, the kernel on device %d", i,
                           pa->name, t->device.device_id, k->dev->ordinal);
     uintptr_t addr = (uintptr_t)k->targs[i].data;
     int esize = tl_dtype_bytes(pa->dtype);
     int need = k->meta.param_align[i] > esize ? k->meta.param_align[i] : esize;
     if (need > 1 && addr % (uintptr_t)need != 0)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer %p is not %d-byte aligned", i,
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer %p is not %d-byte aligned", i,
                           pa->name, (void *)addr, need);
   }
   CUfunction fn = k->fn;
@@ -1084,7 +828,7 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     uint32_t key = tl_spec_key_for_args(sa, nargs < TL_CACHE_MAX_PARAMS ? nargs : TL_CACHE_MAX_PARAMS);
     if (k->vec_fn && (key & k->vec_key) == k->vec_key) fn = k->vec_fn;
     if ((key & k->meta.assumed_key) != k->meta.assumed_key)
-      return launch_error(k, TILEC_ERROR_LAUNCH,
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH,
                           "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (16-byte vectors only, no fallback): its "
                           "tensors must be 16-byte aligned, contiguous along the last dimension, with 16-byte "
                           "multiples for the other strides and the last size (key 0x%x, needs 0x%x); nothing was "
@@ -1096,12 +840,12 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     /* new shapes or scalars: full checks and the grid (both allocation-free;
      * a repeated launch with the same shapes skips them) */
     k->have_last = false;
-    if (!tl_check_args(k->f, k->targs, nargs, err, sizeof err)) return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+    if (!tl_check_args(k->f, k->targs, nargs, err, sizeof err)) return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
     if (!tl_grid_eval_run(k->grid_eval, k->targs, nargs, k->grid, err, sizeof err))
-      return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
     for (int d = 0; d < 3; d++)
       if (k->grid[d] > k->dev->max_grid[d])
-        return launch_error(k, TILEC_ERROR_LAUNCH,
+        return tl_launch_error(k, TILEC_ERROR_LAUNCH,
                             "grid (%lld, %lld, %lld): axis %d has %lld programs; device %d (%s) allows at most %d on "
                             "axis %d (limits %d x %d x %d); nothing was launched: put the largest grid dimension on "
                             "axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)",
@@ -1113,7 +857,7 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
   }
   int64_t grid[3] = {k->grid[0], k->grid[1], k->grid[2]};
   if (grid_override && k->meta.persist)
-    return launch_error(k, TILEC_ERROR_UNSUPPORTED,
+    return tl_launch_error(k, TILEC_ERROR_UNSUPPORTED,
                         "kernel '%s' is persistent (its CTAs loop over the tiles of its grid clause, docs/pipelines.md, "
                         "docs/rows.md): a given grid is not supported; compile it with TILEC_PERSIST=0 (a dot kernel) "
                         "or --disable-pass=row_stream (a kernel without a dot)",
@@ -1121,17 +865,17 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
   if (grid_override) {
     for (int d = 0; d < 3; d++) {
       if (grid_override[d] < 0 || grid_override[d] > k->dev->max_grid[d])
-        return launch_error(k, TILEC_ERROR_LAUNCH, "grid dimension %d is %lld, outside [0, %d] on this device", d,
+        return tl_launch_error(k, TILEC_ERROR_LAUNCH, "grid dimension %d is %lld, outside [0, %d] on this device", d,
                             (long long)grid_override[d], k->dev->max_grid[d]);
       grid[d] = grid_override[d];
     }
   }
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return TILEC_OK; /* nothing to do */
   if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
-    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
   const tl_cuda *cu;
   if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
-    return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+    return tl_launch_error(k, TILEC_ERROR_CUDA, "%s", err);
   if (k->check_pointers) {
     tilec_status ps = check_pointers(k, cu);
     if (ps != TILEC_OK) return ps;
@@ -1144,27 +888,27 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
     size_t nb = sizeof(int64_t) * (size_t)(a->rank < 0 ? 0 : a->rank > TL_MAX_RANK ? TL_MAX_RANK : a->rank);
     if (k->tma_key[i].valid && k->tma_key[i].data == a->data && !memcmp(k->tma_key[i].shape, a->shape, nb) &&
         !memcmp(k->tma_key[i].strides, a->strides, nb)) {
-      if (!k->tma_key[i].fits && k->tma_form) return launch_notma(k, t->param, args, nargs, grid_override, stream);
+      if (!k->tma_key[i].fits && k->tma_form) return tl_launch_notma(k, t->param, args, nargs, grid_override, stream);
       continue;
     }
     k->tma_key[i].valid = false;
     int enc = tl_tma_encode(cu, t, a, k->slots[k->layout.nslots - k->meta.ntma + i], err, sizeof err);
     if (enc < 0)
-      return launch_error(k, TILEC_ERROR_CUDA, "argument %d (%s): %s", t->param, k->f->params.data[t->param].name, err);
+      return tl_launch_error(k, TILEC_ERROR_CUDA, "argument %d (%s): %s", t->param, k->f->params.data[t->param].name, err);
     k->tma_key[i].data = a->data;
     memcpy(k->tma_key[i].shape, a->shape, nb);
     memcpy(k->tma_key[i].strides, a->strides, nb);
     k->tma_key[i].valid = true;
     k->tma_key[i].fits = enc > 0;
     /* a tensor the map test refuses: a TMA form has no path for it (its no-TMA form has) */
-    if (!enc && k->tma_form) return launch_notma(k, t->param, args, nargs, grid_override, stream);
+    if (!enc && k->tma_form) return tl_launch_notma(k, t->param, args, nargs, grid_override, stream);
   }
   /* persistent: about one CTA per SM slot, each looping over the grid clause's tiles */
   int64_t launch[3] = {grid[0], grid[1], grid[2]};
   if (k->meta.persist) {
     int64_t tiles = grid[0] * grid[1] * grid[2];
     if (tiles > INT32_MAX) /* the kernel counts its tiles in 32 bits */
-      return launch_error(k, TILEC_ERROR_LAUNCH, "kernel '%s' is persistent and its grid has %lld tiles (at most %d)",
+      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "kernel '%s' is persistent and its grid has %lld tiles (at most %d)",
                           k->f->name, (long long)tiles, INT32_MAX);
     launch[0] = tiles < k->max_ctas ? tiles : k->max_ctas;
     if (k->meta.cluster) { /* clusters of 2 CTAs, each cluster looping over pairs of tiles */
@@ -1179,7 +923,7 @@ static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, co
                                   k->slots, NULL);
   if (r != CUDA_SUCCESS) {
     char t[200];
-    return launch_error(k, TILEC_ERROR_CUDA, "cuLaunchKernel failed: %s (grid %lld x %lld x %lld, block %d, smem %d)",
+    return tl_launch_error(k, TILEC_ERROR_CUDA, "cuLaunchKernel failed: %s (grid %lld x %lld x %lld, block %d, smem %d)",
                         tl_rt_result_text(r, t, sizeof t), (long long)grid[0], (long long)grid[1],
                         (long long)grid[2], k->meta.threads, k->meta.smem_bytes);
   }

@@ -1,6 +1,7 @@
 /* kernel_handle.h: what the files of the JIT share (requires program.h and runtime/; keeps and
- * breaks nothing): the tilec_kernel handle, and the calls between jit.c (loading a kernel),
- * forms.c (building, loading and joining its launch-time forms). */
+ * breaks nothing): the tilec_kernel handle, and the calls between jit.c (loading a kernel, the
+ * launch core), forms.c (building, loading and joining its launch-time forms) and form_launch.c
+ * (routing a launch to a form). */
 #ifndef TILEC_KERNEL_HANDLE_H
 #define TILEC_KERNEL_HANDLE_H
 
@@ -99,6 +100,26 @@ struct tilec_kernel {
 /* ---- jit.c: loading a kernel ---------------------------------------------------------------- */
 /* Says a load's failure (`msg`, trailing newlines dropped) in p's log; returns st. */
 tilec_status tl_load_error(tilec_program *p, tilec_status st, const char *kernel, const char *msg);
+/* What tl_load_variant loads: the kernel, a row kernel's launch variant without the per-element
+ * fallback (tl_codegen_opts.assume_vectors), or a TMA form's no-TMA form (TL_TMA_OFF). */
+enum { TL_LOAD_MAIN, TL_LOAD_VEC, TL_LOAD_NOTMA };
+/* Kernel f (variant TL_LOAD_*) from the memory cache, the disk cache, or compiled and published. */
+tilec_status tl_load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
+                             int variant, tl_cache_loaded *out, const char **origin_out);
+/* Resource checks of fn against the device, and the dynamic shared memory opt-in. */
+tilec_status tl_check_resources(tilec_program *p, const tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                const tl_cache_meta *meta);
+/* A new handle for loaded function fn (its launch buffers allocated), or NULL with err set. */
+tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                   const tl_cache_meta *meta, const char *origin, char *err, size_t n);
+/* CTAs of kernel fn one SM holds at once (registers, threads, shared memory); at least 1. */
+int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta);
+
+/* ---- the launch core (jit.c) ----------------------------------------------------------------- */
+/* A launch of k (grid_override: a grid given by the caller, else the kernel's own). */
+tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override, void *stream);
+/* k->err = "launch KERNEL: " + the message; returns st. */
+tilec_status tl_launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);
 
 /* ---- forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h) */
 /* An empty set of form jobs (calloc; tl_forms_drop then free), or NULL. */
@@ -119,5 +140,14 @@ void tl_forms_drop(tl_form_jobs *js);
 /* Late forms: k's forms joined and adopted, or their failure kept in k (k->late_st), which this and
  * every later launch that needs a form returns (with k->err set). */
 tilec_status tl_forms_settle(tilec_kernel *k);
+
+/* ---- form_launch.c: routing a launch to a form ------------------------------------------------ */
+/* Routes a launch of k to one of its forms: true when one ran (or a late form failed), its status
+ * in *st; false when k itself runs this launch. */
+bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream, tilec_status *st);
+/* A launch of TMA form k whose tensor argument `param` a tensor map cannot take: through k's
+ * no-TMA form, loaded (memory cache, disk cache or compiled) at the first such launch. */
+tilec_status tl_launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
+                             const int64_t *grid_override, void *stream);
 
 #endif
