@@ -1,7 +1,7 @@
 /* kernel_handle.h: what the files of the JIT share (requires program.h and runtime/; keeps and
- * breaks nothing): the tilec_kernel handle, and the calls between jit.c (loading a kernel, the
- * launch core), forms.c (building, loading and joining its launch-time forms) and form_launch.c
- * (routing a launch to a form). */
+ * breaks nothing): the tilec_kernel handle, and the calls between jit.c (loading a kernel),
+ * forms.c (building, loading and joining its launch-time forms), launch.c (the launch core) and
+ * form_launch.c (routing a launch to a form). */
 #ifndef TILEC_KERNEL_HANDLE_H
 #define TILEC_KERNEL_HANDLE_H
 
@@ -115,7 +115,7 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
 /* CTAs of kernel fn one SM holds at once (registers, threads, shared memory); at least 1. */
 int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta);
 
-/* ---- the launch core (jit.c) ----------------------------------------------------------------- */
+/* ---- launch.c: the launch core --------------------------------------------------------------- */
 /* A launch of k (grid_override: a grid given by the caller, else the kernel's own). */
 tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override, void *stream);
 /* k->err = "launch KERNEL: " + the message; returns st. */
