@@ -1,4 +1,4 @@
-/* api.c: the public C API of include/tilec.h except tilec_kernel_* (jit.c):
+/* api.c: the public C API of include/tilec.h except tilec_kernel_* (jit.c, launch.c):
  * options, programs, compilation by stage, diagnostics, kernel signatures and
  * the interpreter entry.
  * requires: nothing global.  keeps: every entry point NULL-checks its
@@ -807,7 +807,7 @@ typedef struct one_kernel {
   const char *kernel;
   tl_codegen_result *out;
   int assume_vectors; /* tl_codegen_opts.assume_vectors: the launch variant without the fallback (jit.c) */
-  bool tma_off;       /* the kernel's no-TMA form (tl_codegen_opts.tma = TL_TMA_OFF, jit.c) */
+  bool tma_off;       /* the kernel's no-TMA form (tl_codegen_opts.tma = TL_TMA_OFF, form_launch.c) */
 } one_kernel;
 
 static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {

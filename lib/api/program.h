@@ -50,7 +50,7 @@ struct tilec_options {
    * (passes/split_k.c, docs/small_m.md) of the kernel named by "kernel".  In the cache key. */
   int split_k_role;
   /* "tma-fallback": 0 = "form" (default: a kernel fed by TMA is its TMA path alone; the launcher
-   * runs its no-TMA form for tensors a map cannot take, jit.c), 1 = "inline" (both paths in one
+   * runs its no-TMA form for tensors a map cannot take, form_launch.c), 1 = "inline" (both paths in one
    * kernel: the AOT launchers, aot.c).  tl_codegen_opts.tma; in the cache key. */
   int tma_inline;
   /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,

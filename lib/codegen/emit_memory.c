@@ -639,7 +639,7 @@ static void fallback_group(cg *g, LLVMValueRef *args, LLVMTypeRef rty, const cha
  * where the launch's key bits of the tensor (all four: its base, its strides, its last size;
  * axisinfo.h) and the axis facts of the view's last start (a multiple of the vector) imply the
  * split's condition.  The bits are or-ed into g->assumed_key, the kernel's tl_kernel_info and the
- * cache's metadata; the launcher refuses arguments without them (lib/api/jit.c), so the kernel
+ * cache's metadata; the launcher refuses arguments without them (lib/api/launch.c), so the kernel
  * never runs where the fallback was needed.  1: the vector form alone, straight-line (the launch
  * variant's form; ptxas then interleaves the loads with the math of earlier groups: swiglu 0.985
  * -> 0.941 of the copy bandwidth); 2: the split's branch kept, its other side zeros (the branch
