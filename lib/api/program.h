@@ -125,6 +125,11 @@ int tl_ptxas_parse_usage(const char *text, tl_ptxas_usage *out, int max);
  * Never fails the compile: a missing or failing ptxas is said on the line. */
 void tl_explain_resources(tilec_program *p);
 
+/* The options' checks that the stages reuse (options.c): "sm_" followed by two or three digits
+ * and an optional "a"; the TL_PIPE_* of a pipeline name (NULL: auto), -1 for an unknown one. */
+bool tl_api_is_arch_name(const char *s);
+int tl_api_pipeline_code(const char *name);
+
 /* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
 bool tl_api_find_ptxas(char *buf, size_t n);
 /* ptxas -arch=arch -O<opt_level> on ptx -> a malloc'd cubin; its messages appended to log (may
