@@ -130,18 +130,17 @@ void tl_explain_resources(tilec_program *p);
 bool tl_api_is_arch_name(const char *s);
 int tl_api_pipeline_code(const char *name);
 
-/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
+/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (ptxas.c). */
 bool tl_api_find_ptxas(char *buf, size_t n);
 /* ptxas -arch=arch -O<opt_level> on ptx -> a malloc'd cubin; its messages appended to log (may
- * be NULL), a failure's reason to why (api.c). */
+ * be NULL), a failure's reason to why (ptxas.c). */
 tilec_status tl_api_ptxas(const char *ptx, const char *arch, int opt_level, char **cubin, size_t *size,
                           tl_sbuf *log, tl_sbuf *why);
 
-/* Files and a child process for ptxas (api.c): the whole file at path
- * (NUL-terminated, malloc'd; at most TILEC_MAX_SOURCE_BYTES + 1 bytes; a
- * directory is refused); data written to path; prog run with argv, stdin from
- * /dev/null and stdout + stderr into log_path (0600): returns posix_spawn's
- * error (0 = ran, *wstatus its wait status). */
+/* Files and a child process for ptxas: the whole file at path (api.c; NUL-terminated,
+ * malloc'd; at most TILEC_MAX_SOURCE_BYTES + 1 bytes; a directory is refused); data written to
+ * path (ptxas.c); prog run with argv, stdin from /dev/null and stdout + stderr into log_path
+ * (0600; ptxas.c): returns posix_spawn's error (0 = ran, *wstatus its wait status). */
 tilec_status tl_api_read_file(const char *path, char **data, size_t *len);
 bool tl_api_write_file(const char *path, const char *data, size_t n);
 int tl_api_run_logged(const char *prog, char *const argv[], const char *log_path, int *wstatus);
