@@ -45,7 +45,7 @@ def child(path, kernel, ptx_out):
         print(f"FAIL {path}:{kernel} status {st}: {lib.tilec_program_log(p).decode()[-600:]}", flush=True)
         sys.exit(1)
     origin = lib.tilec_kernel_origin(k).decode()
-    # late forms (TILEC_LATE_FORMS, jit.c): the load returned with the small-M forms still loading on
+    # late forms (TILEC_LATE_FORMS, lib/api/forms.c): the load returned with the small-M forms still loading on
     # their threads; destroying the handle joins them, so t3 - t1 is the load with every form ready
     lib.tilec_kernel_destroy(k)
     t3 = time.perf_counter()

@@ -139,7 +139,7 @@ for s in a.sizes.split(","):
 
 tr_rows = []
 if a.transpose:
-    # the transpose kernel alone (bench/variants/transpose_kn.tile: lib/api/jit.c's transpose_source
+    # the transpose kernel alone (bench/variants/transpose_kn.tile: lib/api/forms.c's transpose_source
     # for f8e4m3) under its switches, beside torch's copy of B.t() (uint8), GB/s of 2 K N bytes
     # (and at other tiles than the form's 64x64)
     tvs = {"(default, 64x64)": ("", {}, {}), "TILEC_TRANSFER_PAD=0": ("TILEC_TRANSFER_PAD=0", {}, {}),

@@ -1,5 +1,5 @@
 /* attn_form.h: the FlashAttention-3 form of a wgmma attention kernel, picked at launch by the
- * sequence length (passes/attn_form.c records it, lib/api/jit.c loads and launches it;
+ * sequence length (passes/attn_form.c records it, lib/api/forms.c loads it, lib/api/form_launch.c launches it;
  * docs/pipelines.md "FlashAttention-3's combination, picked by S").
  *
  * The form is the kernel's own source with the key tile constant at 128 and the option

@@ -5,7 +5,7 @@
  * must be transposed somewhere.  The form is the kernel's own source with B's parameter stored
  * [N, K] (passes/kmajor_b.c rewrites every `load B[k.., n..]` into `trans(load B[n.., k..])`: the
  * TN kernel's loop); passes/kmajor_form.c records which kernels get one (f->kmajor_b); the
- * launcher (lib/api/jit.c) picks it by B's strides at each launch:
+ * launcher (lib/api/form_launch.c) picks it by B's strides at each launch:
  *   B's view K-major already (stride along K 1: `w.t()` of an [N, K] weight): the form on B's own
  *     memory, seen [N, K];
  *   B's view N-major (stride along N 1) and more than one tile row of C (M > the dot's M extent):

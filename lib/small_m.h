@@ -1,5 +1,5 @@
 /* small_m.h: the small-M forms of a cutlass GEMM kernel (passes/small_m.c records them,
- * lib/api/jit.c loads and launches them; docs/small_m.md).
+ * lib/api/forms.c loads them, lib/api/form_launch.c launches them; docs/small_m.md).
  *
  * A form is the same kernel source compiled with other values of the tile constants that set
  * the main-loop dot's M, N and K extents (and its own pipeline / stages), for launches whose M

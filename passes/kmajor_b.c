@@ -1,5 +1,5 @@
 /* kmajor_b: requires verified IR (before route_pipeline); runs only where the options ask for it
- * (the K-major-B form of a kernel, lib/api/jit.c) and only on the kernel they name; changes the
+ * (the K-major-B form of a kernel, lib/api/forms.c) and only on the kernel they name; changes the
  * kernel's signature on purpose: parameter B (option "kmajor-b"), a tensor [K, N], becomes a
  * tensor [N, K] holding the same matrix transposed, and every `load B[k.., n..]` becomes
  * `trans(load B[n.., k..])`, so a dot reads B K-major (the TN loop: lib/kmajor_b.h,

@@ -512,7 +512,7 @@ static void assign_region(la_state *st, tl_region *r) {
 /* ---- phase B: make every operand arrive in the layout its user needs ---- */
 
 /* rows: a store of a transposed tile (`store(Y[..], trans(x))`: the K-major-B form's transpose,
- * lib/api/jit.c) stores in the coalesced layout of Y's view (16-byte vectors along its last
+ * lib/api/forms.c) stores in the coalesced layout of Y's view (16-byte vectors along its last
  * dimension), converted through shared memory, instead of in x's layout transposed, whose runs are
  * along the other dimension (one-element stores, a 32-byte sector each).  TILEC_STORE_TRANS=0: off
  * (measuring). */

@@ -1,5 +1,5 @@
 /* split_k: requires verified IR (before route_pipeline); runs only where the options ask for it
- * (a small-M form, lib/api/jit.c) and only on the kernel they name; breaks the kernel's meaning on
+ * (a small-M form, lib/api/forms.c) and only on the kernel they name; breaks the kernel's meaning on
  * purpose: it becomes one of the two halves of a split-K GEMM (docs/small_m.md "Split K"), with a
  * parameter P: tensor<f32>[SPLIT, M, N] appended:
  *   partial  the main loop runs over the K range of split program_id(2) (SPLIT = P's first size

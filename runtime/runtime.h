@@ -66,7 +66,7 @@ typedef struct tl_cuda {
    * the check then fails with a message */
   PFN_cuPointerGetAttribute cuPointerGetAttribute;
   /* optional; NULL where missing: a thread that loads kernels in the background (a kernel's forms,
-   * lib/api/jit.c) puts itself in relaxed capture mode, so that a graph captured meanwhile on
+   * lib/api/forms.c) puts itself in relaxed capture mode, so that a graph captured meanwhile on
    * another thread in global mode neither refuses nor is invalidated by its module loads */
   PFN_cuThreadExchangeStreamCaptureMode cuThreadExchangeStreamCaptureMode;
 } tl_cuda;

@@ -215,7 +215,7 @@ static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki) {
 /* The launcher of one kernel. */
 static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kindex, const tl_kernel_info *ki,
                           char *err, size_t n) {
-  if (ki->assumed_key) { /* its launch check is the JIT's (lib/api/jit.c); the AOT launcher has none */
+  if (ki->assumed_key) { /* its launch check is the JIT's (lib/api/launch.c); the AOT launcher has none */
     snprintf(err, n, "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (a measuring switch): not for an AOT launcher", f->name);
     return false;
   }

@@ -1,5 +1,5 @@
-/* api.c: the public C API of include/tilec.h except tilec_kernel_* (jit.c):
- * options, programs, compilation by stage, diagnostics, kernel signatures and
+/* api.c: the public C API of include/tilec.h except tilec_kernel_* (jit.c, launch.c) and
+ * tilec_options_* (options.c): programs, compilation by stage, diagnostics, kernel signatures and
  * the interpreter entry.
  * requires: nothing global.  keeps: every entry point NULL-checks its
  * arguments and runs compiler code under tl_api_guard, so internal errors and
@@ -8,15 +8,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -24,7 +20,6 @@ extern char **environ;
 #ifndef TILEC_LLVM_VERSION
 #define TILEC_LLVM_VERSION "unknown"
 #endif
-
 
 /* ---- status, version, free ------------------------------------------------ */
 const char *tilec_status_string(tilec_status s) {
@@ -50,249 +45,6 @@ const char *tilec_version_string(void) {
 }
 
 void tilec_free(void *p) { free(p); }
-
-/* ---- options ------------------------------------------------------------------ */
-static char *heap_strdup(const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-/* Replace *slot by a heap copy of value (NULL clears it). */
-static tilec_status set_string(char **slot, const char *value) {
-  char *copy = NULL;
-  if (value && !(copy = heap_strdup(value))) return TILEC_ERROR_NOMEM;
-  free(*slot);
-  *slot = copy;
-  return TILEC_OK;
-}
-
-tilec_status tilec_options_create(tilec_options **out) {
-  if (!out) return TILEC_ERROR_USAGE;
-  *out = NULL;
-  tilec_options *o = calloc(1, sizeof *o);
-  if (!o) return TILEC_ERROR_NOMEM;
-  o->opt_level = 3;
-  o->line_info = 1;
-  o->max_errors = 20;
-  *out = o;
-  return TILEC_OK;
-}
-
-void tilec_options_destroy(tilec_options *o) {
-  if (!o) return;
-  for (int i = 0; i < o->ndefines; i++) free((char *)o->defines[i].name);
-  free(o->defines);
-  free(o->arch);
-  free(o->pipeline);
-  free(o->print_after);
-  free(o->disable_pass);
-  free(o->entry_name);
-  free(o->kernel);
-  free(o->kmajor_b);
-  free(o->attn_ws);
-  free(o);
-}
-
-static bool is_identifier(const char *s) {
-  if (!s || !*s) return false;
-  for (const char *c = s; *c; c++) {
-    bool alpha = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_';
-    bool digit = *c >= '0' && *c <= '9';
-    if (!alpha && !(digit && c != s)) return false;
-  }
-  return true;
-}
-
-tilec_status tilec_options_define(tilec_options *o, const char *name, int64_t value) {
-  if (!o || !is_identifier(name)) return TILEC_ERROR_USAGE;
-  for (int i = 0; i < o->ndefines; i++)
-    if (strcmp(o->defines[i].name, name) == 0) {
-      o->defines[i].value = value;
-      return TILEC_OK;
-    }
-  tl_define *grown = realloc(o->defines, sizeof *grown * (size_t)(o->ndefines + 1));
-  if (!grown) return TILEC_ERROR_NOMEM;
-  o->defines = grown;
-  char *copy = heap_strdup(name);
-  if (!copy) return TILEC_ERROR_NOMEM;
-  o->defines[o->ndefines].name = copy;
-  o->defines[o->ndefines].value = value;
-  o->ndefines++;
-  return TILEC_OK;
-}
-
-/* "sm_" followed by two or three digits and an optional "a". */
-static bool is_arch_name(const char *s) {
-  if (strncmp(s, "sm_", 3) != 0) return false;
-  const char *d = s + 3;
-  int ndigits = 0;
-  while (d[ndigits] >= '0' && d[ndigits] <= '9') ndigits++;
-  if (ndigits < 2 || ndigits > 3) return false;
-  const char *rest = d + ndigits;
-  return *rest == 0 || (rest[0] == 'a' && rest[1] == 0);
-}
-
-tilec_status tilec_options_set_arch(tilec_options *o, const char *arch) {
-  if (!o || (arch && !is_arch_name(arch))) return TILEC_ERROR_USAGE;
-  return set_string(&o->arch, arch);
-}
-
-tilec_status tilec_options_set_opt_level(tilec_options *o, int level) {
-  if (!o || level < 0 || level > 3) return TILEC_ERROR_USAGE;
-  o->opt_level = level;
-  return TILEC_OK;
-}
-
-tilec_status tilec_options_set_line_info(tilec_options *o, int on) {
-  if (!o) return TILEC_ERROR_USAGE;
-  o->line_info = on != 0;
-  return TILEC_OK;
-}
-
-static int pipeline_code(const char *name) {
-  if (!name) return TL_PIPE_AUTO;
-  if (strcmp(name, "simple") == 0) return TL_PIPE_SIMPLE;
-  if (strcmp(name, "multistage") == 0) return TL_PIPE_MULTISTAGE;
-  if (strcmp(name, "cutlass") == 0) return TL_PIPE_CUTLASS;
-  return -1;
-}
-
-tilec_status tilec_options_set_pipeline(tilec_options *o, const char *pipeline) {
-  if (!o || pipeline_code(pipeline) < 0) return TILEC_ERROR_USAGE;
-  return set_string(&o->pipeline, pipeline);
-}
-
-/* "1"/"0", "on"/"off", "true"/"false"; -1 for anything else. */
-static int parse_bool(const char *v) {
-  if (!v) return -1;
-  if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "true")) return 1;
-  if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false")) return 0;
-  return -1;
-}
-
-static bool parse_int(const char *v, long lo, long hi, long *out) {
-  if (!v || !*v) return false;
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (errno || *end || x < lo || x > hi) return false;
-  *out = x;
-  return true;
-}
-
-tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value) {
-  if (!o || !key) return TILEC_ERROR_USAGE;
-  long n;
-  int b;
-  if (!strcmp(key, "print-after")) {
-    /* The pass name is checked at compile time against the registry. */
-    if (value && !*value) return TILEC_ERROR_USAGE;
-    return set_string(&o->print_after, value);
-  }
-  if (!strcmp(key, "disable-pass")) {
-    /* NULL or "" = none; the names are checked at compile time. */
-    return set_string(&o->disable_pass, value && *value ? value : NULL);
-  }
-  if (!strcmp(key, "split-k")) {
-    int role = !value || !*value ? 0 : !strcmp(value, "partial") ? 1 : !strcmp(value, "reduce") ? 2 : -1;
-    if (role < 0) return TILEC_ERROR_USAGE;
-    o->split_k_role = role;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "kmajor-b")) {
-    if (value && *value && !is_identifier(value)) return TILEC_ERROR_USAGE;
-    return set_string(&o->kmajor_b, value && *value ? value : NULL);
-  }
-  if (!strcmp(key, "attn-ws")) {
-    /* wgmma attention's warp-specialized form (route_pipeline); NULL or "" = unset */
-    if (value && *value && strcmp(value, "off") && strcmp(value, "producer") && strcmp(value, "pingpong") &&
-        strcmp(value, "fa3"))
-      return TILEC_ERROR_USAGE;
-    return set_string(&o->attn_ws, value && *value ? value : NULL);
-  }
-  if (!strcmp(key, "entry-name")) {
-    if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
-    return set_string(&o->entry_name, value);
-  }
-  if (!strcmp(key, "kernel")) {
-    if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;
-    return set_string(&o->kernel, value);
-  }
-  if (!strcmp(key, "time-passes") || !strcmp(key, "verify-each") || !strcmp(key, "explain") ||
-      !strcmp(key, "line-info")) {
-    if ((b = parse_bool(value)) < 0) return TILEC_ERROR_USAGE;
-    if (!strcmp(key, "time-passes")) o->time_passes = b;
-    else if (!strcmp(key, "verify-each")) o->verify_each = b;
-    else if (!strcmp(key, "explain")) o->explain = b;
-    else o->line_info = b;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "max-errors")) {
-    if (!parse_int(value, 0, 1000000, &n)) return TILEC_ERROR_USAGE;
-    o->max_errors = (int)n;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "opt-level")) {
-    if (!parse_int(value, 0, 3, &n)) return TILEC_ERROR_USAGE;
-    o->opt_level = (int)n;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "warps") || !strcmp(key, "stages")) {
-    /* the ranges of the @warps / @stages attributes; NULL or "0" = unset */
-    bool warps = !strcmp(key, "warps");
-    n = 0;
-    if (value && !parse_int(value, 0, warps ? 16 : 8, &n)) return TILEC_ERROR_USAGE;
-    if (warps && (n & (n - 1)) != 0) return TILEC_ERROR_USAGE;
-    if (warps) o->warps = (int)n;
-    else o->stages = (int)n;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "maxnreg")) {
-    /* the range of the @maxnreg attribute; NULL or "0" = unset */
-    n = 0;
-    if (value && !parse_int(value, 0, 255, &n)) return TILEC_ERROR_USAGE;
-    if (n != 0 && n < 24) return TILEC_ERROR_USAGE;
-    o->maxnreg = (int)n;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "assembler")) {
-    /* who makes the machine code at load (jit.c); NULL = auto */
-    if (!value || !strcmp(value, "auto")) o->assembler = TL_ASM_AUTO;
-    else if (!strcmp(value, "ptxas")) o->assembler = TL_ASM_PTXAS;
-    else if (!strcmp(value, "driver")) o->assembler = TL_ASM_DRIVER;
-    else if (!strcmp(value, "link")) o->assembler = TL_ASM_LINK;
-    else return TILEC_ERROR_USAGE;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "cluster")) {
-    /* thread-block clusters of the cutlass GEMM (docs/pipelines.md "Clusters"); NULL = unset */
-    if (!value) o->cluster = TL_CLUSTER_UNSET;
-    else if (!strcmp(value, "1x1")) o->cluster = TL_CLUSTER_1X1;
-    else if (!strcmp(value, "2x1")) o->cluster = TL_CLUSTER_2X1;
-    else if (!strcmp(value, "1x2")) o->cluster = TL_CLUSTER_1X2;
-    else return TILEC_ERROR_USAGE;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "fp8-acc")) {
-    if (!value || (strcmp(value, "promote") && strcmp(value, "fast"))) return TILEC_ERROR_USAGE;
-    o->fp8_acc_fast = !strcmp(value, "fast");
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "tma-fallback")) {
-    /* kernels fed by TMA: "form" (default) = the TMA path alone, the launcher runs the kernel's
-     * no-TMA form for tensors a map cannot take; "inline" = both paths in one kernel (AOT) */
-    if (!value || !strcmp(value, "form")) o->tma_inline = 0;
-    else if (!strcmp(value, "inline")) o->tma_inline = 1;
-    else return TILEC_ERROR_USAGE;
-    return TILEC_OK;
-  }
-  if (!strcmp(key, "arch")) return tilec_options_set_arch(o, value);
-  if (!strcmp(key, "pipeline")) return tilec_options_set_pipeline(o, value);
-  return TILEC_ERROR_USAGE;
-}
 
 /* ---- the guard ------------------------------------------------------------------ */
 void tl_api_flush_diags(tilec_program *p) {
@@ -527,7 +279,7 @@ static bool verifier_complained(tilec_program *p, int from) {
 static const char *target_arch(tilec_program *p) {
   if (p->opts.arch) return p->opts.arch;
   char buf[32];
-  if (tl_rt_device_arch(0, buf, sizeof buf) && is_arch_name(buf))
+  if (tl_rt_device_arch(0, buf, sizeof buf) && tl_api_is_arch_name(buf))
     p->opts.arch = tl_strdup(&p->ctx.arena, buf);
   else
     p->opts.arch = "sm_90a";
@@ -563,7 +315,7 @@ static tilec_status stage_passes(tilec_program *p) {
   tl_pass_opts po = {0};
   po.arch = target_arch(p);
   po.opt_level = p->opts.opt_level;
-  po.pipeline = pipeline_code(p->opts.pipeline) > 0 ? pipeline_code(p->opts.pipeline) : 0;
+  po.pipeline = tl_api_pipeline_code(p->opts.pipeline) > 0 ? tl_api_pipeline_code(p->opts.pipeline) : 0;
   po.explain = p->opts.explain != 0;
   po.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
   po.split_k_role = p->opts.split_k_role;
@@ -644,109 +396,6 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
   return TILEC_OK;
 }
 
-/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin. */
-static bool find_ptxas(char *buf, size_t n) {
-  const char *env = getenv("TILEC_PTXAS");
-  if (env && *env) {
-    snprintf(buf, n, "%s", env);
-    return access(buf, X_OK) == 0;
-  }
-  const char *path = getenv("PATH");
-  while (path && *path) {
-    const char *end = strchr(path, ':');
-    size_t len = end ? (size_t)(end - path) : strlen(path);
-    if (len > 0 && len + 7 < n) {
-      snprintf(buf, n, "%.*s/ptxas", (int)len, path);
-      if (access(buf, X_OK) == 0) return true;
-    }
-    path = end ? end + 1 : NULL;
-  }
-  snprintf(buf, n, "/usr/local/cuda/bin/ptxas");
-  return access(buf, X_OK) == 0;
-}
-
-bool tl_api_find_ptxas(char *buf, size_t n) { return find_ptxas(buf, n); }
-
-bool tl_api_write_file(const char *path, const char *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  bool ok = fwrite(data, 1, n, f) == n;
-  return (fclose(f) == 0) && ok;
-}
-
-int tl_api_run_logged(const char *prog, char *const argv[], const char *log_path, int *wstatus) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  *wstatus = 0;
-  if (rc == 0)
-    while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR) {
-    }
-  return rc;
-}
-
-/* Run ptxas (found by find_ptxas) on ptx in a private temporary directory: -arch=arch -O<opt>.
- * Its messages go to log, never to the process's stdout/stderr; a failure's reason to why. */
-tilec_status tl_api_ptxas(const char *ptx, const char *arch, int opt_level, char **cubin_out, size_t *size_out,
-                          tl_sbuf *log, tl_sbuf *why) {
-  *cubin_out = NULL;
-  *size_out = 0;
-  char ptxas[4096];
-  if (!find_ptxas(ptxas, sizeof ptxas)) {
-    tl_sbuf_printf(why, "ptxas not found (set TILEC_PTXAS, or put the CUDA toolkit's bin/ on PATH)");
-    return TILEC_ERROR_UNSUPPORTED;
-  }
-  const char *tmp = getenv("TMPDIR");
-  char dir[4096], ptx_path[4200], cubin_path[4200], log_path[4200], arch_flag[64], opt_flag[8];
-  snprintf(dir, sizeof dir, "%s/tilec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    tl_sbuf_printf(why, "cannot create a temporary directory for ptxas: %s", strerror(errno));
-    return TILEC_ERROR_IO;
-  }
-  snprintf(ptx_path, sizeof ptx_path, "%s/kernel.ptx", dir);
-  snprintf(cubin_path, sizeof cubin_path, "%s/kernel.cubin", dir);
-  snprintf(log_path, sizeof log_path, "%s/ptxas.log", dir);
-  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
-  snprintf(opt_flag, sizeof opt_flag, "-O%d", opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level);
-  tilec_status st = TILEC_OK;
-  if (!tl_api_write_file(ptx_path, ptx, strlen(ptx))) {
-    tl_sbuf_printf(why, "cannot write %s: %s", ptx_path, strerror(errno));
-    st = TILEC_ERROR_IO;
-  } else {
-    char *argv[] = {ptxas, arch_flag, opt_flag, "-o", cubin_path, ptx_path, NULL};
-    int wstatus;
-    int rc = tl_api_run_logged(ptxas, argv, log_path, &wstatus);
-    char *log_text = NULL, *cubin = NULL;
-    size_t log_len = 0, cubin_len = 0;
-    if (tl_api_read_file(log_path, &log_text, &log_len) == TILEC_OK && log_len > 0 && log)
-      tl_sbuf_putn(log, log_text, log_len);
-    free(log_text);
-    if (rc != 0) {
-      tl_sbuf_printf(why, "cannot run %s: %s", ptxas, strerror(rc));
-      st = TILEC_ERROR_IO;
-    } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-      tl_sbuf_printf(why, "ptxas rejected the generated PTX (messages above)");
-      st = TILEC_ERROR_INTERNAL;
-    } else if (tl_api_read_file(cubin_path, &cubin, &cubin_len) != TILEC_OK) {
-      tl_sbuf_printf(why, "ptxas wrote no cubin");
-      st = TILEC_ERROR_IO;
-    } else {
-      *cubin_out = cubin;
-      *size_out = cubin_len;
-    }
-  }
-  unlink(ptx_path);
-  unlink(cubin_path);
-  unlink(log_path);
-  rmdir(dir);
-  return st;
-}
-
 /* --emit=cubin: ptxas on the program's PTX. */
 static tilec_status stage_cubin(tilec_program *p) {
   double t0 = tl_now_ms();
@@ -807,7 +456,7 @@ typedef struct one_kernel {
   const char *kernel;
   tl_codegen_result *out;
   int assume_vectors; /* tl_codegen_opts.assume_vectors: the launch variant without the fallback (jit.c) */
-  bool tma_off;       /* the kernel's no-TMA form (tl_codegen_opts.tma = TL_TMA_OFF, jit.c) */
+  bool tma_off;       /* the kernel's no-TMA form (tl_codegen_opts.tma = TL_TMA_OFF, form_launch.c) */
 } one_kernel;
 
 static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {

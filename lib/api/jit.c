@@ -1,25 +1,18 @@
-/* jit.c: tilec_device_init, tilec_kernel_load / load_ptx / launch / destroy /
- * error / origin (include/tilec.h).
- * load: key from source + options (runtime/cache.c) -> memory cache -> disk
- * cache (cubin) -> else compile to PTX, driver JIT, publish; then resource
- * checks.  load_ptx: the program's launch configuration, the user's PTX
- * (entry and parameter types checked) through the driver JIT, no cache.  launch: argument checks, grid, ABI packing into buffers owned by
- * the handle, cuLaunchKernel; no allocation once a shape has been seen, no
- * synchronization.
- * requires: the runtime (runtime/); keeps: the program's text and IR as they
- * are (it only compiles further); breaks: nothing. */
-#include <pthread.h>
+/* jit.c: loading a kernel: tilec_device_init, tilec_kernel_load / load_ptx / destroy / error /
+ * origin / config (include/tilec.h).
+ * load: key from source + options (runtime/cache.c) -> memory cache -> disk cache (cubin) -> else
+ * compile to PTX, assemble (ptxas or the driver's JIT), publish; then resource checks and a new
+ * handle with its launch buffers; the kernel's launch-time forms are built and loaded beside it
+ * (forms.c).  load_ptx: the program's launch configuration, the user's PTX (entry and parameter
+ * types checked) through the driver JIT, no cache.  Launching is launch.c's.
+ * requires: the runtime (runtime/); keeps: the program's text and IR as they are (it only
+ * compiles further); breaks: nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "program.h"
-#include "runtime.h"
+#include "kernel_handle.h"
 #include "code_env.h"
-#include "small_m.h"
-#include "attn_form.h"
-#include "kmajor_b.h"
-#include "axisinfo.h"
 #include "rows.h"
 
 #ifndef TILEC_VERSION_STRING
@@ -47,92 +40,8 @@
  * either way: 0.879 against 0.798). */
 #define ROW_VARIANT_WARPS 24
 
-struct tilec_kernel {
-  tilec_program *p;
-  tl_func *f;
-  const tl_rt_device *dev;
-  CUfunction fn;
-  CUfunction vec_fn;       /* row kernels: the variant without the per-element fallback, or NULL (docs/rows.md "rows5") */
-  uint32_t vec_key;        /* the launch key bits vec_fn assumes */
-  CUmodule owned_module; /* tilec_kernel_load_ptx: unloaded with the handle; else NULL (the cache's) */
-  tl_cache_meta meta;
-  const char *origin;
-  int nparams;
-  /* launch buffers, allocated once at load */
-  tl_abi_layout layout;
-  tl_arg *targs;
-  void *argbuf;
-  void **slots;
-  /* the argument signature (dtype, rank, sizes, scalar bits) of the last
-   * launch whose checks and grid succeeded, and that grid */
-  int64_t *last_sig, *sig;
-  size_t sig_len;
-  bool have_last;
-  int64_t grid[3];
-  int64_t max_ctas;        /* persistent kernels (meta.persist): CTAs that run at once on the device */
-  tl_grid_eval *grid_eval; /* made at load: the launch path allocates nothing */
-  bool check_pointers;     /* TILEC_CHECK_POINTERS=1 when the handle was made */
-  /* tensor maps (meta.ntma, codegen.h): the argument each was last encoded
-   * for (pointer, sizes, strides); a launch with the same one reuses the
-   * bytes already in argbuf */
-  struct { const void *data; int64_t shape[TL_MAX_RANK], strides[TL_MAX_RANK]; bool valid, fits; } tma_key[TL_CACHE_MAX_TMA];
-  /* a TMA form (tl_kernel_info.tma_form, codegen.h): the kernel has no path for tensors a map
-   * cannot take; launches with such a tensor run notma, its no-TMA form, loaded at the first one
-   * (docs/codegen.md "Round 9") */
-  bool tma_form;
-  tilec_kernel *notma;
-  char arch[32]; /* (what notma is compiled for) */
-  /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
-   * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */
-  int nforms;
-  int32_t m_param, m_axis;
-  int64_t form_max_m[TL_SMALL_M_MAX_FORMS];
-  tilec_kernel *forms[TL_SMALL_M_MAX_FORMS];
-  tilec_program *form_progs[TL_SMALL_M_MAX_FORMS];
-  /* split-K forms: forms[i] is the partial half, reduces[i] the reduce half; both take the
-   * kernel's arguments and P f32[SPLIT, M, N] (the workspace, grown on demand, kept) */
-  tl_small_m_form form_of[TL_SMALL_M_MAX_FORMS];
-  tilec_kernel *reduces[TL_SMALL_M_MAX_FORMS];
-  tilec_program *reduce_progs[TL_SMALL_M_MAX_FORMS];
-  int32_t n_param, n_axis, k_param, k_axis;
-  CUdeviceptr ws;
-  size_t ws_bytes;
-  /* the smaller workspaces a larger one replaced: kept until the handle goes, since a CUDA graph
-   * captured with one of them still reads and writes it when replayed (at most 16; then the
-   * oldest is freed: docs/small_m.md) */
-  CUdeviceptr ws_old[16];
-  int nws_old;
-  tilec_arg *split_args;   /* nparams + 1: the caller's, then P */
-  DLTensor split_p;
-  int64_t split_p_shape[3];
-  /* the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h): kmajor is the kernel with B stored
-   * [N, K]; transpose writes an N-major B [K, N] into the workspace (ws) as [N, K], rows padded to
-   * 16 bytes; launches whose M is at most kmajor_min_m keep an N-major B on the kernel itself */
-  tl_kmajor_plan kplan;
-  tilec_kernel *kmajor, *transpose;
-  tilec_program *kmajor_prog, *transpose_prog;
-  int64_t kmajor_min_m;
-  tilec_arg *kmajor_args;  /* nparams: the caller's, B replaced by its [N, K] view */
-  tilec_arg transpose_args[2];
-  /* the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h): launches whose S (argument
-   * attn_s_param's dimension attn_s_axis) is at least attn_min_s run it */
-  tilec_kernel *attn;
-  tilec_program *attn_prog;
-  int32_t attn_s_param, attn_s_axis;
-  int64_t attn_min_s;
-  DLTensor kmajor_bt;
-  int64_t kmajor_bt_shape[2], kmajor_bt_strides[2];
-  /* late forms (TILEC_LATE_FORMS, on by default): the forms still loading on their threads when
-   * tilec_kernel_load returned; the first launch that routes to a form (settle_forms) joins them
-   * and adopts them.  late_st: their failure, which every such launch then returns */
-  struct form_jobs *late;
-  tilec_status late_st;
-  char late_err[768];
-  char err[1024];
-};
-
 /* ---- load ------------------------------------------------------------------------------ */
-static tilec_status log_error(tilec_program *p, tilec_status st, const char *kernel, const char *msg) {
+tilec_status tl_load_error(tilec_program *p, tilec_status st, const char *kernel, const char *msg) {
   size_t n = strlen(msg);
   while (n && msg[n - 1] == '\n') n--;
   tl_sbuf_printf(&p->log, "tilec: error: load %s: %.*s\n", kernel ? kernel : "(first kernel)", (int)n, msg);
@@ -141,11 +50,7 @@ static tilec_status log_error(tilec_program *p, tilec_status st, const char *ker
 
 static int jit_opt_level(int opt_level) { return opt_level >= 3 ? 4 : opt_level < 0 ? 0 : opt_level; }
 
-/* The key of kernel f of p for `arch` on this driver. */
-/* What load_variant loads: the kernel, a row kernel's launch variant without the per-element
- * fallback (tl_codegen_opts.assume_vectors), or a TMA form's no-TMA form (TL_TMA_OFF). */
-enum { VARIANT_MAIN, VARIANT_VEC, VARIANT_NOTMA };
-
+/* The key of kernel f of p for `arch` on this driver (variant: TL_LOAD_*). */
 static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, int driver, int variant,
                         tl_cache_key *key) {
   int nd = p->opts.ndefines;
@@ -170,8 +75,8 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
   if (p->opts.kmajor_b) tl_sbuf_printf(&extra, ";kmajor-b=%s", p->opts.kmajor_b);
   if (p->opts.attn_ws) tl_sbuf_printf(&extra, ";attn-ws=%s", p->opts.attn_ws);
-  if (variant == VARIANT_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
-  if (variant == VARIANT_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
+  if (variant == TL_LOAD_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
+  if (variant == TL_LOAD_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
   if (p->opts.tma_inline) tl_sbuf_printf(&extra, ";tma=inline");
   tl_sbuf_printf(&extra, ";assembler=%d", p->opts.assembler);
   for (size_t i = 0; tl_code_env_name(i); i++) {
@@ -209,14 +114,14 @@ static const tl_kernel_info *kernel_info(const tl_codegen_result *cg, const tl_f
 /* The launch metadata of f from a codegen result that holds it. */
 static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta) {
   const tl_kernel_info *info = kernel_info(cg, f);
-  if (!info || !info->entry) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
+  if (!info || !info->entry) return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
   memset(meta, 0, sizeof *meta);
-  if (strlen(info->entry) >= sizeof meta->entry) return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
+  if (strlen(info->entry) >= sizeof meta->entry) return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, "entry name too long");
   strcpy(meta->entry, info->entry);
   meta->threads = info->threads;
   meta->smem_bytes = info->smem_bytes;
   meta->nparams = f->params.len;
-  if (info->ntma > TL_CACHE_MAX_TMA) return log_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
+  if (info->ntma > TL_CACHE_MAX_TMA) return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "too many tensor maps");
   meta->ntma = info->ntma;
   meta->persist = info->persist;
   meta->cluster = info->cluster;
@@ -266,7 +171,7 @@ static tilec_status assemble(tilec_program *p, const tl_func *f, const tl_rt_dev
       }
       if (mode == TL_ASM_PTXAS) {
         tl_sbuf_printf(&why, "%s%s", log.len ? "\n" : "", log.data ? log.data : "");
-        tilec_status e = log_error(p, pst, f->name, why.data ? why.data : "ptxas failed");
+        tilec_status e = tl_load_error(p, pst, f->name, why.data ? why.data : "ptxas failed");
         tl_sbuf_free(&why);
         tl_sbuf_free(&log);
         return e;
@@ -280,7 +185,7 @@ static tilec_status assemble(tilec_program *p, const tl_func *f, const tl_rt_dev
     rt = tl_rt_ptx_image(dev, &rq, image, size, &msg);
   }
   tilec_status st = TILEC_OK;
-  if (rt != TL_OK) st = log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
+  if (rt != TL_OK) st = tl_load_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "driver JIT failed");
   tl_sbuf_free(&msg);
   return st;
 }
@@ -295,8 +200,8 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
   const char *ptx = p->text[TILEC_STAGE_PTX];
   tilec_status st = TILEC_OK;
   /* (the program's PTX may hold one other kernel: option "kernel"; a variant is its own) */
-  if (!ptx || !kernel_info(&p->cg, f) || variant != VARIANT_MAIN) {
-    st = tl_api_codegen_kernel(p, f->name, variant == VARIANT_VEC, variant == VARIANT_NOTMA, &one);
+  if (!ptx || !kernel_info(&p->cg, f) || variant != TL_LOAD_MAIN) {
+    st = tl_api_codegen_kernel(p, f->name, variant == TL_LOAD_VEC, variant == TL_LOAD_NOTMA, &one);
     cg = &one;
     ptx = one.ptx;
   }
@@ -307,11 +212,11 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
 }
 
 /* Resource checks against the device, and the dynamic shared memory opt-in. */
-static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl_rt_device *dev, CUfunction fn,
-                                    const tl_cache_meta *meta) {
+tilec_status tl_check_resources(tilec_program *p, const tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                const tl_cache_meta *meta) {
   const tl_cuda *cu;
   char err[512];
-  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK) return log_error(p, TILEC_ERROR_CUDA, f->name, err);
+  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK) return tl_load_error(p, TILEC_ERROR_CUDA, f->name, err);
   int regs = 0, static_smem = 0, max_threads = 0, local = 0;
   cu->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
   cu->cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
@@ -320,7 +225,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
   if (meta->threads <= 0 || meta->threads > dev->max_threads_block) {
     snprintf(err, sizeof err, "a block of %d threads is not possible on device %d (%s): at most %d", meta->threads,
              dev->ordinal, dev->name, dev->max_threads_block);
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+    return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
   /* registers: the function's own limit (cuFuncGetAttribute accounts for the
    * allocation granularity), and the plain product, which no granularity
@@ -332,7 +237,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
              "(%s) has %d registers per block; use fewer warps or smaller tiles",
              (long long)regs * meta->threads, regs, meta->threads, max_threads, dev->ordinal, dev->name,
              dev->max_regs_block);
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+    return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
   if (meta->smem_bytes < 0 || (int64_t)meta->smem_bytes + static_smem > dev->max_smem_optin) {
     snprintf(err, sizeof err,
@@ -340,7 +245,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
              "use smaller tiles or fewer stages",
              (long long)meta->smem_bytes + static_smem, meta->smem_bytes, static_smem, dev->ordinal, dev->name,
              dev->max_smem_optin);
-    return log_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
+    return tl_load_error(p, TILEC_ERROR_UNSUPPORTED, f->name, err);
   }
   if (meta->smem_bytes > DEFAULT_DYNAMIC_SMEM || meta->smem_bytes + static_smem > DEFAULT_DYNAMIC_SMEM) {
     CUresult r = cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, meta->smem_bytes);
@@ -348,7 +253,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
       char t[200];
       snprintf(err, sizeof err, "cannot raise dynamic shared memory to %d bytes: %s", meta->smem_bytes,
                tl_rt_result_text(r, t, sizeof t));
-      return log_error(p, TILEC_ERROR_CUDA, f->name, err);
+      return tl_load_error(p, TILEC_ERROR_CUDA, f->name, err);
     }
   }
   if (local > 0)
@@ -359,7 +264,7 @@ static tilec_status check_resources(tilec_program *p, const tl_func *f, const tl
 /* CTAs of kernel fn one SM holds at once, from its registers, threads and
  * shared memory (an SM has the opt-in maximum + the 1 KiB the driver
  * reserves per CTA; 2048 threads, 64K registers); at least 1. */
-static int ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta) {
+int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta) {
   const tl_cuda *cu;
   char err[64];
   int regs = 0, static_smem = 0;
@@ -375,8 +280,8 @@ static int ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_me
   return n < 1 ? 1 : (int)n;
 }
 
-static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
-                                const tl_cache_meta *meta, const char *origin, char *err, size_t n) {
+tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
+                                   const tl_cache_meta *meta, const char *origin, char *err, size_t n) {
   tilec_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->p = p; k->f = f; k->dev = dev; k->fn = fn; k->meta = *meta; k->origin = origin;
@@ -404,7 +309,7 @@ static tilec_kernel *new_handle(tilec_program *p, tl_func *f, const tl_rt_device
     tilec_kernel_destroy(k);
     return NULL;
   }
-  if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * ctas_per_sm(dev, fn, meta);
+  if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * tl_ctas_per_sm(dev, fn, meta);
   const char *cp = getenv("TILEC_CHECK_POINTERS");
   k->check_pointers = cp && strcmp(cp, "1") == 0;
   return k;
@@ -425,11 +330,11 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
                                   char *arch, size_t arch_n, tl_func **f) {
   char err[512];
   int rt = tl_rt_device_get(device, dev, err, sizeof err);
-  if (rt != TL_OK) return log_error(p, (tilec_status)rt, kernel, err);
+  if (rt != TL_OK) return tl_load_error(p, (tilec_status)rt, kernel, err);
   /* With no arch chosen, compile for this device (its name has static storage). */
   if (p->reached >= TILEC_STAGE_PTX && p->text[TILEC_STAGE_PTX]) {
     if (!tl_ptx_read_target(p->text[TILEC_STAGE_PTX], arch, arch_n))
-      return log_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
+      return tl_load_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
   } else {
     if (!p->opts.arch) p->opts.arch = (char *)(*dev)->arch;
     snprintf(arch, arch_n, "%s", p->opts.arch);
@@ -439,363 +344,15 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
   *f = tl_api_find_kernel(p, kernel);
   if (!*f) {
     snprintf(err, sizeof err, "no kernel named '%s' in %s", kernel ? kernel : "(first)", p->ctx.files.data[p->file].name);
-    return log_error(p, TILEC_ERROR_USAGE, kernel, err);
-  }
-  return TILEC_OK;
-}
-
-
-/* ---- small-M forms (docs/small_m.md) ----------------------------------------------------- */
-static const char *const form_pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
-
-/* p's options with form fm's tile constants, pipeline and stages, and the small_m pass off (a
- * form has no forms of its own); into *out (tilec_options_destroy). */
-/* The options of a form of kernel `kernel` of p (a second program from p's source): p's defines,
- * arch, optimization level, line info, entry name, fp8 accumulation and TMA fallback, the kernel
- * alone, and p's disabled passes plus `off` (the passes that record forms: a form has none). */
-static tilec_status form_base_options(const tilec_program *p, const char *kernel, const char *off, tilec_options **out) {
-  const struct tilec_options *po = &p->opts;
-  tilec_options *o;
-  tilec_status st = tilec_options_create(&o);
-  if (st != TILEC_OK) return st;
-  for (int i = 0; i < po->ndefines && st == TILEC_OK; i++) st = tilec_options_define(o, po->defines[i].name, po->defines[i].value);
-  if (st == TILEC_OK && po->arch) st = tilec_options_set_arch(o, po->arch);
-  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, po->opt_level);
-  if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
-  if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kernel", kernel);
-  char dis[512];
-  snprintf(dis, sizeof dis, "%s%s%s", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "", off);
-  if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  o->fp8_acc_fast = po->fp8_acc_fast;
-  o->tma_inline = po->tma_inline;
-  *out = o;
-  return TILEC_OK;
-}
-
-static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *plan, const tl_small_m_form *fm,
-                                 const char *kernel, const char *split_half, tilec_options **out) {
-  tilec_options *o;
-  tilec_status st = form_base_options(p, kernel, "small_m", &o);
-  if (st != TILEC_OK) return st;
-  st = tilec_options_define(o, plan->const_m, fm->bm);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, fm->bn);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, fm->bk);
-  bool reduce = split_half && !strcmp(split_half, "reduce");
-  /* the reduce half has no dot: the simple pipeline (the cutlass name would say it does not fit) */
-  if (st == TILEC_OK) st = tilec_options_set_pipeline(o, reduce ? "simple" : form_pipe_names[fm->pipeline]);
-  if (st == TILEC_OK && split_half) st = tilec_options_set(o, "split-k", split_half);
-  if (st == TILEC_OK) {
-    o->stages = reduce ? 0 : fm->stages; /* the form's, not the kernel's option */
-    o->warps = 0;              /* the compiler's choice for the form's tile */
-    o->cluster = 0;            /* a form is not clustered */
-  }
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  *out = o;
-  return TILEC_OK;
-}
-
-/* The small-M forms of a kernel load on threads while the kernel itself compiles: each form (each
- * half of a split one) is its own program, and different programs may compile and load at the same
- * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
- * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN };
-
-typedef struct form_job {
-  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, or the
-                             * FlashAttention-3 form */
-  const tl_small_m_form *fm;
-  const char *split_half;   /* NULL, "partial" or "reduce" */
-  tilec_program *q;         /* the form's program */
-  const char *kernel;
-  int device;
-  tilec_kernel *k;          /* its loaded kernel */
-  tilec_status st;
-  pthread_t thread;
-  bool started;
-} form_job;
-
-typedef struct form_jobs {
-  int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS + 3];
-} form_jobs;
-
-static void *form_job_run(void *arg) {
-  form_job *j = arg;
-  j->st = tilec_kernel_load(j->q, j->kernel, j->device, &j->k);
-  return NULL;
-}
-
-/* A form's thread: relaxed capture mode first (its own setting: a graph the application captures
- * on another thread in the default global mode meanwhile neither refuses this thread's module
- * loads nor is invalidated by them), then the load. */
-static void *form_thread(void *arg) {
-  const tl_cuda *cu;
-  char err[64];
-  if (tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuThreadExchangeStreamCaptureMode) {
-    int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    cu->cuThreadExchangeStreamCaptureMode(&mode);
-  }
-  return form_job_run(arg);
-}
-
-static bool form_threads_on(void) {
-  const char *e = getenv("TILEC_FORM_THREADS");
-  return !(e && e[0] == '0');
-}
-
-/* Late forms: tilec_kernel_load returns once the kernel itself is loaded, its forms finishing on
- * their threads; the first launch that needs one waits for them (docs/small_m.md "Late forms").
- * The cold load of the fused-epilogue GEMM was its 16-row form's compile and ptxas after the
- * kernel's own (bench/RESULTS.md, fifteenth session).  TILEC_LATE_FORMS=0: the load waits. */
-static bool late_forms_on(void) {
-  const char *e = getenv("TILEC_LATE_FORMS");
-  return !(e && e[0] == '0');
-}
-
-/* The K-major-B form's options: p's, with `kmajor-b` naming B, the kernel alone, and the passes
- * that record forms off (a form has none of its own); TILEC_KMAJOR_B_STAGES=S (measuring) sets
- * its stages. */
-static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
-  const struct tilec_options *po = &p->opts;
-  tilec_options *o;
-  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form", &o);
-  if (st != TILEC_OK) return st;
-  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", ((const tl_kmajor_plan *)f->kmajor_b)->b_name);
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  const char *e = getenv("TILEC_KMAJOR_B_STAGES");
-  o->warps = po->warps, o->stages = e && atoi(e) > 0 ? atoi(e) : po->stages, o->maxnreg = po->maxnreg;
-  o->assembler = po->assembler, o->cluster = po->cluster;
-  *out = o;
-  return TILEC_OK;
-}
-
-/* The FlashAttention-3 form's options: p's, with the key tile constant at the plan's value, the
- * option attn-ws=fa3, p's pipeline, warps and assembler, and the passes that record forms off (a
- * form has none of its own). */
-static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
-  const struct tilec_options *po = &p->opts;
-  const tl_attn_form_plan *plan = f->attn_form;
-  tilec_options *o;
-  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form,attn_form", &o);
-  if (st != TILEC_OK) return st;
-  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
-  if (st == TILEC_OK) st = tilec_options_define(o, plan->const_bn, plan->bn);
-  if (st == TILEC_OK) st = tilec_options_set(o, "attn-ws", "fa3");
-  if (st != TILEC_OK) {
-    tilec_options_destroy(o);
-    return st;
-  }
-  o->warps = po->warps, o->assembler = po->assembler;
-  *out = o;
-  return TILEC_OK;
-}
-
-/* The transpose kernel of the K-major-B form: Y [N, K] = X [K, N] transposed, for B's element type;
- * a row kernel (no dot), its tiles 64 x 64 (docs/pipelines.md "fp8 [K][N] B: the transpose form");
- * TILEC_KMAJOR_B_TRANSPOSE=TKxTN[/STAGES] (measuring) other tiles, and stages >= 2 row_stream's
- * persistent CTAs with loads issued ahead. */
-static const char transpose_source[] =
-    "// the K-major-B form's transpose (lib/api/jit.c): Y [N, K] = X [K, N] transposed\n"
-    "kernel tilec_transpose_kn(X: tensor<%s>[K, N], Y: tensor<%s>[N, K])\n"
-    "    tiles(TK = %d, TN = %d)\n"
-    "    grid(cdiv(N, TN), cdiv(K, TK))\n"
-    "{\n"
-    "    n0 = program_id(0) * TN;\n"
-    "    k0 = program_id(1) * TK;\n"
-    "    store(Y[n0 : n0 + TN, k0 : k0 + TK], trans(load(X[k0 : k0 + TK, n0 : n0 + TN])));\n"
-    "}\n";
-
-static tilec_status transpose_program(const tilec_program *p, const tl_func *f, tilec_program **out) {
-  const tl_kmajor_plan *plan = f->kmajor_b;
-  const char *dt = tl_dtype_name((tl_dtype)plan->dtype);
-  int tk = 64, tn = 64, stages = 0;
-  const char *e = getenv("TILEC_KMAJOR_B_TRANSPOSE");
-  if (e && *e && (sscanf(e, "%dx%d/%d", &tk, &tn, &stages) < 2 || tk < 1 || tk > 256 || tn < 1 || tn > 256 ||
-                  (tk & (tk - 1)) || (tn & (tn - 1))))
-    tk = 64, tn = 64, stages = 0;
-  char src[sizeof transpose_source + 64];
-  snprintf(src, sizeof src, transpose_source, dt, dt, tk, tn);
-  tilec_options *o;
-  tilec_status st = tilec_options_create(&o);
-  if (st == TILEC_OK && stages > 0) o->stages = stages;
-  if (st == TILEC_OK && p->opts.arch) st = tilec_options_set_arch(o, p->opts.arch);
-  if (st == TILEC_OK) st = tilec_options_set_opt_level(o, p->opts.opt_level);
-  if (st == TILEC_OK) o->assembler = p->opts.assembler;
-  if (st == TILEC_OK) st = tilec_program_create(out, src, "tilec_transpose_kn.tile", o);
-  tilec_options_destroy(o);
-  return st;
-}
-
-/* Programs for every form of f (from p's source) and, unless TILEC_FORM_THREADS=0, a thread
- * loading each; js->job[i].st is the first failure to set up. */
-static tilec_status start_forms(tilec_program *p, const tl_func *f, int device, form_jobs *js) {
-  const tl_small_m_plan *plan = f->small_m;
-  const tl_source *src = &p->ctx.files.data[p->file];
-  memset(js, 0, sizeof *js);
-  if (f->kmajor_b) {
-    for (int kind = FORM_KMAJOR; kind <= FORM_TRANSPOSE; kind++) {
-      form_job *j = &js->job[js->n++];
-      j->kind = kind;
-      j->kernel = kind == FORM_KMAJOR ? f->name : "tilec_transpose_kn";
-      j->device = device;
-      tilec_status st;
-      if (kind == FORM_KMAJOR) {
-        tilec_options *o;
-        st = kmajor_options(p, f, &o);
-        if (st == TILEC_OK) {
-          st = tilec_program_create(&j->q, src->text, src->name, o);
-          tilec_options_destroy(o);
-        }
-      } else {
-        st = transpose_program(p, f, &j->q);
-      }
-      if (st != TILEC_OK) return j->st = st;
-    }
-  }
-  if (f->attn_form) {
-    form_job *j = &js->job[js->n++];
-    j->kind = FORM_ATTN;
-    j->kernel = f->name;
-    j->device = device;
-    tilec_options *o;
-    tilec_status st = attn_options(p, f, &o);
-    if (st == TILEC_OK) {
-      st = tilec_program_create(&j->q, src->text, src->name, o);
-      tilec_options_destroy(o);
-    }
-    if (st != TILEC_OK) return j->st = st;
-  }
-  for (int i = 0; plan && i < plan->nforms; i++) {
-    const tl_small_m_form *fm = &plan->forms[i];
-    for (int h = 0; h < (fm->split ? 2 : 1); h++) {
-      form_job *j = &js->job[js->n++];
-      j->kind = FORM_SMALL_M;
-      j->fm = fm;
-      j->split_half = fm->split ? (h == 0 ? "partial" : "reduce") : NULL;
-      j->kernel = f->name;
-      j->device = device;
-      tilec_options *o;
-      tilec_status st = form_options(p, plan, fm, f->name, j->split_half, &o);
-      if (st == TILEC_OK) {
-        st = tilec_program_create(&j->q, src->text, src->name, o);
-        tilec_options_destroy(o);
-      }
-      if (st != TILEC_OK) return j->st = st;
-    }
-  }
-  if (form_threads_on())
-    for (int i = 0; i < js->n; i++) js->job[i].started = pthread_create(&js->job[i].thread, NULL, form_thread, &js->job[i]) == 0;
-  return TILEC_OK;
-}
-
-/* Every job joined (or, not started, loaded here); the first failure said in p's log. */
-static tilec_status finish_forms(tilec_program *p, const tl_func *f, form_jobs *js) {
-  tilec_status first = TILEC_OK;
-  for (int i = 0; i < js->n; i++) {
-    form_job *j = &js->job[i];
-    if (j->started) pthread_join(j->thread, NULL);
-    else if (j->q && j->st == TILEC_OK) form_job_run(j);
-    j->started = false;
-    if (j->st != TILEC_OK && first == TILEC_OK && j->kind == FORM_ATTN) {
-      first = j->st;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "its FlashAttention-3 form did not load (TILEC_ATTN_FORM=0 loads the kernel without "
-               "it):\n%s", j->q ? tilec_program_log(j->q) : "");
-      log_error(p, j->st, f->name, msg);
-    } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
-      first = j->st;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "its %s did not load (TILEC_KMAJOR_B=0 loads the kernel without it):\n%s",
-               j->kind == FORM_KMAJOR ? "K-major-B form" : "K-major-B form's transpose kernel",
-               j->q ? tilec_program_log(j->q) : "");
-      log_error(p, j->st, f->name, msg);
-    } else if (j->st != TILEC_OK && first == TILEC_OK) {
-      first = j->st;
-      const tl_small_m_plan *plan = f->small_m;
-      const tl_small_m_form *fm = j->fm;
-      char msg[1024];
-      snprintf(msg, sizeof msg,
-               "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (TILEC_SMALL_M=0 loads the "
-               "kernel without forms):\n%s",
-               plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
-               form_pipe_names[fm->pipeline], fm->stages, j->split_half ? ", split-K " : "",
-               j->split_half ? j->split_half : "", j->q ? tilec_program_log(j->q) : "");
-      log_error(p, j->st, f->name, msg);
-    }
-  }
-  return first;
-}
-
-static void drop_forms(form_jobs *js) {
-  for (int i = 0; i < js->n; i++) {
-    if (js->job[i].started) pthread_join(js->job[i].thread, NULL);
-    tilec_kernel_destroy(js->job[i].k);
-    tilec_program_destroy(js->job[i].q);
-  }
-  js->n = 0;
-}
-
-/* The loaded forms into k (which then owns their programs and kernels). */
-static tilec_status adopt_forms(tilec_kernel *k, form_jobs *js) {
-  const tl_small_m_plan *plan = k->f->small_m;
-  if (plan) {
-    k->m_param = plan->m_param, k->m_axis = plan->m_axis;
-    k->n_param = plan->n_param, k->n_axis = plan->n_axis;
-    k->k_param = plan->k_param, k->k_axis = plan->k_axis;
-  }
-  bool any_split = false;
-  for (int i = 0; i < js->n; i++) {
-    form_job *j = &js->job[i];
-    if (j->kind == FORM_ATTN) {
-      const tl_attn_form_plan *ap = k->f->attn_form;
-      k->attn_prog = j->q, k->attn = j->k;
-      k->attn_s_param = ap->s_param, k->attn_s_axis = ap->s_axis, k->attn_min_s = ap->min_s;
-    } else if (j->kind == FORM_KMAJOR) {
-      k->kmajor_prog = j->q, k->kmajor = j->k;
-    } else if (j->kind == FORM_TRANSPOSE) {
-      k->transpose_prog = j->q, k->transpose = j->k;
-    } else if (j->split_half && !strcmp(j->split_half, "reduce")) {
-      k->reduce_progs[k->nforms - 1] = j->q, k->reduces[k->nforms - 1] = j->k;
-    } else {
-      int m = k->nforms++;
-      k->form_progs[m] = j->q, k->forms[m] = j->k;
-      k->form_of[m] = *j->fm;
-      k->form_max_m[m] = j->fm->max_m;
-      any_split = any_split || j->fm->split;
-    }
-    j->q = NULL, j->k = NULL;
-  }
-  js->n = 0;
-  if (any_split) {
-    k->split_args = calloc((size_t)k->nparams + 1, sizeof *k->split_args);
-    if (!k->split_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
-  }
-  if (k->kmajor) {
-    k->kplan = *(const tl_kmajor_plan *)k->f->kmajor_b;
-    const char *e = getenv("TILEC_KMAJOR_B_MIN_M");
-    k->kmajor_min_m = e && *e ? atoll(e) : k->kplan.bm;
-    k->kmajor_args = calloc((size_t)k->nparams, sizeof *k->kmajor_args);
-    if (!k->kmajor_args) return log_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
+    return tl_load_error(p, TILEC_ERROR_USAGE, kernel, err);
   }
   return TILEC_OK;
 }
 
 /* Kernel f (or its vector variant: tl_codegen_opts.assume_vectors) from the memory cache, the
  * disk cache, or compiled and published. */
-static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
-                                 int variant, tl_cache_loaded *out, const char **origin_out) {
+tilec_status tl_load_variant(tilec_program *p, tl_func *f, const tl_rt_device *dev, const char *arch, int device,
+                             int variant, tl_cache_loaded *out, const char **origin_out) {
   const tl_cuda *cu;
   char err[512];
   tl_rt_driver(&cu, err, sizeof err);
@@ -849,7 +406,7 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
                                 "again): %s", msg.data ? msg.data : "\n");
       free(cubin);
       if (rt != TL_OK) {
-        log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "module load failed");
+        tl_load_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "module load failed");
         tl_sbuf_free(&msg);
         return (tilec_status)rt;
       }
@@ -858,7 +415,7 @@ static tilec_status load_variant(tilec_program *p, tl_func *f, const tl_rt_devic
     }
     if (loaded.meta.nparams != f->params.len) {
       /* cannot happen with a sound key; never launch a mismatched kernel */
-      return log_error(p, TILEC_ERROR_INTERNAL, f->name, "cached kernel has a different parameter count");
+      return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "cached kernel has a different parameter count");
     }
     tl_cache_mem_insert(&key, device, &loaded);
   }
@@ -880,63 +437,30 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   if (st != TILEC_OK) return st;
   bool has_forms = f->small_m || f->kmajor_b || f->attn_form;
   /* on the heap: the forms' threads hold pointers into it, and late forms outlive this call */
-  form_jobs *forms = has_forms ? calloc(1, sizeof *forms) : NULL;
-  if (has_forms && !forms) return log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
-  if (has_forms && (st = start_forms(p, f, device, forms)) != TILEC_OK) {
-    drop_forms(forms);
+  tl_form_jobs *forms = has_forms ? tl_forms_new() : NULL;
+  if (has_forms && !forms) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
+  if (has_forms && (st = tl_forms_start(p, f, device, forms)) != TILEC_OK) {
+    tl_forms_drop(forms);
     free(forms);
     return st;
   }
   st = load_main(p, f, dev, arch, device, out);
   if (st == TILEC_OK && has_forms) {
-    bool all_started = forms->n > 0;
-    for (int i = 0; i < forms->n; i++) all_started = all_started && forms->job[i].started;
-    if (all_started && late_forms_on()) {
-      (*out)->late = forms; /* settle_forms adopts them at the first launch that needs one */
+    if (tl_forms_all_started(forms) && tl_late_forms_on()) {
+      (*out)->late = forms; /* tl_forms_settle adopts them at the first launch that needs one */
       return TILEC_OK;
     }
-    st = finish_forms(p, f, forms);
-    if (st == TILEC_OK) st = adopt_forms(*out, forms);
+    st = tl_forms_finish(p, f, forms);
+    if (st == TILEC_OK) st = tl_forms_adopt(*out, forms);
     if (st != TILEC_OK) {
       tilec_kernel_destroy(*out);
       *out = NULL;
     }
   }
-  if (forms) drop_forms(forms);
+  if (forms) tl_forms_drop(forms);
   free(forms);
   return st;
 }
-
-/* Late forms (late_forms_on): k's forms joined and adopted, or their failure kept in k->late_st
- * (and said in the program's log), which this and every later launch that needs a form returns. */
-static tilec_status settle_forms(tilec_kernel *k) {
-  form_jobs *js = k->late;
-  if (js) {
-    k->late = NULL;
-    size_t mark = k->p->log.len;
-    tilec_status st = finish_forms(k->p, k->f, js);
-    if (st == TILEC_OK) st = adopt_forms(k, js);
-    drop_forms(js);
-    free(js);
-    if (st != TILEC_OK) {
-      k->late_st = st;
-      const char *msg = k->p->log.data && k->p->log.len > mark ? k->p->log.data + mark : "see tilec_program_log";
-      snprintf(k->late_err, sizeof k->late_err, "%s", msg);
-    }
-  }
-  if (k->late_st == TILEC_OK) return TILEC_OK;
-  size_t n = strlen(k->late_err);
-  while (n && k->late_err[n - 1] == '\n') n--;
-  snprintf(k->err, sizeof k->err, "launch %s: a form this launch needs was loaded late and failed: %.*s", k->f->name,
-           (int)n, k->late_err);
-  return k->late_st;
-}
-
-/* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
- * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
- * form's bound, and one whose M is at most the last small-M form's bound.  A launch that needs
- * none runs the kernel while the forms still load. */
-static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs);
 
 /* Whether a kernel of p with launch metadata meta was compiled as a TMA form (tl_tma_mode): it has
  * tensor maps and p's option and TILEC_TMA_FORM (in the key of every cached kernel) say so. */
@@ -951,18 +475,18 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
   err[0] = 0;
   tl_cache_loaded loaded, vec;
   const char *origin = NULL;
-  tilec_status st = load_variant(p, f, dev, arch, device, VARIANT_MAIN, &loaded, &origin);
+  tilec_status st = tl_load_variant(p, f, dev, arch, device, TL_LOAD_MAIN, &loaded, &origin);
   if (st != TILEC_OK) return st;
   /* row kernels: the variant without the per-element fallback, for launches whose arguments
    * have the key bits it assumes, where the default keeps fewer than ROW_VARIANT_WARPS warps
    * an SM (docs/rows.md "rows5"); TILEC_LAUNCH_VARIANTS=0: the default kernel alone */
-  int c0 = ctas_per_sm(dev, loaded.function, &loaded.meta);
+  int c0 = tl_ctas_per_sm(dev, loaded.function, &loaded.meta);
   bool want_vec = f->access_split && !tl_code_env("TILEC_VEC_ONLY") && !tl_code_env_off("TILEC_LAUNCH_VARIANTS") &&
                   !loaded.meta.persist && c0 * (loaded.meta.threads / 32) < ROW_VARIANT_WARPS;
   const char *vorigin = NULL;
-  if (want_vec && load_variant(p, f, dev, arch, device, VARIANT_VEC, &vec, &vorigin) != TILEC_OK) want_vec = false;
+  if (want_vec && tl_load_variant(p, f, dev, arch, device, TL_LOAD_VEC, &vec, &vorigin) != TILEC_OK) want_vec = false;
   if (want_vec) {
-    int c1 = ctas_per_sm(dev, vec.function, &vec.meta);
+    int c1 = tl_ctas_per_sm(dev, vec.function, &vec.meta);
     bool straight = tl_row_variant_form(f) == 1;
     want_vec = vec.meta.assumed_key && (straight ? c1 > c0 : c1 >= c0) && vec.meta.threads == loaded.meta.threads &&
                vec.meta.smem_bytes == loaded.meta.smem_bytes && !vec.meta.persist;
@@ -970,11 +494,11 @@ static tilec_status load_main(tilec_program *p, tl_func *f, const tl_rt_device *
                             "SM (%s)%s\n", f->name, c0, c1, vorigin ? vorigin : "?",
                    want_vec ? "; used for arguments with its key bits" : "; not used");
   }
-  st = check_resources(p, f, dev, loaded.function, &loaded.meta);
+  st = tl_check_resources(p, f, dev, loaded.function, &loaded.meta);
   if (st != TILEC_OK) return st;
-  if (want_vec && check_resources(p, f, dev, vec.function, &vec.meta) != TILEC_OK) want_vec = false;
-  tilec_kernel *k = new_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
-  if (!k) return log_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
+  if (want_vec && tl_check_resources(p, f, dev, vec.function, &vec.meta) != TILEC_OK) want_vec = false;
+  tilec_kernel *k = tl_new_kernel_handle(p, f, dev, loaded.function, &loaded.meta, origin, err, sizeof err);
+  if (!k) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, err[0] ? err : "out of memory");
   if (want_vec) {
     k->vec_fn = vec.function;
     k->vec_key = vec.meta.assumed_key;
@@ -1027,7 +551,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
                                    tilec_kernel **out) {
   if (out) *out = NULL;
   if (!p || !out) return TILEC_ERROR_USAGE;
-  if (!ptx) return log_error(p, TILEC_ERROR_USAGE, kernel, "no PTX text (NULL)");
+  if (!ptx) return tl_load_error(p, TILEC_ERROR_USAGE, kernel, "no PTX text (NULL)");
   char err[512];
   const tl_rt_device *dev;
   char arch[32];
@@ -1041,7 +565,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   if (st != TILEC_OK) return st;
   char user_arch[32];
   if (!tl_ptx_read_target(ptx, user_arch, sizeof user_arch))
-    return log_error(p, TILEC_ERROR_USAGE, f->name, "the PTX given has no .target directive");
+    return tl_load_error(p, TILEC_ERROR_USAGE, f->name, "the PTX given has no .target directive");
   tl_sbuf want = {0}, got = {0};
   bool have_want = ptx_entry_params(p->text[TILEC_STAGE_PTX], meta.entry, &want);
   bool have_got = ptx_entry_params(ptx, meta.entry, &got);
@@ -1055,7 +579,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
                got.data ? got.data : "", want.data ? want.data : "");
     tl_sbuf_free(&want);
     tl_sbuf_free(&got);
-    return log_error(p, have_want ? TILEC_ERROR_USAGE : TILEC_ERROR_INTERNAL, f->name, err);
+    return tl_load_error(p, have_want ? TILEC_ERROR_USAGE : TILEC_ERROR_INTERNAL, f->name, err);
   }
   tl_sbuf_free(&want);
   tl_sbuf_free(&got);
@@ -1077,21 +601,21 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   }
   free(cubin);
   if (rt != TL_OK) {
-    log_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "loading the PTX failed");
+    tl_load_error(p, (tilec_status)rt, f->name, msg.data ? msg.data : "loading the PTX failed");
     tl_sbuf_free(&msg);
     return (tilec_status)rt;
   }
   tl_sbuf_free(&msg);
-  st = check_resources(p, f, dev, fn, &meta);
-  tilec_kernel *k = st == TILEC_OK ? new_handle(p, f, dev, fn, &meta, "user-ptx", err, sizeof err) : NULL;
+  st = tl_check_resources(p, f, dev, fn, &meta);
+  tilec_kernel *k = st == TILEC_OK ? tl_new_kernel_handle(p, f, dev, fn, &meta, "user-ptx", err, sizeof err) : NULL;
   if (!k) {
     const tl_cuda *cu;
     if (tl_rt_driver(&cu, err, sizeof err) == TL_OK) cu->cuModuleUnload(mod);
-    return st != TILEC_OK ? st : log_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
+    return st != TILEC_OK ? st : tl_load_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
   }
   k->owned_module = mod;
   /* PTX compiled as a TMA form (codegen.h) has no path for tensors a map cannot take: such a
-   * launch is refused (launch_notma), not trapped in the kernel */
+   * launch is refused (tl_launch_notma, form_launch.c), not trapped in the kernel */
   k->tma_form = meta.ntma > 0 && strstr(ptx, TL_TMA_FORM_MARK) != NULL;
   *out = k;
   return TILEC_OK;
@@ -1100,7 +624,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
 void tilec_kernel_destroy(tilec_kernel *k) {
   if (!k) return;
   if (k->late) { /* late forms still loading: joined, then dropped */
-    drop_forms(k->late);
+    tl_forms_drop(k->late);
     free(k->late);
     k->late = NULL;
   }
@@ -1146,502 +670,5 @@ tilec_status tilec_kernel_config(const tilec_kernel *k, int *threads, int *smem_
   if (threads) *threads = k->meta.threads;
   if (smem_bytes) *smem_bytes = k->meta.smem_bytes;
   if (entry) *entry = k->meta.entry;
-  return TILEC_OK;
-}
-
-/* ---- launch ----------------------------------------------------------------------------------- */
-static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);
-static tilec_status launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) {
-  int w = snprintf(k->err, sizeof k->err, "launch %s: ", k->f->name);
-  va_list ap;
-  va_start(ap, fmt);
-  if (w > 0 && (size_t)w < sizeof k->err) vsnprintf(k->err + w, sizeof k->err - (size_t)w, fmt, ap);
-  va_end(ap);
-  return st;
-}
-
-/* Everything the checks and the grid depend on, for the "same as last time" test. */
-static void signature(const tilec_kernel *k, int64_t *sig) {
-  memset(sig, 0, k->sig_len * sizeof *sig);
-  for (int i = 0; i < k->nparams; i++) {
-    const tl_arg *a = &k->targs[i];
-    int64_t *s = sig + (size_t)i * (3 + TL_MAX_RANK);
-    if (a->is_tensor) {
-      s[0] = 1 + a->dtype;
-      s[1] = a->rank;
-      for (int d = 0; d < a->rank && d < TL_MAX_RANK; d++) s[3 + d] = a->shape[d];
-    } else {
-      s[0] = a->is_float ? -1 : -2;
-      if (a->is_float) memcpy(&s[2], &a->f, sizeof a->f);
-      else s[2] = a->i;
-    }
-  }
-}
-
-/* TILEC_CHECK_POINTERS=1: is the byte at `ptr` device memory that k's
- * launch may use?  NULL when it is, else what it is instead. */
-static const char *pointer_problem(const tilec_kernel *k, const tl_cuda *cu, CUdeviceptr ptr, char *buf, size_t n) {
-  char t[200];
-  unsigned type = 0;
-  CUresult r = cu->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
-  if (r != CUDA_SUCCESS) {
-    snprintf(buf, n, "is not memory the CUDA driver knows (%s): host memory from malloc, or freed?",
-             tl_rt_result_text(r, t, sizeof t));
-    return buf;
-  }
-  if (type == CU_MEMORYTYPE_HOST) return "is page-locked host memory, not device memory";
-  if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) {
-    snprintf(buf, n, "is memory of type %u, not device memory", type);
-    return buf;
-  }
-  uint64_t managed = 0; /* a bool; zero-extended in 8 bytes whatever its width */
-  if (cu->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) == CUDA_SUCCESS && managed)
-    return NULL; /* managed memory: any device may use it */
-  int ordinal = -1;
-  if (cu->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr) == CUDA_SUCCESS &&
-      ordinal != k->dev->ordinal) {
-    snprintf(buf, n, "is memory of CUDA device %d; the kernel runs on device %d", ordinal, k->dev->ordinal);
-    return buf;
-  }
-  CUcontext ctx = NULL; /* NULL for stream-ordered (pool) and VMM memory: no context owns it */
-  if (cu->cuPointerGetAttribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, ptr) == CUDA_SUCCESS && ctx &&
-      ctx != k->dev->ctx) {
-    snprintf(buf, n, "belongs to CUDA context %p, not to the kernel's (device %d's primary context %p)", (void *)ctx,
-             k->dev->ordinal, (void *)k->dev->ctx);
-    return buf;
-  }
-  return NULL;
-}
-
-/* Every tensor's bytes, from its lowest to its highest element: device
- * memory of k's device and context, the last byte in the same allocation as
- * the first or itself device memory (VMM allocations may be adjacent). */
-static tilec_status check_pointers(tilec_kernel *k, const tl_cuda *cu) {
-  if (!cu->cuPointerGetAttribute)
-    return launch_error(k, TILEC_ERROR_CUDA, "TILEC_CHECK_POINTERS=1, but the driver has no cuPointerGetAttribute");
-  char buf[300];
-  for (int i = 0; i < k->nparams; i++) {
-    const tl_arg *a = &k->targs[i];
-    if (!a->is_tensor) continue;
-    const char *name = k->f->params.data[i].name;
-    int64_t lo = 0, hi = tl_dtype_bytes(k->f->params.data[i].dtype), eb = hi;
-    bool empty = false, overflow = false;
-    for (int d = 0; d < a->rank && d < TL_MAX_RANK; d++) {
-      int64_t span;
-      if (a->shape[d] <= 0) empty = true;
-      else if (__builtin_mul_overflow(a->shape[d] - 1, a->strides[d], &span) ||
-               __builtin_mul_overflow(span, eb, &span) || __builtin_add_overflow(span < 0 ? lo : hi, span,
-                                                                                   span < 0 ? &lo : &hi))
-        overflow = true;
-    }
-    if (empty) continue; /* no element is read or written */
-    if (overflow)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): its extent in bytes overflows 64 bits", i, name);
-    CUdeviceptr base = (CUdeviceptr)(uintptr_t)a->data, first = base + (CUdeviceptr)lo, last = base + (CUdeviceptr)(hi - 1);
-    const char *why = pointer_problem(k, cu, first, buf, sizeof buf);
-    if (why)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer 0x%llx %s (TILEC_CHECK_POINTERS=1)", i,
-                          name, (unsigned long long)first, why);
-    CUdeviceptr start = 0;
-    size_t size = 0;
-    bool inside = cu->cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, first) == CUDA_SUCCESS &&
-                  cu->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, first) == CUDA_SUCCESS &&
-                  last >= start && last - start < size;
-    if (!inside && (why = pointer_problem(k, cu, last, buf, sizeof buf)) != NULL)
-      return launch_error(k, TILEC_ERROR_LAUNCH,
-                          "argument %d (%s): its last byte 0x%llx (%lld bytes from its first, 0x%llx) %s; the "
-                          "allocation holding the first is 0x%llx + %zu bytes (TILEC_CHECK_POINTERS=1)",
-                          i, name, (unsigned long long)last, (long long)(hi - 1 - lo), (unsigned long long)first, why,
-                          (unsigned long long)start, size);
-  }
-  return TILEC_OK;
-}
-
-static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
-                           void *stream);
-
-tilec_status tilec_kernel_launch(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream) {
-  return launch(k, args, nargs, NULL, stream);
-}
-
-tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t grid[3],
-                                      void *stream) {
-  if (k && !grid) {
-    k->err[0] = 0;
-    return launch_error(k, TILEC_ERROR_USAGE, "no grid (NULL)");
-  }
-  return launch(k, args, nargs, grid, stream);
-}
-
-/* The small-M form a launch of k with these arguments runs, or NULL (k itself; also when the
- * argument that gives M is not a tensor of the right rank: the checks of k say so). */
-/* Dimension `axis` of tensor argument `param`, or -1 when the argument is not such a tensor. */
-static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t axis) {
-  if (param >= nargs || args[param].kind != TILEC_ARG_TENSOR || !args[param].u.tensor) return -1;
-  const DLTensor *t = args[param].u.tensor;
-  return t->ndim > axis && t->shape ? t->shape[axis] : -1;
-}
-
-/* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
- * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
-static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
-  if (k->f->kmajor_b) return true;
-  const tl_attn_form_plan *ap = k->f->attn_form;
-  if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
-  const tl_small_m_plan *plan = k->f->small_m;
-  if (!plan) return false;
-  int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
-  for (int i = 0; m >= 0 && i < plan->nforms; i++)
-    if (m <= plan->forms[i].max_m) return true;
-  return false;
-}
-
-static int form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
-  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis);
-  if (m < 0) return -1;
-  for (int i = 0; i < k->nforms; i++)
-    if (m <= k->form_max_m[i]) return i;
-  return -1;
-}
-
-/* SPLIT for split form i at M x N x K: as many splits of each tile as fill the CTAs that run at
- * once (floor: a persistent CTA runs its units one after the other, so a second part-wave costs
- * as much as the first), at least 4 k-steps a split, 1..8; TILEC_SMALL_M_SPLIT=S forces S
- * (measuring). */
-static int64_t split_count(const tilec_kernel *k, int i, int64_t m, int64_t n, int64_t kk) {
-  const tl_small_m_form *fm = &k->form_of[i];
-  const tilec_kernel *fk = k->forms[i];
-  const char *e = getenv("TILEC_SMALL_M_SPLIT");
-  if (e && atoi(e) >= 1) return atoi(e);
-  int64_t tiles = ((m + fm->bm - 1) / fm->bm) * ((n + fm->bn - 1) / fm->bn);
-  int64_t resident = fk->meta.persist ? fk->max_ctas : (int64_t)k->dev->sm_count * ctas_per_sm(k->dev, fk->fn, &fk->meta);
-  int64_t want = resident / (tiles > 0 ? tiles : 1);
-  int64_t steps = (kk + fm->bk - 1) / fm->bk, most = steps / 4;
-  if (want > most) want = most;
-  if (want > 8) want = 8;
-  return want < 1 ? 1 : want;
-}
-
-static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
-                           void *stream);
-
-/* k's workspace (a form's scratch in device memory: split-K partial sums, the K-major-B form's
- * transposed B) at least `bytes` long: allocated on the first launch that needs more, then kept;
- * what it replaces is kept until the handle goes (a CUDA graph captured with it still uses it;
- * at most 16, then the oldest is freed). */
-static tilec_status workspace(tilec_kernel *k, size_t bytes, const char *what) {
-  if (bytes <= k->ws_bytes) return TILEC_OK;
-  char err[512];
-  const tl_cuda *cu;
-  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
-    return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
-  if (!cu->cuMemAlloc || !cu->cuMemFree)
-    return launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the %s workspace)", what);
-  if (k->ws) {
-    if (k->nws_old == 16) {
-      cu->cuMemFree(k->ws_old[0]);
-      memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
-      k->nws_old--;
-    }
-    k->ws_old[k->nws_old++] = k->ws;
-  }
-  k->ws = 0, k->ws_bytes = 0;
-  CUdeviceptr ptr = 0;
-  CUresult r = cu->cuMemAlloc(&ptr, bytes);
-  if (r != CUDA_SUCCESS) {
-    char t[200];
-    return launch_error(k, TILEC_ERROR_CUDA, "cuMemAlloc of the %s workspace (%zu bytes) failed: %s", what, bytes,
-                        tl_rt_result_text(r, t, sizeof t));
-  }
-  k->ws = ptr, k->ws_bytes = bytes;
-  return TILEC_OK;
-}
-
-/* Split form i: P sized (grown if needed), then the partial half and the reduce half on `stream`,
- * both through launch() with the caller's arguments and P. */
-static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, int nargs, void *stream) {
-  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis), n = arg_dim(args, nargs, k->n_param, k->n_axis);
-  int64_t kk = arg_dim(args, nargs, k->k_param, k->k_axis);
-  if (n < 0 || kk < 0 || nargs != k->nparams) return launch(k->forms[i], args, nargs, NULL, stream); /* its checks say why */
-  int64_t s = split_count(k, i, m, n, kk);
-  size_t bytes = (size_t)s * (size_t)(m > 0 ? m : 1) * (size_t)(n > 0 ? n : 1) * 4;
-  tilec_status wst = workspace(k, bytes, "split-K");
-  if (wst != TILEC_OK) return wst;
-  memcpy(k->split_args, args, sizeof *args * (size_t)nargs);
-  k->split_p_shape[0] = s, k->split_p_shape[1] = m, k->split_p_shape[2] = n;
-  k->split_p = (DLTensor){.data = (void *)(uintptr_t)k->ws, .device = {kDLCUDA, k->dev->ordinal}, .ndim = 3,
-                          .dtype = {kDLFloat, 32, 1}, .shape = k->split_p_shape};
-  k->split_args[nargs] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &k->split_p};
-  tilec_status st = launch(k->forms[i], k->split_args, nargs + 1, NULL, stream);
-  if (st != TILEC_OK) {
-    snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
-    return st;
-  }
-  st = launch(k->reduces[i], k->split_args, nargs + 1, NULL, stream);
-  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->reduces[i]->err);
-  return st;
-}
-
-/* A launch of TMA form k whose tensor argument `param` a tensor map cannot take: through k's
- * no-TMA form, loaded (memory cache, disk cache or compiled) at the first such launch. */
-static tilec_status launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
-                                 const int64_t *grid_override, void *stream) {
-  const char *pname = k->f->params.data[param].name;
-  if (!k->notma && k->owned_module)
-    return launch_error(k, TILEC_ERROR_LAUNCH,
-                        "argument %d (%s): no tensor map can take it (codegen.h: the last stride 1, the data and "
-                        "every other byte stride 16-byte aligned, no size 0), and the PTX given for kernel '%s' is a "
-                        "TMA form (\"" TL_TMA_FORM_MARK "\": no path for such tensors); nothing was launched: compile "
-                        "that PTX with the option tma-fallback=inline, or load the kernel with tilec_kernel_load",
-                        param, pname, k->f->name);
-  if (!k->notma) {
-    tilec_program *p = k->p;
-    tl_cache_loaded loaded;
-    const char *origin = NULL;
-    char err[512] = "";
-    tilec_status st = load_variant(p, k->f, k->dev, k->arch, k->dev->ordinal, VARIANT_NOTMA, &loaded, &origin);
-    if (st == TILEC_OK) st = check_resources(p, k->f, k->dev, loaded.function, &loaded.meta);
-    tilec_kernel *n = st == TILEC_OK ? new_handle(p, k->f, k->dev, loaded.function, &loaded.meta, origin, err, sizeof err) : NULL;
-    if (!n)
-      return launch_error(k, st != TILEC_OK ? st : TILEC_ERROR_NOMEM,
-                          "argument %d (%s): no tensor map can take it, and the no-TMA form of kernel '%s' did not "
-                          "load (%s; tilec_program_log has the details); nothing was launched",
-                          param, pname, k->f->name, err[0] ? err : "see the log");
-    tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
-                            "runs such launches\n", k->f->name, param, pname, origin ? origin : "?");
-    k->notma = n;
-  }
-  tilec_status st = launch(k->notma, args, nargs, grid_override, stream);
-  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->notma->err);
-  return st;
-}
-
-/* B's strides (NULL strides: compact row-major). */
-static void b_strides(const DLTensor *b, int64_t *s0, int64_t *s1) {
-  *s0 = b->strides ? b->strides[0] : b->shape[1];
-  *s1 = b->strides ? b->strides[1] : 1;
-}
-
-/* The K-major-B form (lib/kmajor_b.h): 1 when this launch runs it on B's own memory (B's view is
- * K-major), 2 after a transpose into the workspace (N-major, M above kmajor_min_m), 0 the kernel
- * itself (anything else: another view, an empty B, arguments its checks will refuse). */
-static int kmajor_route(const tilec_kernel *k, const tilec_arg *args, int nargs) {
-  int32_t bp = k->kplan.b_param;
-  if (nargs != k->nparams || args[bp].kind != TILEC_ARG_TENSOR || !args[bp].u.tensor) return 0;
-  const DLTensor *b = args[bp].u.tensor;
-  if (b->ndim != 2 || !b->shape || b->shape[0] <= 0 || b->shape[1] <= 0) return 0;
-  int64_t s0, s1;
-  b_strides(b, &s0, &s1);
-  if (s0 == 1 && b->shape[0] > 1) return 1;
-  if (s1 != 1 && b->shape[1] > 1) return 0;
-  int64_t m = arg_dim(args, nargs, k->kplan.m_param, k->kplan.m_axis);
-  return m > k->kmajor_min_m ? 2 : 0;
-}
-
-/* A launch of the K-major-B form or its transpose (sub) failed: the kernel's own argument checks
- * say why where they refuse the arguments (the form sees B as [N, K]), else sub's message. */
-static tilec_status kmajor_failed(tilec_kernel *k, const tilec_kernel *sub, tilec_status st, const tilec_arg *args,
-                                  int nargs) {
-  char err[512] = "";
-  if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
-                                   !tl_check_args(k->f, k->targs, nargs, err, sizeof err)))
-    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-  snprintf(k->err, sizeof k->err, "%s", sub->err);
-  return st;
-}
-
-/* B's [K, N] view as the form's [N, K] parameter: route 1 B's own memory, route 2 the workspace
- * (rows of K padded to 16 bytes, so the form's TMA takes it) after the transpose kernel wrote it;
- * then the form, on `stream`. */
-static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *args, int nargs, void *stream) {
-  int32_t bp = k->kplan.b_param;
-  const DLTensor *b = args[bp].u.tensor;
-  int64_t kk = b->shape[0], n = b->shape[1];
-  int64_t eb = (b->dtype.bits * b->dtype.lanes + 7) / 8;
-  if (eb < 1) eb = 1;
-  int64_t pitch = (kk * eb + 15) / 16 * 16 / eb; /* K's elements in a row of 16-byte multiples */
-  DLTensor *bt = &k->kmajor_bt;
-  *bt = *b;
-  bt->shape = k->kmajor_bt_shape, bt->strides = k->kmajor_bt_strides;
-  k->kmajor_bt_shape[0] = n, k->kmajor_bt_shape[1] = kk;
-  tilec_status st;
-  if (route == 1) {
-    /* (one column, N = 1: its stride is never stepped; K's padded pitch keeps a tensor map valid) */
-    int64_t s0, s1;
-    b_strides(b, &s0, &s1);
-    k->kmajor_bt_strides[0] = n > 1 ? s1 : pitch;
-    k->kmajor_bt_strides[1] = 1;
-  } else {
-    if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)eb, "K-major-B")) != TILEC_OK) return st;
-    bt->data = (void *)(uintptr_t)k->ws, bt->byte_offset = 0;
-    k->kmajor_bt_strides[0] = pitch, k->kmajor_bt_strides[1] = 1;
-    k->transpose_args[0] = args[bp];
-    k->transpose_args[1] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
-    st = launch(k->transpose, k->transpose_args, 2, NULL, stream);
-    if (st != TILEC_OK) return kmajor_failed(k, k->transpose, st, args, nargs);
-  }
-  memcpy(k->kmajor_args, args, sizeof *args * (size_t)nargs);
-  k->kmajor_args[bp] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
-  st = launch(k->kmajor, k->kmajor_args, nargs, NULL, stream);
-  return st == TILEC_OK ? st : kmajor_failed(k, k->kmajor, st, args, nargs);
-}
-
-static tilec_status launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override,
-                           void *stream) {
-  if (!k) return TILEC_ERROR_USAGE;
-  k->err[0] = 0;
-  if ((k->late || k->late_st != TILEC_OK) && !grid_override && nargs > 0 && args && needs_form(k, args, nargs)) {
-    tilec_status st = settle_forms(k); /* late forms: this launch may run one */
-    if (st != TILEC_OK) return st;
-  }
-  if (k->kmajor && !grid_override && nargs > 0 && args) {
-    /* an 8-bit B [K, N]: the K-major-B form, picked by B's strides (lib/kmajor_b.h) */
-    int route = kmajor_route(k, args, nargs);
-    if (route) return launch_kmajor(k, route, args, nargs, stream);
-  }
-  if (k->attn && !grid_override && nargs > 0 && args &&
-      arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) >= k->attn_min_s) {
-    /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h) */
-    tilec_status st = launch(k->attn, args, nargs, NULL, stream);
-    if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->attn->err);
-    return st;
-  }
-  if (k->nforms && !grid_override && nargs > 0 && args) {
-    /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */
-    int i = form_for(k, args, nargs);
-    if (i >= 0 && k->reduces[i]) return launch_split(k, i, args, nargs, stream);
-    if (i >= 0) {
-      tilec_status st = launch(k->forms[i], args, nargs, NULL, stream);
-      if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
-      return st;
-    }
-  }
-  if (nargs < 0 || (nargs > 0 && !args)) return launch_error(k, TILEC_ERROR_USAGE, "no arguments array");
-  char err[512] = "";
-  if (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err))
-    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-  for (int i = 0; i < nargs; i++) {
-    if (args[i].kind != TILEC_ARG_TENSOR) continue;
-    const DLTensor *t = args[i].u.tensor;
-    const tl_param *pa = &k->f->params.data[i];
-    if (t->device.device_type == kDLCUDA && t->device.device_id != k->dev->ordinal)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s) is on CUDA device %d, the kernel on device %d", i,
-                          pa->name, t->device.device_id, k->dev->ordinal);
-    uintptr_t addr = (uintptr_t)k->targs[i].data;
-    int esize = tl_dtype_bytes(pa->dtype);
-    int need = k->meta.param_align[i] > esize ? k->meta.param_align[i] : esize;
-    if (need > 1 && addr % (uintptr_t)need != 0)
-      return launch_error(k, TILEC_ERROR_LAUNCH, "argument %d (%s): data pointer %p is not %d-byte aligned", i,
-                          pa->name, (void *)addr, need);
-  }
-  CUfunction fn = k->fn;
-  if (k->meta.assumed_key || k->vec_fn) { /* no fallback compiled (emit_memory.c assume_vectors): the key decides */
-    tl_spec_arg sa[TL_CACHE_MAX_PARAMS];
-    for (int i = 0; i < nargs && i < TL_CACHE_MAX_PARAMS; i++)
-      sa[i] = (tl_spec_arg){.is_tensor = k->targs[i].is_tensor, .addr = (uint64_t)(uintptr_t)k->targs[i].data,
-                            .rank = k->targs[i].rank, .shape = k->targs[i].shape, .strides = k->targs[i].strides,
-                            .elem_bytes = k->targs[i].is_tensor ? tl_dtype_bytes(k->targs[i].dtype) : 0};
-    uint32_t key = tl_spec_key_for_args(sa, nargs < TL_CACHE_MAX_PARAMS ? nargs : TL_CACHE_MAX_PARAMS);
-    if (k->vec_fn && (key & k->vec_key) == k->vec_key) fn = k->vec_fn;
-    if ((key & k->meta.assumed_key) != k->meta.assumed_key)
-      return launch_error(k, TILEC_ERROR_LAUNCH,
-                          "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (16-byte vectors only, no fallback): its "
-                          "tensors must be 16-byte aligned, contiguous along the last dimension, with 16-byte "
-                          "multiples for the other strides and the last size (key 0x%x, needs 0x%x); nothing was "
-                          "launched",
-                          k->f->name, key, k->meta.assumed_key);
-  }
-  signature(k, k->sig);
-  if (!k->have_last || memcmp(k->sig, k->last_sig, k->sig_len * sizeof *k->sig) != 0) {
-    /* new shapes or scalars: full checks and the grid (both allocation-free;
-     * a repeated launch with the same shapes skips them) */
-    k->have_last = false;
-    if (!tl_check_args(k->f, k->targs, nargs, err, sizeof err)) return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-    if (!tl_grid_eval_run(k->grid_eval, k->targs, nargs, k->grid, err, sizeof err))
-      return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-    for (int d = 0; d < 3; d++)
-      if (k->grid[d] > k->dev->max_grid[d])
-        return launch_error(k, TILEC_ERROR_LAUNCH,
-                            "grid (%lld, %lld, %lld): axis %d has %lld programs; device %d (%s) allows at most %d on "
-                            "axis %d (limits %d x %d x %d); nothing was launched: put the largest grid dimension on "
-                            "axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)",
-                            (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2], d,
-                            (long long)k->grid[d], k->dev->ordinal, k->dev->name, k->dev->max_grid[d], d,
-                            k->dev->max_grid[0], k->dev->max_grid[1], k->dev->max_grid[2]);
-    memcpy(k->last_sig, k->sig, k->sig_len * sizeof *k->sig);
-    k->have_last = true;
-  }
-  int64_t grid[3] = {k->grid[0], k->grid[1], k->grid[2]};
-  if (grid_override && k->meta.persist)
-    return launch_error(k, TILEC_ERROR_UNSUPPORTED,
-                        "kernel '%s' is persistent (its CTAs loop over the tiles of its grid clause, docs/pipelines.md, "
-                        "docs/rows.md): a given grid is not supported; compile it with TILEC_PERSIST=0 (a dot kernel) "
-                        "or --disable-pass=row_stream (a kernel without a dot)",
-                        k->f->name);
-  if (grid_override) {
-    for (int d = 0; d < 3; d++) {
-      if (grid_override[d] < 0 || grid_override[d] > k->dev->max_grid[d])
-        return launch_error(k, TILEC_ERROR_LAUNCH, "grid dimension %d is %lld, outside [0, %d] on this device", d,
-                            (long long)grid_override[d], k->dev->max_grid[d]);
-      grid[d] = grid_override[d];
-    }
-  }
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return TILEC_OK; /* nothing to do */
-  if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
-    return launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-  const tl_cuda *cu;
-  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
-    return launch_error(k, TILEC_ERROR_CUDA, "%s", err);
-  if (k->check_pointers) {
-    tilec_status ps = check_pointers(k, cu);
-    if (ps != TILEC_OK) return ps;
-  }
-  for (int i = 0; i < k->meta.ntma; i++) {
-    /* encoded once per (pointer, sizes, strides): a repeated launch costs a compare */
-    const tl_rt_tma *t = &k->meta.tma[i];
-    const tl_arg *a = &k->targs[t->param];
-    /* (the parameter's rank, checked: the same every launch) */
-    size_t nb = sizeof(int64_t) * (size_t)(a->rank < 0 ? 0 : a->rank > TL_MAX_RANK ? TL_MAX_RANK : a->rank);
-    if (k->tma_key[i].valid && k->tma_key[i].data == a->data && !memcmp(k->tma_key[i].shape, a->shape, nb) &&
-        !memcmp(k->tma_key[i].strides, a->strides, nb)) {
-      if (!k->tma_key[i].fits && k->tma_form) return launch_notma(k, t->param, args, nargs, grid_override, stream);
-      continue;
-    }
-    k->tma_key[i].valid = false;
-    int enc = tl_tma_encode(cu, t, a, k->slots[k->layout.nslots - k->meta.ntma + i], err, sizeof err);
-    if (enc < 0)
-      return launch_error(k, TILEC_ERROR_CUDA, "argument %d (%s): %s", t->param, k->f->params.data[t->param].name, err);
-    k->tma_key[i].data = a->data;
-    memcpy(k->tma_key[i].shape, a->shape, nb);
-    memcpy(k->tma_key[i].strides, a->strides, nb);
-    k->tma_key[i].valid = true;
-    k->tma_key[i].fits = enc > 0;
-    /* a tensor the map test refuses: a TMA form has no path for it (its no-TMA form has) */
-    if (!enc && k->tma_form) return launch_notma(k, t->param, args, nargs, grid_override, stream);
-  }
-  /* persistent: about one CTA per SM slot, each looping over the grid clause's tiles */
-  int64_t launch[3] = {grid[0], grid[1], grid[2]};
-  if (k->meta.persist) {
-    int64_t tiles = grid[0] * grid[1] * grid[2];
-    if (tiles > INT32_MAX) /* the kernel counts its tiles in 32 bits */
-      return launch_error(k, TILEC_ERROR_LAUNCH, "kernel '%s' is persistent and its grid has %lld tiles (at most %d)",
-                          k->f->name, (long long)tiles, INT32_MAX);
-    launch[0] = tiles < k->max_ctas ? tiles : k->max_ctas;
-    if (k->meta.cluster) { /* clusters of 2 CTAs, each cluster looping over pairs of tiles */
-      int a = k->meta.cluster - 1;
-      int64_t pairs = tiles / grid[a] * ((grid[a] + 1) / 2), fit = k->max_ctas / 2 > 0 ? k->max_ctas / 2 : 1;
-      launch[0] = 2 * (pairs < fit ? pairs : fit);
-    }
-    launch[1] = launch[2] = 1;
-  }
-  CUresult r = cu->cuLaunchKernel(fn, (unsigned)launch[0], (unsigned)launch[1], (unsigned)launch[2],
-                                  (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,
-                                  k->slots, NULL);
-  if (r != CUDA_SUCCESS) {
-    char t[200];
-    return launch_error(k, TILEC_ERROR_CUDA, "cuLaunchKernel failed: %s (grid %lld x %lld x %lld, block %d, smem %d)",
-                        tl_rt_result_text(r, t, sizeof t), (long long)grid[0], (long long)grid[1],
-                        (long long)grid[2], k->meta.threads, k->meta.smem_bytes);
-  }
   return TILEC_OK;
 }

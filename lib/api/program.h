@@ -50,7 +50,7 @@ struct tilec_options {
    * (passes/split_k.c, docs/small_m.md) of the kernel named by "kernel".  In the cache key. */
   int split_k_role;
   /* "tma-fallback": 0 = "form" (default: a kernel fed by TMA is its TMA path alone; the launcher
-   * runs its no-TMA form for tensors a map cannot take, jit.c), 1 = "inline" (both paths in one
+   * runs its no-TMA form for tensors a map cannot take, form_launch.c), 1 = "inline" (both paths in one
    * kernel: the AOT launchers, aot.c).  tl_codegen_opts.tma; in the cache key. */
   int tma_inline;
   /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
@@ -125,18 +125,22 @@ int tl_ptxas_parse_usage(const char *text, tl_ptxas_usage *out, int max);
  * Never fails the compile: a missing or failing ptxas is said on the line. */
 void tl_explain_resources(tilec_program *p);
 
-/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (api.c). */
+/* The options' checks that the stages reuse (options.c): "sm_" followed by two or three digits
+ * and an optional "a"; the TL_PIPE_* of a pipeline name (NULL: auto), -1 for an unknown one. */
+bool tl_api_is_arch_name(const char *s);
+int tl_api_pipeline_code(const char *name);
+
+/* ptxas: $TILEC_PTXAS, else the first on PATH, else /usr/local/cuda/bin (ptxas.c). */
 bool tl_api_find_ptxas(char *buf, size_t n);
 /* ptxas -arch=arch -O<opt_level> on ptx -> a malloc'd cubin; its messages appended to log (may
- * be NULL), a failure's reason to why (api.c). */
+ * be NULL), a failure's reason to why (ptxas.c). */
 tilec_status tl_api_ptxas(const char *ptx, const char *arch, int opt_level, char **cubin, size_t *size,
                           tl_sbuf *log, tl_sbuf *why);
 
-/* Files and a child process for ptxas (api.c): the whole file at path
- * (NUL-terminated, malloc'd; at most TILEC_MAX_SOURCE_BYTES + 1 bytes; a
- * directory is refused); data written to path; prog run with argv, stdin from
- * /dev/null and stdout + stderr into log_path (0600): returns posix_spawn's
- * error (0 = ran, *wstatus its wait status). */
+/* Files and a child process for ptxas: the whole file at path (api.c; NUL-terminated,
+ * malloc'd; at most TILEC_MAX_SOURCE_BYTES + 1 bytes; a directory is refused); data written to
+ * path (ptxas.c); prog run with argv, stdin from /dev/null and stdout + stderr into log_path
+ * (0600; ptxas.c): returns posix_spawn's error (0 = ran, *wstatus its wait status). */
 tilec_status tl_api_read_file(const char *path, char **data, size_t *len);
 bool tl_api_write_file(const char *path, const char *data, size_t n);
 int tl_api_run_logged(const char *prog, char *const argv[], const char *log_path, int *wstatus);

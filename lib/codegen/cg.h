@@ -225,6 +225,8 @@ void cg_view_elements(cg *g, tl_op *o, cg_elem_fn fn, void *ctx);
 /* A group of vec registers from reg, contiguous in memory from addr. */
 typedef void (*cg_group_fn)(cg *g, void *ctx, LLVMValueRef addr, LLVMValueRef pred, int32_t reg, int vec);
 bool cg_view_groups(cg *g, tl_op *o, int max_vec, cg_group_fn gfn, cg_elem_fn fn, void *ctx);
+
+/* emit_layout_change.c */
 /* Coordinate map of a layout-changing op: result coords -> source coords. */
 typedef enum { CG_MAP_ID, CG_MAP_EXPAND, CG_MAP_BCAST, CG_MAP_TRANS, CG_MAP_RESHAPE } cg_map_kind;
 void cg_emit_transfer(cg *g, int32_t src, int32_t dst, cg_map_kind kind, int axis);

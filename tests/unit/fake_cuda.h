@@ -37,7 +37,7 @@ static struct {
   struct { int dtype, swizzle, l2, oob, interleave; unsigned rank, box[5], estr[5]; void *addr; uint64_t dims[5], stride, strides[4]; } enc[4];
 } calls;
 static __thread CUcontext current;
-/* a kernel's small-M forms load on threads (lib/api/jit.c): the counters and the PTX recorded are shared */
+/* a kernel's small-M forms load on threads (lib/api/forms.c): the counters and the PTX recorded are shared */
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 #define FAKE_COUNT(c) __atomic_fetch_add(&(c), 1, __ATOMIC_RELAXED)
 

@@ -830,7 +830,7 @@ Test(fake_driver, small_m_default_forms_unsplit) {
   tilec_program_destroy(p);
 }
 
-/* Late forms (jit.c late_forms_on, docs/small_m.md "Late forms"): tilec_kernel_load returns once
+/* Late forms (forms.c tl_late_forms_on, docs/small_m.md "Late forms"): tilec_kernel_load returns once
  * the kernel itself is loaded, and a launch at a large M runs it without waiting for the forms; the
  * first launch whose M a form takes joins them (every form compiled and loaded once by then, none
  * again later).  TILEC_LATE_FORMS=0 (the next test): the load itself waits for every form.  A handle

@@ -1,0 +1,264 @@
+/* form_launch.c: a launch routed to one of the kernel's forms (the K-major-B form after B's
+ * transpose, the FlashAttention-3 form, a small-M form or its split-K halves, the no-TMA form of a
+ * TMA form), each through the launch core (launch.c) with the caller's stream, and the workspace
+ * in device memory those forms need (grown on demand, kept with the handle).
+ * requires: the forms adopted by the handle (forms.c), the no-TMA form loaded here at its first
+ * launch (jit.c); keeps: the caller's arguments (the forms' argument arrays are the handle's own);
+ * breaks: nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_handle.h"
+#include "attn_form.h"
+
+/* Dimension `axis` of tensor argument `param`, or -1 when the argument is not such a tensor. */
+static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t axis) {
+  if (param >= nargs || args[param].kind != TILEC_ARG_TENSOR || !args[param].u.tensor) return -1;
+  const DLTensor *t = args[param].u.tensor;
+  return t->ndim > axis && t->shape ? t->shape[axis] : -1;
+}
+
+/* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
+ * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
+ * form's bound, and one whose M is at most the last small-M form's bound.  A launch that needs
+ * none runs the kernel while the forms still load. */
+static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  if (k->f->kmajor_b) return true;
+  const tl_attn_form_plan *ap = k->f->attn_form;
+  if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
+  const tl_small_m_plan *plan = k->f->small_m;
+  if (!plan) return false;
+  int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
+  for (int i = 0; m >= 0 && i < plan->nforms; i++)
+    if (m <= plan->forms[i].max_m) return true;
+  return false;
+}
+
+/* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
+ * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
+static int form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis);
+  if (m < 0) return -1;
+  for (int i = 0; i < k->nforms; i++)
+    if (m <= k->form_max_m[i]) return i;
+  return -1;
+}
+
+/* SPLIT for split form i at M x N x K: as many splits of each tile as fill the CTAs that run at
+ * once (floor: a persistent CTA runs its units one after the other, so a second part-wave costs
+ * as much as the first), at least 4 k-steps a split, 1..8; TILEC_SMALL_M_SPLIT=S forces S
+ * (measuring). */
+static int64_t split_count(const tilec_kernel *k, int i, int64_t m, int64_t n, int64_t kk) {
+  const tl_small_m_form *fm = &k->form_of[i];
+  const tilec_kernel *fk = k->forms[i];
+  const char *e = getenv("TILEC_SMALL_M_SPLIT");
+  if (e && atoi(e) >= 1) return atoi(e);
+  int64_t tiles = ((m + fm->bm - 1) / fm->bm) * ((n + fm->bn - 1) / fm->bn);
+  int64_t resident = fk->meta.persist ? fk->max_ctas : (int64_t)k->dev->sm_count * tl_ctas_per_sm(k->dev, fk->fn, &fk->meta);
+  int64_t want = resident / (tiles > 0 ? tiles : 1);
+  int64_t steps = (kk + fm->bk - 1) / fm->bk, most = steps / 4;
+  if (want > most) want = most;
+  if (want > 8) want = 8;
+  return want < 1 ? 1 : want;
+}
+
+/* k's workspace (a form's scratch in device memory: split-K partial sums, the K-major-B form's
+ * transposed B) at least `bytes` long: allocated on the first launch that needs more, then kept;
+ * what it replaces is kept until the handle goes (a CUDA graph captured with it still uses it;
+ * at most 16, then the oldest is freed). */
+static tilec_status workspace(tilec_kernel *k, size_t bytes, const char *what) {
+  if (bytes <= k->ws_bytes) return TILEC_OK;
+  char err[512];
+  const tl_cuda *cu;
+  if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
+    return tl_launch_error(k, TILEC_ERROR_CUDA, "%s", err);
+  if (!cu->cuMemAlloc || !cu->cuMemFree)
+    return tl_launch_error(k, TILEC_ERROR_CUDA, "the driver has no cuMemAlloc / cuMemFree (the %s workspace)", what);
+  if (k->ws) {
+    if (k->nws_old == 16) {
+      cu->cuMemFree(k->ws_old[0]);
+      memmove(k->ws_old, k->ws_old + 1, sizeof k->ws_old[0] * 15);
+      k->nws_old--;
+    }
+    k->ws_old[k->nws_old++] = k->ws;
+  }
+  k->ws = 0, k->ws_bytes = 0;
+  CUdeviceptr ptr = 0;
+  CUresult r = cu->cuMemAlloc(&ptr, bytes);
+  if (r != CUDA_SUCCESS) {
+    char t[200];
+    return tl_launch_error(k, TILEC_ERROR_CUDA, "cuMemAlloc of the %s workspace (%zu bytes) failed: %s", what, bytes,
+                        tl_rt_result_text(r, t, sizeof t));
+  }
+  k->ws = ptr, k->ws_bytes = bytes;
+  return TILEC_OK;
+}
+
+/* Split form i: P sized (grown if needed), then the partial half and the reduce half on `stream`,
+ * both through tl_launch() with the caller's arguments and P. */
+static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, int nargs, void *stream) {
+  int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis), n = arg_dim(args, nargs, k->n_param, k->n_axis);
+  int64_t kk = arg_dim(args, nargs, k->k_param, k->k_axis);
+  if (n < 0 || kk < 0 || nargs != k->nparams) return tl_launch(k->forms[i], args, nargs, NULL, stream); /* its checks say why */
+  int64_t s = split_count(k, i, m, n, kk);
+  size_t bytes = (size_t)s * (size_t)(m > 0 ? m : 1) * (size_t)(n > 0 ? n : 1) * 4;
+  tilec_status wst = workspace(k, bytes, "split-K");
+  if (wst != TILEC_OK) return wst;
+  memcpy(k->split_args, args, sizeof *args * (size_t)nargs);
+  k->split_p_shape[0] = s, k->split_p_shape[1] = m, k->split_p_shape[2] = n;
+  k->split_p = (DLTensor){.data = (void *)(uintptr_t)k->ws, .device = {kDLCUDA, k->dev->ordinal}, .ndim = 3,
+                          .dtype = {kDLFloat, 32, 1}, .shape = k->split_p_shape};
+  k->split_args[nargs] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &k->split_p};
+  tilec_status st = tl_launch(k->forms[i], k->split_args, nargs + 1, NULL, stream);
+  if (st != TILEC_OK) {
+    snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
+    return st;
+  }
+  st = tl_launch(k->reduces[i], k->split_args, nargs + 1, NULL, stream);
+  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->reduces[i]->err);
+  return st;
+}
+
+/* A launch of TMA form k whose tensor argument `param` a tensor map cannot take: through k's
+ * no-TMA form, loaded (memory cache, disk cache or compiled) at the first such launch. */
+tilec_status tl_launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
+                             const int64_t *grid_override, void *stream) {
+  const char *pname = k->f->params.data[param].name;
+  if (!k->notma && k->owned_module)
+    return tl_launch_error(k, TILEC_ERROR_LAUNCH,
+                        "argument %d (%s): no tensor map can take it (codegen.h: the last stride 1, the data and "
+                        "every other byte stride 16-byte aligned, no size 0), and the PTX given for kernel '%s' is a "
+                        "TMA form (\"" TL_TMA_FORM_MARK "\": no path for such tensors); nothing was launched: compile "
+                        "that PTX with the option tma-fallback=inline, or load the kernel with tilec_kernel_load",
+                        param, pname, k->f->name);
+  if (!k->notma) {
+    tilec_program *p = k->p;
+    tl_cache_loaded loaded;
+    const char *origin = NULL;
+    char err[512] = "";
+    tilec_status st = tl_load_variant(p, k->f, k->dev, k->arch, k->dev->ordinal, TL_LOAD_NOTMA, &loaded, &origin);
+    if (st == TILEC_OK) st = tl_check_resources(p, k->f, k->dev, loaded.function, &loaded.meta);
+    tilec_kernel *n = st == TILEC_OK ? tl_new_kernel_handle(p, k->f, k->dev, loaded.function, &loaded.meta, origin, err, sizeof err) : NULL;
+    if (!n)
+      return tl_launch_error(k, st != TILEC_OK ? st : TILEC_ERROR_NOMEM,
+                          "argument %d (%s): no tensor map can take it, and the no-TMA form of kernel '%s' did not "
+                          "load (%s; tilec_program_log has the details); nothing was launched",
+                          param, pname, k->f->name, err[0] ? err : "see the log");
+    tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
+                            "runs such launches\n", k->f->name, param, pname, origin ? origin : "?");
+    k->notma = n;
+  }
+  tilec_status st = tl_launch(k->notma, args, nargs, grid_override, stream);
+  if (st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->notma->err);
+  return st;
+}
+
+/* B's strides (NULL strides: compact row-major). */
+static void b_strides(const DLTensor *b, int64_t *s0, int64_t *s1) {
+  *s0 = b->strides ? b->strides[0] : b->shape[1];
+  *s1 = b->strides ? b->strides[1] : 1;
+}
+
+/* The K-major-B form (lib/kmajor_b.h): 1 when this launch runs it on B's own memory (B's view is
+ * K-major), 2 after a transpose into the workspace (N-major, M above kmajor_min_m), 0 the kernel
+ * itself (anything else: another view, an empty B, arguments its checks will refuse). */
+static int kmajor_route(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+  int32_t bp = k->kplan.b_param;
+  if (nargs != k->nparams || args[bp].kind != TILEC_ARG_TENSOR || !args[bp].u.tensor) return 0;
+  const DLTensor *b = args[bp].u.tensor;
+  if (b->ndim != 2 || !b->shape || b->shape[0] <= 0 || b->shape[1] <= 0) return 0;
+  int64_t s0, s1;
+  b_strides(b, &s0, &s1);
+  if (s0 == 1 && b->shape[0] > 1) return 1;
+  if (s1 != 1 && b->shape[1] > 1) return 0;
+  int64_t m = arg_dim(args, nargs, k->kplan.m_param, k->kplan.m_axis);
+  return m > k->kmajor_min_m ? 2 : 0;
+}
+
+/* A launch of the K-major-B form or its transpose (sub) failed: the kernel's own argument checks
+ * say why where they refuse the arguments (the form sees B as [N, K]), else sub's message. */
+static tilec_status kmajor_failed(tilec_kernel *k, const tilec_kernel *sub, tilec_status st, const tilec_arg *args,
+                                  int nargs) {
+  char err[512] = "";
+  if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
+                                   !tl_check_args(k->f, k->targs, nargs, err, sizeof err)))
+    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+  snprintf(k->err, sizeof k->err, "%s", sub->err);
+  return st;
+}
+
+/* B's [K, N] view as the form's [N, K] parameter: route 1 B's own memory, route 2 the workspace
+ * (rows of K padded to 16 bytes, so the form's TMA takes it) after the transpose kernel wrote it;
+ * then the form, on `stream`. */
+static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *args, int nargs, void *stream) {
+  int32_t bp = k->kplan.b_param;
+  const DLTensor *b = args[bp].u.tensor;
+  int64_t kk = b->shape[0], n = b->shape[1];
+  int64_t eb = (b->dtype.bits * b->dtype.lanes + 7) / 8;
+  if (eb < 1) eb = 1;
+  int64_t pitch = (kk * eb + 15) / 16 * 16 / eb; /* K's elements in a row of 16-byte multiples */
+  DLTensor *bt = &k->kmajor_bt;
+  *bt = *b;
+  bt->shape = k->kmajor_bt_shape, bt->strides = k->kmajor_bt_strides;
+  k->kmajor_bt_shape[0] = n, k->kmajor_bt_shape[1] = kk;
+  tilec_status st;
+  if (route == 1) {
+    /* (one column, N = 1: its stride is never stepped; K's padded pitch keeps a tensor map valid) */
+    int64_t s0, s1;
+    b_strides(b, &s0, &s1);
+    k->kmajor_bt_strides[0] = n > 1 ? s1 : pitch;
+    k->kmajor_bt_strides[1] = 1;
+  } else {
+    if ((st = workspace(k, (size_t)n * (size_t)pitch * (size_t)eb, "K-major-B")) != TILEC_OK) return st;
+    bt->data = (void *)(uintptr_t)k->ws, bt->byte_offset = 0;
+    k->kmajor_bt_strides[0] = pitch, k->kmajor_bt_strides[1] = 1;
+    k->transpose_args[0] = args[bp];
+    k->transpose_args[1] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
+    st = tl_launch(k->transpose, k->transpose_args, 2, NULL, stream);
+    if (st != TILEC_OK) return kmajor_failed(k, k->transpose, st, args, nargs);
+  }
+  memcpy(k->kmajor_args, args, sizeof *args * (size_t)nargs);
+  k->kmajor_args[bp] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
+  st = tl_launch(k->kmajor, k->kmajor_args, nargs, NULL, stream);
+  return st == TILEC_OK ? st : kmajor_failed(k, k->kmajor, st, args, nargs);
+}
+
+/* (kernel_handle.h) Called for launches with the kernel's own grid (a given grid runs the kernel
+ * itself); the order is the K-major-B form (every launch of such a kernel), the FlashAttention-3
+ * form, the small-M forms. */
+bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream, tilec_status *st) {
+  if (nargs <= 0 || !args) return false;
+  if ((k->late || k->late_st != TILEC_OK) && needs_form(k, args, nargs)) {
+    *st = tl_forms_settle(k); /* late forms: this launch may run one */
+    if (*st != TILEC_OK) return true;
+  }
+  if (k->kmajor) {
+    /* an 8-bit B [K, N]: the K-major-B form, picked by B's strides (lib/kmajor_b.h) */
+    int route = kmajor_route(k, args, nargs);
+    if (route) {
+      *st = launch_kmajor(k, route, args, nargs, stream);
+      return true;
+    }
+  }
+  if (k->attn && arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) >= k->attn_min_s) {
+    /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h) */
+    *st = tl_launch(k->attn, args, nargs, NULL, stream);
+    if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->attn->err);
+    return true;
+  }
+  if (k->nforms) {
+    /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */
+    int i = form_for(k, args, nargs);
+    if (i >= 0 && k->reduces[i]) {
+      *st = launch_split(k, i, args, nargs, stream);
+      return true;
+    }
+    if (i >= 0) {
+      *st = tl_launch(k->forms[i], args, nargs, NULL, stream);
+      if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->forms[i]->err);
+      return true;
+    }
+  }
+  return false;
+}
