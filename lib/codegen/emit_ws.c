@@ -925,6 +925,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
     if (!(o->flags & TL_OPF_DEAD) && o->nres == 1 && producer_computes(f, o->res[0], 0)) cg_emit_op(g, f->body.ops.data[i]);
   }
+  cg_q_tma_issue(g); /* (fa3's q by TMA, emit_q_tma.c: before the tile's K and V) */
   if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
   else producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
@@ -974,6 +975,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMBuildBr(g->B, join);
     LLVMPositionBuilderAtEnd(g->B, real);
   }
+  if (p->q_tma) cg_q_tma_wait(g); /* (fa3's q by TMA, emit_q_tma.c: its slot is full) */
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_ws_tile_end(g, R);
   if (join) {

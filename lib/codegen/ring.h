@@ -181,6 +181,14 @@ typedef struct cg_plan {
   struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
   int32_t *red_off;        /* per op: a reduce's own shared slot (cg_plan_reduce_slots), -1 none; NULL: none at all */
+  /* fa3's q by TMA (emit_q_tma.c, TILEC_ATTN_Q_TMA=1): the score dot's resident A loaded by the
+   * producer; q_load: its load op (not emitted by the consumers), q_val its value, q_map its tensor
+   * map, q_mbar_off the "q full" / "q empty" mbarriers, the allocas their parity bits */
+  bool q_tma;
+  int32_t q_load, q_val;
+  int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
+  LLVMValueRef q_fullph, q_emptyph;
+  const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
@@ -365,6 +373,16 @@ void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);
 bool cg_ws_scalar(tl_func *f, int32_t v);    /* v: scalar arithmetic of parameters, program ids, ivs */
+
+/* emit_q_tma.c (docs/pipelines.md "q by TMA"; TILEC_ATTN_Q_TMA=1): fa3's q loaded by the producer */
+int cg_plan_q_tma(cg *g, int persist);       /* after cg_plan_overlap; returns the persistent end */
+bool cg_q_tma_owns(cg *g, int32_t v);        /* v is q: its slot is the TMA's, not staged */
+/* kernel prologue (every thread, before the split): q's map and map test (AND into ok), the two
+ * mbarriers initialized by thread tid 0; returns the new ok */
+LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok);
+void cg_q_tma_issue(cg *g);                  /* producer, per tile: wait q empty, q's boxes on q full */
+void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
+void cg_q_tma_release(cg *g);                /* consumers, the loop's exit: arrive on q empty */
 
 /* emit_cluster.c (docs/pipelines.md "Clusters") */
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the
