@@ -184,6 +184,25 @@ void cg_q_tma_issue(cg *g) {
   }
 }
 
+LLVMValueRef cg_q_tma_pending(cg *g) {
+  if (!g->plan->q_tma) return NULL;
+  LLVMValueRef v = LLVMBuildAlloca(g->PB, g->i32, "q.pending");
+  LLVMBuildStore(g->B, cg_i32(g, 1), v);
+  return v;
+}
+
+void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend) {
+  if (!pend) return;
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.issue");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.issued");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntNE, LLVMBuildLoad2(g->B, g->i32, pend, ""), cg_i32(g, 0), ""), ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  cg_q_tma_issue(g);
+  LLVMBuildStore(g->B, cg_i32(g, 0), pend);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
 void cg_q_tma_wait(cg *g) { cg_mbar_wait(g, q_mbar(g, 0), take_bit(g, g->plan->q_fullph, 0)); }
 
 void cg_q_tma_release(cg *g) {

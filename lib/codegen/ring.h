@@ -381,6 +381,11 @@ bool cg_q_tma_owns(cg *g, int32_t v);        /* v is q: its slot is the TMA's, n
  * mbarriers initialized by thread tid 0; returns the new ok */
 LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok);
 void cg_q_tma_issue(cg *g);                  /* producer, per tile: wait q empty, q's boxes on q full */
+/* producer_loop: an alloca "q not yet issued this tile" set to 1 (NULL without q by TMA), and
+ * cg_q_tma_issue when it is still 1 (clearing it): after the tile's first K/V boxes, as
+ * FlashAttention-3 issues its first K before waiting for QueryEmpty */
+LLVMValueRef cg_q_tma_pending(cg *g);
+void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend);
 void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
 void cg_q_tma_release(cg *g);                /* consumers, the loop's exit: arrive on q empty */
 
