@@ -63,7 +63,12 @@ int cg_plan_q_tma(cg *g, int persist) {
   int32_t a = -1;
   const char *why = q_tma_unfit(g, &a);
   if (why) {
-    if (*why && p->turns_late) p->q_note = tl_strdup(&g->ctx->arena, why);
+    if (*why && p->turns_late) {
+      tl_sbuf note = {0};
+      tl_sbuf_printf(&note, "q by TMA not taken (TILEC_ATTN_Q_TMA=1: %s)", why);
+      p->q_note = tl_strdup(&g->ctx->arena, note.data);
+      tl_sbuf_free(&note);
+    }
     return persist;
   }
   tl_value *av = tl_val(f, a);
