@@ -321,7 +321,8 @@ void cg_overlap_exit(cg *g, int32_t L) {
      * the first turn began without warpgroup 0's), so every bar.sync has its bar.arrive at any trip
      * count; a loop that did not run still takes the turn */
     if (p->turns_late) {
-      cg_q_tma_release(g); /* (every score dot of the tile is done: q's slot is free, emit_q_tma.c) */
+      /* every score dot of the tile is done: q's slot is free (emit_q_tma.c; once: turns have one late dot) */
+      cg_q_tma_release(g);
       cg_ws_turn_sync(g);
       cg_ws_turn_arrive(g, LLVMBuildAnd(g->B, cg_ws_turn_first(g), LLVMBuildNot(g->B, ran, ""), ""));
     }
