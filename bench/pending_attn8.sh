@@ -11,15 +11,17 @@ L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
 echo "== 1. correctness [$(el) s]"
-# racecheck: one CTA a tile at S 300 (3 tiles, the last ragged), and H 140 S 128 (140 tiles on 132 SMs:
+# racecheck: one CTA a tile at S 300 (9 tiles, the last rows ragged), and H 140 S 128 (140 tiles on 132 SMs:
 # 8 persistent CTAs take two, so q's slot is refilled under the first tile's end: the q empty / q full turn)
-( for a in "0 1 3 300" "1 1 3 300" "0 1 140 128"; do set -- $a
-  TILEC_ATTN_WS=fa3 TILEC_ATTN_Q_TMA=1 TILEC_CACHE_DIR=/tmp/c8s timeout 45 compute-sanitizer --tool racecheck $B/tilec run \
+san() { # causal Z H S: racecheck of fa3 + q (TMA form) under tilec run, against the interpreter
+  TILEC_ATTN_WS=fa3 TILEC_ATTN_Q_TMA=1 TILEC_CACHE_DIR=/tmp/c8s$1$3 timeout 60 compute-sanitizer --tool racecheck $B/tilec run \
     examples/attn.tile --kernel cutlass_attn_fwd -D D=128 -D BN=128 -D CAUSAL=$1 --size Z=$2 --size H=$3 --size S=$4 \
     --scalar scale=0.088 --device > $L/san_$1_$3_$4.log 2>&1
-  echo "racecheck fa3+q D128 causal $1 Z$2 H$3 S$4: rc $? $(grep -E 'SUMMARY|FAIL|PASS' $L/san_$1_$3_$4.log | tr '\n' ' ' | cut -c1-160)"
-done > $L/san.txt ) &
-SP=$!
+  echo "racecheck fa3+q D128 causal $1 Z$2 H$3 S$4: rc $? $(grep -E 'SUMMARY|FAIL|PASS' $L/san_$1_$3_$4.log | tr '\n' ' ' | cut -c1-160)" > $L/san_$1_$3_$4.txt
+}
+san 0 1 3 300 & S1=$!
+san 1 1 3 300 & S2=$!
+san 0 1 140 128 & S3=$!
 # every kernel of attn.tile at the ragged sizes, the fa3 variants (BN 128 and the example's BN, D 64 / 128,
 # causal 0 / 1, 4097, (2, 8, 1100)) and the form picked at every S (TILEC_ATTN_FORM_MIN_S=1), with the switch
 # on (it is in the cache key; D64 and the non-fa3 kernels do not take it: PTX identical, lit ws-fa3-q-tma)
@@ -32,7 +34,7 @@ for c in 0 1; do
     -D D=128 -D BN=128 -D CAUSAL=$c --size Z=2 --size H=8 --size S=1100 --scalar scale=0.088 --device --explain > $L/run_$c.log 2>&1
   echo "tilec run fa3+q D128 causal $c (2, 8, 1100): rc $? $(grep -E 'PASS|FAIL' $L/run_$c.log | tr '\n' ' ' | cut -c1-160) [q by TMA notes: $(grep -c 'q by TMA (TILEC' $L/run_$c.log)]"
 done
-wait $SP; cat $L/san.txt
+wait $S1 $S2 $S3; cat $L/san_*.txt
 echo "examples rc $RC: $(tail -1 $L/examples.log)"
 grep -E "^FAIL" $L/examples.log | head -5
 echo "== 2. bench [$(el) s]"
