@@ -27,7 +27,8 @@
 static const char *q_tma_unfit(cg *g, int32_t *qv) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  if (!tl_code_env_on("TILEC_ATTN_Q_TMA")) return "";
+  const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
+  if (!env || (env[0] != '1' && env[0] != '2') || env[1]) return "";
   if (!p->turns_late || !p->ws_attn || p->nring != 1) return "not the fa3 form";
   cg_ring *R = &p->rings[0];
   if (!R->tma || cg_tma_mode(g) != TL_TMA_FORM) return "not a TMA form";
@@ -75,6 +76,8 @@ int cg_plan_q_tma(cg *g, int persist) {
   tl_op *ld = tl_op_at(f, av->def);
   tl_value *tv = tl_val(f, ld->opnd[0]);
   p->q_tma = true;
+  const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
+  p->q_early = env && env[0] == '2'; /* (measuring: the arrive one step earlier, inside the turn's loop) */
   p->q_val = a;
   p->q_load = av->def;
   p->q_map = p->ntma;
@@ -210,11 +213,26 @@ void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend) {
 
 void cg_q_tma_wait(cg *g) { cg_mbar_wait(g, q_mbar(g, 0), take_bit(g, g->plan->q_fullph, 0)); }
 
-void cg_q_tma_release(cg *g) {
-  cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->q_tma) return;
-  LLVMValueRef lane0 = LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), ""), g->i32, "");
-  LLVMValueRef args[2] = {q_mbar(g, 1), lane0};
+static void arrive_empty(cg *g, LLVMValueRef on) {
+  LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), "");
+  if (on) c = LLVMBuildAnd(g->B, c, on, "");
+  LLVMValueRef args[2] = {q_mbar(g, 1), LLVMBuildZExt(g->B, c, g->i32, "")};
   cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
               args, 2);
+}
+
+void cg_q_tma_release(cg *g, LLVMValueRef ran) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->q_tma) return;
+  arrive_empty(g, p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
+}
+
+void cg_q_tma_release_in_loop(cg *g, int32_t L) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->q_tma || !p->q_early) return;
+  tl_op *lo = tl_op_at(g->f, L);
+  LLVMValueRef iv = cg_to_i64(g, cg_get(g, lo->regions[0].args.data[0])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef next_in = cg_iv_in_range(g, L, LLVMBuildAdd(g->B, iv, step64, ""), step64);
+  arrive_empty(g, LLVMBuildNot(g->B, next_in, ""));
 }

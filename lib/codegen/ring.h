@@ -185,6 +185,7 @@ typedef struct cg_plan {
    * producer; q_load: its load op (not emitted by the consumers), q_val its value, q_map its tensor
    * map, q_mbar_off the "q full" / "q empty" mbarriers, the allocas their parity bits */
   bool q_tma;
+  bool q_early;             /* TILEC_ATTN_Q_TMA=2: q empty in the last iteration, after its wait_group 1 */
   int32_t q_load, q_val;
   int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
   LLVMValueRef q_fullph, q_emptyph;
@@ -387,7 +388,11 @@ void cg_q_tma_issue(cg *g);                  /* producer, per tile: wait q empty
 LLVMValueRef cg_q_tma_pending(cg *g);
 void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend);
 void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
-void cg_q_tma_release(cg *g);                /* consumers, the loop's exit: arrive on q empty */
+/* consumers, the loop's exit: arrive on q empty (q_early: only when the loop did not run, `ran` i1) */
+void cg_q_tma_release(cg *g, LLVMValueRef ran);
+/* consumers, q_early: in loop L's body after the score dot's wait_group 1, arrive on q empty in the
+ * last iteration (the tile's last score dot is done: the last step's softmax and value dot then cover q) */
+void cg_q_tma_release_in_loop(cg *g, int32_t L);
 
 /* emit_cluster.c (docs/pipelines.md "Clusters") */
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the
