@@ -174,6 +174,8 @@ int cg_tma_count(cg *g);
 /* tl_codegen_opts.tma with TILEC_TMA_FORM=0 (inline) applied: tl_tma_mode */
 int cg_tma_mode(cg *g);
 /* i1 map test `ok` -> what the kernel assumes (a TMA form: true, after a trap when it fails) */
+/* emit_q_tma.c: op is fa3's q load, which the producer's TMA replaces (TILEC_ATTN_Q_TMA=1) */
+bool cg_q_tma_skips(cg *g, int32_t opid);
 LLVMValueRef cg_tma_assume(cg *g, LLVMValueRef ok);
 /* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
 bool cg_cluster_directives(char **ptx, const char *entry);

@@ -565,6 +565,7 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);
   cg_plan_overlap(g);
+  persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
   persist = cg_plan_epilogue(g, persist);
   g->smem_persist = persist;

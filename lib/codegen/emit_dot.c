@@ -635,6 +635,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
         LLVMValueRef reg, phi = cg_iv_phi(g, L, &reg);
         LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
         LLVMPositionBuilderBefore(g->B, LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(phi, 0)));
+        if (cg_q_tma_owns(g, x)) { /* fa3's q: the producer's TMA, waited for at the tile's start (emit_q_tma.c) */
+          LLVMPositionBuilderAtEnd(g->B, here);
+          s->base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, off), "");
+          continue;
+        }
         cg_barrier(g);
         bool wg = w == 0 && cg_dot_is_wgmma(p, D);
         if (wg && s->rowbytes > 128) stage_atoms(g, x, off, M, eb);

@@ -256,6 +256,7 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
   /* the turn ends once both dots are issued: the other warpgroup's dots queue behind them */
   if (g->plan->turns_late) cg_ws_turn_arrive(g, NULL);
   cg_asm_void(g, "wgmma.wait_group.sync.aligned 1;", "~{memory}", NULL, 0);
+  if (g->plan->turns_late) cg_q_tma_release_in_loop(g, L); /* (TILEC_ATTN_Q_TMA=2, emit_q_tma.c) */
   cg_wgmma_fence_val(g, waiting_res);
 }
 
@@ -321,6 +322,8 @@ void cg_overlap_exit(cg *g, int32_t L) {
      * the first turn began without warpgroup 0's), so every bar.sync has its bar.arrive at any trip
      * count; a loop that did not run still takes the turn */
     if (p->turns_late) {
+      /* every score dot of the tile is done: q's slot is free (emit_q_tma.c; once: turns have one late dot) */
+      cg_q_tma_release(g, ran);
       cg_ws_turn_sync(g);
       cg_ws_turn_arrive(g, LLVMBuildAnd(g->B, cg_ws_turn_first(g), LLVMBuildNot(g->B, ran, ""), ""));
     }

@@ -161,8 +161,8 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
   ki->cluster = g->plan->cluster;
-  const char *more[2] = {g->plan->ws_note, g->plan->sink_note};
-  for (int i = 0; i < 2; i++)
+  const char *more[3] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note};
+  for (int i = 0; i < 3; i++)
     if (more[i]) {
       tl_sbuf b = {0};
       tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", more[i]);
@@ -223,10 +223,11 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
       p->tmap[s->tma] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
     }
   }
+  LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);
+  if (R->ws) ok = cg_q_tma_prologue(g, tid, ok); /* (fa3's q by TMA: its map, its mbarriers) */
   R->tma_ok = cg_tma_assume(g, ok);
   R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
   LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);
-  LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);
   /* a stream the producer transposes (ws_tr): the full mbarriers take two
    * arrivals (A's arrive.expect_tx, the transpose's arrive), and its staging
    * slots have "loaded" mbarriers of their own (count 1) */

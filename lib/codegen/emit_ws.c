@@ -695,6 +695,7 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMTypeRef ivty = cg_iv_type(g, R->for_op);
   LLVMValueRef ivv = LLVMBuildAlloca(g->PB, g->i64, "prod.iv");
   LLVMBuildStore(g->B, lo64, ivv);
+  LLVMValueRef qpend = cg_q_tma_pending(g); /* (fa3's q by TMA: issued after the first step's boxes) */
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.body");
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "prod.tma");
@@ -722,10 +723,12 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   copy_slot_slow(g, R, ivs, slot, ptid);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
+  cg_q_tma_issue_pending(g, qpend);
   LLVMBuildStore(g->B, cg_slot_next(g, slot, R->stages), wr);
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, iv, step64, ""), ivv);
   LLVMBuildBr(g->B, head);
   LLVMPositionBuilderAtEnd(g->B, xb);
+  cg_q_tma_issue_pending(g, qpend); /* (a tile whose loop does not run: q all the same) */
 }
 
 /* (s + d) mod S for 0 <= s, d < S. */
@@ -925,6 +928,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
     if (!(o->flags & TL_OPF_DEAD) && o->nres == 1 && producer_computes(f, o->res[0], 0)) cg_emit_op(g, f->body.ops.data[i]);
   }
+  if (trb) cg_q_tma_issue(g); /* (fa3's q by TMA, emit_q_tma.c; producer_loop: after the first step's boxes) */
   if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
   else producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
@@ -974,6 +978,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMBuildBr(g->B, join);
     LLVMPositionBuilderAtEnd(g->B, real);
   }
+  if (p->q_tma) cg_q_tma_wait(g); /* (fa3's q by TMA, emit_q_tma.c: its slot is full) */
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_ws_tile_end(g, R);
   if (join) {

@@ -181,6 +181,15 @@ typedef struct cg_plan {
   struct cg_epi *epi;     /* the epilogue in sub-tiles (emit_epilogue.c), or NULL */
   const char *epi_note;   /* --explain: how the epilogue after the main loop is emitted (emit_epilogue.c) */
   int32_t *red_off;        /* per op: a reduce's own shared slot (cg_plan_reduce_slots), -1 none; NULL: none at all */
+  /* fa3's q by TMA (emit_q_tma.c, TILEC_ATTN_Q_TMA=1): the score dot's resident A loaded by the
+   * producer; q_load: its load op (not emitted by the consumers), q_val its value, q_map its tensor
+   * map, q_mbar_off the "q full" / "q empty" mbarriers, the allocas their parity bits */
+  bool q_tma;
+  bool q_early;             /* TILEC_ATTN_Q_TMA=2: q empty in the last iteration, after its wait_group 1 */
+  int32_t q_load, q_val;
+  int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
+  LLVMValueRef q_fullph, q_emptyph;
+  const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
@@ -365,6 +374,25 @@ void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);
 bool cg_ws_scalar(tl_func *f, int32_t v);    /* v: scalar arithmetic of parameters, program ids, ivs */
+
+/* emit_q_tma.c (docs/pipelines.md "q by TMA"; TILEC_ATTN_Q_TMA=1): fa3's q loaded by the producer */
+int cg_plan_q_tma(cg *g, int persist);       /* after cg_plan_overlap; returns the persistent end */
+bool cg_q_tma_owns(cg *g, int32_t v);        /* v is q: its slot is the TMA's, not staged */
+/* kernel prologue (every thread, before the split): q's map and map test (AND into ok), the two
+ * mbarriers initialized by thread tid 0; returns the new ok */
+LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok);
+void cg_q_tma_issue(cg *g);                  /* producer, per tile: wait q empty, q's boxes on q full */
+/* producer_loop: an alloca "q not yet issued this tile" set to 1 (NULL without q by TMA), and
+ * cg_q_tma_issue when it is still 1 (clearing it): after the tile's first K/V boxes, as
+ * FlashAttention-3 issues its first K before waiting for QueryEmpty */
+LLVMValueRef cg_q_tma_pending(cg *g);
+void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend);
+void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
+/* consumers, the loop's exit: arrive on q empty (q_early: only when the loop did not run, `ran` i1) */
+void cg_q_tma_release(cg *g, LLVMValueRef ran);
+/* consumers, q_early: in loop L's body after the score dot's wait_group 1, arrive on q empty in the
+ * last iteration (the tile's last score dot is done: the last step's softmax and value dot then cover q) */
+void cg_q_tma_release_in_loop(cg *g, int32_t L);
 
 /* emit_cluster.c (docs/pipelines.md "Clusters") */
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the

@@ -937,6 +937,56 @@ Test(fake_driver, attn_form_picked_by_s) {
   tilec_program_destroy(p);
 }
 
+/* fa3's q by TMA (TILEC_ATTN_Q_TMA=1, lib/codegen/emit_q_tma.c): a launch of the form (S 4097)
+ * encodes a third map, Q's: rank 4 {D, S, H, Z}, box 64 x 128 rows, 128-byte swizzle (q's slot of
+ * [D/64][128][64] atoms); without the switch only K's and V's; the kernel below the bound has none
+ * for Q either way (not the fa3 form).  The switch is in the cache key (a second compile). */
+Test(fake_driver, attn_fa3_q_by_tma) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn: Q, K, V, O 0x10000000 apart) */
+  for (int on = 0; on < 2; on++) {
+    if (on) setenv("TILEC_ATTN_Q_TMA", "1", 1);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    tilec_kernel *k = NULL;
+    int links = calls.links;
+    cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    int e0 = calls.encodes;
+    launch_attn(k, 2, 3, 1000); /* the two-program kernel */
+    cr_assert_eq(calls.block[0], 256u);
+    for (int i = e0; i < calls.encodes; i++) cr_assert_neq((uint64_t)(uintptr_t)calls.enc[i % 4].addr, q_addr);
+    e0 = calls.encodes;
+    launch_attn(k, 16, 16, 4097); /* the form */
+    unsetenv("TILEC_ATTN_Q_TMA");
+    cr_assert_eq(calls.block[0], 384u);
+    cr_assert_eq(calls.links - links, 2, "kernels compiled: %d", calls.links - links);
+    cr_assert_eq(calls.encodes - e0, on ? 3 : 2, "maps encoded: %d", calls.encodes - e0);
+    int q = -1;
+    for (int i = e0; i < calls.encodes; i++)
+      if ((uint64_t)(uintptr_t)calls.enc[i % 4].addr == q_addr) q = i % 4;
+    cr_assert_eq(q >= 0, on == 1, "Q's map %s", q >= 0 ? "encoded" : "missing");
+    if (on) {
+      cr_assert_eq(calls.enc[q].rank, 4u);
+      cr_assert(calls.enc[q].dims[0] == 128 && calls.enc[q].dims[1] == 4097 && calls.enc[q].dims[2] == 16 &&
+                calls.enc[q].dims[3] == 16, "dims %llu %llu %llu %llu", (unsigned long long)calls.enc[q].dims[0],
+                (unsigned long long)calls.enc[q].dims[1], (unsigned long long)calls.enc[q].dims[2],
+                (unsigned long long)calls.enc[q].dims[3]);
+      cr_assert(calls.enc[q].box[0] == 64 && calls.enc[q].box[1] == 128 && calls.enc[q].box[2] == 1 &&
+                calls.enc[q].box[3] == 1);
+      cr_assert_eq(calls.enc[q].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+      cr_assert_eq(calls.enc[q].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    }
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* ---- the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h) ---------------------------- */
 /* cutlass_gemm_fp8_nn of examples/gemm_fp8.tile at M x K x N, B's strides bs (NULL: compact
  * [K, N]); A, B and C at fixed fake addresses; the launch must succeed. */

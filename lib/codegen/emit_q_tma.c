@@ -1,0 +1,238 @@
+/* emit_q_tma.c: requires the fa3 plan (cg_ws_plan's attention turns, cg_plan_overlap's late value
+ * dot: p->turns_late) with a TMA-fed ring in a TMA form; decides and emits FlashAttention-3's q by
+ * TMA (TILEC_ATTN_Q_TMA=1, default off): the producer loads the score dot's resident A (attention's
+ * q) by one TMA per 64 columns into its slot, so in the persistent form the next tile's q lands
+ * under this tile's last value dot and epilogue, instead of the consumers' global load, st.shared,
+ * fence and two CTA barriers at each tile's start.  docs/pipelines.md "q by TMA".
+ *
+ * Barrier protocol (two mbarriers after the ring's, persistent shared memory q_mbar_off):
+ *   q full  (+0, count 1): the producer's thread arrives once per tile with arrive.expect_tx of the
+ *           q bytes, then issues the boxes, which complete its transaction; the consumers' 256
+ *           threads wait for it at the tile's start, before the body (parity: bit 0 of q_fullph, 0 for the
+ *           CTA's first tile, flipped per tile).
+ *   q empty (+8, count f->warps = 8): lane 0 of every consumer warp arrives once per tile at the
+ *           main loop's exit (every score dot of the tile waited for: the last one's wait_group 1
+ *           ran in the last iteration; the last value dot does not read q); the producer waits
+ *           for it before the next tile's boxes (parity: bit 0 of q_emptyph XOR 1, so the CTA's
+ *           first wait passes on the fresh barrier's "previous" phase, flipped per tile).
+ * One q slot: the producer is at most one tile ahead on q, the consumers at most one phase
+ * behind on each barrier (a parity wait two phases ahead would pass at once). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ring.h"
+#include "code_env.h"
+
+/* Why the kernel's q does not come by TMA, or NULL; *qv: the score dot's A. */
+static const char *q_tma_unfit(cg *g, int32_t *qv) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
+  if (!env || (env[0] != '1' && env[0] != '2') || env[1]) return "";
+  if (!p->turns_late || !p->ws_attn || p->nring != 1) return "not the fa3 form";
+  cg_ring *R = &p->rings[0];
+  if (!R->tma || cg_tma_mode(g) != TL_TMA_FORM) return "not a TMA form";
+  if (p->cluster) return "a cluster";
+  tl_op *dot = tl_op_at(f, p->turn_wait_dot);
+  int32_t a = dot->opnd[0];
+  *qv = a;
+  if (p->vkind[a] != SRC_INVARIANT || p->inv_loop[a] != R->for_op) return "the score dot's A is not resident";
+  tl_value *av = tl_val(f, a);
+  if (av->def < 0) return "the score dot's A is not a load";
+  tl_op *ld = tl_op_at(f, av->def);
+  if (ld->opc != TL_OP_load || ld->parent != -1) return "the score dot's A is not a load of the kernel's body";
+  int32_t *uses = tl_count_uses(f);
+  if (uses[a] != 1) return "the loaded q has other uses";
+  tl_value *tv = tl_val(f, ld->opnd[0]);
+  int rank = tv->type.rank, eb = tl_dtype_bytes((tl_dtype)av->type.dtype);
+  if (ld->nopnd != 1 + rank) return "the load has an 'other' value";
+  if (rank < 2 || rank > 5) return "the tensor's rank is not 2..5";
+  for (int d = 0; d < rank; d++) {
+    if ((ld->dims[d] != 0) != (d >= rank - 2)) return "the tile is not the last two dims of its tensor";
+    if (!cg_ws_scalar(f, ld->opnd[1 + d])) return "an index is not scalar arithmetic of the parameters";
+  }
+  int rows = av->type.shape[0], rb = av->type.shape[1] * eb;
+  if (eb != 2 || rows > 256 || rb % 128 || rb <= 128) return "not a slot of [D/64][rows][64] atoms";
+  if (p->vstream[a] % 1024) return "the slot is not 1024-byte aligned";
+  if (p->ntma >= TL_MAX_TMA) return "more tensor maps than the launcher takes";
+  return NULL;
+}
+
+int cg_plan_q_tma(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int32_t a = -1;
+  const char *why = q_tma_unfit(g, &a);
+  if (why) {
+    if (*why && p->turns_late) {
+      tl_sbuf note = {0};
+      tl_sbuf_printf(&note, "q by TMA not taken (TILEC_ATTN_Q_TMA=1: %s)", why);
+      p->q_note = tl_strdup(&g->ctx->arena, note.data);
+      tl_sbuf_free(&note);
+    }
+    return persist;
+  }
+  tl_value *av = tl_val(f, a);
+  tl_op *ld = tl_op_at(f, av->def);
+  tl_value *tv = tl_val(f, ld->opnd[0]);
+  p->q_tma = true;
+  const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
+  p->q_early = env && env[0] == '2'; /* (measuring: the arrive one step earlier, inside the turn's loop) */
+  p->q_val = a;
+  p->q_load = av->def;
+  p->q_map = p->ntma;
+  p->q_rows = av->type.shape[0];
+  p->q_boxes = av->type.shape[1] / 64;
+  p->q_bytes = p->q_rows * av->type.shape[1] * 2;
+  p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = 64, .box_rows = p->q_rows, .swizzle = 128,
+                                    .dtype = tv->type.dtype};
+  persist = (persist + 7) / 8 * 8;
+  p->q_mbar_off = persist;
+  persist += 16;
+  tl_sbuf note = {0};
+  tl_sbuf_printf(&note, "q by TMA (TILEC_ATTN_Q_TMA=1): %s: %d boxes of %dx64, 128-byte swizzle, issued by the "
+                        "producer into q's slot once the consumers' \"q empty\" mbarrier (8 arrivals at the main "
+                        "loop's exit) completes; the consumers wait for \"q full\" (its transaction) before the first "
+                        "score dot",
+                 f->params.data[tv->index].name, p->q_boxes, p->q_rows);
+  p->q_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+  return persist;
+}
+
+bool cg_q_tma_skips(cg *g, int32_t opid) {
+  cg_plan *p = g->plan;
+  return p && g->plan_f == g->f && p->q_tma && opid == p->q_load;
+}
+
+bool cg_q_tma_owns(cg *g, int32_t v) {
+  cg_plan *p = g->plan;
+  return p && g->plan_f == g->f && p->q_tma && v == p->q_val;
+}
+
+static LLVMValueRef q_mbar(cg *g, int which) {
+  return LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, g->plan->q_mbar_off + 8 * which), "");
+}
+
+/* i32 parity bit of alloca v (XOR x), flipping it. */
+static LLVMValueRef take_bit(cg *g, LLVMValueRef v, int x) {
+  LLVMValueRef b = LLVMBuildLoad2(g->B, g->i32, v, "");
+  LLVMBuildStore(g->B, LLVMBuildXor(g->B, b, cg_i32(g, 1), ""), v);
+  return x ? LLVMBuildXor(g->B, b, cg_i32(g, 1), "") : b;
+}
+
+LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  if (!p->q_tma) return ok;
+  tl_op *ld = tl_op_at(f, p->q_load);
+  tl_value *tv = tl_val(f, ld->opnd[0]);
+  cg_tensor *t = &g->tensors[tv->index];
+  int rank = tv->type.rank;
+  /* the map test (emit_tma.c's, for q's tensor): the last stride 1, base and byte strides 16-byte
+   * aligned and in (0, 2^40), no size 0 */
+  LLVMValueRef any = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""), "");
+  for (int d = rank - 2; d >= 0; d--) {
+    LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, 2), "");
+    any = LLVMBuildOr(g->B, any, sb, "");
+    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""), "");
+    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""), "");
+  }
+  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, LLVMBuildAnd(g->B, any, cg_i64(g, 15), ""), cg_i64(g, 0), ""), "");
+  for (int d = 0; d < rank; d++) ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""), "");
+  char txt[400];
+  snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + p->q_map);
+  p->tmap[p->q_map] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+  /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp */
+  for (int w = 0; w < 2; w++) {
+    LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? f->warps : 1)};
+    cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }",
+                "r,r,r,~{memory}", args, 3);
+  }
+  p->q_fullph = LLVMBuildAlloca(g->PB, g->i32, "q.full.phase");
+  LLVMBuildStore(g->B, cg_i32(g, 0), p->q_fullph);
+  p->q_emptyph = LLVMBuildAlloca(g->PB, g->i32, "q.empty.phase");
+  LLVMBuildStore(g->B, cg_i32(g, 0), p->q_emptyph);
+  return ok;
+}
+
+void cg_q_tma_issue(cg *g) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  if (!p->q_tma) return;
+  tl_op *ld = tl_op_at(f, p->q_load);
+  int rank = tl_val(f, ld->opnd[0])->type.rank;
+  cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, p->q_emptyph, 1));
+  LLVMValueRef full = q_mbar(g, 0);
+  cg_mbar_expect_tx(g, full, p->q_bytes);
+  /* coordinates innermost first: column, row, then the indexed dims ({d0, m0, h, z}) */
+  LLVMValueRef st[TL_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    st[d] = cg_get(g, ld->opnd[1 + d])->r[0];
+    if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
+  }
+  char txt[200], cons[64];
+  snprintf(txt, sizeof txt,
+           "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
+  snprintf(cons, sizeof cons, "r,l");
+  for (int d = 1; d < rank; d++) snprintf(txt + strlen(txt), sizeof txt - strlen(txt), ", $%d", 2 + d);
+  snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "}], [$%d];", 2 + rank);
+  for (int d = 0; d <= rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
+  snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
+  LLVMValueRef base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, p->vstream[p->q_val]), "");
+  for (int b = 0; b < p->q_boxes; b++) {
+    LLVMValueRef args[2 + TL_MAX_RANK + 1];
+    args[0] = cg_add_c(g, base, (int64_t)b * p->q_rows * 128); /* atom b: [rows][64] */
+    args[1] = p->tmap[p->q_map];
+    args[2] = cg_add_c(g, st[rank - 1], (int64_t)b * 64);
+    for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
+    args[2 + rank] = full;
+    cg_asm_void(g, txt, cons, args, 3 + rank);
+  }
+}
+
+LLVMValueRef cg_q_tma_pending(cg *g) {
+  if (!g->plan->q_tma) return NULL;
+  LLVMValueRef v = LLVMBuildAlloca(g->PB, g->i32, "q.pending");
+  LLVMBuildStore(g->B, cg_i32(g, 1), v);
+  return v;
+}
+
+void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend) {
+  if (!pend) return;
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.issue");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.issued");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntNE, LLVMBuildLoad2(g->B, g->i32, pend, ""), cg_i32(g, 0), ""), ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  cg_q_tma_issue(g);
+  LLVMBuildStore(g->B, cg_i32(g, 0), pend);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
+void cg_q_tma_wait(cg *g) { cg_mbar_wait(g, q_mbar(g, 0), take_bit(g, g->plan->q_fullph, 0)); }
+
+static void arrive_empty(cg *g, LLVMValueRef on) {
+  LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), "");
+  if (on) c = LLVMBuildAnd(g->B, c, on, "");
+  LLVMValueRef args[2] = {q_mbar(g, 1), LLVMBuildZExt(g->B, c, g->i32, "")};
+  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
+              args, 2);
+}
+
+void cg_q_tma_release(cg *g, LLVMValueRef ran) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->q_tma) return;
+  arrive_empty(g, p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
+}
+
+void cg_q_tma_release_in_loop(cg *g, int32_t L) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->q_tma || !p->q_early) return;
+  tl_op *lo = tl_op_at(g->f, L);
+  LLVMValueRef iv = cg_to_i64(g, cg_get(g, lo->regions[0].args.data[0])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef next_in = cg_iv_in_range(g, L, LLVMBuildAdd(g->B, iv, step64, ""), step64);
+  arrive_empty(g, LLVMBuildNot(g->B, next_in, ""));
+}
