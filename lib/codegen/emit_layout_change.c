@@ -173,15 +173,19 @@ static int64_t staging_wavefronts(const tl_layout *l, const tmap *m, int bytes) 
         break;
       }
     }
-    int64_t words[32][4];
+    /* the distinct words each bank serves; past STAGING_WAYS_KEPT a bank's further words are
+     * counted without the duplicate test (the model then only over-counts a conflict that is
+     * already that many ways deep) */
+    enum { STAGING_WAYS_KEPT = 16 };
+    int64_t words[32][STAGING_WAYS_KEPT];
     int nw[32] = {0}, way = 1;
     for (int ln = 0; ln < 32; ln++)
       for (int64_t w = (a0 + lane_off[ln]) / 4; w <= (a0 + lane_off[ln] + (int64_t)v * bytes - 1) / 4; w++) {
         int b = (int)(w % 32);
         bool seen = false;
-        for (int i = 0; i < nw[b] && !seen; i++) seen = words[b][i] == w;
+        for (int i = 0; i < nw[b] && i < STAGING_WAYS_KEPT && !seen; i++) seen = words[b][i] == w;
         if (seen) continue;
-        if (nw[b] < 4) words[b][nw[b]] = w;
+        if (nw[b] < STAGING_WAYS_KEPT) words[b][nw[b]] = w;
         nw[b]++;
         if (nw[b] > way) way = nw[b];
       }
