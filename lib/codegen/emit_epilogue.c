@@ -478,6 +478,13 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
     if (wide) { /* register r in the low half, r + 1 in the high half */
       LLVMValueRef xy[2] = {wide->r[r], wide->r[r + 1]};
       word = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
+    } else if (!tl_code_env_off("TILEC_EPI_HALVES") && LLVMTypeOf(sv->r[r]) != g->i16) {
+      /* the two 16-bit halves as the store's own operands: no bitcast to i16 (NVPTX makes each a
+       * ProxyReg, whose erasure walks the whole function: docs/codegen.md "Round 11") */
+      LLVMValueRef addr = cg_soff_at(g, &so, c[0], (c[1] % e->width) * 2);
+      LLVMValueRef args[3] = {addr, sv->r[r], sv->r[r + 1]};
+      cg_asm_void(g, "{ .reg .b32 lo, hi; cvt.u32.u16 lo, $1; cvt.u32.u16 hi, $2; shl.b32 hi, hi, 16; or.b32 lo, hi, lo; st.shared.b32 [$0], lo; }", "r,h,h,~{memory}", args, 3);
+      continue;
     } else {
       LLVMValueRef lo16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r], g->i16, ""), g->i32, "");
       LLVMValueRef hi16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r + 1], g->i16, ""), g->i32, "");
