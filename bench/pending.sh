@@ -15,7 +15,8 @@
 #   cooperative GEMM default, attn7's FlashAttention-3 form by S, rope3's late refill, late forms, one
 #   asm a wgmma group; then the twelve attention cases and fp8), then bench/pending_w4a16d.sh (the
 #   bf16x2 dequantization, opt-in until it passes), pending_rope3.sh (staged double), pending_ctime5.sh
-#   (compile time, cold loads), pending_attn7_handles.sh, and the later helpers' pending_*.sh.
+#   (compile time, cold loads), pending_attn7_handles.sh, pending_ctime6.sh (compile time of the
+#   staging pack in asm, ~60 s), and the later helpers' pending_*.sh.
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...

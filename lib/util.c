@@ -110,10 +110,20 @@ void tl_sbuf_putn(tl_sbuf *b, const char *s, size_t n) {
 void tl_sbuf_puts(tl_sbuf *b, const char *s) { tl_sbuf_putn(b, s, strlen(s)); }
 
 void tl_sbuf_vprintf(tl_sbuf *b, const char *fmt, va_list ap) {
+  if (b->oom) return;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  /* one formatting pass when the text fits the free space (the usual case: the stage texts and
+   * the logs are thousands of short appends), a second after growing when it does not */
+  size_t room = b->cap > b->len ? b->cap - b->len : 0;
+  int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap);
+  if (n >= 0 && (size_t)n < room) {
+    va_end(ap2);
+    b->len += (size_t)n;
+    return;
+  }
   if (n < 0 || !sbuf_reserve(b, (size_t)n)) {
+    if (b->data && b->len < b->cap) b->data[b->len] = 0; /* the partial text written into the room */
     va_end(ap2);
     return;
   }

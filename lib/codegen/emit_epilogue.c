@@ -478,6 +478,15 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
     if (wide) { /* register r in the low half, r + 1 in the high half */
       LLVMValueRef xy[2] = {wide->r[r], wide->r[r + 1]};
       word = cg_asm(g, g->i32, cvt, "=r,f,f", xy, 2, false);
+    } else if (!tl_code_env_off("TILEC_EPI_HALVES") && LLVMTypeOf(sv->r[r]) != g->i16) {
+      /* the same pack as the branch below, written as PTX: its IR (two bitcasts, two zext, a
+       * shl, an or: 6 IR instructions a word, InstCombine's `or` the costliest) cost gemm_bias_gelu
+       * 19 M host instructions for 64 words (docs/codegen.md "Round 11").  Same instructions in
+       * the same order (the pack before the address: ptxas allocates otherwise when the pack
+       * follows it, as one asm with the store would).  TILEC_EPI_HALVES=0: the IR pack. */
+      LLVMValueRef halves[2] = {sv->r[r], sv->r[r + 1]};
+      word = cg_asm(g, g->i32, "{ .reg .b32 hi; cvt.u32.u16 $0, $1; cvt.u32.u16 hi, $2; shl.b32 hi, hi, 16; or.b32 $0, hi, $0; }",
+                    "=r,h,h", halves, 2, false);
     } else {
       LLVMValueRef lo16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r], g->i16, ""), g->i32, "");
       LLVMValueRef hi16 = LLVMBuildZExt(g->B, LLVMBuildBitCast(g->B, sv->r[r + 1], g->i16, ""), g->i32, "");

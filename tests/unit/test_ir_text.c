@@ -2,6 +2,7 @@
  * parse errors, and the verifier/passes on built IR. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,4 +185,23 @@ Test(ir_text, passes_keep_verified_ir) {
   cr_assert_eq(adds, 0);
   cr_assert_not_null(tl_pass_find("dce"));
   cr_assert_null(tl_pass_find("nope"));
+}
+
+/* tl_sbuf_printf formats into the free space when the text fits and grows the buffer when it
+ * does not (lib/util.c): every length across the 256-byte first allocation and its doublings,
+ * the text exact and terminated after each append. */
+Test(ir_text, sbuf_printf_appends_across_growth) {
+  tl_sbuf b = {0};
+  char want[8192] = {0};
+  size_t len = 0;
+  for (int i = 0; len + 80 < sizeof want; i++) {
+    int w = i % 61;
+    tl_sbuf_printf(&b, "%*d|", w, i);
+    len += (size_t)snprintf(want + len, sizeof want - len, "%*d|", w, i);
+    cr_assert_eq(b.len, len);
+    cr_assert_eq(b.data[b.len], 0);
+  }
+  cr_assert_str_eq(b.data, want);
+  cr_assert_not(b.oom);
+  tl_sbuf_free(&b);
 }
