@@ -173,7 +173,9 @@ static int64_t staging_wavefronts(const tl_layout *l, const tmap *m, int bytes) 
         break;
       }
     }
-    int64_t words[32][4];
+    /* a lane's vector spans at most 5 consecutive words, so at most one word of each bank: a
+     * bank holds at most 32 distinct words over the warp (4 slots overran: fuzz_codegen, UBSan) */
+    int64_t words[32][32];
     int nw[32] = {0}, way = 1;
     for (int ln = 0; ln < 32; ln++)
       for (int64_t w = (a0 + lane_off[ln]) / 4; w <= (a0 + lane_off[ln] + (int64_t)v * bytes - 1) / 4; w++) {
@@ -181,7 +183,7 @@ static int64_t staging_wavefronts(const tl_layout *l, const tmap *m, int bytes) 
         bool seen = false;
         for (int i = 0; i < nw[b] && !seen; i++) seen = words[b][i] == w;
         if (seen) continue;
-        if (nw[b] < 4) words[b][nw[b]] = w;
+        if (nw[b] < 32) words[b][nw[b]] = w;
         nw[b]++;
         if (nw[b] > way) way = nw[b];
       }
