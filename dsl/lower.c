@@ -874,8 +874,8 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
         continue;
       }
       if (!is_pow2(ds->value) || ds->value > TL_MAX_TILE_ELEMS) {
-        tl_error(L->ctx, it->loc, "':' over dimension %d of '%s' gives length %lld, which is not a power of two", d,
-                 p->name, (long long)ds->value);
+        tl_error(L->ctx, it->loc, "':' over dimension %d of '%s' gives length %lld, which is not a power of two%s", d,
+                 p->name, (long long)ds->value, is_pow2(ds->value) ? " up to the tile limit (1048576 elements)" : "");
         ok = false;
         continue;
       }
@@ -896,7 +896,11 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
         continue;
       }
       if (!is_pow2(A.c) || A.c > TL_MAX_TILE_ELEMS) {
-        tl_error(L->ctx, it->loc, "range length %lld is not a positive power of two", (long long)A.c);
+        if (is_pow2(A.c))
+          tl_error(L->ctx, it->loc, "range length %lld exceeds the tile limit of %d elements", (long long)A.c,
+                   TL_MAX_TILE_ELEMS);
+        else
+          tl_error(L->ctx, it->loc, "range length %lld is not a positive power of two", (long long)A.c);
         ok = false;
         continue;
       }
@@ -1140,7 +1144,11 @@ static bool eval_shape(lower *L, fe_expr *e, int *rank, int32_t *shape) {
     int64_t v;
     if (!const_int(L, e->shape[i], "a tile dimension", &v)) return false;
     if (!is_pow2(v) || v > TL_MAX_TILE_ELEMS) {
-      tl_error(L->ctx, e->shape[i]->loc, "tile dimension %lld is not a power of two", (long long)v);
+      if (is_pow2(v))
+        tl_error(L->ctx, e->shape[i]->loc, "tile dimension %lld exceeds the tile limit of %d elements", (long long)v,
+                 TL_MAX_TILE_ELEMS);
+      else
+        tl_error(L->ctx, e->shape[i]->loc, "tile dimension %lld is not a power of two", (long long)v);
       return false;
     }
     shape[i] = (int32_t)v;
@@ -1270,7 +1278,11 @@ static fval eval_reshape(lower *L, fe_expr *e) {
   int32_t shape[TL_MAX_RANK];
   for (int k = 0; k < n; k++) {
     if (!is_pow2(v[k]) || v[k] > TL_MAX_TILE_ELEMS) {
-      tl_error(L->ctx, e->args[1]->args[k]->loc, "tile dimension %lld is not a power of two", (long long)v[k]);
+      if (is_pow2(v[k]))
+        tl_error(L->ctx, e->args[1]->args[k]->loc, "tile dimension %lld exceeds the tile limit of %d elements",
+                 (long long)v[k], TL_MAX_TILE_ELEMS);
+      else
+        tl_error(L->ctx, e->args[1]->args[k]->loc, "tile dimension %lld is not a power of two", (long long)v[k]);
       return fv_err();
     }
     shape[k] = (int32_t)v[k];

@@ -11,7 +11,10 @@
 #      $TILEC_FUZZ_IR_SECONDS (30), seeded with tests/fuzz/ir_corpus: zero crashes;
 #   6. the libFuzzer codegen fuzzer (generated kernels through the whole compiler
 #      to PTX, and ptxas where installed) for $TILEC_FUZZ_CODEGEN_SECONDS (30),
-#      seeded with tests/fuzz/codegen_corpus: zero crashes, zero internal errors.
+#      seeded with tests/fuzz/codegen_corpus: zero crashes, zero internal errors;
+#   7. the libFuzzer compile fuzzer (source text -> PTX under the opt-in code switches byte 0
+#      picks) for $TILEC_FUZZ_COMPILE_SECONDS (30), seeded with tests/fuzz/compile_corpus:
+#      zero crashes, zero internal errors.
 # Build trees: build-test/ and build-fuzz/ (override with TILEC_TEST_BUILD).
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,6 +27,7 @@ fuzz_build=$build-fuzz
 seconds=${TILEC_FUZZ_SECONDS:-60}
 ir_seconds=${TILEC_FUZZ_IR_SECONDS:-30}
 codegen_seconds=${TILEC_FUZZ_CODEGEN_SECONDS:-30}
+compile_seconds=${TILEC_FUZZ_COMPILE_SECONDS:-30}
 
 echo "== configure + build (Werror, ASan+UBSan): $build"
 # Debian's python3 (deps.sh installs it): not whichever python3 is first on PATH.
@@ -41,7 +45,7 @@ ctest_rc=0
 echo "== fuzz the front-end for ${seconds}s"
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTILEC_FUZZ=ON -DTILEC_TESTS=OFF >/dev/null
-cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend fuzz_ir fuzz_codegen
+cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend fuzz_ir fuzz_codegen fuzz_compile
 work=$fuzz_build/corpus-work
 rm -rf "$work" && mkdir -p "$work"
 # New inputs go to $work; the checked-in corpus and the examples are read only.
@@ -66,6 +70,14 @@ rm -rf "$codegen_work" && mkdir -p "$codegen_work"
 "$fuzz_build/fuzz_codegen" -max_total_time="$codegen_seconds" -max_len=1024 -timeout=60 -rss_limit_mb=3072 \
   -artifact_prefix="$fuzz_build/codegen-" -print_final_stats=1 "$codegen_work" "$root/tests/fuzz/codegen_corpus"
 echo "== fuzz codegen: no crashes in ${codegen_seconds}s"
+
+echo "== fuzz compile (source -> PTX under the opt-in code switches) for ${compile_seconds}s"
+compile_work=$fuzz_build/compile-corpus-work
+rm -rf "$compile_work" && mkdir -p "$compile_work"
+# New inputs go to $compile_work; the checked-in corpus is read only.
+"$fuzz_build/fuzz_compile" -max_total_time="$compile_seconds" -max_len=16384 -timeout=60 -rss_limit_mb=3072 \
+  -artifact_prefix="$fuzz_build/compile-" -print_final_stats=1 "$compile_work" "$root/tests/fuzz/compile_corpus"
+echo "== fuzz compile: no crashes in ${compile_seconds}s"
 if [ "$ctest_rc" -ne 0 ]; then
   echo "test.sh: FAILED: ctest failed (see above)"
   exit 1

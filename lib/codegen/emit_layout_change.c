@@ -173,19 +173,17 @@ static int64_t staging_wavefronts(const tl_layout *l, const tmap *m, int bytes) 
         break;
       }
     }
-    /* the distinct words each bank serves; past STAGING_WAYS_KEPT a bank's further words are
-     * counted without the duplicate test (the model then only over-counts a conflict that is
-     * already that many ways deep) */
-    enum { STAGING_WAYS_KEPT = 16 };
-    int64_t words[32][STAGING_WAYS_KEPT];
+    /* a lane's vector spans at most 5 consecutive words, so at most one word of each bank: a
+     * bank holds at most 32 distinct words over the warp (4 slots overran: fuzz_codegen, UBSan) */
+    int64_t words[32][32];
     int nw[32] = {0}, way = 1;
     for (int ln = 0; ln < 32; ln++)
       for (int64_t w = (a0 + lane_off[ln]) / 4; w <= (a0 + lane_off[ln] + (int64_t)v * bytes - 1) / 4; w++) {
         int b = (int)(w % 32);
         bool seen = false;
-        for (int i = 0; i < nw[b] && i < STAGING_WAYS_KEPT && !seen; i++) seen = words[b][i] == w;
+        for (int i = 0; i < nw[b] && i < 32 && !seen; i++) seen = words[b][i] == w;
         if (seen) continue;
-        if (nw[b] < STAGING_WAYS_KEPT) words[b][nw[b]] = w;
+        if (nw[b] < 32) words[b][nw[b]] = w;
         nw[b]++;
         if (nw[b] > way) way = nw[b];
       }

@@ -1,0 +1,67 @@
+/* fuzz_compile.c: libFuzzer target over the whole compiler on source text: the input's source
+ * goes through the public API to PTX (no ptxas) under a set of the code-changing environment
+ * switches that byte 0 picks, so the back end's opt-in mechanisms (q by TMA, the bf16x2
+ * dequantization, the doubled staged ring, the cooperative / warp-specialized GEMM, the late
+ * refill) meet malformed and odd-but-valid kernels alike.  A diagnostic or an unsupported
+ * construct is a fine answer; a finding (__builtin_trap, so libFuzzer saves the input) is
+ * TILEC_ERROR_INTERNAL, a crash or a sanitizer report.  The switches, the arch and the log are
+ * printed first (stderr).
+ *
+ * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2), bit 1
+ * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
+ * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; the rest is the source.
+ * Inputs with a NUL byte or over 16 KiB are skipped. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  setenv("TILEC_CACHE", "0", 1); /* the compiler, not the disk cache, is under test */
+  return 0;
+}
+
+static void set_switch(const char *name, bool on, const char *value) {
+  if (on) setenv(name, value, 1);
+  else unsetenv(name);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 2 || size > 16384 || memchr(data, 0, size)) return 0;
+  uint8_t sw = data[0];
+  set_switch("TILEC_ATTN_Q_TMA", sw & 1, sw & 64 ? "2" : "1");
+  set_switch("TILEC_DEQUANT_BF16X2", sw & 2, "1");
+  set_switch("TILEC_STAGED_DOUBLE", sw & 4, "1");
+  set_switch("TILEC_WS", sw & 8, "coop");
+  set_switch("TILEC_LATE_REFILL", sw & 16, "2");
+  const char *arch = sw & 32 ? "sm_80" : "sm_90a";
+  int opt_level = sw & 128 ? 0 : 3;
+  char *src = malloc(size);
+  if (!src) return 0;
+  memcpy(src, data + 1, size - 1);
+  src[size - 1] = 0;
+  tilec_options *opts = NULL;
+  tilec_program *prog = NULL;
+  tilec_status st = tilec_options_create(&opts);
+  if (st == TILEC_OK) st = tilec_options_set_arch(opts, arch);
+  if (st == TILEC_OK) st = tilec_options_set_opt_level(opts, opt_level);
+  if (st == TILEC_OK) st = tilec_program_create(&prog, src, "fuzz_compile.tile", opts);
+  if (st == TILEC_OK) st = tilec_program_compile(prog, TILEC_STAGE_PTX);
+  if (st == TILEC_ERROR_INTERNAL) {
+    fprintf(stderr, "fuzz_compile: %s (switches 0x%02x, arch %s, -O%d)\n--- log:\n%s\n", tilec_status_string(st), sw,
+            arch, opt_level, prog ? tilec_program_log(prog) : "");
+    __builtin_trap();
+  }
+  tilec_program_destroy(prog);
+  tilec_options_destroy(opts);
+  free(src);
+  return 0;
+}
