@@ -16,7 +16,7 @@
 #   asm a wgmma group; then the twelve attention cases and fp8), then bench/pending_w4a16d.sh (the
 #   bf16x2 dequantization, opt-in until it passes), pending_rope3.sh (staged double), pending_ctime5.sh
 #   (compile time, cold loads), pending_attn7_handles.sh, pending_ctime6.sh (compile time of the
-#   staging pack in asm, ~60 s), and the later helpers' pending_*.sh.
+#   staging pack in asm, ~60 s), pending_attn8.sh (fa3's q by TMA, opt-in until it passes).
 #
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
