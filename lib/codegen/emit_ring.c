@@ -552,6 +552,15 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
 
 static void commit(cg *g) { cg_asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
 
+/* One stage of loop L's ring: every stream of L issued into slot `slot` at ivs, then one commit
+ * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill). */
+static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, slot, branchy);
+  commit(g);
+}
+
 LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages) {
   LLVMValueRef n = LLVMBuildAdd(g->B, s, cg_i32(g, 1), "");
   return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, n, cg_i32(g, stages), ""), cg_i32(g, 0), n, "");
@@ -578,15 +587,12 @@ static void init_tr_parity(cg *g, cg_ring *R) {
 /* Ring prologue: stages 0..S-2 issued at the builder's position, before
  * the loop (branchy: real branches for the slow copies); slot counters. */
 static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty, bool branchy) {
-  cg_plan *p = g->plan;
   int S = R->stages;
   R->rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
   R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
   for (int k = 0; k + 1 + R->lag < S; k++) {
     LLVMValueRef ivs = iv_plus(g, lo64, k, step64, ivty);
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == R->for_op) issue_stream(g, &p->streams[i], ivs, cg_i32(g, k), branchy);
-    commit(g);
+    issue_stage(g, R->for_op, ivs, cg_i32(g, k), branchy);
   }
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
@@ -747,9 +753,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   }
   if (S == 1) {
     cg_barrier(g);
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], reg, cg_i32(g, 0), true);
-    commit(g);
+    issue_stage(g, L, reg, cg_i32(g, 0), true);
     cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
     if (R->wgmma) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
     cg_barrier(g);
@@ -798,9 +802,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   R->rd_slot = rd;
   if (!R->late) {
     if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
-    commit(g);
+    issue_stage(g, L, ivs, wr, true);
   }
   if (jb) {
     LLVMBuildBr(g->B, jb);
@@ -852,9 +854,7 @@ void cg_ring_late_refill(cg *g, int32_t L) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, cb);
     }
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, wr, true);
-    commit(g);
+    issue_stage(g, L, ivs, wr, true);
     if (jb) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, jb);
