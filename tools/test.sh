@@ -46,37 +46,32 @@ echo "== fuzz the front-end for ${seconds}s"
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTILEC_FUZZ=ON -DTILEC_TESTS=OFF >/dev/null
 cmake --build "$fuzz_build" -j "$jobs" --target fuzz_frontend fuzz_ir fuzz_codegen fuzz_compile
-work=$fuzz_build/corpus-work
-rm -rf "$work" && mkdir -p "$work"
-# New inputs go to $work; the checked-in corpus and the examples are read only.
-set -- "$work" "$root/tests/fuzz/corpus"
+# fuzz_run TARGET PREFIX SECONDS MAX_LEN TIMEOUT RSS_MB CORPUS...: one libFuzzer run; new inputs go
+# to a fresh $fuzz_build/PREFIXcorpus-work (the checked-in corpora and examples/ are read only),
+# crashes to $fuzz_build/PREFIX*; a crash stops the script (set -e).
+fuzz_run() {
+  target=$1 prefix=$2 secs=$3 max_len=$4 timeout=$5 rss=$6
+  shift 6
+  fuzz_work=$fuzz_build/${prefix}corpus-work
+  rm -rf "$fuzz_work" && mkdir -p "$fuzz_work"
+  "$fuzz_build/$target" -max_total_time="$secs" -max_len="$max_len" -timeout="$timeout" -rss_limit_mb="$rss" \
+    -artifact_prefix="$fuzz_build/$prefix" -print_final_stats=1 "$fuzz_work" "$@"
+}
+set -- "$root/tests/fuzz/corpus"
 [ -d "$root/examples" ] && set -- "$@" "$root/examples"
-"$fuzz_build/fuzz_frontend" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$fuzz_build/" -print_final_stats=1 "$@"
+fuzz_run fuzz_frontend "" "$seconds" 8192 10 2048 "$@"
 echo "== fuzz: no crashes in ${seconds}s"
 
 echo "== fuzz the IR parser + pipeline for ${ir_seconds}s"
-ir_work=$fuzz_build/ir-corpus-work
-rm -rf "$ir_work" && mkdir -p "$ir_work"
-# New inputs go to $ir_work; the checked-in IR corpus is read only.
-"$fuzz_build/fuzz_ir" -max_total_time="$ir_seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$fuzz_build/ir-" -print_final_stats=1 "$ir_work" "$root/tests/fuzz/ir_corpus"
+fuzz_run fuzz_ir ir- "$ir_seconds" 8192 10 2048 "$root/tests/fuzz/ir_corpus"
 echo "== fuzz IR: no crashes in ${ir_seconds}s"
 
 echo "== fuzz codegen (generated kernels -> PTX -> ptxas) for ${codegen_seconds}s"
-codegen_work=$fuzz_build/codegen-corpus-work
-rm -rf "$codegen_work" && mkdir -p "$codegen_work"
-# New inputs go to $codegen_work; the checked-in corpus is read only.
-"$fuzz_build/fuzz_codegen" -max_total_time="$codegen_seconds" -max_len=1024 -timeout=60 -rss_limit_mb=3072 \
-  -artifact_prefix="$fuzz_build/codegen-" -print_final_stats=1 "$codegen_work" "$root/tests/fuzz/codegen_corpus"
+fuzz_run fuzz_codegen codegen- "$codegen_seconds" 1024 60 3072 "$root/tests/fuzz/codegen_corpus"
 echo "== fuzz codegen: no crashes in ${codegen_seconds}s"
 
 echo "== fuzz compile (source -> PTX under the opt-in code switches) for ${compile_seconds}s"
-compile_work=$fuzz_build/compile-corpus-work
-rm -rf "$compile_work" && mkdir -p "$compile_work"
-# New inputs go to $compile_work; the checked-in corpus is read only.
-"$fuzz_build/fuzz_compile" -max_total_time="$compile_seconds" -max_len=16384 -timeout=60 -rss_limit_mb=3072 \
-  -artifact_prefix="$fuzz_build/compile-" -print_final_stats=1 "$compile_work" "$root/tests/fuzz/compile_corpus"
+fuzz_run fuzz_compile compile- "$compile_seconds" 16384 60 3072 "$root/tests/fuzz/compile_corpus"
 echo "== fuzz compile: no crashes in ${compile_seconds}s"
 if [ "$ctest_rc" -ne 0 ]; then
   echo "test.sh: FAILED: ctest failed (see above)"
