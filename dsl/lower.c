@@ -106,6 +106,18 @@ static void int_range(tl_dtype d, int64_t *lo, int64_t *hi) {
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* One extent of a tile (a shape entry, a range's length, a ':' view) must be a
+ * power of two within the tile limit; WHAT names it in the one wording every
+ * site shares ("WHAT V is not a power of two" / "exceeds the tile limit"). */
+static bool tile_extent_ok(lower *L, tl_loc loc, const char *what, int64_t v) {
+  if (is_pow2(v) && v <= TL_MAX_TILE_ELEMS) return true;
+  if (is_pow2(v))
+    tl_error(L->ctx, loc, "%s %lld exceeds the tile limit of %d elements", what, (long long)v, TL_MAX_TILE_ELEMS);
+  else
+    tl_error(L->ctx, loc, "%s %lld is not a power of two", what, (long long)v);
+  return false;
+}
+
 /* ---- environment ----------------------------------------------------------- */
 static int lookup(lower *L, const char *name) {
   for (int i = L->env.len - 1; i >= 0; i--)
@@ -873,9 +885,9 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
         ok = false;
         continue;
       }
-      if (!is_pow2(ds->value) || ds->value > TL_MAX_TILE_ELEMS) {
-        tl_error(L->ctx, it->loc, "':' over dimension %d of '%s' gives length %lld, which is not a power of two%s", d,
-                 p->name, (long long)ds->value, is_pow2(ds->value) ? " up to the tile limit (1048576 elements)" : "");
+      char what[96];
+      snprintf(what, sizeof what, "':' over dimension %d of '%s': length", d, p->name);
+      if (!tile_extent_ok(L, it->loc, what, ds->value)) {
         ok = false;
         continue;
       }
@@ -895,12 +907,7 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
         ok = false;
         continue;
       }
-      if (!is_pow2(A.c) || A.c > TL_MAX_TILE_ELEMS) {
-        if (is_pow2(A.c))
-          tl_error(L->ctx, it->loc, "range length %lld exceeds the tile limit of %d elements", (long long)A.c,
-                   TL_MAX_TILE_ELEMS);
-        else
-          tl_error(L->ctx, it->loc, "range length %lld is not a positive power of two", (long long)A.c);
+      if (!tile_extent_ok(L, it->loc, "range length", A.c)) {
         ok = false;
         continue;
       }
@@ -1143,14 +1150,7 @@ static bool eval_shape(lower *L, fe_expr *e, int *rank, int32_t *shape) {
   for (int i = 0; i < e->nshape; i++) {
     int64_t v;
     if (!const_int(L, e->shape[i], "a tile dimension", &v)) return false;
-    if (!is_pow2(v) || v > TL_MAX_TILE_ELEMS) {
-      if (is_pow2(v))
-        tl_error(L->ctx, e->shape[i]->loc, "tile dimension %lld exceeds the tile limit of %d elements", (long long)v,
-                 TL_MAX_TILE_ELEMS);
-      else
-        tl_error(L->ctx, e->shape[i]->loc, "tile dimension %lld is not a power of two", (long long)v);
-      return false;
-    }
+    if (!tile_extent_ok(L, e->shape[i]->loc, "tile dimension", v)) return false;
     shape[i] = (int32_t)v;
   }
   *rank = e->nshape;
@@ -1277,14 +1277,7 @@ static fval eval_reshape(lower *L, fe_expr *e) {
   if (t.cls == V_ERR || !const_list(L, e, 1, "the new shape", v, &n)) return fv_err();
   int32_t shape[TL_MAX_RANK];
   for (int k = 0; k < n; k++) {
-    if (!is_pow2(v[k]) || v[k] > TL_MAX_TILE_ELEMS) {
-      if (is_pow2(v[k]))
-        tl_error(L->ctx, e->args[1]->args[k]->loc, "tile dimension %lld exceeds the tile limit of %d elements",
-                 (long long)v[k], TL_MAX_TILE_ELEMS);
-      else
-        tl_error(L->ctx, e->args[1]->args[k]->loc, "tile dimension %lld is not a power of two", (long long)v[k]);
-      return fv_err();
-    }
+    if (!tile_extent_ok(L, e->args[1]->args[k]->loc, "tile dimension", v[k])) return fv_err();
     shape[k] = (int32_t)v[k];
   }
   if (!check_tile_shape(L, e->loc, n, shape)) return fv_err();

@@ -302,6 +302,12 @@ static tilec_status stage_passes(tilec_program *p) {
     tl_error(&p->ctx, TL_NOLOC, "--disable-pass: no pass named '%s'", bad);
     return TILEC_ERROR_USAGE;
   }
+  /* The two form options rewrite one kernel's signature, so they name it. */
+  if ((p->opts.split_k_role || p->opts.kmajor_b) && !p->opts.kernel) {
+    tl_error(&p->ctx, TL_NOLOC, "option %s: needs option kernel, the kernel to compile in that form",
+             p->opts.split_k_role ? "split-k" : "kmajor-b");
+    return TILEC_ERROR_USAGE;
+  }
   int npasses = 0;
   const tl_pass *const *passes = tl_pipeline_default(&npasses);
   /* options "warps" / "stages" win over the attributes, in every kernel */

@@ -143,7 +143,7 @@ Test(frontend_diag, several_errors_per_run) {
       "}\n";
   cr_assert_null(compile("multi.tile", src, strlen(src), NULL, 0));
   cr_expect(has_diag(TL_SEV_ERROR, 2, 9, "undefined name 'nope1'"));
-  cr_expect(has_diag(TL_SEV_ERROR, 3, 16, "range length 3 is not a positive power of two"));
+  cr_expect(has_diag(TL_SEV_ERROR, 3, 16, "range length 3 is not a power of two"));
   cr_expect(has_diag(TL_SEV_ERROR, 4, 9, "undefined name 'nope2'"));
   cr_expect(has_diag(TL_SEV_ERROR, 6, 34, "a grid dimension must be positive, not 0"));
   cr_expect_eq(ctx.nerrors, 4, "%s", tl_ctx_render_diags(&ctx));
