@@ -125,9 +125,21 @@ static LLVMValueRef bf16_pair(cg *g, LLVMValueRef a, LLVMValueRef b) {
  * (fifteenth session; bench/pending_w4a16d.sh is the call that measures it). */
 bool cg_dequant_bf16x2_on(void) { return tl_code_env_on("TILEC_DEQUANT_BF16X2"); }
 
+/* One evaluation's leaves and its budget: a DAG whose nodes share operands is walked as a tree, so
+ * the visits are bounded (EVAL_VISITS) as well as the depth; running out proves nothing (false). */
+#define EVAL_VISITS 4096
+typedef struct {
+  cg *g;
+  int64_t lane, warp;
+  int visits_left;
+} int_eval;
+
 /* The value of the integer expression v for one lane and warp, its leaves being g->lane, g->warp
- * and constants (false: any other leaf or operation, a division by zero, too deep). */
-static bool eval_int(cg *g, LLVMValueRef v, int64_t lane, int64_t warp, int depth, int64_t *out) {
+ * and constants (false: any other leaf or operation, a division by zero, too deep or too large). */
+static bool eval_int(int_eval *E, LLVMValueRef v, int depth, int64_t *out) {
+  cg *g = E->g;
+  int64_t lane = E->lane, warp = E->warp;
+  if (--E->visits_left < 0) return false;
   if (v == g->lane) return *out = lane, true;
   if (v == g->warp) return *out = warp, true;
   LLVMTypeRef t = LLVMTypeOf(v);
@@ -140,12 +152,12 @@ static bool eval_int(cg *g, LLVMValueRef v, int64_t lane, int64_t warp, int dept
   int64_t a = 0, b = 0, c = 0;
   int n = LLVMGetNumOperands(v);
   if (op == LLVMSelect) {
-    if (!eval_int(g, LLVMGetOperand(v, 0), lane, warp, depth + 1, &c)) return false;
-    return eval_int(g, LLVMGetOperand(v, c ? 1 : 2), lane, warp, depth + 1, out);
+    if (!eval_int(E, LLVMGetOperand(v, 0), depth + 1, &c)) return false;
+    return eval_int(E, LLVMGetOperand(v, c ? 1 : 2), depth + 1, out);
   }
-  if (n < 1 || !eval_int(g, LLVMGetOperand(v, 0), lane, warp, depth + 1, &a)) return false;
+  if (n < 1 || !eval_int(E, LLVMGetOperand(v, 0), depth + 1, &a)) return false;
   unsigned wa = LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(v, 0)));
-  if (n >= 2 && !eval_int(g, LLVMGetOperand(v, 1), lane, warp, depth + 1, &b)) return false;
+  if (n >= 2 && !eval_int(E, LLVMGetOperand(v, 1), depth + 1, &b)) return false;
   uint64_t ua = wa == 32 ? (uint32_t)a : wa == 1 ? (uint64_t)(a & 1) : (uint64_t)a;
   uint64_t ub = wa == 32 ? (uint32_t)b : wa == 1 ? (uint64_t)(b & 1) : (uint64_t)b;
   int64_t r;
@@ -203,7 +215,8 @@ static LLVMValueRef byte_pair(cg *g, LLVMValueRef x0, LLVMValueRef x1, LLVMValue
   for (int64_t w = 0; w < warps; w++)
     for (int64_t l = 0; l < 32; l++) {
       int64_t a, b;
-      if (!eval_int(g, s0, l, w, 0, &a) || !eval_int(g, s1, l, w, 0, &b)) return NULL;
+      int_eval E = {g, l, w, EVAL_VISITS};
+      if (!eval_int(&E, s0, 0, &a) || !eval_int(&E, s1, 0, &b)) return NULL;
       if (a < 0 || a > 24 || a % 8 || b != a + 4) return NULL;
     }
   *sh = s0;
