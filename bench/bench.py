@@ -1428,7 +1428,10 @@ def linear_gelu():
     import torch.nn.functional as F
     variants = [""] + [v for v in args.linear_variants.split(",") if v]
     kg = [with_env(v, lambda: Kernel(ex("gemm_bias_gelu.tile"))) for v in variants]
-    kp = [with_env(v, lambda: Kernel("linear_plain.tile", source=LINEAR_PLAIN)) for v in variants]
+    # (with --rounds only the default plain linear: every GELU form is timed against it in the same rounds)
+    kp = [with_env(v, lambda: Kernel("linear_plain.tile", source=LINEAR_PLAIN))
+          for v in (variants[:1] if args.rounds > 0 else variants)]
+    kp += kp[:1] * (len(variants) - len(kp))
     # the tanh form of the same GELU (the example's first version), one more row
     src = open(ex("gemm_bias_gelu.tile")).read()
     tanh_src = re.sub(r"y = x \* sigmoid\(1\.5957691216 \* (\(.*\))\);",
@@ -1474,6 +1477,8 @@ def linear_gelu():
         print(f"linear {M}x{N}x{K}: torch eager {fl / ms_eager / 1e9:.1f}, torch.compile {fl / ms_comp / 1e9:.1f} "
               f"(rel.err {err_comp:.1e}), cuBLAS plain {fl / ms_cublas / 1e9:.1f} TFLOP/s", flush=True)
         for v, k1, k2 in zip(variants, kg, kp):
+            if args.rounds > 0:
+                break  # timed in the rounds below
             tag = f" [{v}]" if v else ""
             ms, err = run_poisoned(k1, (x, w, b), (M, N), ref)
             msp, errp = run_poisoned(k2, (x, w), (M, N), x.float() @ w.float().t())
