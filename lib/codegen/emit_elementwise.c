@@ -448,6 +448,23 @@ static LLVMValueRef tanh_mufu(cg *g, LLVMValueRef x) {
   return cg_asm(g, g->f32, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
 }
 
+/* x / 2 for sigmoid's tanh argument.  When x = c * w with c a constant (GELU's 1.5957691216 * (...)),
+ * w * (c / 2) instead: halving is exact, so the two agree except where c * w is subnormal (then
+ * tanh(x / 2) is 0.5 either way), and the product c * w is left dead: one FMUL an element less. */
+static LLVMValueRef half_of(cg *g, LLVMValueRef x) {
+  if (LLVMIsAInstruction(x) && LLVMGetInstructionOpcode(x) == LLVMFMul)
+    for (unsigned i = 0; i < 2; i++) {
+      LLVMValueRef c = LLVMGetOperand(x, i);
+      LLVMBool loses = 0;
+      if (!LLVMIsAConstantFP(c)) continue;
+      double v = LLVMConstRealGetDouble(c, &loses);
+      double a = v < 0 ? -v : v;
+      if (loses || !(a >= 0x1p-125 && a <= 0x1p127)) continue; /* finite, v / 2 exact in f32 */
+      return LLVMBuildFMul(g->B, LLVMGetOperand(x, 1 - i), f32c(g, v * 0.5), "");
+    }
+  return LLVMBuildFMul(g->B, x, f32c(g, 0.5), "");
+}
+
 /* sin/cos: reduce to [-pi, pi] (k = rint(x / 2pi), r = x - k*2pi in two
  * parts, Cody-Waite), then the .approx instruction (abs error ~2^-21 there). */
 static LLVMValueRef sincos(cg *g, LLVMValueRef x, bool is_sin) {
@@ -514,7 +531,7 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   case TL_OP_ceil: r = fcall1(g, "llvm.ceil.f32", x); break;
   case TL_OP_sigmoid: {
     if (tanh_approx(g)) { /* sigmoid(x) = 0.5 + 0.5 tanh(x / 2): an FMUL, the MUFU, an FFMA */
-      LLVMValueRef t = tanh_mufu(g, LLVMBuildFMul(B, x, f32c(g, 0.5), ""));
+      LLVMValueRef t = tanh_mufu(g, half_of(g, x));
       LLVMValueRef half[3] = {t, f32c(g, 0.5), f32c(g, 0.5)};
       r = cg_intrinsic(g, "llvm.fma.f32", g->f32, half, 3);
       break;
