@@ -9,17 +9,12 @@ set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
 L=${OUT:-/tmp}; T0=$(date +%s)
-echo "== 1. correctness: gemm_bias_gelu.tile against the interpreter at ragged sizes (gpu_test_examples: the 4"
-echo "   example rounds, then 8 GEMM sizes 1..1537x2600x33 under TILEC_TANH_APPROX=1 + EPI_PACK=1 / + WS=coop)"
+echo "== 1. correctness: gemm_bias_gelu.tile against the interpreter at ragged sizes, outputs poisoned (gpu_test_examples:"
+echo "   the 4 example rounds by default, then 8 GEMM sizes 1x1x1 .. 131x263x511, 1x300x511, 1537x2600x33 (143 tiles) under"
+echo "   TILEC_TANH_APPROX=1 + TILEC_EPI_PACK=1 and TILEC_TANH_APPROX=1 + TILEC_WS=coop)"
 mkdir -p /tmp/gelu6ex && cp examples/gemm_bias_gelu.tile /tmp/gelu6ex/
 GPU_TEST_VARIANTS=TILEC_TANH timeout 100 "$B/tests/gpu_test_examples" /tmp/gelu6ex > "$L/ex_tanh.log" 2>&1
 echo "gpu_test_examples exit $?: $(tail -1 "$L/ex_tanh.log")"; grep -m3 FAIL "$L/ex_tanh.log"
-for s in "M=131 N=263 K=511" "M=1537 N=2600 K=33" "M=257 N=509 K=127" "M=1 N=300 K=511"; do
-  set -- $s
-  TILEC_TANH_APPROX=1 TILEC_EPI_PACK=1 TILEC_CACHE=0 timeout 60 "$B/tilec" run examples/gemm_bias_gelu.tile \
-    --size $1 --size $2 --size $3 --device > "$L/run.log" 2>&1
-  echo "tilec run --device $s (TILEC_TANH_APPROX=1 TILEC_EPI_PACK=1): exit $? $(tail -1 "$L/run.log")"
-done
 echo "== 2. the instruction's error (f32 results against float64, 2^22 arguments in [-12, 12]) [$(( $(date +%s) - T0 )) s]"
 timeout 60 python3 bench/tanh_approx_err.py --lib "$B/libtilec.so" 2>&1 | tail -6
 echo "== 3. linear + bias + GELU beside the plain linear, cuBLAS and torch.compile, 3 rotated rounds [$(( $(date +%s) - T0 )) s]"
