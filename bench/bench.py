@@ -1490,7 +1490,7 @@ def linear_gelu():
         if args.rounds > 0:  # every GELU kernel, the default plain linear, cuBLAS and torch.compile in rotated rounds
             outs = [torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in kg]
             yp = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            fs = [kp[0].bind(x, w, yp), lambda: F.linear(x, w)] + ([lambda: compiled(x, w, b)] if compiled else [])
+            fs = [kp[0].bind(x, w, yp), lambda: F.linear(x, w)] + ([lambda: compiled(x, w, b)] if compiled is not None else [])
             nref = len(fs)
             fs += [k.bind(x, w, b, o) for k, o in zip(kg, outs)]
             times = bench_rounds(fs, args.rounds, args.warm_ms)
@@ -1500,7 +1500,7 @@ def linear_gelu():
                 rp = sorted(a / t for a, t in zip(times[0], ts))
                 msg = (f"  gelu [{v or 'default'}] {median(ts):.4f} ms: x plain linear {median(rp):.3f} "
                        f"({rp[0]:.3f}..{rp[-1]:.3f})")
-                if compiled:
+                if compiled is not None:
                     rc = sorted(a / t for a, t in zip(times[2], ts))
                     msg += f", x torch.compile {median(rc):.3f} ({rc[0]:.3f}..{rc[-1]:.3f})"
                 print(msg + f", rel.err {relerr(o, ref):.1e}", flush=True)
