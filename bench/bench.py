@@ -1428,7 +1428,10 @@ def linear_gelu():
     import torch.nn.functional as F
     variants = [""] + [v for v in args.linear_variants.split(",") if v]
     kg = [with_env(v, lambda: Kernel(ex("gemm_bias_gelu.tile"))) for v in variants]
-    kp = [with_env(v, lambda: Kernel("linear_plain.tile", source=LINEAR_PLAIN)) for v in variants]
+    # (with --rounds only the default plain linear: every GELU form is timed against it in the same rounds)
+    kp = [with_env(v, lambda: Kernel("linear_plain.tile", source=LINEAR_PLAIN))
+          for v in (variants[:1] if args.rounds > 0 else variants)]
+    kp += kp[:1] * (len(variants) - len(kp))
     # the tanh form of the same GELU (the example's first version), one more row
     src = open(ex("gemm_bias_gelu.tile")).read()
     tanh_src = re.sub(r"y = x \* sigmoid\(1\.5957691216 \* (\(.*\))\);",
@@ -1437,6 +1440,15 @@ def linear_gelu():
         variants.append("tanh form")
         kg.append(Kernel("gemm_bias_gelu_tanh.tile", source=tanh_src))
         kp.append(kp[0])
+    # the argument as x * fma(x^2, c3, c1) (7 FP32 ops an element instead of 9; gelu6), by default and under
+    # TILEC_TANH_APPROX=1 (one MUFU.TANH an element; with the packed staging words)
+    fma_src = re.sub(r"y = x \* sigmoid\(1\.5957691216 \* \(.*\)\);",
+                     "y = x * sigmoid(x * fma(x * x, 0.0713548162726, 1.5957691216));", src)
+    if fma_src != src:
+        for v in ["", "TILEC_TANH_APPROX=1+TILEC_EPI_PACK=1"]:
+            variants.append("fma form" + (" " + v if v else ""))
+            kg.append(with_env(v, lambda: Kernel("gemm_bias_gelu_fma.tile", source=fma_src)))
+            kp.append(kp[0])
     if args.linear_pingpong:  # the one-warpgroup tile the ping-pong schedule takes (emit_ws.c)
         pp_src = os.path.join(args.root, "tests", "gpu", "pingpong", "gemm_bias_gelu.tile")
         for v in ["", "TILEC_WS=coop", "TILEC_WS=pingpong"]:
@@ -1465,6 +1477,8 @@ def linear_gelu():
         print(f"linear {M}x{N}x{K}: torch eager {fl / ms_eager / 1e9:.1f}, torch.compile {fl / ms_comp / 1e9:.1f} "
               f"(rel.err {err_comp:.1e}), cuBLAS plain {fl / ms_cublas / 1e9:.1f} TFLOP/s", flush=True)
         for v, k1, k2 in zip(variants, kg, kp):
+            if args.rounds > 0:
+                break  # timed in the rounds below
             tag = f" [{v}]" if v else ""
             ms, err = run_poisoned(k1, (x, w, b), (M, N), ref)
             msp, errp = run_poisoned(k2, (x, w), (M, N), x.float() @ w.float().t())
@@ -1473,6 +1487,23 @@ def linear_gelu():
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "torch eager", fl / ms_eager / 1e9, err)
             row("linear+bias+gelu" + tag, f"{M}x{N}x{K}", ms, "TFLOP/s", fl / ms / 1e9, "tilec plain linear", fl / msp / 1e9, err)
             row("linear plain" + tag, f"{M}x{N}x{K}", msp, "TFLOP/s", fl / msp / 1e9, "cuBLAS", fl / ms_cublas / 1e9, errp)
+        if args.rounds > 0:  # every GELU kernel, the default plain linear, cuBLAS and torch.compile in rotated rounds
+            outs = [torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in kg]
+            yp = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            fs = [kp[0].bind(x, w, yp), lambda: F.linear(x, w)] + ([lambda: compiled(x, w, b)] if compiled is not None else [])
+            nref = len(fs)
+            fs += [k.bind(x, w, b, o) for k, o in zip(kg, outs)]
+            times = bench_rounds(fs, args.rounds, args.warm_ms)
+            print(f"linear {M}x{N}x{K}, {args.rounds} rotated rounds (medians; ratio per round min..max):", flush=True)
+            print(f"  tilec plain linear {median(times[0]):.4f} ms, x cuBLAS plain {median(times[1]) / median(times[0]):.3f}", flush=True)
+            for v, o, ts in zip(variants, outs, times[nref:]):
+                rp = sorted(a / t for a, t in zip(times[0], ts))
+                msg = (f"  gelu [{v or 'default'}] {median(ts):.4f} ms: x plain linear {median(rp):.3f} "
+                       f"({rp[0]:.3f}..{rp[-1]:.3f})")
+                if compiled is not None:
+                    rc = sorted(a / t for a, t in zip(times[2], ts))
+                    msg += f", x torch.compile {median(rc):.3f} ({rc[0]:.3f}..{rc[-1]:.3f})"
+                print(msg + f", rel.err {relerr(o, ref):.1e}", flush=True)
 # ---- GEMM + residual (examples/llama/gemm_residual.tile) beside the plain GEMM and cuBLAS's addmm ----
 def gemm_residual():
     variants = [""] + [v for v in args.residual_variants.split(",") if v]

@@ -435,6 +435,36 @@ static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
   return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d);
 }
 
+/* TILEC_TANH_APPROX=1 (opt-in, in the kernel cache key; sixteenth session, branch gelu6): tanh and
+ * sigmoid by one `tanh.approx.f32` (one MUFU.TANH, sm_75+) instead of ex2 + rcp (two MUFU; tanh
+ * also a polynomial and a select).  The MUFU (XU) pipe does 16 results a clock an SM against 128
+ * FP32 ops, so an epilogue of GELUs is XU-bound: 2 MUFU + 1 F2F an element was ~3 us of a 128x256
+ * tile, the tensor cores idle (docs/pipelines.md "The GELU epilogue's cost").  The price: the
+ * instruction's relative error, 2^-11 (PTX ISA), against the default's ~2^-21 (docs/language.md 8.1
+ * "Under TILEC_TANH_APPROX"). */
+static bool tanh_approx(cg *g) { return g->sm >= 75 && tl_code_env_on("TILEC_TANH_APPROX"); }
+
+static LLVMValueRef tanh_mufu(cg *g, LLVMValueRef x) {
+  return cg_asm(g, g->f32, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
+}
+
+/* x / 2 for sigmoid's tanh argument.  When x = c * w with c a constant (GELU's 1.5957691216 * (...)),
+ * w * (c / 2) instead: halving is exact, so the two agree except where c * w is subnormal (then
+ * tanh(x / 2) is 0.5 either way), and the product c * w is left dead: one FMUL an element less. */
+static LLVMValueRef half_of(cg *g, LLVMValueRef x) {
+  if (LLVMIsAInstruction(x) && LLVMGetInstructionOpcode(x) == LLVMFMul)
+    for (unsigned i = 0; i < 2; i++) {
+      LLVMValueRef c = LLVMGetOperand(x, i);
+      LLVMBool loses = 0;
+      if (!LLVMIsAConstantFP(c)) continue;
+      double v = LLVMConstRealGetDouble(c, &loses);
+      double a = v < 0 ? -v : v;
+      if (loses || !(a >= 0x1p-125 && a <= 0x1p127)) continue; /* finite, v / 2 exact in f32 */
+      return LLVMBuildFMul(g->B, LLVMGetOperand(x, 1 - i), f32c(g, v * 0.5), "");
+    }
+  return LLVMBuildFMul(g->B, x, f32c(g, 0.5), "");
+}
+
 /* sin/cos: reduce to [-pi, pi] (k = rint(x / 2pi), r = x - k*2pi in two
  * parts, Cody-Waite), then the .approx instruction (abs error ~2^-21 there). */
 static LLVMValueRef sincos(cg *g, LLVMValueRef x, bool is_sin) {
@@ -500,11 +530,21 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   case TL_OP_floor: r = fcall1(g, "llvm.floor.f32", x); break;
   case TL_OP_ceil: r = fcall1(g, "llvm.ceil.f32", x); break;
   case TL_OP_sigmoid: {
+    if (tanh_approx(g)) { /* sigmoid(x) = 0.5 + 0.5 tanh(x / 2): an FMUL, the MUFU, an FFMA */
+      LLVMValueRef t = tanh_mufu(g, half_of(g, x));
+      LLVMValueRef half[3] = {t, f32c(g, 0.5), f32c(g, 0.5)};
+      r = cg_intrinsic(g, "llvm.fma.f32", g->f32, half, 3);
+      break;
+    }
     LLVMValueRef e = ex2(g, LLVMBuildFMul(B, x, f32c(g, -log2e), ""));
     r = rcp(g, LLVMBuildFAdd(B, f32c(g, 1.0), e, ""));
     break;
   }
   case TL_OP_tanh: {
+    if (tanh_approx(g)) {
+      r = tanh_mufu(g, x);
+      break;
+    }
     /* tanh|x| = (1 - e) / (1 + e), e = 2^(-2|x| log2 e); odd polynomial near 0 */
     LLVMValueRef ax = fcall1(g, "llvm.fabs.f32", x);
     LLVMValueRef e = ex2(g, LLVMBuildFMul(B, ax, f32c(g, -2.0 * log2e), ""));

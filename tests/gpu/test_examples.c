@@ -75,6 +75,10 @@ static const char *const gemm_variants[][4] = {
     /* fp8 promotion groups overlapped (emit_wgmma.c): group j's add under group j+1 (K = 511: a
      * ragged last k-step; K = 33, 63, 65: one k-step of zero-filled slices) */
     {"TILEC_PROMOTE_OVERLAP", "1", NULL, NULL},
+    /* tanh and sigmoid by one tanh.approx.f32 (emit_elementwise.c; gelu6): the GELU epilogue with the
+     * packed staging words, on the ring and on the cooperative kernel (bf16 output within 1e-2) */
+    {"TILEC_TANH_APPROX", "1", "TILEC_EPI_PACK", "1"},
+    {"TILEC_TANH_APPROX", "1", "TILEC_WS", "coop"},
     /* the TMA ring without a producer warpgroup where the default is cooperative (gemm_fp8.tile's
      * cutlass_gemm_fp8_tn: fp8 promote on two warpgroups) */
     {"TILEC_WS", "off", NULL, NULL},
