@@ -1002,11 +1002,13 @@ static fval eval_store_like(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   if (!ok || x.cls == V_ERR) return fv_err();
   tl_loc xl = e->args[1]->loc;
   bool fetch = opc == TL_OP_atomic && kind == TL_ATOMIC_FETCH_ADD;
-  if (fetch && (v.trank != 0 || v.dtype != TL_I32 || x.cls != V_SCALAR || is_flt(dt_of(&x)))) {
-    tl_error(L->ctx, e->loc,
-             "atomic_fetch_add() takes one element of an i32 tensor (every view entry an index) and an "
-             "integer scalar; '%s' is a tensor of %s%s",
-             v.name, tl_dtype_name(v.dtype), v.trank ? " viewed as a tile" : "");
+  if (fetch && (v.trank != 0 || v.dtype != TL_I32)) {
+    tl_error(L->ctx, e->loc, "atomic_fetch_add() takes one element of an i32 tensor (every view entry an index); "
+             "'%s' is a tensor of %s%s", v.name, tl_dtype_name(v.dtype), v.trank ? " viewed as a tile" : "");
+    return fv_err();
+  }
+  if (fetch && (x.cls != V_SCALAR || is_flt(dt_of(&x)))) {
+    tl_error(L->ctx, xl, "atomic_fetch_add() adds an integer scalar, not %s", x.cls == V_SCALAR ? tystr(L, &x) : "a tile");
     return fv_err();
   }
   if (opc == TL_OP_atomic) {
