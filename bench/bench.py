@@ -1469,8 +1469,8 @@ def decode_forms():
                     b2 = kc.bind(opart, lse, o)
                     return lambda: (b1(), b2())
             else:
-                opart = torch.full((B * HKV, G, NS, D), float("nan"), device="cuda")
-                lse = torch.full((B * HKV, G, NS), float("nan"), device="cuda")
+                opart = torch.full((B * HKV, NS, G, D), float("nan"), device="cuda")
+                lse = torch.full((B * HKV, NS, G), float("nan"), device="cuda")
                 count = torch.zeros(B * HKV, device="cuda", dtype=torch.int32)
                 def make(opart=opart, lse=lse, o=o, count=count, chunk=chunk):
                     return kf.bind(q, Kc, Vc, table_, lens, opart, lse, o, count, D ** -0.5, chunk)

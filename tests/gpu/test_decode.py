@@ -146,8 +146,8 @@ def main():
         # scratch poisoned before every launch (a merge that read a partial before it was visible
         # would read NaN), launched REPS times on the same counts (each launch leaves them 0) and
         # bit-identical every time (the merge order is the splits', whichever program is last)
-        fop = torch.empty((B * HKV, G, NS, D), device="cuda")
-        flse = torch.empty((B * HKV, G, NS), device="cuda")
+        fop = torch.empty((B * HKV, NS, G, D), device="cuda")
+        flse = torch.empty((B * HKV, NS, G), device="cuda")
         count = torch.zeros(B * HKV, dtype=torch.int32, device="cuda")
         first, same, okf = None, True, True
         for rep in range(int(os.environ.get("TEST_DECODE_REPS", "20"))):

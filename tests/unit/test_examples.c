@@ -735,10 +735,10 @@ static void run_decode(compiled *c, int64_t B, int64_t HKV, int64_t G, int64_t P
   strcat(what, " contig");
   check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
   /* attn_decode_fused: the same split in one launch, the last program of a head merging (the
-   * interpreter runs programs in grid order: split NS - 1 is last); head-major scratch poisoned,
+   * interpreter runs programs in grid order: split NS - 1 is last); its scratch poisoned,
    * the counts zero before, and zero again after (run twice: the second launch reuses them) */
-  int64_t so2[4] = {B * HKV, G, NS, D}, sl2[3] = {B * HKV, G, NS}, sc1 = B * HKV;
-  tl_arg op2 = targ(TL_F32, 4, so2), lse2 = targ(TL_F32, 3, sl2), cnt = targ(TL_I32, 1, &sc1);
+  int64_t sc1 = B * HKV;
+  tl_arg op2 = targ(TL_F32, 4, so), lse2 = targ(TL_F32, 3, sl), cnt = targ(TL_I32, 1, &sc1);
   for (int rep = 0; rep < 2; rep++) {
     tpoison(&op2);
     tpoison(&lse2);
