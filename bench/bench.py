@@ -71,6 +71,8 @@ ap.add_argument("--decode-min-tiles", type=int, default=8,
                 help="decode: at least this many key tiles a split")
 ap.add_argument("--decode-variants", default="",
                 help="decode: extra configurations WARPS:BT[:STAGES],... (0 = default) timed beside the default (pages of max(64, BT))")
+ap.add_argument("--decode-forms-cases", default="1:4096,1:32768,8:8192,32:4096,1:131072",
+                help="decodeforms: the cases B:L,... (the short ones issue 11 misses, and one long one)")
 ap.add_argument("--once", action="store_true",
                 help="attention: launch tilec, FA2 and cuDNN once each, no timing (for ncu: bench/ncu_attn.sh)")
 ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "/tmp"), "bench.json"))
@@ -1407,6 +1409,92 @@ def decode():
                 print(f"decode contig B{B} L{L}: {kv / msc / 1e6 / bw:.3f} of the copy bandwidth", flush=True)
             del Kc, Vc, kk, vv
 
+def decode_splits(B, HKV, L, page, rule, programs_an_sm):
+    """(NS, chunk) of a decode launch.  'waves' (the default rows above): about --decode-waves waves
+    of programs, at least --decode-min-tiles key tiles a split.  'fill' (branch decode5): one wave,
+    as many splits as keep every program slot busy, floor(slots / (B * HKV)) (so never a second,
+    part-empty wave), at least one page a split; slots = 132 SMs x the programs an SM holds."""
+    if rule == "waves":
+        NS = max(1, min(64, -(-int(132 * args.decode_waves) * 2 // (B * HKV)), L // (args.decode_min_tiles * 64)))
+    else:
+        NS = max(1, min(64, 132 * programs_an_sm // (B * HKV), L // page))
+    chunk = -(-(-(-L // NS)) // page) * page
+    return -(-L // chunk), chunk
+
+def decode_forms():
+    """The short decode cases under each form, in one process (branch decode5): 'pair' = attn_decode_paged
+    + attn_decode_combine (two launches) and 'fused' = attn_decode_fused (one launch: the last program of a
+    head merges, atomic_fetch_add); split rule 'waves' (the old default) or 'fill' (one full wave);
+    ring = TILEC_SCRATCH_OVER_RING (the peeled tile's staging over the drained ring: 102 KiB a program,
+    two an SM, against 120 KiB and one).  Each form checked against SDPA in fp32 (rel. err), timed back
+    to back and in a CUDA graph; fractions of the copy bandwidth; a table last."""
+    D, HKV, G, PAGE = 128, 8, 4, 64
+    forms = [("pair waves ring0", "pair", "waves", "0"), ("pair fill ring1", "pair", "fill", "1"),
+             ("fused fill ring1", "fused", "fill", "1"), ("fused fill ring0", "fused", "fill", "0"),
+             ("fused waves ring0", "fused", "waves", "0")]
+    ks = {}
+    for ring in ("0", "1"):
+        ks[ring] = with_env(f"TILEC_SCRATCH_OVER_RING={ring}", lambda: (
+            Kernel(ex("attn_decode.tile"), kernel="attn_decode_paged"),
+            Kernel(ex("attn_decode.tile"), kernel="attn_decode_combine"),
+            Kernel(ex("attn_decode.tile"), kernel="attn_decode_fused")))
+    bw = copy_bandwidth()
+    print(f"decodeforms: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
+    table = []
+    for case in args.decode_forms_cases.split(","):
+        B, L = (int(x) for x in case.split(":"))
+        npg = L // PAGE
+        NP = B * npg
+        Kc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
+        Vc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
+        table_ = torch.randperm(NP, device="cuda", dtype=torch.int32).view(B, npg)
+        lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
+        q = torch.randn(B, HKV, G, D, device="cuda", dtype=torch.bfloat16)
+        kk = Kc[table_.long()].permute(0, 2, 1, 3, 4).reshape(B, HKV, L, D)
+        vv = Vc[table_.long()].permute(0, 2, 1, 3, 4).reshape(B, HKV, L, D)
+        refo = torch.nn.functional.scaled_dot_product_attention(q.reshape(B, HKV * G, 1, D).float(), kk.float(),
+                                                                vv.float(), enable_gqa=True)
+        del kk, vv
+        kv = 2 * B * L * HKV * D * 2
+        row_ = [f"B{B} L{L}"]
+        for name, kind, rule, ring in forms:
+            NS, chunk = decode_splits(B, HKV, L, PAGE, rule, 2 if ring == "1" else 1)
+            kd, kc, kf = ks[ring]
+            o = torch.full((B, HKV, G, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+            if kind == "pair":
+                opart = torch.full((B * HKV, NS, G, D), float("nan"), device="cuda")
+                lse = torch.full((B * HKV, NS, G), float("nan"), device="cuda")
+                def make(opart=opart, lse=lse, o=o, chunk=chunk):
+                    b1 = kd.bind(q, Kc, Vc, table_, lens, opart, lse, D ** -0.5, chunk)
+                    b2 = kc.bind(opart, lse, o)
+                    return lambda: (b1(), b2())
+            else:
+                opart = torch.full((B * HKV, NS, G, D), float("nan"), device="cuda")
+                lse = torch.full((B * HKV, NS, G), float("nan"), device="cuda")
+                count = torch.zeros(B * HKV, device="cuda", dtype=torch.int32)
+                def make(opart=opart, lse=lse, o=o, count=count, chunk=chunk):
+                    return kf.bind(q, Kc, Vc, table_, lens, opart, lse, o, count, D ** -0.5, chunk)
+            f = make()
+            f(); f(); torch.cuda.synchronize()
+            err = relerr(o.reshape(B, HKV * G, 1, D), refo)
+            bad = "" if err < 2e-2 else " WRONG"
+            if kind == "fused" and int(count.abs().sum()) != 0: bad += " COUNTS"
+            ms = bench(f)
+            msg = bench_graph(make)
+            fe, fg = kv / ms / 1e6 / bw, kv / msg / 1e6 / bw
+            print(f"decodeforms B{B} L{L} {name} NS{NS}: {fe:.3f} / graph {fg:.3f} of the copy bandwidth "
+                  f"({ms * 1e3:.1f} / {msg * 1e3:.1f} us), rel.err {err:.1e}{bad}", flush=True)
+            res[f"decodeforms B{B} L{L} {name}"] = {"NS": NS, "us": ms * 1e3, "us_graph": msg * 1e3,
+                                                      "of_copy_bw": fe, "of_copy_bw_graph": fg, "relerr": err}
+            row_.append(f"{fe:.3f} / {fg:.3f} NS{NS}{bad}")
+        table.append(row_)
+        del Kc, Vc
+    print("\n## decode forms: of the copy bandwidth, back to back / CUDA graph (NS = splits)")
+    print("| case | " + " | ".join(n for n, *_ in forms) + " |")
+    print("|---" * (len(forms) + 1) + "|")
+    for r in table:
+        print("| " + " | ".join(r) + " |", flush=True)
+
 # ---- linear + bias + GELU (examples/gemm_bias_gelu.tile), nn.Linear storage of W -------------
 # The same kernel without its epilogue (the plain GEMM it costs against).
 LINEAR_PLAIN = """
@@ -1850,6 +1938,7 @@ if "tf32" in only: safe(gemm_tf32, "gemm tf32")
 if "attn" in only: safe(attn, "attn")
 if "norm" in only: safe(norms, "norms")
 if "decode" in only: safe(decode, "decode")
+if "decodeforms" in only: safe(decode_forms, "decode forms")
 if "smallm" in only: safe(gemm_small_m, "gemm small M")
 if "splitk" in only: safe(splitk, "splitk")
 if "smallm" in only or "smallmforms" in only: safe(gemm_small_m_forms, "small-M forms")

@@ -143,7 +143,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "fma", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
+  "range", "atomic_add", "atomic_max", "atomic_min", "atomic_fetch_add", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
 
 bool fe_is_reserved(const char *name) {
   for (int i = 0; builtin_names[i]; i++)
@@ -999,7 +999,8 @@ static fval eval_load(lower *L, fe_expr *e) {
 }
 
 /* store(view, x) and atomic_*(view, x) (opc TL_OP_atomic, kind TL_ATOMIC_*):
- * the same view and value rules. */
+ * the same view and value rules.  atomic_fetch_add(view, x) is the one with a
+ * value: a scalar view of an i32 tensor, the old element (docs/language.md 7). */
 static fval eval_store_like(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   if (!nargs_ok(L, e, 2, 2)) return fv_err();
   view v;
@@ -1007,6 +1008,16 @@ static fval eval_store_like(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   fval x = eval(L, e->args[1]);
   if (!ok || x.cls == V_ERR) return fv_err();
   tl_loc xl = e->args[1]->loc;
+  bool fetch = opc == TL_OP_atomic && kind == TL_ATOMIC_FETCH_ADD;
+  if (fetch && (v.trank != 0 || v.dtype != TL_I32)) {
+    tl_error(L->ctx, e->loc, "atomic_fetch_add() takes one element of an i32 tensor (every view entry an index); "
+             "'%s' is a tensor of %s%s", v.name, tl_dtype_name(v.dtype), v.trank ? " viewed as a tile" : "");
+    return fv_err();
+  }
+  if (fetch && (x.cls != V_SCALAR || is_flt(dt_of(&x)))) {
+    tl_error(L->ctx, xl, "atomic_fetch_add() adds an integer scalar, not %s", x.cls == V_SCALAR ? tystr(L, &x) : "a tile");
+    return fv_err();
+  }
   if (opc == TL_OP_atomic) {
     bool add = kind == TL_ATOMIC_ADD;
     bool dt_ok = v.dtype == TL_F32 || v.dtype == TL_I32 || (add && (v.dtype == TL_F16 || v.dtype == TL_BF16));
@@ -1045,10 +1056,11 @@ static fval eval_store_like(lower *L, fe_expr *e, tl_opcode opc, int kind) {
   ops[n++] = v.tensor;
   for (int d = 0; d < v.rank; d++) ops[n++] = v.start[d];
   ops[n++] = mat(L, &x, xl);
-  int32_t op = tl_op_new(L->f, L->r, opc, ops, n, NULL, 0, e->loc);
+  tl_type rt = tl_scalar_type(TL_I32);
+  int32_t op = tl_op_new(L->f, L->r, opc, ops, n, fetch ? &rt : NULL, fetch ? 1 : 0, e->loc);
   for (int d = 0; d < v.rank; d++) tl_op_at(L->f, op)->dims[d] = v.dims[d];
   tl_op_at(L->f, op)->kind = kind;
-  return fv_void();
+  return fetch ? fv_value(L->f, tl_op_at(L->f, op)->res[0]) : fv_void();
 }
 
 /* A tile (or scalar) argument; tensors and void are errors. */
@@ -1456,6 +1468,7 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "atomic_add")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_ADD);
   if (!strcmp(n, "atomic_max")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_MAX);
   if (!strcmp(n, "atomic_min")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_MIN);
+  if (!strcmp(n, "atomic_fetch_add")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_FETCH_ADD);
   if (!strcmp(n, "rand")) return eval_rand(L, e, TL_RAND_UNIFORM);
   if (!strcmp(n, "randn")) return eval_rand(L, e, TL_RAND_NORMAL);
   if (!strcmp(n, "randint")) return eval_rand(L, e, TL_RAND_INT);

@@ -761,6 +761,18 @@ static void exec_scatter(interp *in, const tl_op *op) {
   bool fl = is_f(val);
   if (fl != tl_dtype_is_float(tdt)) BROKEN(in, op, "value kind is not the tensor's");
   bool atomic = op->opc == TL_OP_atomic;
+  if (atomic && op->kind == TL_ATOMIC_FETCH_ADD) { /* one element, the old value as the result */
+    if (op->nres != 1 || fl || val->numel != 1) BROKEN(in, op, "fetch_add operands");
+    int64_t off, old = 0;
+    if (eview_offset(&v, 0, &off)) {
+      char *p = (char *)v.t->data + off * esz;
+      float fo = 0;
+      read_elem(tdt, p, &fo, &old);
+      write_elem(tdt, p, false, 0, (int64_t)((uint64_t)old + (uint64_t)IP(val)[0])); /* wraps, as add */
+    }
+    IP(S(in, op->res[0]))[0] = old; /* outside the tensor: 0, nothing written */
+    return;
+  }
   for (int64_t e = 0; e < val->numel; e++) {
     int64_t off;
     if (!eview_offset(&v, e, &off)) continue;

@@ -82,7 +82,9 @@ tl_opcode tl_opcode_from_name(const char *s, size_t n); /* TL_NUM_OPS if none */
 
 typedef enum { TL_CMP_EQ, TL_CMP_NE, TL_CMP_LT, TL_CMP_LE, TL_CMP_GT, TL_CMP_GE } tl_cmp_pred;
 typedef enum { TL_RED_SUM, TL_RED_MAX, TL_RED_MIN } tl_reduce_kind;
-typedef enum { TL_ATOMIC_ADD, TL_ATOMIC_MAX, TL_ATOMIC_MIN } tl_atomic_kind;
+/* FETCH_ADD: a scalar i32 view, one result (the old value), once per program, acq_rel at
+ * device scope over the program's accesses (docs/language.md 7); the others have no result. */
+typedef enum { TL_ATOMIC_ADD, TL_ATOMIC_MAX, TL_ATOMIC_MIN, TL_ATOMIC_FETCH_ADD } tl_atomic_kind;
 typedef enum { TL_RAND_UNIFORM, TL_RAND_NORMAL, TL_RAND_INT } tl_rand_kind;
 typedef enum { TL_SCAN_SUM, TL_SCAN_MAX } tl_scan_kind;
 typedef enum { TL_ARG_MAX, TL_ARG_MIN } tl_arg_kind;

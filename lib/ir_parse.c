@@ -348,7 +348,7 @@ static void parse_region(parser *p, tl_region *r);
 
 static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 static const char *const reduce_names[] = {"sum", "max", "min"};
-static const char *const atomic_names[] = {"add", "max", "min"};
+static const char *const atomic_names[] = {"add", "max", "min", "fetch_add"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
 static const char *const scan_names[] = {"sum", "max"};
 static const char *const arg_names[] = {"max", "min"};
@@ -687,7 +687,7 @@ static void parse_op(parser *p, tl_region *r) {
   case TL_OP_store:
   case TL_OP_atomic: {
     int32_t dims[TL_MAX_RANK] = {0};
-    int kind = opc == TL_OP_atomic ? read_enum(p, atomic_names, 3, "atomic operation") : 0;
+    int kind = opc == TL_OP_atomic ? read_enum(p, atomic_names, 4, "atomic operation") : 0;
     tl_vec_push(a, &opnd, use_value(p));
     read_view(p, &opnd, dims);
     tl_type t = tl_scalar_type(TL_VOID);
@@ -703,6 +703,11 @@ static void parse_op(parser *p, tl_region *r) {
     } else {
       expect(p, ",");
       tl_vec_push(a, &opnd, use_value(p));
+      if (kind == TL_ATOMIC_FETCH_ADD) { /* the one atomic with a result: `: i32` */
+        expect(p, ":");
+        t = read_type(p);
+        nres = 1;
+      }
     }
     op = make_op(p, r, opc, &opnd, &t, nres, loc);
     memcpy(tl_op_at(p->f, op)->dims, dims, sizeof dims);

@@ -20,7 +20,7 @@ typedef struct printer {
 static const char *const pipeline_names[] = {"auto", "simple", "multistage", "cutlass"};
 static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 static const char *const reduce_names[] = {"sum", "max", "min"};
-static const char *const atomic_names[] = {"add", "max", "min"};
+static const char *const atomic_names[] = {"add", "max", "min", "fetch_add"};
 static const char *const rand_names[] = {"uniform", "normal", "int"};
 static const char *const scan_names[] = {"sum", "max"};
 static const char *const arg_names[] = {"max", "min"};
@@ -281,7 +281,7 @@ static void put_op(printer *p, int32_t id, int depth) {
   case TL_OP_atomic:
   case TL_OP_store: {
     if (o->nopnd < 1) break;
-    if (o->opc == TL_OP_atomic) tl_sbuf_printf(b, " %s", (unsigned)o->kind < 3 ? atomic_names[o->kind] : "?");
+    if (o->opc == TL_OP_atomic) tl_sbuf_printf(b, " %s", (unsigned)o->kind < 4 ? atomic_names[o->kind] : "?");
     tl_sbuf_puts(b, " ");
     put_value(p, o->opnd[0]);
     int used = put_view(p, o, view_rank(p, o, 1));

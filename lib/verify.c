@@ -361,6 +361,13 @@ static void check_op_types(verifier *v, const tl_op *o) {
     const tl_type *val = vtype(v, o->opnd[o->nopnd - 1]);
     if (!tl_type_eq(&view, val)) err(v, o, "view is %s but the value is %s", tstr(&view, b1), tstr(val, b2));
     int dt = view.dtype;
+    if (o->kind == TL_ATOMIC_FETCH_ADD) {
+      tl_type i32 = tl_scalar_type(TL_I32);
+      if (!tl_type_eq(&view, &i32)) err(v, o, "atomic fetch_add takes one i32 element, not %s", tstr(&view, b1));
+      if (o->nres != 1 || !tl_type_eq(vtype(v, o->res[0]), &i32)) err(v, o, "atomic fetch_add gives one i32 scalar");
+      break;
+    }
+    if (o->nres != 0) err(v, o, "has %d results, should have 0", o->nres);
     if ((unsigned)o->kind > TL_ATOMIC_MIN) err(v, o, "bad atomic kind %d", o->kind);
     else if (!(dt == TL_F32 || dt == TL_I32 || (o->kind == TL_ATOMIC_ADD && (dt == TL_F16 || dt == TL_BF16))))
       err(v, o, "atomic %s on %s is not supported (f32, i32; add also f16, bf16)",

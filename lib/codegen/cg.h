@@ -53,6 +53,11 @@ typedef struct cg {
   tl_func *plan_f;
   struct tl_axis_analysis *axis; /* cg_axis: the axis facts of axis->f, made once per function */
   int smem_persist;
+  /* scratch over a drained ring (emit_ring.c cg_loop_exit, TILEC_SCRATCH_OVER_RING=1): after a
+   * function-level cp.async ring loop, its slots [scratch_lo, scratch_hi) are free, and a scratch
+   * user that fits takes them instead of bytes past smem_persist; scratch_base: the current
+   * user's base (cg_scratch_use) */
+  int scratch_lo, scratch_hi, scratch_base;
   struct cg_plan *plan;
   const char *entry;  /* the PTX entry name of the kernel being emitted */
   int tma_param0;     /* LLVM index of its first hidden tensor-map parameter */
@@ -180,8 +185,9 @@ LLVMValueRef cg_tma_assume(cg *g, LLVMValueRef ok);
 /* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
 bool cg_cluster_directives(char **ptx, const char *entry);
 void cg_tma_info(cg *g, tl_kernel_info *ki);
-void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part */
-LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off);
+void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part (or over a drained ring) */
+LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off); /* byte_off into the last cg_scratch_use's region */
+int cg_scratch_pick(cg *g, int bytes);           /* the base a scratch region of bytes would get */
 /* The load op is a streamed dot operand (emits the ring instead of registers). */
 bool cg_load_streamed(cg *g, tl_op *o);
 /* A convert_layout of an operand prologue's load (no gather): read from its

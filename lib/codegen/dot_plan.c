@@ -377,6 +377,8 @@ void cg_make_plan(cg *g) {
     g->smem_persist = cg_plan_reduce_slots(g, &p->red_off);
     if (g->smem_persist) cg_use_smem(g, g->smem_persist);
   }
+  g->scratch_base = g->smem_persist;
+  g->scratch_lo = g->scratch_hi = 0;
   if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
   int32_t *uses = tl_count_uses(f);
   /* no table: today's heuristic (route_pipeline's stages, 2..4, cut to fit);
@@ -568,17 +570,25 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
   persist = cg_plan_epilogue(g, persist);
-  g->smem_persist = persist;
+  g->smem_persist = g->scratch_base = persist;
+  g->scratch_lo = g->scratch_hi = 0;
   cg_use_smem(g, persist);
   plan_two_programs(g, persist);
 }
 
 bool cg_plan_two_programs(cg *g) { return g->plan && g->plan_f == g->f && g->plan->two_programs; }
 
-void cg_scratch_use(cg *g, int bytes) { cg_use_smem(g, g->smem_persist + bytes); }
+int cg_scratch_pick(cg *g, int bytes) {
+  return g->scratch_hi - g->scratch_lo >= bytes ? g->scratch_lo : g->smem_persist;
+}
+
+void cg_scratch_use(cg *g, int bytes) {
+  g->scratch_base = cg_scratch_pick(g, bytes);
+  cg_use_smem(g, g->scratch_base + bytes);
+}
 
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
-  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->smem_persist), ""));
+  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->scratch_base), ""));
 }
 
 /* (an operand prologue's load is read back into registers: not streamed for its users) */

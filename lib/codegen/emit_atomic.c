@@ -10,7 +10,11 @@
  *   like their bit patterns (as s32 when non-negative, reversed as u32 when
  *   negative), so max(x) is red.max.s32 when x's sign bit is clear and
  *   red.min.u32 when set, and min the other way round.  Exact for every
- *   non-NaN value, -0.0 < +0.0 included (docs/language.md "Atomics"). */
+ *   non-NaN value, -0.0 < +0.0 included (docs/language.md "Atomics").
+ *   fetch_add (one i32 element, the old value, acq_rel over the whole program): bar.sync (the
+ *   program's earlier accesses, every thread's, ordered before thread 0's), thread 0's
+ *   atom.acq_rel.gpu.global.add.u32, its result through shared memory, bar.sync (the program's
+ *   later accesses ordered after the acquire), as CUTLASS's generic barrier does. */
 #include <stdio.h>
 
 #include "cg.h"
@@ -59,7 +63,53 @@ static void emit_group(cg *g, void *vctx, LLVMValueRef addr, LLVMValueRef pred, 
   cg_asm(g, g->vd, text, vec == 2 ? "r,l,f,f,~{memory}" : "r,l,f,f,f,f,~{memory}", args, (unsigned)(2 + vec), true);
 }
 
+typedef struct fetch_ctx {
+  LLVMValueRef addr, pred;
+} fetch_ctx;
+
+static void record_one(cg *g, void *vctx, LLVMValueRef addr, LLVMValueRef pred, int32_t reg) {
+  (void)g, (void)reg;
+  fetch_ctx *c = vctx;
+  c->addr = addr;
+  c->pred = pred;
+}
+
+static void emit_fetch_add(cg *g, tl_op *o) {
+  if (g->bar_threads)
+    cg_unsupported(g, "atomic_fetch_add in a warp-specialized kernel (its barriers are not the whole program's)");
+  cg_val *x = cg_get(g, o->opnd[o->nopnd - 1]);
+  fetch_ctx c = {NULL, NULL};
+  cg_barrier(g);
+  cg_view_elements(g, o, record_one, &c); /* a scalar view: one element, thread 0 and in bounds */
+  if (!c.addr) TL_INTERNAL(g->ctx, "codegen: fetch_add without an element");
+  LLVMValueRef args[3] = {LLVMBuildZExt(g->B, c.pred, g->i32, ""), c.addr, x->r[0]};
+  LLVMValueRef old = cg_asm(g, g->i32,
+                            "{ .reg .pred p; setp.ne.b32 p, $1, 0; mov.b32 $0, 0; "
+                            "@p atom.acq_rel.gpu.global.add.u32 $0, [$2], $3; }",
+                            "=r,r,l,r,~{memory}", args, 3, true);
+  /* thread 0 writes the old value (0 when the element is outside the tensor) for the program */
+  cg_scratch_use(g, 4);
+  LLVMValueRef slot = cg_scratch_ptr(g, cg_i32(g, 0));
+  LLVMValueRef t0 = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), ""),
+                                 LLVMBuildICmp(g->B, LLVMIntEQ, g->warp, cg_i32(g, 0), ""), "");
+  LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(g->C, g->fn, "fetch.bcast");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->C, g->fn, "fetch.join");
+  LLVMBuildCondBr(g->B, t0, wr, join);
+  LLVMPositionBuilderAtEnd(g->B, wr);
+  LLVMBuildStore(g->B, old, slot);
+  LLVMBuildBr(g->B, join);
+  LLVMPositionBuilderAtEnd(g->B, join);
+  cg_barrier(g);
+  cg_val *r = cg_new_val(g, o->res[0], 1);
+  r->r[0] = LLVMBuildLoad2(g->B, g->i32, slot, "fetch.old");
+  cg_barrier(g); /* the slot is scratch: read by all before the next user writes it */
+}
+
 void cg_emit_atomic(cg *g, tl_op *o) {
+  if (o->kind == TL_ATOMIC_FETCH_ADD) {
+    emit_fetch_add(g, o);
+    return;
+  }
   int32_t val = o->opnd[o->nopnd - 1];
   tl_value *tv = tl_val(g->f, o->opnd[0]);
   if (tv->def >= 0 || tv->type.kind != TL_KIND_TENSOR) cg_unsupported(g, "atomic on a tensor that is not a parameter");

@@ -593,7 +593,13 @@ void cg_emit_dot(cg *g, tl_op *o) {
     if (kinds[w] == SRC_INVARIANT && p->inv_loop[w ? b : a] != L) kinds[w] = SRC_STAGED;
   if (kinds[0] == SRC_STAGED && cg_a_from_regs(g, a, lc, eb)) kinds[0] = SRC_REGS;
   if (kinds[1] == SRC_STAGED && cg_b_from_regs(g, b, lc, eb)) kinds[1] = SRC_REGS;
-  int scratch = 0;
+  int scratch = 0, need = 0;
+  for (int w = 0; w < 2; w++) { /* the staged operands' bytes: where their scratch goes (cg_scratch_pick) */
+    if (kinds[w] != SRC_STAGED) continue;
+    bool kn = w == 1 && b_kn_staged, swz;
+    need += (w == 0 ? M : kn ? K : N) * cg_staged_pitch(g, D, w, w == 0 ? K : kn ? N : K, eb, &swz);
+  }
+  int sbase = cg_scratch_pick(g, need);
   bool need_stage = false;
   for (int w = 0; w < 2; w++) {
     opsrc *s = w ? &sb : &sa;
@@ -652,7 +658,7 @@ void cg_emit_dot(cg *g, tl_op *o) {
       s->base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, off), "");
       continue;
     }
-    s->base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, g->smem_persist + scratch), "");
+    s->base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, sbase + scratch), "");
     scratch += rows * s->rowbytes;
     need_stage = true;
   }
@@ -714,15 +720,16 @@ void cg_emit_dot(cg *g, tl_op *o) {
     return;
   }
   if (need_stage) {
-    if (g->smem_persist + scratch > 227 * 1024) cg_unsupported(g, "dot staging needs %d bytes of shared memory", g->smem_persist + scratch);
+    if (sbase + scratch > 227 * 1024) cg_unsupported(g, "dot staging needs %d bytes of shared memory", sbase + scratch);
     cg_scratch_use(g, scratch);
+    if (g->scratch_base != sbase) TL_INTERNAL(g->ctx, "codegen: a dot's staging moved (%d, %d)", g->scratch_base, sbase);
     cg_barrier(g);
     int off = 0;
     if (sa.kind == SRC_STAGED) {
-      stage(g, a, cg_i32(g, g->smem_persist), &sa, eb, false);
+      stage(g, a, cg_i32(g, sbase), &sa, eb, false);
       off = M * sa.rowbytes;
     }
-    if (sb.kind == SRC_STAGED) stage(g, b, cg_i32(g, g->smem_persist + off), &sb, eb, sb.kcontig);
+    if (sb.kind == SRC_STAGED) stage(g, b, cg_i32(g, sbase + off), &sb, eb, sb.kcontig);
     cg_barrier(g);
   }
 

@@ -683,6 +683,33 @@ static int body_barriers(cg *g, LLVMBasicBlockRef from) {
   return n;
 }
 
+/* TILEC_SCRATCH_OVER_RING=1: after a drained cp.async ring whose loop runs once (at function
+ * level), its slots hold nothing any later op reads, so the scratch users after it (a peeled
+ * last tile's staged dot operands, reductions, layout changes, atomic_fetch_add's slot) take
+ * them instead of bytes past the persistent part: attn_decode's peeled tile staged 20 KiB past
+ * 96 KiB of ring, 120 KiB a program and one program an SM; over the ring, 100 KiB and two.
+ * A barrier first: another warp may still read its last slot. */
+static void free_ring_slots(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  if (!tl_code_env_on("TILEC_SCRATCH_OVER_RING") || R->tma || R->wgmma || R->lag || R->late ||
+      tl_op_at(g->f, R->for_op)->parent >= 0)
+    return;
+  int lo = -1, hi = 0, bytes = 0;
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != R->for_op) continue;
+    if (s->tma || s->wg_tr || s->prologue) return;
+    int end = s->offset + R->stages * s->stage_bytes;
+    if (lo < 0 || s->offset < lo) lo = s->offset;
+    if (end > hi) hi = end;
+    bytes += R->stages * s->stage_bytes;
+  }
+  if (lo < 0 || hi - lo != bytes) return; /* (not one contiguous run) */
+  cg_barrier(g);
+  g->scratch_lo = lo;
+  g->scratch_hi = hi;
+}
+
 void cg_loop_exit(cg *g, int32_t for_op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f) return;
@@ -724,6 +751,7 @@ void cg_loop_exit(cg *g, int32_t for_op) {
       /* drain: no copy may still be writing shared memory after the loop */
       cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
       if (p->rings[i].prefetch && p->rings[i].pf_tiles) cg_tile_prefetch(g, &p->rings[i]);
+      else free_ring_slots(g, &p->rings[i]);
       return;
     }
 }

@@ -12,7 +12,9 @@ Tolerances (bf16 inputs, p rounded to bf16 before the p.v product as in FlashAtt
 output): ||O - ref|| / ||ref|| <= 1e-2 and max |O - ref| <= 3e-2 max |ref|.  Interpreter (f32
 scratch): ||gpu - interp|| / ||interp|| <= 2e-3 (exp2.approx against exp2 rounded from double).
 Self-test: the last key of each sequence dominates one query head's scores, and the check must
-reject the reference of the same inputs without it.
+reject the reference of the same inputs without it.  attn_decode_fused (one launch) on every case,
+launched 20 times (TEST_DECODE_REPS) on re-poisoned scratch: within the tolerance, bit-identical,
+its counts back to 0.
 
   python3 tests/gpu/test_decode.py [--lib build/libtilec.so] [--examples examples]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
@@ -54,14 +56,15 @@ def main():
         (2, 1, 8, 128, 64, [4097, 131], 16),
         (3, 2, 2, 16, 16, [17, 1, 300], 4),
         (2, 4, 1, 256, 64, [2999, 256], 5),
+        (2, 8, 4, 64, 64, [4096, 3001], 64),  # one page a split: 128 programs merging through one count each
     ]
     fails = 0
     kernels = {}
     for ci, (B, HKV, G, PAGE, BT, lens, NS) in enumerate(cases):
         if BT not in kernels:
             kernels[BT] = (load("attn_decode_paged", {"BT": BT}), load("attn_decode_combine", {}),
-                           load("attn_decode_contig", {"BT": BT}))
-        kdec, kcomb, kcont = kernels[BT]
+                           load("attn_decode_contig", {"BT": BT}), load("attn_decode_fused", {"BT": BT}))
+        kdec, kcomb, kcont, kfused = kernels[BT]
         npages = [math.ceil(L / PAGE) for L in lens]
         MAXP, NP = max(1, max(npages)), sum(npages) + 3
         phys = torch.randperm(NP, generator=gen).tolist()
@@ -139,6 +142,26 @@ def main():
         okc, rnc, mac = within(ref)
         print("%s %s contig: relerr %.2e, max err %.2e of max |ref|" % ("ok" if okc else "FAIL", name, rnc, mac))
         fails += not okc
+        # attn_decode_fused: one launch, the last program of a head merging (atomic_fetch_add); the
+        # scratch poisoned before every launch (a merge that read a partial before it was visible
+        # would read NaN), launched REPS times on the same counts (each launch leaves them 0) and
+        # bit-identical every time (the merge order is the splits', whichever program is last)
+        fop = torch.empty((B * HKV, NS, G, D), device="cuda")
+        flse = torch.empty((B * HKV, NS, G), device="cuda")
+        count = torch.zeros(B * HKV, dtype=torch.int32, device="cuda")
+        first, same, okf = None, True, True
+        for rep in range(int(os.environ.get("TEST_DECODE_REPS", "20"))):
+            fop.fill_(nan); flse.fill_(nan); o.fill_(nan)
+            launch(kfused, [dq, dK, dV, dT, dL, fop, flse, o, count, scale, chunk])
+            got = o.double().cpu()
+            first = got if first is None else first
+            same = same and bool(torch.equal(got, first))
+            okr, rnf, maf = within(ref)
+            okf = okf and okr
+        zero = int(count.abs().sum()) == 0
+        print("%s %s fused: relerr %.2e, max err %.2e of max |ref|, bit-identical over the launches %s, counts 0 %s"
+              % ("ok" if okf and same and zero else "FAIL", name, rnf, maf, same, zero))
+        fails += not (okf and same and zero)
         if ci == 0:  # the interpreter, the project's oracle, on the smallest case
             iopart = torch.full((B * HKV, NS, G, D), nan)
             ilse = torch.full((B * HKV, NS, G), nan)
@@ -151,7 +174,7 @@ def main():
             print("%s interpreter vs GPU, case 0: Opart %.2e, Lse %.2e, same empty splits %s"
                   % ("ok" if iok else "FAIL", e1, e2, same_inf))
             fails += not iok
-    print("test_decode: %d passed, %d failed" % (2 * len(cases) + 1 - fails, fails))
+    print("test_decode: %d passed, %d failed" % (3 * len(cases) + 1 - fails, fails))
     return 1 if fails else 0
 
 

@@ -734,6 +734,27 @@ static void run_decode(compiled *c, int64_t B, int64_t HKV, int64_t G, int64_t P
   interpret(kernel(c, "attn_decode_combine"), ca, 3);
   strcat(what, " contig");
   check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
+  /* attn_decode_fused: the same split in one launch, the last program of a head merging (the
+   * interpreter runs programs in grid order: split NS - 1 is last); its scratch poisoned,
+   * the counts zero before, and zero again after (run twice: the second launch reuses them) */
+  int64_t sc1 = B * HKV;
+  tl_arg op2 = targ(TL_F32, 4, so), lse2 = targ(TL_F32, 3, sl), cnt = targ(TL_I32, 1, &sc1);
+  for (int rep = 0; rep < 2; rep++) {
+    tpoison(&op2);
+    tpoison(&lse2);
+    tpoison(&o);
+    tl_arg fa[11] = {a[0], a[1], a[2], a[3], a[4], op2, lse2, o, cnt, a[7], a[8]};
+    interpret(kernel(c, "attn_decode_fused"), fa, 11);
+    what[strlen(what) - 7] = 0;
+    strcat(what, rep ? " fused2" : " fused1");
+    check_close(what, &o, ref, sc, BF16_RTOL, 0x1p-7);
+    for (int64_t i = 0; i < B * HKV; i++)
+      cr_assert_eq(((int32_t *)cnt.data)[i], 0, "%s: count %lld is %d after the launch", what, (long long)i,
+                   ((int32_t *)cnt.data)[i]);
+  }
+  free(op2.data);
+  free(lse2.data);
+  free(cnt.data);
   free(kc.data);
   free(vc.data);
   free(ref);
@@ -746,10 +767,11 @@ static void run_decode(compiled *c, int64_t B, int64_t HKV, int64_t G, int64_t P
 static void example_attn_decode(void) {
   const tl_define defs[] = {{"D", 16}, {"BT", 16}};
   compiled *c = compile_example("attn_decode.tile", defs, 2);
-  const int64_t l1[] = {1, 15, 17, 100}, l2[] = {0, 33}, l3[] = {131, 64, 5};
+  const int64_t l1[] = {1, 15, 17, 100}, l2[] = {0, 33}, l3[] = {131, 64, 5}, l4[] = {300, 1, 47};
   run_decode(c, 4, 2, 4, 16, 16, l1, 3, 4100);  /* GQA 4, page = tile */
   run_decode(c, 2, 1, 8, 32, 16, l2, 4, 4101);  /* MQA-like, an empty sequence, empty splits */
   run_decode(c, 3, 3, 1, 64, 16, l3, 2, 4102);  /* MHA, pages of 4 tiles */
+  run_decode(c, 3, 2, 6, 16, 16, l4, 19, 4103); /* G 6 > GC (two merge rounds), NS 19 > BS (two), 1-tile splits */
   compiled_free(c);
 }
 
