@@ -178,6 +178,8 @@ def main():
                      compiled("gemm_fp8.tile", TN, PARTS, {"BM": 256}, stages=4), True),
                     ("cutlass_gemm_fp8_tn 128x256 s4 TILEC_PROMOTE_PARTS=1",
                      compiled("gemm_fp8.tile", TN, PARTS, {"BN": 256}, stages=4), True),
+                    ("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1 TILEC_CLUSTER=1x2 (A multicast)",
+                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_CLUSTER="1x2"), {"BM": 256}, stages=4), True),
                     ("cutlass_gemm_fp8_tn TILEC_PROMOTE_OVERLAP=1 (cooperative)",
                      compiled("gemm_fp8.tile", TN, {"TILEC_PROMOTE_OVERLAP": "1"}), False))
         for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511), (513, 385, 300), (1537, 2600, 129)]:
