@@ -52,6 +52,9 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # 64-row blocks a warpgroup) beside fast 128x256 (m64n256)
     "tn parts 256x128 s4 c1x2": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_CLUSTER=1x2", {"BM": 256}, {"stages": 4}, False),
     "tn fast 256x128 coop s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BM": 256}, {"fp8-acc": "fast", "stages": 4}, True),
+    # ping-pong on a 128x128 tile a warpgroup (4 warps, parts: 128 accumulator registers + 64): the
+    # epilogue under the other warpgroup's main loop, but each main loop's promotion stops exposed
+    "tn pingpong 128x128 w4 s6 parts": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_WS=pingpong", {"BM": 128}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 s4 c2x1": ("cutlass_gemm_fp8_tn", "TILEC_CLUSTER=2x1", {"BN": 256}, {"fp8-acc": "fast", "stages": 4}, True),
     # nn: the example's default (tenth session: 128x128x128, 8 warps, 4 stages, cooperative, the
     # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the

@@ -19,7 +19,7 @@ TC="test_dot_types fp8tn exit $?: $(grep -c '^ok' "$L/dot_fp8tn.log") ok, $(grep
 echo "$TC"; grep -m5 FAIL "$L/dot_fp8tn.log"
 echo "== 2. the forms beside cuBLAS fp8 accurate / fast, 3 rotated rounds (bench/fp8_probe.py) [$(( $(date +%s) - T0 )) s]"
 timeout 110 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 3 \
-  --forms "tn,tn parts 256x128 s4,tn parts 128x256 s4,tn 256x128 s4,tn+ov,tn fast 128x128 coop s5,tn fast 128x256 w8 s4,tn fast 128x256 coop s4,tn parts 256x128 s4 c1x2,tn fast 256x128 coop s4,tn fast 128x256 s4 c2x1" \
+  --forms "tn,tn parts 256x128 s4,tn parts 128x256 s4,tn 256x128 s4,tn+ov,tn fast 128x128 coop s5,tn fast 128x256 w8 s4,tn fast 128x256 coop s4,tn parts 256x128 s4 c1x2,tn fast 256x128 coop s4,tn fast 128x256 s4 c2x1,tn pingpong 128x128 w4 s6 parts" \
   > "$L/fp8_probe.log" 2>&1
 echo "fp8_probe.py exit $?"; grep -E "FAILED|Error|Traceback" "$L/fp8_probe.log" | head -3
 grep -E "^[0-9]+\^3 " "$L/fp8_probe.log"

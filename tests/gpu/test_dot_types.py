@@ -180,6 +180,9 @@ def main():
                      compiled("gemm_fp8.tile", TN, PARTS, {"BN": 256}, stages=4), True),
                     ("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1 TILEC_CLUSTER=1x2 (A multicast)",
                      compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_CLUSTER="1x2"), {"BM": 256}, stages=4), True),
+                    ("cutlass_gemm_fp8_tn 128x128 w4 s6 ping-pong TILEC_PROMOTE_PARTS=1",
+                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_WS="pingpong"), {"BM": 128}, warps=4, stages=6),
+                     True),
                     ("cutlass_gemm_fp8_tn TILEC_PROMOTE_OVERLAP=1 (cooperative)",
                      compiled("gemm_fp8.tile", TN, {"TILEC_PROMOTE_OVERLAP": "1"}), False))
         for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511), (513, 385, 300), (1537, 2600, 129)]:
