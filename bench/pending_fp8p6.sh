@@ -4,16 +4,17 @@
 # 64x128 part at a time), TILEC_PROMOTE_OVERLAP=1 on the cooperative kernel again (its 4-5x slowdown was
 # the relocatable compile's spills), and fast accumulation at 128x128 / 128x256 on the cooperative kernel
 # (what the tile reaches without the promotion), predicted in bench/RESULTS.md "2026-12-04 (sixteenth
-# session), branch fp8p6".  About 70 s warm.
+# session), branch fp8p6".  About 60-90 s warm (test 15-25 s, probe 12 forms x 2 sizes 40-60 s).
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_fp8p6.sh .carry" carry=[".carry"] timeout_s=200
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
 L=${OUT:-/tmp}; T0=$(date +%s)
-echo "== 1. correctness: cutlass_gemm_fp8_tn default, 256x128 / 128x256 TILEC_PROMOTE_PARTS=1 (bit-identical to the"
-echo "   default required) and TILEC_PROMOTE_OVERLAP=1 against the fp64 product at 11 ragged sizes (1^3 .. 1537x2600x129,"
-echo "   K = 511, 147 tiles > 132 SMs), outputs NaN-poisoned (tests/gpu/test_dot_types.py --only fp8tn)"
+echo "== 1. correctness: cutlass_gemm_fp8_tn default; TILEC_PROMOTE_PARTS=1 at 256x128, 128x256, 256x128 + cluster 1x2,"
+echo "   128x128 w4 ping-pong (each bit-identical to the default required); TILEC_PROMOTE_OVERLAP=1; all against the"
+echo "   fp64 product at 11 ragged sizes (1^3 .. 1537x2600x129, K = 511, 147 tiles > 132 SMs), outputs NaN-poisoned"
+echo "   (tests/gpu/test_dot_types.py --only fp8tn)"
 timeout 60 python3 tests/gpu/test_dot_types.py --lib "$B/libtilec.so" --examples examples --only fp8tn > "$L/dot_fp8tn.log" 2>&1
 TC="test_dot_types fp8tn exit $?: $(grep -c '^ok' "$L/dot_fp8tn.log") ok, $(grep -c '^FAIL' "$L/dot_fp8tn.log") FAIL; $(tail -1 "$L/dot_fp8tn.log")"
 echo "$TC"; grep -m5 FAIL "$L/dot_fp8tn.log"
