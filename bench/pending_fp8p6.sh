@@ -7,6 +7,7 @@
 # session), branch fp8p6".  About 60-90 s warm (test 15-25 s, probe 12 forms x 2 sizes 40-60 s).
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_fp8p6.sh .carry" carry=[".carry"] timeout_s=200
+#   (or with others: OWED='fp8p6:180 ...' sh bench/owed.sh .carry)
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
@@ -23,6 +24,19 @@ timeout 110 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 
   --forms "tn,tn parts 256x128 s4,tn parts 128x256 s4,tn 256x128 s4,tn+ov,tn fast 128x128 coop s5,tn fast 128x256 w8 s4,tn fast 128x256 coop s4,tn parts 256x128 s4 c1x2,tn fast 256x128 coop s4,tn fast 128x256 s4 c2x1,tn pingpong 128x128 w4 s6 parts" \
   > "$L/fp8_probe.log" 2>&1
 echo "fp8_probe.py exit $?"; grep -E "FAILED|Error|Traceback" "$L/fp8_probe.log" | head -3
-grep -E "^[0-9]+\^3 " "$L/fp8_probe.log"
+# one line a form, both sizes (owed.sh shows a script's last 25 lines): TFLOP/s, x cuBLAS (accurate for
+# promote forms, fast for fast ones), the range over the rounds, rel. err
+python3 - "$L/fp8_probe.log" <<'PY'
+import re, sys
+rows = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"^(\d+)\^3 (.+?): [\d.]+ us ([\d.]+) TFLOP/s \(([\d.]+) cuBLAS (\w+); rounds ([\d.]+)\.\.([\d.]+)\) err (\S+)", l)
+    if m:
+        n, form, tf, r, ref, lo, hi, err = m.groups()
+        rows.setdefault(form, []).append(f"{n}: {float(tf):.0f} {r} ({lo}..{hi})")
+        rows[form + " err"] = err
+for form in [k for k in rows if not k.endswith(" err")]:
+    print(f"{form:34s} | " + " | ".join(rows[form]) + f" | err {rows[form + ' err']}")
+PY
 echo "correctness: $TC"
 echo "[all: $(( $(date +%s) - T0 )) s]"
