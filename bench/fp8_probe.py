@@ -37,6 +37,25 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, W4S3, False),
     "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    # sixteenth session (fp8p6): TILEC_PROMOTE_PARTS=1, 256x128 / 128x256 promote tiles on the
+    # cooperative kernel (each warpgroup's 128 accumulator registers promoted a 64x128 part at a time,
+    # a one-part temporary: 229 registers, no spills), 4 stages of 48 KiB; "tn 256x128 s4" the same
+    # tile without parts (a whole-accumulator temporary: ptxas spills 456 B); the fast forms on the
+    # cooperative kernel at 128x128 (what the tile alone reaches without the promotion) and 128x256
+    "tn parts 256x128 s4": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1", {"BM": 256}, {"stages": 4}, False),
+    "tn parts 128x256 s4": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1", {"BN": 256}, {"stages": 4}, False),
+    "tn 256x128 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 256}, {"stages": 4}, False),
+    "tn fast 128x128 coop s5": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {}, {"fp8-acc": "fast"}, True),
+    "tn fast 128x256 coop s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BN": 256}, {"fp8-acc": "fast", "stages": 4}, True),
+    # the bytes a FLOP again: a 2-CTA cluster multicasting the larger box (256x128: A along program_id(1),
+    # 1x2; 128x256: BT along program_id(0), 2x1) halves it at the CTA; fast at 256x128 (m64n128, two
+    # 64-row blocks a warpgroup) beside fast 128x256 (m64n256)
+    "tn parts 256x128 s4 c1x2": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_CLUSTER=1x2", {"BM": 256}, {"stages": 4}, False),
+    "tn fast 256x128 coop s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BM": 256}, {"fp8-acc": "fast", "stages": 4}, True),
+    # ping-pong on a 128x128 tile a warpgroup (4 warps, parts: 128 accumulator registers + 64): the
+    # epilogue under the other warpgroup's main loop, but each main loop's promotion stops exposed
+    "tn pingpong 128x128 w4 s6 parts": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_WS=pingpong", {"BM": 128}, {"warps": 4, "stages": 6}, False),
+    "tn fast 128x256 s4 c2x1": ("cutlass_gemm_fp8_tn", "TILEC_CLUSTER=2x1", {"BN": 256}, {"fp8-acc": "fast", "stages": 4}, True),
     # nn: the example's default (tenth session: 128x128x128, 8 warps, 4 stages, cooperative, the
     # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the
     # TMA ring; "nn old 64x128 w4 s3" the default before

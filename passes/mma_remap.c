@@ -45,6 +45,10 @@ static void explain_acc(tl_sbuf *ex, tl_func *f, int32_t id, const tl_pass_opts 
   if (is_8bit(tl_val(f, op->opnd[0])->type.dtype) && is_8bit(tl_val(f, op->opnd[1])->type.dtype)) {
     if (o->fp8_acc_fast)
       tl_sbuf_puts(ex, "; fp8 accumulation: fast (the tensor core's own, ~13 mantissa bits over K)");
+    else if (tl_code_env_on("TILEC_PROMOTE_PARTS"))
+      tl_sbuf_puts(ex, "; fp8 accumulation: promote (tensor-core sums of <= 128 K added to the f32 accumulator by f32 "
+                       "adds; on wgmma a warpgroup's accumulator over 64x128 a 64x128 part at a time through a "
+                       "one-part temporary, TILEC_PROMOTE_PARTS=1)");
     else
       tl_sbuf_puts(ex, "; fp8 accumulation: promote (tensor-core sums of <= 128 K into a temporary as large as the "
                        "accumulator, added to the f32 accumulator by f32 adds)");

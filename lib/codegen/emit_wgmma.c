@@ -139,7 +139,16 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   if (b8 && !b->kmajor) TL_INTERNAL(g->ctx, "codegen: wgmma of an 8-bit or tf32 N-major B");
   int warps = f->warps, nwg = warps / 4, mrep = M / (64 * nwg), nk = K / kstep, nacc = N / 2;
   /* one instruction covers wn columns: N, or N / nsplit (i8 has no m64n256) */
-  int wn = cg_wgmma_instr_n(at->dtype, N), nsplit = wn ? N / wn : 1, nacc_i = wn / 2;
+  int wn = cg_wgmma_instr_n(at->dtype, N);
+  /* fp8-acc=promote (below) with TILEC_PROMOTE_PARTS=1: the accumulator promoted a 64x128 part at
+   * a time (a 64-row block of the warpgroup, a 128-column half of an N = 256 tile in m64n128
+   * instructions), so the temporary is one part (64 registers) and not the whole accumulator:
+   * 256x128 / 128x256 tiles on two consumer warpgroups (128 accumulator registers a thread) fit
+   * in the cooperative kernel's 232 consumer registers (docs/pipelines.md "fp8 promote: parts") */
+  bool promote = cg_dot_promotes(g, o);
+  bool parts = promote && b8 && b->kmajor && tl_code_env_on("TILEC_PROMOTE_PARTS") && (mrep > 1 || N > 128);
+  if (parts && wn > 128) wn = 128;
+  int nsplit = wn ? N / wn : 1, nacc_i = wn / 2;
   if (!wn || (nsplit > 1 && !b->kmajor)) TL_INTERNAL(g->ctx, "codegen: wgmma N %d has no instruction", N);
   const char *rc = s32 ? "=r" : "=f";
   const tl_layout *lc = cg_layout(g, res);
@@ -199,14 +208,13 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
    * constraint string has no tied inputs for it), waits for it, and adds t
    * into the f32 accumulator d with ordinary f32 adds.  Otherwise one group
    * accumulates straight into d (scale-d = 1). */
-  bool promote = cg_dot_promotes(g, o);
   if (promote && inflight) TL_INTERNAL(g->ctx, "codegen: promoting wgmma dot with a group in flight");
   /* TILEC_PROMOTE_OVERLAP=1: group j's temporary is added after group j+1
    * is issued (wait_group 1), so the adds run under the tensor cores' next
    * group; only the last group is waited for with wait_group 0.  Two groups
    * at least: a k-step of K = 128 (fp8) promotes every 64 then. */
   int per = promote ? CG_PROMOTE_K / kstep : nk;
-  bool overlap = promote && nk >= 2 && tl_code_env_on("TILEC_PROMOTE_OVERLAP");
+  bool overlap = promote && !parts && nk >= 2 && tl_code_env_on("TILEC_PROMOTE_OVERLAP");
   if (overlap && per > nk / 2) per = nk / 2;
   LLVMValueRef *prev = NULL; /* overlap: the temporary of the group before, still running */
   LLVMValueRef *t = promote ? tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs) : d->r;
@@ -221,7 +229,14 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     for (int i = 0; i < nacc_i; i++) c += sprintf(cons0 + c, "%s,", rc);
     sprintf(cons0 + c, "l,l,r,~{memory}");
   }
+  /* parts: part p is 64-row block p / nsplit, instruction column range p % nsplit; each part
+   * runs every promotion group of the dot into its own registers of t and adds them before the
+   * next part's groups write t again (one part of t live at a time) */
+  int nparts = parts ? mrep * nsplit : 1;
+  for (int part = 0; part < nparts; part++)
   for (int k0 = 0; k0 < nk; k0 += per) {
+    int mi_lo = parts ? part / nsplit : 0, mi_hi = parts ? mi_lo + 1 : mrep;
+    int h_lo = parts ? part % nsplit : 0, h_hi = parts ? h_lo + 1 : nsplit;
     if (overlap) t = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)nregs); /* (prev keeps its own) */
     /* the grouped asm of this group (NULL: none), what it was built from, and its results */
     LLVMValueRef grp_call = NULL, *grp_args = NULL, *grp_ex = NULL;
@@ -271,8 +286,8 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       memcpy(grp_args, args, sizeof(LLVMValueRef) * (size_t)nargs);
     } else
     for (int kk = k0; kk < kend; kk++)
-      for (int mi = 0; mi < mrep; mi++)
-        for (int h = 0; h < nsplit; h++) {
+      for (int mi = mi_lo; mi < mi_hi; mi++)
+        for (int h = h_lo; h < h_hi; h++) {
           int32_t base = (mi << (2 + lognrep)) + h * nacc_i;
           bool first = (promote && kk == k0) || (zero_acc && kk == 0);
           if (areg)
@@ -290,7 +305,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
     cg_ws_turn_after_commit(g, o); /* (warp-specialized attention: the other warpgroup's turn) */
     if (inflight == 2) continue; /* deferred: waited for (and rebound) by the caller's plan */
     cg_ring_late_refill_due(g, o->parent); /* (TILEC_LATE_REFILL=2: thread 0's TMA issue under the groups) */
-    if (k0 == 0) cg_emit_under(g, o); /* the scales and vectors read after the dot: under its group */
+    if (k0 == 0 && part == 0) cg_emit_under(g, o); /* the scales and vectors read after the dot: under its group */
     /* A grouped asm followed by nothing but its commit (no code under the group, no overlap): the
      * wait joins them in one asm, whose outputs are the accumulators after the wait, which the
      * operand fence gave before: one asm with tied accumulators a group instead of two (the same
@@ -322,6 +337,14 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       continue;
     }
     asm_void(g, inflight ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;");
+    if (parts) { /* this part's registers only: the fence, then its adds */
+      int32_t off = (mi_lo << (2 + lognrep)) + h_lo * nacc_i;
+      cg_wgmma_fence_regs(g, &t[off], nacc_i);
+      bool first_group = from_zero && k0 == 0;
+      for (int32_t r = off; r < off + nacc_i; r++)
+        d->r[r] = first_group ? t[r] : LLVMBuildFAdd(g->B, d->r[r], t[r], "");
+      continue;
+    }
     for (int mi = 0; mi < mrep; mi++) {
       int32_t base = mi << (2 + lognrep);
       LLVMValueRef out = asm_many(g, st, "", fcons, &t[base], nacc);

@@ -32,7 +32,10 @@ replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
-  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8]
+examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
+bit where the sums are the same) and the fp64 product (section fp8tn, also under fp8).
+
+  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8,fp8tn]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -158,6 +161,49 @@ def main():
             fails += 1
 
     f8 = torch.float8_e4m3fn
+    # ---- fp8 TN promote forms (cutlass_gemm_fp8_tn, B stored [N, K]) ------------------------
+    # TILEC_PROMOTE_PARTS=1 (emit_wgmma.c; sixteenth session): 256x128 and 128x256 tiles on the
+    # cooperative kernel, each warpgroup's accumulator promoted a 64x128 part at a time through a
+    # one-part temporary.  The same m64n128k32 instructions, the same 128-K groups and the same f32
+    # adds in the same order as the default 128x128 kernel, so the output must be BIT-IDENTICAL to
+    # it, and within the fp8 tolerance of the fp64 product; the overlapped groups
+    # (TILEC_PROMOTE_OVERLAP=1, 64-K groups: other sums) only the latter.  Sizes: the ragged list,
+    # K = 511 (a zero-filled last k-step), and 1537x2600 (7 x 21 = 147 tiles of 256x128 > 132 SMs:
+    # a persistent CTA runs two).  --only fp8tn runs this section alone.
+    if "fp8" in only or "fp8tn" in only:
+        TN = "cutlass_gemm_fp8_tn"
+        tn_default = compiled("gemm_fp8.tile", TN)
+        PARTS = {"TILEC_PROMOTE_PARTS": "1"}
+        tn_forms = (("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1",
+                     compiled("gemm_fp8.tile", TN, PARTS, {"BM": 256}, stages=4), True),
+                    ("cutlass_gemm_fp8_tn 128x256 s4 TILEC_PROMOTE_PARTS=1",
+                     compiled("gemm_fp8.tile", TN, PARTS, {"BN": 256}, stages=4), True),
+                    ("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1 TILEC_CLUSTER=1x2 (A multicast)",
+                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_CLUSTER="1x2"), {"BM": 256}, stages=4), True),
+                    ("cutlass_gemm_fp8_tn 128x128 w4 s6 ping-pong TILEC_PROMOTE_PARTS=1",
+                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_WS="pingpong"), {"BM": 128}, warps=4, stages=6),
+                     True),
+                    ("cutlass_gemm_fp8_tn TILEC_PROMOTE_OVERLAP=1 (cooperative)",
+                     compiled("gemm_fp8.tile", TN, {"TILEC_PROMOTE_OVERLAP": "1"}), False))
+        for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511), (513, 385, 300), (1537, 2600, 129)]:
+            a = torch.randn(M, K, generator=gen).to(f8)
+            bt = torch.randn(N, K, generator=gen).to(f8)
+            ref = a.double() @ bt.double().t()
+            wrong = a.double() @ bt.double() if M == N == K and M > 1 else None
+            c0 = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            tn_default(a.cuda(), bt.cuda(), c0, 0.5, 2.0)
+            torch.cuda.synchronize()
+            close(c0.cpu(), ref, f"{TN} (default) {M}x{N}x{K}", wrong)
+            for tag, k, same in tn_forms:
+                c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                k(a.cuda(), bt.cuda(), c, 0.5, 2.0)
+                torch.cuda.synchronize()
+                close(c.cpu(), ref, f"{tag} {M}x{N}x{K}", wrong)
+                if same:
+                    diff = (c.view(torch.int16) != c0.view(torch.int16)).sum().item()
+                    print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K}: against the default kernel: {diff} of "
+                          f"{M * N} outputs differ")
+                    fails += 1 if diff else 0
     if "fp8" not in only:
         print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
         return 1 if fails else 0
