@@ -568,6 +568,7 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
   persist = cg_plan_epilogue(g, persist);
+  persist = cg_plan_atomic_tma(g, persist);
   g->smem_persist = persist;
   cg_use_smem(g, persist);
   plan_two_programs(g, persist);

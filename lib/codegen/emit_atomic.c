@@ -59,7 +59,8 @@ static void emit_group(cg *g, void *vctx, LLVMValueRef addr, LLVMValueRef pred, 
   cg_asm(g, g->vd, text, vec == 2 ? "r,l,f,f,~{memory}" : "r,l,f,f,f,f,~{memory}", args, (unsigned)(2 + vec), true);
 }
 
-void cg_emit_atomic(cg *g, tl_op *o) {
+/* The per-element (or per-group) red path. */
+static void emit_red(cg *g, tl_op *o) {
   int32_t val = o->opnd[o->nopnd - 1];
   tl_value *tv = tl_val(g->f, o->opnd[0]);
   if (tv->def >= 0 || tv->type.kind != TL_KIND_TENSOR) cg_unsupported(g, "atomic on a tensor that is not a parameter");
@@ -73,4 +74,10 @@ void cg_emit_atomic(cg *g, tl_op *o) {
                 !tl_code_env_off("TILEC_ATOMIC_VEC");
   if (vec_ok && cg_view_groups(g, o, 4, emit_group, emit_one, &c)) return;
   cg_view_elements(g, o, emit_one, &c);
+}
+
+void cg_emit_atomic(cg *g, tl_op *o) {
+  /* an f32 tile's add by a TMA bulk reduce-add where planned (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
+  if (cg_atomic_tma(g, o, emit_red)) return;
+  emit_red(g, o);
 }

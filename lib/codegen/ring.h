@@ -190,6 +190,10 @@ typedef struct cg_plan {
   int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
   LLVMValueRef q_fullph, q_emptyph;
   const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
+  /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
+  int natma;
+  struct cg_atma *atma;
+  const char *atma_note;   /* --explain: which atomics go by TMA, or why not */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
@@ -318,6 +322,10 @@ void cg_mbar_wait_cluster(cg *g, LLVMValueRef mb, LLVMValueRef par);
  * its staging buffers in persistent shared memory from `persist`); returns
  * the new end of the persistent part */
 int cg_plan_epilogue(cg *g, int persist);
+
+/* emit_atomic_tma.c: plan the atomic_add ops lowered to a TMA bulk reduce-add (their maps, their
+ * staging buffers in persistent shared memory from `persist`); returns the new end */
+int cg_plan_atomic_tma(cg *g, int persist);
 
 /* tile_sched.c: a loop over the output tiles (persist), else the one
  * program: begin sets g->pid (NULL when not persistent), end closes it. */
