@@ -42,11 +42,12 @@ static bool is_tile(tl_func *f, int32_t v) { return tl_val(f, v)->type.kind == T
 /* Why atomic o cannot go by a TMA reduce-add (plan p), or NULL. */
 static const char *atma_unfit(cg *g, cg_plan *p, tl_op *o) {
   tl_func *f = g->f;
-  if (!tl_code_env_on("TILEC_ATOMIC_TMA")) return "TILEC_ATOMIC_TMA is not 1 (default off)";
+  const char *env = tl_code_env("TILEC_ATOMIC_TMA");
+  if (!env || (env[0] != '1' && env[0] != '2')) return "TILEC_ATOMIC_TMA is not 1 (default off)";
   if (!cg_arch_is_90a(g)) return "the target is not sm_90a";
   if (f->pipeline != TL_PIPE_CUTLASS) return "the pipeline is not cutlass";
   if (cg_tma_mode(g) == TL_TMA_OFF) return "this is the kernel's no-TMA form (for tensors a tensor map cannot take)";
-  if (p->ws) return "a warp-specialized kernel (its consumers' barriers)";
+  if (p->ws || f->ws) return "a warp-specialized kernel (its consumers' barriers)";
   if (o->kind != TL_ATOMIC_ADD) return "not an add";
   tl_value *tv = tl_val(f, o->opnd[0]);
   if (tv->def >= 0 || tv->type.kind != TL_KIND_TENSOR) return "not a tensor parameter";
@@ -89,7 +90,12 @@ static void plan_region(cg *g, cg_plan *p, tl_region *r, int *persist, tl_sbuf *
       int rows = t->shape[0], cols = t->shape[1], bytes = rows * cols * 4;
       int at1k = (*persist + 1023) / 1024 * 1024;
       int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
-      int nbuf = at1k + 2 * bytes <= budget ? 2 : at1k + bytes <= budget ? 1 : 0;
+      /* one buffer: its previous reduce was issued a whole loop step before (five dots in the
+       * attention backward), so the wait before it is written is all but free; TILEC_ATOMIC_TMA=2
+       * asks for two (measuring) */
+      const char *env = tl_code_env("TILEC_ATOMIC_TMA");
+      int want = env && env[0] == '2' ? 2 : 1;
+      int nbuf = want == 2 && at1k + 2 * bytes <= budget ? 2 : at1k + bytes <= budget ? 1 : 0;
       if (!nbuf) why = "no room in shared memory for a staging buffer";
       else {
         cg_atma *a = &p->atma[p->natma++];
@@ -119,6 +125,23 @@ static void plan_region(cg *g, cg_plan *p, tl_region *r, int *persist, tl_sbuf *
       tl_sbuf_printf(note, "%satomic into %s by red per element (no TMA reduce: %s)", note->len ? "; " : "", name, why);
   }
 }
+
+/* The planner's fit test without the map count (the plan's rings are not laid out yet). */
+static int reserve_region(cg *g, tl_region *r) {
+  tl_func *f = g->f;
+  int bytes = 0;
+  for (int i = 0; i < r->ops.len; i++) {
+    tl_op *o = tl_op_at(f, r->ops.data[i]);
+    if (o->flags & TL_OPF_DEAD) continue;
+    for (int k = 0; k < o->nregions; k++) bytes += reserve_region(g, &o->regions[k]);
+    if (o->opc != TL_OP_atomic || atma_unfit(g, g->plan, o)) continue;
+    const tl_type *t = &tl_val(f, o->opnd[o->nopnd - 1])->type;
+    bytes += t->shape[0] * t->shape[1] * 4;
+  }
+  return bytes;
+}
+
+int cg_atomic_tma_reserve(cg *g) { return reserve_region(g, &g->f->body); }
 
 int cg_plan_atomic_tma(cg *g, int persist) {
   cg_plan *p = g->plan;
@@ -240,30 +263,25 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
     st[d] = cg_get(g, o->opnd[1 + d])->r[0];
     if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
   }
-  /* $0 the thread id, $1 the map; box b's operands from $(2 + b * (1 + rank)): its shared address,
-   * then its coordinates */
-  tl_sbuf body = {0}, cons = {0};
-  tl_sbuf_printf(&body, "{ .reg .pred p; setp.eq.u32 p, $0, 0; ");
-  tl_sbuf_printf(&cons, "r,l");
-  int nargs = 2 + a->boxes * (1 + rank);
-  LLVMValueRef *args = tl_alloc(&g->ctx->arena, (size_t)nargs * sizeof *args);
-  args[0] = cg_tid32(g);
-  args[1] = a->map_addr;
-  for (int b = 0; b < a->boxes; b++) {
-    int at = 2 + b * (1 + rank);
-    tl_sbuf_printf(&body, "@p cp.reduce.async.bulk.tensor.%dd.global.shared::cta.add.tile.bulk_group [$1, {", rank);
-    for (int d = 0; d < rank; d++) tl_sbuf_printf(&body, "%s$%d", d ? ", " : "", at + 1 + d);
-    tl_sbuf_printf(&body, "}], [$%d]; ", at);
-    for (int d = 0; d <= rank; d++) tl_sbuf_printf(&cons, ",r");
-    args[at] = cg_add_c(g, base, (int64_t)b * a->rows * 128);
-    args[at + 1] = cg_add_c(g, st[rank - 1], (int64_t)b * ATMA_BOX_COLS);
-    for (int d = 1; d < rank; d++) args[at + 1 + d] = st[rank - 1 - d];
+  /* one asm a box ($1 the map, $2 the box's shared address, then its coordinates), then the commit */
+  char body[256], cons[64];
+  snprintf(body, sizeof body, "@p cp.reduce.async.bulk.tensor.%dd.global.shared::cta.add.tile.bulk_group [$1, {", rank);
+  snprintf(cons, sizeof cons, "r,l,r");
+  for (int d = 0; d < rank; d++) {
+    snprintf(body + strlen(body), sizeof body - strlen(body), "%s$%d", d ? ", " : "", 3 + d);
+    snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
   }
-  tl_sbuf_printf(&body, "@p cp.async.bulk.commit_group; }");
-  tl_sbuf_printf(&cons, ",~{memory}");
-  cg_asm_void(g, body.data, cons.data, args, nargs);
-  tl_sbuf_free(&body);
-  tl_sbuf_free(&cons);
+  snprintf(body + strlen(body), sizeof body - strlen(body), "}], [$2];");
+  snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
+  for (int b = 0; b < a->boxes; b++) {
+    LLVMValueRef args[2 + TL_MAX_RANK];
+    args[0] = a->map_addr;
+    args[1] = cg_add_c(g, base, (int64_t)b * a->rows * 128);
+    args[2] = cg_add_c(g, st[rank - 1], (int64_t)b * ATMA_BOX_COLS);
+    for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
+    thread0_asm(g, body, args, 2 + rank, cons);
+  }
+  thread0_asm(g, "@p cp.async.bulk.commit_group;", NULL, 0, "r,~{memory}");
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
   return true;
