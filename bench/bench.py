@@ -1136,10 +1136,16 @@ def attn_bwd():
                     ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
             variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
-        # the one-pass form (bench/variants/attn_bwd_fused.tile: slower, and wrong at D128; see its header):
-        # attn_bwd_pre_dq (Dl, the f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV and dQ by atomics:
-        # five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants ...,fused
-        if args.attnbwd_variants and "fused" in args.attnbwd_variants.split(","):
+        # the one-pass form (bench/variants/attn_bwd_fused.tile; see its header): attn_bwd_pre_dq (Dl, the
+        # f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV and dQ partials into the accumulator by
+        # atomic_add: five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants
+        # ...,fused (the dQ adds by red per element, TILEC_ATOMIC_TMA=0) and / or ...,fused-tma (by one
+        # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c)
+        want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
+        for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)")):
+            if fname not in want:
+                continue
+            os.environ["TILEC_ATOMIC_TMA"] = fenv
             try:
                 base = {"D": D, "CAUSAL": causal}
                 PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
@@ -1155,12 +1161,14 @@ def attn_bwd():
                 f(); torch.cuda.synchronize()
                 err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
                 ms = bench(f)
-                print(f"attn bwd D{D} S{S} causal={causal} fused: pre+zero {bench(f1):.3f} ms, fused kernel {bench(f2):.3f} ms, "
+                print(f"attn bwd D{D} S{S} causal={causal} {fname}: pre+zero {bench(f1):.3f} ms, fused kernel {bench(f2):.3f} ms, "
                       f"cast {bench(f3):.3f} ms, all {ms:.3f} ms", flush=True)
                 for name, ms_ref in refs.items():
-                    row("attn bwd", f"D{D} S{S} causal={causal} fused (dQ atomics)", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
+                    row("attn bwd", f"D{D} S{S} causal={causal} {flabel}", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
             except Exception as e:
-                print(f"attn bwd fused: {str(e)[:300]}", flush=True)
+                print(f"attn bwd {fname}: {str(e)[:300]}", flush=True)
+            finally:
+                os.environ.pop("TILEC_ATOMIC_TMA", None)
         if args.attnbwd_variants:
             keep = args.attnbwd_variants.split(",")
             variants = [v for v in variants if v[0] in keep]
