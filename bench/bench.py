@@ -1140,16 +1140,20 @@ def attn_bwd():
         # f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV and dQ partials into the accumulator by
         # atomic_add: five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants
         # ...,fused (the dQ adds by red per element, TILEC_ATOMIC_TMA=0) and / or ...,fused-tma (by one
-        # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c)
+        # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c); ...,fused-tma-bn128: at
+        # D64, 128-key blocks on 8 warps (half the reduce bytes a FLOP, FlashAttention-3's hdim-64 tile)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
-        for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)")):
-            if fname not in want:
+        for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
+                                    ("fused-tma-bn128", "1", "fused (dQ TMA reduce-add, 128 keys, 8 warps)")):
+            if fname not in want or (fname.endswith("bn128") and D != 64):
                 continue
             os.environ["TILEC_ATOMIC_TMA"] = fenv
             try:
                 base = {"D": D, "CAUSAL": causal}
                 PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
-                kp, kf, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_fused", "attn_bwd_dq_cast"))
+                kp, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_dq_cast"))
+                kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if fname.endswith("bn128") \
+                    else Kernel(PF, base, "attn_bwd_fused")
                 o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
                 dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
                 acc = torch.full((Z, H, S, D), float("nan"), device="cuda")

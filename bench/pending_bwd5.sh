@@ -13,12 +13,12 @@ C=${1:-.carry}; B=$PWD/$C/b; L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1 TILEC_CACHE_DIR=/tmp/cbwd5
 echo "== 1. correctness [$(el) s]"
-timeout 55 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 --modes 1,0 > $L/test_fused.log 2>&1
+timeout 50 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 --modes 1,0 > $L/test_fused.log 2>&1
 echo "test_attn_bwd_fused rc $? [$(el) s]: $(tail -1 $L/test_fused.log)"
 grep -E "^FAIL|self-test" $L/test_fused.log | head -8
 echo "== 2. bench [$(el) s]"
-timeout 60 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd \
-  --attnbwd-cases 64:4096:1,128:4096:0,128:4096:1,64:4096:0 --attnbwd-variants default,fused,fused-tma \
+timeout 65 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd \
+  --attnbwd-cases 64:4096:1,128:4096:0,128:4096:1,64:4096:0 --attnbwd-variants default,fused,fused-tma,fused-tma-bn128 \
   > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -E "fused(-tma)?: pre|attn bwd (fused|fused-tma):|FAILED" $L/bench.log | cut -c1-200

@@ -2,8 +2,8 @@
 """test_attn_bwd_fused.py: the one-pass attention backward (bench/variants/attn_bwd_fused.tile:
 attn_bwd_pre_dq, attn_bwd_fused with dQ partials by atomic_add into an f32 accumulator,
 attn_bwd_dq_cast) on the GPU against float64 autograd of softmax(q k^T * scale) v, at ragged
-lengths (1, 127, 129, 1000, 4097), D 64 and 128, causal and not, the dQ atomics by a TMA bulk
-reduce-add (TILEC_ATOMIC_TMA=1) and by red per element (=0); outputs and scratch poisoned with NaN
+lengths (1, 127, 129, 1000, 4097), D 64 and 128 (and D 64 with 128-key blocks on 8 warps), causal
+and not, the dQ atomics by a TMA bulk reduce-add (TILEC_ATOMIC_TMA=1) and by red per element (=0); outputs and scratch poisoned with NaN
 first (the accumulator is zeroed by attn_bwd_pre_dq, as the variant does).
 
 Tolerance as tests/gpu/test_attn_bwd.py: ||x - ref|| / ||ref|| <= 1e-2 for dQ, dK, dV (at S = 1
@@ -43,18 +43,21 @@ def main():
     for mode in modes:
         os.environ["TILEC_ATOMIC_TMA"] = mode  # read at compile time (and in the kernel cache key)
         tag = "tma-reduce" if mode != "0" else "red"
-        for D in (64, 128):
+        # D64 also with 128-key blocks on 8 warps (bench.py's fused-tma-bn128), TMA mode only
+        configs = [(64, False), (128, False)] + ([(64, True)] if mode != "0" else [])
+        for D, bn128 in configs:
             for causal in (0, 1):
                 defs = {"D": D, "CAUSAL": causal}
                 fwd = tilec.compile(src, defines=defs)["attn_fwd_lse"]
                 try:
                     vp = tilec.compile(var, defines=defs)
+                    fp = tilec.compile(var, defines={**defs, "BN": 128}, warps=8, kernel="attn_bwd_fused") if bn128 else vp
                 except Exception as e:
                     print("FAIL %s D=%d causal=%d: compile: %s" % (tag, D, causal, str(e)[:300]))
                     fails += 1
                     checks += 1
                     continue
-                pre, fused, cast = vp["attn_bwd_pre_dq"], vp["attn_bwd_fused"], vp["attn_bwd_dq_cast"]
+                pre, fused, cast = vp["attn_bwd_pre_dq"], fp["attn_bwd_fused"], vp["attn_bwd_dq_cast"]
                 for Z, H, S in ((1, 2, 1), (2, 3, 127), (1, 2, 129), (1, 4, 1000), (1, 2, 4097)):
                     q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(bf) for _ in range(4))
                     scale = 1.0 / math.sqrt(D)
@@ -74,7 +77,7 @@ def main():
                         s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
                     o64 = torch.softmax(s, -1) @ v64
                     o64.backward(do.double())
-                    name = "%s D=%d causal=%d Z=%d H=%d S=%d" % (tag, D, causal, Z, H, S)
+                    name = "%s%s D=%d causal=%d Z=%d H=%d S=%d" % (tag, " bn128" if bn128 else "", D, causal, Z, H, S)
                     for what, got, ref in (("dQ", dq_, q64.grad), ("dK", dk_, k64.grad), ("dV", dv_, v64.grad)):
                         scale_ref = ref.norm() if ref.norm() > 0 else do.double().norm() * scale
                         err = float((got.double() - ref).norm() / scale_ref)
