@@ -1141,10 +1141,12 @@ def attn_bwd():
         # atomic_add: five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants
         # ...,fused (the dQ adds by red per element, TILEC_ATOMIC_TMA=0) and / or ...,fused-tma (by one
         # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c); ...,fused-tma-bn128: at
-        # D64, 128-key blocks on 8 warps (half the reduce bytes a FLOP, FlashAttention-3's hdim-64 tile)
+        # D64, 128-key blocks on 8 warps (half the reduce bytes a FLOP, FlashAttention-3's hdim-64 tile);
+        # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
-                                    ("fused-tma-bn128", "1", "fused (dQ TMA reduce-add, 128 keys, 8 warps)")):
+                                    ("fused-tma-bn128", "1", "fused (dQ TMA reduce-add, 128 keys, 8 warps)"),
+                                    ("fused-tma2", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier)")):
             if fname not in want or (fname.endswith("bn128") and D != 64):
                 continue
             os.environ["TILEC_ATOMIC_TMA"] = fenv

@@ -5,9 +5,10 @@
 # mma.sync, reading k's wgmma atoms).  Here: `sh tools/carry.sh build`; on the device:
 #   run command="sh bench/pending_bwd5.sh .carry" carry=[".carry"]
 # 1. correctness: split-K's atomic by the TMA reduce vs the interpreter (tilec run), then
-#    tests/gpu/test_attn_bwd_fused.py (fp64 autograd, S 1/127/129/1000/4097, D 64/128,
+#    tests/gpu/test_attn_bwd_fused.py (fp64 autograd, S 1/127/129/1000/4097, D 64/128, modes 1, 2, 0,
 #    causal and not, outputs and scratch NaN-poisoned; TMA reduce first, then red)
-# 2. bench.py --only attnbwd: the three-kernel default, fused (red), fused-tma beside FA2 and cuDNN in
+# 2. bench.py --only attnbwd --quick: the three-kernel default, fused (red), fused-tma (=1), fused-tma-bn128
+#    (D64, 128 keys on 8 warps), fused-tma2 (=2: two buffers, one barrier) beside FA2 and cuDNN in
 #    one process (S4096, Z4, H16); a short table last.
 set -u
 C=${1:-.carry}; B=$PWD/$C/b; L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
@@ -21,12 +22,12 @@ for n in 200 201; do
     --size K=1000 --device > $L/splitk_$n.log 2>&1
   echo "splitk_gemm TMA reduce M100 N$n K1000: rc $? $(grep -E 'PASS|FAIL' $L/splitk_$n.log | tr '\n' ' ' | cut -c1-160)"
 done
-timeout 45 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 --modes 1,0 > $L/test_fused.log 2>&1
+timeout 45 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 --modes 1,2,0 > $L/test_fused.log 2>&1
 echo "test_attn_bwd_fused rc $? [$(el) s]: $(tail -1 $L/test_fused.log)"
 grep -E "^FAIL|self-test" $L/test_fused.log | head -8
 echo "== 2. bench [$(el) s]"
-timeout 58 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd \
-  --attnbwd-cases 64:4096:1,128:4096:0,128:4096:1,64:4096:0 --attnbwd-variants default,fused,fused-tma,fused-tma-bn128 \
+timeout 58 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+  --attnbwd-cases 64:4096:1,128:4096:0,128:4096:1,64:4096:0 --attnbwd-variants default,fused,fused-tma,fused-tma-bn128,fused-tma2 \
   > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -E "fused(-tma)?: pre|attn bwd (fused|fused-tma):|FAILED" $L/bench.log | cut -c1-200

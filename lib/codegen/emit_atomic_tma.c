@@ -6,16 +6,16 @@
  *
  * The buffer is [cols/32][rows][32] f32: boxes of 32 columns (128-byte rows, the TMA 128-byte
  * swizzle: a warp's 8-byte writes from a wgmma or mma.sync accumulator land in 8 different
- * 16-byte chunks of 8 rows, no bank conflict).  Per atomic, in program order:
- *   thread 0: cp.async.bulk.wait_group.read (nbuf - 1)   the buffer's previous reduce has read it
+ * 16-byte chunks of 8 rows, no bank conflict).  Per atomic, in program order (one buffer):
+ *   thread 0: cp.async.bulk.wait_group.read 0            the buffer's previous reduce has read it
  *   barrier                                              ... and every thread knows
  *   every thread: st.shared of its registers (pairs of columns as .v2)
  *   fence.proxy.async.shared::cta                        generic-proxy writes seen by the TMA unit
  *   barrier
  *   thread 0: one reduce-add a box, commit_group
  * and before the kernel returns, thread 0 waits for every group (wait_group 0: the reads of shared
- * memory and the writes to global both done).  Two buffers when shared memory allows (the wait
- * then lets the previous atomic's reduce run under this one's writes), else one.  The reduce adds
+ * memory and the writes to global both done).  TILEC_ATOMIC_TMA=2: two buffers taking turns and one
+ * barrier (thread 0's wait for the other buffer's reduce moves before the second barrier).  The reduce adds
  * each element atomically, rows and columns past the tensor's end clipped by the copy engine (the
  * per-element path's bounds test).  A tensor that fails the map test at run time takes the
  * per-element path (a uniform branch; in a TMA form the launcher runs the no-TMA form instead). */
@@ -91,8 +91,8 @@ static void plan_region(cg *g, cg_plan *p, tl_region *r, int *persist, tl_sbuf *
       int at1k = (*persist + 1023) / 1024 * 1024;
       int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
       /* one buffer: its previous reduce was issued a whole loop step before (five dots in the
-       * attention backward), so the wait before it is written is all but free; TILEC_ATOMIC_TMA=2
-       * asks for two (measuring) */
+       * attention backward), so the wait before it is written is all but free, but it costs a
+       * barrier; TILEC_ATOMIC_TMA=2 asks for two buffers and one barrier (measuring) */
       const char *env = tl_code_env("TILEC_ATOMIC_TMA");
       int want = env && env[0] == '2' ? 2 : 1;
       int nbuf = want == 2 && at1k + 2 * bytes <= budget ? 2 : at1k + bytes <= budget ? 1 : 0;
@@ -136,7 +136,8 @@ static int reserve_region(cg *g, tl_region *r) {
     for (int k = 0; k < o->nregions; k++) bytes += reserve_region(g, &o->regions[k]);
     if (o->opc != TL_OP_atomic || atma_unfit(g, g->plan, o)) continue;
     const tl_type *t = &tl_val(f, o->opnd[o->nopnd - 1])->type;
-    bytes += t->shape[0] * t->shape[1] * 4;
+    const char *env = tl_code_env("TILEC_ATOMIC_TMA");
+    bytes += t->shape[0] * t->shape[1] * 4 * (env && env[0] == '2' ? 2 : 1);
   }
   return bytes;
 }
@@ -229,10 +230,11 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
     buf = LLVMBuildLoad2(g->B, g->i32, a->bufv, "");
     LLVMBuildStore(g->B, LLVMBuildXor(g->B, buf, cg_i32(g, 1), ""), a->bufv);
   }
-  char txt[64];
-  snprintf(txt, sizeof txt, "@p cp.async.bulk.wait_group.read %d;", a->nbuf - 1);
-  thread0_asm(g, txt, NULL, 0, "r,~{memory}");
-  cg_barrier(g);
+  /* one buffer: its previous reduce has read it (thread 0), and every thread knows */
+  if (a->nbuf == 1) {
+    thread0_asm(g, "@p cp.async.bulk.wait_group.read 0;", NULL, 0, "r,~{memory}");
+    cg_barrier(g);
+  }
   LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), a->stage_off);
   if (a->nbuf > 1) base = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, buf, cg_i32(g, a->stage_bytes), ""), "");
   /* one address cache a box (rows of 128 bytes, the 128-byte swizzle: 16-byte chunk ^ row % 8) */
@@ -255,6 +257,10 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
     }
   }
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  /* two buffers: thread 0 waits here for the previous reduce (the other buffer's) to have read it,
+   * so once every thread is past this barrier the buffer the next execution writes is free: one
+   * barrier an execution instead of two */
+  if (a->nbuf == 2) thread0_asm(g, "@p cp.async.bulk.wait_group.read 0;", NULL, 0, "r,~{memory}");
   cg_barrier(g);
   /* thread 0: a reduce-add a box, coordinates innermost first (column, row, then the indexed dims) */
   int rank = a->rank;

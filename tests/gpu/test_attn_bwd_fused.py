@@ -3,14 +3,14 @@
 attn_bwd_pre_dq, attn_bwd_fused with dQ partials by atomic_add into an f32 accumulator,
 attn_bwd_dq_cast) on the GPU against float64 autograd of softmax(q k^T * scale) v, at ragged
 lengths (1, 127, 129, 1000, 4097), D 64 and 128 (and D 64 with 128-key blocks on 8 warps), causal
-and not, the dQ atomics by a TMA bulk reduce-add (TILEC_ATOMIC_TMA=1) and by red per element (=0); outputs and scratch poisoned with NaN
+and not, the dQ atomics by a TMA bulk reduce-add (TILEC_ATOMIC_TMA=1; =2 two staging buffers, one barrier) and by red per element (=0); outputs and scratch poisoned with NaN
 first (the accumulator is zeroed by attn_bwd_pre_dq, as the variant does).
 
 Tolerance as tests/gpu/test_attn_bwd.py: ||x - ref|| / ||ref|| <= 1e-2 for dQ, dK, dV (at S = 1
 against ||dO|| * scale), every element finite.  Self-test: dQ from a half-updated accumulator (the
 cast kernel run before the fused one) must be rejected.
 
-  python3 tests/gpu/test_attn_bwd_fused.py [--lib build/libtilec.so] [--modes 1,0]
+  python3 tests/gpu/test_attn_bwd_fused.py [--lib build/libtilec.so] [--modes 1,2,0]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import math
@@ -36,15 +36,15 @@ def main():
     ex = os.environ.get("TILEC_EXAMPLES", os.path.join(ROOT, "examples"))
     src = os.path.join(ex, "attn_bwd.tile")
     var = os.environ.get("TILEC_BWD_FUSED", os.path.join(os.path.dirname(ex), "bench", "variants", "attn_bwd_fused.tile"))
-    modes = sys.argv[sys.argv.index("--modes") + 1].split(",") if "--modes" in sys.argv else ["1", "0"]
+    modes = sys.argv[sys.argv.index("--modes") + 1].split(",") if "--modes" in sys.argv else ["1", "2", "0"]
     torch.manual_seed(int(os.environ.get("TILEC_SEED", "20261205")))
     nan, bf = float("nan"), torch.bfloat16
     fails = checks = 0
     for mode in modes:
         os.environ["TILEC_ATOMIC_TMA"] = mode  # read at compile time (and in the kernel cache key)
-        tag = "tma-reduce" if mode != "0" else "red"
+        tag = {"0": "red", "2": "tma-reduce-2buf"}.get(mode, "tma-reduce")
         # D64 also with 128-key blocks on 8 warps (bench.py's fused-tma-bn128), TMA mode only
-        configs = [(64, False), (128, False)] + ([(64, True)] if mode != "0" else [])
+        configs = [(64, False), (128, False)] + ([(64, True)] if mode == "1" else [])
         for D, bn128 in configs:
             for causal in (0, 1):
                 defs = {"D": D, "CAUSAL": causal}
