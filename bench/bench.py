@@ -1138,14 +1138,26 @@ def attn_bwd():
                     ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
             variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
-        # the one-pass form (bench/variants/attn_bwd_fused.tile: slower, and wrong at D128; see its header):
-        # attn_bwd_pre_dq (Dl, the f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV and dQ by atomics:
-        # five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants ...,fused
-        if args.attnbwd_variants and "fused" in args.attnbwd_variants.split(","):
+        # the one-pass form (bench/variants/attn_bwd_fused.tile; see its header): attn_bwd_pre_dq (Dl, the
+        # f32 dQ accumulator zeroed), attn_bwd_fused (dK, dV and dQ partials into the accumulator by
+        # atomic_add: five dots a block instead of seven), attn_bwd_dq_cast; only with --attnbwd-variants
+        # ...,fused (the dQ adds by red per element, TILEC_ATOMIC_TMA=0) and / or ...,fused-tma (by one
+        # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c); ...,fused-tma-bn128: at
+        # D64, 128-key blocks on 8 warps (half the reduce bytes a FLOP, FlashAttention-3's hdim-64 tile);
+        # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two)
+        want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
+        for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
+                                    ("fused-tma-bn128", "1", "fused (dQ TMA reduce-add, 128 keys, 8 warps)"),
+                                    ("fused-tma2", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier)")):
+            if fname not in want or (fname.endswith("bn128") and D != 64):
+                continue
+            os.environ["TILEC_ATOMIC_TMA"] = fenv
             try:
                 base = {"D": D, "CAUSAL": causal}
                 PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
-                kp, kf, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_fused", "attn_bwd_dq_cast"))
+                kp, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_dq_cast"))
+                kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if fname.endswith("bn128") \
+                    else Kernel(PF, base, "attn_bwd_fused")
                 o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
                 dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
                 acc = torch.full((Z, H, S, D), float("nan"), device="cuda")
@@ -1157,12 +1169,14 @@ def attn_bwd():
                 f(); torch.cuda.synchronize()
                 err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
                 ms = bench(f)
-                print(f"attn bwd D{D} S{S} causal={causal} fused: pre+zero {bench(f1):.3f} ms, fused kernel {bench(f2):.3f} ms, "
+                print(f"attn bwd D{D} S{S} causal={causal} {fname}: pre+zero {bench(f1):.3f} ms, fused kernel {bench(f2):.3f} ms, "
                       f"cast {bench(f3):.3f} ms, all {ms:.3f} ms", flush=True)
                 for name, ms_ref in refs.items():
-                    row("attn bwd", f"D{D} S{S} causal={causal} fused (dQ atomics)", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
+                    row("attn bwd", f"D{D} S{S} causal={causal} {flabel}", ms, "TFLOP/s", fl / ms / 1e9, name, fl / ms_ref / 1e9, err)
             except Exception as e:
-                print(f"attn bwd fused: {str(e)[:300]}", flush=True)
+                print(f"attn bwd {fname}: {str(e)[:300]}", flush=True)
+            finally:
+                os.environ.pop("TILEC_ATOMIC_TMA", None)
         if args.attnbwd_variants:
             keep = args.attnbwd_variants.split(",")
             variants = [v for v in variants if v[0] in keep]

@@ -267,6 +267,13 @@ void cg_epi_kernel_end(cg *g);
 
 /* emit_atomic.c */
 void cg_emit_atomic(cg *g, tl_op *o);
+/* emit_atomic_tma.c (docs/pipelines.md "dQ by a TMA reduce-add"): atomic o planned for a TMA
+ * bulk reduce-add is emitted so (red: the per-element fallback, for a tensor that fails the map
+ * test at run time), true; else nothing, false.  The prologue: the maps' tests and addresses;
+ * the kernel end: the bulk reduces are done. */
+bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o));
+void cg_atomic_tma_prologue(cg *g);
+void cg_atomic_tma_kernel_end(cg *g);
 
 /* emit_scan.c: scan (cumsum, cummax) and argreduce (argmax, argmin) */
 void cg_emit_scan(cg *g, tl_op *o);

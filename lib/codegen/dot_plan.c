@@ -467,6 +467,24 @@ void cg_make_plan(cg *g) {
   for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
   if (p->follow) stages = table_stages < 1 ? 1 : table_stages;
   else while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
+  /* atomics by a TMA reduce-add (emit_atomic_tma.c): their staging buffers, and the dots' per-step
+   * staging after the persistent part, beside the rings: fewer stages when they do not fit */
+  int atma = cg_atomic_tma_reserve(g);
+  if (atma) {
+    int scratch = 0;
+    for (int32_t D = 0; D < f->ops.len; D++) {
+      tl_op *o = tl_op_at(f, D);
+      if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot) continue;
+      int b = 0;
+      for (int w = 0; w < 2; w++) {
+        const tl_type *xt = &tl_val(f, o->opnd[w])->type;
+        if (p->vkind[o->opnd[w]] == SRC_STAGED) b += xt->shape[0] * xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype);
+      }
+      if (b > scratch) scratch = b;
+    }
+    int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
+    while (stages > 2 && persist + 1024 + atma + stages * ring_bytes + scratch > budget) stages--;
+  }
   /* (with a table: swpipe sized the rings against the arch's budget) */
   int64_t limit = p->follow ? tl_arch_smem_budget(g->o ? g->o->arch : NULL) : 180 * 1024;
   if (persist + stages * ring_bytes > limit) { /* give up streaming */
@@ -488,6 +506,8 @@ void cg_make_plan(cg *g) {
          * (bench/variants/attn_bwd_fused.tile at D128: dQ wrong on the H200) */
         const tl_type *xt = &tl_val(f, x)->type;
         int rb = xt->rank == 2 ? xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype) : 0;
+        /* (a 16-bit B reads the atoms: cg_soff_init_atoms, emit_dot.c; TILEC_ATOM_B=0 refuses it too) */
+        if (w == 1 && tl_dtype_bytes((tl_dtype)xt->dtype) == 2 && !tl_code_env_off("TILEC_ATOM_B")) continue;
         for (int32_t D2 = 0; D2 < f->ops.len && rb > 128; D2++) {
           tl_op *o2 = tl_op_at(f, D2);
           if (!(o2->flags & TL_OPF_DEAD) && o2->opc == TL_OP_dot && o2->opnd[0] == x && cg_dot_is_wgmma(p, D2))
@@ -570,6 +590,7 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
   persist = cg_plan_epilogue(g, persist);
+  persist = cg_plan_atomic_tma(g, persist);
   g->smem_persist = g->scratch_base = persist;
   g->scratch_lo = g->scratch_hi = 0;
   cg_use_smem(g, persist);

@@ -105,11 +105,8 @@ static void emit_fetch_add(cg *g, tl_op *o) {
   cg_barrier(g); /* the slot is scratch: read by all before the next user writes it */
 }
 
-void cg_emit_atomic(cg *g, tl_op *o) {
-  if (o->kind == TL_ATOMIC_FETCH_ADD) {
-    emit_fetch_add(g, o);
-    return;
-  }
+/* The per-element (or per-group) red path. */
+static void emit_red(cg *g, tl_op *o) {
   int32_t val = o->opnd[o->nopnd - 1];
   tl_value *tv = tl_val(g->f, o->opnd[0]);
   if (tv->def >= 0 || tv->type.kind != TL_KIND_TENSOR) cg_unsupported(g, "atomic on a tensor that is not a parameter");
@@ -123,4 +120,14 @@ void cg_emit_atomic(cg *g, tl_op *o) {
                 !tl_code_env_off("TILEC_ATOMIC_VEC");
   if (vec_ok && cg_view_groups(g, o, 4, emit_group, emit_one, &c)) return;
   cg_view_elements(g, o, emit_one, &c);
+}
+
+void cg_emit_atomic(cg *g, tl_op *o) {
+  if (o->kind == TL_ATOMIC_FETCH_ADD) {
+    emit_fetch_add(g, o);
+    return;
+  }
+  /* an f32 tile's add by a TMA bulk reduce-add where planned (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
+  if (cg_atomic_tma(g, o, emit_red)) return;
+  emit_red(g, o);
 }

@@ -31,6 +31,8 @@ typedef struct opsrc {
   LLVMValueRef *pk;       /* SRC_REGS: the packed fragments (pack_regs_a) */
   cg_soff so;                /* ldmatrix addresses: per-lane part + constants (cg_emit_dot) */
   bool use_so;
+  int atom_bytes;         /* != 0: a resident tile staged as a wgmma A's [C/64][rows][64] atoms, read by
+                           * this mma.sync dot (one atom column this many bytes) */
 } opsrc;
 
 /* Shared address (i32) of the 16-byte row segment (row, colbyte), colbyte a multiple of 16. */
@@ -111,6 +113,19 @@ static void stage_atoms(cg *g, int32_t v, int off, int32_t rows, int eb) {
     a = LLVMBuildAdd(g->B, a, LLVMBuildAnd(g->B, b, cg_i32(g, 15), ""), "");
     LLVMBuildStore(g->B, x->r[r], cg_smem_ptr(g, cg_add_c(g, a, off)));
   }
+}
+
+/* Resident tile x is staged as [K/64][rows][64] atoms: a wgmma dot reads it as its A and its rows
+ * exceed 128 bytes (its other readers, mma.sync, then read the atoms: cg_soff_init_atoms). */
+static bool inv_atoms(cg *g, int32_t x) {
+  tl_func *f = g->f;
+  const tl_type *xt = &tl_val(f, x)->type;
+  if (xt->rank != 2 || xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype) <= 128) return false;
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if (!(o->flags & TL_OPF_DEAD) && o->opc == TL_OP_dot && o->opnd[0] == x && cg_dot_is_wgmma(g->plan, D)) return true;
+  }
+  return false;
 }
 
 /* The shared offset (i32) of wgmma dot wi's staged B in this iteration: its slot, or with two
@@ -627,12 +642,24 @@ void cg_emit_dot(cg *g, tl_op *o) {
       }
       continue;
     }
-    bool kn = w == 1 && b_kn_staged;
+    /* (a resident tile in atoms is staged as its own rows: a B read [K][N]) */
+    bool atoms = s->kind == SRC_INVARIANT && inv_atoms(g, x);
+    bool kn = w == 1 && (b_kn_staged || atoms);
     int32_t rows = w == 0 ? M : kn ? K : N;
     int32_t cols = w == 0 ? K : kn ? N : K;
     s->rowbytes = cg_staged_pitch(g, D, w, cols, eb, &s->swz);
     s->nch = cols * eb / 16;
     s->kcontig = !kn;
+    if (atoms && !cg_dot_is_wgmma(p, D)) {
+      if (w == 0 || eb != 2 || lc->mma_npair)
+        cg_unsupported(g, "a tile staged once as wgmma atoms (rows of %d bytes) read by an mma.sync dot %s (only a "
+                          "16-bit [K][N] B without column pairs reads the atoms; load it twice)",
+                       cols * eb, w == 0 ? "as its A" : "in this layout");
+      s->atom_bytes = rows * 128;
+      s->rowbytes = 128;
+      s->nch = 8;
+      s->swz = true;
+    }
     if (s->kind == SRC_INVARIANT) {
       int off = p->vstream[x];
       if (!p->inv_done[x]) {
@@ -647,8 +674,8 @@ void cg_emit_dot(cg *g, tl_op *o) {
           continue;
         }
         cg_barrier(g);
-        bool wg = w == 0 && cg_dot_is_wgmma(p, D);
-        if (wg && s->rowbytes > 128) stage_atoms(g, x, off, M, eb);
+        bool wg = (w == 0 && cg_dot_is_wgmma(p, D)) || atoms;
+        if (atoms) stage_atoms(g, x, off, tl_val(f, x)->type.shape[0], eb);
         else stage(g, x, cg_i32(g, off), s, eb, w == 1 && !kn);
         /* st.shared writes through the generic proxy, wgmma reads through the async one */
         if (wg) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
@@ -768,8 +795,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
       cb_l = cg_mul_c(g, LLVMBuildAdd(g->B, cg_mul_c(g, q.wni, 8), cg_mul_c(g, q.m_hi, 8 * q.wn), ""), eb);
       cb_max = ((q.wn - 1) * 8 + 8 * q.wn) * eb;
     }
-    cg_soff_init(g, &sb.so, sb.base, sb.rowbytes, sb.nch, sb.swz, row_l, cb_l, cb_max);
+    if (sb.atom_bytes) cg_soff_init_atoms(g, &sb.so, sb.base, sb.atom_bytes, row_l, cb_l, cb_max);
+    else cg_soff_init(g, &sb.so, sb.base, sb.rowbytes, sb.nch, sb.swz, row_l, cb_l, cb_max);
     sb.use_so = true;
+  } else if (sb.atom_bytes) {
+    cg_unsupported(g, "a tile staged once as wgmma atoms read by an mma.sync dot as a B in column pairs (load it twice)");
   }
 
   cg_val *acc = cg_get(g, accv);

@@ -190,6 +190,10 @@ typedef struct cg_plan {
   int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
   LLVMValueRef q_fullph, q_emptyph;
   const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
+  /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
+  int natma;
+  struct cg_atma *atma;
+  const char *atma_note;   /* --explain: which atomics go by TMA, or why not */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
@@ -256,6 +260,8 @@ typedef struct cg_soff {
   int flmask;            /* 2^b - 1 >= every F_l */
   int pitch, nch;
   bool swz;
+  int atom_bytes;        /* != 0: [C/128 bytes][rows][128 bytes] atoms (pitch 128), one atom column this many
+                          * bytes (cg_soff_init_atoms) */
   int nkey;
   int key[32];
   LLVMValueRef val[32];  /* base + (F_l ^ key) */
@@ -263,6 +269,12 @@ typedef struct cg_soff {
 void cg_soff_init(cg *g, cg_soff *s, LLVMValueRef base, int pitch, int nch, bool swz, LLVMValueRef row_l,
                   LLVMValueRef cb_l, int cb_max);
 LLVMValueRef cg_soff_at(cg *g, cg_soff *s, int row_c, int cb_c);
+/* The same over wgmma's [C/64][rows][64] 16-bit atoms (128-byte rows, the 128-byte swizzle, atom
+ * columns atom_bytes apart): byte column cb = cb_l + cb_c picks atom cb / 128 (cb_l's and cb_c's bits
+ * disjoint, as cg_soff's XOR already needs), so mma.sync's ldmatrix reads a resident tile staged for a
+ * wgmma A (emit_dot.c). */
+void cg_soff_init_atoms(cg *g, cg_soff *s, LLVMValueRef base, int atom_bytes, LLVMValueRef row_l, LLVMValueRef cb_l,
+                        int cb_max);
 
 /* dot_plan.c: the main-loop plan (cg_make_plan) and its queries */
 tl_dot_sched *cg_dot_sched(cg *g, int32_t D); /* the schedule entry of dot D when followed, else NULL */
@@ -318,6 +330,12 @@ void cg_mbar_wait_cluster(cg *g, LLVMValueRef mb, LLVMValueRef par);
  * its staging buffers in persistent shared memory from `persist`); returns
  * the new end of the persistent part */
 int cg_plan_epilogue(cg *g, int persist);
+
+/* emit_atomic_tma.c: plan the atomic_add ops lowered to a TMA bulk reduce-add (their maps, their
+ * staging buffers in persistent shared memory from `persist`); returns the new end */
+int cg_plan_atomic_tma(cg *g, int persist);
+/* ... the bytes of those staging buffers, for the ring's stage count (before the rings are laid out) */
+int cg_atomic_tma_reserve(cg *g);
 
 /* tile_sched.c: a loop over the output tiles (persist), else the one
  * program: begin sets g->pid (NULL when not persistent), end closes it. */

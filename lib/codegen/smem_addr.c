@@ -83,6 +83,7 @@ void cg_soff_init(cg *g, cg_soff *s, LLVMValueRef base, int pitch, int nch, bool
   s->pitch = pitch;
   s->nch = nch;
   s->swz = swz;
+  s->atom_bytes = 0;
   s->nkey = 0;
   bool row0 = cg_is_zero(row_l);
   s->base = row0 ? base : LLVMBuildAdd(g->B, base, cg_mul_c(g, row_l, pitch), "");
@@ -91,7 +92,23 @@ void cg_soff_init(cg *g, cg_soff *s, LLVMValueRef base, int pitch, int nch, bool
     s->fl = LLVMBuildXor(g->B, cb_l, LLVMBuildShl(g->B, cg_swizzle_of(g, row_l, nch), cg_i32(g, 4), ""), "");
 }
 
+void cg_soff_init_atoms(cg *g, cg_soff *s, LLVMValueRef base, int atom_bytes, LLVMValueRef row_l, LLVMValueRef cb_l,
+                        int cb_max) {
+  if (cb_max >= 128) { /* the lane's atom column: base + (cb_l / 128) * atom_bytes, then cb_l % 128 */
+    base = LLVMBuildAdd(g->B, base, cg_mul_c(g, LLVMBuildLShr(g->B, cb_l, cg_i32(g, 7), ""), atom_bytes), "");
+    cb_l = LLVMBuildAnd(g->B, cb_l, cg_i32(g, 127), "");
+    cb_max = 127;
+  }
+  cg_soff_init(g, s, base, 128, 8, true, row_l, cb_l, cb_max);
+  s->atom_bytes = atom_bytes;
+}
+
 LLVMValueRef cg_soff_at(cg *g, cg_soff *s, int row_c, int cb_c) {
+  int64_t atom_c = 0; /* atoms: the constant atom column */
+  if (s->atom_bytes) {
+    atom_c = (int64_t)(cb_c >> 7) * s->atom_bytes;
+    cb_c &= 127;
+  }
   int fc = s->swz ? cb_c ^ (swizzle_const(row_c, s->nch) << 4) : cb_c;
   int key = s->swz ? fc & ~15 & s->flmask : 0; /* unswizzled: F_l + cb_c, all constant */
   int k = 0;
@@ -106,6 +123,6 @@ LLVMValueRef cg_soff_at(cg *g, cg_soff *s, int row_c, int cb_c) {
       s->nkey++;
     }
   }
-  int64_t c = (int64_t)row_c * s->pitch + (s->swz ? (fc & 15) + (fc & ~15 & ~s->flmask) : cb_c);
+  int64_t c = (int64_t)row_c * s->pitch + (s->swz ? (fc & 15) + (fc & ~15 & ~s->flmask) : cb_c) + atom_c;
   return cg_add_c(g, v, c);
 }

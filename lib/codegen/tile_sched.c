@@ -200,6 +200,7 @@ void cg_emit_program(cg *g) {
                       ? cg_asm(g, g->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l", NULL, 0, false)
                       : NULL;
   cg_epi_prologue(g); /* (before the warp-specialized split rebinds the parameters) */
+  cg_atomic_tma_prologue(g);
   if (T.persist) T.ntiles = cg_logical_grid(g);
   if (!T.persist && !(p && p->ws) && cg_rows_active(g)) { /* a row kernel: emit_rows.c */
     cg_emit_rows(g);
@@ -226,5 +227,6 @@ void cg_emit_program(cg *g) {
   for (int i = 0; p && i < p->nring; i++) p->rings[i].pf_tiles = NULL; /* (T ends here) */
   cg_tiles_end(g, &T);
   cg_epi_kernel_end(g);
+  cg_atomic_tma_kernel_end(g);
   LLVMBuildRetVoid(g->B);
 }

@@ -956,7 +956,10 @@ static void check_norm(const char *what, const tl_arg *out, const double *ref, d
   cr_log_info("%s: relative error %.3g (tolerance %.3g)", what, e, tol);
 }
 
-static void run_attn_bwd(compiled *c, int causal, int64_t Z, int64_t H, int64_t S, int64_t D, uint64_t seed) {
+/* cf != NULL: the backward in one pass (bench/variants/attn_bwd_fused.tile: pre with the f32 dQ
+ * accumulator zeroed, dK / dV with dQ's partials added by atomic_add, the cast) after c's forward */
+static void run_attn_bwd(compiled *c, compiled *cf, int causal, int64_t Z, int64_t H, int64_t S, int64_t D,
+                         uint64_t seed) {
   int64_t sh[4] = {Z, H, S, D}, sl[3] = {Z, H, S};
   enum { Q, K, V, O, DO, LSE, DL, DQ, DK, DV, NT };
   tl_arg t[NT];
@@ -969,12 +972,24 @@ static void run_attn_bwd(compiled *c, int causal, int64_t Z, int64_t H, int64_t 
   double scale = 1.0 / sqrt((double)D);
   tl_arg fa[6] = {t[Q], t[K], t[V], t[O], t[LSE], sarg_f(scale)};
   interpret(kernel(c, "attn_fwd_lse"), fa, 6);
-  tl_arg pa[3] = {t[O], t[DO], t[DL]};
-  interpret(kernel(c, "attn_bwd_pre"), pa, 3);
-  tl_arg ka[9] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DK], t[DV], sarg_f(scale)};
-  interpret(kernel(c, "attn_bwd_dkdv"), ka, 9);
-  tl_arg qa[8] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DQ], sarg_f(scale)};
-  interpret(kernel(c, "attn_bwd_dq"), qa, 8);
+  tl_arg acc = {0};
+  if (cf) {
+    acc = targ(TL_F32, 4, sh);
+    tpoison(&acc);
+    tl_arg pa[4] = {t[O], t[DO], t[DL], acc};
+    interpret(kernel(cf, "attn_bwd_pre_dq"), pa, 4);
+    tl_arg ka[10] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DK], t[DV], acc, sarg_f(scale)};
+    interpret(kernel(cf, "attn_bwd_fused"), ka, 10);
+    tl_arg qa[2] = {acc, t[DQ]};
+    interpret(kernel(cf, "attn_bwd_dq_cast"), qa, 2);
+  } else {
+    tl_arg pa[3] = {t[O], t[DO], t[DL]};
+    interpret(kernel(c, "attn_bwd_pre"), pa, 3);
+    tl_arg ka[9] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DK], t[DV], sarg_f(scale)};
+    interpret(kernel(c, "attn_bwd_dkdv"), ka, 9);
+    tl_arg qa[8] = {t[Q], t[K], t[V], t[DO], t[LSE], t[DL], t[DQ], sarg_f(scale)};
+    interpret(kernel(c, "attn_bwd_dq"), qa, 8);
+  }
   int64_t n = Z * H * S * D;
   double *rq = dalloc(n), *rk = dalloc(n), *rv = dalloc(n), *ro = dalloc(n), *P = dalloc(S * S), *dS = dalloc(S * S);
   double sc = (double)(float)scale;
@@ -1022,8 +1037,8 @@ static void run_attn_bwd(compiled *c, int causal, int64_t Z, int64_t H, int64_t 
 #undef E
   }
   char what[128];
-  snprintf(what, sizeof what, "attn_bwd causal=%d Z=%lld H=%lld S=%lld D=%lld", causal, (long long)Z, (long long)H,
-           (long long)S, (long long)D);
+  snprintf(what, sizeof what, "attn_bwd%s causal=%d Z=%lld H=%lld S=%lld D=%lld", cf ? " (one pass)" : "", causal,
+           (long long)Z, (long long)H, (long long)S, (long long)D);
   char w2[160];
   snprintf(w2, sizeof w2, "%s O", what);
   check_norm(w2, &t[O], ro, 5e-3);
@@ -1035,6 +1050,7 @@ static void run_attn_bwd(compiled *c, int causal, int64_t Z, int64_t H, int64_t 
   check_norm(w2, &t[DQ], rq, 1e-2);
   free(rq); free(rk); free(rv); free(ro); free(P); free(dS);
   for (int i = 0; i < NT; i++) free(t[i].data);
+  free(acc.data);
 }
 
 static void example_attn_bwd(void) {
@@ -1042,7 +1058,13 @@ static void example_attn_bwd(void) {
     const tl_define defs[] = {{"CAUSAL", causal}, {"BM", 16}, {"BN", 16}, {"D", 16}};
     compiled *c = compile_example("attn_bwd.tile", defs, 4);
     const int64_t ss[] = {1, 15, 17, 47};
-    for (int i = 0; i < 4; i++) run_attn_bwd(c, causal, 1, 2, ss[i], 16, 5000 + causal * 8 + i);
+    for (int i = 0; i < 4; i++) run_attn_bwd(c, NULL, causal, 1, 2, ss[i], 16, 5000 + causal * 8 + i);
+    /* the one-pass form (bench/variants/attn_bwd_fused.tile), key blocks of 32 over query blocks of
+     * 16 as its D128 tiles (128 keys, 64 queries) */
+    const tl_define fdefs[] = {{"CAUSAL", causal}, {"BM", 16}, {"BN", 32}, {"D", 16}};
+    compiled *cf = compile_example("../bench/variants/attn_bwd_fused.tile", fdefs, 4);
+    for (int i = 0; i < 4; i++) run_attn_bwd(c, cf, causal, 2, 2, ss[i], 16, 5100 + causal * 8 + i);
+    compiled_free(cf);
     compiled_free(c);
   }
 }
