@@ -19,8 +19,11 @@
  * exactly in i64; per thread), so T and T + K_i (|K_i| < 2^29) are exact in i32; else the exact
  * form, which rebuilds a_i and b_i as the wrapping i32 sums they are (one add each, as the
  * interpreter computes them) and compares those.
- * Opt-in, TILEC_MASK_DIFF=1 (off: the selects read the compare's registers; default off because ptxas
- * allocates a few other kernels worse with it: bench/RESULTS.md, sixteenth session, mask5); =2 takes
+ * Both forms compute the lane/warp parts from the thread id read afresh in the masked block (an opaque
+ * read of %tid.x), not from the prologue's: LICM would otherwise hoist their loop-invariant sums into the
+ * preheader and keep them in registers across the whole loop, which is what cost other kernels spills.
+ * Opt-in, TILEC_MASK_DIFF=1 (off: the selects read the compare's registers; default off until the GPU
+ * has run it, and a few kernels move either way: bench/RESULTS.md, sixteenth session, mask5); =2 takes
  * the exact form every time (a test of that path, which real sizes never reach). */
 #include "cg.h"
 #include "code_env.h"
@@ -144,8 +147,31 @@ bool cg_mask_diff_fits(cg *g, int32_t c) {
   return aff_kbound(&dd, sh) < AFF_KMAX && aff_kbound(&a, sh) < AFF_KMAX && aff_kbound(&b, sh) < AFF_KMAX;
 }
 
-/* T of form a at the builder: a wrapping i32 sum, or (wide) the exact i64 one. */
-static LLVMValueRef aff_thread_part(cg *g, const aff *a, int32_t lid, bool wide) {
+/* The lane/warp part of coordinate d of layout lid from the ids lane and warp (as ensure_lw). */
+static LLVMValueRef lane_warp_part(cg *g, int32_t lid, int d, LLVMValueRef lane, LLVMValueRef warp) {
+  const tl_layout *l = tl_layout_at(g->f, lid);
+  LLVMValueRef acc = NULL;
+  for (int src = 0; src < 2; src++) {
+    int nb = src ? l->nwarp : TL_LAYOUT_LANE_BITS;
+    for (int j = 0; j < nb; j++) {
+      int32_t b = src ? l->warp[j][d] : l->lane[j][d];
+      if (d >= l->rank || !b) continue;
+      int sh = 0;
+      while ((1 << sh) != b) sh++;
+      LLVMValueRef id = src ? warp : lane;
+      LLVMValueRef bit = j ? LLVMBuildLShr(g->B, id, cg_i32(g, j), "") : id;
+      bit = LLVMBuildAnd(g->B, bit, cg_i32(g, 1), "");
+      if (sh) bit = LLVMBuildShl(g->B, bit, cg_i32(g, sh), "");
+      acc = acc ? LLVMBuildOr(g->B, acc, bit, "") : bit;
+    }
+  }
+  return acc ? acc : cg_i32(g, 0);
+}
+
+/* T of form a at the builder: a wrapping i32 sum, or (wide) the exact i64 one; the lane/warp parts
+ * from the ids lane and warp. */
+static LLVMValueRef aff_thread_part(cg *g, const aff *a, int32_t lid, bool wide, LLVMValueRef lane,
+                                    LLVMValueRef warp) {
   LLVMTypeRef ty = wide ? g->i64 : g->i32;
   LLVMValueRef s = LLVMConstInt(ty, 0, 0);
   for (int i = 0; i < a->nterm; i++) {
@@ -155,11 +181,21 @@ static LLVMValueRef aff_thread_part(cg *g, const aff *a, int32_t lid, bool wide)
   }
   for (int d = 0; d < a->rank; d++) {
     if (!a->coef[d]) continue;
-    LLVMValueRef lw = cg_lane_warp(g, lid, d);
+    LLVMValueRef lw = lane_warp_part(g, lid, d, lane, warp);
     if (wide) lw = LLVMBuildZExt(g->B, lw, ty, "");
     s = LLVMBuildAdd(g->B, s, LLVMBuildMul(g->B, lw, LLVMConstInt(ty, (unsigned long long)a->coef[d], 1), ""), "");
   }
   return s;
+}
+
+/* The thread's lane and warp ids read at the builder (an opaque read of %tid.x, then what the
+ * prologue computes), so that nothing of a masked block is hoisted into the loop's preheader and
+ * kept in registers across the whole loop (causal attention's rows and the columns' lane part). */
+static void fresh_ids(cg *g, LLVMValueRef *lane, LLVMValueRef *warp) {
+  LLVMValueRef tid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+  *lane = LLVMBuildAnd(g->B, tid, cg_i32(g, 31), "");
+  *warp = LLVMBuildLShr(g->B, tid, cg_i32(g, 5), "");
+  if (cg_ws_pingpong(g)) *warp = LLVMBuildAnd(g->B, *warp, cg_i32(g, 3), "");
 }
 
 static int64_t aff_reg_const(const aff *a, const tl_layout *l, int32_t i) {
@@ -175,7 +211,9 @@ LLVMValueRef cg_mask_diff_t(cg *g, int32_t c, int32_t lid) {
   aff a, b, dd;
   if (!cond_of(g->f, c, &kind, &a, &b, 0) || !aff_add(&dd, &a, &b, -1))
     TL_INTERNAL(g->ctx, "codegen: mask_diff on a condition it does not take");
-  return aff_thread_part(g, &dd, lid, true);
+  LLVMValueRef lane, warp;
+  fresh_ids(g, &lane, &warp);
+  return aff_thread_part(g, &dd, lid, true, lane, warp);
 }
 
 void cg_mask_diff_preds(cg *g, int32_t c, int32_t lid, LLVMValueRef t, LLVMValueRef *pred) {
@@ -188,11 +226,10 @@ void cg_mask_diff_preds(cg *g, int32_t c, int32_t lid, LLVMValueRef t, LLVMValue
   LLVMIntPredicate p = kind == TL_CMP_LT ? LLVMIntSLT : kind == TL_CMP_LE ? LLVMIntSLE
                      : kind == TL_CMP_GT ? LLVMIntSGT : LLVMIntSGE;
   if (!t) { /* the exact form: a_i and b_i as the wrapping i32 sums they are */
-    LLVMValueRef ta = aff_thread_part(g, &a, lid, false), tb = aff_thread_part(g, &b, lid, false);
-    /* made here (an opaque move), so LICM does not keep a loop-invariant side's values (causal
-     * attention's rows) in registers across the whole loop for this rarely taken block */
-    ta = cg_asm(g, g->i32, "mov.b32 $0, $1;", "=r,r", &ta, 1, true);
-    tb = cg_asm(g, g->i32, "mov.b32 $0, $1;", "=r,r", &tb, 1, true);
+    LLVMValueRef lane, warp;
+    fresh_ids(g, &lane, &warp);
+    LLVMValueRef ta = aff_thread_part(g, &a, lid, false, lane, warp);
+    LLVMValueRef tb = aff_thread_part(g, &b, lid, false, lane, warp);
     for (int32_t i = 0; i < n; i++) {
       if (tl_layout_canon_reg(l, i) != i) continue;
       LLVMValueRef ai = LLVMBuildAdd(g->B, ta, cg_i32(g, (int32_t)(uint32_t)aff_reg_const(&a, l, i)), "");
