@@ -630,17 +630,19 @@ static bool int_range(cg *g, int32_t v, LLVMValueRef *lo, LLVMValueRef *hi, LLVM
 }
 
 /* A uniform i1 that is true only when the i1 tile c is true everywhere, or
- * NULL when c is not such a compare (see int_range). */
-static LLVMValueRef all_true(cg *g, int32_t c) {
+ * NULL when c is not such a compare (see int_range).  *fits: an i1, true when
+ * no i32 add or sub under the compare wraps (NULL: there is none). */
+static LLVMValueRef all_true(cg *g, int32_t c, LLVMValueRef *fits_out) {
   tl_func *f = g->f;
   tl_value *x = tl_val(f, c);
   if (x->type.kind != TL_KIND_TILE || x->def < 0) return NULL;
   tl_op *d = tl_op_at(f, x->def);
   if (d->opc == TL_OP_broadcast || d->opc == TL_OP_expand_dims || d->opc == TL_OP_convert_layout)
-    return all_true(g, d->opnd[0]);
+    return all_true(g, d->opnd[0], fits_out);
   if (d->opc != TL_OP_cmp) return NULL;
   LLVMValueRef la, ha, lb, hb, fits = NULL;
   if (!int_range(g, d->opnd[0], &la, &ha, &fits, 0) || !int_range(g, d->opnd[1], &lb, &hb, &fits, 0)) return NULL;
+  *fits_out = fits;
   LLVMValueRef r;
   switch (d->kind) {
   case TL_CMP_LT: r = LLVMBuildICmp(g->B, LLVMIntSLT, ha, lb, ""); break; /* max a < min b */
@@ -652,30 +654,67 @@ static LLVMValueRef all_true(cg *g, int32_t c) {
   return fits ? LLVMBuildAnd(g->B, r, fits, "") : r;
 }
 
+/* The selects of the masked path, from the predicates pred (NULL: c's registers) into sel. */
+static void masked_selects(cg *g, tl_op *o, const tl_layout *l, int32_t n, LLVMValueRef *pred, LLVMValueRef *sel) {
+  cg_val *c = cg_get(g, o->opnd[0]), *a = cg_get(g, o->opnd[1]), *b = cg_get(g, o->opnd[2]);
+  for (int32_t i = 0; i < n; i++) {
+    if (tl_layout_canon_reg(l, i) != i || !cg_reg_wanted(g, o->res[0], i)) continue;
+    LLVMValueRef ci = pred ? pred[i] : c->n == 1 ? c->r[0] : c->r[i];
+    LLVMValueRef ai = a->n == 1 ? a->r[0] : a->r[i], bi = b->n == 1 ? b->r[0] : b->r[i];
+    sel[i] = LLVMBuildSelect(g->B, ci, ai, bi, "");
+  }
+}
+
 /* select(c, a, b) over a tile where c is a bounds-decidable compare
  * (attention's `cols < S` and causal `rows >= cols`): a uniform branch skips
  * every per-element select when c holds for the whole tile (all but the last
  * key block, or the diagonal blocks when causal).  The result registers are
- * phis of a's (whole tile true) and the selects. */
+ * phis of a's (whole tile true) and the selects.  The masked path rebuilds c
+ * there (mask_diff.c: one per-thread difference against immediates; the exact
+ * i32 form behind a uniform branch when an index may wrap), so c's index
+ * tiles are not live across the path that skips it. */
 static bool emit_select_uniform(cg *g, tl_op *o, const tl_layout *l, int32_t n) {
-  LLVMValueRef all = all_true(g, o->opnd[0]);
+  LLVMValueRef fits = NULL;
+  LLVMValueRef all = all_true(g, o->opnd[0], &fits);
   if (!all) return false;
-  cg_val *c = cg_get(g, o->opnd[0]), *a = cg_get(g, o->opnd[1]), *b = cg_get(g, o->opnd[2]);
+  bool diff = cg_mask_diff_fits(g, o->opnd[0]);
+  cg_val *a = cg_get(g, o->opnd[1]);
+  int32_t lid = tl_val(g->f, o->res[0])->type.layout;
   LLVMBasicBlockRef from = LLVMGetInsertBlock(g->B);
   /* placed right after this block, so the PTX keeps the source order */
   LLVMBasicBlockRef next = LLVMGetNextBasicBlock(from);
   LLVMBasicBlockRef join = next ? LLVMInsertBasicBlockInContext(g->C, next, "sel.join")
                                 : LLVMAppendBasicBlockInContext(g->C, g->fn, "sel.join");
   LLVMBasicBlockRef part = LLVMInsertBasicBlockInContext(g->C, join, "sel.part");
-  cg_cond_br_likely(g, all, join, part);
-  LLVMPositionBuilderAtEnd(g->B, part);
-  LLVMValueRef *sel = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
-  for (int32_t i = 0; i < n; i++) {
-    if (tl_layout_canon_reg(l, i) != i || !cg_reg_wanted(g, o->res[0], i)) continue;
-    LLVMValueRef ci = c->n == 1 ? c->r[0] : c->r[i], ai = a->n == 1 ? a->r[0] : a->r[i], bi = b->n == 1 ? b->r[0] : b->r[i];
-    sel[i] = LLVMBuildSelect(g->B, ci, ai, bi, "");
+  LLVMBasicBlockRef body = part, wrap = NULL;
+  if (diff) { /* part branches: the difference form, or the exact one */
+    body = LLVMInsertBasicBlockInContext(g->C, join, "sel.diff");
+    wrap = LLVMInsertBasicBlockInContext(g->C, join, "sel.wrap");
   }
+  cg_cond_br_likely(g, all, join, part);
+  LLVMValueRef *sel = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n * 3);
+  LLVMValueRef *selw = sel + n, *pred = sel + 2 * (size_t)n;
+  LLVMPositionBuilderAtEnd(g->B, part);
+  if (wrap) { /* the difference form in i32 needs every index exact and |T| <= 2^30 */
+    LLVMValueRef t = cg_mask_diff_t(g, o->opnd[0], lid);
+    LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntULE, LLVMBuildAdd(g->B, t, cg_i64(g, 1LL << 30), ""),
+                                    cg_i64(g, 1LL << 31), "");
+    if (fits) ok = LLVMBuildAnd(g->B, ok, fits, "");
+    const char *e = tl_code_env("TILEC_MASK_DIFF");
+    if (e && e[0] == '2') ok = LLVMConstInt(g->i1, 0, 0); /* testing: always the exact form */
+    LLVMBuildCondBr(g->B, ok, body, wrap);
+    LLVMPositionBuilderAtEnd(g->B, body);
+    cg_mask_diff_preds(g, o->opnd[0], lid, LLVMBuildTrunc(g->B, t, g->i32, ""), pred);
+  }
+  masked_selects(g, o, l, n, diff ? pred : NULL, sel);
+  LLVMBasicBlockRef part_end = LLVMGetInsertBlock(g->B);
   LLVMBuildBr(g->B, join);
+  if (wrap) { /* an index may wrap: the exact i32 compares */
+    LLVMPositionBuilderAtEnd(g->B, wrap);
+    cg_mask_diff_preds(g, o->opnd[0], lid, NULL, pred);
+    masked_selects(g, o, l, n, pred, selw);
+    LLVMBuildBr(g->B, join);
+  }
   LLVMPositionBuilderAtEnd(g->B, join);
   cg_val *d = cg_new_val(g, o->res[0], n);
   for (int32_t i = 0; i < n; i++) {
@@ -687,9 +726,9 @@ static bool emit_select_uniform(cg *g, tl_op *o, const tl_layout *l, int32_t n) 
     }
     LLVMValueRef ai = a->n == 1 ? a->r[0] : a->r[i];
     LLVMValueRef phi = LLVMBuildPhi(g->B, LLVMTypeOf(ai), "");
-    LLVMValueRef vals[2] = {ai, sel[i]};
-    LLVMBasicBlockRef bbs[2] = {from, part};
-    LLVMAddIncoming(phi, vals, bbs, 2);
+    LLVMValueRef vals[3] = {ai, sel[i], selw[i]};
+    LLVMBasicBlockRef bbs[3] = {from, part_end, wrap};
+    LLVMAddIncoming(phi, vals, bbs, wrap ? 3 : 2);
     d->r[i] = phi;
   }
   return true;
