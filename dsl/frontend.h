@@ -12,5 +12,10 @@ typedef struct tl_define { const char *name; int64_t value; } tl_define;
  * diagnostics in c (several where recovery is sound).  If ast_dump is not
  * NULL the checked AST is printed into it (--emit=ast). */
 tl_module *tl_frontend(tl_ctx *c, int32_t file, const tl_define *defs, int ndefs, tl_sbuf *ast_dump);
+/* As tl_frontend, with the checked AST kept (in c's arena) for a later dump instead of printed:
+ * *ast (NULL when the source did not parse) for tl_frontend_dump_ast, which prints what
+ * tl_frontend's ast_dump holds (the API prints it on demand: lib/api/api.c). */
+tl_module *tl_frontend_keep_ast(tl_ctx *c, int32_t file, const tl_define *defs, int ndefs, const void **ast);
+void tl_frontend_dump_ast(tl_sbuf *b, tl_ctx *c, const void *ast);
 
 #endif

@@ -331,13 +331,16 @@ typedef struct tl_run_hooks {
   /* Comma-separated names of passes tl_run_passes skips (--disable-pass);
    * NULL or "" = none.  Names are checked by the caller (tl_pass_list_check). */
   const char *disabled;
+  /* The name of the one function the passes run on (NULL = every function of the module): a
+   * program compiling one kernel (option "kernel", lib/api/api.c) passes only that one. */
+  const char *only;
 } tl_run_hooks;
 /* Whether pass `name` is in the comma-separated `list` (NULL = empty). */
 bool tl_pass_in_list(const char *list, const char *name);
 /* NULL when every name of the comma-separated `list` is a registered pass,
  * else the first unknown (or empty) name, copied into buf. */
 const char *tl_pass_list_check(const char *list, char *buf, size_t n);
-/* Run passes[0..n) over every function of m, in order.  Returns false when a
+/* Run passes[0..n) over every function of m (or h->only), in order.  Returns false when a
  * pass or the verifier reported errors (diagnostics in m->ctx). */
 bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_pass_opts *o,
                    const tl_run_hooks *h);

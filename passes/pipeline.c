@@ -65,7 +65,8 @@ bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_p
     int errors_before = c->nerrors;
     double t0 = tl_now_ms();
     bool ok = true;
-    for (int k = 0; k < m->funcs.len && ok; k++) ok = p->run(m->funcs.data[k], o);
+    for (int k = 0; k < m->funcs.len && ok; k++)
+      if (!h->only || !strcmp(h->only, m->funcs.data[k]->name)) ok = p->run(m->funcs.data[k], o);
     double ms = tl_now_ms() - t0;
     if (h->time_passes && h->log) tl_sbuf_printf(h->log, "pass %s: %.3f ms\n", p->name, ms);
     if (!ok || c->nerrors > errors_before) return false;
@@ -75,7 +76,7 @@ bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_p
     }
     if (h->verify_each) {
       for (int k = 0; k < m->funcs.len; k++)
-        if (!tl_verify_func(m->funcs.data[k])) {
+        if ((!h->only || !strcmp(h->only, m->funcs.data[k]->name)) && !tl_verify_func(m->funcs.data[k])) {
           tl_error(c, m->funcs.data[k]->loc, "the IR is invalid after pass '%s'", p->name);
           return false;
         }

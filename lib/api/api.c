@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,20 +251,54 @@ static void log_time(tilec_program *p, const char *what, double ms) {
   if (p->opts.time_passes) tl_sbuf_printf(&p->log, "time %s: %.3f ms\n", what, ms);
 }
 
+/* The AST text is printed when it is first asked for (tilec_program_text, ast_text), not by
+ * every compile (attn_bwd.tile's four kernels: 2.5 M instructions of a kernel's ~210 M);
+ * TILEC_LAZY_AST=0 prints it at the front-end, as before (measuring).  Read once. */
+static pthread_once_t lazy_ast_once = PTHREAD_ONCE_INIT;
+static bool lazy_ast_on = true;
+static void read_lazy_ast(void) {
+  const char *e = getenv("TILEC_LAZY_AST");
+  lazy_ast_on = !(e && e[0] == '0');
+}
+
 static tilec_status stage_frontend(tilec_program *p) {
   tl_sbuf_free(&p->work);
   double t0 = tl_now_ms();
-  p->module = tl_frontend(&p->ctx, p->file, p->opts.defines, p->opts.ndefines, &p->work);
+  pthread_once(&lazy_ast_once, read_lazy_ast);
+  if (lazy_ast_on) p->module = tl_frontend_keep_ast(&p->ctx, p->file, p->opts.defines, p->opts.ndefines, &p->ast);
+  else p->module = tl_frontend(&p->ctx, p->file, p->opts.defines, p->opts.ndefines, &p->work);
   log_time(p, "frontend (lex+parse+sema+lower)", tl_now_ms() - t0);
   if (!p->module || p->ctx.nerrors > 0) {
     p->module = NULL;
+    p->ast = NULL;
     tl_sbuf_free(&p->work);
     return TILEC_ERROR_INPUT;
   }
   if (p->work.oom) return TILEC_ERROR_NOMEM;
+  if (lazy_ast_on) return TILEC_OK;
   p->text[TILEC_STAGE_AST] = tl_sbuf_take(&p->work);
   if (!p->text[TILEC_STAGE_AST]) return TILEC_ERROR_NOMEM;
   return TILEC_OK;
+}
+
+/* text[AST], printed from p->ast the first time it is asked for.  The accessors take a const
+ * program: the text is a cache of what the program holds, filled once (two threads asking at
+ * the same time may both print it; one copy is kept).  NULL when out of memory. */
+static const char *ast_text(const tilec_program *cp) {
+  tilec_program *p = (tilec_program *)cp;
+  char *t = __atomic_load_n(&p->text[TILEC_STAGE_AST], __ATOMIC_ACQUIRE);
+  if (t || !p->ast) return t;
+  tl_sbuf b = {0};
+  tl_frontend_dump_ast(&b, &p->ctx, p->ast);
+  char *mine = b.oom ? NULL : tl_sbuf_take(&b);
+  tl_sbuf_free(&b);
+  if (!mine) return NULL;
+  char *expected = NULL;
+  if (__atomic_compare_exchange_n(&p->text[TILEC_STAGE_AST], &expected, mine, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE))
+    return mine;
+  free(mine);
+  return expected;
 }
 
 /* True when diagnostics from index `from` on include a verifier complaint:
@@ -286,8 +321,56 @@ static const char *target_arch(tilec_program *p) {
   return p->opts.arch;
 }
 
-static tilec_status stage_passes(tilec_program *p) {
+/* The tile passes of kernel f alone (option "kernel": the program compiles that kernel, so the
+ * others' passes wait until one of them is loaded or interpreted: tl_api_kernel_passes);
+ * TILEC_KERNEL_PASSES=0 runs every kernel's at the IR stage, as before (measuring).  Read once. */
+static pthread_once_t kernel_passes_once = PTHREAD_ONCE_INIT;
+static bool kernel_passes_on = true;
+static void read_kernel_passes(void) {
+  const char *e = getenv("TILEC_KERNEL_PASSES");
+  kernel_passes_on = !(e && e[0] == '0');
+}
+
+/* The pass options and hooks of p (the IR stage's and a later kernel's passes alike). */
+static void pass_setup(tilec_program *p, tl_pass_opts *po, tl_run_hooks *hooks) {
+  memset(po, 0, sizeof *po);
+  po->arch = target_arch(p);
+  po->opt_level = p->opts.opt_level;
+  po->pipeline = tl_api_pipeline_code(p->opts.pipeline) > 0 ? tl_api_pipeline_code(p->opts.pipeline) : 0;
+  po->explain = p->opts.explain != 0;
+  po->fp8_acc_fast = p->opts.fp8_acc_fast != 0;
+  po->split_k_role = p->opts.split_k_role;
+  po->split_k_kernel = p->opts.kernel;
+  po->kmajor_b_param = p->opts.kmajor_b;
+  po->kmajor_b_kernel = p->opts.kernel;
+  po->attn_ws = p->opts.attn_ws;
+  po->explain_out = p->opts.explain ? &p->log : NULL;
+  memset(hooks, 0, sizeof *hooks);
+  hooks->print_after = p->opts.print_after;
+  hooks->time_passes = p->opts.time_passes != 0;
+  hooks->verify_each = p->opts.verify_each != 0;
+  hooks->log = &p->log;
+  hooks->disabled = p->opts.disable_pass;
+}
+
+/* The default pipeline on kernel `only` (NULL: every kernel not passed yet, or all); marks what ran. */
+static tilec_status run_pipeline(tilec_program *p, const char *only) {
   int first_diag = p->ctx.diags.len;
+  int npasses = 0;
+  const tl_pass *const *passes = tl_pipeline_default(&npasses);
+  tl_pass_opts po;
+  tl_run_hooks hooks;
+  pass_setup(p, &po, &hooks);
+  hooks.only = only;
+  tl_api_flush_diags(p); /* keep the log in order: earlier diagnostics first */
+  if (!tl_run_passes(p->module, passes, npasses, &po, &hooks) || p->ctx.nerrors > 0)
+    return verifier_complained(p, first_diag) ? TILEC_ERROR_INTERNAL : TILEC_ERROR_INPUT;
+  for (int i = 0; i < p->module->funcs.len; i++)
+    if (!only || !strcmp(only, p->module->funcs.data[i]->name)) p->passed[i] = true;
+  return TILEC_OK;
+}
+
+static tilec_status stage_passes(tilec_program *p) {
   if (!tl_verify_module(p->module)) {
     tl_error(&p->ctx, TL_NOLOC, "internal error: the front-end produced invalid IR");
     return TILEC_ERROR_INTERNAL;
@@ -308,8 +391,6 @@ static tilec_status stage_passes(tilec_program *p) {
              p->opts.split_k_role ? "split-k" : "kmajor-b");
     return TILEC_ERROR_USAGE;
   }
-  int npasses = 0;
-  const tl_pass *const *passes = tl_pipeline_default(&npasses);
   /* options "warps" / "stages" win over the attributes, in every kernel */
   for (int i = 0; i < p->module->funcs.len; i++) {
     tl_func *f = p->module->funcs.data[i];
@@ -318,32 +399,34 @@ static tilec_status stage_passes(tilec_program *p) {
     if (p->opts.maxnreg > 0) f->maxnreg = p->opts.maxnreg;
     f->cluster_opt = p->opts.cluster;
   }
-  tl_pass_opts po = {0};
-  po.arch = target_arch(p);
-  po.opt_level = p->opts.opt_level;
-  po.pipeline = tl_api_pipeline_code(p->opts.pipeline) > 0 ? tl_api_pipeline_code(p->opts.pipeline) : 0;
-  po.explain = p->opts.explain != 0;
-  po.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
-  po.split_k_role = p->opts.split_k_role;
-  po.split_k_kernel = p->opts.kernel;
-  po.kmajor_b_param = p->opts.kmajor_b;
-  po.kmajor_b_kernel = p->opts.kernel;
-  po.attn_ws = p->opts.attn_ws;
-  po.explain_out = p->opts.explain ? &p->log : NULL;
-  tl_run_hooks hooks = {0};
-  hooks.print_after = pa;
-  hooks.time_passes = p->opts.time_passes != 0;
-  hooks.verify_each = p->opts.verify_each != 0;
-  hooks.log = &p->log;
-  hooks.disabled = p->opts.disable_pass;
-  tl_api_flush_diags(p); /* keep the log in order: earlier diagnostics first */
-  if (!tl_run_passes(p->module, passes, npasses, &po, &hooks) || p->ctx.nerrors > 0)
-    return verifier_complained(p, first_diag) ? TILEC_ERROR_INTERNAL : TILEC_ERROR_INPUT;
+  p->passed = tl_alloc(&p->ctx.arena, sizeof(bool) * (size_t)(p->module->funcs.len + 1));
+  memset(p->passed, 0, sizeof(bool) * (size_t)(p->module->funcs.len + 1));
+  /* option "kernel" naming a kernel of the module: its passes alone */
+  const char *only = NULL;
+  pthread_once(&kernel_passes_once, read_kernel_passes);
+  if (p->opts.kernel && kernel_passes_on && tl_api_find_kernel(p, p->opts.kernel)) only = p->opts.kernel;
+  tilec_status st = run_pipeline(p, only);
+  if (st != TILEC_OK) return st;
+  /* the IR text: the kernels passed (every kernel, or the one compiled) */
   tl_sbuf_free(&p->work);
-  tl_print_module(&p->work, p->module);
+  for (int i = 0, n = 0; i < p->module->funcs.len; i++) {
+    if (!p->passed[i]) continue;
+    if (n++) tl_sbuf_puts(&p->work, "\n");
+    tl_print_func(&p->work, p->module->funcs.data[i]);
+  }
   if (p->work.oom) return TILEC_ERROR_NOMEM;
   p->text[TILEC_STAGE_IR] = tl_sbuf_take(&p->work);
   return p->text[TILEC_STAGE_IR] ? TILEC_OK : TILEC_ERROR_NOMEM;
+}
+
+static tilec_status kernel_passes_in_guard(tilec_program *p, void *arg) { return run_pipeline(p, arg); }
+
+tilec_status tl_api_kernel_passes(tilec_program *p, const tl_func *f) {
+  if (p->reached < TILEC_STAGE_IR || !p->passed) return TILEC_OK; /* (the IR stage runs them all) */
+  for (int i = 0; i < p->module->funcs.len; i++)
+    if (p->module->funcs.data[i] == f)
+      return p->passed[i] ? TILEC_OK : tl_api_guard(p, kernel_passes_in_guard, (void *)f->name);
+  return TILEC_OK;
 }
 
 static tl_codegen_opts codegen_opts(tilec_program *p) {
@@ -491,7 +574,8 @@ tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int ass
 
 const char *tilec_program_text(const tilec_program *p, tilec_stage stage) {
   if (!p || (int)stage < TILEC_STAGE_AST || (int)stage >= TILEC_STAGE_CUBIN) return NULL;
-  return p->reached >= (int)stage ? p->text[stage] : NULL;
+  if (p->reached < (int)stage) return NULL;
+  return stage == TILEC_STAGE_AST ? ast_text(p) : p->text[stage];
 }
 
 tilec_status tilec_program_get_binary(const tilec_program *p, tilec_stage stage, const void **data,
@@ -505,8 +589,8 @@ tilec_status tilec_program_get_binary(const tilec_program *p, tilec_stage stage,
     *data = p->cubin;
     *size = p->cubin_size;
   } else {
-    *data = p->text[stage];
-    *size = p->text[stage] ? strlen(p->text[stage]) : 0;
+    *data = stage == TILEC_STAGE_AST ? ast_text(p) : p->text[stage];
+    *size = *data ? strlen(*data) : 0;
   }
   return TILEC_OK;
 }
@@ -717,6 +801,8 @@ static tilec_status interpret_in_guard(tilec_program *p, void *argp) {
     tl_sbuf_printf(&p->log, "tilec: error: interpret: no kernel named '%s'\n", c->kernel ? c->kernel : "(first)");
     return TILEC_ERROR_USAGE;
   }
+  tilec_status pst = tl_api_kernel_passes(p, f);
+  if (pst != TILEC_OK) return pst;
   tl_arg small[16];
   tl_arg *targs = c->nargs <= 16 ? small : tl_alloc(&p->ctx.arena, sizeof *targs * (size_t)c->nargs);
   char err[512] = "";

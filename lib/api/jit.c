@@ -346,7 +346,7 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
     snprintf(err, sizeof err, "no kernel named '%s' in %s", kernel ? kernel : "(first)", p->ctx.files.data[p->file].name);
     return tl_load_error(p, TILEC_ERROR_USAGE, kernel, err);
   }
-  return TILEC_OK;
+  return tl_api_kernel_passes(p, *f);
 }
 
 /* Kernel f (or its vector variant: tl_codegen_opts.assume_vectors) from the memory cache, the

@@ -70,6 +70,8 @@ struct tilec_program {
   int reached;                /* last stage completed, -1 = none */
   tilec_status failed;        /* sticky failure status (TILEC_OK = none) */
   tl_module *module;          /* after the front-end; passes run in place */
+  bool *passed;               /* per function of module: its tile passes ran (api.c stage_passes) */
+  const void *ast;            /* the checked AST (ctx arena) whose dump text[AST] is made on demand */
   char *text[5];              /* per stage, malloc'd (AST, IR, LLVM, PTX) */
   tl_codegen_result cg;       /* after TILEC_STAGE_PTX */
   void *cubin; size_t cubin_size; /* TILEC_STAGE_CUBIN, where ptxas/driver produced it */
@@ -88,6 +90,9 @@ bool tl_rt_device_arch(int device, char *buf, size_t n);
 
 /* The tile function named `kernel` (NULL = the first), or NULL. */
 tl_func *tl_api_find_kernel(tilec_program *p, const char *kernel);
+/* After TILEC_STAGE_IR: the tile passes of kernel f, if they have not run (a program with option
+ * "kernel" passes that kernel alone at its IR stage); the pass errors' status. */
+tilec_status tl_api_kernel_passes(tilec_program *p, const tl_func *f);
 /* Host tensor/scalar arguments -> interpreter arguments for f.  false with a
  * one-line reason in err when an argument cannot be mapped (device, dtype, rank). */
 bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg *out,

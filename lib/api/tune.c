@@ -588,6 +588,11 @@ tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec
     st = TILEC_ERROR_USAGE;
     goto done;
   }
+  st = tl_api_kernel_passes(p, f);
+  if (st != TILEC_OK) {
+    tl_sbuf_puts(&t.log, tilec_program_log(p));
+    goto done;
+  }
   t.kernel = f->name;
   src = &p->ctx.files.data[p->file];
   source_copy = malloc(src->len + 1);

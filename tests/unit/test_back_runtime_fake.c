@@ -328,6 +328,13 @@ Test(fake_driver, load_compiles_the_kernel_only) {
   cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK);
   const char *text = tilec_program_text(p, TILEC_STAGE_PTX);
   cr_assert(strstr(text, ".entry first_k(") && !strstr(text, "second_k"), "%s", text);
+  /* its tile passes ran on first_k alone (api.c stage_passes): the IR text is first_k's; the AST
+   * text (printed on demand) has both */
+  text = tilec_program_text(p, TILEC_STAGE_IR);
+  cr_assert(strstr(text, "kernel @first_k(") && !strstr(text, "second_k"), "%s", text);
+  text = tilec_program_text(p, TILEC_STAGE_AST);
+  cr_assert(text && strstr(text, "kernel first_k ") && strstr(text, "kernel second_k "), "%s", text ? text : "(null)");
+  cr_assert_eq(tilec_program_text(p, TILEC_STAGE_AST), text, "the AST text is printed once");
   cr_assert_eq(tilec_kernel_load(p, "second_k", 0, &k2), TILEC_OK, "%s", tilec_program_log(p));
   cr_assert(strstr(calls.last_linked_ptx, ".entry second_k(") && !strstr(calls.last_linked_ptx, "first_k"));
   tilec_kernel_destroy(k2);
