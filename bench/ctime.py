@@ -50,6 +50,14 @@ def one(tilec, args, env):
     return wall, (ru.ru_utime + ru.ru_stime) * 1e3, err
 
 
+def variant_env(v):
+    """NAME=VALUE, or several separated by spaces ("TILEC_A=0 TILEC_B=0": every mechanism off at once)."""
+    parts = v.split(" ")
+    if len(parts) > 1 and all(re.match(r"^[A-Z_][A-Z0-9_]*=", q) for q in parts):
+        return dict(q.split("=", 1) for q in parts)
+    return {v.split("=", 1)[0]: v.split("=", 1)[1]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=9)
@@ -58,8 +66,8 @@ def main():
     ap.add_argument("--flag", action="append", default=[])
     ap.add_argument("--compiles", default="", help="F.tile:KERNEL,... instead of the default list (F.tile: the whole file)")
     ap.add_argument("--variant", action="append", default=[],
-                    help="NAME=VALUE: one more row per compile and tilec with that environment, its runs interleaved "
-                         "with the plain row's (a switch measured on / off in one run)")
+                    help="NAME=VALUE (or several separated by spaces): one more row per compile and tilec with that "
+                         "environment, its runs interleaved with the plain row's (a switch measured on / off in one run)")
     ap.add_argument("tilec", nargs="+")
     a = ap.parse_args()
     compiles = [(c.split(":")[0], c.split(":")[1] if ":" in c else None) for c in a.compiles.split(",") if c] or COMPILES
@@ -74,7 +82,7 @@ def main():
     for f, k in compiles:
         args = [os.path.join(a.examples, f), "--arch=sm_90a", "-o", "/dev/null"] + ([f"--kernel={k}"] if k else []) + a.flag
         for t in a.tilec:
-            rows = [("", dict(env))] + [(v, dict(env, **{v.split("=", 1)[0]: v.split("=", 1)[1]})) for v in a.variant]
+            rows = [("", dict(env))] + [(v, dict(env, **variant_env(v))) for v in a.variant]
             for _, e in rows:
                 e["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(t))  # its own libtilec.so.0.1
                 one(t, args, e)
