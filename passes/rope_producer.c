@@ -1,0 +1,53 @@
+/* rope_producer: requires verified IR after route_pipeline (f->attn_fa3); keeps every op and value;
+ * with TILEC_ROPE_PRODUCER=1 recognizes the rotate-half RoPE of the keys in a wgmma attention
+ * kernel's main loop (lib/rope_producer.h) and, in the fa3 form, refuses it: the rotation of k by
+ * fa3's producer warpgroup is designed (docs/pipelines.md "RoPE in fa3's producer") but its code is
+ * not built, and a switch that would compile the kernel without it must not look as if it worked.
+ * Without the switch the pass does nothing (the default: the consumers rotate k, emit_dot.c's
+ * staged B). */
+#include <stdio.h>
+#include <string.h>
+
+#include "code_env.h"
+#include "rope_producer.h"
+
+static bool run_rope_producer(tl_func *f, const tl_pass_opts *o) {
+  if (!tl_code_env_on("TILEC_ROPE_PRODUCER")) return true;
+  if (f->pipeline != TL_PIPE_CUTLASS || (o->arch && strcmp(o->arch, "sm_90a"))) return true;
+  tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
+  tl_rope_match m;
+  char why[300];
+  if (!tl_rope_match_keys(f, &m, why, sizeof why)) {
+    if (ex) tl_sbuf_printf(ex, "rope_producer: kernel '%s': off (%s)\n", f->name, why);
+    return true;
+  }
+  tl_op *lo = tl_op_at(f, m.load_lo);
+  const char *k = f->params.data[m.k_param].name, *c = f->params.data[m.cos_param].name,
+             *s = f->params.data[m.sin_param].name;
+  if (!f->attn_fa3) {
+    if (ex)
+      tl_sbuf_printf(ex, "rope_producer: kernel '%s': the rotate-half RoPE of %s at %d:%d (tables %s, %s) matched, "
+                         "but off (not the fa3 form: TILEC_ATTN_WS=fa3 or attn-ws=fa3 with -D BN=128; the consumers "
+                         "rotate k as before)\n",
+                     f->name, k, lo->loc.line, lo->loc.col, c, s);
+    return true;
+  }
+  if (ex)
+    tl_sbuf_printf(ex, "rope_producer: kernel '%s': the rotate-half RoPE of %s at %d:%d matched (halves of %d columns, "
+                       "%d keys a step, %s tables %s, %s); fa3's producer warpgroup would rotate k in its ring slot\n",
+                   f->name, k, lo->loc.line, lo->loc.col, m.half, m.bn, tl_dtype_name(m.table_dtype), c, s);
+  tl_error(f->ctx, lo->loc,
+           "TILEC_ROPE_PRODUCER=1: kernel '%s': the rotation of %s by fa3's producer warpgroup is not built yet (missing: "
+           "the producer's in-place rotation of the slot's two atoms, its \"loaded\" mbarrier, the ring of "
+           "the 16-bit halves without the tables, the consumers' score dots reading the slot; docs/pipelines.md "
+           "\"RoPE in fa3's producer\"); unset TILEC_ROPE_PRODUCER",
+           f->name, k);
+  return false;
+}
+
+const tl_pass tl_pass_rope_producer = {
+    "rope_producer",
+    "requires verified IR after route_pipeline; keeps ops and values; with TILEC_ROPE_PRODUCER=1 recognizes the "
+    "rotate-half RoPE of the keys in fa3's attention loop and refuses it (the producer's rotation is not built)",
+    run_rope_producer,
+};
