@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "code_env.h"
+
 /* v with convert_layout looked through. */
 static int32_t through_cvt(tl_func *f, int32_t v) {
   for (;;) {
@@ -168,7 +170,7 @@ bool tl_rope_match_keys(tl_func *f, tl_rope_match *m, char *why, size_t n) {
   if (!tl_defined_outside(f, qa, m->loop) || !tl_defined_outside(f, qb, m->loop))
     FAIL("the score dots' A (q rotated) is not defined before the loop");
   /* nothing of the rotation is used outside it (the consumers would not compute it) */
-  int32_t ops[16];
+  int32_t ops[24];
   int nops = 0;
   ops[nops++] = x1.load, ops[nops++] = x2.load, ops[nops++] = x1.cast, ops[nops++] = x2.cast;
   ops[nops++] = c.load, ops[nops++] = s.load;
@@ -198,5 +200,21 @@ bool tl_rope_match_keys(tl_func *f, tl_rope_match *m, char *why, size_t n) {
   m->bn = kt->shape[0];
   m->half = (int32_t)half;
   m->table_dtype = (tl_dtype)ct->dtype;
+  m->nops = 0;
+  for (int j = 0; j < nops; j++)
+    if (ops[j] != x1.load && ops[j] != x2.load) m->ops[m->nops++] = ops[j];
   return true;
+}
+
+bool tl_rope_producer_on(tl_func *f, tl_rope_match *m) {
+  tl_rope_match local;
+  char why[300];
+  if (!tl_code_env_on("TILEC_ROPE_PRODUCER") || !f->attn_fa3 || f->pipeline != TL_PIPE_CUTLASS) return false;
+  return tl_rope_match_keys(f, m ? m : &local, why, sizeof why);
+}
+
+int32_t tl_rope_stream_load(tl_func *f, int32_t D, int which) {
+  tl_rope_match m;
+  if (which != 1 || !tl_rope_producer_on(f, &m)) return -1;
+  return D == m.dot_lo ? m.load_lo : D == m.dot_hi ? m.load_hi : -1;
 }

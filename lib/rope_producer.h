@@ -31,10 +31,20 @@ typedef struct tl_rope_match {
   int32_t k_param, cos_param, sin_param;
   int32_t bn, half;          /* keys a step, the half head dimension */
   tl_dtype table_dtype;
+  int32_t ops[24];           /* the rotation's ops but the two key loads (the consumers skip them) */
+  int nops;
 } tl_rope_match;
 
 /* Whether f's main loop computes its score dots' B as the rotate-half RoPE of the keys (the form
  * above); when not, why (into why[n]). */
 bool tl_rope_match_keys(tl_func *f, tl_rope_match *m, char *why, size_t n);
+
+/* TILEC_ROPE_PRODUCER=1 and f is a wgmma attention kernel in the fa3 form whose keys match: *m
+ * (NULL: not needed) filled. */
+bool tl_rope_producer_on(tl_func *f, tl_rope_match *m);
+
+/* With tl_rope_producer_on: the load the B of score dot D streams from (its key half, rotated in
+ * the ring slot by the producer), else -1 (the stream rule of lib/schedule.c asks first). */
+int32_t tl_rope_stream_load(tl_func *f, int32_t D, int which);
 
 #endif
