@@ -26,8 +26,9 @@
 #include "ring.h"
 #include "code_env.h"
 
-/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 40 + 256 x 232 = 64512. */
-#define ROPE_PRODUCER_REGS 40
+/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 48 + 256 x 232 = 65536 (the
+ * default split's 40 left the rotation one 4-byte spill slot a step). */
+#define ROPE_PRODUCER_REGS 48
 #define ROPE_CONSUMER_REGS 232
 
 void cg_rope_plan(cg *g) {
@@ -202,6 +203,20 @@ static void table_row8(cg *g, const table *T, LLVMValueRef t, LLVMValueRef col0,
   }
 }
 
+/* The address of row t (i64), column col0 (i32) of table T (unit last stride: the 16-byte path). */
+static LLVMValueRef table_addr(cg *g, const table *T, LLVMValueRef t, LLVMValueRef col0) {
+  LLVMValueRef base = LLVMBuildPtrToInt(g->B, T->t->ptr, g->i64, "");
+  LLVMValueRef el = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, t, T->t->stride[0], ""), LLVMBuildZExt(g->B, col0, g->i64, ""), "");
+  return LLVMBuildAdd(g->B, base, mul64(g, el, T->eb), "");
+}
+
+/* Rows t of both tables, this thread's columns, into L1 (prefetch.global.L1: no registers held), so
+ * that the 16-byte loads of a later row hit L1 instead of waiting for L2 in the rolled loop. */
+static void prefetch_rows(cg *g, const table *C, const table *Sn, LLVMValueRef t, LLVMValueRef col0) {
+  LLVMValueRef a[2] = {table_addr(g, C, t, col0), table_addr(g, Sn, t, col0)};
+  for (int i = 0; i < 2; i++) cg_asm_void(g, "prefetch.global.L1 [$0];", "l", &a[i], 1);
+}
+
 /* The two f32 halves of a word of two 16-bit floats (element 2i in the low half). */
 static void widen2(cg *g, LLVMValueRef w, bool bf16, LLVMValueRef *lo, LLVMValueRef *hi) {
   if (bf16) { /* bf16 -> f32: the bits shifted up */
@@ -256,6 +271,10 @@ static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, 
     LLVMValueRef t = LLVMBuildAdd(g->B, pos0, LLVMBuildZExt(g->B, r, g->i64, ""), "");
     t = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, t, last, ""), last, t, "");
     LLVMValueRef cs[8], sn[8];
+    if (vec) { /* two rows ahead into L1 (the rows of this one: two iterations ago, or before the wait) */
+      LLVMValueRef ta = LLVMBuildAdd(g->B, t, cg_i64(g, 32), "");
+      prefetch_rows(g, C, Sn, LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, ta, last, ""), last, ta, ""), col0);
+    }
     table_row8(g, C, t, col0, vec, cs);
     table_row8(g, Sn, t, col0, vec, sn);
     LLVMValueRef o0[4], o1[4];
@@ -266,8 +285,15 @@ static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, 
       for (int e = 0; e < 2; e++) {
         LLVMValueRef cc = cs[2 * w + e], ss = sn[2 * w + e];
         /* as the source: x1 c - x2 s and x2 c + x1 s in f32, then rounded */
-        r1[e] = LLVMBuildFSub(g->B, LLVMBuildFMul(g->B, x1[e], cc, ""), LLVMBuildFMul(g->B, x2[e], ss, ""), "");
-        r2[e] = LLVMBuildFAdd(g->B, LLVMBuildFMul(g->B, x2[e], cc, ""), LLVMBuildFMul(g->B, x1[e], ss, ""), "");
+        LLVMValueRef p[4] = {LLVMBuildFMul(g->B, x1[e], cc, ""), LLVMBuildFMul(g->B, x2[e], ss, ""),
+                             LLVMBuildFMul(g->B, x2[e], cc, ""), LLVMBuildFMul(g->B, x1[e], ss, "")};
+        r1[e] = LLVMBuildFSub(g->B, p[0], p[1], "");
+        r2[e] = LLVMBuildFAdd(g->B, p[2], p[3], "");
+        /* (contracted to FMUL + FFMA an output: one rounding fewer than the source's three, as the
+         * consumers' elementwise code contracts; the bf16 rounding after it hides the difference) */
+        for (int k = 0; k < 4; k++) LLVMSetFastMathFlags(p[k], LLVMFastMathAllowContract);
+        LLVMSetFastMathFlags(r1[e], LLVMFastMathAllowContract);
+        LLVMSetFastMathFlags(r2[e], LLVMFastMathAllowContract);
       }
       o0[w] = narrow2(g, r1[0], r1[1], bf16);
       o1[w] = narrow2(g, r2[0], r2[1], bf16);
@@ -363,6 +389,22 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
         cg_tma_issue_stream(g, &p->streams[i], ivs, slot, full);
     LLVMBuildBr(g->B, wb);
     LLVMPositionBuilderAtEnd(g->B, wb);
+    /* this thread's first two rows of the tables into L1 while k's boxes land */
+    LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.prefetch");
+    LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.wait.loaded");
+    LLVMBuildCondBr(g->B, vec, pb, lb);
+    LLVMPositionBuilderAtEnd(g->B, pb);
+    {
+      LLVMValueRef last = LLVMBuildSub(g->B, LLVMBuildZExt(g->B, C.t->size[0], g->i64, ""), cg_i64(g, 1), "");
+      LLVMValueRef r0 = LLVMBuildZExt(g->B, LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), ""), g->i64, "");
+      LLVMValueRef col0 = cg_mul_c(g, LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), ""), 8);
+      for (int i = 0; i < 2; i++) {
+        LLVMValueRef t = LLVMBuildAdd(g->B, LLVMBuildAdd(g->B, pos0, r0, ""), cg_i64(g, 16 * i), "");
+        prefetch_rows(g, &C, &Sn, LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, t, last, ""), last, t, ""), col0);
+      }
+    }
+    LLVMBuildBr(g->B, lb);
+    LLVMPositionBuilderAtEnd(g->B, lb);
     cg_mbar_wait(g, loaded, cg_ws_take_parity(g, lph, slot, 0));
     LLVMBuildCondBr(g->B, vec, vb, sb);
   }
