@@ -166,6 +166,9 @@ bool tl_rope_match_keys(tl_func *f, tl_rope_match *m, char *why, size_t n) {
   if (tl_dtype_bytes((tl_dtype)kt->dtype) != 2 || kt->shape[1] != half || ct->shape[0] != kt->shape[0] || ct->shape[1] != half)
     FAIL("the key halves are not 16-bit [BN, %lld] tiles, or the table rows not [BN, %lld]", (long long)half, (long long)half);
   if (x1.cast < 0 || x2.cast < 0) FAIL("the key halves are not widened to f32 before the rotation");
+  if (half * 2 != 128)
+    FAIL("halves of %lld 16-bit columns: the producer's in-place rotation takes halves of one 128-byte swizzle atom "
+         "(64 columns, D 128)", (long long)half);
   int32_t qa = tl_op_at(f, d1)->opnd[0], qb = tl_op_at(f, d2)->opnd[0];
   if (!tl_defined_outside(f, qa, m->loop) || !tl_defined_outside(f, qb, m->loop))
     FAIL("the score dots' A (q rotated) is not defined before the loop");

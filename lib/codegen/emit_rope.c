@@ -26,10 +26,11 @@
 #include "ring.h"
 #include "code_env.h"
 
-/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 48 + 256 x 232 = 65536 (the
- * default split's 40 left the rotation one 4-byte spill slot a step). */
-#define ROPE_PRODUCER_REGS 48
-#define ROPE_CONSUMER_REGS 232
+/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 56 + 256 x 224 = 64512.  ptxas
+ * 13.0: the default split's 40 leaves the rotation a spill slot a step, 48 / 232 the persistent tile
+ * loop's scalars (68 B, with the next step's boxes issued ahead); 56 / 224 none, full and causal. */
+#define ROPE_PRODUCER_REGS 56
+#define ROPE_CONSUMER_REGS 224
 
 void cg_rope_plan(cg *g) {
   cg_plan *p = g->plan;
@@ -334,6 +335,42 @@ static table table_of(cg *g, int32_t param) {
   return T;
 }
 
+/* The "loaded" mbarrier of ring slot `slot` (i32). */
+static LLVMValueRef loaded_mbar(cg *g, LLVMValueRef slot) {
+  return LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), g->plan->rope_mbar_off),
+                      "");
+}
+
+/* Thread 0 (is0): k-step j's boxes into `slot`: k's halves on its "loaded" mbarrier, the other
+ * streams (V) on its "full" one, each behind its arrive.expect_tx. */
+static void issue_step(cg *g, cg_ring *R, cg_stream *k0, cg_stream *k1, LLVMValueRef j, LLVMValueRef slot,
+                       LLVMValueRef is0) {
+  cg_plan *p = g->plan;
+  int kbytes = cg_tma_stream_bytes(k0) + cg_tma_stream_bytes(k1), obytes = 0;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && &p->streams[i] != k0 && &p->streams[i] != k1)
+      obytes += cg_tma_stream_bytes(&p->streams[i]);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.issue");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.issued");
+  LLVMBuildCondBr(g->B, is0, ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  LLVMValueRef ivs = cg_ws_iv_of_step(g, R, j);
+  LLVMValueRef full = cg_mbar_addr(g, R, slot), loaded = loaded_mbar(g, slot);
+  cg_mbar_expect_tx(g, loaded, kbytes);
+  cg_tma_issue_stream(g, k0, ivs, slot, loaded);
+  cg_tma_issue_stream(g, k1, ivs, slot, loaded);
+  cg_mbar_expect_tx(g, full, obytes);
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && &p->streams[i] != k0 && &p->streams[i] != k1)
+      cg_tma_issue_stream(g, &p->streams[i], ivs, slot, full);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
+/* The producer's k-loop of one tile.  With TMA the boxes of step j+1 are issued before step j is
+ * rotated (the tile's first in front of the loop), so their latency runs under the rotation: a step
+ * of the producer costs max(TMA, rotation), not their sum.  Every thread waits for the slot's "empty"
+ * mbarrier (its phase bits stay those of emit_ws.c's tail). */
 void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef lph, LLVMValueRef ptid) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -343,13 +380,21 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
   table C = table_of(g, m->cos_param), Sn = table_of(g, m->sin_param);
   LLVMValueRef vec = LLVMBuildAnd(g->B, table_vec_ok(g, &C), table_vec_ok(g, &Sn), "");
   LLVMValueRef is0 = LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), "");
-  int kbytes = cg_tma_stream_bytes(k0) + cg_tma_stream_bytes(k1), obytes = 0;
-  for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == R->for_op && &p->streams[i] != k0 && &p->streams[i] != k1)
-      obytes += cg_tma_stream_bytes(&p->streams[i]);
   tl_op *cl = tl_op_at(f, m->load_cos);
   int32_t rowv = cl->opnd[cl->nopnd - 2];
   LLVMValueRef n = cg_ws_trip_count(g, R);
+  /* the tile's first step, issued ahead */
+  {
+    LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.first");
+    LLVMBasicBlockRef fj = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.loop");
+    LLVMBuildCondBr(g->B, LLVMBuildAnd(g->B, R->tma_ok, LLVMBuildICmp(g->B, LLVMIntSGT, n, cg_i64(g, 0), ""), ""), fb, fj);
+    LLVMPositionBuilderAtEnd(g->B, fb);
+    LLVMValueRef s0 = LLVMBuildLoad2(g->B, g->i32, wr, "");
+    cg_mbar_wait(g, cg_ws_empty_addr(g, R, s0), cg_ws_take_parity(g, ph, s0, 1));
+    issue_step(g, R, k0, k1, cg_i64(g, 0), s0, is0);
+    LLVMBuildBr(g->B, fj);
+    LLVMPositionBuilderAtEnd(g->B, fj);
+  }
   LLVMValueRef jv = LLVMBuildAlloca(g->PB, g->i64, "rope.step");
   LLVMBuildStore(g->B, cg_i64(g, 0), jv);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.head");
@@ -366,29 +411,25 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, j, n, ""), body, xb);
   LLVMPositionBuilderAtEnd(g->B, body);
   LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
-  LLVMValueRef ivs = cg_ws_iv_of_step(g, R, j);
-  LLVMValueRef full = cg_mbar_addr(g, R, slot);
-  LLVMValueRef loaded = LLVMBuildAdd(g->B, cg_smem_base32(g),
-                                     cg_add_c(g, LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), p->rope_mbar_off), "");
-  cg_mbar_wait(g, cg_ws_empty_addr(g, R, slot), cg_ws_take_parity(g, ph, slot, 1));
-  LLVMValueRef pos0 = cg_to_i64(g, cg_remat(g, rowv, R->for_op, ivs));
+  /* (this step's position and addresses made where they are used: live across the next step's issue
+   * they cost the producer's 48 registers a spill of the tile loop's scalars) */
+  LLVMValueRef posv = LLVMBuildAlloca(g->PB, g->i64, "rope.pos0");
   cg_cond_br_likely(g, R->tma_ok, tb, cb);
-  /* TMA: k's boxes on "loaded" first (the rotation waits for them), V's on "full" */
+  /* TMA: step j+1's boxes into the next slot once it is empty, then step j's rotation */
   LLVMPositionBuilderAtEnd(g->B, tb);
   {
-    LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.issue");
+    LLVMValueRef j1 = LLVMBuildAdd(g->B, j, cg_i64(g, 1), "");
+    LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.next");
     LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.wait");
-    LLVMBuildCondBr(g->B, is0, ib, wb);
-    LLVMPositionBuilderAtEnd(g->B, ib);
-    cg_mbar_expect_tx(g, loaded, kbytes);
-    cg_tma_issue_stream(g, k0, ivs, slot, loaded);
-    cg_tma_issue_stream(g, k1, ivs, slot, loaded);
-    cg_mbar_expect_tx(g, full, obytes);
-    for (int i = 0; i < p->nstream; i++)
-      if (p->streams[i].for_op == R->for_op && &p->streams[i] != k0 && &p->streams[i] != k1)
-        cg_tma_issue_stream(g, &p->streams[i], ivs, slot, full);
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, j1, n, ""), nb, wb);
+    LLVMPositionBuilderAtEnd(g->B, nb);
+    LLVMValueRef ns = cg_slot_next(g, slot, R->stages);
+    cg_mbar_wait(g, cg_ws_empty_addr(g, R, ns), cg_ws_take_parity(g, ph, ns, 1));
+    issue_step(g, R, k0, k1, j1, ns, is0);
     LLVMBuildBr(g->B, wb);
     LLVMPositionBuilderAtEnd(g->B, wb);
+    LLVMValueRef pos0 = cg_to_i64(g, cg_remat(g, rowv, R->for_op, cg_ws_iv_of_step(g, R, j)));
+    LLVMBuildStore(g->B, pos0, posv);
     /* this thread's first two rows of the tables into L1 while k's boxes land */
     LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.prefetch");
     LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.wait.loaded");
@@ -405,27 +446,32 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
     }
     LLVMBuildBr(g->B, lb);
     LLVMPositionBuilderAtEnd(g->B, lb);
-    cg_mbar_wait(g, loaded, cg_ws_take_parity(g, lph, slot, 0));
+    cg_mbar_wait(g, loaded_mbar(g, slot), cg_ws_take_parity(g, lph, slot, 0));
     LLVMBuildCondBr(g->B, vec, vb, sb);
   }
   /* a tensor failing the map test: the slot copied element by element, then rotated */
   LLVMPositionBuilderAtEnd(g->B, cb);
-  for (int i = 0; i < p->nstream; i++)
-    if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
+  cg_mbar_wait(g, cg_ws_empty_addr(g, R, slot), cg_ws_take_parity(g, ph, slot, 1));
+  {
+    LLVMValueRef ivs = cg_ws_iv_of_step(g, R, j);
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == R->for_op) cg_copy_slow(g, &p->streams[i], ivs, slot, ptid, 128);
+    LLVMBuildStore(g->B, cg_to_i64(g, cg_remat(g, rowv, R->for_op, ivs)), posv);
+  }
   cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
-  cg_ws_arrive_if(g, full, is0); /* (the arrival TMA's expect_tx would have made) */
+  cg_ws_arrive_if(g, cg_mbar_addr(g, R, slot), is0); /* (the arrival TMA's expect_tx would have made) */
   LLVMBuildBr(g->B, sb);
   LLVMPositionBuilderAtEnd(g->B, vb);
-  rotate_slot(g, k0, k1, slot, pos0, ptid, &C, &Sn, true, bf16);
+  rotate_slot(g, k0, k1, slot, LLVMBuildLoad2(g->B, g->i64, posv, ""), ptid, &C, &Sn, true, bf16);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, sb);
-  rotate_slot(g, k0, k1, slot, pos0, ptid, &C, &Sn, false, bf16);
+  rotate_slot(g, k0, k1, slot, LLVMBuildLoad2(g->B, g->i64, posv, ""), ptid, &C, &Sn, false, bf16);
   LLVMBuildBr(g->B, jb);
   /* st.shared writes through the generic proxy, wgmma reads through the async one */
   LLVMPositionBuilderAtEnd(g->B, jb);
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
-  cg_ws_arrive_if(g, full, is0);
+  cg_ws_arrive_if(g, cg_mbar_addr(g, R, slot), is0);
   LLVMBuildStore(g->B, cg_slot_next(g, slot, R->stages), wr);
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, j, cg_i64(g, 1), ""), jv);
   LLVMBuildBr(g->B, head);
