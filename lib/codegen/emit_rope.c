@@ -26,11 +26,10 @@
 #include "ring.h"
 #include "code_env.h"
 
-/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 56 + 256 x 224 = 64512.  ptxas
- * 13.0: the default split's 40 leaves the rotation a spill slot a step, 48 / 232 the persistent tile
- * loop's scalars (68 B, with the next step's boxes issued ahead); 56 / 224 none, full and causal. */
-#define ROPE_PRODUCER_REGS 56
-#define ROPE_CONSUMER_REGS 224
+/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 48 + 256 x 232 = 65536 (ptxas
+ * 13.0: the default split's 40 leaves the rotation a 4-byte spill slot a step; 48 none, full and causal). */
+#define ROPE_PRODUCER_REGS 48
+#define ROPE_CONSUMER_REGS 232
 
 void cg_rope_plan(cg *g) {
   cg_plan *p = g->plan;
@@ -367,10 +366,13 @@ static void issue_step(cg *g, cg_ring *R, cg_stream *k0, cg_stream *k1, LLVMValu
   LLVMPositionBuilderAtEnd(g->B, jb);
 }
 
-/* The producer's k-loop of one tile.  With TMA the boxes of step j+1 are issued before step j is
- * rotated (the tile's first in front of the loop), so their latency runs under the rotation: a step
- * of the producer costs max(TMA, rotation), not their sum.  Every thread waits for the slot's "empty"
- * mbarrier (its phase bits stay those of emit_ws.c's tail). */
+/* The producer's k-loop of one tile.  Step j: the slot's "empty" (every thread: its phase bits stay
+ * those of emit_ws.c's tail), thread 0 issues the step's boxes, the table rows' first L1 prefetches,
+ * "loaded", the rotation, the publication.  The boxes are issued as soon as the slot is free (slot j's
+ * release is the consumers' iteration j-3 value dot, waited in iteration j-2), so TMA's latency and
+ * the rotation together have the ~1.5 consumer steps until iteration j needs the slot.  (Issuing step
+ * j+1 before rotating step j would not start TMA earlier -- slot j+1 is released in iteration j-1 --
+ * but would hold step j's rotation until then: half a step to rotate instead of one and a half.) */
 void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef lph, LLVMValueRef ptid) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -383,18 +385,6 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
   tl_op *cl = tl_op_at(f, m->load_cos);
   int32_t rowv = cl->opnd[cl->nopnd - 2];
   LLVMValueRef n = cg_ws_trip_count(g, R);
-  /* the tile's first step, issued ahead */
-  {
-    LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.first");
-    LLVMBasicBlockRef fj = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.loop");
-    LLVMBuildCondBr(g->B, LLVMBuildAnd(g->B, R->tma_ok, LLVMBuildICmp(g->B, LLVMIntSGT, n, cg_i64(g, 0), ""), ""), fb, fj);
-    LLVMPositionBuilderAtEnd(g->B, fb);
-    LLVMValueRef s0 = LLVMBuildLoad2(g->B, g->i32, wr, "");
-    cg_mbar_wait(g, cg_ws_empty_addr(g, R, s0), cg_ws_take_parity(g, ph, s0, 1));
-    issue_step(g, R, k0, k1, cg_i64(g, 0), s0, is0);
-    LLVMBuildBr(g->B, fj);
-    LLVMPositionBuilderAtEnd(g->B, fj);
-  }
   LLVMValueRef jv = LLVMBuildAlloca(g->PB, g->i64, "rope.step");
   LLVMBuildStore(g->B, cg_i64(g, 0), jv);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.head");
@@ -411,23 +401,13 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, j, n, ""), body, xb);
   LLVMPositionBuilderAtEnd(g->B, body);
   LLVMValueRef slot = LLVMBuildLoad2(g->B, g->i32, wr, "");
-  /* (this step's position and addresses made where they are used: live across the next step's issue
-   * they cost the producer's 48 registers a spill of the tile loop's scalars) */
   LLVMValueRef posv = LLVMBuildAlloca(g->PB, g->i64, "rope.pos0");
   cg_cond_br_likely(g, R->tma_ok, tb, cb);
-  /* TMA: step j+1's boxes into the next slot once it is empty, then step j's rotation */
+  /* TMA: this step's boxes once its slot is empty, then its rotation */
   LLVMPositionBuilderAtEnd(g->B, tb);
   {
-    LLVMValueRef j1 = LLVMBuildAdd(g->B, j, cg_i64(g, 1), "");
-    LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.next");
-    LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.wait");
-    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, j1, n, ""), nb, wb);
-    LLVMPositionBuilderAtEnd(g->B, nb);
-    LLVMValueRef ns = cg_slot_next(g, slot, R->stages);
-    cg_mbar_wait(g, cg_ws_empty_addr(g, R, ns), cg_ws_take_parity(g, ph, ns, 1));
-    issue_step(g, R, k0, k1, j1, ns, is0);
-    LLVMBuildBr(g->B, wb);
-    LLVMPositionBuilderAtEnd(g->B, wb);
+    cg_mbar_wait(g, cg_ws_empty_addr(g, R, slot), cg_ws_take_parity(g, ph, slot, 1));
+    issue_step(g, R, k0, k1, j, slot, is0);
     LLVMValueRef pos0 = cg_to_i64(g, cg_remat(g, rowv, R->for_op, cg_ws_iv_of_step(g, R, j)));
     LLVMBuildStore(g->B, pos0, posv);
     /* this thread's first two rows of the tables into L1 while k's boxes land */
