@@ -1,10 +1,11 @@
 /* rope_producer.h: RoPE's rotation of k moved into fa3's producer warpgroup (TILEC_ROPE_PRODUCER=1;
  * docs/pipelines.md "RoPE in fa3's producer").  lib/rope_producer.c recognizes the rotate-half
  * rotation of the keys that feeds a wgmma attention kernel's two chained score dots
- * (examples/attn_rope.tile's cutlass_attn_rope_fwd); passes/rope_producer.c reports it.
+ * (examples/attn_rope.tile's cutlass_attn_rope_fwd); passes/rope_producer.c reports it, lib/schedule.c's
+ * stream rule streams the key halves, lib/codegen/emit_rope.c plans and emits the producer.
  *
- * The design (not built past the match): the producer's one thread TMAs k's two halves, as the
- * plain fa3 kernel's K boxes (128-byte swizzle, [2][BN][64] atoms), and V into the ring slot; the
+ * The design: the producer's one thread TMAs k's two halves, as the plain fa3 kernel's K boxes
+ * (128-byte swizzle, a [BN][64] slot each), and V into the ring slot; the
  * k boxes complete on a "loaded" mbarrier of the slot, V on its "full" one (count 2); the
  * producer's 128 threads wait "loaded", rotate k in place (chunk c of row r of atom 0 and of
  * atom 1 sit at the same swizzled offset, so a thread owns both halves of its pairs), reading the

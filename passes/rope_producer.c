@@ -1,10 +1,8 @@
-/* rope_producer: requires verified IR after route_pipeline (f->attn_fa3); keeps every op and value;
- * with TILEC_ROPE_PRODUCER=1 recognizes the rotate-half RoPE of the keys in a wgmma attention
- * kernel's main loop (lib/rope_producer.h) and, in the fa3 form, refuses it: the rotation of k by
- * fa3's producer warpgroup is designed (docs/pipelines.md "RoPE in fa3's producer") but its code is
- * not built, and a switch that would compile the kernel without it must not look as if it worked.
- * Without the switch the pass does nothing (the default: the consumers rotate k, emit_dot.c's
- * staged B). */
+/* rope_producer: requires verified IR after route_pipeline (f->attn_fa3); keeps every op and value and
+ * records nothing; with TILEC_ROPE_PRODUCER=1 says in --explain whether the rotate-half RoPE of the
+ * keys in a wgmma attention kernel's main loop matched (lib/rope_producer.h) and whether the fa3 form
+ * takes it (then codegen rotates k in the producer warpgroup: lib/codegen/emit_rope.c, which asks the
+ * match itself; docs/pipelines.md "RoPE in fa3's producer").  Without the switch it says nothing. */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +39,7 @@ static bool run_rope_producer(tl_func *f, const tl_pass_opts *o) {
 
 const tl_pass tl_pass_rope_producer = {
     "rope_producer",
-    "requires verified IR after route_pipeline; keeps ops and values; with TILEC_ROPE_PRODUCER=1 recognizes the "
-    "rotate-half RoPE of the keys in fa3's attention loop and refuses it (the producer's rotation is not built)",
+    "requires verified IR after route_pipeline; keeps ops and values; with TILEC_ROPE_PRODUCER=1 notes whether the "
+    "rotate-half RoPE of the keys in a wgmma attention loop matched and the fa3 form's producer rotates k",
     run_rope_producer,
 };
