@@ -1870,7 +1870,11 @@ def attn_rope():
                   ("cutlass fused late-refill off", {"TILEC_LATE_REFILL": "0"}, None),
                   ("cutlass fused late-refill 2", {"TILEC_LATE_REFILL": "2"}, None),
                   # two staged slots, no ring barrier in the TMA form (dot_plan.c, emit_ring.c)
-                  ("cutlass fused staged-double", {"TILEC_STAGED_DOUBLE": "1"}, None)]
+                  ("cutlass fused staged-double", {"TILEC_STAGED_DOUBLE": "1"}, None),
+                  # k rotated by fa3's producer warpgroup, the consumers' turn the plain fa3 kernel's
+                  # (emit_rope.c; D128 only, at BN 128)
+                  ("cutlass fused rope-producer", {"TILEC_ROPE_PRODUCER": "1", "TILEC_ATTN_WS": "fa3"}, None)]
+        if D != 128: cforms = [c for c in cforms if "rope-producer" not in c[0]]
         if os.environ.get("BENCH_ROPE_FORMS"):  # e.g. "late-refill,staged": the default and the forms naming one
             words = os.environ["BENCH_ROPE_FORMS"].split(",")
             cforms = [c for c in cforms if c[0] == "cutlass fused" or any(w in c[0] for w in words)]
@@ -1881,8 +1885,9 @@ def attn_rope():
             if key not in kern:
                 os.environ.update(envs)
                 try:
-                    kern[key] = Kernel(ex("attn_rope.tile"), {"D": D, "CAUSAL": int(causal)}, "cutlass_attn_rope_fwd",
-                                       options=copts)
+                    defs = {"D": D, "CAUSAL": int(causal)}
+                    if "rope-producer" in name: defs["BN"] = 128
+                    kern[key] = Kernel(ex("attn_rope.tile"), defs, "cutlass_attn_rope_fwd", options=copts)
                 finally:
                     for e in envs: os.environ.pop(e, None)
         if ("cplain", D, causal) not in kern:

@@ -21,6 +21,7 @@ static const char *const code_env_names[] = {
     "TILEC_LATE_REFILL", "TILEC_STAGED_DOUBLE", "TILEC_DEQUANT_BF16X2", "TILEC_DEQUANT_BYTE",
     "TILEC_WGMMA_MERGE", "TILEC_ATTN_Q_TMA", "TILEC_EPI_HALVES", "TILEC_TANH_APPROX",
     "TILEC_SCRATCH_OVER_RING", "TILEC_ATOMIC_TMA", "TILEC_ATOM_B", "TILEC_MASK_DIFF",
+    "TILEC_ROPE_PRODUCER",
 };
 
 const char *tl_code_env_name(size_t i) {

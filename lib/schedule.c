@@ -1,5 +1,6 @@
 /* schedule.c: the table of main-loop scheduling decisions (lib/schedule.h). */
 #include "schedule.h"
+#include "rope_producer.h"
 #include "code_env.h"
 
 #include <stdlib.h>
@@ -97,6 +98,13 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   int32_t x = tl_op_at(f, D)->opnd[which], y = x;
   tl_value *xv = tl_val(f, x);
   bool transposed = false;
+  /* TILEC_ROPE_PRODUCER=1: a score dot's B rotated by fa3's producer streams its key half (rope_producer.h) */
+  int32_t rope = tl_rope_stream_load(f, D, which);
+  if (rope >= 0) {
+    *k_contiguous = true;
+    *why = NULL;
+    return rope;
+  }
   *why = "not a load";
   if (xv->def < 0) return -1;
   tl_op *d = tl_op_at(f, xv->def);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "rope_producer.h"
 
 #define MAX_STREAMS 16 /* codegen's ring table sizes (lib/codegen/ring.h) */
 #define MAX_RINGS 4
@@ -24,6 +25,11 @@ static int32_t stream_source(tl_func *f, int32_t D, int which, const int32_t *us
 static int64_t invariant_bytes(tl_func *f, int32_t D, int which) {
   const tl_type *t = &tl_val(f, tl_op_at(f, D)->opnd[which])->type;
   int eb = tl_dtype_bytes((tl_dtype)t->dtype);
+  /* TILEC_ROPE_PRODUCER=1 (fa3, rope_producer.h): q1', q2' are swizzled wgmma atoms, unpadded,
+   * which the fa3 ring's third stage needs (the padded estimate is 4 KiB over the budget) */
+  tl_dot_sched *e = tl_sched_dot(f, D, false);
+  if (e && e->swizzled && e->swizzle_bytes[which] && tl_rope_producer_on(f, NULL))
+    return ((int64_t)t->shape[0] * t->shape[1] * eb + 1023) / 1024 * 1024;
   tl_value *x = tl_val(f, tl_op_at(f, D)->opnd[which]);
   bool b_kn = which == 1 && eb == 2 && !(x->def >= 0 && tl_op_at(f, x->def)->opc == TL_OP_trans);
   int64_t rows = which == 0 || b_kn ? t->shape[0] : t->shape[1];
@@ -115,6 +121,9 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
    * the resident operands overflow the budget; below 2 nothing streams */
   int64_t budget = tl_arch_smem_budget(o->arch);
   int stages = f->stages;
+  /* TILEC_ROPE_PRODUCER=1: the ring holds only k's halves and V (the tables are the producer's
+   * global loads), fa3's three stages fit where attn_rope asks for two (rope_producer.h) */
+  if (stages < 3 && tl_rope_producer_on(f, NULL)) stages = 3;
   while (stages > 2 && resident + stages * ring_bytes > budget) stages--;
   bool fits = nstream > 0 && resident + stages * ring_bytes <= budget;
   for (int i = 0; f->sched && i < ((tl_sched *)f->sched)->dots.len; i++) {

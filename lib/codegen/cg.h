@@ -58,6 +58,10 @@ typedef struct cg {
    * user that fits takes them instead of bytes past smem_persist; scratch_base: the current
    * user's base (cg_scratch_use) */
   int scratch_lo, scratch_hi, scratch_base;
+  /* scratch_alias_bytes > 0: the scratch of layout conversions and reductions is that many bytes at
+   * scratch_alias instead (emit_rope.c: the preamble before fa3's main loop borrows q's resident
+   * slots, staged only after it); it wins over the two above */
+  int scratch_alias, scratch_alias_bytes;
   struct cg_plan *plan;
   const char *entry;  /* the PTX entry name of the kernel being emitted */
   int tma_param0;     /* LLVM index of its first hidden tensor-map parameter */
@@ -172,6 +176,7 @@ void cg_loop_exit(cg *g, int32_t for_op);
 /* emit_overlap.c: before top-level body op id, the wait of a wgmma group issued a step late;
  * true: op id is not emitted here (the rescale moved to the next iteration). */
 bool cg_overlap_before_op(cg *g, int32_t id);
+bool cg_rope_skips(cg *g, int32_t op); /* emit_rope.c: k's rotation, the producer's (TILEC_ROPE_PRODUCER=1) */
 /* TMA (docs/pipelines.md "TMA ring"): the hidden tensor-map parameters the
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */

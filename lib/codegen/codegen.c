@@ -509,6 +509,7 @@ void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
       return;
     }
     if (cg_overlap_before_op(g, id)) continue; /* a wgmma group issued a step late: waited for here */
+    if (cg_rope_skips(g, id)) continue;          /* k's rotation: the producer's (emit_rope.c) */
     cg_emit_op(g, id);
     /* the epilogue after a main loop, in column sub-tiles (emit_epilogue.c) */
     if (o->opc == TL_OP_for && cg_emit_epilogue(g, r, i + 1)) return;

@@ -90,6 +90,9 @@ static int32_t stream_candidate(cg *g, int32_t D, int which, const int32_t *uses
   bool paired = cg_layout(g, tl_op_at(g->f, D)->res[0])->mma_npair != 0;
   /* (or a wgmma dot, which transposes it: plan_wgmma) */
   bool kn8 = paired || (tl_dot_wgmma_kn8(g->f, D) && cg_wgmma_fits(g, D));
+  /* TILEC_ROPE_PRODUCER=1 where the producer does not rotate (the no-TMA form): the consumers compute
+   * the rotated k (staged, mma.sync), not the raw half the stream rule names */
+  if (!g->plan->rope && tl_rope_stream_load(g->f, D, which) >= 0) return -1;
   return tl_stream_source(g->f, D, which, uses, kn8, kcontig, &why);
 }
 
@@ -271,7 +274,8 @@ static void plan_chain(cg *g) {
   tl_func *f = g->f;
   int32_t *uses = tl_count_uses(f);
   for (int k = 0; k < p->nwg; k++)
-    if (p->wg_sink[k]) return; /* (the overlap's late dot: its waits are its own) */
+    if (p->wg_sink[k] && !p->rope) return; /* (the overlap's late dot: its waits are its own; fa3 with
+                                             * TILEC_ROPE_PRODUCER=1: the chain ends at its waiting dot) */
   for (int k = 0; k < p->nwg; k++) {
     tl_op *o = tl_op_at(f, p->wg_dots[k]);
     if (p->wg_inflight[k] || p->wg_defer[k] || uses[o->res[0]] != 1) continue;
@@ -380,6 +384,7 @@ void cg_make_plan(cg *g) {
   g->scratch_base = g->smem_persist;
   g->scratch_lo = g->scratch_hi = 0;
   if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
+  cg_rope_plan(g); /* (TILEC_ROPE_PRODUCER=1: k rotated by fa3's producer, emit_rope.c) */
   int32_t *uses = tl_count_uses(f);
   /* no table: today's heuristic (route_pipeline's stages, 2..4, cut to fit);
    * a table: swpipe's stages per dot, which already fit */
@@ -589,6 +594,7 @@ void cg_make_plan(cg *g) {
   cg_plan_overlap(g);
   persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
+  persist = cg_rope_plan_end(g, persist);
   persist = cg_plan_epilogue(g, persist);
   persist = cg_plan_atomic_tma(g, persist);
   g->smem_persist = g->scratch_base = persist;
@@ -604,12 +610,20 @@ int cg_scratch_pick(cg *g, int bytes) {
 }
 
 void cg_scratch_use(cg *g, int bytes) {
+  if (g->scratch_alias_bytes > 0) {
+    if (bytes > g->scratch_alias_bytes)
+      cg_unsupported(g, "TILEC_ROPE_PRODUCER=1: %d bytes of scratch before the main loop, over the %d of q's slots it borrows",
+                     bytes, g->scratch_alias_bytes);
+    g->scratch_base = g->scratch_alias;
+    return;
+  }
   g->scratch_base = cg_scratch_pick(g, bytes);
   cg_use_smem(g, g->scratch_base + bytes);
 }
 
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
-  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->scratch_base), ""));
+  int base = g->scratch_alias_bytes > 0 ? g->scratch_alias : g->scratch_base;
+  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, base), ""));
 }
 
 /* (an operand prologue's load is read back into registers: not streamed for its users) */

@@ -72,6 +72,7 @@ static const char *sink_unfit(cg *g, int k) {
   for (int i = 0; i < p->nwg; i++) {
     tl_op *w = tl_op_at(f, p->wg_dots[i]);
     if (i == k || w->parent != L) continue;
+    if (p->rope && p->wg_dots[i] == p->rope->dot_first) continue; /* (chained to the waiting one: emit_rope.c) */
     others++;
     if (!p->wg_inflight[i] && !p->wg_defer[i] && cg_body_pos(f, L, p->wg_dots[i]) < cg_body_pos(f, L, D)) waiting = i;
   }

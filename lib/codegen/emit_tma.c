@@ -161,8 +161,9 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
   ki->cluster = g->plan->cluster;
-  const char *more[4] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->atma_note};
-  for (int i = 0; i < 4; i++)
+  const char *more[5] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->atma_note,
+                         g->plan->rope_note};
+  for (int i = 0; i < 5; i++)
     if (more[i]) {
       tl_sbuf b = {0};
       tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", more[i]);
@@ -237,6 +238,12 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     if (s->for_op != R->for_op || !s->ws_tr || !R->ws) continue;
     full_count = 2;
     init_mbarriers(g, s->trm_off, R->stages, tid, 1);
+  }
+  /* TILEC_ROPE_PRODUCER=1 (emit_rope.c): k's boxes on "loaded" (count 1), "full" counts V's
+   * arrive.expect_tx and the producer's arrive after the rotation */
+  if (p->rope && R->ws) {
+    full_count = 2;
+    init_mbarriers(g, p->rope_mbar_off, R->stages, tid, 1);
   }
   init_mbarriers(g, R->mbar_off, R->stages, tid, full_count);
   /* warp-specialized: the empty mbarriers, one arrival per consumer warp

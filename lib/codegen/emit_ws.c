@@ -84,6 +84,8 @@ static void count_dots(cg *g, cg_ring *R, int *waiting, int *inflight, int *defe
   *wdot = *ddot = -1;
   for (int i = 0; i < p->nwg; i++) {
     if (tl_op_at(g->f, p->wg_dots[i])->parent != R->for_op) continue;
+    /* (TILEC_ROPE_PRODUCER=1: the first of the two chained score dots waits with the second) */
+    if (p->rope && p->wg_dots[i] == p->rope->dot_first) continue;
     if (p->wg_defer[i]) {
       if (*ddot < 0) *ddot = p->wg_dots[i];
       ++*deferred;
@@ -556,6 +558,7 @@ void cg_ws_regs(cg *g, int *producer, int *consumer) {
    * more: 188-208 B of spills at 24): FlashAttention-3's split, 24 and 240 (at 40 / 232 ptxas
    * spilled 36 B of the causal kernel's scalars around q's load) */
   if (g->plan->turns_late && cg_tma_mode(g) == TL_TMA_FORM) *producer = 24, *consumer = 240;
+  if (g->plan->rope) cg_rope_regs(g, producer, consumer); /* (the producer rotates k: emit_rope.c) */
 }
 
 void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
@@ -916,8 +919,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   LLVMValueRef ptid = LLVMBuildSub(g->B, tid, cg_i32(g, ncons), "");
   LLVMValueRef run = LLVMBuildOr(g->B, LLVMBuildNot(g->B, R->tma_ok, ""), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), "");
-  if (trb) run = LLVMConstInt(g->i1, 1, 0); /* (all 128 transpose) */
-  LLVMValueRef lph = trb ? prologue_i32(g, "prod.loaded.phase") : NULL;
+  if (trb || p->rope) run = LLVMConstInt(g->i1, 1, 0); /* (all 128 transpose, or rotate k) */
+  LLVMValueRef lph = trb || p->rope ? prologue_i32(g, "prod.loaded.phase") : NULL;
   LLVMBuildCondBr(g->B, run, rb, eb);
   LLVMPositionBuilderAtEnd(g->B, eb);
   LLVMBuildRetVoid(g->B);
@@ -930,6 +933,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   }
   if (trb) cg_q_tma_issue(g); /* (fa3's q by TMA, emit_q_tma.c; producer_loop: after the first step's boxes) */
   if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
+  else if (p->rope) cg_rope_producer_loop(g, R, wr, ph, lph, ptid); /* (emit_rope.c) */
   else producer_loop(g, R, wr, ph, ptid);
   cg_tiles_end(g, T);
   /* tail: every slot released (no copy into this CTA's memory outlives it) */
@@ -979,7 +983,9 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMPositionBuilderAtEnd(g->B, real);
   }
   if (p->q_tma) cg_q_tma_wait(g); /* (fa3's q by TMA, emit_q_tma.c: its slot is full) */
+  cg_rope_preamble(g);              /* (TILEC_ROPE_PRODUCER=1: the preamble's scratch, emit_rope.c) */
   cg_emit_region(g, &f->body, NULL, NULL);
+  g->scratch_alias_bytes = 0;
   cg_ws_tile_end(g, R);
   if (join) {
     LLVMBuildBr(g->B, join);
@@ -991,3 +997,9 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   g->bar_id = g->pp_wg = NULL;
   LLVMBuildRetVoid(g->B);
 }
+
+LLVMValueRef cg_ws_empty_addr(cg *g, cg_ring *R, LLVMValueRef slot) { return empty_addr(g, R, slot); }
+LLVMValueRef cg_ws_take_parity(cg *g, LLVMValueRef v, LLVMValueRef slot, int x) { return take_parity(g, v, slot, x); }
+void cg_ws_arrive_if(cg *g, LLVMValueRef mb, LLVMValueRef c) { arrive_if(g, mb, c); }
+LLVMValueRef cg_ws_trip_count(cg *g, cg_ring *R) { return trip_count(g, R); }
+LLVMValueRef cg_ws_iv_of_step(cg *g, cg_ring *R, LLVMValueRef j) { return iv_of_step(g, R, j); }

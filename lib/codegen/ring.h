@@ -9,6 +9,7 @@
 
 #include "cg.h"
 #include "schedule.h"
+#include "rope_producer.h"
 
 enum { SRC_STAGED = 0, SRC_STREAM, SRC_INVARIANT, SRC_REGS };
 
@@ -194,6 +195,14 @@ typedef struct cg_plan {
   int natma;
   struct cg_atma *atma;
   const char *atma_note;   /* --explain: which atomics go by TMA, or why not */
+  /* TILEC_ROPE_PRODUCER=1 (emit_rope.c, lib/rope_producer.h): attn_rope's k rotated in its ring slot
+   * by fa3's producer warpgroup; rope_skip: per op, the rotation's ops the consumers do not emit;
+   * rope_mbar_off: the slots' "loaded" mbarriers (k's boxes), the "full" ones then count 2 */
+  tl_rope_match *rope;
+  bool *rope_skip;
+  int rope_mbar_off;
+  int rope_scratch_off, rope_scratch_bytes; /* q's two resident slots, the preamble's scratch */
+  const char *rope_note;   /* --explain */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
@@ -386,6 +395,14 @@ LLVMValueRef cg_ws_turn_first(cg *g);
 /* The producer's and the consumers' setmaxnreg counts of a warp-specialized kernel (before the
  * measuring switch TILEC_WS_PRODUCER_REGS of a transposing producer). */
 void cg_ws_regs(cg *g, int *producer, int *consumer);
+/* the producer's pieces emit_rope.c reuses: the slot's empty mbarrier, the parity bit of `slot` in the
+ * alloca v (xor x; flipped in v), this thread's arrive when c (i1), the loop's trip count (i64), the iv
+ * at k-step j (i64) */
+LLVMValueRef cg_ws_empty_addr(cg *g, cg_ring *R, LLVMValueRef slot);
+LLVMValueRef cg_ws_take_parity(cg *g, LLVMValueRef v, LLVMValueRef slot, int x);
+void cg_ws_arrive_if(cg *g, LLVMValueRef mb, LLVMValueRef c);
+LLVMValueRef cg_ws_trip_count(cg *g, cg_ring *R);
+LLVMValueRef cg_ws_iv_of_step(cg *g, cg_ring *R, LLVMValueRef j);
 /* lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL: always) */
 void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
@@ -411,6 +428,15 @@ void cg_q_tma_release(cg *g, LLVMValueRef ran);
 /* consumers, q_early: in loop L's body after the score dot's wait_group 1, arrive on q empty in the
  * last iteration (the tile's last score dot is done: the last step's softmax and value dot then cover q) */
 void cg_q_tma_release_in_loop(cg *g, int32_t L);
+
+/* emit_rope.c (docs/pipelines.md "RoPE in fa3's producer"; TILEC_ROPE_PRODUCER=1) */
+void cg_rope_plan(cg *g);                    /* in cg_make_plan, before the streams: p->rope, p->rope_skip */
+int cg_rope_plan_end(cg *g, int persist);    /* after the ring and fa3 are planned: the check, the mbarriers */
+void cg_rope_regs(cg *g, int *producer, int *consumer); /* the setmaxnreg split with the rotation */
+void cg_rope_preamble(cg *g);                /* consumers, before the body: the scratch in q's slots */
+/* The producer's k-loop of one tile with the rotation (all 128 threads; slots `wr`, empty phase bits
+ * `ph`, loaded phase bits `lph`). */
+void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef lph, LLVMValueRef ptid);
 
 /* emit_cluster.c (docs/pipelines.md "Clusters") */
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the

@@ -120,17 +120,24 @@ static const struct {
  * (TILEC_PROLOGUE_TMA=0), the score dots on mma.sync (TILEC_STAGED_WGMMA=0); the ring's refill
  * at its own barrier with the value dot waited each step (TILEC_LATE_REFILL=0) or after the
  * score dot's issue (=2) instead of after the staged B's barrier (dot_plan.c late_refill_fits); two
- * staged slots and no ring barrier in the TMA form (TILEC_STAGED_DOUBLE=1) */
+ * staged slots and no ring barrier in the TMA form (TILEC_STAGED_DOUBLE=1); k rotated by fa3's producer
+ * warpgroup (TILEC_ROPE_PRODUCER=1 with TILEC_ATTN_WS=fa3 at BN 128, D128 only: emit_rope.c) */
 static const struct {
   const char *env, *value;
   bool longest;
-} rope_variants[] = {{NULL, NULL, false},
-                     {"TILEC_PROLOGUE_TMA", "0", false},
-                     {"TILEC_STAGED_WGMMA", "0", false},
-                     {"TILEC_LATE_REFILL", "0", false},
-                     {"TILEC_LATE_REFILL", "2", false},
+  const char *env2, *value2; /* a second switch the variant needs, or NULL */
+  int bn;                    /* the tile constant BN (0: the example's); set: D128 only */
+  bool many;                 /* also at the size of more tiles than SMs */
+} rope_variants[] = {{NULL, NULL, false, NULL, NULL, 0, false},
+                     {"TILEC_PROLOGUE_TMA", "0", false, NULL, NULL, 0, false},
+                     {"TILEC_STAGED_WGMMA", "0", false, NULL, NULL, 0, false},
+                     {"TILEC_LATE_REFILL", "0", false, NULL, NULL, 0, false},
+                     {"TILEC_LATE_REFILL", "2", false, NULL, NULL, 0, false},
                      /* two staged slots, no ring barrier in the TMA form (not measured yet) */
-                     {"TILEC_STAGED_DOUBLE", "1", false}};
+                     {"TILEC_STAGED_DOUBLE", "1", false, NULL, NULL, 0, false},
+                     /* k rotated by fa3's producer (not run on a GPU yet), also at 4097 and on a persistent
+                      * CTA's two tiles */
+                     {"TILEC_ROPE_PRODUCER", "1", true, "TILEC_ATTN_WS", "fa3", 128, true}};
 #define NROPE_VARIANTS (int)(sizeof rope_variants / sizeof rope_variants[0])
 
 typedef struct tensor_buf {
@@ -306,8 +313,9 @@ static void run_attn_ws(const char *dir, const char *name) {
     const char *env = rope ? rope_variants[v].env : attn_variants[v].env;
     const char *val = rope ? rope_variants[v].value : attn_variants[v].value;
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
-    int bn = rope ? 0 : attn_variants[v].bn;
-    bool many = !rope && attn_variants[v].many;
+    int bn = rope ? rope_variants[v].bn : attn_variants[v].bn;
+    bool many = rope ? rope_variants[v].many : attn_variants[v].many;
+    const char *env2 = rope ? rope_variants[v].env2 : NULL, *val2 = rope ? rope_variants[v].value2 : NULL;
     /* GPU_TEST_ATTN_VARIANTS=WORD[,WORD...]: only the variants whose switch or value contains a WORD
      * ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
@@ -320,9 +328,11 @@ static void run_attn_ws(const char *dir, const char *name) {
     }
     if (!picked) continue;
     if (env) setenv(env, val, 1);
+    if (env2) setenv(env2, val2, 1);
     /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form only */
     for (int c = 0; c < (env || rope ? 4 : 6); c++) {
       int D = c >= 4 ? 256 : c & 1 ? 128 : 64, causal = c >= 4 ? c - 4 : c >> 1;
+      if (rope && bn && D != 128) continue; /* (the rope variants with a BN: D128's forms) */
       char path[4096];
       snprintf(path, sizeof path, "%s/%s", dir, name);
       tilec_options *o = NULL;
@@ -357,6 +367,7 @@ static void run_attn_ws(const char *dir, const char *name) {
       tilec_program_destroy(p);
     }
     if (env) unsetenv(env);
+    if (env2) unsetenv(env2);
   }
 }
 

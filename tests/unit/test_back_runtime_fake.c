@@ -994,6 +994,65 @@ Test(fake_driver, attn_fa3_q_by_tma) {
   }
 }
 
+/* k of attn_rope rotated by fa3's producer (TILEC_ROPE_PRODUCER=1 with TILEC_ATTN_WS=fa3, D128 BN128;
+ * lib/codegen/emit_rope.c): cutlass_attn_rope_fwd at Z 2, H 3, S 1000 launches 384 threads (the producer
+ * warpgroup) with 229448 B of shared memory (a 3-stage ring of k's halves and V, q's slots, the
+ * mbarriers) and encodes three maps: K's two (box 64 x 128, 128-byte swizzle: the halves at columns 0
+ * and 64) and V's, none for the tables (the producer reads them from global memory); without the switch
+ * the same kernel is the 256-thread one. */
+Test(fake_driver, attn_rope_producer) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn_rope.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  const uint64_t base = 0x7f2000000000ull, step = 0x10000000ull; /* Q, K, V, COS, SIN, O */
+  for (int on = 0; on < 2; on++) {
+    setenv("TILEC_ATTN_WS", "fa3", 1);
+    if (on) setenv("TILEC_ROPE_PRODUCER", "1", 1);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "BN", 128), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "cutlass_attn_rope_fwd", 0, &k);
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    int64_t qs[4] = {2, 3, 1000, 128}, ts[2] = {1000, 64};
+    DLTensor t[6];
+    tilec_arg args[7];
+    for (int i = 0; i < 6; i++) {
+      bool table = i == 3 || i == 4;
+      t[i] = (DLTensor){.data = (void *)(uintptr_t)(base + step * (uint64_t)i), .device = {kDLCUDA, 0},
+                        .ndim = table ? 2 : 4, .dtype = table ? (DLDataType){kDLFloat, 32, 1} : (DLDataType){kDLBfloat, 16, 1},
+                        .shape = table ? ts : qs};
+      args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+    }
+    args[6] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.088f};
+    int e0 = calls.encodes;
+    cr_assert_eq(tilec_kernel_launch(k, args, 7, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+    unsetenv("TILEC_ROPE_PRODUCER");
+    unsetenv("TILEC_ATTN_WS");
+    if (!on) {
+      cr_assert_eq(calls.block[0], 256u, "off: block %u", calls.block[0]);
+    } else {
+      cr_assert(calls.block[0] == 384u && calls.smem == 229448u, "on: block %u smem %u", calls.block[0], calls.smem);
+      cr_assert_eq(calls.encodes - e0, 3, "maps encoded: %d", calls.encodes - e0);
+      int kmaps = 0, vmaps = 0;
+      for (int i = e0; i < calls.encodes; i++) {
+        uint64_t a = (uint64_t)(uintptr_t)calls.enc[i % 4].addr;
+        cr_assert(a == base + step || a == base + 2 * step, "a map of neither K nor V: %llx", (unsigned long long)a);
+        kmaps += a == base + step, vmaps += a == base + 2 * step;
+        cr_assert(calls.enc[i % 4].rank == 4u && calls.enc[i % 4].box[0] == 64 && calls.enc[i % 4].box[1] == 128);
+        cr_assert_eq(calls.enc[i % 4].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+      }
+      cr_assert(kmaps == 2 && vmaps == 1, "K maps %d, V maps %d", kmaps, vmaps);
+    }
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* ---- the K-major-B form (passes/kmajor_form.c, lib/kmajor_b.h) ---------------------------- */
 /* cutlass_gemm_fp8_nn of examples/gemm_fp8.tile at M x K x N, B's strides bs (NULL: compact
  * [K, N]); A, B and C at fixed fake addresses; the launch must succeed. */
