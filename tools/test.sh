@@ -12,7 +12,7 @@
 #   6. the libFuzzer codegen fuzzer (generated kernels through the whole compiler
 #      to PTX, and ptxas where installed) for $TILEC_FUZZ_CODEGEN_SECONDS (30),
 #      seeded with tests/fuzz/codegen_corpus: zero crashes, zero internal errors;
-#   7. the libFuzzer compile fuzzer (source text -> PTX under the opt-in code switches byte 0
+#   7. the libFuzzer compile fuzzer (source text -> PTX under the opt-in code switches bytes 0-1
 #      picks) for $TILEC_FUZZ_COMPILE_SECONDS (30), seeded with tests/fuzz/compile_corpus:
 #      zero crashes, zero internal errors.
 # Build trees: build-test/ and build-fuzz/ (override with TILEC_TEST_BUILD).

@@ -1,15 +1,21 @@
 /* fuzz_compile.c: libFuzzer target over the whole compiler on source text: the input's source
  * goes through the public API to PTX (no ptxas) under a set of the code-changing environment
- * switches that byte 0 picks, so the back end's opt-in mechanisms (q by TMA, the bf16x2
+ * switches that bytes 0 and 1 pick, so the back end's opt-in mechanisms (q by TMA, the bf16x2
  * dequantization, the doubled staged ring, the cooperative / warp-specialized GEMM, the late
- * refill) meet malformed and odd-but-valid kernels alike.  A diagnostic or an unsupported
+ * refill, the tanh.approx epilogue, scratch over a drained ring, fp8 promote parts, atomics by
+ * TMA reduce, the causal mask by differences, RoPE in fa3's producer) meet malformed and
+ * odd-but-valid kernels alike.  A diagnostic or an unsupported
  * construct is a fine answer; a finding (__builtin_trap, so libFuzzer saves the input) is
  * TILEC_ERROR_INTERNAL, a crash or a sanitizer report.  The switches, the arch and the log are
  * printed first (stderr).
  *
  * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2), bit 1
  * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
- * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; the rest is the source.
+ * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
+ * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1, bit 1
+ * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
+ * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
+ * TILEC_ATTN_WS=fa3; the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,19 +41,26 @@ static void set_switch(const char *name, bool on, const char *value) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 2 || size > 16384 || memchr(data, 0, size)) return 0;
-  uint8_t sw = data[0];
+  if (size < 3 || size > 16384 || memchr(data, 0, size)) return 0;
+  uint8_t sw = data[0], sw1 = data[1];
   set_switch("TILEC_ATTN_Q_TMA", sw & 1, sw & 64 ? "2" : "1");
   set_switch("TILEC_DEQUANT_BF16X2", sw & 2, "1");
   set_switch("TILEC_STAGED_DOUBLE", sw & 4, "1");
   set_switch("TILEC_WS", sw & 8, "coop");
   set_switch("TILEC_LATE_REFILL", sw & 16, "2");
+  set_switch("TILEC_TANH_APPROX", sw1 & 1, "1");
+  set_switch("TILEC_SCRATCH_OVER_RING", sw1 & 2, "1");
+  set_switch("TILEC_PROMOTE_PARTS", sw1 & 4, "1");
+  set_switch("TILEC_ATOMIC_TMA", sw1 & 8, sw1 & 64 ? "2" : "1");
+  set_switch("TILEC_MASK_DIFF", sw1 & 16, sw1 & 64 ? "2" : "1");
+  set_switch("TILEC_ROPE_PRODUCER", sw1 & 32, "1");
+  set_switch("TILEC_ATTN_WS", sw1 & 32, "fa3");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);
   if (!src) return 0;
-  memcpy(src, data + 1, size - 1);
-  src[size - 1] = 0;
+  memcpy(src, data + 2, size - 2);
+  src[size - 2] = 0;
   tilec_options *opts = NULL;
   tilec_program *prog = NULL;
   tilec_status st = tilec_options_create(&opts);
@@ -56,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st == TILEC_OK) st = tilec_program_create(&prog, src, "fuzz_compile.tile", opts);
   if (st == TILEC_OK) st = tilec_program_compile(prog, TILEC_STAGE_PTX);
   if (st == TILEC_ERROR_INTERNAL) {
-    fprintf(stderr, "fuzz_compile: %s (switches 0x%02x, arch %s, -O%d)\n--- log:\n%s\n", tilec_status_string(st), sw,
-            arch, opt_level, prog ? tilec_program_log(prog) : "");
+    fprintf(stderr, "fuzz_compile: %s (switches 0x%02x 0x%02x, arch %s, -O%d)\n--- log:\n%s\n",
+            tilec_status_string(st), sw, sw1, arch, opt_level, prog ? tilec_program_log(prog) : "");
     __builtin_trap();
   }
   tilec_program_destroy(prog);
