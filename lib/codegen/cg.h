@@ -224,6 +224,12 @@ LLVMValueRef cg_cast(cg *g, LLVMValueRef v, tl_dtype from, tl_dtype to);
 /* Conditional branch on a uniform i1 that is usually true (branch weights
  * 1000:1, so LLVM lays out the common path as the fall-through). */
 void cg_cond_br_likely(cg *g, LLVMValueRef cond, LLVMBasicBlockRef if_true, LLVMBasicBlockRef if_false);
+/* The run-time fallback of a TMA path (epilogue store, atomic reduce): a uniform branch on ok
+ * (likely), fallback(g, o) emitted at once in its own block, which then jumps to the returned join
+ * block; the builder is left in the TMA path's block, which must end with a branch to the join.
+ * The blocks are named PREFIX.tma, PREFIX.fallback, PREFIX.join. */
+LLVMBasicBlockRef cg_tma_or_fallback(cg *g, LLVMValueRef ok, tl_op *o, void (*fallback)(cg *g, tl_op *o),
+                                     const char *prefix);
 LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt);
 /* bits of a register value for memory: i1 -> i8; f8 already i8. */
 LLVMValueRef cg_to_mem(cg *g, LLVMValueRef v, tl_dtype dt);

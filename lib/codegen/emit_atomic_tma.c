@@ -212,14 +212,7 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
   cg_atma *a = atma_of(g, o);
   if (!a) return false;
   tl_func *f = g->f;
-  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "atma.tma");
-  LLVMBasicBlockRef rb = LLVMAppendBasicBlockInContext(g->C, g->fn, "atma.red");
-  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "atma.done");
-  cg_cond_br_likely(g, a->ok, tb, rb);
-  LLVMPositionBuilderAtEnd(g->B, rb);
-  red(g, o);
-  LLVMBuildBr(g->B, jb);
-  LLVMPositionBuilderAtEnd(g->B, tb);
+  LLVMBasicBlockRef jb = cg_tma_or_fallback(g, a->ok, o, red, "atma");
   int32_t v = o->opnd[o->nopnd - 1];
   int32_t lid = tl_val(f, v)->type.layout;
   const tl_layout *l = tl_layout_at(f, lid);

@@ -576,6 +576,23 @@ void cg_cond_br_likely(cg *g, LLVMValueRef cond, LLVMBasicBlockRef if_true, LLVM
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "prof", 4), LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, md, 3)));
 }
 
+LLVMBasicBlockRef cg_tma_or_fallback(cg *g, LLVMValueRef ok, tl_op *o, void (*fallback)(cg *g, tl_op *o),
+                                     const char *prefix) {
+  char name[64];
+  snprintf(name, sizeof name, "%s.tma", prefix);
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, name);
+  snprintf(name, sizeof name, "%s.fallback", prefix);
+  LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(g->C, g->fn, name);
+  snprintf(name, sizeof name, "%s.join", prefix);
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, name);
+  cg_cond_br_likely(g, ok, tb, fb);
+  LLVMPositionBuilderAtEnd(g->B, fb);
+  fallback(g, o);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, tb);
+  return jb;
+}
+
 /* ---- selects whose condition holds for the whole tile --------------------------- */
 
 /* Bounds [lo, hi] (i64, uniform) of the signed integer value v over its whole

@@ -444,14 +444,7 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   cg_epi *e = g->epi;
   tl_func *f = g->f;
   if (!e || e->tma_store < 0 || tl_op_at(f, e->tma_store) != o) return false;
-  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->C, g->fn, "epi.tma");
-  LLVMBasicBlockRef rb = LLVMAppendBasicBlockInContext(g->C, g->fn, "epi.regs");
-  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "epi.stored");
-  cg_cond_br_likely(g, e->store_ok, tb, rb);
-  LLVMPositionBuilderAtEnd(g->B, rb);
-  regs_store(g, o);
-  LLVMBuildBr(g->B, jb);
-  LLVMPositionBuilderAtEnd(g->B, tb);
+  LLVMBasicBlockRef jb = cg_tma_or_fallback(g, e->store_ok, o, regs_store, "epi");
   int32_t v = o->opnd[o->nopnd - 1];
   int32_t lid = tl_val(f, v)->type.layout;
   const tl_layout *l = tl_layout_at(f, lid);
