@@ -345,6 +345,12 @@ const char *tl_pass_list_check(const char *list, char *buf, size_t n);
 bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_pass_opts *o,
                    const tl_run_hooks *h);
 
+/* A form-recording pass's end (passes/form_record.c): on, a copy of plan (size bytes) in f's arena,
+ * returned; off, NULL and, under --explain, the line "PASS: kernel 'F': WHY" (none when why is
+ * empty: not a kernel the pass is about). */
+void *tl_form_record(tl_func *f, const tl_pass_opts *o, const char *pass, bool on, const char *why,
+                     const void *plan, size_t size);
+
 const tl_pass *tl_pass_find(const char *name); /* NULL if unknown */
 const tl_pass *const *tl_pass_all(int *n);       /* every registered pass */
 /* The default pipeline, in order (passes/pipeline.c). */

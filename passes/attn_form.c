@@ -87,20 +87,13 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
 
 static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
-  f->attn_form = NULL;
   char why[300] = "";
   tl_attn_form_plan plan;
   memset(&plan, 0, sizeof plan);
   bool on = plan_for(f, o, &plan, why, sizeof why);
   if (on && switched_off()) on = false, snprintf(why, sizeof why, "off (TILEC_ATTN_FORM=0)");
-  if (!on) {
-    if (ex && why[0]) tl_sbuf_printf(ex, "attn_form: kernel '%s': %s\n", f->name, why);
-    return true;
-  }
-  tl_attn_form_plan *keep = tl_alloc(&f->ctx->arena, sizeof *keep);
-  *keep = plan;
-  f->attn_form = keep;
-  if (ex)
+  f->attn_form = tl_form_record(f, o, "attn_form", on, why, &plan, sizeof plan);
+  if (on && ex)
     tl_sbuf_printf(ex,
                    "attn_form: kernel '%s': a launch picks its form by %s (argument %d, dimension %d): %s >= %lld runs "
                    "the FlashAttention-3 form (this kernel at %s=%lld with attn-ws=fa3: a producer warpgroup, the "

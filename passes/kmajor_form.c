@@ -52,20 +52,13 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_kmajor_plan *plan, ch
 
 static bool run_kmajor_form(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
-  f->kmajor_b = NULL;
   char why[300] = "";
   tl_kmajor_plan plan;
   memset(&plan, 0, sizeof plan);
   bool on = plan_for(f, o, &plan, why, sizeof why);
   if (on && switched_off()) on = false, snprintf(why, sizeof why, "off (TILEC_KMAJOR_B=0)");
-  if (!on) {
-    if (ex && why[0]) tl_sbuf_printf(ex, "kmajor_form: kernel '%s': %s\n", f->name, why);
-    return true;
-  }
-  tl_kmajor_plan *keep = tl_alloc(&f->ctx->arena, sizeof *keep);
-  *keep = plan;
-  f->kmajor_b = keep;
-  if (ex)
+  f->kmajor_b = tl_form_record(f, o, "kmajor_form", on, why, &plan, sizeof plan);
+  if (on && ex)
     tl_sbuf_printf(ex,
                    "kmajor_form: kernel '%s': %s is %s [K, N] and wgmma reads 8-bit B only K-major: a launch whose "
                    "%s is K-major (stride 1 along K) runs the K-major-B form (this kernel with %s stored [N, K]: the "

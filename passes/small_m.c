@@ -178,20 +178,13 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
 
 static bool run_small_m(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
-  f->small_m = NULL;
   char why[240] = "";
   tl_small_m_plan plan;
   memset(&plan, 0, sizeof plan);
   bool on = !switched_off() && plan_for(f, o, &plan, why, sizeof why);
   if (switched_off() && f->pipeline == TL_PIPE_CUTLASS) snprintf(why, sizeof why, "off (TILEC_SMALL_M=0)");
-  if (!on) {
-    if (ex && why[0]) tl_sbuf_printf(ex, "small_m: kernel '%s': %s\n", f->name, why);
-    return true;
-  }
-  tl_small_m_plan *keep = tl_alloc(&f->ctx->arena, sizeof *keep);
-  *keep = plan;
-  f->small_m = keep;
-  if (!ex) return true;
+  f->small_m = tl_form_record(f, o, "small_m", on, why, &plan, sizeof plan);
+  if (!on || !ex) return true;
   tl_sbuf_printf(ex, "small_m: kernel '%s': a launch picks its form by %s (the rows of A, argument %d):", f->name,
                  plan.m_sym, plan.m_param);
   int64_t lo = 1;
