@@ -20,11 +20,11 @@
 #
 #   sixteenth session (OWED as well: no device was lent at all): six more mechanisms, all opt-in, each
 #   with its bench/pending_NAME.sh (correctness first, then on / off beside the reference).  After
-#   call 1 above, bench/owed.sh runs several scripts in one call (one machine start), in this order:
-#     call 2: OWED="w4a16d:150 attn8:150 rope3:150 attn7_handles:110" sh bench/owed.sh .carry
-#     call 3: OWED="mask5:130 gelu6:170 fp8p6:150 decode5:130" sh bench/owed.sh .carry
-#     call 4: OWED="ropefa3:170 bwd5:130 ctime7:200" sh bench/owed.sh .carry
-#     (then ctime5 / ctime6 if time is left: compile time, no new machine code)
+#   call 1 above, bench/owed.sh runs several scripts in one call (one machine start); in order of
+#   what each could flip to a default, so that 30 minutes of device time cover the first three:
+#     call 2: OWED="mask5:130 gelu6:170 fp8p6:150 attn8:110" sh bench/owed.sh .carry
+#     call 3: OWED="decode5:130 ropefa3:170 bwd5:130 w4a16d:140" sh bench/owed.sh .carry
+#     call 4: OWED="rope3:150 attn7_handles:110 ctime7:200 ctime6:100" (compile time: no new code)
 #   mask5 TILEC_MASK_DIFF (D64 causal 0 spills), gelu6 TILEC_TANH_APPROX (+EPI_PACK), fp8p6
 #   TILEC_PROMOTE_PARTS (256x128 promote), decode5 TILEC_SCRATCH_OVER_RING + attn_decode_fused + the
 #   fill split rule, ropefa3 TILEC_ROPE_PRODUCER, bwd5 TILEC_ATOMIC_TMA (the one-pass backward);
