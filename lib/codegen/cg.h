@@ -183,10 +183,19 @@ bool cg_rope_skips(cg *g, int32_t op); /* emit_rope.c: k's rotation, the produce
 int cg_tma_count(cg *g);
 /* tl_codegen_opts.tma with TILEC_TMA_FORM=0 (inline) applied: tl_tma_mode */
 int cg_tma_mode(cg *g);
-/* i1 map test `ok` -> what the kernel assumes (a TMA form: true, after a trap when it fails) */
 /* emit_q_tma.c: op is fa3's q load, which the producer's TMA replaces (TILEC_ATTN_Q_TMA=1) */
 bool cg_q_tma_skips(cg *g, int32_t opid);
+/* i1 map test `ok` -> what the kernel assumes (a TMA form: true, after a trap when it fails) */
 LLVMValueRef cg_tma_assume(cg *g, LLVMValueRef ok);
+/* ok AND the map test of codegen.h's ABI for tensor t of rank `rank`, elements of eb bytes (the
+ * launcher repeats it): the last stride 1, the base and every other byte stride 16-byte aligned
+ * and in (0, 2^40), no size 0.  In the builder's block (the kernel prologue). */
+LLVMValueRef cg_tma_map_test(cg *g, LLVMValueRef ok, const cg_tensor *t, int rank, int eb);
+/* The generic address of hidden tensor-map parameter `map` (0 = the first after the ABI's). */
+LLVMValueRef cg_tma_map_addr(cg *g, int map);
+/* body (its instructions predicated @p) executed by thread 0; args are $1..$n, cons their
+ * constraints after thread 0's "r" for $0. */
+void cg_thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const char *cons);
 /* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
 bool cg_cluster_directives(char **ptx, const char *entry);
 void cg_tma_info(cg *g, tl_kernel_info *ki);

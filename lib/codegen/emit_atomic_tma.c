@@ -162,18 +162,6 @@ static cg_atma *atma_of(cg *g, tl_op *o) {
   return NULL;
 }
 
-/* body (its instructions predicated @p) executed by thread 0. */
-static void thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const char *cons) {
-  char txt[512];
-  snprintf(txt, sizeof txt, "{ .reg .pred p; setp.eq.u32 p, $0, 0; %s }", body);
-  LLVMValueRef a[8];
-  a[0] = cg_tid32(g);
-  for (int i = 0; i < n; i++) a[1 + i] = args[i];
-  cg_asm_void(g, txt, cons, a, n + 1);
-}
-
-static LLVMValueRef and1(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAnd(g->B, a, b, ""); }
-
 /* The map test of codegen.h's ABI (the launcher repeats it: the last stride 1, the base and every
  * other byte stride 16-byte aligned and in (0, 2^40), no size 0), the map's address and the
  * buffer index, once in the kernel prologue. */
@@ -187,21 +175,8 @@ void cg_atomic_tma_prologue(cg *g) {
     tl_op *o = tl_op_at(g->f, a->op);
     tl_value *tv = tl_val(g->f, o->opnd[0]);
     cg_tensor *t = &g->tensors[tv->index];
-    int rank = tv->type.rank;
-    LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
-    LLVMValueRef any = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-    for (int d = rank - 2; d >= 0; d--) {
-      LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, 4), "");
-      any = LLVMBuildOr(g->B, any, sb, "");
-      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""));
-      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""));
-    }
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, LLVMBuildAnd(g->B, any, cg_i64(g, 15), ""), cg_i64(g, 0), ""));
-    for (int d = 0; d < rank; d++) ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""));
-    a->ok = cg_tma_assume(g, ok);
-    char txt[400];
-    snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + a->map);
-    a->map_addr = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+    a->ok = cg_tma_assume(g, cg_tma_map_test(g, LLVMConstInt(g->i1, 1, 0), t, tv->type.rank, 4));
+    a->map_addr = cg_tma_map_addr(g, a->map);
     a->bufv = LLVMBuildAlloca(g->PB, g->i32, "atma.buf");
     LLVMBuildStore(g->B, cg_i32(g, 0), a->bufv);
     g->B = save;
@@ -225,7 +200,7 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
   }
   /* one buffer: its previous reduce has read it (thread 0), and every thread knows */
   if (a->nbuf == 1) {
-    thread0_asm(g, "@p cp.async.bulk.wait_group.read 0;", NULL, 0, "r,~{memory}");
+    cg_thread0_asm(g, "@p cp.async.bulk.wait_group.read 0;", NULL, 0, "r,~{memory}");
     cg_barrier(g);
   }
   LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), a->stage_off);
@@ -253,7 +228,7 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
   /* two buffers: thread 0 waits here for the previous reduce (the other buffer's) to have read it,
    * so once every thread is past this barrier the buffer the next execution writes is free: one
    * barrier an execution instead of two */
-  if (a->nbuf == 2) thread0_asm(g, "@p cp.async.bulk.wait_group.read 0;", NULL, 0, "r,~{memory}");
+  if (a->nbuf == 2) cg_thread0_asm(g, "@p cp.async.bulk.wait_group.read 0;", NULL, 0, "r,~{memory}");
   cg_barrier(g);
   /* thread 0: a reduce-add a box, coordinates innermost first (column, row, then the indexed dims) */
   int rank = a->rank;
@@ -278,9 +253,9 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
     args[1] = cg_add_c(g, base, (int64_t)b * a->rows * 128);
     args[2] = cg_add_c(g, st[rank - 1], (int64_t)b * ATMA_BOX_COLS);
     for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
-    thread0_asm(g, body, args, 2 + rank, cons);
+    cg_thread0_asm(g, body, args, 2 + rank, cons);
   }
-  thread0_asm(g, "@p cp.async.bulk.commit_group;", NULL, 0, "r,~{memory}");
+  cg_thread0_asm(g, "@p cp.async.bulk.commit_group;", NULL, 0, "r,~{memory}");
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
   return true;
@@ -290,5 +265,5 @@ void cg_atomic_tma_kernel_end(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
   if (!p || !p->natma) return;
   /* every reduce done (reads of shared memory, writes to global) before the CTA exits */
-  thread0_asm(g, "@p cp.async.bulk.wait_group 0;", NULL, 0, "r,~{memory}");
+  cg_thread0_asm(g, "@p cp.async.bulk.wait_group 0;", NULL, 0, "r,~{memory}");
 }

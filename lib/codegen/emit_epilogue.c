@@ -376,16 +376,6 @@ bool cg_emit_epilogue(cg *g, tl_region *r, int at) {
 
 /* ---- the store through shared memory and TMA ---------------------------------------------- */
 
-/* body (its instructions predicated @p) executed by thread 0. */
-static void thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const char *cons) {
-  char txt[320];
-  snprintf(txt, sizeof txt, "{ .reg .pred p; setp.eq.u32 p, $0, 0; %s }", body);
-  LLVMValueRef a[8];
-  a[0] = cg_tid32(g);
-  for (int i = 0; i < n; i++) a[1 + i] = args[i];
-  cg_asm_void(g, txt, cons, a, n + 1);
-}
-
 /* The map test of the stored tensor (codegen.h's ABI, as for the ring's
  * maps) and the map's address, once in the kernel prologue. */
 void cg_epi_prologue(cg *g) {
@@ -397,18 +387,9 @@ void cg_epi_prologue(cg *g) {
   g->B = g->PB;
   tl_value *tv = tl_val(g->f, o->opnd[0]);
   cg_tensor *t = &g->tensors[tv->index];
-  int eb = tl_dtype_bytes((tl_dtype)tv->type.dtype);
-  LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[0], cg_i64(g, eb), "");
-  LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[1], cg_i64(g, 1), "");
-  LLVMValueRef mis = LLVMBuildAnd(g->B, LLVMBuildOr(g->B, LLVMBuildPtrToInt(g->B, t->ptr, g->i64, ""), sb, ""), cg_i64(g, 15), "");
-  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
-  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""), "");
-  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""), "");
-  for (int d = 0; d < 2; d++) ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""), "");
+  LLVMValueRef ok = cg_tma_map_test(g, LLVMConstInt(g->i1, 1, 0), t, 2, tl_dtype_bytes((tl_dtype)tv->type.dtype));
   e->store_ok = cg_tma_assume(g, ok);
-  char txt[400];
-  snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + e->map);
-  e->map_addr = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+  e->map_addr = cg_tma_map_addr(g, e->map);
   g->B = save;
 }
 
@@ -455,7 +436,7 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   /* the buffer's previous bulk store has read it (thread 0), and everyone knows */
   char txt[160];
   snprintf(txt, sizeof txt, "@p cp.async.bulk.wait_group.read %d;", e->nbuf - 1);
-  thread0_asm(g, txt, NULL, 0, "r,~{memory}");
+  cg_thread0_asm(g, txt, NULL, 0, "r,~{memory}");
   cg_barrier(g);
   LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), e->stage_off + buf * e->stage_bytes);
   if (g->pp_wg) /* a ping-pong consumer warpgroup's own buffers */
@@ -493,7 +474,7 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   cg_barrier(g);
   LLVMValueRef args[4] = {e->map_addr, base, cg_add_c(g, to_i32(g, cg_get(g, o->opnd[2])->r[0]), e->chunk * e->width),
                           to_i32(g, cg_get(g, o->opnd[1])->r[0])};
-  thread0_asm(g, "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; "
+  cg_thread0_asm(g, "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; "
                  "@p cp.async.bulk.commit_group;",
               args, 4, "r,l,r,r,r,~{memory}");
   LLVMBuildBr(g->B, jb);
@@ -505,5 +486,5 @@ void cg_epi_kernel_end(cg *g) {
   cg_plan *p = g->plan && g->plan_f == g->f ? g->plan : NULL;
   if (!p || !p->epi || p->epi->tma_store < 0) return;
   /* no bulk store still reads this CTA's shared memory when it exits */
-  thread0_asm(g, "@p cp.async.bulk.wait_group 0;", NULL, 0, "r,~{memory}");
+  cg_thread0_asm(g, "@p cp.async.bulk.wait_group 0;", NULL, 0, "r,~{memory}");
 }

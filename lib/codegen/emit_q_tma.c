@@ -128,22 +128,8 @@ LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
   tl_op *ld = tl_op_at(f, p->q_load);
   tl_value *tv = tl_val(f, ld->opnd[0]);
   cg_tensor *t = &g->tensors[tv->index];
-  int rank = tv->type.rank;
-  /* the map test (emit_tma.c's, for q's tensor): the last stride 1, base and byte strides 16-byte
-   * aligned and in (0, 2^40), no size 0 */
-  LLVMValueRef any = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""), "");
-  for (int d = rank - 2; d >= 0; d--) {
-    LLVMValueRef sb = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, 2), "");
-    any = LLVMBuildOr(g->B, any, sb, "");
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb, cg_i64(g, 0), ""), "");
-    ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb, cg_i64(g, 1LL << 40), ""), "");
-  }
-  ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntEQ, LLVMBuildAnd(g->B, any, cg_i64(g, 15), ""), cg_i64(g, 0), ""), "");
-  for (int d = 0; d < rank; d++) ok = LLVMBuildAnd(g->B, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""), "");
-  char txt[400];
-  snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + p->q_map);
-  p->tmap[p->q_map] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+  ok = cg_tma_map_test(g, ok, t, tv->type.rank, 2); /* q's tensor, 16-bit */
+  p->tmap[p->q_map] = cg_tma_map_addr(g, p->q_map);
   /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp */
   for (int w = 0; w < 2; w++) {
     LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? f->warps : 1)};

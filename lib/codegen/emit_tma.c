@@ -190,6 +190,39 @@ static void init_mbarriers(cg *g, int off, int n, LLVMValueRef tid, int count) {
   }
 }
 
+LLVMValueRef cg_tma_map_test(cg *g, LLVMValueRef ok, const cg_tensor *t, int rank, int eb) {
+  LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
+  LLVMValueRef sb[TL_MAX_RANK];
+  for (int d = 0; d + 1 < rank; d++) sb[d] = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, eb), "");
+  ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""));
+  LLVMValueRef any = base;
+  for (int d = rank - 2; d >= 0; d--) any = LLVMBuildOr(g->B, any, sb[d], "");
+  LLVMValueRef mis = LLVMBuildAnd(g->B, any, cg_i64(g, 15), "");
+  ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""));
+  for (int d = rank - 2; d >= 0; d--) {
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb[d], cg_i64(g, 0), ""));
+    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb[d], cg_i64(g, 1LL << 40), ""));
+  }
+  for (int d = 0; d < rank; d++) ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""));
+  return ok;
+}
+
+LLVMValueRef cg_tma_map_addr(cg *g, int map) {
+  char txt[400];
+  snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + map);
+  return cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
+}
+
+void cg_thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const char *cons) {
+  char txt[512];
+  snprintf(txt, sizeof txt, "{ .reg .pred p; setp.eq.u32 p, $0, 0; %s }", body);
+  LLVMValueRef a[16];
+  if (n > 15) TL_INTERNAL(g->ctx, "codegen: thread-0 asm with %d operands", n);
+  a[0] = cg_tid32(g);
+  for (int i = 0; i < n; i++) a[1 + i] = args[i];
+  cg_asm_void(g, txt, cons, a, n + 1);
+}
+
 void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -201,28 +234,8 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     if (s->for_op != R->for_op) continue;
     tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
     cg_tensor *t = &g->tensors[tv->index];
-    int rank = tv->type.rank;
-    /* the map test of codegen.h's ABI, which the launcher repeats: the last
-     * stride 1, the base and every other byte stride 16-byte aligned and in
-     * (0, 2^40), no size 0 (rank 2: the tests and their order as before) */
-    LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
-    LLVMValueRef sb[TL_MAX_RANK];
-    for (int d = 0; d + 1 < rank; d++) sb[d] = LLVMBuildMul(g->B, t->stride[d], cg_i64(g, s->eb), "");
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), ""));
-    LLVMValueRef any = base;
-    for (int d = rank - 2; d >= 0; d--) any = LLVMBuildOr(g->B, any, sb[d], "");
-    LLVMValueRef mis = LLVMBuildAnd(g->B, any, cg_i64(g, 15), "");
-    ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""));
-    for (int d = rank - 2; d >= 0; d--) {
-      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSGT, sb[d], cg_i64(g, 0), ""));
-      ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntSLT, sb[d], cg_i64(g, 1LL << 40), ""));
-    }
-    for (int d = 0; d < rank; d++) ok = and1(g, ok, LLVMBuildICmp(g->B, LLVMIntNE, t->size[d], cg_i32(g, 0), ""));
-    if (!p->tmap[s->tma]) {
-      char txt[400];
-      snprintf(txt, sizeof txt, "mov.u64 $0, %s_param_%d; cvta.param.u64 $0, $0;", g->entry, g->tma_param0 + s->tma);
-      p->tmap[s->tma] = cg_asm(g, g->i64, txt, "=l", NULL, 0, false);
-    }
+    ok = cg_tma_map_test(g, ok, t, tv->type.rank, s->eb);
+    if (!p->tmap[s->tma]) p->tmap[s->tma] = cg_tma_map_addr(g, s->tma);
   }
   LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);
   if (R->ws) ok = cg_q_tma_prologue(g, tid, ok); /* (fa3's q by TMA: its map, its mbarriers) */
