@@ -6,10 +6,7 @@
 # the default assembler and TILEC_ASSEMBLER=ptxas.  If the second-loaded handle is the slow one in both
 # orders, it is the load; if C is slow in both, something in its compile.  About 60 s warm.
 #   here:   tools/carry.sh        device: run command="sh bench/pending_attn7_handles.sh .carry" carry=[".carry"]
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-L=${OUT:-/tmp/L}; mkdir -p $L
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+. bench/pending_env.sh
 A=cutlass_attn_fwd; C=cutlass_attn_fwd@TILEC_ATTN_RED_CHAINS=all
 for asm in "" ptxas; do for order in "$A,$C,$A,$C" "$C,$A,$C,$A"; do
   echo "== assembler '${asm:-auto}', order $order"

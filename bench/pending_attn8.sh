@@ -6,11 +6,7 @@
 # 3-6 % from a handle's position), beside cuDNN.
 # About 100 s warm (the sanitizer runs beside the example rounds).
 #   here:   tools/carry.sh build        device: run command="sh bench/pending_attn8.sh .carry" carry=[".carry"]
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+. bench/pending_env.sh
 echo "== 1. correctness [$(el) s]"
 # racecheck: one CTA a tile at S 300 (9 tiles, the last rows ragged), and H 140 S 128 (140 tiles on 132 SMs:
 # 8 persistent CTAs take two, so q's slot is refilled under the first tile's end: the q empty / q full turn)

@@ -10,10 +10,8 @@
 # 2. bench.py --only attnbwd --quick: the three-kernel default, fused (red), fused-tma (=1), fused-tma-bn128
 #    (D64, 128 keys on 8 warps), fused-tma2 (=2: two buffers, one barrier) beside FA2 and cuDNN in
 #    one process (S4096, Z4, H16); a short table last.
-set -u
-C=${1:-.carry}; B=$PWD/$C/b; L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1 TILEC_CACHE_DIR=/tmp/cbwd5
+. bench/pending_env.sh
+export TILEC_CACHE_DIR=/tmp/cbwd5
 echo "== 1. correctness [$(el) s]"
 # split-K's partial product by the TMA reduce (rank 2, ragged M and N: boxes partly and wholly past the
 # end), then a row stride a map cannot take (N 201: the no-TMA form), against the interpreter

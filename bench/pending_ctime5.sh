@@ -4,10 +4,7 @@
 # on / off (TILEC_WGMMA_MERGE=0), cold loads (bench/coldload.py) with late forms on / off.  About 40 s.
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_ctime5.sh .carry" carry=[".carry"] timeout_s=300
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
-L=${OUT:-/tmp}; T0=$(date +%s)
+. bench/pending_env.sh
 grep -m1 "model name" /proc/cpuinfo; nproc; uptime
 echo "== 1. tilec run, gemm_bias_gelu at M 5 / 100 / 300 (16-row form, 64x64 form, the kernel: late forms)"
 for m in 5 100 300; do TILEC_CACHE=0 timeout 60 "$B/tilec" run examples/gemm_bias_gelu.tile --kernel=cutlass_linear_bias_gelu \

@@ -6,10 +6,7 @@
 # interleaved.  About 60 s warm.
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_ctime6.sh .carry" carry=[".carry"] timeout_s=240
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
-L=${OUT:-/tmp}; T0=$(date +%s)
+. bench/pending_env.sh
 grep -m1 "model name" /proc/cpuinfo; nproc; uptime
 echo "== 1. tilec run against the interpreter (TMA epilogue: ragged N and M), default and TILEC_EPI_HALVES=0"
 for v in 1 0; do for m in 300 1000; do

@@ -9,10 +9,7 @@
 # to PTX on the GPU host's CPU, all on / all off (and some alone) interleaved.  About 100 s warm.
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_ctime7.sh .carry" carry=[".carry"] timeout_s=300
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
-L=${OUT:-/tmp}; T0=$(date +%s)
+. bench/pending_env.sh
 OFF="TILEC_KERNEL_PASSES=0 TILEC_LAZY_AST=0"
 grep -m1 "model name" /proc/cpuinfo; nproc; uptime
 echo "== 1. tilec run against the interpreter (TILEC_CACHE=0: compiled in this process), all on, then all off"

@@ -14,11 +14,7 @@
 #    waves / fill, ring 0 / 1), back to back and in a CUDA graph, one process; a table last.
 # About 100 s warm.
 #   here:   tools/carry.sh build        device: run command="sh bench/pending_decode5.sh .carry" carry=[".carry"]
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+. bench/pending_env.sh
 echo "== 1. correctness [$(el) s]"
 for r in 0 1; do
   (TILEC_SCRATCH_OVER_RING=$r TILEC_CACHE_DIR=/tmp/cd5t$r timeout 70 python3 tests/gpu/test_decode.py --lib $B/libtilec.so \

@@ -8,10 +8,7 @@
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_fp8p6.sh .carry" carry=[".carry"] timeout_s=200
 #   (or with others: OWED='fp8p6:180 ...' sh bench/owed.sh .carry)
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
-L=${OUT:-/tmp}; T0=$(date +%s)
+. bench/pending_env.sh
 echo "== 1. correctness: cutlass_gemm_fp8_tn default; TILEC_PROMOTE_PARTS=1 at 256x128, 128x256, 256x128 + cluster 1x2,"
 echo "   128x128 w4 ping-pong (each bit-identical to the default required); TILEC_PROMOTE_OVERLAP=1; all against the"
 echo "   fp64 product at 11 ragged sizes (1^3 .. 1537x2600x129, K = 511, 147 tiles > 132 SMs), outputs NaN-poisoned"

@@ -6,10 +6,7 @@
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_gelu6.sh .carry" carry=[".carry"] timeout_s=240
 #   (or with others: OWED='gelu6:180 ...' sh bench/owed.sh .carry)
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1
-L=${OUT:-/tmp}; T0=$(date +%s)
+. bench/pending_env.sh
 echo "== 1. correctness: gemm_bias_gelu.tile against the interpreter at ragged sizes, outputs poisoned (gpu_test_examples:"
 echo "   the 4 example rounds by default, then 8 GEMM sizes 1x1x1 .. 131x263x511, 1x300x511, 1537x2600x33 (143 tiles) under"
 echo "   TILEC_TANH_APPROX=1 + TILEC_EPI_PACK=1 and TILEC_TANH_APPROX=1 + TILEC_WS=coop)"

@@ -7,11 +7,7 @@
 # the switch too).  2. bench.py --quick, D64 S 1k / 4k / 16k causal and full, the default and =1
 # interleaved A B A B beside cuDNN and FA2.  About 115 s warm (the example rounds cut at 60 s: their log says how far they got).
 #   here:   tools/carry.sh build        device: run command="sh bench/pending_mask5.sh .carry" carry=[".carry"]
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+. bench/pending_env.sh
 echo "== 1. correctness [$(el) s]"
 mkdir -p /tmp/ex5 /tmp/ex5w && cp examples/attn.tile examples/llama/attn_gqa.tile examples/attn_decode.tile examples/attn_bwd.tile /tmp/ex5/
 cp examples/attn.tile /tmp/ex5w/

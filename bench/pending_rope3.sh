@@ -7,12 +7,8 @@
 # staged-double 1.00-1.05x the default at D128, 1.00-1.03x at D64.  About 80 s warm.
 #   here:   tools/carry.sh
 #   device: run command="sh bench/pending_rope3.sh .carry" carry=[".carry"] timeout_s=240
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-[ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
-R=$(pwd); L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+. bench/pending_env.sh
+R=$(pwd)
 mkdir -p /tmp/ex_r3 && cp examples/attn_rope.tile /tmp/ex_r3/
 echo "== 1. staged-double against the interpreter and racecheck [$(el) s]"
 ( for a in "128 1" "64 0" "64 1" "128 0"; do set -- $a

@@ -9,12 +9,7 @@
 # pre-rotated q, k and the unfused pair, in one process; a short table last.  At most about 115 s warm (50 s the correctness runs, 62 s the bench).
 #   here:   tools/carry.sh
 #   device: run command="sh bench/pending_ropefa3.sh .carry" carry=[".carry"] timeout_s=180
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b
-[ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
-L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1
+. bench/pending_env.sh
 mkdir -p /tmp/ex_rp && cp examples/attn_rope.tile /tmp/ex_rp/
 echo "== 1. rope-producer against the interpreter, racecheck [$(el) s]"
 # racecheck: causal (one tile a CTA, S 300: 3 steps) and full (persistent: H 70 x 2 tiles = 140 > 132 SMs,

@@ -9,10 +9,8 @@
 #    bf16 in the same process; a table last (<= 90 s).  If the test fails, the form stays opt-in.
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_w4a16d.sh .carry" carry=[".carry"] timeout_s=150
-set -u
-B=$(cd "${1:-.carry}" && pwd)/b; R=$(pwd); L=${OUT:-/tmp/L}; mkdir -p $L; T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-export LD_LIBRARY_PATH=$B PYTHONUNBUFFERED=1 TILEC_LIBRARY=$B/libtilec.so
+. bench/pending_env.sh
+R=$(pwd)
 echo "== 1. test_w4a16 [$(el) s]"
 TILEC_CACHE_DIR=/tmp/cw4t timeout 35 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
 echo "test_w4a16 rc $? [$(el) s]: $(grep -c '^ok' $L/test.log) ok lines, $(grep -c 'FAIL' $L/test.log) FAIL lines"
