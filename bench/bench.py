@@ -1343,6 +1343,19 @@ def bench_graph(make, n=20):
     torch.cuda.synchronize()
     return bench(g.replay) / n
 
+def paged_cache(B, L, PAGE, HKV, G, D):
+    """A paged bf16 KV cache of B sequences of L tokens (pages of PAGE tokens in a shuffled block
+    table), their lengths and one query token each: (K pages, V pages, table [B, L // PAGE], lens, q)."""
+    npg = L // PAGE
+    NP = B * npg
+    Kc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
+    Vc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
+    table = torch.randperm(NP, device="cuda", dtype=torch.int32).view(B, npg)
+    lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
+    q = torch.randn(B, HKV, G, D, device="cuda", dtype=torch.bfloat16)
+    return Kc, Vc, table, lens, q
+
+
 def decode():
     D, HKV, G = 128, 8, 4  # Llama-3-8B: 32 query heads, 8 KV heads
     variants = [(0, 64, 0)] + [tuple((int(x) for x in (v + ":0").split(":")[:3])) for v in args.decode_variants.split(",") if v]
@@ -1361,13 +1374,7 @@ def decode():
     for B, L in cases:
         for (w, bt, st), (kd, kc) in kernels.items():
             PAGE = max(64, bt)
-            npg = L // PAGE
-            NP = B * npg
-            Kc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
-            Vc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
-            table = torch.randperm(NP, device="cuda", dtype=torch.int32).view(B, npg)
-            lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
-            q = torch.randn(B, HKV, G, D, device="cuda", dtype=torch.bfloat16)
+            Kc, Vc, table, lens, q = paged_cache(B, L, PAGE, HKV, G, D)
             # splits: about two waves of programs over 132 SMs, a whole number of pages each,
             NS = max(1, min(64, -(-int(132 * args.decode_waves) * 2 // (B * HKV)), L // (args.decode_min_tiles * bt)))  # and >= 8 key tiles a split
             chunk = -(-(-(-L // NS)) // PAGE) * PAGE
@@ -1406,7 +1413,7 @@ def decode():
                   f"({msg * 1e3:.1f} us; SDPA on the contiguous cache {kv / msg_ref / 1e6 / bw:.3f}, {msg_ref * 1e3:.1f} us)", flush=True)
             res[f"decode paged {tag}B{B} L{L} NS{NS}"]["of_copy_bw_graph"] = kv / msg / 1e6 / bw
             if w == 0 and bt == 64 and st == 0:  # the same kernel on an identity page table (pages in order)
-                ident = torch.arange(NP, device="cuda", dtype=torch.int32).view(B, npg)
+                ident = torch.arange(table.numel(), device="cuda", dtype=torch.int32).view(table.shape)
                 h1 = kd.bind(q, Kc, Vc, ident, lens, opart, lse, D ** -0.5, chunk)
                 msi = bench(lambda: (h1(), f2()))
                 print(f"decode B{B} L{L}: identity page table {kv / msi / 1e6 / bw:.3f} of the copy bandwidth "
@@ -1457,13 +1464,7 @@ def decode_forms():
     table = []
     for case in args.decode_forms_cases.split(","):
         B, L = (int(x) for x in case.split(":"))
-        npg = L // PAGE
-        NP = B * npg
-        Kc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
-        Vc = torch.randn(NP, HKV, PAGE, D, device="cuda", dtype=torch.bfloat16)
-        table_ = torch.randperm(NP, device="cuda", dtype=torch.int32).view(B, npg)
-        lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
-        q = torch.randn(B, HKV, G, D, device="cuda", dtype=torch.bfloat16)
+        Kc, Vc, table_, lens, q = paged_cache(B, L, PAGE, HKV, G, D)
         kk = Kc[table_.long()].permute(0, 2, 1, 3, 4).reshape(B, HKV, L, D)
         vv = Vc[table_.long()].permute(0, 2, 1, 3, 4).reshape(B, HKV, L, D)
         refo = torch.nn.functional.scaled_dot_product_attention(q.reshape(B, HKV * G, 1, D).float(), kk.float(),
