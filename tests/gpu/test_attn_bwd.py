@@ -21,6 +21,28 @@ if "--lib" in sys.argv:
     os.environ["TILEC_LIBRARY"] = os.path.abspath(sys.argv[sys.argv.index("--lib") + 1])
 
 
+def reference_grads(torch, q, k, v, do, scale, causal):
+    """float64 autograd of softmax(q k^T * scale) v (causal: keys after the query masked):
+    (O, dQ, dK, dV)."""
+    S = q.shape[2]
+    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+    s = (q64 @ k64.transpose(-1, -2)) * scale
+    if causal:
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+    o64 = torch.softmax(s, -1) @ v64
+    o64.backward(do.double())
+    return o64.detach(), q64.grad, k64.grad, v64.grad
+
+
+def rel_error(torch, got, ref, do, scale):
+    """(||got - ref|| / ||ref||, passes): passes = every element finite and the error <= 1e-2.  S = 1:
+    the softmax of one key is 1 whatever the score, so dQ = dK = 0 exactly; the error is then taken
+    against the size of dO (an absolute bound)."""
+    scale_ref = ref.norm() if ref.norm() > 0 else do.double().norm() * scale
+    err = float((got.double() - ref).norm() / scale_ref)
+    return err, bool(torch.isfinite(got).all()) and err <= 1e-2
+
+
 def main():
     try:
         import torch
@@ -68,26 +90,16 @@ def main():
                     dkdv(q, k, v, do, lse, dl, dk_, dv_, scale)
                     dq(q, k, v, do, lse, dl, dq_, scale)
                     torch.cuda.synchronize()
-                    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
-                    s = (q64 @ k64.transpose(-1, -2)) * scale
-                    if causal:
-                        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
-                    o64 = torch.softmax(s, -1) @ v64
-                    o64.backward(do.double())
+                    o64, dq64, dk64, dv64 = reference_grads(torch, q, k, v, do, scale, causal)
                     name = "%s D=%d causal=%d Z=%d H=%d S=%d" % (pipe, D, causal, Z, H, S)
-                    for what, got, ref in (("O", o, o64.detach()), ("dQ", dq_, q64.grad), ("dK", dk_, k64.grad),
-                                           ("dV", dv_, v64.grad)):
-                        # S = 1: the softmax of one key is 1 whatever the score, so dQ = dK = 0 exactly; the
-                        # error is then taken against the size of dO (an absolute bound)
-                        scale_ref = ref.norm() if ref.norm() > 0 else do.double().norm() * scale
-                        err = float((got.double() - ref).norm() / scale_ref)
-                        ok = bool(torch.isfinite(got).all()) and err <= 1e-2
+                    for what, got, ref in (("O", o, o64), ("dQ", dq_, dq64), ("dK", dk_, dk64), ("dV", dv_, dv64)):
+                        err, ok = rel_error(torch, got, ref, do, scale)
                         checks += 1
                         fails += not ok
                         if not ok or S == 1000:
                             print("%s %s %s: rel. error %.2e" % ("ok" if ok else "FAIL", name, what, err))
                     if S == 127 and causal == 0:  # self-test: dK without the scale must be rejected
-                        bad = float((dk_.double() / scale - k64.grad).norm() / k64.grad.norm())
+                        bad = float((dk_.double() / scale - dk64).norm() / dk64.norm())
                         checks += 1
                         caught = bad > 1e-2
                         fails += not caught
