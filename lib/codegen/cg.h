@@ -58,10 +58,10 @@ typedef struct cg {
    * user that fits takes them instead of bytes past smem_persist; scratch_base: the current
    * user's base (cg_scratch_use) */
   int scratch_lo, scratch_hi, scratch_base;
-  /* scratch_alias_bytes > 0: the scratch of layout conversions and reductions is that many bytes at
-   * scratch_alias instead (emit_rope.c: the preamble before fa3's main loop borrows q's resident
-   * slots, staged only after it); it wins over the two above */
-  int scratch_alias, scratch_alias_bytes;
+  /* scratch_strict: [scratch_lo, scratch_hi) is the only scratch there is, a user that does not fit
+   * is an error (emit_rope.c: the preamble before fa3's main loop borrows q's resident slots,
+   * staged only after it, as shared memory has no room past smem_persist) */
+  bool scratch_strict;
   struct cg_plan *plan;
   const char *entry;  /* the PTX entry name of the kernel being emitted */
   int tma_param0;     /* LLVM index of its first hidden tensor-map parameter */

@@ -383,6 +383,7 @@ void cg_make_plan(cg *g) {
   }
   g->scratch_base = g->smem_persist;
   g->scratch_lo = g->scratch_hi = 0;
+  g->scratch_strict = false;
   if (!f->layouts || (!p->follow && f->pipeline == TL_PIPE_SIMPLE)) return;
   cg_rope_plan(g); /* (TILEC_ROPE_PRODUCER=1: k rotated by fa3's producer, emit_rope.c) */
   int32_t *uses = tl_count_uses(f);
@@ -599,6 +600,7 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_atomic_tma(g, persist);
   g->smem_persist = g->scratch_base = persist;
   g->scratch_lo = g->scratch_hi = 0;
+  g->scratch_strict = false;
   cg_use_smem(g, persist);
   plan_two_programs(g, persist);
 }
@@ -610,20 +612,15 @@ int cg_scratch_pick(cg *g, int bytes) {
 }
 
 void cg_scratch_use(cg *g, int bytes) {
-  if (g->scratch_alias_bytes > 0) {
-    if (bytes > g->scratch_alias_bytes)
-      cg_unsupported(g, "TILEC_ROPE_PRODUCER=1: %d bytes of scratch before the main loop, over the %d of q's slots it borrows",
-                     bytes, g->scratch_alias_bytes);
-    g->scratch_base = g->scratch_alias;
-    return;
-  }
+  if (g->scratch_strict && bytes > g->scratch_hi - g->scratch_lo)
+    cg_unsupported(g, "TILEC_ROPE_PRODUCER=1: %d bytes of scratch before the main loop, over the %d of q's slots it borrows",
+                   bytes, g->scratch_hi - g->scratch_lo);
   g->scratch_base = cg_scratch_pick(g, bytes);
   cg_use_smem(g, g->scratch_base + bytes);
 }
 
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off) {
-  int base = g->scratch_alias_bytes > 0 ? g->scratch_alias : g->scratch_base;
-  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, base), ""));
+  return cg_smem_ptr(g, LLVMBuildAdd(g->B, byte_off, cg_i32(g, g->scratch_base), ""));
 }
 
 /* (an operand prologue's load is read back into registers: not streamed for its users) */

@@ -58,15 +58,22 @@ void cg_rope_plan(cg *g) {
 bool cg_rope_skips(cg *g, int32_t op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f || !p->rope_skip) return false;
-  if (op == p->rope->loop) g->scratch_alias_bytes = 0; /* (the preamble's borrowed scratch ends) */
+  if (op == p->rope->loop) cg_rope_preamble_end(g); /* (the preamble's borrowed scratch ends) */
   return p->rope_skip[op];
 }
 
 void cg_rope_preamble(cg *g) {
   cg_plan *p = g->plan;
   if (!p->rope) return;
-  g->scratch_alias = p->rope_scratch_off;
-  g->scratch_alias_bytes = p->rope_scratch_bytes;
+  g->scratch_lo = p->rope_scratch_off;
+  g->scratch_hi = p->rope_scratch_off + p->rope_scratch_bytes;
+  g->scratch_strict = true;
+}
+
+void cg_rope_preamble_end(cg *g) {
+  if (!g->scratch_strict) return;
+  g->scratch_lo = g->scratch_hi = 0;
+  g->scratch_strict = false;
 }
 
 static cg_stream *stream_of_load(cg_plan *p, int32_t load) {

@@ -985,7 +985,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   if (p->q_tma) cg_q_tma_wait(g); /* (fa3's q by TMA, emit_q_tma.c: its slot is full) */
   cg_rope_preamble(g);              /* (TILEC_ROPE_PRODUCER=1: the preamble's scratch, emit_rope.c) */
   cg_emit_region(g, &f->body, NULL, NULL);
-  g->scratch_alias_bytes = 0;
+  cg_rope_preamble_end(g);
   cg_ws_tile_end(g, R);
   if (join) {
     LLVMBuildBr(g->B, join);

@@ -434,6 +434,7 @@ void cg_rope_plan(cg *g);                    /* in cg_make_plan, before the stre
 int cg_rope_plan_end(cg *g, int persist);    /* after the ring and fa3 are planned: the check, the mbarriers */
 void cg_rope_regs(cg *g, int *producer, int *consumer); /* the setmaxnreg split with the rotation */
 void cg_rope_preamble(cg *g);                /* consumers, before the body: the scratch in q's slots */
+void cg_rope_preamble_end(cg *g);            /* at the main loop (or the body's end): that scratch ends */
 /* The producer's k-loop of one tile with the rotation (all 128 threads; slots `wr`, empty phase bits
  * `ph`, loaded phase bits `lph`). */
 void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, LLVMValueRef lph, LLVMValueRef ptid);
