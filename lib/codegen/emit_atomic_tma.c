@@ -75,6 +75,12 @@ static const char *atma_unfit(cg *g, cg_plan *p, tl_op *o) {
   return NULL;
 }
 
+/* Staging buffers an atomic asks for: one; TILEC_ATOMIC_TMA=2 two (and one barrier fewer). */
+static int wanted_buffers(void) {
+  const char *env = tl_code_env("TILEC_ATOMIC_TMA");
+  return env && env[0] == '2' ? 2 : 1;
+}
+
 static void plan_region(cg *g, cg_plan *p, tl_region *r, int *persist, tl_sbuf *note) {
   tl_func *f = g->f;
   for (int i = 0; i < r->ops.len; i++) {
@@ -93,8 +99,7 @@ static void plan_region(cg *g, cg_plan *p, tl_region *r, int *persist, tl_sbuf *
       /* one buffer: its previous reduce was issued a whole loop step before (five dots in the
        * attention backward), so the wait before it is written is all but free, but it costs a
        * barrier; TILEC_ATOMIC_TMA=2 asks for two buffers and one barrier (measuring) */
-      const char *env = tl_code_env("TILEC_ATOMIC_TMA");
-      int want = env && env[0] == '2' ? 2 : 1;
+      int want = wanted_buffers();
       int nbuf = want == 2 && at1k + 2 * bytes <= budget ? 2 : at1k + bytes <= budget ? 1 : 0;
       if (!nbuf) why = "no room in shared memory for a staging buffer";
       else {
@@ -136,8 +141,7 @@ static int reserve_region(cg *g, tl_region *r) {
     for (int k = 0; k < o->nregions; k++) bytes += reserve_region(g, &o->regions[k]);
     if (o->opc != TL_OP_atomic || atma_unfit(g, g->plan, o)) continue;
     const tl_type *t = &tl_val(f, o->opnd[o->nopnd - 1])->type;
-    const char *env = tl_code_env("TILEC_ATOMIC_TMA");
-    bytes += t->shape[0] * t->shape[1] * 4 * (env && env[0] == '2' ? 2 : 1);
+    bytes += t->shape[0] * t->shape[1] * 4 * wanted_buffers();
   }
   return bytes;
 }
