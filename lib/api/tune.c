@@ -409,7 +409,10 @@ static tilec_status run_config(tuner *t, const int64_t *values, double *ms, int 
     return st == TILEC_ERROR_NOMEM || st == TILEC_ERROR_NO_DEVICE ? st : TILEC_OK;
   }
   launcher l = {k, t, false};
-  tl_time_opts topts = {.target_ms = t->space ? t->space->target_ms : 0, .before = t->nzero ? zero_before : NULL};
+  /* TILEC_TUNE_ZERO=0 (measuring): no zeroing before the launches, the back-to-back event chain */
+  const char *zs = getenv("TILEC_TUNE_ZERO");
+  bool zero = t->nzero && !(zs && !strcmp(zs, "0"));
+  tl_time_opts topts = {.target_ms = t->space ? t->space->target_ms : 0, .before = zero ? zero_before : NULL};
   tl_time_result tr;
   tl_sbuf msg = {0};
   int rt = tl_rt_time_launches(t->dev, launch_once, &l, &topts, &tr, &msg);

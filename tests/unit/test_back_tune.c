@@ -464,14 +464,17 @@ static const char zeroed_src[] =
     "    atomic_add(Acc[0 : B], load(X[i : i + B]) + load(Z[0 : B]));\n"
     "}\n";
 Test(tune, zeroed_tensors_are_zeroed_before_every_launch_outside_the_timing) {
-  for (int with = 1; with >= 0; with--) {
-    const char *src = with ? zeroed_src : zeroed_src + strlen("@zeroed(Acc) @zeroed(Z)\n");
+  /* with = 1: @zeroed; 0: the same kernel without it; -1: with it, under TILEC_TUNE_ZERO=0 (off) */
+  for (int run = 1; run >= -1; run--) {
+    int with = run > 0;
+    const char *src = run ? zeroed_src : zeroed_src + strlen("@zeroed(Acc) @zeroed(Z)\n");
+    if (run < 0) setenv("TILEC_TUNE_ZERO", "0", 1);
     tilec_program *p = NULL;
     cr_assert_eq(tilec_program_create(&p, src, "acc.tile", NULL), TILEC_OK);
     cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK, "%s", tilec_program_log(p));
     cr_assert_eq(tilec_program_param_flags(p, 0, 0), 0);
-    cr_assert_eq(tilec_program_param_flags(p, 0, 1), with ? TILEC_PARAM_ZEROED : 0);
-    cr_assert_eq(tilec_program_param_flags(p, 0, 2), with ? TILEC_PARAM_ZEROED : 0);
+    cr_assert_eq(tilec_program_param_flags(p, 0, 1), run ? TILEC_PARAM_ZEROED : 0);
+    cr_assert_eq(tilec_program_param_flags(p, 0, 2), run ? TILEC_PARAM_ZEROED : 0);
     cr_assert_eq(tilec_program_param_flags(p, 0, 3), -1);
     tl_abi_layout l;
     char err[128];
@@ -508,9 +511,11 @@ Test(tune, zeroed_tensors_are_zeroed_before_every_launch_outside_the_timing) {
       for (int m = 0; m < 2; m++) cr_assert_eq(fk.memset_bytes[m], 128 * 4);
     } else {
       cr_assert_eq(fk.memsets, fk.allocs, "no zeroing beyond the scratch buffers' fill");
+      cr_assert_eq(fk.allocs, run ? 2 : 1, "Z (under the switch) and Acc, or Acc alone");
     }
     for (int i = 0; i < fake_nslots; i++)
       cr_assert_neq(fk.slot_values[i], (uint64_t)(uintptr_t)t[2].data, "the caller's Acc is never passed");
+    unsetenv("TILEC_TUNE_ZERO");
   }
 }
 
