@@ -111,6 +111,8 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "bs pf4": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=4", {}, {}, False),
     "bs pf8": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=8", {}, {}, False),
     "bs pf16": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=16", {}, {}, False),
+    # + the next tile's first 8 k-steps prefetched in this tile's last 8 (the one miss a tile left)
+    "bs pf8 next": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=8+TILEC_SCALE_PREFETCH_NEXT=1", {}, {}, False),
 }
 names = [f for f in a.forms.split(",") if f] or list(FORMS)
 

@@ -2,8 +2,8 @@
 # bench/pending_bscale.sh: the call bscale owes (seventeenth session, no device): the block-scaled fp8
 # GEMM (examples/gemm_fp8_blockscale.tile) with its scales prefetched into L1 D k-steps ahead
 # (TILEC_SCALE_PREFETCH=D, lib/codegen/emit_scale_prefetch.c), predicted in bench/RESULTS.md
-# "2026-12-05 (seventeenth session), branch bscale".  About 70-100 s warm (limits 35 + 55 + 25 s): the test 15-25 s, the
-# probe (7 forms x 2 sizes, 3 rotated rounds) 35-50 s, ncu 15-25 s.
+# "2026-12-05 (seventeenth session), branch bscale".  About 70-100 s warm (limits 35 + 25 + 40 + 20 s): the
+# test 10-20 s, memcheck 10-20 s, the probe (7 forms x 2 sizes, 3 rotated rounds) 20-35 s, ncu 10-20 s.
 #   here:   tools/carry.sh build
 #   device: run command="sh bench/pending_bscale.sh .carry" carry=[".carry"] timeout_s=150
 #   (or with others: OWED='bscale:150 ...' sh bench/owed.sh .carry)
@@ -14,15 +14,22 @@ echo "   NaN-poisoned; each prefetch form bit-identical to the default required 
 timeout 35 python3 tests/gpu/test_dot_types.py --lib "$B/libtilec.so" --examples examples --only bs > "$L/dot_bs.log" 2>&1
 TC="test_dot_types bs exit $?: $(grep -c '^ok' "$L/dot_bs.log") ok, $(grep -c '^FAIL' "$L/dot_bs.log") FAIL; $(tail -1 "$L/dot_bs.log")"
 echo "$TC"; grep -m5 FAIL "$L/dot_bs.log"
+echo "== 1b. compute-sanitizer memcheck, TILEC_SCALE_PREFETCH=8 + _NEXT=1, 1100x1800x1040 (135 tiles: three CTAs"
+echo "   run two, so the next tile's prefetch runs), against the interpreter (tilec run) [$(el) s]"
+TILEC_SCALE_PREFETCH=8 TILEC_SCALE_PREFETCH_NEXT=1 TILEC_CACHE_DIR=/tmp/c-bscale timeout 25 compute-sanitizer --tool memcheck \
+  "$B/tilec" run examples/gemm_fp8_blockscale.tile --size M=1100 --size N=1800 --size K=1040 --size KB=9 --size NB=15 \
+  --device > "$L/san_bs.log" 2>&1
+SAN="memcheck rc $?: $(grep -E 'SUMMARY|PASS|FAIL' "$L/san_bs.log" | tr '\n' ' ' | cut -c1-200)"
+echo "$SAN"
 echo "== 2. on / off beside cuBLAS fp8 accurate (per-tensor TN), 3 rotated rounds (bench/fp8_probe.py) [$(el) s]"
-timeout 55 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 3 \
-  --forms "tn,bs,bs pf8,bs pf16,bs pf4,bs pf1,bs prefetch" > "$L/fp8_probe.log" 2>&1
+timeout 40 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 3 \
+  --forms "tn,bs,bs pf8,bs pf8 next,bs pf4,bs pf1,bs prefetch" > "$L/fp8_probe.log" 2>&1
 echo "fp8_probe.py exit $?"; grep -E "FAILED|Error|Traceback" "$L/fp8_probe.log" | head -3
 echo "== 3. ncu, 4096^3, bs and bs pf8 (two launches each): the scale loads' L1 sectors hit / missed [$(el) s]"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 if [ -n "$NCU" ]; then
   S=smsp__average_warp_latency_issue_stalled_
-  timeout 25 "$NCU" --kernel-name regex:blockscale --csv --page raw --metrics \
+  timeout 20 "$NCU" --kernel-name regex:blockscale --csv --page raw --metrics \
 gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,\
 l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,\
 ${S}long_scoreboard.ratio,${S}wait.ratio \
@@ -60,4 +67,5 @@ for form in [k for k in rows if not k.endswith(" err")]:
     print(f"{form:14s} | " + " | ".join(rows[form]) + f" | err {rows[form + ' err']}")
 PY
 echo "correctness: $TC"
+echo "sanitizer: $SAN"
 echo "[all: $(el) s]"

@@ -249,8 +249,8 @@ LLVMValueRef cg_from_mem(cg *g, LLVMValueRef v, tl_dtype dt);
 
 /* emit_memory.c */
 void cg_emit_load(cg *g, tl_op *o);
-/* an L1 prefetch of what load o would read, where in bounds (no register, no wait) */
-void cg_emit_prefetch_l1(cg *g, tl_op *o);
+/* an L1 prefetch of what load o would read, where in bounds and `on` (i1, NULL: always) */
+void cg_emit_prefetch_l1(cg *g, tl_op *o, LLVMValueRef on);
 void cg_emit_store(cg *g, tl_op *o);
 /* Every element of the view of a store-like op (store, atomic: value last)
  * exactly once per CTA: for each register a thread owns and no other thread

@@ -32,7 +32,8 @@ replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
-Section bs (--only bs): the blockscale kernel with TILEC_SCALE_PREFETCH=1/8/16 bit-identical to its
+Section bs (--only bs): the blockscale kernel with TILEC_SCALE_PREFETCH=1/8/16 (and 8 with
+TILEC_SCALE_PREFETCH_NEXT=1) bit-identical to its
 default and within the same tolerance of the fp64 reference, at the ragged sizes and three more.
 
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
@@ -223,7 +224,8 @@ def main():
 
     # ---- block-scaled fp8 with the scales prefetched into L1 (--only bs) --------------------
     # TILEC_SCALE_PREFETCH=D (lib/codegen/emit_scale_prefetch.c; seventeenth session): beside each
-    # k-step's scale loads, an L1 prefetch of the scales D k-steps later, masked to the tensor.  A
+    # k-step's scale loads, an L1 prefetch of the scales D k-steps later, masked to the tensor (with
+    # TILEC_SCALE_PREFETCH_NEXT=1 also the next tile's first D k-steps' in this tile's last D).  A
     # prefetch writes no register, so the output must be BIT-IDENTICAL to the default kernel's, and
     # within the fp8 tolerance of the fp64 reference.  Sizes: the ragged list (K = 63 .. 4096: no
     # prefetch in bounds, some, the last 8 k-steps' past the end), 1537x2600x1040 (9 k-blocks: the
@@ -232,8 +234,10 @@ def main():
     if "bs" in only:
         BS = "cutlass_gemm_fp8_blockscale"
         bs_default = compiled("gemm_fp8_blockscale.tile", BS)
-        bs_forms = [(f"{BS} TILEC_SCALE_PREFETCH={d}", compiled("gemm_fp8_blockscale.tile", BS,
-                                                                 {"TILEC_SCALE_PREFETCH": str(d)})) for d in (1, 8, 16)]
+        bs_envs = [{"TILEC_SCALE_PREFETCH": str(d)} for d in (1, 8, 16)] + \
+                  [{"TILEC_SCALE_PREFETCH": "8", "TILEC_SCALE_PREFETCH_NEXT": "1"}]
+        bs_forms = [(f"{BS} " + " ".join(f"{n}={v}" for n, v in e.items()), compiled("gemm_fp8_blockscale.tile", BS, e), e)
+                    for e in bs_envs]
         for M, N, K in SIZES + [(1537, 2600, 1040), (200, 304, 2048), (129, 257, 8192)]:
             a, w, sa, sw, ref = blockscale_case(M, N, K)
             args = (a.cuda(), w.cuda(), sa.cuda(), sw.cuda())
@@ -241,16 +245,16 @@ def main():
             bs_default(*args, c0)
             torch.cuda.synchronize()
             close(c0.cpu(), ref, f"{BS} (default) {M}x{N}x{K}")
-            for tag, k in bs_forms:
+            for tag, k, e in bs_forms:
                 c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-                # (the switch set at the launch too: a K whose rows TMA cannot take runs the kernel's
+                # (the switches set at the launch too: a K whose rows TMA cannot take runs the kernel's
                 # no-TMA form, compiled at its first such launch under the environment of that launch)
-                os.environ["TILEC_SCALE_PREFETCH"] = tag.rsplit("=", 1)[1]
+                os.environ.update(e)
                 try:
                     k(*args, c)
                     torch.cuda.synchronize()
                 finally:
-                    os.environ.pop("TILEC_SCALE_PREFETCH", None)
+                    for n in e: os.environ.pop(n, None)
                 close(c.cpu(), ref, f"{tag} {M}x{N}x{K}")
                 diff = (c.view(torch.int16) != c0.view(torch.int16)).sum().item()
                 print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K}: against the default kernel: {diff} of "
