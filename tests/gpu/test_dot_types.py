@@ -32,10 +32,14 @@ replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
+Section bs (--only bs): the blockscale kernel with TILEC_SCALE_PREFETCH=1/8/16 (and 8 with
+TILEC_SCALE_PREFETCH_NEXT=1) bit-identical to its
+default and within the same tolerance of the fp64 reference, at the ragged sizes and three more.
+
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
 bit where the sums are the same) and the fp64 product (section fp8tn, also under fp8).
 
-  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8,fp8tn]
+  python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8,fp8tn,bs]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -204,6 +208,58 @@ def main():
                     print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K}: against the default kernel: {diff} of "
                           f"{M * N} outputs differ")
                     fails += 1 if diff else 0
+    def blockscale_case(M, N, K):
+        """fresh fp8 A [M, K], W [N, K], scales SA [M, KB], SW [NB, KB] in [0.5, 1.5) and the fp64
+        reference sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]"""
+        a = torch.randn(M, K, generator=gen).to(f8)
+        w = torch.randn(N, K, generator=gen).to(f8)
+        KB, NB = (K + 127) // 128, (N + 127) // 128
+        sa = torch.rand(M, KB, generator=gen) + 0.5
+        sw = torch.rand(NB, KB, generator=gen) + 0.5
+        ref = torch.zeros(M, N, dtype=torch.float64)
+        for kb in range(KB):
+            blk = a[:, kb * 128:(kb + 1) * 128].double() @ w[:, kb * 128:(kb + 1) * 128].double().t()
+            ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
+        return a, w, sa, sw, ref
+
+    # ---- block-scaled fp8 with the scales prefetched into L1 (--only bs) --------------------
+    # TILEC_SCALE_PREFETCH=D (lib/codegen/emit_scale_prefetch.c; seventeenth session): beside each
+    # k-step's scale loads, an L1 prefetch of the scales D k-steps later, masked to the tensor (with
+    # TILEC_SCALE_PREFETCH_NEXT=1 also the next tile's first D k-steps' in this tile's last D).  A
+    # prefetch writes no register, so the output must be BIT-IDENTICAL to the default kernel's, and
+    # within the fp8 tolerance of the fp64 reference.  Sizes: the ragged list (K = 63 .. 4096: no
+    # prefetch in bounds, some, the last 8 k-steps' past the end), 1537x2600x1040 (9 k-blocks: the
+    # second 32-byte sector of a row of scales; 13 x 21 = 273 tiles: a persistent CTA runs several),
+    # 200x304x2048 and 129x257x8192 (KB 16, 64: prefetches across rows of 64 / 256 bytes).
+    if "bs" in only:
+        BS = "cutlass_gemm_fp8_blockscale"
+        bs_default = compiled("gemm_fp8_blockscale.tile", BS)
+        bs_envs = [{"TILEC_SCALE_PREFETCH": str(d)} for d in (1, 8, 16)] + \
+                  [{"TILEC_SCALE_PREFETCH": "8", "TILEC_SCALE_PREFETCH_NEXT": "1"}]
+        bs_forms = [(f"{BS} " + " ".join(f"{n}={v}" for n, v in e.items()), compiled("gemm_fp8_blockscale.tile", BS, e), e)
+                    for e in bs_envs]
+        for M, N, K in SIZES + [(1537, 2600, 1040), (200, 304, 2048), (129, 257, 8192)]:
+            a, w, sa, sw, ref = blockscale_case(M, N, K)
+            args = (a.cuda(), w.cuda(), sa.cuda(), sw.cuda())
+            c0 = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            bs_default(*args, c0)
+            torch.cuda.synchronize()
+            close(c0.cpu(), ref, f"{BS} (default) {M}x{N}x{K}")
+            for tag, k, e in bs_forms:
+                c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                # (the switches set at the launch too: a K whose rows TMA cannot take runs the kernel's
+                # no-TMA form, compiled at its first such launch under the environment of that launch)
+                os.environ.update(e)
+                try:
+                    k(*args, c)
+                    torch.cuda.synchronize()
+                finally:
+                    for n in e: os.environ.pop(n, None)
+                close(c.cpu(), ref, f"{tag} {M}x{N}x{K}")
+                diff = (c.view(torch.int16) != c0.view(torch.int16)).sum().item()
+                print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K}: against the default kernel: {diff} of "
+                      f"{M * N} outputs differ")
+                fails += 1 if diff else 0
     if "fp8" not in only:
         print("test_dot_types:", "FAIL" if fails else "PASS", f"({fails} failures)")
         return 1 if fails else 0
@@ -291,15 +347,7 @@ def main():
                       compiled(os.path.join(exdir, "..", "bench", "variants", "gemm_fp8_blockscale_prefetch.tile"),
                                "cutlass_gemm_fp8_blockscale"))):
         for M, N, K in SIZES:
-            a = torch.randn(M, K, generator=gen).to(f8)
-            w = torch.randn(N, K, generator=gen).to(f8)
-            KB, NB = (K + 127) // 128, (N + 127) // 128
-            sa = torch.rand(M, KB, generator=gen) + 0.5
-            sw = torch.rand(NB, KB, generator=gen) + 0.5
-            ref = torch.zeros(M, N, dtype=torch.float64)
-            for kb in range(KB):
-                blk = a[:, kb * 128:(kb + 1) * 128].double() @ w[:, kb * 128:(kb + 1) * 128].double().t()
-                ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
+            a, w, sa, sw, ref = blockscale_case(M, N, K)
             c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
             kbs(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), c)
             torch.cuda.synchronize()

@@ -1,0 +1,30 @@
+# ncu_bscale.py: the launches bench/pending_bscale.sh profiles: cutlass_gemm_fp8_blockscale at 4096^3,
+# its default and TILEC_SCALE_PREFETCH=8, two launches each (ncu reads the scale loads' L1 hits and
+# misses, the long-scoreboard stall and the tensor pipe); a "form:" line before each pair.
+#   ncu ... python3 bench/ncu_bscale.py [--lib LIB] [--examples DIR]
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+from gpu_py import examples_dir, start  # noqa: E402
+
+env = start("ncu_bscale")
+if env is None:
+    sys.exit(77)
+torch, tilec = env
+N = 4096
+f8 = torch.float8_e4m3fn
+a = torch.randn(N, N, device="cuda").to(f8)
+w = torch.randn(N, N, device="cuda").to(f8)
+sa = torch.rand(N, N // 128, device="cuda") + 0.5
+sw = torch.rand(N // 128, N // 128, device="cuda") + 0.5
+c = torch.empty(N, N, dtype=torch.bfloat16, device="cuda")
+for form, pf in (("bs", None), ("bs pf8", "8")):
+    if pf: os.environ["TILEC_SCALE_PREFETCH"] = pf
+    else: os.environ.pop("TILEC_SCALE_PREFETCH", None)
+    k = tilec.compile(os.path.join(examples_dir(), "gemm_fp8_blockscale.tile"))["cutlass_gemm_fp8_blockscale"]
+    k.load(0)
+    print("form:", form, flush=True)
+    for _ in range(2):
+        k(a, w, sa, sw, c)
+        torch.cuda.synchronize()
