@@ -212,6 +212,12 @@ typedef struct tl_func {
   /* route_pipeline: wgmma attention in FlashAttention-3's combination (attn-ws / TILEC_ATTN_WS = fa3:
    * the producer, the turns, and emit_overlap.c's value dot a step late inside them) */
   bool attn_fa3;
+  /* route_pipeline (TILEC_ATTN_ORDER, opt-in): for an attention kernel whose main loop's trip count
+   * depends on program_id(0) (causal), the launch order of a non-persistent grid walks program_id(1)
+   * fastest in groups of ceil(attn_order / num_programs(0)) of its values, so the order the source
+   * gives along program_id(0) (attn.tile: heaviest first) holds across the group's heads; the span
+   * of a group in CTAs, 0 = off (lib/codegen/attn_order.c) */
+  int attn_order;
 } tl_func;
 
 typedef struct tl_module {
