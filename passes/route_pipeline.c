@@ -432,10 +432,13 @@ static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const 
   if (ml->kind != LOOP_ATTENTION || !e) return 0;
   if (e[0] == '0') return *why = "off (TILEC_ATTN_ORDER=0)", 0;
   if (grid_dims(f) < 2) return *why = "off (a one-dimensional grid: no heads to interleave)", 0;
-  bool dep = false;
+  /* a triangle: the loop starts at the same place in every program and ends where program_id(0)
+   * says (causal); a range that moves with program_id(0) (split-KV decode) weighs the same in each */
   tl_op *lo = tl_op_at(f, ml->for_op);
-  for (int k = 0; k < 3 && k < lo->nopnd; k++) dep = dep || from_pid0(f, lo->opnd[k]);
-  if (!dep) return *why = "off (the main loop's trip count does not depend on program_id(0): every tile weighs the same)", 0;
+  if (lo->nopnd < 3 || !from_pid0(f, lo->opnd[1]))
+    return *why = "off (the main loop's trip count does not depend on program_id(0): every tile weighs the same)", 0;
+  if (from_pid0(f, lo->opnd[0]) || from_pid0(f, lo->opnd[2]))
+    return *why = "off (the main loop's start or step moves with program_id(0): not one triangle of row blocks)", 0;
   long v = atol(e);
   /* programs an SM: the warp-specialized forms one, the two-program wgmma kernel two, the other
    * wgmma kernels one (D 256), attention off wgmma two (route_pipeline's ring cut) */
