@@ -415,17 +415,18 @@ static int grid_dims(tl_func *f) {
  * the same permutation with a group that is a little long or short, never wrong. */
 #define ATTN_ORDER_SMS 132
 
-/* TILEC_ATTN_ORDER (opt-in; in the kernel cache key): heaviest first across heads.  A causal
- * attention kernel's tiles have trip counts that depend on program_id(0), and attn.tile orders them
- * heaviest first along program_id(0) only: the launch order (ctaid.x fastest) walks one head's row
- * blocks, then the next head's, so the last CTAs the hardware starts include heavy blocks (the last
- * heads' first ones) and the SMs idle at the end of the grid while those run (a list schedule's
- * tail: up to the heaviest block's length; bench/RESULTS.md, seventeenth session, attnshort,
- * simulates 10-14 % at S 1k-4k).  The order makes program_id(1) fastest inside groups of heads, so
- * every group runs its heaviest blocks of all its heads first and its lightest last; groups of
- * about two waves of CTAs keep the group's K and V in L2 about as the current order does.
- * =1: span 2 x 132 x programs an SM; =N (N >= 2): span N CTAs (measuring).  Returns the span, 0
- * (off) with *why saying why, or NULL where there is nothing to say (not attention, switch unset). */
+/* TILEC_ATTN_ORDER (opt-in; in the kernel cache key): the grid's tail heaviest first across heads.
+ * A causal attention kernel's row blocks have trip counts that depend on program_id(0), and
+ * attn.tile orders them heaviest first along program_id(0) only: the launch order (ctaid.x fastest)
+ * walks one head's row blocks, then the next head's, so the last CTAs the hardware starts include
+ * the last heads' heaviest blocks, and the SMs idle at the end of the grid while those run (a list
+ * schedule's tail, up to a heavy block's length; bench/RESULTS.md, seventeenth session, attnshort:
+ * simulated 5-11 % at S 1k-4k).  The order takes the last ceil(span / num_programs(0)) heads (about
+ * two waves of CTAs) program_id(1) fastest, so their heaviest blocks start first and the lightest
+ * end the grid; the CTAs before them keep the launch order (a head's row blocks together, reading
+ * its K and V from L2 at about the same time).  =1: span 2 x 132 x programs an SM; =N (N >= 2):
+ * span N CTAs (measuring).  Returns the span, 0 (off) with *why saying why, or NULL where there is
+ * nothing to say (not attention, switch unset). */
 static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const char **why) {
   *why = NULL;
   const char *e = tl_code_env("TILEC_ATTN_ORDER");
@@ -444,9 +445,9 @@ static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const 
    * wgmma kernels one (D 256), attention off wgmma two (route_pipeline's ring cut) */
   int progs = f->ws != TL_WS_OFF ? 1 : f->two_programs ? 2 : attn_wg ? 1 : 2;
   int span = v >= 2 && v <= (1L << 24) ? (int)v : 2 * ATTN_ORDER_SMS * progs;
-  *why = "on (TILEC_ATTN_ORDER: non-persistent CTAs take program_id(1) fastest inside groups of "
-         "ceil(span / num_programs(0)) of its values, program_id(0) in the source's order across the group: "
-         "attn.tile's heaviest row blocks of every head of the group first)";
+  *why = "on (TILEC_ATTN_ORDER: a non-persistent grid's last ceil(span / num_programs(0)) values of program_id(1) "
+         "run it fastest, program_id(0) in the source's order across them: attn.tile's heaviest row blocks of the "
+         "last heads first, the lightest last)";
   return span;
 }
 

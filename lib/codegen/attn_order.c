@@ -1,18 +1,21 @@
 /* attn_order.c: requires f->attn_order from route_pipeline (TILEC_ATTN_ORDER, opt-in) and a
- * non-persistent program; at the builder's position, sets g->pid to the program ids of this CTA
- * in the order that walks program_id(1) fastest inside groups (the launch's ids otherwise).
+ * non-persistent program; at the builder's position, sets g->pid to this CTA's program ids in the
+ * order that runs the grid's last heads heaviest row block first across all of them (the launch's
+ * ids otherwise).
  *
  * The launch order is the CTA's linear index l = ctaid.x + ctaid.y * n0 (n0 = nctaid.x, n1 =
- * nctaid.y; ctaid.z untouched).  With G = min(n1, max(1, ceil(span / n0))) values of program_id(1)
- * a group, CTA l runs
- *     group   = l / (G n0),  r = l % (G n0),  first = group * G,  gs = min(G, n1 - first),
- *     pid(1)  = first + r % gs,               pid(0) = r / gs,
- * a bijection of the grid (the last group, gs < G, holds r < gs n0).  So inside a group every
- * program_id(0) value comes before the next one, for all the group's heads: attn.tile's causal
- * kernels, whose row blocks run heaviest first along program_id(0), start every group with its
- * heaviest blocks and end it with its lightest, and the grid's tail is the light blocks of the
- * last group (bench/RESULTS.md, seventeenth session, attnshort).  Grids of 2^32 CTAs or more keep
- * the launch's ids (the index would wrap). */
+ * nctaid.y; ctaid.z untouched).  The last G = min(n1, max(1, ceil(span / n0))) values of
+ * program_id(1) (about two waves of CTAs) form the tail group; with base = (n1 - G) n0,
+ *     l <  base:  pid(0) = ctaid.x, pid(1) = ctaid.y                 (the launch's order)
+ *     l >= base:  r = l - base, pid(1) = n1 - G + r % G, pid(0) = r / G,
+ * a bijection of the grid.  Inside the tail group every program_id(0) value comes before the next
+ * for all G heads, so attn.tile's causal kernels (heaviest row blocks first along program_id(0))
+ * start the group with its heaviest blocks and end the grid with its lightest: the SMs no longer idle
+ * at the end while the last heads' heavy blocks, started last, run alone.  Only the tail is
+ * reordered: before it a CTA that starts late is covered by the CTAs started after it, and the
+ * launch order keeps a head's row blocks together (they read its K and V from L2 at about the same
+ * time).  bench/RESULTS.md, seventeenth session, attnshort: the simulation, 5-11 % at S 1k-4k.
+ * Grids of 2^32 CTAs or more keep the launch's ids (the index would wrap). */
 #include "cg.h"
 #include "ring.h"
 
@@ -27,16 +30,15 @@ bool cg_attn_order(cg *g) {
   LLVMValueRef G = LLVMBuildUDiv(g->B, LLVMBuildAdd(g->B, n0, cg_i32(g, span - 1), ""), n0, "");
   G = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, G, cg_i32(g, 1), ""), cg_i32(g, 1), G, "");
   G = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, n1, G, ""), n1, G, "order.heads");
+  LLVMValueRef first = LLVMBuildSub(g->B, n1, G, "order.first");
+  LLVMValueRef base = LLVMBuildMul(g->B, first, n0, "");
   LLVMValueRef l = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, c1, n0, ""), c0, "order.l");
-  LLVMValueRef per = LLVMBuildMul(g->B, G, n0, "");
-  LLVMValueRef first = LLVMBuildMul(g->B, LLVMBuildUDiv(g->B, l, per, ""), G, "");
-  LLVMValueRef r = LLVMBuildURem(g->B, l, per, "");
-  LLVMValueRef left = LLVMBuildSub(g->B, n1, first, "");
-  LLVMValueRef gs = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntULT, left, G, ""), left, G, "order.gs");
-  LLVMValueRef p1 = LLVMBuildAdd(g->B, first, LLVMBuildURem(g->B, r, gs, ""), "");
-  LLVMValueRef p0 = LLVMBuildUDiv(g->B, r, gs, "");
-  g->pid[0] = LLVMBuildSelect(g->B, wraps, c0, p0, "pid0");
-  g->pid[1] = LLVMBuildSelect(g->B, wraps, c1, p1, "pid1");
+  LLVMValueRef plain = LLVMBuildOr(g->B, wraps, LLVMBuildICmp(g->B, LLVMIntULT, l, base, ""), "order.plain");
+  LLVMValueRef r = LLVMBuildSub(g->B, l, base, "");
+  LLVMValueRef p1 = LLVMBuildAdd(g->B, first, LLVMBuildURem(g->B, r, G, ""), "");
+  LLVMValueRef p0 = LLVMBuildUDiv(g->B, r, G, "");
+  g->pid[0] = LLVMBuildSelect(g->B, plain, c0, p0, "pid0");
+  g->pid[1] = LLVMBuildSelect(g->B, plain, c1, p1, "pid1");
   g->pid[2] = cg_sreg(g, "ctaid", 2);
   return true;
 }

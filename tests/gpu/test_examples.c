@@ -116,11 +116,11 @@ static const struct {
                      /* the default kernel with its FlashAttention-3 form (passes/attn_form.c, D128) taking
                       * every launch, S >= 1: the launcher's pick of the form at every size */
                      {"TILEC_ATTN_FORM_MIN_S", "1", true, 0, true},
-                     /* causal grids in the order of groups of heads (lib/codegen/attn_order.c): the default
-                      * span (at these sizes one group) and a span of 2 CTAs (groups of 2 heads at (1, 3,
-                      * 127), the last of one) at D 64 / 128 / 256; a span of 20 (groups of 3 heads at (2, 8,
-                      * 1100): 9 x 16 CTAs, the last of one) on the two-program kernel and on fa3's one-trip
-                      * form (producer and consumers); full kernels keep the launch's ids (the same PTX) */
+                     /* causal grids whose last heads run heaviest block first across them
+                      * (lib/codegen/attn_order.c): the default span (at these sizes every head) and a span
+                      * of 2 CTAs (at (1, 3, 127) the last 2 of 3 heads) at D 64 / 128 / 256; a span of 20
+                      * (the last 3 of 16 heads at (2, 8, 1100): 9 x 16 CTAs) on the two-program kernel and
+                      * on fa3's one-trip form (producer and consumers); full kernels keep the launch's ids */
                      {"TILEC_ATTN_ORDER", "1", false, 0, false, NULL, NULL, true},
                      {"TILEC_ATTN_ORDER", "2", false, 0, false, NULL, NULL, true},
                      {"TILEC_ATTN_ORDER", "20", false, 0, true, NULL, NULL, false},
