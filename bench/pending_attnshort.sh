@@ -18,16 +18,17 @@
 . bench/pending_env.sh
 echo "== 1. correctness, TILEC_ATTN_ORDER on [$(el) s]"
 mkdir -p /tmp/ex_ao && cp examples/attn.tile /tmp/ex_ao/
-( for a in "128 2 3 2100 20" "256 2 8 1000 1" "128 1 3 1100 1"; do set -- $a
-  TILEC_ATTN_ORDER=$5 TILEC_CACHE_DIR=/tmp/aor timeout 40 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=$1 \
-    -D CAUSAL=1 --size Z=$2 --size H=$3 --size S=$4 --scalar scale=0.088 --device > $L/run_$1_$4.log 2>&1
-  echo "tilec run ORDER=$5 D$1 causal Z$2 H$3 S$4: rc $? $(grep -E 'PASS|FAIL' $L/run_$1_$4.log | tr '\n' ' ' | cut -c1-140)"
-done > $L/runs.txt ) &
-R=$!
+# (three in parallel, beside the example rounds: at most 45 s in all)
+for a in "128 2 3 2100 20" "256 2 8 1000 1" "128 1 3 1100 1"; do set -- $a
+  ( TILEC_ATTN_ORDER=$5 TILEC_CACHE_DIR=/tmp/aor$1$4 timeout 40 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=$1 \
+      -D CAUSAL=1 --size Z=$2 --size H=$3 --size S=$4 --scalar scale=0.088 --device > $L/run_$1_$4.log 2>&1
+    echo "tilec run ORDER=$5 D$1 causal Z$2 H$3 S$4: rc $? $(grep -E 'PASS|FAIL' $L/run_$1_$4.log | tr '\n' ' ' | cut -c1-140)" \
+      > $L/run_$1_$4.txt ) &
+done
 GPU_TEST_ATTN_VARIANTS=ORDER TILEC_CACHE_DIR=/tmp/aoe timeout 45 $B/tests/gpu_test_examples /tmp/ex_ao > $L/examples.log 2>&1
 echo "examples (ORDER variants) rc $? [$(el) s]: $(tail -1 $L/examples.log)"
 grep -E "^FAIL" $L/examples.log | head -5
-wait $R; cat $L/runs.txt
+wait; cat $L/run_*.txt
 echo "== 2. bench [$(el) s]"
 K="cutlass_attn_fwd,cutlass_attn_fwd@TILEC_ATTN_ORDER=1,cutlass_attn_fwd@TILEC_ATTN_ORDER=264,cutlass_attn_fwd@TILEC_ATTN_ORDER=4096"
 TILEC_LATE_FORMS=0 BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/aob timeout 65 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick \
