@@ -430,7 +430,7 @@ static int grid_dims(tl_func *f) {
 static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const char **why) {
   *why = NULL;
   const char *e = tl_code_env("TILEC_ATTN_ORDER");
-  if (ml->kind != LOOP_ATTENTION || !e) return 0;
+  if (ml->kind != LOOP_ATTENTION || !e || !*e) return 0; /* (empty = unset, as the cache key reads it) */
   if (e[0] == '0') return *why = "off (TILEC_ATTN_ORDER=0)", 0;
   if (grid_dims(f) < 2) return *why = "off (a one-dimensional grid: no heads to interleave)", 0;
   /* a triangle: the loop starts at the same place in every program and ends where program_id(0)
