@@ -17,7 +17,6 @@
  * time).  bench/RESULTS.md, seventeenth session, attnshort: the simulation, 5-11 % at S 1k-4k.
  * Grids of 2^32 CTAs or more keep the launch's ids (the index would wrap). */
 #include "cg.h"
-#include "ring.h"
 
 bool cg_attn_order(cg *g) {
   int span = g->f->attn_order;
