@@ -1954,6 +1954,7 @@ static void lower_attrs(lower *L, fe_kernel *k) {
   tl_func *f = L->f;
   for (int i = 0; i < k->attrs.len; i++) {
     fe_attr *a = &k->attrs.data[i];
+    if (!strcmp(a->name, "zeroed")) continue; /* repeatable, one parameter each: lower_zeroed */
     for (int j = 0; j < i; j++)
       if (!strcmp(k->attrs.data[j].name, a->name)) {
         tl_error(L->ctx, a->loc, "attribute '@%s' given twice", a->name);
@@ -1983,9 +1984,44 @@ static void lower_attrs(lower *L, fe_kernel *k) {
       else
         f->maxnreg = (int)a->ival;
     } else {
-      tl_error(L->ctx, a->loc, "unknown attribute '@%s' (known: @pipeline, @warps, @stages, @maxnreg)", a->name);
+      tl_error(L->ctx, a->loc, "unknown attribute '@%s' (known: @pipeline, @warps, @stages, @maxnreg, @zeroed)", a->name);
     }
   next:;
+  }
+}
+
+/* @zeroed(NAME), after the parameters: NAME is a tensor parameter of the kernel, named by one
+ * @zeroed only; its tl_param is marked (the tools that make data zero it before each launch). */
+static void lower_zeroed(lower *L, fe_kernel *k) {
+  tl_func *f = L->f;
+  for (int i = 0; i < k->attrs.len; i++) {
+    fe_attr *a = &k->attrs.data[i];
+    if (strcmp(a->name, "zeroed")) continue;
+    if (!a->word) {
+      tl_error(L->ctx, a->arg_loc, "@zeroed takes the name of a tensor parameter");
+      continue;
+    }
+    int pi = -1;
+    for (int j = 0; j < f->params.len && pi < 0; j++)
+      if (!strcmp(f->params.data[j].name, a->word)) pi = j;
+    if (pi < 0) {
+      tl_error(L->ctx, a->arg_loc, "@zeroed(%s): kernel '%s' has no parameter named '%s'", a->word, k->name, a->word);
+      continue;
+    }
+    tl_param *pa = &f->params.data[pi];
+    if (!pa->is_tensor) {
+      tl_error(L->ctx, a->arg_loc, "@zeroed(%s): '%s' is a scalar parameter; @zeroed names a tensor", a->word, a->word);
+      tl_note(L->ctx, pa->loc, "'%s' is declared here", a->word);
+      continue;
+    }
+    bool twice = false;
+    for (int j = 0; j < i && !twice; j++)
+      if (!strcmp(k->attrs.data[j].name, "zeroed") && k->attrs.data[j].word && !strcmp(k->attrs.data[j].word, a->word)) {
+        tl_error(L->ctx, a->arg_loc, "@zeroed(%s) given twice", a->word);
+        tl_note(L->ctx, k->attrs.data[j].arg_loc, "previous @zeroed(%s) is here", a->word);
+        twice = true;
+      }
+    if (!twice) pa->zeroed = true;
   }
 }
 
@@ -2065,6 +2101,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
     v.param = idx;
     if (ok) bind(L, p->name, p->is_tensor ? B_TENSOR : B_SCALAR_PARAM, v, p->loc);
   }
+  lower_zeroed(L, k);
   L->sym_body = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(f->syms.len + 1));
   L->sym_grid = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(f->syms.len + 1));
   for (int i = 0; i < f->syms.len; i++) L->sym_body[i] = L->sym_grid[i] = -1;

@@ -169,6 +169,15 @@ typedef struct tilec_param_info {
 TILEC_API int tilec_program_num_params(const tilec_program *p, int kernel);
 TILEC_API tilec_status tilec_program_param(const tilec_program *p, int kernel, int index,
                                            tilec_param_info *out);
+/* Flags of a parameter, beside tilec_param_info (whose size callers compiled against stays fixed:
+ * new facts come as bits here).  -1 for a bad program, kernel or index, else a set of:
+ *   TILEC_PARAM_ZEROED  the kernel carries @zeroed(NAME) for it: it needs the tensor to hold zeros
+ *                       on entry (a counter or an atomic accumulator it leaves as it found it);
+ *                       whoever makes the kernel's data zeroes it before every launch (tilec run,
+ *                       tilec tune and tilec_autotune do; docs/language.md "Zeroed tensors").
+ * Needs the program compiled to at least TILEC_STAGE_AST, as tilec_program_param. */
+#define TILEC_PARAM_ZEROED 1
+TILEC_API int tilec_program_param_flags(const tilec_program *p, int kernel, int index);
 
 /* ---- AOT launchers (docs/aot.md) ------------------------------------------------ */
 /* C source of a launcher for every kernel of p, for programs that ship

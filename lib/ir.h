@@ -143,6 +143,10 @@ typedef struct tl_param {
   tl_dimspec dims[TL_MAX_RANK];
   int32_t value;   /* the value id standing for this parameter */
   tl_loc loc;
+  /* @zeroed(NAME): the kernel needs this tensor to hold zeros on entry (a counter or an atomic
+   * accumulator it leaves as it found it); tools that make data zero it before every launch
+   * (docs/language.md "Zeroed tensors").  Changes no code. */
+  bool zeroed;
 } tl_param;
 
 typedef struct tl_sym {       /* a shape symbol, e.g. M */

@@ -845,6 +845,7 @@ static void parse_params(parser *p) {
         } while (accept(p, ","));
         expect(p, "]");
       }
+      pa.zeroed = accept_kw(p, "zeroed"); /* @zeroed(NAME) */
     } else {
       pa.dtype = read_dtype(p);
     }

@@ -385,6 +385,7 @@ void tl_print_func_opts(tl_sbuf *b, const tl_func *f, const tl_print_opts *o) {
         put_dimspec(&p, &pa->dims[d]);
       }
       tl_sbuf_puts(b, "]");
+      if (pa->zeroed) tl_sbuf_puts(b, " zeroed");
     } else {
       tl_sbuf_puts(b, tl_dtype_name(pa->dtype));
     }

@@ -157,6 +157,10 @@ typedef int (*tl_launch_fn)(void *user, CUstream s, char *err, size_t n);
 typedef struct tl_time_opts {
   double target_ms;       /* GPU time to spend on the timed runs; <= 0: 100 ms */
   int min_runs, max_runs; /* bounds on N; <= 0: 5 and 200 */
+  /* enqueued before every launch (all of them: the first, the estimate's, the warm-up's, the timed
+   * ones), outside the timed interval: zeroing the @zeroed tensors; NULL = none.  Called with the
+   * launch's `user`. */
+  tl_launch_fn before;
 } tl_time_opts;
 typedef struct tl_time_result {
   double median_ms, min_ms, max_ms; /* over the N timed launches */
@@ -168,13 +172,19 @@ typedef struct tl_time_result {
  * TL_ERR_CUDA with the driver's message), a first estimate over 3 launches, a
  * warm-up of about a fifth of target_ms, then N = target_ms / estimate
  * launches (within the bounds) back to back, an event between each two; the
- * median of the N intervals is the time of one launch.  Errors: TL_ERR_CUDA
- * (also when the driver table lacks an event entry point) with msg. */
+ * median of the N intervals is the time of one launch.  With o->before, each
+ * launch has its own pair of events, recorded after `before`'s work and after
+ * the launch, so that work is never timed (the estimate is the mean of 3 such
+ * pairs).  Errors: TL_ERR_CUDA (also when the driver table lacks an event
+ * entry point) with msg. */
 int tl_rt_time_launches(const tl_rt_device *d, tl_launch_fn launch, void *user, const tl_time_opts *o,
                         tl_time_result *out, tl_sbuf *msg);
 /* Zero-filled device memory of `bytes` (at least 1) on d: scratch buffers. */
 int tl_rt_scratch_alloc(const tl_rt_device *d, size_t bytes, CUdeviceptr *out, tl_sbuf *msg);
 void tl_rt_scratch_free(const tl_rt_device *d, CUdeviceptr p);
+/* Zero `bytes` at p on the default stream (cuMemsetD8: ordered with the launches there), the
+ * device's context current; TL_OK or TL_ERR_CUDA with err. */
+int tl_rt_zero(CUdeviceptr p, size_t bytes, char *err, size_t n);
 
 /* ---- hash.c --------------------------------------------------------------------- */
 typedef struct tl_sha256_ctx {

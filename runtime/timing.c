@@ -1,4 +1,5 @@
-/* timing.c: time kernel launches with CUDA events (the autotuner), and
+/* timing.c: time kernel launches with CUDA events (the autotuner), the
+ * zeroing before each launch kept out of the timed intervals, and
  * zero-filled scratch device buffers.
  * requires: a device from tl_rt_device_get; keeps: the caller's memory (only
  * scratch buffers it allocates are written); breaks: nothing. */
@@ -25,16 +26,41 @@ static int clamp_int(double v, int lo, int hi) {
   return (int)v;
 }
 
-/* `count` launches back to back; TL_OK or the launcher's error in msg. */
-static int launch_n(tl_launch_fn launch, void *user, int count, tl_sbuf *msg) {
+/* `count` launches back to back, each after o->before's work when there is one; TL_OK or
+ * the launcher's error in msg. */
+static int launch_n(const tl_time_opts *o, tl_launch_fn launch, void *user, int count, tl_sbuf *msg) {
   char err[512];
   for (int i = 0; i < count; i++) {
     err[0] = 0;
-    int st = launch(user, NULL, err, sizeof err);
+    int st = o && o->before ? o->before(user, NULL, err, sizeof err) : TL_OK;
+    if (st == TL_OK) st = launch(user, NULL, err, sizeof err);
     if (st != TL_OK) {
       tl_sbuf_printf(msg, "%s\n", err[0] ? err : "launch failed");
       return st;
     }
+  }
+  return TL_OK;
+}
+
+/* With o->before: launch j of `count` between events ev[2j] and ev[2j+1], its `before` work
+ * enqueued ahead of ev[2j]; TL_OK or an error in msg. */
+static int launch_pairs(const tl_cuda *cu, const tl_time_opts *o, tl_launch_fn launch, void *user, int count,
+                        CUevent *ev, tl_sbuf *msg) {
+  char err[512];
+  for (int j = 0; j < count; j++) {
+    err[0] = 0;
+    int st = o->before(user, NULL, err, sizeof err);
+    if (st != TL_OK) {
+      tl_sbuf_printf(msg, "%s\n", err[0] ? err : "the work before a launch failed");
+      return st;
+    }
+    CUresult r = cu->cuEventRecord(ev[2 * j], NULL);
+    if (r != CUDA_SUCCESS) return cu_fail(msg, "cuEventRecord", r);
+    if ((st = launch(user, NULL, err, sizeof err)) != TL_OK) {
+      tl_sbuf_printf(msg, "%s\n", err[0] ? err : "launch failed");
+      return st;
+    }
+    if ((r = cu->cuEventRecord(ev[2 * j + 1], NULL)) != CUDA_SUCCESS) return cu_fail(msg, "cuEventRecord", r);
   }
   return TL_OK;
 }
@@ -61,11 +87,14 @@ int tl_rt_time_launches(const tl_rt_device *d, tl_launch_fn launch, void *user, 
   if (max_runs < min_runs) max_runs = min_runs;
 
   /* 1. one launch, synchronized: a faulting kernel stops here */
-  if ((st = launch_n(launch, user, 1, msg)) != TL_OK) return st;
+  if ((st = launch_n(o, launch, user, 1, msg)) != TL_OK) return st;
   CUresult r = cu->cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return cu_fail(msg, "the kernel (cuCtxSynchronize after its first launch)", r);
 
-  CUevent *ev = calloc((size_t)max_runs + 1, sizeof *ev);
+  /* with `before`, an event pair a launch (estimate: 3 pairs); else a chain of max_runs + 1 */
+  bool pairs = o && o->before;
+  int want = pairs ? 2 * (max_runs > 3 ? max_runs : 3) : max_runs + 1;
+  CUevent *ev = calloc((size_t)want, sizeof *ev);
   double *times = calloc((size_t)max_runs, sizeof *times);
   int nev = 0;
   if (!ev || !times) {
@@ -73,7 +102,7 @@ int tl_rt_time_launches(const tl_rt_device *d, tl_launch_fn launch, void *user, 
     return TL_ERR_NOMEM;
   }
   st = TL_OK;
-  for (; nev < max_runs + 1; nev++) {
+  for (; nev < want; nev++) {
     if ((r = cu->cuEventCreate(&ev[nev], CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
       st = cu_fail(msg, "cuEventCreate", r);
       goto done;
@@ -81,28 +110,45 @@ int tl_rt_time_launches(const tl_rt_device *d, tl_launch_fn launch, void *user, 
   }
   /* 2. a first estimate over 3 launches */
   float ms = 0;
-  if ((r = cu->cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
-  if ((st = launch_n(launch, user, 3, msg)) != TL_OK) goto done;
-  if ((r = cu->cuEventRecord(ev[1], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
-  if ((r = cu->cuEventSynchronize(ev[1])) != CUDA_SUCCESS) { st = cu_fail(msg, "the kernel (cuEventSynchronize)", r); goto done; }
-  if ((r = cu->cuEventElapsedTime(&ms, ev[0], ev[1])) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventElapsedTime", r); goto done; }
+  if (pairs) {
+    if ((st = launch_pairs(cu, o, launch, user, 3, ev, msg)) != TL_OK) goto done;
+    if ((r = cu->cuEventSynchronize(ev[5])) != CUDA_SUCCESS) { st = cu_fail(msg, "the kernel (cuEventSynchronize)", r); goto done; }
+    float sum = 0;
+    for (int j = 0; j < 3; j++) {
+      if ((r = cu->cuEventElapsedTime(&ms, ev[2 * j], ev[2 * j + 1])) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventElapsedTime", r); goto done; }
+      sum += ms;
+    }
+    ms = sum;
+  } else {
+    if ((r = cu->cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
+    if ((st = launch_n(o, launch, user, 3, msg)) != TL_OK) goto done;
+    if ((r = cu->cuEventRecord(ev[1], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
+    if ((r = cu->cuEventSynchronize(ev[1])) != CUDA_SUCCESS) { st = cu_fail(msg, "the kernel (cuEventSynchronize)", r); goto done; }
+    if ((r = cu->cuEventElapsedTime(&ms, ev[0], ev[1])) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventElapsedTime", r); goto done; }
+  }
   double estimate = ms / 3.0 > 1e-4 ? ms / 3.0 : 1e-4; /* events resolve about 0.5 us */
   out->estimate_ms = estimate;
   /* 3. warm-up (clocks up, caches and TLBs warm), then N timed launches */
   out->warmup = clamp_int(0.2 * target / estimate, 1, 100);
   out->runs = clamp_int(target / estimate, min_runs, max_runs);
-  if ((st = launch_n(launch, user, out->warmup, msg)) != TL_OK) goto done;
-  if ((r = cu->cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
-  for (int i = 0; i < out->runs; i++) {
-    if ((st = launch_n(launch, user, 1, msg)) != TL_OK) goto done;
-    if ((r = cu->cuEventRecord(ev[i + 1], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
+  if ((st = launch_n(o, launch, user, out->warmup, msg)) != TL_OK) goto done;
+  int last = pairs ? 2 * out->runs - 1 : out->runs; /* the event recorded last */
+  if (pairs) {
+    if ((st = launch_pairs(cu, o, launch, user, out->runs, ev, msg)) != TL_OK) goto done;
+  } else {
+    if ((r = cu->cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
+    for (int i = 0; i < out->runs; i++) {
+      if ((st = launch_n(o, launch, user, 1, msg)) != TL_OK) goto done;
+      if ((r = cu->cuEventRecord(ev[i + 1], NULL)) != CUDA_SUCCESS) { st = cu_fail(msg, "cuEventRecord", r); goto done; }
+    }
   }
-  if ((r = cu->cuEventSynchronize(ev[out->runs])) != CUDA_SUCCESS) {
+  if ((r = cu->cuEventSynchronize(ev[last])) != CUDA_SUCCESS) {
     st = cu_fail(msg, "the kernel (cuEventSynchronize)", r);
     goto done;
   }
   for (int i = 0; i < out->runs; i++) {
-    if ((r = cu->cuEventElapsedTime(&ms, ev[i], ev[i + 1])) != CUDA_SUCCESS) {
+    CUevent a = pairs ? ev[2 * i] : ev[i], b = pairs ? ev[2 * i + 1] : ev[i + 1];
+    if ((r = cu->cuEventElapsedTime(&ms, a, b)) != CUDA_SUCCESS) {
       st = cu_fail(msg, "cuEventElapsedTime", r);
       goto done;
     }
@@ -154,4 +200,21 @@ void tl_rt_scratch_free(const tl_rt_device *d, CUdeviceptr p) {
   char err[64];
   if (!p || tl_rt_driver(&cu, err, sizeof err) != TL_OK || !cu->cuMemFree) return;
   if (tl_rt_make_current(d, err, sizeof err) == TL_OK) cu->cuMemFree(p);
+}
+
+int tl_rt_zero(CUdeviceptr p, size_t bytes, char *err, size_t n) {
+  const tl_cuda *cu;
+  int st = tl_rt_driver(&cu, err, n);
+  if (st != TL_OK) return st;
+  if (!cu->cuMemsetD8) {
+    snprintf(err, n, "the CUDA driver lacks cuMemsetD8 (zeroing a @zeroed tensor)");
+    return TL_ERR_CUDA;
+  }
+  CUresult r = cu->cuMemsetD8(p, 0, bytes);
+  if (r != CUDA_SUCCESS) {
+    char t[200];
+    snprintf(err, n, "cuMemsetD8 (zeroing a @zeroed tensor) failed: %s", tl_rt_result_text(r, t, sizeof t));
+    return TL_ERR_CUDA;
+  }
+  return TL_OK;
 }

@@ -68,13 +68,15 @@ static const char usage_text[] =
     "  --max-errors=N         stop after N errors (0 = no limit)\n"
     "  --version, --help\n"
     "\n"
-    "run: make random inputs for every tensor parameter (sizes from --size for\n"
-    "shape symbols, constants from the kernel), run the CPU interpreter, and with\n"
+    "run: make random inputs for every tensor parameter (zeros for a @zeroed one;\n"
+    "sizes from --size for shape symbols, constants from the kernel), run the CPU\n"
+    "interpreter, and with\n"
     "--device also the kernel on GPU 0, comparing every written tensor (max abs/rel\n"
     "error, PASS/FAIL per tensor; exit 1 on FAIL, 77 when no GPU is present).\n"
     "\n"
     "tune: the same random inputs on GPU N (default 0); every combination of the\n"
-    "--space values (tile constants, warps, stages) is compiled, launched and timed;\n"
+    "--space values (tile constants, warps, stages) is compiled, launched and timed\n"
+    "(@zeroed tensors zeroed before every launch, outside the timed interval);\n"
     "prints one line per configuration and the winner (cached per kernel, shape\n"
     "class and device; see docs/autotune.md).  Exit 77 when no GPU is present.\n"
     "\n"
@@ -854,7 +856,10 @@ static int run_main(cli *c) {
       rc = EXIT_INPUT;
       goto done;
     }
-    for (size_t e = 0; e < rp->numel; e++) random_elem(rp->info.dtype, rp->host + e * (size_t)elem_bytes(rp->info.dtype));
+    /* @zeroed tensors hold zeros on entry (the kernel's contract); every other one random data */
+    if (tilec_program_param_flags(p, kernel, i) & TILEC_PARAM_ZEROED) memset(rp->host, 0, rp->bytes ? rp->bytes : 1);
+    else
+      for (size_t e = 0; e < rp->numel; e++) random_elem(rp->info.dtype, rp->host + e * (size_t)elem_bytes(rp->info.dtype));
     rp->t.device.device_type = kDLCPU;
     rp->t.ndim = rp->info.rank;
     rp->t.dtype = rp->info.dl_dtype;

@@ -209,7 +209,12 @@ static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki) {
   }
   tl_sbuf_printf(b, ")\n *   entry %s, %d threads, %d bytes of dynamic shared memory%s.\n", ki->entry, ki->threads,
                  ki->smem_bytes, ki->ntma ? ", tensor maps encoded per launch" : "");
-  tl_sbuf_puts(b, " *   Tensors: device pointer, sizes, strides in elements (NULL = row-major). */\n");
+  tl_sbuf_puts(b, " *   Tensors: device pointer, sizes, strides in elements (NULL = row-major).");
+  for (int i = 0; i < f->params.len; i++)
+    if (f->params.data[i].zeroed) /* @zeroed(NAME): the caller's job here (docs/language.md "Zeroed tensors") */
+      tl_sbuf_printf(b, "\n *   %s must hold zeros when a launch starts (@zeroed; the launcher does not zero it).",
+                     f->params.data[i].name);
+  tl_sbuf_puts(b, " */\n");
 }
 
 /* The launcher of one kernel. */

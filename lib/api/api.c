@@ -690,6 +690,14 @@ tilec_status tilec_program_param(const tilec_program *p, int kernel, int index, 
   return TILEC_OK;
 }
 
+int tilec_program_param_flags(const tilec_program *p, int kernel, int index) {
+  tl_module *m = module_of(p);
+  if (!m || kernel < 0 || kernel >= m->funcs.len) return -1;
+  const tl_func *f = m->funcs.data[kernel];
+  if (index < 0 || index >= f->params.len) return -1;
+  return f->params.data[index].zeroed ? TILEC_PARAM_ZEROED : 0;
+}
+
 /* ---- arguments and the interpreter ------------------------------------------------------- */
 /* DLPack >= 1.1 codes, accepted when a newer producer sends them. */
 enum { DL_BOOL = 6, DL_FLOAT8_E4M3FN = 10, DL_FLOAT8_E5M2 = 12 };

@@ -2,7 +2,8 @@
  * Enumerate the space, compile each configuration (own program, its PTX
  * loaded with tilec_kernel_load_ptx: no kernel cache, whose key knows nothing
  * of the "warps"/"stages" options), launch it on scratch copies of the
- * written tensors, time it (runtime/timing.c), keep the fastest; the winner
+ * written tensors (the @zeroed ones zeroed before every launch, outside the
+ * timed interval), time it (runtime/timing.c), keep the fastest; the winner
  * is cached on disk per (source, kernel, options, space, shape class, device).
  * requires: the runtime; keeps: the caller's tensors unwritten, the base
  * options unchanged; breaks: nothing. */
@@ -271,8 +272,11 @@ typedef struct tuner {
   const tl_rt_device *dev;
   int device;
   char arch[32];
-  tilec_arg *args;  /* the caller's, written tensors replaced by scratch ones */
+  tilec_arg *args;  /* the caller's, written and @zeroed tensors replaced by scratch ones */
   int nargs;
+  CUdeviceptr *zero_at; /* the @zeroed scratch buffers, zeroed before every launch */
+  size_t *zero_bytes;
+  int nzero;
   tl_sbuf log;
 } tuner;
 
@@ -360,6 +364,17 @@ static int launch_once(void *user, CUstream s, char *err, size_t n) {
   return TL_OK;
 }
 
+/* Before every launch (tl_time_opts.before, outside the timed interval): zero the @zeroed tensors. */
+static int zero_before(void *user, CUstream s, char *err, size_t n) {
+  const launcher *l = user;
+  (void)s; /* the default stream, the launches' */
+  for (int i = 0; i < l->t->nzero; i++) {
+    int st = tl_rt_zero(l->t->zero_at[i], l->t->zero_bytes[i], err, n);
+    if (st != TL_OK) return st;
+  }
+  return TL_OK;
+}
+
 /* Compile, load and time one configuration.  TILEC_OK with *ms, or a skip
  * (reason in buf, TILEC_OK returned with *ms = -1), or a fatal error (the
  * context may be broken: a faulting kernel). */
@@ -394,7 +409,10 @@ static tilec_status run_config(tuner *t, const int64_t *values, double *ms, int 
     return st == TILEC_ERROR_NOMEM || st == TILEC_ERROR_NO_DEVICE ? st : TILEC_OK;
   }
   launcher l = {k, t, false};
-  tl_time_opts topts = {.target_ms = t->space ? t->space->target_ms : 0};
+  /* TILEC_TUNE_ZERO=0 (measuring): no zeroing before the launches, the back-to-back event chain */
+  const char *zs = getenv("TILEC_TUNE_ZERO");
+  bool zero = t->nzero && !(zs && !strcmp(zs, "0"));
+  tl_time_opts topts = {.target_ms = t->space ? t->space->target_ms : 0, .before = zero ? zero_before : NULL};
   tl_time_result tr;
   tl_sbuf msg = {0};
   int rt = tl_rt_time_launches(t->dev, launch_once, &l, &topts, &tr, &msg);
@@ -574,6 +592,8 @@ tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec
   }
   char *scratch_used = NULL;
   CUdeviceptr *scratch = NULL;
+  CUdeviceptr *zero_at = NULL;
+  size_t *zero_bytes = NULL;
   tilec_arg *own_args = NULL;
   const tl_source *src = NULL;
   char *source_copy = NULL;
@@ -635,12 +655,15 @@ tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec
     }
   }
 
-  /* the written tensors are replaced by zero-filled scratch buffers */
+  /* the written and the @zeroed tensors are replaced by zero-filled scratch buffers (the
+   * @zeroed ones zeroed again before every launch: zero_before) */
   own_args = calloc((size_t)(nargs ? nargs : 1), sizeof *own_args);
   scratch = calloc((size_t)(nargs ? nargs : 1), sizeof *scratch);
   DLTensor *scratch_t = calloc((size_t)(nargs ? nargs : 1), sizeof *scratch_t);
   scratch_used = (char *)scratch_t;
-  if (!own_args || !scratch || !scratch_t) {
+  zero_at = calloc((size_t)(nargs ? nargs : 1), sizeof *zero_at);
+  zero_bytes = calloc((size_t)(nargs ? nargs : 1), sizeof *zero_bytes);
+  if (!own_args || !scratch || !scratch_t || !zero_at || !zero_bytes) {
     st = TILEC_ERROR_NOMEM;
     goto done;
   }
@@ -649,11 +672,14 @@ tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec
   for (int i = 0; i < nargs; i++) {
     own_args[i] = args[i];
     tilec_param_info info;
-    if (args[i].kind != TILEC_ARG_TENSOR || tilec_program_param(p, kidx, i, &info) != TILEC_OK || !info.written)
+    if (args[i].kind != TILEC_ARG_TENSOR || tilec_program_param(p, kidx, i, &info) != TILEC_OK)
       continue;
+    bool zeroed = tilec_program_param_flags(p, kidx, i) & TILEC_PARAM_ZEROED;
+    if (!info.written && !zeroed) continue;
     scratch_t[i] = *args[i].u.tensor;
     tl_sbuf msg = {0};
-    rt = tl_rt_scratch_alloc(t.dev, tensor_span_bytes(&scratch_t[i]), &scratch[i], &msg);
+    size_t bytes = tensor_span_bytes(&scratch_t[i]);
+    rt = tl_rt_scratch_alloc(t.dev, bytes, &scratch[i], &msg);
     if (rt != TL_OK) {
       tl_sbuf_printf(&t.log, "tilec: error: tune: scratch buffer for '%s': %s", info.name, msg.data ? msg.data : "\n");
       tl_sbuf_free(&msg);
@@ -663,9 +689,15 @@ tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec
     scratch_t[i].data = (void *)(uintptr_t)scratch[i];
     scratch_t[i].byte_offset = 0;
     own_args[i].u.tensor = &scratch_t[i];
+    if (zeroed) {
+      zero_at[t.nzero] = scratch[i];
+      zero_bytes[t.nzero++] = bytes ? bytes : 1;
+    }
   }
   t.args = own_args;
   t.nargs = nargs;
+  t.zero_at = zero_at;
+  t.zero_bytes = zero_bytes;
 
   /* every configuration */
   int64_t count = tl_tune_space_size(space);
@@ -727,6 +759,8 @@ done:
   for (int i = 0; scratch && i < nargs; i++) tl_rt_scratch_free(t.dev, scratch[i]);
   free(scratch);
   free(scratch_used);
+  free(zero_at);
+  free(zero_bytes);
   free(own_args);
   free(source_copy);
   copy_log(out, &t.log);

@@ -367,6 +367,42 @@ def check():
     print("fake-driver checks: OK")
 
 
+COUNT = """
+@zeroed(Cnt)
+kernel count(X: tensor<f32>[N], Cnt: tensor<i32>[B])
+    tiles(B = 128)
+    grid(cdiv(N, B))
+{
+    i = program_id(0) * B;
+    atomic_add(Cnt[0 : B], cast<i32>(load(X[i : i + B]) * 0.0) + 1);
+}
+"""
+
+
+def check_autotune_zeroed(log):
+    """tilec.autotune of a kernel with @zeroed(Cnt): the fake driver's log (FAKE_CUDA_LOG) shows a memset
+    of zeros right before every launch, of the buffer the launch passes as Cnt (a scratch buffer, never
+    the caller's), and Kernel.params says which tensor is @zeroed."""
+    prog = tilec.compile(COUNT, arch="sm_90a")
+    assert [p.zeroed for p in prog["count"].params] == [False, True], prog["count"].params
+    assert not any(p.zeroed for p in tilec.compile(VADD, arch="sm_90a")["vadd"].params)
+    x = FakeCudaArray(0x7F2000000000, (1000,))
+    cnt = FakeCudaArray(0x7F2000100000, (128,), dtype=(0, 32))
+    r = tilec.autotune(COUNT, "count", {"warps": [4, 8]}, (x, cnt), cache=False, progress=False, target_ms=5.0)
+    assert r.nvalid == 2, r.log
+    lines = open(log).read().splitlines()
+    launches = [i for i, l in enumerate(lines) if l.startswith("count grid=")]
+    assert len(launches) >= 2 * (1 + 3 + 1 + 5), lines  # first, estimate, warm-up, >= 5 timed: per config
+    for i in launches:
+        prev = lines[i - 1] if i else ""
+        assert prev.startswith("memset 0x") and prev.endswith(" bytes=512 value=0"), (i, prev, lines[i])
+        addr = int(prev.split()[1], 16)
+        p = params_of(lines[i])
+        assert struct.unpack("<Q", p[3])[0] == addr, "the memset is of the Cnt the launch takes"
+        assert addr != 0x7F2000100000, "the caller's Cnt is never written"
+    print("autotune zeroed checks: OK")
+
+
 def bench(n):
     k = tilec.compile(VADD, arch="sm_90a")["vadd"]
     xs = [FakeCudaArray(0x7F0000000000 + i * 0x100000, (4096,)) for i in range(3)]
@@ -426,5 +462,7 @@ if __name__ == "__main__":
         check_tvm_ffi()
     elif len(sys.argv) > 2 and sys.argv[1] == "--fast":
         check_fast_path(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--autotune-zeroed":
+        check_autotune_zeroed(sys.argv[2])
     else:
         check()

@@ -11,8 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 needs_fake = pytest.mark.skipif(not os.path.exists(FAKE), reason="no fake libcuda ($TILEC_FAKE_LIBCUDA)")
 
 
-def run(*args):
-    env = dict(os.environ, TILEC_LIBCUDA=FAKE)
+def run(*args, env=None):
+    env = dict(os.environ, TILEC_LIBCUDA=FAKE, **(env or {}))
     env["TILEC_CACHE_DIR"] = env.get("TILEC_FAKE_CACHE_DIR", "")  # empty: no disk cache
     r = subprocess.run([sys.executable, os.path.join(HERE, "fake_launch.py"), *args], env=env,
                        capture_output=True, text=True, timeout=300)
@@ -23,6 +23,13 @@ def run(*args):
 @needs_fake
 def test_launches_as_recorded_by_the_driver():
     assert "fake-driver checks: OK" in run()
+
+
+@needs_fake
+def test_autotune_zeroes_zeroed_tensors_before_every_launch(tmp_path):
+    log = tmp_path / "fake.log"
+    env_log = {"FAKE_CUDA_LOG": str(log)}
+    assert "autotune zeroed checks: OK" in run("--autotune-zeroed", str(log), env=env_log)
 
 
 @needs_fake

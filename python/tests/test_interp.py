@@ -31,6 +31,38 @@ def test_vadd_from_source(n):
     np.testing.assert_allclose(z, x * np.float32(a) + y, rtol=1e-6, atol=1e-6)
 
 
+COUNT = """
+@zeroed(Cnt)
+kernel count(X: tensor<f32>[N], Y: tensor<f32>[N], Cnt: tensor<i32>[B])
+    tiles(B = 128)
+    grid(cdiv(N, B))
+{
+    i = program_id(0) * B;
+    store(Y[i : i + B], load(X[i : i + B]) * 2.0);
+    atomic_add(Cnt[0 : B], zeros<i32>[B] + 1);
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 129, 1000])
+def test_zeroed_params_and_the_interpreter(n):
+    """Param.zeroed names the tensors a caller must zero (@zeroed); made as it says, a counter every
+    program adds 1 to ends at the number of programs.  attn_decode.tile: only attn_decode_fused's Count."""
+    k = tilec.compile(COUNT)["count"]
+    assert [p.zeroed for p in k.params] == [False, False, True]
+    assert k.params[2].written
+    args = [np.zeros(128, np.int32) if p.zeroed else rng.standard_normal(n, dtype=np.float32) for p in k.params]
+    args[1][:] = np.nan
+    tilec.interpret(k, *args)
+    np.testing.assert_array_equal(args[2], np.full(128, -(-n // 128), np.int32))
+    np.testing.assert_array_equal(args[1], args[0] * 2)
+    p = tilec.compile(os.path.join(EXAMPLES, "attn_decode.tile"))
+    zeroed = [(name, q.name) for name in p.kernel_names for q in p[name].params if q.zeroed]
+    assert zeroed == [("attn_decode_fused", "Count")]
+    with pytest.raises(tilec.TilecError, match="'n' is a scalar parameter; @zeroed names a tensor"):
+        tilec.compile(COUNT.replace("@zeroed(Cnt)", "@zeroed(n)").replace("Cnt: tensor<i32>[B])", "Cnt: tensor<i32>[B], n: i32)"))
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (37, 300), (5, 1024), (3, 1000)])
 def test_softmax_example(shape):
     k = tilec.compile(os.path.join(EXAMPLES, "softmax.tile"))["softmax"]

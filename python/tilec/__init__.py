@@ -132,6 +132,8 @@ def _is_path(source_or_path: Union[str, "os.PathLike[str]"]) -> bool:
 
 
 # ---- parameters ----------------------------------------------------------------------------------
+TILEC_PARAM_ZEROED = 1  # tilec_program_param_flags (include/tilec.h)
+
 @dataclass(frozen=True)
 class Param:
     """One kernel parameter: a tensor (dtype, dims: symbol names or constants) or a scalar."""
@@ -143,6 +145,7 @@ class Param:
     written: bool
     dl_code: int
     dl_bits: int
+    zeroed: bool = False  # @zeroed(NAME): the kernel needs zeros in it on entry (docs/language.md)
 
     def __str__(self) -> str:
         if not self.is_tensor:
@@ -471,8 +474,10 @@ class Kernel:
             _check(lib.tilec_program_param(program._h, index, i, C.byref(info)), "param", program._h)
             dims = tuple(info.dim_symbol[d].decode() if info.dim_symbol[d] else int(info.dim_value[d])
                          for d in range(info.rank))
+            flags = lib.tilec_program_param_flags(program._h, index, i)
             ps.append(Param(info.name.decode(), bool(info.is_tensor), info.dtype.decode(), info.rank, dims,
-                            bool(info.written), info.dl_dtype.code, info.dl_dtype.bits))
+                            bool(info.written), info.dl_dtype.code, info.dl_dtype.bits,
+                            flags > 0 and bool(flags & TILEC_PARAM_ZEROED)))
         self.params: Tuple[Param, ...] = tuple(ps)
         self._n = len(ps)
         self._buf = _ArgBuffer(ps)
@@ -695,7 +700,8 @@ def autotune(source_or_path: Union[str, "os.PathLike[str]"], kernel: str, space:
              **options: Any) -> TuneResult:
     """Time every configuration of `space` (tile constant or "warps"/"stages" -> values; the first
     name varies slowest) for `kernel` on the GPU with `args` (its outputs are never written: scratch
-    buffers stand in) and return the fastest, cached on disk by source, options, space, shape class and
+    buffers stand in; the @zeroed ones, `k.params[i].zeroed`, are zeroed before every launch, outside
+    the timed interval) and return the fastest, cached on disk by source, options, space, shape class and
     device (a second call returns it at once, from_cache=True).  progress: True = a bar on stderr,
     False = quiet, or a function (index, count, desc, ms) (ms < 0: skipped).  docs/autotune.md."""
     names = list(space)

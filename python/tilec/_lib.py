@@ -115,6 +115,7 @@ _sigs = {
     "tilec_program_get_binary": (C.c_int, [_P, C.c_int, C.POINTER(_P), C.POINTER(C.c_size_t)]),
     "tilec_program_num_params": (C.c_int, [_P, C.c_int]),
     "tilec_program_param": (C.c_int, [_P, C.c_int, C.c_int, C.POINTER(ParamInfo)]),
+    "tilec_program_param_flags": (C.c_int, [_P, C.c_int, C.c_int]),
     "tilec_program_emit_c": (C.c_int, [_P, C.c_char_p, C.POINTER(_P), C.POINTER(_P)]),
     "tilec_interpret": (C.c_int, [_P, C.c_char_p, _P, C.c_int]),
     "tilec_device_init": (C.c_int, [C.c_int]),

@@ -9,8 +9,9 @@
  * Tensor maps are filled with a hash of every argument of
  * cuTensorMapEncodeTiled, so two launchers that encode alike launch alike.
  * Queries for tests: fake_cuda_launches(), fake_cuda_last_launch(buf, n)
- * ("ENTRY grid=X,Y,Z block=B smem=S stream=0x.. params=HEX"); with
- * FAKE_CUDA_LOG=PATH every launch's line is appended to PATH too. */
+ * ("ENTRY grid=X,Y,Z block=B smem=S stream=0x.. params=HEX"), fake_cuda_memsets(); with
+ * FAKE_CUDA_LOG=PATH every launch's line is appended to PATH too, and every cuMemsetD8 as
+ * "memset 0xADDR bytes=N value=V" (the tuner's zeroing of @zeroed tensors). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -193,7 +194,23 @@ static CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void
 static CUresult cuEventDestroy(void *e) { free(e); return 0; }
 static CUresult cuMemAlloc(uint64_t *p, size_t n) { *p = (uint64_t)(uintptr_t)malloc(n ? n : 1); return *p ? 0 : 2; }
 static CUresult cuMemFree(uint64_t p) { free((void *)(uintptr_t)p); return 0; }
-static CUresult cuMemsetD8(uint64_t p, unsigned char v, size_t n) { memset((void *)(uintptr_t)p, v, n); return 0; }
+static long memsets;
+static CUresult cuMemsetD8(uint64_t p, unsigned char v, size_t n) {
+  memset((void *)(uintptr_t)p, v, n);
+  memsets++;
+  if (!log_checked) {
+    log_path = getenv("FAKE_CUDA_LOG");
+    log_checked = 1;
+  }
+  if (log_path && *log_path) {
+    FILE *fp = fopen(log_path, "a");
+    if (fp) {
+      fprintf(fp, "memset 0x%llx bytes=%zu value=%u\n", (unsigned long long)p, n, v);
+      fclose(fp);
+    }
+  }
+  return 0;
+}
 
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -239,6 +256,7 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, ui
 }
 
 API long fake_cuda_launches(void) { return launches; }
+API long fake_cuda_memsets(void) { return memsets; }
 API size_t fake_cuda_last_launch(char *buf, size_t n) {
   if (!last[0] && rec.f) format_last();
   if (buf && n) snprintf(buf, n, "%s", last);

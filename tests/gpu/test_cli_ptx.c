@@ -149,7 +149,9 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     t->init = malloc(alloc);
     t->out_jit = malloc(alloc);
     t->out_cli = malloc(alloc);
-    if (info[i].written) memset(t->init, 0xFF, alloc); /* NaN bytes: unwritten elements stay visible */
+    /* @zeroed (attn_decode_fused's Count): zeros, the kernel's contract (with 0xFF bytes, -1, its merge never ran) */
+    if (tilec_program_param_flags(p, kidx, i) & TILEC_PARAM_ZEROED) memset(t->init, 0, alloc);
+    else if (info[i].written) memset(t->init, 0xFF, alloc); /* NaN bytes: unwritten elements stay visible */
     else gpu_fill_random(t->init, numel, info[i].dtype);
     gpu_check(gpu.cuMemAlloc(&t->dev, alloc), "cuMemAlloc");
     t->dl = (DLTensor){.data = (void *)(uintptr_t)t->dev, .device = {kDLCUDA, 0}, .ndim = info[i].rank,

@@ -241,8 +241,9 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
     size_t alloc = t->bytes ? t->bytes : 1;
     t->host = malloc(alloc);
     t->back = malloc(alloc);
-    /* attn_decode_fused's Count: zeros before a launch (each launch leaves them 0: compared after) */
-    if (!strcmp(kname, "attn_decode_fused") && !strcmp(info[i].name, "Count")) memset(t->host, 0, alloc);
+    /* @zeroed tensors (attn_decode_fused's Count): zeros before a launch, as the kernel's contract
+     * says (compared after: attn_decode_fused leaves them 0) */
+    if (tilec_program_param_flags(p, kidx, i) & TILEC_PARAM_ZEROED) memset(t->host, 0, alloc);
     else if (info[i].written == 1) memset(t->host, 0xFF, alloc); /* NaN bytes */
     /* written == 2 (updated by atomics only): random contents, the same on both sides */
     else gpu_fill_random(t->host, t->numel, info[i].dtype);

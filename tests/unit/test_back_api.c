@@ -361,6 +361,43 @@ Test(api, params_describe_the_signature) {
   tilec_program_destroy(p);
 }
 
+/* tilec_program_param_flags: TILEC_PARAM_ZEROED exactly on the @zeroed tensors (examples/attn_decode.tile:
+ * attn_decode_fused's Count, nothing else of the file), -1 for bad arguments; tilec_param_info unchanged */
+Test(api, param_flags_report_zeroed_tensors) {
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/attn_decode.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_AST), TILEC_OK, "%s", tilec_program_log(p));
+  int zeroed = 0, fused = -1;
+  for (int k = 0; k < tilec_program_num_kernels(p); k++) {
+    if (!strcmp(tilec_program_kernel_name(p, k), "attn_decode_fused")) fused = k;
+    for (int i = 0; i < tilec_program_num_params(p, k); i++) {
+      tilec_param_info info;
+      cr_assert_eq(tilec_program_param(p, k, i, &info), TILEC_OK);
+      int f = tilec_program_param_flags(p, k, i);
+      cr_assert(f == 0 || f == TILEC_PARAM_ZEROED, "%s: flags %d", info.name, f);
+      if (f & TILEC_PARAM_ZEROED) {
+        zeroed++;
+        cr_assert_str_eq(tilec_program_kernel_name(p, k), "attn_decode_fused");
+        cr_assert_str_eq(info.name, "Count");
+        cr_assert(info.is_tensor && info.written);
+      }
+    }
+  }
+  cr_assert_eq(zeroed, 1, "one @zeroed tensor in attn_decode.tile");
+  cr_assert_geq(fused, 0);
+  cr_assert_eq(tilec_program_param_flags(p, fused, tilec_program_num_params(p, fused)), -1);
+  cr_assert_eq(tilec_program_param_flags(p, fused, -1), -1);
+  cr_assert_eq(tilec_program_param_flags(p, tilec_program_num_kernels(p), 0), -1);
+  cr_assert_eq(tilec_program_param_flags(NULL, 0, 0), -1);
+  tilec_program_destroy(p);
+  /* a failed compile has no kernels to ask about */
+  cr_assert_eq(tilec_program_create(&p, "@zeroed(n) kernel k(X: tensor<f32>[N], n: i32) grid(1) { }", "z", NULL), TILEC_OK);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_AST), TILEC_ERROR_INPUT);
+  cr_assert(strstr(tilec_program_log(p), "'n' is a scalar parameter; @zeroed names a tensor"), "%s", tilec_program_log(p));
+  cr_assert_eq(tilec_program_param_flags(p, 0, 0), -1);
+  tilec_program_destroy(p);
+}
+
 /* ---- the interpreter entry ------------------------------------------------------------------------ */
 static DLTensor host_f32(float *data, int64_t *shape, int64_t *strides) {
   DLTensor t;

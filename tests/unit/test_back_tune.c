@@ -26,6 +26,13 @@
 #define SCRATCH_BASE 0x7000000000ull
 static struct {
   int launches, allocs, frees, memsets;
+  /* @zeroed: memsets since the last launch (their targets), launches preceded by fewer than
+   * want_zero of them or by one whose target is no parameter of the launch; a memset's virtual
+   * cost (to show it stays outside the timed intervals) */
+  int memsets_since_launch, want_zero, launches_unzeroed, zero_wrong_target;
+  CUdeviceptr memset_at[8];
+  size_t memset_bytes[8];
+  double memset_cost_ms;
   double clock_ms;                /* advanced by each launch */
   uint64_t slot_values[512];      /* the last launch's parameter slots (first 8 bytes each) */
   int nslots_seen;
@@ -45,6 +52,13 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   fk.clock_ms += fake_cost_ms(bx, smem);
   fk.nslots_seen = fake_nslots;
   for (int i = 0; i < fake_nslots && i < 512; i++) memcpy(&fk.slot_values[i], params[i], 8);
+  if (fk.memsets_since_launch < fk.want_zero) fk.launches_unzeroed++;
+  for (int m = 0; m < fk.memsets_since_launch && m < 8; m++) {
+    bool found = false;
+    for (int i = 0; i < fake_nslots && i < 512; i++) found |= fk.slot_values[i] == fk.memset_at[m];
+    if (!found) fk.zero_wrong_target++;
+  }
+  fk.memsets_since_launch = 0;
   return 0;
 }
 static CUresult f_event_create(CUevent *e, unsigned flags) { (void)flags; *e = calloc(1, sizeof **e); return 0; }
@@ -60,7 +74,17 @@ static CUresult f_mem_alloc(CUdeviceptr *p, size_t n) {
   return 0;
 }
 static CUresult f_mem_free(CUdeviceptr p) { (void)p; fk.frees++; return 0; }
-static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n) { (void)p; (void)v; (void)n; fk.memsets++; return 0; }
+static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n) {
+  fk.memsets++;
+  if (v != 0) return 1;
+  if (fk.memsets_since_launch < 8) {
+    fk.memset_at[fk.memsets_since_launch] = p;
+    fk.memset_bytes[fk.memsets_since_launch] = n;
+  }
+  fk.memsets_since_launch++;
+  fk.clock_ms += fk.memset_cost_ms;
+  return 0;
+}
 
 static const tl_cuda fake = {
     FAKE_CUDA_ENTRIES, .cuLaunchKernel = f_launch, .cuCtxSynchronize = f_sync, .cuStreamSynchronize = f_stream_sync,
@@ -424,6 +448,75 @@ Test(tune, fake_gpu_winner_skips_and_cache_hit) {
   cr_assert_eq(o->stages, (int)r.values[3]);
   cr_assert_eq(o->ndefines, 2);
   tilec_options_destroy(o);
+}
+
+/* @zeroed tensors: replaced by scratch buffers (Z too, which the kernel only reads) that are zeroed
+ * before every launch the tuner makes (the first, the estimate's, the warm-up's, the timed ones), the
+ * memsets outside the timed intervals: each costs 1000 virtual ms, and every time reported is a
+ * launch's own.  Without the attribute: no memset beyond the scratch buffers' first fill. */
+static const char zeroed_src[] =
+    "@zeroed(Acc) @zeroed(Z)\n"
+    "kernel acc(X: tensor<f32>[N], Z: tensor<f32>[B], Acc: tensor<f32>[B])\n"
+    "    tiles(B = 128)\n"
+    "    grid(cdiv(N, B))\n"
+    "{\n"
+    "    i = program_id(0) * B;\n"
+    "    atomic_add(Acc[0 : B], load(X[i : i + B]) + load(Z[0 : B]));\n"
+    "}\n";
+Test(tune, zeroed_tensors_are_zeroed_before_every_launch_outside_the_timing) {
+  /* with = 1: @zeroed; 0: the same kernel without it; -1: with it, under TILEC_TUNE_ZERO=0 (off) */
+  for (int run = 1; run >= -1; run--) {
+    int with = run > 0;
+    const char *src = run ? zeroed_src : zeroed_src + strlen("@zeroed(Acc) @zeroed(Z)\n");
+    if (run < 0) setenv("TILEC_TUNE_ZERO", "0", 1);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create(&p, src, "acc.tile", NULL), TILEC_OK);
+    cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK, "%s", tilec_program_log(p));
+    cr_assert_eq(tilec_program_param_flags(p, 0, 0), 0);
+    cr_assert_eq(tilec_program_param_flags(p, 0, 1), run ? TILEC_PARAM_ZEROED : 0);
+    cr_assert_eq(tilec_program_param_flags(p, 0, 2), run ? TILEC_PARAM_ZEROED : 0);
+    cr_assert_eq(tilec_program_param_flags(p, 0, 3), -1);
+    tl_abi_layout l;
+    char err[128];
+    cr_assert(tl_abi_layout_for(tl_api_find_kernel(p, "acc"), 0, &l, err, sizeof err));
+    fake_nslots = l.nslots;
+    tilec_program_destroy(p);
+    int64_t n = 1000 + rand() % 3000, b = 128;
+    DLTensor t[3] = {
+        {.data = (void *)(uintptr_t)0x100000000ull, .device = {kDLCUDA, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = &n},
+        {.data = (void *)(uintptr_t)0x200000000ull, .device = {kDLCUDA, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = &b},
+        {.data = (void *)(uintptr_t)0x300000000ull, .device = {kDLCUDA, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = &b}};
+    tilec_arg a[3];
+    for (int i = 0; i < 3; i++) a[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+    memset(&fk, 0, sizeof fk);
+    fk.want_zero = with ? 2 : 0;
+    fk.memset_cost_ms = 1000;
+    int64_t warps[] = {4, 8};
+    tilec_tune_param ps[] = {{"warps", warps, 2}};
+    tilec_tune_space space = {ps, 1, 5.0, 1};
+    seen_configs seen = {0};
+    tilec_tune_result r;
+    tilec_status st = tilec_autotune(src, 0, NULL, "acc", &space, a, 3, 0, record, &seen, &r);
+    cr_assert_eq(st, TILEC_OK, "%s\n%s", tilec_status_string(st), r.log);
+    cr_assert_eq(r.nvalid, 2);
+    cr_assert_gt(fk.launches, 2 * 5);
+    for (int i = 0; i < seen.n; i++) cr_assert_lt(seen.ms[i], 100, "%s: %g ms, a memset timed", seen.desc[i], seen.ms[i]);
+    cr_assert_float_eq(r.ms, fake_cost_ms(128, 0), 1e-6, "4 warps: %g ms, the launch's own cost", r.ms);
+    if (with) {
+      cr_assert_eq(fk.launches_unzeroed, 0, "%d of %d launches without both memsets before them", fk.launches_unzeroed,
+                   fk.launches);
+      cr_assert_eq(fk.zero_wrong_target, 0, "memsets of something the launch does not take");
+      cr_assert_eq(fk.memsets, fk.allocs + 2 * fk.launches, "scratch fills, then two a launch");
+      cr_assert_eq(fk.allocs, 2, "Z and Acc: a scratch buffer each for the whole tuning");
+      for (int m = 0; m < 2; m++) cr_assert_eq(fk.memset_bytes[m], 128 * 4);
+    } else {
+      cr_assert_eq(fk.memsets, fk.allocs, "no zeroing beyond the scratch buffers' fill");
+      cr_assert_eq(fk.allocs, run ? 2 : 1, "Z (under the switch) and Acc, or Acc alone");
+    }
+    for (int i = 0; i < fake_nslots; i++)
+      cr_assert_neq(fk.slot_values[i], (uint64_t)(uintptr_t)t[2].data, "the caller's Acc is never passed");
+    unsetenv("TILEC_TUNE_ZERO");
+  }
 }
 
 /* The "cluster" knob: 11 / 21 / 12 apply as the option cluster=1x1 / 2x1 / 1x2, anything else is a usage error. */

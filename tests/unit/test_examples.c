@@ -738,6 +738,9 @@ static void run_decode(compiled *c, int64_t B, int64_t HKV, int64_t G, int64_t P
    * interpreter runs programs in grid order: split NS - 1 is last); its scratch poisoned,
    * the counts zero before, and zero again after (run twice: the second launch reuses them) */
   int64_t sc1 = B * HKV;
+  tl_func *fused = kernel(c, "attn_decode_fused");
+  cr_assert(!strcmp(fused->params.data[8].name, "Count") && fused->params.data[8].zeroed, "@zeroed(Count)");
+  for (int i = 0; i < fused->params.len; i++) cr_assert(i == 8 || !fused->params.data[i].zeroed);
   tl_arg op2 = targ(TL_F32, 4, so), lse2 = targ(TL_F32, 3, sl), cnt = targ(TL_I32, 1, &sc1);
   for (int rep = 0; rep < 2; rep++) {
     tpoison(&op2);
