@@ -385,6 +385,72 @@ static bool cutlass_attn_8(tl_func *f, const main_loop *ml, const char *arch) {
   return true;
 }
 
+/* Whether value v is computed from program_id(0) (its definition chain). */
+static bool from_pid0(tl_func *f, int32_t v) {
+  int32_t stack[256];
+  int n = 0;
+  stack[n++] = v;
+  while (n > 0) {
+    int32_t d = tl_val(f, stack[--n])->def;
+    if (d < 0) continue;
+    tl_op *o = tl_op_at(f, d);
+    if (o->opc == TL_OP_program_id && o->axis == 0) return true;
+    for (int k = 0; k < o->nopnd; k++) {
+      if (n == 256) return true; /* (too deep to tell: say it is) */
+      stack[n++] = o->opnd[k];
+    }
+  }
+  return false;
+}
+
+/* The grid clause's dimension count (its yield's operands), 0 when it has none. */
+static int grid_dims(tl_func *f) {
+  if (!f->grid.ops.len) return 0;
+  tl_op *y = tl_op_at(f, f->grid.ops.data[f->grid.ops.len - 1]);
+  return y->opc == TL_OP_yield ? y->nopnd : 0;
+}
+
+/* The SMs the default span counts (H100 / H200 SXM: 132).  The span only sets how many heads a
+ * group of the order holds (about two waves of CTAs); on a device with other SM counts the order is
+ * the same permutation with a group that is a little long or short, never wrong. */
+#define ATTN_ORDER_SMS 132
+
+/* TILEC_ATTN_ORDER (opt-in; in the kernel cache key): the grid's tail heaviest first across heads.
+ * A causal attention kernel's row blocks have trip counts that depend on program_id(0), and
+ * attn.tile orders them heaviest first along program_id(0) only: the launch order (ctaid.x fastest)
+ * walks one head's row blocks, then the next head's, so the last CTAs the hardware starts include
+ * the last heads' heaviest blocks, and the SMs idle at the end of the grid while those run (a list
+ * schedule's tail, up to a heavy block's length; bench/RESULTS.md, seventeenth session, attnshort:
+ * simulated 5-11 % at S 1k-4k).  The order takes the last ceil(span / num_programs(0)) heads (about
+ * two waves of CTAs) program_id(1) fastest, so their heaviest blocks start first and the lightest
+ * end the grid; the CTAs before them keep the launch order (a head's row blocks together, reading
+ * its K and V from L2 at about the same time).  =1: span 2 x 132 x programs an SM; =N (N >= 2):
+ * span N CTAs (measuring).  Returns the span, 0 (off) with *why saying why, or NULL where there is
+ * nothing to say (not attention, switch unset). */
+static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const char **why) {
+  *why = NULL;
+  const char *e = tl_code_env("TILEC_ATTN_ORDER");
+  if (ml->kind != LOOP_ATTENTION || !e || !*e) return 0; /* (empty = unset, as the cache key reads it) */
+  if (e[0] == '0') return *why = "off (TILEC_ATTN_ORDER=0)", 0;
+  if (grid_dims(f) < 2) return *why = "off (a one-dimensional grid: no heads to interleave)", 0;
+  /* a triangle: the loop starts at the same place in every program and ends where program_id(0)
+   * says (causal); a range that moves with program_id(0) (split-KV decode) weighs the same in each */
+  tl_op *lo = tl_op_at(f, ml->for_op);
+  if (lo->nopnd < 3 || !from_pid0(f, lo->opnd[1]))
+    return *why = "off (the main loop's trip count does not depend on program_id(0): every tile weighs the same)", 0;
+  if (from_pid0(f, lo->opnd[0]) || from_pid0(f, lo->opnd[2]))
+    return *why = "off (the main loop's start or step moves with program_id(0): not one triangle of row blocks)", 0;
+  long v = atol(e);
+  /* programs an SM: the warp-specialized forms one, the two-program wgmma kernel two, the other
+   * wgmma kernels one (D 256), attention off wgmma two (route_pipeline's ring cut) */
+  int progs = f->ws != TL_WS_OFF ? 1 : f->two_programs ? 2 : attn_wg ? 1 : 2;
+  int span = v >= 2 && v <= (1L << 24) ? (int)v : 2 * ATTN_ORDER_SMS * progs;
+  *why = "on (TILEC_ATTN_ORDER: a non-persistent grid's last ceil(span / num_programs(0)) values of program_id(1) "
+         "run it fastest, program_id(0) in the source's order across them: attn.tile's heaviest row blocks of the "
+         "last heads first, the lightest last)";
+  return span;
+}
+
 typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
 static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
@@ -529,6 +595,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                     "tile; TILEC_PERSIST=0 off)";
     }
   }
+  const char *order_why = NULL;
+  f->attn_order = attn_order_span(f, &ml, attn_wg, &order_why);
   bool dtype16 = false;
   if (gemm90) {
     const char *ws = tl_code_env("TILEC_WS"), *pe = tl_code_env("TILEC_PERSIST");
@@ -670,6 +738,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     if (f->two_programs) tl_sbuf_puts(b, "; two programs an SM (the ring cut to their share, .minnctapersm 2; TILEC_ATTN_TWO=0: one)");
     if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s", ws_why, persist_why);
     if (cluster_why) tl_sbuf_printf(b, "; cluster=%s", cluster_why);
+    if (order_why) tl_sbuf_printf(b, "; order=%s", order_why);
+    if (f->attn_order) tl_sbuf_printf(b, " span %d CTAs", f->attn_order);
     tl_sbuf_puts(b, "\n");
   }
   return true;

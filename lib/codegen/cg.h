@@ -112,6 +112,9 @@ void cg_prefetch_loads(cg *g, const int32_t *loads, int nl, LLVMValueRef go);
 /* tile_sched.c: the grid axis a row kernel's launch order walks fastest (grid_order; -1: none,
  * the launch's own ids) */
 int cg_grid_order_axis(cg *g);
+/* attn_order.c: a causal attention kernel's program ids in the order TILEC_ATTN_ORDER asks for
+ * (f->attn_order; program_id(1) fastest in groups) into g->pid; false (nothing emitted) when off. */
+bool cg_attn_order(cg *g);
 
 /* codegen.c */
 TL_NORETURN void cg_unsupported(cg *g, const char *fmt, ...) TL_PRINTF(2, 3);

@@ -102,7 +102,7 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   memset(g->pid, 0, sizeof g->pid);
   g->phantom = NULL;
   if (!T->persist && !T->one_trip) {
-    grid_order(g);
+    if (!cg_attn_order(g)) grid_order(g); /* (attn_order.c: a causal attention grid's order) */
     return;
   }
   T->tv = LLVMBuildAlloca(g->PB, g->i32, "tile");
@@ -130,7 +130,10 @@ void cg_tiles_begin(cg *g, cg_tiles *T) {
   LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, end, ""), body, T->exit);
   LLVMPositionBuilderAtEnd(g->B, body);
-  if (!T->persist) return; /* the launch's own program ids */
+  if (!T->persist) { /* the launch's own program ids, or attn_order.c's order of them */
+    cg_attn_order(g);
+    return;
+  }
   grouped_pids(g, pg, T->cluster, t);
   if (T->cluster) { /* the pair's tile of this CTA, and whether it is past the grid */
     g->pid[a] = LLVMBuildAdd(g->B, LLVMBuildShl(g->B, g->pid[a], cg_i32(g, 1), ""), cg_cluster_rank(g), "pidc");

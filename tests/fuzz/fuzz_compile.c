@@ -15,7 +15,8 @@
  * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1, bit 1
  * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
  * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
- * TILEC_ATTN_WS=fa3; the rest is the source.
+ * TILEC_ATTN_WS=fa3, bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs);
+ * the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_MASK_DIFF", sw1 & 16, sw1 & 64 ? "2" : "1");
   set_switch("TILEC_ROPE_PRODUCER", sw1 & 32, "1");
   set_switch("TILEC_ATTN_WS", sw1 & 32, "fa3");
+  set_switch("TILEC_ATTN_ORDER", sw1 & 64, "2");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);

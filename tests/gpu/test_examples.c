@@ -99,6 +99,8 @@ static const struct {
   bool longest;            /* also at the longest length */
   int bn;                  /* the tile constant BN (0: the example's) */
   bool many;               /* also at the size of more tiles than SMs */
+  const char *env2, *value2; /* a second switch with the first (NULL: none) */
+  bool d256;                 /* also at D 256 (else the default form only) */
 } attn_variants[] = {{NULL, NULL, false, 0, false},
                      {"TILEC_ATTN_WS", "producer", false, 0, false},
                      {"TILEC_ATTN_WS", "pingpong", true, 0, false},
@@ -113,7 +115,16 @@ static const struct {
                      {"TILEC_ATTN_TWO", "0", false, 0, false},
                      /* the default kernel with its FlashAttention-3 form (passes/attn_form.c, D128) taking
                       * every launch, S >= 1: the launcher's pick of the form at every size */
-                     {"TILEC_ATTN_FORM_MIN_S", "1", true, 0, true}};
+                     {"TILEC_ATTN_FORM_MIN_S", "1", true, 0, true},
+                     /* causal grids whose last heads run heaviest block first across them
+                      * (lib/codegen/attn_order.c): the default span (at these sizes every head) and a span
+                      * of 2 CTAs (at (1, 3, 127) the last 2 of 3 heads) at D 64 / 128 / 256; a span of 20
+                      * (the last 3 of 16 heads at (2, 8, 1100): 9 x 16 CTAs) on the two-program kernel and
+                      * on fa3's one-trip form (producer and consumers); full kernels keep the launch's ids */
+                     {"TILEC_ATTN_ORDER", "1", false, 0, false, NULL, NULL, true},
+                     {"TILEC_ATTN_ORDER", "2", false, 0, false, NULL, NULL, true},
+                     {"TILEC_ATTN_ORDER", "20", false, 0, true, NULL, NULL, false},
+                     {"TILEC_ATTN_ORDER", "20", false, 128, true, "TILEC_ATTN_WS", "fa3", false}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -316,7 +327,9 @@ static void run_attn_ws(const char *dir, const char *name) {
     bool longest = rope ? rope_variants[v].longest : attn_variants[v].longest;
     int bn = rope ? rope_variants[v].bn : attn_variants[v].bn;
     bool many = rope ? rope_variants[v].many : attn_variants[v].many;
-    const char *env2 = rope ? rope_variants[v].env2 : NULL, *val2 = rope ? rope_variants[v].value2 : NULL;
+    const char *env2 = rope ? rope_variants[v].env2 : attn_variants[v].env2;
+    const char *val2 = rope ? rope_variants[v].value2 : attn_variants[v].value2;
+    bool d256 = !rope && attn_variants[v].d256;
     /* GPU_TEST_ATTN_VARIANTS=WORD[,WORD...]: only the variants whose switch or value contains a WORD
      * ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
@@ -330,8 +343,9 @@ static void run_attn_ws(const char *dir, const char *name) {
     if (!picked) continue;
     if (env) setenv(env, val, 1);
     if (env2) setenv(env2, val2, 1);
-    /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form only */
-    for (int c = 0; c < (env || rope ? 4 : 6); c++) {
+    /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form and the
+     * variants marked d256 only */
+    for (int c = 0; c < ((env && !d256) || rope ? 4 : 6); c++) {
       int D = c >= 4 ? 256 : c & 1 ? 128 : 64, causal = c >= 4 ? c - 4 : c >> 1;
       if (rope && bn && D != 128) continue; /* (the rope variants with a BN: D128's forms) */
       char path[4096];
@@ -358,7 +372,8 @@ static void run_attn_ws(const char *dir, const char *name) {
       }
       char bns[32] = "";
       if (bn) snprintf(bns, sizeof bns, " BN=%d", bn);
-      printf("-- %s:%s D=%d CAUSAL=%d%s, %s=%s\n", name, kname, D, causal, bns, env ? env : "", env ? val : "(default)");
+      printf("-- %s:%s D=%d CAUSAL=%d%s, %s=%s%s%s%s%s\n", name, kname, D, causal, bns, env ? env : "",
+             env ? val : "(default)", env2 ? " " : "", env2 ? env2 : "", env2 ? "=" : "", env2 ? val2 : "");
       for (int r = 0; r < NATTN; r++) {
         if ((r == NATTN - 2 && !longest) || (r == NATTN - 1 && !many)) continue;
         if (run_round(p, k, ki, name, ATTN_ROUND + r)) passes++;
