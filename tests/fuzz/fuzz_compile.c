@@ -16,7 +16,8 @@
  * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
  * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
  * TILEC_ATTN_WS=fa3, bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs);
- * the rest is the source.
+ * byte 0's bit 6 also TILEC_SCALE_PREFETCH=2 with TILEC_SCALE_PREFETCH_NEXT=1 (loads under a wgmma
+ * group prefetched 2 k-steps ahead, a persistent consumer's next tile too); the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_ROPE_PRODUCER", sw1 & 32, "1");
   set_switch("TILEC_ATTN_WS", sw1 & 32, "fa3");
   set_switch("TILEC_ATTN_ORDER", sw1 & 64, "2");
+  set_switch("TILEC_SCALE_PREFETCH", sw & 64, "2");
+  set_switch("TILEC_SCALE_PREFETCH_NEXT", sw & 64, "1");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);
