@@ -304,6 +304,15 @@ LLVMTypeRef cg_iv_type(cg *g, int32_t L);    /* the register type of loop L's iv
  * tensor; any strides or alignment): the copy that always works. */
 void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads);
 
+/* emit_narrow_copy.c: a tile whose tensor is 8- or 4-byte aligned, not 16 (TILEC_NARROW_COPY=1) */
+bool cg_narrow_on(void); /* TILEC_NARROW_COPY=1 */
+/* i1: last stride 1 and base, tile start and row pitch (bytes) multiples of w */
+LLVMValueRef cg_narrow_fits(cg *g, LLVMValueRef unit_stride, LLVMValueRef base, LLVMValueRef gaddr0,
+                            LLVMValueRef rowbytes, int w);
+/* 16-byte chunks (shared address, global address, bytes in bounds) copied as w-byte cp.async.ca */
+void cg_narrow_chunks(cg *g, int w, int per, const LLVMValueRef *dst, const LLVMValueRef *src,
+                      const LLVMValueRef *nbytes, LLVMValueRef on, LLVMValueRef base);
+
 /* emit_dot.c: operands and mma.sync */
 /* A operand a (attention's P) usable as registers (SRC_REGS). */
 bool cg_a_from_regs(cg *g, int32_t a, const tl_layout *lc, int eb);
