@@ -1,10 +1,9 @@
-/* emit_narrow_copy.c: requires a streamed tile's 16-byte chunks as emit_ring.c issue_stream
- * makes them (each chunk's swizzled shared address, global address and bytes inside the
- * tensor); emits each chunk as 16/w cp.async.ca copies of w = 8 or 4 bytes into the same
- * slot bytes, for a tensor whose base and row pitch are w-byte aligned but not 16-byte
- * aligned (bf16 with K = 4100: rows of 8200 bytes).  Opt-in: TILEC_NARROW_COPY=1 (default
- * off, not yet run on a GPU); otherwise such a tile takes the element copy.
- * docs/pipelines.md "Narrow copies". */
+/* emit_narrow_copy.c: requires a streamed tile's start as emit_ring.c issue_stream makes it
+ * (the tile's first element, its row dim, the tensor's sizes and strides); emits the tile's
+ * 16-byte chunks as 16/w cp.async.ca copies of w = 8 or 4 bytes into the same swizzled slot
+ * bytes, for a tensor whose base and row pitch are w-byte aligned but not 16-byte aligned (bf16
+ * with K = 4100: rows of 8200 bytes).  Opt-in: TILEC_NARROW_COPY=1 (default off, not yet run on a
+ * GPU); otherwise such a tile takes the element copy.  docs/pipelines.md "Narrow copies". */
 #include "cg.h"
 #include "code_env.h"
 
@@ -23,26 +22,60 @@ LLVMValueRef cg_narrow_fits(cg *g, LLVMValueRef unit_stride, LLVMValueRef base, 
   return LLVMBuildAnd(g->B, unit_stride, LLVMBuildICmp(g->B, LLVMIntEQ, low, cg_i64(g, 0), ""), "");
 }
 
-/* Chunks 0..per-1 (dst: i32 shared address of the chunk's swizzled 16 bytes; src: i64 global
- * address, the base where the chunk is empty; nbytes: i32 bytes of the chunk inside the tensor,
- * counted from its start, 0..16; on: i32 != 0 where the thread copies it) as pieces of w bytes.
- * The swizzle permutes whole 16-byte chunks, so piece q of a chunk is at dst + q*w.  Its bytes
- * inside the tensor are nbytes - q*w clamped to [0, w]: cp.async zero-fills the rest (the ragged
- * K tail and rows past the end read zeros, as the 16-byte copies' src-size does). */
-void cg_narrow_chunks(cg *g, int w, int per, const LLVMValueRef *dst, const LLVMValueRef *src,
-                      const LLVMValueRef *nbytes, LLVMValueRef on, LLVMValueRef base) {
+/* x (i64) clamped to [0, hi]. */
+static LLVMValueRef clamp0(cg *g, LLVMValueRef x, int64_t hi) {
+  x = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, x, cg_i64(g, 0), ""), cg_i64(g, 0), x, "");
+  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, x, cg_i64(g, hi), ""), cg_i64(g, hi), x, "");
+}
+
+/* A compact loop over the tile's chunks (i = tid, tid + threads, ... < rows * nch: the code of one
+ * chunk, not of every chunk of a thread at every issue point: the ring prologue issues S - 1
+ * stages), each chunk as 16/w pieces.  Chunk (r, c) goes to the slot bytes the 16-byte copy
+ * writes (cg_slot_off: the swizzle permutes whole chunks, so piece q is at + q*w).  Its bytes
+ * inside the tensor, counted from its start: 0 for a row past the end (or a scalar-indexed dim
+ * out of range: `ok`), else (cols - first column) * eb clamped to [0, 16]; piece q gets those less
+ * q*w, clamped to [0, w], and cp.async zero-fills the rest (the ragged K tail reads zeros); an
+ * empty piece reads nothing and points at the base. */
+void cg_narrow_copy(cg *g, const cg_narrow_tile *n, int w) {
+  const cg_stream *s = n->s;
+  int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16, total = s->rows * nch;
+  LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->B);
+  LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, w == 8 ? "cp.narrow8.loop" : "cp.narrow4.loop");
+  LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.done");
+  if (total < n->threads)
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, n->tid, cg_i32(g, total), "cp.in.tile"), lb, xb);
+  else
+    LLVMBuildBr(g->B, lb);
+  LLVMPositionBuilderAtEnd(g->B, lb);
+  LLVMValueRef i = LLVMBuildPhi(g->B, g->i32, "cp.i");
+  LLVMValueRef r = LLVMBuildUDiv(g->B, i, cg_i32(g, nch), "");
+  LLVMValueRef c = LLVMBuildURem(g->B, i, cg_i32(g, nch), "");
+  LLVMValueRef dst = LLVMBuildAdd(g->B, n->sbase, cg_slot_off(g, s, r, c), "");
+  LLVMValueRef r64 = LLVMBuildZExt(g->B, r, g->i64, "");
+  LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, epc), "");
+  LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, n->row0, r64, ""), n->rows_sz, "");
+  if (n->ok) rok = LLVMBuildAnd(g->B, rok, n->ok, "");
+  LLVMValueRef left = LLVMBuildMul(g->B, LLVMBuildSub(g->B, n->cols_sz, LLVMBuildAdd(g->B, n->col0, c64, ""), ""),
+                                   cg_i64(g, eb), "");
+  left = LLVMBuildSelect(g->B, rok, clamp0(g, left, 16), cg_i64(g, 0), "");
+  LLVMValueRef src = LLVMBuildAdd(g->B, n->gaddr0,
+                                  LLVMBuildMul(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, n->rowstride, ""), c64, ""),
+                                               cg_i64(g, eb), ""), "");
   const char *txt = w == 8 ? "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 8, $2; }"
                            : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 4, $2; }";
-  for (int j = 0; j < per; j++)
-    for (int q = 0; q < 16 / w; q++) {
-      LLVMValueRef left = q ? LLVMBuildSub(g->B, nbytes[j], cg_i32(g, q * w), "") : nbytes[j];
-      if (q) left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, cg_i32(g, 0), ""), cg_i32(g, 0), left, "");
-      left = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, left, cg_i32(g, w), ""), cg_i32(g, w), left, "");
-      LLVMValueRef s = q ? LLVMBuildAdd(g->B, src[j], cg_i64(g, q * w), "") : src[j];
-      /* never form an address outside the tensor: an empty piece points at the base */
-      if (q) s = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, left, cg_i32(g, 0), ""), base, s, "");
-      LLVMValueRef d = q ? LLVMBuildAdd(g->B, dst[j], cg_i32(g, q * w), "") : dst[j];
-      LLVMValueRef args[4] = {d, s, left, on};
-      cg_asm_void(g, txt, "r,l,r,r,~{memory}", args, 4);
-    }
+  for (int q = 0; q < 16 / w; q++) {
+    LLVMValueRef bytes = clamp0(g, q ? LLVMBuildSub(g->B, left, cg_i64(g, q * w), "") : left, w);
+    LLVMValueRef empty = LLVMBuildICmp(g->B, LLVMIntEQ, bytes, cg_i64(g, 0), "");
+    /* never form an address outside the tensor: an empty piece points at the base */
+    LLVMValueRef ps = LLVMBuildSelect(g->B, empty, n->base, q ? LLVMBuildAdd(g->B, src, cg_i64(g, q * w), "") : src, "");
+    LLVMValueRef args[4] = {q ? LLVMBuildAdd(g->B, dst, cg_i32(g, q * w), "") : dst, ps,
+                            LLVMBuildTrunc(g->B, bytes, g->i32, ""), cg_i32(g, 1)};
+    cg_asm_void(g, txt, "r,l,r,r,~{memory}", args, 4);
+  }
+  LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, n->threads), "");
+  LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
+  LLVMAddIncoming(i, (LLVMValueRef *)&n->tid, &entry, 1);
+  LLVMAddIncoming(i, &inext, &lend, 1);
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, inext, cg_i32(g, total), ""), lb, xb);
+  LLVMPositionBuilderAtEnd(g->B, xb);
 }

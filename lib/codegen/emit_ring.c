@@ -534,19 +534,17 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   if (branchy && !s->kn8 && cg_narrow_on()) {
     /* TILEC_NARROW_COPY=1: a tensor whose base and row pitch are 8- or 4-byte aligned (bf16
      * rows of K = 4100 elements: 8200 bytes) keeps asynchronous copies into the same slots,
-     * the chunks above as w-byte cp.async.ca pieces (emit_narrow_copy.c); the element loop
-     * stays for the rest */
+     * w-byte cp.async.ca pieces of the chunks (emit_narrow_copy.c); the element loop stays for
+     * the rest */
     LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
-    LLVMValueRef non = few ? LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntULT, tid, cg_i32(g, s->rows * nch), ""), g->i32, "")
-                           : cg_i32(g, 1);
+    LLVMValueRef ntid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+    cg_narrow_tile nt = {s, ntid, threads, start[rowd], start[rank - 1], ok, rows_sz, cols_sz, rowstride, gaddr0, base, sbase};
     for (int w = 8; w >= 4 && w >= eb; w /= 2) {
       LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, w == 8 ? "cp.narrow8" : "cp.narrow4");
       LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
       LLVMBuildCondBr(g->B, cg_narrow_fits(g, unit, base, gaddr0, rowbytes, w), nb, xb);
       LLVMPositionBuilderAtEnd(g->B, nb);
-      /* (the whole-tile path made its chunks inside the fast branch: made again here) */
-      if (whole_path) lean_chunks(g, &lg, per, dst, src, nbytes);
-      cg_narrow_chunks(g, w, per, dst, src, nbytes, non, base);
+      cg_narrow_copy(g, &nt, w);
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, xb);
     }

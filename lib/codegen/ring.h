@@ -309,9 +309,20 @@ bool cg_narrow_on(void); /* TILEC_NARROW_COPY=1 */
 /* i1: last stride 1 and base, tile start and row pitch (bytes) multiples of w */
 LLVMValueRef cg_narrow_fits(cg *g, LLVMValueRef unit_stride, LLVMValueRef base, LLVMValueRef gaddr0,
                             LLVMValueRef rowbytes, int w);
-/* 16-byte chunks (shared address, global address, bytes in bounds) copied as w-byte cp.async.ca */
-void cg_narrow_chunks(cg *g, int w, int per, const LLVMValueRef *dst, const LLVMValueRef *src,
-                      const LLVMValueRef *nbytes, LLVMValueRef on, LLVMValueRef base);
+/* One issue of stream s's tile (emit_ring.c issue_stream's values) */
+typedef struct cg_narrow_tile {
+  const cg_stream *s;
+  LLVMValueRef tid;               /* i32, < threads */
+  int threads;
+  LLVMValueRef row0, col0;        /* i64: the tile's first row (its row dim) and column */
+  LLVMValueRef ok;                /* i1: the scalar-indexed dims in range, or NULL */
+  LLVMValueRef rows_sz, cols_sz;  /* i64: the sizes of the row dim and the last dim */
+  LLVMValueRef rowstride;         /* i64, elements */
+  LLVMValueRef gaddr0, base;      /* i64: the tile's first element, the tensor's base */
+  LLVMValueRef sbase;             /* i32: the slot's shared address */
+} cg_narrow_tile;
+/* the tile's 16-byte chunks as w-byte cp.async.ca, into the slot bytes the 16-byte copies write */
+void cg_narrow_copy(cg *g, const cg_narrow_tile *n, int w);
 
 /* emit_dot.c: operands and mma.sync */
 /* A operand a (attention's P) usable as registers (SRC_REGS). */
