@@ -28,19 +28,36 @@ static LLVMValueRef clamp0(cg *g, LLVMValueRef x, int64_t hi) {
   return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, x, cg_i64(g, hi), ""), cg_i64(g, hi), x, "");
 }
 
+/* The pieces of one chunk: dst (i32), src (i64), left (i64: the chunk's bytes inside the tensor,
+ * 0..16), as 16/w cp.async.ca of w bytes. */
+static void chunk_pieces(cg *g, const cg_narrow_tile *n, int w, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef left) {
+  const char *txt = w == 8 ? "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 8, $2; }"
+                           : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 4, $2; }";
+  for (int q = 0; q < 16 / w; q++) {
+    LLVMValueRef bytes = clamp0(g, q ? LLVMBuildSub(g->B, left, cg_i64(g, q * w), "") : left, w);
+    LLVMValueRef empty = LLVMBuildICmp(g->B, LLVMIntEQ, bytes, cg_i64(g, 0), "");
+    /* never form an address outside the tensor: an empty piece points at the base */
+    LLVMValueRef ps = LLVMBuildSelect(g->B, empty, n->base, q ? LLVMBuildAdd(g->B, src, cg_i64(g, q * w), "") : src, "");
+    LLVMValueRef args[4] = {q ? LLVMBuildAdd(g->B, dst, cg_i32(g, q * w), "") : dst, ps,
+                            LLVMBuildTrunc(g->B, bytes, g->i32, ""), cg_i32(g, 1)};
+    cg_asm_void(g, txt, "r,l,r,r,~{memory}", args, 4);
+  }
+}
+
 /* A compact loop over the tile's chunks (i = tid, tid + threads, ... < rows * nch: the code of one
  * chunk, not of every chunk of a thread at every issue point: the ring prologue issues S - 1
- * stages), each chunk as 16/w pieces.  Chunk (r, c) goes to the slot bytes the 16-byte copy
- * writes (cg_slot_off: the swizzle permutes whole chunks, so piece q is at + q*w).  Its bytes
- * inside the tensor, counted from its start: 0 for a row past the end (or a scalar-indexed dim
- * out of range: `ok`), else (cols - first column) * eb clamped to [0, 16]; piece q gets those less
- * q*w, clamped to [0, w], and cp.async zero-fills the rest (the ragged K tail reads zeros); an
- * empty piece reads nothing and points at the base. */
-void cg_narrow_copy(cg *g, const cg_narrow_tile *n, int w) {
+ * stages), each chunk as two 8-byte pieces where `wide` (i1, uniform; NULL: always), else four
+ * 4-byte ones.  Chunk (r, c) goes to the slot bytes the 16-byte copy writes (cg_slot_off: the
+ * swizzle permutes whole chunks, so piece q is at + q*w).  Its bytes inside the tensor, counted
+ * from its start: 0 for a row past the end (or a scalar-indexed dim out of range: `ok`), else
+ * (cols - first column) * eb clamped to [0, 16]; piece q gets those less q*w, clamped to [0, w], and
+ * cp.async zero-fills the rest (the ragged K tail reads zeros); an empty piece reads nothing and
+ * points at the base. */
+void cg_narrow_copy(cg *g, const cg_narrow_tile *n, LLVMValueRef wide) {
   const cg_stream *s = n->s;
   int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16, total = s->rows * nch;
   LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->B);
-  LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, w == 8 ? "cp.narrow8.loop" : "cp.narrow4.loop");
+  LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.loop");
   LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.done");
   if (total < n->threads)
     LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, n->tid, cg_i32(g, total), "cp.in.tile"), lb, xb);
@@ -61,16 +78,20 @@ void cg_narrow_copy(cg *g, const cg_narrow_tile *n, int w) {
   LLVMValueRef src = LLVMBuildAdd(g->B, n->gaddr0,
                                   LLVMBuildMul(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, n->rowstride, ""), c64, ""),
                                                cg_i64(g, eb), ""), "");
-  const char *txt = w == 8 ? "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 8, $2; }"
-                           : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 4, $2; }";
-  for (int q = 0; q < 16 / w; q++) {
-    LLVMValueRef bytes = clamp0(g, q ? LLVMBuildSub(g->B, left, cg_i64(g, q * w), "") : left, w);
-    LLVMValueRef empty = LLVMBuildICmp(g->B, LLVMIntEQ, bytes, cg_i64(g, 0), "");
-    /* never form an address outside the tensor: an empty piece points at the base */
-    LLVMValueRef ps = LLVMBuildSelect(g->B, empty, n->base, q ? LLVMBuildAdd(g->B, src, cg_i64(g, q * w), "") : src, "");
-    LLVMValueRef args[4] = {q ? LLVMBuildAdd(g->B, dst, cg_i32(g, q * w), "") : dst, ps,
-                            LLVMBuildTrunc(g->B, bytes, g->i32, ""), cg_i32(g, 1)};
-    cg_asm_void(g, txt, "r,l,r,r,~{memory}", args, 4);
+  if (!wide) {
+    chunk_pieces(g, n, 8, dst, src, left);
+  } else {
+    LLVMBasicBlockRef b8 = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow8");
+    LLVMBasicBlockRef b4 = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow4");
+    LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.next");
+    LLVMBuildCondBr(g->B, wide, b8, b4);
+    LLVMPositionBuilderAtEnd(g->B, b8);
+    chunk_pieces(g, n, 8, dst, src, left);
+    LLVMBuildBr(g->B, nx);
+    LLVMPositionBuilderAtEnd(g->B, b4);
+    chunk_pieces(g, n, 4, dst, src, left);
+    LLVMBuildBr(g->B, nx);
+    LLVMPositionBuilderAtEnd(g->B, nx);
   }
   LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, n->threads), "");
   LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);

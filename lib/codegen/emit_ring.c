@@ -539,15 +539,16 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
     LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
     LLVMValueRef ntid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
     cg_narrow_tile nt = {s, ntid, threads, start[rowd], start[rank - 1], ok, rows_sz, cols_sz, rowstride, gaddr0, base, sbase};
-    for (int w = 8; w >= 4 && w >= eb; w /= 2) {
-      LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, w == 8 ? "cp.narrow8" : "cp.narrow4");
-      LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
-      LLVMBuildCondBr(g->B, cg_narrow_fits(g, unit, base, gaddr0, rowbytes, w), nb, xb);
-      LLVMPositionBuilderAtEnd(g->B, nb);
-      cg_narrow_copy(g, &nt, w);
-      LLVMBuildBr(g->B, jb);
-      LLVMPositionBuilderAtEnd(g->B, xb);
-    }
+    /* (8-byte aligned is 4-byte aligned: one test picks the loop, the other its pieces) */
+    LLVMValueRef f8 = cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 8);
+    LLVMValueRef f4 = eb <= 4 ? cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 4) : NULL;
+    LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow");
+    LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
+    LLVMBuildCondBr(g->B, f4 ? f4 : f8, nb, xb);
+    LLVMPositionBuilderAtEnd(g->B, nb);
+    cg_narrow_copy(g, &nt, f4 ? f8 : NULL);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, xb);
   }
   if (branchy) {
     LLVMValueRef stid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);

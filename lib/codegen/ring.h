@@ -321,8 +321,9 @@ typedef struct cg_narrow_tile {
   LLVMValueRef gaddr0, base;      /* i64: the tile's first element, the tensor's base */
   LLVMValueRef sbase;             /* i32: the slot's shared address */
 } cg_narrow_tile;
-/* the tile's 16-byte chunks as w-byte cp.async.ca, into the slot bytes the 16-byte copies write */
-void cg_narrow_copy(cg *g, const cg_narrow_tile *n, int w);
+/* the tile's 16-byte chunks as 8-byte cp.async.ca where `wide` (i1; NULL: always), else 4-byte,
+ * into the slot bytes the 16-byte copies write */
+void cg_narrow_copy(cg *g, const cg_narrow_tile *n, LLVMValueRef wide);
 
 /* emit_dot.c: operands and mma.sync */
 /* A operand a (attention's P) usable as registers (SRC_REGS). */

@@ -3,7 +3,7 @@
  * switches that bytes 0 and 1 pick, so the back end's opt-in mechanisms (q by TMA, the bf16x2
  * dequantization, the doubled staged ring, the cooperative / warp-specialized GEMM, the late
  * refill, the tanh.approx epilogue, scratch over a drained ring, fp8 promote parts, atomics by
- * TMA reduce, the causal mask by differences, RoPE in fa3's producer) meet malformed and
+ * TMA reduce, the causal mask by differences, RoPE in fa3's producer, the narrow copies) meet malformed and
  * odd-but-valid kernels alike.  A diagnostic or an unsupported
  * construct is a fine answer; a finding (__builtin_trap, so libFuzzer saves the input) is
  * TILEC_ERROR_INTERNAL, a crash or a sanitizer report.  The switches, the arch and the log are
@@ -15,7 +15,7 @@
  * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1, bit 1
  * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
  * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
- * TILEC_ATTN_WS=fa3; the rest is the source.
+ * TILEC_ATTN_WS=fa3; byte 0 bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1; the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_MASK_DIFF", sw1 & 16, sw1 & 64 ? "2" : "1");
   set_switch("TILEC_ROPE_PRODUCER", sw1 & 32, "1");
   set_switch("TILEC_ATTN_WS", sw1 & 32, "fa3");
+  set_switch("TILEC_NARROW_COPY", sw & 64, "1");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);

@@ -8,7 +8,8 @@ tensor-map test, so each launch runs the kernel's no-TMA form (compiled at the f
 under the switch as set then: each mode's kernel is launched with its own setting).  The cases cross
 the alignments: K = 4100 (rows of 8200 bytes: 8-byte copies), 4098 (8196: 4-byte), 4097 (8194: the
 element copy with the switch on too), a view offset by 4 / 2 elements in a wider pitch (the base 8- /
-4-byte aligned, the pitch 16- / 8-byte), K = 100 (one ragged k-step), an aligned control (K = 4096:
+4-byte aligned, the pitch 16- / 8-byte), K = 4097 / 4099 in rows of 8200 bytes (the last 8-byte piece
+of a row partly inside: 2 / 6 bytes read, the rest zero-filled), K = 100 (one ragged k-step), an aligned control (K = 4096:
 TMA), and N = 4098 (B [K, N]'s rows 4-byte aligned); M = 5, 61, 130, 300 (the 16-row multistage form,
 the 64x64 and 64x128 wgmma forms, the 128x256 kernel).  Views live in NaN-poisoned storage (padding
 and the gap before an offset view too), outputs are NaN-poisoned.
@@ -32,6 +33,8 @@ CASES = [
     (4097, 4097, 0, 520),   # rows 8194 B: the element copy (on and off)
     (4100, 4104, 4, 520),   # pitch 8208 B (16-aligned), base + 8 B: 8-byte copies
     (4098, 4100, 2, 520),   # pitch 8200 B, base + 4 B: 4-byte copies
+    (4097, 4100, 0, 520),   # pitch 8200 B, rows end inside an 8-byte piece (2 of its 8 bytes)
+    (4099, 4100, 0, 520),   # the same, 6 of 8 bytes
     (100, 100, 0, 520),     # one ragged k-step of 200 B rows: 8-byte copies
     (4096, 4096, 0, 520),   # aligned: the TMA form (control)
     (4100, 4100, 0, 4098),  # B [K, N] rows of 8196 B too: A 8-byte, B 4-byte copies
