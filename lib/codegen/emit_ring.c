@@ -297,6 +297,28 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
   LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                     LLVMBuildAdd(g->B, cg_i32(g, s->offset),
                                                  LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+  if (!s->kn8 && cg_narrow_on()) {
+    /* TILEC_NARROW_COPY=1 (emit_narrow_copy.c): 8- or 4-byte cp.async where the tensor allows,
+     * waited for here (the callers' barrier then publishes the slot, as after the element loop) */
+    LLVMValueRef rowbytes = LLVMBuildMul(g->B, t->stride[rowd], cg_i64(g, s->eb), "");
+    LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
+    LLVMValueRef f8 = cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 8);
+    LLVMValueRef f4 = s->eb <= 4 ? cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 4) : NULL;
+    LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow");
+    LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
+    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.join");
+    LLVMBuildCondBr(g->B, f4 ? f4 : f8, nb, eb);
+    LLVMPositionBuilderAtEnd(g->B, nb);
+    cg_narrow_tile nt = {s, tid, threads, start[rowd], start[rank - 1], ok, rows_sz, cols_sz, t->stride[rowd], gaddr0, base, sbase};
+    cg_narrow_copy(g, &nt, f4 ? f8 : NULL);
+    cg_asm_void(g, "cp.async.wait_all;", "~{memory}", NULL, 0);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, eb);
+    copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, NULL, tid, threads);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, jb);
+    return;
+  }
   copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, s->kn8 ? cg_stream_kmajor(g, s) : NULL,
                  tid, threads);
 }

@@ -125,7 +125,10 @@ int cg_plan_tma(cg *g, int persist) {
                                       "cp.async.ca (TILEC_NARROW_COPY=1)" : "");
     else
       tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
-                     ws ? "an element copy" : "the cp.async ring");
+                     ws ? (cg_narrow_on() ? "an element copy, or 8- or 4-byte cp.async.ca for a tensor that aligned "
+                                            "(TILEC_NARROW_COPY=1)"
+                                          : "an element copy")
+                        : "the cp.async ring");
   }
   /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
   if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);

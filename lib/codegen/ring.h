@@ -301,7 +301,9 @@ LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages);
 LLVMTypeRef cg_iv_type(cg *g, int32_t L);    /* the register type of loop L's iv */
 /* Element-by-element copy of stream s's tile for the iteration with iv
  * `ivs` into `slot` by threads tid, tid + threads, ... (zeros outside the
- * tensor; any strides or alignment): the copy that always works. */
+ * tensor; any strides or alignment): the copy that always works.  Under
+ * TILEC_NARROW_COPY=1 a tensor 8- or 4-byte aligned takes 8- or 4-byte
+ * cp.async instead, waited for before it returns. */
 void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads);
 
 /* emit_narrow_copy.c: a tile whose tensor is 8- or 4-byte aligned, not 16 (TILEC_NARROW_COPY=1) */
