@@ -28,13 +28,25 @@ static LLVMValueRef clamp0(cg *g, LLVMValueRef x, int64_t hi) {
   return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, x, cg_i64(g, hi), ""), cg_i64(g, hi), x, "");
 }
 
-/* The pieces of one chunk: dst (i32), src (i64), left (i64: the chunk's bytes inside the tensor,
- * 0..16), as 16/w cp.async.ca of w bytes. */
-static void chunk_pieces(cg *g, const cg_narrow_tile *n, int w, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef left) {
+/* The pieces of one chunk: dst (i32) and src (i64) of its first byte, rok (i1: its row inside the
+ * tensor), col (i64: its first column), as 16/w cp.async.ca of w bytes.  Piece q starts at column
+ * col + q*w/eb; its bytes inside the tensor are 0 where the row is outside or that column is
+ * negative (a tile starting before column 0), else (cols - that column) * eb clamped to [0, w].
+ * (No piece straddles column 0: base, tile start and row pitch w-byte aligned make the tile's
+ * first column a multiple of w/eb elements.) */
+static void chunk_pieces(cg *g, const cg_narrow_tile *n, int w, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef rok,
+                         LLVMValueRef col) {
+  int eb = n->s->eb;
+  LLVMValueRef left0 = LLVMBuildMul(g->B, LLVMBuildSub(g->B, n->cols_sz, col, ""), cg_i64(g, eb), "");
   const char *txt = w == 8 ? "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 8, $2; }"
                            : "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.ca.shared.global [$0], [$1], 4, $2; }";
   for (int q = 0; q < 16 / w; q++) {
-    LLVMValueRef bytes = clamp0(g, q ? LLVMBuildSub(g->B, left, cg_i64(g, q * w), "") : left, w);
+    LLVMValueRef at = q ? LLVMBuildAdd(g->B, col, cg_i64(g, q * w / eb), "") : col;
+    LLVMValueRef in = LLVMBuildAnd(g->B, rok, LLVMBuildICmp(g->B, LLVMIntSGE, at, cg_i64(g, 0), ""), "");
+    /* (the select before the clamp: the clamp stays per chunk in the loop, not w-many values
+     * hoisted out of it and live across it) */
+    LLVMValueRef left = q ? LLVMBuildSub(g->B, left0, cg_i64(g, q * w), "") : left0;
+    LLVMValueRef bytes = clamp0(g, LLVMBuildSelect(g->B, in, left, cg_i64(g, 0), ""), w);
     LLVMValueRef empty = LLVMBuildICmp(g->B, LLVMIntEQ, bytes, cg_i64(g, 0), "");
     /* never form an address outside the tensor: an empty piece points at the base */
     LLVMValueRef ps = LLVMBuildSelect(g->B, empty, n->base, q ? LLVMBuildAdd(g->B, src, cg_i64(g, q * w), "") : src, "");
@@ -48,11 +60,9 @@ static void chunk_pieces(cg *g, const cg_narrow_tile *n, int w, LLVMValueRef dst
  * chunk, not of every chunk of a thread at every issue point: the ring prologue issues S - 1
  * stages), each chunk as two 8-byte pieces where `wide` (i1, uniform; NULL: always), else four
  * 4-byte ones.  Chunk (r, c) goes to the slot bytes the 16-byte copy writes (cg_slot_off: the
- * swizzle permutes whole chunks, so piece q is at + q*w).  Its bytes inside the tensor, counted
- * from its start: 0 for a row past the end (or a scalar-indexed dim out of range: `ok`), else
- * (cols - first column) * eb clamped to [0, 16]; piece q gets those less q*w, clamped to [0, w], and
- * cp.async zero-fills the rest (the ragged K tail reads zeros); an empty piece reads nothing and
- * points at the base. */
+ * swizzle permutes whole chunks, so piece q is at + q*w) from the address the 16-byte copy reads;
+ * each piece's bytes as chunk_pieces says, and cp.async zero-fills the rest (the ragged K tail
+ * and rows past the end read zeros); an empty piece reads nothing and points at the base. */
 void cg_narrow_copy(cg *g, const cg_narrow_tile *n, LLVMValueRef wide) {
   const cg_stream *s = n->s;
   int eb = s->eb, epc = 16 / eb, nch = s->cols * eb / 16, total = s->rows * nch;
@@ -72,24 +82,22 @@ void cg_narrow_copy(cg *g, const cg_narrow_tile *n, LLVMValueRef wide) {
   LLVMValueRef c64 = LLVMBuildMul(g->B, LLVMBuildZExt(g->B, c, g->i64, ""), cg_i64(g, epc), "");
   LLVMValueRef rok = LLVMBuildICmp(g->B, LLVMIntULT, LLVMBuildAdd(g->B, n->row0, r64, ""), n->rows_sz, "");
   if (n->ok) rok = LLVMBuildAnd(g->B, rok, n->ok, "");
-  LLVMValueRef left = LLVMBuildMul(g->B, LLVMBuildSub(g->B, n->cols_sz, LLVMBuildAdd(g->B, n->col0, c64, ""), ""),
-                                   cg_i64(g, eb), "");
-  left = LLVMBuildSelect(g->B, rok, clamp0(g, left, 16), cg_i64(g, 0), "");
+  LLVMValueRef col = LLVMBuildAdd(g->B, n->col0, c64, "");
   LLVMValueRef src = LLVMBuildAdd(g->B, n->gaddr0,
                                   LLVMBuildMul(g->B, LLVMBuildAdd(g->B, LLVMBuildMul(g->B, r64, n->rowstride, ""), c64, ""),
                                                cg_i64(g, eb), ""), "");
   if (!wide) {
-    chunk_pieces(g, n, 8, dst, src, left);
+    chunk_pieces(g, n, 8, dst, src, rok, col);
   } else {
     LLVMBasicBlockRef b8 = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow8");
     LLVMBasicBlockRef b4 = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow4");
     LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.next");
     LLVMBuildCondBr(g->B, wide, b8, b4);
     LLVMPositionBuilderAtEnd(g->B, b8);
-    chunk_pieces(g, n, 8, dst, src, left);
+    chunk_pieces(g, n, 8, dst, src, rok, col);
     LLVMBuildBr(g->B, nx);
     LLVMPositionBuilderAtEnd(g->B, b4);
-    chunk_pieces(g, n, 4, dst, src, left);
+    chunk_pieces(g, n, 4, dst, src, rok, col);
     LLVMBuildBr(g->B, nx);
     LLVMPositionBuilderAtEnd(g->B, nx);
   }
