@@ -103,7 +103,8 @@ void cg_narrow_copy(cg *g, const cg_narrow_tile *n, LLVMValueRef wide) {
   }
   LLVMValueRef inext = LLVMBuildAdd(g->B, i, cg_i32(g, n->threads), "");
   LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
-  LLVMAddIncoming(i, (LLVMValueRef *)&n->tid, &entry, 1);
+  LLVMValueRef tid = n->tid;
+  LLVMAddIncoming(i, &tid, &entry, 1);
   LLVMAddIncoming(i, &inext, &lend, 1);
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, inext, cg_i32(g, total), ""), lb, xb);
   LLVMPositionBuilderAtEnd(g->B, xb);

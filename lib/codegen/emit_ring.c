@@ -305,15 +305,15 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
     LLVMValueRef f8 = cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 8);
     LLVMValueRef f4 = s->eb <= 4 ? cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 4) : NULL;
     LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow");
-    LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
+    LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
     LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.join");
-    LLVMBuildCondBr(g->B, f4 ? f4 : f8, nb, eb);
+    LLVMBuildCondBr(g->B, f4 ? f4 : f8, nb, sb);
     LLVMPositionBuilderAtEnd(g->B, nb);
     cg_narrow_tile nt = {s, tid, threads, start[rowd], start[rank - 1], ok, rows_sz, cols_sz, t->stride[rowd], gaddr0, base, sbase};
     cg_narrow_copy(g, &nt, f4 ? f8 : NULL);
     cg_asm_void(g, "cp.async.wait_all;", "~{memory}", NULL, 0);
     LLVMBuildBr(g->B, jb);
-    LLVMPositionBuilderAtEnd(g->B, eb);
+    LLVMPositionBuilderAtEnd(g->B, sb);
     copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, NULL, tid, threads);
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, jb);
