@@ -297,6 +297,28 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
   LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                     LLVMBuildAdd(g->B, cg_i32(g, s->offset),
                                                  LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
+  if (!s->kn8 && cg_narrow_on()) {
+    /* TILEC_NARROW_COPY=1 (emit_narrow_copy.c): 8- or 4-byte cp.async where the tensor allows,
+     * waited for here (the callers' barrier then publishes the slot, as after the element loop) */
+    LLVMValueRef rowbytes = LLVMBuildMul(g->B, t->stride[rowd], cg_i64(g, s->eb), "");
+    LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
+    LLVMValueRef f8 = cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 8);
+    LLVMValueRef f4 = s->eb <= 4 ? cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 4) : NULL;
+    LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow");
+    LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
+    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.join");
+    LLVMBuildCondBr(g->B, f4 ? f4 : f8, nb, sb);
+    LLVMPositionBuilderAtEnd(g->B, nb);
+    cg_narrow_tile nt = {s, tid, threads, start[rowd], start[rank - 1], ok, rows_sz, cols_sz, t->stride[rowd], gaddr0, base, sbase};
+    cg_narrow_copy(g, &nt, f4 ? f8 : NULL);
+    cg_asm_void(g, "cp.async.wait_all;", "~{memory}", NULL, 0);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, sb);
+    copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, NULL, tid, threads);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, jb);
+    return;
+  }
   copy_slow_loop(g, s, t, start, rowd, ok, gaddr0, base, sbase, rows_sz, cols_sz, s->kn8 ? cg_stream_kmajor(g, s) : NULL,
                  tid, threads);
 }
@@ -530,6 +552,25 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   if (branchy) {
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, sb);
+  }
+  if (branchy && !s->kn8 && cg_narrow_on()) {
+    /* TILEC_NARROW_COPY=1: a tensor whose base and row pitch are 8- or 4-byte aligned (bf16
+     * rows of K = 4100 elements: 8200 bytes) keeps asynchronous copies into the same slots,
+     * w-byte cp.async.ca pieces of the chunks (emit_narrow_copy.c); the element loop stays for
+     * the rest */
+    LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
+    LLVMValueRef ntid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+    cg_narrow_tile nt = {s, ntid, threads, start[rowd], start[rank - 1], ok, rows_sz, cols_sz, rowstride, gaddr0, base, sbase};
+    /* (8-byte aligned is 4-byte aligned: one test picks the loop, the other its pieces) */
+    LLVMValueRef f8 = cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 8);
+    LLVMValueRef f4 = eb <= 4 ? cg_narrow_fits(g, unit, base, gaddr0, rowbytes, 4) : NULL;
+    LLVMBasicBlockRef nb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow");
+    LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.narrow.not");
+    LLVMBuildCondBr(g->B, f4 ? f4 : f8, nb, xb);
+    LLVMPositionBuilderAtEnd(g->B, nb);
+    cg_narrow_copy(g, &nt, f4 ? f8 : NULL);
+    LLVMBuildBr(g->B, jb);
+    LLVMPositionBuilderAtEnd(g->B, xb);
   }
   if (branchy) {
     LLVMValueRef stid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);

@@ -74,6 +74,9 @@ int cg_plan_tma(cg *g, int persist) {
                      R->late ? "; stage i+1 copied after the staged B's barrier, the deferred dot of step i-1 running "
                                "under step i's wait and staging (TILEC_LATE_REFILL=0 off)"
                              : "");
+      if (cg_narrow_on())
+        tl_sbuf_printf(&note, "; a tensor whose base and row pitch are 8- or 4-byte aligned, not 16: 8- or 4-byte "
+                              "cp.async.ca into the same slots (TILEC_NARROW_COPY=1), else the element copy");
       continue;
     }
     R->tma = true;
@@ -117,10 +120,15 @@ int cg_plan_tma(cg *g, int persist) {
     }
     if (cg_tma_mode(g) == TL_TMA_FORM)
       tl_sbuf_printf(&note, "; %d bytes per stage; a TMA form: launches whose tensors fail the map test run the "
-                            "kernel's no-TMA form)", R->tx_bytes);
+                            "kernel's no-TMA form%s)", R->tx_bytes,
+                     cg_narrow_on() ? ", whose copies of a tensor 8- or 4-byte aligned, not 16, are 8- or 4-byte "
+                                      "cp.async.ca (TILEC_NARROW_COPY=1)" : "");
     else
       tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,
-                     ws ? "an element copy" : "the cp.async ring");
+                     ws ? (cg_narrow_on() ? "an element copy, or 8- or 4-byte cp.async.ca for a tensor that aligned "
+                                            "(TILEC_NARROW_COPY=1)"
+                                          : "an element copy")
+                        : "the cp.async ring");
   }
   /* (--explain tells it for the cutlass pipeline, the one that asks for TMA) */
   if (note.len && f->pipeline == TL_PIPE_CUTLASS) p->tma_note = tl_strdup(&g->ctx->arena, note.data);

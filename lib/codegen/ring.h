@@ -301,8 +301,31 @@ LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages);
 LLVMTypeRef cg_iv_type(cg *g, int32_t L);    /* the register type of loop L's iv */
 /* Element-by-element copy of stream s's tile for the iteration with iv
  * `ivs` into `slot` by threads tid, tid + threads, ... (zeros outside the
- * tensor; any strides or alignment): the copy that always works. */
+ * tensor; any strides or alignment): the copy that always works.  Under
+ * TILEC_NARROW_COPY=1 a tensor 8- or 4-byte aligned takes 8- or 4-byte
+ * cp.async instead, waited for before it returns. */
 void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads);
+
+/* emit_narrow_copy.c: a tile whose tensor is 8- or 4-byte aligned, not 16 (TILEC_NARROW_COPY=1) */
+bool cg_narrow_on(void); /* TILEC_NARROW_COPY=1 */
+/* i1: last stride 1 and base, tile start and row pitch (bytes) multiples of w */
+LLVMValueRef cg_narrow_fits(cg *g, LLVMValueRef unit_stride, LLVMValueRef base, LLVMValueRef gaddr0,
+                            LLVMValueRef rowbytes, int w);
+/* One issue of stream s's tile (emit_ring.c issue_stream's values) */
+typedef struct cg_narrow_tile {
+  const cg_stream *s;
+  LLVMValueRef tid;               /* i32, < threads */
+  int threads;
+  LLVMValueRef row0, col0;        /* i64: the tile's first row (its row dim) and column */
+  LLVMValueRef ok;                /* i1: the scalar-indexed dims in range, or NULL */
+  LLVMValueRef rows_sz, cols_sz;  /* i64: the sizes of the row dim and the last dim */
+  LLVMValueRef rowstride;         /* i64, elements */
+  LLVMValueRef gaddr0, base;      /* i64: the tile's first element, the tensor's base */
+  LLVMValueRef sbase;             /* i32: the slot's shared address */
+} cg_narrow_tile;
+/* the tile's 16-byte chunks as 8-byte cp.async.ca where `wide` (i1; NULL: always), else 4-byte,
+ * into the slot bytes the 16-byte copies write */
+void cg_narrow_copy(cg *g, const cg_narrow_tile *n, LLVMValueRef wide);
 
 /* emit_dot.c: operands and mma.sync */
 /* A operand a (attention's P) usable as registers (SRC_REGS). */

@@ -3,7 +3,7 @@
  * switches that bytes 0 and 1 pick, so the back end's opt-in mechanisms (q by TMA, the bf16x2
  * dequantization, the doubled staged ring, the cooperative / warp-specialized GEMM, the late
  * refill, the tanh.approx epilogue, scratch over a drained ring, fp8 promote parts, atomics by
- * TMA reduce, the causal mask by differences, RoPE in fa3's producer) meet malformed and
+ * TMA reduce, the causal mask by differences, RoPE in fa3's producer, the narrow copies) meet malformed and
  * odd-but-valid kernels alike.  A diagnostic or an unsupported
  * construct is a fine answer; a finding (__builtin_trap, so libFuzzer saves the input) is
  * TILEC_ERROR_INTERNAL, a crash or a sanitizer report.  The switches, the arch and the log are
@@ -17,7 +17,8 @@
  * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
  * TILEC_ATTN_WS=fa3, bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs);
  * byte 0's bit 6 also TILEC_SCALE_PREFETCH=2 with TILEC_SCALE_PREFETCH_NEXT=1 (loads under a wgmma
- * group prefetched 2 k-steps ahead, a persistent consumer's next tile too); the rest is the source.
+ * group prefetched 2 k-steps ahead, a persistent consumer's next tile too); byte 0
+ * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1; the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_ATTN_ORDER", sw1 & 64, "2");
   set_switch("TILEC_SCALE_PREFETCH", sw & 64, "2");
   set_switch("TILEC_SCALE_PREFETCH_NEXT", sw & 64, "1");
+  set_switch("TILEC_NARROW_COPY", sw & 64, "1");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);

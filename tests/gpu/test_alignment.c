@@ -59,6 +59,10 @@ static const layout_case cases[] = {
     {"offset1-byte_offset-alternate", NICE, 1, true, 0, false, 0x5},
     {"offset3-byte_offset", NICE, 3, true, 0, false, ALL},
     {"pitch+1", NICE, 0, false, 1, false, ALL},
+    /* 8- / 4-byte aligned rows and bases, not 16 (bf16 rows of 520 / 516 bytes, base + 8 / + 4;
+     * 8-bit rows of 260 / 258 bytes): the cp.async ring's narrow copies under TILEC_NARROW_COPY=1 */
+    {"pitch+4-offset4", NICE, 4, false, 4, false, ALL},
+    {"pitch+2-offset2-byte_offset", NICE, 2, true, 2, false, ALL},
     {"transposed", NICE, 0, false, 0, true, ALL},
     {"transposed-second", NICE, 0, false, 0, true, 0x2},
     {"K511-compact", K511, 0, false, 0, false, 0},

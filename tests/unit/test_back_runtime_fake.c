@@ -720,6 +720,43 @@ Test(fake_driver, tma_form_runs_its_no_tma_form_for_tensors_a_map_cannot_take) {
   tilec_program_destroy(p);
 }
 
+/* TILEC_NARROW_COPY=1 (emit_narrow_copy.c): A of K = 4100 bf16 (rows of 8200 bytes: 8-byte
+ * aligned, not 16) fails the map test, so the launch runs the no-TMA form, whose cp.async ring
+ * then holds 8- and 4-byte cp.async.ca copies beside the 16-byte ones and the element loop; the
+ * small-M form a launch at M = 61 picks likewise.  Without the switch the same launches' no-TMA
+ * forms have no cp.async.ca (the element copy alone). */
+static char *narrow_notma_ptx(bool on, int64_t M) {
+  if (on) setenv("TILEC_NARROW_COPY", "1", 1);
+  else unsetenv("TILEC_NARROW_COPY");
+  tilec_program *p = NULL;
+  tilec_kernel *k = NULL;
+  setenv("TILEC_FORM_THREADS", "0", 1);
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  int links0 = calls.links;
+  gemm_launch(k, 0x10000000u, M, 520, 4100, 520);
+  cr_assert_eq(calls.links - links0, 1, "the no-TMA form was not compiled once");
+  cr_assert_null(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor"), "the no-TMA form copies by TMA");
+  cr_assert(strstr(calls.last_linked_ptx, "cp.async.cg.shared.global"));
+  char *ptx = strdup(calls.last_linked_ptx);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  unsetenv("TILEC_NARROW_COPY");
+  return ptx;
+}
+
+Test(fake_driver, narrow_copy_in_the_no_tma_form_of_an_8_byte_pitch) {
+  for (int m = 0; m < 2; m++) {
+    int64_t M = m ? 61 : 300;
+    char *on = narrow_notma_ptx(true, M), *off = narrow_notma_ptx(false, M);
+    cr_assert(strstr(on, "cp.async.ca.shared.global [%r") && strstr(on, "], 8, %r"), "M %d: no 8-byte copy", (int)M);
+    cr_assert(strstr(on, "], 4, %r"), "M %d: no 4-byte copy", (int)M);
+    cr_assert_null(strstr(off, "cp.async.ca."), "M %d: narrow copies with the switch off", (int)M);
+    free(on);
+    free(off);
+  }
+}
+
 /* ---- small-M forms (passes/small_m.c, docs/small_m.md) ------------------------------------- */
 /* C = A @ B of examples/gemm.tile at M rows (N = K = 4096, bf16): the launch the driver saw. */
 static void launch_gemm(tilec_kernel *k, int64_t m) {
