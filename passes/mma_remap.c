@@ -40,15 +40,15 @@ static bool kmajor_only(int dt) { return tl_dtype_bytes((tl_dtype)dt) != 2; }
 
 /* The end of a dot's explain line: for 8-bit operands, the accumulation
  * codegen emits (option fp8-acc; lib/codegen/cg.h cg_dot_promotes). */
-static void explain_acc(tl_sbuf *ex, tl_func *f, int32_t id, const tl_pass_opts *o) {
+static void explain_acc(tl_sbuf *ex, tl_func *f, int32_t id, const tl_pass_opts *o, bool wgmma) {
   tl_op *op = tl_op_at(f, id);
   if (is_8bit(tl_val(f, op->opnd[0])->type.dtype) && is_8bit(tl_val(f, op->opnd[1])->type.dtype)) {
     if (o->fp8_acc_fast)
       tl_sbuf_puts(ex, "; fp8 accumulation: fast (the tensor core's own, ~13 mantissa bits over K)");
-    else if (tl_code_env_on("TILEC_PROMOTE_PARTS"))
+    else if (wgmma && !tl_code_env_off("TILEC_PROMOTE_PARTS"))
       tl_sbuf_puts(ex, "; fp8 accumulation: promote (tensor-core sums of <= 128 K added to the f32 accumulator by f32 "
-                       "adds; on wgmma a warpgroup's accumulator over 64x128 a 64x128 part at a time through a "
-                       "one-part temporary, TILEC_PROMOTE_PARTS=1)");
+                       "adds; a warpgroup's accumulator over 64x128 a 64x128 part at a time through a "
+                       "one-part temporary; TILEC_PROMOTE_PARTS=0: one temporary as large as the accumulator)");
     else
       tl_sbuf_puts(ex, "; fp8 accumulation: promote (tensor-core sums of <= 128 K into a temporary as large as the "
                        "accumulator, added to the f32 accumulator by f32 adds)");
@@ -189,7 +189,7 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
       tl_sbuf_puts(ex, "; b computed in the loop (an operand prologue): staged each step into a swizzled K-major slot, "
                        "not a ring slot");
     if (ex && rows_per_warp) tl_sbuf_puts(ex, "; rows reduced inside a warp (a warp holds 16 whole rows of each 64)");
-    if (ex) explain_acc(ex, f, id, o);
+    if (ex) explain_acc(ex, f, id, o, true);
     return;
   }
   bool cutlass_a = sm == 90 && arch_a && f->pipeline == TL_PIPE_CUTLASS;
@@ -228,7 +228,7 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   }
   /* the cutlass pipeline on sm_90a asks for wgmma: always say why not */
   if (cutlass_a && !said_wgmma) tl_sbuf_printf(ex, "; no wgmma (%s)", unfit);
-  explain_acc(ex, f, id, o);
+  explain_acc(ex, f, id, o, false);
 }
 
 /* Mark the dots of loop L whose results value v (a dot's A operand) is

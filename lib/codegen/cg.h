@@ -226,9 +226,11 @@ int cg_nvptx_fixups(LLVMModuleRef M);
 /* emit_elementwise.c */
 void cg_emit_ew(cg *g, tl_op *o);
 /* mask_diff.c: whether the select condition c (a compare all_true decided) is rebuilt in its masked
- * path (only with TILEC_MASK_DIFF=1); the per-thread part T of its difference (i64, exact); the
+ * path (cg_mask_diff_on: by default in the two-program attention kernel, TILEC_MASK_DIFF=1 / =0
+ * everywhere / nowhere); the per-thread part T of its difference (i64, exact); the
  * predicates of the canonical registers of layout lid into pred, at the builder: the difference form
  * from t (T as i32; valid when every index fits i32 and |T| <= 2^30), or (t NULL) the exact i32 form. */
+bool cg_mask_diff_on(cg *g);
 bool cg_mask_diff_fits(cg *g, int32_t c);
 LLVMValueRef cg_mask_diff_t(cg *g, int32_t c, int32_t lid);
 void cg_mask_diff_preds(cg *g, int32_t c, int32_t lid, LLVMValueRef t, LLVMValueRef *pred);

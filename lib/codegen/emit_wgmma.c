@@ -140,13 +140,15 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   int warps = f->warps, nwg = warps / 4, mrep = M / (64 * nwg), nk = K / kstep, nacc = N / 2;
   /* one instruction covers wn columns: N, or N / nsplit (i8 has no m64n256) */
   int wn = cg_wgmma_instr_n(at->dtype, N);
-  /* fp8-acc=promote (below) with TILEC_PROMOTE_PARTS=1: the accumulator promoted a 64x128 part at
+  /* fp8-acc=promote (below), by default (TILEC_PROMOTE_PARTS=0: off; measured on the H200 in the
+   * seventeenth session: 128x256 s4 0.958 / 0.912x cuBLAS at 4096^3 / 8192^3 with parts, 0.40x
+   * without, the 128x128 default 0.898 / 0.845): the accumulator promoted a 64x128 part at
    * a time (a 64-row block of the warpgroup, a 128-column half of an N = 256 tile in m64n128
    * instructions), so the temporary is one part (64 registers) and not the whole accumulator:
    * 256x128 / 128x256 tiles on two consumer warpgroups (128 accumulator registers a thread) fit
    * in the cooperative kernel's 232 consumer registers (docs/pipelines.md "fp8 promote: parts") */
   bool promote = cg_dot_promotes(g, o);
-  bool parts = promote && b8 && b->kmajor && tl_code_env_on("TILEC_PROMOTE_PARTS") && (mrep > 1 || N > 128);
+  bool parts = promote && b8 && b->kmajor && !tl_code_env_off("TILEC_PROMOTE_PARTS") && (mrep > 1 || N > 128);
   if (parts && wn > 128) wn = 128;
   int nsplit = wn ? N / wn : 1, nacc_i = wn / 2;
   if (!wn || (nsplit > 1 && !b->kmajor)) TL_INTERNAL(g->ctx, "codegen: wgmma N %d has no instruction", N);

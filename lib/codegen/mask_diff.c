@@ -22,9 +22,13 @@
  * Both forms compute the lane/warp parts from the thread id read afresh in the masked block (an opaque
  * read of %tid.x), not from the prologue's: LICM would otherwise hoist their loop-invariant sums into the
  * preheader and keep them in registers across the whole loop, which is what cost other kernels spills.
- * Opt-in, TILEC_MASK_DIFF=1 (off: the selects read the compare's registers; default off until the GPU
- * has run it, and a few kernels move either way: bench/RESULTS.md, sixteenth session, mask5); =2 takes
- * the exact form every time (a test of that path, which real sizes never reach). */
+ * Default on in the two-program wgmma attention kernel (route_pipeline's f->two_programs: D64 at
+ * every S, D128 where the fa3 form is not taken), where the H200 measured it: D64 causal +10-13 %
+ * at S 1k / 4k / 16k, full +1 % (bench/RESULTS.md, seventeenth session).  Elsewhere opt-in, since a
+ * few other kernels move either way (sixteenth session, mask5) and none was measured:
+ * TILEC_MASK_DIFF=1 on everywhere, =0 off everywhere (off: the selects read the compare's
+ * registers); =2 on everywhere with the exact form every time (a test of that path, which real
+ * sizes never reach). */
 #include "cg.h"
 #include "code_env.h"
 
@@ -137,9 +141,14 @@ static int64_t aff_kbound(const aff *a, const int32_t *sh) {
   return m;
 }
 
-bool cg_mask_diff_fits(cg *g, int32_t c) {
+bool cg_mask_diff_on(cg *g) {
   const char *e = tl_code_env("TILEC_MASK_DIFF"); /* 1: on; 2: on, the exact form always (testing) */
-  if (!e || (e[0] != '1' && e[0] != '2')) return false; /* opt-in: bench/RESULTS.md sixteenth session, mask5 */
+  if (e && *e) return e[0] == '1' || e[0] == '2'; /* (empty = unset, as the cache key reads it) */
+  return g->f->two_programs;
+}
+
+bool cg_mask_diff_fits(cg *g, int32_t c) {
+  if (!cg_mask_diff_on(g)) return false;
   int kind;
   aff a, b, dd;
   if (!cond_of(g->f, c, &kind, &a, &b, 0) || !aff_add(&dd, &a, &b, -1)) return false;
