@@ -598,9 +598,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     /* TILEC_ATTN_PERSIST=1 (opt-in, unmeasured): the kernel without a producer (two programs an SM at
      * D 128, one at D 256) runs each wave's tiles in lock step, q and the first K/V stages loaded and O
      * stored with the tensor cores idle; persistent CTAs with the next tile's first stages issued at
-     * the loop's exit (tile_prefetch.c) put the stages' loads under the epilogue.  Only where every
-     * tile weighs the same: a static tile order would unbalance a causal grid */
-    const char *ape = tl_code_env("TILEC_ATTN_PERSIST"); /* =2: persistent without the prefetch (measuring) */
+     * the loop's exit (tile_prefetch.c) and q by TMA (emit_q_tma.c) put those loads under the epilogue.
+     * Only where every tile weighs the same: a static tile order would unbalance a causal grid.  For
+     * measuring the parts: =3 the stages without q by TMA, =2 persistent alone */
+    const char *ape = tl_code_env("TILEC_ATTN_PERSIST");
     if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
       tl_op *lo = tl_op_at(f, ml.for_op);
       bool moves = lo->nopnd < 3;
@@ -611,9 +612,11 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       } else {
         f->persist = true;
         f->attn_persist = true;
-        persist_why = ape[0] == '1' ? "on (TILEC_ATTN_PERSIST=1: CTAs that fit looping over the tiles, the next tile's "
-                                      "first K/V stages issued at the main loop's exit, under this tile's epilogue)"
-                                    : "on (TILEC_ATTN_PERSIST=2: CTAs that fit looping over the tiles, no prefetch)";
+        persist_why = ape[0] == '1'   ? "on (TILEC_ATTN_PERSIST=1: CTAs that fit looping over the tiles, the next tile's "
+                                        "first K/V stages and q (by TMA where it fits) issued at the main loop's exit, under this tile's epilogue)"
+                      : ape[0] == '3' ? "on (TILEC_ATTN_PERSIST=3: CTAs that fit looping over the tiles, the next tile's "
+                                        "first K/V stages issued at the main loop's exit, q staged at the tile's start)"
+                                      : "on (TILEC_ATTN_PERSIST=2: CTAs that fit looping over the tiles, no prefetch)";
       }
     }
   }
