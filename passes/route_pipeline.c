@@ -612,11 +612,13 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       } else {
         f->persist = true;
         f->attn_persist = true;
-        persist_why = ape[0] == '1'   ? "on (TILEC_ATTN_PERSIST=1: CTAs that fit looping over the tiles, the next tile's "
-                                        "first K/V stages and q (by TMA where it fits) issued at the main loop's exit, under this tile's epilogue)"
-                      : ape[0] == '3' ? "on (TILEC_ATTN_PERSIST=3: CTAs that fit looping over the tiles, the next tile's "
-                                        "first K/V stages issued at the main loop's exit, q staged at the tile's start)"
-                                      : "on (TILEC_ATTN_PERSIST=2: CTAs that fit looping over the tiles, no prefetch)";
+        static const char *const levels[] = {
+            "on (TILEC_ATTN_PERSIST=1: CTAs that fit looping over the tiles, the next tile's first K/V stages and q "
+            "(by TMA where it fits) issued at the main loop's exit, under this tile's epilogue)",
+            "on (TILEC_ATTN_PERSIST=2: CTAs that fit looping over the tiles, no prefetch)",
+            "on (TILEC_ATTN_PERSIST=3: CTAs that fit looping over the tiles, the next tile's first K/V stages issued "
+            "at the main loop's exit, q staged at the tile's start)"};
+        persist_why = levels[ape[0] - '1'];
       }
     }
   }
