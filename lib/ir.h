@@ -222,6 +222,10 @@ typedef struct tl_func {
    * heaviest first) holds across them and the grid ends with light blocks; attn_order is that span
    * in CTAs, 0 = off (lib/codegen/attn_order.c) */
   int attn_order;
+  /* route_pipeline (TILEC_ATTN_PERSIST=1, opt-in): wgmma attention without a producer warpgroup whose
+   * every tile weighs the same (not causal), made persistent, its ring's next tile's first stages
+   * issued at the main loop's exit under this tile's epilogue (lib/codegen/tile_prefetch.c) */
+  bool attn_persist;
 } tl_func;
 
 typedef struct tl_module {

@@ -556,6 +556,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   f->ws = TL_WS_OFF;
   f->attn_fa3 = false;
   f->persist = false;
+  f->attn_persist = false;
   f->cluster = TL_CLUSTER_1X1;
   if (attn_wg && f->warps == 8) {
     /* attention (cutlass, sm_90a, two warpgroups on one 128-row tile):
@@ -593,6 +594,32 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->persist = true;
       persist_why = "on (fa3: one CTA an SM looping over the tiles, the producer running ahead into the next "
                     "tile; TILEC_PERSIST=0 off)";
+    }
+    /* TILEC_ATTN_PERSIST=1 (opt-in, unmeasured): the kernel without a producer (two programs an SM at
+     * D 128, one at D 256) runs each wave's tiles in lock step, q and the first K/V stages loaded and O
+     * stored with the tensor cores idle; persistent CTAs with the next tile's first stages issued at
+     * the loop's exit (tile_prefetch.c) and q by TMA (emit_q_tma.c) put those loads under the epilogue.
+     * Only where every tile weighs the same: a static tile order would unbalance a causal grid.  For
+     * measuring the parts: =3 the stages without q by TMA, =2 persistent alone */
+    const char *ape = tl_code_env("TILEC_ATTN_PERSIST");
+    if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
+      tl_op *lo = tl_op_at(f, ml.for_op);
+      bool moves = lo->nopnd < 3;
+      for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || from_pid0(f, lo->opnd[k]);
+      if (moves) {
+        persist_why = "off (TILEC_ATTN_PERSIST: the main loop's range moves with program_id(0), so the tiles weigh "
+                      "differently and a static order would unbalance the SMs)";
+      } else {
+        f->persist = true;
+        f->attn_persist = true;
+        static const char *const levels[] = {
+            "on (TILEC_ATTN_PERSIST=1: CTAs that fit looping over the tiles, the next tile's first K/V stages and q "
+            "(by TMA where it fits) issued at the main loop's exit, under this tile's epilogue)",
+            "on (TILEC_ATTN_PERSIST=2: CTAs that fit looping over the tiles, no prefetch)",
+            "on (TILEC_ATTN_PERSIST=3: CTAs that fit looping over the tiles, the next tile's first K/V stages issued "
+            "at the main loop's exit, q staged at the tile's start)"};
+        persist_why = levels[ape[0] - '1'];
+      }
     }
   }
   const char *order_why = NULL;

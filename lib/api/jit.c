@@ -310,6 +310,10 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
     return NULL;
   }
   if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * tl_ctas_per_sm(dev, fn, meta);
+  /* TILEC_PERSIST_CTAS=N (testing; the launch, not the code): at most N persistent CTAs, so a small
+   * grid's CTAs each run several tiles (gpu_test_examples' TILEC_ATTN_PERSIST rounds) */
+  const char *pc = getenv("TILEC_PERSIST_CTAS");
+  if (meta->persist && pc && atoll(pc) >= 1 && atoll(pc) < k->max_ctas) k->max_ctas = atoll(pc);
   const char *cp = getenv("TILEC_CHECK_POINTERS");
   k->check_pointers = cp && strcmp(cp, "1") == 0;
   return k;

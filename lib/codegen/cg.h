@@ -188,6 +188,8 @@ int cg_tma_count(cg *g);
 int cg_tma_mode(cg *g);
 /* emit_q_tma.c: op is fa3's q load, which the producer's TMA replaces (TILEC_ATTN_Q_TMA=1) */
 bool cg_q_tma_skips(cg *g, int32_t opid);
+/* at that load's place: TILEC_ATTN_PERSIST=1's q start (cg_q_tma_plain_start), else nothing */
+void cg_q_tma_at_load(cg *g);
 /* i1 map test `ok` -> what the kernel assumes (a TMA form: true, after a trap when it fails) */
 LLVMValueRef cg_tma_assume(cg *g, LLVMValueRef ok);
 /* ok AND the map test of codegen.h's ABI for tensor t of rank `rank`, elements of eb bytes (the

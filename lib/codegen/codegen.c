@@ -381,7 +381,10 @@ void cg_emit_op(cg *g, int32_t opid) {
   cg_di_set_loc(g, o->loc);
   int opc = o->opc;
   if (g->skip && g->skip[opid]) return;
-  if (cg_q_tma_skips(g, opid)) return; /* (fa3's q: the producer's TMA loads it, emit_q_tma.c) */
+  if (cg_q_tma_skips(g, opid)) { /* (fa3's q: the producer's TMA loads it, emit_q_tma.c) */
+    cg_q_tma_at_load(g); /* (TILEC_ATTN_PERSIST=1: thread 0's TMA, waited for here) */
+    return;
+  }
   if (g->early && g->early[opid]) { /* issued under a wgmma group (emit_under.c) */
     g->early[opid] = 0;
     return;

@@ -23,17 +23,32 @@
 #include "ring.h"
 #include "code_env.h"
 
-/* Why the kernel's q does not come by TMA, or NULL; *qv: the score dot's A. */
-static const char *q_tma_unfit(cg *g, int32_t *qv) {
+/* The ring loop's wgmma dot whose A is resident (attention's score dot), or -1. */
+static int32_t resident_a_dot(cg *g, const cg_ring *R) {
+  cg_plan *p = g->plan;
+  for (int i = 0; i < p->nwg; i++) {
+    tl_op *o = tl_op_at(g->f, p->wg_dots[i]);
+    if (o->parent == R->for_op && p->vkind[o->opnd[0]] == SRC_INVARIANT) return p->wg_dots[i];
+  }
+  return -1;
+}
+
+/* Why the kernel's q does not come by TMA, or NULL; *qv: the score dot's A; *plain: the kernel
+ * without a producer (TILEC_ATTN_PERSIST=1: thread 0 issues q, tile_prefetch.c the next tile's). */
+static const char *q_tma_unfit(cg *g, int32_t *qv, bool *plain) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
-  if (!env || (env[0] != '1' && env[0] != '2') || env[1]) return "";
-  if (!p->turns_late || !p->ws_attn || p->nring != 1) return "not the fa3 form";
+  *plain = f->attn_persist && !p->ws && p->nring == 1 && p->rings[0].prefetch;
+  if (*plain && !tl_code_env_on("TILEC_ATTN_PERSIST")) *plain = false; /* (=3: the stages alone) */
+  if (!*plain && (!env || (env[0] != '1' && env[0] != '2') || env[1])) return "";
+  if (!*plain && (!p->turns_late || !p->ws_attn || p->nring != 1)) return "not the fa3 form";
   cg_ring *R = &p->rings[0];
   if (!R->tma || cg_tma_mode(g) != TL_TMA_FORM) return "not a TMA form";
   if (p->cluster) return "a cluster";
-  tl_op *dot = tl_op_at(f, p->turn_wait_dot);
+  int32_t sd = *plain ? resident_a_dot(g, R) : p->turn_wait_dot;
+  if (sd < 0) return "no dot of the main loop reads a resident A";
+  tl_op *dot = tl_op_at(f, sd);
   int32_t a = dot->opnd[0];
   *qv = a;
   if (p->vkind[a] != SRC_INVARIANT || p->inv_loop[a] != R->for_op) return "the score dot's A is not resident";
@@ -62,11 +77,12 @@ int cg_plan_q_tma(cg *g, int persist) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   int32_t a = -1;
-  const char *why = q_tma_unfit(g, &a);
+  bool plain = false;
+  const char *why = q_tma_unfit(g, &a, &plain);
   if (why) {
-    if (*why && p->turns_late) {
+    if (*why && (p->turns_late || plain)) {
       tl_sbuf note = {0};
-      tl_sbuf_printf(&note, "q by TMA not taken (TILEC_ATTN_Q_TMA=1: %s)", why);
+      tl_sbuf_printf(&note, "q by TMA not taken (%s: %s)", plain ? "TILEC_ATTN_PERSIST=1" : "TILEC_ATTN_Q_TMA=1", why);
       p->q_note = tl_strdup(&g->ctx->arena, note.data);
       tl_sbuf_free(&note);
     }
@@ -77,7 +93,8 @@ int cg_plan_q_tma(cg *g, int persist) {
   tl_value *tv = tl_val(f, ld->opnd[0]);
   p->q_tma = true;
   const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
-  p->q_early = env && env[0] == '2'; /* (measuring: the arrive one step earlier, inside the turn's loop) */
+  p->q_early = !plain && env && env[0] == '2'; /* (measuring: the arrive one step earlier, inside the turn's loop) */
+  p->q_plain = plain;
   p->q_val = a;
   p->q_load = av->def;
   p->q_map = p->ntma;
@@ -90,6 +107,13 @@ int cg_plan_q_tma(cg *g, int persist) {
   p->q_mbar_off = persist;
   persist += 16;
   tl_sbuf note = {0};
+  if (plain)
+    tl_sbuf_printf(&note, "q by TMA (TILEC_ATTN_PERSIST=1): %s: %d boxes of %dx64, 128-byte swizzle, issued by thread 0 "
+                          "for the next tile after the main loop's exit (its CTA barrier: every score dot done), for "
+                          "a CTA's first tile at its start; every thread waits for \"q full\" (its transaction) "
+                          "before the loop",
+                   f->params.data[tv->index].name, p->q_boxes, p->q_rows);
+  else
   tl_sbuf_printf(&note, "q by TMA (TILEC_ATTN_Q_TMA=1): %s: %d boxes of %dx64, 128-byte swizzle, issued by the "
                         "producer into q's slot once the consumers' \"q empty\" mbarrier (8 arrivals at the main "
                         "loop's exit) completes; the consumers wait for \"q full\" (its transaction) before the first "
@@ -143,13 +167,20 @@ LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
   return ok;
 }
 
+static void q_boxes(cg *g);
+
 void cg_q_tma_issue(cg *g) {
+  if (!g->plan->q_tma) return;
+  cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, g->plan->q_emptyph, 1));
+  q_boxes(g);
+}
+
+/* q full's arrive.expect_tx and q's boxes (one thread), at the q load's indices as bound now. */
+static void q_boxes(cg *g) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  if (!p->q_tma) return;
   tl_op *ld = tl_op_at(f, p->q_load);
   int rank = tl_val(f, ld->opnd[0])->type.rank;
-  cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, p->q_emptyph, 1));
   LLVMValueRef full = q_mbar(g, 0);
   cg_mbar_expect_tx(g, full, p->q_bytes);
   /* coordinates innermost first: column, row, then the indexed dims ({d0, m0, h, z}) */
@@ -221,4 +252,51 @@ void cg_q_tma_release_in_loop(cg *g, int32_t L) {
   LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
   LLVMValueRef next_in = cg_iv_in_range(g, L, LLVMBuildAdd(g->B, iv, step64, ""), step64);
   arrive_empty(g, LLVMBuildNot(g->B, next_in, ""));
+}
+
+/* q's boxes by thread 0 (uniform test: one thread issues). */
+static void q_boxes_thread0(cg *g) {
+  LLVMValueRef tid = cg_asm(g, g->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.tma.issue");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.tma.issued");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, tid, cg_i32(g, 0), ""), ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  q_boxes(g);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
+static LLVMValueRef q_pf_flag(cg *g) {
+  cg_plan *p = g->plan;
+  if (!p->q_pf) { /* (0 at the kernel's entry) */
+    p->q_pf = LLVMBuildAlloca(g->PB, g->i32, "q.prefetched");
+    LLVMBuildStore(g->PB, cg_i32(g, 0), p->q_pf);
+  }
+  return p->q_pf;
+}
+
+void cg_q_tma_plain_start(cg *g) {
+  cg_ring *R = &g->plan->rings[0];
+  if (!R->tma_ok) cg_tma_kernel_prologue(g, R); /* (q's map and mbarriers with the ring's, in the kernel's entry) */
+  LLVMValueRef pf = q_pf_flag(g);
+  LLVMValueRef was = LLVMBuildLoad2(g->B, g->i32, pf, "");
+  LLVMBuildStore(g->B, cg_i32(g, 0), pf);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.tma.first");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.tma.wait");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, was, cg_i32(g, 0), ""), ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib); /* (a CTA's first tile: its slot was never read) */
+  q_boxes_thread0(g);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+  cg_q_tma_wait(g);
+}
+
+void cg_q_tma_plain_prefetch(cg *g) {
+  if (!g->plan->q_plain) return;
+  q_boxes_thread0(g);
+  LLVMBuildStore(g->B, cg_i32(g, 1), q_pf_flag(g));
+}
+
+void cg_q_tma_at_load(cg *g) {
+  if (g->plan->q_plain) cg_q_tma_plain_start(g);
 }

@@ -246,7 +246,7 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     if (!p->tmap[s->tma]) p->tmap[s->tma] = cg_tma_map_addr(g, s->tma);
   }
   LLVMValueRef tid = cg_ws_pingpong(g) ? cg_sreg(g, "tid", 0) : cg_tid32(g);
-  if (R->ws) ok = cg_q_tma_prologue(g, tid, ok); /* (fa3's q by TMA: its map, its mbarriers) */
+  if (R->ws || p->q_plain) ok = cg_q_tma_prologue(g, tid, ok); /* (q by TMA: its map, its mbarriers) */
   R->tma_ok = cg_tma_assume(g, ok);
   R->phasev = LLVMBuildAlloca(g->PB, g->i32, "tma.phase");
   LLVMBuildStore(g->B, cg_i32(g, 0), R->phasev);

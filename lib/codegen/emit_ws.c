@@ -106,8 +106,10 @@ static cg_stream *tr_stream(cg *g, cg_ring *R) {
   return NULL;
 }
 
-/* Why the ring's loop cannot be warp-specialized, or NULL. */
-static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
+/* Why the ring's loop cannot be warp-specialized, or NULL.  after_drain: the caller acts only
+ * after the loop's exit drained every wgmma group (tile_prefetch.c for TILEC_ATTN_PERSIST), so how
+ * the dots wait for their groups inside the loop does not matter. */
+static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma, bool after_drain) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   if (!R) return p->nring ? "more than one ring" : "no streamed main loop";
@@ -146,6 +148,7 @@ static const char *ws_unfit(cg *g, cg_ring *R, bool need_tma) {
   int waiting, inflight, deferred;
   int32_t wdot, ddot;
   count_dots(g, R, &waiting, &inflight, &deferred, &wdot, &ddot);
+  if (after_drain) waiting = inflight = deferred = 0;
   if (deferred && (waiting != 1 || inflight)) return "the deferred dots of the main loop have no one waiting dot";
   /* (fp8 promote: one waiting dot, alone, which releases its slot after
    * each wait_group 0; measured on the H200, ninth session: the cooperative
@@ -218,7 +221,8 @@ static const char *pingpong_unfit(cg *g, cg_ring *R) {
   return NULL;
 }
 
-const char *cg_ws_unfit(cg *g, cg_ring *R) { return ws_unfit(g, R, true); }
+const char *cg_ws_unfit(cg *g, cg_ring *R) { return ws_unfit(g, R, true, false); }
+const char *cg_ws_unfit_after_drain(cg *g, cg_ring *R) { return ws_unfit(g, R, true, true); }
 bool cg_ws_scalar(tl_func *f, int32_t v) { return producer_computes(f, v, 0); }
 
 bool cg_ws_pingpong(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws == TL_WS_PINGPONG; }
@@ -251,7 +255,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   }
   if (f->ws) {
     cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
-    const char *why = ws_unfit(g, R, true);
+    const char *why = ws_unfit(g, R, true, false);
     if (why) {
       tl_sbuf_printf(&note, "not warp-specialized (%s)", why);
     } else {
@@ -326,7 +330,8 @@ noted:
     const char *pwhy = p->nring == 1 ? cg_tile_prefetch_plan(g, &p->rings[0]) : "";
     if (!pwhy)
       tl_sbuf_printf(&note, "; the next tile's first %d stages issued at the main loop's exit, under the epilogue "
-                            "(TILEC_TILE_PREFETCH=1)", p->rings[0].stages - 1 - p->rings[0].lag);
+                            "(%s)", p->rings[0].stages - 1 - p->rings[0].lag,
+                     f->attn_persist ? "TILEC_ATTN_PERSIST=1" : "TILEC_TILE_PREFETCH=1");
     else if (*pwhy)
       tl_sbuf_printf(&note, "; no tile prefetch (%s)", pwhy);
   }
@@ -337,7 +342,7 @@ noted:
   tl_sbuf_free(&note);
 }
 
-bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false); }
+bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false, false); }
 
 int cg_ws_extra_threads(cg *g) {
   if (!g->plan || g->plan_f != g->f || !g->plan->ws) return 0;

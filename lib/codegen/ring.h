@@ -187,6 +187,11 @@ typedef struct cg_plan {
    * map, q_mbar_off the "q full" / "q empty" mbarriers, the allocas their parity bits */
   bool q_tma;
   bool q_early;             /* TILEC_ATTN_Q_TMA=2: q empty in the last iteration, after its wait_group 1 */
+  /* TILEC_ATTN_PERSIST=1 (no producer): q by TMA issued by thread 0, in tile_prefetch.c for the next
+   * tile after the loop exit's CTA barrier (the slot's readers are done), at the tile's start when no
+   * tile before it did (q_pf, alloca i32: 1 while the prefetched boxes are in flight); only "q full" */
+  bool q_plain;
+  LLVMValueRef q_pf;
   int32_t q_load, q_val;
   int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
   LLVMValueRef q_fullph, q_emptyph;
@@ -431,6 +436,7 @@ void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);
+const char *cg_ws_unfit_after_drain(cg *g, cg_ring *R); /* the same, dots' group waits aside (tile_prefetch.c) */
 bool cg_ws_scalar(tl_func *f, int32_t v);    /* v: scalar arithmetic of parameters, program ids, ivs */
 
 /* emit_q_tma.c (docs/pipelines.md "q by TMA"; TILEC_ATTN_Q_TMA=1): fa3's q loaded by the producer */
@@ -446,6 +452,10 @@ void cg_q_tma_issue(cg *g);                  /* producer, per tile: wait q empty
 LLVMValueRef cg_q_tma_pending(cg *g);
 void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend);
 void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
+/* TILEC_ATTN_PERSIST=1 (p->q_plain): at the loop's preheader, q's boxes by thread 0 unless the tile
+ * before issued them, then every thread waits for q full; in tile_prefetch.c, the next tile's boxes */
+void cg_q_tma_plain_start(cg *g);
+void cg_q_tma_plain_prefetch(cg *g);
 /* consumers, the loop's exit: arrive on q empty (q_early: only when the loop did not run, `ran` i1) */
 void cg_q_tma_release(cg *g, LLVMValueRef ran);
 /* consumers, q_early: in loop L's body after the score dot's wait_group 1, arrive on q empty in the

@@ -2,7 +2,8 @@
  * specialization, one ring fed by TMA); at the main loop's exit issues the
  * next tile's first ring stages, so their loads run under this tile's
  * epilogue, and the next tile's ring prologue issues none.  Opt-in:
- * TILEC_TILE_PREFETCH=1.  docs/pipelines.md "Persistent CTAs".
+ * TILEC_TILE_PREFETCH=1, and for wgmma attention without a producer
+ * TILEC_ATTN_PERSIST=1 (route_pipeline's f->attn_persist).  docs/pipelines.md "Persistent CTAs".
  *
  * Why it is safe: after the drain (every warp's wgmma groups complete) and
  * a CTA barrier no warp reads a slot, and every stage this tile issued was
@@ -20,10 +21,15 @@
 
 const char *cg_tile_prefetch_plan(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
-  if (!tl_code_env_on("TILEC_TILE_PREFETCH")) return ""; /* (off: nothing to say) */
+  bool attn = g->f->attn_persist; /* (route_pipeline: TILEC_ATTN_PERSIST=1) */
+  if (!attn && !tl_code_env_on("TILEC_TILE_PREFETCH")) return ""; /* (off: nothing to say) */
+  const char *ape = tl_code_env("TILEC_ATTN_PERSIST");
+  if (attn && ape && ape[0] == '2') return "TILEC_ATTN_PERSIST=2: persistent alone";
   if (p->ws) return "the producer warpgroup runs ahead already";
   if (p->cluster) return "a cluster";
-  const char *why = cg_ws_unfit(g, R);
+  /* attention's dots wait for their groups in the loop (a 2-stage ring); the prefetch comes after
+   * the exit's drain, so only the ring's shape and the scalars matter */
+  const char *why = attn ? cg_ws_unfit_after_drain(g, R) : cg_ws_unfit(g, R);
   if (why) return why;
   R->prefetch = true;
   return NULL;
@@ -73,6 +79,7 @@ void cg_tile_prefetch(cg *g, cg_ring *R) {
     LLVMValueRef ivs = ivty == g->i64 ? x : LLVMBuildTrunc(g->B, x, ivty, "");
     cg_tma_issue(g, R, ivs, cg_iv_in_range(g, R->for_op, x, step64), cg_i32(g, k));
   }
+  cg_q_tma_plain_prefetch(g); /* (TILEC_ATTN_PERSIST=1: the next tile's q into its free slot, emit_q_tma.c) */
   for (int i = n - 1; i >= 0; i--)
     if (redone[i]) g->vals[tl_op_at(f, body->ops.data[i])->res[0]] = saved[i];
   for (int d = 0; d < 3; d++) g->pid[d] = pid_now[d];

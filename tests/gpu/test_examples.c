@@ -124,7 +124,15 @@ static const struct {
                      {"TILEC_ATTN_ORDER", "1", false, 0, false, NULL, NULL, true},
                      {"TILEC_ATTN_ORDER", "2", false, 0, false, NULL, NULL, true},
                      {"TILEC_ATTN_ORDER", "20", false, 0, true, NULL, NULL, false},
-                     {"TILEC_ATTN_ORDER", "20", false, 128, true, "TILEC_ATTN_WS", "fa3", false}};
+                     {"TILEC_ATTN_ORDER", "20", false, 128, true, "TILEC_ATTN_WS", "fa3", false},
+                     /* persistent kernels without a producer (TILEC_ATTN_PERSIST, route_pipeline): the next
+                      * tile's first K/V stage and q by TMA at the loop's exit (=1), the stage alone (=3),
+                      * neither (=2); 5 CTAs (TILEC_PERSIST_CTAS, the launch's cap) so every size runs
+                      * several tiles a CTA (144 at (2, 8, 1100): 28 or 29 each); causal keeps the launch's
+                      * grid (bench.py's rows check =1 at the CTAs that fit, 2048 tiles on 264 / 132) */
+                     {"TILEC_ATTN_PERSIST", "1", false, 0, true, "TILEC_PERSIST_CTAS", "5", true},
+                     {"TILEC_ATTN_PERSIST", "3", false, 0, false, "TILEC_PERSIST_CTAS", "5", true},
+                     {"TILEC_ATTN_PERSIST", "2", false, 0, false, "TILEC_PERSIST_CTAS", "5", false}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring

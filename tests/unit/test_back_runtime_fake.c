@@ -912,8 +912,8 @@ Test(fake_driver, small_m_forms_at_load) { late_forms(false); }
 
 /* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
 /* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
-static void launch_attn(tilec_kernel *k, int64_t z, int64_t h, int64_t s) {
-  int64_t shape[4] = {z, h, s, 128};
+static void launch_attn_d(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_t d) {
+  int64_t shape[4] = {z, h, s, d};
   DLTensor t[4];
   tilec_arg args[5];
   for (int i = 0; i < 4; i++) {
@@ -924,6 +924,8 @@ static void launch_attn(tilec_kernel *k, int64_t z, int64_t h, int64_t s) {
   args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.088f};
   cr_assert_eq(tilec_kernel_launch(k, args, 5, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
 }
+
+static void launch_attn(tilec_kernel *k, int64_t z, int64_t h, int64_t s) { launch_attn_d(k, z, h, s, 128); }
 
 /* One load of the D128 kernel also loads its FlashAttention-3 form (BN 128, attn-ws=fa3); a launch
  * with S below the bound runs the kernel (256 threads, cdiv(S, 128) x Z*H programs), one at or above
@@ -1025,6 +1027,60 @@ Test(fake_driver, attn_fa3_q_by_tma) {
                 calls.enc[q].box[3] == 1);
       cr_assert_eq(calls.enc[q].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
       cr_assert_eq(calls.enc[q].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    }
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
+/* TILEC_ATTN_PERSIST=1 (route_pipeline, tile_prefetch.c, emit_q_tma.c): the full kernel without a
+ * producer (D128: two programs an SM; D256: one) runs persistent: at Z 16, H 16, S 1000 (2048 tiles)
+ * a grid of at most 2 (D256: 1) CTAs an SM along x and 1 along y, 256 threads, and a third map, Q's
+ * (box 64 x 128 rows, 128-byte swizzle: thread 0's q by TMA); at Z 2, H 3 (48 tiles) min(tiles, CTAs)
+ * = 48.  Causal (the range moves with program_id(0)) and the switch unset keep cdiv(S, 128) x Z H and
+ * K's and V's maps alone. */
+Test(fake_driver, attn_persist) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn_d: Q, K, V, O 0x10000000 apart) */
+  for (int mode = 0; mode < 6; mode++) { /* D128 / D256 x {on, causal on, off} */
+    int64_t d = mode < 3 ? 128 : 256;
+    bool on = mode % 3 == 0, causal = mode % 3 == 1;
+    if (mode % 3 != 2) setenv("TILEC_ATTN_PERSIST", "1", 1);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
+    if (causal) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
+    if (d == 128) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_form"), TILEC_OK); /* (the kernel alone) */
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    int e0 = calls.encodes;
+    launch_attn_d(k, 16, 16, 1000, d);
+    unsetenv("TILEC_ATTN_PERSIST");
+    cr_assert_eq(calls.block[0], 256u);
+    unsigned per_sm = d == 128 ? 2u : 1u;
+    if (on)
+      cr_assert(calls.grid[0] >= 1u && calls.grid[0] <= 132u * per_sm && calls.grid[0] < 2048u && calls.grid[1] == 1u,
+                "mode %d: persistent grid %u x %u", mode, calls.grid[0], calls.grid[1]);
+    else
+      cr_assert(calls.grid[0] == 8u && calls.grid[1] == 256u, "mode %d: grid %u x %u", mode, calls.grid[0],
+                calls.grid[1]);
+    cr_assert_eq(calls.encodes - e0, on ? 3 : 2, "mode %d: maps encoded: %d", mode, calls.encodes - e0);
+    int q = -1;
+    for (int i = e0; i < calls.encodes; i++)
+      if ((uint64_t)(uintptr_t)calls.enc[i % 4].addr == q_addr) q = i % 4;
+    cr_assert_eq(q >= 0, on, "mode %d: Q's map %s", mode, q >= 0 ? "encoded" : "missing");
+    if (on) {
+      cr_assert(calls.enc[q].rank == 4u && calls.enc[q].box[0] == 64 && calls.enc[q].box[1] == 128);
+      cr_assert_eq(calls.enc[q].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+      launch_attn_d(k, 2, 3, 1000, d);
+      cr_assert(calls.grid[0] == 48u && calls.grid[1] == 1u, "mode %d: 48 tiles: grid %u x %u", mode, calls.grid[0],
+                calls.grid[1]);
     }
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
