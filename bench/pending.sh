@@ -29,6 +29,14 @@
 #   TILEC_PROMOTE_PARTS (256x128 promote), decode5 TILEC_SCRATCH_OVER_RING + attn_decode_fused + the
 #   fill split rule, ropefa3 TILEC_ROPE_PRODUCER, bwd5 TILEC_ATOMIC_TMA (the one-pass backward);
 #   ctime7's two mechanisms are on by default (PTX byte-identical).  Predictions: bench/RESULTS.md.
+#   seventeenth session: calls 1-4 ran (bench/RESULTS.md): the merged main correct at the defaults;
+#   mask5, gelu6, fp8p6, bwd5, decode5 measured; MASK_DIFF (two-program attention) and PROMOTE_PARTS
+#   made defaults.  OWED now, in order (each its bench/pending_NAME.sh, several a call by owed.sh):
+#     call A: this script with PENDING_STEPS="attn fp8" (the new defaults; five example processes)
+#     call B: OWED="attnshort:120 attnpersist:120 bscale:150 kpitch:120" (this session's opt-in mechanisms)
+#     call C: OWED="ropefa3:170 attn8:110 zeroed:60 w4a16d:140"; then rope3, attn7_handles, ctime7,
+#             ctime6; and gpu_test_examples over every example with TILEC_TANH_APPROX=1, then with
+#             TILEC_SCRATCH_OVER_RING=1 (the two measured wins not yet defaults).
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
