@@ -54,18 +54,7 @@ else
 fi
 # one line a form, both sizes (owed.sh shows a script's last 25 lines): TFLOP/s, x cuBLAS accurate, the
 # range over the rounds, rel. err
-python3 - "$L/fp8_probe.log" <<'PY'
-import re, sys
-rows = {}
-for l in open(sys.argv[1]):
-    m = re.match(r"^(\d+)\^3 (.+?): [\d.]+ us ([\d.]+) TFLOP/s \(([\d.]+) cuBLAS (\w+); rounds ([\d.]+)\.\.([\d.]+)\) err (\S+)", l)
-    if m:
-        n, form, tf, r, ref, lo, hi, err = m.groups()
-        rows.setdefault(form, []).append(f"{n}: {float(tf):.0f} {r} ({lo}..{hi})")
-        rows[form + " err"] = err
-for form in [k for k in rows if not k.endswith(" err")]:
-    print(f"{form:14s} | " + " | ".join(rows[form]) + f" | err {rows[form + ' err']}")
-PY
+python3 bench/fp8_probe_table.py "$L/fp8_probe.log" 14
 echo "correctness: $TC"
 echo "sanitizer: $SAN"
 echo "[all: $(el) s]"

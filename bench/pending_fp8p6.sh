@@ -23,17 +23,6 @@ timeout 110 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 
 echo "fp8_probe.py exit $?"; grep -E "FAILED|Error|Traceback" "$L/fp8_probe.log" | head -3
 # one line a form, both sizes (owed.sh shows a script's last 25 lines): TFLOP/s, x cuBLAS (accurate for
 # promote forms, fast for fast ones), the range over the rounds, rel. err
-python3 - "$L/fp8_probe.log" <<'PY'
-import re, sys
-rows = {}
-for l in open(sys.argv[1]):
-    m = re.match(r"^(\d+)\^3 (.+?): [\d.]+ us ([\d.]+) TFLOP/s \(([\d.]+) cuBLAS (\w+); rounds ([\d.]+)\.\.([\d.]+)\) err (\S+)", l)
-    if m:
-        n, form, tf, r, ref, lo, hi, err = m.groups()
-        rows.setdefault(form, []).append(f"{n}: {float(tf):.0f} {r} ({lo}..{hi})")
-        rows[form + " err"] = err
-for form in [k for k in rows if not k.endswith(" err")]:
-    print(f"{form:34s} | " + " | ".join(rows[form]) + f" | err {rows[form + ' err']}")
-PY
+python3 bench/fp8_probe_table.py "$L/fp8_probe.log" 34
 echo "correctness: $TC"
 echo "[all: $(( $(date +%s) - T0 )) s]"

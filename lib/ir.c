@@ -359,3 +359,22 @@ bool tl_defined_outside(const tl_func *f, int32_t v, int32_t L) {
   if (x->region_owner >= 0) return x->region_owner != L && !tl_op_inside(f, x->region_owner, L);
   return true;
 }
+
+/* Whether value v is computed from program_id(axis) (-1: any axis): a walk of its definition
+ * chain, bounded (a chain too deep to walk counts as computed from it). */
+bool tl_from_program_id(tl_func *f, int32_t v, int axis) {
+  int32_t stack[256];
+  int n = 0;
+  stack[n++] = v;
+  while (n > 0) {
+    int32_t d = tl_val(f, stack[--n])->def;
+    if (d < 0) continue;
+    tl_op *o = tl_op_at(f, d);
+    if (o->opc == TL_OP_program_id && (axis < 0 || o->axis == axis)) return true;
+    for (int k = 0; k < o->nopnd; k++) {
+      if (n == 256) return true; /* (too deep to tell: say it does) */
+      stack[n++] = o->opnd[k];
+    }
+  }
+  return false;
+}

@@ -307,6 +307,8 @@ tl_module *tl_parse_ir(tl_ctx *c, int32_t file);
  * (errors) prefixed "verifier: ".  Returns true when valid. */
 bool tl_verify_func(tl_func *f);
 bool tl_verify_module(tl_module *m);
+/* Whether value v is computed from program_id(axis) (-1: any axis) (ir.c). */
+bool tl_from_program_id(tl_func *f, int32_t v, int axis);
 
 /* ---- passes ------------------------------------------------------------------- */
 typedef struct tl_pass_opts {

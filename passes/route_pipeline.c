@@ -385,24 +385,6 @@ static bool cutlass_attn_8(tl_func *f, const main_loop *ml, const char *arch) {
   return true;
 }
 
-/* Whether value v is computed from program_id(0) (its definition chain). */
-static bool from_pid0(tl_func *f, int32_t v) {
-  int32_t stack[256];
-  int n = 0;
-  stack[n++] = v;
-  while (n > 0) {
-    int32_t d = tl_val(f, stack[--n])->def;
-    if (d < 0) continue;
-    tl_op *o = tl_op_at(f, d);
-    if (o->opc == TL_OP_program_id && o->axis == 0) return true;
-    for (int k = 0; k < o->nopnd; k++) {
-      if (n == 256) return true; /* (too deep to tell: say it is) */
-      stack[n++] = o->opnd[k];
-    }
-  }
-  return false;
-}
-
 /* The grid clause's dimension count (its yield's operands), 0 when it has none. */
 static int grid_dims(tl_func *f) {
   if (!f->grid.ops.len) return 0;
@@ -436,9 +418,9 @@ static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const 
   /* a triangle: the loop starts at the same place in every program and ends where program_id(0)
    * says (causal); a range that moves with program_id(0) (split-KV decode) weighs the same in each */
   tl_op *lo = tl_op_at(f, ml->for_op);
-  if (lo->nopnd < 3 || !from_pid0(f, lo->opnd[1]))
+  if (lo->nopnd < 3 || !tl_from_program_id(f, lo->opnd[1], 0))
     return *why = "off (the main loop's trip count does not depend on program_id(0): every tile weighs the same)", 0;
-  if (from_pid0(f, lo->opnd[0]) || from_pid0(f, lo->opnd[2]))
+  if (tl_from_program_id(f, lo->opnd[0], 0) || tl_from_program_id(f, lo->opnd[2], 0))
     return *why = "off (the main loop's start or step moves with program_id(0): not one triangle of row blocks)", 0;
   long v = atol(e);
   /* programs an SM: the warp-specialized forms one, the two-program wgmma kernel two, the other
@@ -605,7 +587,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
       tl_op *lo = tl_op_at(f, ml.for_op);
       bool moves = lo->nopnd < 3;
-      for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || from_pid0(f, lo->opnd[k]);
+      for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || tl_from_program_id(f, lo->opnd[k], 0);
       if (moves) {
         persist_why = "off (TILEC_ATTN_PERSIST: the main loop's range moves with program_id(0), so the tiles weigh "
                       "differently and a static order would unbalance the SMs)";

@@ -41,23 +41,6 @@
 #include "ring.h"
 #include "code_env.h"
 
-bool cg_from_program_id(tl_func *f, int32_t v, int axis) {
-  int32_t stack[256];
-  int n = 0;
-  stack[n++] = v;
-  while (n > 0) {
-    int32_t d = tl_val(f, stack[--n])->def;
-    if (d < 0) continue;
-    tl_op *o = tl_op_at(f, d);
-    if (o->opc == TL_OP_program_id && (axis < 0 || o->axis == axis)) return true;
-    for (int k = 0; k < o->nopnd; k++) {
-      if (n == 256) return true; /* (too deep to tell: say it does) */
-      stack[n++] = o->opnd[k];
-    }
-  }
-  return false;
-}
-
 /* Why ring R cannot run on clusters of 2 along program_id(axis), or NULL. */
 static const char *cluster_unfit(cg *g, cg_ring *R, int axis) {
   cg_plan *p = g->plan;
@@ -67,7 +50,7 @@ static const char *cluster_unfit(cg *g, cg_ring *R, int axis) {
   if (!R->tma) return "the ring is not fed by TMA";
   tl_op *lo = tl_op_at(f, R->for_op);
   for (int k = 0; k < 3 && k < lo->nopnd; k++)
-    if (cg_from_program_id(f, lo->opnd[k], -1)) return "the main loop's bounds depend on the tile";
+    if (tl_from_program_id(f, lo->opnd[k], -1)) return "the main loop's bounds depend on the tile";
   int shared = 0;
   for (int i = 0; i < p->nstream; i++) {
     cg_stream *s = &p->streams[i];
@@ -75,7 +58,7 @@ static const char *cluster_unfit(cg *g, cg_ring *R, int axis) {
     tl_op *o = tl_op_at(f, s->load_op);
     int rank = tl_val(f, o->opnd[0])->type.rank;
     bool dep = false;
-    for (int d = 0; d < rank; d++) dep = dep || cg_from_program_id(f, o->opnd[1 + d], axis);
+    for (int d = 0; d < rank; d++) dep = dep || tl_from_program_id(f, o->opnd[1 + d], axis);
     if (dep) continue;
     if (s->rows % 16) return "a shared tile's rows are not a multiple of 16 (two halves of whole 8-row swizzle atoms)";
     shared++;
@@ -104,7 +87,7 @@ void cg_cluster_plan(cg *g, cg_ring *R, tl_sbuf *note) {
     tl_op *o = tl_op_at(f, s->load_op);
     tl_value *tv = tl_val(f, o->opnd[0]);
     bool dep = false;
-    for (int d = 0; d < tv->type.rank; d++) dep = dep || cg_from_program_id(f, o->opnd[1 + d], axis);
+    for (int d = 0; d < tv->type.rank; d++) dep = dep || tl_from_program_id(f, o->opnd[1 + d], axis);
     if (dep) {
       tl_sbuf_printf(note, ", %s loaded by each CTA", f->params.data[tv->index].name);
       continue;

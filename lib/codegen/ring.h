@@ -476,7 +476,6 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
 /* Decide the cluster (after cg_ws_plan made the ring warp-specialized): p->cluster and the
  * streams' mcast, or the reason not in the note. */
 void cg_cluster_plan(cg *g, cg_ring *R, tl_sbuf *note);
-bool cg_from_program_id(tl_func *f, int32_t v, int axis); /* v is computed from program_id(axis) (-1: any axis) */
 LLVMValueRef cg_cluster_rank(cg *g);                     /* i32 %cluster_ctarank */
 void cg_cluster_sync(cg *g);                             /* barrier.cluster arrive (release) + wait (acquire) */
 bool cg_cluster_scope(void); /* TILEC_CLUSTER_SCOPE=cluster: the slot releases at cluster scope (measuring) */

@@ -50,7 +50,7 @@ static int fast_grid_axis(tl_func *f) {
     int rank = tl_val(f, o->opnd[0])->type.rank;
     for (int d = rank - 1; d >= 0; d--)
       for (int a = 0; a < 3; a++)
-        if (cg_from_program_id(f, o->opnd[1 + d], a)) return a;
+        if (tl_from_program_id(f, o->opnd[1 + d], a)) return a;
   }
   return -1;
 }
