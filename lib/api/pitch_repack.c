@@ -18,12 +18,8 @@
 
 uint64_t tl_written_params(const tl_func *f) {
   uint64_t w = 0;
-  for (int i = 0; i < f->ops.len; i++) {
-    const tl_op *o = &f->ops.data[i];
-    if ((o->opc != TL_OP_store && o->opc != TL_OP_atomic) || o->nopnd < 1) continue;
-    const tl_value *t = &f->values.data[o->opnd[0]];
-    if (t->def < 0 && t->region_owner < 0 && t->index >= 0 && t->index < 64) w |= (uint64_t)1 << t->index;
-  }
+  for (int i = 0; i < f->params.len && i < 64; i++)
+    if (tl_param_written(f, i)) w |= (uint64_t)1 << i;
   return w;
 }
 
