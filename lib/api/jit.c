@@ -318,6 +318,7 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
   k->check_pointers = cp && strcmp(cp, "1") == 0;
   const char *pr = getenv("TILEC_PITCH_REPACK");
   k->pitch_repack = pr && strcmp(pr, "1") == 0 && meta->ntma > 0;
+  k->log_p = p;
   k->written = tl_written_params(f);
   return k;
 }

@@ -53,6 +53,9 @@ struct tilec_kernel {
    * repack_noted: the parameters whose first repack the program log has said */
   bool pitch_repack;
   uint64_t written, repack_noted;
+  /* the program whose log a launch's notes go to (the no-TMA form loaded, a repack): p, or for a
+   * form the program of the kernel that adopted it (the one the user holds) */
+  tilec_program *log_p;
   char arch[32]; /* (what notma is compiled for) */
   /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
    * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */

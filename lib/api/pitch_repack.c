@@ -162,7 +162,7 @@ int tl_pitch_repack(tilec_kernel *k, const tl_cuda *cu, void *stream, tl_repack 
     }
     if (!(k->repack_noted >> params[j] & 1)) {
       k->repack_noted |= (uint64_t)1 << params[j];
-      tl_sbuf_printf(&k->p->log,
+      tl_sbuf_printf(&k->log_p->log,
                      "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map (rows %zu bytes apart, base "
                      "0x%llx) and the kernel only reads it: TILEC_PITCH_REPACK=1 copies it at each such launch "
                      "into rows of %zu bytes (%lld row%s, %lld 2-D cop%s) and runs the TMA kernel on the copy\n",

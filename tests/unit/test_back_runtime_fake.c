@@ -871,7 +871,7 @@ static void check_a_repacked(int64_t rows, void *stream, int a0, int a1, int a2)
  * form compiled), saying so once in the program log; the M = 61 launch's small-M form likewise
  * (through the same launcher).  Aligned tensors (K = 4096) are untouched: no allocation, no copy.
  * Without the switch the same launch runs the no-TMA form and copies nothing, its log line naming
- * the switch. */
+ * the switch.  Forms loaded late, on their threads, repack as the kernel they belong to. */
 Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
   void *stream = (void *)(uintptr_t)0x5150;
   tilec_program *p = NULL;
@@ -906,6 +906,18 @@ Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
   cr_assert_eq(calls.links - links0, 1, "the no-TMA form was not compiled");
   cr_assert(rp.nallocs == allocs0 && rp.ncopies == copies0);
   cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 would copy it"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);  /* forms loaded on their threads, after the switch is gone from the environment: a first launch at
+   * M = 61 (the small-M form) repacks as the kernel would, its note in the user's program log */
+  setenv("TILEC_PITCH_REPACK", "1", 1);
+  unsetenv("TILEC_FORM_THREADS");
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  unsetenv("TILEC_PITCH_REPACK");
+  links0 = calls.links;
+  gemm_launch_on(k, 61, 520, 4100, 520, stream);
+  check_a_repacked(61, stream, 0, 3, 4);
+  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies it"), "%s", tilec_program_log(p));
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
