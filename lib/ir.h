@@ -257,6 +257,11 @@ void tl_op_append_opnd(tl_func *f, int32_t op, int32_t v);
 /* The kernel parameter whose load value v is, looking through convert_layout and trans (each
  * trans flips *transposed), or -1 (not a load of a parameter). */
 int32_t tl_loaded_param(tl_func *f, int32_t v, bool *transposed);
+/* How kernel parameter `param` (a tensor) is written: 0 only read (no live store or atomic names
+ * it), 1 stored into, 2 only updated by atomics (its contents on entry matter).  The API's
+ * tilec_param_info.written and the launcher's TILEC_PITCH_REPACK=1 (which copies only tensors
+ * never written) both ask it. */
+int tl_param_written(const tl_func *f, int32_t param);
 void tl_region_remove(tl_region *r, int pos);
 /* Unlink the op at r->ops[pos] and mark it, and every op nested in its
  * regions, TL_OPF_DEAD (so tl_count_uses no longer sees their operands). */
