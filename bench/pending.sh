@@ -37,6 +37,8 @@
 #     call C: OWED="ropefa3:170 attn8:110 zeroed:60 w4a16d:140"; then rope3, attn7_handles, ctime7,
 #             ctime6; and gpu_test_examples over every example with TILEC_TANH_APPROX=1, then with
 #             TILEC_SCRATCH_OVER_RING=1 (the two measured wins not yet defaults).
+#   eighteenth session: bscale ran (its L1 prefetch lost and was removed, pending_bscale.sh with it);
+#     owed: OWED="scalepipe:150" (TILEC_LOAD_AHEAD=1, the scales one k-step ahead, passes/load_ahead.c).
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
