@@ -2,9 +2,9 @@
  * reads; the copy issued in the last iteration reads past the loop's range, which the view's bounds
  * drop or which lands in the tensor unused); with TILEC_LOAD_AHEAD=1, in a cutlass (wgmma) kernel's
  * main loop: each small load after the loop's dot (before any store, atomic, region or other dot)
- * whose view is the induction variable and loop-invariant values through scalar index math is
- * issued one iteration ahead where it stood -- the first before the loop, the next under this
- * iteration's dot -- and carried to the next iteration.  docs/pipelines.md "Block-scaled fp8: the
+ * that feeds no dot and whose view is the induction variable and loop-invariant values through
+ * scalar index math is issued one iteration ahead where it stood -- the first before the loop, the
+ * next under this iteration's dot -- and carried to the next iteration.  docs/pipelines.md "Block-scaled fp8: the
  * scales one k-step ahead".
  *
  * Why: gemm_fp8_blockscale's scales (SA[m0 : m0 + BM, kb], SW[n0 / 128, kb]) are read from global
@@ -29,6 +29,24 @@ static int first_dot(tl_func *f, const tl_region *r) {
   return -1;
 }
 
+/* Value v of loop body r reaches an operand of a dot of r through the body's ops (a dot operand is
+ * the ring's to stream, never a carried register value: attention's V after its first dot). */
+static bool feeds_dot(tl_func *f, const tl_region *r, int32_t v, int depth) {
+  if (depth > 16) return true; /* (unknown: treated as feeding one) */
+  for (int i = 0; i < r->ops.len; i++) {
+    tl_op *o = tl_op_at(f, r->ops.data[i]);
+    if (o->flags & TL_OPF_DEAD) continue;
+    for (int k = 0; k < o->nopnd; k++) {
+      if (o->opnd[k] != v) continue;
+      if (o->opc == TL_OP_dot) return true;
+      for (int j = 0; j < o->nres; j++)
+        if (feeds_dot(f, r, o->res[j], depth + 1)) return true;
+      break;
+    }
+  }
+  return false;
+}
+
 /* A thread's share of load o's bytes (a scalar load: its one element, read by every thread). */
 static int64_t thread_bytes(tl_func *f, const tl_op *o, int threads) {
   const tl_type *t = &tl_val(f, o->res[0])->type;
@@ -48,7 +66,7 @@ static int ahead_loop(tl_func *f, int32_t L, int threads, int64_t *bytes_out) {
     tl_op *o = tl_op_at(f, ld);
     if (o->flags & TL_OPF_DEAD) continue;
     if (o->opc == TL_OP_store || o->opc == TL_OP_atomic || o->opc == TL_OP_dot || o->nregions > 0) break;
-    if (o->opc != TL_OP_load || o->nres != 1) continue;
+    if (o->opc != TL_OP_load || o->nres != 1 || feeds_dot(f, body, o->res[0], 0)) continue;
     int64_t b = thread_bytes(f, o, threads);
     if (bytes + b > AHEAD_BYTES) continue;
     tl_ahead_chain c;
