@@ -55,8 +55,9 @@ static int64_t thread_bytes(tl_func *f, const tl_op *o, int threads) {
   return t->kind == TL_KIND_TILE ? (b + threads - 1) / threads : b;
 }
 
-/* Issues loop L's eligible loads ahead; returns how many and their bytes a thread. */
-static int ahead_loop(tl_func *f, int32_t L, int threads, int64_t *bytes_out) {
+/* Issues loop L's eligible loads ahead (apply false: only counts them); returns how many and their
+ * bytes a thread. */
+static int ahead_loop(tl_func *f, int32_t L, int threads, bool apply, int64_t *bytes_out) {
   int n = 0;
   int64_t bytes = 0;
   int at = first_dot(f, &tl_op_at(f, L)->regions[0]);
@@ -72,9 +73,11 @@ static int ahead_loop(tl_func *f, int32_t L, int threads, int64_t *bytes_out) {
     tl_ahead_chain c;
     bool uses_iv = false; /* a load the same every iteration: nothing to issue ahead */
     if (!tl_ahead_chain_of(f, L, ld, &c, &uses_iv) || !uses_iv) continue;
-    int32_t next = tl_issue_ahead(f, L, ld, &c, j); /* where it stood: after the dot */
-    if (next < 0) break;
-    j = tl_pos_in(&tl_op_at(f, L)->regions[0], next);
+    if (apply) {
+      int32_t next = tl_issue_ahead(f, L, ld, &c, j); /* where it stood: after the dot */
+      if (next < 0) break;
+      j = tl_pos_in(&tl_op_at(f, L)->regions[0], next);
+    }
     n++;
     bytes += b;
   }
@@ -94,16 +97,14 @@ static bool run_load_ahead(tl_func *f, const tl_pass_opts *o) {
         first_dot(f, &lo->regions[0]) < 0)
       continue;
     tl_loc loc = lo->loc;
-    if (!on) {
-      if (ex)
-        tl_sbuf_printf(ex, "load_ahead: kernel '%s': loop at %d:%d: off (TILEC_LOAD_AHEAD=1 turns it on)\n", f->name,
-                       loc.line, loc.col);
-      continue;
-    }
+    if (!on && !ex) continue;
     int64_t bytes = 0;
-    int n = ahead_loop(f, L, threads, &bytes);
-    if (ex)
+    int n = ahead_loop(f, L, threads, on, &bytes);
+    if (ex && on)
       tl_sbuf_printf(ex, "load_ahead: kernel '%s': loop at %d:%d: %d load%s issued one iteration ahead (%lld bytes a thread carried)\n",
+                     f->name, loc.line, loc.col, n, n == 1 ? "" : "s", (long long)bytes);
+    else if (ex && n) /* off: said only where it would do something */
+      tl_sbuf_printf(ex, "load_ahead: kernel '%s': loop at %d:%d: %d load%s could be issued one iteration ahead (%lld bytes a thread; TILEC_LOAD_AHEAD=1)\n",
                      f->name, loc.line, loc.col, n, n == 1 ? "" : "s", (long long)bytes);
   }
   return true;
