@@ -4,8 +4,8 @@
  * main loop: each small load after the loop's dot (before any store, atomic, region or other dot)
  * that feeds no dot and whose view is the induction variable and loop-invariant values through
  * scalar index math is issued one iteration ahead where it stood -- the first before the loop, the
- * next under this iteration's dot -- and carried to the next iteration.  docs/pipelines.md "Block-scaled fp8: the
- * scales one k-step ahead".
+ * next under this iteration's dot -- and carried to the next iteration.  docs/pipelines.md
+ * "Block-scaled fp8: the scales one k-step ahead".
  *
  * Why: gemm_fp8_blockscale's scales (SA[m0 : m0 + BM, kb], SW[n0 / 128, kb]) are read from global
  * memory every k-step, and the k-step's scale product waits for them after the group's wait: a
@@ -29,22 +29,33 @@ static int first_dot(tl_func *f, const tl_region *r) {
   return -1;
 }
 
-/* Value v of loop body r reaches an operand of a dot of r through the body's ops (a dot operand is
- * the ring's to stream, never a carried register value: attention's V after its first dot). */
-static bool feeds_dot(tl_func *f, const tl_region *r, int32_t v, int depth) {
-  if (depth > 16) return true; /* (unknown: treated as feeding one) */
+/* One pass over region r in order (defs come before their uses), marking in dep what depends on a
+ * marked value: 2 when a dot takes one, or a nested region uses one (not followed: taken as a dot);
+ * 1 when something else does; 0 none. */
+static int marks_reach_dot(tl_func *f, const tl_region *r, bool *dep) {
+  int used = 0;
   for (int i = 0; i < r->ops.len; i++) {
     tl_op *o = tl_op_at(f, r->ops.data[i]);
     if (o->flags & TL_OPF_DEAD) continue;
-    for (int k = 0; k < o->nopnd; k++) {
-      if (o->opnd[k] != v) continue;
-      if (o->opc == TL_OP_dot) return true;
-      for (int j = 0; j < o->nres; j++)
-        if (feeds_dot(f, r, o->res[j], depth + 1)) return true;
-      break;
-    }
+    bool d = false;
+    for (int k = 0; k < o->nopnd && !d; k++) d = dep[o->opnd[k]];
+    if (d && o->opc == TL_OP_dot) return 2;
+    for (int k = 0; k < o->nregions; k++)
+      if (marks_reach_dot(f, &o->regions[k], dep)) return 2;
+    if (!d) continue;
+    used = 1;
+    for (int j = 0; j < o->nres; j++) dep[o->res[j]] = true;
   }
-  return false;
+  return used;
+}
+
+/* Value v of loop body r reaches an operand of a dot through the body's ops (a dot operand is the
+ * ring's to stream, never a carried register value: attention's V after its first dot). */
+static bool feeds_dot(tl_func *f, const tl_region *r, int32_t v) {
+  bool *dep = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
+  for (int32_t i = 0; i <= f->values.len; i++) dep[i] = false;
+  dep[v] = true;
+  return marks_reach_dot(f, r, dep) == 2;
 }
 
 /* A thread's share of load o's bytes (a scalar load: its one element, read by every thread). */
@@ -67,7 +78,7 @@ static int ahead_loop(tl_func *f, int32_t L, int threads, bool apply, int64_t *b
     tl_op *o = tl_op_at(f, ld);
     if (o->flags & TL_OPF_DEAD) continue;
     if (o->opc == TL_OP_store || o->opc == TL_OP_atomic || o->opc == TL_OP_dot || o->nregions > 0) break;
-    if (o->opc != TL_OP_load || o->nres != 1 || feeds_dot(f, body, o->res[0], 0)) continue;
+    if (o->opc != TL_OP_load || o->nres != 1 || feeds_dot(f, body, o->res[0])) continue;
     int64_t b = thread_bytes(f, o, threads);
     if (bytes + b > AHEAD_BYTES) continue;
     tl_ahead_chain c;
