@@ -217,7 +217,7 @@ typedef struct tl_func {
   /* route_pipeline: wgmma attention in FlashAttention-3's combination (attn-ws / TILEC_ATTN_WS = fa3:
    * the producer, the turns, and emit_overlap.c's value dot a step late inside them) */
   bool attn_fa3;
-  /* route_pipeline (TILEC_ATTN_ORDER, opt-in): for an attention kernel whose main loop's trip count
+  /* route_pipeline (TILEC_ATTN_ORDER, default on, =0 off): for an attention kernel whose main loop's trip count
    * grows or shrinks with program_id(0) (causal), a non-persistent grid's last heads (about
    * attn_order CTAs) run program_id(1) fastest, so the source's order along program_id(0) (attn.tile:
    * heaviest first) holds across them and the grid ends with light blocks; attn_order is that span

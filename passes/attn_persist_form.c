@@ -11,8 +11,8 @@
 #include "code_env.h"
 #include "ir.h"
 
-/* The bound (H200, bench/RESULTS.md seventeenth session "attnpersist", bench.py beside cuDNN in the
- * same run, two rounds): TILEC_ATTN_PERSIST=1 against the kernel at D256 full, S 1k 0.794 / 0.784x
+/* The bound (H200, bench/RESULTS.md eighteenth session "owed calls A and B", call B, bench.py beside
+ * cuDNN in the same run, two rounds): TILEC_ATTN_PERSIST=1 against the kernel at D256 full, S 1k 0.794 / 0.784x
  * cuDNN against 0.760 / 0.748 (+4.5-5 %), S 4k 0.867 / 0.829 against 0.869 / 0.854 (0 to -3 %).  The
  * form hides a tile's fixed start and end, whose share of a tile falls as 1/S; 2048 (S 2k) is the
  * largest power of two not measured to lose, itself unmeasured.  TILEC_ATTN_PERSIST_MAX_S=N moves it
