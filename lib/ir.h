@@ -213,6 +213,7 @@ typedef struct tl_func {
   void *small_m;     /* tl_small_m_plan of lib/small_m.h (passes/small_m.c): the forms a launch picks by M */
   void *kmajor_b;    /* tl_kmajor_plan of lib/kmajor_b.h (passes/kmajor_form.c): the K-major-B form a launch picks by B's strides */
   void *attn_form;   /* tl_attn_form_plan of lib/attn_form.h (passes/attn_form.c): the FlashAttention-3 form a launch picks by S */
+  void *attn_persist_form; /* tl_attn_persist_plan of lib/attn_persist_form.h (passes/attn_persist_form.c): the persistent form a launch picks by S */
   /* route_pipeline: wgmma attention in FlashAttention-3's combination (attn-ws / TILEC_ATTN_WS = fa3:
    * the producer, the turns, and emit_overlap.c's value dot a step late inside them) */
   bool attn_fa3;
@@ -222,10 +223,14 @@ typedef struct tl_func {
    * heaviest first) holds across them and the grid ends with light blocks; attn_order is that span
    * in CTAs, 0 = off (lib/codegen/attn_order.c) */
   int attn_order;
-  /* route_pipeline (TILEC_ATTN_PERSIST=1, opt-in): wgmma attention without a producer warpgroup whose
-   * every tile weighs the same (not causal), made persistent, its ring's next tile's first stages
-   * issued at the main loop's exit under this tile's epilogue (lib/codegen/tile_prefetch.c) */
-  bool attn_persist;
+  /* route_pipeline (TILEC_ATTN_PERSIST or the option attn-persist = 1 | 2 | 3; 0 off): wgmma attention
+   * without a producer warpgroup whose every tile weighs the same (not causal), made persistent; at 1
+   * and 3 its ring's next tile's first stages issued at the main loop's exit under this tile's
+   * epilogue (lib/codegen/tile_prefetch.c), at 1 also the next tile's q by TMA (emit_q_tma.c) */
+  int attn_persist;
+  /* route_pipeline: whether such a kernel could be made so (wgmma attention, no producer, the main
+   * loop's range independent of program_id(0)), whatever the switch; passes/attn_persist_form.c */
+  bool attn_persist_fits;
 } tl_func;
 
 typedef struct tl_module {
@@ -334,6 +339,9 @@ typedef struct tl_pass_opts {
   /* "attn-ws" (off | producer | pingpong | fa3): wgmma attention's warp-specialized form, in
    * every kernel; NULL = TILEC_ATTN_WS decides (route_pipeline) */
   const char *attn_ws;
+  /* "attn-persist" (0 | 1 | 2 | 3): wgmma attention without a producer made persistent, in every
+   * kernel; NULL = TILEC_ATTN_PERSIST decides (route_pipeline) */
+  const char *attn_persist;
 } tl_pass_opts;
 
 typedef struct tl_pass {
@@ -371,6 +379,10 @@ bool tl_run_passes(tl_module *m, const tl_pass *const *passes, int n, const tl_p
  * empty: not a kernel the pass is about). */
 void *tl_form_record(tl_func *f, const tl_pass_opts *o, const char *pass, bool on, const char *why,
                      const void *plan, size_t size);
+/* The attention forms' kernel (passes/form_record.c): whether f's live dots are two in one loop body,
+ * both on wgmma (f->sched), dots[0] the score dot (its B trans(load) of a parameter), dots[1] the
+ * value dot. */
+bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]);
 
 const tl_pass *tl_pass_find(const char *name); /* NULL if unknown */
 const tl_pass *const *tl_pass_all(int *n);       /* every registered pass */

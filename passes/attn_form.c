@@ -39,24 +39,8 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   why[0] = 0;
   if (f->pipeline != TL_PIPE_CUTLASS || (o->arch && strcmp(o->arch, "sm_90a"))) return false;
   int32_t dots[2];
-  int ndots = 0;
-  for (int32_t i = 0; i < f->ops.len; i++)
-    if (f->ops.data[i].opc == TL_OP_dot && !(f->ops.data[i].flags & TL_OPF_DEAD)) {
-      if (ndots < 2) dots[ndots] = i;
-      ndots++;
-    }
-  if (ndots != 2) return false;
-  /* the score dot: S = q trans(k), k a load of the keys' tensor; the value dot's B is V unturned */
-  bool t0 = false;
-  if (tl_loaded_param(f, tl_op_at(f, dots[0])->opnd[1], &t0) < 0 || !t0) {
-    int32_t t = dots[0];
-    dots[0] = dots[1], dots[1] = t;
-  }
+  if (!tl_attn_wgmma_dots(f, dots)) return false;
   tl_op *sd = tl_op_at(f, dots[0]);
-  tl_dot_sched *d0 = tl_sched_dot(f, dots[0], false), *d1 = tl_sched_dot(f, dots[1], false);
-  if (sd->parent < 0 || tl_op_at(f, dots[1])->parent != sd->parent || !d0 || !d1 ||
-      d0->instr != TL_SCHED_MMA_WGMMA || d1->instr != TL_SCHED_MMA_WGMMA)
-    return false;
   if (f->ws != TL_WS_OFF) return snprintf(why, n, "off (the kernel is warp-specialized already: attn-ws / TILEC_ATTN_WS)"), false;
   if (!f->two_programs)
     return snprintf(why, n, "off (not two programs an SM: the form is measured against that kernel only)"), false;

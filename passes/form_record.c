@@ -1,9 +1,11 @@
-/* form_record.c: the end every form-recording pass shares (small_m, kmajor_form, attn_form): a
- * plan kept in the function's arena when the form is on, the pass's "off (why)" explain line
- * when it is not.  Not a pass itself. */
+/* form_record.c: the end every form-recording pass shares (small_m, kmajor_form, attn_form,
+ * attn_persist_form): a plan kept in the function's arena when the form is on, the pass's "off
+ * (why)" explain line when it is not; and the attention forms' test of the kernel's two dots.
+ * Not a pass itself. */
 #include <string.h>
 
 #include "ir.h"
+#include "schedule.h"
 #include "util.h"
 
 void *tl_form_record(tl_func *f, const tl_pass_opts *o, const char *pass, bool on, const char *why,
@@ -16,4 +18,24 @@ void *tl_form_record(tl_func *f, const tl_pass_opts *o, const char *pass, bool o
   void *keep = tl_alloc(&f->ctx->arena, size);
   memcpy(keep, plan, size);
   return keep;
+}
+
+bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]) {
+  int ndots = 0;
+  for (int32_t i = 0; i < f->ops.len; i++)
+    if (f->ops.data[i].opc == TL_OP_dot && !(f->ops.data[i].flags & TL_OPF_DEAD)) {
+      if (ndots < 2) dots[ndots] = i;
+      ndots++;
+    }
+  if (ndots != 2) return false;
+  /* the score dot: S = q trans(k), k a load of the keys' tensor; the value dot's B is V unturned */
+  bool t0 = false;
+  if (tl_loaded_param(f, tl_op_at(f, dots[0])->opnd[1], &t0) < 0 || !t0) {
+    int32_t t = dots[0];
+    dots[0] = dots[1], dots[1] = t;
+  }
+  tl_op *sd = tl_op_at(f, dots[0]);
+  tl_dot_sched *d0 = tl_sched_dot(f, dots[0], false), *d1 = tl_sched_dot(f, dots[1], false);
+  return sd->parent >= 0 && tl_op_at(f, dots[1])->parent == sd->parent && d0 && d1 &&
+         d0->instr == TL_SCHED_MMA_WGMMA && d1->instr == TL_SCHED_MMA_WGMMA;
 }

@@ -543,7 +543,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   f->ws = TL_WS_OFF;
   f->attn_fa3 = false;
   f->persist = false;
-  f->attn_persist = false;
+  f->attn_persist = 0;
+  f->attn_persist_fits = false;
   f->cluster = TL_CLUSTER_1X1;
   if (attn_wg && f->warps == 8) {
     /* attention (cutlass, sm_90a, two warpgroups on one 128-row tile):
@@ -588,17 +589,23 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * the loop's exit (tile_prefetch.c) and q by TMA (emit_q_tma.c) put those loads under the epilogue.
      * Only where every tile weighs the same: a static tile order would unbalance a causal grid.  For
      * measuring the parts: =3 the stages without q by TMA, =2 persistent alone */
-    const char *ape = tl_code_env("TILEC_ATTN_PERSIST");
-    if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
+    /* The option attn-persist (what tilec_kernel_load sets for a D256 kernel's persistent form,
+     * passes/attn_persist_form.c) wins over the switch. */
+    const char *ape = o->attn_persist ? o->attn_persist : tl_code_env("TILEC_ATTN_PERSIST");
+    bool moves = true;
+    if (f->ws == TL_WS_OFF) {
       tl_op *lo = tl_op_at(f, ml.for_op);
-      bool moves = lo->nopnd < 3;
+      moves = lo->nopnd < 3;
       for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || tl_from_program_id(f, lo->opnd[k], 0);
+      f->attn_persist_fits = !moves;
+    }
+    if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
       if (moves) {
         persist_why = "off (TILEC_ATTN_PERSIST: the main loop's range moves with program_id(0), so the tiles weigh "
                       "differently and a static order would unbalance the SMs)";
       } else {
         f->persist = true;
-        f->attn_persist = true;
+        f->attn_persist = ape[0] - '0';
         static const char *const levels[] = {
             "on (TILEC_ATTN_PERSIST=1: CTAs that fit looping over the tiles, the next tile's first K/V stages and q "
             "(by TMA where it fits) issued at the main loop's exit, under this tile's epilogue)",

@@ -52,6 +52,8 @@ static const char usage_text[] =
     "  --kmajor-b=PARAM       with --kernel=K (needed): compile K's K-major-B form (PARAM [K, N] stored [N, K])\n"
     "  --attn-ws=FORM         wgmma attention (sm_90a): off | producer | pingpong | fa3 (FlashAttention-3's\n"
     "                         combination; what a D128 kernel's launch-time form at long S is compiled with)\n"
+    "  --attn-persist=N       wgmma attention without a producer (sm_90a), not causal: 1 | 2 | 3 persistent (the\n"
+    "                         values of TILEC_ATTN_PERSIST; 1 is a D256 kernel's launch-time form at S <= 2048), 0 off\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
     "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): inline (the default of written files: both paths in one\n"
     "                         kernel) | form (the TMA path alone, the default of `run` and of libtilec's JIT, whose\n"
@@ -225,6 +227,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "tma-fallback", v), "--tma-fallback", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-ws", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-ws", v), "--attn-ws", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--attn-persist", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "attn-persist", v), "--attn-persist", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--kmajor-b", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "kmajor-b", v), "--kmajor-b", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--fp8-acc", &missing))) {

@@ -99,6 +99,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->kernel = arena_strdup_or_null(a, o->kernel);
   d->kmajor_b = arena_strdup_or_null(a, o->kmajor_b);
   d->attn_ws = arena_strdup_or_null(a, o->attn_ws);
+  d->attn_persist = arena_strdup_or_null(a, o->attn_persist);
 }
 
 typedef struct create_args {
@@ -344,6 +345,7 @@ static void pass_setup(tilec_program *p, tl_pass_opts *po, tl_run_hooks *hooks) 
   po->kmajor_b_param = p->opts.kmajor_b;
   po->kmajor_b_kernel = p->opts.kernel;
   po->attn_ws = p->opts.attn_ws;
+  po->attn_persist = p->opts.attn_persist;
   po->explain_out = p->opts.explain ? &p->log : NULL;
   memset(hooks, 0, sizeof *hooks);
   hooks->print_after = p->opts.print_after;

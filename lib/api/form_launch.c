@@ -1,5 +1,6 @@
 /* form_launch.c: a launch routed to one of the kernel's forms (the K-major-B form after B's
- * transpose, the FlashAttention-3 form, a small-M form or its split-K halves, the no-TMA form of a
+ * transpose, the FlashAttention-3 form, the persistent attention form, a small-M form or its split-K
+ * halves, the no-TMA form of a
  * TMA form), each through the launch core (launch.c) with the caller's stream, and the workspace
  * in device memory those forms need (grown on demand, kept with the handle).
  * requires: the forms adopted by the handle (forms.c), the no-TMA form loaded here at its first
@@ -11,6 +12,7 @@
 
 #include "kernel_handle.h"
 #include "attn_form.h"
+#include "attn_persist_form.h"
 
 /* Dimension `axis` of tensor argument `param`, or -1 when the argument is not such a tensor. */
 static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t axis) {
@@ -21,12 +23,18 @@ static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t 
 
 /* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
  * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
- * form's bound, and one whose M is at most the last small-M form's bound.  A launch that needs
+ * form's bound or is within the persistent attention form's, and one whose M is at most the last
+ * small-M form's bound.  A launch that needs
  * none runs the kernel while the forms still load. */
 static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
   if (k->f->kmajor_b) return true;
   const tl_attn_form_plan *ap = k->f->attn_form;
   if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
+  const tl_attn_persist_plan *pp = k->f->attn_persist_form;
+  if (pp) {
+    int64_t s = arg_dim(args, nargs, pp->s_param, pp->s_axis);
+    if (s >= 0 && s <= pp->max_s) return true;
+  }
   const tl_small_m_plan *plan = k->f->small_m;
   if (!plan) return false;
   int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
@@ -230,7 +238,7 @@ static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *a
 
 /* (kernel_handle.h) Called for launches with the kernel's own grid (a given grid runs the kernel
  * itself); the order is the K-major-B form (every launch of such a kernel), the FlashAttention-3
- * form, the small-M forms. */
+ * form, the persistent attention form, the small-M forms. */
 bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream, tilec_status *st) {
   if (nargs <= 0 || !args) return false;
   if ((k->late || k->late_st != TILEC_OK) && needs_form(k, args, nargs)) {
@@ -250,6 +258,15 @@ bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *s
     *st = tl_launch(k->attn, args, nargs, NULL, stream);
     if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->attn->err);
     return true;
+  }
+  if (k->apersist) {
+    /* short sequences at D256: the persistent form of the same source (lib/attn_persist_form.h) */
+    int64_t s = arg_dim(args, nargs, k->apersist_s_param, k->apersist_s_axis);
+    if (s >= 0 && s <= k->apersist_max_s) {
+      *st = tl_launch(k->apersist, args, nargs, NULL, stream);
+      if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->apersist->err);
+      return true;
+    }
   }
   if (k->nforms) {
     /* small M: the form of the same source picked by M (docs/small_m.md), through this launcher */

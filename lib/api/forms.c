@@ -1,9 +1,11 @@
-/* forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h):
- * a second program from the kernel's source for each (small-M forms and their split-K halves, the
- * K-major-B form and its transpose kernel, the FlashAttention-3 form) with its options, loaded
+/* forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h,
+ * lib/attn_persist_form.h): a second program from the kernel's source for each (small-M forms and
+ * their split-K halves, the K-major-B form and its transpose kernel, the FlashAttention-3 form, the
+ * persistent attention form) with its options, loaded
  * through tilec_kernel_load on a thread of its own, joined at the load or (late forms) at the
  * first launch that needs one, then adopted by the kernel's handle.
- * requires: a kernel whose IR records forms (f->small_m, f->kmajor_b, f->attn_form); keeps: the
+ * requires: a kernel whose IR records forms (f->small_m, f->kmajor_b, f->attn_form,
+ * f->attn_persist_form); keeps: the
  * kernel's program as it is (each form is a program of its own); breaks: nothing. */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +14,10 @@
 
 #include "kernel_handle.h"
 #include "attn_form.h"
+#include "attn_persist_form.h"
+
+/* The passes that record attention forms and those before them: an attention form has none of its own. */
+#define FORM_PASSES "small_m,kmajor_form,attn_form,attn_persist_form"
 
 static const char *const form_pipe_names[] = {"auto", "simple", "multistage", "cutlass"};
 
@@ -73,11 +79,11 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
  * half of a split one) is its own program, and different programs may compile and load at the same
  * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
  * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN };
+enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_PERSIST };
 
 typedef struct form_job {
-  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, or the
-                             * FlashAttention-3 form */
+  int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, the
+                             * FlashAttention-3 form, or the persistent attention form */
   const tl_small_m_form *fm;
   const char *split_half;   /* NULL, "partial" or "reduce" */
   tilec_program *q;         /* the form's program */
@@ -91,7 +97,7 @@ typedef struct form_job {
 
 struct tl_form_jobs {
   int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS + 3];
+  form_job job[2 * TL_SMALL_M_MAX_FORMS + 4];
 };
 
 tl_form_jobs *tl_forms_new(void) { return calloc(1, sizeof(tl_form_jobs)); }
@@ -163,11 +169,30 @@ static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec
   const struct tilec_options *po = &p->opts;
   const tl_attn_form_plan *plan = f->attn_form;
   tilec_options *o;
-  tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form,attn_form", &o);
+  tilec_status st = form_base_options(p, f->name, FORM_PASSES, &o);
   if (st != TILEC_OK) return st;
   if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
   if (st == TILEC_OK) st = tilec_options_define(o, plan->const_bn, plan->bn);
   if (st == TILEC_OK) st = tilec_options_set(o, "attn-ws", "fa3");
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  o->warps = po->warps, o->assembler = po->assembler;
+  *out = o;
+  return TILEC_OK;
+}
+
+/* The persistent attention form's options: p's, with the option attn-persist=1, p's pipeline,
+ * warps and assembler, and the passes that record forms off. */
+static tilec_status attn_persist_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+  const struct tilec_options *po = &p->opts;
+  tilec_options *o;
+  tilec_status st = form_base_options(p, f->name, FORM_PASSES, &o);
+  if (st != TILEC_OK) return st;
+  if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
+  if (st == TILEC_OK && po->attn_ws) st = tilec_options_set(o, "attn-ws", po->attn_ws);
+  if (st == TILEC_OK) st = tilec_options_set(o, "attn-persist", "1");
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
     return st;
@@ -252,6 +277,19 @@ tilec_status tl_forms_start(tilec_program *p, const tl_func *f, int device, tl_f
     }
     if (st != TILEC_OK) return j->st = st;
   }
+  if (f->attn_persist_form) {
+    form_job *j = &js->job[js->n++];
+    j->kind = FORM_ATTN_PERSIST;
+    j->kernel = f->name;
+    j->device = device;
+    tilec_options *o;
+    tilec_status st = attn_persist_options(p, f, &o);
+    if (st == TILEC_OK) {
+      st = tilec_program_create(&j->q, src->text, src->name, o);
+      tilec_options_destroy(o);
+    }
+    if (st != TILEC_OK) return j->st = st;
+  }
   for (int i = 0; plan && i < plan->nforms; i++) {
     const tl_small_m_form *fm = &plan->forms[i];
     for (int h = 0; h < (fm->split ? 2 : 1); h++) {
@@ -286,6 +324,12 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
       first = j->st;
       char msg[1024];
       snprintf(msg, sizeof msg, "its FlashAttention-3 form did not load (TILEC_ATTN_FORM=0 loads the kernel without "
+               "it):\n%s", j->q ? tilec_program_log(j->q) : "");
+      tl_load_error(p, j->st, f->name, msg);
+    } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind == FORM_ATTN_PERSIST) {
+      first = j->st;
+      char msg[1024];
+      snprintf(msg, sizeof msg, "its persistent form did not load (TILEC_ATTN_PERSIST=0 loads the kernel without "
                "it):\n%s", j->q ? tilec_program_log(j->q) : "");
       tl_load_error(p, j->st, f->name, msg);
     } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
@@ -335,6 +379,10 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
       const tl_attn_form_plan *ap = k->f->attn_form;
       k->attn_prog = j->q, k->attn = j->k;
       k->attn_s_param = ap->s_param, k->attn_s_axis = ap->s_axis, k->attn_min_s = ap->min_s;
+    } else if (j->kind == FORM_ATTN_PERSIST) {
+      const tl_attn_persist_plan *pp = k->f->attn_persist_form;
+      k->apersist_prog = j->q, k->apersist = j->k;
+      k->apersist_s_param = pp->s_param, k->apersist_s_axis = pp->s_axis, k->apersist_max_s = pp->max_s;
     } else if (j->kind == FORM_KMAJOR) {
       k->kmajor_prog = j->q, k->kmajor = j->k;
     } else if (j->kind == FORM_TRANSPOSE) {

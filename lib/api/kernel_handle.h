@@ -95,6 +95,12 @@ struct tilec_kernel {
   tilec_program *attn_prog;
   int32_t attn_s_param, attn_s_axis;
   int64_t attn_min_s;
+  /* the persistent form (passes/attn_persist_form.c, lib/attn_persist_form.h): launches whose S
+   * (argument apersist_s_param's dimension apersist_s_axis) is at most apersist_max_s run it */
+  tilec_kernel *apersist;
+  tilec_program *apersist_prog;
+  int32_t apersist_s_param, apersist_s_axis;
+  int64_t apersist_max_s;
   DLTensor kmajor_bt;
   int64_t kmajor_bt_shape[2], kmajor_bt_strides[2];
   /* late forms (TILEC_LATE_FORMS, on by default): the forms still loading on their threads when
@@ -152,7 +158,8 @@ int tl_pitch_repack(tilec_kernel *k, const tl_cuda *cu, void *stream, tl_repack 
 /* r's memory freed on `stream` (cuMemFreeAsync: after the launch enqueued before it). */
 void tl_repack_free(const tl_cuda *cu, void *stream, const tl_repack *r);
 
-/* ---- forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h) */
+/* ---- forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h,
+ * lib/attn_persist_form.h) */
 /* An empty set of form jobs (calloc; tl_forms_drop then free), or NULL. */
 tl_form_jobs *tl_forms_new(void);
 /* Programs for every form of f (from p's source) and, unless TILEC_FORM_THREADS=0, a thread

@@ -51,6 +51,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->kernel);
   free(o->kmajor_b);
   free(o->attn_ws);
+  free(o->attn_persist);
   free(o);
 }
 
@@ -170,6 +171,12 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
         strcmp(value, "fa3"))
       return TILEC_ERROR_USAGE;
     return set_string(&o->attn_ws, value && *value ? value : NULL);
+  }
+  if (!strcmp(key, "attn-persist")) {
+    /* wgmma attention without a producer made persistent (route_pipeline; the values of
+     * TILEC_ATTN_PERSIST); NULL or "" = unset */
+    if (value && *value && (value[0] < '0' || value[0] > '3' || value[1])) return TILEC_ERROR_USAGE;
+    return set_string(&o->attn_persist, value && *value ? value : NULL);
   }
   if (!strcmp(key, "entry-name")) {
     if (value && !is_identifier(value)) return TILEC_ERROR_USAGE;

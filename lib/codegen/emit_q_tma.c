@@ -40,7 +40,7 @@ static const char *q_tma_unfit(cg *g, int32_t *qv, bool *plain) {
   tl_func *f = g->f;
   const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
   *plain = f->attn_persist && !p->ws && p->nring == 1 && p->rings[0].prefetch;
-  if (*plain && !tl_code_env_on("TILEC_ATTN_PERSIST")) *plain = false; /* (=3: the stages alone) */
+  if (*plain && f->attn_persist != 1) *plain = false; /* (=3: the stages alone) */
   if (!*plain && (!env || (env[0] != '1' && env[0] != '2') || env[1])) return "";
   if (!*plain && (!p->turns_late || !p->ws_attn || p->nring != 1)) return "not the fa3 form";
   cg_ring *R = &p->rings[0];

@@ -21,10 +21,9 @@
 
 const char *cg_tile_prefetch_plan(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
-  bool attn = g->f->attn_persist; /* (route_pipeline: TILEC_ATTN_PERSIST=1) */
+  bool attn = g->f->attn_persist; /* (route_pipeline: TILEC_ATTN_PERSIST / attn-persist = 1..3) */
   if (!attn && !tl_code_env_on("TILEC_TILE_PREFETCH")) return ""; /* (off: nothing to say) */
-  const char *ape = tl_code_env("TILEC_ATTN_PERSIST");
-  if (attn && ape && ape[0] == '2') return "TILEC_ATTN_PERSIST=2: persistent alone";
+  if (g->f->attn_persist == 2) return "TILEC_ATTN_PERSIST=2: persistent alone";
   if (p->ws) return "the producer warpgroup runs ahead already";
   if (p->cluster) return "a cluster";
   /* attention's dots wait for their groups in the loop (a 2-stage ring); the prefetch comes after

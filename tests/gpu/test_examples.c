@@ -132,7 +132,12 @@ static const struct {
                       * grid (bench.py's rows check =1 at the CTAs that fit, 2048 tiles on 264 / 132) */
                      {"TILEC_ATTN_PERSIST", "1", false, 0, true, "TILEC_PERSIST_CTAS", "5", true},
                      {"TILEC_ATTN_PERSIST", "3", false, 0, false, "TILEC_PERSIST_CTAS", "5", true},
-                     {"TILEC_ATTN_PERSIST", "2", false, 0, false, "TILEC_PERSIST_CTAS", "5", false}};
+                     {"TILEC_ATTN_PERSIST", "2", false, 0, false, "TILEC_PERSIST_CTAS", "5", false},
+                     /* the persistent form a D256 full kernel's launch picks by S (passes/attn_persist_form.c;
+                      * the default variant above runs it at every size there, S <= 2048) with its bound at
+                      * 1024: (1, 2, 1000) and the shorter ones run the form, (2, 8, 1100) and 4097 the kernel,
+                      * both sides of the bound in one handle; 5 CTAs so the form runs several tiles a CTA */
+                     {"TILEC_ATTN_PERSIST_MAX_S", "1024", true, 0, true, "TILEC_PERSIST_CTAS", "5", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring

@@ -1267,8 +1267,8 @@ Test(fake_driver, attn_fa3_q_by_tma) {
  * producer (D128: two programs an SM; D256: one) runs persistent: at Z 16, H 16, S 1000 (2048 tiles)
  * a grid of at most 2 (D256: 1) CTAs an SM along x and 1 along y, 256 threads, and a third map, Q's
  * (box 64 x 128 rows, 128-byte swizzle: thread 0's q by TMA); at Z 2, H 3 (48 tiles) min(tiles, CTAs)
- * = 48.  Causal (the range moves with program_id(0)) and the switch unset keep cdiv(S, 128) x Z H and
- * K's and V's maps alone. */
+ * = 48.  Causal (the range moves with program_id(0)) and the switch unset (D256: =0, else its
+ * persistent form takes S 1000) keep cdiv(S, 128) x Z H and K's and V's maps alone. */
 Test(fake_driver, attn_persist) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
@@ -1278,6 +1278,7 @@ Test(fake_driver, attn_persist) {
     int64_t d = mode < 3 ? 128 : 256;
     bool on = mode % 3 == 0, causal = mode % 3 == 1;
     if (mode % 3 != 2) setenv("TILEC_ATTN_PERSIST", "1", 1);
+    else if (d == 256) setenv("TILEC_ATTN_PERSIST", "0", 1); /* (unset: the persistent form at S 1000) */
     tilec_options *o = NULL;
     cr_assert_eq(tilec_options_create(&o), TILEC_OK);
     cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
@@ -1312,6 +1313,65 @@ Test(fake_driver, attn_persist) {
       cr_assert(calls.grid[0] == 48u && calls.grid[1] == 1u, "mode %d: 48 tiles: grid %u x %u", mode, calls.grid[0],
                 calls.grid[1]);
     }
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
+/* The persistent form of a D256 full kernel (passes/attn_persist_form.c, lib/attn_persist_form.h): one
+ * load also loads the kernel with attn-persist=1; at Z 16, H 16 a launch with S <= 2048 (1024, 2048)
+ * runs the form (at most one CTA an SM along x, 1 along y, Q's map encoded: q by TMA), one with
+ * S > 2048 (2049, 4096) the kernel (cdiv(S, 128) x Z H, K's and V's maps alone), and a later short
+ * launch the form again; with the pass disabled, TILEC_ATTN_PERSIST=0 or causal every S runs the
+ * kernel; TILEC_ATTN_PERSIST_MAX_S moves the bound; D128 has no such form. */
+Test(fake_driver, attn_persist_form_picked_by_s) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn_d: Q, K, V, O 0x10000000 apart) */
+  /* 0 on, 1 disable-pass, 2 TILEC_ATTN_PERSIST=0, 3 causal, 4 bound 1024, 5 D128 */
+  for (int mode = 0; mode < 6; mode++) {
+    int64_t d = mode == 5 ? 128 : 256;
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
+    if (mode == 1) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_persist_form"), TILEC_OK);
+    if (mode == 2) setenv("TILEC_ATTN_PERSIST", "0", 1);
+    if (mode == 3) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
+    if (mode == 4) setenv("TILEC_ATTN_PERSIST_MAX_S", "1024", 1);
+    if (mode == 5) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_form"), TILEC_OK); /* (the kernel alone) */
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    int links = calls.links;
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
+    unsetenv("TILEC_ATTN_PERSIST");
+    unsetenv("TILEC_ATTN_PERSIST_MAX_S");
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    const int64_t sizes[] = {1024, 2048, 2049, 4096, 1000};
+    for (int i = 0; i < 5; i++) {
+      int64_t s = sizes[i];
+      bool form = (mode == 0 && s <= 2048) || (mode == 4 && s <= 1024);
+      int e0 = calls.encodes;
+      launch_attn_d(k, 16, 16, s, d);
+      cr_assert_eq(calls.block[0], 256u, "mode %d S %lld: block %u", mode, (long long)s, calls.block[0]);
+      if (form)
+        cr_assert(calls.grid[0] >= 1u && calls.grid[0] <= 132u && calls.grid[1] == 1u,
+                  "mode %d S %lld: the persistent form: grid %u x %u", mode, (long long)s, calls.grid[0], calls.grid[1]);
+      else
+        cr_assert(calls.grid[0] == (unsigned)((s + 127) / 128) && calls.grid[1] == 256u,
+                  "mode %d S %lld: the kernel: grid %u x %u", mode, (long long)s, calls.grid[0], calls.grid[1]);
+      int q = -1;
+      for (int j = e0; j < calls.encodes; j++)
+        if ((uint64_t)(uintptr_t)calls.enc[j % 4].addr == q_addr) q = j;
+      cr_assert_eq(q >= 0, form, "mode %d S %lld: Q's map %s", mode, (long long)s, q >= 0 ? "encoded" : "missing");
+    }
+    /* (counted after launches that needed the form: late forms) mode 0 compiles both; the other modes
+     * the kernel alone (disable-pass, the switch and CAUSAL are in its cache key), mode 4 (the bound is
+     * not) none: both from the memory cache */
+    int want = mode == 0 ? 2 : mode == 4 ? 0 : 1;
+    cr_assert_eq(calls.links - links, want, "mode %d: kernels compiled: %d", mode, calls.links - links);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
