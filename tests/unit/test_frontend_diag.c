@@ -40,7 +40,7 @@ static char *read_file(const char *path, size_t *len) {
 static tl_module *compile(const char *name, const char *src, size_t len, const tl_define *defs, int ndefs) {
   int32_t file = tl_ctx_add_source(&ctx, name, src, len);
   if (setjmp(jb)) cr_assert_fail("internal error on %s: %s", name, tl_ctx_render_diags(&ctx));
-  return tl_frontend(&ctx, file, defs, ndefs, NULL);
+  return tl_frontend(&ctx, file, NULL, defs, ndefs, NULL);
 }
 
 static bool has_diag(tl_severity sev, int line, int col, const char *msg) {
