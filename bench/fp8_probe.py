@@ -108,15 +108,11 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "bs ring mul": ("cutlass_gemm_fp8_blockscale", "", {"BM": 64}, W4S3, False, "bench/variants/gemm_fp8_blockscale_mul.tile"),
     "bs 128x128 w8 s4": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 4}, False),
     "bs 128x128 w8 s5": ("cutlass_gemm_fp8_blockscale", "", {"BM": 128}, {"warps": 8, "stages": 5}, False),
-    # seventeenth session (bscale): the scales prefetched into L1 D k-steps ahead (TILEC_SCALE_PREFETCH=D,
-    # lib/codegen/emit_scale_prefetch.c): a row's 32-byte sector of scales missed L1 once every 8
-    # k-steps, all consumer warps at once, and waited a round trip to L2 under the TMA stream
-    "bs pf1": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=1", {}, {}, False),
-    "bs pf4": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=4", {}, {}, False),
-    "bs pf8": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=8", {}, {}, False),
-    "bs pf16": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=16", {}, {}, False),
-    # + the next tile's first 8 k-steps prefetched in this tile's last 8 (the one miss a tile left)
-    "bs pf8 next": ("cutlass_gemm_fp8_blockscale", "TILEC_SCALE_PREFETCH=8+TILEC_SCALE_PREFETCH_NEXT=1", {}, {}, False),
+    # eighteenth session (scalepipe): the compiler does what "bs prefetch" does by hand -- the scale
+    # loads of k-block kb + 1 issued during k-step kb and carried (TILEC_LOAD_AHEAD=1,
+    # passes/load_ahead.c).  (The seventeenth session's L1 prefetch of the scales D k-steps ahead,
+    # "bs pf1/4/8/16", "bs pf8 next", lost and was removed: docs/decisions.md.)
+    "bs ahead": ("cutlass_gemm_fp8_blockscale", "TILEC_LOAD_AHEAD=1", {}, {}, False),
 }
 names = [f for f in a.forms.split(",") if f] or list(FORMS)
 

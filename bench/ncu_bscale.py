@@ -1,5 +1,6 @@
-# ncu_bscale.py: the launches bench/pending_bscale.sh profiles: cutlass_gemm_fp8_blockscale at 4096^3,
-# its default and TILEC_SCALE_PREFETCH=8, two launches each (ncu reads the scale loads' L1 hits and
+# ncu_bscale.py: cutlass_gemm_fp8_blockscale at 4096^3 for ncu (the seventeenth session profiled its L1
+# prefetch of the scales this way, since removed): its default and TILEC_LOAD_AHEAD=1 (the scales
+# loaded one k-step ahead, passes/load_ahead.c), two launches each (ncu reads the scale loads' L1 hits and
 # misses, the long-scoreboard stall and the tensor pipe); a "form:" line before each pair.
 #   ncu ... python3 bench/ncu_bscale.py [--lib LIB] [--examples DIR]
 import os
@@ -19,9 +20,9 @@ w = torch.randn(N, N, device="cuda").to(f8)
 sa = torch.rand(N, N // 128, device="cuda") + 0.5
 sw = torch.rand(N // 128, N // 128, device="cuda") + 0.5
 c = torch.empty(N, N, dtype=torch.bfloat16, device="cuda")
-for form, pf in (("bs", None), ("bs pf8", "8")):
-    if pf: os.environ["TILEC_SCALE_PREFETCH"] = pf
-    else: os.environ.pop("TILEC_SCALE_PREFETCH", None)
+for form, on in (("bs", None), ("bs ahead", "1")):
+    if on: os.environ["TILEC_LOAD_AHEAD"] = on
+    else: os.environ.pop("TILEC_LOAD_AHEAD", None)
     k = tilec.compile(os.path.join(examples_dir(), "gemm_fp8_blockscale.tile"))["cutlass_gemm_fp8_blockscale"]
     k.load(0)
     print("form:", form, flush=True)

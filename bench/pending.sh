@@ -37,6 +37,15 @@
 #     call C: OWED="ropefa3:170 attn8:110 zeroed:60 w4a16d:140"; then rope3, attn7_handles, ctime7,
 #             ctime6; and gpu_test_examples over every example with TILEC_TANH_APPROX=1, then with
 #             TILEC_SCRATCH_OVER_RING=1 (the two measured wins not yet defaults).
+#   eighteenth session: calls A and B ran (bench/RESULTS.md): main correct at the defaults; attnshort,
+#   attnpersist, bscale, kpitch measured; TILEC_ATTN_ORDER made the default.  Call C was lost (the
+#   machine stopped answering), then the device was paused.  OWED now, in order:
+#     call A': OWED="order18:200 zeroed:70 attn8:110 w4a16d:140" (order18: the new default's causal
+#             kernels in attn_rope.tile and llama/attn_gqa.tile, the blockscale tolerance at the default)
+#     call B': OWED="ropefa3:170 rope3:150 attn7_handles:110" plus this session's branches' scripts
+#             (bench/RESULTS.md "eighteenth session" sections: repack, archtile, scalepipe, persistform)
+#     call C': ctime7, ctime6; this script with PENDING_STEPS="attn fp8" again (six example processes);
+#             gpu_test_examples over every example with TILEC_TANH_APPROX=1, then TILEC_SCRATCH_OVER_RING=1.
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
@@ -63,8 +72,11 @@ for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random|gp
 i=0; for f in $R/examples/*.tile; do
   case $(basename "$f") in attn.tile) k=3;; attn_rope.tile) k=4;; *) k=$((i % 3)); i=$((i + 1));; esac
   mkdir -p /tmp/ex$k; ln -sf "$f" /tmp/ex$k/; done
-for k in 0 1 2 3 4; do n=gpu_test_examples_$k
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout 420 $B/tests/gpu_test_examples /tmp/ex$k > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+# (attn_rope.tile alone ran past 420 s twice at its staged-double variant: its variants in two
+# processes, the default and the first four switches in the fifth, the last two in a sixth)
+for k in 0 1 2 3 4 5; do n=gpu_test_examples_$k; d=/tmp/ex$k; v=
+  case $k in 4) v=default,PROLOGUE_TMA,STAGED_WGMMA,LATE_REFILL;; 5) v=STAGED_DOUBLE,ROPE_PRODUCER; d=/tmp/ex4;; esac
+  (GPU_TEST_ATTN_VARIANTS=$v TILEC_CACHE_DIR=/tmp/c-$n timeout 420 $B/tests/gpu_test_examples $d > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
   (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
 # the proposed small-M table (64x128x128/4 at M = 129..256: +3-4 % measured, bench/RESULTS.md tenth session)

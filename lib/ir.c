@@ -232,6 +232,19 @@ void tl_op_add_regions(tl_func *f, int32_t op, int n) {
   o->nregions = n;
 }
 
+int tl_param_written(const tl_func *f, int32_t param) {
+  if (param < 0 || param >= f->params.len || !f->params.data[param].is_tensor) return 0;
+  int32_t v = f->params.data[param].value;
+  int written = 0;
+  for (int i = 0; i < f->ops.len && written != 1; i++) {
+    const tl_op *op = &f->ops.data[i];
+    if ((op->opc == TL_OP_store || op->opc == TL_OP_atomic) && !(op->flags & TL_OPF_DEAD) && op->nopnd > 0 &&
+        op->opnd[0] == v)
+      written = op->opc == TL_OP_store ? 1 : 2;
+  }
+  return written;
+}
+
 int32_t tl_loaded_param(tl_func *f, int32_t v, bool *transposed) {
   for (;;) {
     int32_t d = tl_val(f, v)->def;

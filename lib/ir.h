@@ -216,7 +216,7 @@ typedef struct tl_func {
   /* route_pipeline: wgmma attention in FlashAttention-3's combination (attn-ws / TILEC_ATTN_WS = fa3:
    * the producer, the turns, and emit_overlap.c's value dot a step late inside them) */
   bool attn_fa3;
-  /* route_pipeline (TILEC_ATTN_ORDER, opt-in): for an attention kernel whose main loop's trip count
+  /* route_pipeline (TILEC_ATTN_ORDER, default on, =0 off): for an attention kernel whose main loop's trip count
    * grows or shrinks with program_id(0) (causal), a non-persistent grid's last heads (about
    * attn_order CTAs) run program_id(1) fastest, so the source's order along program_id(0) (attn.tile:
    * heaviest first) holds across them and the grid ends with light blocks; attn_order is that span
@@ -257,6 +257,11 @@ void tl_op_append_opnd(tl_func *f, int32_t op, int32_t v);
 /* The kernel parameter whose load value v is, looking through convert_layout and trans (each
  * trans flips *transposed), or -1 (not a load of a parameter). */
 int32_t tl_loaded_param(tl_func *f, int32_t v, bool *transposed);
+/* How kernel parameter `param` (a tensor) is written: 0 only read (no live store or atomic names
+ * it), 1 stored into, 2 only updated by atomics (its contents on entry matter).  The API's
+ * tilec_param_info.written and the launcher's TILEC_PITCH_REPACK=1 (which copies only tensors
+ * never written) both ask it. */
+int tl_param_written(const tl_func *f, int32_t param);
 void tl_region_remove(tl_region *r, int pos);
 /* Unlink the op at r->ops[pos] and mark it, and every op nested in its
  * regions, TL_OPF_DEAD (so tl_count_uses no longer sees their operands). */

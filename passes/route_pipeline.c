@@ -397,7 +397,8 @@ static int grid_dims(tl_func *f) {
  * the same permutation with a group that is a little long or short, never wrong. */
 #define ATTN_ORDER_SMS 132
 
-/* TILEC_ATTN_ORDER (opt-in; in the kernel cache key): the grid's tail heaviest first across heads.
+/* TILEC_ATTN_ORDER (default on since the eighteenth session's measurement, =0 off; in the kernel
+ * cache key): the grid's tail heaviest first across heads.
  * A causal attention kernel's row blocks have trip counts that depend on program_id(0), and
  * attn.tile orders them heaviest first along program_id(0) only: the launch order (ctaid.x fastest)
  * walks one head's row blocks, then the next head's, so the last CTAs the hardware starts include
@@ -407,27 +408,31 @@ static int grid_dims(tl_func *f) {
  * two waves of CTAs) program_id(1) fastest, so their heaviest blocks start first and the lightest
  * end the grid; the CTAs before them keep the launch order (a head's row blocks together, reading
  * its K and V from L2 at about the same time).  =1: span 2 x 132 x programs an SM; =N (N >= 2):
- * span N CTAs (measuring).  Returns the span, 0 (off) with *why saying why, or NULL where there is
- * nothing to say (not attention, switch unset). */
+ * span N CTAs (measuring); unset: as =1 (H200: causal S 1k / 4k +1-6 % at D 64 / 128 / 256, the full
+ * rows' PTX unchanged).  Returns the span, 0 (off) with *why saying why, or NULL where there is
+ * nothing to say (not attention, or the switch unset where the order does not apply). */
 static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const char **why) {
   *why = NULL;
   const char *e = tl_code_env("TILEC_ATTN_ORDER");
-  if (ml->kind != LOOP_ATTENTION || !e || !*e) return 0; /* (empty = unset, as the cache key reads it) */
+  if (ml->kind != LOOP_ATTENTION) return 0;
+  bool asked = e && *e; /* (empty = unset, as the cache key reads it: the default, =1) */
+  if (!asked) e = "1";
   if (e[0] == '0') return *why = "off (TILEC_ATTN_ORDER=0)", 0;
-  if (grid_dims(f) < 2) return *why = "off (a one-dimensional grid: no heads to interleave)", 0;
+  /* (where the order does not apply, the default says nothing; a set switch says why it is off) */
+  if (grid_dims(f) < 2) return *why = asked ? "off (a one-dimensional grid: no heads to interleave)" : NULL, 0;
   /* a triangle: the loop starts at the same place in every program and ends where program_id(0)
    * says (causal); a range that moves with program_id(0) (split-KV decode) weighs the same in each */
   tl_op *lo = tl_op_at(f, ml->for_op);
   if (lo->nopnd < 3 || !tl_from_program_id(f, lo->opnd[1], 0))
-    return *why = "off (the main loop's trip count does not depend on program_id(0): every tile weighs the same)", 0;
+    return *why = asked ? "off (the main loop's trip count does not depend on program_id(0): every tile weighs the same)" : NULL, 0;
   if (tl_from_program_id(f, lo->opnd[0], 0) || tl_from_program_id(f, lo->opnd[2], 0))
-    return *why = "off (the main loop's start or step moves with program_id(0): not one triangle of row blocks)", 0;
+    return *why = asked ? "off (the main loop's start or step moves with program_id(0): not one triangle of row blocks)" : NULL, 0;
   long v = atol(e);
   /* programs an SM: the warp-specialized forms one, the two-program wgmma kernel two, the other
    * wgmma kernels one (D 256), attention off wgmma two (route_pipeline's ring cut) */
   int progs = f->ws != TL_WS_OFF ? 1 : f->two_programs ? 2 : attn_wg ? 1 : 2;
   int span = v >= 2 && v <= (1L << 24) ? (int)v : 2 * ATTN_ORDER_SMS * progs;
-  *why = "on (TILEC_ATTN_ORDER: a non-persistent grid's last ceil(span / num_programs(0)) values of program_id(1) "
+  *why = "on (TILEC_ATTN_ORDER, default: a non-persistent grid's last ceil(span / num_programs(0)) values of program_id(1) "
          "run it fastest, program_id(0) in the source's order across them: attn.tile's heaviest row blocks of the "
          "last heads first, the lightest last)";
   return span;

@@ -148,6 +148,26 @@ typedef CUresult (*PFN_cuGraphInstantiateWithFlags)(CUgraphExec *e, CUgraph g, u
 typedef CUresult (*PFN_cuGraphLaunch)(CUgraphExec e, CUstream s);
 typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec e);
 typedef CUresult (*PFN_cuGraphDestroy)(CUgraph g);
+/* Stream-ordered memory and the 2-D copy (lib/api/pitch_repack.c, TILEC_PITCH_REPACK=1): the
+ * driver's CUDA_MEMCPY2D (v2 layout; the memory types are CUmemorytype, an int-sized enum). */
+typedef struct CUDA_MEMCPY2D_st {
+  size_t srcXInBytes, srcY;
+  unsigned srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  unsigned dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+typedef CUresult (*PFN_cuMemcpy2DAsync)(const CUDA_MEMCPY2D *p, CUstream s);
+typedef CUresult (*PFN_cuMemAllocAsync)(CUdeviceptr *p, size_t n, CUstream s);
+typedef CUresult (*PFN_cuMemFreeAsync)(CUdeviceptr p, CUstream s);
 /* Tensor maps (TMA, CUDA 12.0+): cuTensorMapEncodeTiled and its enums. */
 typedef struct CUtensorMap_st { _Alignas(64) uint64_t opaque[16]; } CUtensorMap;
 enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,

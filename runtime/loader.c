@@ -119,6 +119,11 @@ static void load_driver(void) {
   /* optional: relaxed capture mode for the threads that load a kernel's forms in the background */
   if (!resolve(lib, gpa2, gpa1, "cuThreadExchangeStreamCaptureMode", NULL, (void **)&driver.cuThreadExchangeStreamCaptureMode))
     driver.cuThreadExchangeStreamCaptureMode = NULL;
+  /* optional (CUDA 11.2+): stream-ordered memory and the 2-D copy of TILEC_PITCH_REPACK=1 */
+  if (!resolve(lib, gpa2, gpa1, "cuMemAllocAsync", NULL, (void **)&driver.cuMemAllocAsync) ||
+      !resolve(lib, gpa2, gpa1, "cuMemFreeAsync", NULL, (void **)&driver.cuMemFreeAsync) ||
+      !resolve(lib, gpa2, gpa1, "cuMemcpy2DAsync", "cuMemcpy2DAsync_v2", (void **)&driver.cuMemcpy2DAsync))
+    driver.cuMemAllocAsync = NULL, driver.cuMemFreeAsync = NULL, driver.cuMemcpy2DAsync = NULL;
   CUresult r = cu_init(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     snprintf(driver_error, sizeof driver_error, "no CUDA device found (cuInit: CUDA_ERROR_NO_DEVICE)");

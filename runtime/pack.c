@@ -59,10 +59,8 @@ bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err
   return true;
 }
 
-/* The map test of codegen.h's ABI (the kernel makes the same one): rank 2..5,
- * the last stride 1, the base and every other byte stride 16-byte aligned
- * and in (0, 2^40), no size 0. */
-static bool tma_fits(const tl_arg *a, int eb) {
+/* (runtime.h) */
+bool tl_tma_fits(const tl_arg *a, int eb) {
   if (!a->is_tensor || a->rank < 2 || a->rank > 5 || a->rank > TL_MAX_RANK) return false;
   int R = a->rank;
   uint64_t base = (uint64_t)(uintptr_t)a->data;
@@ -79,7 +77,7 @@ static bool tma_fits(const tl_arg *a, int eb) {
 int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *map, char *err, size_t n) {
   int eb = tl_dtype_bytes((tl_dtype)t->dtype);
   memset(map, 0, 128);
-  if (!tma_fits(a, eb)) return 0;
+  if (!tl_tma_fits(a, eb)) return 0;
   if (!cu->cuTensorMapEncodeTiled) {
     snprintf(err, n, "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+), which this kernel's TMA loads need");
     return -1;

@@ -69,6 +69,11 @@ typedef struct tl_cuda {
    * lib/api/forms.c) puts itself in relaxed capture mode, so that a graph captured meanwhile on
    * another thread in global mode neither refuses nor is invalidated by its module loads */
   PFN_cuThreadExchangeStreamCaptureMode cuThreadExchangeStreamCaptureMode;
+  /* optional (CUDA 11.2+); NULL where missing: TILEC_PITCH_REPACK=1 then leaves a tensor no map can
+   * take to the no-TMA form, as without it (lib/api/pitch_repack.c) */
+  PFN_cuMemAllocAsync cuMemAllocAsync;
+  PFN_cuMemFreeAsync cuMemFreeAsync;
+  PFN_cuMemcpy2DAsync cuMemcpy2DAsync;
 } tl_cuda;
 
 /* Load the driver and resolve its entry points, once per process (thread
@@ -325,5 +330,9 @@ bool tl_abi_pack(const tl_func *f, const tl_abi_layout *l, const tl_arg *args, v
  * kernel's map test (codegen.h: the kernel then never reads the map, which
  * is zeroed), -1 = the driver refused (reason in err). */
 int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *map, char *err, size_t n);
+/* The map test itself (codegen.h's ABI; the kernel makes the same one): a rank 2..5, the last
+ * stride 1, the base and every other byte stride 16-byte aligned and in (0, 2^40), no size 0;
+ * eb = the element's bytes. */
+bool tl_tma_fits(const tl_arg *a, int eb);
 
 #endif

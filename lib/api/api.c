@@ -686,12 +686,7 @@ tilec_status tilec_program_param(const tilec_program *p, int kernel, int index, 
     if (ds->is_const) out->dim_value[d] = ds->value;
     else if (ds->sym >= 0 && ds->sym < f->syms.len) out->dim_symbol[d] = f->syms.data[ds->sym].name;
   }
-  for (int i = 0; pa->is_tensor && i < f->ops.len; i++) {
-    const tl_op *op = &f->ops.data[i];
-    if ((op->opc == TL_OP_store || op->opc == TL_OP_atomic) && !(op->flags & TL_OPF_DEAD) && op->nopnd > 0 &&
-        op->opnd[0] == pa->value && out->written != 1)
-      out->written = op->opc == TL_OP_store ? 1 : 2;
-  }
+  out->written = tl_param_written(f, index);
   return TILEC_OK;
 }
 

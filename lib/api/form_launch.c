@@ -145,8 +145,12 @@ tilec_status tl_launch_notma(tilec_kernel *k, int param, const tilec_arg *args, 
                           "argument %d (%s): no tensor map can take it, and the no-TMA form of kernel '%s' did not "
                           "load (%s; tilec_program_log has the details); nothing was launched",
                           param, pname, k->f->name, err[0] ? err : "see the log");
-    tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
-                            "runs such launches\n", k->f->name, param, pname, origin ? origin : "?");
+    tl_sbuf_printf(&k->log_p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
+                            "runs such launches%s\n", k->f->name, param, pname, origin ? origin : "?",
+                   !k->pitch_repack && tl_repackable(k, param)
+                       ? " (the kernel only reads it and its last stride is 1: TILEC_PITCH_REPACK=1 would copy it "
+                         "into rows padded to 16 bytes at each launch and run the TMA kernel, docs/runtime.md)"
+                       : "");
     k->notma = n;
   }
   tilec_status st = tl_launch(k->notma, args, nargs, grid_override, stream);

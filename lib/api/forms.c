@@ -348,6 +348,12 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
       k->form_max_m[m] = j->fm->max_m;
       any_split = any_split || j->fm->split;
     }
+    /* a form launches as the kernel does: TILEC_PITCH_REPACK=1 as when the kernel was loaded (a late
+     * form's handle is made later), its notes in the user's program log */
+    if (j->k) {
+      j->k->pitch_repack = k->pitch_repack && j->k->meta.ntma > 0;
+      j->k->log_p = k->log_p;
+    }
     j->q = NULL, j->k = NULL;
   }
   js->n = 0;

@@ -316,6 +316,10 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
   if (meta->persist && pc && atoll(pc) >= 1 && atoll(pc) < k->max_ctas) k->max_ctas = atoll(pc);
   const char *cp = getenv("TILEC_CHECK_POINTERS");
   k->check_pointers = cp && strcmp(cp, "1") == 0;
+  const char *pr = getenv("TILEC_PITCH_REPACK");
+  k->pitch_repack = pr && strcmp(pr, "1") == 0 && meta->ntma > 0;
+  k->log_p = p;
+  k->written = tl_written_params(f);
   return k;
 }
 

@@ -47,6 +47,15 @@ struct tilec_kernel {
    * (docs/codegen.md "Round 9") */
   bool tma_form;
   tilec_kernel *notma;
+  /* TILEC_PITCH_REPACK=1 when the handle was made (pitch_repack.c): a tensor map's argument that
+   * the kernel only reads (bit i of `written` clear: no store or atomic on parameter i) and that
+   * fails the map test with a unit last stride is copied into a 16-byte pitch at each launch;
+   * repack_noted: the parameters whose first repack the program log has said */
+  bool pitch_repack;
+  uint64_t written, repack_noted;
+  /* the program whose log a launch's notes go to (the no-TMA form loaded, a repack): p, or for a
+   * form the program of the kernel that adopted it (the one the user holds) */
+  tilec_program *log_p;
   char arch[32]; /* (what notma is compiled for) */
   /* small-M forms (passes/small_m.c, docs/small_m.md): launches whose M (argument m_param's
    * dimension m_axis) is at most form_max_m[i] go to forms[i], the first such */
@@ -120,6 +129,28 @@ int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *
 tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override, void *stream);
 /* k->err = "launch KERNEL: " + the message; returns st. */
 tilec_status tl_launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);
+
+/* ---- pitch_repack.c: TILEC_PITCH_REPACK=1 ---------------------------------------------------- */
+/* Bit i set: parameter i of f is the tensor of a store or an atomic (parameters 0..63). */
+uint64_t tl_written_params(const tl_func *f);
+/* Whether tensor argument `param` (k->targs, this launch's) fails the map test and a repack would
+ * make it pass: only read by the kernel, rank 2..5, last stride 1, every size > 0, the outer
+ * strides > 0 (the switch itself is not consulted). */
+bool tl_repackable(const tilec_kernel *k, int param);
+/* The copies of one launch, freed on its stream after it (tl_repack_free). */
+typedef struct tl_repack {
+  int n;
+  CUdeviceptr mem[TL_CACHE_MAX_TMA];
+} tl_repack;
+/* With k->pitch_repack, when every tensor-map argument of this launch that fails the map test is
+ * repackable: each copied on `stream` into stream-ordered memory of 16-byte pitch and base, and its
+ * k->targs entry pointed at the copy (data, strides): 1.  0: nothing copied (nothing fails, the
+ * switch is off, some failing argument is not repackable, or the driver lacks the entry points);
+ * the launch goes on as without the switch.  -1: a driver call failed (*st, k->err set; nothing
+ * left allocated). */
+int tl_pitch_repack(tilec_kernel *k, const tl_cuda *cu, void *stream, tl_repack *r, tilec_status *st);
+/* r's memory freed on `stream` (cuMemFreeAsync: after the launch enqueued before it). */
+void tl_repack_free(const tl_cuda *cu, void *stream, const tl_repack *r);
 
 /* ---- forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h) */
 /* An empty set of form jobs (calloc; tl_forms_drop then free), or NULL. */

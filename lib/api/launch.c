@@ -1,10 +1,11 @@
 /* launch.c: tilec_kernel_launch / launch_grid, and the launch core every form's launch also goes
  * through: a form's route first (form_launch.c), then the argument checks (device, alignment, the
  * key bits of a kernel compiled without a fallback), the grid (skipped for a signature seen last
- * time), TILEC_CHECK_POINTERS=1's pointer checks, the tensor maps (encoded once per tensor; a
- * tensor no map can take sends a TMA form's launch to its no-TMA form), the persistent grid, ABI
- * packing into buffers owned by the handle, cuLaunchKernel; no allocation once a shape has been
- * seen, no synchronization.
+ * time), TILEC_CHECK_POINTERS=1's pointer checks, TILEC_PITCH_REPACK=1's copies (pitch_repack.c),
+ * ABI packing into buffers owned by the handle, the tensor maps (encoded once per tensor; a tensor
+ * no map can take sends a TMA form's launch to its no-TMA form), the persistent grid,
+ * cuLaunchKernel; no allocation once a shape has been seen (but TILEC_PITCH_REPACK=1's
+ * stream-ordered copies), no synchronization.
  * requires: a handle made by jit.c; keeps: the caller's arguments; breaks: nothing. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -132,6 +133,9 @@ tilec_status tilec_kernel_launch_grid(tilec_kernel *k, const tilec_arg *args, in
   }
   return tl_launch(k, args, nargs, grid, stream);
 }
+static tilec_status launch_packed(tilec_kernel *k, const tl_cuda *cu, CUfunction fn, const tilec_arg *args,
+                                  int nargs, const int64_t grid[3], const int64_t *grid_override, void *stream);
+
 tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override, void *stream) {
   if (!k) return TILEC_ERROR_USAGE;
   k->err[0] = 0;
@@ -208,8 +212,6 @@ tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const 
     }
   }
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return TILEC_OK; /* nothing to do */
-  if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
-    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
   const tl_cuda *cu;
   if (tl_rt_driver(&cu, err, sizeof err) != TL_OK || tl_rt_make_current(k->dev, err, sizeof err) != TL_OK)
     return tl_launch_error(k, TILEC_ERROR_CUDA, "%s", err);
@@ -217,6 +219,22 @@ tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const 
     tilec_status ps = check_pointers(k, cu);
     if (ps != TILEC_OK) return ps;
   }
+  /* TILEC_PITCH_REPACK=1: read-only tensors no map can take, copied into a 16-byte pitch on the
+   * stream (pitch_repack.c); the copies are freed on the stream after the launch */
+  tl_repack rp;
+  tilec_status st = TILEC_OK;
+  if (tl_pitch_repack(k, cu, stream, &rp, &st) < 0) return st;
+  st = launch_packed(k, cu, fn, args, nargs, grid, grid_override, stream);
+  tl_repack_free(cu, stream, &rp);
+  return st;
+}
+
+/* The rest of tl_launch: ABI packing, the tensor maps, the persistent grid, cuLaunchKernel. */
+static tilec_status launch_packed(tilec_kernel *k, const tl_cuda *cu, CUfunction fn, const tilec_arg *args,
+                                  int nargs, const int64_t grid[3], const int64_t *grid_override, void *stream) {
+  char err[512] = "";
+  if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
+    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
   for (int i = 0; i < k->meta.ntma; i++) {
     /* encoded once per (pointer, sizes, strides): a repeated launch costs a compare */
     const tl_rt_tma *t = &k->meta.tma[i];

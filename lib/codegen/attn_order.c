@@ -1,4 +1,4 @@
-/* attn_order.c: requires f->attn_order from route_pipeline (TILEC_ATTN_ORDER, opt-in) and a
+/* attn_order.c: requires f->attn_order from route_pipeline (TILEC_ATTN_ORDER, default on) and a
  * non-persistent program; at the builder's position, sets g->pid to this CTA's program ids in the
  * order that runs the grid's last heads heaviest row block first across all of them (the launch's
  * ids otherwise).

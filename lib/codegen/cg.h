@@ -256,8 +256,6 @@ LLVMValueRef cg_from_mem(cg *g, LLVMValueRef v, tl_dtype dt);
 
 /* emit_memory.c */
 void cg_emit_load(cg *g, tl_op *o);
-/* an L1 prefetch of what load o would read, where in bounds and `on` (i1, NULL: always) */
-void cg_emit_prefetch_l1(cg *g, tl_op *o, LLVMValueRef on);
 void cg_emit_store(cg *g, tl_op *o);
 /* Every element of the view of a store-like op (store, atomic: value last)
  * exactly once per CTA: for each register a thread owns and no other thread
@@ -378,9 +376,6 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
 /* emit_under.c: after a wgmma group's commit, the loop body's loads that follow the dot and
  * are not dot operands, with their index math (before the group's wait) */
 void cg_emit_under(cg *g, tl_op *dot);
-/* emit_scale_prefetch.c: TILEC_SCALE_PREFETCH=D: beside those loads (ids, n), an L1 prefetch of
- * what each reads D iterations of loop L later */
-void cg_emit_scale_prefetch(cg *g, int32_t L, const int32_t *ids, int n);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */
 void cg_wgmma_fence_val(cg *g, int32_t v);

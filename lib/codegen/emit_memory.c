@@ -867,28 +867,6 @@ void cg_emit_load(cg *g, tl_op *o) {
   }
 }
 
-/* An L1 prefetch (`prefetch.global.L1`, SASS CCTL.E.PF1) of each element of load o's view that
- * this thread would read (one a distinct register; replicas skipped), where it is inside the
- * tensor and `on` (i1; NULL = always): no register written, nothing to wait for.  Gathers: nothing.
- * (emit_scale_prefetch.c calls it with o's indices bound to a later iteration's.) */
-void cg_emit_prefetch_l1(cg *g, tl_op *o, LLVMValueRef on) {
-  tl_type *rt = &tl_val(g->f, o->res[0])->type;
-  bool tile = rt->kind == TL_KIND_TILE;
-  access a;
-  make_access(g, o, tile ? rt->layout : -1, &a);
-  if (a.any_gather) return;
-  const tl_layout *l = tile ? cg_layout(g, o->res[0]) : NULL;
-  int32_t n = tile ? tl_layout_nregs(l) : 1;
-  for (int32_t r = 0; r < n; r++) {
-    if (tile && tl_layout_canon_reg(l, r) != r) continue;
-    int32_t k[TL_MAX_RANK];
-    reg_k(l, r, k);
-    LLVMValueRef args[2] = {group_addr(g, &a, k, r), pred32(g, and1(g, on, group_inb(g, &a, k, a.tile_rank, r)))};
-    cg_asm(g, g->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p prefetch.global.L1 [$0]; }", "l,r", args, 2,
-           true);
-  }
-}
-
 static void store_regs(cg *g, tl_op *o);
 
 void cg_emit_store(cg *g, tl_op *o) {

@@ -9,8 +9,8 @@
  * Why there and not before the dot: issued before the group (the IR order `s = load(S); p =
  * dot(a, b)`), the loads' registers are still pending at wgmma.fence, and the blockscale GEMM
  * measured 0.90-0.95x of the loads left after the wait (H200, eleventh session); after the
- * wait their latency is exposed every k-step.  TILEC_SCALE_PREFETCH=D adds an L1 prefetch of
- * what each reads D iterations later (emit_scale_prefetch.c). */
+ * wait their latency is exposed every k-step.  TILEC_LOAD_AHEAD=1 (passes/load_ahead.c) makes
+ * those loads the next iteration's, carried, so this k-step's come from the previous one. */
 #include "code_env.h"
 #include "load_order.h"
 #include "ring.h"
@@ -42,8 +42,6 @@ void cg_emit_under(cg *g, tl_op *dot) {
     if (tl_op_at(f, r->ops.data[i]) == dot) at = i;
   }
   if (at < 0) return;
-  int32_t *loads = tl_alloc(&g->ctx->arena, sizeof(int32_t) * (size_t)(r->ops.len + 1));
-  int nloads = 0;
   /* the candidates, in order: the first store / atomic / region / dot ends the scan */
   for (int i = at + 1; i < r->ops.len; i++) {
     int32_t id = r->ops.data[i];
@@ -63,7 +61,5 @@ void cg_emit_under(cg *g, tl_op *dot) {
     }
     cg_emit_op(g, id);
     g->early[id] = 1; /* emitted: the region's pass skips it; ready() for the ops after it */
-    if (load) loads[nloads++] = id;
   }
-  cg_emit_scale_prefetch(g, dot->parent, loads, nloads); /* (TILEC_SCALE_PREFETCH=D only) */
 }

@@ -403,6 +403,36 @@ def check_autotune_zeroed(log):
     print("autotune zeroed checks: OK")
 
 
+def check_pitch_repack(log):
+    """TILEC_PITCH_REPACK=1 (set by the caller) through the package: gemm.tile's cutlass_gemm with A
+    [300, 4100] bf16 (rows of 8200 bytes) copies A on the launch's stream into rows of 8208 bytes and
+    launches the TMA kernel on the copy, then frees it on the stream: the same launch path as C's."""
+    assert os.environ.get("TILEC_PITCH_REPACK") == "1"
+    prog = tilec.compile(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "gemm.tile"), arch="sm_90a")
+    k = prog["cutlass_gemm"]
+    a = FakeCudaArray(0x7F3000000000, (300, 4100), dtype=(4, 16))
+    b = FakeCudaArray(0x7F3100000000, (4100, 520), dtype=(4, 16))
+    c = FakeCudaArray(0x7F3200000000, (300, 520), dtype=(4, 16))
+    k(a, b, c, stream=0x77)
+    lines = [l for l in open(log).read().splitlines() if l.split()[0] in ("alloc_async", "memcpy2d", "free_async")
+             or l.startswith("cutlass_gemm ")]
+    kinds = [l.split()[0] for l in lines]
+    assert kinds == ["alloc_async", "memcpy2d", "cutlass_gemm", "free_async"], lines
+    alloc, copy, launch, free = lines
+    assert all("stream=0x77" in l for l in lines), lines
+    f = dict(x.split("=") for x in copy.split()[1:])
+    assert f["src"] == "0x7f3000000000" and f["spitch"] == "8200" and f["dpitch"] == "8208", copy
+    assert f["width"] == "8200" and f["height"] == "300", copy
+    dst = int(f["dst"], 16)
+    assert dst % 16 == 0 and int(alloc.split()[1], 16) <= dst, (alloc, copy)
+    assert free.split()[1] == alloc.split()[1], (alloc, free)
+    p = params_of(launch)
+    assert struct.unpack("<Q", p[0])[0] == dst, "the kernel's A is not the copy"
+    assert struct.unpack("<q", p[3])[0] == 4104 and struct.unpack("<q", p[4])[0] == 1
+    assert "TILEC_PITCH_REPACK=1 copies it" in prog.log, prog.log
+    print("pitch repack checks: OK")
+
+
 def bench(n):
     k = tilec.compile(VADD, arch="sm_90a")["vadd"]
     xs = [FakeCudaArray(0x7F0000000000 + i * 0x100000, (4096,)) for i in range(3)]
@@ -464,5 +494,7 @@ if __name__ == "__main__":
         check_fast_path(sys.argv[2])
     elif len(sys.argv) > 2 and sys.argv[1] == "--autotune-zeroed":
         check_autotune_zeroed(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--pitch-repack":
+        check_pitch_repack(sys.argv[2])
     else:
         check()

@@ -33,6 +33,13 @@ def test_autotune_zeroes_zeroed_tensors_before_every_launch(tmp_path):
 
 
 @needs_fake
+def test_pitch_repack_through_the_package(tmp_path):
+    log = tmp_path / "fake.log"
+    env = {"FAKE_CUDA_LOG": str(log), "TILEC_PITCH_REPACK": "1"}
+    assert "pitch repack checks: OK" in run("--pitch-repack", str(log), env=env)
+
+
+@needs_fake
 def test_launch_cost():
     out = run("--bench", "20000")
     print(out)

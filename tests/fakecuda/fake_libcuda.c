@@ -11,8 +11,10 @@
  * Queries for tests: fake_cuda_launches(), fake_cuda_last_launch(buf, n)
  * ("ENTRY grid=X,Y,Z block=B smem=S stream=0x.. params=HEX"), fake_cuda_memsets(); with
  * FAKE_CUDA_LOG=PATH every launch's line is appended to PATH too, and every cuMemsetD8 as
- * "memset 0xADDR bytes=N value=V" (the tuner's zeroing of @zeroed tensors). */
+ * "memset 0xADDR bytes=N value=V" (the tuner's zeroing of @zeroed tensors), and TILEC_PITCH_REPACK=1's
+ * cuMemAllocAsync / cuMemcpy2DAsync / cuMemFreeAsync (never dereferenced). */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +214,48 @@ static CUresult cuMemsetD8(uint64_t p, unsigned char v, size_t n) {
   return 0;
 }
 
+/* TILEC_PITCH_REPACK=1's stream-ordered calls: recorded in FAKE_CUDA_LOG ("alloc_async 0xADDR
+ * bytes=N stream=S", "memcpy2d src=.. spitch=.. dst=.. dpitch=.. width=.. height=.. stream=S",
+ * "free_async 0xADDR stream=S"), never dereferenced (the addresses are fake) */
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) {
+  if (!log_checked) {
+    log_path = getenv("FAKE_CUDA_LOG");
+    log_checked = 1;
+  }
+  if (!log_path || !*log_path) return;
+  FILE *fp = fopen(log_path, "a");
+  if (!fp) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(fp, fmt, ap);
+  va_end(ap);
+  fputc('\n', fp);
+  fclose(fp);
+}
+static long async_allocs;
+static CUresult cuMemAllocAsync(uint64_t *p, size_t n, void *s) {
+  *p = 0x7e0000000000ull + 0x10000000ull * (uint64_t)async_allocs++;
+  log_line("alloc_async 0x%llx bytes=%zu stream=%p", (unsigned long long)*p, n, s);
+  return 0;
+}
+static CUresult cuMemFreeAsync(uint64_t p, void *s) {
+  log_line("free_async 0x%llx stream=%p", (unsigned long long)p, s);
+  return 0;
+}
+/* CUDA_MEMCPY2D (runtime/cuda_api.h's layout) */
+struct memcpy2d {
+  size_t src_x, src_y; unsigned src_type; const void *src_host; uint64_t src_dev; void *src_array; size_t src_pitch;
+  size_t dst_x, dst_y; unsigned dst_type; void *dst_host; uint64_t dst_dev; void *dst_array; size_t dst_pitch;
+  size_t width, height;
+};
+static CUresult cuMemcpy2DAsync(const struct memcpy2d *c, void *s) {
+  log_line("memcpy2d src=0x%llx spitch=%zu dst=0x%llx dpitch=%zu width=%zu height=%zu stream=%p",
+           (unsigned long long)c->src_dev, c->src_pitch, (unsigned long long)c->dst_dev, c->dst_pitch, c->width,
+           c->height, s);
+  return 0;
+}
+
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
   return h * 0xBF58476D1CE4E5B9ull;
@@ -239,6 +283,7 @@ static const struct { const char *name; void *fn; } table[] = {
     E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute), E(cuLaunchKernel),
     E(cuStreamSynchronize), E(cuEventCreate), E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime),
     E(cuEventDestroy), E(cuMemAlloc), E(cuMemFree), E(cuMemsetD8), E(cuTensorMapEncodeTiled),
+    E(cuMemAllocAsync), E(cuMemFreeAsync), E(cuMemcpy2DAsync),
 #undef E
 };
 

@@ -18,8 +18,8 @@
  * TILEC_ATTN_WS=fa3, bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs) and
  * TILEC_ATTN_PERSIST=1 (a full attention kernel without a producer persistent, the next tile's q and
  * first stage at the loop's exit);
- * byte 0's bit 6 also TILEC_SCALE_PREFETCH=2 with TILEC_SCALE_PREFETCH_NEXT=1 (loads under a wgmma
- * group prefetched 2 k-steps ahead, a persistent consumer's next tile too); byte 0
+ * byte 0's bit 6 also TILEC_LOAD_AHEAD=1 (a wgmma main loop's small loads after its dot issued one
+ * iteration ahead and carried, passes/load_ahead.c); byte 0
  * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1; the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
@@ -62,8 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_ATTN_WS", sw1 & 32, "fa3");
   set_switch("TILEC_ATTN_ORDER", sw1 & 64, "2");
   set_switch("TILEC_ATTN_PERSIST", sw1 & 64, "1");
-  set_switch("TILEC_SCALE_PREFETCH", sw & 64, "2");
-  set_switch("TILEC_SCALE_PREFETCH_NEXT", sw & 64, "1");
+  set_switch("TILEC_LOAD_AHEAD", sw & 64, "1");
   set_switch("TILEC_NARROW_COPY", sw & 64, "1");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;

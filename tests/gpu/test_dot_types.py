@@ -32,8 +32,8 @@ replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
-Section bs (--only bs): the blockscale kernel with TILEC_SCALE_PREFETCH=1/8/16 (and 8 with
-TILEC_SCALE_PREFETCH_NEXT=1) bit-identical to its
+Section bs (--only bs): the blockscale kernel with TILEC_LOAD_AHEAD=1 (the scales loaded one
+k-step ahead, carried) bit-identical to its
 default and within the same tolerance of the fp64 reference, at the ragged sizes and three more.
 
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
@@ -227,20 +227,18 @@ def main():
             ref += blk * sa[:, kb].double()[:, None] * sw[:, kb].double().repeat_interleave(128)[:N][None, :]
         return a, w, sa, sw, ref
 
-    # ---- block-scaled fp8 with the scales prefetched into L1 (--only bs) --------------------
-    # TILEC_SCALE_PREFETCH=D (lib/codegen/emit_scale_prefetch.c; seventeenth session): beside each
-    # k-step's scale loads, an L1 prefetch of the scales D k-steps later, masked to the tensor (with
-    # TILEC_SCALE_PREFETCH_NEXT=1 also the next tile's first D k-steps' in this tile's last D).  A
-    # prefetch writes no register, so the output must be BIT-IDENTICAL to the default kernel's, and
-    # within the fp8 tolerance of the fp64 reference.  Sizes: the ragged list (K = 63 .. 4096: no
-    # prefetch in bounds, some, the last 8 k-steps' past the end), 1537x2600x1040 (9 k-blocks: the
-    # second 32-byte sector of a row of scales; 13 x 21 = 273 tiles: a persistent CTA runs several),
-    # 200x304x2048 and 129x257x8192 (KB 16, 64: prefetches across rows of 64 / 256 bytes).
+    # ---- block-scaled fp8 with the scales loaded one k-step ahead (--only bs) ----------------
+    # TILEC_LOAD_AHEAD=1 (passes/load_ahead.c; eighteenth session): the scale loads of k-block
+    # kb + 1 issued during k-step kb and carried (the first before the loop, the one past the last
+    # k-block masked off by the view's bounds).  The values and the arithmetic are the default's, so
+    # the output must be BIT-IDENTICAL to the default kernel's, and within the fp8 tolerance of the
+    # fp64 reference.  Sizes: the ragged list (K = 63 .. 4096: one k-step, a few, many),
+    # 1537x2600x1040 (9 k-blocks; 13 x 21 = 273 tiles: a persistent CTA runs several, each tile's
+    # first load before its loop), 200x304x2048 and 129x257x8192 (KB 16, 64).
     if "bs" in only:
         BS = "cutlass_gemm_fp8_blockscale"
         bs_default = compiled("gemm_fp8_blockscale.tile", BS)
-        bs_envs = [{"TILEC_SCALE_PREFETCH": str(d)} for d in (1, 8, 16)] + \
-                  [{"TILEC_SCALE_PREFETCH": "8", "TILEC_SCALE_PREFETCH_NEXT": "1"}]
+        bs_envs = [{"TILEC_LOAD_AHEAD": "1"}]
         bs_forms = [(f"{BS} " + " ".join(f"{n}={v}" for n, v in e.items()), compiled("gemm_fp8_blockscale.tile", BS, e), e)
                     for e in bs_envs]
         for M, N, K in SIZES + [(1537, 2600, 1040), (200, 304, 2048), (129, 257, 8192)]:

@@ -39,10 +39,47 @@ static CUresult f_mem_alloc(CUdeviceptr *p, size_t n) {
   return 0;
 }
 static CUresult f_mem_free(CUdeviceptr p) { (void)p; frees++; return 0; }
+/* TILEC_PITCH_REPACK=1's stream-ordered calls (lib/api/pitch_repack.c): their order in `seq`
+ * ('A' cuMemAllocAsync, 'C' cuMemcpy2DAsync, 'L' cuLaunchKernel, 'F' cuMemFreeAsync), each one's
+ * arguments and stream; the fake's allocations are 8 bytes past a 16-byte boundary, so that the
+ * copy's base is the launcher's rounding */
+static struct {
+  char seq[64];
+  int nseq, nallocs, ncopies, nfrees;
+  CUdeviceptr alloc_ptr[8], freed[8];
+  size_t alloc_bytes[8];
+  CUDA_MEMCPY2D copy[8];
+  CUstream alloc_stream, copy_stream, free_stream, launch_stream;
+} rp;
+static void rp_note(char c) {
+  if (rp.nseq + 1 < (int)sizeof rp.seq) rp.seq[rp.nseq++] = c;
+}
+static CUresult f_alloc_async(CUdeviceptr *p, size_t n, CUstream s) {
+  rp_note('A');
+  *p = 0x7f5000000008ull + 0x100000000ull * (uint64_t)rp.nallocs;
+  rp.alloc_bytes[rp.nallocs % 8] = n;
+  rp.alloc_ptr[rp.nallocs++ % 8] = *p;
+  rp.alloc_stream = s;
+  return 0;
+}
+static CUresult f_free_async(CUdeviceptr p, CUstream s) {
+  rp_note('F');
+  rp.freed[rp.nfrees++ % 8] = p;
+  rp.free_stream = s;
+  return 0;
+}
+static CUresult f_copy2d_async(const CUDA_MEMCPY2D *c, CUstream s) {
+  rp_note('C');
+  rp.copy[rp.ncopies++ % 8] = *c;
+  rp.copy_stream = s;
+  return 0;
+}
 static CUfunction last_fn;  /* the last launch's function */
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, CUstream s, void **params, void **extra) {
-  (void)s; (void)extra;
+  (void)extra;
+  rp_note('L');
+  rp.launch_stream = s;
   last_fn = f;
   calls.launches++;
   memcpy(prev_grid, calls.grid, sizeof prev_grid);
@@ -57,7 +94,8 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
 }
 
 static const tl_cuda fake = {FAKE_CUDA_ENTRIES, .cuLaunchKernel = f_launch, .cuMemAlloc = f_mem_alloc,
-                             .cuMemFree = f_mem_free};
+                             .cuMemFree = f_mem_free, .cuMemAllocAsync = f_alloc_async,
+                             .cuMemFreeAsync = f_free_async, .cuMemcpy2DAsync = f_copy2d_async};
 
 /* ---- helpers --------------------------------------------------------------------------- */
 static const char source[] =
@@ -793,6 +831,198 @@ Test(fake_driver, narrow_copy_in_the_no_tma_form_of_an_8_byte_pitch) {
     free(on);
     free(off);
   }
+}
+
+/* ---- TILEC_PITCH_REPACK=1 (lib/api/pitch_repack.c, docs/runtime.md "Pitch repack") ----------- */
+/* C = A @ B of gemm.tile's cutlass_gemm (a TMA form) on stream `stream`: A [M, K] at 0x10000000,
+ * B [K, N] of row stride ldb at 0x20000000, C [M, N] at 0x30000000, bf16, compact rows but B's. */
+static void gemm_launch_on(tilec_kernel *k, int64_t M, int64_t N, int64_t K, int64_t ldb, void *stream) {
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N}, stb[2] = {ldb, 1};
+  DLTensor ta = {.data = (void *)(uintptr_t)0x10000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sa};
+  DLTensor tb = {.data = (void *)(uintptr_t)0x20000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1},
+                 .shape = sb, .strides = stb};
+  DLTensor tc = {.data = (void *)(uintptr_t)0x30000000u, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = sc};
+  tilec_arg args[3] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &ta}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &tb},
+                       {.kind = TILEC_ARG_TENSOR, .u.tensor = &tc}};
+  memset(rp.seq, 0, sizeof rp.seq);
+  rp.nseq = 0;
+  cr_assert_eq(tilec_kernel_launch(k, args, 3, stream), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+static tilec_kernel *load_gemm(bool repack, tilec_program **pp) {
+  if (repack) setenv("TILEC_PITCH_REPACK", "1", 1);
+  else unsetenv("TILEC_PITCH_REPACK");
+  setenv("TILEC_FORM_THREADS", "0", 1);
+  cr_assert_eq(tilec_program_create_from_file(pp, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(*pp, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(*pp));
+  unsetenv("TILEC_PITCH_REPACK");
+  return k;
+}
+
+/* The copy of A [rows, 4100] bf16 (rows of 8200 bytes) the last repacking launch made: one 2-D copy
+ * device to device, source pitch 8200, destination pitch 8208 (16-byte multiple) at a 16-byte
+ * aligned base inside the stream-ordered allocation (at least rows x 8208 bytes), on `stream`;
+ * the kernel's A pointer, its strides {4104, 1} and A's tensor map (row stride 8208 bytes) all the
+ * copy; then the allocation freed on the stream after the launch. */
+static void check_a_repacked(int64_t rows, void *stream, int a0, int a1, int a2) {
+  cr_assert_str_eq(rp.seq, "ACLF", "driver calls in order: %s", rp.seq);
+  CUdeviceptr mem = rp.alloc_ptr[(rp.nallocs - 1) % 8];
+  size_t bytes = rp.alloc_bytes[(rp.nallocs - 1) % 8];
+  const CUDA_MEMCPY2D *c = &rp.copy[(rp.ncopies - 1) % 8];
+  cr_assert_eq(c->srcMemoryType, CU_MEMORYTYPE_DEVICE);
+  cr_assert_eq(c->dstMemoryType, CU_MEMORYTYPE_DEVICE);
+  cr_assert_eq(c->srcDevice, 0x10000000u);
+  cr_assert_eq(c->srcPitch, 8200);
+  cr_assert_eq(c->dstPitch, 8208);
+  cr_assert_eq(c->WidthInBytes, 8200);
+  cr_assert_eq(c->Height, (size_t)rows);
+  cr_assert_eq(c->srcXInBytes + c->srcY + c->dstXInBytes + c->dstY, 0);
+  cr_assert_eq(c->dstDevice % 16, 0, "the copy's base 0x%llx", (unsigned long long)c->dstDevice);
+  cr_assert(c->dstDevice >= mem && c->dstDevice + (size_t)rows * 8208 <= mem + bytes,
+            "the copy [0x%llx, + %lld rows) outside its allocation 0x%llx + %zu", (unsigned long long)c->dstDevice,
+            (long long)rows, (unsigned long long)mem, bytes);
+  cr_assert(rp.alloc_stream == stream && rp.copy_stream == stream && rp.launch_stream == stream &&
+            rp.free_stream == stream, "not all on the launch's stream");
+  cr_assert_eq(rp.freed[(rp.nfrees - 1) % 8], mem, "the allocation freed is not the copy's");
+  uint64_t ptr = 0;
+  int64_t s0 = 0, s1 = 0;
+  memcpy(&ptr, last_params[a0], 8);
+  memcpy(&s0, last_params[a1], 8);
+  memcpy(&s1, last_params[a2], 8);
+  cr_assert_eq(ptr, c->dstDevice, "the kernel's A is 0x%llx", (unsigned long long)ptr);
+  cr_assert(s0 == 4104 && s1 == 1, "the kernel's A strides {%lld, %lld}", (long long)s0, (long long)s1);
+  int e = (calls.encodes - 1) % 4;
+  bool found = false; /* A's map among the last encodes: the copy's base, row stride 8208 bytes */
+  for (int i = 0; i < 4 && i < calls.encodes; i++, e = (e + 3) % 4)
+    if ((uint64_t)(uintptr_t)calls.enc[e].addr == c->dstDevice) {
+      found = true;
+      cr_assert_eq(calls.enc[e].stride, 8208);
+      cr_assert_eq(calls.enc[e].dims[0], 4100);
+      cr_assert_eq(calls.enc[e].dims[1], (uint64_t)rows);
+    }
+  cr_assert(found, "no tensor map encoded for the copy");
+}
+
+/* A [300, 4100] bf16 (rows of 8200 bytes: 8-byte aligned, not 16) is only read by cutlass_gemm:
+ * with the switch each launch copies it (check_a_repacked) and runs the TMA kernel (no no-TMA
+ * form compiled), saying so once in the program log; the M = 61 launch's small-M form likewise
+ * (through the same launcher).  Aligned tensors (K = 4096) are untouched: no allocation, no copy.
+ * Without the switch the same launch runs the no-TMA form and copies nothing, its log line naming
+ * the switch.  Forms loaded late, on their threads, repack as the kernel they belong to. */
+Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
+  void *stream = (void *)(uintptr_t)0x5150;
+  tilec_program *p = NULL;
+  tilec_kernel *k = load_gemm(true, &p);
+  int links0 = calls.links;
+  gemm_launch_on(k, 300, 520, 4096, 520, stream);
+  cr_assert_str_eq(rp.seq, "L", "an aligned launch made %s", rp.seq);
+  CUfunction tma_fn = last_fn;
+  gemm_launch_on(k, 300, 520, 4100, 520, stream);
+  check_a_repacked(300, stream, 0, 3, 4);
+  cr_assert_eq(last_fn, tma_fn, "the repacked launch did not run the TMA kernel");
+  cr_assert_eq(calls.links, links0, "a no-TMA form was compiled");
+  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies it"), "%s", tilec_program_log(p));
+  CUdeviceptr first = rp.copy[(rp.ncopies - 1) % 8].dstDevice;
+  gemm_launch_on(k, 300, 520, 4100, 520, stream); /* a copy every launch, into new memory */
+  check_a_repacked(300, stream, 0, 3, 4);
+  cr_assert_neq(rp.copy[(rp.ncopies - 1) % 8].dstDevice, first);
+  gemm_launch_on(k, 61, 520, 4100, 520, stream); /* the small-M form */
+  check_a_repacked(61, stream, 0, 3, 4);
+  cr_assert_eq(calls.links, links0, "a no-TMA form was compiled");
+  gemm_launch_on(k, 300, 520, 4096, 520, stream);
+  cr_assert_str_eq(rp.seq, "L", "an aligned launch made %s", rp.seq);
+  cr_assert_eq(last_fn, tma_fn);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  /* without the switch: the no-TMA form, nothing copied */
+  k = load_gemm(false, &p);
+  links0 = calls.links;
+  int allocs0 = rp.nallocs, copies0 = rp.ncopies;
+  gemm_launch_on(k, 300, 520, 4100, 520, stream);
+  cr_assert_str_eq(rp.seq, "L");
+  cr_assert_eq(calls.links - links0, 1, "the no-TMA form was not compiled");
+  cr_assert(rp.nallocs == allocs0 && rp.ncopies == copies0);
+  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 would copy it"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);  /* forms loaded on their threads, after the switch is gone from the environment: a first launch at
+   * M = 61 (the small-M form) repacks as the kernel would, its note in the user's program log */
+  setenv("TILEC_PITCH_REPACK", "1", 1);
+  unsetenv("TILEC_FORM_THREADS");
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  unsetenv("TILEC_PITCH_REPACK");
+  links0 = calls.links;
+  gemm_launch_on(k, 61, 520, 4100, 520, stream);
+  check_a_repacked(61, stream, 0, 3, 4);
+  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies it"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
+/* C [300, 517] bf16 (rows of 1034 bytes), which cutlass_gemm writes, fails the map test: with the
+ * switch nothing is copied (a copy of a written tensor would lose the writes) and the launch runs
+ * the no-TMA form; so does one where B [4096, 517] (read, repackable) fails beside it (a copy of
+ * B alone would not spare the no-TMA form). */
+Test(fake_driver, pitch_repack_never_copies_a_written_operand) {
+  void *stream = (void *)(uintptr_t)0x5150;
+  tilec_program *p = NULL;
+  tilec_kernel *k = load_gemm(true, &p);
+  int links0 = calls.links, allocs0 = rp.nallocs, copies0 = rp.ncopies;
+  gemm_launch_on(k, 300, 517, 4096, 520, stream); /* C alone fails */
+  cr_assert_str_eq(rp.seq, "L", "driver calls: %s", rp.seq);
+  cr_assert_eq(calls.links - links0, 1, "the no-TMA form was not compiled");
+  gemm_launch_on(k, 300, 517, 4096, 517, stream); /* B and C fail */
+  cr_assert_str_eq(rp.seq, "L", "driver calls: %s", rp.seq);
+  cr_assert(rp.nallocs == allocs0 && rp.ncopies == copies0, "a copy was made");
+  cr_assert_null(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
+/* A rank-4 K of attn.tile's cutlass_attn_fwd [2, 3, 1000, 64] bf16 with rows 68 elements apart
+ * (136 bytes): heads 68000 elements apart but batches twice as far (a view of a larger buffer), so
+ * the outer dims do not collapse: one 2-D copy per (z, h) slice, 1000 rows each, at source offsets
+ * z * 408000 + h * 68000 elements, into rows of 128 bytes; the kernel's K strides {192000, 64000,
+ * 64, 1}.  Contiguous batches (z stride 204000) collapse into one copy of 6000 rows. */
+Test(fake_driver, pitch_repack_copies_each_slice_of_a_batched_operand) {
+  setenv("TILEC_PITCH_REPACK", "1", 1);
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/attn.tile", NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  unsetenv("TILEC_PITCH_REPACK");
+  int links0 = calls.links;
+  for (int collapsed = 0; collapsed < 2; collapsed++) {
+    int64_t ks[4] = {collapsed ? 3 * 68000 : 2 * 3 * 68000, 68000, 68, 1};
+    memset(rp.seq, 0, sizeof rp.seq);
+    rp.nseq = 0;
+    int c0 = rp.ncopies;
+    attn_launch(k, ks);
+    cr_assert_str_eq(rp.seq, collapsed ? "ACLF" : "ACCCCCCLF", "driver calls: %s", rp.seq);
+    cr_assert_eq(calls.links, links0, "a no-TMA form was compiled");
+    for (int i = c0; i < rp.ncopies; i++) {
+      const CUDA_MEMCPY2D *c = &rp.copy[i % 8];
+      int s = i - c0;
+      cr_assert_eq(c->srcDevice, 0x20000000u + (uint64_t)(collapsed ? 0 : ((s / 3) * 408000 + (s % 3) * 68000) * 2));
+      cr_assert_eq(c->srcPitch, 136);
+      cr_assert_eq(c->dstPitch, 128);
+      cr_assert_eq(c->WidthInBytes, 128);
+      cr_assert_eq(c->Height, collapsed ? 6000u : 1000u);
+      cr_assert_eq(c->dstDevice, rp.copy[c0 % 8].dstDevice + (uint64_t)s * 128000);
+      cr_assert_eq(c->dstDevice % 16, 0);
+    }
+    /* K is parameter 1: pointer slot 9 (after Q's pointer, 4 sizes, 4 strides), then 4 sizes, 4 strides */
+    uint64_t ptr = 0;
+    int64_t st[4];
+    memcpy(&ptr, last_params[9], 8);
+    for (int d = 0; d < 4; d++) memcpy(&st[d], last_params[14 + d], 8);
+    cr_assert_eq(ptr, rp.copy[c0 % 8].dstDevice);
+    cr_assert(st[0] == 192000 && st[1] == 64000 && st[2] == 64 && st[3] == 1, "K strides {%lld, %lld, %lld, %lld}",
+              (long long)st[0], (long long)st[1], (long long)st[2], (long long)st[3]);
+  }
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
 }
 
 /* ---- small-M forms (passes/small_m.c, docs/small_m.md) ------------------------------------- */

@@ -1427,6 +1427,74 @@ static void example_gemm_w4a16(void) {
   compiled_free(c);
 }
 
+/* ---- gemm_fp8_blockscale.tile: C = sum over k-blocks kb of (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb] -- */
+/* ahead: compiled under TILEC_LOAD_AHEAD=1 (passes/load_ahead.c: the scales of k-block kb + 1 loaded
+ * during k-step kb and carried, the last k-step's copy reading column KB, outside SA / SW); in
+ * examples_after_passes the interpreter then runs the rewritten loop against the same reference. */
+static void run_gemm_fp8_blockscale(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  tl_func *f = kernel(c, "cutlass_gemm_fp8_blockscale");
+  int64_t KB = (K + 127) / 128, NB = (N + 127) / 128;
+  int64_t sa[2] = {M, K}, sw[2] = {N, K}, ssa[2] = {M, KB}, ssw[2] = {NB, KB}, sc[2] = {M, N};
+  tl_arg a[5] = {targ(TL_F8E4M3, 2, sa), targ(TL_F8E4M3, 2, sw), targ(TL_F32, 2, ssa), targ(TL_F32, 2, ssw),
+                 targ(TL_BF16, 2, sc)};
+  rng g = {seed};
+  tfill_random(&a[0], &g, -8, 8);
+  tfill_random(&a[1], &g, -8, 8);
+  tfill_random(&a[2], &g, 0.5, 1.5);
+  tfill_random(&a[3], &g, 0.5, 1.5);
+  tpoison(&a[4]);
+  interpret(f, a, 5);
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t kb = 0; kb < KB; kb++) {
+        double blk = 0, mag = 0;
+        for (int64_t k = kb * 128; k < K && k < kb * 128 + 128; k++) {
+          double p = (double)tget_f(&a[0], i * K + k) * tget_f(&a[1], j * K + k);
+          blk += p;
+          mag += fabs(p);
+        }
+        double s = (double)tget_f(&a[2], i * KB + kb) * tget_f(&a[3], (j / 128) * KB + kb);
+        ref[i * N + j] += blk * s;
+        scale[i * N + j] += mag * fabs(s);
+      }
+  char what[128];
+  snprintf(what, sizeof what, "cutlass_gemm_fp8_blockscale%s %lldx%lldx%lld", getenv("TILEC_LOAD_AHEAD") ? " ahead" : "",
+           (long long)M, (long long)N, (long long)K);
+  /* f32: each block's sum (K terms in all), the scale product and the fma a k-block */
+  check_close(what, &a[4], ref, scale, BF16_RTOL, (double)(K + 4 * KB + 4) * 0x1p-23);
+  free(ref);
+  free(scale);
+  for (int i = 0; i < 5; i++) free(a[i].data);
+}
+
+static void blockscale_sizes(compiled *c) {
+  const int64_t sizes[][3] = {{1, 1, 1}, {129, 131, 300}, {37, 200, 513}};
+  for (int i = 0; i < 3; i++) run_gemm_fp8_blockscale(c, sizes[i][0], sizes[i][1], sizes[i][2], 3300 + i);
+}
+
+static void example_gemm_fp8_blockscale(void) {
+  compiled *c = compile_example("gemm_fp8_blockscale.tile", NULL, 0);
+  blockscale_sizes(c);
+  compiled_free(c);
+}
+
+static void example_gemm_fp8_blockscale_ahead(void) {
+  setenv("TILEC_LOAD_AHEAD", "1", 1);
+  compiled *c = compile_example("gemm_fp8_blockscale.tile", NULL, 0);
+  if (g_after_passes) {
+    /* the rewrite happened: the loop carries the two scales beside the accumulator */
+    tl_func *f = kernel(c, "cutlass_gemm_fp8_blockscale");
+    int nres = -1;
+    for (int32_t i = 0; i < f->ops.len; i++)
+      if (f->ops.data[i].opc == TL_OP_for && !(f->ops.data[i].flags & TL_OPF_DEAD)) nres = f->ops.data[i].nres;
+    cr_assert(nres == 3, "TILEC_LOAD_AHEAD=1: the k-loop carries %d values, want 3 (acc, sa, sw)", nres);
+  }
+  blockscale_sizes(c);
+  unsetenv("TILEC_LOAD_AHEAD");
+  compiled_free(c);
+}
+
 /* ---- llama/fp8_layer.tile: static-scale e4m3 quantization and the fp8 projection with the residual -- */
 /* e4m3 keeps 3 mantissa bits: a rounded value is within 2^-4 relative of the exact one (or the
  * subnormal step 2^-10 absolute), and the cast saturates at +-448. */
@@ -1559,7 +1627,8 @@ static void example_add_rmsnorm_fp8(void) { run_ragged_rows("add_rmsnorm_fp8.til
 
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8)
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
+  X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_ahead)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
