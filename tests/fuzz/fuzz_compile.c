@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_STAGED_DOUBLE", sw & 4, "1");
   set_switch("TILEC_WS", sw & 8, "coop");
   set_switch("TILEC_LATE_REFILL", sw & 16, "2");
-  set_switch("TILEC_TANH_APPROX", sw1 & 1, "1");
+  set_switch("TILEC_TANH_APPROX", sw1 & 1, sw1 & 64 ? "2" : "1");
   set_switch("TILEC_SCRATCH_OVER_RING", sw1 & 2, "1");
   set_switch("TILEC_PROMOTE_PARTS", sw1 & 4, "1");
   set_switch("TILEC_ATOMIC_TMA", sw1 & 8, sw1 & 64 ? "2" : "1");
