@@ -264,26 +264,21 @@ tilec_status tl_forms_start(tilec_program *p, const tl_func *f, int device, tl_f
       if (st != TILEC_OK) return j->st = st;
     }
   }
-  if (f->attn_form) {
+  /* the attention forms: the kernel's own source under the options each form sets */
+  struct {
+    bool on;
+    int kind;
+    tilec_status (*options)(const tilec_program *, const tl_func *, tilec_options **);
+  } attn[2] = {{f->attn_form != NULL, FORM_ATTN, attn_options},
+               {f->attn_persist_form != NULL, FORM_ATTN_PERSIST, attn_persist_options}};
+  for (int a = 0; a < 2; a++) {
+    if (!attn[a].on) continue;
     form_job *j = &js->job[js->n++];
-    j->kind = FORM_ATTN;
+    j->kind = attn[a].kind;
     j->kernel = f->name;
     j->device = device;
     tilec_options *o;
-    tilec_status st = attn_options(p, f, &o);
-    if (st == TILEC_OK) {
-      st = tilec_program_create(&j->q, src->text, src->name, o);
-      tilec_options_destroy(o);
-    }
-    if (st != TILEC_OK) return j->st = st;
-  }
-  if (f->attn_persist_form) {
-    form_job *j = &js->job[js->n++];
-    j->kind = FORM_ATTN_PERSIST;
-    j->kernel = f->name;
-    j->device = device;
-    tilec_options *o;
-    tilec_status st = attn_persist_options(p, f, &o);
+    tilec_status st = attn[a].options(p, f, &o);
     if (st == TILEC_OK) {
       st = tilec_program_create(&j->q, src->text, src->name, o);
       tilec_options_destroy(o);
