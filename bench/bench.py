@@ -1139,6 +1139,10 @@ def attn_bwd():
         # split-load: the default kernels with TILEC_LOOP_SPLIT_LOAD=1 (emit_memory.c: dK/dV's per-step LSE and
         # Dl rows in the split form; bench/RESULTS.md "bwd6"); only with --attnbwd-variants ...,split-load
         variants += [("split-load", P, ({}, {}), ({}, {}), {"TILEC_LOOP_SPLIT_LOAD": "1"})]
+        # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
+        # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
+        variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
+                      ({}, {}), ({}, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
             variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
         # the one-pass form (bench/variants/attn_bwd_fused.tile; see its header): attn_bwd_pre_dq (Dl, the
@@ -1184,7 +1188,7 @@ def attn_bwd():
             keep = args.attnbwd_variants.split(",")
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
-            variants = [v for v in variants if v[0] != "split-load"]
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
             os.environ.update(envs)
