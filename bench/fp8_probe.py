@@ -26,35 +26,39 @@ exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, with_env, relerr, bench_
 OV = "TILEC_PROMOTE_OVERLAP=1"
 W8 = {"warps": 8}
 W4S3 = {"warps": 4, "stages": 3}
-FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's default (ninth session:
-           # 128x128x128, 8 warps, 5 stages, cooperative); "tn ring 64x128 w4 s3" = the default before
+FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's default: the target's tile
+           # (eighteenth session, ARCH_SPECIFIC: 128x256 x 4 stages on sm_90a; before, 128x128 x 5, 8 warps,
+           # cooperative: "tn 128x128 s5", and "tn arch0" = -D ARCH_SPECIFIC=0, the same kernel; the other
+           # TN forms pin BN = 128 (and S = 5) where their label says so); "tn ring 64x128 w4 s3" = the default before
     "tn": ("cutlass_gemm_fp8_tn", "", {}, {}, False),
-    "tn+ov": ("cutlass_gemm_fp8_tn", OV, {}, {}, False),
-    "tn ring": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {}, {}, False),
-    "tn s6": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 6}, False),
-    "tn ring 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "", {"BM": 64}, W4S3, False),
-    "tn ring 64x128 w4 s3+ov": ("cutlass_gemm_fp8_tn", OV, {"BM": 64}, W4S3, False),
-    "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, W4S3, False),
-    "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64}, {"warps": 4, "stages": 6}, False),
+    "tn 128x128 s5": ("cutlass_gemm_fp8_tn", "", {"BN": 128, "S": 5}, {}, False),
+    "tn arch0": ("cutlass_gemm_fp8_tn", "", {"ARCH_SPECIFIC": 0}, {}, False),
+    "tn+ov": ("cutlass_gemm_fp8_tn", OV, {"BN": 128, "S": 5}, {}, False),
+    "tn ring": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {"BN": 128, "S": 5}, {}, False),
+    "tn s6": ("cutlass_gemm_fp8_tn", "", {"BN": 128}, {"stages": 6}, False),
+    "tn ring 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "", {"BM": 64, "BN": 128}, W4S3, False),
+    "tn ring 64x128 w4 s3+ov": ("cutlass_gemm_fp8_tn", OV, {"BM": 64, "BN": 128}, W4S3, False),
+    "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64, "BN": 128}, W4S3, False),
+    "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64, "BN": 128}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
     # sixteenth session (fp8p6): TILEC_PROMOTE_PARTS=1, 256x128 / 128x256 promote tiles on the
     # cooperative kernel (each warpgroup's 128 accumulator registers promoted a 64x128 part at a time,
     # a one-part temporary: 229 registers, no spills), 4 stages of 48 KiB; "tn 256x128 s4" the same
     # tile without parts (a whole-accumulator temporary: ptxas spills 456 B); the fast forms on the
     # cooperative kernel at 128x128 (what the tile alone reaches without the promotion) and 128x256
-    "tn parts 256x128 s4": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1", {"BM": 256}, {"stages": 4}, False),
+    "tn parts 256x128 s4": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1", {"BM": 256, "BN": 128}, {"stages": 4}, False),
     "tn parts 128x256 s4": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1", {"BN": 256}, {"stages": 4}, False),
-    "tn 256x128 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 256}, {"stages": 4}, False),
-    "tn fast 128x128 coop s5": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {}, {"fp8-acc": "fast"}, True),
+    "tn 256x128 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 256, "BN": 128}, {"stages": 4}, False),
+    "tn fast 128x128 coop s5": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BN": 128, "S": 5}, {"fp8-acc": "fast"}, True),
     "tn fast 128x256 coop s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BN": 256}, {"fp8-acc": "fast", "stages": 4}, True),
     # the bytes a FLOP again: a 2-CTA cluster multicasting the larger box (256x128: A along program_id(1),
     # 1x2; 128x256: BT along program_id(0), 2x1) halves it at the CTA; fast at 256x128 (m64n128, two
     # 64-row blocks a warpgroup) beside fast 128x256 (m64n256)
-    "tn parts 256x128 s4 c1x2": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_CLUSTER=1x2", {"BM": 256}, {"stages": 4}, False),
-    "tn fast 256x128 coop s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BM": 256}, {"fp8-acc": "fast", "stages": 4}, True),
+    "tn parts 256x128 s4 c1x2": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_CLUSTER=1x2", {"BM": 256, "BN": 128}, {"stages": 4}, False),
+    "tn fast 256x128 coop s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=coop", {"BM": 256, "BN": 128}, {"fp8-acc": "fast", "stages": 4}, True),
     # ping-pong on a 128x128 tile a warpgroup (4 warps, parts: 128 accumulator registers + 64): the
     # epilogue under the other warpgroup's main loop, but each main loop's promotion stops exposed
-    "tn pingpong 128x128 w4 s6 parts": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_WS=pingpong", {"BM": 128}, {"warps": 4, "stages": 6}, False),
+    "tn pingpong 128x128 w4 s6 parts": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_WS=pingpong", {"BM": 128, "BN": 128}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 s4 c2x1": ("cutlass_gemm_fp8_tn", "TILEC_CLUSTER=2x1", {"BN": 256}, {"fp8-acc": "fast", "stages": 4}, True),
     # nn: the example's default (tenth session: 128x128x128, 8 warps, 4 stages, cooperative, the
     # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the
@@ -72,7 +76,7 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "nn s5": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_STAGES=5", {}, {}, False),
     "nn tr nopad": ("cutlass_gemm_fp8_nn", "TILEC_TRANSFER_PAD=0", {}, {}, False),
     "nn tr bytes": ("cutlass_gemm_fp8_nn", "TILEC_STORE_TRANS=0", {}, {}, False),
-    "tn s4": ("cutlass_gemm_fp8_tn", "", {}, {"stages": 4}, False),
+    "tn s4": ("cutlass_gemm_fp8_tn", "", {"BN": 128}, {"stages": 4}, False),
     # the transpose kernel at other tiles / persistent with loads ahead (TILEC_KMAJOR_B_TRANSPOSE)
     "nn t128x64": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=128x64", {}, {}, False),
     "nn t64x64/3": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TRANSPOSE=64x64/3", {}, {}, False),

@@ -39,13 +39,16 @@
 #             TILEC_SCRATCH_OVER_RING=1 (the two measured wins not yet defaults).
 #   eighteenth session: calls A and B ran (bench/RESULTS.md): main correct at the defaults; attnshort,
 #   attnpersist, bscale, kpitch measured; TILEC_ATTN_ORDER made the default.  Call C was lost (the
-#   machine stopped answering), then the device was paused.  OWED now, in order:
-#     call A': OWED="order18:200 zeroed:70 attn8:110 w4a16d:140" (order18: the new default's causal
-#             kernels in attn_rope.tile and llama/attn_gqa.tile, the blockscale tolerance at the default)
-#     call B': OWED="ropefa3:170 rope3:150 attn7_handles:110" plus this session's branches' scripts
-#             (bench/RESULTS.md "eighteenth session" sections: repack, archtile, scalepipe, persistform)
-#     call C': ctime7, ctime6; this script with PENDING_STEPS="attn fp8" again (six example processes);
-#             gpu_test_examples over every example with TILEC_TANH_APPROX=1, then TILEC_SCRATCH_OVER_RING=1.
+#   machine stopped answering), then the device was paused.  Three defaults changed without a GPU run
+#   of what they change (each from a measured form; the first call checks them):
+#     ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC (128x256 s4 on
+#     sm_90a), D256 full attention's persistent form picked by S <= 2048.
+#   OWED now, in order (bench/owed.sh, one machine start a call):
+#     call A': OWED="order18:200 archtile:150 persistform:130" (the new defaults, correctness first)
+#     call B': OWED="repack:120 scalepipe:150 zeroed:70 attn8:110" (+ gelu7 / bwd6 if merged)
+#     call C': OWED="w4a16d:140 ropefa3:170 rope3:150 attn7_handles:110"; then ctime7, ctime6; this
+#             script with PENDING_STEPS="attn fp8" (six example processes); gpu_test_examples over every
+#             example with TILEC_TANH_APPROX=1, then TILEC_SCRATCH_OVER_RING=1.
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

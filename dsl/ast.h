@@ -140,8 +140,9 @@ typedef struct fe_const {
 typedef struct fe_attr {
   const char *name;
   tl_loc loc;
-  const char *word;        /* @pipeline(word) */
-  int64_t ival;            /* @warps(N), @stages(N) */
+  fe_expr *value;          /* the argument: a constant expression (@warps, @stages, @maxnreg) */
+  const char *word;        /* the argument when it is a bare name (@pipeline(word), @zeroed(T)) */
+  int64_t ival;            /* the argument when it is an integer literal */
   bool has_int;
   tl_loc arg_loc;
 } fe_attr;
@@ -166,14 +167,16 @@ typedef struct fe_program {
  * the parser resynchronizes at ';' and '}' and keeps going. */
 fe_program *fe_parse(tl_ctx *c, const fe_token *toks, int ntoks);
 
-/* Check and lower every kernel of p into a new module (lower.c).  Returns
+/* Check and lower every kernel of p for target arch (tl_frontend) into a new module (lower.c).  Returns
  * NULL when errors were reported. */
-tl_module *fe_lower(tl_ctx *c, fe_program *p, const tl_define *defs, int ndefs);
+tl_module *fe_lower(tl_ctx *c, fe_program *p, const char *arch, const tl_define *defs, int ndefs);
 
 /* Print the (checked) AST as an indented tree (ast_dump.c). */
 void fe_dump_ast(tl_sbuf *b, tl_ctx *c, const fe_program *p);
 
-/* Names that cannot be bound by the user: builtins and type names. */
+/* Names that cannot be bound by the user: builtins, type names and the predefined constants. */
 bool fe_is_reserved(const char *name);
+/* The predefined constants' names (ARCH, ARCH_SPECIFIC): reserved, bound in every kernel. */
+bool fe_is_predefined(const char *name);
 
 #endif

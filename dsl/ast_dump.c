@@ -140,10 +140,14 @@ void fe_dump_ast(tl_sbuf *b, tl_ctx *c, const fe_program *p) {
     tl_sbuf_printf(b, "kernel %s @%d:%d\n", k->name, k->loc.line, k->loc.col);
     for (int j = 0; j < k->attrs.len; j++) {
       const fe_attr *a = &k->attrs.data[j];
-      if (a->has_int)
+      if (a->has_int) {
         tl_sbuf_printf(b, "  attr @%s(%lld)\n", a->name, (long long)a->ival);
-      else
-        tl_sbuf_printf(b, "  attr @%s(%s)\n", a->name, a->word ? a->word : "");
+      } else if (a->word) {
+        tl_sbuf_printf(b, "  attr @%s(%s)\n", a->name, a->word);
+      } else {
+        tl_sbuf_printf(b, "  attr @%s =\n", a->name);
+        dump_expr(b, a->value, 2);
+      }
     }
     for (int j = 0; j < k->params.len; j++) {
       const fe_param *p2 = &k->params.data[j];

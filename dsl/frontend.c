@@ -5,7 +5,7 @@
 #include "frontend.h"
 #include "ast.h"
 
-static tl_module *frontend(tl_ctx *c, int32_t file, const tl_define *defs, int ndefs, const fe_program **ast) {
+static tl_module *frontend(tl_ctx *c, int32_t file, const char *arch, const tl_define *defs, int ndefs, const fe_program **ast) {
   if (file < 0 || file >= c->files.len) {
     tl_error(c, TL_NOLOC, "no source file %d", (int)file);
     return NULL;
@@ -22,21 +22,21 @@ static tl_module *frontend(tl_ctx *c, int32_t file, const tl_define *defs, int n
   fe_program *prog = fe_parse(c, toks.data, toks.len);
   tl_module *m = NULL;
   /* After syntax errors the checker would mostly report their echoes. */
-  if (c->nerrors == errors) m = fe_lower(c, prog, defs, ndefs);
+  if (c->nerrors == errors) m = fe_lower(c, prog, arch, defs, ndefs);
   *ast = prog;
   return c->nerrors > errors ? NULL : m;
 }
 
-tl_module *tl_frontend(tl_ctx *c, int32_t file, const tl_define *defs, int ndefs, tl_sbuf *ast_dump) {
+tl_module *tl_frontend(tl_ctx *c, int32_t file, const char *arch, const tl_define *defs, int ndefs, tl_sbuf *ast_dump) {
   const fe_program *prog = NULL;
-  tl_module *m = frontend(c, file, defs, ndefs, &prog);
+  tl_module *m = frontend(c, file, arch, defs, ndefs, &prog);
   if (ast_dump && prog) fe_dump_ast(ast_dump, c, prog);
   return m;
 }
 
-tl_module *tl_frontend_keep_ast(tl_ctx *c, int32_t file, const tl_define *defs, int ndefs, const void **ast) {
+tl_module *tl_frontend_keep_ast(tl_ctx *c, int32_t file, const char *arch, const tl_define *defs, int ndefs, const void **ast) {
   const fe_program *prog = NULL;
-  tl_module *m = frontend(c, file, defs, ndefs, &prog);
+  tl_module *m = frontend(c, file, arch, defs, ndefs, &prog);
   *ast = prog;
   return m;
 }

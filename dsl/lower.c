@@ -9,6 +9,7 @@
  * on, so one mistake gives one diagnostic. */
 #include "ast.h"
 #include "fpconv.h"
+#include "mma_tiling.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ typedef struct lower {
   int scope;
   int32_t *sym_body, *sym_grid; /* dim value per shape symbol, -1 = none yet */
   int ndim_body, ndim_grid;
+  int64_t arch, arch_specific;  /* the predefined constants ARCH, ARCH_SPECIFIC of the target */
 } lower;
 
 static fval fv_err(void) { fval v; memset(&v, 0, sizeof v); v.cls = V_ERR; v.id = -1; return v; }
@@ -145,7 +147,23 @@ static const char *builtin_names[] = {
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
   "range", "atomic_add", "atomic_max", "atomic_min", "atomic_fetch_add", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
 
+/* Predefined in every kernel (docs/language.md "Predefined constants"): the target's compute
+ * capability and, for an arch-specific target (sm_90a), the same number, else 0. */
+static const char *predefined_names[] = {"ARCH", "ARCH_SPECIFIC", NULL};
+
+bool fe_is_predefined(const char *name) {
+  for (int i = 0; predefined_names[i]; i++)
+    if (!strcmp(predefined_names[i], name)) return true;
+  return false;
+}
+
+/* "a builtin name" / "a predefined constant": what a reserved name is, for messages. */
+static const char *reserved_what(const char *name) {
+  return fe_is_predefined(name) ? "a predefined constant" : "a builtin name";
+}
+
 bool fe_is_reserved(const char *name) {
+  if (fe_is_predefined(name)) return true;
   for (int i = 0; builtin_names[i]; i++)
     if (!strcmp(builtin_names[i], name)) return true;
   return tl_dtype_from_name(name, strlen(name)) != TL_VOID;
@@ -1715,7 +1733,7 @@ static const char *bkind_name(bkind k) {
 
 static void lower_assign(lower *L, const fe_stmt *s) {
   if (fe_is_reserved(s->name)) {
-    tl_error(L->ctx, s->name_loc, "'%s' is a builtin name and cannot be assigned", s->name);
+    tl_error(L->ctx, s->name_loc, "'%s' is %s and cannot be assigned", s->name, reserved_what(s->name));
     eval(L, s->expr);
     return;
   }
@@ -1803,7 +1821,7 @@ static void lower_for(lower *L, const fe_stmt *s) {
   }
   bool ok = lo.cls != V_ERR && hi.cls != V_ERR && step.cls != V_ERR;
   if (fe_is_reserved(s->name)) {
-    tl_error(L->ctx, s->name_loc, "'%s' is a builtin name and cannot be a loop variable", s->name);
+    tl_error(L->ctx, s->name_loc, "'%s' is %s and cannot be a loop variable", s->name, reserved_what(s->name));
     ok = false;
   } else {
     int prev = lookup(L, s->name);
@@ -1938,7 +1956,7 @@ static void lower_block(lower *L, const fe_block *b) {
 /* A name that a kernel declares: not reserved, not declared twice. */
 static bool declare_ok(lower *L, const char *name, tl_loc loc, const char *what) {
   if (fe_is_reserved(name)) {
-    tl_error(L->ctx, loc, "'%s' is a builtin name and cannot name a %s", name, what);
+    tl_error(L->ctx, loc, "'%s' is %s and cannot name a %s", name, reserved_what(name), what);
     return false;
   }
   int i = lookup(L, name);
@@ -1968,25 +1986,50 @@ static void lower_attrs(lower *L, fe_kernel *k) {
         if (a->word && !strcmp(a->word, names[j])) p = j;
       if (!p) tl_error(L->ctx, a->arg_loc, "@pipeline takes simple, multistage or cutlass");
       f->pipeline = p;
-    } else if (!strcmp(a->name, "warps")) {
-      if (!a->has_int || !is_pow2(a->ival) || a->ival > 16)
-        tl_error(L->ctx, a->arg_loc, "@warps takes 1, 2, 4, 8 or 16");
-      else
-        f->warps = (int)a->ival;
-    } else if (!strcmp(a->name, "stages")) {
-      if (!a->has_int || a->ival < 1 || a->ival > 8)
-        tl_error(L->ctx, a->arg_loc, "@stages takes an integer from 1 to 8");
-      else
-        f->stages = (int)a->ival;
-    } else if (!strcmp(a->name, "maxnreg")) {
-      if (!a->has_int || a->ival < 24 || a->ival > 255)
-        tl_error(L->ctx, a->arg_loc, "@maxnreg takes an integer from 24 to 255");
-      else
-        f->maxnreg = (int)a->ival;
+    } else if (!strcmp(a->name, "warps") || !strcmp(a->name, "stages") || !strcmp(a->name, "maxnreg")) {
+      /* integers: lower_attr_ints, once the tile constants are bound */
     } else {
       tl_error(L->ctx, a->loc, "unknown attribute '@%s' (known: @pipeline, @warps, @stages, @maxnreg, @zeroed)", a->name);
     }
   next:;
+  }
+}
+
+/* A constant expression's value for an integer attribute, in [lo, hi] (and a power of two for
+ * @warps), or false with an error at the argument.  The expression may use ARCH, ARCH_SPECIFIC
+ * and the kernel's tile constants, so `-D` reaches it through a tile constant. */
+static bool attr_int(lower *L, const fe_attr *a, int64_t lo, int64_t hi, bool pow2, const char *range, int64_t *out) {
+  int64_t v;
+  char what[64];
+  snprintf(what, sizeof what, "the argument of @%s", a->name);
+  if (!a->value || !const_int(L, a->value, what, &v)) return false;
+  if (v < lo || v > hi || (pow2 && !is_pow2(v))) {
+    if (a->has_int)
+      tl_error(L->ctx, a->arg_loc, "@%s takes %s", a->name, range);
+    else
+      tl_error(L->ctx, a->arg_loc, "@%s takes %s, not %lld", a->name, range, (long long)v);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+/* @warps(N), @stages(N), @maxnreg(N), after the tile constants and the parameters. */
+static void lower_attr_ints(lower *L, fe_kernel *k) {
+  tl_func *f = L->f;
+  for (int i = 0; i < k->attrs.len; i++) {
+    fe_attr *a = &k->attrs.data[i];
+    bool twice = false;
+    for (int j = 0; j < i && !twice; j++) twice = !strcmp(k->attrs.data[j].name, a->name);
+    if (twice) continue; /* reported by lower_attrs */
+    int64_t v;
+    if (!strcmp(a->name, "warps")) {
+      if (attr_int(L, a, 1, 16, true, "1, 2, 4, 8 or 16", &v)) f->warps = (int)v;
+    } else if (!strcmp(a->name, "stages")) {
+      if (attr_int(L, a, 1, 8, false, "an integer from 1 to 8", &v)) f->stages = (int)v;
+    } else if (!strcmp(a->name, "maxnreg")) {
+      if (attr_int(L, a, 24, 255, false, "an integer from 24 to 255", &v)) f->maxnreg = (int)v;
+    }
   }
 }
 
@@ -2034,8 +2077,19 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
   L->in_grid = false;
   L->ndim_body = L->ndim_grid = 0;
   lower_attrs(L, k);
-  /* tile constants, in order; a -D override replaces the written value */
+  /* the predefined constants (a -D override replaces the target's value), then the tile
+   * constants, in order (a -D override replaces the written value) */
   L->r = &f->body;
+  for (int i = 0; predefined_names[i]; i++) {
+    int64_t v = i == 0 ? L->arch : L->arch_specific;
+    for (int d = ndefs - 1; d >= 0; d--)
+      if (!strcmp(defs[d].name, predefined_names[i])) {
+        v = defs[d].value;
+        def_used[d] = true;
+        break;
+      }
+    bind(L, predefined_names[i], B_CONST, fv_int(TL_I32, v, true), k->loc);
+  }
   for (int i = 0; i < k->consts.len; i++) {
     fe_const *c = &k->consts.data[i];
     int64_t v = 0;
@@ -2102,6 +2156,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
     if (ok) bind(L, p->name, p->is_tensor ? B_TENSOR : B_SCALAR_PARAM, v, p->loc);
   }
   lower_zeroed(L, k);
+  lower_attr_ints(L, k); /* with every name bound: a parameter in an attribute is "not a constant" */
   L->sym_body = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(f->syms.len + 1));
   L->sym_grid = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(f->syms.len + 1));
   for (int i = 0; i < f->syms.len; i++) L->sym_body[i] = L->sym_grid[i] = -1;
@@ -2145,11 +2200,19 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
   lower_block(L, k->body);
 }
 
-tl_module *fe_lower(tl_ctx *c, fe_program *p, const tl_define *defs, int ndefs) {
+tl_module *fe_lower(tl_ctx *c, fe_program *p, const char *arch, const tl_define *defs, int ndefs) {
   int errors = c->nerrors;
   lower L;
   memset(&L, 0, sizeof L);
   L.ctx = c;
+  int32_t sm = 90;
+  bool specific = true;
+  if (arch && !tl_mma_parse_arch(arch, &sm, &specific)) {
+    tl_error(c, TL_NOLOC, "unknown target '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
+    return NULL;
+  }
+  L.arch = sm;
+  L.arch_specific = specific ? sm : 0;
   tl_module *m = tl_module_new(c);
   bool *def_used = tl_alloc(&c->arena, sizeof(bool) * (size_t)(ndefs + 1));
   for (int i = 0; i < p->kernels.len; i++) {

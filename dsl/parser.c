@@ -570,9 +570,15 @@ static fe_kernel *parse_kernel(parser *P) {
     a.name = advance(P)->str;
     if (expect(P, TK_LPAREN, "'(' after the attribute name")) {
       a.arg_loc = peek(P)->loc;
-      if (at(P, TK_IDENT)) a.word = advance(P)->str;
-      else if (at(P, TK_INT)) { a.ival = advance(P)->ival; a.has_int = true; }
-      else error_expected(P, "an attribute argument");
+      /* a constant expression (`@stages(ARCH_SPECIFIC == 90 ? 4 : 5)`); a bare name is also the
+       * word of @pipeline / @zeroed, an integer literal its value */
+      if (at(P, TK_RPAREN)) {
+        error_expected(P, "an attribute argument");
+      } else {
+        a.value = parse_expr(P);
+        if (a.value && a.value->kind == EX_NAME) a.word = a.value->name;
+        if (a.value && a.value->kind == EX_INT) a.ival = a.value->ival, a.has_int = true;
+      }
       if (!P->panic) expect(P, TK_RPAREN, "')' after the attribute argument");
     }
     if (P->panic) skip_until(P, TK_AT, TK_KERNEL);

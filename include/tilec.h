@@ -70,9 +70,11 @@ typedef struct tilec_options tilec_options;
 
 TILEC_API tilec_status tilec_options_create(tilec_options **out);
 TILEC_API void tilec_options_destroy(tilec_options *o);
-/* Override a tile constant (as -D NAME=VALUE). Later calls win. */
+/* Override a tile constant (as -D NAME=VALUE), or the predefined ARCH / ARCH_SPECIFIC. Later calls win. */
 TILEC_API tilec_status tilec_options_define(tilec_options *o, const char *name, int64_t value);
-/* "sm_80", "sm_89", "sm_90", "sm_90a"; NULL = the GPU found, else sm_90a. */
+/* "sm_80", "sm_89", "sm_90", "sm_90a"; NULL = the GPU found (device 0), else sm_90a.  Also the
+ * source's ARCH / ARCH_SPECIFIC (docs/language.md 5.1), fixed by the program's first compile: a
+ * program made without one is refused by tilec_kernel_load on a device of another target. */
 TILEC_API tilec_status tilec_options_set_arch(tilec_options *o, const char *arch);
 /* 0..3, default 3. */
 TILEC_API tilec_status tilec_options_set_opt_level(tilec_options *o, int level);

@@ -383,6 +383,9 @@ void *tl_form_record(tl_func *f, const tl_pass_opts *o, const char *pass, bool o
  * both on wgmma (f->sched), dots[0] the score dot (its B trans(load) of a parameter), dots[1] the
  * value dot. */
 bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]);
+/* The keys' length S that an attention form is picked by: the shape symbol of the rows of the tensor
+ * whose trans(load) is the score dot's B; NULL when that B is not such a load. */
+const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot);
 
 const tl_pass *tl_pass_find(const char *name); /* NULL if unknown */
 const tl_pass *const *tl_pass_all(int *n);       /* every registered pass */

@@ -50,11 +50,9 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
     return snprintf(why, n, "off (head dimension %lld: the form is for 128; at 64 it measured 0.75-1.00x the "
                             "kernel, two programs an SM)", (long long)a->shape[1]),
            false;
-  bool bt = false;
-  int32_t pk = tl_loaded_param(f, sd->opnd[1], &bt);
-  if (pk < 0 || !bt || f->params.data[pk].rank < 2 || f->params.data[pk].dims[f->params.data[pk].rank - 2].is_const)
+  const tl_sym *sym = tl_attn_key_len_sym(f, dots[0]);
+  if (!sym)
     return snprintf(why, n, "off (the score dot's B is not trans(load) of a tensor whose rows are a shape symbol)"), false;
-  const tl_sym *sym = &f->syms.data[f->params.data[pk].dims[f->params.data[pk].rank - 2].sym];
   const char *bn = const_of_value(f, b->shape[1]);
   if (!bn)
     return snprintf(why, n, "off (no one tile constant has the score dot's N extent %lld: the form sets it by name)",

@@ -43,11 +43,9 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_persist_plan *pl
     return snprintf(why, n, "off (head dimension %lld: the form is for 256; at 128 TILEC_ATTN_PERSIST=1 measured "
                             "0.97-1.01x the kernel at S 1k and 4k, at 64 unmeasured)", (long long)a->shape[1]),
            false;
-  bool bt = false;
-  int32_t pk = tl_loaded_param(f, sd->opnd[1], &bt);
-  if (pk < 0 || !bt || f->params.data[pk].rank < 2 || f->params.data[pk].dims[f->params.data[pk].rank - 2].is_const)
+  const tl_sym *sym = tl_attn_key_len_sym(f, dots[0]);
+  if (!sym)
     return snprintf(why, n, "off (the score dot's B is not trans(load) of a tensor whose rows are a shape symbol)"), false;
-  const tl_sym *sym = &f->syms.data[f->params.data[pk].dims[f->params.data[pk].rank - 2].sym];
   const char *e = getenv("TILEC_ATTN_PERSIST_MAX_S");
   plan->max_s = e && atoll(e) >= 0 && *e ? atoll(e) : ATTN_PERSIST_MAX_S;
   plan->s_sym = sym->name;

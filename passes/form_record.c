@@ -39,3 +39,11 @@ bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]) {
   return sd->parent >= 0 && tl_op_at(f, dots[1])->parent == sd->parent && d0 && d1 &&
          d0->instr == TL_SCHED_MMA_WGMMA && d1->instr == TL_SCHED_MMA_WGMMA;
 }
+
+const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot) {
+  bool bt = false;
+  int32_t pk = tl_loaded_param(f, tl_op_at(f, score_dot)->opnd[1], &bt);
+  if (pk < 0 || !bt || f->params.data[pk].rank < 2) return NULL;
+  const tl_dimspec *rows = &f->params.data[pk].dims[f->params.data[pk].rank - 2];
+  return rows->is_const ? NULL : &f->syms.data[rows->sym];
+}

@@ -262,12 +262,26 @@ static void read_lazy_ast(void) {
   lazy_ast_on = !(e && e[0] == '0');
 }
 
+static const char *target_arch(tilec_program *p) {
+  if (p->opts.arch) return p->opts.arch;
+  char buf[32];
+  p->arch_detected = true;
+  if (tl_rt_device_arch(0, buf, sizeof buf) && tl_api_is_arch_name(buf))
+    p->opts.arch = tl_strdup(&p->ctx.arena, buf);
+  else
+    p->opts.arch = "sm_90a";
+  return p->opts.arch;
+}
+
 static tilec_status stage_frontend(tilec_program *p) {
   tl_sbuf_free(&p->work);
   double t0 = tl_now_ms();
   pthread_once(&lazy_ast_once, read_lazy_ast);
-  if (lazy_ast_on) p->module = tl_frontend_keep_ast(&p->ctx, p->file, p->opts.defines, p->opts.ndefines, &p->ast);
-  else p->module = tl_frontend(&p->ctx, p->file, p->opts.defines, p->opts.ndefines, &p->work);
+  /* the target is fixed here, at the first stage: the front-end's ARCH is the arch the code is
+   * compiled for (and the kernel cache's key field) */
+  const char *arch = target_arch(p);
+  if (lazy_ast_on) p->module = tl_frontend_keep_ast(&p->ctx, p->file, arch, p->opts.defines, p->opts.ndefines, &p->ast);
+  else p->module = tl_frontend(&p->ctx, p->file, arch, p->opts.defines, p->opts.ndefines, &p->work);
   log_time(p, "frontend (lex+parse+sema+lower)", tl_now_ms() - t0);
   if (!p->module || p->ctx.nerrors > 0) {
     p->module = NULL;
@@ -312,15 +326,6 @@ static bool verifier_complained(tilec_program *p, int from) {
   return false;
 }
 
-static const char *target_arch(tilec_program *p) {
-  if (p->opts.arch) return p->opts.arch;
-  char buf[32];
-  if (tl_rt_device_arch(0, buf, sizeof buf) && tl_api_is_arch_name(buf))
-    p->opts.arch = tl_strdup(&p->ctx.arena, buf);
-  else
-    p->opts.arch = "sm_90a";
-  return p->opts.arch;
-}
 
 /* The tile passes of kernel f alone (option "kernel": the program compiles that kernel, so the
  * others' passes wait until one of them is loaded or interpreted: tl_api_kernel_passes);

@@ -346,6 +346,14 @@ static tilec_status load_prologue(tilec_program *p, const char *kernel, int devi
       return tl_load_error(p, TILEC_ERROR_INTERNAL, kernel, "the program's PTX has no .target");
   } else {
     if (!p->opts.arch) p->opts.arch = (char *)(*dev)->arch;
+    /* a detected arch was fixed by the front-end (ARCH, ARCH_SPECIFIC) for device 0: a load on a
+     * device of another arch would get code and tiles chosen for device 0 */
+    if (p->arch_detected && p->reached >= TILEC_STAGE_AST && strcmp(p->opts.arch, (*dev)->arch)) {
+      snprintf(err, sizeof err, "the program was compiled for %s (device 0's arch, found at its first compile) and "
+               "device %d is %s: give the program's arch option (--arch %s)", p->opts.arch, device, (*dev)->arch,
+               (*dev)->arch);
+      return tl_load_error(p, TILEC_ERROR_USAGE, kernel, err);
+    }
     snprintf(arch, arch_n, "%s", p->opts.arch);
   }
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);

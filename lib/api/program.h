@@ -72,6 +72,8 @@ struct tilec_program {
   tl_ctx ctx;                 /* arena, sources, diagnostics */
   struct tilec_options opts;  /* deep copy (strings in ctx arena) */
   int32_t file;               /* source index in ctx.files */
+  bool arch_detected;         /* opts.arch was not given: device 0's arch (else sm_90a), fixed by the
+                               * first stage (api.c target_arch; jit.c load_prologue checks a load) */
   int reached;                /* last stage completed, -1 = none */
   tilec_status failed;        /* sticky failure status (TILEC_OK = none) */
   tl_module *module;          /* after the front-end; passes run in place */

@@ -89,6 +89,8 @@ typedef struct cg {
   uint32_t assumed_key;           /* TILEC_VEC_ONLY: the launch key bits the kernel assumes (emit_memory.c) */
   LLVMValueRef row_policy;        /* i64 evict-first L2 policy of a row kernel's hints, or NULL (emit_memory.c) */
   struct cg_row_pf *row_pf;       /* emit_row_prefetch.c: the gathers' prefetch, from the start to the end */
+  tl_func *narrow_f;              /* TILEC_TANH_APPROX=2: narrow_f's narrow-only values (lib/narrow_store.h), */
+  uint8_t *narrow;                /* made lazily by cg_tanh_approx (emit_elementwise.c) */
 } cg;
 
 /* emit_memory.c: a row kernel's cache hints (`TILEC_ROW_HINTS`, docs/rows.md "rows8"): the PTX
@@ -115,6 +117,9 @@ int cg_grid_order_axis(cg *g);
 /* attn_order.c: a causal attention kernel's program ids in the order TILEC_ATTN_ORDER asks for
  * (f->attn_order; program_id(1) fastest in groups) into g->pid; false (nothing emitted) when off. */
 bool cg_attn_order(cg *g);
+/* emit_elementwise.c: tanh / sigmoid op o is lowered by tanh.approx.f32 (TILEC_TANH_APPROX=1 every one,
+ * =2 only a narrow-only result: lib/narrow_store.h) */
+bool cg_tanh_approx(cg *g, const tl_op *o);
 
 /* codegen.c */
 TL_NORETURN void cg_unsupported(cg *g, const char *fmt, ...) TL_PRINTF(2, 3);

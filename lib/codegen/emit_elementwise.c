@@ -12,6 +12,7 @@
 
 #include "cg.h"
 #include "code_env.h"
+#include "narrow_store.h"
 
 static bool is_f8(tl_dtype t) { return t == TL_F8E4M3 || t == TL_F8E5M2; }
 static bool is_fp(tl_dtype t) { return tl_dtype_is_float(t) && !is_f8(t); }
@@ -435,14 +436,27 @@ static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
   return fcall1(g, "llvm.nvvm.rcp.approx.ftz.f", d);
 }
 
-/* TILEC_TANH_APPROX=1 (opt-in, in the kernel cache key; sixteenth session, branch gelu6): tanh and
+/* TILEC_TANH_APPROX (in the kernel cache key; sixteenth session, branch gelu6): tanh and
  * sigmoid by one `tanh.approx.f32` (one MUFU.TANH, sm_75+) instead of ex2 + rcp (two MUFU; tanh
  * also a polynomial and a select).  The MUFU (XU) pipe does 16 results a clock an SM against 128
  * FP32 ops, so an epilogue of GELUs is XU-bound: 2 MUFU + 1 F2F an element was ~3 us of a 128x256
  * tile, the tensor cores idle (docs/pipelines.md "The GELU epilogue's cost").  The price: the
  * instruction's relative error, 2^-11 (PTX ISA), against the default's ~2^-21 (docs/language.md 8.1
- * "Under TILEC_TANH_APPROX"). */
-static bool tanh_approx(cg *g) { return g->sm >= 75 && tl_code_env_on("TILEC_TANH_APPROX"); }
+ * "Under TILEC_TANH_APPROX").  =1: every tanh / sigmoid; =2 (eighteenth session, branch gelu7): only
+ * those whose result reaches memory through bf16 / f16 stores after tame elementwise ops
+ * (lib/narrow_store.h), where the error is below the stored rounding; unset / 0: none. */
+bool cg_tanh_approx(cg *g, const tl_op *o) {
+  if (g->sm < 75 || (o->opc != TL_OP_tanh && o->opc != TL_OP_sigmoid)) return false;
+  const char *env = tl_code_env("TILEC_TANH_APPROX");
+  if (!env) return false;
+  if (env[0] == '1') return true;
+  if (env[0] != '2') return false;
+  if (g->narrow_f != g->f) {
+    g->narrow = tl_narrow_only(g->f);
+    g->narrow_f = g->f;
+  }
+  return g->narrow[o->res[0]] != 0;
+}
 
 static LLVMValueRef tanh_mufu(cg *g, LLVMValueRef x) {
   return cg_asm(g, g->f32, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
@@ -496,7 +510,7 @@ static void contract_exp2_arg(LLVMValueRef x) {
   }
 }
 
-static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
+static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt, bool tanh_fast) {
   LLVMBuilderRef B = g->B;
   if (!tl_dtype_is_float(dt)) {
     LLVMTypeRef t = LLVMTypeOf(a);
@@ -530,7 +544,7 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
   case TL_OP_floor: r = fcall1(g, "llvm.floor.f32", x); break;
   case TL_OP_ceil: r = fcall1(g, "llvm.ceil.f32", x); break;
   case TL_OP_sigmoid: {
-    if (tanh_approx(g)) { /* sigmoid(x) = 0.5 + 0.5 tanh(x / 2): an FMUL, the MUFU, an FFMA */
+    if (tanh_fast) { /* sigmoid(x) = 0.5 + 0.5 tanh(x / 2): an FMUL, the MUFU, an FFMA */
       LLVMValueRef t = tanh_mufu(g, half_of(g, x));
       LLVMValueRef half[3] = {t, f32c(g, 0.5), f32c(g, 0.5)};
       r = cg_intrinsic(g, "llvm.fma.f32", g->f32, half, 3);
@@ -541,7 +555,7 @@ static LLVMValueRef unop(cg *g, int opc, LLVMValueRef a, tl_dtype dt) {
     break;
   }
   case TL_OP_tanh: {
-    if (tanh_approx(g)) {
+    if (tanh_fast) {
       r = tanh_mufu(g, x);
       break;
     }
@@ -771,6 +785,7 @@ void cg_emit_ew(cg *g, tl_op *o) {
   }
   if (o->opc == TL_OP_select && tile && emit_select_uniform(g, o, l, n)) return;
   cg_val *d = cg_new_val(g, res, n);
+  bool tanh_fast = cg_tanh_approx(g, o);
   for (int32_t i = 0; i < n; i++) {
     if (!cg_reg_wanted(g, res, i)) continue;
     int32_t c = tile ? tl_layout_canon_reg(l, i) : i;
@@ -798,7 +813,7 @@ void cg_emit_ew(cg *g, tl_op *o) {
     }
     default:
       if (na == 2) d->r[i] = cg_binop(g, o->opc, o->kind, x[0], x[1], adt[0]);
-      else d->r[i] = unop(g, o->opc, x[0], adt[0]);
+      else d->r[i] = unop(g, o->opc, x[0], adt[0], tanh_fast);
     }
   }
 }

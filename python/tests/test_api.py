@@ -35,6 +35,20 @@ def test_unknown_define_is_an_error():
         tilec.compile(os.path.join(EXAMPLES, "softmax.tile"), defines={"NOPE": 3})
 
 
+ARCH_SRC = ("kernel k(X: tensor<f32>[N])\n    tiles(B = ARCH_SPECIFIC == 90 ? 256 : 128, A = ARCH) grid(cdiv(N, B))\n"
+            "{\n    i = program_id(0) * B;\n    store(X[i : i + B], load(X[i : i + B]) * 2.0);\n}\n")
+
+
+def test_arch_constants_follow_the_arch_option():
+    """ARCH / ARCH_SPECIFIC are the program's target's (docs/language.md 5.1); -D replaces them."""
+    assert "tiles(B = 128, A = 89)" in tilec.compile(ARCH_SRC, arch="sm_89").ir
+    assert "tiles(B = 128, A = 90)" in tilec.compile(ARCH_SRC, arch="sm_90").ir
+    assert "tiles(B = 256, A = 90)" in tilec.compile(ARCH_SRC, arch="sm_90a").ir
+    assert "tiles(B = 128, A = 90)" in tilec.compile(ARCH_SRC, {"ARCH_SPECIFIC": 0}, arch="sm_90a").ir
+    with pytest.raises(tilec.TilecError, match="predefined constant"):
+        tilec.compile(ARCH_SRC.replace("A = ARCH", "ARCH = 1"), arch="sm_90a")
+
+
 def test_bad_option():
     with pytest.raises(tilec.TilecError, match="option arch"):
         tilec.compile(os.path.join(EXAMPLES, "softmax.tile"), arch="sm_1")

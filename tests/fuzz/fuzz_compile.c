@@ -12,7 +12,7 @@
  * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2), bit 1
  * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
  * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
- * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1, bit 1
+ * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1 (with bit 6: =2), bit 1
  * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
  * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
  * TILEC_ATTN_WS=fa3, bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs) and
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_STAGED_DOUBLE", sw & 4, "1");
   set_switch("TILEC_WS", sw & 8, "coop");
   set_switch("TILEC_LATE_REFILL", sw & 16, "2");
-  set_switch("TILEC_TANH_APPROX", sw1 & 1, "1");
+  set_switch("TILEC_TANH_APPROX", sw1 & 1, sw1 & 64 ? "2" : "1");
   set_switch("TILEC_SCRATCH_OVER_RING", sw1 & 2, "1");
   set_switch("TILEC_PROMOTE_PARTS", sw1 & 4, "1");
   set_switch("TILEC_ATOMIC_TMA", sw1 & 8, sw1 & 64 ? "2" : "1");

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctx.on_fatal = &on_fatal;
   if (setjmp(on_fatal) == 0) {
     int32_t file = tl_ctx_add_source(&ctx, "fuzz.tile", (const char *)data, size);
-    tl_module *m = tl_frontend(&ctx, file, NULL, 0, &ast);
+    tl_module *m = tl_frontend(&ctx, file, NULL, NULL, 0, &ast);
     if (m && ctx.nerrors == 0) {
       if (!tl_verify_module(m)) __builtin_trap(); /* the front-end made invalid IR */
       int n = 0;

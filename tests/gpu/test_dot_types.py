@@ -37,7 +37,8 @@ k-step ahead, carried) bit-identical to its
 default and within the same tolerance of the fp64 reference, at the ragged sizes and three more.
 
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
-bit where the sums are the same) and the fp64 product (section fp8tn, also under fp8).
+bit where the sums are the same) and the fp64 product (section fp8tn, also under fp8); the default is
+the target's tile (128x256 x 4 on sm_90a), -D ARCH_SPECIFIC=0 the other targets' (128x128 x 5).
 
   python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8,fp8tn,bs]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
@@ -178,17 +179,21 @@ def main():
         TN = "cutlass_gemm_fp8_tn"
         tn_default = compiled("gemm_fp8.tile", TN)
         PARTS = {"TILEC_PROMOTE_PARTS": "1"}
-        tn_forms = (("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1",
-                     compiled("gemm_fp8.tile", TN, PARTS, {"BM": 256}, stages=4), True),
+        # the default is the target's tile (ARCH_SPECIFIC: 128x256 s4 on sm_90a); -D ARCH_SPECIFIC=0
+        # compiles the other targets' 128x128 s5 here, the same sums in the same order: bit-identical
+        tn_forms = (("cutlass_gemm_fp8_tn 128x128 s5, the other targets' tile (-D ARCH_SPECIFIC=0)",
+                     compiled("gemm_fp8.tile", TN, None, {"ARCH_SPECIFIC": 0}), True),
+                    ("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1",
+                     compiled("gemm_fp8.tile", TN, PARTS, {"BM": 256, "BN": 128}, stages=4), True),
                     ("cutlass_gemm_fp8_tn 128x256 s4 TILEC_PROMOTE_PARTS=1",
                      compiled("gemm_fp8.tile", TN, PARTS, {"BN": 256}, stages=4), True),
                     ("cutlass_gemm_fp8_tn 256x128 s4 TILEC_PROMOTE_PARTS=1 TILEC_CLUSTER=1x2 (A multicast)",
-                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_CLUSTER="1x2"), {"BM": 256}, stages=4), True),
+                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_CLUSTER="1x2"), {"BM": 256, "BN": 128}, stages=4), True),
                     ("cutlass_gemm_fp8_tn 128x128 w4 s6 ping-pong TILEC_PROMOTE_PARTS=1",
-                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_WS="pingpong"), {"BM": 128}, warps=4, stages=6),
+                     compiled("gemm_fp8.tile", TN, dict(PARTS, TILEC_WS="pingpong"), {"BM": 128, "BN": 128}, warps=4, stages=6),
                      True),
                     ("cutlass_gemm_fp8_tn TILEC_PROMOTE_OVERLAP=1 (cooperative)",
-                     compiled("gemm_fp8.tile", TN, {"TILEC_PROMOTE_OVERLAP": "1"}), False))
+                     compiled("gemm_fp8.tile", TN, {"TILEC_PROMOTE_OVERLAP": "1"}, {"BN": 128, "S": 5}), False))
         for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511), (513, 385, 300), (1537, 2600, 129)]:
             a = torch.randn(M, K, generator=gen).to(f8)
             bt = torch.randn(N, K, generator=gen).to(f8)
@@ -291,7 +296,7 @@ def main():
     # where the promote kernel runs its K-major-B form (B K-major at any M, N-major at M > 128), its
     # output must be BIT-IDENTICAL to cutlass_gemm_fp8_tn at the form's 4 stages on B^T (the same
     # code on the same values: any byte of B misplaced by the transpose or the view shows)
-    tn4 = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn", None, None, stages=4)
+    tn4 = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn", None, {"BN": 128}, stages=4)
     for tag, k, all_views in nn_kernels:
         for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511)]:
             a = (torch.randn(M, K, generator=gen)).to(f8)

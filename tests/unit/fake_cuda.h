@@ -92,11 +92,13 @@ static CUresult f_device_get(CUdevice *d, int ordinal) {
   *d = ordinal;
   return 0;
 }
+/* a device's compute capability: 9.0 unless a test sets fake_cc[d] (major * 10 + minor) first */
+__attribute__((unused)) static int fake_cc[8];
 static CUresult f_attribute(int *v, int attr, CUdevice d) {
-  (void)d;
+  int cc = d >= 0 && d < 8 && fake_cc[d] ? fake_cc[d] : 90;
   switch (attr) {
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = cc / 10; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = cc % 10; break;
   case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = fake_limits.max_threads_block; break;
   case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = fake_limits.max_regs_block; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = fake_limits.max_smem_block; break;

@@ -315,6 +315,44 @@ Test(fake_driver, assembler_values) {
   tilec_options_destroy(o);
 }
 
+/* ARCH is fixed by the program's first compile (docs/language.md 5.1): a program compiled without an
+ * arch is device 0's (sm_90a here); a load on a device of another target (device 1 as sm_89) is refused
+ * with advice, where a program not yet compiled, or given that arch, compiles for the load's device. */
+Test(fake_driver, arch_fixed_by_the_first_compile) {
+  static const char src[] =
+      "kernel k(X: tensor<f32>[N])\n    tiles(B = ARCH_SPECIFIC == 90 ? 256 : 128)\n    grid(cdiv(N, B))\n"
+      "{\n    i = program_id(0) * B;\n    store(X[i : i + B], load(X[i : i + B]) * 2.0);\n}\n";
+  fake_cc[1] = 89;
+  tilec_program *p = NULL;
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_program_create(&p, src, "arch.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(tilec_kernel_load(p, "k", 1, &k), TILEC_ERROR_USAGE);
+  cr_assert(strstr(tilec_program_log(p), "compiled for sm_90a") && strstr(tilec_program_log(p), "device 1 is sm_89"),
+            "%s", tilec_program_log(p));
+  cr_assert_eq(tilec_kernel_load(p, "k", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".target sm_90a"));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  /* not compiled yet: the load's device decides */
+  cr_assert_eq(tilec_program_create(&p, src, "arch.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "k", 1, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".target sm_89"));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  /* the arch given: compiled first, loaded on its device */
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set_arch(o, "sm_89"), TILEC_OK);
+  cr_assert_eq(tilec_program_create(&p, src, "arch.tile", o), TILEC_OK);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_eq(tilec_kernel_load(p, "k", 1, &k), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert(strstr(calls.last_linked_ptx, ".target sm_89"));
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+  tilec_options_destroy(o);
+}
+
 Test(fake_driver, load_compiles_the_kernel_only) {
   static const char two[] =
       "kernel first_k(X: tensor<f32>[N], Y: tensor<f32>[N])\n"

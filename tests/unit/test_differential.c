@@ -238,7 +238,7 @@ static verdict check_seed(uint64_t seed, const tg_options *opt, mutator mutate, 
     goto done;
   }
   int32_t file = tl_ctx_add_source(&g_ctx, k.name, k.source, strlen(k.source));
-  tl_module *m = tl_frontend(&g_ctx, file, NULL, 0, NULL);
+  tl_module *m = tl_frontend(&g_ctx, file, NULL, NULL, 0, NULL);
   if (!m || g_ctx.nerrors) {
     char *d = tl_ctx_render_diags(&g_ctx);
     tl_sbuf_printf(log, "seed %llu: the front-end rejects the kernel (a generator or a front-end bug):\n%s",

@@ -54,7 +54,7 @@ static compiled *compile_example(const char *file, const tl_define *defs, int nd
   fclose(fp);
   tl_ctx_init(&c->ctx);
   int32_t src = tl_ctx_add_source(&c->ctx, path, c->text, n);
-  c->m = tl_frontend(&c->ctx, src, defs, ndefs, NULL);
+  c->m = tl_frontend(&c->ctx, src, NULL, defs, ndefs, NULL);
   if (!c->m) {
     char *d = tl_ctx_render_diags(&c->ctx);
     cr_assert_fail("%s does not compile:\n%s", file, d ? d : "(no diagnostics)");

@@ -37,10 +37,14 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
-static tl_module *compile(const char *name, const char *src, size_t len, const tl_define *defs, int ndefs) {
+static tl_module *compile_for(const char *name, const char *src, size_t len, const char *arch, const tl_define *defs,
+                              int ndefs) {
   int32_t file = tl_ctx_add_source(&ctx, name, src, len);
   if (setjmp(jb)) cr_assert_fail("internal error on %s: %s", name, tl_ctx_render_diags(&ctx));
-  return tl_frontend(&ctx, file, defs, ndefs, NULL);
+  return tl_frontend(&ctx, file, arch, defs, ndefs, NULL);
+}
+static tl_module *compile(const char *name, const char *src, size_t len, const tl_define *defs, int ndefs) {
+  return compile_for(name, src, len, NULL, defs, ndefs);
 }
 
 static bool has_diag(tl_severity sev, int line, int col, const char *msg) {
@@ -76,7 +80,11 @@ static int check_file(const char *dir, const char *fname) {
       defs[ndefs++].value = v;
     }
   }
-  tl_module *m = compile(fname, src, len, defs, ndefs);
+  /* the first RUN line's --arch=sm_XX (the target sets ARCH / ARCH_SPECIFIC); default sm_90a */
+  char arch[16] = "";
+  char *a = run ? strstr(run, "--arch=") : NULL;
+  if (a && a < eol) sscanf(a + 7, "%15[a-z_0-9]", arch);
+  tl_module *m = compile_for(fname, src, len, arch[0] ? arch : NULL, defs, ndefs);
   cr_expect_null(m, "%s: compiled without errors", fname);
   int nchecks = 0;
   for (char *line = src; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {

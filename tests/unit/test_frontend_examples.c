@@ -28,7 +28,7 @@ static tl_module *compile_example(const char *name, const tl_define *defs, int n
   fclose(f);
   int32_t file = tl_ctx_add_source(&ctx, path, buf, n);
   if (setjmp(jb)) cr_assert_fail("internal error: %s", tl_ctx_render_diags(&ctx));
-  tl_module *m = tl_frontend(&ctx, file, defs, ndefs, NULL);
+  tl_module *m = tl_frontend(&ctx, file, NULL, defs, ndefs, NULL);
   cr_assert(m, "%s: %s", name, tl_ctx_render_diags(&ctx));
   cr_assert(tl_verify_module(m), "%s: %s", name, tl_ctx_render_diags(&ctx));
   return m;

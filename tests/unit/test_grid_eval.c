@@ -24,7 +24,7 @@ static tl_module *compile(const char *name) {
   fclose(f);
   int32_t file = tl_ctx_add_source(&ctx, path, buf, n);
   if (setjmp(jb)) cr_assert_fail("internal error: %s", tl_ctx_render_diags(&ctx));
-  tl_module *m = tl_frontend(&ctx, file, NULL, 0, NULL);
+  tl_module *m = tl_frontend(&ctx, file, NULL, NULL, 0, NULL);
   cr_assert(m, "%s: %s", name, tl_ctx_render_diags(&ctx));
   return m;
 }

@@ -18,7 +18,7 @@ static src_mod *compile_src(const char *text, bool passes) {
   src_mod *s = calloc(1, sizeof *s);
   tl_ctx_init(&s->ctx);
   int32_t file = tl_ctx_add_source(&s->ctx, "test.tile", text, strlen(text));
-  s->m = tl_frontend(&s->ctx, file, NULL, 0, NULL);
+  s->m = tl_frontend(&s->ctx, file, NULL, NULL, 0, NULL);
   cr_assert_not_null(s->m, "does not compile:\n%s", tl_ctx_render_diags(&s->ctx));
   cr_assert(tl_verify_module(s->m), "verifier:\n%s", tl_ctx_render_diags(&s->ctx));
   if (passes) {
