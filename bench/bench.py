@@ -1136,6 +1136,13 @@ def attn_bwd():
                     ("multistage shared-slots-off", P, (ms_, {}), (ms_, {}), "0"),
                     ("cutlass", P, (cu_, {}), (cu_, {}), None),
                     ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
+        # split-load: the default kernels with TILEC_LOOP_SPLIT_LOAD=1 (emit_memory.c: dK/dV's per-step LSE and
+        # Dl rows in the split form; bench/RESULTS.md "bwd6"); only with --attnbwd-variants ...,split-load
+        variants += [("split-load", P, ({}, {}), ({}, {}), {"TILEC_LOOP_SPLIT_LOAD": "1"})]
+        # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
+        # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
+        variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
+                      ({}, {}), ({}, {}), None)]
         if os.environ.get("TILEC_BWD_OLD"):
             variants += [("old multistage", os.environ["TILEC_BWD_OLD"], (ms_, {}), (ms_, {}), "0")]
         # the one-pass form (bench/variants/attn_bwd_fused.tile; see its header): attn_bwd_pre_dq (Dl, the
@@ -1177,18 +1184,21 @@ def attn_bwd():
                 print(f"attn bwd {fname}: {str(e)[:300]}", flush=True)
             finally:
                 os.environ.pop("TILEC_ATOMIC_TMA", None)
-        if args.attnbwd_variants:
+        if args.attnbwd_variants:  # in the order given (rounds rotate it)
             keep = args.attnbwd_variants.split(",")
-            variants = [v for v in variants if v[0] in keep]
+            variants = [v for k in keep for v in variants if v[0] == k]
+        else:
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
-            if shared is not None: os.environ["TILEC_SHARED_SLOTS"] = shared
+            envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
+            os.environ.update(envs)
             try:
                 base = {"D": D, "CAUSAL": causal}
                 prog = {"attn_fwd_lse": Kernel(path, base, "attn_fwd_lse"), "attn_bwd_pre": Kernel(path, base, "attn_bwd_pre"),
                         "attn_bwd_dkdv": Kernel(path, {**base, **d2}, "attn_bwd_dkdv", options=o2),
                         "attn_bwd_dq": Kernel(path, {**base, **d3}, "attn_bwd_dq", options=o3)}
             finally:
-                os.environ.pop("TILEC_SHARED_SLOTS", None)
+                for e in envs: os.environ.pop(e, None)
             o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
             dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
             sc = D ** -0.5

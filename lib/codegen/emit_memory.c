@@ -20,6 +20,7 @@
 #include "axisinfo.h"
 #include "code_env.h"
 #include "load_order.h"
+#include "ring.h"
 #include "rows.h"
 
 /* Integer bits type used to move an element of `bytes` through inline asm. */
@@ -790,6 +791,19 @@ static void store_split(cg *g, access *a, const tl_layout *l, int32_t n, int vec
   groups_emit(g, a, vec, allowed, &G, true, NULL, assume, h);
 }
 
+/* TILEC_LOOP_SPLIT_LOAD=1 (measuring, default off): a tile load in the body of a loop a ring streams
+ * (not itself streamed: the backward's LSE and Dl rows each step) takes the split form (one uniform
+ * branch to one predicated vector access a group; the combined form behind it) instead of the
+ * combined form's vector access, scalar fallbacks and five predicates a group, every step.
+ * Why: attn_bwd_dkdv's two row loads were 183 of its D64 step's 394 SASS instructions, where the
+ * step's four dots are 256 cycles of tensor time: the loop is issue-bound (bench/RESULTS.md "bwd6"). */
+static bool loop_split_load(cg *g, const tl_op *o) {
+  if (g->epi || g->f->access_split || !g->plan || !tl_code_env_on("TILEC_LOOP_SPLIT_LOAD")) return false;
+  for (int r = 0; r < g->plan->nring; r++)
+    if (g->plan->rings[r].for_op == o->parent) return true;
+  return false;
+}
+
 void cg_emit_load(cg *g, tl_op *o) {
   tl_func *f = g->f;
   cg_make_plan(g);
@@ -826,6 +840,12 @@ void cg_emit_load(cg *g, tl_op *o) {
    * ptxas hoists the loads above the main loop's last wgmma wait */
   if (vec > 1 && tile && !a.any_gather && cg_epi_split_load(g)) {
     load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, res, true, false, NULL);
+    return;
+  }
+  /* a streamed main loop's small loads (the backward's LSE and Dl rows each step): the split form
+   * too, TILEC_LOOP_SPLIT_LOAD=1 (measuring; docs/pipelines.md "Where the backward loses") */
+  if (vec > 1 && tile && !a.any_gather && loop_split_load(g, o)) {
+    load_split(g, &a, l, n, vec, allowed, d, ov, odt, rdt, -1, true, false, NULL);
     return;
   }
   int last = a.tile_rank - 1;

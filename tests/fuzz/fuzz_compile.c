@@ -20,7 +20,8 @@
  * first stage at the loop's exit);
  * byte 0's bit 6 also TILEC_LOAD_AHEAD=1 (a wgmma main loop's small loads after its dot issued one
  * iteration ahead and carried, passes/load_ahead.c); byte 0
- * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1; the rest is the source.
+ * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1 and TILEC_LOOP_SPLIT_LOAD=1 (a ring loop's own tile
+ * loads in the split form, emit_memory.c); the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_ATTN_PERSIST", sw1 & 64, "1");
   set_switch("TILEC_LOAD_AHEAD", sw & 64, "1");
   set_switch("TILEC_NARROW_COPY", sw & 64, "1");
+  set_switch("TILEC_LOOP_SPLIT_LOAD", sw & 64, "1");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);
