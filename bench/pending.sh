@@ -43,12 +43,14 @@
 #   of what they change (each from a measured form; the first call checks them):
 #     ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC (128x256 s4 on
 #     sm_90a), D256 full attention's persistent form picked by S <= 2048.
-#   OWED now, in order (bench/owed.sh, one machine start a call):
-#     call A': OWED="order18:200 archtile:150 persistform:130" (the new defaults, correctness first)
-#     call B': OWED="repack:120 scalepipe:150 zeroed:70 attn8:110" (+ gelu7 / bwd6 if merged)
-#     call C': OWED="w4a16d:140 ropefa3:170 rope3:150 attn7_handles:110"; then ctime7, ctime6; this
-#             script with PENDING_STEPS="attn fp8" (six example processes); gpu_test_examples over every
-#             example with TILEC_TANH_APPROX=1, then TILEC_SCRATCH_OVER_RING=1.
+#   OWED now, in order (bench/owed.sh, one machine start a call; each script's correctness first):
+#     call A': OWED="order18:200 archtile:150 persistform:130" (the three new defaults)
+#     call B': OWED="repack:120 scalepipe:150 bwd6:150 gelu7:140" (this session's opt-in mechanisms;
+#             repack and gelu7 =2 are meant to become defaults when they pass, bwd6 if D64 gains >= 10 %)
+#     call C': OWED="zeroed:70 attn8:110 w4a16d:140 ropefa3:170" (+ fp8coop if merged)
+#     call D': rope3, attn7_handles, ctime7, ctime6; then this script with PENDING_STEPS="attn fp8"
+#             (six example processes); gpu_test_examples over every example with
+#             TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
