@@ -40,7 +40,14 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "tn ring 64x128 w4 s3+ov": ("cutlass_gemm_fp8_tn", OV, {"BM": 64, "BN": 128}, W4S3, False),
     "tn pingpong 64x128 w4 s3": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64, "BN": 128}, W4S3, False),
     "tn pingpong 64x128 w4 s6": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 64, "BN": 128}, {"warps": 4, "stages": 6}, False),
-    "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    # (the TMA ring: the default route of fast on 8 warps until the eighteenth session; since fp8coop a
+    # fast TN dot at 128x256 takes the cooperative kernel by default, so the ring is asked for)
+    "tn fast 128x256 w8 s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {"BM": 128, "BN": 256}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
+    # eighteenth session (fp8coop): the target's tile (128x256 s4 on sm_90a) by the default route --
+    # fast: cooperative, promote: cooperative -- and each forced onto the TMA ring (TILEC_WS=off)
+    "tn fast": ("cutlass_gemm_fp8_tn", "", {}, {"fp8-acc": "fast"}, True),
+    "tn fast ring": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {}, {"fp8-acc": "fast"}, True),
+    "tn ring 128x256 s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=off", {}, {}, False),
     # sixteenth session (fp8p6): TILEC_PROMOTE_PARTS=1, 256x128 / 128x256 promote tiles on the
     # cooperative kernel (each warpgroup's 128 accumulator registers promoted a 64x128 part at a time,
     # a one-part temporary: 229 registers, no spills), 4 stages of 48 KiB; "tn 256x128 s4" the same

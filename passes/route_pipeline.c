@@ -357,6 +357,14 @@ static void operand_bytes(tl_func *f, const main_loop *ml, int64_t *per_stage, i
     }
 }
 
+/* Operand B of dot D is a transpose (dot(a, trans(load(BT[n, k])))): B stored
+ * [N][K], K-major like A, the fp8 TN GEMM the fast cooperative default was
+ * measured on (a B kept [K][N] makes the producer warpgroup transpose it). */
+static bool b_k_major(tl_func *f, int32_t dot) {
+  int32_t d = def_op(f, strip(f, tl_op_at(f, dot)->opnd[1], false));
+  return d >= 0 && tl_op_at(f, d)->opc == TL_OP_trans;
+}
+
 /* The epilogue after GEMM loop F is the accumulator cast and stored and nothing
  * else (cast / convert_layout / store at the body's top level after F): the
  * plain GEMM the cooperative default was measured on (fifteenth session). */
@@ -671,10 +679,23 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * accurate at 4096^3 / 8192^3, the ring's best 0.73x / 0.67x) */
     bool promote8 = f->warps == 8 && !o->fp8_acc_fast && ml.ndots == 1 && tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype);
     /* (an fp8 B kept [K][N] takes it too: its producer warpgroup transposes B,
-     * emit_ws.c producer_loop_tr.  fast on 8 warps stays on the ring: the
-     * cooperative kernel measured 1.04x / 0.98x of it at 4096^3 / 8192^3,
-     * H200, tenth session; TILEC_WS=coop asks for it) */
+     * emit_ws.c producer_loop_tr.  fast on 8 warps stays on the ring, but
+     * at 128x256 TN (below): the cooperative kernel measured 1.04x / 0.98x of
+     * it at 4096^3 / 8192^3, H200, tenth session, NN 128x128; TILEC_WS=coop
+     * asks for it) */
     bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1;
+    /* fp8 fast on two consumer warpgroups at 128x256 with B K-major (TN; the
+     * sm_90a tile of examples/gemm_fp8.tile): cooperative by default as well.
+     * The ring's thread 0 issues a 48 KiB stage only after the CTA barrier of
+     * the k-step, which both m64n256 warpgroups reach together; the producer
+     * warpgroup keeps the ring full under them (H200, seventeenth session,
+     * fp8p6, x cuBLAS fast at 4096^3 / 8192^3 in one run: 0.958 / 0.984
+     * cooperative, the ring 0.897 / 0.941).  Only the measured point: 128x128
+     * and the [K][N] B stay on the ring (above). */
+    bool fast_wide = f->warps == 8 && o->fp8_acc_fast && ml.ndots == 1 &&
+                     tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype) && shape_of(f, ml.dots[0]).m == 128 &&
+                     shape_of(f, ml.dots[0]).n == 256 && b_k_major(f, ml.dots[0]);
+    bool ws_fast_default = fast_wide && !ws && f->cluster == TL_CLUSTER_1X1;
     /* a 16-bit GEMM on two consumer warpgroups, persistent, whose epilogue is
      * the accumulator's cast and store: cooperative by default too.  The
      * producer runs into the next tile's k-steps during the epilogue, which
@@ -687,7 +708,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     dtype16 = ml.ndots == 1 && (shape_of(f, ml.dots[0]).dtype == TL_BF16 || shape_of(f, ml.dots[0]).dtype == TL_F16);
     bool ws16_default = !ws && f->warps == 8 && dtype16 && f->persist && f->cluster == TL_CLUSTER_1X1 &&
                         !ml.prologue[0] && !ml.prologue[1] && plain_epilogue(f, ml.for_op);
-    if (ws_default || ws16_default) ws = "coop";
+    if (ws_default || ws16_default || ws_fast_default) ws = "coop";
     /* Otherwise off by default: measured on the H200 (docs/pipelines.md "Warp
      * specialization", fifth session), the cooperative kernel ran at
      * 0.97-1.00x of the TMA ring it replaces. */
@@ -698,6 +719,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                : ws_default ? "coop (the default for an fp8 promote dot on two warpgroups: a producer warpgroup issues "
                               "the TMA ring, each consumer warpgroup adds its promotion group under the other's wgmma; "
                               "measured 1.2-1.3x the TMA ring on the H200; TILEC_WS=off turns it off)"
+               : ws_fast_default ? "coop (the default for an fp8 TN dot with fast accumulation at 128x256 on two "
+                                   "warpgroups: a producer warpgroup keeps the 48 KiB stages coming under both "
+                                   "consumers' wgmma; measured 0.958x cuBLAS fast against the TMA ring's 0.897x at "
+                                   "4096^3 on the H200; TILEC_WS=off turns it off)"
                : ws16_default ? "coop (the default for a 16-bit GEMM on two warpgroups, persistent, whose epilogue is a "
                                 "cast and a store: the producer warpgroup runs into the next tile's k-steps under the "
                                 "epilogue; measured 1.01x the TMA ring on the H200, mean of 18 shapes in two runs; TILEC_WS=off "
@@ -712,6 +737,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                "other's main loop; not measured yet)";
     } else if (ws && !strcmp(ws, "off")) {
       ws_why = promote8 ? "off (TILEC_WS=off; the default for an fp8 promote dot on two warpgroups is coop)"
+               : fast_wide ? "off (TILEC_WS=off; the default for an fp8 TN fast dot at 128x256 on two warpgroups is "
+                             "coop)"
                : dtype16 && f->warps == 8
                    ? "off (TILEC_WS=off; the default for a 16-bit GEMM on two warpgroups with a cast-and-store "
                      "epilogue is coop)"

@@ -39,6 +39,8 @@ default and within the same tolerance of the fp64 reference, at the ragged sizes
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
 bit where the sums are the same) and the fp64 product (section fp8tn, also under fp8); the default is
 the target's tile (128x256 x 4 on sm_90a), -D ARCH_SPECIFIC=0 the other targets' (128x128 x 5).
+Fast accumulation at that tile: the default (cooperative on sm_90a) and TILEC_WS=off (the TMA ring)
+bit-identical to each other and within the fp8 tolerance of the fp64 product.
 
   python3 tests/gpu/test_dot_types.py [--lib build/libtilec.so] [--examples examples] [--only int8,tf32,fp8,fp8tn,bs]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
@@ -194,6 +196,14 @@ def main():
                      True),
                     ("cutlass_gemm_fp8_tn TILEC_PROMOTE_OVERLAP=1 (cooperative)",
                      compiled("gemm_fp8.tile", TN, {"TILEC_PROMOTE_OVERLAP": "1"}, {"BN": 128, "S": 5}), False))
+        # fast accumulation at the target's tile (128x256 s4 on sm_90a): the cooperative kernel by
+        # default (route_pipeline; eighteenth session, branch fp8coop), TILEC_WS=off the TMA ring.  The
+        # same m64n256k32 wgmma chain over all of K in the same order, so the two must be
+        # BIT-IDENTICAL, and within the fp8 tolerance of the fp64 product.  (The switch is set at the
+        # launch too: K = 511 runs the no-TMA form, compiled at its first launch.)
+        WS_OFF = {"TILEC_WS": "off"}
+        tn_fast = compiled("gemm_fp8.tile", TN, None, None, fp8_acc="fast")
+        tn_fast_ring = compiled("gemm_fp8.tile", TN, WS_OFF, None, fp8_acc="fast")
         for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511), (513, 385, 300), (1537, 2600, 129)]:
             a = torch.randn(M, K, generator=gen).to(f8)
             bt = torch.randn(N, K, generator=gen).to(f8)
@@ -213,6 +223,22 @@ def main():
                     print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K}: against the default kernel: {diff} of "
                           f"{M * N} outputs differ")
                     fails += 1 if diff else 0
+            cf = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            tn_fast(a.cuda(), bt.cuda(), cf, 0.5, 2.0)
+            torch.cuda.synchronize()
+            close(cf.cpu(), ref, f"{TN} fast (default: cooperative at 128x256 s4) {M}x{N}x{K}", wrong)
+            cr = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            os.environ.update(WS_OFF)
+            try:
+                tn_fast_ring(a.cuda(), bt.cuda(), cr, 0.5, 2.0)
+                torch.cuda.synchronize()
+            finally:
+                os.environ.pop("TILEC_WS", None)
+            close(cr.cpu(), ref, f"{TN} fast TILEC_WS=off (the TMA ring) {M}x{N}x{K}", wrong)
+            diff = (cr.view(torch.int16) != cf.view(torch.int16)).sum().item()
+            print(f"{'FAIL' if diff else 'ok'} {TN} fast ring against fast cooperative {M}x{N}x{K}: {diff} of "
+                  f"{M * N} outputs differ")
+            fails += 1 if diff else 0
     def blockscale_case(M, N, K):
         """fresh fp8 A [M, K], W [N, K], scales SA [M, KB], SW [NB, KB] in [0.5, 1.5) and the fp64
         reference sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]"""
