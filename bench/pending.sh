@@ -39,15 +39,18 @@
 #             TILEC_SCRATCH_OVER_RING=1 (the two measured wins not yet defaults).
 #   eighteenth session: calls A and B ran (bench/RESULTS.md): main correct at the defaults; attnshort,
 #   attnpersist, bscale, kpitch measured; TILEC_ATTN_ORDER made the default.  Call C was lost (the
-#   machine stopped answering), then the device was paused.  Three defaults changed without a GPU run
-#   of what they change (each from a measured form; the first call checks them):
+#   machine stopped answering), then the device was paused.  Four defaults changed without a GPU run
+#   of all they change (each from a measured form; calls A' and B' check them first):
 #     ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC (128x256 s4 on
-#     sm_90a), D256 full attention's persistent form picked by S <= 2048.
+#     sm_90a), D256 full attention's persistent form picked by S <= 2048, fp8 TN fast at 128x256 on
+#     the cooperative kernel (fp8coop).
 #   OWED now, in order (bench/owed.sh, one machine start a call; each script's correctness first):
 #     call A': OWED="order18:200 archtile:150 persistform:130" (the three new defaults)
-#     call B': OWED="repack:120 scalepipe:150 bwd6:150 gelu7:140" (this session's opt-in mechanisms;
-#             repack and gelu7 =2 are meant to become defaults when they pass, bwd6 if D64 gains >= 10 %)
-#     call C': OWED="zeroed:70 attn8:110 w4a16d:140 ropefa3:170" (+ fp8coop if merged)
+#     call B': OWED="fp8coop:100 repack:120 scalepipe:150 bwd6:150" (fp8coop: the fourth default;
+#             then this session's opt-in mechanisms: repack is meant to become the default when it
+#             passes, bwd6's split load if D64 gains >= 10 %)
+#     call C': OWED="gelu7:140 zeroed:70 attn8:110 w4a16d:140" (gelu7: =2 meant to become the default)
+#     call C'': OWED="ropefa3:170"
 #     call D': rope3, attn7_handles, ctime7, ctime6; then this script with PENDING_STEPS="attn fp8"
 #             (six example processes); gpu_test_examples over every example with
 #             TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
