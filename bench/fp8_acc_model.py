@@ -92,3 +92,35 @@ for K in (1040, 4096):
               f"/rms(ref) {err.max() / rms:.2e}; out of tolerance {bad} of {ref.size} "
               f"(atol {atol:.3g}, max|ref| {mx:.3g}, rms {rms:.3g}; bf16 atol alone: "
               f"{(err > 0.01 + 0.016 * np.abs(ref)).sum()})")
+
+# ---- part 3: plain fp8 GEMMs (gemm_fp8.tile, no scales): the tensor core's chain over the whole K
+# (fp8-acc=fast: every k32 step's sum truncated, the running sum included) or restarted every 128
+# (promote: added into f32 every 4 k32 steps), against f32 sums; fast's bias grows with K (truncation
+# toward zero of a running sum), so the CLI gives fp8-acc=fast 2^-7 of max|ref|
+print("\nplain fp8 GEMM (no scales), same tolerance:")
+for K in (1040, 4096):
+    M, N = 256, 384
+    A, W = f8((M, K)), f8((N, K))
+    ref = bf16(A @ W.T)
+    mx, rms = np.abs(ref).max(), np.sqrt((ref ** 2).mean())
+    atol = max(0.01, 2.0 ** -10 * mx)
+    for mode in ("fast", "promote"):
+        for bits in (13, 12):
+            acc, p = np.zeros((M, N)), np.zeros((M, N))
+            for c in range(0, K, 32):
+                p = trunc(p + A[:, c:c + 32] @ W[:, c:c + 32].T, bits)
+                if mode == "promote" and (c // 32) % 4 == 3: acc, p = acc + p, np.zeros((M, N))
+            got = bf16(acc + p)
+            err = np.abs(got - ref)
+            need = (err - 0.016 * np.abs(ref)).max() / mx
+            bad = (err > atol + 0.016 * np.abs(ref)).sum()
+            if mode == "fast": bad = (err > max(0.01, 2.0 ** -7 * mx) + 0.016 * np.abs(ref)).sum()
+            print(f"K {K} {mode:7s} B {bits}: max|err| {err.max():.3g}, needed atol/max|ref| {need:.2e} "
+                  f"(atol {'2^-7 = 7.8e-03' if mode == 'fast' else '2^-10 = 9.8e-04'}); out of tolerance {bad} of {ref.size} "
+                  f"(max|ref| {mx:.3g}, rms {rms:.3g}; bf16 atol alone: {(err > 0.01 + 0.016 * np.abs(ref)).sum()})")
+    # a subtle wrong kernel: the ragged last k-tile (K % 32 or the last 16 columns) dropped
+    tail = K % 128 or 16
+    err = np.abs(bf16(A[:, :K - tail] @ W[:, :K - tail].T) - ref)
+    need = (err - 0.016 * np.abs(ref)).max() / mx
+    print(f"K {K} last {tail} columns dropped: needed atol/max|ref| {need:.2e}: out of 2^-10's tolerance "
+          f"{(err > atol + 0.016 * np.abs(ref)).sum()}, of 2^-7's {(err > 2.0 ** -7 * mx + 0.016 * np.abs(ref)).sum()}")

@@ -186,8 +186,12 @@ TILEC_API int tilec_program_param_flags(const tilec_program *p, int kernel, int 
  *                        sum such products with fewer bits than f32 (about 13; docs/cli.md "Tolerances"),
  *                        so a comparison with the interpreter's f32 sums needs a wider absolute tolerance
  *                        (tilec run --device widens it; the library only tells).
+ *   TILEC_KERNEL_DOT_F8_FAST  beside TILEC_KERNEL_DOT_F8: the program's "fp8-acc" is "fast", so the
+ *                        tensor core's reduced-precision sum runs over the whole K, not 128 at a time
+ *                        (an error that grows with K; tilec run widens more).
  * Needs the program compiled to at least TILEC_STAGE_AST. */
 #define TILEC_KERNEL_DOT_F8 1
+#define TILEC_KERNEL_DOT_F8_FAST 2
 TILEC_API int tilec_program_kernel_flags(const tilec_program *p, int kernel);
 
 /* ---- AOT launchers (docs/aot.md) ------------------------------------------------ */

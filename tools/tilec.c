@@ -701,7 +701,7 @@ static void describe_shape(const run_param *rp, char *buf, size_t n) {
 
 /* Compare the device result with the interpreter's; prints one line (two where the kernel's 8-bit
  * float dot widened the tolerance: f8_dot, run_tolerance.h). */
-static bool compare_tensor(const run_param *rp, bool f8_dot, double atol_opt, double rtol_opt) {
+static bool compare_tensor(const run_param *rp, run_f8_dot f8_dot, double atol_opt, double rtol_opt) {
   double max_abs = 0, max_rel = 0, max_ref = 0;
   size_t bad = 0, nbytes = (size_t)elem_bytes(rp->info.dtype);
   for (size_t i = 0; i < rp->numel; i++) {
@@ -710,9 +710,10 @@ static bool compare_tensor(const run_param *rp, bool f8_dot, double atol_opt, do
   }
   run_tolerance tol = run_tolerance_of(rp->info.dtype, f8_dot, max_ref, atol_opt, rtol_opt);
   double atol = tol.atol, rtol = tol.rtol;
-  if (tol.f8_widened)
-    printf("%s: 8-bit float dot: atol widened to %.3g (2^-10 of max |reference| %.4g: the tensor cores "
-           "sum fp8 products with ~13 bits; --atol overrides)\n", rp->info.name, atol, max_ref);
+  if (tol.of_max > 0)
+    printf("%s: 8-bit float dot: atol widened to %.3g (2^%d of max |reference| %.4g: the tensor cores sum "
+           "fp8 products with ~13 bits%s; --atol overrides)\n", rp->info.name, atol, (int)lround(log2(tol.of_max)),
+           max_ref, f8_dot == RUN_F8_DOT_FAST ? ", over all of K with --fp8-acc=fast" : "");
   for (size_t i = 0; i < rp->numel; i++) {
     double want = load_elem(rp->info.dtype, rp->host + i * nbytes);
     double got = load_elem(rp->info.dtype, rp->device_result + i * nbytes);
@@ -927,7 +928,9 @@ static int run_main(cli *c) {
   }
   /* a dot of 8-bit floats: the GPU's sums carry ~13 bits, its outputs a wider atol (run_tolerance.h) */
   int kflags = tilec_program_kernel_flags(p, kernel);
-  bool f8_dot = kflags > 0 && (kflags & TILEC_KERNEL_DOT_F8);
+  run_f8_dot f8_dot = kflags <= 0 || !(kflags & TILEC_KERNEL_DOT_F8) ? RUN_NO_F8_DOT
+                      : kflags & TILEC_KERNEL_DOT_F8_FAST                ? RUN_F8_DOT_FAST
+                                                                         : RUN_F8_DOT;
   for (int i = 0; i < np; i++) {
     run_param *rp = &rps[i];
     if (!rp->info.is_tensor || !rp->info.written) continue;

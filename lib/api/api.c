@@ -712,6 +712,7 @@ int tilec_program_kernel_flags(const tilec_program *p, int kernel) {
         tl_dtype_is_fp8((tl_dtype)f->values.data[op->opnd[1]].type.dtype))
       flags |= TILEC_KERNEL_DOT_F8;
   }
+  if ((flags & TILEC_KERNEL_DOT_F8) && p->opts.fp8_acc_fast) flags |= TILEC_KERNEL_DOT_F8_FAST;
   return flags;
 }
 

@@ -545,4 +545,19 @@ Test(api, kernel_flags_report_f8_dots) {
     }
   }
   cr_assert_eq(tilec_program_kernel_flags(NULL, 0), -1);
+  /* fp8-acc=fast adds TILEC_KERNEL_DOT_F8_FAST to kernels with an 8-bit float dot, and to no other */
+  for (int fi = 0; fi < 2; fi++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, files[fi]);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_set(o, "fp8-acc", "fast"), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK, "%s", tilec_program_log(p));
+    for (int k = 0; k < tilec_program_num_kernels(p); k++)
+      cr_assert_eq(tilec_program_kernel_flags(p, k), fi == 0 ? TILEC_KERNEL_DOT_F8 | TILEC_KERNEL_DOT_F8_FAST : 0);
+    tilec_program_destroy(p);
+    tilec_options_destroy(o);
+  }
 }
