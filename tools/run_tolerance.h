@@ -1,5 +1,5 @@
 /* run_tolerance.h: the tolerance of `tilec run --device`'s GPU-vs-interpreter comparison, per output
- * dtype, widened for kernels with an 8-bit float dot (docs/cli.md "Tolerances").  Header-only: the
+ * dtype, widened for kernels with an 8-bit float dot (docs/cli.md "Tolerances for 8-bit float dots").  Header-only: the
  * CLI (tools/tilec.c) and its unit test (tests/unit/test_run_tolerance.c) include it. */
 #ifndef TILEC_RUN_TOLERANCE_H
 #define TILEC_RUN_TOLERANCE_H
