@@ -180,6 +180,19 @@ TILEC_API tilec_status tilec_program_param(const tilec_program *p, int kernel, i
  * Needs the program compiled to at least TILEC_STAGE_AST, as tilec_program_param. */
 #define TILEC_PARAM_ZEROED 1
 TILEC_API int tilec_program_param_flags(const tilec_program *p, int kernel, int index);
+/* Facts about kernel `kernel` as a whole (bits, as tilec_program_param_flags): -1 for a bad program or
+ * kernel, else a set of:
+ *   TILEC_KERNEL_DOT_F8  a dot takes 8-bit float operands (f8e4m3 / f8e5m2).  The GPU's tensor cores
+ *                        sum such products with fewer bits than f32 (about 13; docs/cli.md "Tolerances for 8-bit float dots"),
+ *                        so a comparison with the interpreter's f32 sums needs a wider absolute tolerance
+ *                        (tilec run --device widens it; the library only tells).
+ *   TILEC_KERNEL_DOT_F8_FAST  beside TILEC_KERNEL_DOT_F8: the program's "fp8-acc" is "fast", so the
+ *                        tensor core's reduced-precision sum runs over the whole K, not 128 at a time
+ *                        (an error that grows with K; tilec run widens more).
+ * Needs the program compiled to at least TILEC_STAGE_AST. */
+#define TILEC_KERNEL_DOT_F8 1
+#define TILEC_KERNEL_DOT_F8_FAST 2
+TILEC_API int tilec_program_kernel_flags(const tilec_program *p, int kernel);
 
 /* ---- AOT launchers (docs/aot.md) ------------------------------------------------ */
 /* C source of a launcher for every kernel of p, for programs that ship

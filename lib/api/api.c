@@ -700,6 +700,22 @@ int tilec_program_param_flags(const tilec_program *p, int kernel, int index) {
   return f->params.data[index].zeroed ? TILEC_PARAM_ZEROED : 0;
 }
 
+int tilec_program_kernel_flags(const tilec_program *p, int kernel) {
+  tl_module *m = module_of(p);
+  if (!m || kernel < 0 || kernel >= m->funcs.len) return -1;
+  const tl_func *f = m->funcs.data[kernel];
+  int flags = 0;
+  for (int i = 0; i < f->ops.len; i++) {
+    const tl_op *op = &f->ops.data[i];
+    if (op->opc != TL_OP_dot || (op->flags & TL_OPF_DEAD) || op->nopnd < 2) continue;
+    if (tl_dtype_is_fp8((tl_dtype)f->values.data[op->opnd[0]].type.dtype) ||
+        tl_dtype_is_fp8((tl_dtype)f->values.data[op->opnd[1]].type.dtype))
+      flags |= TILEC_KERNEL_DOT_F8;
+  }
+  if ((flags & TILEC_KERNEL_DOT_F8) && p->opts.fp8_acc_fast) flags |= TILEC_KERNEL_DOT_F8_FAST;
+  return flags;
+}
+
 /* ---- arguments and the interpreter ------------------------------------------------------- */
 /* DLPack >= 1.1 codes, accepted when a newer producer sends them. */
 enum { DL_BOOL = 6, DL_FLOAT8_E4M3FN = 10, DL_FLOAT8_E5M2 = 12 };

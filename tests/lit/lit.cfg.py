@@ -13,6 +13,8 @@ bindir = config.tilec_obj_root
 config.substitutions.append(("%tilec", os.path.join(bindir, "tilec")))
 config.substitutions.append(("%tile-opt", os.path.join(bindir, "tile-opt")))
 config.substitutions.append(("%examples", os.path.join(config.tilec_src_root, "examples")))
+# the fake driver (tests/fakecuda): `tilec run --device` on it copies, launches nothing, compares
+config.substitutions.append(("%fakecuda", os.path.join(bindir, "tests", "libfakecuda.so")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
 if config.ptxas:

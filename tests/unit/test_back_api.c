@@ -522,3 +522,42 @@ Test(api, two_programs_in_two_threads) {
     free(par[i].ptx);
   }
 }
+
+/* tilec_program_kernel_flags: TILEC_KERNEL_DOT_F8 exactly on kernels with a dot of 8-bit float operands
+ * (gemm_fp8_blockscale.tile: f8e4m3 x f8e4m3; gemm.tile's f16 dots not), at the AST and the IR stage;
+ * -1 for bad arguments */
+Test(api, kernel_flags_report_f8_dots) {
+  const char *files[] = {"gemm_fp8_blockscale.tile", "gemm.tile"};
+  for (int fi = 0; fi < 2; fi++) {
+    for (int stage = TILEC_STAGE_AST; stage <= TILEC_STAGE_IR; stage++) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, files[fi]);
+      tilec_program *p = NULL;
+      cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
+      cr_assert_eq(tilec_program_compile(p, (tilec_stage)stage), TILEC_OK, "%s", tilec_program_log(p));
+      cr_assert_gt(tilec_program_num_kernels(p), 0);
+      for (int k = 0; k < tilec_program_num_kernels(p); k++)
+        cr_assert_eq(tilec_program_kernel_flags(p, k), fi == 0 ? TILEC_KERNEL_DOT_F8 : 0, "%s %s stage %d",
+                     files[fi], tilec_program_kernel_name(p, k), stage);
+      cr_assert_eq(tilec_program_kernel_flags(p, tilec_program_num_kernels(p)), -1);
+      cr_assert_eq(tilec_program_kernel_flags(p, -1), -1);
+      tilec_program_destroy(p);
+    }
+  }
+  cr_assert_eq(tilec_program_kernel_flags(NULL, 0), -1);
+  /* fp8-acc=fast adds TILEC_KERNEL_DOT_F8_FAST to kernels with an 8-bit float dot, and to no other */
+  for (int fi = 0; fi < 2; fi++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, files[fi]);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_set(o, "fp8-acc", "fast"), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_IR), TILEC_OK, "%s", tilec_program_log(p));
+    for (int k = 0; k < tilec_program_num_kernels(p); k++)
+      cr_assert_eq(tilec_program_kernel_flags(p, k), fi == 0 ? TILEC_KERNEL_DOT_F8 | TILEC_KERNEL_DOT_F8_FAST : 0);
+    tilec_program_destroy(p);
+    tilec_options_destroy(o);
+  }
+}
