@@ -50,7 +50,7 @@
 #             then this session's opt-in mechanisms: repack is meant to become the default when it
 #             passes, bwd6's split load if D64 gains >= 10 %)
 #     call C': OWED="gelu7:140 zeroed:70 attn8:110 w4a16d:140" (gelu7: =2 meant to become the default)
-#     call C'': OWED="ropefa3:170"
+#     call C'': OWED="ropefa3:170 fp8tol:60" (fp8tol: tilec run's atol for 8-bit float dots)
 #     call D': rope3, attn7_handles, ctime7, ctime6; then this script with PENDING_STEPS="attn fp8"
 #             (six example processes); gpu_test_examples over every example with
 #             TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
