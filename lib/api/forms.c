@@ -315,24 +315,17 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
     if (j->started) pthread_join(j->thread, NULL);
     else if (j->q && j->st == TILEC_OK) form_job_run(j);
     j->started = false;
-    if (j->st != TILEC_OK && first == TILEC_OK && j->kind == FORM_ATTN) {
+    if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
+      /* the form, and the switch that loads the kernel without it, by kind */
+      static const char *const what[][2] = {
+          [FORM_KMAJOR] = {"K-major-B form", "TILEC_KMAJOR_B=0"},
+          [FORM_TRANSPOSE] = {"K-major-B form's transpose kernel", "TILEC_KMAJOR_B=0"},
+          [FORM_ATTN] = {"FlashAttention-3 form", "TILEC_ATTN_FORM=0"},
+          [FORM_ATTN_PERSIST] = {"persistent form", "TILEC_ATTN_PERSIST=0"}};
       first = j->st;
       char msg[1024];
-      snprintf(msg, sizeof msg, "its FlashAttention-3 form did not load (TILEC_ATTN_FORM=0 loads the kernel without "
-               "it):\n%s", j->q ? tilec_program_log(j->q) : "");
-      tl_load_error(p, j->st, f->name, msg);
-    } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind == FORM_ATTN_PERSIST) {
-      first = j->st;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "its persistent form did not load (TILEC_ATTN_PERSIST=0 loads the kernel without "
-               "it):\n%s", j->q ? tilec_program_log(j->q) : "");
-      tl_load_error(p, j->st, f->name, msg);
-    } else if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
-      first = j->st;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "its %s did not load (TILEC_KMAJOR_B=0 loads the kernel without it):\n%s",
-               j->kind == FORM_KMAJOR ? "K-major-B form" : "K-major-B form's transpose kernel",
-               j->q ? tilec_program_log(j->q) : "");
+      snprintf(msg, sizeof msg, "its %s did not load (%s loads the kernel without it):\n%s", what[j->kind][0],
+               what[j->kind][1], j->q ? tilec_program_log(j->q) : "");
       tl_load_error(p, j->st, f->name, msg);
     } else if (j->st != TILEC_OK && first == TILEC_OK) {
       first = j->st;

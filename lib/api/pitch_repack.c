@@ -140,24 +140,20 @@ int tl_pitch_repack(tilec_kernel *k, const tl_cuda *cu, void *stream, tl_repack 
     const plan *p = &plans[j];
     CUdeviceptr mem = 0;
     CUresult e = cu->cuMemAllocAsync(&mem, p->bytes, (CUstream)stream);
-    if (e != CUDA_SUCCESS) {
-      tl_repack_free(cu, stream, r);
-      r->n = 0;
-      *st = tl_launch_error(k, TILEC_ERROR_CUDA,
-                            "argument %d (%s): cuMemAllocAsync of its 16-byte-pitch copy (%zu bytes, "
-                            "TILEC_PITCH_REPACK=1) failed: %s; nothing was launched",
-                            params[j], k->f->params.data[params[j]].name, p->bytes, tl_rt_result_text(e, t, sizeof t));
-      return -1;
-    }
-    r->mem[r->n++] = mem;
+    const char *failed = e != CUDA_SUCCESS ? "cuMemAllocAsync of" : NULL;
     CUdeviceptr dst = (mem + 15) / 16 * 16;
-    if ((e = copy_rows(cu, a, eb, p, dst, (CUstream)stream)) != CUDA_SUCCESS) {
+    if (!failed) {
+      r->mem[r->n++] = mem;
+      if ((e = copy_rows(cu, a, eb, p, dst, (CUstream)stream)) != CUDA_SUCCESS) failed = "cuMemcpy2DAsync into";
+    }
+    if (failed) { /* what this launch allocated freed, nothing launched */
       tl_repack_free(cu, stream, r);
       r->n = 0;
       *st = tl_launch_error(k, TILEC_ERROR_CUDA,
-                            "argument %d (%s): cuMemcpy2DAsync into its 16-byte-pitch copy (TILEC_PITCH_REPACK=1) "
-                            "failed: %s; nothing was launched",
-                            params[j], k->f->params.data[params[j]].name, tl_rt_result_text(e, t, sizeof t));
+                            "argument %d (%s): %s its 16-byte-pitch copy (%zu bytes, TILEC_PITCH_REPACK=1) failed: "
+                            "%s; nothing was launched",
+                            params[j], k->f->params.data[params[j]].name, failed, p->bytes,
+                            tl_rt_result_text(e, t, sizeof t));
       return -1;
     }
     if (!(k->repack_noted >> params[j] & 1)) {
