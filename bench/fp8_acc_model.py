@@ -33,16 +33,28 @@ def bf16(x):
     u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
     u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
     return u.astype(np.uint32).view(np.float32).astype(np.float64)
-swn = np.repeat(SW, 128, axis=0)[:N]
-def run(bits):
-    acc = np.zeros((M, N))
+def blockscale(A, W, SA, SW, bits, wrong=None):
+    """The block-scaled GEMM as the H200 runs it: each 128-K block's sum truncated to `bits` fraction
+    bits after every K=32 wgmma (0: exact), scaled into the f32 accumulator, stored bf16; `wrong`
+    makes one of the wrong kernels of part 2 ("drop", "scale2", "tile")."""
+    K, N, KB = A.shape[1], W.shape[0], SA.shape[1]
+    swn = np.repeat(SW, 128, axis=0)[:N]
+    acc = np.zeros((A.shape[0], N))
     for kb in range(KB):
-        p = np.zeros((M, N))
+        p = np.zeros((A.shape[0], N))
         for c in range(kb * 128, min(K, kb * 128 + 128), 32):
             p = p + A[:, c:c + 32] @ W[:, c:c + 32].T
             if bits: p = trunc(p, bits)
-        acc = (acc + p * (SA[:, kb][:, None] * swn[:, kb][None, :]).astype(np.float32)).astype(np.float32)
+        s = SA[:, kb][:, None] * swn[:, kb][None, :]
+        if wrong == "drop" and kb == KB // 2: continue
+        if wrong == "scale2" and kb == KB // 2: s = s * SA[:, kb][:, None]
+        if wrong == "tile":
+            s = s.copy(); kw = (kb + 1) % KB
+            s[128:256, 128:256] = (SA[128:256, kw][:, None] * swn[128:256, kw][None, :])
+        acc = (acc + p * s.astype(np.float32)).astype(np.float32)
     return bf16(acc)
+def run(bits):
+    return blockscale(A, W, SA, SW, bits)
 import sys
 if '--tol-only' not in sys.argv[1:]:  # part 2 alone: --tol-only
     want = run(0)
@@ -60,22 +72,8 @@ def model(M, N, K, bits, wrong=None):
     A, W = f8((M, K)), f8((N, K))
     SA = rng.uniform(-1, 1, (M, KB)).astype(np.float32).astype(np.float64)
     SW = rng.uniform(-1, 1, ((N + 127) // 128, KB)).astype(np.float32).astype(np.float64)
-    swn = np.repeat(SW, 128, axis=0)[:N]
     def one(bits, wrong):
-        acc = np.zeros((M, N))
-        for kb in range(KB):
-            p = np.zeros((M, N))
-            for c in range(kb * 128, min(K, kb * 128 + 128), 32):
-                p = p + A[:, c:c + 32] @ W[:, c:c + 32].T
-                if bits: p = trunc(p, bits)
-            s = SA[:, kb][:, None] * swn[:, kb][None, :]
-            if wrong == "drop" and kb == KB // 2: continue
-            if wrong == "scale2" and kb == KB // 2: s = s * SA[:, kb][:, None]
-            if wrong == "tile":
-                s = s.copy(); kw = (kb + 1) % KB
-                s[128:256, 128:256] = (SA[128:256, kw][:, None] * swn[128:256, kw][None, :])
-            acc = (acc + p * s.astype(np.float32)).astype(np.float32)
-        return bf16(acc)
+        return blockscale(A, W, SA, SW, bits, wrong)
     ref = one(0, None)
     return ref, [(b, one(b, None)) for b in bits] + [(w, one(bits[0], w)) for w in (wrong or [])]
 print("\ntolerance atol = max(0.01, 2^-10 max|ref|), rtol 0.016 (bf16 output):")
