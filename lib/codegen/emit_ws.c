@@ -556,6 +556,20 @@ void cg_ws_turn_after_commit(cg *g, tl_op *o) {
   cg_ws_turn_arrive(g, NULL);
 }
 
+/* The CTA's register pool: every thread of the launch gets the count ptxas gives the kernel, the
+ * register file's 65536 / threads in multiples of 8 (168 at 384 threads), and setmaxnreg only moves
+ * registers within that pool (PTX ISA: "A pool of available registers is maintained per-CTA";
+ * setmaxnreg.inc blocks until the pool has them).  So a split must keep
+ * 128 P + (threads - 128) C <= threads x that count: one above it (128 x 48 + 256 x 232 = 65536 >
+ * 64512) leaves the consumers' setmaxnreg.inc waiting forever, a hung kernel.  The consumers' count
+ * is lowered to fit (P is the producer's need: its spills are what a split was chosen against). */
+static void fit_pool(cg *g, int *producer, int *consumer) {
+  int threads = g->f->warps * 32 + cg_ws_extra_threads(g), cons = threads - 128;
+  int launch = 65536 / threads / 8 * 8;
+  if (launch > 256) launch = 256;
+  if (128 * *producer + cons * *consumer > threads * launch) *consumer = (threads * launch - 128 * *producer) / cons / 8 * 8;
+}
+
 void cg_ws_regs(cg *g, int *producer, int *consumer) {
   *producer = WS_PRODUCER_REGS, *consumer = WS_CONSUMER_REGS;
   /* fa3 (turns with the late value dot: S, O, the carried P and the softmax live at once) in a TMA
@@ -564,6 +578,7 @@ void cg_ws_regs(cg *g, int *producer, int *consumer) {
    * spilled 36 B of the causal kernel's scalars around q's load) */
   if (g->plan->turns_late && cg_tma_mode(g) == TL_TMA_FORM) *producer = 24, *consumer = 240;
   if (g->plan->rope) cg_rope_regs(g, producer, consumer); /* (the producer rotates k: emit_rope.c) */
+  fit_pool(g, producer, consumer);
 }
 
 void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
@@ -909,15 +924,15 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   }
   /* a producer that transposes (ws_tr) computes more than addresses:
    * TILEC_WS_PRODUCER_REGS=N (measuring) gives it N registers and the
-   * consumers what is left (128 N + 256 C <= 65536) */
+   * consumers what is left of the CTA's pool (fit_pool) */
   cg_stream *trb = tr_stream(g, R);
   int preg, creg;
   cg_ws_regs(g, &preg, &creg);
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (trb && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
     preg = atoi(pr) / 8 * 8;
-    creg = (65536 - (g->threads - ncons) * preg) / ncons / 8 * 8;
-    if (creg > WS_CONSUMER_REGS) creg = WS_CONSUMER_REGS;
+    creg = WS_CONSUMER_REGS;
+    fit_pool(g, &preg, &creg); /* (the rest of the CTA's pool, not of the SM's 65536) */
   }
   char txt[64];
   snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", preg);
