@@ -17,15 +17,15 @@ for v in on off; do
   E=""; [ $v = off ] && E=$OFF
   # the fused-epilogue GEMM at M 5 / 100 (its small-M forms: programs of one kernel) and 300 (the kernel)
   for m in 5 100 300; do
-    env $E TILEC_CACHE=0 timeout 60 "$B/tilec" run examples/gemm_bias_gelu.tile --kernel=cutlass_linear_bias_gelu \
+    env $E TILEC_CACHE=0 timeout -k 10 60 "$B/tilec" run examples/gemm_bias_gelu.tile --kernel=cutlass_linear_bias_gelu \
       --size M=$m --size N=300 --size K=200 --device > "$L/run_${v}_gelu_$m.log" 2>&1
     echo "[$v] gemm_bias_gelu M=$m exit $? $(tail -1 "$L/run_${v}_gelu_$m.log")"
   done
-  env $E TILEC_CACHE=0 timeout 60 "$B/tilec" run examples/attn.tile --kernel=cutlass_attn_fwd --size Z=1 --size H=3 \
+  env $E TILEC_CACHE=0 timeout -k 10 60 "$B/tilec" run examples/attn.tile --kernel=cutlass_attn_fwd --size Z=1 --size H=3 \
     --size S=200 --scalar scale=0.088 --device > "$L/run_${v}_attn.log" 2>&1
   echo "[$v] cutlass_attn_fwd S=200 exit $? $(tail -1 "$L/run_${v}_attn.log")"
   # attention's backward against torch (its four kernels from one program)
-  env $E TILEC_CACHE=0 timeout 90 python3 tests/gpu/test_attn_bwd.py --lib "$B/libtilec.so" > "$L/bwd_$v.log" 2>&1
+  env $E TILEC_CACHE=0 timeout -k 10 90 python3 tests/gpu/test_attn_bwd.py --lib "$B/libtilec.so" > "$L/bwd_$v.log" 2>&1
   echo "[$v] test_attn_bwd exit $? $(tail -1 "$L/bwd_$v.log")"
 done
 echo "== 2. in-process compile to PTX (ctime_inproc.py: the JIT's path), on / each off / all off [$(( $(date +%s) - T0 )) s]"

@@ -405,6 +405,14 @@ static void run_attn_ws(const char *dir, const char *name) {
 }
 
 static void run_file(const char *dir, const char *name) {
+  /* GPU_TEST_VARIANTS_ONLY=1 (a pending script's run of one attention mechanism): attn.tile's and
+   * attn_rope.tile's variant rounds alone (GPU_TEST_ATTN_VARIANTS), not every kernel's plain rounds
+   * first -- half of such a run's interpreter time, before the rounds it is for */
+  const char *vo = getenv("GPU_TEST_VARIANTS_ONLY");
+  if (vo && *vo == '1' && (!strcmp(name, "attn.tile") || !strcmp(name, "attn_rope.tile"))) {
+    run_attn_ws(dir, name);
+    return;
+  }
   tilec_program *p = gpu_open_program(dir, name, TILEC_STAGE_IR);
   if (!p) {
     failures++;
