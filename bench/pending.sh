@@ -40,20 +40,37 @@
 #   eighteenth session: calls A and B ran (bench/RESULTS.md): main correct at the defaults; attnshort,
 #   attnpersist, bscale, kpitch measured; TILEC_ATTN_ORDER made the default.  Call C was lost (the
 #   machine stopped answering), then the device was paused.  Four defaults changed without a GPU run
-#   of all they change (each from a measured form; calls A' and B' check them first):
-#     ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC (128x256 s4 on
-#     sm_90a), D256 full attention's persistent form picked by S <= 2048, fp8 TN fast at 128x256 on
-#     the cooperative kernel (fp8coop).
-#   OWED now, in order (bench/owed.sh, one machine start a call; each script's correctness first):
-#     call A': OWED="order18:200 archtile:150 persistform:130" (the three new defaults)
-#     call B': OWED="fp8coop:100 repack:120 scalepipe:150 bwd6:150" (fp8coop: the fourth default;
-#             then this session's opt-in mechanisms: repack is meant to become the default when it
-#             passes, bwd6's split load if D64 gains >= 10 %)
-#     call C': OWED="gelu7:140 zeroed:70 attn8:110 w4a16d:140" (gelu7: =2 meant to become the default)
-#     call C'': OWED="ropefa3:170 fp8tol:60" (fp8tol: tilec run's atol for 8-bit float dots)
-#     call D': rope3, attn7_handles, ctime7, ctime6; then this script with PENDING_STEPS="attn fp8"
-#             (six example processes); gpu_test_examples over every example with
-#             TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
+#   of all they change: ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC,
+#   D256 full attention's persistent form by S <= 2048, fp8 TN fast at 128x256 on the cooperative kernel.
+#   nineteenth session (branch pendcheck, no device): call C's loss explained -- TILEC_ROPE_PRODUCER's
+#   setmaxnreg split (48 / 232) asked the CTA's register pool for more than it holds, so every launch of
+#   that kernel hung (ropefa3 ran first in call C; gpu_test_examples' attn_rope process "ran past 420 s"
+#   twice for the same reason, its last 4 KB of output lost in the stdout buffer).  Fixed (48 / 224,
+#   emit_ws.c fit_pool); the scripts' limits made to fit their owed shares; owed.sh kills a script's
+#   whole process session at its limit and returns its logs progressively.  Every script was run here
+#   on the fake driver (tools/pending_dry.sh): each reaches its table.
+#   OWED now: one queue in this order, the defaults' correctness first, then what could flip a default
+#   (NAME:LIMIT, each its bench/pending_NAME.sh; realistic times are about half the limits):
+#     defaults: order18:200 archtile:150 persistform:130 fp8coop:110 zeroed:90 fp8tol:90
+#     flips:    repack:120 gelu7:185 scalepipe:150 bwd6:150 attn8:170 w4a16d:110 rope3:165
+#     then:     attn7_handles:150 (a measurement question); ctime7 / ctime6 are compile time (PTX
+#               identical, defaults already): measure them here, not on the device
+#   and ropefa3:150 in a call of its own, last (if its kernel still hangs, only that call is lost).
+#   The queue as OWED (each limit covers its script's own limits on their serial path):
+#     order18:200 archtile:150 persistform:130 fp8coop:110 zeroed:90 fp8tol:90 repack:120 gelu7:185
+#     scalepipe:150 bwd6:150 attn8:170 w4a16d:110 rope3:165 attn7_handles:150
+#   Three calls, 1800 s of device time with the cold start (~150 s) and the warm gaps (~30 s):
+#     call 1 (cold):  OWED="<the queue>" OWED_BUDGET=560 sh bench/owed.sh .carry        timeout_s=590
+#     call 2 (warm):  OWED="<what call 1 did not run, in order>" OWED_BUDGET=560 ...      timeout_s=590
+#     call 3 (warm):  OWED="ropefa3:150" OWED_BUDGET=170 sh bench/owed.sh .carry          timeout_s=200
+#   150 + 590 + 30 + 590 + 30 + 200 + 30 = 1620 s; owed.sh runs a script only if its limit + 15 s fits
+#   what is left of OWED_BUDGET (the worst case of the first three defaults, 525 s, fits call 1 alone)
+#   and names what it skipped ("owed.sh: ... skipped: ..."): that, in order, is the next call's OWED.
+#   With >= 200 s left after call 2 (status), a call of OWED_BUDGET=150 takes the queue's next short
+#   item before call 3.  If this session's merges change a default's PTX, call 1 is this script at the
+#   defaults instead (PENDING_STEPS="attn fp8" sh bench/pending.sh .carry, timeout_s=590: every GPU
+#   test, ~300-450 s) and the queue moves one call later.  Then: gpu_test_examples over every example
+#   with TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
