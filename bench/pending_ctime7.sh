@@ -29,11 +29,11 @@ for v in on off; do
   echo "[$v] test_attn_bwd exit $? $(tail -1 "$L/bwd_$v.log")"
 done
 echo "== 2. in-process compile to PTX (ctime_inproc.py: the JIT's path), on / each off / all off [$(( $(date +%s) - T0 )) s]"
-python3 bench/ctime_inproc.py --lib "$B/libtilec.so" --runs 15 --variant "$OFF" --variant TILEC_KERNEL_PASSES=0 \
+timeout -k 10 80 python3 bench/ctime_inproc.py --lib "$B/libtilec.so" --runs 15 --variant "$OFF" --variant TILEC_KERNEL_PASSES=0 \
   examples/attn.tile:cutlass_attn_fwd examples/attn_bwd.tile:attn_bwd_dq \
   examples/gemm_bias_gelu.tile:cutlass_linear_bias_gelu 2>&1 | tee "$L/inproc.md"
 echo "== 3. whole tilec processes (ctime.py, TMA forms), all on / all off interleaved [$(( $(date +%s) - T0 )) s]"
-python3 bench/ctime.py --runs 15 --flag=--tma-fallback=form --variant "$OFF" --examples examples \
+timeout -k 10 90 python3 bench/ctime.py --runs 15 --flag=--tma-fallback=form --variant "$OFF" --examples examples \
   --compiles attn.tile:cutlass_attn_fwd,attn_bwd.tile:attn_bwd_dq,gemm_bias_gelu.tile:cutlass_linear_bias_gelu,layernorm.tile:layernorm \
   "$B/tilec" 2>&1 | tee "$L/ctime.md"
 echo "[all: $(( $(date +%s) - T0 )) s]"
