@@ -15,3 +15,4 @@ for asm in "" ptxas; do for order in "$A,$C,$A,$C" "$C,$A,$C,$A"; do
   grep -E "\| cuDNN \|" $L/h.log | grep -v "^|" | awk -F' [|] ' '{printf "%-44s %-20s %7s %7s\n", $1, $2, $3, $7}'
   rm -rf /tmp/c7h.$$
 done; done
+echo "[all: $(el) s]"

@@ -50,3 +50,4 @@ BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/c8b timeout -k 10 80 python3 bench/b
 echo "bench rc $? [$(el) s]"
 grep -E "\| cuDNN \|" $L/bench.log | awk -F' [|] ' '{printf "%-62s %-20s %7s %16s %7s %8s\n", $1, $2, $3, $4, $7, $8}'
 grep -E "FAILED|Error|error" $L/bench.log | head -5
+echo "[all: $(el) s]"

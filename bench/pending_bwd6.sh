@@ -46,3 +46,4 @@ for r in 1 2; do
     END {for (k in t) if (k ~ / default$/) {b=k; sub(/ default$/,"",b); o=b" split-load"; if (o in t)
       printf "r%s %s time off/on: all %.3f (%s / %s ms), dK/dV kernel %.3f (%s / %s ms); dK/dV off/probe %.3f\n", r, b, t[k]/t[o], t[k], t[o], k2[k]/k2[o], k2[k], k2[o], k2[k]/k2[b" rows-probe"]}}' $L/bench_$r.log | sort
 done
+echo "[all: $(el) s]"

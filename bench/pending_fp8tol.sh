@@ -25,3 +25,4 @@ row gemm_fp8_tn_K4096_fast examples/gemm_fp8.tile --kernel cutlass_gemm_fp8_tn -
 row gemm_bf16 examples/gemm.tile --size M=1000 --size N=1032 --size K=1040 --device
 echo "== tilec run --device, 8-bit-dot tolerance [$(el) s]  (want: rc 0 except atol0.01 rc 1; gemm_bf16 atol 0.01)"
 cat "$L/table.txt"
+echo "[all: $(el) s]"

@@ -25,3 +25,4 @@ for f in attn attn_rope gqa; do
   echo "examples $f (default variants): $(grep -c '^PASS' "$L/ex_$f.log") PASS, $(grep -c '^FAIL' "$L/ex_$f.log") FAIL, $(tail -1 "$L/ex_$f.log"); $(tail -2 "$L/ex_$f.log" | head -1 | cut -c1-100)"
   grep -m3 '^FAIL' "$L/ex_$f.log"
 done
+echo "[all: $(el) s]"

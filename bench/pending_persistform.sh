@@ -39,3 +39,4 @@ echo "bench rc $? [$(el) s]"
 grep -E "FAILED|Error|error" $L/bench.log | head -5
 echo "== table: x cuDNN (same run), A default (D256 S <= 2048: the persistent form), B TILEC_ATTN_PERSIST=0"
 grep -E "\| cuDNN \|" $L/bench.log | awk -F' [|] ' '{printf "%-52s %-18s %7s %16s %7s %8s\n", $1, $2, $3, $4, $7, $8}'
+echo "[all: $(el) s]"

@@ -29,3 +29,4 @@ TILEC_CACHE_DIR=/tmp/crp timeout -k 10 50 python3 bench/kpitch_probe.py --rounds
 echo "bench rc $? [$(el) s]"
 grep -E "FAIL|Error|error" $L/bench.log | head -5
 grep -E "^\|" $L/bench.log
+echo "[all: $(el) s]"

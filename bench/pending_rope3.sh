@@ -36,3 +36,4 @@ BENCH_ROPE_NO_MMA=1 BENCH_ROPE_FORMS="staged-double,late-refill off" TILEC_CACHE
 echo "bench rc $? [$(el) s]"
 grep -E "^attn rope .* ms;" $L/r3_bench.log | sed -E 's/rel.err.*//'
 grep -E "FAILED|Error|error|Traceback" $L/r3_bench.log | head -5
+echo "[all: $(el) s]"
