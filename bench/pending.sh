@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/pending.sh: the GPU call that checks a merged main: every GPU test at the defaults (in
 # parallel), then the measurements PENDING_STEPS names (default all: san smallm rows fp8 fp8probe
-# attnbwd).  Logs go to /tmp/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
+# attnbwd).  Logs go to /tmp/pending.PID/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
 # files); the test table and the measured tables are printed last, short.
 #   twelfth session (all measured, nothing owed): loop_prefetch, a reduce's own slots, softmax by a
 #   reciprocal, the variant rule, the chunk in words, @maxnreg on dropout: the calls were
@@ -76,11 +76,12 @@
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
-R=$(pwd); L=/tmp/L; mkdir -p $L; T0=$(date +%s)
+# (this run's logs and example folders in a folder of its own: a warm machine keeps /tmp)
+R=$(pwd); P=${PENDING_TMP:-/tmp/pending.$$}; L=$P/L; mkdir -p $L; T0=$(date +%s)
 STEPS=" ${PENDING_STEPS:-san smallm rows fp8 fp8probe attnbwd} "
 el() { echo $(( $(date +%s) - T0 )); }
 # the logs so far to $OUT/logs.tgz (before every step and at the end: a call cut short keeps them)
-save() { cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null; return 0; }
+save() { cp $P/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C $P L 2>/dev/null; return 0; }
 step() { case "$STEPS" in *" $1 "*) save; return 0;; esac; return 1; }
 # a step's time limit: $1, or what PENDING_BUDGET (default 560 s of the 600 a call may run) leaves less
 # 20 s (at least 5: `timeout 0` would mean none)
@@ -95,42 +96,42 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 if [ "${PENDING_TESTS:-all}" = all ]; then
 echo "== 1. GPU tests at the defaults"
 for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random|gpu_test_examples) continue;; esac
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 ${PENDING_TEST_LIMIT:-330} $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 ${PENDING_TEST_LIMIT:-330} $t > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
 # gpu_test_examples in five processes (one process beside every other test ran past the timeout):
 # attn.tile (~140 s of interpreter alone) and attn_rope.tile each in their own (together they ran past
 # 420 s in the seventeenth session's first call), the other files round-robin into three, each its log
 i=0; for f in $R/examples/*.tile; do
   case $(basename "$f") in attn.tile) k=3;; attn_rope.tile) k=4;; *) k=$((i % 3)); i=$((i + 1));; esac
-  mkdir -p /tmp/ex$k; ln -sf "$f" /tmp/ex$k/; done
+  mkdir -p $P/ex$k; ln -sf "$f" $P/ex$k/; done
 # (attn_rope.tile's variants in two processes, the default and the first four switches in the fifth,
 # staged-double in a sixth; not TILEC_ROPE_PRODUCER, opt-in and bench/pending_ropefa3.sh's, whose
 # kernel hung at every launch until branch pendcheck: that hang, not the interpreter, is where
 # attn_rope.tile's process "ran past 420 s at the staged-double variant" twice, its last ~4 KB of
 # output lost in the stdout buffer; gpu tests are line-buffered since)
-for k in 0 1 2 3 4 5; do n=gpu_test_examples_$k; d=/tmp/ex$k; v=
-  case $k in 4) v=default,PROLOGUE_TMA,STAGED_WGMMA,LATE_REFILL;; 5) v=STAGED_DOUBLE; d=/tmp/ex4;; esac
-  (GPU_TEST_ATTN_VARIANTS=$v TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 ${PENDING_TEST_LIMIT:-330} $B/tests/gpu_test_examples $d > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+for k in 0 1 2 3 4 5; do n=gpu_test_examples_$k; d=$P/ex$k; v=
+  case $k in 4) v=default,PROLOGUE_TMA,STAGED_WGMMA,LATE_REFILL;; 5) v=STAGED_DOUBLE; d=$P/ex4;; esac
+  (GPU_TEST_ATTN_VARIANTS=$v TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 ${PENDING_TEST_LIMIT:-330} $B/tests/gpu_test_examples $d > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
 for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 220 python3 $p --lib $B/libtilec.so > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
 # the proposed small-M table (64x128x128/4 at M = 129..256: +3-4 % measured, bench/RESULTS.md tenth session)
 (TILEC_SMALL_M_FORMS="16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x128/cutlass/4" TILEC_CACHE_DIR=/tmp/c-smprop \
-  timeout -k 10 220 python3 tests/gpu/test_small_m.py --lib $B/libtilec.so > /tmp/test_small_m_proposed.log 2>&1; echo "exit $?" >> /tmp/test_small_m_proposed.log) &
-(TILEC_CACHE_DIR=/tmp/c-w4 timeout -k 10 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > /tmp/test_w4a16.log 2>&1; echo "exit $?" >> /tmp/test_w4a16.log) &
-(TILEC_CACHE_DIR=/tmp/c-rows timeout -k 10 300 sh tests/gpu/rows.sh $B > /tmp/rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows_sh.log) &
-(cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout -k 10 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > /tmp/pytest_gpu.log 2>&1; echo "exit $?" >> /tmp/pytest_gpu.log) &
-(TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds 61000:61299 > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
-(for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout -k 10 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > /tmp/random_60153.log 2>&1; echo "exit 0" >> /tmp/random_60153.log) &
+  timeout -k 10 220 python3 tests/gpu/test_small_m.py --lib $B/libtilec.so > $P/test_small_m_proposed.log 2>&1; echo "exit $?" >> $P/test_small_m_proposed.log) &
+(TILEC_CACHE_DIR=/tmp/c-w4 timeout -k 10 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > $P/test_w4a16.log 2>&1; echo "exit $?" >> $P/test_w4a16.log) &
+(TILEC_CACHE_DIR=/tmp/c-rows timeout -k 10 300 sh tests/gpu/rows.sh $B > $P/rows_sh.log 2>&1; echo "exit $?" >> $P/rows_sh.log) &
+(cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout -k 10 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > $P/pytest_gpu.log 2>&1; echo "exit $?" >> $P/pytest_gpu.log) &
+(TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds 61000:61299 > $P/random.log 2>&1; echo "exit $?" >> $P/random.log) &
+(for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout -k 10 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > $P/random_60153.log 2>&1; echo "exit 0" >> $P/random_60153.log) &
 wait
 else  # PENDING_TESTS="tests/gpu/x.py ...": only these Python tests
 for p in $PENDING_TESTS; do n=$(basename $p .py)
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
-[ -n "${PENDING_RANDOM:-}" ] && (TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds $PENDING_RANDOM > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 220 python3 $p --lib $B/libtilec.so > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
+[ -n "${PENDING_RANDOM:-}" ] && (TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds $PENDING_RANDOM > $P/random.log 2>&1; echo "exit $?" >> $P/random.log) &
 wait
 fi
 echo "[tests: $(el) s]"
-cat /tmp/*.log > $L/tests.log
-grep -hE '^FAIL' /tmp/*.log | head -20
-for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/random_60153.log; do
+cat $P/*.log > $L/tests.log
+grep -hE '^FAIL' $P/*.log | head -20
+for f in $P/gpu_test_*.log $P/test_*.log $P/rows_sh.log $P/pytest_gpu.log $P/random.log $P/random_60153.log; do
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt
