@@ -31,8 +31,8 @@ for z in 1 0 1 0; do
 done
 echo "== table: config, ms with zeroing (1), ms without (0), last pair of runs"
 for bt in 32 64; do
-  on=$(grep "BT=$bt:" "$L/tune1.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
-  off=$(grep "BT=$bt:" "$L/tune0.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
+  on=$(grep -m1 "] BT=$bt:" "$L/tune1.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
+  off=$(grep -m1 "] BT=$bt:" "$L/tune0.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
   echo "BT=$bt  on ${on:-?} ms  off ${off:-?} ms"
 done
 echo "correctness: $EX"
