@@ -37,6 +37,7 @@ EOF
 chmod +x "$D/bin/nvidia-smi" "$D/bin/compute-sanitizer"
 export PATH="$D/bin:$PATH"
 items=""
+trap 'rm -f bench/pending_dryfull.sh' EXIT INT TERM
 for it in "$@"; do
   case "$it" in
   pending|pending:*)  # bench/pending.sh itself, through a one-line wrapper owed.sh can name
@@ -46,7 +47,6 @@ for it in "$@"; do
   esac
 done
 OUT=$D/out OWED_TAIL=${OWED_TAIL:-12} OWED_BUDGET=${OWED_BUDGET:-100000} OWED="$items" sh bench/owed.sh "$D/carry"
-rm -f bench/pending_dryfull.sh
 echo
 echo "######## pending_dry: what looks like a script bug (logs: $D/out/owed.tgz)"
 mkdir -p "$D/logs" && tar xzf "$D/out/owed.tgz" -C "$D/logs"
