@@ -282,6 +282,11 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }", "r,r,r,~{memory}",
                 args, 3);
   }
+  /* K and V apart (TILEC_ATTN_KV_SPLIT=1, emit_ws.c): V's full (count 1) and empty mbarriers */
+  if (R->ws && R->kv_split) {
+    init_mbarriers(g, R->vfull_off, R->stages, tid, 1);
+    init_mbarriers(g, R->vempty_off, R->stages, tid, g->f->warps);
+  }
   cg_asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
   /* a cluster: the peer's mbarriers are initialized before any copy or arrive reaches them */
   if (p->cluster) cg_cluster_sync(g);
