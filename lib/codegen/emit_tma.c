@@ -90,7 +90,7 @@ int cg_plan_tma(cg *g, int persist) {
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (a full mbarrier per stage", note.len ? "; " : "", R->stages);
     else
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d%s",
-                     note.len ? "; " : "", R->stages, R->stages - 1 - R->lag,
+                     note.len ? "; " : "", R->stages, R->stages - 1 - (R->lag - R->kv_lag2), /* (kv_lag2: undone, not ws) */
                      R->late ? " after the staged B's barrier, the deferred dot of step i-1 running under step i's "
                                "wait and staging (TILEC_LATE_REFILL=0: at the ring's barrier, the deferred dot waited)"
                              : "");
