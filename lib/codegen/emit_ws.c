@@ -385,6 +385,11 @@ int cg_ws_extra_threads(cg *g) {
   return g->plan->ws == TL_WS_PINGPONG ? 256 : 128; /* the producer (+ the second consumer warpgroup) */
 }
 
+/* The mbarrier of stage `slot` in the array of them at shared offset `off` (8 bytes each). */
+static LLVMValueRef mbar_at(cg *g, int off, LLVMValueRef slot) {
+  return LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+}
+
 static LLVMValueRef empty_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
   return LLVMBuildAdd(g->B, cg_smem_base32(g),
                       LLVMBuildAdd(g->B, cg_i32(g, R->empty_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
@@ -416,7 +421,7 @@ static void copy_slot_slow(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slo
   cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
   arrive_if(g, cg_mbar_addr(g, R, slot), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""));
   if (R->kv_split) /* (K and V apart: V's full mbarrier too; the producer waited for both halves) */
-    arrive_if(g, LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->vfull_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), ""),
+    arrive_if(g, mbar_at(g, R->vfull_off, slot),
               LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""));
 }
 
@@ -429,7 +434,7 @@ static void release_at(cg *g, cg_ring *R, int off, LLVMValueRef slot, LLVMValueR
     c = LLVMBuildAnd(g->B, c, on, "");
     slot = LLVMBuildSelect(g->B, on, slot, cg_i32(g, 0), "");
   }
-  LLVMValueRef mb = LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+  LLVMValueRef mb = mbar_at(g, off, slot);
   arrive_if(g, mb, c);
   if (!g->plan->cluster) return;
   LLVMValueRef c1 = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 1), "");
@@ -455,7 +460,7 @@ void cg_ws_wait_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef flip) {
   if (!R->kv_split) return;
   LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->vphasev, "");
   LLVMValueRef par = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, ph, slot, ""), cg_i32(g, 1), "");
-  LLVMValueRef mb = LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->vfull_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+  LLVMValueRef mb = mbar_at(g, R->vfull_off, slot);
   cg_mbar_wait(g, mb, par);
   LLVMValueRef bit = LLVMBuildShl(g->B, LLVMBuildZExt(g->B, flip, g->i32, ""), slot, "");
   LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, bit, ""), R->vphasev);
@@ -756,10 +761,6 @@ static LLVMValueRef prologue_i32(cg *g, const char *name) {
   return v;
 }
 
-static LLVMValueRef vempty_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
-  return LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->vempty_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
-}
-
 /* K and V apart (R->kv_split), the producer's thread, the stage's key half free already (its empty
  * mbarrier waited for): K's boxes on the full mbarrier, then, once the consumers released the value
  * half (the late value dot two steps back), V's boxes on V's full mbarrier.  So K_{j+1} goes out
@@ -770,8 +771,8 @@ static void issue_kv_apart(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef kmb = cg_mbar_addr(g, R, slot);
   cg_mbar_expect_tx(g, kmb, cg_tma_stream_bytes(ks));
   cg_tma_issue_stream(g, ks, ivs, slot, kmb);
-  cg_mbar_wait(g, vempty_addr(g, R, slot), take_parity(g, R->vprodph, slot, 1));
-  LLVMValueRef vmb = LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, R->vfull_off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
+  cg_mbar_wait(g, mbar_at(g, R->vempty_off, slot), take_parity(g, R->vprodph, slot, 1));
+  LLVMValueRef vmb = mbar_at(g, R->vfull_off, slot);
   int vbytes = 0;
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == R->for_op && i != R->kv_k) vbytes += cg_tma_stream_bytes(&p->streams[i]);
@@ -817,7 +818,7 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   /* any view: the 128 threads copy element by element, then publish the
    * slot to the async proxy (wgmma) and one of them arrives */
   LLVMPositionBuilderAtEnd(g->B, sb);
-  if (R->kv_split) cg_mbar_wait(g, vempty_addr(g, R, slot), take_parity(g, R->vprodph, slot, 1));
+  if (R->kv_split) cg_mbar_wait(g, mbar_at(g, R->vempty_off, slot), take_parity(g, R->vprodph, slot, 1));
   copy_slot_slow(g, R, ivs, slot, ptid);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
@@ -1038,7 +1039,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMValueRef mb = empty_addr(g, R, cg_i32(g, st)), par = take_parity(g, ph, cg_i32(g, st), 1);
     if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, mb, par);
     else cg_mbar_wait(g, mb, par);
-    if (R->kv_split) cg_mbar_wait(g, vempty_addr(g, R, cg_i32(g, st)), take_parity(g, R->vprodph, cg_i32(g, st), 1));
+    if (R->kv_split) cg_mbar_wait(g, mbar_at(g, R->vempty_off, cg_i32(g, st)), take_parity(g, R->vprodph, cg_i32(g, st), 1));
   }
   LLVMBuildRetVoid(g->B);
 
