@@ -257,7 +257,15 @@ static void plan_lag(cg_plan *p, tl_func *f) {
         defer = defer || p->wg_defer[i];
       }
     R->lag = ((any && all) || defer) && R->stages >= 3 ? 1 : 0;
+    /* TILEC_ATTN_KV_SPLIT=1|2: fa3 (a producer warpgroup, the value dot a step late) on a 2-stage
+     * ring (D256: 3 stages of 64 KiB and q do not fit); its producer refills a slot only after the
+     * consumers released it on the empty mbarriers, so the late dot needs no issue distance */
+    /* (not where the late refill keeps a deferred dot in flight instead: a staged wgmma B, which the
+     * producer form refuses, so the lag would only be undone again) */
     R->late = !R->lag && defer && late_refill_fits(p, f, R);
+    R->kv_lag2 = !R->lag && !R->late && defer && R->stages == 2 && f->attn_fa3 && f->ws == TL_WS_PINGPONG &&
+                 cg_kv_split_level() > 0;
+    if (R->kv_lag2) R->lag = 1;
     R->late_wr = NULL;
     R->staged2 = false;
     R->top_bar = NULL;
@@ -593,6 +601,8 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);
   cg_plan_overlap(g);
+  for (int i = 0; i < p->nring; i++) /* (K and V apart only around the late value dot) */
+    if (p->rings[i].kv_split && !p->turns_late) p->rings[i].kv_split = false;
   persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
   persist = cg_rope_plan_end(g, persist);

@@ -115,6 +115,17 @@ typedef struct cg_ring {
   bool turn_started;      /* ... the first turn's bar.sync is emitted */
   LLVMValueRef ppfirst;   /* ping-pong: alloca, 1 until this warpgroup's first tile needs no wait */
   LLVMValueRef pptv, ppnt; /* ping-pong: the consumer's tile alloca and the tile count */
+  /* TILEC_ATTN_KV_SPLIT (fa3's turns on a 2-stage ring, emit_ws.c "K and V apart"): kv_lag2, the
+   * lag taken at 2 stages for the value dot a step late (dot_plan.c plan_lag; undone when the ring
+   * is not warp-specialized: the producer's empty mbarriers, not the ring's issue distance, keep a
+   * slot until its last read); kv_split (=1), a stage's K and V on mbarriers of their own: K
+   * (stream kv_k, the score dot's B) on the full / empty pair at mbar_off / empty_off, released
+   * after the score dot's wait, V on vfull_off / vempty_off, released after the late value dot's
+   * wait; vphasev: the consumers' parity bits of the V full mbarriers, vprodph the producer's of
+   * the V empty ones (allocas) */
+  bool kv_lag2, kv_split;
+  int kv_k, vfull_off, vempty_off;
+  LLVMValueRef vphasev, vprodph;
   /* the next tile's first stages issued at this tile's loop exit (tile_prefetch.c,
    * TILEC_TILE_PREFETCH=1): pfv (alloca i32) = 1 while they are in flight, so the
    * next tile's ring prologue issues none; pf_tiles: the persistent tile loop */
@@ -407,6 +418,7 @@ void cg_tile_prefetch_flag(cg *g, cg_ring *R); /* R->pfv, 0 at the kernel's entr
 void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
 void cg_ws_plan(cg *g, int persist_end, int *new_end); /* after cg_plan_tma: decides p->ws */
 bool cg_ws_wanted(cg *g, cg_ring *R);        /* ring R will be warp-specialized if TMA feeds it */
+int cg_kv_split_level(void);                 /* TILEC_ATTN_KV_SPLIT: 0 off, 1 K and V apart, 2 the 2-stage lag alone */
 void cg_ws_preheader(cg *g, cg_ring *R);     /* consumers: per tile, nothing pending */
 void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot is full */
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */
@@ -433,6 +445,11 @@ LLVMValueRef cg_ws_trip_count(cg *g, cg_ring *R);
 LLVMValueRef cg_ws_iv_of_step(cg *g, cg_ring *R, LLVMValueRef j);
 /* lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL: always) */
 void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
+/* K and V apart (R->kv_split, TILEC_ATTN_KV_SPLIT=1): release a stage's value half (the whole stage
+ * when not apart), its key half (nothing when not apart), wait for its V boxes (flip: take the phase) */
+void cg_ws_release_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
+void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot);
+void cg_ws_wait_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef flip);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);
