@@ -206,7 +206,9 @@ static bool is_remat(la_state *st, int32_t v, int depth) {
 /* Can value v be re-made in layout l by changing its single-use producers?
  * With apply, do it. */
 static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
-  if (depth > 12 || !is_tile(st, v)) return false;
+  /* 16: a repacked int4 B's chain (gemm_w4a16_packed.tile: cast, sub, mul, cast, and, shr, load,
+   * the gather index's broadcast, expand_dims and its two adds, mul, div, iota) is 14 deep */
+  if (depth > 16 || !is_tile(st, v)) return false;
   tl_value *val = tl_val(st->f, v);
   if (val->def < 0) {
     /* a loop-carried tile with one use in the body (scales loaded for the next k-step and
