@@ -153,7 +153,7 @@ static LLVMValueRef half_pair(cg *g, LLVMValueRef x0, LLVMValueRef x1, LLVMValue
   LLVMOpcode o0 = LLVMGetInstructionOpcode(x0), o1 = LLVMGetInstructionOpcode(x1);
   if (o0 != o1 || (o0 != LLVMAShr && o0 != LLVMLShr) || LLVMGetOperand(x0, 0) != LLVMGetOperand(x1, 0)) return NULL;
   LLVMValueRef s0 = LLVMGetOperand(x0, 1), s1 = LLVMGetOperand(x1, 1);
-  int warps = g->f->warps > 0 ? g->f->warps : 1;
+  int warps = cg_all_warps(g);
   for (int64_t w = 0; w < warps; w++)
     for (int64_t l = 0; l < 32; l++) {
       int64_t a, b;

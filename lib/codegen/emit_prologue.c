@@ -80,7 +80,7 @@ static void row_signature(cg *g, LLVMValueRef row, int warps, row_sig *s) {
 }
 
 static bool same_rows(cg *g, cg_val *gix, row_sig *sig, int32_t a, int32_t b) {
-  int warps = g->f->warps > 0 ? g->f->warps : 1;
+  int warps = cg_all_warps(g);
   if (!sig[a].done) row_signature(g, gix->r[a], warps, &sig[a]);
   if (!sig[b].done) row_signature(g, gix->r[b], warps, &sig[b]);
   if (!sig[a].ok || !sig[b].ok || sig[a].p != sig[b].p) return false;

@@ -86,3 +86,10 @@ bool cg_lane_eval(cg *g, LLVMValueRef v, int64_t lane, int64_t warp, int64_t *ou
   int_eval E = {g, lane, warp, EVAL_VISITS};
   return eval_int(&E, v, 0, out);
 }
+
+/* Every warp of the block, a warp-specialized kernel's producer warpgroup included: a proof by
+ * evaluation covers all of them. */
+int cg_all_warps(cg *g) {
+  int w = g->threads > 0 ? g->threads / 32 : g->f->warps;
+  return w > 0 ? w : 1;
+}
