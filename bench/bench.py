@@ -1899,8 +1899,6 @@ def gemm_w4a16():
         pvars = [(f"packed BM{bm} BN{bn}", {"BM": bm, "BN": bn}, None) for bn in ((64, 128) if M <= 64 else (128,))]
         if M <= 64:
             pvars += [(f"packed merge BM{bm} BN128 SPLIT{sp}", {"BM": bm, "BN": 128, "SPLIT": sp}, sp) for sp in (4, 8, 16)]
-            # the merge's partials a load (SB, default 2): 1 = a round trip to L2 a partial, 4 = two at SPLIT 8
-            pvars += [(f"packed merge BM{bm} BN128 SPLIT8 SB{sb}", {"BM": bm, "BN": 128, "SPLIT": 8, "SB": sb}, 8) for sb in (1, 4)]
         for base, defs, sp in pvars:
             for tag, sw in pforms:
                 name = f"{base} {tag}"

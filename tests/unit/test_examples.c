@@ -1497,13 +1497,13 @@ static void example_gemm_w4a16_packed(void) {
   run_w4a16_packed(c, 64, 17, 15, 448, 4603, 4, 16, 16);  /* 14 K steps: splits of 4, 4, 4, 2 */
   run_w4a16_packed(c, 64, 5, 64, 64, 4604, 4, 16, 16);    /* two splits without a K step: zeros merged */
   compiled_free(c);
-  for (int sb = 1; sb <= 4; sb *= 4) { /* the merge's partials a load: 1 and 4 (SB = SPLIT: one load) */
-    const tl_define sbd[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}, {"SPLIT", 4}, {"BR", 8}, {"SB", sb}};
-    c = compile_example("gemm_w4a16_packed.tile", sbd, 7);
-    run_w4a16_packed(c, 64, 17, 15, 448, 4607 + sb, 4, 16, 16);
+  {
+    const tl_define two[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}, {"SPLIT", 2}, {"BR", 8}};
+    c = compile_example("gemm_w4a16_packed.tile", two, 6); /* SPLIT 2: the merge's one pair */
+    run_w4a16_packed(c, 64, 17, 15, 448, 4608, 2, 16, 16);
     compiled_free(c);
   }
-  c = compile_example("gemm_w4a16_packed.tile", NULL, 0);  /* the shipped tiles (merge: BN 128, SPLIT 8, SB 2) */
+  c = compile_example("gemm_w4a16_packed.tile", NULL, 0);  /* the shipped tiles (merge: BN 128, SPLIT 8) */
   run_w4a16_packed(c, 128, 3, 130, 512, 4605, 0, 16, 64);
   run_w4a16_packed(c, 128, 3, 130, 1536, 4606, 8, 16, 128); /* 12 K steps: splits of 2 x 6, two empty */
   compiled_free(c);
