@@ -50,12 +50,16 @@ static bool const_int(LLVMValueRef v, int64_t *out) {
 }
 
 /* An f32 that is a widened bf16 (its low 16 bits zero): fpext of a bfloat, or a bf16 taken from a
- * word (bitcast of `w << 16` or `w & 0xFFFF0000`, emit_elementwise.c bf16_from_word). */
+ * word (bitcast of `w << 16` or `w & 0xFFFF0000`, emit_elementwise.c bf16_from_word; or the
+ * language's own `bitcast<f32>(w << 16)` / `bitcast<f32>(w & -65536)` of a word holding (s, z)). */
 static bool widened_bf16(LLVMValueRef v) {
   if (is_op(v, LLVMFPExt)) return LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(v, 0))) == LLVMBFloatTypeKind;
   if (!is_op(v, LLVMBitCast)) return false;
   LLVMValueRef w = LLVMGetOperand(v, 0);
   int64_t c;
+  /* the language's `w << 16` is guarded for amounts past 31 (select(amount < 32, w << 16, 0)); a
+   * constant amount leaves `select true, w << 16, 0` */
+  if (is_op(w, LLVMSelect) && const_int(LLVMGetOperand(w, 0), &c) && c) w = LLVMGetOperand(w, 1);
   if (LLVMGetTypeKind(LLVMTypeOf(w)) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(LLVMTypeOf(w)) != 32) return false;
   if (is_op(w, LLVMShl)) return const_int(LLVMGetOperand(w, 1), &c) && c == 16;
   if (is_op(w, LLVMAnd)) return const_int(LLVMGetOperand(w, 1), &c) && (uint32_t)c == 0xFFFF0000u;
