@@ -1892,29 +1892,38 @@ def gemm_w4a16():
         # the packed kernels: unsplit BN 64 / 128, merge BN 128 x 4 / 8 / 16 (M <= 64), each in three forms:
         # halves (TILEC_DEQUANT_BF16X2=1), shift (the same with TILEC_DEQUANT_HALVES=0), f32 (the default)
         wp = repack(wq)
+        pack_sz = lambda s_, z_: (s_.view(torch.int16).int() & 0xFFFF) | (z_.view(torch.int16).int() << 16)
+        szw = pack_sz(sc, zs)  # (s, z) as one word (w4a16_pack_sz's layout), for the _sz kernel
         if graph_on:
             wps = [wp] + [repack(q_) for q_, _, _ in qcs[1:]]
+            szs = [szw] + [pack_sz(s_, z_) for _, s_, z_ in qcs[1:]]
         pforms = (("halves", {"TILEC_DEQUANT_BF16X2": "1"}),
                   ("shift", {"TILEC_DEQUANT_BF16X2": "1", "TILEC_DEQUANT_HALVES": "0"}), ("f32", {}))
-        pvars = [(f"packed BM{bm} BN{bn}", {"BM": bm, "BN": bn}, None) for bn in ((64, 128) if M <= 64 else (128,))]
+        # merge_sz: (s, z) one word, one stream fewer; its B in the fragments needs TILEC_FRAG_SHARED_LOAD=1
+        # ("halves" / "f32" here), "staged" without it
+        szforms = (("halves", {"TILEC_DEQUANT_BF16X2": "1", "TILEC_FRAG_SHARED_LOAD": "1"}),
+                   ("f32", {"TILEC_FRAG_SHARED_LOAD": "1"}), ("staged", {"TILEC_DEQUANT_BF16X2": "1"}))
+        pvars = [(f"packed BM{bm} BN{bn}", {"BM": bm, "BN": bn}, None, False) for bn in ((64, 128) if M <= 64 else (128,))]
         if M <= 64:
-            pvars += [(f"packed merge BM{bm} BN128 SPLIT{sp}", {"BM": bm, "BN": 128, "SPLIT": sp}, sp) for sp in (4, 8, 16)]
-        for base, defs, sp in pvars:
-            for tag, sw in pforms:
+            pvars += [(f"packed merge BM{bm} BN128 SPLIT{sp}", {"BM": bm, "BN": 128, "SPLIT": sp}, sp, False) for sp in (4, 8, 16)]
+            pvars += [(f"packed merge_sz BM{bm} BN128 SPLIT{sp}", {"BM": bm, "BN": 128, "SPLIT": sp}, sp, True) for sp in (4, 8)]
+        for base, defs, sp, two in pvars:
+            for tag, sw in (szforms if two else pforms):
                 name = f"{base} {tag}"
                 if any(w_ in name for w_ in skip): continue
                 only_ = os.environ.get("W4A16_ONLY")
                 if only_ and not any(w_ in name for w_ in only_.split(",")): continue
                 try:
-                    key = ("packed", tuple(sorted(defs.items())), tag)
+                    key = ("packed", tuple(sorted(defs.items())), tag, two)
                     if key not in cache:
-                        cache[key] = kern_packed(defs, sw, "gemm_w4a16_packed_merge" if sp else "gemm_w4a16_packed")
+                        cache[key] = kern_packed(defs, sw, ("gemm_w4a16_packed_merge_sz" if two else "gemm_w4a16_packed_merge")
+                                                 if sp else "gemm_w4a16_packed")
                     k = cache[key]
                     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
                     if sp:
                         P = torch.empty((sp, M, N), device="cuda", dtype=torch.float32)
                         cnt = torch.zeros(-(-M // defs["BM"]) * -(-N // 128), device="cuda", dtype=torch.int32)
-                        f = k.bind(a, wp, sc, zs, P, c, cnt)
+                        f = k.bind(a, wp, szw, P, c, cnt) if two else k.bind(a, wp, sc, zs, P, c, cnt)
                     else:
                         f = k.bind(a, wp, sc, zs, c)
                     f(); torch.cuda.synchronize()
@@ -1928,8 +1937,10 @@ def gemm_w4a16():
                 print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
                       f"{ms_ref / ms:.2f}x faster", flush=True)
                 if graph_on:
-                    def make(i, k=k, sp=sp):
+                    def make(i, k=k, sp=sp, two=two):
                         _, s_, z_ = qcs[i]
+                        if sp and two:
+                            return k.bind(a, wps[i], szs[i], P, c, cnt)
                         if sp:  # P, C and Count shared by the launches: one after the other on the stream
                             return k.bind(a, wps[i], s_, z_, P, c, cnt)
                         return k.bind(a, wps[i], s_, z_, c)

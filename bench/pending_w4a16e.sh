@@ -8,30 +8,35 @@
 # 1. tests/gpu/test_w4a16_packed.py (repack bit for bit; unsplit and merge vs fp64 and the interpreter;
 #    forms halves / shift / f32 / off);
 # 2. gpu_test_examples on gemm_w4a16_packed.tile alone (ragged sizes vs the interpreter), default and
-#    TILEC_DEQUANT_BF16X2=1;
-# 3. bench.py --only w4a16 --quick at 1x4096x4096, 16x4096x4096, 16x14336x4096, 16x4096x14336; a table
-#    last (<= 150 s in all).  If 1 or 2 fails, the numbers say nothing: the forms stay opt-in.
+#    TILEC_DEQUANT_BF16X2=1 TILEC_FRAG_SHARED_LOAD=1;
+# 3. bench.py --only w4a16 --quick at 1x4096x4096, 16x4096x4096, 16x14336x4096, 16x4096x14336: the old
+#    split-K (f32 and bf16x2) and the packed kernels (unsplit, merge x4 / x8 / x16, merge_sz x4 / x8:
+#    (s, z) one word, TILEC_FRAG_SHARED_LOAD=1 on, "staged" off), cuBLAS bf16 in the same process; a
+#    table last (~110 s in all, <= 200).  If 1 or 2 fails, the numbers say nothing: the forms stay opt-in.
 #   here:   tools/carry.sh build
-#   device: run command="sh bench/pending_w4a16e.sh .carry" carry=[".carry"] timeout_s=200
+#   device: run command="sh bench/pending_w4a16e.sh .carry" carry=[".carry"] timeout_s=240
 . bench/pending_env.sh
 R=$(pwd)
 echo "== 1. test_w4a16_packed [$(el) s]"
-TILEC_CACHE_DIR=/tmp/cw4e timeout 45 python3 tests/gpu/test_w4a16_packed.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
+TILEC_CACHE_DIR=/tmp/cw4e timeout 60 python3 tests/gpu/test_w4a16_packed.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
 echo "test_w4a16_packed rc $? [$(el) s]: $(grep -c '^ok' $L/test.log) ok lines, $(grep -c 'FAIL' $L/test.log) FAIL lines"
 grep -E "FAIL|Traceback|Error" $L/test.log | head -8
 tail -1 $L/test.log
 echo "== 2. gpu_test_examples gemm_w4a16_packed.tile [$(el) s]"
 mkdir -p /tmp/w4ex && cp examples/gemm_w4a16_packed.tile /tmp/w4ex/
-for e in TILEC_DEQUANT_BF16X2=0 TILEC_DEQUANT_BF16X2=1; do
-  env $e TILEC_CACHE_DIR=/tmp/cw4x timeout 25 $B/tests/gpu_test_examples /tmp/w4ex > $L/examples_$e.log 2>&1
-  echo "$e: rc $? $(tail -1 $L/examples_$e.log) [$(el) s]"
-  grep FAIL $L/examples_$e.log | head -4
+i=0
+for e in "TILEC_DEQUANT_BF16X2=0" "TILEC_DEQUANT_BF16X2=1 TILEC_FRAG_SHARED_LOAD=1"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086
+  env $e TILEC_CACHE_DIR=/tmp/cw4x timeout 25 $B/tests/gpu_test_examples /tmp/w4ex > $L/examples_$i.log 2>&1
+  echo "$e: rc $? $(tail -1 $L/examples_$i.log) [$(el) s]"
+  grep FAIL $L/examples_$i.log | head -4
 done
 echo "== 3. bench [$(el) s]"
 W4A16_GRAPH=1 W4A16_SHAPES=1x4096x4096,16x4096x4096,16x14336x4096,16x4096x14336 \
 W4A16_ONLY="splitk BM16 BN128 SPLIT8,packed" \
-W4A16_SKIP="TILEC_,nozero,maxnreg,staged,prologue off,stages2,byteoff,packed BM16 BN64,SPLIT4 shift,SPLIT4 f32,SPLIT16 shift,SPLIT16 f32" \
-TILEC_CACHE_DIR=/tmp/cw4b timeout 85 python3 bench/bench.py --lib $B/libtilec.so --root $R --only w4a16 --quick > $L/bench.log 2>&1
+W4A16_SKIP="TILEC_,nozero,maxnreg,prologue off,stages2,byteoff,packed BM16 BN64,packed BM16 BN128 shift,packed BM16 BN128 f32,SPLIT4 shift,SPLIT4 f32,SPLIT4 staged,SPLIT16 shift,SPLIT16 f32" \
+TILEC_CACHE_DIR=/tmp/cw4b timeout 95 python3 bench/bench.py --lib $B/libtilec.so --root $R --only w4a16 --quick > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -iE "error|Traceback" $L/bench.log | head -5
 grep -E "in a graph of" $L/bench.log

@@ -3,12 +3,16 @@
 w4a16_repack (GPTQ words -> the fragment order) against the same permutation in torch, bit for bit;
 gemm_w4a16_packed (unsplit, bf16 C) and gemm_w4a16_packed_merge (split-K, the last program of a tile
 merging the partials: bf16 C, no zeroed output) against an fp64 reference computed from the GPTQ words
-and, on the smaller cases, against tilec's CPU interpreter, in four forms:
+and, on the smaller cases, against tilec's CPU interpreter; and gemm_w4a16_packed_merge_sz (S and Z as one
+word, packed by w4a16_pack_sz, checked bit for bit), in five forms:
 
-  halves   TILEC_DEQUANT_BF16X2=1: a pair by `word >> 4p`, lop3 and two bf16x2 fmas (the halves form)
-  shift    TILEC_DEQUANT_BF16X2=1 TILEC_DEQUANT_HALVES=0: the same pair by two shifts and a prmt
-  f32      the default (I2F, FFMA, F2F pack)
-  off      TILEC_PROLOGUE=0 (no operand prologue: the loads in the loop)
+  halves     TILEC_DEQUANT_BF16X2=1: a pair by `word >> 4p`, lop3 and two bf16x2 fmas (the halves form)
+  shift      TILEC_DEQUANT_BF16X2=1 TILEC_DEQUANT_HALVES=0: the same pair by two shifts and a prmt
+  f32        the default (I2F, FFMA, F2F pack)
+  staged-sz  as halves without TILEC_FRAG_SHARED_LOAD: the _sz kernel's B staged through shared memory
+  off        TILEC_PROLOGUE=0 (no operand prologue: the loads in the loop)
+(halves, shift and f32 with TILEC_FRAG_SHARED_LOAD=1: the _sz kernel's B in its fragments; the other
+kernels' code does not depend on it.)
 
 Cases as tests/gpu/test_w4a16.py's: the shipped tiles and small ones (BM 16, BN 16, BK 32, G 64, SPLIT 4),
 M = 1, 17, 33 (ragged rows), N = 64, 37, 130 (rows not 16-byte aligned), K of 1 to 41 K steps, splits
@@ -29,9 +33,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_py import examples_dir, start  # noqa: E402
 
 FORMS = {
-    "halves": {"TILEC_DEQUANT_BF16X2": "1"},
-    "shift": {"TILEC_DEQUANT_BF16X2": "1", "TILEC_DEQUANT_HALVES": "0"},
-    "f32": {},
+    "halves": {"TILEC_DEQUANT_BF16X2": "1", "TILEC_FRAG_SHARED_LOAD": "1"},
+    "shift": {"TILEC_DEQUANT_BF16X2": "1", "TILEC_DEQUANT_HALVES": "0", "TILEC_FRAG_SHARED_LOAD": "1"},
+    "f32": {"TILEC_FRAG_SHARED_LOAD": "1"},
+    "staged-sz": {"TILEC_DEQUANT_BF16X2": "1"},  # the _sz kernel's B staged (TILEC_FRAG_SHARED_LOAD unset)
     "off": {"TILEC_PROLOGUE": "0"},
 }
 
@@ -64,7 +69,8 @@ def main():
         os.environ.update(sw)
         try:
             prog = tilec.compile(src, defines=defines)
-            ks = {n: prog[n] for n in ("w4a16_repack", "gemm_w4a16_packed", "gemm_w4a16_packed_merge")}
+            ks = {n: prog[n] for n in ("w4a16_repack", "gemm_w4a16_packed", "gemm_w4a16_packed_merge", "w4a16_pack_sz",
+                                       "gemm_w4a16_packed_merge_sz")}
             for k in ks.values():
                 k.load()  # compiled now, while the switches are set (they are in the kernel cache key)
             return ks, prog.explain()
@@ -96,7 +102,7 @@ def main():
                 ex = kernels[key][1]
                 streams = ex.count("b computed from 3 streamed loads") == 2
                 print("tiles %s %s: route_pipeline says %s" % (tiles or "shipped", form, "a prologue" if streams else "no prologue"))
-                if streams != (form != "off"):
+                if streams != (form != "off") or (ex.count("b computed from 2 streamed loads") == 1) != (form != "off"):
                     print("FAIL: --explain does not match TILEC_PROLOGUE\n" + ex)
                     fails += 1
             ks = kernels[key][0]
@@ -182,6 +188,32 @@ def main():
                     "ok" if iok else "FAIL", ierr, float((outs[0].double() - ci_.double()).abs().max()))
                 fails += not iok
             print(msg, flush=True)
+
+            # 4. the _sz merge: (s, z) packed into one word on the GPU, then the same checks; its bits
+            # against the merge kernel's (the same arithmetic in the same order: reported, not required)
+            szt = torch.full((NG, N), 0x5A5A5A5A, dtype=torch.int32, device="cuda")
+            ks["w4a16_pack_sz"](sd, zd, szt)
+            torch.cuda.synchronize()
+            sz_ref = (s.view(torch.int16).int() & 0xFFFF) | (z.view(torch.int16).int() << 16)
+            zok = bool((szt.cpu() == sz_ref).all())
+            fails += not zok
+            P.fill_(float("nan"))
+            zouts = []
+            for _ in range(2):
+                cm = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                ks["gemm_w4a16_packed_merge_sz"](ad, wpd, szt, P, cm, cnt)
+                torch.cuda.synchronize()
+                zouts.append(cm.cpu())
+            mok, merr = within(zouts[0], ref)
+            mcaught = not within(zouts[0], ref2)[0]
+            same = bool((zouts[0].view(torch.int16) == zouts[1].view(torch.int16)).all())
+            zeros = bool((cnt.cpu() == 0).all())
+            as_merge = bool((zouts[0].view(torch.int16) == outs[0].view(torch.int16)).all())
+            good = zok and mok and mcaught and same and zeros
+            print("%s merge_sz %s SPLIT %d: pack_sz bit for bit: %s; max err %.2e; changed zero points caught: %s; second "
+                  "launch same bits: %s; Count left zeros: %s; the merge kernel's bits: %s" % (
+                      "ok" if good else "FAIL", name, SPLIT, zok, merr, mcaught, same, zeros, as_merge), flush=True)
+            fails += not good
     print("test_w4a16_packed: %s" % ("PASS" if not fails else "%d FAILED" % fails))
     return 1 if fails else 0
 

@@ -1436,9 +1436,10 @@ static uint32_t w4_packed_nibble(const int32_t *wp, int64_t N, int64_t k, int64_
   return word >> (4 * ((k / 8) % 4) + 16 * (k % 2)) & 15;
 }
 
-/* merge: gemm_w4a16_packed_merge with SPLIT splits (P scratch poisoned, Count zeros; C bf16) */
+/* split: gemm_w4a16_packed_merge with SPLIT splits (P scratch poisoned, Count zeros; C bf16); sz: its
+ * _sz form, S and Z packed into one word by w4a16_pack_sz (checked bit for bit) */
 static void run_w4a16_packed(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed, int64_t split,
-                             int64_t bm, int64_t bn) {
+                             int64_t bm, int64_t bn, bool sz) {
   int64_t KW = K / 8, NG = K / G, T = ((M + bm - 1) / bm) * ((N + bn - 1) / bn) + 3;
   int64_t sa[2] = {M, K}, sw[2] = {KW, N}, sg[2] = {NG, N}, sc[2] = {M, N}, sp[3] = {split ? split : 1, M, N}, st[1] = {T};
   tl_arg q = targ(TL_I32, 2, sw), r[2];
@@ -1459,7 +1460,18 @@ static void run_w4a16_packed(compiled *c, int64_t G, int64_t M, int64_t N, int64
   tfill_random(&a[3], &g, -0.5, 0.5);
   tpoison(&a[4]);
   tpoison(&a[5]);
-  if (split) {
+  if (split && sz) {
+    tl_arg zz[3] = {a[2], a[3], targ(TL_I32, 2, sg)};
+    interpret(kernel(c, "w4a16_pack_sz"), zz, 3);
+    for (int64_t i = 0; i < NG * N; i++) {
+      uint32_t want = tl_float_to_bits(tget_f(&a[2], i), TL_BF16) | tl_float_to_bits(tget_f(&a[3], i), TL_BF16) << 16;
+      cr_assert(((uint32_t *)zz[2].data)[i] == want, "w4a16_pack_sz: element %lld", (long long)i);
+    }
+    tl_arg u[6] = {a[0], a[1], zz[2], a[4], a[5], a[6]};
+    interpret(kernel(c, "gemm_w4a16_packed_merge_sz"), u, 6);
+    free(zz[2].data);
+    for (int64_t i = 0; i < T; i++) cr_assert(((int32_t *)a[6].data)[i] == 0, "merge_sz: Count[%lld] left nonzero", (long long)i);
+  } else if (split) {
     interpret(kernel(c, "gemm_w4a16_packed_merge"), a, 7);
     for (int64_t i = 0; i < T; i++) cr_assert(((int32_t *)a[6].data)[i] == 0, "merge: Count[%lld] left nonzero", (long long)i);
   } else {
@@ -1479,7 +1491,7 @@ static void run_w4a16_packed(compiled *c, int64_t G, int64_t M, int64_t N, int64
       }
     }
   char what[128];
-  snprintf(what, sizeof what, "gemm_w4a16_packed%s G=%lld %lldx%lldx%lld split %lld", split ? "_merge" : "", (long long)G,
+  snprintf(what, sizeof what, "gemm_w4a16_packed%s G=%lld %lldx%lldx%lld split %lld", split ? (sz ? "_merge_sz" : "_merge") : "", (long long)G,
            (long long)M, (long long)N, (long long)K, (long long)split);
   check_close(what, &a[5], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
   free(ref);
@@ -1491,21 +1503,24 @@ static void run_w4a16_packed(compiled *c, int64_t G, int64_t M, int64_t N, int64
 static void example_gemm_w4a16_packed(void) {
   const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}, {"SPLIT", 4}, {"BR", 8}};
   compiled *c = compile_example("gemm_w4a16_packed.tile", small, 6);
-  run_w4a16_packed(c, 64, 1, 37, 128, 4600, 0, 16, 16);
-  run_w4a16_packed(c, 64, 17, 15, 192, 4601, 0, 16, 16);
-  run_w4a16_packed(c, 64, 1, 37, 128, 4602, 4, 16, 16);   /* SPLIT 4 of one K step each */
-  run_w4a16_packed(c, 64, 17, 15, 448, 4603, 4, 16, 16);  /* 14 K steps: splits of 4, 4, 4, 2 */
-  run_w4a16_packed(c, 64, 5, 64, 64, 4604, 4, 16, 16);    /* two splits without a K step: zeros merged */
+  run_w4a16_packed(c, 64, 1, 37, 128, 4600, 0, 16, 16, false);
+  run_w4a16_packed(c, 64, 17, 15, 192, 4601, 0, 16, 16, false);
+  for (int z = 0; z < 2; z++) { /* the merge, S and Z apart and as one word */
+    run_w4a16_packed(c, 64, 1, 37, 128, 4602, 4, 16, 16, z);   /* SPLIT 4 of one K step each */
+    run_w4a16_packed(c, 64, 17, 15, 448, 4603, 4, 16, 16, z);  /* 14 K steps: splits of 4, 4, 4, 2 */
+    run_w4a16_packed(c, 64, 5, 64, 64, 4604, 4, 16, 16, z);    /* two splits without a K step: zeros merged */
+  }
   compiled_free(c);
   {
     const tl_define two[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}, {"SPLIT", 2}, {"BR", 8}};
     c = compile_example("gemm_w4a16_packed.tile", two, 6); /* SPLIT 2: the merge's one pair */
-    run_w4a16_packed(c, 64, 17, 15, 448, 4608, 2, 16, 16);
+    run_w4a16_packed(c, 64, 17, 15, 448, 4608, 2, 16, 16, false);
     compiled_free(c);
   }
   c = compile_example("gemm_w4a16_packed.tile", NULL, 0);  /* the shipped tiles (merge: BN 128, SPLIT 8) */
-  run_w4a16_packed(c, 128, 3, 130, 512, 4605, 0, 16, 64);
-  run_w4a16_packed(c, 128, 3, 130, 1536, 4606, 8, 16, 128); /* 12 K steps: splits of 2 x 6, two empty */
+  run_w4a16_packed(c, 128, 3, 130, 512, 4605, 0, 16, 64, false);
+  run_w4a16_packed(c, 128, 3, 130, 1536, 4606, 8, 16, 128, false); /* 12 K steps: splits of 2 x 6, two empty */
+  run_w4a16_packed(c, 128, 3, 130, 1536, 4609, 8, 16, 128, true);
   compiled_free(c);
 }
 
