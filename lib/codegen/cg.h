@@ -134,6 +134,11 @@ LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constr
  * two bf16x2 fmas, or NULL (TILEC_DEQUANT_BF16X2=0: always NULL). */
 LLVMValueRef cg_dequant_pair_bf16(cg *g, LLVMValueRef e0, LLVMValueRef e1);
 bool cg_dequant_bf16x2_on(void);
+/* lane_eval.c: integer value v for one lane and warp, its leaves g->lane, g->warp and constants
+ * (false: another leaf or op, a division by zero, too deep or too large). */
+bool cg_lane_eval(cg *g, LLVMValueRef v, int64_t lane, int64_t warp, int64_t *out);
+/* lane_eval.c: the warps of the block (the producer warpgroup too), at least 1. */
+int cg_all_warps(cg *g);
 /* mma.sync m16n8k{kstep}.row.col, f32 accumulators (s8: s32, i32 registers): args a0..a3, b0, b1, c0..c3 */
 LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args);
 /* The PTX operand type of a dot operand dtype: bf16 f16 e4m3 e5m2 s8 tf32. */
