@@ -730,6 +730,12 @@ void cg_emit_dot(cg *g, tl_op *o) {
     bool late = mode == 0 && cg_overlap_waiter(g, D); /* the waiting dot of a loop with a late dot */
     cg_ws_turn_before(g, D, L);
     if (late) cg_overlap_before_waiting(g, L); /* (form >= 3: the rescale, mixed by ptxas into the score dot's issue) */
+    if (mode == 0 && !late && cg_lazy_wait_loop(g, L)) { /* waited for before its result's first reader */
+      cg_emit_wgmma(g, o, &wa, &wb, 2);
+      cg_lazy_wait_push(g, res);
+      cg_lazy_issue_next(g, o);
+      return;
+    }
     cg_emit_wgmma(g, o, &wa, &wb, late ? 2 : mode);
     if (late) {
       cg_overlap_issue(g, L, res);

@@ -208,6 +208,11 @@ typedef struct cg_plan {
   int rope_mbar_off;
   int rope_scratch_off, rope_scratch_bytes; /* q's two resident slots, the preamble's scratch */
   const char *rope_note;   /* --explain */
+  /* TILEC_WGMMA_LAZY=1 (wgmma_lazy.c): the results of the loop body's wgmma dots whose groups are
+   * committed and not yet waited for, oldest first */
+  int32_t lazy_res[8];
+  int nlazy;
+  const char *lazy_note;   /* --explain */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
