@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~110 s, <= 160 s): TILEC_WGMMA_LAZY=1
+# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~130 s, <= 170 s): TILEC_WGMMA_LAZY=1
 # (lib/codegen/wgmma_lazy.c): in a loop of >= 3 wgmma dots, each dot's group waited for before its
 # result's first reader (wait_group N) and dP^T issued under S^T's group, so the one-pass backward's
 # exp runs under dP^T, dS under dV, dQ's staging and mma.sync under dK (bench/RESULTS.md "bwd7": the
@@ -15,7 +15,9 @@
 #    fused-tma-bn128 and fused-tma-lazy-bn128 (D64: 128 keys on 8 warps, half the dQ reduce bytes a FLOP),
 #    default, lazy (the three kernels with the switch); round 2 the D64 cases, lazy, default,
 #    fused-tma-lazy, fused-tma (the reverse order)
-# 3. a short table last: x cuDNN per variant and round; fused kernel time off / on
+# 3. ncu (when it is there and the call is under 115 s): one launch of the fused kernel at D64 full, off and
+#    lazy: issue, tensor pipe, MUFU pipe, the warp stall reasons (bench/bwd_once.py, bench/ncu_csv.py)
+# 4. a short table last: x cuDNN per variant and round; fused kernel time off / on
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cbwd7
 echo "== 1. correctness, TILEC_WGMMA_LAZY=1 [$(el) s]"
@@ -35,7 +37,23 @@ timeout 30 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quic
   > $L/bench_2.log 2>&1
 echo "bench round 2 rc $? [$(el) s]"
 for r in 1 2; do grep -E "^attn bwd D.*: (pre\+zero|dK/dV kernel)|FAILED|Error|error" $L/bench_$r.log | sed "s/^/  r$r /" | cut -c1-170; done
-echo "== 3. table (x cuDNN of the same process; err = max rel. err of dQ/dK/dV vs fp64) [$(el) s]"
+echo "== 3. ncu, D64 full, one launch of the fused kernel off / lazy: where its step waits [$(el) s]"
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+if [ -n "$NCU" ] && [ "$(el)" -lt 115 ]; then
+  . bench/ncu_metrics.sh
+  M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
+sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
+  for z in 0 1; do
+    TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout 25 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
+      --launch-count 1 --csv --page raw python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 64:4096:0 \
+      > $L/ncu_$z.csv 2> $L/ncu_$z.err
+    echo "ncu lazy=$z rc $? [$(el) s]: $(grep -h '^once' $L/ncu_$z.csv)"
+    python3 bench/ncu_csv.py attn $L/ncu_$z.csv 2>&1 | sed "s/^/  lazy=$z /" | cut -c1-200
+  done
+else
+  echo "ncu skipped (none, or past 115 s)"
+fi
+echo "== 4. table (x cuDNN of the same process; err = max rel. err of dQ/dK/dV vs fp64) [$(el) s]"
 for r in 1 2; do
   grep -E "^attn bwd .*\| cuDNN SDPA \|" $L/bench_$r.log | awk -F' [|] ' -v r=$r '{printf "r%s %-62s %8s ms x cuDNN %s err %s\n", r, $2, $3, $7, $8}'
 done
