@@ -1158,7 +1158,8 @@ def attn_bwd():
         # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two);
         # ...,fused-tma-lazy: fused-tma with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c, bench/RESULTS.md "bwd7": S^T and dP^T
         # issued together, each group waited for before its result's first reader; D64 only, D128 refuses it:
-        # its kernel is fused-tma's); ...,fused-tma-lazy-split: and TILEC_LOOP_SPLIT_LOAD=1 (the row loads' split form)
+        # its kernel is fused-tma's); ...,fused-tma-lazy-split: and TILEC_LOOP_SPLIT_LOAD=1 (the row loads' split form);
+        # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
         lazy = {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_LAZY": "1"}
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
@@ -1167,14 +1168,19 @@ def attn_bwd():
                                     ("fused-tma-lazy", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits)"),
                                     ("fused-tma-lazy-split", {**lazy, "TILEC_LOOP_SPLIT_LOAD": "1"},
                                      "fused (dQ TMA reduce-add, lazy wgmma waits, split row loads)"),
-                                    ("fused-tma-lazy-bn128", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits, 128 keys, 8 warps)")):
+                                    ("fused-tma-lazy-bn128", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits, 128 keys, 8 warps)"),
+                                    ("fused-tma-probe-nodq", "1", "PROBE fused without its dQ path (dQ wrong by design)"),
+                                    ("fused-tma-lazy-probe-nodq", lazy, "PROBE fused lazy without its dQ path (dQ wrong by design)")):
             if fname not in want or ("bn128" in fname and D != 64):
                 continue
             fenv = fenv if isinstance(fenv, dict) else {"TILEC_ATOMIC_TMA": fenv}
             os.environ.update(fenv)
             try:
                 base = {"D": D, "CAUSAL": causal}
-                PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
+                # (...-probe-nodq: bench/variants/attn_bwd_fused_nodq_probe.tile, a timing probe: the one-pass
+                # kernel without its dQ path, bench/RESULTS.md "bwd7"; its err column is meaningless)
+                PF = os.path.join(args.root, "bench", "variants",
+                                  "attn_bwd_fused_nodq_probe.tile" if "probe-nodq" in fname else "attn_bwd_fused.tile")
                 kp, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_dq_cast"))
                 kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if "bn128" in fname \
                     else Kernel(PF, base, "attn_bwd_fused")

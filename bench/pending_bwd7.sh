@@ -1,21 +1,23 @@
 #!/bin/sh
-# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~130 s, <= 170 s): TILEC_WGMMA_LAZY=1
+# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~120 s, <= 150 s): TILEC_WGMMA_LAZY=1
 # (lib/codegen/wgmma_lazy.c): in a loop of >= 3 wgmma dots, each dot's group waited for before its
 # result's first reader (wait_group N) and dP^T issued under S^T's group, so the one-pass backward's
 # exp runs under dP^T, dS under dV, dQ's staging and mma.sync under dK (bench/RESULTS.md "bwd7": the
 # per-step model and its prediction).  D64 only (D128's accumulators are over the register budget:
 # its kernels are byte-identical with the switch, a control).  Here: `sh tools/carry.sh build`; then
-#   run command="sh bench/pending_bwd7.sh .carry" carry=[".carry"] timeout_s=180
+#   run command="sh bench/pending_bwd7.sh .carry" carry=[".carry"] timeout_s=170
 # 1. correctness with the switch on: tests/gpu/test_attn_bwd_fused.py --modes 1 (the one-pass kernel
 #    against fp64 autograd at S 1/127/129/1000/4097, D64 / D128 / D64 128-key, causal and not, outputs
 #    NaN-poisoned) and tests/gpu/test_attn_bwd.py (the three-kernel backward: its D64 dK/dV and dQ
 #    kernels and D128's dQ change under the switch)
 # 2. bench.py --only attnbwd --quick, S4096 Z4 H16, beside FA2 and cuDNN in the same process: round 1
-#    all four cases, fused-tma (off), fused-tma-lazy, fused-tma-lazy-split (+ TILEC_LOOP_SPLIT_LOAD=1),
-#    fused-tma-bn128 and fused-tma-lazy-bn128 (D64: 128 keys on 8 warps, half the dQ reduce bytes a FLOP),
-#    default, lazy (the three kernels with the switch); round 2 the D64 cases, lazy, default,
-#    fused-tma-lazy, fused-tma (the reverse order)
-# 3. ncu (when it is there and the call is under 115 s): one launch of the fused kernel at D64 full, off and
+#    all four cases, fused-tma (off), fused-tma-lazy, fused-tma-bn128 and fused-tma-lazy-bn128 (D64: 128
+#    keys on 8 warps, half the dQ reduce bytes a FLOP),
+#    fused-tma-probe-nodq and fused-tma-lazy-probe-nodq (timing probes, dQ wrong by design: the one-pass
+#    kernel without its dQ path, bench/variants/attn_bwd_fused_nodq_probe.tile: what that path costs),
+#    default, lazy (the three kernels with the switch); round 2 (when under 105 s) D64 full: lazy, default,
+#    fused-tma-lazy-split (+ TILEC_LOOP_SPLIT_LOAD=1), fused-tma-lazy, fused-tma (the reverse order)
+# 3. ncu (when it is there and the call is under 118 s): one launch of the fused kernel at D64 full, off and
 #    lazy: issue, tensor pipe, MUFU pipe, the warp stall reasons (bench/bwd_once.py, bench/ncu_csv.py)
 # 4. a short table last: x cuDNN per variant and round; fused kernel time off / on
 . bench/pending_env.sh
@@ -28,30 +30,35 @@ TILEC_WGMMA_LAZY=1 timeout 35 python3 tests/gpu/test_attn_bwd.py --lib $B/libtil
 echo "test_attn_bwd (lazy, three kernels) rc $? [$(el) s]: $(tail -1 $L/test_3k.log)"
 grep -E "^FAIL" $L/test_3k.log | head -8
 echo "== 2. bench [$(el) s]"
-V=fused-tma,fused-tma-lazy,fused-tma-lazy-split,fused-tma-bn128,fused-tma-lazy-bn128,default,lazy
-timeout 65 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+V=fused-tma,fused-tma-lazy,fused-tma-bn128,fused-tma-lazy-bn128,fused-tma-probe-nodq,fused-tma-lazy-probe-nodq,default,lazy
+timeout 70 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
   --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants $V > $L/bench_1.log 2>&1
 echo "bench round 1 rc $? [$(el) s]"
-timeout 30 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
-  --attnbwd-cases 64:4096:1,64:4096:0 --attnbwd-variants lazy,default,fused-tma-lazy,fused-tma \
-  > $L/bench_2.log 2>&1
-echo "bench round 2 rc $? [$(el) s]"
+: > $L/bench_2.log
+if [ "$(el)" -lt 105 ]; then
+  timeout 25 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+    --attnbwd-cases 64:4096:0 --attnbwd-variants lazy,default,fused-tma-lazy-split,fused-tma-lazy,fused-tma \
+    > $L/bench_2.log 2>&1
+  echo "bench round 2 rc $? [$(el) s]"
+else
+  echo "bench round 2 skipped (past 105 s)"
+fi
 for r in 1 2; do grep -E "^attn bwd D.*: (pre\+zero|dK/dV kernel)|FAILED|Error|error" $L/bench_$r.log | sed "s/^/  r$r /" | cut -c1-170; done
 echo "== 3. ncu, D64 full, one launch of the fused kernel off / lazy: where its step waits [$(el) s]"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-if [ -n "$NCU" ] && [ "$(el)" -lt 115 ]; then
+if [ -n "$NCU" ] && [ "$(el)" -lt 118 ]; then
   . bench/ncu_metrics.sh
   M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
 sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
   for z in 0 1; do
-    TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout 25 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
+    TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout 15 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
       --launch-count 1 --csv --page raw python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 64:4096:0 \
       > $L/ncu_$z.csv 2> $L/ncu_$z.err
     echo "ncu lazy=$z rc $? [$(el) s]: $(grep -h '^once' $L/ncu_$z.csv)"
     python3 bench/ncu_csv.py attn $L/ncu_$z.csv 2>&1 | sed "s/^/  lazy=$z /" | cut -c1-200
   done
 else
-  echo "ncu skipped (none, or past 115 s)"
+  echo "ncu skipped (none, or past 118 s)"
 fi
 echo "== 4. table (x cuDNN of the same process; err = max rel. err of dQ/dK/dV vs fp64) [$(el) s]"
 for r in 1 2; do
@@ -60,6 +67,8 @@ done
 for r in 1 2; do
   awk -v r=$r '/: pre\+zero/ {c=$3" "$4" "$5; v=$6; sub(":","",v); t[c" "v]=$12}
     END {for (w in t) if (w ~ /lazy/) {o=w; sub(/-lazy/,"",o); sub(/-split$/,"",o); if (o in t)
-      printf "r%s %s fused kernel %s / lazy: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}}' \
+      printf "r%s %s fused kernel %s / lazy: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}
+      for (w in t) if (w ~ /probe-nodq$/) {o=w; sub(/-probe-nodq$/,"",o); if (o in t)
+      printf "r%s %s: the dQ path, %s / probe: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}}' \
     $L/bench_$r.log | sort
 done
