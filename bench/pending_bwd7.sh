@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~120 s, <= 150 s): TILEC_WGMMA_LAZY=1
+# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~130 s, <= 150 s): TILEC_WGMMA_LAZY=1
 # (lib/codegen/wgmma_lazy.c): in a loop of >= 3 wgmma dots, each dot's group waited for before its
 # result's first reader (wait_group N) and dP^T issued under S^T's group, so the one-pass backward's
 # exp runs under dP^T, dS under dV, dQ's staging and mma.sync under dK (bench/RESULTS.md "bwd7": the
@@ -17,8 +17,8 @@
 #    kernel without its dQ path, bench/variants/attn_bwd_fused_nodq_probe.tile: what that path costs),
 #    default, lazy (the three kernels with the switch); round 2 (when under 105 s) D64 full: lazy, default,
 #    fused-tma-lazy-split (+ TILEC_LOOP_SPLIT_LOAD=1), fused-tma-lazy, fused-tma (the reverse order)
-# 3. ncu (when it is there and the call is under 118 s): one launch of the fused kernel at D64 full, off and
-#    lazy: issue, tensor pipe, MUFU pipe, the warp stall reasons (bench/bwd_once.py, bench/ncu_csv.py)
+# 3. ncu (where it is, each while the call is under 133 s): one launch of the fused kernel at D64 full off and
+#    lazy, D128 full: issue, tensor and MUFU pipes, the top warp stall reasons (bench/bwd_once.py, ncu_csv.py)
 # 4. a short table last: x cuDNN per variant and round; fused kernel time off / on
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cbwd7
@@ -44,22 +44,20 @@ else
   echo "bench round 2 skipped (past 105 s)"
 fi
 for r in 1 2; do grep -E "^attn bwd D.*: (pre\+zero|dK/dV kernel)|FAILED|Error|error" $L/bench_$r.log | sed "s/^/  r$r /" | cut -c1-170; done
-echo "== 3. ncu, D64 full, one launch of the fused kernel off / lazy: where its step waits [$(el) s]"
+echo "== 3. ncu, one launch of the fused kernel: D64 full off / lazy, D128 full: where its step waits [$(el) s]"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-if [ -n "$NCU" ] && [ "$(el)" -lt 118 ]; then
-  . bench/ncu_metrics.sh
-  M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
+. bench/ncu_metrics.sh
+M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
 sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
-  for z in 0 1; do
-    TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout 15 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
-      --launch-count 1 --csv --page raw python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 64:4096:0 \
-      > $L/ncu_$z.csv 2> $L/ncu_$z.err
-    echo "ncu lazy=$z rc $? [$(el) s]: $(grep -h '^once' $L/ncu_$z.csv)"
-    python3 bench/ncu_csv.py attn $L/ncu_$z.csv 2>&1 | sed "s/^/  lazy=$z /" | cut -c1-200
-  done
-else
-  echo "ncu skipped (none, or past 118 s)"
-fi
+for c in 64:0 64:1 128:0; do
+  D=${c%:*}; z=${c#*:}
+  if [ -z "$NCU" ] || [ "$(el)" -ge 133 ]; then echo "ncu D$D lazy=$z skipped (no ncu, or past 133 s)"; continue; fi
+  TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout 15 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
+    --launch-count 1 --csv --page raw python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $D:4096:0 \
+    > $L/ncu_${D}_$z.csv 2> $L/ncu_${D}_$z.err
+  echo "ncu D$D lazy=$z rc $? [$(el) s]: $(grep -h '^once' $L/ncu_${D}_$z.csv)"
+  python3 bench/ncu_csv.py attn $L/ncu_${D}_$z.csv 2>&1 | tail -1 | sed "s/^/  D$D lazy=$z /" | cut -c1-230
+done
 echo "== 4. table (x cuDNN of the same process; err = max rel. err of dQ/dK/dV vs fp64) [$(el) s]"
 for r in 1 2; do
   grep -E "^attn bwd .*\| cuDNN SDPA \|" $L/bench_$r.log | awk -F' [|] ' -v r=$r '{printf "r%s %-62s %8s ms x cuDNN %s err %s\n", r, $2, $3, $7, $8}'
