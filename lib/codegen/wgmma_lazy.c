@@ -33,7 +33,8 @@
  * dot's accumulators live beside the first one's.  Only loops whose wgmma accumulators take at
  * most CG_LAZY_REGS (128) registers a thread qualify: the backward at D64 (4 x 32: 174 -> 211
  * registers, 0 spills, two CTAs an SM still) does, D128 (32 + 64 + 32 + 64 = 192, at 255 already)
- * does not: lazy waits there spilled 56-68 bytes with early issue or without it (ptxas 13.0). */
+ * does not: lazy waits there spilled 56-68 bytes with early issue or without it, and 60-68 with only
+ * the carried accumulators' dots (dV, dK) lazy (ptxas 13.0). */
 #include <stdio.h>
 
 #include "code_env.h"
