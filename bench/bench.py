@@ -1159,7 +1159,9 @@ def attn_bwd():
         # ...,fused-tma-lazy: fused-tma with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c, bench/RESULTS.md "bwd7": S^T and dP^T
         # issued together, each group waited for before its result's first reader; D64 only, D128 refuses it:
         # its kernel is fused-tma's); ...,fused-tma-lazy-split: and TILEC_LOOP_SPLIT_LOAD=1 (the row loads' split form);
-        # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below)
+        # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below); ...,fused-tma2[-lazy]-s3:
+        # TILEC_ATOMIC_TMA=2 at 3 stages (107520 B at D64: two CTAs an SM, as =1 at 4): the reduce's wait and one
+        # barrier of the dQ path off the step at equal occupancy
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
         lazy = {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_LAZY": "1"}
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
@@ -1169,6 +1171,9 @@ def attn_bwd():
                                     ("fused-tma-lazy-split", {**lazy, "TILEC_LOOP_SPLIT_LOAD": "1"},
                                      "fused (dQ TMA reduce-add, lazy wgmma waits, split row loads)"),
                                     ("fused-tma-lazy-bn128", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits, 128 keys, 8 warps)"),
+                                    ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),
+                                    ("fused-tma2-lazy-s3", {**lazy, "TILEC_ATOMIC_TMA": "2"},
+                                     "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages, lazy wgmma waits)"),
                                     ("fused-tma-probe-nodq", "1", "PROBE fused without its dQ path (dQ wrong by design)"),
                                     ("fused-tma-lazy-probe-nodq", lazy, "PROBE fused lazy without its dQ path (dQ wrong by design)")):
             if fname not in want or ("bn128" in fname and D != 64):
@@ -1182,8 +1187,9 @@ def attn_bwd():
                 PF = os.path.join(args.root, "bench", "variants",
                                   "attn_bwd_fused_nodq_probe.tile" if "probe-nodq" in fname else "attn_bwd_fused.tile")
                 kp, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_dq_cast"))
+                # (...-s3: 3 ring stages, so TILEC_ATOMIC_TMA=2's second staging buffer keeps two CTAs an SM at D64)
                 kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if "bn128" in fname \
-                    else Kernel(PF, base, "attn_bwd_fused")
+                    else Kernel(PF, base, "attn_bwd_fused", options={"stages": 3} if fname.endswith("-s3") else None)
                 o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
                 dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
                 acc = torch.full((Z, H, S, D), float("nan"), device="cuda")

@@ -6,7 +6,7 @@ TILEC_WGMMA_LAZY, ...) come from the environment, read when the kernels compile.
 dV relative error against float64 autograd (tests/gpu/test_attn_bwd.py's reference) so a profiled
 launch is also a checked one.
 
-  python3 bench/bwd_once.py [--lib build/libtilec.so] [D:S:CAUSAL] [--bn128]
+  python3 bench/bwd_once.py [--lib build/libtilec.so] [D:S:CAUSAL] [--bn128] [--stages N]
 Exit 0 (error <= 1e-2), 1 otherwise, 77 without a GPU."""
 import math
 import os
@@ -36,7 +36,9 @@ def main():
     var = os.path.join(ROOT, "bench", "variants", "attn_bwd_fused.tile")
     fwd = tilec.compile(os.path.join(ROOT, "examples", "attn_bwd.tile"), defines=defs)["attn_fwd_lse"]
     vp = tilec.compile(var, defines=defs)
-    fp = tilec.compile(var, defines={**defs, "BN": 128}, warps=8, kernel="attn_bwd_fused") if bn128 else vp
+    stages = int(sys.argv[sys.argv.index("--stages") + 1]) if "--stages" in sys.argv else 0
+    fp = tilec.compile(var, defines={**defs, "BN": 128}, warps=8, kernel="attn_bwd_fused") if bn128 else \
+        tilec.compile(var, defines=defs, stages=stages, kernel="attn_bwd_fused") if stages else vp
     torch.manual_seed(20261205)
     q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(torch.bfloat16) for _ in range(4))
     scale = 1.0 / math.sqrt(D)
@@ -52,8 +54,8 @@ def main():
     _, dq64, dk64, dv64 = reference_grads(torch, q[:1, :2], k[:1, :2], v[:1, :2], do[:1, :2], scale, causal)
     errs = [rel_error(torch, got[:1, :2], ref, do[:1, :2], scale) for got, ref in ((dq, dq64), (dk, dk64), (dv, dv64))]
     ok = all(e[1] for e in errs)
-    print("once D%d S%d causal=%d%s %s: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
-        D, S, causal, " bn128" if bn128 else "", " ".join("%s=%s" % (n, os.environ.get(n, "-"))
+    print("once D%d S%d causal=%d%s%s %s: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
+        D, S, causal, " bn128" if bn128 else "", " stages %d" % stages if stages else "", " ".join("%s=%s" % (n, os.environ.get(n, "-"))
         for n in ("TILEC_ATOMIC_TMA", "TILEC_WGMMA_LAZY", "TILEC_LOOP_SPLIT_LOAD")),
         errs[0][0], errs[1][0], errs[2][0], "PASS" if ok else "FAIL"), flush=True)
     return 0 if ok else 1

@@ -8,12 +8,14 @@
 #   run command="sh bench/pending_bwd7.sh .carry" carry=[".carry"] timeout_s=170
 # 1. correctness with the switch on: tests/gpu/test_attn_bwd_fused.py --modes 1 (the one-pass kernel
 #    against fp64 autograd at S 1/127/129/1000/4097, D64 / D128 / D64 128-key, causal and not, outputs
-#    NaN-poisoned) and tests/gpu/test_attn_bwd.py (the three-kernel backward: its D64 dK/dV and dQ
-#    kernels and D128's dQ change under the switch)
+#    NaN-poisoned), tests/gpu/test_attn_bwd.py (the three-kernel backward: its D64 dK/dV and dQ kernels
+#    and D128's dQ change under the switch), bench/bwd_once.py for TILEC_ATOMIC_TMA=2 at 3 stages, lazy
+#    (ragged S 1000 causal, 4097 full; two heads against fp64)
 # 2. bench.py --only attnbwd --quick, S4096 Z4 H16, beside FA2 and cuDNN in the same process: round 1
 #    all four cases, fused-tma (off), fused-tma-lazy, fused-tma-bn128 and fused-tma-lazy-bn128 (D64: 128
 #    keys on 8 warps, half the dQ reduce bytes a FLOP),
-#    fused-tma-probe-nodq and fused-tma-lazy-probe-nodq (timing probes, dQ wrong by design: the one-pass
+#    fused-tma2-s3 and fused-tma2-lazy-s3 (TILEC_ATOMIC_TMA=2 at 3 stages: two CTAs an SM at D64 as =1 at 4;
+#    the reduce's wait two steps back and one barrier less), fused-tma-probe-nodq and fused-tma-lazy-probe-nodq (timing probes, dQ wrong by design: the one-pass
 #    kernel without its dQ path, bench/variants/attn_bwd_fused_nodq_probe.tile: what that path costs),
 #    default, lazy (the three kernels with the switch); round 2 (when under 105 s) D64 full: lazy, default,
 #    fused-tma-lazy-split (+ TILEC_LOOP_SPLIT_LOAD=1), fused-tma-lazy, fused-tma (the reverse order)
@@ -29,9 +31,14 @@ grep -E "^FAIL|self-test" $L/test_fused.log | head -8
 TILEC_WGMMA_LAZY=1 timeout 35 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_3k.log 2>&1
 echo "test_attn_bwd (lazy, three kernels) rc $? [$(el) s]: $(tail -1 $L/test_3k.log)"
 grep -E "^FAIL" $L/test_3k.log | head -8
+for c in 64:1000:1 64:4097:0; do  # TILEC_ATOMIC_TMA=2 at 3 stages (the -s3 rows), lazy, ragged S, 2 heads vs fp64
+  TILEC_ATOMIC_TMA=2 TILEC_WGMMA_LAZY=1 timeout 15 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c --stages 3 \
+    > $L/once_$c.log 2>&1
+  echo "bwd_once TMA=2 lazy stages 3 $c rc $? [$(el) s]: $(grep -h '^once' $L/once_$c.log)"
+done
 echo "== 2. bench [$(el) s]"
-V=fused-tma,fused-tma-lazy,fused-tma-bn128,fused-tma-lazy-bn128,fused-tma-probe-nodq,fused-tma-lazy-probe-nodq,default,lazy
-timeout 70 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+V=fused-tma,fused-tma-lazy,fused-tma2-s3,fused-tma2-lazy-s3,fused-tma-bn128,fused-tma-lazy-bn128,fused-tma-probe-nodq,fused-tma-lazy-probe-nodq,default,lazy
+timeout 75 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
   --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants $V > $L/bench_1.log 2>&1
 echo "bench round 1 rc $? [$(el) s]"
 : > $L/bench_2.log
@@ -67,6 +74,8 @@ for r in 1 2; do
     END {for (w in t) if (w ~ /lazy/) {o=w; sub(/-lazy/,"",o); sub(/-split$/,"",o); if (o in t)
       printf "r%s %s fused kernel %s / lazy: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}
       for (w in t) if (w ~ /probe-nodq$/) {o=w; sub(/-probe-nodq$/,"",o); if (o in t)
-      printf "r%s %s: the dQ path, %s / probe: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}}' \
+      printf "r%s %s: the dQ path, %s / probe: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}
+      for (w in t) if (w ~ /tma2/) {o=w; sub(/tma2/,"tma",o); sub(/-s3$/,"",o); if (o in t)
+      printf "r%s %s: the reduce two steps back, %s / it: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}}' \
     $L/bench_$r.log | sort
 done
