@@ -138,6 +138,7 @@ void cg_lazy_issue_next(cg *g, tl_op *dot) {
   tl_func *f = g->f;
   int32_t L = dot->parent;
   tl_region *r = &tl_op_at(f, L)->regions[0];
+  if (g->early && g->early[dot - f->ops.data]) return; /* itself issued early: positions after it are not here yet */
   int32_t *pos = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->ops.len + 1));
   int at = -1;
   for (int i = 0; i < r->ops.len; i++) {
@@ -158,7 +159,8 @@ void cg_lazy_issue_next(cg *g, tl_op *dot) {
                  (p->vkind[b] == SRC_STREAM || (p->vkind[b] == SRC_INVARIANT && p->inv_loop[b] == L));
     int32_t zd = tl_val(f, acc)->def;
     bool zero_here = zd >= 0 && tl_op_at(f, zd)->opc == TL_OP_const && tl_op_at(f, zd)->parent == L && pos[zd] > at;
-    if (!slots || (!zero_here && !ready_at(g, r, pos, at, acc))) continue; /* (dV's P from registers: past it) */
+    if (!slots || (!zero_here && (!ready_at(g, r, pos, at, acc) || !g->vals[acc].r)))
+      continue; /* (dV's P from registers: past it) */
     if (!g->early) {
       g->early = tl_alloc(&g->ctx->arena, (size_t)f->ops.len + 1);
       for (int j = 0; j <= f->ops.len; j++) g->early[j] = 0;
