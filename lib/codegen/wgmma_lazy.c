@@ -9,8 +9,8 @@
  *
  * Why: the one-pass attention backward (bench/variants/attn_bwd_fused.tile) is one warpgroup
  * that alternates tensor work (S^T, dP^T, dV, dK) and CUDA-core work (exp, dS, dQ's staging),
- * each dot waited for at once: nothing overlaps (bench/RESULTS.md "bwd7").  With S^T and dP^T
- * written next to each other, the exp of P runs under dP^T's group, dS under dV's, dQ's
+ * each dot waited for at once: nothing overlaps (bench/RESULTS.md "bwd7").  With dP^T issued
+ * next to S^T (early issue, below), the exp of P runs under dP^T's group, dS under dV's, dQ's
  * staging and mma.sync under dK's (FlashAttention-3's order of waits in its backward step).
  *
  * Which loops: TILEC_WGMMA_LAZY=1, a ring not warp-specialized without lag or late refill, at
