@@ -31,8 +31,9 @@
  *
  * Registers: a pending group keeps its accumulators and its register A live longer, and the early
  * dot's accumulators live beside the first one's.  Only loops whose wgmma accumulators take at
- * most CG_LAZY_REGS (128) registers a thread qualify: the backward at D64 (4 x 32: 174 -> 211
- * registers, 0 spills, two CTAs an SM still) does, D128 (32 + 64 + 32 + 64 = 192, at 255 already)
+ * most CG_LAZY_REGS (160) registers a thread qualify: the backward at D64 (4 x 32: 174 -> 211
+ * registers, 0 spills, two CTAs an SM still; with TILEC_WGMMA_STAGED_A=1's fifth dot, dQ, 5 x 32:
+ * 195 -> 217) does, D128 (32 + 64 + 32 + 64 = 192, at 255 already)
  * does not: lazy waits there spilled 56-68 bytes with early issue or without it, and 60-68 with only
  * the carried accumulators' dots (dV, dK) lazy (ptxas 13.0). */
 #include <stdio.h>
@@ -41,7 +42,7 @@
 #include "ring.h"
 
 #ifndef CG_LAZY_REGS
-#define CG_LAZY_REGS 128
+#define CG_LAZY_REGS 160
 #endif
 
 bool cg_lazy_wait_loop(cg *g, int32_t L) {
