@@ -1161,7 +1161,8 @@ def attn_bwd():
         # its kernel is fused-tma's); ...,fused-tma-lazy-split: and TILEC_LOOP_SPLIT_LOAD=1 (the row loads' split form);
         # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below); ...,fused-tma2[-lazy]-s3:
         # TILEC_ATOMIC_TMA=2 at 3 stages (107520 B at D64: two CTAs an SM, as =1 at 4): the reduce's wait and one
-        # barrier of the dQ path off the step at equal occupancy
+        # barrier of the dQ path off the step at equal occupancy; ...,fused-tma[-lazy]-sa: TILEC_WGMMA_STAGED_A=1 (dQ = dS K
+        # on wgmma, dS^T staged MN-major: emit_dot.c stage_wgmma_a; D64 only, D128 keeps mma.sync)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
         lazy = {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_LAZY": "1"}
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
@@ -1171,6 +1172,10 @@ def attn_bwd():
                                     ("fused-tma-lazy-split", {**lazy, "TILEC_LOOP_SPLIT_LOAD": "1"},
                                      "fused (dQ TMA reduce-add, lazy wgmma waits, split row loads)"),
                                     ("fused-tma-lazy-bn128", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits, 128 keys, 8 warps)"),
+                                    ("fused-tma-sa", {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_STAGED_A": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma)"),
+                                    ("fused-tma-lazy-sa", {**lazy, "TILEC_WGMMA_STAGED_A": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits)"),
                                     ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),
                                     ("fused-tma2-lazy-s3", {**lazy, "TILEC_ATOMIC_TMA": "2"},
                                      "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages, lazy wgmma waits)"),

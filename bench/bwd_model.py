@@ -2,7 +2,8 @@
 """bwd_model.py: the per-step cycle model of the one-pass attention backward (bench/variants/
 attn_bwd_fused.tile, TILEC_ATOMIC_TMA=1) of bench/RESULTS.md "bwd7", at S 4096, Z 4, H 16 on the H200:
 the chain of one step (a CTA's key block against one 64-query block) with every wgmma dot waited for
-at once (the default) and with TILEC_WGMMA_LAZY=1 (lib/codegen/wgmma_lazy.c), set beside the step
+at once (the default), with TILEC_WGMMA_LAZY=1 (lib/codegen/wgmma_lazy.c) and / or TILEC_WGMMA_STAGED_A=1
+(dQ on wgmma, emit_dot.c stage_wgmma_a), set beside the step
 the seventeenth session measured; then what 0.8x cuDNN needs a step.  No GPU; prints a table.
 
 Inputs read here with ptxas 13.0 -v and nvdisasm (sm_90a; `TILEC_ATOMIC_TMA=1 [TILEC_WGMMA_LAZY=1]
@@ -49,7 +50,7 @@ def side_ms(D):
     return (2 * 2 * e + 4 * e + 4 * e + 2 * e) / 4.0e12 * 1e3
 
 
-def chain(D, lazy):
+def chain(D, lazy, sa=False):
     """one step's dependency chain (clocks), one CTA alone; D64: one warpgroup; D128: two in lockstep
     sharing the tensor cores (so a dot's clocks are both warpgroups'), two warps a sub-partition"""
     wgs = 1 if D == 64 else 2
@@ -67,6 +68,9 @@ def chain(D, lazy):
     mma = dot(BM, D, BN) / MMA_SYNC_EFF + 30              # dQ = dS K on mma.sync
     stage = (32 + 16) * wgs + 30 + BAR + FENCE + BAR + 20  # * scale, wait.read, staging, fence, bulk reduce
     loop = 20
+    if sa:  # TILEC_WGMMA_STAGED_A=1 (D64): dS^T's rows stored as they are (16 STS.32), fence, barrier; dQ on wgmma
+        tr = 16 * wgs + FENCE + BAR
+        mma = dot(BM, D, BN) + WG_TAIL
     if not lazy:
         parts = dict(top=top, S=t_s, lse=lse, exp=exp, dV=t_dv, dP=t_dp, dS=ds, dK=t_dk, dQ_tr=tr, dQ_mma=mma,
                      dQ_stage=stage, loop=loop)
@@ -79,6 +83,8 @@ def chain(D, lazy):
     dk_end = dv_end + dot(BN, D, BM)                         # dK queued behind dV
     t_ds = issue_dv + 10 + ds + issue_dk
     mma_start = max(t_ds + tr, dk_end)
+    if sa:  # the dQ group queues behind dK's on the tensor cores; its reader waits for both
+        mma_start = max(t_ds + tr, dk_end - WG_TAIL)
     tail = mma_start + mma + stage + loop
     return head + tail, dict(head=head, tail=tail)
 
@@ -109,6 +115,20 @@ def main():
               f"{' / ' + str(c['sass'][1]) if c['sass'][1] else ''} | {tensor:.0f} | {off:.0f} | {step:.0f} "
               f"({c['ctas']} CTA an SM) | {step / off:.2f} | {lazy_txt} | "
               f"{sp[0]:.2f}-{sp[1]:.2f}x | {c['x_cudnn']:.3f} -> {x_on[0]:.3f}-{x_on[1]:.3f} |")
+    print()
+    for causal in (0, 1):  # TILEC_WGMMA_STAGED_A=1 (D64): SASS 853 -> 738 full, 914 -> 829 causal; with lazy 747 / 843
+        c = CASES[(64, causal)]
+        n = steps_per_sm(64, causal)
+        fl = 10 * Z * H * S * S * 64 / (2 if causal else 1)
+        t_all = fl / (c["x_cudnn"] * c["cudnn"] * 1e12) * 1e3
+        t_k = t_all - side_ms(64)
+        step = t_k * 1e-3 * CLK / n
+        off, _ = chain(64, False)
+        for name, (m, _) in (("dQ on wgmma", chain(64, False, True)), ("lazy + dQ on wgmma", chain(64, True, True))):
+            sp = (step / (step - (off - m) / c["ctas"]), off / m)
+            x_on = tuple(c["x_cudnn"] * t_all / (t_k / v + side_ms(64)) for v in sp)
+            print(f"D64 {'causal' if causal else 'full'} {name}: chain {off:.0f} -> {m:.0f}, fused kernel {sp[0]:.2f}-{sp[1]:.2f}x, "
+                  f"x cuDNN {c['x_cudnn']:.3f} -> {x_on[0]:.3f}-{x_on[1]:.3f}")
     print()
     for D in (64, 128):
         off, parts = chain(D, False)

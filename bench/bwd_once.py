@@ -56,7 +56,7 @@ def main():
     ok = all(e[1] for e in errs)
     print("once D%d S%d causal=%d%s%s %s: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
         D, S, causal, " bn128" if bn128 else "", " stages %d" % stages if stages else "", " ".join("%s=%s" % (n, os.environ.get(n, "-"))
-        for n in ("TILEC_ATOMIC_TMA", "TILEC_WGMMA_LAZY", "TILEC_LOOP_SPLIT_LOAD")),
+        for n in ("TILEC_ATOMIC_TMA", "TILEC_WGMMA_LAZY", "TILEC_WGMMA_STAGED_A", "TILEC_LOOP_SPLIT_LOAD")),
         errs[0][0], errs[1][0], errs[2][0], "PASS" if ok else "FAIL"), flush=True)
     return 0 if ok else 1
 

@@ -1,50 +1,56 @@
 #!/bin/sh
-# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~130 s, <= 150 s): TILEC_WGMMA_LAZY=1
-# (lib/codegen/wgmma_lazy.c): in a loop of >= 3 wgmma dots, each dot's group waited for before its
-# result's first reader (wait_group N) and dP^T issued under S^T's group, so the one-pass backward's
-# exp runs under dP^T, dS under dV, dQ's staging and mma.sync under dK (bench/RESULTS.md "bwd7": the
-# per-step model and its prediction).  D64 only (D128's accumulators are over the register budget:
-# its kernels are byte-identical with the switch, a control).  Here: `sh tools/carry.sh build`; then
-#   run command="sh bench/pending_bwd7.sh .carry" carry=[".carry"] timeout_s=170
-# 1. correctness with the switch on: tests/gpu/test_attn_bwd_fused.py --modes 1 (the one-pass kernel
-#    against fp64 autograd at S 1/127/129/1000/4097, D64 / D128 / D64 128-key, causal and not, outputs
-#    NaN-poisoned), tests/gpu/test_attn_bwd.py (the three-kernel backward: its D64 dK/dV and dQ kernels
-#    and D128's dQ change under the switch), bench/bwd_once.py for TILEC_ATOMIC_TMA=2 at 3 stages, lazy
-#    (ragged S 1000 causal, 4097 full; two heads against fp64)
-# 2. bench.py --only attnbwd --quick, S4096 Z4 H16, beside FA2 and cuDNN in the same process: round 1
-#    all four cases, fused-tma (off), fused-tma-lazy, fused-tma-bn128 and fused-tma-lazy-bn128 (D64: 128
-#    keys on 8 warps, half the dQ reduce bytes a FLOP),
-#    fused-tma2-s3 and fused-tma2-lazy-s3 (TILEC_ATOMIC_TMA=2 at 3 stages: two CTAs an SM at D64 as =1 at 4;
-#    the reduce's wait two steps back and one barrier less), fused-tma-probe-nodq and fused-tma-lazy-probe-nodq (timing probes, dQ wrong by design: the one-pass
-#    kernel without its dQ path, bench/variants/attn_bwd_fused_nodq_probe.tile: what that path costs),
-#    default, lazy (the three kernels with the switch); round 2 (when under 105 s) D64 full: lazy, default,
-#    fused-tma-lazy-split (+ TILEC_LOOP_SPLIT_LOAD=1), fused-tma-lazy, fused-tma (the reverse order)
-# 3. ncu (where it is, each while the call is under 133 s): one launch of the fused kernel at D64 full off and
-#    lazy, D128 full: issue, tensor and MUFU pipes, the top warp stall reasons (bench/bwd_once.py, ncu_csv.py)
-# 4. a short table last: x cuDNN per variant and round; fused kernel time off / on
+# bench/pending_bwd7.sh CARRY (branch bwd7, nineteenth session; ~140 s, <= 155 s): the one-pass attention
+# backward (bench/variants/attn_bwd_fused.tile, TILEC_ATOMIC_TMA=1) with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c:
+# each wgmma group waited for before its result's first reader, dP^T issued under S^T's group) and
+# TILEC_WGMMA_STAGED_A=1 (emit_dot.c stage_wgmma_a: dQ = dS K on wgmma, dS^T staged MN-major), D64 (D128
+# refuses both: its kernels are the off ones, a noise control); bench/RESULTS.md "bwd7" (the per-step model,
+# bench/bwd_model.py, and the prediction).  Here: `sh tools/carry.sh build`; then on the device
+#   run command="sh bench/pending_bwd7.sh .carry" carry=[".carry"] timeout_s=175
+# 1. correctness: tests/gpu/test_attn_bwd_fused.py --modes 1 with both switches (fp64 autograd at S 1 / 127 /
+#    129 / 1000 / 4097, D64, D128, D64 128-key, causal and not, outputs NaN-poisoned); bench/bwd_once.py at
+#    S 1000 causal (two heads against fp64) for lazy alone, dQ on wgmma alone, TILEC_ATOMIC_TMA=2 at 3 stages
+#    with lazy
+# 2. bench.py --only attnbwd --quick, S4096 Z4 H16, beside FA2 and cuDNN in one process, all four cases:
+#    fused-tma (off), fused-tma-lazy, fused-tma-sa, fused-tma-lazy-sa, fused-tma2-s3 / fused-tma2-lazy-s3
+#    (TILEC_ATOMIC_TMA=2 at 3 stages: two CTAs an SM at D64, the reduce's read waited two steps back, one
+#    barrier less), fused-tma-probe-nodq / fused-tma-lazy-probe-nodq (timing probes, dQ wrong by design:
+#    no dQ path, bench/variants/attn_bwd_fused_nodq_probe.tile), default, lazy (the three kernels with the
+#    switch: their D64 dK/dV and dQ and D128's dQ change)
+# 3. tests/gpu/test_attn_bwd.py with TILEC_WGMMA_LAZY=1 (the three kernels at ragged S) while under 110 s;
+#    round 2 (D64 full, reversed, + fused-tma-lazy-split) while under 105 s; ncu of one launch (D64 full off /
+#    lazy, D128 full: pipes and the top stall reasons, bench/bwd_once.py) while under 133 s
+# 4. a short table last: x cuDNN per variant; fused kernel time off / on, the probes' and =2's ratios
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cbwd7
-echo "== 1. correctness, TILEC_WGMMA_LAZY=1 [$(el) s]"
-TILEC_WGMMA_LAZY=1 timeout 30 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 --modes 1 > $L/test_fused.log 2>&1
-echo "test_attn_bwd_fused (lazy, TMA reduce) rc $? [$(el) s]: $(tail -1 $L/test_fused.log)"
+echo "== 1. correctness [$(el) s]"
+TILEC_WGMMA_LAZY=1 TILEC_WGMMA_STAGED_A=1 timeout 30 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 \
+  --modes 1 > $L/test_fused.log 2>&1
+echo "test_attn_bwd_fused (lazy + dQ on wgmma, TMA reduce) rc $? [$(el) s]: $(tail -1 $L/test_fused.log)"
 grep -E "^FAIL|self-test" $L/test_fused.log | head -8
-TILEC_WGMMA_LAZY=1 timeout 35 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_3k.log 2>&1
-echo "test_attn_bwd (lazy, three kernels) rc $? [$(el) s]: $(tail -1 $L/test_3k.log)"
-grep -E "^FAIL" $L/test_3k.log | head -8
-for c in 64:1000:1 64:4097:0; do  # TILEC_ATOMIC_TMA=2 at 3 stages (the -s3 rows), lazy, ragged S, 2 heads vs fp64
-  TILEC_ATOMIC_TMA=2 TILEC_WGMMA_LAZY=1 timeout 15 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c --stages 3 \
-    > $L/once_$c.log 2>&1
-  echo "bwd_once TMA=2 lazy stages 3 $c rc $? [$(el) s]: $(grep -h '^once' $L/once_$c.log)"
-done
+c=64:1000:1  # ragged S, causal, two heads against fp64: lazy alone; dQ on wgmma alone; =2 at 3 stages, lazy
+TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=1 timeout 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c > $L/once_l.log 2>&1
+echo "bwd_once lazy $c rc $? [$(el) s]: $(grep -h '^once' $L/once_l.log)"
+TILEC_ATOMIC_TMA=1 TILEC_WGMMA_STAGED_A=1 timeout 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c > $L/once_s.log 2>&1
+echo "bwd_once dQ on wgmma $c rc $? [$(el) s]: $(grep -h '^once' $L/once_s.log)"
+TILEC_ATOMIC_TMA=2 TILEC_WGMMA_LAZY=1 timeout 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c --stages 3 \
+  > $L/once_2.log 2>&1
+echo "bwd_once TMA=2 lazy stages 3 $c rc $? [$(el) s]: $(grep -h '^once' $L/once_2.log)"
 echo "== 2. bench [$(el) s]"
-V=fused-tma,fused-tma-lazy,fused-tma2-s3,fused-tma2-lazy-s3,fused-tma-bn128,fused-tma-lazy-bn128,fused-tma-probe-nodq,fused-tma-lazy-probe-nodq,default,lazy
-timeout 75 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+V=fused-tma,fused-tma-lazy,fused-tma-sa,fused-tma-lazy-sa,fused-tma2-s3,fused-tma2-lazy-s3,fused-tma-probe-nodq,fused-tma-lazy-probe-nodq,default,lazy
+timeout 85 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
   --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants $V > $L/bench_1.log 2>&1
 echo "bench round 1 rc $? [$(el) s]"
+if [ "$(el)" -lt 110 ]; then
+  TILEC_WGMMA_LAZY=1 timeout 35 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_3k.log 2>&1
+  echo "test_attn_bwd (lazy, three kernels) rc $? [$(el) s]: $(tail -1 $L/test_3k.log)"
+  grep -E "^FAIL" $L/test_3k.log | head -8
+else
+  echo "test_attn_bwd (lazy) skipped (past 110 s): the bench rows' err column checks the lazy three kernels at S 4096"
+fi
 : > $L/bench_2.log
 if [ "$(el)" -lt 105 ]; then
   timeout 25 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
-    --attnbwd-cases 64:4096:0 --attnbwd-variants lazy,default,fused-tma-lazy-split,fused-tma-lazy,fused-tma \
+    --attnbwd-cases 64:4096:0 --attnbwd-variants lazy,default,fused-tma-lazy-sa,fused-tma-lazy-split,fused-tma-lazy,fused-tma \
     > $L/bench_2.log 2>&1
   echo "bench round 2 rc $? [$(el) s]"
 else
@@ -75,6 +81,8 @@ for r in 1 2; do
       printf "r%s %s fused kernel %s / lazy: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}
       for (w in t) if (w ~ /probe-nodq$/) {o=w; sub(/-probe-nodq$/,"",o); if (o in t)
       printf "r%s %s: the dQ path, %s / probe: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}
+      for (w in t) if (w ~ /-sa$/) {o=w; sub(/-sa$/,"",o); if (o in t)
+      printf "r%s %s: dQ on wgmma, %s / it: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}
       for (w in t) if (w ~ /tma2/) {o=w; sub(/tma2/,"tma",o); sub(/-s3$/,"",o); if (o in t)
       printf "r%s %s: the reduce two steps back, %s / it: %.3f (%s / %s ms)\n", r, w, substr(o, index(o, "fused")), t[o] / t[w], t[o], t[w]}}' \
     $L/bench_$r.log | sort
