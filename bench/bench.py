@@ -1139,6 +1139,10 @@ def attn_bwd():
         # split-load: the default kernels with TILEC_LOOP_SPLIT_LOAD=1 (emit_memory.c: dK/dV's per-step LSE and
         # Dl rows in the split form; bench/RESULTS.md "bwd6"); only with --attnbwd-variants ...,split-load
         variants += [("split-load", P, ({}, {}), ({}, {}), {"TILEC_LOOP_SPLIT_LOAD": "1"})]
+        # lazy: the default kernels with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c: each wgmma dot waited for before its
+        # result's first reader, dP issued under S's group; D64's dK/dV and dQ, D128's dQ; bench/RESULTS.md "bwd7");
+        # only with --attnbwd-variants ...,lazy
+        variants += [("lazy", P, ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY": "1"})]
         # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
         # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
         variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
@@ -1151,20 +1155,46 @@ def attn_bwd():
         # ...,fused (the dQ adds by red per element, TILEC_ATOMIC_TMA=0) and / or ...,fused-tma (by one
         # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c); ...,fused-tma-bn128: at
         # D64, 128-key blocks on 8 warps (half the reduce bytes a FLOP, FlashAttention-3's hdim-64 tile);
-        # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two)
+        # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two);
+        # ...,fused-tma-lazy: fused-tma with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c, bench/RESULTS.md "bwd7": S^T and dP^T
+        # issued together, each group waited for before its result's first reader; D64 only, D128 refuses it:
+        # its kernel is fused-tma's); ...,fused-tma-lazy-split: and TILEC_LOOP_SPLIT_LOAD=1 (the row loads' split form);
+        # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below); ...,fused-tma2[-lazy]-s3:
+        # TILEC_ATOMIC_TMA=2 at 3 stages (107520 B at D64: two CTAs an SM, as =1 at 4): the reduce's wait and one
+        # barrier of the dQ path off the step at equal occupancy; ...,fused-tma[-lazy]-sa: TILEC_WGMMA_STAGED_A=1 (dQ = dS K
+        # on wgmma, dS^T staged MN-major: emit_dot.c stage_wgmma_a; D64 only, D128 keeps mma.sync)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
+        lazy = {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_LAZY": "1"}
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
                                     ("fused-tma-bn128", "1", "fused (dQ TMA reduce-add, 128 keys, 8 warps)"),
-                                    ("fused-tma2", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier)")):
-            if fname not in want or (fname.endswith("bn128") and D != 64):
+                                    ("fused-tma2", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier)"),
+                                    ("fused-tma-lazy", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits)"),
+                                    ("fused-tma-lazy-split", {**lazy, "TILEC_LOOP_SPLIT_LOAD": "1"},
+                                     "fused (dQ TMA reduce-add, lazy wgmma waits, split row loads)"),
+                                    ("fused-tma-lazy-bn128", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits, 128 keys, 8 warps)"),
+                                    ("fused-tma-sa", {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_STAGED_A": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma)"),
+                                    ("fused-tma-lazy-sa", {**lazy, "TILEC_WGMMA_STAGED_A": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits)"),
+                                    ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),
+                                    ("fused-tma2-lazy-s3", {**lazy, "TILEC_ATOMIC_TMA": "2"},
+                                     "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages, lazy wgmma waits)"),
+                                    ("fused-tma-probe-nodq", "1", "PROBE fused without its dQ path (dQ wrong by design)"),
+                                    ("fused-tma-lazy-probe-nodq", lazy, "PROBE fused lazy without its dQ path (dQ wrong by design)")):
+            if fname not in want or ("bn128" in fname and D != 64):
                 continue
-            os.environ["TILEC_ATOMIC_TMA"] = fenv
+            fenv = fenv if isinstance(fenv, dict) else {"TILEC_ATOMIC_TMA": fenv}
+            os.environ.update(fenv)
             try:
                 base = {"D": D, "CAUSAL": causal}
-                PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
+                # (...-probe-nodq: bench/variants/attn_bwd_fused_nodq_probe.tile, a timing probe: the one-pass
+                # kernel without its dQ path, bench/RESULTS.md "bwd7"; its err column is meaningless)
+                PF = os.path.join(args.root, "bench", "variants",
+                                  "attn_bwd_fused_nodq_probe.tile" if "probe-nodq" in fname else "attn_bwd_fused.tile")
                 kp, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_dq_cast"))
-                kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if fname.endswith("bn128") \
-                    else Kernel(PF, base, "attn_bwd_fused")
+                # (...-s3: 3 ring stages, so TILEC_ATOMIC_TMA=2's second staging buffer keeps two CTAs an SM at D64)
+                kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if "bn128" in fname \
+                    else Kernel(PF, base, "attn_bwd_fused", options={"stages": 3} if fname.endswith("-s3") else None)
                 o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
                 dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
                 acc = torch.full((Z, H, S, D), float("nan"), device="cuda")
@@ -1183,12 +1213,12 @@ def attn_bwd():
             except Exception as e:
                 print(f"attn bwd {fname}: {str(e)[:300]}", flush=True)
             finally:
-                os.environ.pop("TILEC_ATOMIC_TMA", None)
+                for e_ in fenv: os.environ.pop(e_, None)
         if args.attnbwd_variants:  # in the order given (rounds rotate it)
             keep = args.attnbwd_variants.split(",")
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
-            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe")]
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
             os.environ.update(envs)

@@ -85,6 +85,13 @@ static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int war
    * accepted for wgmma: attention's q and p, the backward's k, v, P^T, dS) */
   bool wg_ok = e && e->pipelined && e->streamed[1] && e->swizzled && e->swizzle_bytes[1] &&
                (!e->streamed[0] || e->swizzle_bytes[0]);
+  /* (TILEC_WGMMA_STAGED_A=1: mma_remap's staged MN-major A with a resident B, the backward's dQ = dS K) */
+  tl_op *op = tl_op_at(f, D);
+  tl_value *av = tl_val(f, op->opnd[0]), *bv = tl_val(f, op->opnd[1]);
+  if (e && e->pipelined && !wg_ok && tl_code_env_on("TILEC_WGMMA_STAGED_A") && op->parent >= 0 && av->def >= 0 &&
+      tl_op_at(f, av->def)->opc == TL_OP_trans && !tl_defined_outside(f, tl_op_at(f, av->def)->opnd[0], op->parent) &&
+      bv->def >= 0 && tl_op_at(f, bv->def)->opc == TL_OP_load && tl_defined_outside(f, op->opnd[1], op->parent))
+    wg_ok = true;
   if (e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA && !wg_ok)
     return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
   if (e && e->remapped && e->warps_m > 0 && e->warps_n > 0) {

@@ -190,6 +190,14 @@ void cg_loop_exit(cg *g, int32_t for_op);
  * true: op id is not emitted here (the rescale moved to the next iteration). */
 bool cg_overlap_before_op(cg *g, int32_t id);
 bool cg_rope_skips(cg *g, int32_t op); /* emit_rope.c: k's rotation, the producer's (TILEC_ROPE_PRODUCER=1) */
+/* wgmma_lazy.c (TILEC_WGMMA_LAZY=1): loop L's wgmma dots commit without waiting (cg_lazy_wait_loop),
+ * their results pending (cg_lazy_wait_push); before a body op, the wait for the pending results it
+ * reads (every one before an op with regions); at the body's end, the wait for all (flush). */
+bool cg_lazy_wait_loop(cg *g, int32_t L);
+void cg_lazy_wait_push(cg *g, int32_t res);
+void cg_lazy_wait_before_op(cg *g, int32_t id);
+void cg_lazy_wait_flush(cg *g);
+void cg_lazy_issue_next(cg *g, tl_op *dot); /* after a lazy dot's commit: the next wgmma dot, if its operands are in slots */
 /* TMA (docs/pipelines.md "TMA ring"): the hidden tensor-map parameters the
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */
