@@ -20,17 +20,17 @@
 . bench/pending_env.sh
 echo "== 1. correctness [$(el) s]"
 mkdir -p /tmp/exd && cp examples/attn.tile /tmp/exd/
-GPU_TEST_ATTN_VARIANTS=KV_SPLIT TILEC_CACHE_DIR=/tmp/kve timeout 70 $B/tests/gpu_test_examples /tmp/exd > $L/examples.log 2>&1 &
+GPU_TEST_ATTN_VARIANTS=KV_SPLIT TILEC_CACHE_DIR=/tmp/kve timeout -k 10 70 $B/tests/gpu_test_examples /tmp/exd > $L/examples.log 2>&1 &
 E=$!
 trun() { # tag D causal Z H S [env...]: fa3 + split under tilec run --device against the interpreter
   t=$1 D=$2 c=$3 z=$4 h=$5 s=$6; shift 6
-  env TILEC_ATTN_KV_SPLIT=1 "$@" TILEC_CACHE_DIR=/tmp/kvr$t timeout 60 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
+  env TILEC_ATTN_KV_SPLIT=1 "$@" TILEC_CACHE_DIR=/tmp/kvr$t timeout -k 10 60 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
     -D D=$D -D CAUSAL=$c --size Z=$z --size H=$h --size S=$s --scalar scale=0.0625 --device > $L/run_$t.log 2>&1
   echo "tilec run $t D$D causal $c ($z, $h, $s) $*: rc $? $(grep -E 'PASS|FAIL' $L/run_$t.log | tr '\n' ' ' | cut -c1-120)" \
     > $L/run_$t.txt
 }
 san() { # tag causal S: racecheck of D256 fa3 + split (TMA form, one tile a CTA at H 3)
-  TILEC_ATTN_WS=fa3 TILEC_ATTN_KV_SPLIT=1 TILEC_CACHE_DIR=/tmp/kvs$1 timeout 70 compute-sanitizer --tool racecheck $B/tilec run \
+  TILEC_ATTN_WS=fa3 TILEC_ATTN_KV_SPLIT=1 TILEC_CACHE_DIR=/tmp/kvs$1 timeout -k 10 70 compute-sanitizer --tool racecheck $B/tilec run \
     examples/attn.tile --kernel cutlass_attn_fwd -D D=256 -D CAUSAL=$2 --size Z=1 --size H=3 --size S=$3 --scalar scale=0.0625 \
     --device > $L/san_$1.log 2>&1
   echo "racecheck D256 fa3+split causal $2 S$3: rc $? $(grep -E 'SUMMARY|FAIL|PASS' $L/san_$1.log | tr '\n' ' ' | cut -c1-140)" > $L/san_$1.txt
@@ -48,11 +48,11 @@ wait $S1 $S2 $R1 $R2 $R3 $R4 $R5; cat $L/run_*.txt $L/san_*.txt
 echo "== 2. bench [$(el) s]"
 A=cutlass_attn_fwd; Bk="cutlass_attn_fwd@TILEC_ATTN_WS=fa3@TILEC_ATTN_KV_SPLIT=1"; Ck="cutlass_attn_fwd@TILEC_ATTN_WS=fa3@TILEC_ATTN_KV_SPLIT=2"
 Dk="$Bk@TILEC_ATTN_Q_TMA=1"
-BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/kvb timeout 60 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
+BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/kvb timeout -k 10 60 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
   --attn-cases 256:1024:0,256:1024:1,256:4096:0,256:4096:1,256:16384:0,256:16384:1 \
   --attn-kernels "$A,$Bk,$Ck,$Dk,$Dk,$Ck,$Bk,$A" > $L/bench256.log 2>&1
 echo "bench D256 rc $? [$(el) s]"
-TILEC_LATE_FORMS=0 BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/kvb2 timeout 30 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick \
+TILEC_LATE_FORMS=0 BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/kvb2 timeout -k 10 30 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick \
   --only attn --attn-cases 128:4096:0,128:16384:0,128:16384:1 \
   --attn-kernels "$A,$A@TILEC_ATTN_KV_SPLIT=1,$A@TILEC_ATTN_KV_SPLIT=1,$A" > $L/bench128.log 2>&1
 echo "bench D128 rc $? [$(el) s]"

@@ -23,25 +23,25 @@
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cbwd7
 echo "== 1. correctness [$(el) s]"
-TILEC_WGMMA_LAZY=1 TILEC_WGMMA_STAGED_A=1 timeout 30 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 \
+TILEC_WGMMA_LAZY=1 TILEC_WGMMA_STAGED_A=1 timeout -k 10 30 python3 tests/gpu/test_attn_bwd_fused.py --lib $B/libtilec.so.0.1 \
   --modes 1 > $L/test_fused.log 2>&1
 echo "test_attn_bwd_fused (lazy + dQ on wgmma, TMA reduce) rc $? [$(el) s]: $(tail -1 $L/test_fused.log)"
 grep -E "^FAIL|self-test" $L/test_fused.log | head -8
 c=64:1000:1  # ragged S, causal, two heads against fp64: lazy alone; dQ on wgmma alone; =2 at 3 stages, lazy
-TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=1 timeout 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c > $L/once_l.log 2>&1
+TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=1 timeout -k 10 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c > $L/once_l.log 2>&1
 echo "bwd_once lazy $c rc $? [$(el) s]: $(grep -h '^once' $L/once_l.log)"
-TILEC_ATOMIC_TMA=1 TILEC_WGMMA_STAGED_A=1 timeout 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c > $L/once_s.log 2>&1
+TILEC_ATOMIC_TMA=1 TILEC_WGMMA_STAGED_A=1 timeout -k 10 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c > $L/once_s.log 2>&1
 echo "bwd_once dQ on wgmma $c rc $? [$(el) s]: $(grep -h '^once' $L/once_s.log)"
-TILEC_ATOMIC_TMA=2 TILEC_WGMMA_LAZY=1 timeout 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c --stages 3 \
+TILEC_ATOMIC_TMA=2 TILEC_WGMMA_LAZY=1 timeout -k 10 12 python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $c --stages 3 \
   > $L/once_2.log 2>&1
 echo "bwd_once TMA=2 lazy stages 3 $c rc $? [$(el) s]: $(grep -h '^once' $L/once_2.log)"
 echo "== 2. bench [$(el) s]"
 V=fused-tma,fused-tma-lazy,fused-tma-sa,fused-tma-lazy-sa,fused-tma2-s3,fused-tma2-lazy-s3,fused-tma-probe-nodq,fused-tma-lazy-probe-nodq,default,lazy
-timeout 85 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+timeout -k 10 85 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
   --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants $V > $L/bench_1.log 2>&1
 echo "bench round 1 rc $? [$(el) s]"
 if [ "$(el)" -lt 110 ]; then
-  TILEC_WGMMA_LAZY=1 timeout 35 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_3k.log 2>&1
+  TILEC_WGMMA_LAZY=1 timeout -k 10 35 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_3k.log 2>&1
   echo "test_attn_bwd (lazy, three kernels) rc $? [$(el) s]: $(tail -1 $L/test_3k.log)"
   grep -E "^FAIL" $L/test_3k.log | head -8
 else
@@ -49,7 +49,7 @@ else
 fi
 : > $L/bench_2.log
 if [ "$(el)" -lt 105 ]; then
-  timeout 25 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+  timeout -k 10 25 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
     --attnbwd-cases 64:4096:0 --attnbwd-variants lazy,default,fused-tma-lazy-sa,fused-tma-lazy-split,fused-tma-lazy,fused-tma \
     > $L/bench_2.log 2>&1
   echo "bench round 2 rc $? [$(el) s]"
@@ -65,7 +65,7 @@ sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_S
 for c in 64:0 64:1 128:0; do
   D=${c%:*}; z=${c#*:}
   if [ -z "$NCU" ] || [ "$(el)" -ge 133 ]; then echo "ncu D$D lazy=$z skipped (no ncu, or past 133 s)"; continue; fi
-  TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout 15 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
+  TILEC_ATOMIC_TMA=1 TILEC_WGMMA_LAZY=$z timeout -k 10 15 "$NCU" --metrics "$M" --kernel-name regex:attn_bwd_fused \
     --launch-count 1 --csv --page raw python3 bench/bwd_once.py --lib $B/libtilec.so.0.1 $D:4096:0 \
     > $L/ncu_${D}_$z.csv 2> $L/ncu_${D}_$z.err
   echo "ncu D$D lazy=$z rc $? [$(el) s]: $(grep -h '^once' $L/ncu_${D}_$z.csv)"

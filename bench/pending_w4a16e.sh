@@ -18,7 +18,7 @@
 . bench/pending_env.sh
 R=$(pwd)
 echo "== 1. test_w4a16_packed [$(el) s]"
-TILEC_CACHE_DIR=/tmp/cw4e timeout 60 python3 tests/gpu/test_w4a16_packed.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
+TILEC_CACHE_DIR=/tmp/cw4e timeout -k 10 60 python3 tests/gpu/test_w4a16_packed.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
 echo "test_w4a16_packed rc $? [$(el) s]: $(grep -c '^ok' $L/test.log) ok lines, $(grep -c 'FAIL' $L/test.log) FAIL lines"
 grep -E "FAIL|Traceback|Error" $L/test.log | head -8
 tail -1 $L/test.log
@@ -28,7 +28,7 @@ i=0
 for e in "TILEC_DEQUANT_BF16X2=0" "TILEC_DEQUANT_BF16X2=1 TILEC_FRAG_SHARED_LOAD=1"; do
   i=$((i + 1))
   # shellcheck disable=SC2086
-  env $e TILEC_CACHE_DIR=/tmp/cw4x timeout 25 $B/tests/gpu_test_examples /tmp/w4ex > $L/examples_$i.log 2>&1
+  env $e TILEC_CACHE_DIR=/tmp/cw4x timeout -k 10 25 $B/tests/gpu_test_examples /tmp/w4ex > $L/examples_$i.log 2>&1
   echo "$e: rc $? $(tail -1 $L/examples_$i.log) [$(el) s]"
   grep FAIL $L/examples_$i.log | head -4
 done
@@ -36,7 +36,7 @@ echo "== 3. bench [$(el) s]"
 W4A16_GRAPH=1 W4A16_SHAPES=1x4096x4096,16x4096x4096,16x14336x4096,16x4096x14336 \
 W4A16_ONLY="splitk BM16 BN128 SPLIT8,packed" \
 W4A16_SKIP="TILEC_,nozero,maxnreg,prologue off,stages2,byteoff,packed BM16 BN64,packed BM16 BN128 shift,packed BM16 BN128 f32,SPLIT4 shift,SPLIT4 f32,SPLIT4 staged,SPLIT16 shift,SPLIT16 f32" \
-TILEC_CACHE_DIR=/tmp/cw4b timeout 95 python3 bench/bench.py --lib $B/libtilec.so --root $R --only w4a16 --quick > $L/bench.log 2>&1
+TILEC_CACHE_DIR=/tmp/cw4b timeout -k 10 95 python3 bench/bench.py --lib $B/libtilec.so --root $R --only w4a16 --quick > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -iE "error|Traceback" $L/bench.log | head -5
 grep -E "in a graph of" $L/bench.log
