@@ -1,0 +1,135 @@
+/* dead_blocks.c: requires an emitted LLVM function (every block terminated); removes the blocks
+ * that a branch on a constant condition never reaches, before the module verifier and LLVM's
+ * passes see them (docs/codegen.md "Round 13").
+ *
+ * A TMA form (emit_tma.c cg_tma_assume) branches on the constant `true` to its TMA path; the
+ * no-TMA path behind the other edge is emitted all the same (the emitters' state after it is the
+ * kernel's either way) and the first SimplifyCFG deletes it: half of attn_bwd_dq's emitted IR
+ * (1426 of 2952 instructions).  The verifier checked all of it first.  Here each constant
+ * conditional branch becomes the unconditional one SimplifyCFG makes of it, the blocks no longer
+ * reachable from the entry go, and a PHI of a kept block loses the incoming values of deleted
+ * ones (SimplifyCFG's removePredecessor; rebuilt in place: the C API cannot remove an incoming
+ * value).  The verifier then checks what LLVM compiles.  TILEC_DEAD_BLOCKS=0: the blocks stay
+ * for the verifier and SimplifyCFG, as before (measuring). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg.h"
+
+static pthread_once_t dead_once = PTHREAD_ONCE_INIT;
+static bool dead_on = true;
+static void read_dead_switch(void) {
+  const char *e = getenv("TILEC_DEAD_BLOCKS");
+  dead_on = !(e && e[0] == '0');
+}
+
+/* Block b's index in blocks[] (n entries), or -1. */
+static int block_index(LLVMBasicBlockRef *blocks, int n, LLVMBasicBlockRef b) {
+  for (int i = 0; i < n; i++)
+    if (blocks[i] == b) return i;
+  return -1;
+}
+
+/* The edge from -> to of a PHI's incoming value stays: `from` is reachable and step 1 did not cut
+ * the edge (a conditional branch on a constant whose other successor was `to`). */
+static bool kept_edge(LLVMBasicBlockRef *blocks, int n, const bool *live, LLVMBasicBlockRef (*cut)[2], int ncut,
+                      LLVMBasicBlockRef from, LLVMBasicBlockRef to) {
+  int k = block_index(blocks, n, from);
+  if (k < 0 || !live[k]) return false;
+  for (int i = 0; i < ncut; i++)
+    if (cut[i][0] == from && cut[i][1] == to) return false;
+  return true;
+}
+
+void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
+  pthread_once(&dead_once, read_dead_switch);
+  if (!dead_on) return;
+  unsigned nb = LLVMCountBasicBlocks(fn);
+  if (nb < 2) return;
+  LLVMBasicBlockRef *blocks = malloc(sizeof *blocks * nb);
+  int *stack = malloc(sizeof *stack * nb);
+  bool *live = calloc(nb, 1);
+  LLVMBasicBlockRef(*cut)[2] = malloc(sizeof *cut * nb); /* the edges step 1 removed: (from, to) */
+  int ncut = 0;
+  if (!blocks || !stack || !live || !cut) goto out;
+  LLVMGetBasicBlocks(fn, blocks);
+  /* 1. branches on a constant: the edge taken alone */
+  bool any = false;
+  for (unsigned i = 0; i < nb; i++) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(blocks[i]);
+    if (!t || !LLVMIsABranchInst(t) || !LLVMIsConditional(t)) continue;
+    LLVMValueRef c = LLVMGetCondition(t);
+    if (!LLVMIsAConstantInt(c)) continue;
+    LLVMBasicBlockRef to = LLVMGetSuccessor(t, LLVMConstIntGetZExtValue(c) ? 0 : 1);
+    LLVMBasicBlockRef other = LLVMGetSuccessor(t, LLVMConstIntGetZExtValue(c) ? 1 : 0);
+    if (to == other) continue;
+    LLVMPositionBuilderBefore(g->B, t);
+    LLVMValueRef br = LLVMBuildBr(g->B, to);
+    LLVMValueRef dbg = LLVMGetMetadata(t, LLVMGetMDKindIDInContext(g->C, "dbg", 3));
+    if (dbg) LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "dbg", 3), dbg);
+    LLVMInstructionEraseFromParent(t);
+    cut[ncut][0] = blocks[i];
+    cut[ncut++][1] = other;
+    any = true;
+  }
+  if (!any) goto out;
+  /* 2. the blocks reachable from the entry */
+  int sp = 0;
+  live[0] = true;
+  stack[sp++] = 0;
+  while (sp) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(blocks[stack[--sp]]);
+    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+    for (unsigned s = 0; s < ns; s++) {
+      int k = block_index(blocks, (int)nb, LLVMGetSuccessor(t, s));
+      if (k >= 0 && !live[k]) live[k] = true, stack[sp++] = k;
+    }
+  }
+  /* 3. PHIs of kept blocks: the incoming values of deleted blocks and of removed edges out */
+  for (unsigned i = 0; i < nb; i++) {
+    if (!live[i]) continue;
+    for (LLVMValueRef p = LLVMGetFirstInstruction(blocks[i]); p && LLVMIsAPHINode(p);) {
+      LLVMValueRef next = LLVMGetNextInstruction(p);
+      unsigned n = LLVMCountIncoming(p), keep = 0;
+      for (unsigned k = 0; k < n; k++) keep += kept_edge(blocks, (int)nb, live, cut, ncut, LLVMGetIncomingBlock(p, k), blocks[i]);
+      if (keep < n) {
+        LLVMPositionBuilderBefore(g->B, p);
+        LLVMValueRef q = LLVMBuildPhi(g->B, LLVMTypeOf(p), "");
+        for (unsigned k = 0; k < n; k++) {
+          LLVMBasicBlockRef ib = LLVMGetIncomingBlock(p, k);
+          if (!kept_edge(blocks, (int)nb, live, cut, ncut, ib, blocks[i])) continue;
+          LLVMValueRef iv = LLVMGetIncomingValue(p, k);
+          LLVMAddIncoming(q, &iv, &ib, 1);
+        }
+        LLVMValueRef dbg = LLVMGetMetadata(p, LLVMGetMDKindIDInContext(g->C, "dbg", 3));
+        if (dbg) LLVMSetMetadata(q, LLVMGetMDKindIDInContext(g->C, "dbg", 3), dbg);
+        LLVMReplaceAllUsesWith(p, q);
+        LLVMInstructionEraseFromParent(p);
+      }
+      p = next;
+    }
+  }
+  /* 4. the unreachable blocks: their values' uses (only in other unreachable blocks) dropped, then
+   * their instructions (terminators too: no branch refers to a block when it goes), then the blocks */
+  for (unsigned i = 0; i < nb; i++) {
+    if (live[i]) continue;
+    for (LLVMValueRef x = LLVMGetFirstInstruction(blocks[i]); x; x = LLVMGetNextInstruction(x))
+      if (LLVMGetTypeKind(LLVMTypeOf(x)) != LLVMVoidTypeKind) LLVMReplaceAllUsesWith(x, LLVMGetPoison(LLVMTypeOf(x)));
+  }
+  for (unsigned i = 0; i < nb; i++) {
+    if (live[i]) continue;
+    for (LLVMValueRef x = LLVMGetLastInstruction(blocks[i]); x;) {
+      LLVMValueRef prev = LLVMGetPreviousInstruction(x);
+      LLVMInstructionEraseFromParent(x);
+      x = prev;
+    }
+  }
+  for (unsigned i = 0; i < nb; i++)
+    if (!live[i]) LLVMDeleteBasicBlock(blocks[i]);
+out:
+  free(cut);
+  free(blocks);
+  free(stack);
+  free(live);
+}
