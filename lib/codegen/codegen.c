@@ -797,7 +797,8 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   if (setjmp(bail)) return false;
   g->assumed_key = 0;
   emit_kernel(g, entry, warps * 32);
-  cg_drop_dead_blocks(g, g->fn); /* dead_blocks.c: a TMA form's no-TMA paths, before the verifier */
+  /* dead_blocks.c: a TMA form's no-TMA paths, before the verifier; at -O0 (no SimplifyCFG) they stay */
+  if (!o || o->opt_level > 0) cg_drop_dead_blocks(g, g->fn);
   ki->name = f->name;
   ki->entry = tl_strdup(&ctx->arena, entry);
   ki->threads = g->threads;

@@ -9,8 +9,9 @@
  * conditional branch becomes the unconditional one SimplifyCFG makes of it, the blocks no longer
  * reachable from the entry go, and a PHI of a kept block loses the incoming values of deleted
  * ones (SimplifyCFG's removePredecessor; rebuilt in place: the C API cannot remove an incoming
- * value).  The verifier then checks what LLVM compiles.  TILEC_DEAD_BLOCKS=0: the blocks stay
- * for the verifier and SimplifyCFG, as before (measuring). */
+ * value).  The verifier then checks what LLVM compiles.  Only at -O1..-O3 (codegen.c): -O0 runs no
+ * SimplifyCFG, and its PTX keeps what it had.  TILEC_DEAD_BLOCKS=0: the blocks stay for the
+ * verifier and SimplifyCFG, as before (measuring). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
