@@ -33,7 +33,7 @@ static int block_index(LLVMBasicBlockRef *blocks, int n, LLVMBasicBlockRef b) {
 }
 
 /* The edge from -> to of a PHI's incoming value stays: `from` is reachable and step 1 did not cut
- * the edge (a conditional branch on a constant whose other successor was `to`). */
+ * the edge (a conditional branch on a constant whose other successor is `to`). */
 static bool kept_edge(LLVMBasicBlockRef *blocks, int n, const bool *live, LLVMBasicBlockRef (*cut)[2], int ncut,
                       LLVMBasicBlockRef from, LLVMBasicBlockRef to) {
   int k = block_index(blocks, n, from);
@@ -51,43 +51,66 @@ void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
   LLVMBasicBlockRef *blocks = malloc(sizeof *blocks * nb);
   int *stack = malloc(sizeof *stack * nb);
   bool *live = calloc(nb, 1);
-  LLVMBasicBlockRef(*cut)[2] = malloc(sizeof *cut * nb); /* the edges step 1 removed: (from, to) */
+  LLVMBasicBlockRef(*cut)[2] = malloc(sizeof *cut * nb); /* the edges step 1 cuts: (from, to) */
   int ncut = 0;
   if (!blocks || !stack || !live || !cut) goto out;
   LLVMGetBasicBlocks(fn, blocks);
-  /* 1. branches on a constant: the edge taken alone */
-  bool any = false;
+  /* 1. branches on a constant: the edge not taken is cut (applied in 3) */
   for (unsigned i = 0; i < nb; i++) {
     LLVMValueRef t = LLVMGetBasicBlockTerminator(blocks[i]);
-    if (!t || !LLVMIsABranchInst(t) || !LLVMIsConditional(t)) continue;
-    LLVMValueRef c = LLVMGetCondition(t);
-    if (!LLVMIsAConstantInt(c)) continue;
-    LLVMBasicBlockRef to = LLVMGetSuccessor(t, LLVMConstIntGetZExtValue(c) ? 0 : 1);
-    LLVMBasicBlockRef other = LLVMGetSuccessor(t, LLVMConstIntGetZExtValue(c) ? 1 : 0);
-    if (to == other) continue;
+    if (!t || !LLVMIsABranchInst(t) || !LLVMIsConditional(t) || !LLVMIsAConstantInt(LLVMGetCondition(t))) continue;
+    bool taken0 = LLVMConstIntGetZExtValue(LLVMGetCondition(t)) != 0;
+    if (LLVMGetSuccessor(t, 0) == LLVMGetSuccessor(t, 1)) continue;
+    cut[ncut][0] = blocks[i];
+    cut[ncut++][1] = LLVMGetSuccessor(t, taken0 ? 1 : 0);
+  }
+  if (!ncut) goto out;
+  /* 2. the blocks reachable from the entry over the edges not cut */
+  int sp = 0;
+  live[0] = true;
+  stack[sp++] = 0;
+  while (sp) {
+    LLVMBasicBlockRef b = blocks[stack[--sp]];
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
+    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+    for (unsigned s = 0; s < ns; s++) {
+      LLVMBasicBlockRef to = LLVMGetSuccessor(t, s);
+      bool is_cut = false;
+      for (int c = 0; c < ncut && !is_cut; c++) is_cut = cut[c][0] == b && cut[c][1] == to;
+      int k = is_cut ? -1 : block_index(blocks, (int)nb, to);
+      if (k >= 0 && !live[k]) live[k] = true, stack[sp++] = k;
+    }
+  }
+  /* A value of a removed block used where the kernel still runs (an instruction of a kept block, or
+   * a kept PHI entry) is a codegen bug the verifier reports: then nothing is removed, so that it does. */
+  for (unsigned i = 0; i < nb; i++) {
+    if (live[i]) continue;
+    for (LLVMValueRef x = LLVMGetFirstInstruction(blocks[i]); x; x = LLVMGetNextInstruction(x))
+      for (LLVMUseRef u = LLVMGetFirstUse(x); u; u = LLVMGetNextUse(u)) {
+        LLVMValueRef user = LLVMGetUser(u);
+        if (!LLVMIsAInstruction(user)) continue;
+        LLVMBasicBlockRef ub = LLVMGetInstructionParent(user);
+        int k = block_index(blocks, (int)nb, ub);
+        if (k < 0 || !live[k]) continue;
+        if (!LLVMIsAPHINode(user)) goto out;
+        for (unsigned e = 0; e < LLVMCountIncoming(user); e++)
+          if (LLVMGetIncomingValue(user, e) == x &&
+              kept_edge(blocks, (int)nb, live, cut, ncut, LLVMGetIncomingBlock(user, e), ub))
+            goto out;
+      }
+  }
+  /* 3. the constant branches become the unconditional ones, and PHIs of kept blocks lose the incoming
+   * values of deleted blocks and of cut edges */
+  for (int c = 0; c < ncut; c++) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(cut[c][0]);
+    LLVMBasicBlockRef to = LLVMGetSuccessor(t, LLVMGetSuccessor(t, 0) == cut[c][1] ? 1 : 0);
     LLVMPositionBuilderBefore(g->B, t);
     LLVMValueRef br = LLVMBuildBr(g->B, to);
     LLVMValueRef dbg = LLVMGetMetadata(t, LLVMGetMDKindIDInContext(g->C, "dbg", 3));
     if (dbg) LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "dbg", 3), dbg);
     LLVMInstructionEraseFromParent(t);
-    cut[ncut][0] = blocks[i];
-    cut[ncut++][1] = other;
-    any = true;
   }
-  if (!any) goto out;
-  /* 2. the blocks reachable from the entry */
-  int sp = 0;
-  live[0] = true;
-  stack[sp++] = 0;
-  while (sp) {
-    LLVMValueRef t = LLVMGetBasicBlockTerminator(blocks[stack[--sp]]);
-    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
-    for (unsigned s = 0; s < ns; s++) {
-      int k = block_index(blocks, (int)nb, LLVMGetSuccessor(t, s));
-      if (k >= 0 && !live[k]) live[k] = true, stack[sp++] = k;
-    }
-  }
-  /* 3. PHIs of kept blocks: the incoming values of deleted blocks and of removed edges out */
+
   for (unsigned i = 0; i < nb; i++) {
     if (!live[i]) continue;
     for (LLVMValueRef p = LLVMGetFirstInstruction(blocks[i]); p && LLVMIsAPHINode(p);) {
