@@ -13,6 +13,7 @@
  * SimplifyCFG, and its PTX keeps what it had.  TILEC_DEAD_BLOCKS=0: the blocks stay for the
  * verifier and SimplifyCFG, as before (measuring). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,18 +26,49 @@ static void read_dead_switch(void) {
   dead_on = !(e && e[0] == '0');
 }
 
-/* Block b's index in blocks[] (n entries), or -1. */
-static int block_index(LLVMBasicBlockRef *blocks, int n, LLVMBasicBlockRef b) {
-  for (int i = 0; i < n; i++)
-    if (blocks[i] == b) return i;
+/* Block -> its index in the function, by an open-addressing table of the block pointers (the
+ * checks below look a block up for every use of a removed value). */
+typedef struct block_map {
+  LLVMBasicBlockRef *key;
+  int *idx;
+  unsigned mask;
+} block_map;
+
+static unsigned block_hash(LLVMBasicBlockRef b, unsigned mask) {
+  uintptr_t x = (uintptr_t)b;
+  x ^= x >> 17;
+  x *= (uintptr_t)0x9E3779B97F4A7C15ull;
+  return (unsigned)(x >> 20) & mask;
+}
+
+static bool block_map_init(block_map *m, LLVMBasicBlockRef *blocks, unsigned n) {
+  unsigned cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  m->mask = cap - 1;
+  m->key = calloc(cap, sizeof *m->key);
+  m->idx = malloc(sizeof *m->idx * cap);
+  if (!m->key || !m->idx) return false;
+  for (unsigned i = 0; i < n; i++) {
+    unsigned h = block_hash(blocks[i], m->mask);
+    while (m->key[h]) h = (h + 1) & m->mask;
+    m->key[h] = blocks[i];
+    m->idx[h] = (int)i;
+  }
+  return true;
+}
+
+/* Block b's index, or -1 (a block of another function: none here). */
+static int block_index(const block_map *m, LLVMBasicBlockRef b) {
+  for (unsigned h = block_hash(b, m->mask); m->key[h]; h = (h + 1) & m->mask)
+    if (m->key[h] == b) return m->idx[h];
   return -1;
 }
 
 /* The edge from -> to of a PHI's incoming value stays: `from` is reachable and step 1 did not cut
  * the edge (a conditional branch on a constant whose other successor is `to`). */
-static bool kept_edge(LLVMBasicBlockRef *blocks, int n, const bool *live, LLVMBasicBlockRef (*cut)[2], int ncut,
+static bool kept_edge(const block_map *bm, const bool *live, LLVMBasicBlockRef (*cut)[2], int ncut,
                       LLVMBasicBlockRef from, LLVMBasicBlockRef to) {
-  int k = block_index(blocks, n, from);
+  int k = block_index(bm, from);
   if (k < 0 || !live[k]) return false;
   for (int i = 0; i < ncut; i++)
     if (cut[i][0] == from && cut[i][1] == to) return false;
@@ -53,8 +85,10 @@ void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
   bool *live = calloc(nb, 1);
   LLVMBasicBlockRef(*cut)[2] = malloc(sizeof *cut * nb); /* the edges step 1 cuts: (from, to) */
   int ncut = 0;
+  block_map bm = {0};
   if (!blocks || !stack || !live || !cut) goto out;
   LLVMGetBasicBlocks(fn, blocks);
+  if (!block_map_init(&bm, blocks, nb)) goto out;
   /* 1. branches on a constant: the edge not taken is cut (applied in 3) */
   for (unsigned i = 0; i < nb; i++) {
     LLVMValueRef t = LLVMGetBasicBlockTerminator(blocks[i]);
@@ -77,7 +111,7 @@ void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
       LLVMBasicBlockRef to = LLVMGetSuccessor(t, s);
       bool is_cut = false;
       for (int c = 0; c < ncut && !is_cut; c++) is_cut = cut[c][0] == b && cut[c][1] == to;
-      int k = is_cut ? -1 : block_index(blocks, (int)nb, to);
+      int k = is_cut ? -1 : block_index(&bm, to);
       if (k >= 0 && !live[k]) live[k] = true, stack[sp++] = k;
     }
   }
@@ -90,12 +124,12 @@ void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
         LLVMValueRef user = LLVMGetUser(u);
         if (!LLVMIsAInstruction(user)) continue;
         LLVMBasicBlockRef ub = LLVMGetInstructionParent(user);
-        int k = block_index(blocks, (int)nb, ub);
+        int k = block_index(&bm, ub);
         if (k < 0 || !live[k]) continue;
         if (!LLVMIsAPHINode(user)) goto out;
         for (unsigned e = 0; e < LLVMCountIncoming(user); e++)
           if (LLVMGetIncomingValue(user, e) == x &&
-              kept_edge(blocks, (int)nb, live, cut, ncut, LLVMGetIncomingBlock(user, e), ub))
+              kept_edge(&bm, live, cut, ncut, LLVMGetIncomingBlock(user, e), ub))
             goto out;
       }
   }
@@ -116,13 +150,13 @@ void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
     for (LLVMValueRef p = LLVMGetFirstInstruction(blocks[i]); p && LLVMIsAPHINode(p);) {
       LLVMValueRef next = LLVMGetNextInstruction(p);
       unsigned n = LLVMCountIncoming(p), keep = 0;
-      for (unsigned k = 0; k < n; k++) keep += kept_edge(blocks, (int)nb, live, cut, ncut, LLVMGetIncomingBlock(p, k), blocks[i]);
+      for (unsigned k = 0; k < n; k++) keep += kept_edge(&bm, live, cut, ncut, LLVMGetIncomingBlock(p, k), blocks[i]);
       if (keep < n) {
         LLVMPositionBuilderBefore(g->B, p);
         LLVMValueRef q = LLVMBuildPhi(g->B, LLVMTypeOf(p), "");
         for (unsigned k = 0; k < n; k++) {
           LLVMBasicBlockRef ib = LLVMGetIncomingBlock(p, k);
-          if (!kept_edge(blocks, (int)nb, live, cut, ncut, ib, blocks[i])) continue;
+          if (!kept_edge(&bm, live, cut, ncut, ib, blocks[i])) continue;
           LLVMValueRef iv = LLVMGetIncomingValue(p, k);
           LLVMAddIncoming(q, &iv, &ib, 1);
         }
@@ -152,6 +186,8 @@ void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
   for (unsigned i = 0; i < nb; i++)
     if (!live[i]) LLVMDeleteBasicBlock(blocks[i]);
 out:
+  free(bm.key);
+  free(bm.idx);
   free(cut);
   free(blocks);
   free(stack);
