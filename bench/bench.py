@@ -1139,6 +1139,10 @@ def attn_bwd():
         # split-load: the default kernels with TILEC_LOOP_SPLIT_LOAD=1 (emit_memory.c: dK/dV's per-step LSE and
         # Dl rows in the split form; bench/RESULTS.md "bwd6"); only with --attnbwd-variants ...,split-load
         variants += [("split-load", P, ({}, {}), ({}, {}), {"TILEC_LOOP_SPLIT_LOAD": "1"})]
+        # lazy: the default kernels with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c: each wgmma dot waited for before its
+        # result's first reader, dP issued under S's group; D64's dK/dV and dQ, D128's dQ; bench/RESULTS.md "bwd7");
+        # only with --attnbwd-variants ...,lazy
+        variants += [("lazy", P, ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY": "1"})]
         # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
         # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
         variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
@@ -1151,20 +1155,46 @@ def attn_bwd():
         # ...,fused (the dQ adds by red per element, TILEC_ATOMIC_TMA=0) and / or ...,fused-tma (by one
         # TMA bulk reduce-add a block, TILEC_ATOMIC_TMA=1: emit_atomic_tma.c); ...,fused-tma-bn128: at
         # D64, 128-key blocks on 8 warps (half the reduce bytes a FLOP, FlashAttention-3's hdim-64 tile);
-        # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two)
+        # ...,fused-tma2: TILEC_ATOMIC_TMA=2 (two staging buffers, one barrier a step instead of two);
+        # ...,fused-tma-lazy: fused-tma with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c, bench/RESULTS.md "bwd7": S^T and dP^T
+        # issued together, each group waited for before its result's first reader; D64 only, D128 refuses it:
+        # its kernel is fused-tma's); ...,fused-tma-lazy-split: and TILEC_LOOP_SPLIT_LOAD=1 (the row loads' split form);
+        # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below); ...,fused-tma2[-lazy]-s3:
+        # TILEC_ATOMIC_TMA=2 at 3 stages (107520 B at D64: two CTAs an SM, as =1 at 4): the reduce's wait and one
+        # barrier of the dQ path off the step at equal occupancy; ...,fused-tma[-lazy]-sa: TILEC_WGMMA_STAGED_A=1 (dQ = dS K
+        # on wgmma, dS^T staged MN-major: emit_dot.c stage_wgmma_a; D64 only, D128 keeps mma.sync)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
+        lazy = {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_LAZY": "1"}
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
                                     ("fused-tma-bn128", "1", "fused (dQ TMA reduce-add, 128 keys, 8 warps)"),
-                                    ("fused-tma2", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier)")):
-            if fname not in want or (fname.endswith("bn128") and D != 64):
+                                    ("fused-tma2", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier)"),
+                                    ("fused-tma-lazy", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits)"),
+                                    ("fused-tma-lazy-split", {**lazy, "TILEC_LOOP_SPLIT_LOAD": "1"},
+                                     "fused (dQ TMA reduce-add, lazy wgmma waits, split row loads)"),
+                                    ("fused-tma-lazy-bn128", lazy, "fused (dQ TMA reduce-add, lazy wgmma waits, 128 keys, 8 warps)"),
+                                    ("fused-tma-sa", {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_STAGED_A": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma)"),
+                                    ("fused-tma-lazy-sa", {**lazy, "TILEC_WGMMA_STAGED_A": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits)"),
+                                    ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),
+                                    ("fused-tma2-lazy-s3", {**lazy, "TILEC_ATOMIC_TMA": "2"},
+                                     "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages, lazy wgmma waits)"),
+                                    ("fused-tma-probe-nodq", "1", "PROBE fused without its dQ path (dQ wrong by design)"),
+                                    ("fused-tma-lazy-probe-nodq", lazy, "PROBE fused lazy without its dQ path (dQ wrong by design)")):
+            if fname not in want or ("bn128" in fname and D != 64):
                 continue
-            os.environ["TILEC_ATOMIC_TMA"] = fenv
+            fenv = fenv if isinstance(fenv, dict) else {"TILEC_ATOMIC_TMA": fenv}
+            os.environ.update(fenv)
             try:
                 base = {"D": D, "CAUSAL": causal}
-                PF = os.path.join(args.root, "bench", "variants", "attn_bwd_fused.tile")
+                # (...-probe-nodq: bench/variants/attn_bwd_fused_nodq_probe.tile, a timing probe: the one-pass
+                # kernel without its dQ path, bench/RESULTS.md "bwd7"; its err column is meaningless)
+                PF = os.path.join(args.root, "bench", "variants",
+                                  "attn_bwd_fused_nodq_probe.tile" if "probe-nodq" in fname else "attn_bwd_fused.tile")
                 kp, kc = (Kernel(PF, base, n) for n in ("attn_bwd_pre_dq", "attn_bwd_dq_cast"))
-                kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if fname.endswith("bn128") \
-                    else Kernel(PF, base, "attn_bwd_fused")
+                # (...-s3: 3 ring stages, so TILEC_ATOMIC_TMA=2's second staging buffer keeps two CTAs an SM at D64)
+                kf = Kernel(PF, {**base, "BN": 128}, "attn_bwd_fused", options={"warps": 8}) if "bn128" in fname \
+                    else Kernel(PF, base, "attn_bwd_fused", options={"stages": 3} if fname.endswith("-s3") else None)
                 o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
                 dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
                 acc = torch.full((Z, H, S, D), float("nan"), device="cuda")
@@ -1183,12 +1213,12 @@ def attn_bwd():
             except Exception as e:
                 print(f"attn bwd {fname}: {str(e)[:300]}", flush=True)
             finally:
-                os.environ.pop("TILEC_ATOMIC_TMA", None)
+                for e_ in fenv: os.environ.pop(e_, None)
         if args.attnbwd_variants:  # in the order given (rounds rotate it)
             keep = args.attnbwd_variants.split(",")
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
-            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe")]
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
             os.environ.update(envs)
@@ -1741,6 +1771,40 @@ def gemm_w4a16():
             return Kernel(ex("gemm_w4a16.tile"), defines, "gemm_w4a16_splitk" if split else "gemm_w4a16", options=opts)
         finally:
             for k_ in sw: os.environ.pop(k_, None)
+    # examples/gemm_w4a16_packed.tile (nineteenth session, w4a16e): the words repacked into the mma fragment
+    # order (w4a16_repack, once per weight), unsplit ("packed BN..") and split-K with the last program of a
+    # tile merging the partials ("packed merge BN.. SPLIT..": bf16 C, no zeroing kernel; P and Count made once)
+    def kern_packed(defines, sw, name):
+        os.environ.update(sw)
+        try:
+            return Kernel(ex("gemm_w4a16_packed.tile"), defines, name)
+        finally:
+            for k_ in sw: os.environ.pop(k_, None)
+    def repack(wq):  # GPTQ order -> the packed order (the .tile file's header), on the GPU
+        KW_, N_ = wq.shape
+        k_ = torch.arange(KW_ * 8, device="cuda")
+        nib = (wq.repeat_interleave(8, 0) >> (4 * (k_ % 8)).view(-1, 1)) & 15
+        out = torch.zeros(KW_, N_, dtype=torch.int64, device="cuda")
+        out.index_add_(0, 4 * (k_ // 32) + (k_ % 8) // 2, nib.long() << (4 * ((k_ // 8) % 4) + 16 * (k_ % 2)).view(-1, 1))
+        out = out & 0xFFFFFFFF
+        return torch.where(out >= 2 ** 31, out - 2 ** 32, out).to(torch.int32)
+    # W4A16_GRAPH=1: each variant (and cuBLAS) also timed as a CUDA graph of n launches, launch i on weight
+    # copy i (n copies >= 256 MB together, so no launch finds its weights in the 50 MB L2, as a model's
+    # layers do not): the kernels back to back, without the launcher's CPU time or do_bench's fixed cost
+    # of one timed launch (4.5 us, eighth session); time = one replay / n
+    graph_on = os.environ.get("W4A16_GRAPH") == "1"
+    def graph_time(make, n):
+        st_ = torch.cuda.Stream()
+        with torch.cuda.stream(st_):
+            fs = [make(i) for i in range(n)]  # bound to st_ (tilec's launchers take the current stream)
+            for _ in range(2):
+                for f_ in fs: f_()
+            st_.synchronize()
+            g_ = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g_, stream=st_):
+                for f_ in fs: f_()
+        torch.cuda.synchronize()
+        return bench(g_.replay) / n
     cache = {}
     for M, N, K in shapes:
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -1753,6 +1817,23 @@ def gemm_w4a16():
         ref = a.float() @ w.float()
         ms_ref = bench(lambda: a @ w)
         fl = 2 * M * N * K
+        if graph_on:
+            nb = max(2, -(-(256 << 20) // (K * N * 2)))
+            wcs = [w] + [w.clone() for _ in range(nb - 1)]
+            cref = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            ms_ref_g = graph_time(lambda i: (lambda: torch.matmul(a, wcs[i], out=cref)), nb)
+            del wcs
+            nq = max(2, -(-(256 << 20) // (K * N // 2 + 4 * (K // G) * N)))
+            qcs = [(wq, sc, zs)] + [(wq.clone(), sc.clone(), zs.clone()) for _ in range(nq - 1)]
+            print(f"w4a16 {M}x{N}x{K}: cuBLAS bf16 in a graph of {nb} launches on {nb} weight copies: "
+                  f"{ms_ref_g * 1e3:.1f} us (one timed launch: {ms_ref * 1e3:.1f} us); tilec graphs of {nq}", flush=True)
+        def graph_row(name, make, err):
+            if not graph_on: return
+            ms_g = graph_time(make, nq)
+            row("w4a16 gemm graph", f"{M}x{N}x{K} G{G} {name}", ms_g, "TFLOP/s", fl / ms_g / 1e9,
+                "cuBLAS bf16 same shape, graph", fl / ms_ref_g / 1e9, err)
+            print(f"w4a16graph {M}x{N}x{K} {name}: {ms_g * 1e3:.1f} us, cuBLAS bf16 {ms_ref_g * 1e3:.1f} us: "
+                  f"{ms_ref_g / ms_g:.2f}x faster", flush=True)
         bm = 16 if M <= 16 else 64
         tiles = [(bm, bn) for bn in (32, 64, 128)] if M <= 16 else [(64, 64), (64, 128), (128, 128)]
         variants = [(f"BM{m_} BN{bn}{'' if pro else ' prologue off'}", {"BM": m_, "BN": bn}, pro)
@@ -1826,6 +1907,77 @@ def gemm_w4a16():
                 fl / ms_ref / 1e9, err)
             print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
                   f"{ms_ref / ms:.2f}x faster", flush=True)
+            if graph_on:
+                def make(i, k=k, defs=defs, name=name):
+                    q_, s_, z_ = qcs[i]
+                    if "SPLIT" in defs:
+                        cg_ = torch.zeros((M, N), device="cuda", dtype=torch.float32)
+                        g_ = k.bind(a, q_, s_, z_, cg_)
+                        return g_ if "nozero" in name else (lambda: (cg_.zero_(), g_()))
+                    return k.bind(a, q_, s_, z_, torch.empty((M, N), device="cuda", dtype=torch.bfloat16))
+                try:
+                    graph_row(name, make, err)
+                except Exception as e:
+                    print(f"w4a16 graph {name}: {str(e)[:300]}", flush=True)
+        # the packed kernels: unsplit BN 64 / 128, merge BN 128 x 4 / 8 / 16 (M <= 64), each in three forms:
+        # halves (TILEC_DEQUANT_BF16X2=1), shift (the same with TILEC_DEQUANT_HALVES=0), f32 (the default)
+        wp = repack(wq)
+        pack_sz = lambda s_, z_: (s_.view(torch.int16).int() & 0xFFFF) | (z_.view(torch.int16).int() << 16)
+        szw = pack_sz(sc, zs)  # (s, z) as one word (w4a16_pack_sz's layout), for the _sz kernel
+        if graph_on:
+            wps = [wp] + [repack(q_) for q_, _, _ in qcs[1:]]
+            szs = [szw] + [pack_sz(s_, z_) for _, s_, z_ in qcs[1:]]
+        pforms = (("halves", {"TILEC_DEQUANT_BF16X2": "1"}),
+                  ("shift", {"TILEC_DEQUANT_BF16X2": "1", "TILEC_DEQUANT_HALVES": "0"}), ("f32", {}))
+        # merge_sz: (s, z) one word, one stream fewer; its B in the fragments needs TILEC_FRAG_SHARED_LOAD=1
+        # ("halves" / "f32" here), "staged" without it
+        szforms = (("halves", {"TILEC_DEQUANT_BF16X2": "1", "TILEC_FRAG_SHARED_LOAD": "1"}),
+                   ("f32", {"TILEC_FRAG_SHARED_LOAD": "1"}), ("staged", {"TILEC_DEQUANT_BF16X2": "1"}))
+        pvars = [(f"packed BM{bm} BN{bn}", {"BM": bm, "BN": bn}, None, False) for bn in ((64, 128) if M <= 64 else (128,))]
+        if M <= 64:
+            pvars += [(f"packed merge BM{bm} BN128 SPLIT{sp}", {"BM": bm, "BN": 128, "SPLIT": sp}, sp, False) for sp in (4, 8, 16)]
+            pvars += [(f"packed merge_sz BM{bm} BN128 SPLIT{sp}", {"BM": bm, "BN": 128, "SPLIT": sp}, sp, True) for sp in (4, 8)]
+        for base, defs, sp, two in pvars:
+            for tag, sw in (szforms if two else pforms):
+                name = f"{base} {tag}"
+                if any(w_ in name for w_ in skip): continue
+                only_ = os.environ.get("W4A16_ONLY")
+                if only_ and not any(w_ in name for w_ in only_.split(",")): continue
+                try:
+                    key = ("packed", tuple(sorted(defs.items())), tag, two)
+                    if key not in cache:
+                        cache[key] = kern_packed(defs, sw, ("gemm_w4a16_packed_merge_sz" if two else "gemm_w4a16_packed_merge")
+                                                 if sp else "gemm_w4a16_packed")
+                    k = cache[key]
+                    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                    if sp:
+                        P = torch.empty((sp, M, N), device="cuda", dtype=torch.float32)
+                        cnt = torch.zeros(-(-M // defs["BM"]) * -(-N // 128), device="cuda", dtype=torch.int32)
+                        f = k.bind(a, wp, szw, P, c, cnt) if two else k.bind(a, wp, sc, zs, P, c, cnt)
+                    else:
+                        f = k.bind(a, wp, sc, zs, c)
+                    f(); torch.cuda.synchronize()
+                    err = relerr(c, ref)
+                    ms = bench(f)
+                except Exception as e:
+                    print(f"w4a16 {name}: {str(e)[:300]}", flush=True)
+                    continue
+                row("w4a16 gemm", f"{M}x{N}x{K} G{G} {name}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape",
+                    fl / ms_ref / 1e9, err)
+                print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
+                      f"{ms_ref / ms:.2f}x faster", flush=True)
+                if graph_on:
+                    def make(i, k=k, sp=sp, two=two):
+                        _, s_, z_ = qcs[i]
+                        if sp and two:
+                            return k.bind(a, wps[i], szs[i], P, c, cnt)
+                        if sp:  # P, C and Count shared by the launches: one after the other on the stream
+                            return k.bind(a, wps[i], s_, z_, P, c, cnt)
+                        return k.bind(a, wps[i], s_, z_, c)
+                    try:
+                        graph_row(name, make, err)
+                    except Exception as e:
+                        print(f"w4a16 graph {name}: {str(e)[:300]}", flush=True)
 
 # ---- attention with RoPE fused (examples/attn_rope.tile) beside the plain forward, the unfused pair
 # (rope.tile on q and k, then attn.tile's attn_fwd) and torch RoPE + cuDNN SDPA; every ratio in one run.

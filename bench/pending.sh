@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/pending.sh: the GPU call that checks a merged main: every GPU test at the defaults (in
 # parallel), then the measurements PENDING_STEPS names (default all: san smallm rows fp8 fp8probe
-# attnbwd).  Logs go to /tmp/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
+# attnbwd).  Logs go to /tmp/pending.PID/L and come back as one file, $OUT/logs.tgz (a call returns at most 8
 # files); the test table and the measured tables are printed last, short.
 #   twelfth session (all measured, nothing owed): loop_prefetch, a reduce's own slots, softmax by a
 #   reciprocal, the variant rule, the chunk in words, @maxnreg on dropout: the calls were
@@ -40,29 +40,52 @@
 #   eighteenth session: calls A and B ran (bench/RESULTS.md): main correct at the defaults; attnshort,
 #   attnpersist, bscale, kpitch measured; TILEC_ATTN_ORDER made the default.  Call C was lost (the
 #   machine stopped answering), then the device was paused.  Four defaults changed without a GPU run
-#   of all they change (each from a measured form; calls A' and B' check them first):
-#     ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC (128x256 s4 on
-#     sm_90a), D256 full attention's persistent form picked by S <= 2048, fp8 TN fast at 128x256 on
-#     the cooperative kernel (fp8coop).
-#   OWED now, in order (bench/owed.sh, one machine start a call; each script's correctness first):
-#     call A': OWED="order18:200 archtile:150 persistform:130" (the three new defaults)
-#     call B': OWED="fp8coop:100 repack:120 scalepipe:150 bwd6:150" (fp8coop: the fourth default;
-#             then this session's opt-in mechanisms: repack is meant to become the default when it
-#             passes, bwd6's split load if D64 gains >= 10 %)
-#     call C': OWED="gelu7:140 zeroed:70 attn8:110 w4a16d:140" (gelu7: =2 meant to become the default)
-#     call C'': OWED="ropefa3:170 fp8tol:60" (fp8tol: tilec run's atol for 8-bit float dots)
-#     call D': rope3, attn7_handles, ctime7, ctime6; then this script with PENDING_STEPS="attn fp8"
-#             (six example processes); gpu_test_examples over every example with
-#             TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
+#   of all they change: ATTN_ORDER (attn_rope / attn_gqa causal), gemm_fp8's TN tile by ARCH_SPECIFIC,
+#   D256 full attention's persistent form by S <= 2048, fp8 TN fast at 128x256 on the cooperative kernel.
+#   nineteenth session (branch pendcheck, no device): call C's loss explained -- TILEC_ROPE_PRODUCER's
+#   setmaxnreg split (48 / 232) asked the CTA's register pool for more than it holds, so every launch of
+#   that kernel hung (ropefa3 ran first in call C; gpu_test_examples' attn_rope process "ran past 420 s"
+#   twice for the same reason, its last 4 KB of output lost in the stdout buffer).  Fixed (48 / 224,
+#   emit_ws.c fit_pool); the scripts' limits made to fit their owed shares; owed.sh kills a script's
+#   whole process session at its limit and returns its logs progressively.  Every script was run here
+#   on the fake driver (tools/pending_dry.sh): each reaches its table.
+#   OWED now: one queue in this order, the defaults' correctness first, then what could flip a default
+#   (NAME:LIMIT, each its bench/pending_NAME.sh; realistic times are about half the limits):
+#     defaults: order18:200 archtile:150 persistform:130 fp8coop:110 zeroed:90 fp8tol:90
+#     flips:    repack:120 gelu7:185 scalepipe:150 bwd6:150 attn8:170 w4a16d:110 rope3:165
+#     then:     attn7_handles:150 (a measurement question); ctime7 / ctime6 are compile time (PTX
+#               identical, defaults already): measure them here, not on the device
+#   and ropefa3:150 in a call of its own, last (if its kernel still hangs, only that call is lost).
+#   The queue as OWED (each limit covers its script's own limits on their serial path):
+#     order18:200 archtile:150 persistform:130 fp8coop:110 zeroed:90 fp8tol:90 repack:120 gelu7:185
+#     scalepipe:150 bwd6:150 attn8:170 w4a16d:110 rope3:165 attn7_handles:150
+#   Three calls, 1800 s of device time with the cold start (~150 s) and the warm gaps (~30 s):
+#     call 1 (cold):  OWED="<the queue>" OWED_BUDGET=560 sh bench/owed.sh .carry        timeout_s=590
+#     call 2 (warm):  OWED="<what call 1 did not run, in order>" OWED_BUDGET=560 ...      timeout_s=590
+#     call 3 (warm):  OWED="ropefa3:150" OWED_BUDGET=170 sh bench/owed.sh .carry          timeout_s=200
+#   150 + 590 + 30 + 590 + 30 + 200 + 30 = 1620 s; owed.sh runs a script only if its limit + 15 s fits
+#   what is left of OWED_BUDGET (the worst case of the first three defaults, 525 s, fits call 1 alone)
+#   and names what it skipped ("owed.sh: ... skipped: ..."): that, in order, is the next call's OWED.
+#   With >= 200 s left after call 2 (status), a call of OWED_BUDGET=150 takes the queue's next short
+#   item before call 3.  If this session's merges change a default's PTX, call 1 is this script at the
+#   defaults instead (PENDING_STEPS="attn fp8" sh bench/pending.sh .carry, timeout_s=590: every GPU
+#   test, ~300-450 s) and the queue moves one call later.  Then: gpu_test_examples over every example
+#   with TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
 B=$(cd "${1:-.carry}" && pwd)/b
 [ -d "$B" ] || B=$(cd "${1:-build}" && pwd)
-R=$(pwd); L=/tmp/L; mkdir -p $L; T0=$(date +%s)
+# (this run's logs and example folders in a folder of its own: a warm machine keeps /tmp)
+R=$(pwd); P=${PENDING_TMP:-/tmp/pending.$$}; L=$P/L; mkdir -p $L; T0=$(date +%s)
 STEPS=" ${PENDING_STEPS:-san smallm rows fp8 fp8probe attnbwd} "
-step() { case "$STEPS" in *" $1 "*) return 0;; esac; return 1; }
 el() { echo $(( $(date +%s) - T0 )); }
+# the logs so far to $OUT/logs.tgz (before every step and at the end: a call cut short keeps them)
+save() { cp $P/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C $P L 2>/dev/null; return 0; }
+step() { case "$STEPS" in *" $1 "*) save; return 0;; esac; return 1; }
+# a step's time limit: $1, or what PENDING_BUDGET (default 560 s of the 600 a call may run) leaves less
+# 20 s (at least 5: `timeout 0` would mean none)
+lim() { l=$(( ${PENDING_BUDGET:-560} - $(el) - 20 )); [ $l -lt 5 ] && l=5; [ $l -lt $1 ] && echo $l || echo $1; }
 export LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so PYTHONUNBUFFERED=1 TILEC_EXAMPLES=$R/examples TILEC_CLI=$B/tilec
 W=$(dirname "$B")/whl
 if ls "$W"/*.whl >/dev/null 2>&1; then  # apache-tvm-ffi, for the Python launch path (optional)
@@ -73,51 +96,55 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 if [ "${PENDING_TESTS:-all}" = all ]; then
 echo "== 1. GPU tests at the defaults"
 for t in $B/tests/gpu_test_*; do n=$(basename $t); case $n in gpu_test_random|gpu_test_examples) continue;; esac
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout 360 $t > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 ${PENDING_TEST_LIMIT:-330} $t > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
 # gpu_test_examples in five processes (one process beside every other test ran past the timeout):
 # attn.tile (~140 s of interpreter alone) and attn_rope.tile each in their own (together they ran past
 # 420 s in the seventeenth session's first call), the other files round-robin into three, each its log
 i=0; for f in $R/examples/*.tile; do
   case $(basename "$f") in attn.tile) k=3;; attn_rope.tile) k=4;; *) k=$((i % 3)); i=$((i + 1));; esac
-  mkdir -p /tmp/ex$k; ln -sf "$f" /tmp/ex$k/; done
-# (attn_rope.tile alone ran past 420 s twice at its staged-double variant: its variants in two
-# processes, the default and the first four switches in the fifth, the last two in a sixth)
-for k in 0 1 2 3 4 5; do n=gpu_test_examples_$k; d=/tmp/ex$k; v=
-  case $k in 4) v=default,PROLOGUE_TMA,STAGED_WGMMA,LATE_REFILL;; 5) v=STAGED_DOUBLE,ROPE_PRODUCER; d=/tmp/ex4;; esac
-  (GPU_TEST_ATTN_VARIANTS=$v TILEC_CACHE_DIR=/tmp/c-$n timeout 420 $B/tests/gpu_test_examples $d > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+  mkdir -p $P/ex$k; ln -sf "$f" $P/ex$k/; done
+# (attn_rope.tile's variants in two processes, the default and the first four switches in the fifth,
+# staged-double in a sixth; not TILEC_ROPE_PRODUCER, opt-in and bench/pending_ropefa3.sh's, whose
+# kernel hung at every launch until branch pendcheck: that hang, not the interpreter, is where
+# attn_rope.tile's process "ran past 420 s at the staged-double variant" twice, its last ~4 KB of
+# output lost in the stdout buffer; gpu tests are line-buffered since)
+for k in 0 1 2 3 4 5; do n=gpu_test_examples_$k; d=$P/ex$k; v=
+  case $k in 4) v=default,PROLOGUE_TMA,STAGED_WGMMA,LATE_REFILL;; 5) v=STAGED_DOUBLE; d=$P/ex4;; esac
+  (GPU_TEST_ATTN_VARIANTS=$v TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 ${PENDING_TEST_LIMIT:-330} $B/tests/gpu_test_examples $d > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
 for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_types.py tests/gpu/test_small_m.py; do n=$(basename $p .py)
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 220 python3 $p --lib $B/libtilec.so > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
 # the proposed small-M table (64x128x128/4 at M = 129..256: +3-4 % measured, bench/RESULTS.md tenth session)
 (TILEC_SMALL_M_FORMS="16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x128/cutlass/4" TILEC_CACHE_DIR=/tmp/c-smprop \
-  timeout 220 python3 tests/gpu/test_small_m.py --lib $B/libtilec.so > /tmp/test_small_m_proposed.log 2>&1; echo "exit $?" >> /tmp/test_small_m_proposed.log) &
-(TILEC_CACHE_DIR=/tmp/c-w4 timeout 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > /tmp/test_w4a16.log 2>&1; echo "exit $?" >> /tmp/test_w4a16.log) &
-(TILEC_CACHE_DIR=/tmp/c-rows timeout 300 sh tests/gpu/rows.sh $B > /tmp/rows_sh.log 2>&1; echo "exit $?" >> /tmp/rows_sh.log) &
-(cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > /tmp/pytest_gpu.log 2>&1; echo "exit $?" >> /tmp/pytest_gpu.log) &
-(TILEC_CACHE_DIR=/tmp/c-rr timeout 200 $B/tests/gpu_test_random --seeds 61000:61299 > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
-(for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > /tmp/random_60153.log 2>&1; echo "exit 0" >> /tmp/random_60153.log) &
+  timeout -k 10 220 python3 tests/gpu/test_small_m.py --lib $B/libtilec.so > $P/test_small_m_proposed.log 2>&1; echo "exit $?" >> $P/test_small_m_proposed.log) &
+(TILEC_CACHE_DIR=/tmp/c-w4 timeout -k 10 200 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > $P/test_w4a16.log 2>&1; echo "exit $?" >> $P/test_w4a16.log) &
+(TILEC_CACHE_DIR=/tmp/c-rows timeout -k 10 300 sh tests/gpu/rows.sh $B > $P/rows_sh.log 2>&1; echo "exit $?" >> $P/rows_sh.log) &
+(cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout -k 10 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > $P/pytest_gpu.log 2>&1; echo "exit $?" >> $P/pytest_gpu.log) &
+(TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds 61000:61299 > $P/random.log 2>&1; echo "exit $?" >> $P/random.log) &
+(for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout -k 10 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > $P/random_60153.log 2>&1; echo "exit 0" >> $P/random_60153.log) &
 wait
 else  # PENDING_TESTS="tests/gpu/x.py ...": only these Python tests
 for p in $PENDING_TESTS; do n=$(basename $p .py)
-  (TILEC_CACHE_DIR=/tmp/c-$n timeout 220 python3 $p --lib $B/libtilec.so > /tmp/$n.log 2>&1; echo "exit $?" >> /tmp/$n.log) & done
-[ -n "${PENDING_RANDOM:-}" ] && (TILEC_CACHE_DIR=/tmp/c-rr timeout 200 $B/tests/gpu_test_random --seeds $PENDING_RANDOM > /tmp/random.log 2>&1; echo "exit $?" >> /tmp/random.log) &
+  (TILEC_CACHE_DIR=/tmp/c-$n timeout -k 10 220 python3 $p --lib $B/libtilec.so > $P/$n.log 2>&1; echo "exit $?" >> $P/$n.log) & done
+[ -n "${PENDING_RANDOM:-}" ] && (TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds $PENDING_RANDOM > $P/random.log 2>&1; echo "exit $?" >> $P/random.log) &
 wait
 fi
 echo "[tests: $(el) s]"
-cat /tmp/*.log > $L/tests.log
-grep -hE '^FAIL' /tmp/*.log | head -20
-for f in /tmp/gpu_test_*.log /tmp/test_*.log /tmp/rows_sh.log /tmp/pytest_gpu.log /tmp/random.log /tmp/random_60153.log; do
+cat $P/*.log > $L/tests.log
+grep -hE '^FAIL' $P/*.log | head -20
+for f in $P/gpu_test_*.log $P/test_*.log $P/rows_sh.log $P/pytest_gpu.log $P/random.log $P/random_60153.log; do
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt
+save
 if step san; then
 echo "== 1b. compute-sanitizer: attention D128, blockscale (cooperative, scales under the group) [$(el) s]"
 for c in "racecheck 0" "racecheck 1" "memcheck 1"; do set -- $c
-  TILEC_CACHE_DIR=/tmp/c-san timeout 90 compute-sanitizer --tool $1 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
+  TILEC_CACHE_DIR=/tmp/c-san timeout -k 10 90 compute-sanitizer --tool $1 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
     -D D=128 -D CAUSAL=$2 --size Z=1 --size H=2 --size S=300 --scalar scale=0.088 --device > $L/san_$1_$2.log 2>&1
   echo "$1 causal $2: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/san_$1_$2.log | tr '\n' ' ' | cut -c1-200)"
 done | tee $L/san_table.txt
 for t in racecheck memcheck; do
-  TILEC_CACHE_DIR=/tmp/c-san timeout 90 compute-sanitizer --tool $t $B/tilec run examples/gemm_fp8_blockscale.tile \
+  TILEC_CACHE_DIR=/tmp/c-san timeout -k 10 90 compute-sanitizer --tool $t $B/tilec run examples/gemm_fp8_blockscale.tile \
     --size M=200 --size N=304 --size K=512 --size KB=4 --size NB=3 --device > $L/san_bs_$t.log 2>&1
   echo "blockscale $t: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/san_bs_$t.log | tr '\n' ' ' | cut -c1-200)"
 done | tee -a $L/san_table.txt
@@ -129,54 +156,54 @@ for c in "examples/cross_entropy.tile --size R=5 --size V=20000" "examples/cross
          "examples/rmsnorm.tile --kernel rmsnorm_rows --size R=9 --size C=4096 --scalar eps=1e-6" \
          "bench/variants/softmax_online.tile --size R=3 --size C=20000" "examples/rmsnorm.tile --kernel rmsnorm --size R=5 --size C=3000 --scalar eps=1e-6"; do
   n=$(echo "$c" | tr -c 'a-zA-Z0-9' _ | cut -c1-60)
-  TILEC_CACHE_DIR=/tmp/c-sanr timeout 60 compute-sanitizer --tool racecheck $B/tilec run $c --device > $L/sanr_$n.log 2>&1
+  TILEC_CACHE_DIR=/tmp/c-sanr timeout -k 10 60 compute-sanitizer --tool racecheck $B/tilec run $c --device > $L/sanr_$n.log 2>&1
   echo "racecheck $c: rc $? $(grep -E 'SUMMARY|PASS|FAIL' $L/sanr_$n.log | tr '\n' ' ' | cut -c1-160)"
 done | tee $L/sanrows_table.txt
 fi
 if step ncurows; then
 echo "== 1d. ncu: the row kernels below the copy bandwidth (bench/ncu_rows.sh) [$(el) s]"
-OUT=$L timeout 240 sh bench/ncu_rows.sh $B > $L/ncurows_table.txt 2>&1; tail -14 $L/ncurows_table.txt
+OUT=$L timeout -k 10 240 sh bench/ncu_rows.sh $B > $L/ncurows_table.txt 2>&1; tail -14 $L/ncurows_table.txt
 fi
 if step smallm; then
 echo "== 2. the small-M default against the ninth session's split table [$(el) s]"
 SPLIT="TILEC_SMALL_M_FORMS=16=16x32x256/multistage/5,64=64x64x64/cutlass/8/split,128=64x128x64/cutlass/6/split,256=64x128x64/cutlass/6"
-TILEC_CACHE_DIR=/tmp/c-smp timeout 90 python3 bench/smallm_probe.py --sizes 32x4096x4096,64x4096x4096,100x4096x4096,128x4096x4096,64x4096x14336,128x4096x14336,200x4096x4096 \
+TILEC_CACHE_DIR=/tmp/c-smp timeout -k 10 90 python3 bench/smallm_probe.py --sizes 32x4096x4096,64x4096x4096,100x4096x4096,128x4096x4096,64x4096x14336,128x4096x14336,200x4096x4096 \
   --rounds 2 --forms "default=|split table=$SPLIT|64x32x128=TILEC_SMALL_M_FORMS=256=64x32x128/cutlass/8" > $L/smallm.log 2>&1
 grep -E "^\||FAIL" $L/smallm.log > $L/smallm_table.txt; cat $L/smallm_table.txt
 fi
 if step rows; then
 echo "== 2b. the row kernels at the defaults [$(el) s]"
 FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=${FUSED_ONLY:-rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy} \
-timeout ${ROWS_TIMEOUT:-300} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
+timeout -k 10 ${ROWS_TIMEOUT:-300} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
 grep -A40 "^## fused kernels" $L/fused.log | head -40 > $L/rows_table.txt
 cat $L/rows_table.txt
 fi
 if step fp8; then
 echo "== 2c. fp8 (NN on the producer's transpose) [$(el) s]"
-timeout 60 python3 bench/bench.py --lib $B/libtilec.so --only fp8 --quick > $L/fp8.log 2>&1
+timeout -k 10 $(lim 60) python3 bench/bench.py --lib $B/libtilec.so --only fp8 --quick > $L/fp8.log 2>&1
 grep -E "^\| fp8" $L/fp8.log > $L/fp8_table.txt; cat $L/fp8_table.txt
 fi
 if step fp8probe; then
 echo "== 2d. fp8 blockscale forms (fma / mul, under / after the wait, cooperative / ring) [$(el) s]"
-TILEC_CACHE_DIR=/tmp/c-f8p timeout 150 python3 bench/fp8_probe.py --lib $B/libtilec.so --sizes 4096,8192 --rounds 3 \
+TILEC_CACHE_DIR=/tmp/c-f8p timeout -k 10 150 python3 bench/fp8_probe.py --lib $B/libtilec.so --sizes 4096,8192 --rounds 3 \
   --forms "${FP8PROBE_FORMS:-tn,bs,bs prefetch,bs under0,bs mul,bs ring,bs ring mul}" > $L/fp8probe.log 2>&1
 grep -E "^\||FAIL" $L/fp8probe.log > $L/fp8probe_table.txt; cat $L/fp8probe_table.txt
 fi
 if step attn64; then
 echo "== 2f. attention D64: BN 128 (two programs an SM, 2 stages each) against the default BN 64, all six cases [$(el) s]"
 C=""; for sc in 1024:0 4096:0 16384:0 1024:1 4096:1 16384:1; do S=${sc%:*}; c=${sc#*:}; C="$C,64:$S:$c,64:$S:$c:0:128"; done
-BENCH_ATTN_NO_TRITON=1 timeout 150 python3 bench/bench.py --lib $B/libtilec.so --only attn --quick --attn-kernels cutlass_attn_fwd \
+BENCH_ATTN_NO_TRITON=1 timeout -k 10 150 python3 bench/bench.py --lib $B/libtilec.so --only attn --quick --attn-kernels cutlass_attn_fwd \
   --attn-cases ${C#,} > $L/attn64.log 2>&1
 grep -E "cutlass_attn_fwd.*cuDNN" $L/attn64.log | sort -u > $L/attn64_table.txt; cat $L/attn64_table.txt
 fi
 if step layer; then
 echo "== 2g. the Llama-3-8B layer, prefill batch 1 x 2048 (examples/llama/layer.py) [$(el) s]"
-TILEC_CACHE_DIR=/tmp/c-layer timeout ${LAYER_TIMEOUT:-150} python3 examples/llama/layer.py --lib $B/libtilec.so > $L/layer.log 2>&1
+TILEC_CACHE_DIR=/tmp/c-layer timeout -k 10 ${LAYER_TIMEOUT:-150} python3 examples/llama/layer.py --lib $B/libtilec.so > $L/layer.log 2>&1
 echo "layer.py exit $?" >> $L/layer.log; grep -E "^\||tok|ms|err|exit" $L/layer.log | tail -12 > $L/layer_table.txt; cat $L/layer_table.txt
 fi
 if step attnbwd; then
 echo "== 2e. attention backward, dkdv's Dl under its group on / off (two processes) [$(el) s]"
-for u in 1 0; do TILEC_UNDER_WGMMA=$u TILEC_CACHE=0 timeout 80 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --quick \
+for u in 1 0; do TILEC_UNDER_WGMMA=$u TILEC_CACHE=0 timeout -k 10 80 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --quick \
   --attnbwd-cases 64:4096:0,128:4096:0 --attnbwd-variants default > $L/attnbwd_$u.log 2>&1
   grep -E "attn bwd.*TFLOP" $L/attnbwd_$u.log | sort -u | sed "s/^/under=$u /"; done > $L/attnbwd_table.txt; cat $L/attnbwd_table.txt
 fi
@@ -185,7 +212,7 @@ echo "== 2h. the assembler: the default (ptxas where found, else the driver comp
 echo "ptxas: $(command -v ptxas || echo 'not on PATH') $(ls /usr/local/cuda/bin/ptxas 2>/dev/null) $(ptxas --version 2>/dev/null | tail -1)"
 for a in ${ASM_MODES:-auto link}; do
   TILEC_ASSEMBLER=$a BENCH_LAUNCH_NOTES=1 FUSED_TAGS=${FUSED_TAGS:-no-variants} FUSED_ONLY=${FUSED_ONLY:-rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy} \
-    TILEC_CACHE_DIR=/tmp/c-asm-$a timeout ${ASM_TIMEOUT:-150} python3 bench/bench.py --lib $B/libtilec.so --only ${ASM_ONLY:-fused} --quick \
+    TILEC_CACHE_DIR=/tmp/c-asm-$a timeout -k 10 ${ASM_TIMEOUT:-150} python3 bench/bench.py --lib $B/libtilec.so --only ${ASM_ONLY:-fused} --quick \
     --attnbwd-cases 64:4096:0,128:4096:0 --attnbwd-variants default > $L/asm_$a.log 2>&1
   echo "bench exit $?" >> $L/asm_$a.log
   grep -E "^fused .*\[default\]|^(attn bwd|decode paged|decode contig|gemm small M|w4a16 gemm) \||bench exit" $L/asm_$a.log | sort -u | sed "s/^/$a: /" | cut -c1-200
@@ -194,29 +221,29 @@ fi
 if step attn; then
 echo "== 2j. attention forward: the twelve cases and D 256, beside cuDNN / FA2 [$(el) s]"
 C=""; for d in 64 128 256; do for sc in 1024:0 4096:0 16384:0 1024:1 4096:1 16384:1; do C="$C,$d:${sc%:*}:${sc#*:}"; done; done
-BENCH_ATTN_NO_TRITON=${ATTN_NO_TRITON:-1} timeout ${ATTN_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only attn --quick \
+BENCH_ATTN_NO_TRITON=${ATTN_NO_TRITON:-1} timeout -k 10 $(lim ${ATTN_TIMEOUT:-200}) python3 bench/bench.py --lib $B/libtilec.so --only attn --quick \
   --attn-kernels ${ATTN_KERNELS:-cutlass_attn_fwd} --attn-cases ${ATTN_CASES:-${C#,}} > $L/attn.log 2>&1
 echo "bench exit $?" >> $L/attn.log; grep -E "\| (cuDNN|FA2) \||bench exit" $L/attn.log | sort -u > $L/attn_table.txt; cat $L/attn_table.txt
 fi
 if step decode; then
 echo "== 2k. decode: paged split-KV against the copy bandwidth, B 1-64, L 4k-128k, and the variants of DECODE_VARIANTS [$(el) s]"
-timeout ${DECODE_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only decode --decode-variants "${DECODE_VARIANTS:-}" ${DECODE_ARGS:-} > $L/decode.log 2>&1
+timeout -k 10 ${DECODE_TIMEOUT:-200} python3 bench/bench.py --lib $B/libtilec.so --only decode --decode-variants "${DECODE_VARIANTS:-}" ${DECODE_ARGS:-} > $L/decode.log 2>&1
 echo "bench exit $?" >> $L/decode.log; grep -E "copy bandwidth|bench exit" $L/decode.log > $L/decode_table.txt; cat $L/decode_table.txt
 fi
 if step coldload; then
 echo "== 2i. cold loads by assembler against ptxas alone (bench/coldload.py) [$(el) s]"
-timeout ${COLDLOAD_TIMEOUT:-200} python3 bench/coldload.py --lib $B/libtilec.so --runs 3 > $L/coldload.log 2>&1; echo "coldload exit $?" >> $L/coldload.log
+timeout -k 10 ${COLDLOAD_TIMEOUT:-200} python3 bench/coldload.py --lib $B/libtilec.so --runs 3 > $L/coldload.log 2>&1; echo "coldload exit $?" >> $L/coldload.log
 grep -E "^\||FAIL|exit" $L/coldload.log > $L/coldload_table.txt; cat $L/coldload_table.txt
 fi
 echo "== 3. the branches' items [$(el) s]"
 for p in ${PENDING_ITEMS:-}; do [ -f "$p" ] || continue
-  left=$(( ${PENDING_BUDGET:-440} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
+  left=$(( ${PENDING_BUDGET:-560} - $(el) )); [ $left -gt 20 ] || { echo "no time left for $p"; continue; }
   n=$(basename $p .sh); mkdir -p $L/$n
   echo "-- $p ($left s left)"
-  OUT=$L/$n timeout $left sh $p "$(dirname "$B")" > $L/$n.log 2>&1; echo "$p exit $?"
+  OUT=$L/$n timeout -k 10 $left sh $p "$(dirname "$B")" > $L/$n.log 2>&1; echo "$p exit $?"
   tail -25 $L/$n.log
 done
 echo "[all: $(el) s]"
 cat $L/asm_table.txt $L/coldload_table.txt $L/san_table.txt $L/sanrows_table.txt $L/ncurows_table.txt $L/smallm_table.txt $L/rows_table.txt $L/fp8_table.txt $L/fp8probe_table.txt $L/attn64_table.txt $L/attn_table.txt $L/decode_table.txt $L/attnbwd_table.txt $L/layer_table.txt 2>/dev/null | cut -c1-160
-cp /tmp/*.log $L/ 2>/dev/null; [ -n "${OUT:-}" ] && tar czf $OUT/logs.tgz -C /tmp L 2>/dev/null
+save
 echo "== tests"; cat $L/table.txt

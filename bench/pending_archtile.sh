@@ -15,14 +15,14 @@ echo "   to it, the promote forms; fp64 reference, NaN-poisoned outputs, 11 ragg
 mkdir -p /tmp/exarch && cp examples/gemm_fp8.tile /tmp/exarch/
 # the default variant only at the GEMM sizes (GPU_TEST_VARIANTS): the switches' variants are earlier
 # sessions' mechanisms (note: TILEC_WS=off and TILEC_PROMOTE_PARTS=0 spill at the new 128x256 tile)
-GPU_TEST_VARIANTS=default TILEC_CACHE_DIR=/tmp/carch0 timeout 45 $B/tests/gpu_test_examples /tmp/exarch > $L/examples.log 2>&1
+GPU_TEST_VARIANTS=default TILEC_CACHE_DIR=/tmp/carch0 timeout -k 10 45 $B/tests/gpu_test_examples /tmp/exarch > $L/examples.log 2>&1
 EX="gpu_test_examples gemm_fp8 rc $?: $(tail -1 $L/examples.log)"
 echo "$EX"; grep -m5 '^FAIL' $L/examples.log
-timeout 35 python3 tests/gpu/test_dot_types.py --lib "$B/libtilec.so" --examples examples --only fp8tn > "$L/dot_fp8tn.log" 2>&1
+timeout -k 10 35 python3 tests/gpu/test_dot_types.py --lib "$B/libtilec.so" --examples examples --only fp8tn > "$L/dot_fp8tn.log" 2>&1
 TC="test_dot_types fp8tn exit $?: $(grep -c '^ok' "$L/dot_fp8tn.log") ok, $(grep -c '^FAIL' "$L/dot_fp8tn.log") FAIL; $(tail -1 "$L/dot_fp8tn.log")"
 echo "$TC"; grep -m5 FAIL "$L/dot_fp8tn.log"
 echo "== 2. the default beside the old tile and cuBLAS fp8 (accurate), 3 rotated rounds, 4096^3 and 8192^3 [$(el) s]"
-timeout 40 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 3 \
+timeout -k 10 40 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 3 \
   --forms "tn,tn 128x128 s5,tn arch0,tn parts 128x256 s4" > "$L/fp8_probe.log" 2>&1
 echo "fp8_probe.py exit $?"; grep -E "FAILED|Error|Traceback" "$L/fp8_probe.log" | head -3
 # one line a form, both sizes: TFLOP/s, x cuBLAS accurate, the range over the rounds, rel. err

@@ -16,19 +16,23 @@
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cbwd6
 echo "== 1. correctness, TILEC_LOOP_SPLIT_LOAD=1 [$(el) s]"
+# (the eight runs in parallel: 10 s each in a row was 80 of the script's 150)
 for D in 64 128; do for C in 0 1; do for S in 301 1000; do
-  TILEC_LOOP_SPLIT_LOAD=1 timeout 10 $B/tilec run examples/attn_bwd.tile --kernel=attn_bwd_dkdv -D D=$D -D CAUSAL=$C \
-    --size Z=1 --size H=3 --size S=$S --scalar scale=0.1 --device > $L/run_${D}_${C}_$S.log 2>&1
-  echo "dkdv D$D causal=$C S$S vs interpreter: rc $? $(grep -cE 'PASS' $L/run_${D}_${C}_$S.log) PASS $(grep -cE 'FAIL' $L/run_${D}_${C}_$S.log) FAIL"
+  ( TILEC_LOOP_SPLIT_LOAD=1 timeout -k 10 20 $B/tilec run examples/attn_bwd.tile --kernel=attn_bwd_dkdv -D D=$D -D CAUSAL=$C \
+      --size Z=1 --size H=3 --size S=$S --scalar scale=0.1 --device > $L/run_${D}_${C}_$S.log 2>&1
+    echo "dkdv D$D causal=$C S$S vs interpreter: rc $? $(grep -cE 'PASS' $L/run_${D}_${C}_$S.log) PASS $(grep -cE 'FAIL' $L/run_${D}_${C}_$S.log) FAIL" \
+      > $L/run_${D}_${C}_$S.txt ) &
 done; done; done
-TILEC_LOOP_SPLIT_LOAD=1 timeout 40 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_on.log 2>&1
+wait
+cat $L/run_*.txt
+TILEC_LOOP_SPLIT_LOAD=1 timeout -k 10 40 python3 tests/gpu/test_attn_bwd.py --lib $B/libtilec.so.0.1 > $L/test_on.log 2>&1
 echo "test_attn_bwd (switch on) rc $? [$(el) s]: $(tail -1 $L/test_on.log)"
 grep -E "^FAIL" $L/test_on.log | head -8
 echo "== 2. bench [$(el) s]"
 r=0
 for order in default,split-load,rows-probe rows-probe,split-load,default; do
   r=$((r + 1))
-  timeout 40 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+  timeout -k 10 40 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
     --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants $order > $L/bench_$r.log 2>&1
   echo "bench round $r ($order) rc $? [$(el) s]"
   grep -E "^attn bwd D.*(default|split-load|rows-probe): dK/dV" $L/bench_$r.log | sed "s/^/  r$r /"
@@ -42,3 +46,4 @@ for r in 1 2; do
     END {for (k in t) if (k ~ / default$/) {b=k; sub(/ default$/,"",b); o=b" split-load"; if (o in t)
       printf "r%s %s time off/on: all %.3f (%s / %s ms), dK/dV kernel %.3f (%s / %s ms); dK/dV off/probe %.3f\n", r, b, t[k]/t[o], t[k], t[o], k2[k]/k2[o], k2[k], k2[o], k2[k]/k2[b" rows-probe"]}}' $L/bench_$r.log | sort
 done
+echo "[all: $(el) s]"

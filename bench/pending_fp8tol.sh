@@ -12,7 +12,7 @@ TL=$B/tilec; [ -x "$TL" ] || TL=$(dirname "$B")/tilec
 S="--size M=1100 --size N=1800 --size K=1040 --size KB=9 --size NB=15 --device"
 row() { # NAME, then the run's arguments: one line of the table
   n=$1; shift
-  timeout 60 "$TL" run "$@" > "$L/$n.log" 2>&1; rc=$?
+  timeout -k 10 15 "$TL" run "$@" > "$L/$n.log" 2>&1; rc=$?
   printf '%-22s rc %-3s %s | %s\n' "$n" "$rc" "$(grep -m1 'widened' "$L/$n.log" | sed 's/ (2^.*//')" \
     "$(grep -m1 'bf16 \[' "$L/$n.log" | sed 's/^.*: max abs/max abs/')" >> "$L/table.txt"
 }
@@ -25,3 +25,4 @@ row gemm_fp8_tn_K4096_fast examples/gemm_fp8.tile --kernel cutlass_gemm_fp8_tn -
 row gemm_bf16 examples/gemm.tile --size M=1000 --size N=1032 --size K=1040 --device
 echo "== tilec run --device, 8-bit-dot tolerance [$(el) s]  (want: rc 0 except atol0.01 rc 1; gemm_bf16 atol 0.01)"
 cat "$L/table.txt"
+echo "[all: $(el) s]"

@@ -18,10 +18,10 @@ echo "   sizes, outputs poisoned (gpu_test_examples; gemm_bias_gelu also at its 
 rm -rf /tmp/g7a /tmp/g7b; mkdir -p /tmp/g7a /tmp/g7b
 cp examples/gemm_bias_gelu.tile examples/swiglu.tile /tmp/g7a/
 cp examples/llama/decode_fused.tile examples/llama/decode_splitk.tile /tmp/g7b/
-GPU_TEST_VARIANTS=TILEC_TANH_APPROX=2 TILEC_TANH_APPROX=2 TILEC_CACHE_DIR=/tmp/c7a timeout 70 "$B/tests/gpu_test_examples" /tmp/g7a \
+GPU_TEST_VARIANTS=TILEC_TANH_APPROX=2 TILEC_TANH_APPROX=2 TILEC_CACHE_DIR=/tmp/c7a timeout -k 10 70 "$B/tests/gpu_test_examples" /tmp/g7a \
   > "$L/ex_a.log" 2>&1 &
 A=$!
-TILEC_TANH_APPROX=2 TILEC_CACHE_DIR=/tmp/c7b timeout 70 "$B/tests/gpu_test_examples" /tmp/g7b > "$L/ex_b.log" 2>&1
+TILEC_TANH_APPROX=2 TILEC_CACHE_DIR=/tmp/c7b timeout -k 10 70 "$B/tests/gpu_test_examples" /tmp/g7b > "$L/ex_b.log" 2>&1
 RB=$?
 wait $A; RA=$?
 EXA="gemm_bias_gelu + swiglu: exit $RA, $(tail -1 "$L/ex_a.log")"
@@ -29,7 +29,7 @@ EXB="llama decode_fused + decode_splitk: exit $RB, $(tail -1 "$L/ex_b.log")"
 echo "$EXA"; echo "$EXB"; grep -h -m5 FAIL "$L/ex_a.log" "$L/ex_b.log"
 echo "== 2. linear + bias + GELU, unset (default) / =2 / =2 with EPI_PACK=0, beside the plain linear, cuBLAS and"
 echo "   torch.compile, 4 rotated rounds, 8192x4096x4096 and 8192x14336x4096 [$(el) s]"
-TILEC_CACHE_DIR=/tmp/c7l timeout 100 python3 bench/bench.py --lib "$B/libtilec.so" --only linear --quick --rounds 4 --warm-ms 300 \
+TILEC_CACHE_DIR=/tmp/c7l timeout -k 10 100 python3 bench/bench.py --lib "$B/libtilec.so" --only linear --quick --rounds 4 --warm-ms 300 \
   --linear-sizes 8192x4096x4096,8192x14336x4096 \
   --linear-variants "TILEC_TANH_APPROX=2,TILEC_TANH_APPROX=2+TILEC_EPI_PACK=0" > "$L/linear.log" 2>&1
 echo "bench.py exit $?"; grep -E "FAILED|Error" "$L/linear.log" | head -3

@@ -11,13 +11,13 @@
 for f in attn attn_rope; do mkdir -p /tmp/o18_$f && cp examples/$f.tile /tmp/o18_$f/; done
 mkdir -p /tmp/o18_gqa && cp examples/llama/attn_gqa.tile /tmp/o18_gqa/
 for f in attn attn_rope gqa; do
-  ( GPU_TEST_ATTN_VARIANTS=default TILEC_CACHE_DIR=/tmp/c18$f timeout 170 "$B/tests/gpu_test_examples" /tmp/o18_$f \
+  ( GPU_TEST_ATTN_VARIANTS=default TILEC_CACHE_DIR=/tmp/c18$f timeout -k 10 170 "$B/tests/gpu_test_examples" /tmp/o18_$f \
       > "$L/ex_$f.log" 2>&1; echo "exit $?" >> "$L/ex_$f.log" ) &
 done
 SZ="--size M=1100 --size N=1800 --size K=1040 --size KB=9 --size NB=15"
-TILEC_CACHE_DIR=/tmp/c18bs timeout 60 "$B/tilec" run examples/gemm_fp8_blockscale.tile $SZ --device > "$L/bs_default.log" 2>&1
+TILEC_CACHE_DIR=/tmp/c18bs timeout -k 10 60 "$B/tilec" run examples/gemm_fp8_blockscale.tile $SZ --device > "$L/bs_default.log" 2>&1
 echo "blockscale default rc $?: $(grep -E 'PASS|FAIL' "$L/bs_default.log" | tr '\n' ' ' | cut -c1-220)"
-TILEC_CACHE_DIR=/tmp/c18bs timeout 60 "$B/tilec" run examples/gemm_fp8_blockscale.tile $SZ --rtol 0.03 --device > "$L/bs_rtol.log" 2>&1
+TILEC_CACHE_DIR=/tmp/c18bs timeout -k 10 60 "$B/tilec" run examples/gemm_fp8_blockscale.tile $SZ --rtol 0.03 --device > "$L/bs_rtol.log" 2>&1
 echo "blockscale default --rtol 0.03 rc $?: $(grep -E 'PASS|FAIL' "$L/bs_rtol.log" | tr '\n' ' ' | cut -c1-220)"
 wait
 echo "== table [$(el) s]"
@@ -25,3 +25,4 @@ for f in attn attn_rope gqa; do
   echo "examples $f (default variants): $(grep -c '^PASS' "$L/ex_$f.log") PASS, $(grep -c '^FAIL' "$L/ex_$f.log") FAIL, $(tail -1 "$L/ex_$f.log"); $(tail -2 "$L/ex_$f.log" | head -1 | cut -c1-100)"
   grep -m3 '^FAIL' "$L/ex_$f.log"
 done
+echo "[all: $(el) s]"

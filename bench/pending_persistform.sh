@@ -20,22 +20,23 @@
 echo "== 1. correctness, the persistent form picked by S [$(el) s]"
 mkdir -p /tmp/ex_pf && cp examples/attn.tile /tmp/ex_pf/
 for s in 2048 2049; do
-  ( TILEC_CACHE_DIR=/tmp/pfr$s timeout 55 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=256 \
+  ( TILEC_CACHE_DIR=/tmp/pfr$s timeout -k 10 55 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=256 \
       --size Z=1 --size H=1 --size S=$s --scalar scale=0.0625 --device > $L/run_$s.log 2>&1
     echo "tilec run D256 full Z1 H1 S$s: rc $? $(grep -E 'PASS|FAIL' $L/run_$s.log | tr '\n' ' ' | cut -c1-140)" \
       > $L/run_$s.txt ) &
 done
-GPU_TEST_ATTN_VARIANTS=default,PERSIST_MAX_S TILEC_CACHE_DIR=/tmp/pfe timeout 60 $B/tests/gpu_test_examples /tmp/ex_pf \
+GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=default,PERSIST_MAX_S TILEC_CACHE_DIR=/tmp/pfe timeout -k 10 60 $B/tests/gpu_test_examples /tmp/ex_pf \
   > $L/examples.log 2>&1
 echo "examples (default, PERSIST_MAX_S variants) rc $? [$(el) s]: $(tail -1 $L/examples.log)"
 grep -E "^FAIL" $L/examples.log | head -5
 wait; cat $L/run_*.txt
 echo "== 2. bench [$(el) s]"
 A="cutlass_attn_fwd"; Bk="cutlass_attn_fwd@TILEC_ATTN_PERSIST=0"
-TILEC_LATE_FORMS=0 BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/pfb timeout 50 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick \
+TILEC_LATE_FORMS=0 BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/pfb timeout -k 10 50 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick \
   --only attn --attn-cases 256:1024:0,256:2048:0,256:4096:0,128:1024:0,128:2048:0,128:4096:0 \
   --attn-kernels "$A,$Bk,$Bk,$A" > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -E "FAILED|Error|error" $L/bench.log | head -5
 echo "== table: x cuDNN (same run), A default (D256 S <= 2048: the persistent form), B TILEC_ATTN_PERSIST=0"
 grep -E "\| cuDNN \|" $L/bench.log | awk -F' [|] ' '{printf "%-52s %-18s %7s %16s %7s %8s\n", $1, $2, $3, $4, $7, $8}'
+echo "[all: $(el) s]"

@@ -13,11 +13,11 @@
 #   here:   tools/carry.sh build        device: run command="sh bench/pending_repack.sh .carry" carry=[".carry"]
 . bench/pending_env.sh
 echo "== 1. correctness [$(el) s]"
-( TILEC_PITCH_REPACK=1 TILEC_CACHE_DIR=/tmp/crps timeout 50 compute-sanitizer --tool memcheck $B/tilec run \
+( TILEC_PITCH_REPACK=1 TILEC_CACHE_DIR=/tmp/crps timeout -k 10 50 compute-sanitizer --tool memcheck $B/tilec run \
     examples/gemm.tile --size M=300 --size N=200 --size K=4100 --device > $L/san_memcheck.log 2>&1
   echo "memcheck M=300 N=200 K=4100 (TILEC_PITCH_REPACK=1): rc $? $(grep -E 'SUMMARY|PASS|FAIL|mismatch' \
     $L/san_memcheck.log | tr '\n' ' ' | cut -c1-200)" > $L/san.txt ) &
-TILEC_CACHE_DIR=/tmp/crp timeout 55 python3 tests/gpu/test_pitch_repack.py --lib $B/libtilec.so > $L/repack.log 2>&1
+TILEC_CACHE_DIR=/tmp/crp timeout -k 10 55 python3 tests/gpu/test_pitch_repack.py --lib $B/libtilec.so > $L/repack.log 2>&1
 RC=$?
 wait
 cat $L/san.txt
@@ -25,7 +25,8 @@ echo "test_pitch_repack rc $RC: $(tail -1 $L/repack.log)"
 grep -E "^FAIL|Error|error" $L/repack.log | head -8
 grep -E "M=4096 N=520 K=4100 A pitch 4100" $L/repack.log | head -2
 echo "== 2. bench [$(el) s]"
-TILEC_CACHE_DIR=/tmp/crp timeout 50 python3 bench/kpitch_probe.py --rounds 3 --modes off,repack,pad > $L/bench.log 2>&1
+TILEC_CACHE_DIR=/tmp/crp timeout -k 10 50 python3 bench/kpitch_probe.py --rounds 3 --modes off,repack,pad > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -E "FAIL|Error|error" $L/bench.log | head -5
 grep -E "^\|" $L/bench.log
+echo "[all: $(el) s]"

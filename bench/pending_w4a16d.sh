@@ -12,14 +12,14 @@
 . bench/pending_env.sh
 R=$(pwd)
 echo "== 1. test_w4a16 [$(el) s]"
-TILEC_CACHE_DIR=/tmp/cw4t timeout 35 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
+TILEC_CACHE_DIR=/tmp/cw4t timeout -k 10 35 python3 tests/gpu/test_w4a16.py --lib $B/libtilec.so --examples $R/examples > $L/test.log 2>&1
 echo "test_w4a16 rc $? [$(el) s]: $(grep -c '^ok' $L/test.log) ok lines, $(grep -c 'FAIL' $L/test.log) FAIL lines"
 grep -E "FAIL" $L/test.log | head -8
 tail -1 $L/test.log
 echo "== 2. bench [$(el) s]"
 W4A16_SHAPES=1x4096x4096,16x4096x4096,16x14336x4096,16x4096x14336,4096x4096x4096 \
 W4A16_ONLY="BN128 SPLIT,BM128 BN128" W4A16_SKIP="TILEC_,nozero,maxnreg,staged,prologue off,stages2" \
-TILEC_CACHE_DIR=/tmp/cw4b timeout 52 python3 bench/bench.py --lib $B/libtilec.so --root $R --only w4a16 --quick > $L/bench.log 2>&1
+TILEC_CACHE_DIR=/tmp/cw4b timeout -k 10 52 python3 bench/bench.py --lib $B/libtilec.so --root $R --only w4a16 --quick > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 grep -iE "error|Traceback" $L/bench.log | head -5
 echo "== table: us (x cuBLAS bf16 = cuBLAS us / tilec us, same process); f32 = the default form, bf16x2 = TILEC_DEQUANT_BF16X2=1 (byte form), byteoff = bf16x2 with shifts; f32/bf16x2 = speed-up"

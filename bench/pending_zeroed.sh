@@ -14,25 +14,25 @@ SZ="--size B=4 --size HKV=8 --size G=4 --size NP=64 --size PAGE=64 --size MAXP=1
 SC="--scalar scale=0.1 --scalar chunk=128"
 echo "== 1. correctness: attn_decode.tile's kernels against the interpreter at ragged sizes (gpu_test_examples)"
 mkdir -p /tmp/zeroedex && cp examples/attn_decode.tile /tmp/zeroedex/
-timeout 90 "$B/tests/gpu_test_examples" /tmp/zeroedex > "$L/ex.log" 2>&1
+timeout -k 10 45 "$B/tests/gpu_test_examples" /tmp/zeroedex > "$L/ex.log" 2>&1
 EX="gpu_test_examples exit $?: $(tail -1 "$L/ex.log")"; echo "$EX"; grep -m3 FAIL "$L/ex.log"
-TILEC_CLI=$B/tilec timeout 60 "$B/tests/gpu_test_cli_ptx" /tmp/zeroedex > "$L/cli.log" 2>&1
+TILEC_CLI=$B/tilec timeout -k 10 30 "$B/tests/gpu_test_cli_ptx" /tmp/zeroedex > "$L/cli.log" 2>&1
 CLI="gpu_test_cli_ptx exit $?: $(tail -1 "$L/cli.log")"; echo "$CLI"; grep -m3 FAIL "$L/cli.log"
 echo "== 2. tilec run --device attn_decode_fused (Count: zeros by @zeroed) [$(el) s]"
 # shellcheck disable=SC2086
-timeout 60 "$B/tilec" run examples/attn_decode.tile --kernel attn_decode_fused $SZ $SC --device > "$L/run.log" 2>&1
+timeout -k 10 20 "$B/tilec" run examples/attn_decode.tile --kernel attn_decode_fused $SZ $SC --device > "$L/run.log" 2>&1
 RUN="tilec run exit $?: $(tail -1 "$L/run.log")"; cat "$L/run.log"
 echo "== 3. tilec tune attn_decode_fused, zeroing on / off (TILEC_TUNE_ZERO=0) [$(el) s]"
 for z in 1 0 1 0; do
   # shellcheck disable=SC2086
-  TILEC_TUNE_ZERO=$z timeout 60 "$B/tilec" tune examples/attn_decode.tile --kernel attn_decode_fused $SZ $SC \
+  TILEC_TUNE_ZERO=$z timeout -k 10 15 "$B/tilec" tune examples/attn_decode.tile --kernel attn_decode_fused $SZ $SC \
     --space BT=32,64 --no-cache > "$L/tune$z.log" 2>&1
   echo "TILEC_TUNE_ZERO=$z exit $?"; grep -E "^\[|best" "$L/tune$z.log" | sed "s/^/  zero=$z /"
 done
 echo "== table: config, ms with zeroing (1), ms without (0), last pair of runs"
 for bt in 32 64; do
-  on=$(grep "BT=$bt:" "$L/tune1.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
-  off=$(grep "BT=$bt:" "$L/tune0.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
+  on=$(grep -m1 "] BT=$bt:" "$L/tune1.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
+  off=$(grep -m1 "] BT=$bt:" "$L/tune0.log" | sed 's/.*: \([0-9.]*\) ms.*/\1/')
   echo "BT=$bt  on ${on:-?} ms  off ${off:-?} ms"
 done
 echo "correctness: $EX"

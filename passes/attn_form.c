@@ -1,18 +1,26 @@
 /* attn_form: requires verified IR after route_pipeline, mma_remap and swpipe (f->sched); keeps
  * every op and value (it only records f->attn_form); records, for a D = 128 wgmma attention kernel
- * routed to two programs an SM, the FlashAttention-3 form a launch picks by the key length S
+ * routed to two programs an SM (and a D = 256 one under TILEC_ATTN_KV_SPLIT=1), the FlashAttention-3
+ * form a launch picks by the key length S
  * (lib/attn_form.h, docs/pipelines.md "FlashAttention-3's combination, picked by S"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn_form.h"
+#include "code_env.h"
 #include "schedule.h"
 
 /* TILEC_ATTN_FORM=0 (off) and TILEC_ATTN_FORM_MIN_S (the bound) choose which kernel a launch runs,
  * not the code of any: the kernel's PTX is the same under either (tests/lit/passes/attn_form.test)
  * and the form has its own cache key (its defines and options), so they are read with getenv, not
  * through lib/code_env.c's table of the switches in the kernel cache key. */
+/* TILEC_ATTN_KV_SPLIT=1 (in the kernel cache key: lib/code_env.c) gives D256 kernels the form. */
+static bool kv_split_on(void) {
+  const char *e = tl_code_env("TILEC_ATTN_KV_SPLIT");
+  return e && e[0] == '1' && !e[1];
+}
+
 static bool switched_off(void) {
   const char *e = getenv("TILEC_ATTN_FORM");
   return e && e[0] == '0';
@@ -42,11 +50,18 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   if (!tl_attn_wgmma_dots(f, dots)) return false;
   tl_op *sd = tl_op_at(f, dots[0]);
   if (f->ws != TL_WS_OFF) return snprintf(why, n, "off (the kernel is warp-specialized already: attn-ws / TILEC_ATTN_WS)"), false;
-  if (!f->two_programs)
-    return snprintf(why, n, "off (not two programs an SM: the form is measured against that kernel only)"), false;
   const tl_type *a = &tl_val(f, sd->opnd[0])->type, *b = &tl_val(f, sd->opnd[1])->type;
+  /* D256 (one program an SM, a 2-stage ring): the form at the kernel's own BN, only with K and V of a
+   * stage apart (TILEC_ATTN_KV_SPLIT=1, lib/codegen/emit_ws.c), which lets fa3 run on 2 stages */
+  bool d256 = a->shape[1] == 256 && (a->dtype == TL_BF16 || a->dtype == TL_F16);
+  if (d256 && !kv_split_on())
+    return snprintf(why, n, "off (head dimension 256: fa3 runs on its 2-stage ring only with K and V of a stage apart, "
+                            "TILEC_ATTN_KV_SPLIT=1, not yet measured)"),
+           false;
+  if (!f->two_programs && !d256)
+    return snprintf(why, n, "off (not two programs an SM: the form is measured against that kernel only)"), false;
   if (a->dtype != TL_BF16 && a->dtype != TL_F16) return false;
-  if (a->shape[1] != 128)
+  if (a->shape[1] != 128 && !d256)
     return snprintf(why, n, "off (head dimension %lld: the form is for 128; at 64 it measured 0.75-1.00x the "
                             "kernel, two programs an SM)", (long long)a->shape[1]),
            false;
@@ -63,7 +78,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;
   plan->const_bn = bn;
-  plan->bn = 128;
+  plan->bn = d256 ? b->shape[1] : 128;
   return true;
 }
 
@@ -80,10 +95,10 @@ static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
                    "attn_form: kernel '%s': a launch picks its form by %s (argument %d, dimension %d): %s >= %lld runs "
                    "the FlashAttention-3 form (this kernel at %s=%lld with attn-ws=fa3: a producer warpgroup, the "
                    "consumer warpgroups' turns, the value dot a step late, one program an SM: fewer instructions a key, "
-                   "more work a tile outside the loop), %s < %lld this kernel (two programs an SM); off with "
+                   "more work a tile outside the loop), %s < %lld this kernel (%s an SM); off with "
                    "TILEC_ATTN_FORM=0 or --disable-pass=attn_form\n",
                    f->name, plan.s_sym, plan.s_param, plan.s_axis, plan.s_sym, (long long)plan.min_s, plan.const_bn,
-                   (long long)plan.bn, plan.s_sym, (long long)plan.min_s);
+                   (long long)plan.bn, plan.s_sym, (long long)plan.min_s, f->two_programs ? "two programs" : "one program");
   return true;
 }
 

@@ -44,6 +44,8 @@ typedef struct la_state {
   bool rows;  /* a kernel without a dot: the memory-bound rules below (docs/rows.md) */
   bool *seen; /* per value: an assigned op has used it (rows only) */
   bool gather_index; /* rows, gather layout on: gather indices in the load's layout */
+  const int32_t *leaf_loads; /* loads a retarget may leave in their layout (frag_shared_load), or NULL */
+  int nleaf;
 } la_state;
 
 /* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
@@ -83,6 +85,13 @@ static tl_layout dot_layout(tl_func *f, int32_t D, int32_t M, int32_t N, int war
    * accepted for wgmma: attention's q and p, the backward's k, v, P^T, dS) */
   bool wg_ok = e && e->pipelined && e->streamed[1] && e->swizzled && e->swizzle_bytes[1] &&
                (!e->streamed[0] || e->swizzle_bytes[0]);
+  /* (TILEC_WGMMA_STAGED_A=1: mma_remap's staged MN-major A with a resident B, the backward's dQ = dS K) */
+  tl_op *op = tl_op_at(f, D);
+  tl_value *av = tl_val(f, op->opnd[0]), *bv = tl_val(f, op->opnd[1]);
+  if (e && e->pipelined && !wg_ok && tl_code_env_on("TILEC_WGMMA_STAGED_A") && op->parent >= 0 && av->def >= 0 &&
+      tl_op_at(f, av->def)->opc == TL_OP_trans && !tl_defined_outside(f, tl_op_at(f, av->def)->opnd[0], op->parent) &&
+      bv->def >= 0 && tl_op_at(f, bv->def)->opc == TL_OP_load && tl_defined_outside(f, op->opnd[1], op->parent))
+    wg_ok = true;
   if (e && e->remapped && e->instr == TL_SCHED_MMA_WGMMA && !wg_ok)
     return tl_layout_mma_split(M, N, warps, mma_warps_m(f, M, N, warps));
   if (e && e->remapped && e->warps_m > 0 && e->warps_n > 0) {
@@ -206,7 +215,9 @@ static bool is_remat(la_state *st, int32_t v, int depth) {
 /* Can value v be re-made in layout l by changing its single-use producers?
  * With apply, do it. */
 static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
-  if (depth > 12 || !is_tile(st, v)) return false;
+  /* 16: a repacked int4 B's chain (gemm_w4a16_packed.tile: cast, sub, mul, cast, and, shr, load,
+   * the gather index's broadcast, expand_dims and its two adds, mul, div, iota) is 14 deep */
+  if (depth > 16 || !is_tile(st, v)) return false;
   tl_value *val = tl_val(st->f, v);
   if (val->def < 0) {
     /* a loop-carried tile with one use in the body (scales loaded for the next k-step and
@@ -223,7 +234,16 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
     if (apply && st->uses[v] <= 1) vtype(st, v)->layout = intern(st, l);
     return true;
   }
-  if (!single_use(st, v, &o) || !is_chain_op(st, &o)) return false;
+  if (!single_use(st, v, &o)) {
+    /* an operand prologue's load with several users (gemm_w4a16_packed's one word of (s, z) a
+     * column, taken apart by two bitcasts): left in its layout; phase B converts it for the users,
+     * and codegen reads the slot again in the converted layout (emit_prologue.c
+     * cg_convert_from_slot), so no register moves */
+    for (int i = 0; i < st->nleaf; i++)
+      if (st->leaf_loads[i] == val->def) return true;
+    return false;
+  }
+  if (!is_chain_op(st, &o)) return false;
   for (int k = 0; k < o.nopnd; k++) {
     int32_t a = o.opnd[k];
     if (!is_tile(st, a)) continue;
@@ -265,6 +285,13 @@ static void retarget_gather_indices(la_state *st, tl_op *o) {
  * TILEC_PROLOGUE_FRAG=0 stages it through shared memory as before). */
 static bool prologue_frag_on(void) {
   return !tl_code_env_off("TILEC_PROLOGUE_FRAG");
+}
+
+/* TILEC_FRAG_SHARED_LOAD=1 (nineteenth session, not yet run on a GPU): the B-fragment retarget stops
+ * at a non-gather prologue load that has several users (retarget above) instead of giving up and
+ * staging B through shared memory. */
+static bool frag_shared_load_on(void) {
+  return tl_code_env_on("TILEC_FRAG_SHARED_LOAD");
 }
 
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
@@ -475,7 +502,19 @@ static void assign_op(la_state *st, int32_t opid) {
     if (bs && bs->prologue[1] > 0 && prologue_frag_on() && is_tile(st, bv) && vtype(st, bv)->rank == 2 &&
         tl_dtype_bytes((tl_dtype)vtype(st, bv)->dtype) == 2) {
       tl_layout fb = tl_layout_mma_b(&l, vtype(st, bv)->shape[0]);
+      int32_t leaves[8];
+      const char *why = NULL;
+      int nl = frag_shared_load_on() ? tl_prologue_loads(f, opid, 1, leaves, 8, &why) : 0;
+      int keep = 0;
+      for (int i = 0; i < nl; i++) { /* not a gather: its convert is a slot read (emit_prologue.c) */
+        tl_op *ld = tl_op_at(f, leaves[i]);
+        bool gather = false;
+        for (int k = 1; k < ld->nopnd; k++) gather |= tl_val(f, ld->opnd[k])->type.kind == TL_KIND_TILE;
+        if (!gather && st->uses[ld->res[0]] > 1) leaves[keep++] = leaves[i];
+      }
+      st->leaf_loads = leaves, st->nleaf = keep;
       if (fb.nreg && !tl_layout_check(&fb) && retarget(st, bv, &fb, false, 0)) retarget(st, bv, &fb, true, 0);
+      st->leaf_loads = NULL, st->nleaf = 0;
     }
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))

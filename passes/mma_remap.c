@@ -87,8 +87,20 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   bool kc[2] = {true, true};
   /* an 8-bit [K][N] b streams (codegen's column-paired mma.sync path), but
    * wgmma cannot read it: ask with allow_kn8 only to learn its major-ness */
-  bool b_staged = false;
-  if (tl_stream_source(f, id, 1, uses, b8, &kc[1], &why) < 0) {
+  bool b_staged = false, b_res = false;
+  /* TILEC_WGMMA_STAGED_A=1: a B loaded before the loop (resident, read N-major from its slot) for
+   * an A that is the transpose of a 16-bit tile computed in the loop (staged MN-major each step):
+   * the one-pass backward's dQ = dS K (docs/pipelines.md "The one-pass backward's redesign") */
+  bool staged_a_on = tl_code_env_on("TILEC_WGMMA_STAGED_A") && !b8;
+  tl_value *av0 = tl_val(f, op->opnd[0]);
+  tl_op *adef0 = av0->def >= 0 ? tl_op_at(f, av0->def) : NULL;
+  bool a_trans_loop = staged_a_on && adef0 && adef0->opc == TL_OP_trans && op->parent >= 0 &&
+                      !tl_defined_outside(f, adef0->opnd[0], op->parent) && tl_dtype_bytes((tl_dtype)at->dtype) == 2;
+  if (a_trans_loop && op->parent >= 0 && tl_defined_outside(f, op->opnd[1], op->parent) &&
+      tl_val(f, op->opnd[1])->def >= 0 && tl_op_at(f, tl_val(f, op->opnd[1])->def)->opc == TL_OP_load) {
+    b_res = true;
+    kc[1] = false; /* [K][N] as loaded: N-major */
+  } else if (tl_stream_source(f, id, 1, uses, b8, &kc[1], &why) < 0) {
     /* a K-major 16-bit b computed in the loop from streamed loads (an operand prologue:
      * attn_rope's rotated k): staged each step into a swizzled slot that wgmma reads
      * (docs/pipelines.md "wgmma with a staged B"); TILEC_STAGED_WGMMA=0 keeps mma.sync */
@@ -104,9 +116,12 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
    * wgmma-readable slot: attention's q), or 16-bit registers cast from an
    * f32 tile computed in the loop (attention's p: the accumulator fragment
    * is wgmma's register A fragment; codegen checks the layout) */
-  int a_src = 0; /* 0 streamed, 1 resident, 2 registers */
+  int a_src = 0; /* 0 streamed, 1 resident, 2 registers, 3 staged MN-major (with a resident b) */
   *a_from = 0;
-  if (tl_stream_source(f, id, 0, uses, b8, &kc[0], &why) < 0) {
+  if (b_res) {
+    if (M != 64 || warps != 4) return "a staged MN-major needs M = 64 on one warpgroup (one 128-byte atom)";
+    a_src = 3;
+  } else if (tl_stream_source(f, id, 0, uses, b8, &kc[0], &why) < 0) {
     int32_t a = op->opnd[0], L = op->parent;
     tl_value *av = tl_val(f, a);
     tl_op *def = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
@@ -126,10 +141,11 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
    * 128-byte atoms side by side ([K/64][rows][64] slots) */
   int32_t kb = K * tl_dtype_bytes((tl_dtype)at->dtype);
   bool katoms = !b8 && kb % 128 == 0;
-  if (a_src != 2 && !kmajor_rows_ok(kb) && !katoms) return "K rows not 32, 64 or 128 bytes";
+  if (a_src < 2 && !kmajor_rows_ok(kb) && !katoms) return "K rows not 32, 64 or 128 bytes";
   if ((kc[1] || b8) && !kmajor_rows_ok(kb) && !katoms) return "K rows not 32, 64 or 128 bytes";
   if (b_staged && !kmajor_rows_ok(kb)) return "staged b with K rows not 32, 64 or 128 bytes";
   if (!kc[1] && N % 64) return "[K][N] b with N not a multiple of 64 (128-byte atoms)";
+  if (b_res && N != 64) return "a resident b read N-major needs N = 64 (one 128-byte atom)";
   *a_from = a_src | (b_staged ? 4 : 0);
   return NULL;
 }
@@ -184,6 +200,8 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
                                      "exceed 128 B), b from the swizzled ring slots, by descriptor"
                      : a_from == 2 ? "a from registers (the f32 accumulator fragment packed to 16 bits, if in the mma "
                                      "layout), b from the swizzled ring slots by descriptor"
+                     : a_from == 3 ? "a staged each step MN-major (the transpose of a tile computed in the loop: its rows "
+                                     "stored as they are, TILEC_WGMMA_STAGED_A=1), b from its resident slot read N-major"
                                    : "operands read from the swizzled ring slots by descriptor");
     if (ex && staged_b)
       tl_sbuf_puts(ex, "; b computed in the loop (an operand prologue): staged each step into a swizzled K-major slot, "

@@ -134,6 +134,11 @@ LLVMValueRef cg_asm(cg *g, LLVMTypeRef ret, const char *text, const char *constr
  * two bf16x2 fmas, or NULL (TILEC_DEQUANT_BF16X2=0: always NULL). */
 LLVMValueRef cg_dequant_pair_bf16(cg *g, LLVMValueRef e0, LLVMValueRef e1);
 bool cg_dequant_bf16x2_on(void);
+/* lane_eval.c: integer value v for one lane and warp, its leaves g->lane, g->warp and constants
+ * (false: another leaf or op, a division by zero, too deep or too large). */
+bool cg_lane_eval(cg *g, LLVMValueRef v, int64_t lane, int64_t warp, int64_t *out);
+/* lane_eval.c: the warps of the block (the producer warpgroup too), at least 1. */
+int cg_all_warps(cg *g);
 /* mma.sync m16n8k{kstep}.row.col, f32 accumulators (s8: s32, i32 registers): args a0..a3, b0, b1, c0..c3 */
 LLVMValueRef cg_mma_sync(cg *g, int kstep, const char *ta, const char *tb, LLVMValueRef *args);
 /* The PTX operand type of a dot operand dtype: bf16 f16 e4m3 e5m2 s8 tf32. */
@@ -185,6 +190,14 @@ void cg_loop_exit(cg *g, int32_t for_op);
  * true: op id is not emitted here (the rescale moved to the next iteration). */
 bool cg_overlap_before_op(cg *g, int32_t id);
 bool cg_rope_skips(cg *g, int32_t op); /* emit_rope.c: k's rotation, the producer's (TILEC_ROPE_PRODUCER=1) */
+/* wgmma_lazy.c (TILEC_WGMMA_LAZY=1): loop L's wgmma dots commit without waiting (cg_lazy_wait_loop),
+ * their results pending (cg_lazy_wait_push); before a body op, the wait for the pending results it
+ * reads (every one before an op with regions); at the body's end, the wait for all (flush). */
+bool cg_lazy_wait_loop(cg *g, int32_t L);
+void cg_lazy_wait_push(cg *g, int32_t res);
+void cg_lazy_wait_before_op(cg *g, int32_t id);
+void cg_lazy_wait_flush(cg *g);
+void cg_lazy_issue_next(cg *g, tl_op *dot); /* after a lazy dot's commit: the next wgmma dot, if its operands are in slots */
 /* TMA (docs/pipelines.md "TMA ring"): the hidden tensor-map parameters the
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */

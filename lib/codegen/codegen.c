@@ -505,18 +505,21 @@ void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
     tl_op *o = tl_op_at(g->f, id);
     if (o->flags & TL_OPF_DEAD) continue;
     if (o->opc == TL_OP_yield) {
+      cg_lazy_wait_flush(g); /* (TILEC_WGMMA_LAZY=1: every group of the iteration complete) */
       if (yielded) {
         *yielded = o->opnd;
         *nyield = o->nopnd;
       }
       return;
     }
+    cg_lazy_wait_before_op(g, id);             /* (TILEC_WGMMA_LAZY=1: the groups it reads) */
     if (cg_overlap_before_op(g, id)) continue; /* a wgmma group issued a step late: waited for here */
     if (cg_rope_skips(g, id)) continue;          /* k's rotation: the producer's (emit_rope.c) */
     cg_emit_op(g, id);
     /* the epilogue after a main loop, in column sub-tiles (emit_epilogue.c) */
     if (o->opc == TL_OP_for && cg_emit_epilogue(g, r, i + 1)) return;
   }
+  cg_lazy_wait_flush(g);
 }
 
 /* ---- kernels ----------------------------------------------------------------------------- */

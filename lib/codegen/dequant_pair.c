@@ -50,12 +50,16 @@ static bool const_int(LLVMValueRef v, int64_t *out) {
 }
 
 /* An f32 that is a widened bf16 (its low 16 bits zero): fpext of a bfloat, or a bf16 taken from a
- * word (bitcast of `w << 16` or `w & 0xFFFF0000`, emit_elementwise.c bf16_from_word). */
+ * word (bitcast of `w << 16` or `w & 0xFFFF0000`, emit_elementwise.c bf16_from_word; or the
+ * language's own `bitcast<f32>(w << 16)` / `bitcast<f32>(w & -65536)` of a word holding (s, z)). */
 static bool widened_bf16(LLVMValueRef v) {
   if (is_op(v, LLVMFPExt)) return LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(v, 0))) == LLVMBFloatTypeKind;
   if (!is_op(v, LLVMBitCast)) return false;
   LLVMValueRef w = LLVMGetOperand(v, 0);
   int64_t c;
+  /* the language's `w << 16` is guarded for amounts past 31 (select(amount < 32, w << 16, 0)); a
+   * constant amount leaves `select true, w << 16, 0` */
+  if (is_op(w, LLVMSelect) && const_int(LLVMGetOperand(w, 0), &c) && c) w = LLVMGetOperand(w, 1);
   if (LLVMGetTypeKind(LLVMTypeOf(w)) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(LLVMTypeOf(w)) != 32) return false;
   if (is_op(w, LLVMShl)) return const_int(LLVMGetOperand(w, 1), &c) && c == 16;
   if (is_op(w, LLVMAnd)) return const_int(LLVMGetOperand(w, 1), &c) && (uint32_t)c == 0xFFFF0000u;
@@ -125,85 +129,6 @@ static LLVMValueRef bf16_pair(cg *g, LLVMValueRef a, LLVMValueRef b) {
  * (fifteenth session; bench/pending_w4a16d.sh is the call that measures it). */
 bool cg_dequant_bf16x2_on(void) { return tl_code_env_on("TILEC_DEQUANT_BF16X2"); }
 
-/* One evaluation's leaves and its budget: a DAG whose nodes share operands is walked as a tree, so
- * the visits are bounded (EVAL_VISITS) as well as the depth; running out proves nothing (false). */
-#define EVAL_VISITS 4096
-typedef struct {
-  cg *g;
-  int64_t lane, warp;
-  int visits_left;
-} int_eval;
-
-/* The value of the integer expression v for one lane and warp, its leaves being g->lane, g->warp
- * and constants (false: any other leaf or operation, a division by zero, too deep or too large). */
-static bool eval_int(int_eval *E, LLVMValueRef v, int depth, int64_t *out) {
-  cg *g = E->g;
-  int64_t lane = E->lane, warp = E->warp;
-  if (--E->visits_left < 0) return false;
-  if (v == g->lane) return *out = lane, true;
-  if (v == g->warp) return *out = warp, true;
-  LLVMTypeRef t = LLVMTypeOf(v);
-  if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) return false;
-  unsigned w = LLVMGetIntTypeWidth(t);
-  if (w != 1 && w != 32 && w != 64) return false;
-  if (LLVMIsAConstantInt(v)) return *out = w == 1 ? (int64_t)LLVMConstIntGetZExtValue(v) : LLVMConstIntGetSExtValue(v), true;
-  if (!LLVMIsAInstruction(v) || depth > 48) return false;
-  LLVMOpcode op = LLVMGetInstructionOpcode(v);
-  int64_t a = 0, b = 0, c = 0;
-  int n = LLVMGetNumOperands(v);
-  if (op == LLVMSelect) {
-    if (!eval_int(E, LLVMGetOperand(v, 0), depth + 1, &c)) return false;
-    return eval_int(E, LLVMGetOperand(v, c ? 1 : 2), depth + 1, out);
-  }
-  if (n < 1 || !eval_int(E, LLVMGetOperand(v, 0), depth + 1, &a)) return false;
-  unsigned wa = LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(v, 0)));
-  if (n >= 2 && !eval_int(E, LLVMGetOperand(v, 1), depth + 1, &b)) return false;
-  uint64_t ua = wa == 32 ? (uint32_t)a : wa == 1 ? (uint64_t)(a & 1) : (uint64_t)a;
-  uint64_t ub = wa == 32 ? (uint32_t)b : wa == 1 ? (uint64_t)(b & 1) : (uint64_t)b;
-  int64_t r;
-  switch (op) {
-  case LLVMAdd: r = (int64_t)(ua + ub); break;
-  case LLVMSub: r = (int64_t)(ua - ub); break;
-  case LLVMMul: r = (int64_t)(ua * ub); break;
-  case LLVMAnd: r = (int64_t)(ua & ub); break;
-  case LLVMOr: r = (int64_t)(ua | ub); break;
-  case LLVMXor: r = (int64_t)(ua ^ ub); break;
-  case LLVMShl: if (ub >= w) return false; r = (int64_t)(ua << ub); break;
-  case LLVMLShr: if (ub >= w) return false; r = (int64_t)(ua >> ub); break;
-  case LLVMAShr: if (ub >= w) return false; r = (w == 32 ? (int64_t)(int32_t)ua : a) >> ub; break;
-  case LLVMUDiv: if (!ub) return false; r = (int64_t)(ua / ub); break;
-  case LLVMURem: if (!ub) return false; r = (int64_t)(ua % ub); break;
-  case LLVMSDiv: case LLVMSRem: {
-    int64_t sa = w == 32 ? (int32_t)ua : a, sb = w == 32 ? (int32_t)ub : b;
-    if (!sb || (sb == -1 && op == LLVMSDiv)) return false;
-    r = op == LLVMSDiv ? sa / sb : sa % sb;
-    break;
-  }
-  case LLVMZExt: r = (int64_t)ua; break;
-  case LLVMSExt: r = wa == 32 ? (int32_t)ua : wa == 1 ? -(int64_t)(ua & 1) : a; break;
-  case LLVMTrunc: r = a; break;
-  case LLVMICmp: {
-    int64_t sa = wa == 32 ? (int32_t)ua : a, sb = wa == 32 ? (int32_t)ub : b;
-    switch (LLVMGetICmpPredicate(v)) {
-    case LLVMIntEQ: r = ua == ub; break;
-    case LLVMIntNE: r = ua != ub; break;
-    case LLVMIntUGT: r = ua > ub; break;
-    case LLVMIntUGE: r = ua >= ub; break;
-    case LLVMIntULT: r = ua < ub; break;
-    case LLVMIntULE: r = ua <= ub; break;
-    case LLVMIntSGT: r = sa > sb; break;
-    case LLVMIntSGE: r = sa >= sb; break;
-    case LLVMIntSLT: r = sa < sb; break;
-    default: r = sa <= sb; break;
-    }
-    break;
-  }
-  default: return false;
-  }
-  *out = w == 32 ? (int64_t)(int32_t)(uint32_t)r : w == 1 ? (r & 1) : r;
-  return true;
-}
-
 /* X0 = W >> sh0 and X1 = W >> sh1 (ashr, or lshr) of one word W with, for every lane and warp,
  * sh0 in {0, 8, 16, 24} and sh1 = sh0 + 4: W (and sh0 in *sh) for the byte form, else NULL. */
 static LLVMValueRef byte_pair(cg *g, LLVMValueRef x0, LLVMValueRef x1, LLVMValueRef *sh) {
@@ -215,9 +140,29 @@ static LLVMValueRef byte_pair(cg *g, LLVMValueRef x0, LLVMValueRef x1, LLVMValue
   for (int64_t w = 0; w < warps; w++)
     for (int64_t l = 0; l < 32; l++) {
       int64_t a, b;
-      int_eval E = {g, l, w, EVAL_VISITS};
-      if (!eval_int(&E, s0, 0, &a) || !eval_int(&E, s1, 0, &b)) return NULL;
+      if (!cg_lane_eval(g, s0, l, w, &a) || !cg_lane_eval(g, s1, l, w, &b)) return NULL;
       if (a < 0 || a > 24 || a % 8 || b != a + 4) return NULL;
+    }
+  *sh = s0;
+  return LLVMGetOperand(x0, 0);
+}
+
+/* The halves form (TILEC_DEQUANT_HALVES=0 off): X0 = W >> sh0 and X1 = W >> sh1 (ashr or lshr) of one
+ * word W with, for every lane and warp, 0 <= sh0 <= 12 and sh1 = sh0 + 16: the pair's nibbles are
+ * bits sh0 .. sh0 + 3 and sh0 + 16 .. sh0 + 19 of W (a repacked layout,
+ * examples/gemm_w4a16_packed.tile), so W >> sh0 (logical; the bits kept are below 32 either way)
+ * has them at bits 0-3 and 16-19 and one lop3 makes the bf16 pair: W and sh0 into *sh, else NULL. */
+static LLVMValueRef half_pair(cg *g, LLVMValueRef x0, LLVMValueRef x1, LLVMValueRef *sh) {
+  if (tl_code_env_off("TILEC_DEQUANT_HALVES") || !LLVMIsAInstruction(x0) || !LLVMIsAInstruction(x1)) return NULL;
+  LLVMOpcode o0 = LLVMGetInstructionOpcode(x0), o1 = LLVMGetInstructionOpcode(x1);
+  if (o0 != o1 || (o0 != LLVMAShr && o0 != LLVMLShr) || LLVMGetOperand(x0, 0) != LLVMGetOperand(x1, 0)) return NULL;
+  LLVMValueRef s0 = LLVMGetOperand(x0, 1), s1 = LLVMGetOperand(x1, 1);
+  int warps = cg_all_warps(g);
+  for (int64_t w = 0; w < warps; w++)
+    for (int64_t l = 0; l < 32; l++) {
+      int64_t a, b;
+      if (!cg_lane_eval(g, s0, l, w, &a) || !cg_lane_eval(g, s1, l, w, &b)) return NULL;
+      if (a < 0 || a > 12 || b != a + 16) return NULL;
     }
   *sh = s0;
   return LLVMGetOperand(x0, 0);
@@ -240,7 +185,16 @@ LLVMValueRef cg_dequant_pair_bf16(cg *g, LLVMValueRef e0, LLVMValueRef e1) {
   LLVMValueRef z2 = a.z ? bf16_pair(g, a.z, b.z) : cg_i32(g, 0);
   /* - z: flip the signs; no z: -0 (q * s + -0 = q * s, a -0 product kept) */
   if (!a.add_z) z2 = LLVMBuildXor(g->B, z2, cg_i32(g, (int64_t)0x80008000u), "");
-  LLVMValueRef sh = NULL, word = byte_pair(g, a.x, b.x, &sh);
+  LLVMValueRef sh = NULL, word = half_pair(g, a.x, b.x, &sh);
+  if (word) { /* lop3 and the two fmas; the shift as LLVM's (none by 0; shared by the pairs of one amount) */
+    LLVMValueRef hargs[6] = {LLVMBuildLShr(g->B, word, sh, ""), cg_i32(g, 0x3F803F80),
+                             cg_i32(g, (int64_t)(off | (off << 16))), s2, z2};
+    return cg_asm(g, g->i32,
+                  "{ .reg .b32 u; lop3.b32 u, $1, 0x000F000F, 0x43004300, 0xEA; fma.rn.bf16x2 u, u, $2, $3; "
+                  "fma.rn.bf16x2 $0, u, $4, $5; }",
+                  "=r,r,r,r,r,r", hargs, 5, false);
+  }
+  word = byte_pair(g, a.x, b.x, &sh);
   if (word) {
     LLVMValueRef sel = LLVMBuildOr(g->B, LLVMBuildLShr(g->B, sh, cg_i32(g, 3), ""), cg_i32(g, 0x4440), "");
     LLVMValueRef bargs[6] = {word, sel, cg_i32(g, 0x3F803F80), cg_i32(g, (int64_t)(off | (off << 16))), s2, z2};

@@ -133,7 +133,7 @@ static void plan_wgmma(cg *g, int32_t D) {
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, D);
   tl_dot_sched *e = cg_dot_sched(g, D);
-  if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == 4 || !cg_wgmma_fits(g, D)) return;
+  if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == (tl_code_env_on("TILEC_WGMMA_STAGED_A") ? CG_MAX_WG : 4) || !cg_wgmma_fits(g, D)) return;
   int32_t a = o->opnd[0], b = o->opnd[1];
   /* B computed in the loop by an operand prologue, K-major (trans), 16-bit, rows of one
    * swizzle atom: staged each step into its own slot (mma_remap chose wgmma for it) */
@@ -141,9 +141,18 @@ static void plan_wgmma(cg *g, int32_t D) {
   int bkb = bv->type.shape[0] * tl_dtype_bytes((tl_dtype)bv->type.dtype);
   bool staged_b = p->vkind[b] == SRC_STAGED && e->prologue[1] > 0 && bv->def >= 0 &&
                   tl_op_at(f, bv->def)->opc == TL_OP_trans && tl_dtype_bytes((tl_dtype)bv->type.dtype) == 2 && row_ok(bkb);
-  if (p->vkind[b] != SRC_STREAM && !staged_b) return;
+  /* TILEC_WGMMA_STAGED_A=1 (mma_remap's a_from 3): A = trans(x), x 16-bit computed in the loop, staged
+   * each step MN-major into its own slot; B resident (loaded before the loop), read N-major */
+  tl_value *av = tl_val(f, a);
+  bool staged_a = tl_code_env_on("TILEC_WGMMA_STAGED_A") && p->vkind[a] == SRC_STAGED && av->def >= 0 &&
+                  tl_op_at(f, av->def)->opc == TL_OP_trans && tl_dtype_bytes((tl_dtype)av->type.dtype) == 2 &&
+                  av->type.shape[0] == 64 && f->warps == 4 && p->vkind[b] == SRC_INVARIANT &&
+                  p->inv_loop[b] == o->parent && p->vstream[b] % 1024 == 0 && dot_swz(g, D, 1) &&
+                  bv->type.shape[1] * tl_dtype_bytes((tl_dtype)bv->type.dtype) == 128 &&
+                  (bv->def < 0 || tl_op_at(f, bv->def)->opc != TL_OP_trans);
+  if (p->vkind[b] != SRC_STREAM && !staged_b && !staged_a) return;
   cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL;
-  cg_stream *sb = staged_b ? NULL : &p->streams[p->vstream[b]];
+  cg_stream *sb = staged_b || staged_a ? NULL : &p->streams[p->vstream[b]];
   tl_type *at = &tl_val(f, a)->type;
   int aeb = tl_dtype_bytes((tl_dtype)at->dtype), ra = at->shape[1] * aeb;
   /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
@@ -153,11 +162,11 @@ static void plan_wgmma(cg *g, int32_t D) {
     if (!sa->swz || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || sa->stage_bytes % 1024) return;
   } else if (p->vkind[a] == SRC_INVARIANT) {
     if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024) return;
-  } else if (p->vkind[a] != SRC_STAGED || aeb != 2 || !cg_a_from_regs(g, a, cg_layout(g, o->res[0]), aeb)) {
+  } else if (!staged_a && (p->vkind[a] != SRC_STAGED || aeb != 2 || !cg_a_from_regs(g, a, cg_layout(g, o->res[0]), aeb))) {
     return;
   }
   bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
-  if (!staged_b) { /* (a staged B: its own slot, laid out for wgmma when staged) */
+  if (!staged_b && !staged_a) { /* (a staged B: its own slot, laid out for wgmma when staged) */
     int rb = sb->cols * sb->eb;
     if (!sb->swz) return;
     if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
@@ -181,6 +190,9 @@ static void plan_wgmma(cg *g, int32_t D) {
   if (sa) sa->wg = true, sa->wg_atoms = sa->wg_atoms || ra > 128;
   if (sb) sb->wg = true;
   p->wg_staged_b[p->nwg] = staged_b;
+  p->wg_staged_a[p->nwg] = staged_a;
+  p->wg_res_b[p->nwg] = staged_a;
+  p->wg_aoff[p->nwg] = -1;
   p->wg_boff[p->nwg] = -1;
   p->wg_chain[p->nwg] = false;
   for (int i = 0; i < p->nring; i++)
@@ -257,7 +269,15 @@ static void plan_lag(cg_plan *p, tl_func *f) {
         defer = defer || p->wg_defer[i];
       }
     R->lag = ((any && all) || defer) && R->stages >= 3 ? 1 : 0;
+    /* TILEC_ATTN_KV_SPLIT=1|2: fa3 (a producer warpgroup, the value dot a step late) on a 2-stage
+     * ring (D256: 3 stages of 64 KiB and q do not fit); its producer refills a slot only after the
+     * consumers released it on the empty mbarriers, so the late dot needs no issue distance */
+    /* (not where the late refill keeps a deferred dot in flight instead: a staged wgmma B, which the
+     * producer form refuses, so the lag would only be undone again) */
     R->late = !R->lag && defer && late_refill_fits(p, f, R);
+    R->kv_lag2 = !R->lag && !R->late && defer && R->stages == 2 && f->attn_fa3 && f->ws == TL_WS_PINGPONG &&
+                 cg_kv_split_level() > 0;
+    if (R->kv_lag2) R->lag = 1;
     R->late_wr = NULL;
     R->staged2 = false;
     R->top_bar = NULL;
@@ -565,6 +585,13 @@ void cg_make_plan(cg *g) {
       if (p->rings[r].staged2 && p->rings[r].for_op == tl_op_at(f, p->wg_dots[k])->parent) p->wg_bdouble[k] = true;
     persist += bt->shape[0] * bt->shape[1] * tl_dtype_bytes((tl_dtype)bt->dtype) * (p->wg_bdouble[k] ? 2 : 1);
   }
+  for (int k = 0; k < p->nwg; k++) { /* the slots of staged MN-major A (TILEC_WGMMA_STAGED_A=1) */
+    if (!p->wg_staged_a[k]) continue;
+    tl_type *at = &tl_val(f, tl_op_at(f, p->wg_dots[k])->opnd[0])->type;
+    persist = (persist + 1023) / 1024 * 1024;
+    p->wg_aoff[k] = persist;
+    persist += at->shape[0] * at->shape[1] * tl_dtype_bytes((tl_dtype)at->dtype);
+  }
   for (int i = 0; i < p->nstream; i++) { /* the K-major buffers of transposed 8-bit B */
     cg_stream *s = &p->streams[i];
     if (!s->wg_tr) continue;
@@ -593,6 +620,8 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_tma(g, persist);
   cg_ws_plan(g, persist, &persist);
   cg_plan_overlap(g);
+  for (int i = 0; i < p->nring; i++) /* (K and V apart only around the late value dot) */
+    if (p->rings[i].kv_split && !p->turns_late) p->rings[i].kv_split = false;
   persist = cg_plan_q_tma(g, persist);
   plan_chain(g);
   persist = cg_rope_plan_end(g, persist);

@@ -194,6 +194,29 @@ static void stage_wgmma_b(cg *g, int wi) {
   }
 }
 
+/* TILEC_WGMMA_STAGED_A=1: wgmma dot wi's A, the transpose of a 16-bit [K][M] tile x computed in the
+ * loop (A = trans(x): the backward's dQ = dS K with x = dS^T), stored as x's own rows into the dot's
+ * slot: K rows of M = 64 elements (128 bytes, 16-byte chunk c of row r at c ^ (r % 8): the 128-byte
+ * swizzle), which is wgmma's MN-major A (the transpose immediate), then the proxy fence and one
+ * barrier.  No barrier before the stores: the slot's last reader is this dot in the previous
+ * iteration, waited for by the warpgroup before the ring's barrier at the top of this one (as a
+ * staged B's). */
+static cg_wgmma_src stage_wgmma_a(cg *g, int wi, int32_t K) {
+  cg_plan *p = g->plan;
+  tl_op *o = tl_op_at(g->f, p->wg_dots[wi]);
+  tl_type *at = &tl_val(g->f, o->opnd[0])->type; /* [M][K] */
+  int eb = tl_dtype_bytes((tl_dtype)at->dtype);
+  opsrc s = {0};
+  s.rowbytes = at->shape[0] * eb;
+  s.nch = s.rowbytes / 16;
+  s.swz = true;
+  stage_al(g, o->opnd[0], cg_i32(g, p->wg_aoff[wi]), 1024, &s, eb, true); /* (its row: x's row, K) */
+  cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+  cg_barrier(g);
+  return (cg_wgmma_src){.base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, p->wg_aoff[wi]), ""), .kmajor = false,
+                        .rowbytes = s.rowbytes, .krows = K};
+}
+
 /* ldmatrix .x4 (or .x2): returns the i32 registers in out[]. */
 static void ldmatrix(cg *g, LLVMValueRef addr32, int nmat, bool trans, LLVMValueRef *out) {
   char text[128];
@@ -691,14 +714,18 @@ void cg_emit_dot(cg *g, tl_op *o) {
   }
   if (cg_dot_is_wgmma(p, D)) {
     int wi = cg_wg_index(p, D);
-    cg_stream *st_b = p->wg_staged_b[wi] ? NULL : &p->streams[p->vstream[b]];
+    cg_stream *st_b = p->wg_staged_b[wi] || p->wg_res_b[wi] ? NULL : &p->streams[p->vstream[b]];
     cg_wgmma_src wa = {.base = sa.base, .kmajor = true, .rowbytes = sa.rowbytes, .krows = 0};
-    if (sa.kind == SRC_REGS) wa.regs = pack_regs_a(g, &q, a);
+    if (p->wg_staged_a[wi]) wa = stage_wgmma_a(g, wi, K); /* (TILEC_WGMMA_STAGED_A=1: MN-major, its own slot) */
+    else if (sa.kind == SRC_REGS) wa.regs = pack_regs_a(g, &q, a);
     else if (sa.rowbytes > 128) wa.rowbytes = 128, wa.katom = M * 128; /* resident [K/64][M][64] atoms */
     /* K-major when this dot reads the slot through a trans (a slot several dots share is read
      * K-major by one and N-major by another: the same bytes, dot_plan.c) */
     cg_wgmma_src wb = {0};
-    if (st_b) {
+    if (p->wg_res_b[wi]) /* a resident [K][N] slot (one 128-byte atom of N), read N-major */
+      wb = (cg_wgmma_src){.base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, p->vstream[b]), ""), .kmajor = false,
+                          .rowbytes = 128, .krows = K};
+    else if (st_b) {
       wb = (cg_wgmma_src){.base = sb.base, .kmajor = sb.kcontig, .rowbytes = sb.rowbytes, .krows = st_b->rows};
       if (wb.kmajor && sb.rowbytes > 128) wb.rowbytes = 128, wb.katom = st_b->rows * 128; /* [K/64][N][64] atoms */
     } else {
@@ -730,6 +757,12 @@ void cg_emit_dot(cg *g, tl_op *o) {
     bool late = mode == 0 && cg_overlap_waiter(g, D); /* the waiting dot of a loop with a late dot */
     cg_ws_turn_before(g, D, L);
     if (late) cg_overlap_before_waiting(g, L); /* (form >= 3: the rescale, mixed by ptxas into the score dot's issue) */
+    if (mode == 0 && !late && cg_lazy_wait_loop(g, L)) { /* waited for before its result's first reader */
+      cg_emit_wgmma(g, o, &wa, &wb, 2);
+      cg_lazy_wait_push(g, res);
+      cg_lazy_issue_next(g, o);
+      return;
+    }
     cg_emit_wgmma(g, o, &wa, &wb, late ? 2 : mode);
     if (late) {
       cg_overlap_issue(g, L, res);

@@ -81,6 +81,15 @@ static const char *sink_unfit(cg *g, int k) {
   return NULL;
 }
 
+/* The fa3 note's words for TILEC_ATTN_KV_SPLIT (emit_ws.c "K and V apart"). */
+static const char *kv_note(const cg_ring *R) {
+  if (R && R->kv_split)
+    return " for K and another for V (TILEC_ATTN_KV_SPLIT=1: K released after the score dot's wait, V after the "
+           "late value dot's, so K of step j+1 loads while O += P V of step j-1 still reads the stage)";
+  if (R && R->kv_lag2) return " on a 2-stage ring (TILEC_ATTN_KV_SPLIT=2: K and V of a stage released together)";
+  return "";
+}
+
 void cg_plan_overlap(cg *g) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -148,9 +157,9 @@ void cg_plan_overlap(cg *g) {
     cg_ws_regs(g, &preg, &creg);
     tl_sbuf_printf(&wsn, "warp-specialized (attention, TILEC_ATTN_WS=fa3): 2 consumer warpgroups on one tile "
                         "(setmaxnreg.inc %d), producer warpgroup 2 (setmaxnreg.dec %d; one thread issues the TMA "
-                        "boxes%s), a full and an empty mbarrier per stage, no CTA barrier in the main loop; %s",
+                        "boxes%s), a full and an empty mbarrier per stage%s, no CTA barrier in the main loop; %s",
                    creg, preg, cg_tma_mode(g) == TL_TMA_FORM ? "" : ", all 128 copy when a tensor fails the map test",
-                   p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
+                   kv_note(p->nring ? &p->rings[0] : NULL), p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
                                 "next tile, warpgroup 1's first arrive per tile"
                    : f->persist ? "not persistent (the main loop's trip count depends on the tile)"
                                 : "not persistent");
@@ -199,8 +208,18 @@ static LLVMValueRef *rescaled(cg *g, int k, int32_t acc) {
 
 void cg_overlap_before_waiting(cg *g, int32_t L) {
   cg_plan *p = g->plan;
-  for (int k = sink_of(p, g->f, L, 0); k >= 0; k = sink_of(p, g->f, L, k + 1))
+  cg_ring *R = ring_of(p, L);
+  for (int k = sink_of(p, g->f, L, 0); k >= 0; k = sink_of(p, g->f, L, k + 1)) {
+    /* K and V apart (TILEC_ATTN_KV_SPLIT=1): the late dot's V boxes, waited for with the turn's K
+     * (before any wgmma of the turn is issued: no spin loop between a group's issue and the next);
+     * iteration 0's dot of P = 0 reads this step's V without taking its phase */
+    if (R && R->kv_split) {
+      LLVMValueRef s = LLVMBuildLoad2(g->B, g->i32, p->sink_slot[k], "");
+      LLVMValueRef ran = LLVMBuildICmp(g->B, LLVMIntSGE, s, cg_i32(g, 0), "");
+      cg_ws_wait_v(g, R, LLVMBuildSelect(g->B, ran, s, R->rd_slot, ""), ran);
+    }
     if (p->sink_mul[k] >= 0) p->sink_scaled[k] = rescaled(g, k, p->wg_carried[k]);
+  }
 }
 
 /* Issue sunk dot k (no wait) on the accumulator registers of carried value
@@ -257,6 +276,9 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
   /* the turn ends once both dots are issued: the other warpgroup's dots queue behind them */
   if (g->plan->turns_late) cg_ws_turn_arrive(g, NULL);
   cg_asm_void(g, "wgmma.wait_group.sync.aligned 1;", "~{memory}", NULL, 0);
+  /* K and V apart: the score dot is done, its K half of the stage is free (the producer refills it
+   * with K of two steps on while O += P V of the step before still reads the V half) */
+  if (R->ws) cg_ws_release_k(g, R, R->rd_slot);
   if (g->plan->turns_late) cg_q_tma_release_in_loop(g, L); /* (TILEC_ATTN_Q_TMA=2, emit_q_tma.c) */
   cg_wgmma_fence_val(g, waiting_res);
 }
@@ -307,7 +329,7 @@ bool cg_overlap_before_op(cg *g, int32_t id) {
       cg_ring *R = ring_of(p, tl_op_at(g->f, p->wg_dots[k])->parent);
       if (R && R->ws) {
         LLVMValueRef s = LLVMBuildLoad2(g->B, g->i32, p->sink_slot[k], "");
-        cg_ws_release(g, R, s, LLVMBuildICmp(g->B, LLVMIntSGE, s, cg_i32(g, 0), ""));
+        cg_ws_release_v(g, R, s, LLVMBuildICmp(g->B, LLVMIntSGE, s, cg_i32(g, 0), "")); /* (V alone when apart) */
       }
     }
   return skip;
@@ -334,6 +356,8 @@ void cg_overlap_exit(cg *g, int32_t L) {
     LLVMBuildCondBr(g->B, ran, lb, jb);
     LLVMPositionBuilderAtEnd(g->B, lb);
     cg_val before = *cg_get(g, acc);
+    cg_ring *R = ring_of(p, L);
+    if (R && R->kv_split) cg_ws_wait_v(g, R, s, LLVMConstInt(g->i1, 1, 0)); /* (the last step's V) */
     LLVMValueRef *out = issue(g, k, acc, s);
     if (p->turns_late) cg_ws_turn_arrive(g, cg_ws_turn_first(g));
     cg_asm_void(g, "wgmma.wait_group.sync.aligned 0;", "~{memory}", NULL, 0);

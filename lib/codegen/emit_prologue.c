@@ -51,6 +51,42 @@ static bool slot_cse(void) {
   return !tl_code_env_off("TILEC_SLOT_CSE");
 }
 
+/* A gather row's value for every lane and warp (TILEC_SLOT_CSE): row = P + Q with Q made of the lane,
+ * the warp and constants (cg_lane_eval) and P any other value (the box start, `k0 / 8`), or Q alone.
+ * Two registers whose rows have the same P and the same Q in every lane and warp read one slot row:
+ * a repacked int4 B (examples/gemm_w4a16_packed.tile, rows `k0 / 8 + (kk / 32 * 4 + kk % 8 / 2)`)
+ * has the 8 rows of a thread's 32-row block in one word, which neither the constancy runs nor
+ * same_value see (k = 2t and 2t + 8 differ as expressions). */
+typedef struct {
+  bool done, ok;
+  LLVMValueRef p; /* NULL: none */
+  int64_t *q;     /* [warps * 32] */
+} row_sig;
+
+static void row_signature(cg *g, LLVMValueRef row, int warps, row_sig *s) {
+  s->done = true, s->ok = false, s->p = NULL;
+  int64_t x;
+  if (!cg_lane_eval(g, row, 0, 0, &x)) {
+    if (!LLVMIsAInstruction(row) || LLVMGetInstructionOpcode(row) != LLVMAdd) return;
+    for (int i = 0; i < 2 && !s->p; i++)
+      if (cg_lane_eval(g, LLVMGetOperand(row, 1 - i), 0, 0, &x)) s->p = LLVMGetOperand(row, i), row = LLVMGetOperand(row, 1 - i);
+    if (!s->p) return;
+  }
+  s->q = tl_alloc(&g->f->ctx->arena, sizeof(int64_t) * 32 * (size_t)warps);
+  for (int w = 0; w < warps; w++)
+    for (int l = 0; l < 32; l++)
+      if (!cg_lane_eval(g, row, l, w, &s->q[w * 32 + l])) return;
+  s->ok = true;
+}
+
+static bool same_rows(cg *g, cg_val *gix, row_sig *sig, int32_t a, int32_t b) {
+  int warps = cg_all_warps(g);
+  if (!sig[a].done) row_signature(g, gix->r[a], warps, &sig[a]);
+  if (!sig[b].done) row_signature(g, gix->r[b], warps, &sig[b]);
+  if (!sig[a].ok || !sig[b].ok || sig[a].p != sig[b].p) return false;
+  return !memcmp(sig[a].q, sig[b].q, sizeof(int64_t) * 32 * (size_t)warps);
+}
+
 /* Registers of layout l along the last dim that one ld.shared reads (at most
  * 16 bytes, no lane or warp between them), 1 when under 4 bytes. */
 static int slot_vector(const tl_layout *l, int eb) {
@@ -108,6 +144,11 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
     run = A ? tl_axis_get(A, o->opnd[1]).constancy[0] : 1;
     if (run < 1) run = 1;
   }
+  row_sig *sig = NULL;
+  if (cse) {
+    sig = tl_alloc(&f->ctx->arena, sizeof(row_sig) * (size_t)n);
+    memset(sig, 0, sizeof(row_sig) * (size_t)n);
+  }
   for (int32_t r0 = 0; r0 < n; r0 += vec) {
     if (tl_layout_canon_reg(l, r0) != r0) {
       for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[tl_layout_canon_reg(l, r0 + e)];
@@ -121,7 +162,9 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
         int32_t kj[TL_MAX_RANK];
         if (tl_layout_canon_reg(l, j) != j) continue;
         tl_layout_reg_coords(l, j, kj);
-        if (kj[1] == k[1] && (kj[0] / run == k[0] / run || same_value(gix->r[j], gix->r[r0], 6))) break;
+        if (kj[1] == k[1] &&
+            (kj[0] / run == k[0] / run || same_value(gix->r[j], gix->r[r0], 6) || same_rows(g, gix, sig, j, r0)))
+          break;
       }
       if (j < r0) {
         for (int e = 0; e < vec; e++) d->r[r0 + e] = d->r[j + e];

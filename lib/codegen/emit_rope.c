@@ -26,10 +26,12 @@
 #include "ring.h"
 #include "code_env.h"
 
-/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 48 + 256 x 232 = 65536 (ptxas
- * 13.0: the default split's 40 leaves the rotation a 4-byte spill slot a step; 48 none, full and causal). */
+/* The producer's registers (setmaxnreg.dec) and the consumers' (inc): 128 x 48 + 256 x 224 = 63488 of the
+ * CTA's 384 x 168 = 64512 (ptxas 13.0: the default split's 40 leaves the rotation a 4-byte spill slot a
+ * step; 48 none, full and causal).  (48 / 232 = 65536 was over the CTA's pool: the consumers'
+ * setmaxnreg.inc never returned, emit_ws.c fit_pool.) */
 #define ROPE_PRODUCER_REGS 48
-#define ROPE_CONSUMER_REGS 232
+#define ROPE_CONSUMER_REGS 224
 
 void cg_rope_plan(cg *g) {
   cg_plan *p = g->plan;
@@ -138,8 +140,7 @@ void cg_rope_regs(cg *g, int *producer, int *consumer) {
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (pr && atoi(pr) >= 24 && atoi(pr) <= 128) {
     *producer = atoi(pr) / 8 * 8;
-    *consumer = (65536 - 128 * *producer) / 256 / 8 * 8;
-    if (*consumer > 240) *consumer = 240;
+    *consumer = 240; /* (lowered to the rest of the CTA's pool by cg_ws_regs: emit_ws.c fit_pool) */
   }
   (void)g;
 }

@@ -90,7 +90,7 @@ int cg_plan_tma(cg *g, int persist) {
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (a full mbarrier per stage", note.len ? "; " : "", R->stages);
     else
       tl_sbuf_printf(&note, "%sring of %d stages fed by TMA (one mbarrier per stage; thread 0 issues stage i+%d%s",
-                     note.len ? "; " : "", R->stages, R->stages - 1 - R->lag,
+                     note.len ? "; " : "", R->stages, R->stages - 1 - (R->lag - R->kv_lag2), /* (kv_lag2: undone, not ws) */
                      R->late ? " after the staged B's barrier, the deferred dot of step i-1 running under step i's "
                                "wait and staging (TILEC_LATE_REFILL=0: at the ring's barrier, the deferred dot waited)"
                              : "");
@@ -176,9 +176,9 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
   ki->cluster = g->plan->cluster;
-  const char *more[5] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->atma_note,
-                         g->plan->rope_note};
-  for (int i = 0; i < 5; i++)
+  const char *more[6] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->atma_note,
+                         g->plan->rope_note, g->plan->lazy_note};
+  for (int i = 0; i < 6; i++)
     if (more[i]) {
       tl_sbuf b = {0};
       tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", more[i]);
@@ -281,6 +281,11 @@ void cg_tma_kernel_prologue(cg *g, cg_ring *R) {
                             cg_i32(g, g->f->warps * (p->cluster ? 2 : 1))};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }", "r,r,r,~{memory}",
                 args, 3);
+  }
+  /* K and V apart (TILEC_ATTN_KV_SPLIT=1, emit_ws.c): V's full (count 1) and empty mbarriers */
+  if (R->ws && R->kv_split) {
+    init_mbarriers(g, R->vfull_off, R->stages, tid, 1);
+    init_mbarriers(g, R->vempty_off, R->stages, tid, g->f->warps);
   }
   cg_asm_void(g, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
   /* a cluster: the peer's mbarriers are initialized before any copy or arrive reaches them */

@@ -77,6 +77,9 @@ static int kslice_off(const cg_wgmma_src *s, int kk) {
   return s->katom ? (kk * 32 / 128) * s->katom + (kk * 32) % 128 : kk * 32;
 }
 
+/* ... of A: K-major as above, MN-major ([K][M] rows of 128 bytes) 16 rows a k16 slice */
+static int aslice_off(const cg_wgmma_src *a, int kk) { return a->kmajor ? kslice_off(a, kk) : kk * 16 * 128; }
+
 static int swizzle_mode(int rowbytes) { return rowbytes == 128 ? 1 : rowbytes == 64 ? 2 : 3; }
 
 /* The constant part of a descriptor (LBO, SBO, mode): bits 16.. */
@@ -106,7 +109,7 @@ static LLVMValueRef asm_many(cg *g, LLVMTypeRef ret, const char *text, const cha
  * descriptor at $bi, scale-d at $si (an i32: 0 = D not read); the immediates of the operand types.
  * Returns the characters written. */
 static int wgmma_text(char *buf, int wn, int kstep, const char *dty, const char *aty, const char *bty, int nout,
-                      bool areg, bool s32, bool b8, bool bkmajor, int ai, int bi, int si) {
+                      bool areg, bool s32, bool b8, bool akmajor, bool bkmajor, int ai, int bi, int si) {
   int n = sprintf(buf, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", si,
                   wn, kstep, dty, aty, bty);
   for (int i = 0; i < nout; i++) n += sprintf(buf + n, "%s$%d", i ? "," : "", i);
@@ -115,7 +118,7 @@ static int wgmma_text(char *buf, int wn, int kstep, const char *dty, const char 
   if (areg) n += sprintf(buf + n, "}, {$%d,$%d,$%d,$%d}, $%d, p, 1, 1, %d; }", ai, ai + 1, ai + 2, ai + 3, bi, bkmajor ? 0 : 1);
   else if (s32) n += sprintf(buf + n, "}, $%d, $%d, p; }", ai, bi);
   else if (b8) n += sprintf(buf + n, "}, $%d, $%d, p, 1, 1; }", ai, bi);
-  else n += sprintf(buf + n, "}, $%d, $%d, p, 1, 1, 0, %d; }", ai, bi, bkmajor ? 0 : 1);
+  else n += sprintf(buf + n, "}, $%d, $%d, p, 1, 1, %d, %d; }", ai, bi, akmajor ? 0 : 1, bkmajor ? 0 : 1);
   return n;
 }
 
@@ -167,7 +170,11 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   LLVMValueRef wg = LLVMBuildLShr(g->B, g->warp, cg_i32(g, 2), "");
   bool areg = a->regs != NULL;
   if (areg && b8) TL_INTERNAL(g->ctx, "codegen: wgmma with an 8-bit or tf32 A from registers");
-  unsigned long long ahi = desc_hi(16, 8 * a->rowbytes, swizzle_mode(a->rowbytes));
+  /* an MN-major A ([K][M] rows of 128 bytes: one atom of M = 64 a warpgroup): as an N-major B's */
+  if (!areg && !a->kmajor && (b8 || a->rowbytes != 128 || M != 64 * nwg * 1 || nwg != 1))
+    TL_INTERNAL(g->ctx, "codegen: wgmma MN-major A of %d-byte rows, M %d on %d warpgroups", a->rowbytes, M, nwg);
+  unsigned long long ahi = !areg && !a->kmajor ? desc_hi(a->krows * 128, 1024, 1)
+                                               : desc_hi(16, 8 * a->rowbytes, swizzle_mode(a->rowbytes));
   unsigned long long bhi = b->kmajor ? desc_hi(16, 8 * b->rowbytes, swizzle_mode(b->rowbytes))
                                      : desc_hi(b->krows * 128, 1024, 1);
   int bstep = 16 * 128; /* N-major B: bytes from one k slice to the next */
@@ -187,7 +194,8 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   const char *dty = s32 ? "s32" : "f32", *aty = cg_mma_type((tl_dtype)at->dtype), *bty = cg_mma_type((tl_dtype)bt->dtype);
   char *text = tl_alloc(&g->ctx->arena, 64 * (size_t)nacc_i + 256);
   char *cons = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
-  wgmma_text(text, wn, kstep, dty, aty, bty, nacc_i, areg, s32, b8, b->kmajor, nacc_i, nacc_i + na, nacc_i + na + 1);
+  bool akm = areg || a->kmajor; /* (an MN-major A: TILEC_WGMMA_STAGED_A=1's staged transpose) */
+  wgmma_text(text, wn, kstep, dty, aty, bty, nacc_i, areg, s32, b8, akm, b->kmajor, nacc_i, nacc_i + na, nacc_i + na + 1);
   int c = 0;
   for (int i = 0; i < nacc_i; i++) c += sprintf(cons + c, "%s,", rc);
   c += sprintf(cons + c, areg ? "r,r,r,r,l,r" : "l,l,r");
@@ -263,12 +271,12 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
       for (int i = 0; i < nacc_i; i++) cc += sprintf(mcons + cc, "%s,", rc);
       for (int j = 0; j < nm; j++) {
         int kk = k0 + j, op = nacc_i + j * per_op;
-        tn += wgmma_text(mtext + tn, wn, kstep, dty, aty, bty, nacc_i, areg, s32, b8, b->kmajor, op, op + na, op + na + 1);
+        tn += wgmma_text(mtext + tn, wn, kstep, dty, aty, bty, nacc_i, areg, s32, b8, akm, b->kmajor, op, op + na, op + na + 1);
         if (j + 1 < nm) tn += sprintf(mtext + tn, "\n\t");
         if (areg)
           for (int i = 0; i < 4; i++) args[op - nacc_i + i] = a->regs[kk * 4 + i];
         else
-          args[op - nacc_i] = LLVMBuildAdd(g->B, adesc[0], cg_i64(g, kslice_off(a, kk) >> 4), "");
+          args[op - nacc_i] = LLVMBuildAdd(g->B, adesc[0], cg_i64(g, aslice_off(a, kk) >> 4), "");
         int boff = b->kmajor ? kslice_off(b, kk) : kk * bstep;
         args[op - nacc_i + na] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, boff >> 4), "");
         args[op - nacc_i + na + 1] = cg_i32(g, first && j == 0 ? 0 : 1);
@@ -295,7 +303,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
           if (areg)
             for (int i = 0; i < 4; i++) args[i] = a->regs[(mi * nk + kk) * 4 + i];
           else
-            args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, kslice_off(a, kk) >> 4), "");
+            args[0] = LLVMBuildAdd(g->B, adesc[mi], cg_i64(g, aslice_off(a, kk) >> 4), "");
           int boff = (b->kmajor ? kslice_off(b, kk) : kk * bstep) + h * bsplit;
           args[na] = LLVMBuildAdd(g->B, bdesc, cg_i64(g, boff >> 4), "");
           args[na + 1] = cg_i32(g, first ? 0 : 1);

@@ -238,6 +238,24 @@ static bool grid_in_kernel(tl_func *f) {
   return f->grid.ops.len > 0;
 }
 
+/* K and V apart (TILEC_ATTN_KV_SPLIT=1): the ring's two streams are the score dot's B (K, *k its
+ * index) and the value dot's B (V), each read by that dot alone. */
+static bool kv_streams(cg *g, cg_ring *R, int32_t wdot, int32_t ddot, int *k) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int n = 0;
+  for (int i = 0; i < p->nstream; i++) n += p->streams[i].for_op == R->for_op;
+  /* (fa3's rotating producer, emit_rope.c, and clusters fill the stage their own way) */
+  if (n != 2 || wdot < 0 || ddot < 0 || p->rope || p->cluster) return false;
+  int32_t kb = tl_op_at(f, wdot)->opnd[1], vb = tl_op_at(f, ddot)->opnd[1];
+  if (p->vkind[kb] != SRC_STREAM || p->vkind[vb] != SRC_STREAM || p->vstream[kb] == p->vstream[vb]) return false;
+  cg_stream *ks = &p->streams[p->vstream[kb]], *vs = &p->streams[p->vstream[vb]];
+  if (ks->for_op != R->for_op || vs->for_op != R->for_op || ks->readers != 1 || vs->readers != 1 || ks->wg_tr || vs->wg_tr)
+    return false;
+  *k = p->vstream[kb];
+  return true;
+}
+
 void cg_ws_plan(cg *g, int persist, int *end) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -274,6 +292,12 @@ void cg_ws_plan(cg *g, int persist, int *end) {
         persist = (persist + 7) / 8 * 8;
         R->empty_off = persist;
         persist += 8 * R->stages;
+        R->kv_split = p->ws_turns && f->attn_fa3 && cg_kv_split_level() == 1 && kv_streams(g, R, wdot, ddot, &R->kv_k);
+        if (R->kv_split) { /* (V's full and empty mbarriers; cg_plan_overlap's late dot confirms it) */
+          R->vfull_off = persist;
+          R->vempty_off = persist + 8 * R->stages;
+          persist += 16 * R->stages;
+        }
         *end = persist;
         tl_sbuf_printf(&note,
                        "warp-specialized (attention): %d consumer warpgroups on one tile (setmaxnreg.inc %d), producer "
@@ -324,6 +348,13 @@ void cg_ws_plan(cg *g, int persist, int *end) {
     cg_cluster_plan(g, R, &note);
   }
 noted:
+  for (int i = 0; i < p->nring; i++) /* (not warp-specialized after all: the plain 2-stage ring, no late dot) */
+    if (p->rings[i].kv_lag2 && !p->rings[i].ws) {
+      cg_ring *R = &p->rings[i];
+      R->lag = 0, R->kv_lag2 = R->kv_split = false;
+      for (int k = 0; k < p->nwg; k++)
+        if (tl_op_at(f, p->wg_dots[k])->parent == R->for_op) p->wg_defer[k] = false, p->wg_carried[k] = -1;
+    }
   if (p->persist) {
     tl_sbuf_printf(&note, "%spersistent: min(tiles, CTAs that fit) CTAs, tile order grouped by %d along program_id(0)",
                    note.len ? "; " : "", cg_tile_group());
@@ -342,11 +373,21 @@ noted:
   tl_sbuf_free(&note);
 }
 
+int cg_kv_split_level(void) {
+  const char *e = tl_code_env("TILEC_ATTN_KV_SPLIT");
+  return e && (e[0] == '1' || e[0] == '2') && !e[1] ? e[0] - '0' : 0;
+}
+
 bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false, false); }
 
 int cg_ws_extra_threads(cg *g) {
   if (!g->plan || g->plan_f != g->f || !g->plan->ws) return 0;
   return g->plan->ws == TL_WS_PINGPONG ? 256 : 128; /* the producer (+ the second consumer warpgroup) */
+}
+
+/* The mbarrier of stage `slot` in the array of them at shared offset `off` (8 bytes each). */
+static LLVMValueRef mbar_at(cg *g, int off, LLVMValueRef slot) {
+  return LLVMBuildAdd(g->B, cg_smem_base32(g), LLVMBuildAdd(g->B, cg_i32(g, off), LLVMBuildShl(g->B, slot, cg_i32(g, 3), ""), ""), "");
 }
 
 static LLVMValueRef empty_addr(cg *g, cg_ring *R, LLVMValueRef slot) {
@@ -379,22 +420,50 @@ static void copy_slot_slow(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slo
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
   cg_asm_void(g, "bar.sync 2, 128;", "~{memory}", NULL, 0);
   arrive_if(g, cg_mbar_addr(g, R, slot), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""));
+  if (R->kv_split) /* (K and V apart: V's full mbarrier too; the producer waited for both halves) */
+    arrive_if(g, mbar_at(g, R->vfull_off, slot),
+              LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""));
 }
 
 /* Lane 0 of every consumer warp arrives on slot's empty mbarrier when `on`
  * (i1; NULL = always); in a cluster lane 1 also on the other CTA's
  * (emit_cluster.c: both CTAs' copies fill the slot). */
-static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
+static void release_at(cg *g, cg_ring *R, int off, LLVMValueRef slot, LLVMValueRef on) {
   LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 0), "");
   if (on) {
     c = LLVMBuildAnd(g->B, c, on, "");
     slot = LLVMBuildSelect(g->B, on, slot, cg_i32(g, 0), "");
   }
-  LLVMValueRef mb = empty_addr(g, R, slot);
+  LLVMValueRef mb = mbar_at(g, off, slot);
   arrive_if(g, mb, c);
   if (!g->plan->cluster) return;
   LLVMValueRef c1 = LLVMBuildICmp(g->B, LLVMIntEQ, g->lane, cg_i32(g, 1), "");
   cg_cluster_arrive_peer(g, mb, on ? LLVMBuildAnd(g->B, c1, on, "") : c1);
+}
+
+static void release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) { release_at(g, R, R->empty_off, slot, on); }
+
+/* K and V apart (R->kv_split): the value half of slot's stage is free (the late value dot's wait),
+ * or, kv_split off, the whole stage; cg_ws_release_k: the key half (the score dot's wait). */
+void cg_ws_release_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
+  release_at(g, R, R->kv_split ? R->vempty_off : R->empty_off, slot, on);
+}
+
+void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot) {
+  if (R->kv_split) release_at(g, R, R->empty_off, slot, NULL);
+}
+
+/* K and V apart: every consumer thread waits for slot's V boxes (its full mbarrier at the parity of
+ * bit `slot` of vphasev), flipping the bit when `flip` (i1): iteration 0's value dot of P = 0 reads
+ * V_0 without taking its phase, which iteration 1's value dot of P_0 then takes. */
+void cg_ws_wait_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef flip) {
+  if (!R->kv_split) return;
+  LLVMValueRef ph = LLVMBuildLoad2(g->B, g->i32, R->vphasev, "");
+  LLVMValueRef par = LLVMBuildAnd(g->B, LLVMBuildLShr(g->B, ph, slot, ""), cg_i32(g, 1), "");
+  LLVMValueRef mb = mbar_at(g, R->vfull_off, slot);
+  cg_mbar_wait(g, mb, par);
+  LLVMValueRef bit = LLVMBuildShl(g->B, LLVMBuildZExt(g->B, flip, g->i32, ""), slot, "");
+  LLVMBuildStore(g->B, LLVMBuildXor(g->B, ph, bit, ""), R->vphasev);
 }
 
 static void pin_scalars(cg *g, cg_ring *R);
@@ -556,6 +625,20 @@ void cg_ws_turn_after_commit(cg *g, tl_op *o) {
   cg_ws_turn_arrive(g, NULL);
 }
 
+/* The CTA's register pool: every thread of the launch gets the count ptxas gives the kernel, the
+ * register file's 65536 / threads in multiples of 8 (168 at 384 threads), and setmaxnreg only moves
+ * registers within that pool (PTX ISA: "A pool of available registers is maintained per-CTA";
+ * setmaxnreg.inc blocks until the pool has them).  So a split must keep
+ * 128 P + (threads - 128) C <= threads x that count: one above it (128 x 48 + 256 x 232 = 65536 >
+ * 64512) leaves the consumers' setmaxnreg.inc waiting forever, a hung kernel.  The consumers' count
+ * is lowered to fit (P is the producer's need: its spills are what a split was chosen against). */
+static void fit_pool(cg *g, int *producer, int *consumer) {
+  int threads = g->f->warps * 32 + cg_ws_extra_threads(g), cons = threads - 128;
+  int launch = 65536 / threads / 8 * 8;
+  if (launch > 256) launch = 256;
+  if (128 * *producer + cons * *consumer > threads * launch) *consumer = (threads * launch - 128 * *producer) / cons / 8 * 8;
+}
+
 void cg_ws_regs(cg *g, int *producer, int *consumer) {
   *producer = WS_PRODUCER_REGS, *consumer = WS_CONSUMER_REGS;
   /* fa3 (turns with the late value dot: S, O, the carried P and the softmax live at once) in a TMA
@@ -564,6 +647,7 @@ void cg_ws_regs(cg *g, int *producer, int *consumer) {
    * spilled 36 B of the causal kernel's scalars around q's load) */
   if (g->plan->turns_late && cg_tma_mode(g) == TL_TMA_FORM) *producer = 24, *consumer = 240;
   if (g->plan->rope) cg_rope_regs(g, producer, consumer); /* (the producer rotates k: emit_rope.c) */
+  fit_pool(g, producer, consumer);
 }
 
 void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
@@ -682,7 +766,7 @@ static void release_last(cg *g, cg_ring *R) {
   LLVMValueRef next = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
   LLVMValueRef last = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, next, cg_i32(g, 0), ""),
                                       cg_i32(g, R->stages - 1), LLVMBuildSub(g->B, next, cg_i32(g, 1), ""), "");
-  release(g, R, last, ran);
+  cg_ws_release_v(g, R, last, ran); /* (K and V apart: the last K was released after its score dot) */
   LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
 }
 
@@ -690,6 +774,26 @@ static LLVMValueRef prologue_i32(cg *g, const char *name) {
   LLVMValueRef v = LLVMBuildAlloca(g->PB, g->i32, name);
   LLVMBuildStore(g->PB, cg_i32(g, 0), v);
   return v;
+}
+
+/* K and V apart (R->kv_split), the producer's thread, the stage's key half free already (its empty
+ * mbarrier waited for): K's boxes on the full mbarrier, then, once the consumers released the value
+ * half (the late value dot two steps back), V's boxes on V's full mbarrier.  So K_{j+1} goes out
+ * when S_{j-1} is done, a step before the late O += P_{j-1} V_{j-1} frees the rest of the stage. */
+static void issue_kv_apart(cg *g, cg_ring *R, LLVMValueRef ivs, LLVMValueRef slot) {
+  cg_plan *p = g->plan;
+  cg_stream *ks = &p->streams[R->kv_k];
+  LLVMValueRef kmb = cg_mbar_addr(g, R, slot);
+  cg_mbar_expect_tx(g, kmb, cg_tma_stream_bytes(ks));
+  cg_tma_issue_stream(g, ks, ivs, slot, kmb);
+  cg_mbar_wait(g, mbar_at(g, R->vempty_off, slot), take_parity(g, R->vprodph, slot, 1));
+  LLVMValueRef vmb = mbar_at(g, R->vfull_off, slot);
+  int vbytes = 0;
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && i != R->kv_k) vbytes += cg_tma_stream_bytes(&p->streams[i]);
+  cg_mbar_expect_tx(g, vmb, vbytes);
+  for (int i = 0; i < p->nstream; i++)
+    if (p->streams[i].for_op == R->for_op && i != R->kv_k) cg_tma_issue_stream(g, &p->streams[i], ivs, slot, vmb);
 }
 
 /* The producer's k-loop of one tile: slots `wr`, empty phase bits `ph`. */
@@ -723,11 +827,13 @@ static void producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, L
   LLVMValueRef ivs = ivty == g->i64 ? iv : LLVMBuildTrunc(g->B, iv, ivty, "");
   cg_cond_br_likely(g, R->tma_ok, tb, sb);
   LLVMPositionBuilderAtEnd(g->B, tb);
-  cg_tma_issue_boxes(g, R, ivs, slot);
+  if (R->kv_split) issue_kv_apart(g, R, ivs, slot);
+  else cg_tma_issue_boxes(g, R, ivs, slot);
   LLVMBuildBr(g->B, jb);
   /* any view: the 128 threads copy element by element, then publish the
    * slot to the async proxy (wgmma) and one of them arrives */
   LLVMPositionBuilderAtEnd(g->B, sb);
+  if (R->kv_split) cg_mbar_wait(g, mbar_at(g, R->vempty_off, slot), take_parity(g, R->vprodph, slot, 1));
   copy_slot_slow(g, R, ivs, slot, ptid);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
@@ -881,6 +987,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   R->rdv = prologue_i32(g, "cons.slot");
   R->relv = prologue_i32(g, "cons.release");
   LLVMValueRef wr = prologue_i32(g, "prod.slot"), ph = prologue_i32(g, "prod.phase");
+  if (R->kv_split) R->vprodph = prologue_i32(g, "prod.vphase"), R->vphasev = prologue_i32(g, "cons.vphase");
   LLVMValueRef tid = cg_sreg(g, "tid", 0);
   LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(g->C, g->fn, "producer");
   LLVMBasicBlockRef rb = LLVMAppendBasicBlockInContext(g->C, g->fn, "producer.run");
@@ -909,15 +1016,15 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   }
   /* a producer that transposes (ws_tr) computes more than addresses:
    * TILEC_WS_PRODUCER_REGS=N (measuring) gives it N registers and the
-   * consumers what is left (128 N + 256 C <= 65536) */
+   * consumers what is left of the CTA's pool (fit_pool) */
   cg_stream *trb = tr_stream(g, R);
   int preg, creg;
   cg_ws_regs(g, &preg, &creg);
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (trb && pr && atoi(pr) >= 24 && atoi(pr) <= 256) {
     preg = atoi(pr) / 8 * 8;
-    creg = (65536 - (g->threads - ncons) * preg) / ncons / 8 * 8;
-    if (creg > WS_CONSUMER_REGS) creg = WS_CONSUMER_REGS;
+    creg = WS_CONSUMER_REGS;
+    fit_pool(g, &preg, &creg); /* (the rest of the CTA's pool, not of the SM's 65536) */
   }
   char txt[64];
   snprintf(txt, sizeof txt, "setmaxnreg.dec.sync.aligned.u32 %d;", preg);
@@ -947,6 +1054,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMValueRef mb = empty_addr(g, R, cg_i32(g, st)), par = take_parity(g, ph, cg_i32(g, st), 1);
     if (p->cluster && cg_cluster_scope()) cg_mbar_wait_cluster(g, mb, par);
     else cg_mbar_wait(g, mb, par);
+    if (R->kv_split) cg_mbar_wait(g, mbar_at(g, R->vempty_off, cg_i32(g, st)), take_parity(g, R->vprodph, cg_i32(g, st), 1));
   }
   LLVMBuildRetVoid(g->B);
 

@@ -115,6 +115,17 @@ typedef struct cg_ring {
   bool turn_started;      /* ... the first turn's bar.sync is emitted */
   LLVMValueRef ppfirst;   /* ping-pong: alloca, 1 until this warpgroup's first tile needs no wait */
   LLVMValueRef pptv, ppnt; /* ping-pong: the consumer's tile alloca and the tile count */
+  /* TILEC_ATTN_KV_SPLIT (fa3's turns on a 2-stage ring, emit_ws.c "K and V apart"): kv_lag2, the
+   * lag taken at 2 stages for the value dot a step late (dot_plan.c plan_lag; undone when the ring
+   * is not warp-specialized: the producer's empty mbarriers, not the ring's issue distance, keep a
+   * slot until its last read); kv_split (=1), a stage's K and V on mbarriers of their own: K
+   * (stream kv_k, the score dot's B) on the full / empty pair at mbar_off / empty_off, released
+   * after the score dot's wait, V on vfull_off / vempty_off, released after the late value dot's
+   * wait; vphasev: the consumers' parity bits of the V full mbarriers, vprodph the producer's of
+   * the V empty ones (allocas) */
+  bool kv_lag2, kv_split;
+  int kv_k, vfull_off, vempty_off;
+  LLVMValueRef vphasev, vprodph;
   /* the next tile's first stages issued at this tile's loop exit (tile_prefetch.c,
    * TILEC_TILE_PREFETCH=1): pfv (alloca i32) = 1 while they are in flight, so the
    * next tile's ring prologue issues none; pf_tiles: the persistent tile loop */
@@ -122,6 +133,8 @@ typedef struct cg_ring {
   LLVMValueRef pfv;
   const struct cg_tiles *pf_tiles;
 } cg_ring;
+
+#define CG_MAX_WG 8 /* wgmma dots a function's plan takes */
 
 typedef struct cg_plan {
   int8_t *vkind;          /* per value: SRC_* of a dot operand value (or the load/trans feeding it) */
@@ -133,34 +146,34 @@ typedef struct cg_plan {
   bool *inv_done;         /* per value: invariant operand staged */
   int32_t *inv_loop;      /* per value: the loop an INVARIANT operand is staged before (its dots read it there) */
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
-  int32_t wg_dots[4];     /* dots emitted as wgmma (emit_wgmma.c) */
-  bool wg_inflight[4];    /* ... whose accumulator chain allows a group in flight across iterations */
-  bool wg_defer[4];       /* ... that do not wait at all: an earlier wgmma dot of the next iteration
+  int32_t wg_dots[CG_MAX_WG];     /* dots emitted as wgmma (emit_wgmma.c) */
+  bool wg_inflight[CG_MAX_WG];    /* ... whose accumulator chain allows a group in flight across iterations */
+  bool wg_defer[CG_MAX_WG];       /* ... that do not wait at all: an earlier wgmma dot of the next iteration
                            * (its wait_group 0) or the loop exit waits (attention's O += P V) */
-  int32_t wg_carried[4];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
-  bool wg_staged_b[4];    /* ... whose B is computed in the loop (an operand prologue) and staged each
+  int32_t wg_carried[CG_MAX_WG];  /* ... the loop-carried value their result becomes (inflight / defer), else -1 */
+  bool wg_staged_b[CG_MAX_WG];    /* ... whose B is computed in the loop (an operand prologue) and staged each
                            * step into its own swizzled K-major slot at wg_boff (persistent memory) */
-  int32_t wg_boff[4];
-  bool wg_staged_b_done[4]; /* (codegen: its staging is emitted) */
-  bool wg_bdouble[4];     /* ... two slots of it, the ring's read slot picks one (cg_ring.staged2) */
-  bool wg_chain[4];       /* ... whose result is only the accumulator of the next wgmma dot of the
+  int32_t wg_boff[CG_MAX_WG];
+  bool wg_staged_b_done[CG_MAX_WG]; /* (codegen: its staging is emitted) */
+  bool wg_bdouble[CG_MAX_WG];     /* ... two slots of it, the ring's read slot picks one (cg_ring.staged2) */
+  bool wg_chain[CG_MAX_WG];       /* ... whose result is only the accumulator of the next wgmma dot of the
                            * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
   bool two_programs;      /* ask for two programs an SM (.minnctapersm 2; dot_plan.c plan_two_programs) */
   /* attention's overlap (emit_overlap.c, TILEC_ATTN_OVERLAP): a deferred dot whose wgmma is issued
    * one iteration late, right after the waiting dot of the next iteration, so the softmax after
    * that dot's wait_group 1 runs under it */
-  bool wg_sink[4];
-  int32_t sink_wait_op[4]; /* top-level body op before which its group is waited (wait_group 0) */
-  int32_t sink_waiter[4];  /* the loop's waiting dot (the score dot) it is issued after */
-  int sink_npk[4];         /* its packed register A words carried to the next iteration */
-  LLVMValueRef *sink_pk[4]; /* allocas of those words (0 before the first iteration) */
-  LLVMValueRef sink_slot[4]; /* alloca: the ring slot its B was read from, -1 before the first */
+  bool wg_sink[CG_MAX_WG];
+  int32_t sink_wait_op[CG_MAX_WG]; /* top-level body op before which its group is waited (wait_group 0) */
+  int32_t sink_waiter[CG_MAX_WG];  /* the loop's waiting dot (the score dot) it is issued after */
+  int sink_npk[CG_MAX_WG];         /* its packed register A words carried to the next iteration */
+  LLVMValueRef *sink_pk[CG_MAX_WG]; /* allocas of those words (0 before the first iteration) */
+  LLVMValueRef sink_slot[CG_MAX_WG]; /* alloca: the ring slot its B was read from, -1 before the first */
   int sink_form;           /* TILEC_ATTN_OVERLAP: 1, 3 (the rescale at the issue) or 4 (3 + a barrier) */
-  int32_t sink_mul[4];     /* form >= 3: the op acc * alpha (the dot's accumulator operand), not emitted in place */
-  int32_t sink_scale[4];   /* ... its other operand, carried to the next iteration */
-  LLVMValueRef *sink_sc[4]; /* ... allocas of that operand's registers */
-  LLVMValueRef *sink_scaled[4]; /* ... the rescaled accumulator, computed before the waiting dot's fence */
+  int32_t sink_mul[CG_MAX_WG];     /* form >= 3: the op acc * alpha (the dot's accumulator operand), not emitted in place */
+  int32_t sink_scale[CG_MAX_WG];   /* ... its other operand, carried to the next iteration */
+  LLVMValueRef *sink_sc[CG_MAX_WG]; /* ... allocas of that operand's registers */
+  LLVMValueRef *sink_scaled[CG_MAX_WG]; /* ... the rescaled accumulator, computed before the waiting dot's fence */
   const char *sink_note;   /* --explain */
   int ntma;               /* hidden tensor-map parameters */
   tl_tma_desc tma[TL_MAX_TMA];
@@ -208,6 +221,17 @@ typedef struct cg_plan {
   int rope_mbar_off;
   int rope_scratch_off, rope_scratch_bytes; /* q's two resident slots, the preamble's scratch */
   const char *rope_note;   /* --explain */
+  /* TILEC_WGMMA_LAZY=1 (wgmma_lazy.c): the results of the loop body's wgmma dots whose groups are
+   * committed and not yet waited for, oldest first */
+  /* TILEC_WGMMA_STAGED_A=1 (emit_dot.c stage_wgmma_a): a wgmma dot whose A is the transpose of a
+   * 16-bit tile computed in the loop (the backward's dQ = dS K, A = trans(dS^T)), staged each step
+   * MN-major into its own 1024-aligned slot at wg_aoff, and whose B is a resident slot read N-major */
+  bool wg_staged_a[CG_MAX_WG];
+  int32_t wg_aoff[CG_MAX_WG];
+  bool wg_res_b[CG_MAX_WG];
+  int32_t lazy_res[8];
+  int nlazy;
+  const char *lazy_note;   /* --explain */
 } cg_plan;
 
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
@@ -407,6 +431,7 @@ void cg_tile_prefetch_flag(cg *g, cg_ring *R); /* R->pfv, 0 at the kernel's entr
 void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
 void cg_ws_plan(cg *g, int persist_end, int *new_end); /* after cg_plan_tma: decides p->ws */
 bool cg_ws_wanted(cg *g, cg_ring *R);        /* ring R will be warp-specialized if TMA feeds it */
+int cg_kv_split_level(void);                 /* TILEC_ATTN_KV_SPLIT: 0 off, 1 K and V apart, 2 the 2-stage lag alone */
 void cg_ws_preheader(cg *g, cg_ring *R);     /* consumers: per tile, nothing pending */
 void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot is full */
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */
@@ -433,6 +458,11 @@ LLVMValueRef cg_ws_trip_count(cg *g, cg_ring *R);
 LLVMValueRef cg_ws_iv_of_step(cg *g, cg_ring *R, LLVMValueRef j);
 /* lane 0 of every consumer warp arrives on slot's empty mbarrier when `on` (i1; NULL: always) */
 void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
+/* K and V apart (R->kv_split, TILEC_ATTN_KV_SPLIT=1): release a stage's value half (the whole stage
+ * when not apart), its key half (nothing when not apart), wait for its V boxes (flip: take the phase) */
+void cg_ws_release_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
+void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot);
+void cg_ws_wait_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef flip);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);

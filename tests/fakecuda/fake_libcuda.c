@@ -270,6 +270,24 @@ static CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void
     if (d + 1 < rank) h = mix(h, strides[d]);
   }
   h = mix(mix(mix(mix(h, (uint64_t)interleave), (uint64_t)swizzle), (uint64_t)l2), (uint64_t)oob);
+  /* FAKE_CUDA_TMAP_LOG=PATH: every map's box ("tmap dtype=D rank=R box=B0xB1.. estr=.. swizzle=S
+   * box_bytes=N"), so a dry run can compare a kernel's expect_tx bytes with the boxes the launcher
+   * encodes (a mismatch is a hang); a log of its own, FAKE_CUDA_LOG's lines stay the launches' */
+  const char *tl = getenv("FAKE_CUDA_TMAP_LOG");
+  FILE *fp = tl && *tl ? fopen(tl, "a") : NULL;
+  if (fp) {
+    static const int esize[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4, 1, 1, 1};  /* CU_TENSOR_MAP_DATA_TYPE_* */
+    uint64_t bytes = dtype >= 0 && dtype < 16 ? (uint64_t)esize[dtype] : 0;
+    fprintf(fp, "tmap dtype=%d rank=%u box=", dtype, rank);
+    for (unsigned d = 0; d < rank; d++) {
+      fprintf(fp, "%s%u", d ? "x" : "", box[d]);
+      bytes *= box[d];
+    }
+    fprintf(fp, " estr=");
+    for (unsigned d = 0; d < rank; d++) fprintf(fp, "%s%u", d ? "x" : "", estr[d]);
+    fprintf(fp, " swizzle=%d box_bytes=%llu\n", swizzle, (unsigned long long)bytes);
+    fclose(fp);
+  }
   uint64_t *w = map;
   for (int i = 0; i < 16; i++) w[i] = h = mix(h, (uint64_t)i);
   return 0;

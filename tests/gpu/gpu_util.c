@@ -30,6 +30,9 @@ void gpu_check(CUresult r, const char *what) {
 }
 
 int gpu_init(void) {
+  /* line-buffered even into a file: a test killed by its time limit (a hung kernel, the pending
+   * scripts' `timeout`) keeps every line it printed, the variant header before the hang included */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     printf("SKIP: libcuda.so.1 not found (no NVIDIA driver)\n");

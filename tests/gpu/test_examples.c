@@ -141,7 +141,17 @@ static const struct {
                       * the default variant above runs it at every size there, S <= 2048) with its bound at
                       * 1024: (1, 2, 1000) and the shorter ones run the form, (2, 8, 1100) and 4097 the kernel,
                       * both sides of the bound in one handle; 5 CTAs so the form runs several tiles a CTA */
-                     {"TILEC_ATTN_PERSIST_MAX_S", "1024", true, 0, true, "TILEC_PERSIST_CTAS", "5", true}};
+                     {"TILEC_ATTN_PERSIST_MAX_S", "1024", true, 0, true, "TILEC_PERSIST_CTAS", "5", true},
+                     /* fa3 with K and V of a stage on mbarriers of their own (TILEC_ATTN_KV_SPLIT=1, emit_ws.c
+                      * "K and V apart"): at BN 128 (D 64 / 128), at the example's BN with D 256 (its 2-stage
+                      * ring: the case it is for), the default kernel's fa3 form (D128, and D256 under the
+                      * switch: passes/attn_form.c) at every S; =2 (fa3 on the 2-stage ring, K and V released
+                      * together) at D 256.  (The interpreter's time: no 4097, (2, 8, 1100) at BN 128 only;
+                      * bench/pending_attnd128.sh's `tilec run` adds D256 on 5 persistent CTAs.) */
+                     {"TILEC_ATTN_KV_SPLIT", "1", false, 128, true, "TILEC_ATTN_WS", "fa3", false},
+                     {"TILEC_ATTN_KV_SPLIT", "1", false, 0, false, "TILEC_ATTN_WS", "fa3", true},
+                     {"TILEC_ATTN_KV_SPLIT", "1", false, 0, false, "TILEC_ATTN_FORM_MIN_S", "1", true},
+                     {"TILEC_ATTN_KV_SPLIT", "2", false, 0, false, "TILEC_ATTN_WS", "fa3", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -405,6 +415,14 @@ static void run_attn_ws(const char *dir, const char *name) {
 }
 
 static void run_file(const char *dir, const char *name) {
+  /* GPU_TEST_VARIANTS_ONLY=1 (a pending script's run of one attention mechanism): attn.tile's and
+   * attn_rope.tile's variant rounds alone (GPU_TEST_ATTN_VARIANTS), not every kernel's plain rounds
+   * first -- half of such a run's interpreter time, before the rounds it is for */
+  const char *vo = getenv("GPU_TEST_VARIANTS_ONLY");
+  if (vo && *vo == '1' && (!strcmp(name, "attn.tile") || !strcmp(name, "attn_rope.tile"))) {
+    run_attn_ws(dir, name);
+    return;
+  }
   tilec_program *p = gpu_open_program(dir, name, TILEC_STAGE_IR);
   if (!p) {
     failures++;

@@ -1415,6 +1415,50 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
   }
 }
 
+/* fa3 at D256 with K and V of a stage apart (TILEC_ATTN_KV_SPLIT=1; passes/attn_form.c, lib/codegen/emit_ws.c):
+ * under the switch one load of the D256 kernel also loads its FlashAttention-3 form at the kernel's BN
+ * (64), so at Z 16, H 16 a launch with S >= 2048 runs it (384 threads: the producer warpgroup; full:
+ * persistent, at most one CTA an SM; causal: cdiv(S, 128) x Z H, one tile a CTA) and a shorter full one
+ * the persistent form (256 threads, Q's map); without the switch S 4096 runs the kernel (256 threads,
+ * 32 x 256) and no form is compiled for it. */
+Test(fake_driver, attn_kv_split_form_d256) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int mode = 0; mode < 3; mode++) { /* 0 on, 1 on causal, 2 off */
+    if (mode < 2) setenv("TILEC_ATTN_KV_SPLIT", "1", 1);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", 256), TILEC_OK);
+    if (mode == 1) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    launch_attn_d(k, 4, 16, 4096, 256); /* (the late form compiles under the switch: unset after) */
+    unsetenv("TILEC_ATTN_KV_SPLIT");
+    if (mode == 0)
+      cr_assert(calls.block[0] == 384u && calls.grid[0] <= 132u && calls.grid[1] == 1u,
+                "S 4096: the form, persistent: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
+    else if (mode == 1)
+      cr_assert(calls.block[0] == 384u && calls.grid[0] == 32u && calls.grid[1] == 64u,
+                "S 4096 causal: the form, a tile a CTA: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
+    else
+      cr_assert(calls.block[0] == 256u && calls.grid[0] == 32u && calls.grid[1] == 64u,
+                "S 4096 off: the kernel: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
+    launch_attn_d(k, 4, 16, 2048, 256);
+    cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
+    launch_attn_d(k, 4, 16, 1024, 256);
+    cr_assert_eq(calls.block[0], 256u, "S 1024: block %u", calls.block[0]);
+    if (mode != 1) /* (full: the persistent form below its bound) */
+      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 1024: grid %u x %u", calls.grid[0], calls.grid[1]);
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* k of attn_rope rotated by fa3's producer (TILEC_ROPE_PRODUCER=1 with TILEC_ATTN_WS=fa3, D128 BN128;
  * lib/codegen/emit_rope.c): cutlass_attn_rope_fwd at Z 2, H 3, S 1000 launches 384 threads (the producer
  * warpgroup) with 229448 B of shared memory (a 3-stage ring of k's halves and V, q's slots, the

@@ -1427,6 +1427,103 @@ static void example_gemm_w4a16(void) {
   compiled_free(c);
 }
 
+/* ---- gemm_w4a16_packed.tile: the int4 words repacked into the fragment order, split-K merged by the
+ * last program (no zeroed C) ---------------------------------------------------------------------------- */
+/* GPTQ row k of word (k / 8) at bits 4 (k % 8) -> packed word 4 (k / 32) + (k % 8) / 2 at bits
+ * 4 ((k / 8) % 4) + 16 (k % 2) (the file's header) */
+static uint32_t w4_packed_nibble(const int32_t *wp, int64_t N, int64_t k, int64_t j) {
+  uint32_t word = (uint32_t)wp[(4 * (k / 32) + (k % 8) / 2) * N + j];
+  return word >> (4 * ((k / 8) % 4) + 16 * (k % 2)) & 15;
+}
+
+/* split: gemm_w4a16_packed_merge with SPLIT splits (P scratch poisoned, Count zeros; C bf16); sz: its
+ * _sz form, S and Z packed into one word by w4a16_pack_sz (checked bit for bit) */
+static void run_w4a16_packed(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed, int64_t split,
+                             int64_t bm, int64_t bn, bool sz) {
+  int64_t KW = K / 8, NG = K / G, T = ((M + bm - 1) / bm) * ((N + bn - 1) / bn) + 3;
+  int64_t sa[2] = {M, K}, sw[2] = {KW, N}, sg[2] = {NG, N}, sc[2] = {M, N}, sp[3] = {split ? split : 1, M, N}, st[1] = {T};
+  tl_arg q = targ(TL_I32, 2, sw), r[2];
+  rng g = {seed};
+  int32_t *wq = q.data;
+  for (int64_t i = 0; i < KW * N; i++) wq[i] = (int32_t)(uint32_t)rng_u64(&g); /* every nibble 0..15 */
+  r[0] = q, r[1] = targ(TL_I32, 2, sw);
+  memset(r[1].data, 0xA5, (size_t)(KW * N) * 4);
+  interpret(kernel(c, "w4a16_repack"), r, 2);
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++)
+      cr_assert(w4_packed_nibble(r[1].data, N, k, j) == ((uint32_t)wq[(k / 8) * N + j] >> (4 * (k % 8)) & 15),
+                "w4a16_repack %lldx%lld: row %lld column %lld", (long long)K, (long long)N, (long long)k, (long long)j);
+  tl_arg a[7] = {targ(TL_BF16, 2, sa), r[1], targ(TL_BF16, 2, sg), targ(TL_BF16, 2, sg), targ(TL_F32, 3, sp),
+                 targ(TL_BF16, 2, sc), targ(TL_I32, 1, st)};
+  tfill_random(&a[0], &g, -1, 1);
+  tfill_random(&a[2], &g, 0.01, 0.1);
+  tfill_random(&a[3], &g, -0.5, 0.5);
+  tpoison(&a[4]);
+  tpoison(&a[5]);
+  if (split && sz) {
+    tl_arg zz[3] = {a[2], a[3], targ(TL_I32, 2, sg)};
+    interpret(kernel(c, "w4a16_pack_sz"), zz, 3);
+    for (int64_t i = 0; i < NG * N; i++) {
+      uint32_t want = tl_float_to_bits(tget_f(&a[2], i), TL_BF16) | tl_float_to_bits(tget_f(&a[3], i), TL_BF16) << 16;
+      cr_assert(((uint32_t *)zz[2].data)[i] == want, "w4a16_pack_sz: element %lld", (long long)i);
+    }
+    tl_arg u[6] = {a[0], a[1], zz[2], a[4], a[5], a[6]};
+    interpret(kernel(c, "gemm_w4a16_packed_merge_sz"), u, 6);
+    free(zz[2].data);
+    for (int64_t i = 0; i < T; i++) cr_assert(((int32_t *)a[6].data)[i] == 0, "merge_sz: Count[%lld] left nonzero", (long long)i);
+  } else if (split) {
+    interpret(kernel(c, "gemm_w4a16_packed_merge"), a, 7);
+    for (int64_t i = 0; i < T; i++) cr_assert(((int32_t *)a[6].data)[i] == 0, "merge: Count[%lld] left nonzero", (long long)i);
+  } else {
+    tl_arg u[5] = {a[0], a[1], a[2], a[3], a[5]};
+    interpret(kernel(c, "gemm_w4a16_packed"), u, 5);
+  }
+  double *ref = dalloc(M * N), *scale = dalloc(M * N);
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++) {
+      double qv = (double)((uint32_t)wq[(k / 8) * N + j] >> (4 * (k % 8)) & 15); /* from the GPTQ words */
+      float w = tl_bits_to_float(tl_float_to_bits(tl_f64_to_f32((float)(qv * tget_f(&a[2], (k / G) * N + j)) -
+                                                                 tget_f(&a[3], (k / G) * N + j)), TL_BF16), TL_BF16);
+      for (int64_t i = 0; i < M; i++) {
+        double p = (double)tget_f(&a[0], i * K + k) * w;
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+    }
+  char what[128];
+  snprintf(what, sizeof what, "gemm_w4a16_packed%s G=%lld %lldx%lldx%lld split %lld", split ? (sz ? "_merge_sz" : "_merge") : "", (long long)G,
+           (long long)M, (long long)N, (long long)K, (long long)split);
+  check_close(what, &a[5], ref, scale, BF16_RTOL, (double)(K + 1) * 0x1p-23);
+  free(ref);
+  free(scale);
+  free(wq);
+  for (int i = 0; i < 7; i++) free(a[i].data);
+}
+
+static void example_gemm_w4a16_packed(void) {
+  const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}, {"SPLIT", 4}, {"BR", 8}};
+  compiled *c = compile_example("gemm_w4a16_packed.tile", small, 6);
+  run_w4a16_packed(c, 64, 1, 37, 128, 4600, 0, 16, 16, false);
+  run_w4a16_packed(c, 64, 17, 15, 192, 4601, 0, 16, 16, false);
+  for (int z = 0; z < 2; z++) { /* the merge, S and Z apart and as one word */
+    run_w4a16_packed(c, 64, 1, 37, 128, 4602, 4, 16, 16, z);   /* SPLIT 4 of one K step each */
+    run_w4a16_packed(c, 64, 17, 15, 448, 4603, 4, 16, 16, z);  /* 14 K steps: splits of 4, 4, 4, 2 */
+    run_w4a16_packed(c, 64, 5, 64, 64, 4604, 4, 16, 16, z);    /* two splits without a K step: zeros merged */
+  }
+  compiled_free(c);
+  {
+    const tl_define two[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}, {"SPLIT", 2}, {"BR", 8}};
+    c = compile_example("gemm_w4a16_packed.tile", two, 6); /* SPLIT 2: the merge's one pair */
+    run_w4a16_packed(c, 64, 17, 15, 448, 4608, 2, 16, 16, false);
+    compiled_free(c);
+  }
+  c = compile_example("gemm_w4a16_packed.tile", NULL, 0);  /* the shipped tiles (merge: BN 128, SPLIT 8) */
+  run_w4a16_packed(c, 128, 3, 130, 512, 4605, 0, 16, 64, false);
+  run_w4a16_packed(c, 128, 3, 130, 1536, 4606, 8, 16, 128, false); /* 12 K steps: splits of 2 x 6, two empty */
+  run_w4a16_packed(c, 128, 3, 130, 1536, 4609, 8, 16, 128, true);
+  compiled_free(c);
+}
+
 /* ---- gemm_fp8_blockscale.tile: C = sum over k-blocks kb of (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb] -- */
 /* ahead: compiled under TILEC_LOAD_AHEAD=1 (passes/load_ahead.c: the scales of k-block kb + 1 loaded
  * during k-step kb and carried, the last k-step's copy reading column KB, outside SA / SW); in
@@ -1627,7 +1724,7 @@ static void example_add_rmsnorm_fp8(void) { run_ragged_rows("add_rmsnorm_fp8.til
 
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_w4a16_packed) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
   X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_ahead)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
