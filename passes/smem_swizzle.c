@@ -4,7 +4,9 @@
  * 16-byte chunk stores that fill the tile and the ldmatrix.x4 reads of its
  * fragments, and the static conflicts of both sides.  Breaks nothing.
  * docs/scheduling.md. */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedule.h"
@@ -120,10 +122,69 @@ static void layout_name(tl_sbuf *b, const tl_smem_layout *l) {
   else tl_sbuf_puts(b, "plain");
 }
 
-static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex) {
+/* What swizzle_operand records for one operand, a function of its staged_tile's geometry alone
+ * (rows, cols, element bytes, .trans reads): operands of the same geometry (attention's q, k, v,
+ * dO tiles) reuse the first one's choice instead of running the chooser again.  Not with --explain
+ * (its text is per operand).  TILEC_SWIZZLE_MEMO=0: every operand chosen on its own. */
+typedef struct swizzle_memo {
+  int32_t rows, cols, eb;
+  bool trans_read;
+  bool staged_pad16; /* rows not whole 16-byte chunks: pad 16, nothing else recorded */
+  int32_t swizzle_bytes, pad_bytes, conflicts[2];
+} swizzle_memo;
+
+typedef struct swizzle_memos {
+  swizzle_memo m[16];
+  int n;
+  bool on;
+} swizzle_memos;
+
+static swizzle_memo *memo_find(swizzle_memos *ms, const staged_tile *s) {
+  for (int i = 0; i < ms->n; i++) {
+    swizzle_memo *m = &ms->m[i];
+    if (m->rows == s->rows && m->cols == s->cols && m->eb == s->eb && m->trans_read == s->trans_read) return m;
+  }
+  return NULL;
+}
+
+static void memo_add(swizzle_memos *ms, const staged_tile *s, const tl_dot_sched *d, int which, bool pad16) {
+  if (!ms || ms->n == (int)(sizeof ms->m / sizeof ms->m[0])) return;
+  swizzle_memo *m = &ms->m[ms->n++];
+  m->rows = s->rows;
+  m->cols = s->cols;
+  m->eb = s->eb;
+  m->trans_read = s->trans_read;
+  m->staged_pad16 = pad16;
+  m->swizzle_bytes = d->swizzle_bytes[which];
+  m->pad_bytes = d->pad_bytes[which];
+  m->conflicts[0] = d->conflicts[which][0];
+  m->conflicts[1] = d->conflicts[which][1];
+}
+
+/* Read once; no code changes with it (the same choices either way), so it is no code_env.h switch. */
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static bool memo_on = true;
+static void read_memo_switch(void) {
+  const char *e = getenv("TILEC_SWIZZLE_MEMO");
+  memo_on = !(e && e[0] == '0');
+}
+
+static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex, swizzle_memos *ms) {
   const tl_type *t = &tl_val(f, tl_op_at(f, dot)->opnd[which])->type;
   if (t->kind != TL_KIND_TILE || t->rank != 2) return;
   staged_tile s = storage_of(f, dot, which);
+  if (ex || !ms->on) ms = NULL;
+  const swizzle_memo *hit = ms ? memo_find(ms, &s) : NULL;
+  if (hit) {
+    tl_dot_sched *d = tl_sched_dot(f, dot, true);
+    d->swizzled = true;
+    d->pad_bytes[which] = hit->pad_bytes;
+    if (hit->staged_pad16) return;
+    d->swizzle_bytes[which] = hit->swizzle_bytes;
+    d->conflicts[which][0] = hit->conflicts[0];
+    d->conflicts[which][1] = hit->conflicts[1];
+    return;
+  }
   if (ex) tl_sbuf_printf(ex, "%s %s %dx%d %s (%d B rows): ", which ? "; b" : " a", s.what, s.rows, s.cols,
                          tl_dtype_name((tl_dtype)t->dtype), s.cols * s.eb);
   tl_smem_access *acc;
@@ -136,6 +197,7 @@ static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex) {
     /* rows not whole 16-byte chunks: codegen's staging (rows padded by 16
      * bytes), nothing the model can analyze */
     d->pad_bytes[which] = 16;
+    memo_add(ms, &s, d, which, true);
     if (ex) tl_sbuf_puts(ex, "pad16, codegen's staging (rows are not whole 16-byte chunks: not analyzed)");
     return;
   }
@@ -153,6 +215,7 @@ static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex) {
   int32_t cs = side_conflicts(&rec, acc, 0, nstore), cl = side_conflicts(&rec, acc, nstore, n);
   d->conflicts[which][0] = cs < 0 ? 0 : cs;
   d->conflicts[which][1] = cl < 0 ? 0 : cl;
+  memo_add(ms, &s, d, which, false);
   if (!ex) return;
   layout_name(ex, &rec);
   tl_sbuf_printf(ex, ": %d store + %d ldmatrix%s conflicts over %d + %d warp accesses", d->conflicts[which][0],
@@ -170,11 +233,13 @@ static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex) {
 
 static bool run_smem_swizzle(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
+  pthread_once(&memo_once, read_memo_switch);
+  swizzle_memos ms = {.n = 0, .on = memo_on};
   for (int32_t id = 0; id < f->ops.len; id++) {
     tl_op *op = tl_op_at(f, id);
     if ((op->flags & TL_OPF_DEAD) || op->opc != TL_OP_dot) continue;
     if (ex) tl_sbuf_printf(ex, "smem_swizzle: kernel '%s': dot at %d:%d:", f->name, op->loc.line, op->loc.col);
-    for (int w = 0; w < 2; w++) swizzle_operand(f, id, w, ex);
+    for (int w = 0; w < 2; w++) swizzle_operand(f, id, w, ex, &ms);
     if (ex) tl_sbuf_puts(ex, "\n");
   }
   return true;

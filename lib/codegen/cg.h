@@ -222,6 +222,8 @@ void cg_thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const ch
 /* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
 bool cg_cluster_directives(char **ptx, const char *entry);
 void cg_tma_info(cg *g, tl_kernel_info *ki);
+/* dead_blocks.c: fn's blocks that a branch on a constant never reaches, removed (TILEC_DEAD_BLOCKS=0 keeps them). */
+void cg_drop_dead_blocks(cg *g, LLVMValueRef fn);
 void cg_scratch_use(cg *g, int bytes);           /* cg_use_smem after the persistent part (or over a drained ring) */
 LLVMValueRef cg_scratch_ptr(cg *g, LLVMValueRef byte_off); /* byte_off into the last cg_scratch_use's region */
 int cg_scratch_pick(cg *g, int bytes);           /* the base a scratch region of bytes would get */

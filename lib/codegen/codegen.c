@@ -729,12 +729,19 @@ void tl_codegen_result_free(tl_codegen_result *r) {
   "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;" \
   "hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
 #define TL_INSTCOMBINE "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>"
-static const char tl_o1_passes[] =
-    "function(nvvm-intr-range," TL_SIMPLIFYCFG ",early-cse<>),ipsccp,"
-    "function(" TL_INSTCOMBINE ",sroa<modify-cfg>,early-cse<memssa>," TL_INSTCOMBINE ",reassociate,"
-    "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"
-    "licm<allowspeculation>),loop(indvars)," TL_SIMPLIFYCFG_LATE ",infer-alignment," TL_INSTCOMBINE ","
-    "loop-mssa(licm<allowspeculation>),div-rem-pairs),globaldce";
+/* IPSCCP without its function specializer (`no-func-spec`, docs/codegen.md "Round 13"): it
+ * specializes functions for the constant arguments of their call sites, and a tilec module has
+ * one kernel and no calls but to intrinsics and inline asm, so it never specializes anything;
+ * it still cost 0.4 % of a compile (gemm_bias_gelu 1.4 M instructions) finding that out.
+ * TILEC_FUNC_SPEC=1: LLVM's default IPSCCP, as before (measuring). */
+#define TL_O1_PASSES(ipsccp)                                                                                  \
+  "function(nvvm-intr-range," TL_SIMPLIFYCFG ",early-cse<>)," ipsccp ","                                       \
+  "function(" TL_INSTCOMBINE ",sroa<modify-cfg>,early-cse<memssa>," TL_INSTCOMBINE ",reassociate,"           \
+  "loop-mssa(licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"                  \
+  "licm<allowspeculation>),loop(indvars)," TL_SIMPLIFYCFG_LATE ",infer-alignment," TL_INSTCOMBINE ","        \
+  "loop-mssa(licm<allowspeculation>),div-rem-pairs),globaldce"
+static const char tl_o1_passes[] = TL_O1_PASSES("ipsccp<no-func-spec>");
+static const char tl_o1_passes_func_spec[] = TL_O1_PASSES("ipsccp");
 
 /* The IR passes the NVPTX back end (LLVM 19, NVPTXPassConfig::addIRPasses
  * and TargetPassConfig::addISelPasses) runs before AtomicExpand, in its
@@ -793,6 +800,8 @@ static bool emit_func(cg *g, tl_module *m, int i, const tl_codegen_opts *o, tl_k
   if (setjmp(bail)) return false;
   g->assumed_key = 0;
   emit_kernel(g, entry, warps * 32);
+  /* dead_blocks.c: a TMA form's no-TMA paths, before the verifier; at -O0 (no SimplifyCFG) they stay */
+  if (!o || o->opt_level > 0) cg_drop_dead_blocks(g, g->fn);
   ki->name = f->name;
   ki->entry = tl_strdup(&ctx->arena, entry);
   ki->threads = g->threads;
@@ -835,11 +844,26 @@ static void end_module(cg *g) {
 }
 
 /* A unit's target machine, context and empty module; false when LLVM has no machine for arch. */
+/* A unit whose LLVM text nobody asks for (want_ir false: the JIT, the CLI's PTX) builds its module
+ * in a context that discards the names of instructions and blocks (docs/codegen.md "Round 13"):
+ * nothing in the PTX comes from them (registers and labels are numbered by the back end), and
+ * LLVM's passes name what they create after what they replace ("x.lcssa", "extelt.offset"), each a
+ * symbol-table insertion.  Globals and the kernel keep their names.  TILEC_DISCARD_NAMES=0 keeps
+ * every name, as before (measuring).  Read once. */
+static pthread_once_t discard_names_once = PTHREAD_ONCE_INIT;
+static bool discard_names_on = true;
+static void read_discard_names(void) {
+  const char *e = getenv("TILEC_DISCARD_NAMES");
+  discard_names_on = !(e && e[0] == '0');
+}
+
 static bool unit_begin(cg_unit *u, LLVMTargetRef target, const char *triple, const char *arch, const char *features,
                        LLVMCodeGenOptLevel cgl) {
   u->tm = LLVMCreateTargetMachine(target, triple, arch, features, cgl, LLVMRelocDefault, LLVMCodeModelDefault);
   if (!u->tm) return false;
   u->C = LLVMContextCreate();
+  pthread_once(&discard_names_once, read_discard_names);
+  if (discard_names_on && !u->want_ir) LLVMContextSetDiscardValueNames(u->C, 1);
   u->M = LLVMModuleCreateWithNameInContext("tilec", u->C);
   LLVMSetTarget(u->M, triple);
   LLVMTargetDataRef td = LLVMCreateTargetDataLayout(u->tm);
@@ -895,7 +919,9 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   if (env_cgl && *env_cgl >= '0' && *env_cgl <= '3') cgl = (LLVMCodeGenOptLevel)(*env_cgl - '0');
   char dflt[32];
   snprintf(dflt, sizeof dflt, "default<O%d>", opt <= 0 ? 0 : 1);
-  const char *passes = opt <= 0 ? dflt : tl_o1_passes;
+  const char *func_spec = getenv("TILEC_FUNC_SPEC");
+  const char *o1 = func_spec && func_spec[0] == '1' ? tl_o1_passes_func_spec : tl_o1_passes;
+  const char *passes = opt <= 0 ? dflt : o1;
   const char *env_passes = tl_code_env("TILEC_LLVM_PASSES");
   if (env_passes && *env_passes) passes = env_passes;
 
@@ -920,7 +946,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
   /* every pipeline ends with the back end's IR passes (nvptx_ir_passes) */
   const char *back = nvptx_ir_passes(cgl);
   const char *full = join_passes(ctx, passes, back);
-  const char *full_fallback = passes == tl_o1_passes ? join_passes(ctx, dflt, back) : NULL;
+  const char *full_fallback = passes == o1 ? join_passes(ctx, dflt, back) : NULL;
   for (int u = 0; u < nunits; u++) {
     units[u].passes = full;
     units[u].fallback = full_fallback;
