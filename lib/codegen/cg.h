@@ -396,6 +396,11 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
 /* emit_under.c: after a wgmma group's commit, the loop body's loads that follow the dot and
  * are not dot operands, with their index math (before the group's wait) */
 void cg_emit_under(cg *g, tl_op *dot);
+/* emit_under.c, for the scans after a wgmma dot (emit_under, wgmma_lazy): each op of loop body r
+ * at its index (pos[op id], allocated here), and dot's index in r (-1: not in it); whether value v
+ * is ready before body index `at` (defined outside the body, before `at`, or by an op emitted early) */
+int cg_body_positions(cg *g, const tl_region *r, const tl_op *dot, int32_t **pos);
+bool cg_body_ready(cg *g, const tl_region *r, const int32_t *pos, int at, int32_t v);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */
 void cg_wgmma_fence_val(cg *g, int32_t v);

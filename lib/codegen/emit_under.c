@@ -15,13 +15,22 @@
 #include "load_order.h"
 #include "ring.h"
 
-/* v is defined before position `dot` of region r, outside r, or by an op marked early */
-static bool ready(cg *g, const tl_region *r, const int32_t *pos, int dot, int32_t v) {
+int cg_body_positions(cg *g, const tl_region *r, const tl_op *dot, int32_t **pos) {
+  *pos = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)g->f->ops.len + 1));
+  int at = -1;
+  for (int i = 0; i < r->ops.len; i++) {
+    (*pos)[r->ops.data[i]] = i;
+    if (tl_op_at(g->f, r->ops.data[i]) == dot) at = i;
+  }
+  return at;
+}
+
+bool cg_body_ready(cg *g, const tl_region *r, const int32_t *pos, int at, int32_t v) {
   int32_t d = tl_val(g->f, v)->def;
   if (d < 0) return true; /* a parameter or a region argument (the iv, carried values) */
   const tl_op *o = tl_op_at(g->f, d);
   if (o->parent != r->owner) return true; /* defined outside the loop body: before it */
-  return pos[d] < dot || g->early[d];
+  return pos[d] < at || (g->early && g->early[d]);
 }
 
 void cg_emit_under(cg *g, tl_op *dot) {
@@ -35,12 +44,8 @@ void cg_emit_under(cg *g, tl_op *dot) {
     g->early = tl_alloc(&g->ctx->arena, (size_t)f->ops.len + 1);
     for (int i = 0; i <= f->ops.len; i++) g->early[i] = 0;
   }
-  int32_t *pos = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->ops.len + 1));
-  int at = -1;
-  for (int i = 0; i < r->ops.len; i++) {
-    pos[r->ops.data[i]] = i;
-    if (tl_op_at(f, r->ops.data[i]) == dot) at = i;
-  }
+  int32_t *pos;
+  int at = cg_body_positions(g, r, dot, &pos);
   if (at < 0) return;
   /* the candidates, in order: the first store / atomic / region / dot ends the scan */
   for (int i = at + 1; i < r->ops.len; i++) {
@@ -54,12 +59,12 @@ void cg_emit_under(cg *g, tl_op *dot) {
     if (!load && !tl_is_index_math(f, id)) continue;
     if (load && p->vkind[o->res[0]] == SRC_STREAM) break; /* a ring's load: loads keep their order */
     bool ok = true;
-    for (int k = 0; k < o->nopnd && ok; k++) ok = ready(g, r, pos, at, o->opnd[k]);
+    for (int k = 0; k < o->nopnd && ok; k++) ok = cg_body_ready(g, r, pos, at, o->opnd[k]);
     if (!ok) {
       if (load) break; /* it waits for tile work: so do the loads after it */
       continue;
     }
     cg_emit_op(g, id);
-    g->early[id] = 1; /* emitted: the region's pass skips it; ready() for the ops after it */
+    g->early[id] = 1; /* emitted: the region's pass skips it; cg_body_ready() for the ops after it */
   }
 }

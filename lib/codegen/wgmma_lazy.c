@@ -125,27 +125,14 @@ void cg_lazy_wait_before_op(cg *g, int32_t id) {
   if (done) wait_for(g, done);
 }
 
-/* value v needs no op of loop L's body at or after position `at` (pos: body positions) */
-static bool ready_at(cg *g, tl_region *r, const int32_t *pos, int at, int32_t v) {
-  int32_t d = tl_val(g->f, v)->def;
-  if (d < 0) return true; /* a parameter, the iv, a carried value */
-  tl_op *o = tl_op_at(g->f, d);
-  if (o->parent != r->owner) return true;
-  return pos[d] < at || (g->early && g->early[d]);
-}
-
 void cg_lazy_issue_next(cg *g, tl_op *dot) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   int32_t L = dot->parent;
   tl_region *r = &tl_op_at(f, L)->regions[0];
   if (g->early && g->early[dot - f->ops.data]) return; /* itself issued early: positions after it are not here yet */
-  int32_t *pos = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->ops.len + 1));
-  int at = -1;
-  for (int i = 0; i < r->ops.len; i++) {
-    pos[r->ops.data[i]] = i;
-    if (tl_op_at(f, r->ops.data[i]) == dot) at = i;
-  }
+  int32_t *pos;
+  int at = cg_body_positions(g, r, dot, &pos);
   if (at < 0) return;
   for (int i = at + 1; i < r->ops.len; i++) {
     int32_t id = r->ops.data[i];
@@ -160,7 +147,7 @@ void cg_lazy_issue_next(cg *g, tl_op *dot) {
                  (p->vkind[b] == SRC_STREAM || (p->vkind[b] == SRC_INVARIANT && p->inv_loop[b] == L));
     int32_t zd = tl_val(f, acc)->def;
     bool zero_here = zd >= 0 && tl_op_at(f, zd)->opc == TL_OP_const && tl_op_at(f, zd)->parent == L && pos[zd] > at;
-    if (!slots || (!zero_here && (!ready_at(g, r, pos, at, acc) || !g->vals[acc].r)))
+    if (!slots || (!zero_here && (!cg_body_ready(g, r, pos, at, acc) || !g->vals[acc].r)))
       continue; /* (dV's P from registers: past it) */
     if (!g->early) {
       g->early = tl_alloc(&g->ctx->arena, (size_t)f->ops.len + 1);
