@@ -819,6 +819,64 @@ ROWS8_SWEEP = [("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILE
                ("stages=2, TILEC_ROW_STREAM_L2=1 (persistent CTAs, the next tile into L2)", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1"}),
                ("stages=2, TILEC_ROW_STREAM_L2=1, TILEC_MAXNREG=72", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1+TILEC_MAXNREG=72"})]
 
+def embrms_forms(R, D, V, ids, E, w, y, bw, table):
+    """Branch embrms (FUSED_EMBRMS=1; bench/RESULTS.md nineteenth session): why embedding + RMSNorm is below
+    rmsnorm.  The example, one row a program with a scalar id (variants/embedding_rmsnorm_row.tile: rmsnorm's
+    kernel plus the id round trip) and persistent programs with the next id loaded a step ahead
+    (variants/embedding_rmsnorm_ahead.tile, P = SMs x k programs), each with four id patterns: the bench's
+    random ids over V rows, the same ids sorted, ids = 0..R-1 (the contiguous rows rmsnorm reads), random ids
+    below R (a table of R rows: the page footprint of the 'arange' pattern, random order); rmsnorm on E[:R]
+    (the same bytes as 'arange') for the reference.  Rows 'embrms D... ids=...: ... of copy BW'."""
+    nsm = torch.cuda.get_device_properties(0).multi_processor_count
+    F = torch.nn.functional
+    ex_k = lambda: Kernel(ex("embedding_rmsnorm.tile"), {"BD": D}, "embedding_rmsnorm")
+    forms = [("example BM=2", ex_k, None),
+             ("row (BM=1, scalar id)", lambda: Kernel(ex(VARIANT("embedding_rmsnorm_row.tile")), {"BD": D}, "embedding_rmsnorm"), None)]
+    # the launcher's own form of the ahead kernel (8 warps: the variant, 74 registers at 8192 columns, 3 CTAs an
+    # SM; 48 at 4096, 5), and the variant alone capped at 64 registers (no spills by ptxas -v: 4 CTAs at 8192)
+    for k in (2, 3, 4, 5, 6):
+        forms.append((f"ahead warps=8 P=SMs*{k}", lambda: Kernel(ex(VARIANT("embedding_rmsnorm_ahead.tile")), {"BD": D},
+                                                                  "embedding_rmsnorm", options={"warps": 8}), nsm * k))
+    for k in (3, 4, 5):
+        forms.append((f"ahead warps=8 VEC_ONLY=v MAXNREG=64 P=SMs*{k}",
+                      lambda: with_env("TILEC_VEC_ONLY=v+TILEC_MAXNREG=64", lambda: Kernel(
+                          ex(VARIANT("embedding_rmsnorm_ahead.tile")), {"BD": D}, "embedding_rmsnorm", options={"warps": 8})), nsm * k))
+    for k in (3, 4):
+        forms.append((f"ahead warps=4 P=SMs*{k}", lambda: Kernel(ex(VARIANT("embedding_rmsnorm_ahead.tile")), {"BD": D},
+                                                                  "embedding_rmsnorm"), nsm * k))
+    rand_ids = ids.clone()
+    pats = [("random", rand_ids), ("sorted", torch.sort(rand_ids).values),
+            ("arange", torch.arange(R, device="cuda", dtype=torch.int32)),
+            (f"random<{R}", torch.randint(0, R, (R,), device="cuda", dtype=torch.int32))]
+    nbytes = 2 * R * D * 2
+    kcache = {}
+    xs = E[:R]; ys = torch.empty_like(xs)
+    rk = Kernel(ex("rmsnorm.tile"), {"BC": D}, "rmsnorm")
+    f = rk.bind(xs, w, ys, 1e-6); ys.fill_(float("nan")); f(); torch.cuda.synchronize()
+    err = relerr(ys, F.rms_norm(xs.float(), (D,), w.float(), 1e-6))
+    ms = bench(f)
+    print(f"embrms D{D} rmsnorm on E[:R] (the arange rows): {nbytes / ms / 1e6 / bw:.3f} of copy BW; err {err:.1e}", flush=True)
+    table.append((f"embrms D{D} rmsnorm E[:R]", "default", nbytes / ms / 1e6 / bw, 0, 0, 0, err))
+    for pname, pid in pats:
+        ids.copy_(pid)
+        ref = (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids.long()].float())
+        for fname, mk, P in forms:
+            try:
+                key = fname.split(" P=")[0]
+                if key not in kcache: kcache[key] = mk()
+                a = (ids, E, w, y, 1e-6) + ((P,) if P else ())
+                f = kcache[key].bind(*a)
+                y.fill_(float("nan")); f(); torch.cuda.synchronize()
+                err = relerr(y, ref)
+                ms = bench(f)
+            except Exception as e_:  # a form that does not compile or launch here: say so, go on
+                print(f"embrms D{D} ids={pname} [{fname}]: FAILED {str(e_).splitlines()[0][:200]}", flush=True)
+                continue
+            print(f"embrms D{D} ids={pname} [{fname}]: {nbytes / ms / 1e6 / bw:.3f} of copy BW ({ms * 1e3:.1f} us); err {err:.1e}"
+                  + ("  ERR" if not err < 1e-2 else ""), flush=True)
+            table.append((f"embrms D{D} ids={pname}", fname, nbytes / ms / 1e6 / bw, 0, 0, 0, err))
+    ids.copy_(rand_ids)
+
 def fused():
     bw = copy_bandwidth()
     print(f"fused: copy bandwidth {bw:.0f} GB/s (read + write)", flush=True)
@@ -1010,6 +1068,8 @@ def fused():
               ("BM=1, TILEC_VEC_ONLY=1", {"defines": {"BM": 1}, "env": "TILEC_VEC_ONLY=1"}),
               ("TILEC_VEC_ONLY=v (the variant alone)", {"env": "TILEC_VEC_ONLY=v"}),
               ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=80", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=80"})])
+        if os.environ.get("FUSED_EMBRMS"):
+            embrms_forms(R, D, V, ids, E, w, y, bw, table)
         del E, y
     if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
         Dm = 4096; N = 2 * R
