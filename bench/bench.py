@@ -829,21 +829,19 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
     (the same bytes as 'arange') for the reference.  Rows 'embrms D... ids=...: ... of copy BW'."""
     nsm = torch.cuda.get_device_properties(0).multi_processor_count
     F = torch.nn.functional
-    ex_k = lambda: Kernel(ex("embedding_rmsnorm.tile"), {"BD": D}, "embedding_rmsnorm")
-    forms = [("example BM=2", ex_k, None),
-             ("row (BM=1, scalar id)", lambda: Kernel(ex(VARIANT("embedding_rmsnorm_row.tile")), {"BD": D}, "embedding_rmsnorm"), None)]
-    # the launcher's own form of the ahead kernel (8 warps: the variant, 74 registers at 8192 columns, 3 CTAs an
-    # SM; 48 at 4096, 5), and the variant alone capped at 64 registers (no spills by ptxas -v: 4 CTAs at 8192)
-    for k in (2, 3, 4, 5, 6):
-        forms.append((f"ahead warps=8 P=SMs*{k}", lambda: Kernel(ex(VARIANT("embedding_rmsnorm_ahead.tile")), {"BD": D},
-                                                                  "embedding_rmsnorm", options={"warps": 8}), nsm * k))
-    for k in (3, 4, 5):
-        forms.append((f"ahead warps=8 VEC_ONLY=v MAXNREG=64 P=SMs*{k}",
-                      lambda: with_env("TILEC_VEC_ONLY=v+TILEC_MAXNREG=64", lambda: Kernel(
-                          ex(VARIANT("embedding_rmsnorm_ahead.tile")), {"BD": D}, "embedding_rmsnorm", options={"warps": 8})), nsm * k))
-    for k in (3, 4):
-        forms.append((f"ahead warps=4 P=SMs*{k}", lambda: Kernel(ex(VARIANT("embedding_rmsnorm_ahead.tile")), {"BD": D},
-                                                                  "embedding_rmsnorm"), nsm * k))
+    def mk(file, kname="embedding_rmsnorm", env="", **o):
+        return lambda: with_env(env, lambda: Kernel(ex(file), {"BD": D}, kname, disable=o.pop("disable", None), options=o))
+    AH, RL = VARIANT("embedding_rmsnorm_ahead.tile"), VARIANT("embedding_rmsnorm_reload.tile")
+    # P = SMs x (CTAs an SM of the form the launcher runs, by ptxas 13.0 -v; the launcher's note is printed)
+    k_w8, k_w4, k_cap = {4096: 5, 8192: 3}[D], {4096: 7, 8192: 3}[D], {4096: 5, 8192: 4}[D]
+    forms = [("example BM=2", mk("embedding_rmsnorm.tile"), None, True),
+             ("row (BM=1, scalar id)", mk(VARIANT("embedding_rmsnorm_row.tile")), None, True),
+             (f"ahead warps=8 P=SMs*{k_w8}", mk(AH, warps=8), nsm * k_w8, False),
+             (f"ahead warps=4 P=SMs*{k_w4}", mk(AH), nsm * k_w4, False),
+             (f"ahead warps=8 VEC_ONLY=v MAXNREG=64 P=SMs*{k_cap}", mk(AH, "TILEC_VEC_ONLY=v+TILEC_MAXNREG=64", warps=8), nsm * k_cap, True),
+             ("reload (BM=1, row_loads off)", mk(RL, disable="row_loads"), None, True),
+             ("reload warps=8 VEC_ONLY=v (BM=1, row_loads off)", mk(RL, "TILEC_VEC_ONLY=v", disable="row_loads", warps=8), None, False),
+             ("reload rows BM=2 (row_loads off)", mk(RL, "embedding_rmsnorm_rows", disable="row_loads"), None, False)]
     rand_ids = ids.clone()
     pats = [("random", rand_ids), ("sorted", torch.sort(rand_ids).values),
             ("arange", torch.arange(R, device="cuda", dtype=torch.int32)),
@@ -860,12 +858,15 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
     for pname, pid in pats:
         ids.copy_(pid)
         ref = (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids.long()].float())
-        for fname, mk, P in forms:
+        for fname, make, P, all_pats in forms:
+            if pname != "random" and not all_pats: continue
             try:
-                key = fname.split(" P=")[0]
-                if key not in kcache: kcache[key] = mk()
+                if fname not in kcache:
+                    kcache[fname] = make()
+                    for ln_ in lib.tilec_program_log(kcache[fname].prog).decode().splitlines():
+                        if "launch variant" in ln_: print(f"  [{fname}] " + ln_.strip(), flush=True)
                 a = (ids, E, w, y, 1e-6) + ((P,) if P else ())
-                f = kcache[key].bind(*a)
+                f = kcache[fname].bind(*a)
                 y.fill_(float("nan")); f(); torch.cuda.synchronize()
                 err = relerr(y, ref)
                 ms = bench(f)

@@ -21,8 +21,11 @@ for (T, V, D, BD) in [(37, 101, 64, 64), (50, 9, 40, 64), (1, 5, 128, 128), (129
                               ("row", "bench/variants/embedding_rmsnorm_row.tile", ()),
                               ("ahead P=1", "bench/variants/embedding_rmsnorm_ahead.tile", (1,)),
                               ("ahead P=7", "bench/variants/embedding_rmsnorm_ahead.tile", (7,)),
-                              ("ahead P=T+5", "bench/variants/embedding_rmsnorm_ahead.tile", (T + 5,))]:
-        k = tilec.compile(path, {"BD": BD})["embedding_rmsnorm"]
+                              ("ahead P=T+5", "bench/variants/embedding_rmsnorm_ahead.tile", (T + 5,)),
+                              ("reload", "bench/variants/embedding_rmsnorm_reload.tile", ()),
+                              ("reload rows", "bench/variants/embedding_rmsnorm_reload.tile:rows", ())]:
+        path, _, kn = path.partition(":")
+        k = tilec.compile(path, {"BD": BD}, disable_pass="row_loads")["embedding_rmsnorm" + ("_" + kn if kn else "")]
         y = np.full((T, D), 0x7FC0, np.uint16)
         tilec.interpret(k, ids, E, w, y, 1e-5, *extra)
         yy = f(y); outs[name] = y
