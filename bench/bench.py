@@ -826,7 +826,9 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
     (variants/embedding_rmsnorm_ahead.tile, P = SMs x k programs), each with four id patterns: the bench's
     random ids over V rows, the same ids sorted, ids = 0..R-1 (the contiguous rows rmsnorm reads), random ids
     below R (a table of R rows: the page footprint of the 'arange' pattern, random order); rmsnorm on E[:R]
-    (the same bytes as 'arange') for the reference.  Rows 'embrms D... ids=...: ... of copy BW'."""
+    (the same bytes as 'arange') and torch.index_select (the gather alone) for reference; the row read twice
+    (variants/embedding_rmsnorm_reload.tile, row_loads off: fewer registers, more CTAs an SM).  Rows
+    'embrms D... ids=...: ... of copy BW'."""
     nsm = torch.cuda.get_device_properties(0).multi_processor_count
     F = torch.nn.functional
     def mk(file, kname="embedding_rmsnorm", env="", **o):
@@ -858,6 +860,11 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
     for pname, pid in pats:
         ids.copy_(pid)
         ref = (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids.long()].float())
+        i64 = ids.long(); g = torch.empty_like(y)  # the rows alone: torch's gather copy of the same bytes
+        ms = bench(lambda: torch.index_select(E, 0, i64, out=g))
+        print(f"embrms D{D} ids={pname} [torch.index_select, the gather alone]: {nbytes / ms / 1e6 / bw:.3f} of copy BW", flush=True)
+        table.append((f"embrms D{D} ids={pname}", "torch.index_select (gather alone)", nbytes / ms / 1e6 / bw, 0, 0, 0, 0.0))
+        del g
         for fname, make, P, all_pats in forms:
             if pname != "random" and not all_pats: continue
             try:
