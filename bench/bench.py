@@ -807,6 +807,9 @@ ROWS6_FORMS = [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_VEC_ON
 # every case takes ROWS8_FORMS, a case named in FUSED_SWEEP (with FUSED_SWEEP_TAGS) also ROWS8_SWEEP
 ROWS8_FORMS = [("TILEC_ROW_PREFETCH=16 (L2 prefetch of a later CTA's rows)", {"env": "TILEC_ROW_PREFETCH=16"}),
                ("TILEC_ROW_HINTS=nS (loads L1::no_allocate, stores evict-first)", {"env": "TILEC_ROW_HINTS=nS"})]
+# branch embrms (nineteenth session; docs/rows.md "embrms"): passes/row_reload.c, a row load used across a reduce read
+# again after it (fewer registers, more CTAs an SM), off by default; every case takes it (FUSED_TAGS=ROW_RELOAD: alone)
+EMBRMS_FORMS = [("TILEC_ROW_RELOAD=1 (the row read again after the reduce)", {"env": "TILEC_ROW_RELOAD=1"})]
 ROWS8_SWEEP = [("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILEC_ROW_PREFETCH=32", {"env": "TILEC_ROW_PREFETCH=32"}),
                ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=S (stores evict-first)", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=S"}),
                ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=nS", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=nS"}),
@@ -837,6 +840,7 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
     # P = SMs x (CTAs an SM of the form the launcher runs, by ptxas 13.0 -v; the launcher's note is printed)
     k_w8, k_w4, k_cap = {4096: 5, 8192: 3}[D], {4096: 7, 8192: 3}[D], {4096: 5, 8192: 4}[D]
     forms = [("example BM=2", mk("embedding_rmsnorm.tile"), None, True),
+             ("example BM=2, TILEC_ROW_RELOAD=1", mk("embedding_rmsnorm.tile", env="TILEC_ROW_RELOAD=1"), None, True),
              ("row (BM=1, scalar id)", mk(VARIANT("embedding_rmsnorm_row.tile")), None, True),
              (f"ahead warps=8 P=SMs*{k_w8}", mk(AH, warps=8), nsm * k_w8, False),
              (f"ahead warps=4 P=SMs*{k_w4}", mk(AH), nsm * k_w4, False),
@@ -911,6 +915,7 @@ def fused():
         vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs} and
                not (ew and v[0].startswith("TILEC_VEC_ONLY=2")) and not (not ew and v[0].startswith("TILEC_VARIANT_FORM"))]
         vs += [v for v in ROWS8_FORMS if v[0] not in {t for t, _ in vs}]
+        vs += [v for v in EMBRMS_FORMS if v[0] not in {t for t, _ in vs}]
         swept = any(name.startswith(c) for c in os.environ.get("FUSED_SWEEP", "").split(";") if c)
         vs += [v for v in ROWS8_SWEEP if swept and v[0] not in {t for t, _ in vs}]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
