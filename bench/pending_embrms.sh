@@ -5,7 +5,7 @@
 # (passes/row_reload.c: a row load used across a reduce read again after it; off: every PTX unchanged), three
 # kernel variants (bench/variants/embedding_rmsnorm_{row,ahead,reload}.tile) and four id patterns, timed by
 # bench.py (FUSED_EMBRMS=1: bench.py embrms_forms) beside the example, rmsnorm on the same bytes, the 4 GB copy
-# and torch.compile.  About 120 s warm.
+# and torch.compile.  About 130 s warm.
 #   here:   tools/carry.sh build        device: run command="sh bench/pending_embrms.sh .carry" carry=[".carry"] timeout_s=300
 . bench/pending_env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>/dev/null
@@ -50,13 +50,13 @@ EX="gpu_test_examples (the example + the 3 variant files, default forms, P 1..8)
 EX2="gpu_test_examples, TILEC_ROW_RELOAD=1, the 7 files it changes: exit $R2, $(tail -1 "$L/ex2.log")"
 ROWS="rows.sh stage 1, TILEC_ROW_RELOAD=1: exit $RR, $(grep -c '^PASS' "$L/rows.log") PASS, $(grep -c '^FAIL' "$L/rows.log") FAIL"
 echo "$EX"; echo "$EX2"; echo "$ROWS"; grep -h -m5 FAIL "$L/ex.log" "$L/ex2.log" "$L/rows.log"
-echo "== 2. bench.py --only fused: rmsnorm and embedding + RMSNorm 16384 x 4096 / x 8192 (V 128256), default and"
+echo "== 2. bench.py --only fused: rmsnorm, layernorm, embedding + RMSNorm 16384 x 4096 / x 8192 (V 128256), default and"
 echo "   TILEC_ROW_RELOAD=1 beside the copy and torch.compile, then the variants and id patterns (FUSED_EMBRMS=1) [$(el) s]"
-FUSED_ONLY=rmsnorm,embedding_rmsnorm FUSED_TAGS=ROW_RELOAD FUSED_EMBRMS=1 BENCH_LAUNCH_NOTES=1 TILEC_CACHE_DIR=/tmp/cembrms timeout -k 10 150 \
+FUSED_ONLY=rmsnorm,layernorm,embedding_rmsnorm FUSED_TAGS=ROW_RELOAD FUSED_EMBRMS=1 BENCH_LAUNCH_NOTES=1 TILEC_CACHE_DIR=/tmp/cembrms timeout -k 10 150 \
   python3 bench/bench.py --lib "$B/libtilec.so" --only fused --quick > "$L/fused.log" 2>&1
 echo "bench.py exit $?"; grep -E "Error|FAILED|ERR" "$L/fused.log" | head -5
 echo "== table [$(el) s]"
 echo "tilec run: $pass passed, $fail failed"; echo "$EX"; echo "$EX2"; echo "$ROWS"
-grep -E "^fused: copy|^fused (rmsnorm|embedding_rmsnorm) |launch variant" "$L/fused.log" | sed 's/ (eager .*//' 
+grep -E "^fused: copy|^fused (rmsnorm|layernorm|embedding_rmsnorm) |launch variant" "$L/fused.log" | sed 's/ (eager .*//' 
 grep -E "^embrms " "$L/fused.log" | sed 's/ (the arange rows)//'
 echo "[all: $(el) s]"
