@@ -807,6 +807,9 @@ ROWS6_FORMS = [("TILEC_VEC_ONLY=1", {"env": "TILEC_VEC_ONLY=1"}), ("TILEC_VEC_ON
 # every case takes ROWS8_FORMS, a case named in FUSED_SWEEP (with FUSED_SWEEP_TAGS) also ROWS8_SWEEP
 ROWS8_FORMS = [("TILEC_ROW_PREFETCH=16 (L2 prefetch of a later CTA's rows)", {"env": "TILEC_ROW_PREFETCH=16"}),
                ("TILEC_ROW_HINTS=nS (loads L1::no_allocate, stores evict-first)", {"env": "TILEC_ROW_HINTS=nS"})]
+# branch embrms (nineteenth session; docs/rows.md "embrms"): passes/row_reload.c, a row load used across a reduce read
+# again after it (fewer registers, more CTAs an SM), off by default; every case takes it (FUSED_TAGS=ROW_RELOAD: alone)
+EMBRMS_FORMS = [("TILEC_ROW_RELOAD=1 (the row read again after the reduce)", {"env": "TILEC_ROW_RELOAD=1"})]
 ROWS8_SWEEP = [("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILEC_ROW_PREFETCH=32", {"env": "TILEC_ROW_PREFETCH=32"}),
                ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=S (stores evict-first)", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=S"}),
                ("TILEC_ROW_PREFETCH=16, TILEC_ROW_HINTS=nS", {"env": "TILEC_ROW_PREFETCH=16+TILEC_ROW_HINTS=nS"}),
@@ -818,6 +821,73 @@ ROWS8_SWEEP = [("TILEC_ROW_PREFETCH=8", {"env": "TILEC_ROW_PREFETCH=8"}), ("TILE
                ("stages=2 (row_stream: persistent CTAs, a tile ahead in registers)", {"stages": 2}),
                ("stages=2, TILEC_ROW_STREAM_L2=1 (persistent CTAs, the next tile into L2)", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1"}),
                ("stages=2, TILEC_ROW_STREAM_L2=1, TILEC_MAXNREG=72", {"stages": 2, "env": "TILEC_ROW_STREAM_L2=1+TILEC_MAXNREG=72"})]
+
+def embrms_forms(R, D, V, ids, E, w, y, bw, table):
+    """Branch embrms (FUSED_EMBRMS=1; bench/RESULTS.md nineteenth session): why embedding + RMSNorm is below
+    rmsnorm.  The example, one row a program with a scalar id (variants/embedding_rmsnorm_row.tile: rmsnorm's
+    kernel plus the id round trip) and persistent programs with the next id loaded a step ahead
+    (variants/embedding_rmsnorm_ahead.tile, P = SMs x k programs), each with four id patterns: the bench's
+    random ids over V rows, the same ids sorted, ids = 0..R-1 (the contiguous rows rmsnorm reads), random ids
+    below R (a table of R rows: the page footprint of the 'arange' pattern, random order); rmsnorm on E[:R]
+    (the same bytes as 'arange') and torch.index_select (the gather alone) for reference; the row read twice
+    (variants/embedding_rmsnorm_reload.tile, row_loads off: fewer registers, more CTAs an SM).  Rows
+    'embrms D... ids=...: ... of copy BW'."""
+    nsm = torch.cuda.get_device_properties(0).multi_processor_count
+    F = torch.nn.functional
+    def mk(file, kname="embedding_rmsnorm", env="", **o):
+        return lambda: with_env(env, lambda: Kernel(ex(file), {"BD": D}, kname, disable=o.pop("disable", None), options=o))
+    AH, RL = VARIANT("embedding_rmsnorm_ahead.tile"), VARIANT("embedding_rmsnorm_reload.tile")
+    # P = SMs x (CTAs an SM of the form the launcher runs, by ptxas 13.0 -v; the launcher's note is printed)
+    k_w8, k_w4, k_cap = {4096: 5, 8192: 3}[D], {4096: 7, 8192: 3}[D], {4096: 5, 8192: 4}[D]
+    forms = [("example BM=2", mk("embedding_rmsnorm.tile"), None, True),
+             ("example BM=2, TILEC_ROW_RELOAD=1", mk("embedding_rmsnorm.tile", env="TILEC_ROW_RELOAD=1"), None, True),
+             ("row (BM=1, scalar id)", mk(VARIANT("embedding_rmsnorm_row.tile")), None, True),
+             (f"ahead warps=8 P=SMs*{k_w8}", mk(AH, warps=8), nsm * k_w8, False),
+             (f"ahead warps=4 P=SMs*{k_w4}", mk(AH), nsm * k_w4, False),
+             (f"ahead warps=8 VEC_ONLY=v MAXNREG=64 P=SMs*{k_cap}", mk(AH, "TILEC_VEC_ONLY=v+TILEC_MAXNREG=64", warps=8), nsm * k_cap, True),
+             ("reload (BM=1, row_loads off)", mk(RL, disable="row_loads"), None, True),
+             ("reload warps=8 VEC_ONLY=v (BM=1, row_loads off)", mk(RL, "TILEC_VEC_ONLY=v", disable="row_loads", warps=8), None, False),
+             ("reload rows BM=2 (row_loads off)", mk(RL, "embedding_rmsnorm_rows", disable="row_loads"), None, False)]
+    rand_ids = ids.clone()
+    pats = [("random", rand_ids), ("sorted", torch.sort(rand_ids).values),
+            ("arange", torch.arange(R, device="cuda", dtype=torch.int32)),
+            (f"random<{R}", torch.randint(0, R, (R,), device="cuda", dtype=torch.int32))]
+    nbytes = 2 * R * D * 2
+    kcache = {}
+    xs = E[:R]; ys = torch.empty_like(xs)
+    rk = Kernel(ex("rmsnorm.tile"), {"BC": D}, "rmsnorm")
+    f = rk.bind(xs, w, ys, 1e-6); ys.fill_(float("nan")); f(); torch.cuda.synchronize()
+    err = relerr(ys, F.rms_norm(xs.float(), (D,), w.float(), 1e-6))
+    ms = bench(f)
+    print(f"embrms D{D} rmsnorm on E[:R] (the arange rows): {nbytes / ms / 1e6 / bw:.3f} of copy BW; err {err:.1e}", flush=True)
+    table.append((f"embrms D{D} rmsnorm E[:R]", "default", nbytes / ms / 1e6 / bw, 0, 0, 0, err))
+    for pname, pid in pats:
+        ids.copy_(pid)
+        ref = (lambda xf: xf * torch.rsqrt((xf * xf).mean(1, keepdim=True) + 1e-6) * w.float())(E[ids.long()].float())
+        i64 = ids.long(); g = torch.empty_like(y)  # the rows alone: torch's gather copy of the same bytes
+        ms = bench(lambda: torch.index_select(E, 0, i64, out=g))
+        print(f"embrms D{D} ids={pname} [torch.index_select, the gather alone]: {nbytes / ms / 1e6 / bw:.3f} of copy BW", flush=True)
+        table.append((f"embrms D{D} ids={pname}", "torch.index_select (gather alone)", nbytes / ms / 1e6 / bw, 0, 0, 0, 0.0))
+        del g
+        for fname, make, P, all_pats in forms:
+            if pname != "random" and not all_pats: continue
+            try:
+                if fname not in kcache:
+                    kcache[fname] = make()
+                    for ln_ in lib.tilec_program_log(kcache[fname].prog).decode().splitlines():
+                        if "launch variant" in ln_: print(f"  [{fname}] " + ln_.strip(), flush=True)
+                a = (ids, E, w, y, 1e-6) + ((P,) if P else ())
+                f = kcache[fname].bind(*a)
+                y.fill_(float("nan")); f(); torch.cuda.synchronize()
+                err = relerr(y, ref)
+                ms = bench(f)
+            except Exception as e_:  # a form that does not compile or launch here: say so, go on
+                print(f"embrms D{D} ids={pname} [{fname}]: FAILED {str(e_).splitlines()[0][:200]}", flush=True)
+                continue
+            print(f"embrms D{D} ids={pname} [{fname}]: {nbytes / ms / 1e6 / bw:.3f} of copy BW ({ms * 1e3:.1f} us); err {err:.1e}"
+                  + ("  ERR" if not err < 1e-2 else ""), flush=True)
+            table.append((f"embrms D{D} ids={pname}", fname, nbytes / ms / 1e6 / bw, 0, 0, 0, err))
+    ids.copy_(rand_ids)
 
 def fused():
     bw = copy_bandwidth()
@@ -845,6 +915,7 @@ def fused():
         vs += [v for v in ROWS6_FORMS if v[0] not in {t for t, _ in vs} and
                not (ew and v[0].startswith("TILEC_VEC_ONLY=2")) and not (not ew and v[0].startswith("TILEC_VARIANT_FORM"))]
         vs += [v for v in ROWS8_FORMS if v[0] not in {t for t, _ in vs}]
+        vs += [v for v in EMBRMS_FORMS if v[0] not in {t for t, _ in vs}]
         swept = any(name.startswith(c) for c in os.environ.get("FUSED_SWEEP", "").split(";") if c)
         vs += [v for v in ROWS8_SWEEP if swept and v[0] not in {t for t, _ in vs}]
         # FUSED_TAGS=a,b: only the default and the variants whose tag holds one of the words (one run, fewer launches)
@@ -1010,6 +1081,8 @@ def fused():
               ("BM=1, TILEC_VEC_ONLY=1", {"defines": {"BM": 1}, "env": "TILEC_VEC_ONLY=1"}),
               ("TILEC_VEC_ONLY=v (the variant alone)", {"env": "TILEC_VEC_ONLY=v"}),
               ("TILEC_VEC_ONLY=v, TILEC_MAXNREG=80", {"env": "TILEC_VEC_ONLY=v+TILEC_MAXNREG=80"})])
+        if os.environ.get("FUSED_EMBRMS"):
+            embrms_forms(R, D, V, ids, E, w, y, bw, table)
         del E, y
     if want("moe_permute"):  # top-2 token permutation: Y[j] = X[src[j]] (a gather of whole rows)
         Dm = 4096; N = 2 * R
