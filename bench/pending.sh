@@ -56,9 +56,15 @@
 #     then:     attn7_handles:150 (a measurement question); ctime7 / ctime6 are compile time (PTX
 #               identical, defaults already): measure them here, not on the device
 #   and ropefa3:150 in a call of its own, last (if its kernel still hangs, only that call is lost).
+#   Added later in the nineteenth session (all opt-in, each dry-run here on the fake driver):
+#     attnd128:200 (TILEC_ATTN_KV_SPLIT: fa3 at D256, predicted +5-35 % on the D256 rows: the first
+#     flip), w4a16e:240 (packed int4 order, halves dequantization, merge split-K), bwd7:175 (lazy
+#     wgmma waits, dQ on wgmma), embrms:300 (TILEC_ROW_RELOAD, embedding + RMSNorm), ctime8:300
+#     (compile time on the host's CPU; defaults, PTX byte-identical).
 #   The queue as OWED (each limit covers its script's own limits on their serial path):
-#     order18:200 archtile:150 persistform:130 fp8coop:110 zeroed:90 fp8tol:90 repack:120 gelu7:185
-#     scalepipe:150 bwd6:150 attn8:170 w4a16d:110 rope3:165 attn7_handles:150
+#     order18:200 archtile:150 persistform:130 fp8coop:110 zeroed:90 fp8tol:90 attnd128:200
+#     repack:120 gelu7:185 scalepipe:150 bwd6:150 attn8:170 w4a16d:110 w4a16e:240 rope3:165 bwd7:175
+#     embrms:300 attn7_handles:150 ctime8:300
 #   Three calls, 1800 s of device time with the cold start (~150 s) and the warm gaps (~30 s):
 #     call 1 (cold):  OWED="<the queue>" OWED_BUDGET=560 sh bench/owed.sh .carry        timeout_s=590
 #     call 2 (warm):  OWED="<what call 1 did not run, in order>" OWED_BUDGET=560 ...      timeout_s=590
