@@ -1900,9 +1900,19 @@ def gemm_w4a16():
             qcs = [(wq, sc, zs)] + [(wq.clone(), sc.clone(), zs.clone()) for _ in range(nq - 1)]
             print(f"w4a16 {M}x{N}x{K}: cuBLAS bf16 in a graph of {nb} launches on {nb} weight copies: "
                   f"{ms_ref_g * 1e3:.1f} us (one timed launch: {ms_ref * 1e3:.1f} us); tilec graphs of {nq}", flush=True)
-        def graph_row(name, make, err):
+        def report(name, ms, err, make):
+            """a variant's row (one timed launch), then, with W4A16_GRAPH=1, its graph row (make(i): the
+            launch on weight copy i)"""
+            row("w4a16 gemm", f"{M}x{N}x{K} G{G} {name}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape",
+                fl / ms_ref / 1e9, err)
+            print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
+                  f"{ms_ref / ms:.2f}x faster", flush=True)
             if not graph_on: return
-            ms_g = graph_time(make, nq)
+            try:
+                ms_g = graph_time(make, nq)
+            except Exception as e:
+                print(f"w4a16 graph {name}: {str(e)[:300]}", flush=True)
+                return
             row("w4a16 gemm graph", f"{M}x{N}x{K} G{G} {name}", ms_g, "TFLOP/s", fl / ms_g / 1e9,
                 "cuBLAS bf16 same shape, graph", fl / ms_ref_g / 1e9, err)
             print(f"w4a16graph {M}x{N}x{K} {name}: {ms_g * 1e3:.1f} us, cuBLAS bf16 {ms_ref_g * 1e3:.1f} us: "
@@ -1976,22 +1986,14 @@ def gemm_w4a16():
             except Exception as e:
                 print(f"w4a16 {name}: {str(e)[:300]}", flush=True)
                 continue
-            row("w4a16 gemm", f"{M}x{N}x{K} G{G} {name}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape",
-                fl / ms_ref / 1e9, err)
-            print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
-                  f"{ms_ref / ms:.2f}x faster", flush=True)
-            if graph_on:
-                def make(i, k=k, defs=defs, name=name):
-                    q_, s_, z_ = qcs[i]
-                    if "SPLIT" in defs:
-                        cg_ = torch.zeros((M, N), device="cuda", dtype=torch.float32)
-                        g_ = k.bind(a, q_, s_, z_, cg_)
-                        return g_ if "nozero" in name else (lambda: (cg_.zero_(), g_()))
-                    return k.bind(a, q_, s_, z_, torch.empty((M, N), device="cuda", dtype=torch.bfloat16))
-                try:
-                    graph_row(name, make, err)
-                except Exception as e:
-                    print(f"w4a16 graph {name}: {str(e)[:300]}", flush=True)
+            def make(i, k=k, defs=defs, name=name):
+                q_, s_, z_ = qcs[i]
+                if "SPLIT" in defs:
+                    cg_ = torch.zeros((M, N), device="cuda", dtype=torch.float32)
+                    g_ = k.bind(a, q_, s_, z_, cg_)
+                    return g_ if "nozero" in name else (lambda: (cg_.zero_(), g_()))
+                return k.bind(a, q_, s_, z_, torch.empty((M, N), device="cuda", dtype=torch.bfloat16))
+            report(name, ms, err, make)
         # the packed kernels: unsplit BN 64 / 128, merge BN 128 x 4 / 8 / 16 (M <= 64), each in three forms:
         # halves (TILEC_DEQUANT_BF16X2=1), shift (the same with TILEC_DEQUANT_HALVES=0), f32 (the default)
         wp = repack(wq)
@@ -2035,22 +2037,14 @@ def gemm_w4a16():
                 except Exception as e:
                     print(f"w4a16 {name}: {str(e)[:300]}", flush=True)
                     continue
-                row("w4a16 gemm", f"{M}x{N}x{K} G{G} {name}", ms, "TFLOP/s", fl / ms / 1e9, "cuBLAS bf16 same shape",
-                    fl / ms_ref / 1e9, err)
-                print(f"w4a16 {M}x{N}x{K} {name}: {ms * 1e3:.1f} us, cuBLAS bf16 {ms_ref * 1e3:.1f} us: "
-                      f"{ms_ref / ms:.2f}x faster", flush=True)
-                if graph_on:
-                    def make(i, k=k, sp=sp, two=two):
-                        _, s_, z_ = qcs[i]
-                        if sp and two:
-                            return k.bind(a, wps[i], szs[i], P, c, cnt)
-                        if sp:  # P, C and Count shared by the launches: one after the other on the stream
-                            return k.bind(a, wps[i], s_, z_, P, c, cnt)
-                        return k.bind(a, wps[i], s_, z_, c)
-                    try:
-                        graph_row(name, make, err)
-                    except Exception as e:
-                        print(f"w4a16 graph {name}: {str(e)[:300]}", flush=True)
+                def make(i, k=k, sp=sp, two=two, P=P if sp else None, c=c, cnt=cnt if sp else None):
+                    _, s_, z_ = qcs[i]
+                    if sp and two:
+                        return k.bind(a, wps[i], szs[i], P, c, cnt)
+                    if sp:  # P, C and Count shared by the launches: one after the other on the stream
+                        return k.bind(a, wps[i], s_, z_, P, c, cnt)
+                    return k.bind(a, wps[i], s_, z_, c)
+                report(name, ms, err, make)
 
 # ---- attention with RoPE fused (examples/attn_rope.tile) beside the plain forward, the unfused pair
 # (rope.tile on q and k, then attn.tile's attn_fwd) and torch RoPE + cuDNN SDPA; every ratio in one run.
