@@ -9,15 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define API __attribute__((visibility("default")))
-typedef int CUresult;
-
-API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status);
-static void *entry(const char *name) {
-  void *fn = NULL;
-  int status = 0;
-  return cuGetProcAddress_v2(name, &fn, 12000, 0, &status) == 0 ? fn : NULL;
-}
+#include "fake_entry.h"
 
 API CUresult cuGetErrorName(CUresult e, const char **s) {
   return ((CUresult(*)(CUresult, const char **))entry("cuGetErrorName"))(e, s);

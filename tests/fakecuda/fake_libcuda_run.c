@@ -5,15 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define API __attribute__((visibility("default")))
-typedef int CUresult;
-
-API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status);
-static void *entry(const char *name) {
-  void *fn = NULL;
-  int status = 0;
-  return cuGetProcAddress_v2(name, &fn, 12000, 0, &status) == 0 ? fn : NULL;
-}
+#include "fake_entry.h"
 
 API CUresult cuInit(unsigned f) { return ((CUresult(*)(unsigned))entry("cuInit"))(f); }
 API CUresult cuDeviceGetCount(int *n) { return ((CUresult(*)(int *))entry("cuDeviceGetCount"))(n); }
