@@ -41,6 +41,11 @@ bool tl_code_env_off(const char *name) {
   return e && e[0] == '0';
 }
 
+bool tl_env_off(const char *name) {
+  const char *e = getenv(name);
+  return e && e[0] == '0';
+}
+
 bool tl_code_env_on(const char *name) {
   const char *e = tl_code_env(name);
   return e && e[0] == '1';

@@ -16,6 +16,10 @@ const char *tl_code_env(const char *name);
 bool tl_code_env_off(const char *name);
 bool tl_code_env_on(const char *name);
 
+/* Switch `name`, one that changes no generated code (not in the table: compile-time measuring
+ * forms such as TILEC_DEAD_BLOCKS), is set to a value starting with '0'. */
+bool tl_env_off(const char *name);
+
 /* Entry i of the table (NULL past the end). */
 const char *tl_code_env_name(size_t i);
 

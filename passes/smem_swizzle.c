@@ -4,11 +4,11 @@
  * 16-byte chunk stores that fill the tile and the ldmatrix.x4 reads of its
  * fragments, and the static conflicts of both sides.  Breaks nothing.
  * docs/scheduling.md. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_env.h"
 #include "schedule.h"
 #include "smem.h"
 
@@ -161,13 +161,6 @@ static void memo_add(swizzle_memos *ms, const staged_tile *s, const tl_dot_sched
   m->conflicts[1] = d->conflicts[which][1];
 }
 
-/* Read once; no code changes with it (the same choices either way), so it is no code_env.h switch. */
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
-static bool memo_on = true;
-static void read_memo_switch(void) {
-  const char *e = getenv("TILEC_SWIZZLE_MEMO");
-  memo_on = !(e && e[0] == '0');
-}
 
 static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex, swizzle_memos *ms) {
   const tl_type *t = &tl_val(f, tl_op_at(f, dot)->opnd[which])->type;
@@ -233,8 +226,8 @@ static void swizzle_operand(tl_func *f, int32_t dot, int which, tl_sbuf *ex, swi
 
 static bool run_smem_swizzle(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
-  pthread_once(&memo_once, read_memo_switch);
-  swizzle_memos ms = {.n = 0, .on = memo_on};
+  /* (no code changes with the memo: the same choices either way, so no code_env.h table entry) */
+  swizzle_memos ms = {.n = 0, .on = !tl_env_off("TILEC_SWIZZLE_MEMO")};
   for (int32_t id = 0; id < f->ops.len; id++) {
     tl_op *op = tl_op_at(f, id);
     if ((op->flags & TL_OPF_DEAD) || op->opc != TL_OP_dot) continue;

@@ -849,21 +849,14 @@ static void end_module(cg *g) {
  * nothing in the PTX comes from them (registers and labels are numbered by the back end), and
  * LLVM's passes name what they create after what they replace ("x.lcssa", "extelt.offset"), each a
  * symbol-table insertion.  Globals and the kernel keep their names.  TILEC_DISCARD_NAMES=0 keeps
- * every name, as before (measuring).  Read once. */
-static pthread_once_t discard_names_once = PTHREAD_ONCE_INIT;
-static bool discard_names_on = true;
-static void read_discard_names(void) {
-  const char *e = getenv("TILEC_DISCARD_NAMES");
-  discard_names_on = !(e && e[0] == '0');
-}
+ * every name, as before (measuring). */
 
 static bool unit_begin(cg_unit *u, LLVMTargetRef target, const char *triple, const char *arch, const char *features,
                        LLVMCodeGenOptLevel cgl) {
   u->tm = LLVMCreateTargetMachine(target, triple, arch, features, cgl, LLVMRelocDefault, LLVMCodeModelDefault);
   if (!u->tm) return false;
   u->C = LLVMContextCreate();
-  pthread_once(&discard_names_once, read_discard_names);
-  if (discard_names_on && !u->want_ir) LLVMContextSetDiscardValueNames(u->C, 1);
+  if (!tl_env_off("TILEC_DISCARD_NAMES") && !u->want_ir) LLVMContextSetDiscardValueNames(u->C, 1);
   u->M = LLVMModuleCreateWithNameInContext("tilec", u->C);
   LLVMSetTarget(u->M, triple);
   LLVMTargetDataRef td = LLVMCreateTargetDataLayout(u->tm);

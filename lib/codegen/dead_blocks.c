@@ -12,19 +12,13 @@
  * value).  The verifier then checks what LLVM compiles.  Only at -O1..-O3 (codegen.c): -O0 runs no
  * SimplifyCFG, and its PTX keeps what it had.  TILEC_DEAD_BLOCKS=0: the blocks stay for the
  * verifier and SimplifyCFG, as before (measuring). */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_env.h"
 #include "cg.h"
 
-static pthread_once_t dead_once = PTHREAD_ONCE_INIT;
-static bool dead_on = true;
-static void read_dead_switch(void) {
-  const char *e = getenv("TILEC_DEAD_BLOCKS");
-  dead_on = !(e && e[0] == '0');
-}
 
 /* Block -> its index in the function, by an open-addressing table of the block pointers (the
  * checks below look a block up for every use of a removed value). */
@@ -76,8 +70,7 @@ static bool kept_edge(const block_map *bm, const bool *live, LLVMBasicBlockRef (
 }
 
 void cg_drop_dead_blocks(cg *g, LLVMValueRef fn) {
-  pthread_once(&dead_once, read_dead_switch);
-  if (!dead_on) return;
+  if (tl_env_off("TILEC_DEAD_BLOCKS")) return;
   unsigned nb = LLVMCountBasicBlocks(fn);
   if (nb < 2) return;
   LLVMBasicBlockRef *blocks = malloc(sizeof *blocks * nb);
