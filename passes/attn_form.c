@@ -1,7 +1,8 @@
 /* attn_form: requires verified IR after route_pipeline, mma_remap and swpipe (f->sched); keeps
  * every op and value (it only records f->attn_form); records, for a D = 128 wgmma attention kernel
- * routed to two programs an SM (and a D = 256 one under TILEC_ATTN_KV_SPLIT=1), the FlashAttention-3
- * form a launch picks by the key length S
+ * routed to two programs an SM (and a D = 256 one, whose 2-stage ring fa3 runs on with K and V apart:
+ * TILEC_ATTN_KV_SPLIT, default on since the twentieth session), the FlashAttention-3 form a launch
+ * picks by the key length S
  * (lib/attn_form.h, docs/pipelines.md "FlashAttention-3's combination, picked by S"). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,10 @@
  * not the code of any: the kernel's PTX is the same under either (tests/lit/passes/attn_form.test)
  * and the form has its own cache key (its defines and options), so they are read with getenv, not
  * through lib/code_env.c's table of the switches in the kernel cache key. */
-/* TILEC_ATTN_KV_SPLIT=1 (in the kernel cache key: lib/code_env.c) gives D256 kernels the form. */
+/* TILEC_ATTN_KV_SPLIT unset or =1 (in the kernel cache key: lib/code_env.c) gives D256 kernels the form. */
 static bool kv_split_on(void) {
   const char *e = tl_code_env("TILEC_ATTN_KV_SPLIT");
-  return e && e[0] == '1' && !e[1];
+  return !e || (e[0] == '1' && !e[1]);
 }
 
 static bool switched_off(void) {
@@ -26,10 +27,17 @@ static bool switched_off(void) {
   return e && e[0] == '0';
 }
 
-/* The bound (H200, bench/RESULTS.md fifteenth session, branch attn7): the form at BN 128 against
+/* The bounds (H200, bench/RESULTS.md).  Fifteenth session, branch attn7: the form at BN 128 against
  * the default (BN 64, two programs an SM), same process, D128: S 1k 0.94-0.98x (about 5 us of each
- * 8-step tile runs outside the loop with one CTA an SM), S 4k 1.02-1.08x, S 16k 1.03-1.16x. */
-#define ATTN_FORM_MIN_S 2048
+ * 8-step tile runs outside the loop with one CTA an SM), S 4k 1.02-1.08x, S 16k 1.03-1.16x: 2048.
+ * Twentieth session (owed call 1, attn8 and attnd128), the form with q by TMA (now its default):
+ * D128 full S 1k 0.862 / 0.872x cuDNN against the two-program kernel's 0.841 / 0.843 (so 1024), D128
+ * causal S 2k 0.864 / 0.888 against 0.913 / 0.924 and S 4k 0.941 / 0.963 against 0.965 / 0.965 (so
+ * 4096 where the loop's range moves with the program: causal); D256 (against the persistent form or
+ * the kernel) S 1k full 0.855 / 0.840 against 0.835 / 0.822, causal 0.809 / 0.783 against 0.762 /
+ * 0.755, S 4k and 16k +5-7 % (so 1024: the smallest S measured). */
+#define ATTN_FORM_MIN_S 1024
+#define ATTN_FORM_MIN_S_CAUSAL 4096
 
 /* The one tile constant whose value is v, or NULL (none, or several). */
 static const char *const_of_value(const tl_func *f, int64_t v) {
@@ -56,7 +64,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   bool d256 = a->shape[1] == 256 && (a->dtype == TL_BF16 || a->dtype == TL_F16);
   if (d256 && !kv_split_on())
     return snprintf(why, n, "off (head dimension 256: fa3 runs on its 2-stage ring only with K and V of a stage apart, "
-                            "TILEC_ATTN_KV_SPLIT=1, not yet measured)"),
+                            "TILEC_ATTN_KV_SPLIT=1, the default, not =%s)", tl_code_env("TILEC_ATTN_KV_SPLIT")),
            false;
   if (!f->two_programs && !d256)
     return snprintf(why, n, "off (not two programs an SM: the form is measured against that kernel only)"), false;
@@ -74,7 +82,10 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
                     (long long)b->shape[1]),
            false;
   const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
-  plan->min_s = e && atoll(e) >= 1 ? atoll(e) : ATTN_FORM_MIN_S;
+  /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
+   * every tile the same weight; a causal kernel's is not) */
+  int64_t bound = !d256 && !f->attn_persist_fits ? ATTN_FORM_MIN_S_CAUSAL : ATTN_FORM_MIN_S;
+  plan->min_s = e && atoll(e) >= 1 ? atoll(e) : bound;
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;
   plan->const_bn = bn;

@@ -1,6 +1,8 @@
 /* load_ahead: requires verified IR after route_pipeline (f->pipeline); keeps semantics (a load only
  * reads; the copy issued in the last iteration reads past the loop's range, which the view's bounds
- * drop or which lands in the tensor unused); with TILEC_LOAD_AHEAD=1, in a cutlass (wgmma) kernel's
+ * drop or which lands in the tensor unused); unless TILEC_LOAD_AHEAD=0 (on by default since the
+ * twentieth session: H200 gemm_fp8_blockscale 0.824 / 0.778x cuBLAS at 4096^3 / 8192^3 against 0.809 /
+ * 0.718, bit-identical results, bench/RESULTS.md), in a cutlass (wgmma) kernel's
  * main loop: each small load after the loop's dot (before any store, atomic, region or other dot)
  * that feeds no dot and whose view is the induction variable and loop-invariant values through
  * scalar index math is issued one iteration ahead where it stood -- the first before the loop, the
@@ -99,7 +101,7 @@ static int ahead_loop(tl_func *f, int32_t L, int threads, bool apply, int64_t *b
 static bool run_load_ahead(tl_func *f, const tl_pass_opts *o) {
   tl_sbuf *ex = o->explain && o->explain_out ? o->explain_out : NULL;
   if (f->pipeline != TL_PIPE_CUTLASS) return true;
-  bool on = tl_code_env_on("TILEC_LOAD_AHEAD");
+  bool on = !tl_code_env_off("TILEC_LOAD_AHEAD");
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
   int nloops = f->ops.len; /* (the loop ops that exist now; copies are added past them) */
   for (int32_t L = 0; L < nloops; L++) {
@@ -111,11 +113,11 @@ static bool run_load_ahead(tl_func *f, const tl_pass_opts *o) {
     if (!on && !ex) continue;
     int64_t bytes = 0;
     int n = ahead_loop(f, L, threads, on, &bytes);
-    if (ex && on)
+    if (ex && on && n) /* (said only where it does something: it is on in every cutlass kernel) */
       tl_sbuf_printf(ex, "load_ahead: kernel '%s': loop at %d:%d: %d load%s issued one iteration ahead (%lld bytes a thread carried)\n",
                      f->name, loc.line, loc.col, n, n == 1 ? "" : "s", (long long)bytes);
     else if (ex && n) /* off: said only where it would do something */
-      tl_sbuf_printf(ex, "load_ahead: kernel '%s': loop at %d:%d: %d load%s could be issued one iteration ahead (%lld bytes a thread; TILEC_LOAD_AHEAD=1)\n",
+      tl_sbuf_printf(ex, "load_ahead: kernel '%s': loop at %d:%d: %d load%s could be issued one iteration ahead (%lld bytes a thread; off: TILEC_LOAD_AHEAD=0)\n",
                      f->name, loc.line, loc.col, n, n == 1 ? "" : "s", (long long)bytes);
   }
   return true;

@@ -156,8 +156,8 @@ tilec_status tl_launch_notma(tilec_kernel *k, int param, const tilec_arg *args, 
     tl_sbuf_printf(&k->log_p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: its no-TMA form (%s) "
                             "runs such launches%s\n", k->f->name, param, pname, origin ? origin : "?",
                    !k->pitch_repack && tl_repackable(k, param)
-                       ? " (the kernel only reads it and its last stride is 1: TILEC_PITCH_REPACK=1 would copy it "
-                         "into rows padded to 16 bytes at each launch and run the TMA kernel, docs/runtime.md)"
+                       ? " (the kernel only reads it and its last stride is 1: without TILEC_PITCH_REPACK=0 it "
+                         "would be copied into rows padded to 16 bytes at each launch for the TMA kernel, docs/runtime.md)"
                        : "");
     k->notma = n;
   }

@@ -317,8 +317,10 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
   if (meta->persist && pc && atoll(pc) >= 1 && atoll(pc) < k->max_ctas) k->max_ctas = atoll(pc);
   const char *cp = getenv("TILEC_CHECK_POINTERS");
   k->check_pointers = cp && strcmp(cp, "1") == 0;
+  /* TILEC_PITCH_REPACK: on unless =0 (the default since the twentieth session: H200, 61x4000x4100
+   * 1.10x cuBLAS against 0.065x for the no-TMA form, 4096x4096x4100 2.39x against 0.44x; docs/runtime.md) */
   const char *pr = getenv("TILEC_PITCH_REPACK");
-  k->pitch_repack = pr && strcmp(pr, "1") == 0 && meta->ntma > 0;
+  k->pitch_repack = !(pr && strcmp(pr, "0") == 0) && meta->ntma > 0;
   k->log_p = p;
   k->written = tl_written_params(f);
   return k;

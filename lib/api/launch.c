@@ -1,7 +1,7 @@
 /* launch.c: tilec_kernel_launch / launch_grid, and the launch core every form's launch also goes
  * through: a form's route first (form_launch.c), then the argument checks (device, alignment, the
  * key bits of a kernel compiled without a fallback), the grid (skipped for a signature seen last
- * time), TILEC_CHECK_POINTERS=1's pointer checks, TILEC_PITCH_REPACK=1's copies (pitch_repack.c),
+ * time), TILEC_CHECK_POINTERS=1's pointer checks, TILEC_PITCH_REPACK's copies (on unless =0; pitch_repack.c),
  * ABI packing into buffers owned by the handle, the tensor maps (encoded once per tensor; a tensor
  * no map can take sends a TMA form's launch to its no-TMA form), the persistent grid,
  * cuLaunchKernel; no allocation once a shape has been seen (but TILEC_PITCH_REPACK=1's
@@ -219,7 +219,7 @@ tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const 
     tilec_status ps = check_pointers(k, cu);
     if (ps != TILEC_OK) return ps;
   }
-  /* TILEC_PITCH_REPACK=1: read-only tensors no map can take, copied into a 16-byte pitch on the
+  /* TILEC_PITCH_REPACK (unless =0): read-only tensors no map can take, copied into a 16-byte pitch on the
    * stream (pitch_repack.c); the copies are freed on the stream after the launch */
   tl_repack rp;
   tilec_status st = TILEC_OK;

@@ -1,4 +1,4 @@
-/* pitch_repack.c: TILEC_PITCH_REPACK=1 (docs/runtime.md "Pitch repack"): a tensor-map argument
+/* pitch_repack.c: TILEC_PITCH_REPACK (on unless =0; docs/runtime.md "Pitch repack"): a tensor-map argument
  * of a launch that the kernel only reads and that fails the map test with a unit last stride (a
  * bf16 [M, 4100]: rows of 8200 bytes, 8-byte aligned, not 16) is copied on the launch's stream
  * (cuMemcpy2DAsync) into stream-ordered memory (cuMemAllocAsync) whose rows are padded to 16
@@ -150,7 +150,7 @@ int tl_pitch_repack(tilec_kernel *k, const tl_cuda *cu, void *stream, tl_repack 
       tl_repack_free(cu, stream, r);
       r->n = 0;
       *st = tl_launch_error(k, TILEC_ERROR_CUDA,
-                            "argument %d (%s): %s its 16-byte-pitch copy (%zu bytes, TILEC_PITCH_REPACK=1) failed: "
+                            "argument %d (%s): %s its 16-byte-pitch copy (%zu bytes; TILEC_PITCH_REPACK=0 turns the copy off) failed: "
                             "%s; nothing was launched",
                             params[j], k->f->params.data[params[j]].name, failed, p->bytes,
                             tl_rt_result_text(e, t, sizeof t));
@@ -160,8 +160,9 @@ int tl_pitch_repack(tilec_kernel *k, const tl_cuda *cu, void *stream, tl_repack 
       k->repack_noted |= (uint64_t)1 << params[j];
       tl_sbuf_printf(&k->log_p->log,
                      "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map (rows %zu bytes apart, base "
-                     "0x%llx) and the kernel only reads it: TILEC_PITCH_REPACK=1 copies it at each such launch "
-                     "into rows of %zu bytes (%lld row%s, %lld 2-D cop%s) and runs the TMA kernel on the copy\n",
+                     "0x%llx) and the kernel only reads it: the launcher copies it at each such launch "
+                     "into rows of %zu bytes (%lld row%s, %lld 2-D cop%s) and runs the TMA kernel on the copy (TILEC_PITCH_REPACK=0: "
+                     "off)\n",
                      k->f->name, params[j], k->f->params.data[params[j]].name, p->src_pitch,
                      (unsigned long long)(uintptr_t)a->data, p->pitch, (long long)p->rows, p->rows == 1 ? "" : "s",
                      (long long)p->runs, p->runs == 1 ? "y" : "ies");

@@ -27,8 +27,8 @@
  * bits (|exponent(q s) - exponent(z)| below about 12: always for z = zero_point * s, GPTQ / AWQ /
  * Marlin's z), and otherwise differ at most where the f32 rounding lands on a bf16 tie (the bf16x2
  * result is then the correctly rounded one).  A contraction like TILEC_EXACT_FMA's, so behind its
- * own switch: TILEC_DEQUANT_BF16X2=1 takes it (opt-in until measured on a GPU; unset or 0 the f32 form;
- * in the kernel cache key). */
+ * own switch: TILEC_DEQUANT_BF16X2=0 turns it off (the f32 form); on by default since the twentieth
+ * session (in the kernel cache key). */
 #include "cg.h"
 #include "code_env.h"
 
@@ -125,9 +125,10 @@ static LLVMValueRef bf16_pair(cg *g, LLVMValueRef a, LLVMValueRef b) {
   return cg_asm(g, g->i32, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", ab, 3, false);
 }
 
-/* Opt-in (TILEC_DEQUANT_BF16X2=1) until it has run on a GPU: built and checked on the CPU only
- * (fifteenth session; bench/pending_w4a16d.sh is the call that measures it). */
-bool cg_dequant_bf16x2_on(void) { return tl_code_env_on("TILEC_DEQUANT_BF16X2"); }
+/* On unless TILEC_DEQUANT_BF16X2=0: the default since the twentieth session (H200, bench/pending_w4a16d.sh
+ * and pending_w4a16e.sh: gemm_w4a16's split-K BM16 1.25-1.55x cuBLAS bf16 against 1.13-1.25 at M 1-16,
+ * 4096^3 0.273x against 0.206, the same error against fp64; test_w4a16 passes in every form). */
+bool cg_dequant_bf16x2_on(void) { return !tl_code_env_off("TILEC_DEQUANT_BF16X2"); }
 
 /* X0 = W >> sh0 and X1 = W >> sh1 (ashr, or lshr) of one word W with, for every lane and warp,
  * sh0 in {0, 8, 16, 24} and sh1 = sh0 + 4: W (and sh0 in *sh) for the byte form, else NULL. */

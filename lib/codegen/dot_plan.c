@@ -276,7 +276,7 @@ static void plan_lag(cg_plan *p, tl_func *f) {
      * producer form refuses, so the lag would only be undone again) */
     R->late = !R->lag && defer && late_refill_fits(p, f, R);
     R->kv_lag2 = !R->lag && !R->late && defer && R->stages == 2 && f->attn_fa3 && f->ws == TL_WS_PINGPONG &&
-                 cg_kv_split_level() > 0;
+                 cg_kv_split_level() != 0; /* (unset: on, this ring having 2 stages) */
     if (R->kv_lag2) R->lag = 1;
     R->late_wr = NULL;
     R->staged2 = false;
@@ -558,8 +558,10 @@ void cg_make_plan(cg *g) {
     p->streams[i].offset = persist;
     persist += stages * p->streams[i].stage_bytes;
   }
-  /* TILEC_STAGED_DOUBLE=1 (not measured yet): a late ring's staged B slots twice over, when that fits
-   * the SM and keeps two programs an SM where one slot each would (cg_ring.staged2) */
+  /* TILEC_STAGED_DOUBLE (on unless =0; the default since the twentieth session: H200 attn_rope D64
+   * S4096 0.973 / 1.774 ms causal / full against 1.152 / 2.128, D128 equal, bench/RESULTS.md): a late
+   * ring's staged B slots twice over, when that fits the SM and keeps two programs an SM where one slot
+   * each would (cg_ring.staged2) */
   int64_t staged_bytes = 0, extra = 0;
   for (int k = 0; k < p->nwg; k++) {
     if (!p->wg_staged_b[k]) continue;
@@ -569,7 +571,7 @@ void cg_make_plan(cg *g) {
     for (int r = 0; r < p->nring; r++)
       if (p->rings[r].late && p->rings[r].for_op == tl_op_at(f, p->wg_dots[k])->parent) extra += b;
   }
-  if (extra && tl_code_env_on("TILEC_STAGED_DOUBLE")) {
+  if (extra && !tl_code_env_off("TILEC_STAGED_DOUBLE")) {
     int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL), base = (persist + 1023) / 1024 * 1024 + staged_bytes + 256;
     bool two = 2 * (base + 1024) <= budget;
     if (base + extra <= budget && (!two || 2 * (base + extra + 1024) <= budget))

@@ -407,7 +407,7 @@ void cg_epi_prologue(cg *g) {
  * of its own).  *cvt: the instruction. */
 static bool has_scoped_tanh_approx(cg *g) {
   const char *env = tl_code_env("TILEC_TANH_APPROX");
-  if (!env || env[0] != '2') return false;
+  if (env && env[0] != '2') return false; /* (unset: =2, the default) */
   for (int i = 0; i < g->f->ops.len; i++) {
     const tl_op *o = &g->f->ops.data[i];
     if (!(o->flags & TL_OPF_DEAD) && cg_tanh_approx(g, o)) return true;

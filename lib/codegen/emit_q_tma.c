@@ -1,6 +1,7 @@
 /* emit_q_tma.c: requires the fa3 plan (cg_ws_plan's attention turns, cg_plan_overlap's late value
  * dot: p->turns_late) with a TMA-fed ring in a TMA form; decides and emits FlashAttention-3's q by
- * TMA (TILEC_ATTN_Q_TMA=1, default off): the producer loads the score dot's resident A (attention's
+ * TMA (TILEC_ATTN_Q_TMA, default on since the twentieth session: H200 +2-9 % on the fa3 form at D128 and
+ * D256, bench/RESULTS.md; =0 off): the producer loads the score dot's resident A (attention's
  * q) by one TMA per 64 columns into its slot, so in the persistent form the next tile's q lands
  * under this tile's last value dot and epilogue, instead of the consumers' global load, st.shared,
  * fence and two CTA barriers at each tile's start.  docs/pipelines.md "q by TMA".
@@ -41,7 +42,8 @@ static const char *q_tma_unfit(cg *g, int32_t *qv, bool *plain) {
   const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
   *plain = f->attn_persist && !p->ws && p->nring == 1 && p->rings[0].prefetch;
   if (*plain && f->attn_persist != 1) *plain = false; /* (=3: the stages alone) */
-  if (!*plain && (!env || (env[0] != '1' && env[0] != '2') || env[1])) return "";
+  /* unset: on (=1); =0 or any other value: off */
+  if (!*plain && env && ((env[0] != '1' && env[0] != '2') || env[1])) return "";
   if (!*plain && (!p->turns_late || !p->ws_attn || p->nring != 1)) return "not the fa3 form";
   cg_ring *R = &p->rings[0];
   if (!R->tma || cg_tma_mode(g) != TL_TMA_FORM) return "not a TMA form";

@@ -118,17 +118,17 @@ int cg_plan_tma(cg *g, int persist) {
                        s->tma_boxes, s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, swz);
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
-    /* (TILEC_PITCH_REPACK=1 is the JIT launcher's, lib/api/pitch_repack.c: it changes no code, only
-     * this text, so it is not in lib/code_env.c's table) */
+    /* (TILEC_PITCH_REPACK, on unless =0, is the JIT launcher's, lib/api/pitch_repack.c: it changes no
+     * code, only this text, so it is not in lib/code_env.c's table) */
     const char *repack = getenv("TILEC_PITCH_REPACK");
     if (cg_tma_mode(g) == TL_TMA_FORM)
       tl_sbuf_printf(&note, "; %d bytes per stage; a TMA form: launches whose tensors fail the map test run the "
                             "kernel's no-TMA form%s%s)", R->tx_bytes,
                      cg_narrow_on() ? ", whose copies of a tensor 8- or 4-byte aligned, not 16, are 8- or 4-byte "
                                       "cp.async.ca (TILEC_NARROW_COPY=1)" : "",
-                     repack && !strcmp(repack, "1")
+                     !(repack && !strcmp(repack, "0"))
                          ? ", unless each such tensor is only read with a last stride of 1: the launcher then copies "
-                           "it into rows padded to 16 bytes and runs this form on the copy (TILEC_PITCH_REPACK=1)"
+                           "it into rows padded to 16 bytes and runs this form on the copy (TILEC_PITCH_REPACK=0: off)"
                          : "");
     else
       tl_sbuf_printf(&note, "; %d bytes per stage; %s when a tensor fails the map test at run time)", R->tx_bytes,

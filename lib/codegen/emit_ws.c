@@ -292,7 +292,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
         persist = (persist + 7) / 8 * 8;
         R->empty_off = persist;
         persist += 8 * R->stages;
-        R->kv_split = p->ws_turns && f->attn_fa3 && cg_kv_split_level() == 1 && kv_streams(g, R, wdot, ddot, &R->kv_k);
+        R->kv_split = p->ws_turns && f->attn_fa3 && (cg_kv_split_level() == 1 || (cg_kv_split_level() < 0 && R->stages == 2)) && kv_streams(g, R, wdot, ddot, &R->kv_k);
         if (R->kv_split) { /* (V's full and empty mbarriers; cg_plan_overlap's late dot confirms it) */
           R->vfull_off = persist;
           R->vempty_off = persist + 8 * R->stages;
@@ -373,9 +373,13 @@ noted:
   tl_sbuf_free(&note);
 }
 
+/* TILEC_ATTN_KV_SPLIT: 1 or 2 as set; unset: -1 (the default since the twentieth session: K and V apart,
+ * as =1, on a 2-stage ring only, where it lets fa3 run: D256 +5-7 % at S 4k-16k, H200; on D128's
+ * deeper rings =1 measured 0.98-1.00x, so it stays off there); 0 for =0 or any other value. */
 int cg_kv_split_level(void) {
   const char *e = tl_code_env("TILEC_ATTN_KV_SPLIT");
-  return e && (e[0] == '1' || e[0] == '2') && !e[1] ? e[0] - '0' : 0;
+  if (!e) return -1;
+  return (e[0] == '1' || e[0] == '2') && !e[1] ? e[0] - '0' : 0;
 }
 
 bool cg_ws_wanted(cg *g, cg_ring *R) { return g->f->ws && g->plan->nring == 1 && !ws_unfit(g, R, false, false); }

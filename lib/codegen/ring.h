@@ -431,7 +431,7 @@ void cg_tile_prefetch_flag(cg *g, cg_ring *R); /* R->pfv, 0 at the kernel's entr
 void cg_ws_emit_program(cg *g, cg_tiles *T); /* producer and consumer paths, each ending in ret */
 void cg_ws_plan(cg *g, int persist_end, int *new_end); /* after cg_plan_tma: decides p->ws */
 bool cg_ws_wanted(cg *g, cg_ring *R);        /* ring R will be warp-specialized if TMA feeds it */
-int cg_kv_split_level(void);                 /* TILEC_ATTN_KV_SPLIT: 0 off, 1 K and V apart, 2 the 2-stage lag alone */
+int cg_kv_split_level(void);                 /* TILEC_ATTN_KV_SPLIT: 0 off, 1 K and V apart, 2 the 2-stage lag alone, -1 unset (1 on 2-stage rings) */
 void cg_ws_preheader(cg *g, cg_ring *R);     /* consumers: per tile, nothing pending */
 void cg_ws_ring_wait(cg *g, cg_ring *R);     /* consumers: this iteration's slot is full */
 void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight); /* release the slot(s) whose reads are done */

@@ -804,6 +804,7 @@ Test(fake_driver, tma_form_runs_its_no_tma_form_for_tensors_a_map_cannot_take) {
 static char *narrow_notma_ptx(bool on, int64_t M) {
   if (on) setenv("TILEC_NARROW_COPY", "1", 1);
   else unsetenv("TILEC_NARROW_COPY");
+  setenv("TILEC_PITCH_REPACK", "0", 1); /* (else the launcher copies A and runs the TMA kernel) */
   tilec_program *p = NULL;
   tilec_kernel *k = NULL;
   setenv("TILEC_FORM_THREADS", "0", 1);
@@ -818,6 +819,7 @@ static char *narrow_notma_ptx(bool on, int64_t M) {
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
   unsetenv("TILEC_NARROW_COPY");
+  unsetenv("TILEC_PITCH_REPACK");
   return ptx;
 }
 
@@ -850,8 +852,8 @@ static void gemm_launch_on(tilec_kernel *k, int64_t M, int64_t N, int64_t K, int
 }
 
 static tilec_kernel *load_gemm(bool repack, tilec_program **pp) {
-  if (repack) setenv("TILEC_PITCH_REPACK", "1", 1);
-  else unsetenv("TILEC_PITCH_REPACK");
+  if (repack) unsetenv("TILEC_PITCH_REPACK"); /* (the default) */
+  else setenv("TILEC_PITCH_REPACK", "0", 1);
   setenv("TILEC_FORM_THREADS", "0", 1);
   cr_assert_eq(tilec_program_create_from_file(pp, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
   tilec_kernel *k = NULL;
@@ -922,7 +924,7 @@ Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
   check_a_repacked(300, stream, 0, 3, 4);
   cr_assert_eq(last_fn, tma_fn, "the repacked launch did not run the TMA kernel");
   cr_assert_eq(calls.links, links0, "a no-TMA form was compiled");
-  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies it"), "%s", tilec_program_log(p));
+  cr_assert(strstr(tilec_program_log(p), "the launcher copies it"), "%s", tilec_program_log(p));
   CUdeviceptr first = rp.copy[(rp.ncopies - 1) % 8].dstDevice;
   gemm_launch_on(k, 300, 520, 4100, 520, stream); /* a copy every launch, into new memory */
   check_a_repacked(300, stream, 0, 3, 4);
@@ -935,7 +937,7 @@ Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
   cr_assert_eq(last_fn, tma_fn);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
-  /* without the switch: the no-TMA form, nothing copied */
+  /* with the switch off (=0): the no-TMA form, nothing copied */
   k = load_gemm(false, &p);
   links0 = calls.links;
   int allocs0 = rp.nallocs, copies0 = rp.ncopies;
@@ -943,7 +945,7 @@ Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
   cr_assert_str_eq(rp.seq, "L");
   cr_assert_eq(calls.links - links0, 1, "the no-TMA form was not compiled");
   cr_assert(rp.nallocs == allocs0 && rp.ncopies == copies0);
-  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 would copy it"), "%s", tilec_program_log(p));
+  cr_assert(strstr(tilec_program_log(p), "without TILEC_PITCH_REPACK=0 it would be copied"), "%s", tilec_program_log(p));
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);  /* forms loaded on their threads, after the switch is gone from the environment: a first launch at
    * M = 61 (the small-M form) repacks as the kernel would, its note in the user's program log */
@@ -955,7 +957,7 @@ Test(fake_driver, pitch_repack_copies_a_read_only_operand) {
   links0 = calls.links;
   gemm_launch_on(k, 61, 520, 4100, 520, stream);
   check_a_repacked(61, stream, 0, 3, 4);
-  cr_assert(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies it"), "%s", tilec_program_log(p));
+  cr_assert(strstr(tilec_program_log(p), "the launcher copies it"), "%s", tilec_program_log(p));
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
@@ -975,7 +977,7 @@ Test(fake_driver, pitch_repack_never_copies_a_written_operand) {
   gemm_launch_on(k, 300, 517, 4096, 517, stream); /* B and C fail */
   cr_assert_str_eq(rp.seq, "L", "driver calls: %s", rp.seq);
   cr_assert(rp.nallocs == allocs0 && rp.ncopies == copies0, "a copy was made");
-  cr_assert_null(strstr(tilec_program_log(p), "TILEC_PITCH_REPACK=1 copies"), "%s", tilec_program_log(p));
+  cr_assert_null(strstr(tilec_program_log(p), "the launcher copies"), "%s", tilec_program_log(p));
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
@@ -1224,8 +1226,8 @@ Test(fake_driver, attn_form_picked_by_s) {
     launch_attn(k, 2, 3, 1000);
     cr_assert(calls.block[0] == 256u && calls.grid[0] == 8u && calls.grid[1] == 6u, "S 1000: block %u grid %u x %u",
               calls.block[0], calls.grid[0], calls.grid[1]);
-    launch_attn(k, 1, 2, 2048);
-    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
+    launch_attn(k, 1, 2, 1024); /* (the bound of a full kernel: 1024 since the twentieth session) */
+    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 1024: block %u", calls.block[0]);
     launch_attn(k, 16, 16, 4097);
     cr_assert_eq(calls.block[0], on ? 384u : 256u, "S 4097: block %u", calls.block[0]);
     /* (counted after a launch that needs the form: late forms, docs/small_m.md) mode 0 compiles
@@ -1249,19 +1251,34 @@ Test(fake_driver, attn_form_picked_by_s) {
   cr_assert_eq(calls.links - links, 1);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
+  /* causal D128: the bound is 4096 (the form lost 4 % at S 2048 and tied at 4096, H200) */
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
+  cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
+  cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+  tilec_options_destroy(o);
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  launch_attn(k, 1, 2, 2048);
+  cr_assert_eq(calls.block[0], 256u, "causal S 2048: block %u", calls.block[0]);
+  launch_attn(k, 1, 2, 4096);
+  cr_assert_eq(calls.block[0], 384u, "causal S 4096: block %u", calls.block[0]);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
 }
 
-/* fa3's q by TMA (TILEC_ATTN_Q_TMA=1, lib/codegen/emit_q_tma.c): a launch of the form (S 4097)
- * encodes a third map, Q's: rank 4 {D, S, H, Z}, box 64 x 128 rows, 128-byte swizzle (q's slot of
- * [D/64][128][64] atoms); without the switch only K's and V's; the kernel below the bound has none
- * for Q either way (not the fa3 form).  The switch is in the cache key (a second compile). */
+/* fa3's q by TMA (TILEC_ATTN_Q_TMA, on by default since the twentieth session; lib/codegen/emit_q_tma.c):
+ * a launch of the form (S 4097) encodes a third map, Q's: rank 4 {D, S, H, Z}, box 64 x 128 rows,
+ * 128-byte swizzle (q's slot of [D/64][128][64] atoms); with the switch off (=0) only K's and V's; the
+ * kernel below the bound has none for Q either way (not the fa3 form).  The switch is in the cache key
+ * (a second compile). */
 Test(fake_driver, attn_fa3_q_by_tma) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn: Q, K, V, O 0x10000000 apart) */
   for (int on = 0; on < 2; on++) {
-    if (on) setenv("TILEC_ATTN_Q_TMA", "1", 1);
+    if (!on) setenv("TILEC_ATTN_Q_TMA", "0", 1);
     tilec_options *o = NULL;
     cr_assert_eq(tilec_options_create(&o), TILEC_OK);
     cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
@@ -1367,7 +1384,9 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn_d: Q, K, V, O 0x10000000 apart) */
-  /* 0 on, 1 disable-pass, 2 TILEC_ATTN_PERSIST=0, 3 causal, 4 bound 1024, 5 D128 */
+  /* 0 on, 1 disable-pass, 2 TILEC_ATTN_PERSIST=0, 3 causal, 4 bound 1024, 5 D128; the D256 fa3 form
+   * (S >= 1024, attn_kv_split_form_d256 below) off: TILEC_ATTN_KV_SPLIT=0, the persistent form alone */
+  setenv("TILEC_ATTN_KV_SPLIT", "0", 1);
   for (int mode = 0; mode < 6; mode++) {
     int64_t d = mode == 5 ? 128 : 256;
     tilec_options *o = NULL;
@@ -1413,20 +1432,21 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
+  unsetenv("TILEC_ATTN_KV_SPLIT");
 }
 
-/* fa3 at D256 with K and V of a stage apart (TILEC_ATTN_KV_SPLIT=1; passes/attn_form.c, lib/codegen/emit_ws.c):
- * under the switch one load of the D256 kernel also loads its FlashAttention-3 form at the kernel's BN
- * (64), so at Z 16, H 16 a launch with S >= 2048 runs it (384 threads: the producer warpgroup; full:
- * persistent, at most one CTA an SM; causal: cdiv(S, 128) x Z H, one tile a CTA) and a shorter full one
- * the persistent form (256 threads, Q's map); without the switch S 4096 runs the kernel (256 threads,
- * 32 x 256) and no form is compiled for it. */
+/* fa3 at D256 with K and V of a stage apart (TILEC_ATTN_KV_SPLIT, on 2-stage rings by default since the
+ * twentieth session; passes/attn_form.c, lib/codegen/emit_ws.c): one load of the D256 kernel also loads
+ * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 1024 runs it
+ * (384 threads: the producer warpgroup; full: persistent, at most one CTA an SM; causal: cdiv(S, 128) x
+ * Z H, one tile a CTA) and a shorter full one the persistent form (256 threads); with =0 S 4096 runs the
+ * kernel (256 threads, 32 x 64) and no form is compiled for it. */
 Test(fake_driver, attn_kv_split_form_d256) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
-  for (int mode = 0; mode < 3; mode++) { /* 0 on, 1 on causal, 2 off */
-    if (mode < 2) setenv("TILEC_ATTN_KV_SPLIT", "1", 1);
+  for (int mode = 0; mode < 3; mode++) { /* 0 on (unset), 1 on causal, 2 off */
+    if (mode == 2) setenv("TILEC_ATTN_KV_SPLIT", "0", 1);
     tilec_options *o = NULL;
     cr_assert_eq(tilec_options_create(&o), TILEC_OK);
     cr_assert_eq(tilec_options_define(o, "D", 256), TILEC_OK);
@@ -1451,9 +1471,11 @@ Test(fake_driver, attn_kv_split_form_d256) {
     launch_attn_d(k, 4, 16, 2048, 256);
     cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
     launch_attn_d(k, 4, 16, 1024, 256);
-    cr_assert_eq(calls.block[0], 256u, "S 1024: block %u", calls.block[0]);
+    cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1024: block %u", calls.block[0]);
+    launch_attn_d(k, 4, 16, 1000, 256);
+    cr_assert_eq(calls.block[0], 256u, "S 1000: block %u", calls.block[0]);
     if (mode != 1) /* (full: the persistent form below its bound) */
-      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 1024: grid %u x %u", calls.grid[0], calls.grid[1]);
+      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 1000: grid %u x %u", calls.grid[0], calls.grid[1]);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
