@@ -308,7 +308,9 @@ static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, 
       widen2(g, LLVMBuildExtractValue(g->B, y, (unsigned)w, ""), bf16, &x2[0], &x2[1]);
       for (int e = 0; e < 2; e++) {
         LLVMValueRef cc = cs[2 * w + e], ss = sn[2 * w + e];
-        /* as the source: x1 c - x2 s and x2 c + x1 s in f32, each product and the sum rounded */
+        /* as the source: x1 c - x2 s and x2 c + x1 s in f32, each product and the sum rounded (built
+         * pairwise: the four products first made ptxas 13.0 spill 36 B of the producer's 48 registers
+         * in the full kernel's TMA form) */
         LLVMValueRef p[4];
         p[0] = LLVMBuildFMul(g->B, x1[e], cc, "");
         p[1] = LLVMBuildFMul(g->B, x2[e], ss, "");
