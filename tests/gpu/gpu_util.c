@@ -106,6 +106,11 @@ uint64_t gpu_rand(void) {
   return z ^ (z >> 31);
 }
 
+void gpu_rand_skip(uint64_t n) {
+  if (!rng_seeded) gpu_seed();
+  rng_state += n * 0x9E3779B97F4A7C15ULL; /* (splitmix64: each draw adds this to the state) */
+}
+
 double gpu_rand_uniform(double lo, double hi) { return lo + (hi - lo) * (double)(gpu_rand() >> 11) / 9007199254740992.0; }
 
 /* ---- dtypes ------------------------------------------------------------------------------ */

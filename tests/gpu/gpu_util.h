@@ -52,6 +52,9 @@ void gpu_check(CUresult r, const char *what);
 uint64_t gpu_seed(void);          /* from $TILEC_SEED or the clock; printed once */
 uint64_t gpu_rand(void);
 double gpu_rand_uniform(double lo, double hi);
+/* Skip n draws of gpu_rand (the stream is a counter): a round not run leaves the next one the data
+ * it gets in a full run. */
+void gpu_rand_skip(uint64_t n);
 
 /* ---- dtypes (by the names of tilec_param_info.dtype) ---------------------------- */
 int gpu_dtype_bytes(const char *dtype);
