@@ -834,7 +834,7 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
     'embrms D... ids=...: ... of copy BW'."""
     nsm = torch.cuda.get_device_properties(0).multi_processor_count
     F = torch.nn.functional
-    def mk(file, kname="embedding_rmsnorm", env="", **o):
+    def mk(file, *, kname="embedding_rmsnorm", env="", **o):  # keyword-only: an env string is never taken for kname
         return lambda: with_env(env, lambda: Kernel(ex(file), {"BD": D}, kname, disable=o.pop("disable", None), options=o))
     AH, RL = VARIANT("embedding_rmsnorm_ahead.tile"), VARIANT("embedding_rmsnorm_reload.tile")
     # P = SMs x (CTAs an SM of the form the launcher runs, by ptxas 13.0 -v; the launcher's note is printed)
@@ -844,10 +844,10 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
              ("row (BM=1, scalar id)", mk(VARIANT("embedding_rmsnorm_row.tile")), None, True),
              (f"ahead warps=8 P=SMs*{k_w8}", mk(AH, warps=8), nsm * k_w8, False),
              (f"ahead warps=4 P=SMs*{k_w4}", mk(AH), nsm * k_w4, False),
-             (f"ahead warps=8 VEC_ONLY=v MAXNREG=64 P=SMs*{k_cap}", mk(AH, "TILEC_VEC_ONLY=v+TILEC_MAXNREG=64", warps=8), nsm * k_cap, True),
+             (f"ahead warps=8 VEC_ONLY=v MAXNREG=64 P=SMs*{k_cap}", mk(AH, env="TILEC_VEC_ONLY=v+TILEC_MAXNREG=64", warps=8), nsm * k_cap, True),
              ("reload (BM=1, row_loads off)", mk(RL, disable="row_loads"), None, True),
-             ("reload warps=8 VEC_ONLY=v (BM=1, row_loads off)", mk(RL, "TILEC_VEC_ONLY=v", disable="row_loads", warps=8), None, False),
-             ("reload rows BM=2 (row_loads off)", mk(RL, "embedding_rmsnorm_rows", disable="row_loads"), None, False)]
+             ("reload warps=8 VEC_ONLY=v (BM=1, row_loads off)", mk(RL, env="TILEC_VEC_ONLY=v", disable="row_loads", warps=8), None, False),
+             ("reload rows BM=2 (row_loads off)", mk(RL, kname="embedding_rmsnorm_rows", disable="row_loads"), None, False)]
     rand_ids = ids.clone()
     pats = [("random", rand_ids), ("sorted", torch.sort(rand_ids).values),
             ("arange", torch.arange(R, device="cuda", dtype=torch.int32)),
@@ -882,7 +882,8 @@ def embrms_forms(R, D, V, ids, E, w, y, bw, table):
                 err = relerr(y, ref)
                 ms = bench(f)
             except Exception as e_:  # a form that does not compile or launch here: say so, go on
-                print(f"embrms D{D} ids={pname} [{fname}]: FAILED {str(e_).splitlines()[0][:200]}", flush=True)
+                why = [ln_ for ln_ in str(e_).splitlines() if "error:" in ln_][:1]  # the library's own message (the log)
+                print(f"embrms D{D} ids={pname} [{fname}]: FAILED {' | '.join(str(e_).splitlines()[:1] + why)[:400]}", flush=True)
                 continue
             print(f"embrms D{D} ids={pname} [{fname}]: {nbytes / ms / 1e6 / bw:.3f} of copy BW ({ms * 1e3:.1f} us); err {err:.1e}"
                   + ("  ERR" if not err < 1e-2 else ""), flush=True)
