@@ -8,14 +8,14 @@
 # against the interpreter, the default and TILEC_LOOP_SPLIT_LOAD=1, three seeds each (bwd6's one failing
 # run: 2 of 384000 dK elements; the switch stays opt-in until this says whether the default fails too).
 #   sh bench/pending_defaults20.sh .carry        (about 250 s warm; D20_TEST_LIMIT caps each test)
-B=$(cd "${1:-.carry}" && pwd)/b
-T0=$(date +%s); P=/tmp/d20; mkdir -p $P
+. bench/pending_env.sh
+P=/tmp/d20; mkdir -p $P
 (for i in 1 2 3; do for m in default split; do
    if [ $m = default ]; then e="env -u TILEC_LOOP_SPLIT_LOAD"; else e="env TILEC_LOOP_SPLIT_LOAD=1"; fi
    $e TILEC_CACHE_DIR=/tmp/c-d20$m timeout -k 10 30 $B/tilec run examples/attn_bwd.tile --kernel=attn_bwd_dkdv -D D=128 -D CAUSAL=0 \
      --size Z=1 --size H=3 --size S=1000 --scalar scale=0.1 --device 2>&1 | grep -E "^d[KV] |FAIL|PASS" | tr '\n' ' ' | sed "s/^/dkdv D128 S1000 $m round $i: /"; echo
  done; done > $P/dkdv.txt 2>&1) &
-(LD_LIBRARY_PATH=$B TILEC_LIBRARY=$B/libtilec.so TILEC_CACHE_DIR=/tmp/c-pr timeout -k 10 200 python3 tests/gpu/test_pitch_repack.py \
+(TILEC_CACHE_DIR=/tmp/c-pr timeout -k 10 200 python3 tests/gpu/test_pitch_repack.py \
    --lib $B/libtilec.so > $P/pitch.log 2>&1; echo "exit $?" >> $P/pitch.log) &
 PENDING_STEPS=none PENDING_TEST_LIMIT=${D20_TEST_LIMIT:-230} PENDING_TMP=$P/pend sh bench/pending.sh "${1:-.carry}" 2>&1 | tail -40
 wait
