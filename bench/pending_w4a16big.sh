@@ -12,7 +12,8 @@
 # 3. bench.py --only w4a16 --quick at M = 256, 512, 1024, 4096 (N = K = 4096) and the Llama prefill shapes
 #    8192x4096x14336 (down projection), 8192x14336x4096 (gate / up): fused BM64 BN128 and BM128 BN128 (the
 #    default bf16x2 dequantization), "dequant BN512 + cutlass_gemm" (ROUND=1, the mechanism; ROUND=0 the
-#    nudge off), cutlass_gemm alone on W and the dequant alone (TB/s); a table last (~80 s, <= 120).
+#    nudge off; at M 512 / 1024 also with cutlass_gemm given a 128x128 small-M form), cutlass_gemm alone
+#    on W and the dequant alone (TB/s, BN 512 / 256); a table last (~80 s, <= 120).
 #    If 1 or 2 fails, the numbers say nothing.
 #   here:   sh tools/carry.sh build
 #   device: run command="sh bench/pending_w4a16big.sh .carry" carry=[".carry"] timeout_s=150
@@ -35,7 +36,8 @@ TILEC_CACHE_DIR=/tmp/cw4b timeout -k 10 70 python3 bench/bench.py --lib $B/libti
 echo "bench rc $? [$(el) s]"
 grep -iE "error|Traceback|FAILED" $L/bench.log | head -5
 echo "== table: us (x cuBLAS bf16 = cuBLAS us / us, same process); fused = the better of gemm_w4a16 BM64 BN128 / BM128 BN128;"
-echo "   pair = dequant BN512 + cutlass_gemm back to back (ROUND=1; r0 = ROUND=0); gemm = cutlass_gemm alone on W; deq = the dequant alone"
+echo "   pair = dequant BN512 + cutlass_gemm back to back (ROUND=1; r0 = ROUND=0); gemm = cutlass_gemm alone on W; f1024 = the same with"
+echo "   cutlass_gemm's small-M table given a 128x128 form to M 1024; best/fused = the fused us / the better pair's us; dequant alone last"
 python3 - $L/bench.log <<'PY'
 import re, sys
 t, extra, deq = {}, {}, {}
@@ -43,24 +45,27 @@ for l in open(sys.argv[1]):
     m = re.match(r"w4a16 (\d+x\d+x\d+) (.*): ([\d.]+) us, cuBLAS bf16 ([\d.]+) us", l)
     if m:
         t.setdefault(m.group(1), {})[m.group(2)] = (float(m.group(3)), float(m.group(4)))
-    m = re.match(r"w4a16 (\d+x\d+x\d+): dequant ([\d.]+) us \+ cutlass_gemm ([\d.]+) us", l)
+    m = re.match(r"w4a16 (\d+x\d+x\d+)( forms1024)?: dequant ([\d.]+) us \+ cutlass_gemm ([\d.]+) us", l)
     if m:
-        extra[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+        extra[(m.group(1), bool(m.group(2)))] = (float(m.group(3)), float(m.group(4)))
     m = re.match(r"w4a16 dequant BN(\d+)( ROUND0)? (\d+x\d+): ([\d.]+) us \(([\d.]+) TB/s\).* in (\d+) of", l)
     if m:
         deq.setdefault(m.group(3), []).append("BN%s%s %s us %s TB/s (%s differ)" % (m.group(1), " r0" if m.group(2) else "",
                                                                                    m.group(4), m.group(5), m.group(6)))
-print("%-16s %8s %-26s %-18s %-18s %-18s %8s" % ("shape", "cuBLAS", "fused us (x cuB)", "pair us (x cuB)", "pair r0", "gemm us (x cuB)", "pair/fused"))
+print("%-16s %7s %-25s %-15s %-15s %-15s %-15s %-15s %9s" % ("shape", "cuBLAS", "fused us (x cuB)", "pair", "pair r0",
+      "gemm", "pair f1024", "gemm f1024", "best/fused"))
 for shape, d in t.items():
     ref = next(iter(d.values()))[1]
     fused = [(v[0], k) for k, v in d.items() if k in ("BM64 BN128", "BM128 BN128")]
     fb = min(fused) if fused else None
     pair, r0 = d.get("dequant BN512 + cutlass_gemm"), d.get("dequant BN512 ROUND0 + cutlass_gemm")
-    g = extra.get(shape)
-    f = lambda us: "%8.1f (%5.3f)" % (us, ref / us)
-    print("%-16s %8.1f %-26s %-18s %-18s %-18s %8s" % (shape, ref, (f(fb[0]) + " " + fb[1].replace(" ", "")) if fb else "-",
-          f(pair[0]) if pair else "-", f(r0[0]) if r0 else "-", f(g[1]) if g else "-",
-          "%.2fx" % (fb[0] / pair[0]) if fb and pair else "-"))
+    p2 = d.get("dequant BN512 + cutlass_gemm forms1024")
+    g, g2 = extra.get((shape, False)), extra.get((shape, True))
+    f = lambda v: "%7.1f (%5.3f)" % (v, ref / v) if v else "-"
+    best = min([x[0] for x in (pair, p2) if x], default=None)
+    print("%-16s %7.1f %-25s %-15s %-15s %-15s %-15s %-15s %9s" % (shape, ref, (f(fb[0]) + " " + fb[1].replace(" ", "")) if fb else "-",
+          f(pair and pair[0]), f(r0 and r0[0]), f(g and g[1]), f(p2 and p2[0]), f(g2 and g2[1]),
+          "%.2fx" % (fb[0] / best) if fb and best else "-"))
 for kn, v in deq.items():
     print("dequant %s: %s" % (kn, "; ".join(v)))
 PY
