@@ -1995,6 +1995,71 @@ def gemm_w4a16():
                     return g_ if "nozero" in name else (lambda: (cg_.zero_(), g_()))
                 return k.bind(a, q_, s_, z_, torch.empty((M, N), device="cuda", dtype=torch.bfloat16))
             report(name, ms, err, make)
+        # "dequant + cutlass_gemm" (twentieth session, branch w4a16big; docs/pipelines.md "W4A16 at large M"):
+        # examples/w4a16_dequant.tile writes W = dequant(Wq) as bf16 [K, N] once (memory-bound: K N / 2 bytes
+        # of words read, 2 K N written), then examples/gemm.tile's cutlass_gemm (TMA + wgmma) multiplies; timed
+        # as the two launches back to back (W kept between them, as a prefill would not: the dequantized copy
+        # is made every call).  Beside it: cutlass_gemm alone on W (the split of the time) and the dequant
+        # alone against torch's dequantization of the same formula (GB/s of words + scales read and W
+        # written), with ROUND=1 (rounded once, gemm_w4a16's bf16x2 bits; the default) and ROUND=0 (twice)
+        # At 256 < M <= 1024 also with cutlass_gemm's small-M table extended by a 128x128 form ("forms1024",
+        # TILEC_SMALL_M_FORMS at its load): M 512 runs 64 CTAs of its 128x256 tile on 132 SMs otherwise.
+        dq_bytes = K * N // 2 + 2 * 2 * (K // G) * N + 2 * K * N
+        wbits, ms_t = w.view(torch.int16), None
+        forms1024 = "16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x128/cutlass/4,1024=128x128x64/cutlass/4"
+        dvars = [(1, 512, ""), (0, 512, ""), (1, 256, "")] + ([(1, 512, " forms1024")] if 256 < M <= 1024 else [])
+        for rnd, bn_, gform in dvars:
+            tag = f"dequant BN{bn_}{'' if rnd else ' ROUND0'}"
+            if any(w_ in tag + gform for w_ in skip): continue
+            only_ = os.environ.get("W4A16_ONLY")
+            if only_ and not any(w_ in tag + gform for w_ in only_.split(",")): continue
+            try:
+                key = ("dequant", rnd, bn_, G)
+                if key not in cache:
+                    cache[key] = Kernel(ex("w4a16_dequant.tile"), {"BN": bn_, "G": G, "ROUND": rnd})
+                if "cutlass_gemm" + gform not in cache:
+                    if gform: os.environ["TILEC_SMALL_M_FORMS"] = forms1024
+                    try:
+                        cache["cutlass_gemm" + gform] = Kernel(ex("gemm.tile"))
+                    finally:
+                        os.environ.pop("TILEC_SMALL_M_FORMS", None)
+                kd, kg = cache[key], cache["cutlass_gemm" + gform]
+                wd = torch.full((K, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                fd = kd.bind(wq, sc, zs, wd.view(K // 8, 8, N))
+                fd(); torch.cuda.synchronize()
+                ndiff = int((wd.view(torch.int16) != wbits).sum())  # NaN poison left = not written = differs
+                ms_d = bench(fd)
+                if ms_t is None:  # torch's dequantization of the same formula, timed once a shape
+                    ms_t = bench(lambda: (((wq.repeat_interleave(8, 0) >> shifts) & 15).float() *
+                                          sc.float().repeat_interleave(G, 0) - zs.float().repeat_interleave(G, 0)).to(torch.bfloat16))
+                if not gform:
+                    row("w4a16 dequant", f"{K}x{N} G{G} {tag}", ms_d, "GB/s", dq_bytes / ms_d / 1e6,
+                        "torch dequant, same formula", dq_bytes / ms_t / 1e6, ndiff / (K * N))
+                    print(f"w4a16 {tag} {K}x{N}: {ms_d * 1e3:.1f} us ({dq_bytes / ms_d / 1e9:.2f} TB/s), torch "
+                          f"{ms_t * 1e3:.1f} us; W differs from torch's bits in {ndiff} of {K * N}", flush=True)
+                if bn_ != 512: continue
+                c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                fg = kg.bind(a, wd, c)
+                f = lambda fd=fd, fg=fg: (fd(), fg())
+                f(); torch.cuda.synchronize()
+                err = relerr(c, ref)
+                ms = bench(f)
+                ms_g = bench(fg)
+            except Exception as e:
+                print(f"w4a16 {tag}{gform}: {str(e)[:300]}", flush=True)
+                continue
+            def make(i, kd=kd, kg=kg, wd=wd):
+                _, s_, z_ = qcs[i]
+                fd_ = kd.bind(qcs[i][0], s_, z_, wd.view(K // 8, 8, N))
+                fg_ = kg.bind(a, wd, torch.empty((M, N), device="cuda", dtype=torch.bfloat16))
+                return lambda: (fd_(), fg_())
+            report(f"{tag} + cutlass_gemm{gform}", ms, err, make)
+            if rnd:
+                row("w4a16 gemm", f"{M}x{N}x{K} G{G} cutlass_gemm{gform} on W (dequant not timed)", ms_g, "TFLOP/s",
+                    fl / ms_g / 1e9, "cuBLAS bf16 same shape", fl / ms_ref / 1e9, err)
+                print(f"w4a16 {M}x{N}x{K}{gform}: dequant {ms_d * 1e3:.1f} us + cutlass_gemm {ms_g * 1e3:.1f} us = "
+                      f"{(ms_d + ms_g) * 1e3:.1f} us, back to back {ms * 1e3:.1f} us; cuBLAS bf16 {ms_ref * 1e3:.1f} us",
+                      flush=True)
         # the packed kernels: unsplit BN 64 / 128, merge BN 128 x 4 / 8 / 16 (M <= 64), each in three forms:
         # halves (TILEC_DEQUANT_BF16X2=1), shift (the same with TILEC_DEQUANT_HALVES=0), f32 (the default)
         wp = repack(wq)

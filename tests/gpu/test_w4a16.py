@@ -7,6 +7,8 @@ or ldmatrix of B; docs/pipelines.md "B in its fragments"; its pairs dequantized 
 since the fifteenth session (a word's byte a pair; with its two shifts, TILEC_DEQUANT_BYTE=0), and in f32 with
 TILEC_DEQUANT_BF16X2=0), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
 CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
+Then the two-kernel path for large M (two_kernels below): examples/w4a16_dequant.tile writing W bf16 [K, N],
+then examples/gemm.tile's cutlass_gemm on it.
 
 Cases: the shipped tiles (BM 16, BN 64, BK 128, G 128) and small ones (BM 16, BN 16, BK 32, G 64:
 boxes of fewer 16-byte chunks than threads), K of 1 to 41 K steps (the ring wraps many times), M =
@@ -20,7 +22,7 @@ bf16: |C - ref| <= 2^-8 |ref| + (K + 1) 2^-23 sum_k |a w| elementwise (split-K, 
 first term).  Interpreter: the same bound.
 Self-test: the reference of the same inputs with the last K group's zero points moved by 4 must fail.
 
-  python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so] [--examples examples]
+  [TEST_W4A16_PART=two|fused] python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so] [--examples examples]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -81,7 +83,9 @@ def main():
     ]
     fails = 0
     kernels = {}
-    for mode in ("prologue", "frag", "frag-shift", "frag-f32", "off"):
+    # TEST_W4A16_PART=two: the two-kernel path alone (a pending script's short run); =fused: the fused kernels alone
+    part = os.environ.get("TEST_W4A16_PART", "")
+    for mode in ("prologue", "frag", "frag-shift", "frag-f32", "off") if part != "two" else ():
         prologue = mode != "off"
         for ci, (tiles, G, M, N, K, interp) in enumerate(cases):
             key = (tuple(sorted(tiles.items())), mode)
@@ -145,8 +149,109 @@ def main():
             print("%s splitk %s: max err %.2e; changed zero points caught: %s" % ("ok" if sok and scaught else "FAIL", name,
                   float(d.max()), scaught), flush=True)
             fails += not (sok and scaught)
+    if part != "fused":
+        fails += two_kernels(torch, tilec, gen)
     print("test_w4a16: %s" % ("PASS" if not fails else "%d FAILED" % fails))
     return 1 if fails else 0
+
+
+def round_once_bf16(torch, r):
+    """The bf16 nearest to each f64 value of r (ties to even), as f32: one rounding, independent of the code
+    under test (r = q s - z is exact in f64; torch's f64 -> bf16 may go through f32)."""
+    m, e = torch.frexp(r)  # r = m 2^e, 0.5 <= |m| < 1: 8 significant bits are round(m 2^8) (half to even)
+    return (torch.round(m * 256.0) * torch.pow(2.0, (e - 8).double())).float()  # exact: a power of two times 8 bits
+
+
+def two_kernels(torch, tilec, gen):
+    """The path for large M (docs/pipelines.md "W4A16 at large M"): w4a16_dequant writes W = dequant(Wq) as bf16
+    [K, N] (viewed [K / 8, 8, N]), cutlass_gemm multiplies A @ W.  Checks, on random data plus crafted ties (columns
+    3 and 4 mod 32: q = 3, s = 1 + 2^-7, z = +-2^-40, where rounding q s - z once and rounding it through f32 differ
+    in column 3):
+    * W (ROUND=1, the default) bit for bit against the correctly rounded q s - z (round_once_bf16, from f64), and
+      against torch's formula (q s - z in f32, then bf16) everywhere but the crafted ties;
+    * W bit for bit against what gemm_w4a16 (its default dequantization, bf16x2, and the BM128 BN128 tile of large M)
+      feeds its mma: gemm_w4a16 with A = the identity (M = K) gives C = W exactly;
+    * ROUND=0 equal to torch's formula bit for bit, and different from the single rounding on the crafted column (the
+      self-test: the data reach the case the nudge is for);
+    * C = cutlass_gemm(A, W) against the fp64 product within the bound of the fused kernel's checks, and a zero point
+      moved by 4 in the last group caught.
+    Poisoned outputs (NaN); N ragged (37, 130: rows of Wq / S / Z / W not 16-byte aligned), K not a multiple of G."""
+    fails = 0
+    src = os.path.join(examples_dir(), "w4a16_dequant.tile")
+    gemm = tilec.compile(os.path.join(examples_dir(), "gemm.tile"))["cutlass_gemm"]
+    fsrc = os.path.join(examples_dir(), "gemm_w4a16.tile")
+    fused = {(G, tag): tilec.compile(fsrc, defines=dict(d, G=G, BK=min(G, 128)))["gemm_w4a16"]
+             for G in (64, 128) for tag, d in (("shipped tiles", {}), ("BM128 BN128", {"BM": 128, "BN": 128}))}
+    deq = {}
+    # (G, M, N, K): K % G != 0 in the fourth (gemm_w4a16 takes no partial group: no identity check there)
+    for G, M, N, K in ((128, 1, 64, 128), (128, 17, 130, 640), (64, 33, 37, 1344), (128, 300, 512, 680),
+                       (128, 257, 1024, 2048), (64, 64, 4096, 512)):
+        NG = -(-K // G)
+        for rnd in (1, 0):
+            if (G, rnd) not in deq:
+                deq[(G, rnd)] = tilec.compile(src, defines={"G": G, "ROUND": rnd})["w4a16_dequant"]
+        a = (torch.rand(M, K, generator=gen) * 2 - 1).to(torch.bfloat16)
+        wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (K // 8, N), generator=gen, dtype=torch.int32)
+        s = (torch.rand(NG, N, generator=gen) * 0.09 + 0.01).to(torch.bfloat16)
+        z = (torch.rand(NG, N, generator=gen) - 0.5).to(torch.bfloat16)
+        tie = torch.zeros(N, dtype=torch.bool)
+        for j in range(3, N, 32):
+            for t in range(2):
+                if j + t < N:
+                    s[:, j + t] = 1.0078125
+                    z[:, j + t] = -2.0 ** -40 if t else 2.0 ** -40
+                    wq[:, j + t] = 0x33333333
+                    tie[j + t] = True
+        shifts = (4 * (torch.arange(K) % 8)).view(K, 1)
+        q = (wq.repeat_interleave(8, 0) >> shifts) & 15
+        srep, zrep = s.repeat_interleave(G, 0)[:K], z.repeat_interleave(G, 0)[:K]
+        once = round_once_bf16(torch, q.double() * srep.double() - zrep.double()).to(torch.bfloat16)
+        twice = (q.float() * srep.float() - zrep.float()).to(torch.bfloat16)
+        name = "two-kernel G=%d M=%d N=%d K=%d" % (G, M, N, K)
+        w = {}
+        for rnd in (1, 0):
+            wd = torch.full((K, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+            deq[(G, rnd)](wq.cuda(), s.cuda(), z.cuda(), wd.view(K // 8, 8, N))
+            torch.cuda.synchronize()
+            w[rnd] = wd.cpu()
+        bits = lambda x: x.view(torch.int16)
+        d_once = int((bits(w[1]) != bits(once)).sum())
+        d_torch = int((bits(w[1]) != bits(twice))[:, ~tie].sum())
+        d_r0 = int((bits(w[0]) != bits(twice)).sum())
+        crafted = int((bits(w[0]) != bits(once)).sum())
+        ok = d_once == 0 and d_torch == 0 and d_r0 == 0 and (N <= 3 or crafted >= K)
+        print("%s %s: W ROUND=1 vs once-rounded %d differ, vs torch's formula off the ties %d; ROUND=0 vs torch %d; "
+              "ROUND=0 vs once %d (crafted ties, >= %d wanted)" % ("ok" if ok else "FAIL", name, d_once, d_torch, d_r0,
+                                                                 crafted, K if N > 3 else 0), flush=True)
+        fails += not ok
+        if K % G == 0:  # what gemm_w4a16 feeds its mma: A = I gives C = W (one product a sum, exact)
+            eye = torch.eye(K, dtype=torch.bfloat16).cuda()
+            for tag in ("shipped tiles", "BM128 BN128"):
+                kf = fused[(G, tag)]
+                cf = torch.full((K, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                kf(eye, wq.cuda(), s.cuda(), z.cuda(), cf)
+                torch.cuda.synchronize()
+                dd = int((bits(cf.cpu()) != bits(w[1])).sum())
+                print("%s %s: W vs gemm_w4a16 (%s) with A = I: %d differ" % ("ok" if dd == 0 else "FAIL", name, tag, dd),
+                      flush=True)
+                fails += dd != 0
+        ref = a.double() @ once.double()
+        mag = a.double().abs() @ once.double().abs()
+        acc_tol = (K + 1) * 2.0 ** -23
+        c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        gemm(a.cuda(), w[1].cuda(), c)
+        torch.cuda.synchronize()
+        got = c.cpu().double()
+        d = (got - ref).abs()
+        cok = bool(torch.isfinite(got).all()) and bool((d <= 2 ** -8 * ref.abs() + acc_tol * mag + 1e-6).all())
+        z2 = zrep.double().clone()
+        z2[(NG - 1) * G:] += 4.0
+        ref2 = a.double() @ round_once_bf16(torch, q.double() * srep.double() - z2).to(torch.bfloat16).double()
+        caught = not bool(((got - ref2).abs() <= 2 ** -8 * ref2.abs() + acc_tol * mag + 1e-6).all())
+        print("%s %s: C = cutlass_gemm(A, W) max err %.2e; changed zero points caught: %s" % (
+            "ok" if cok and caught else "FAIL", name, float(d.max()), caught), flush=True)
+        fails += not (cok and caught)
+    return fails
 
 
 if __name__ == "__main__":

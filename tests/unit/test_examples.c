@@ -1427,6 +1427,67 @@ static void example_gemm_w4a16(void) {
   compiled_free(c);
 }
 
+/* ---- w4a16_dequant.tile: the int4 weights dequantized once into a bf16 [K, N] buffer (viewed [K / 8, 8,
+ * N]) for a bf16 GEMM at large M.  Checked bit for bit: ROUND 1 against the bf16 nearest to the exact
+ * q s - z (tl_f64_to_bf16 of the f64 value q s - z, exact: 12 and 8 significant bits less than 53 apart),
+ * what gemm_w4a16's bf16x2 dequantization feeds its mma; ROUND 0 against q s - z rounded to f32, then to
+ * bf16 (the interpreter's gemm_w4a16).  Columns 3 and 4 (mod 32) hold crafted ties: q = 3, s = 1 + 2^-7
+ * (3 s = 3 + 3 2^-7, halfway between two bf16), z = +-2^-40, so the exact value lies just below / above
+ * the tie and the two roundings differ in column 3 (the self-test: ROUND 0 must differ there) ------- */
+static void run_w4a16_dequant(compiled *c, int64_t G, int64_t KW, int64_t N, uint64_t seed, bool round_once) {
+  int64_t K = KW * 8, NG = (K + G - 1) / G;
+  int64_t sw[2] = {KW, N}, sg[2] = {NG, N}, so[3] = {KW, 8, N};
+  tl_arg a[4] = {targ(TL_I32, 2, sw), targ(TL_BF16, 2, sg), targ(TL_BF16, 2, sg), targ(TL_BF16, 3, so)};
+  rng g = {seed};
+  int32_t *wq = a[0].data;
+  for (int64_t i = 0; i < KW * N; i++) wq[i] = (int32_t)(uint32_t)rng_u64(&g); /* every nibble 0..15 */
+  tfill_random(&a[1], &g, 0.01, 0.1);
+  tfill_random(&a[2], &g, -0.5, 0.5);
+  for (int64_t j = 3; j < N; j += 32)
+    for (int64_t t = 0; t < 2 && j + t < N; t++) {
+      for (int64_t i = 0; i < NG; i++) {
+        tset_f(&a[1], i * N + j + t, 1.0078125);
+        tset_f(&a[2], i * N + j + t, t ? -0x1p-40 : 0x1p-40);
+      }
+      for (int64_t i = 0; i < KW; i++) wq[i * N + j + t] = 0x33333333;
+    }
+  tpoison(&a[3]);
+  interpret(kernel(c, "w4a16_dequant"), a, 4);
+  int64_t differ = 0;
+  const uint16_t *w = a[3].data;
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++) {
+      double q = (double)((uint32_t)wq[(k / 8) * N + j] >> (4 * (k % 8)) & 15);
+      double s = tget_f(&a[1], (k / G) * N + j), z = tget_f(&a[2], (k / G) * N + j);
+      uint16_t once = tl_f64_to_bf16(q * s - z);
+      uint16_t twice = (uint16_t)tl_float_to_bits(tl_f64_to_f32(q * s - z), TL_BF16);
+      differ += once != twice;
+      uint16_t want = round_once ? once : twice;
+      cr_assert(w[k * N + j] == want, "w4a16_dequant G=%lld K=%lld N=%lld ROUND=%d: W[%lld, %lld] = 0x%04x, want 0x%04x "
+                "(q %g s %g z %g)", (long long)G, (long long)K, (long long)N, round_once, (long long)k, (long long)j,
+                w[k * N + j], want, q, s, z);
+    }
+  /* the crafted column 3 has a tie in every row: the two roundings must differ there (else the data test nothing) */
+  cr_assert(N <= 3 || differ >= K, "w4a16_dequant: only %lld elements where the roundings differ", (long long)differ);
+  for (int i = 0; i < 4; i++) free(a[i].data);
+}
+
+static void example_w4a16_dequant(void) {
+  for (int r = 0; r < 2; r++) {
+    const tl_define small[] = {{"BN", 64}, {"G", 64}, {"ROUND", r}};
+    compiled *c = compile_example("w4a16_dequant.tile", small, 3);
+    run_w4a16_dequant(c, 64, 17, 37, 4700 + r, r);   /* K 136: a last group of one word row; N < BN */
+    run_w4a16_dequant(c, 64, 24, 130, 4702 + r, r);  /* K 192 = 3 groups; N = 2 BN + 2 */
+    run_w4a16_dequant(c, 64, 3, 1, 4704 + r, r);     /* one column */
+    compiled_free(c);
+    const tl_define shipped[] = {{"ROUND", r}};
+    c = compile_example("w4a16_dequant.tile", shipped, 1); /* BN 512, G 128 */
+    run_w4a16_dequant(c, 128, 53, 130, 4706 + r, r); /* K 424 = 3 groups + 5 word rows */
+    run_w4a16_dequant(c, 128, 32, 515, 4708 + r, r); /* N = BN + 3 */
+    compiled_free(c);
+  }
+}
+
 /* ---- gemm_w4a16_packed.tile: the int4 words repacked into the fragment order, split-K merged by the
  * last program (no zeroed C) ---------------------------------------------------------------------------- */
 /* GPTQ row k of word (k / 8) at bits 4 (k % 8) -> packed word 4 (k / 32) + (k % 8) / 2 at bits
@@ -1724,7 +1785,7 @@ static void example_add_rmsnorm_fp8(void) { run_ragged_rows("add_rmsnorm_fp8.til
 
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
-  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_w4a16_packed) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
+  X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_w4a16_packed) X(w4a16_dequant) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
   X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_ahead)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
