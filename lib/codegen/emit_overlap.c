@@ -140,8 +140,9 @@ void cg_plan_overlap(cg *g) {
     if (R->ws && p->ws_turns) p->turns_late = true;
     /* TILEC_ATTN_TURNS=0 (measuring, off by default): the same form without the turns' named
      * barriers, as FlashAttention-3 runs hdim 256 (UseSchedulerBarrier off above hdim 128 for 16-bit
-     * types); each warpgroup waits on the ring's mbarriers itself (emit_ws.c "Turns") */
-    if (p->turns_late && tl_code_env_off("TILEC_ATTN_TURNS")) p->turns_free = true;
+     * types); each warpgroup waits on the ring's mbarriers itself (emit_ws.c "Turns").  Not with fa3's
+     * rotating producer (p->rope, emit_rope.c: planned with the turns, never run without them) */
+    if (p->turns_late && !p->rope && tl_code_env_off("TILEC_ATTN_TURNS")) p->turns_free = true;
     tl_sbuf_printf(&note,
                    "%sdot at %d:%d issued one step late: after the next step's score dot, which waits with "
                    "wait_group 1, so the softmax runs under it; its group is waited for before the carried "
