@@ -138,6 +138,11 @@ void cg_plan_overlap(cg *g) {
     p->sink_npk[k] = at->shape[0] / (16 * lc->mma_wm) * (at->shape[1] / 16) * 4;
     cg_ring *R = ring_of(p, L);
     if (R->ws && p->ws_turns) p->turns_late = true;
+    /* TILEC_ATTN_TURNS=0 (measuring, off by default): the same form without the turns' named
+     * barriers, as FlashAttention-3 runs hdim 256 (UseSchedulerBarrier off above hdim 128 for 16-bit
+     * types); each warpgroup waits on the ring's mbarriers itself (emit_ws.c "Turns").  Not with fa3's
+     * rotating producer (p->rope, emit_rope.c: planned with the turns, never run without them) */
+    if (p->turns_late && !p->rope && tl_code_env_off("TILEC_ATTN_TURNS")) p->turns_free = true;
     tl_sbuf_printf(&note,
                    "%sdot at %d:%d issued one step late: after the next step's score dot, which waits with "
                    "wait_group 1, so the softmax runs under it; its group is waited for before the carried "
@@ -147,7 +152,9 @@ void cg_plan_overlap(cg *g) {
                    form == 4 ? ", a CTA barrier between the score dots and the late dots" : "");
     if (R->ws)
       tl_sbuf_printf(&note, "; warp-specialized: its slot released after that wait%s",
-                     p->turns_late ? ", each turn from the ring's wait to the late dot's commit (bar.sync 5 + w "
+                     p->turns_free ? ", no turns (TILEC_ATTN_TURNS=0: no named barrier between the warpgroups, "
+                                     "each issues its dots once its own waits on the ring pass)"
+                     : p->turns_late ? ", each turn from the ring's wait to the late dot's commit (bar.sync 5 + w "
                                      "before the wait, bar.arrive 6 - w after the commit; the last late dot after "
                                      "the loop in a turn of its own)" : "");
   }

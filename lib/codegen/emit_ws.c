@@ -581,8 +581,12 @@ void cg_ws_after_dot(cg *g, cg_ring *R, bool inflight) {
  * step j-1 and the score dot of step j, the last the last value dot; the
  * loads of each step wait inside a turn.  Warpgroup 1 arrives once at the
  * start (warpgroup 0 goes first) and not after its last turn, so every
- * bar.sync has one bar.arrive and nothing is left pending. */
+ * bar.sync has one bar.arrive and nothing is left pending.  TILEC_ATTN_TURNS=0
+ * (p->turns_free) emits none of these barriers: each warpgroup still waits on
+ * the ring's full mbarriers itself and every empty mbarrier counts both
+ * warpgroups' arrivals, so neither can run a phase ahead of a slot's refill. */
 static void turn_sync(cg *g, cg_ring *R) {
+  if (g->plan->turns_free) return; /* (TILEC_ATTN_TURNS=0: the same points, no barrier) */
   pp_bar(g, "bar.sync", LLVMBuildAdd(g->B, R->turn_wg, cg_i32(g, 5), ""), LLVMConstInt(g->i1, 1, 0));
 }
 
@@ -658,6 +662,7 @@ void cg_ws_turn_sync(cg *g) { turn_sync(g, &g->plan->rings[0]); }
 
 void cg_ws_turn_arrive(cg *g, LLVMValueRef on) {
   cg_ring *R = &g->plan->rings[0];
+  if (g->plan->turns_free) return;
   pp_bar(g, "bar.arrive", LLVMBuildSub(g->B, cg_i32(g, 6), R->turn_wg, ""), on ? on : LLVMConstInt(g->i1, 1, 0));
 }
 
@@ -1070,7 +1075,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   if (p->ws_turns) { /* warpgroup 1 lets warpgroup 0 take the first turn (persistent: of each tile) */
     R->turn_wg = LLVMBuildLShr(g->B, tid, cg_i32(g, 7), "turn.wg");
     R->turn_started = false;
-    if (!p->persist) pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
+    if (!p->persist && !p->turns_free) pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   }
   cg_tiles Tc = *T;
   if (pp) { /* warpgroup w: every other tile from the w-th, its own named barrier 3 + w */
@@ -1084,7 +1089,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     Tc.step_mul = 2;
   }
   cg_tiles_begin(g, &Tc);
-  if (p->ws_turns && p->persist)
+  if (p->ws_turns && p->persist && !p->turns_free)
     pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   R->pptv = Tc.tv;
   R->ppnt = Tc.ntiles;

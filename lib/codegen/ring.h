@@ -188,6 +188,9 @@ typedef struct cg_plan {
   int32_t turn_wait_dot, turn_defer_dot; /* ... the score dot (waits) and the value dot (deferred) */
   bool turns_late;        /* ... with the value dot a step late (TILEC_ATTN_WS=fa3, emit_overlap.c): a
                            * turn runs from the ring's wait to the late dot's commit */
+  bool turns_free;        /* ... and no named barriers between the warpgroups (TILEC_ATTN_TURNS=0: each
+                           * issues when its own ring waits pass, FlashAttention-3's form above hdim 128;
+                           * emit_overlap.c) */
   bool persist;           /* CTAs loop over output tiles (tile_sched.c) */
   int cluster;            /* 0, or clusters of 2 CTAs on tiles adjacent along program_id(cluster - 1)
                            * (emit_cluster.c; tl_kernel_info.cluster) */
