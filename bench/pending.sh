@@ -77,6 +77,20 @@
 #   defaults instead (PENDING_STEPS="attn fp8" sh bench/pending.sh .carry, timeout_s=590: every GPU
 #   test, ~300-450 s) and the queue moves one call later.  Then: gpu_test_examples over every example
 #   with TILEC_SCRATCH_OVER_RING=1 (decode5's measured win, not yet a default).
+#   twentieth session: the whole queue above ran (four calls, bench/RESULTS.md "twentieth session"), main
+#   correct at ef9f57f; seven defaults made from it (docs/decisions.md) that never ran together.  OWED
+#   now, in this order (each its bench/pending_NAME.sh; realistic times about half the limits):
+#     call 1 (cold):  OWED="defaults20:300 ropefa3:150 w4a16big:150" OWED_BUDGET=560 sh bench/owed.sh .carry
+#                     (timeout_s=590) -- defaults20: every GPU test at the new defaults at once, the pitch
+#                     test, and TILEC_LOOP_SPLIT_LOAD's D128 S1000 dK beside the default (makes or keeps
+#                     bwd6's default); ropefa3: the rounding fix (the failing round replayed first) and
+#                     the producer's rows ahead (branch ropefa4, if merged); w4a16big: dequant + GEMM
+#     call 2 (warm):  PENDING_STEPS="attn fp8" sh bench/pending.sh .carry (timeout_s=590): attention and
+#                     fp8 at the new defaults beside cuDNN / FA2 / cuBLAS (the numbers README quotes)
+#     call 3 (warm):  OWED="attnd256b:180 embrms:300" OWED_BUDGET=560 (TILEC_ATTN_TURNS=0 with
+#                     TILEC_ATTN_OVERLAP=3 at D256; embrms' variants, now loading what they say)
+#     then:           ctime8:300 (compile time on the host; PTX identical, defaults already), and
+#                     gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
