@@ -15,6 +15,8 @@
  *     the same rows); fence.proxy.async (st.shared is the generic proxy, wgmma reads the async
  *     one), bar.sync 2 of the 128, thread 0 arrives on "full".  A tensor failing the map test (the
  *     inline fallback): the 128 threads copy the slot element by element first, and arrive twice.
+ *     With TILEC_ROPE_AHEAD=A > 0 (default 2) the 16-byte path's table loads run A half rows ahead of
+ *     their use in a register ring (rotate_slot_ahead), the producer's split 56 / 224.
  *   consumers: the plain fa3 turn: the two chained score dots read the slot's halves as one K = D
  *     dot would, 8 wgmma on one commit. */
 #include <stdio.h>
@@ -385,7 +387,7 @@ static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, 
  * raw words live in a ring of A + 1 slots carried by the row loop; a trip rotates U rows (2U units), U
  * chosen so that 2U is a multiple of A + 1 when one of 1, 2, 4, 8 rows is: each unit's slot is then
  * fixed in the trip's text and the ring needs no moves (else U = 1 and the trip ends by rotating the
- * ring, 2 (A + 1) register moves a unit).  The first A units are loaded before k's "loaded" wait (under
+ * ring by register moves: up to A slots' words a trip, ptxas 13.0 keeps 9 of A = 2's 16).  The first A units are loaded before k's "loaded" wait (under
  * TMA's latency); the loads past the thread's last unit are predicated off. */
 typedef struct rope_ring {
   int ahead, slots;         /* A, A + 1 */
