@@ -31,13 +31,13 @@ if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then
   echo "HANG: the rope-producer kernel did not finish in 25 s; nothing else launched"
   exit 1
 fi
-echo "== 1. the failed round first, its data (seed $SEED, round causal 1 (2, 8, 1100)): fixed, then fused [$(el) s]"
+echo "== 1. the failed round first, its data (seed $SEED, round causal 1 (2, 8, 1100)): fixed, then fused; TILEC_ROPE_AHEAD at its default 2 [$(el) s]"
 for fuse in 0 1; do
   TILEC_ROPE_FUSE=$fuse TILEC_SEED=$SEED GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=ROPE_PRODUCER GPU_TEST_ATTN_ROUNDS=1:5 \
     TILEC_CACHE_DIR=/tmp/rpf$fuse timeout -k 10 40 $B/tests/gpu_test_examples /tmp/ex_rp > $L/rp_failed_$fuse.log 2>&1
   echo "TILEC_ROPE_FUSE=$fuse rc $? [$(el) s]: $(grep -E '^(PASS|FAIL) ' $L/rp_failed_$fuse.log | cut -c1-260)"
 done
-echo "== 2. every round (fresh seed) against the interpreter, racecheck causal S300 [$(el) s]"
+echo "== 2. every round (fresh seed) against the interpreter, racecheck causal S300; TILEC_ROPE_AHEAD at its default 2 [$(el) s]"
 ( TILEC_ROPE_PRODUCER=1 TILEC_ATTN_WS=fa3 TILEC_CACHE_DIR=/tmp/rps1 timeout -k 10 45 compute-sanitizer --tool racecheck \
     $B/tilec run examples/attn_rope.tile --kernel cutlass_attn_rope_fwd -D D=128 -D BN=128 -D CAUSAL=1 \
     --size Z=1 --size H=2 --size S=300 --scalar scale=0.088 --device > $L/rp_san_1.log 2>&1
