@@ -19,6 +19,7 @@
 #   device: run command="sh bench/pending_ropefa3.sh .carry" carry=[".carry"] timeout_s=180
 #   (or OWED="ropefa3:150" sh bench/owed.sh .carry)
 . bench/pending_env.sh
+unset TILEC_ROPE_AHEAD  # (the correctness steps run its default)
 mkdir -p /tmp/ex_rp && cp examples/attn_rope.tile /tmp/ex_rp/
 SEED=1796474304044009
 echo "== 0. canary: one launch of the rope-producer kernel, D128 full (1, 2, 300), 25 s at most [$(el) s]"
