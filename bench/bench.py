@@ -2170,6 +2170,10 @@ def attn_rope():
                   # k rotated by fa3's producer warpgroup, the consumers' turn the plain fa3 kernel's
                   # (emit_rope.c; D128 only, at BN 128)
                   ("cutlass fused rope-producer", {"TILEC_ROPE_PRODUCER": "1", "TILEC_ATTN_WS": "fa3"}, None)]
+        # its table loads A half rows ahead of their use (TILEC_ROPE_AHEAD, default 2; 0 = each row's loads
+        # in its own iteration, the form before; 3 spills a few bytes at the producer's 56 registers)
+        cforms += [(f"cutlass fused rope-producer ahead-{a}", {"TILEC_ROPE_PRODUCER": "1", "TILEC_ATTN_WS": "fa3",
+                                                               "TILEC_ROPE_AHEAD": str(a)}, None) for a in (0, 1, 3)]
         if D != 128: cforms = [c for c in cforms if "rope-producer" not in c[0]]
         if os.environ.get("BENCH_ROPE_FORMS"):  # e.g. "late-refill,staged": the default and the forms naming one
             words = os.environ["BENCH_ROPE_FORMS"].split(",")

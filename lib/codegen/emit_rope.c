@@ -15,6 +15,8 @@
  *     the same rows); fence.proxy.async (st.shared is the generic proxy, wgmma reads the async
  *     one), bar.sync 2 of the 128, thread 0 arrives on "full".  A tensor failing the map test (the
  *     inline fallback): the 128 threads copy the slot element by element first, and arrive twice.
+ *     With TILEC_ROPE_AHEAD=A > 0 (default 2) the 16-byte path's table loads run A half rows ahead of
+ *     their use in a register ring (rotate_slot_ahead), the producer's split 56 / 224.
  *   consumers: the plain fa3 turn: the two chained score dots read the slot's halves as one K = D
  *     dot would, 8 wgmma on one commit. */
 #include <stdio.h>
@@ -32,6 +34,24 @@
  * setmaxnreg.inc never returned, emit_ws.c fit_pool.) */
 #define ROPE_PRODUCER_REGS 48
 #define ROPE_CONSUMER_REGS 224
+/* With table loads in flight (TILEC_ROPE_AHEAD > 0): 56, the whole pool with the consumers' 224 (128 x 56 +
+ * 256 x 224 = 64512); the consumers cannot give more (216: 16 B of spills in the causal kernel, ptxas 13.0). */
+#define ROPE_AHEAD_PRODUCER_REGS 56
+/* The default depth, in half rows (see rope_ahead): the deepest with 0 spills at 56 registers, full and
+ * causal (ptxas 13.0; bench/RESULTS.md "branch ropefa4" has each depth's registers and SASS). */
+#define ROPE_AHEAD_DEFAULT 2
+#define ROPE_AHEAD_MAX 7
+
+/* TILEC_ROPE_AHEAD=A: the producer's rotation keeps the table loads of the next A half rows (a half row:
+ * 4 columns of cos and of sin, one 16-byte load each with f32 tables) in flight while it rotates one
+ * (rotate_slot_ahead); 0 is the form that loads each row's tables in the iteration that uses them
+ * (with L1 prefetches two rows ahead). */
+static int rope_ahead(void) {
+  const char *e = tl_code_env("TILEC_ROPE_AHEAD");
+  if (!e || !*e) return ROPE_AHEAD_DEFAULT;
+  int a = atoi(e);
+  return a < 0 ? 0 : a > ROPE_AHEAD_MAX ? ROPE_AHEAD_MAX : a;
+}
 
 void cg_rope_plan(cg *g) {
   cg_plan *p = g->plan;
@@ -128,14 +148,16 @@ int cg_rope_plan_end(cg *g, int persist) {
                  "rows from global memory, fence.proxy.async, bar.sync 2, one arrive on \"full\"; the consumers' "
                  "turn is the plain kernel's (the chained score dots read the slot, %d ops of the rotation not "
                  "emitted)",
-                 m->bn, m->half, ROPE_PRODUCER_REGS, ROPE_CONSUMER_REGS, tl_dtype_name(m->table_dtype), m->nops);
+                 m->bn, m->half, rope_ahead() ? ROPE_AHEAD_PRODUCER_REGS : ROPE_PRODUCER_REGS, ROPE_CONSUMER_REGS,
+                 tl_dtype_name(m->table_dtype), m->nops);
+  if (rope_ahead()) tl_sbuf_printf(&note, "; the table loads of %d half rows in flight (TILEC_ROPE_AHEAD)", rope_ahead());
   p->rope_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
   return persist;
 }
 
 void cg_rope_regs(cg *g, int *producer, int *consumer) {
-  *producer = ROPE_PRODUCER_REGS, *consumer = ROPE_CONSUMER_REGS;
+  *producer = rope_ahead() ? ROPE_AHEAD_PRODUCER_REGS : ROPE_PRODUCER_REGS, *consumer = ROPE_CONSUMER_REGS;
   /* TILEC_WS_PRODUCER_REGS=N (measuring): N for the producer, the rest for the consumers */
   const char *pr = tl_code_env("TILEC_WS_PRODUCER_REGS");
   if (pr && atoi(pr) >= 24 && atoi(pr) <= 128) {
@@ -260,6 +282,50 @@ static bool rope_fuse_exact(const table *C, const table *Sn) {
   return !C->f32 && !Sn->f32;
 }
 
+/* Words w0 .. w0 + nw - 1 of a chunk pair (x: the first half's 16 bytes, y: the second's; two elements a
+ * word) rotated with cs[k], sn[k] (column 2 (w - w0) + e of the pair's element e of word w), rounded into
+ * o0[w] (x1') and o1[w] (x2'). */
+static void rotate_words(cg *g, LLVMValueRef x, LLVMValueRef y, int w0, int nw, const LLVMValueRef *cs,
+                         const LLVMValueRef *sn, bool fuse, bool bf16, LLVMValueRef *o0, LLVMValueRef *o1) {
+  for (int w = w0; w < w0 + nw; w++) {
+    LLVMValueRef x1[2], x2[2], r1[2], r2[2];
+    widen2(g, LLVMBuildExtractValue(g->B, x, (unsigned)w, ""), bf16, &x1[0], &x1[1]);
+    widen2(g, LLVMBuildExtractValue(g->B, y, (unsigned)w, ""), bf16, &x2[0], &x2[1]);
+    for (int e = 0; e < 2; e++) {
+      LLVMValueRef cc = cs[2 * (w - w0) + e], ss = sn[2 * (w - w0) + e];
+      /* as the source: x1 c - x2 s and x2 c + x1 s in f32, each product and the sum rounded (built
+       * pairwise: the four products first made ptxas 13.0 spill 36 B of the producer's 48 registers
+       * in the full kernel's TMA form) */
+      LLVMValueRef p[4];
+      p[0] = LLVMBuildFMul(g->B, x1[e], cc, "");
+      p[1] = LLVMBuildFMul(g->B, x2[e], ss, "");
+      r1[e] = LLVMBuildFSub(g->B, p[0], p[1], "");
+      p[2] = LLVMBuildFMul(g->B, x2[e], cc, "");
+      p[3] = LLVMBuildFMul(g->B, x1[e], ss, "");
+      r2[e] = LLVMBuildFAdd(g->B, p[2], p[3], "");
+      if (fuse) {
+        for (int k = 0; k < 4; k++) LLVMSetFastMathFlags(p[k], LLVMFastMathAllowContract);
+        LLVMSetFastMathFlags(r1[e], LLVMFastMathAllowContract);
+        LLVMSetFastMathFlags(r2[e], LLVMFastMathAllowContract);
+      }
+    }
+    o0[w] = narrow2(g, r1[0], r1[1], bf16);
+    o1[w] = narrow2(g, r2[0], r2[1], bf16);
+  }
+}
+
+/* The row loop's back edge with !llvm.loop !{self, !{"llvm.loop.unroll.disable"}} (ptxas: .pragma "nounroll"). */
+static void br_no_unroll(cg *g, LLVMBasicBlockRef to) {
+  LLVMValueRef br = LLVMBuildBr(g->B, to);
+  LLVMMetadataRef dis = LLVMMDStringInContext2(g->C, "llvm.loop.unroll.disable", 24);
+  LLVMMetadataRef inner = LLVMMDNodeInContext2(g->C, &dis, 1);
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(g->C, NULL, 0);
+  LLVMMetadataRef ops[2] = {tmp, inner};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->C, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(tmp, loop);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "llvm.loop", 9), LLVMMetadataAsValue(g->C, loop));
+}
+
 /* This thread's share of the rotation of slot `slot`: pairs of 16-byte chunks (row r, chunk c) for
  * c = ptid % 8 and r = ptid / 8 + 16 i (a warp: 4 whole 128-byte rows a phase, no bank conflict). */
 static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, LLVMValueRef pos0, LLVMValueRef ptid,
@@ -302,45 +368,171 @@ static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, 
     table_row8(g, C, t, col0, vec, cs);
     table_row8(g, Sn, t, col0, vec, sn);
     LLVMValueRef o0[4], o1[4];
-    for (int w = 0; w < 4; w++) {
-      LLVMValueRef x1[2], x2[2], r1[2], r2[2];
-      widen2(g, LLVMBuildExtractValue(g->B, x, (unsigned)w, ""), bf16, &x1[0], &x1[1]);
-      widen2(g, LLVMBuildExtractValue(g->B, y, (unsigned)w, ""), bf16, &x2[0], &x2[1]);
-      for (int e = 0; e < 2; e++) {
-        LLVMValueRef cc = cs[2 * w + e], ss = sn[2 * w + e];
-        /* as the source: x1 c - x2 s and x2 c + x1 s in f32, each product and the sum rounded (built
-         * pairwise: the four products first made ptxas 13.0 spill 36 B of the producer's 48 registers
-         * in the full kernel's TMA form) */
-        LLVMValueRef p[4];
-        p[0] = LLVMBuildFMul(g->B, x1[e], cc, "");
-        p[1] = LLVMBuildFMul(g->B, x2[e], ss, "");
-        r1[e] = LLVMBuildFSub(g->B, p[0], p[1], "");
-        p[2] = LLVMBuildFMul(g->B, x2[e], cc, "");
-        p[3] = LLVMBuildFMul(g->B, x1[e], ss, "");
-        r2[e] = LLVMBuildFAdd(g->B, p[2], p[3], "");
-        if (fuse) {
-          for (int k = 0; k < 4; k++) LLVMSetFastMathFlags(p[k], LLVMFastMathAllowContract);
-          LLVMSetFastMathFlags(r1[e], LLVMFastMathAllowContract);
-          LLVMSetFastMathFlags(r2[e], LLVMFastMathAllowContract);
-        }
-      }
-      o0[w] = narrow2(g, r1[0], r1[1], bf16);
-      o1[w] = narrow2(g, r2[0], r2[1], bf16);
-    }
+    rotate_words(g, x, y, 0, 4, cs, sn, fuse, bf16, o0, o1);
     LLVMValueRef s0[5] = {a0, o0[0], o0[1], o0[2], o0[3]}, s1[5] = {a1, o1[0], o1[1], o1[2], o1[3]};
     cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s0, 5);
     cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s1, 5);
   }
   LLVMBuildStore(g->B, cg_add_c(g, i16x, 16), iv);
-  LLVMValueRef br = LLVMBuildBr(g->B, hb);
-  /* !llvm.loop !{self, !{"llvm.loop.unroll.disable"}} */
-  LLVMMetadataRef dis = LLVMMDStringInContext2(g->C, "llvm.loop.unroll.disable", 24);
-  LLVMMetadataRef inner = LLVMMDNodeInContext2(g->C, &dis, 1);
-  LLVMMetadataRef tmp = LLVMTemporaryMDNode(g->C, NULL, 0);
-  LLVMMetadataRef ops[2] = {tmp, inner};
-  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->C, ops, 2);
-  LLVMMetadataReplaceAllUsesWith(tmp, loop);
-  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "llvm.loop", 9), LLVMMetadataAsValue(g->C, loop));
+  br_no_unroll(g, hb);
+  LLVMPositionBuilderAtEnd(g->B, db);
+}
+
+/* ---- the rotation with table loads in flight (TILEC_ROPE_AHEAD=A > 0) ---------------------------------
+ * The thread's 8 rows are 16 half rows ("units": row r0 + 16 (u / 2), columns col0 + 4 (u % 2) .. + 3 of
+ * both halves' chunks), rotated in order.  Before rotating unit u the thread issues the table loads of
+ * unit u + A (one 16-byte load of cos and one of sin with f32 tables, 8 bytes each with 16-bit ones),
+ * so A units' loads are in flight while one is rotated and each load has A units' work to arrive in
+ * (the form without: a row's 4 loads, then ~900 cycles of L2 latency waited, then its work).  The units'
+ * raw words live in a ring of A + 1 slots carried by the row loop; a trip rotates U rows (2U units), U
+ * chosen so that 2U is a multiple of A + 1 when one of 1, 2, 4, 8 rows is: each unit's slot is then
+ * fixed in the trip's text and the ring needs no moves (else U = 1 and the trip ends by rotating the
+ * ring by register moves: up to A slots' words a trip, ptxas 13.0 keeps 9 of A = 2's 16).  The first A units are loaded before k's "loaded" wait (under
+ * TMA's latency); the loads past the thread's last unit are predicated off. */
+typedef struct rope_ring {
+  int ahead, slots;         /* A, A + 1 */
+  int nc, ns;               /* the words of a unit: 4 f32 or 2 words of two 16-bit floats, a table */
+  LLVMValueRef cell[ROPE_AHEAD_MAX + 1][8]; /* allocas: slot s's cos words, then its sin words */
+} rope_ring;
+
+static int unit_words(const table *T) { return T->f32 ? 4 : 2; }
+
+static void ring_make(cg *g, rope_ring *q, const table *C, const table *Sn, int ahead) {
+  q->ahead = ahead, q->slots = ahead + 1;
+  q->nc = unit_words(C), q->ns = unit_words(Sn);
+  for (int s = 0; s < q->slots; s++)
+    for (int k = 0; k < q->nc + q->ns; k++)
+      q->cell[s][k] = LLVMBuildAlloca(g->PB, (k < q->nc ? C->f32 : Sn->f32) ? g->f32 : g->i32, "rope.ring");
+}
+
+/* The thread's view of the tables for the units: its first column col0 (i32), the key row of the slot's row
+ * 0 clamped to the tables' last row, p, and that last row (i32: a table has fewer than 2^31 rows, so
+ * p + r < 2^32 and the clamp of a row is one unsigned min). */
+typedef struct unit_view {
+  const table *T[2];
+  LLVMValueRef col0, p, last;
+} unit_view;
+
+static unit_view view_of(cg *g, const table *C, const table *Sn, LLVMValueRef pos0, LLVMValueRef ptid) {
+  unit_view v;
+  v.T[0] = C, v.T[1] = Sn;
+  v.col0 = cg_mul_c(g, LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), ""), 8);
+  v.last = LLVMBuildSub(g->B, C->t->size[0], cg_i32(g, 1), "");
+  LLVMValueRef last64 = LLVMBuildZExt(g->B, v.last, g->i64, "");
+  v.p = LLVMBuildTrunc(g->B, LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, pos0, last64, ""), last64, pos0, ""), g->i32, "");
+  return v;
+}
+
+/* The loads of unit (r, h) (r: the slot's row, i32; h: the half) into w[] (cos words, then sin words): per
+ * table 4 f32 by one 16-byte load, or 2 words of 16-bit floats by one 8-byte load.  With `lrow` (i32, or
+ * NULL: always) the loads are predicated on lrow < BN: off, nothing is read and the words are whatever the
+ * registers held (never used: units past the thread's last). */
+static void unit_load(cg *g, const unit_view *v, LLVMValueRef r, int h, LLVMValueRef lrow, int bn, LLVMValueRef *w) {
+  LLVMValueRef t = LLVMBuildAdd(g->B, v->p, r, "");
+  t = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntUGT, t, v->last, ""), v->last, t, "");
+  LLVMValueRef t64 = LLVMBuildZExt(g->B, t, g->i64, "");
+  /* (the column through an asm: else LLVM hoists base + col0 of both tables out of the row loop, two 64-bit
+   * values the producer's 56 registers do not hold beside the ring; ptxas then spilled them) */
+  LLVMValueRef col = cg_asm(g, g->i32, "mov.b32 $0, $1;", "=r,r", (LLVMValueRef *)&v->col0, 1, true);
+  for (int i = 0; i < 2; i++) {
+    const table *T = v->T[i];
+    LLVMValueRef base = LLVMBuildPtrToInt(g->B, T->t->ptr, g->i64, "");
+    LLVMValueRef el = LLVMBuildAdd(g->B, LLVMBuildMul(g->B, t64, T->t->stride[0], ""), LLVMBuildZExt(g->B, col, g->i64, ""), "");
+    LLVMValueRef a[2] = {LLVMBuildAdd(g->B, base, mul64(g, el, T->eb), ""), lrow};
+    /* (the half's offset in the asm's address: as an add, LLVM hoists base + 16 out of the loop, a second
+     * 64-bit base a table live through it) */
+    int off = 4 * h * T->eb;
+    char txt[160];
+    LLVMValueRef x;
+    if (T->f32) {
+      if (lrow) snprintf(txt, sizeof txt, "{ .reg .pred p; setp.lt.s32 p, $5, %d; @p ld.global.nc.v4.f32 {$0, $1, $2, $3}, [$4+%d]; }", bn, off);
+      else snprintf(txt, sizeof txt, "ld.global.nc.v4.f32 {$0, $1, $2, $3}, [$4+%d];", off);
+      x = cg_asm(g, v4f32(g), txt, lrow ? "=f,=f,=f,=f,l,r" : "=f,=f,=f,=f,l", a, lrow ? 2 : 1, true);
+    } else {
+      LLVMTypeRef e[2] = {g->i32, g->i32};
+      if (lrow) snprintf(txt, sizeof txt, "{ .reg .pred p; setp.lt.s32 p, $3, %d; @p ld.global.nc.v2.b32 {$0, $1}, [$2+%d]; }", bn, off);
+      else snprintf(txt, sizeof txt, "ld.global.nc.v2.b32 {$0, $1}, [$2+%d];", off);
+      x = cg_asm(g, LLVMStructTypeInContext(g->C, e, 2, 0), txt, lrow ? "=r,=r,l,r" : "=r,=r,l", a, lrow ? 2 : 1, true);
+    }
+    for (int k = 0; k < unit_words(T); k++) w[k] = LLVMBuildExtractValue(g->B, x, (unsigned)k, "");
+    w += unit_words(T);
+  }
+}
+
+/* Raw words (unit_load) to the 4 f32 of a unit's columns. */
+static void unit_f32(cg *g, const table *T, const LLVMValueRef *w, LLVMValueRef *out) {
+  if (T->f32) {
+    for (int i = 0; i < 4; i++) out[i] = w[i];
+    return;
+  }
+  for (int i = 0; i < 2; i++) widen2(g, w[i], T->bf16, &out[2 * i], &out[2 * i + 1]);
+}
+
+/* Before k's wait: the first A units' loads into the ring's slots 0 .. A-1. */
+static void ring_preload(cg *g, rope_ring *q, const table *C, const table *Sn, LLVMValueRef pos0, LLVMValueRef ptid) {
+  unit_view v = view_of(g, C, Sn, pos0, ptid);
+  LLVMValueRef r0 = LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), "");
+  for (int u = 0; u < q->ahead; u++) {
+    LLVMValueRef w[8];
+    unit_load(g, &v, cg_add_c(g, r0, 16 * (u / 2)), u % 2, NULL, 0, w);
+    for (int k = 0; k < q->nc + q->ns; k++) LLVMBuildStore(g->B, w[k], q->cell[u][k]);
+  }
+}
+
+static void rotate_slot_ahead(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, LLVMValueRef pos0, LLVMValueRef ptid,
+                              const table *C, const table *Sn, bool bf16, rope_ring *q) {
+  tl_rope_match *m = g->plan->rope;
+  bool fuse = rope_fuse_exact(C, Sn);
+  int rows = m->bn / 16, R = q->slots, A = q->ahead, nw = q->nc + q->ns;
+  int U = 1;
+  for (int u = 1; u <= rows; u *= 2)
+    if (rows % u == 0 && (2 * u) % R == 0) {
+      U = u;
+      break;
+    }
+  LLVMValueRef b0 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k0->stage_bytes), k0->offset), "");
+  LLVMValueRef b1 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k1->stage_bytes), k1->offset), "");
+  LLVMValueRef c = LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), "");
+  LLVMValueRef r0 = LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), "");
+  unit_view v = view_of(g, C, Sn, pos0, ptid);
+  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i32, "rope.row");
+  LLVMBuildStore(g->B, cg_i32(g, 0), iv);
+  LLVMBasicBlockRef hb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.ahead.head");
+  LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.ahead.body");
+  LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.ahead.done");
+  LLVMBuildBr(g->B, hb);
+  LLVMPositionBuilderAtEnd(g->B, hb);
+  LLVMValueRef i16x = LLVMBuildLoad2(g->B, g->i32, iv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i16x, cg_i32(g, m->bn), ""), bb, db);
+  LLVMPositionBuilderAtEnd(g->B, bb);
+  LLVMValueRef ring[ROPE_AHEAD_MAX + 1][8];
+  for (int s = 0; s < R; s++)
+    for (int k = 0; k < nw; k++) ring[s][k] = LLVMBuildLoad2(g->B, LLVMGetAllocatedType(q->cell[s][k]), q->cell[s][k], "");
+  for (int row = 0; row < U; row++) {
+    LLVMValueRef r = LLVMBuildAdd(g->B, r0, cg_add_c(g, i16x, 16 * row), "");
+    LLVMValueRef off = cg_slot_off(g, k0, r, c);
+    LLVMValueRef a0 = LLVMBuildAdd(g->B, b0, off, ""), a1 = LLVMBuildAdd(g->B, b1, off, "");
+    LLVMValueRef x = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a0, 1, true);
+    LLVMValueRef y = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a1, 1, true);
+    LLVMValueRef o0[4], o1[4];
+    for (int h = 0; h < 2; h++) {
+      int u = 2 * row + h, la = u + A; /* (the trip's units: this one, and the one whose loads go out now) */
+      LLVMValueRef lrow = cg_add_c(g, i16x, 16 * (la / 2));
+      unit_load(g, &v, LLVMBuildAdd(g->B, r0, lrow, ""), la % 2, la < 2 * U ? NULL : lrow, m->bn, ring[la % R]);
+      LLVMValueRef cs[4], sn[4];
+      unit_f32(g, C, ring[u % R], cs);
+      unit_f32(g, Sn, ring[u % R] + q->nc, sn);
+      rotate_words(g, x, y, 2 * h, 2, cs, sn, fuse, bf16, o0, o1);
+    }
+    LLVMValueRef s0[5] = {a0, o0[0], o0[1], o0[2], o0[3]}, s1[5] = {a1, o1[0], o1[1], o1[2], o1[3]};
+    cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s0, 5);
+    cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s1, 5);
+  }
+  /* slot s of the next trip: its unit s (A slots carried; the last one is free at a trip's start) */
+  for (int s = 0; s < A; s++)
+    for (int k = 0; k < nw; k++) LLVMBuildStore(g->B, ring[(s + 2 * U) % R][k], q->cell[s][k]);
+  LLVMBuildStore(g->B, cg_add_c(g, i16x, 16 * U), iv);
+  br_no_unroll(g, hb);
   LLVMPositionBuilderAtEnd(g->B, db);
 }
 
@@ -410,6 +602,8 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
   bool bf16 = tl_val(f, tl_op_at(f, m->load_lo)->res[0])->type.dtype == TL_BF16;
   table C = table_of(g, m->cos_param), Sn = table_of(g, m->sin_param);
   LLVMValueRef vec = LLVMBuildAnd(g->B, table_vec_ok(g, &C), table_vec_ok(g, &Sn), "");
+  rope_ring ring = {0};
+  if (rope_ahead()) ring_make(g, &ring, &C, &Sn, rope_ahead());
   LLVMValueRef is0 = LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), "");
   tl_op *cl = tl_op_at(f, m->load_cos);
   int32_t rowv = cl->opnd[cl->nopnd - 2];
@@ -444,7 +638,8 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
     LLVMBasicBlockRef lb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.wait.loaded");
     LLVMBuildCondBr(g->B, vec, pb, lb);
     LLVMPositionBuilderAtEnd(g->B, pb);
-    {
+    if (ring.ahead) ring_preload(g, &ring, &C, &Sn, pos0, ptid); /* (the first units' loads, in registers) */
+    else {
       LLVMValueRef last = LLVMBuildSub(g->B, LLVMBuildZExt(g->B, C.t->size[0], g->i64, ""), cg_i64(g, 1), "");
       LLVMValueRef r0 = LLVMBuildZExt(g->B, LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), ""), g->i64, "");
       LLVMValueRef col0 = cg_mul_c(g, LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), ""), 8);
@@ -471,7 +666,10 @@ void cg_rope_producer_loop(cg *g, cg_ring *R, LLVMValueRef wr, LLVMValueRef ph, 
   cg_ws_arrive_if(g, cg_mbar_addr(g, R, slot), is0); /* (the arrival TMA's expect_tx would have made) */
   LLVMBuildBr(g->B, sb);
   LLVMPositionBuilderAtEnd(g->B, vb);
-  rotate_slot(g, k0, k1, slot, LLVMBuildLoad2(g->B, g->i64, posv, ""), ptid, &C, &Sn, true, bf16);
+  if (ring.ahead)
+    rotate_slot_ahead(g, k0, k1, slot, LLVMBuildLoad2(g->B, g->i64, posv, ""), ptid, &C, &Sn, bf16, &ring);
+  else
+    rotate_slot(g, k0, k1, slot, LLVMBuildLoad2(g->B, g->i64, posv, ""), ptid, &C, &Sn, true, bf16);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, sb);
   rotate_slot(g, k0, k1, slot, LLVMBuildLoad2(g->B, g->i64, posv, ""), ptid, &C, &Sn, false, bf16);
