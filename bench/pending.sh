@@ -80,7 +80,7 @@
 #   twentieth session: the whole queue above ran (four calls, bench/RESULTS.md "twentieth session"), main
 #   correct at ef9f57f; seven defaults made from it (docs/decisions.md) that never ran together.  OWED
 #   now, in this order (each its bench/pending_NAME.sh; realistic times about half the limits):
-#     call 1 (cold):  OWED="defaults20:300 ropefa3:150 w4a16big:150" OWED_BUDGET=560 sh bench/owed.sh .carry
+#     call 1 (cold):  OWED="defaults20:300 ropefa3:180 w4a16big:150" OWED_BUDGET=560 sh bench/owed.sh .carry
 #                     (timeout_s=590) -- defaults20: every GPU test at the new defaults at once, the pitch
 #                     test, and TILEC_LOOP_SPLIT_LOAD's D128 S1000 dK beside the default (makes or keeps
 #                     bwd6's default); ropefa3: the rounding fix (the failing round replayed first) and
