@@ -326,36 +326,73 @@ static void br_no_unroll(cg *g, LLVMBasicBlockRef to) {
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->C, "llvm.loop", 9), LLVMMetadataAsValue(g->C, loop));
 }
 
+/* The row loop both rotations share (rotate_slot, rotate_slot_ahead).  rows_bases: slot `slot`'s two
+ * halves' shared addresses (b0: k's first half, b1: its second) and the thread's chunk c = ptid % 8 and
+ * first row r0 = ptid / 8; rows_begin opens the loop over the rows (i16x: the trip's first row offset, 0,
+ * 16, ...; < bn), rows_end closes it (i16x += step, rolled); row_halves reads row r's two 16-byte chunks
+ * (x, y; a: their addresses) and row_store writes the rotated words back. */
+typedef struct rope_rows {
+  LLVMValueRef b0, b1, c, r0, iv, i16x;
+  LLVMBasicBlockRef head, done;
+} rope_rows;
+
+static void rows_bases(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, LLVMValueRef ptid, rope_rows *L) {
+  L->b0 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k0->stage_bytes), k0->offset), "");
+  L->b1 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k1->stage_bytes), k1->offset), "");
+  L->c = LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), "");
+  L->r0 = LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), "");
+}
+
+static void rows_begin(cg *g, rope_rows *L, int bn, const char *head, const char *body, const char *done) {
+  L->iv = LLVMBuildAlloca(g->PB, g->i32, "rope.row");
+  LLVMBuildStore(g->B, cg_i32(g, 0), L->iv);
+  L->head = LLVMAppendBasicBlockInContext(g->C, g->fn, head);
+  LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->C, g->fn, body);
+  L->done = LLVMAppendBasicBlockInContext(g->C, g->fn, done);
+  LLVMBuildBr(g->B, L->head);
+  LLVMPositionBuilderAtEnd(g->B, L->head);
+  L->i16x = LLVMBuildLoad2(g->B, g->i32, L->iv, "");
+  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, L->i16x, cg_i32(g, bn), ""), bb, L->done);
+  LLVMPositionBuilderAtEnd(g->B, bb);
+}
+
+static void rows_end(cg *g, rope_rows *L, int step) {
+  LLVMBuildStore(g->B, cg_add_c(g, L->i16x, step), L->iv);
+  br_no_unroll(g, L->head);
+  LLVMPositionBuilderAtEnd(g->B, L->done);
+}
+
+static void row_halves(cg *g, cg_stream *k0, const rope_rows *L, LLVMValueRef r, LLVMValueRef a[2], LLVMValueRef *x,
+                       LLVMValueRef *y) {
+  LLVMValueRef off = cg_slot_off(g, k0, r, L->c);
+  a[0] = LLVMBuildAdd(g->B, L->b0, off, ""), a[1] = LLVMBuildAdd(g->B, L->b1, off, "");
+  *x = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a[0], 1, true);
+  *y = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a[1], 1, true);
+}
+
+static void row_store(cg *g, const LLVMValueRef a[2], const LLVMValueRef o0[4], const LLVMValueRef o1[4]) {
+  LLVMValueRef s0[5] = {a[0], o0[0], o0[1], o0[2], o0[3]}, s1[5] = {a[1], o1[0], o1[1], o1[2], o1[3]};
+  cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s0, 5);
+  cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s1, 5);
+}
+
 /* This thread's share of the rotation of slot `slot`: pairs of 16-byte chunks (row r, chunk c) for
  * c = ptid % 8 and r = ptid / 8 + 16 i (a warp: 4 whole 128-byte rows a phase, no bank conflict). */
 static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, LLVMValueRef pos0, LLVMValueRef ptid,
                         const table *C, const table *Sn, bool vec, bool bf16) {
   tl_rope_match *m = g->plan->rope;
   bool fuse = rope_fuse_exact(C, Sn);
-  LLVMValueRef b0 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k0->stage_bytes), k0->offset), "");
-  LLVMValueRef b1 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k1->stage_bytes), k1->offset), "");
-  LLVMValueRef c = LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), "");
-  LLVMValueRef r0 = LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), "");
+  rope_rows L;
+  rows_bases(g, k0, k1, slot, ptid, &L);
   LLVMValueRef last = LLVMBuildSub(g->B, LLVMBuildZExt(g->B, C->t->size[0], g->i64, ""), cg_i64(g, 1), "");
-  LLVMValueRef col0 = cg_mul_c(g, c, 8);
+  LLVMValueRef col0 = cg_mul_c(g, L.c, 8);
   /* a loop of BN / 16 trips that LLVM keeps rolled (unrolled, the 8 rows' loads and addresses live at
    * once: 3.6 KB of spills at the producer's 40 registers) */
-  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i32, "rope.row");
-  LLVMBuildStore(g->B, cg_i32(g, 0), iv);
-  LLVMBasicBlockRef hb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.row.head");
-  LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.row.body");
-  LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.row.done");
-  LLVMBuildBr(g->B, hb);
-  LLVMPositionBuilderAtEnd(g->B, hb);
-  LLVMValueRef i16x = LLVMBuildLoad2(g->B, g->i32, iv, "");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i16x, cg_i32(g, m->bn), ""), bb, db);
-  LLVMPositionBuilderAtEnd(g->B, bb);
+  rows_begin(g, &L, m->bn, "rope.row.head", "rope.row.body", "rope.row.done");
   {
-    LLVMValueRef r = LLVMBuildAdd(g->B, r0, i16x, "");
-    LLVMValueRef off = cg_slot_off(g, k0, r, c);
-    LLVMValueRef a0 = LLVMBuildAdd(g->B, b0, off, ""), a1 = LLVMBuildAdd(g->B, b1, off, "");
-    LLVMValueRef x = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a0, 1, true);
-    LLVMValueRef y = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a1, 1, true);
+    LLVMValueRef r = LLVMBuildAdd(g->B, L.r0, L.i16x, "");
+    LLVMValueRef a[2], x, y;
+    row_halves(g, k0, &L, r, a, &x, &y);
     /* the key's position: rows past the table's end are keys past S (zeros from TMA, masked by the
      * kernel); they read the last row instead of past it */
     LLVMValueRef t = LLVMBuildAdd(g->B, pos0, LLVMBuildZExt(g->B, r, g->i64, ""), "");
@@ -369,13 +406,9 @@ static void rotate_slot(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef slot, 
     table_row8(g, Sn, t, col0, vec, sn);
     LLVMValueRef o0[4], o1[4];
     rotate_words(g, x, y, 0, 4, cs, sn, fuse, bf16, o0, o1);
-    LLVMValueRef s0[5] = {a0, o0[0], o0[1], o0[2], o0[3]}, s1[5] = {a1, o1[0], o1[1], o1[2], o1[3]};
-    cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s0, 5);
-    cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s1, 5);
+    row_store(g, a, o0, o1);
   }
-  LLVMBuildStore(g->B, cg_add_c(g, i16x, 16), iv);
-  br_no_unroll(g, hb);
-  LLVMPositionBuilderAtEnd(g->B, db);
+  rows_end(g, &L, 16);
 }
 
 /* ---- the rotation with table loads in flight (TILEC_ROPE_AHEAD=A > 0) ---------------------------------
@@ -490,30 +523,18 @@ static void rotate_slot_ahead(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef 
       U = u;
       break;
     }
-  LLVMValueRef b0 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k0->stage_bytes), k0->offset), "");
-  LLVMValueRef b1 = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_add_c(g, cg_mul_c(g, slot, k1->stage_bytes), k1->offset), "");
-  LLVMValueRef c = LLVMBuildAnd(g->B, ptid, cg_i32(g, 7), "");
-  LLVMValueRef r0 = LLVMBuildLShr(g->B, ptid, cg_i32(g, 3), "");
+  rope_rows L;
+  rows_bases(g, k0, k1, slot, ptid, &L);
   unit_view v = view_of(g, C, Sn, pos0, ptid);
-  LLVMValueRef iv = LLVMBuildAlloca(g->PB, g->i32, "rope.row");
-  LLVMBuildStore(g->B, cg_i32(g, 0), iv);
-  LLVMBasicBlockRef hb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.ahead.head");
-  LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.ahead.body");
-  LLVMBasicBlockRef db = LLVMAppendBasicBlockInContext(g->C, g->fn, "rope.ahead.done");
-  LLVMBuildBr(g->B, hb);
-  LLVMPositionBuilderAtEnd(g->B, hb);
-  LLVMValueRef i16x = LLVMBuildLoad2(g->B, g->i32, iv, "");
-  LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i16x, cg_i32(g, m->bn), ""), bb, db);
-  LLVMPositionBuilderAtEnd(g->B, bb);
+  rows_begin(g, &L, m->bn, "rope.ahead.head", "rope.ahead.body", "rope.ahead.done");
+  LLVMValueRef i16x = L.i16x, r0 = L.r0;
   LLVMValueRef ring[ROPE_AHEAD_MAX + 1][8];
   for (int s = 0; s < R; s++)
     for (int k = 0; k < nw; k++) ring[s][k] = LLVMBuildLoad2(g->B, LLVMGetAllocatedType(q->cell[s][k]), q->cell[s][k], "");
   for (int row = 0; row < U; row++) {
     LLVMValueRef r = LLVMBuildAdd(g->B, r0, cg_add_c(g, i16x, 16 * row), "");
-    LLVMValueRef off = cg_slot_off(g, k0, r, c);
-    LLVMValueRef a0 = LLVMBuildAdd(g->B, b0, off, ""), a1 = LLVMBuildAdd(g->B, b1, off, "");
-    LLVMValueRef x = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a0, 1, true);
-    LLVMValueRef y = cg_asm(g, v4i32(g), "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r,~{memory}", &a1, 1, true);
+    LLVMValueRef a[2], x, y;
+    row_halves(g, k0, &L, r, a, &x, &y);
     LLVMValueRef o0[4], o1[4];
     for (int h = 0; h < 2; h++) {
       int u = 2 * row + h, la = u + A; /* (the trip's units: this one, and the one whose loads go out now) */
@@ -524,16 +545,12 @@ static void rotate_slot_ahead(cg *g, cg_stream *k0, cg_stream *k1, LLVMValueRef 
       unit_f32(g, Sn, ring[u % R] + q->nc, sn);
       rotate_words(g, x, y, 2 * h, 2, cs, sn, fuse, bf16, o0, o1);
     }
-    LLVMValueRef s0[5] = {a0, o0[0], o0[1], o0[2], o0[3]}, s1[5] = {a1, o1[0], o1[1], o1[2], o1[3]};
-    cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s0, 5);
-    cg_asm_void(g, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", s1, 5);
+    row_store(g, a, o0, o1);
   }
   /* slot s of the next trip: its unit s (A slots carried; the last one is free at a trip's start) */
   for (int s = 0; s < A; s++)
     for (int k = 0; k < nw; k++) LLVMBuildStore(g->B, ring[(s + 2 * U) % R][k], q->cell[s][k]);
-  LLVMBuildStore(g->B, cg_add_c(g, i16x, 16 * U), iv);
-  br_no_unroll(g, hb);
-  LLVMPositionBuilderAtEnd(g->B, db);
+  rows_end(g, &L, 16 * U);
 }
 
 /* i1: table T's rows can be read by 16-byte loads (unit last stride, 16-byte aligned base and rows). */
