@@ -15,7 +15,14 @@ P=/tmp/d20; mkdir -p $P
    sd=; [ $i -gt 1 ] && sd="--seed $i"  # (round 1: tilec run's default seed, bwd6's data)
    $e TILEC_CACHE_DIR=/tmp/c-d20$m timeout -k 10 30 $B/tilec run examples/attn_bwd.tile --kernel=attn_bwd_dkdv -D D=128 -D CAUSAL=0 \
      --size Z=1 --size H=3 --size S=1000 --scalar scale=0.1 $sd --device 2>&1 | grep -E "^d[KV] |FAIL|PASS" | tr '\n' ' ' | sed "s/^/dkdv D128 S1000 $m round $i: /"; echo
- done; done > $P/dkdv.txt 2>&1) &
+ done; done > $P/dkdv.txt 2>&1
+ # GQA's fa3 form (causal, S >= 4096) now takes q by TMA too: once at S 4100 and once at (2, 1100) with
+ # the form forced (TILEC_ATTN_FORM_MIN_S=1), against the interpreter
+ for sz in "--size Z=1 --size H=8 --size HKV=2 --size S=4100" "--size Z=2 --size H=4 --size HKV=1 --size S=1100"; do
+   [ "${sz#*S=1100}" != "$sz" ] && fm=1 || fm=4096
+   TILEC_ATTN_FORM_MIN_S=$fm TILEC_CACHE_DIR=/tmp/c-d20gqa timeout -k 10 90 $B/tilec run examples/llama/attn_gqa.tile $sz \
+     --scalar scale=0.08 --device 2>&1 | grep -E "^O |FAIL|PASS" | tr '\n' ' ' | sed "s/^/gqa form $sz: /"; echo
+ done >> $P/dkdv.txt 2>&1) &
 (TILEC_CACHE_DIR=/tmp/c-pr timeout -k 10 200 python3 tests/gpu/test_pitch_repack.py \
    --lib $B/libtilec.so > $P/pitch.log 2>&1; echo "exit $?" >> $P/pitch.log) &
 PENDING_STEPS=none PENDING_TEST_LIMIT=${D20_TEST_LIMIT:-230} PENDING_TMP=$P/pend sh bench/pending.sh "${1:-.carry}" 2>&1 | tail -40
