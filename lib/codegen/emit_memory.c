@@ -890,6 +890,7 @@ void cg_emit_load(cg *g, tl_op *o) {
 static void store_regs(cg *g, tl_op *o);
 
 void cg_emit_store(cg *g, tl_op *o) {
+  if (cg_o_tma_store(g, o)) return;              /* fa3's O through q's slot and TMA (emit_o_tma.c) */
   if (cg_epi_store(g, o, store_regs)) return; /* through shared memory and TMA (emit_epilogue.c) */
   store_regs(g, o);
 }

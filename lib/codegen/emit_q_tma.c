@@ -156,9 +156,11 @@ LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
   cg_tensor *t = &g->tensors[tv->index];
   ok = cg_tma_map_test(g, ok, t, tv->type.rank, 2); /* q's tensor, 16-bit */
   p->tmap[p->q_map] = cg_tma_map_addr(g, p->q_map);
-  /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp */
+  ok = cg_o_tma_prologue(g, ok); /* (TILEC_ATTN_O_TMA=1: O's map, emit_o_tma.c) */
+  /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp (O by TMA:
+   * one per consumer warpgroup, after its store read the slot) */
   for (int w = 0; w < 2; w++) {
-    LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? f->warps : 1)};
+    LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? (p->o_tma ? 2 : f->warps) : 1)};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }",
                 "r,r,r,~{memory}", args, 3);
   }
@@ -242,7 +244,7 @@ static void arrive_empty(cg *g, LLVMValueRef on) {
 
 void cg_q_tma_release(cg *g, LLVMValueRef ran) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->q_tma) return;
+  if (!p || g->plan_f != g->f || !p->q_tma || p->o_tma) return; /* (O by TMA: after its store, emit_o_tma.c) */
   arrive_empty(g, p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
 }
 

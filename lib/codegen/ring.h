@@ -212,6 +212,12 @@ typedef struct cg_plan {
   int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
   LLVMValueRef q_fullph, q_emptyph;
   const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
+  /* fa3's O by a TMA store from q's slot (emit_o_tma.c, TILEC_ATTN_O_TMA=1): o_store its store op,
+   * o_map its tensor map; "q empty" then takes one arrival per warpgroup, after the store's read */
+  bool o_tma;
+  int32_t o_store;
+  int o_map;
+  const char *o_note;      /* --explain: how O is stored, or why not by TMA when TILEC_ATTN_O_TMA=1 */
   /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
   int natma;
   struct cg_atma *atma;
@@ -494,6 +500,11 @@ void cg_q_tma_release(cg *g, LLVMValueRef ran);
 /* consumers, q_early: in loop L's body after the score dot's wait_group 1, arrive on q empty in the
  * last iteration (the tile's last score dot is done: the last step's softmax and value dot then cover q) */
 void cg_q_tma_release_in_loop(cg *g, int32_t L);
+
+/* emit_o_tma.c (docs/pipelines.md "O by a TMA store"; TILEC_ATTN_O_TMA=1): fa3's O through q's slot */
+int cg_plan_o_tma(cg *g, int persist);       /* after cg_plan_epilogue; returns persist (q's slot reused) */
+LLVMValueRef cg_o_tma_prologue(cg *g, LLVMValueRef ok); /* O's map and map test (AND into ok) */
+bool cg_o_tma_store(cg *g, tl_op *o);        /* o is O's store: emitted through the slot and TMA */
 
 /* emit_rope.c (docs/pipelines.md "RoPE in fa3's producer"; TILEC_ROPE_PRODUCER=1) */
 void cg_rope_plan(cg *g);                    /* in cg_make_plan, before the streams: p->rope, p->rope_skip */

@@ -9,7 +9,7 @@
  * TILEC_ERROR_INTERNAL, a crash or a sanitizer report.  The switches, the arch and the log are
  * printed first (stderr).
  *
- * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2), bit 1
+ * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2) and TILEC_ATTN_O_TMA=1, bit 1
  * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
  * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
  * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1 (with bit 6: =2), bit 1
@@ -50,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 3 || size > 16384 || memchr(data, 0, size)) return 0;
   uint8_t sw = data[0], sw1 = data[1];
   set_switch("TILEC_ATTN_Q_TMA", sw & 1, sw & 64 ? "2" : "1");
+  set_switch("TILEC_ATTN_O_TMA", sw & 1, "1");
   set_switch("TILEC_DEQUANT_BF16X2", sw & 2, "1");
   set_switch("TILEC_STAGED_DOUBLE", sw & 4, "1");
   set_switch("TILEC_WS", sw & 8, "coop");

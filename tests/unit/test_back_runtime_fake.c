@@ -1318,6 +1318,52 @@ Test(fake_driver, attn_fa3_q_by_tma) {
   }
 }
 
+/* TILEC_ATTN_O_TMA=1 (emit_o_tma.c): the fa3 form (S 4097 at Z 16, H 16) stores O by TMA from q's
+ * slot: a 4th map, O's (rank 4, dims D, S, H, Z: rows past S clipped; box 64 x 64 rows, one
+ * consumer warpgroup's half of the tile; 128-byte swizzle, bf16), D128 and D256; unset: 3 maps, K,
+ * V and Q's, none at O's address. */
+Test(fake_driver, attn_fa3_o_by_tma) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  const uint64_t o_addr = 0x7f2000000000ull + 3 * 0x10000000ull; /* (launch_attn_d: Q, K, V, O) */
+  for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {off, on} */
+    int64_t d = mode < 2 ? 128 : 256;
+    bool on = mode % 2 == 1;
+    if (on) setenv("TILEC_ATTN_O_TMA", "1", 1);
+    tilec_options *o = NULL;
+    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+    cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+    tilec_options_destroy(o);
+    tilec_kernel *k = NULL;
+    cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    int e0 = calls.encodes;
+    launch_attn_d(k, 16, 16, 4097, d); /* the form */
+    unsetenv("TILEC_ATTN_O_TMA");
+    cr_assert_eq(calls.block[0], 384u);
+    cr_assert_eq(calls.encodes - e0, on ? 4 : 3, "maps encoded: %d", calls.encodes - e0);
+    int m = -1;
+    for (int i = e0; i < calls.encodes; i++)
+      if ((uint64_t)(uintptr_t)calls.enc[i % 4].addr == o_addr) m = i % 4;
+    cr_assert_eq(m >= 0, on, "O's map %s", m >= 0 ? "encoded" : "missing");
+    if (on) {
+      cr_assert_eq(calls.enc[m].rank, 4u);
+      cr_assert(calls.enc[m].dims[0] == (uint64_t)d && calls.enc[m].dims[1] == 4097 && calls.enc[m].dims[2] == 16 &&
+                calls.enc[m].dims[3] == 16, "dims %llu %llu %llu %llu", (unsigned long long)calls.enc[m].dims[0],
+                (unsigned long long)calls.enc[m].dims[1], (unsigned long long)calls.enc[m].dims[2],
+                (unsigned long long)calls.enc[m].dims[3]);
+      cr_assert(calls.enc[m].box[0] == 64 && calls.enc[m].box[1] == 64 && calls.enc[m].box[2] == 1 &&
+                calls.enc[m].box[3] == 1, "box %u %u", calls.enc[m].box[0], calls.enc[m].box[1]);
+      cr_assert_eq(calls.enc[m].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+      cr_assert_eq(calls.enc[m].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    }
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* TILEC_ATTN_PERSIST=1 (route_pipeline, tile_prefetch.c, emit_q_tma.c): the full kernel without a
  * producer (D128: two programs an SM; D256: one) runs persistent: at Z 16, H 16, S 1000 (2048 tiles)
  * a grid of at most 2 (D256: 1) CTAs an SM along x and 1 along y, 256 threads, and a third map, Q's
