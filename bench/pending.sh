@@ -87,8 +87,9 @@
 #                     the producer's rows ahead (branch ropefa4, if merged); w4a16big: dequant + GEMM
 #     call 2 (warm):  PENDING_STEPS="attn fp8" sh bench/pending.sh .carry (timeout_s=590): attention and
 #                     fp8 at the new defaults beside cuDNN / FA2 / cuBLAS (the numbers README quotes)
-#     call 3 (warm):  OWED="attnd256b:180 embrms:300" OWED_BUDGET=560 (TILEC_ATTN_TURNS=0 with
-#                     TILEC_ATTN_OVERLAP=3 at D256; embrms' variants, now loading what they say)
+#     call 3 (warm):  OWED="attnd256b:180 attnepi:180 embrms:300" OWED_BUDGET=560 (TILEC_ATTN_TURNS=0
+#                     with TILEC_ATTN_OVERLAP=3 at D256; fa3's O by TMA store, TILEC_ATTN_O_TMA=1;
+#                     embrms' variants, now loading what they say)
 #     then:           ctime8:300 (compile time on the host; PTX identical, defaults already), and
 #                     gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
