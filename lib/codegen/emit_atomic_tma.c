@@ -113,10 +113,8 @@ static void plan_region(cg *g, cg_plan *p, tl_region *r, int *persist, tl_sbuf *
         a->stage_off = at1k;
         a->stage_bytes = bytes;
         a->nbuf = nbuf;
-        a->map = p->ntma;
         *persist = at1k + nbuf * bytes;
-        p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = ATMA_BOX_COLS, .box_rows = rows,
-                                          .swizzle = 128, .dtype = TL_F32};
+        a->map = cg_tma_map_add(p, tv->index, ATMA_BOX_COLS, rows, 128, TL_F32);
         tl_sbuf_printf(note, "%satomic_add into %s by a TMA bulk reduce-add (%d box%s of %dx%d f32, 128-byte "
                              "swizzle, %d staging buffer%s of %d bytes; red.add per element when %s fails the map "
                              "test; TILEC_ATOMIC_TMA=0 off)",

@@ -303,9 +303,7 @@ int cg_plan_epilogue(cg *g, int persist) {
       tl_op *so = tl_op_at(f, store);
       tl_value *tv = tl_val(f, so->opnd[0]);
       e->tma_store = store;
-      e->map = p->ntma;
-      p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = e->width, .box_rows = rows,
-                                        .swizzle = e->rowbytes, .dtype = tv->type.dtype};
+      e->map = cg_tma_map_add(p, tv->index, e->width, rows, e->rowbytes, tv->type.dtype);
       tl_sbuf_printf(&note, "; %s stored by TMA from %d staging buffer%s of %dx%d (%d-byte swizzle)%s",
                      f->params.data[tv->index].name, e->nbuf, e->nbuf > 1 ? "s" : "", rows, e->width, e->rowbytes,
                      p->ws == TL_WS_PINGPONG ? ", a set per consumer warpgroup" : "");

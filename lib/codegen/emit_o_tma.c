@@ -95,9 +95,7 @@ int cg_plan_o_tma(cg *g, int persist) {
     tl_value *tv = tl_val(f, o->opnd[0]);
     p->o_tma = true;
     p->o_store = s;
-    p->o_map = p->ntma;
-    p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = 64, .box_rows = p->q_rows / 2, .swizzle = 128,
-                                      .dtype = tv->type.dtype};
+    p->o_map = cg_tma_map_add(p, tv->index, 64, p->q_rows / 2, 128, tv->type.dtype);
     tl_sbuf_printf(&note, "O by TMA (TILEC_ATTN_O_TMA=1): %s: each consumer warpgroup writes its %d rows into q's "
                           "slot (128-byte swizzle), fence.proxy.async, bar.sync 7 + w, then one thread stores %d "
                           "boxes of %dx64, waits for their read of the slot and arrives on \"q empty\" (2 arrivals)",

@@ -99,12 +99,10 @@ int cg_plan_q_tma(cg *g, int persist) {
   p->q_plain = plain;
   p->q_val = a;
   p->q_load = av->def;
-  p->q_map = p->ntma;
   p->q_rows = av->type.shape[0];
   p->q_boxes = av->type.shape[1] / 64;
   p->q_bytes = p->q_rows * av->type.shape[1] * 2;
-  p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = 64, .box_rows = p->q_rows, .swizzle = 128,
-                                    .dtype = tv->type.dtype};
+  p->q_map = cg_tma_map_add(p, tv->index, 64, p->q_rows, 128, tv->type.dtype);
   persist = (persist + 7) / 8 * 8;
   p->q_mbar_off = persist;
   persist += 16;

@@ -108,8 +108,7 @@ int cg_plan_tma(cg *g, int persist) {
       s->tma_boxes = s->cols / s->tma_inner;
       int swz = plain ? 0 : rb > 128 ? 128 : rb;
       R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
-      p->tma[p->ntma++] = (tl_tma_desc){.param = tv->index, .box_inner = s->tma_inner, .box_rows = s->rows,
-                                        .swizzle = swz, .dtype = tv->type.dtype};
+      cg_tma_map_add(p, tv->index, s->tma_inner, s->rows, swz, tv->type.dtype);
       if (plain)
         tl_sbuf_printf(&note, "; %s: 1 box of %dx%d, unswizzled (an operand prologue's load)",
                        f->params.data[tv->index].name, s->rows, s->tma_inner);

@@ -243,6 +243,14 @@ typedef struct cg_plan {
   const char *lazy_note;   /* --explain */
 } cg_plan;
 
+/* Appends a tensor map of parameter `param` to the plan (the launcher encodes one per entry, in order)
+ * and returns its index; the caller has checked p->ntma < TL_MAX_TMA. */
+static inline int cg_tma_map_add(cg_plan *p, int param, int box_inner, int box_rows, int swizzle, int dtype) {
+  p->tma[p->ntma] = (tl_tma_desc){.param = param, .box_inner = box_inner, .box_rows = box_rows, .swizzle = swizzle,
+                                  .dtype = dtype};
+  return p->ntma++;
+}
+
 /* dot_plan.c: the index in loop L's body of the top-level op holding op id (nested ops count as
  * their ancestor), or INT32_MAX; and the first such index of an op using value v. */
 int32_t cg_body_pos(tl_func *f, int32_t L, int32_t id);
