@@ -30,6 +30,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_py import examples_dir, start  # noqa: E402
+from w4a16_ref import gemm_within, gptq_case, gptq_reference  # noqa: E402
 
 
 def main():
@@ -99,24 +100,16 @@ def main():
                     print("FAIL: --explain does not match TILEC_PROLOGUE\n" + ex)
                     fails += 1
             k = kernels[key][0]
-            KW, NG = K // 8, K // G
-            a = (torch.rand(M, K, generator=gen) * 2 - 1).to(torch.bfloat16)
-            wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (KW, N), generator=gen, dtype=torch.int32)
-            s = (torch.rand(NG, N, generator=gen) * 0.09 + 0.01).to(torch.bfloat16)
-            z = (torch.rand(NG, N, generator=gen) - 0.5).to(torch.bfloat16)
+            a, wq, s, z = gptq_case(torch, gen, M, N, K, G)
 
             def reference(zz):
-                shifts = (4 * (torch.arange(K) % 8)).view(K, 1)
-                q = ((wq.repeat_interleave(8, 0) >> shifts) & 15).float()
-                w = (q * s.float().repeat_interleave(G, 0) - zz.float().repeat_interleave(G, 0)).to(torch.bfloat16)
-                return a.double() @ w.double(), a.double().abs() @ w.double().abs()
+                return gptq_reference(torch, a, wq, s, zz, G)
 
             ref, mag = reference(z)
             acc_tol = (K + 1) * 2.0 ** -23  # f32 accumulation over K products (the unit test's bound)
 
             def within(got, want):
-                d = (got.double() - want).abs()
-                return bool(torch.isfinite(got.double()).all()) and bool((d <= 2 ** -8 * want.abs() + acc_tol * mag + 1e-6).all()), float(d.max())
+                return gemm_within(torch, got, want, mag, K)
 
             c = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
             k(a.cuda(), wq.cuda(), s.cuda(), z.cuda(), c)

@@ -31,6 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_py import examples_dir, start  # noqa: E402
+from w4a16_ref import gemm_within, gptq_case, gptq_reference  # noqa: E402
 
 FORMS = {
     "halves": {"TILEC_DEQUANT_BF16X2": "1", "TILEC_FRAG_SHARED_LOAD": "1"},
@@ -109,10 +110,7 @@ def main():
             BM, BN = tiles.get("BM", 16), tiles.get("BN", 128)
             SPLIT = tiles.get("SPLIT", 8)
             KW, NG = K // 8, K // G
-            a = (torch.rand(M, K, generator=gen) * 2 - 1).to(torch.bfloat16)
-            wq = torch.randint(-2 ** 31, 2 ** 31 - 1, (KW, N), generator=gen, dtype=torch.int32)
-            s = (torch.rand(NG, N, generator=gen) * 0.09 + 0.01).to(torch.bfloat16)
-            z = (torch.rand(NG, N, generator=gen) - 0.5).to(torch.bfloat16)
+            a, wq, s, z = gptq_case(torch, gen, M, N, K, G)
             name = "%s case %d tiles %s G=%d M=%d N=%d K=%d" % (form, ci, tiles or "shipped", G, M, N, K)
 
             # 1. the repack on the GPU, bit for bit
@@ -124,21 +122,13 @@ def main():
             fails += not rok
             print("%s repack %s" % ("ok" if rok else "FAIL", name), flush=True)
 
-            def reference(zz):
-                shifts = (4 * (torch.arange(K) % 8)).view(K, 1)
-                q = ((wq.repeat_interleave(8, 0) >> shifts) & 15).float()
-                w = (q * s.float().repeat_interleave(G, 0) - zz.float().repeat_interleave(G, 0)).to(torch.bfloat16)
-                return a.double() @ w.double(), a.double().abs() @ w.double().abs()
-
-            ref, mag = reference(z)
+            ref, mag = gptq_reference(torch, a, wq, s, z, G)
             z2 = z.clone()
             z2[-1] += 4.0
-            ref2 = reference(z2)[0]
-            acc_tol = (K + 1) * 2.0 ** -23
+            ref2 = gptq_reference(torch, a, wq, s, z2, G)[0]
 
             def within(got, want):
-                d = (got.double() - want).abs()
-                return bool(torch.isfinite(got.double()).all()) and bool((d <= 2 ** -8 * want.abs() + acc_tol * mag + 1e-6).all()), float(d.max())
+                return gemm_within(torch, got, want, mag, K)
 
             # 2. the unsplit kernel
             ad, wpd, sd, zd = a.cuda(), wp_ref.cuda(), s.cuda(), z.cuda()
