@@ -1373,6 +1373,24 @@ static void example_topk_sample(void) {
 }
 
 /* ---- gemm_w4a16: int4 weights packed 8 to an i32 along K, group-wise scale and zero ---------------- */
+/* The fp64 product A W (ref) and |A| |W| (scale), both zeroed M x N, of A = a[0] [M, K] and the GPTQ
+ * words wq [K / 8, N] with scale a[2] and zero a[3] [K / G, N]: W = bf16(q s - z), as the kernels round
+ * the dequantized weight to bf16 before the dot. */
+static void w4a16_reference(const tl_arg *a, const int32_t *wq, int64_t G, int64_t M, int64_t N, int64_t K, double *ref,
+                            double *scale) {
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++) {
+      double q = (double)((uint32_t)wq[(k / 8) * N + j] >> (4 * (k % 8)) & 15);
+      float w = tl_bits_to_float(tl_float_to_bits(tl_f64_to_f32((float)(q * tget_f(&a[2], (k / G) * N + j)) -
+                                                                 tget_f(&a[3], (k / G) * N + j)), TL_BF16), TL_BF16);
+      for (int64_t i = 0; i < M; i++) {
+        double p = (double)tget_f(&a[0], i * K + k) * w;
+        ref[i * N + j] += p;
+        scale[i * N + j] += fabs(p);
+      }
+    }
+}
+
 /* split: gemm_w4a16_splitk (C f32, zeroed, atomically accumulated over the K splits) */
 static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, uint64_t seed, bool split) {
   int64_t KW = K / 8, NG = K / G;
@@ -1389,19 +1407,7 @@ static void run_w4a16(compiled *c, int64_t G, int64_t M, int64_t N, int64_t K, u
   else tpoison(&a[4]);
   interpret(kernel(c, split ? "gemm_w4a16_splitk" : "gemm_w4a16"), a, 5);
   double *ref = dalloc(M * N), *scale = dalloc(M * N);
-  for (int64_t k = 0; k < K; k++)
-    for (int64_t j = 0; j < N; j++) {
-      uint32_t word = (uint32_t)wq[(k / 8) * N + j];
-      double q = (double)(word >> (4 * (k % 8)) & 15);
-      /* the kernel rounds the dequantized weight to bf16 before the dot */
-      float w = tl_bits_to_float(tl_float_to_bits(tl_f64_to_f32((float)(q * tget_f(&a[2], (k / G) * N + j)) -
-                                                                 tget_f(&a[3], (k / G) * N + j)), TL_BF16), TL_BF16);
-      for (int64_t i = 0; i < M; i++) {
-        double p = (double)tget_f(&a[0], i * K + k) * w;
-        ref[i * N + j] += p;
-        scale[i * N + j] += fabs(p);
-      }
-    }
+  w4a16_reference(a, wq, G, M, N, K, ref, scale);
   char what[128];
   snprintf(what, sizeof what, "gemm_w4a16%s G=%lld %lldx%lldx%lld", split ? "_splitk" : "", (long long)G, (long long)M,
            (long long)N, (long long)K);
@@ -1540,17 +1546,7 @@ static void run_w4a16_packed(compiled *c, int64_t G, int64_t M, int64_t N, int64
     interpret(kernel(c, "gemm_w4a16_packed"), u, 5);
   }
   double *ref = dalloc(M * N), *scale = dalloc(M * N);
-  for (int64_t k = 0; k < K; k++)
-    for (int64_t j = 0; j < N; j++) {
-      double qv = (double)((uint32_t)wq[(k / 8) * N + j] >> (4 * (k % 8)) & 15); /* from the GPTQ words */
-      float w = tl_bits_to_float(tl_float_to_bits(tl_f64_to_f32((float)(qv * tget_f(&a[2], (k / G) * N + j)) -
-                                                                 tget_f(&a[3], (k / G) * N + j)), TL_BF16), TL_BF16);
-      for (int64_t i = 0; i < M; i++) {
-        double p = (double)tget_f(&a[0], i * K + k) * w;
-        ref[i * N + j] += p;
-        scale[i * N + j] += fabs(p);
-      }
-    }
+  w4a16_reference(a, wq, G, M, N, K, ref, scale); /* (from the GPTQ words, before the repack) */
   char what[128];
   snprintf(what, sizeof what, "gemm_w4a16_packed%s G=%lld %lldx%lldx%lld split %lld", split ? (sz ? "_merge_sz" : "_merge") : "", (long long)G,
            (long long)M, (long long)N, (long long)K, (long long)split);
