@@ -1197,6 +1197,24 @@ static void launch_attn_d(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int6
 
 static void launch_attn(tilec_kernel *k, int64_t z, int64_t h, int64_t s) { launch_attn_d(k, z, h, s, 128); }
 
+/* Kernel `kname` of the example at `path` compiled with -D D=d (and BN=bn, CAUSAL=1, disable-pass=disable
+ * where given: bn 0, causal false, disable NULL leave them out) and loaded; *pp the program. */
+static tilec_kernel *load_attn_kernel(const char *path, const char *kname, int64_t d, int64_t bn, bool causal,
+                                      const char *disable, tilec_program **pp) {
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
+  if (bn) cr_assert_eq(tilec_options_define(o, "BN", bn), TILEC_OK);
+  if (causal) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
+  if (disable) cr_assert_eq(tilec_options_set(o, "disable-pass", disable), TILEC_OK);
+  cr_assert_eq(tilec_program_create_from_file(pp, path, o), TILEC_OK);
+  tilec_options_destroy(o);
+  tilec_kernel *k = NULL;
+  tilec_status st = tilec_kernel_load(*pp, kname, 0, &k);
+  cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(*pp));
+  return k;
+}
+
 /* One load of the D128 kernel also loads its FlashAttention-3 form (BN 128, attn-ws=fa3); a launch
  * with S below the bound runs the kernel (256 threads, cdiv(S, 128) x Z*H programs), one at or above
  * it the form (384 threads: the producer warpgroup; persistent, at most one CTA an SM); with the
@@ -1207,21 +1225,13 @@ Test(fake_driver, attn_form_picked_by_s) {
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 4; mode++) { /* 0 on, 1 disable-pass, 2 TILEC_ATTN_FORM=0, 3 bound 4096 */
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
-    if (mode == 1) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_form"), TILEC_OK);
     if (mode == 2) setenv("TILEC_ATTN_FORM", "0", 1);
     if (mode == 3) setenv("TILEC_ATTN_FORM_MIN_S", "4096", 1);
     tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
     int links = calls.links;
-    tilec_kernel *k = NULL;
-    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, false, mode == 1 ? "attn_form" : NULL, &p);
     unsetenv("TILEC_ATTN_FORM");
     unsetenv("TILEC_ATTN_FORM_MIN_S");
-    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
     bool on = mode == 0 || mode == 3;
     launch_attn(k, 2, 3, 1000);
     cr_assert(calls.block[0] == 256u && calls.grid[0] == 8u && calls.grid[1] == 6u, "S 1000: block %u grid %u x %u",
@@ -1252,13 +1262,7 @@ Test(fake_driver, attn_form_picked_by_s) {
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
   /* causal D128: the bound is 4096 (the form lost 4 % at S 2048 and tied at 4096, H200) */
-  tilec_options *o = NULL;
-  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-  cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
-  cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
-  cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-  tilec_options_destroy(o);
-  cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
   launch_attn(k, 1, 2, 2048);
   cr_assert_eq(calls.block[0], 256u, "causal S 2048: block %u", calls.block[0]);
   launch_attn(k, 1, 2, 4096);
@@ -1279,15 +1283,9 @@ Test(fake_driver, attn_fa3_q_by_tma) {
   const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn: Q, K, V, O 0x10000000 apart) */
   for (int on = 0; on < 2; on++) {
     if (!on) setenv("TILEC_ATTN_Q_TMA", "0", 1);
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
     tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
-    tilec_kernel *k = NULL;
     int links = calls.links;
-    cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, false, NULL, &p);
     int e0 = calls.encodes;
     launch_attn(k, 2, 3, 1000); /* the two-program kernel */
     cr_assert_eq(calls.block[0], 256u);
@@ -1331,14 +1329,8 @@ Test(fake_driver, attn_fa3_o_by_tma) {
     int64_t d = mode < 2 ? 128 : 256;
     bool on = mode % 2 == 1;
     if (on) setenv("TILEC_ATTN_O_TMA", "1", 1);
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
     tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
-    tilec_kernel *k = NULL;
-    cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, false, NULL, &p);
     int e0 = calls.encodes;
     launch_attn_d(k, 16, 16, 4097, d); /* the form */
     unsetenv("TILEC_ATTN_O_TMA");
@@ -1380,17 +1372,8 @@ Test(fake_driver, attn_persist) {
     bool on = mode % 3 == 0, causal = mode % 3 == 1;
     if (mode % 3 != 2) setenv("TILEC_ATTN_PERSIST", "1", 1);
     else if (d == 256) setenv("TILEC_ATTN_PERSIST", "0", 1); /* (unset: the persistent form at S 1000) */
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
-    if (causal) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
-    if (d == 128) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_form"), TILEC_OK); /* (the kernel alone) */
-    tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
-    tilec_kernel *k = NULL;
-    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
-    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    tilec_program *p = NULL; /* (D128: attn_form off, the kernel alone) */
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, causal, d == 128 ? "attn_form" : NULL, &p);
     int e0 = calls.encodes;
     launch_attn_d(k, 16, 16, 1000, d);
     unsetenv("TILEC_ATTN_PERSIST");
@@ -1435,23 +1418,15 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
   setenv("TILEC_ATTN_KV_SPLIT", "0", 1);
   for (int mode = 0; mode < 6; mode++) {
     int64_t d = mode == 5 ? 128 : 256;
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", d), TILEC_OK);
-    if (mode == 1) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_persist_form"), TILEC_OK);
     if (mode == 2) setenv("TILEC_ATTN_PERSIST", "0", 1);
-    if (mode == 3) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
     if (mode == 4) setenv("TILEC_ATTN_PERSIST_MAX_S", "1024", 1);
-    if (mode == 5) cr_assert_eq(tilec_options_set(o, "disable-pass", "attn_form"), TILEC_OK); /* (the kernel alone) */
+    /* (mode 5: attn_form off, the kernel alone) */
+    const char *disable = mode == 1 ? "attn_persist_form" : mode == 5 ? "attn_form" : NULL;
     tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
     int links = calls.links;
-    tilec_kernel *k = NULL;
-    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, mode == 3, disable, &p);
     unsetenv("TILEC_ATTN_PERSIST");
     unsetenv("TILEC_ATTN_PERSIST_MAX_S");
-    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
     const int64_t sizes[] = {1024, 2048, 2049, 4096, 1000};
     for (int i = 0; i < 5; i++) {
       int64_t s = sizes[i];
@@ -1493,16 +1468,8 @@ Test(fake_driver, attn_kv_split_form_d256) {
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 3; mode++) { /* 0 on (unset), 1 on causal, 2 off */
     if (mode == 2) setenv("TILEC_ATTN_KV_SPLIT", "0", 1);
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", 256), TILEC_OK);
-    if (mode == 1) cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
     tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
-    tilec_kernel *k = NULL;
-    tilec_status st = tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k);
-    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 256, 0, mode == 1, NULL, &p);
     launch_attn_d(k, 4, 16, 4096, 256); /* (the late form compiles under the switch: unset after) */
     unsetenv("TILEC_ATTN_KV_SPLIT");
     if (mode == 0)
@@ -1541,16 +1508,8 @@ Test(fake_driver, attn_rope_producer) {
   for (int on = 0; on < 2; on++) {
     setenv("TILEC_ATTN_WS", "fa3", 1);
     if (on) setenv("TILEC_ROPE_PRODUCER", "1", 1);
-    tilec_options *o = NULL;
-    cr_assert_eq(tilec_options_create(&o), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
-    cr_assert_eq(tilec_options_define(o, "BN", 128), TILEC_OK);
     tilec_program *p = NULL;
-    cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
-    tilec_options_destroy(o);
-    tilec_kernel *k = NULL;
-    tilec_status st = tilec_kernel_load(p, "cutlass_attn_rope_fwd", 0, &k);
-    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_rope_fwd", 128, 128, false, NULL, &p);
     int64_t qs[4] = {2, 3, 1000, 128}, ts[2] = {1000, 64};
     DLTensor t[6];
     tilec_arg args[7];
