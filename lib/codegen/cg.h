@@ -401,6 +401,9 @@ void cg_emit_under(cg *g, tl_op *dot);
  * is ready before body index `at` (defined outside the body, before `at`, or by an op emitted early) */
 int cg_body_positions(cg *g, const tl_region *r, const tl_op *dot, int32_t **pos);
 bool cg_body_ready(cg *g, const tl_region *r, const int32_t *pos, int at, int32_t v);
+/* Whether a scan of a loop body for work to move earlier stops at o: a store, an atomic, a region or a
+ * terminator (what may not be crossed) */
+bool cg_body_scan_stops(const tl_op *o);
 /* Rebind value v's f32 registers through an empty asm placed here (after a
  * wgmma.wait_group): nothing reads them before that point. */
 void cg_wgmma_fence_val(cg *g, int32_t v);

@@ -33,6 +33,10 @@ bool cg_body_ready(cg *g, const tl_region *r, const int32_t *pos, int at, int32_
   return pos[d] < at || (g->early && g->early[d]);
 }
 
+bool cg_body_scan_stops(const tl_op *o) {
+  return o->opc == TL_OP_store || o->opc == TL_OP_atomic || o->nregions > 0 || (tl_opinfo_table[o->opc].flags & TL_TERM);
+}
+
 void cg_emit_under(cg *g, tl_op *dot) {
   tl_func *f = g->f;
   cg_plan *p = g->plan;
@@ -52,9 +56,7 @@ void cg_emit_under(cg *g, tl_op *dot) {
     int32_t id = r->ops.data[i];
     tl_op *o = tl_op_at(f, id);
     if (o->flags & TL_OPF_DEAD) continue;
-    if (o->opc == TL_OP_store || o->opc == TL_OP_atomic || o->nregions > 0 || o->opc == TL_OP_dot ||
-        (tl_opinfo_table[o->opc].flags & TL_TERM))
-      break;
+    if (cg_body_scan_stops(o) || o->opc == TL_OP_dot) break;
     bool load = o->opc == TL_OP_load;
     if (!load && !tl_is_index_math(f, id)) continue;
     if (load && p->vkind[o->res[0]] == SRC_STREAM) break; /* a ring's load: loads keep their order */

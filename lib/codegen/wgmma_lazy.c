@@ -138,8 +138,7 @@ void cg_lazy_issue_next(cg *g, tl_op *dot) {
     int32_t id = r->ops.data[i];
     tl_op *o = tl_op_at(f, id);
     if (o->flags & TL_OPF_DEAD) continue;
-    if (o->opc == TL_OP_store || o->opc == TL_OP_atomic || o->nregions > 0 || (tl_opinfo_table[o->opc].flags & TL_TERM))
-      return;
+    if (cg_body_scan_stops(o)) return;
     if (o->opc != TL_OP_dot || (g->early && g->early[id])) continue;
     if (cg_wg_index(p, id) < 0) return; /* an mma.sync dot: the scan ends */
     int32_t a = o->opnd[0], b = o->opnd[1], acc = o->opnd[2];
