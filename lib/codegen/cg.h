@@ -119,6 +119,8 @@ int cg_grid_order_axis(cg *g);
 bool cg_attn_order(cg *g);
 /* emit_elementwise.c: tanh / sigmoid op o is lowered by tanh.approx.f32 (TILEC_TANH_APPROX=1 every one,
  * =2 only a narrow-only result: lib/narrow_store.h) */
+/* TILEC_TANH_APPROX's level: 0 none, 1 every tanh / sigmoid, 2 (unset: the default) the scoped rule */
+int cg_tanh_approx_level(void);
 bool cg_tanh_approx(cg *g, const tl_op *o);
 
 /* codegen.c */

@@ -447,12 +447,15 @@ static LLVMValueRef rcp(cg *g, LLVMValueRef d) {
  * (lib/narrow_store.h), where the error is below the stored rounding: the default since the twentieth
  * session (H200, gemm_bias_gelu 8192x4096x4096 / 8192x14336x4096: 0.959 / 0.980x the plain linear
  * against 0.931 / 0.914, bench/RESULTS.md); 0: none. */
+int cg_tanh_approx_level(void) {
+  const char *env = tl_code_env("TILEC_TANH_APPROX");
+  return !env ? 2 : env[0] == '1' ? 1 : env[0] == '2' ? 2 : 0;
+}
+
 bool cg_tanh_approx(cg *g, const tl_op *o) {
   if (g->sm < 75 || (o->opc != TL_OP_tanh && o->opc != TL_OP_sigmoid)) return false;
-  const char *env = tl_code_env("TILEC_TANH_APPROX");
-  if (!env) env = "2";
-  if (env[0] == '1') return true;
-  if (env[0] != '2') return false;
+  int level = cg_tanh_approx_level();
+  if (level != 2) return level == 1;
   if (g->narrow_f != g->f) {
     g->narrow = tl_narrow_only(g->f);
     g->narrow_f = g->f;

@@ -404,8 +404,7 @@ void cg_epi_prologue(cg *g) {
  * 0.927, both 0.948; the packing rounds as the casts do, so it needs no scope
  * of its own).  *cvt: the instruction. */
 static bool has_scoped_tanh_approx(cg *g) {
-  const char *env = tl_code_env("TILEC_TANH_APPROX");
-  if (env && env[0] != '2') return false; /* (unset: =2, the default) */
+  if (cg_tanh_approx_level() != 2) return false;
   for (int i = 0; i < g->f->ops.len; i++) {
     const tl_op *o = &g->f->ops.data[i];
     if (!(o->flags & TL_OPF_DEAD) && cg_tanh_approx(g, o)) return true;
