@@ -845,6 +845,27 @@ typedef struct view {
   bool gather[TL_MAX_RANK]; /* start[d] is an i32 index tile of the view's shape */
 } view;
 
+/* Range view d of tensor parameter `param` of length len, its end `hi`: note which tile constant
+ * names the length (tl_param.view_const: `x : x + C` or `x : C + x` with C a tile constant of
+ * value len; any other view of that dimension makes it -1). */
+static void note_view_const(lower *L, int param, int d, const fe_expr *hi, int64_t len) {
+  int16_t found = 0;
+  if (hi->kind == EX_BINARY && hi->op == TK_PLUS) {
+    const fe_expr *side[2] = {hi->a, hi->b};
+    for (int s = 0; s < 2 && !found; s++) {
+      if (side[s]->kind != EX_NAME) continue;
+      int b = lookup(L, side[s]->name);
+      if (b < 0 || L->env.data[b].kind != B_CONST) continue;
+      for (int i = 0; i < L->f->consts.len && i < INT16_MAX - 1; i++)
+        if (!strcmp(L->f->consts.data[i].name, side[s]->name) && L->f->consts.data[i].value == len)
+          found = (int16_t)(i + 1);
+    }
+  }
+  int16_t *vc = &L->f->params.data[param].view_const[d];
+  if (*vc == 0) *vc = found ? found : -1;
+  else if (*vc != found) *vc = -1;
+}
+
 static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
   memset(out, 0, sizeof *out);
   if (e->kind == EX_ERROR) return false;
@@ -929,6 +950,7 @@ static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
         ok = false;
         continue;
       }
+      note_view_const(L, t.param, d, it->hi, A.c);
       out->dims[d] = (int32_t)A.c;
       break;
     }

@@ -147,6 +147,11 @@ typedef struct tl_param {
    * accumulator it leaves as it found it); tools that make data zero it before every launch
    * (docs/language.md "Zeroed tensors").  Changes no code. */
   bool zeroed;
+  /* Per dimension, which tile constant every range view `x : x + C` of this tensor takes as its
+   * length (the front end: C spelled as that constant's name): 0 no range view, i + 1 consts[i],
+   * -1 views of other lengths or lengths not named by a constant.  What a form of the kernel with
+   * another tile sets by name (passes/kmajor_form.c).  Not in the text IR; changes no code. */
+  int16_t view_const[TL_MAX_RANK];
 } tl_param;
 
 typedef struct tl_sym {       /* a shape symbol, e.g. M */
@@ -383,6 +388,10 @@ void *tl_form_record(tl_func *f, const tl_pass_opts *o, const char *pass, bool o
  * both on wgmma (f->sched), dots[0] the score dot (its B trans(load) of a parameter), dots[1] the
  * value dot. */
 bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]);
+/* Whether every program_id of f is used only as `program_id(a) * C` with C em or en (a GEMM dot's M
+ * or N extent: the tile's first row or column), so that a form with other tiles computes the same
+ * result (passes/form_record.c; small_m, kmajor_form). */
+bool tl_program_ids_tile_only(tl_func *f, int64_t em, int64_t en);
 /* The keys' length S that an attention form is picked by: the shape symbol of the rows of the tensor
  * whose trans(load) is the score dot's B; NULL when that B is not such a load. */
 const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot);

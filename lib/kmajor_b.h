@@ -11,7 +11,10 @@
  *   B's view N-major (stride along N 1) and more than one tile row of C (M > the dot's M extent):
  *     a transpose kernel writes B into a workspace [N, K] (rows padded to 16 bytes), then the form
  *     runs on it (two launches on the caller's stream);
- *   otherwise the kernel itself (its in-kernel transpose). */
+ *   otherwise the kernel itself (its in-kernel transpose).
+ * On sm_90a an 8-bit 128x128x128 kernel on 8 warps gets the form at TN's tile there, 128x256 x 4
+ * stages (examples/gemm_fp8.tile's cutlass_gemm_fp8_tn), where its in-kernel transpose cannot
+ * (80 KiB a stage); TILEC_KMAJOR_B_TILE=0: the form at the kernel's tile. */
 #ifndef TILEC_KMAJOR_B_H
 #define TILEC_KMAJOR_B_H
 
@@ -27,6 +30,11 @@ typedef struct tl_kmajor_plan {
   int32_t m_param, m_axis;  /* where a launch's arguments give M (A's rows) */
   int64_t bm;               /* the dot's M extent (C's tile rows) */
   int dtype;                /* B's tl_dtype (the transpose kernel's element type) */
+  /* The form's own tile (passes/kmajor_form.c "TN's tile"): the tile constant naming the dot's N
+   * extent set to form_bn and the ring's stages to form_stages; const_n NULL: the kernel's tile. */
+  const char *const_n;
+  int64_t form_bn;
+  int form_stages;
 } tl_kmajor_plan;
 
 /* Whether parameter `param` of f can be stored [N, K] by passes/kmajor_b.c: a 2-D tensor whose

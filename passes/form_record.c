@@ -1,6 +1,7 @@
 /* form_record.c: the end every form-recording pass shares (small_m, kmajor_form, attn_form,
  * attn_persist_form): a plan kept in the function's arena when the form is on, the pass's "off
- * (why)" explain line when it is not; and the attention forms' test of the kernel's two dots.
+ * (why)" explain line when it is not; the attention forms' test of the kernel's two dots; and the
+ * test that a form of other tiles computes the same result (small_m, kmajor_form).
  * Not a pass itself. */
 #include <string.h>
 
@@ -46,4 +47,25 @@ const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot) {
   if (pk < 0 || !bt || f->params.data[pk].rank < 2) return NULL;
   const tl_dimspec *rows = &f->params.data[pk].dims[f->params.data[pk].rank - 2];
   return rows->is_const ? NULL : &f->syms.data[rows->sym];
+}
+
+/* (ir.h) Every program_id of f is used only as `program_id(a) * C` with C the dot's M or N extent (the
+ * tile's first row or column), so the tile constants set the tiling and nothing else the kernel
+ * computes: a form with other tiles computes the same C.  moe_gemm's program_id(0) also indexes
+ * its per-tile expert table (built for BM-row tiles), which a form of other BM would misread. */
+bool tl_program_ids_tile_only(tl_func *f, int64_t em, int64_t en) {
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    tl_op *u = &f->ops.data[i];
+    if (u->flags & TL_OPF_DEAD) continue;
+    for (int j = 0; j < u->nopnd; j++) {
+      int32_t d = tl_val(f, u->opnd[j])->def;
+      if (d < 0 || tl_op_at(f, d)->opc != TL_OP_program_id) continue;
+      if (u->opc != TL_OP_mul) return false;
+      int32_t c = tl_val(f, u->opnd[1 - j])->def;
+      if (c < 0 || tl_op_at(f, c)->opc != TL_OP_const) return false;
+      int64_t v = tl_op_at(f, c)->ival;
+      if (v != em && v != en) return false;
+    }
+  }
+  return true;
 }

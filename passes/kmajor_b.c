@@ -90,6 +90,8 @@ static bool run_kmajor_b(tl_func *f, const tl_pass_opts *o) {
   tl_param *p = &f->params.data[param];
   tl_dimspec d = p->dims[0];
   p->dims[0] = p->dims[1], p->dims[1] = d;
+  int16_t vc = p->view_const[0];
+  p->view_const[0] = p->view_const[1], p->view_const[1] = vc;
   for (int i = 0; i < f->syms.len; i++)
     if (f->syms.data[i].param == param) f->syms.data[i].axis = 1 - f->syms.data[i].axis;
   int32_t b = p->value;

@@ -87,27 +87,6 @@ static int32_t loaded_param(tl_func *f, int32_t v) {
   return tl_loaded_param(f, v, &t);
 }
 
-/* Every program_id of f is used only as `program_id(a) * C` with C the dot's M or N extent (the
- * tile's first row or column), so the tile constants set the tiling and nothing else the kernel
- * computes: a form with other tiles computes the same C.  moe_gemm's program_id(0) also indexes
- * its per-tile expert table (built for BM-row tiles), which a form of other BM would misread. */
-static bool program_ids_tile_only(tl_func *f, int64_t em, int64_t en) {
-  for (int32_t i = 0; i < f->ops.len; i++) {
-    tl_op *u = &f->ops.data[i];
-    if (u->flags & TL_OPF_DEAD) continue;
-    for (int j = 0; j < u->nopnd; j++) {
-      int32_t d = tl_val(f, u->opnd[j])->def;
-      if (d < 0 || tl_op_at(f, d)->opc != TL_OP_program_id) continue;
-      if (u->opc != TL_OP_mul) return false;
-      int32_t c = tl_val(f, u->opnd[1 - j])->def;
-      if (c < 0 || tl_op_at(f, c)->opc != TL_OP_const) return false;
-      int64_t v = tl_op_at(f, c)->ival;
-      if (v != em && v != en) return false;
-    }
-  }
-  return true;
-}
-
 /* Whether the kernel gets forms; when not, why (NULL: not a kernel this pass is about, no line). */
 static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, char *why, size_t n) {
   if (f->pipeline != TL_PIPE_CUTLASS || (o->arch && strcmp(o->arch, "sm_90a"))) return why[0] = 0, false;
@@ -125,7 +104,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   if (a->dtype != TL_BF16 && a->dtype != TL_F16)
     return snprintf(why, n, "off (%s operands: the forms are for 16-bit ones)", tl_dtype_name((tl_dtype)a->dtype)),
            false;
-  if (!program_ids_tile_only(f, a->shape[0], b->shape[1]))
+  if (!tl_program_ids_tile_only(f, a->shape[0], b->shape[1]))
     return snprintf(why, n, "off (a program_id is used other than times the tile's rows or columns: the result may "
                             "depend on the tiles)"),
            false;

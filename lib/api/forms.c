@@ -90,6 +90,8 @@ typedef struct form_job {
   const char *kernel;
   int device;
   tilec_kernel *k;          /* its loaded kernel */
+  tilec_program *retry;     /* the K-major-B form at the kernel's tile, loaded if q (at TN's) fails */
+  bool fell_back;           /* q failed and retry is q now (the failed one in retry) */
   tilec_status st;
   pthread_t thread;
   bool started;
@@ -111,6 +113,13 @@ bool tl_forms_all_started(const tl_form_jobs *js) {
 static void *form_job_run(void *arg) {
   form_job *j = arg;
   j->st = tilec_kernel_load(j->q, j->kernel, j->device, &j->k);
+  if (j->st != TILEC_OK && j->retry) {
+    /* the K-major-B form at TN's tile did not compile or load (a kernel whose epilogue does not fit
+     * 128x256): the form at the kernel's own tile, which is what ran before */
+    tilec_program *failed = j->q;
+    j->q = j->retry, j->retry = failed, j->fell_back = true;
+    j->st = tilec_kernel_load(j->q, j->kernel, j->device, &j->k);
+  }
   return NULL;
 }
 
@@ -142,21 +151,25 @@ bool tl_late_forms_on(void) {
 }
 
 /* The K-major-B form's options: p's, with `kmajor-b` naming B, the kernel alone, and the passes
- * that record forms off (a form has none of its own); TILEC_KMAJOR_B_STAGES=S (measuring) sets
- * its stages. */
-static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+ * that record forms off (a form has none of its own); with tn_tile, the plan's tile (TN's on
+ * sm_90a: its N tile constant and stages, passes/kmajor_form.c); TILEC_KMAJOR_B_STAGES=S
+ * (measuring) sets its stages. */
+static tilec_status kmajor_options(const tilec_program *p, const tl_func *f, bool tn_tile, tilec_options **out) {
+  const tl_kmajor_plan *plan = f->kmajor_b;
   const struct tilec_options *po = &p->opts;
   tilec_options *o;
   tilec_status st = form_base_options(p, f->name, "small_m,kmajor_form", &o);
   if (st != TILEC_OK) return st;
   if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
-  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", ((const tl_kmajor_plan *)f->kmajor_b)->b_name);
+  if (st == TILEC_OK) st = tilec_options_set(o, "kmajor-b", plan->b_name);
+  if (st == TILEC_OK && tn_tile) st = tilec_options_define(o, plan->const_n, plan->form_bn);
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
     return st;
   }
   const char *e = getenv("TILEC_KMAJOR_B_STAGES");
-  o->warps = po->warps, o->stages = e && atoi(e) > 0 ? atoi(e) : po->stages, o->maxnreg = po->maxnreg;
+  o->warps = po->warps, o->maxnreg = po->maxnreg;
+  o->stages = e && atoi(e) > 0 ? atoi(e) : tn_tile && !po->stages ? plan->form_stages : po->stages;
   o->assembler = po->assembler, o->cluster = po->cluster;
   *out = o;
   return TILEC_OK;
@@ -252,11 +265,16 @@ tilec_status tl_forms_start(tilec_program *p, const tl_func *f, int device, tl_f
       j->device = device;
       tilec_status st;
       if (kind == FORM_KMAJOR) {
-        tilec_options *o;
-        st = kmajor_options(p, f, &o);
-        if (st == TILEC_OK) {
-          st = tilec_program_create(&j->q, src->text, src->name, o);
-          tilec_options_destroy(o);
+        /* at TN's tile where the plan gives one, with the kernel's tile to fall back on */
+        bool tn = ((const tl_kmajor_plan *)f->kmajor_b)->const_n != NULL;
+        st = TILEC_OK;
+        for (int t = tn ? 1 : 0; t >= 0 && st == TILEC_OK; t--) {
+          tilec_options *o;
+          st = kmajor_options(p, f, t == 1, &o);
+          if (st == TILEC_OK) {
+            st = tilec_program_create(tn && t == 0 ? &j->retry : &j->q, src->text, src->name, o);
+            tilec_options_destroy(o);
+          }
         }
       } else {
         st = transpose_program(p, f, &j->q);
@@ -315,6 +333,14 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
     if (j->started) pthread_join(j->thread, NULL);
     else if (j->q && j->st == TILEC_OK) form_job_run(j);
     j->started = false;
+    if (j->fell_back && j->retry) {
+      const tl_kmajor_plan *plan = f->kmajor_b;
+      tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': its K-major-B form at TN's tile (%s=%lld, %d stages) did not "
+                              "load; the form runs at the kernel's tile (TILEC_KMAJOR_B_TILE=0 asks for that):\n%s",
+                     f->name, plan->const_n, (long long)plan->form_bn, plan->form_stages, tilec_program_log(j->retry));
+    }
+    tilec_program_destroy(j->retry);
+    j->retry = NULL, j->fell_back = false;
     if (j->st != TILEC_OK && first == TILEC_OK && j->kind != FORM_SMALL_M) {
       /* the form, and the switch that loads the kernel without it, by kind */
       static const char *const what[][2] = {
@@ -349,6 +375,7 @@ void tl_forms_drop(tl_form_jobs *js) {
     if (js->job[i].started) pthread_join(js->job[i].thread, NULL);
     tilec_kernel_destroy(js->job[i].k);
     tilec_program_destroy(js->job[i].q);
+    tilec_program_destroy(js->job[i].retry);
   }
   js->n = 0;
 }

@@ -1575,9 +1575,15 @@ static const void *enc_of(uint64_t addr, int *at) {
   return NULL;
 }
 
+/* Whether the last launch ran cutlass_gemm_fp8_nn itself (its in-kernel transpose: ldmatrix.trans of
+ * the [K][N] slot), not its K-major-B form (the TN loop, no transpose). */
+static bool launched_in_kernel_transpose(void) { return last_fn && strstr(last_fn->mod->text, "ldmatrix.sync.aligned.m8n8.x4.trans") != NULL; }
+
 /* One load of cutlass_gemm_fp8_nn compiles 3 kernels: the kernel (B [K, N] transposed in shared
- * memory each k-step: 230400 B of shared memory), its K-major-B form (the TN loop: 164864 B) and
- * the transpose kernel (64x64 tiles, 4 warps).  An N-major B at M = 5000 (> 128) launches the
+ * memory each k-step: 128x128, 230400 B of shared memory), its K-major-B form (the TN loop at TN's
+ * sm_90a tile, 128x256 x 4 stages: 230400 B, B's box 256 rows of 128; TILEC_KMAJOR_B_TILE=0 the
+ * kernel's tile: 164864 B, 128 rows) and the transpose kernel (64x64 tiles, 4 warps).  An N-major B
+ * at M = 5000 (> 128) launches the
  * transpose (grid cdiv(N, 64) x cdiv(K, 64)), X = B itself, into a workspace of N x 1008 bytes (K =
  * 1000 padded to 16), then the form, whose B tensor map is that workspace [N][K] with a row pitch
  * of 1008; the same shapes again reuse it.  M = 128 (one tile row) runs the kernel itself; a
@@ -1588,8 +1594,11 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/gemm_fp8.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
-  for (int off = 0; off < 2; off++) {
+  /* mode 0: the defaults; 1: TILEC_KMAJOR_B=0; 2: TILEC_KMAJOR_B_TILE=0 (the form at the kernel's tile) */
+  for (int mode = 0; mode < 3; mode++) {
+    bool off = mode == 1;
     if (off) setenv("TILEC_KMAJOR_B", "0", 1);
+    if (mode == 2) setenv("TILEC_KMAJOR_B_TILE", "0", 1);
     tilec_program *p = NULL;
     cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
     int links = calls.links;
@@ -1598,13 +1607,14 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
     tilec_status st = tilec_kernel_load(p, "cutlass_gemm_fp8_nn", 0, &k);
     unsetenv("TILEC_KMAJOR_B");
     cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
-    const unsigned kernel_smem = 230400u, form_smem = 164864u;
+    const unsigned kernel_smem = 230400u, form_smem = mode == 2 ? 164864u : 230400u, form_rows = mode == 2 ? 128u : 256u;
     int before = calls.launches;
     cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
     /* off: the kernel from the memory cache (the switch changes no kernel's code), nothing compiled;
      * on: the late forms joined by that first launch */
-    cr_assert_eq(calls.links - links, off ? 0 : 3, "the kernel, its K-major-B form, the transpose: %d",
-                 calls.links - links);
+    if (mode < 2)
+      cr_assert_eq(calls.links - links, off ? 0 : 3, "the kernel, its K-major-B form, the transpose: %d",
+                   calls.links - links);
     if (!off) {
       cr_assert_eq(calls.launches - before, 2, "the transpose, then the form");
       cr_assert(prev_grid[0] == 64u && prev_grid[1] == 16u && prev_block == 128u, "transpose grid %u x %u block %u",
@@ -1612,32 +1622,35 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
       cr_assert_eq(prev_param0, FP8_B_ADDR, "the transpose reads B: 0x%llx", (unsigned long long)prev_param0);
       cr_assert_eq(allocs - allocs0, 1u);
       cr_assert_eq(alloc_bytes, (size_t)4096 * 1008);
-      cr_assert(calls.block[0] == 384u && calls.grid[0] == 132u && calls.smem == form_smem, "form block %u grid %u smem %u",
-                calls.block[0], calls.grid[0], calls.smem);
+      cr_assert(calls.block[0] == 384u && calls.grid[0] == 132u && calls.smem == form_smem && !launched_in_kernel_transpose(),
+                "form block %u grid %u smem %u", calls.block[0], calls.grid[0], calls.smem);
       int i = -1;
       uint64_t ws = 0x7f3000000000ull + 0x100000000ull * allocs;
       cr_assert(enc_of(ws, &i), "a tensor map of the workspace 0x%llx", (unsigned long long)ws);
       cr_assert(calls.enc[i].dims[0] == 1000u && calls.enc[i].dims[1] == 4096u && calls.enc[i].stride == 1008u,
                 "B [N][K]: dims %llu x %llu pitch %llu", (unsigned long long)calls.enc[i].dims[0],
                 (unsigned long long)calls.enc[i].dims[1], (unsigned long long)calls.enc[i].stride);
+      cr_assert(calls.enc[i].box[0] == 128u && calls.enc[i].box[1] == form_rows, "B's box %u x %u (form rows %u)",
+                calls.enc[i].box[0], calls.enc[i].box[1], form_rows);
       before = calls.launches;
       cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
       cr_assert_eq(calls.launches - before, 2);
       cr_assert_eq(allocs - allocs0, 1u, "the same workspace");
     } else {
       cr_assert_eq(calls.launches - before, 1);
-      cr_assert_eq(calls.smem, kernel_smem);
+      cr_assert(calls.smem == kernel_smem && launched_in_kernel_transpose());
     }
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 128, 1000, 4096, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
-    cr_assert(calls.launches - before == 1 && calls.smem == kernel_smem, "M 128: the kernel (smem %u)", calls.smem);
+    cr_assert(calls.launches - before == 1 && calls.smem == kernel_smem && launched_in_kernel_transpose(),
+              "M 128: the kernel (smem %u)", calls.smem);
     int64_t kmajor[2] = {1, 1024};
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 100, 1000, 4096, kmajor), TILEC_OK, "%s", tilec_kernel_error(k));
     cr_assert_eq(calls.launches - before, 1);
     /* (off: the kernel, whose B of last stride 1024 is no tensor map: its no-TMA form) */
-    if (off) cr_assert(calls.smem != form_smem, "a K-major B, the form off: the kernel (smem %u)", calls.smem);
-    else cr_assert_eq(calls.smem, form_smem, "a K-major B: the form");
+    if (off) cr_assert(launched_in_kernel_transpose(), "a K-major B, the form off: the kernel (smem %u)", calls.smem);
+    else cr_assert(calls.smem == form_smem && !launched_in_kernel_transpose(), "a K-major B: the form (smem %u)", calls.smem);
     if (!off) {
       int i = -1;
       cr_assert(enc_of(FP8_B_ADDR, &i), "a tensor map of B itself");
@@ -1651,13 +1664,12 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
     cr_assert_eq(launch_fp8(k, 5000, 1000, 1, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
     cr_assert_eq(calls.launches - before, 1);
     /* (C [M, 1] bf16 is no tensor map: the form, or the kernel when off, runs its no-TMA form) */
-    if (off) cr_assert(calls.smem != form_smem, "N = 1, the form off: the kernel (smem %u)", calls.smem);
-    else cr_assert(calls.smem != kernel_smem, "N = 1: the form (smem %u)", calls.smem);
+    cr_assert(launched_in_kernel_transpose() == off, "N = 1: the form, or the kernel when off (smem %u)", calls.smem);
     int64_t neither[2] = {8192, 2};
     before = calls.launches;
     cr_assert_eq(launch_fp8(k, 5000, 1000, 4096, neither), TILEC_OK, "%s", tilec_kernel_error(k));
     /* (B of stride 2 is no tensor map: the kernel runs its no-TMA form, TILEC_TMA_FORM; not the K-major form) */
-    cr_assert(calls.launches - before == 1 && calls.smem != form_smem, "neither: the kernel (smem %u)", calls.smem);
+    cr_assert(calls.launches - before == 1 && launched_in_kernel_transpose(), "neither: the kernel (smem %u)", calls.smem);
     before = calls.launches;
     int64_t m = 5000, kk = 1000;
     int64_t sa[2] = {m, kk}, sb[2] = {kk + 1, 4096}, sc[2] = {m, 4096};
@@ -1676,6 +1688,54 @@ Test(fake_driver, kmajor_b_form_picked_by_strides) {
     tilec_kernel_destroy(k);
     cr_assert_eq(frees - frees0, off ? 0u : 1u, "the workspace freed with the handle");
     tilec_program_destroy(p);
+    unsetenv("TILEC_KMAJOR_B_TILE");
+  }
+}
+
+/* The PTX module the K-major-B form of cutlass_gemm_fp8_nn launches (B given K-major: the form on B
+ * itself) is cutlass_gemm_fp8_tn's at its default tile, names aside, under promote and fast alike:
+ * the form takes TN's sm_90a tile (passes/kmajor_form.c), so NN after the transpose runs TN's code. */
+Test(fake_driver, kmajor_b_form_is_tn_code) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm_fp8.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int fast = 0; fast < 2; fast++) {
+    char *text[2] = {NULL, NULL};
+    for (int tn = 0; tn < 2; tn++) {
+      tilec_options *o = NULL;
+      cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+      cr_assert_eq(tilec_options_set_line_info(o, 0), TILEC_OK);
+      if (fast) cr_assert_eq(tilec_options_set(o, "fp8-acc", "fast"), TILEC_OK);
+      tilec_program *p = NULL;
+      cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+      tilec_options_destroy(o);
+      tilec_kernel *k = NULL;
+      cr_assert_eq(tilec_kernel_load(p, tn ? "cutlass_gemm_fp8_tn" : "cutlass_gemm_fp8_nn", 0, &k), TILEC_OK, "%s",
+                   tilec_program_log(p));
+      /* NN: B [K, N] viewed K-major (strides (1, K)); TN: BT [N, K] compact -- the same bytes */
+      int64_t m = 5000, kk = 1024, n = 4096;
+      int64_t sa[2] = {m, kk}, sb[2] = {kk, n}, sbt[2] = {n, kk}, sc[2] = {m, n}, bs[2] = {1, kk};
+      DLTensor t[3] = {{.data = (void *)(uintptr_t)0x7f2000000000ull, .device = {kDLCUDA, 0}, .ndim = 2,
+                        .dtype = {kDLUInt, 8, 1}, .shape = sa},
+                       {.data = (void *)(uintptr_t)FP8_B_ADDR, .device = {kDLCUDA, 0}, .ndim = 2,
+                        .dtype = {kDLUInt, 8, 1}, .shape = tn ? sbt : sb, .strides = tn ? NULL : bs},
+                       {.data = (void *)(uintptr_t)0x7f2020000000ull, .device = {kDLCUDA, 0}, .ndim = 2,
+                        .dtype = {kDLBfloat, 16, 1}, .shape = sc}};
+      tilec_arg args[5] = {{.kind = TILEC_ARG_TENSOR, .u.tensor = &t[0]}, {.kind = TILEC_ARG_TENSOR, .u.tensor = &t[1]},
+                           {.kind = TILEC_ARG_TENSOR, .u.tensor = &t[2]}, {.kind = TILEC_ARG_F32, .u.f32 = 1.0f},
+                           {.kind = TILEC_ARG_F32, .u.f32 = 1.0f}};
+      cr_assert_eq(tilec_kernel_launch(k, args, 5, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+      cr_assert(last_fn && last_fn->mod->text);
+      text[tn] = strdup(last_fn->mod->text);
+      tilec_kernel_destroy(k);
+      tilec_program_destroy(p);
+    }
+    /* the names aside: NN's text with cutlass_gemm_fp8_nn spelled as TN's (the same length) */
+    for (char *q = text[0]; (q = strstr(q, "cutlass_gemm_fp8_nn")) != NULL; q += 19) memcpy(q, "cutlass_gemm_fp8_tn", 19);
+    cr_assert(strstr(text[1], "m64n128k32") || strstr(text[1], "m64n256k32"), "a wgmma kernel");
+    cr_assert_str_eq(text[0], text[1], "fp8-acc=%s: the K-major-B form is TN's code", fast ? "fast" : "promote");
+    free(text[0]);
+    free(text[1]);
   }
 }
 
