@@ -79,6 +79,13 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # unpadded (TILEC_TRANSFER_PAD=0) / its stores one byte each (TILEC_STORE_TRANS=0); "tn s4" TN
     # at the form's stages
     "nn kview": ("cutlass_gemm_fp8_nn", "", {}, {}, False),
+    # twenty-first session (fp8nn4): the form at TN's sm_90a tile (128x256 x 4, passes/kmajor_form.c)
+    # by default; "... tile0" the form at the kernel's tile as before (TILEC_KMAJOR_B_TILE=0: 128x128
+    # x 4, = "tn 128x128 s4"); "nn fast" below is the fast form (the cooperative kernel at 128x256)
+    "nn tile0": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TILE=0", {}, {}, False),
+    "nn kview tile0": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TILE=0", {}, {}, False),
+    "nn fast tile0": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_TILE=0", {}, {"fp8-acc": "fast"}, True),
+    "tn 128x128 s4": ("cutlass_gemm_fp8_tn", "", {"BN": 128, "S": 4}, {}, False),
     "nn inkernel": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B=0", {}, {}, False),
     "nn s5": ("cutlass_gemm_fp8_nn", "TILEC_KMAJOR_B_STAGES=5", {}, {}, False),
     "nn tr nopad": ("cutlass_gemm_fp8_nn", "TILEC_TRANSFER_PAD=0", {}, {}, False),
@@ -158,7 +165,7 @@ for s in a.sizes.split(","):
         if "blockscale" in kn:
             fs.append(ks[n].bind(A, BT, SA, SW, Cout))
         else:
-            bv = BT if kn.endswith("_tn") else BT.t() if n == "nn kview" else B
+            bv = BT if kn.endswith("_tn") else BT.t() if n.startswith("nn kview") else B
             fs.append(ks[n].bind(A, bv, Cout, 0.5, 2.0))
         fs[-1](); torch.cuda.synchronize()
         errs.append(relerr(Cout, refbs if "blockscale" in kn else ref)); done.append(n)

@@ -27,7 +27,9 @@ tensor core's ~13-bit sums over 128 K (promote) or over all of K (fast)), and th
 must not be closer to the product with B transposed wrongly (self-test: ref of B^T differs).
 Each size with B N-major (M > 128: the K-major-B form after the transpose kernel), K-major (the
 form on B itself), K-major with a K + 3 byte row pitch and contiguous along neither (the kernel),
-the transpose forced at every M and the form off; a CUDA graph of transpose-form launches
+the transpose forced at every M and the form off; where the form runs, bit-identical to
+cutlass_gemm_fp8_tn at the form's tile on B^T (TN's default under promote and fast since fp8nn4;
+TN at 128x128 s4 with TILEC_KMAJOR_B_TILE=0); a CUDA graph of transpose-form launches
 replayed on new data.
 examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
@@ -312,27 +314,34 @@ def main():
             yield "strided", both.cuda()[:, ::2].view(b.dtype)
 
     NN = "cutlass_gemm_fp8_nn"
-    nn_kernels = (("cutlass_gemm_fp8_nn promote", compiled("gemm_fp8.tile", NN), True),
-                  ("cutlass_gemm_fp8_nn fast 128x128 w8 s4",
-                   compiled("gemm_fp8.tile", NN, None, {"BM": 128}, fp8_acc="fast", warps=8, stages=4), False),
-                  ("cutlass_gemm_fp8_nn, the transpose form at every M (TILEC_KMAJOR_B_MIN_M=0)",
-                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B_MIN_M": "0"}), False),
-                  ("cutlass_gemm_fp8_nn, no K-major-B form (TILEC_KMAJOR_B=0)",
-                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B": "0"}), False))
-    # where the promote kernel runs its K-major-B form (B K-major at any M, N-major at M > 128), its
-    # output must be BIT-IDENTICAL to cutlass_gemm_fp8_tn at the form's 4 stages on B^T (the same
-    # code on the same values: any byte of B misplaced by the transpose or the view shows)
+    # where a kernel runs its K-major-B form (B K-major at any M, N-major at M > 128), its output must
+    # be BIT-IDENTICAL to cutlass_gemm_fp8_tn on B^T at the form's tile (the same code on the same
+    # values: any byte of B misplaced by the transpose or the view shows): since branch fp8nn4 TN's
+    # default (128x256 x 4 on sm_90a, passes/kmajor_form.c), under promote and fast; with
+    # TILEC_KMAJOR_B_TILE=0 the kernel's tile (TN at BN 128, 4 stages)
+    tn_def = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn")
+    tn_fast = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn", fp8_acc="fast")
     tn4 = compiled("gemm_fp8.tile", "cutlass_gemm_fp8_tn", None, {"BN": 128}, stages=4)
-    for tag, k, all_views in nn_kernels:
+    nn_kernels = (("cutlass_gemm_fp8_nn promote", compiled("gemm_fp8.tile", NN), True, tn_def),
+                  ("cutlass_gemm_fp8_nn promote, the form at the kernel's tile (TILEC_KMAJOR_B_TILE=0)",
+                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B_TILE": "0"}), False, tn4),
+                  ("cutlass_gemm_fp8_nn fast", compiled("gemm_fp8.tile", NN, fp8_acc="fast"), False, tn_fast),
+                  ("cutlass_gemm_fp8_nn fast 128x128 w8 s4",
+                   compiled("gemm_fp8.tile", NN, None, {"BM": 128}, fp8_acc="fast", warps=8, stages=4), False, None),
+                  ("cutlass_gemm_fp8_nn, the transpose form at every M (TILEC_KMAJOR_B_MIN_M=0)",
+                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B_MIN_M": "0"}), False, None),
+                  ("cutlass_gemm_fp8_nn, no K-major-B form (TILEC_KMAJOR_B=0)",
+                   compiled("gemm_fp8.tile", NN, {"TILEC_KMAJOR_B": "0"}), False, None))
+    for tag, k, all_views, tn_ref in nn_kernels:
         for M, N, K in SIZES + [(256, 256, 256), (200, 304, 511)]:
             a = (torch.randn(M, K, generator=gen)).to(f8)
             b = (torch.randn(K, N, generator=gen)).to(f8)
             ref = a.double() @ b.double()
             wrong = a.double() @ b.double().t().contiguous() if M == N == K and M > 1 else None
             c_tn = None
-            if all_views:
+            if tn_ref is not None:
                 c_tn = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-                tn4(a.cuda(), b.view(torch.uint8).t().contiguous().view(f8).cuda(), c_tn, 0.5, 2.0)
+                tn_ref(a.cuda(), b.view(torch.uint8).t().contiguous().view(f8).cuda(), c_tn, 0.5, 2.0)
             for view, bd in views(b):
                 if not all_views and view != "N-major" and (M, N, K) != (257, 509, 127):
                     continue
@@ -344,7 +353,7 @@ def main():
                 if c_tn is not None and form:
                     diff = (c.view(torch.int16) != c_tn.view(torch.int16)).sum().item()
                     print(f"{'FAIL' if diff else 'ok'} {tag} {M}x{N}x{K} B {view}: the form against "
-                          f"cutlass_gemm_fp8_tn stages 4 on B^T: {diff} of {M * N} outputs differ")
+                          f"cutlass_gemm_fp8_tn at the form's tile on B^T: {diff} of {M * N} outputs differ")
                     fails += 1 if diff else 0
     # a CUDA graph capturing launches with the transpose form (workspace made by the launch before
     # the capture), replayed on new data written into the captured inputs, at two shapes
