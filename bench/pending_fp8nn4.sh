@@ -7,7 +7,7 @@
 # kernel at ragged sizes against the fp64 product with B N-major / K-major / pitched / strided, and
 # wherever the form runs its output bit-identical to cutlass_gemm_fp8_tn at the form's tile on B^T),
 # then the forms on and off beside TN and cuBLAS fp8, predicted in bench/RESULTS.md "2026-12-05
-# (twenty-first session), branch fp8nn4".  About 90-110 s warm.
+# (twenty-first session), branch fp8nn4".  About 50-100 s warm.
 #   here:   sh tools/carry.sh build
 #   device: run command="sh bench/pending_fp8nn4.sh .carry" carry=[".carry"] timeout_s=150
 . bench/pending_env.sh

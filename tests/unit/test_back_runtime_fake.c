@@ -1739,6 +1739,55 @@ Test(fake_driver, kmajor_b_form_is_tn_code) {
   }
 }
 
+/* A kernel the rule widens whose form does not compile at TN's tile (its epilogue's bias view is a
+ * literal 128 columns: [128, 256] + [1, 128] does not broadcast): the load still succeeds, the program
+ * log says why, and a launch with a K-major B runs the form at the kernel's tile (B's box 128 rows). */
+Test(fake_driver, kmajor_b_form_falls_back_to_the_kernels_tile) {
+  static const char src[] =
+      "@warps(8) @stages(4) kernel cutlass_bias(A: tensor<f8e4m3>[M, K], B: tensor<f8e4m3>[K, N], Bias: tensor<f32>[N],\n"
+      "                                         C: tensor<bf16>[M, N])\n"
+      "    tiles(BM = 128, BN = 128, BK = 128)\n"
+      "    grid(cdiv(M, BM), cdiv(N, BN))\n"
+      "{\n"
+      "    m0 = program_id(0) * BM;\n"
+      "    n0 = program_id(1) * BN;\n"
+      "    acc = zeros<f32>[BM, BN];\n"
+      "    for k0 in range(0, K, BK) {\n"
+      "        acc = dot(load(A[m0 : m0 + BM, k0 : k0 + BK]), load(B[k0 : k0 + BK, n0 : n0 + BN]), acc);\n"
+      "    }\n"
+      "    bias = load(Bias[n0 : n0 + 128]);\n"
+      "    store(C[m0 : m0 + BM, n0 : n0 + BN], cast<bf16>(acc + bias[None, :]));\n"
+      "}\n";
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create(&p, src, "bias.tile", NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_kernel_load(p, "cutlass_bias", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  int64_t m = 5000, kk = 1024, n = 4096;
+  int64_t sa[2] = {m, kk}, sb[2] = {kk, n}, sbias[1] = {n}, sc[2] = {m, n}, bs[2] = {1, kk};
+  DLTensor t[4] = {{.data = (void *)(uintptr_t)0x7f2000000000ull, .device = {kDLCUDA, 0}, .ndim = 2,
+                    .dtype = {kDLUInt, 8, 1}, .shape = sa},
+                   {.data = (void *)(uintptr_t)FP8_B_ADDR, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLUInt, 8, 1},
+                    .shape = sb, .strides = bs},
+                   {.data = (void *)(uintptr_t)0x7f2030000000ull, .device = {kDLCUDA, 0}, .ndim = 1,
+                    .dtype = {kDLFloat, 32, 1}, .shape = sbias},
+                   {.data = (void *)(uintptr_t)0x7f2020000000ull, .device = {kDLCUDA, 0}, .ndim = 2,
+                    .dtype = {kDLBfloat, 16, 1}, .shape = sc}};
+  tilec_arg args[4];
+  for (int i = 0; i < 4; i++) args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  cr_assert_eq(tilec_kernel_launch(k, args, 4, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+  cr_assert(!launched_in_kernel_transpose(), "a K-major B: the form");
+  int i = -1;
+  cr_assert(enc_of(FP8_B_ADDR, &i), "a tensor map of B itself");
+  cr_assert(calls.enc[i].box[0] == 128u && calls.enc[i].box[1] == 128u, "the kernel's tile: B's box %u x %u",
+            calls.enc[i].box[0], calls.enc[i].box[1]);
+  const char *log = tilec_program_log(p);
+  cr_assert(strstr(log, "its K-major-B form at TN's tile (BN=256, 4 stages) did not load; the form runs at the "
+                        "kernel's tile") && strstr(log, "do not broadcast"), "%s", log);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
 /* Launch k with N f32 elements whose first tensor starts at base (others 16-byte aligned). */
 static void launch_at(tilec_kernel *k, int64_t n, uint64_t base) {
   int64_t shape[1] = {n};
