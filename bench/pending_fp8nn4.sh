@@ -17,8 +17,8 @@ timeout -k 5 50 python3 tests/gpu/test_dot_types.py --lib "$B/libtilec.so" --exa
 TC="test_dot_types fp8 exit $?: $(grep -c '^ok' "$L/dot_fp8.log") ok, $(grep -c '^FAIL' "$L/dot_fp8.log") FAIL; $(tail -1 "$L/dot_fp8.log")"
 echo "$TC"; grep -m8 FAIL "$L/dot_fp8.log"
 echo "== 2. NN with the form at TN's tile (default) and at the kernel's (tile0) beside TN and cuBLAS fp8,"
-echo "   3 rotated rounds, 4096^3 and 8192^3 [$(el) s]"
-timeout -k 5 60 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 3 \
+echo "   5 rotated rounds, 4096^3 and 8192^3 [$(el) s]"
+timeout -k 5 60 python3 bench/fp8_probe.py --lib "$B/libtilec.so" --sizes 4096,8192 --rounds 5 \
   --forms "tn,tn 128x128 s4,nn,nn tile0,nn kview,nn kview tile0,tn fast,nn fast,nn fast tile0" > "$L/fp8_probe.log" 2>&1
 echo "fp8_probe.py exit $?"; grep -E "FAILED|Error|Traceback" "$L/fp8_probe.log" | head -3
 # one line a form, both sizes: TFLOP/s, x cuBLAS (accurate for promote, fast for fast), rounds, rel. err
