@@ -61,7 +61,8 @@ bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err
 
 /* (runtime.h) */
 bool tl_tma_fits(const tl_arg *a, int eb) {
-  if (!a->is_tensor || a->rank < 2 || a->rank > 5 || a->rank > TL_MAX_RANK) return false;
+  /* (rank 1: a row stream's map over a vector, lib/codegen/emit_ring_rows.c) */
+  if (!a->is_tensor || a->rank < 1 || a->rank > 5 || a->rank > TL_MAX_RANK) return false;
   int R = a->rank;
   uint64_t base = (uint64_t)(uintptr_t)a->data;
   if (a->strides[R - 1] != 1 || base % 16) return false;
