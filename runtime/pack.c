@@ -107,9 +107,13 @@ int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *
                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     char txt[200];
-    snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu x %llu, row stride %llu bytes, box %u x %u)",
-             tl_rt_result_text(r, txt, sizeof txt), (unsigned long long)dims[1], (unsigned long long)dims[0],
-             (unsigned long long)strides[0], box[1], box[0]);
+    if (R == 1) /* (a vector: no row) */
+      snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu, box %u)", tl_rt_result_text(r, txt, sizeof txt),
+               (unsigned long long)dims[0], box[0]);
+    else
+      snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu x %llu, row stride %llu bytes, box %u x %u)",
+               tl_rt_result_text(r, txt, sizeof txt), (unsigned long long)dims[1], (unsigned long long)dims[0],
+               (unsigned long long)strides[0], box[1], box[0]);
     return -1;
   }
   return 1;
