@@ -262,6 +262,9 @@ bool tl_row_stream_view(tl_func *f, int32_t ld, int32_t L, const char **why) {
   if (tensor_written(f, d->opnd[0])) return *why = "a tensor the kernel writes", false;
   int rank = t->type.rank;
   if (d->nopnd != 1 + rank && d->nopnd != 2 + rank) return *why = "not a plain view", false;
+  /* (a tile `other` is in the load's layout, not in a convert's that reads the slot again) */
+  if (d->nopnd == 2 + rank && tl_val(f, d->opnd[1 + rank])->type.kind != TL_KIND_SCALAR)
+    return *why = "an `other` that is a tile, not a scalar", false;
   const tl_type *lt = &tl_val(f, d->res[0])->type;
   if (lt->kind != TL_KIND_TILE || lt->rank != 1) return *why = "not a 1-D tile", false;
   for (int k = 0; k < rank; k++) {

@@ -125,8 +125,8 @@ bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *b
  * issued ahead through L's TMA ring as a box of its own: a 1-D tile (the view slices only the
  * tensor's last dimension, every other index a scalar) of a parameter tensor the kernel never
  * writes, a top-level op of L's body, every index computable from the iv (tl_scalar_from_iv), at
- * most 256 elements whose bytes are whole 16-byte units, elements of 2 or 4 bytes; `other`
- * allowed (codegen puts it where the view leaves the tensor).  The attention backward's per-step
+ * most 256 elements whose bytes are whole 16-byte units, elements of 2 or 4 bytes; a scalar
+ * `other` allowed (codegen puts it where the view leaves the tensor).  The attention backward's per-step
  * LSE and Dl rows. */
 bool tl_row_stream_view(tl_func *f, int32_t ld, int32_t L, const char **why);
 

@@ -131,7 +131,7 @@ void cg_ring_row_other(cg *g, tl_op *o, cg_stream *s, int32_t res) {
     tl_layout_reg_coords(l, r, k);
     LLVMValueRef in = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildAdd(g->B, col_l, cg_i64(g, k[0]), ""), left, "");
     if (ok) in = LLVMBuildAnd(g->B, in, ok, "");
-    LLVMValueRef x = cg_cast(g, cg_cast(g, ov->n == 1 ? ov->r[0] : ov->r[r], odt, mdt), mdt, rdt);
+    LLVMValueRef x = cg_cast(g, cg_cast(g, ov->r[0], odt, mdt), mdt, rdt); /* (a scalar: tl_row_stream_view) */
     sel[r] = LLVMBuildSelect(g->B, in, d->r[r], x, "");
   }
   LLVMBuildBr(g->B, join);
