@@ -121,7 +121,7 @@ int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max,
 bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *box_rows, int32_t *row_base,
                       const char **why);
 
-/* Row streams (TILEC_ROW_STREAM=1, lib/codegen/emit_ring_rows.c): load op ld of loop L can be
+/* Ring rows (TILEC_ROW_STREAM=1, lib/codegen/emit_ring_rows.c): load op ld of loop L can be
  * issued ahead through L's TMA ring as a box of its own: a 1-D tile (the view slices only the
  * tensor's last dimension, every other index a scalar) of a parameter tensor the kernel never
  * writes, a top-level op of L's body, every index computable from the iv (tl_scalar_from_iv), at

@@ -128,7 +128,7 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
         if (gix->r[r0 + e] != gix->r[r0]) vec = 1;
   LLVMValueRef base = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                    LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
-  /* (a row stream's tile is 1-D: its one dim is the slot's columns) */
+  /* (a ring row's tile is 1-D: its one dim is the slot's columns) */
   int cd = l->rank - 1;
   LLVMValueRef lw_row = gix || cd == 0 ? NULL : cg_lane_warp(g, lid, 0), lw_col = cg_lane_warp(g, lid, cd);
   LLVMValueRef lane_base = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, lw_col, cg_i32(g, eb), ""), "");

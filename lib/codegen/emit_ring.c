@@ -282,7 +282,7 @@ static int stream_start(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef *sta
   }
   LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
   *gaddr0 = cg_is_zero(base_off) ? base : LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, s->eb), ""), "");
-  /* a row stream (1-D, rows 1): its row is element 0 of the last dim, whose start's test
+  /* a ring row (1-D, rows 1): its row is element 0 of the last dim, whose start's test
    * (start + 0 < size) is then the row test, and its stride times row 0 adds nothing */
   return rowd < 0 && s->ring_row ? rank - 1 : rowd;
 }
@@ -358,7 +358,7 @@ static void prefetch_index(cg *g, cg_stream *s, LLVMValueRef ivs) {
 
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
-  if (s->ring_row) { /* a row stream's cp.async side (its ring's TMA fallback): the element copy */
+  if (s->ring_row) { /* a ring row's cp.async side (its ring's TMA fallback): the element copy */
     s->n_pre = 0;
     cg_copy_slow(g, s, ivs, slot, cg_tid32(g), f->warps * 32);
     return;

@@ -4,7 +4,7 @@
  * (TILEC_ROW_STREAM=1, default off): one box of the row a stage, on the stage's mbarrier beside the
  * dot operands' boxes, read back from shared memory by each thread in the load's own layout
  * (emit_prologue.c read_slot), and puts the load's `other` where the view leaves the tensor
- * (TMA's out-of-bounds fill is zeros).  docs/pipelines.md "Row streams". */
+ * (TMA's out-of-bounds fill is zeros).  docs/pipelines.md "Ring rows". */
 #include <string.h>
 
 #include "cg.h"
