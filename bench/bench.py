@@ -1217,6 +1217,10 @@ def attn_bwd():
         # result's first reader, dP issued under S's group; D64's dK/dV and dQ, D128's dQ; bench/RESULTS.md "bwd7");
         # only with --attnbwd-variants ...,lazy
         variants += [("lazy", P, ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY": "1"})]
+        # rows: the default kernels with TILEC_ROW_STREAM=1 (emit_ring_rows.c: dK/dV's per-step LSE and Dl rows
+        # as boxes of its TMA ring, read from shared memory; bench/RESULTS.md "bwdrows"); only with
+        # --attnbwd-variants ...,rows
+        variants += [("rows", P, ({}, {}), ({}, {}), {"TILEC_ROW_STREAM": "1"})]
         # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
         # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
         variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
@@ -1236,7 +1240,8 @@ def attn_bwd():
         # ...,fused-tma[-lazy]-probe-nodq: timing probes without the dQ path (below); ...,fused-tma2[-lazy]-s3:
         # TILEC_ATOMIC_TMA=2 at 3 stages (107520 B at D64: two CTAs an SM, as =1 at 4): the reduce's wait and one
         # barrier of the dQ path off the step at equal occupancy; ...,fused-tma[-lazy]-sa: TILEC_WGMMA_STAGED_A=1 (dQ = dS K
-        # on wgmma, dS^T staged MN-major: emit_dot.c stage_wgmma_a; D64 only, D128 keeps mma.sync)
+        # on wgmma, dS^T staged MN-major: emit_dot.c stage_wgmma_a; D64 only, D128 keeps mma.sync); ...,fused-tma-rows,
+        # ...,fused-tma-lazy-sa-rows: with TILEC_ROW_STREAM=1 (the LSE and Dl rows through the ring, emit_ring_rows.c)
         want = args.attnbwd_variants.split(",") if args.attnbwd_variants else []
         lazy = {"TILEC_ATOMIC_TMA": "1", "TILEC_WGMMA_LAZY": "1"}
         for fname, fenv, flabel in (("fused", "0", "fused (dQ red per element)"), ("fused-tma", "1", "fused (dQ TMA reduce-add)"),
@@ -1250,6 +1255,10 @@ def attn_bwd():
                                      "fused (dQ TMA reduce-add, dQ on wgmma)"),
                                     ("fused-tma-lazy-sa", {**lazy, "TILEC_WGMMA_STAGED_A": "1"},
                                      "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits)"),
+                                    ("fused-tma-rows", {"TILEC_ATOMIC_TMA": "1", "TILEC_ROW_STREAM": "1"},
+                                     "fused (dQ TMA reduce-add, rows through the ring)"),
+                                    ("fused-tma-lazy-sa-rows", {**lazy, "TILEC_WGMMA_STAGED_A": "1", "TILEC_ROW_STREAM": "1"},
+                                     "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits, rows through the ring)"),
                                     ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),
                                     ("fused-tma2-lazy-s3", {**lazy, "TILEC_ATOMIC_TMA": "2"},
                                      "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages, lazy wgmma waits)"),
@@ -1292,7 +1301,7 @@ def attn_bwd():
             keep = args.attnbwd_variants.split(",")
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
-            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy")]
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy", "rows")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
             os.environ.update(envs)

@@ -25,7 +25,7 @@ static const char *const code_env_names[] = {
     "TILEC_ATTN_PERSIST", "TILEC_LOOP_SPLIT_LOAD", "TILEC_ATTN_KV_SPLIT", "TILEC_DEQUANT_HALVES",
     "TILEC_FRAG_SHARED_LOAD", "TILEC_WGMMA_LAZY", "TILEC_WGMMA_STAGED_A", "TILEC_ROW_RELOAD",
     "TILEC_ROPE_FUSE",  "TILEC_ATTN_TURNS", "TILEC_ROPE_AHEAD",
-    "TILEC_ATTN_O_TMA",
+    "TILEC_ATTN_O_TMA", "TILEC_ROW_STREAM",
 };
 
 const char *tl_code_env_name(size_t i) {

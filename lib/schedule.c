@@ -252,6 +252,33 @@ bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *b
   return true;
 }
 
+bool tl_row_stream_view(tl_func *f, int32_t ld, int32_t L, const char **why) {
+  tl_op *d = tl_op_at(f, ld);
+  *why = "not a load";
+  if (d->opc != TL_OP_load || (d->flags & TL_OPF_DEAD)) return false;
+  if (d->parent != L) return *why = "not a top-level op of the loop's body", false;
+  tl_value *t = tl_val(f, d->opnd[0]);
+  if (t->def >= 0 || t->region_owner >= 0 || t->type.kind != TL_KIND_TENSOR) return *why = "not a parameter tensor", false;
+  if (tensor_written(f, d->opnd[0])) return *why = "a tensor the kernel writes", false;
+  int rank = t->type.rank;
+  if (d->nopnd != 1 + rank && d->nopnd != 2 + rank) return *why = "not a plain view", false;
+  /* (a tile `other` is in the load's layout, not in a convert's that reads the slot again) */
+  if (d->nopnd == 2 + rank && tl_val(f, d->opnd[1 + rank])->type.kind != TL_KIND_SCALAR)
+    return *why = "an `other` that is a tile, not a scalar", false;
+  const tl_type *lt = &tl_val(f, d->res[0])->type;
+  if (lt->kind != TL_KIND_TILE || lt->rank != 1) return *why = "not a 1-D tile", false;
+  for (int k = 0; k < rank; k++) {
+    if ((d->dims[k] != 0) != (k == rank - 1)) return *why = "not a view along the last dimension alone", false;
+    int32_t ix = d->opnd[1 + k];
+    if (tl_val(f, ix)->type.kind != TL_KIND_SCALAR) return *why = "a gather (an index tile)", false;
+    if (!tl_scalar_from_iv(f, ix, L)) return *why = "indices not computable from the induction variable", false;
+  }
+  int eb = tl_dtype_bytes((tl_dtype)t->type.dtype);
+  if ((eb != 2 && eb != 4) || (lt->shape[0] * eb) % 16) return *why = "not whole 16-byte units of 2- or 4-byte elements", false;
+  if (lt->shape[0] > 256) return *why = "more than 256 elements (the TMA box limit)", false;
+  return true;
+}
+
 /* Is op d one the prologue's elementwise code may contain?  (convert_layout:
  * layout_assign's, after swpipe; codegen reads a prologue load's slot again
  * in the converted layout, emit_prologue.c) */

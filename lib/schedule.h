@@ -121,6 +121,15 @@ int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max,
 bool tl_prologue_view(tl_func *f, int32_t ld, int32_t L, int threads, int32_t *box_rows, int32_t *row_base,
                       const char **why);
 
+/* Ring rows (TILEC_ROW_STREAM=1, lib/codegen/emit_ring_rows.c): load op ld of loop L can be
+ * issued ahead through L's TMA ring as a box of its own: a 1-D tile (the view slices only the
+ * tensor's last dimension, every other index a scalar) of a parameter tensor the kernel never
+ * writes, a top-level op of L's body, every index computable from the iv (tl_scalar_from_iv), at
+ * most 256 elements whose bytes are whole 16-byte units, elements of 2 or 4 bytes; a scalar
+ * `other` allowed (codegen puts it where the view leaves the tensor).  The attention backward's per-step
+ * LSE and Dl rows. */
+bool tl_row_stream_view(tl_func *f, int32_t ld, int32_t L, const char **why);
+
 /* Index tile v (a gather index) is splat(x) + offsets, x a scalar from L's
  * iv, the offsets in [0, *rows) from iota and constants: *base = x. */
 bool tl_gather_box(tl_func *f, int32_t v, int32_t L, int32_t *base, int32_t *rows);

@@ -61,7 +61,8 @@ bool tl_abi_layout_for(const tl_func *f, int ntma, tl_abi_layout *out, char *err
 
 /* (runtime.h) */
 bool tl_tma_fits(const tl_arg *a, int eb) {
-  if (!a->is_tensor || a->rank < 2 || a->rank > 5 || a->rank > TL_MAX_RANK) return false;
+  /* (rank 1: a row stream's map over a vector, lib/codegen/emit_ring_rows.c) */
+  if (!a->is_tensor || a->rank < 1 || a->rank > 5 || a->rank > TL_MAX_RANK) return false;
   int R = a->rank;
   uint64_t base = (uint64_t)(uintptr_t)a->data;
   if (a->strides[R - 1] != 1 || base % 16) return false;
@@ -106,9 +107,13 @@ int tl_tma_encode(const tl_cuda *cu, const tl_rt_tma *t, const tl_arg *a, void *
                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     char txt[200];
-    snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu x %llu, row stride %llu bytes, box %u x %u)",
-             tl_rt_result_text(r, txt, sizeof txt), (unsigned long long)dims[1], (unsigned long long)dims[0],
-             (unsigned long long)strides[0], box[1], box[0]);
+    if (R == 1) /* (a vector: no row) */
+      snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu, box %u)", tl_rt_result_text(r, txt, sizeof txt),
+               (unsigned long long)dims[0], box[0]);
+    else
+      snprintf(err, n, "cuTensorMapEncodeTiled failed: %s (dims %llu x %llu, row stride %llu bytes, box %u x %u)",
+               tl_rt_result_text(r, txt, sizeof txt), (unsigned long long)dims[1], (unsigned long long)dims[0],
+               (unsigned long long)strides[0], box[1], box[0]);
     return -1;
   }
   return 1;

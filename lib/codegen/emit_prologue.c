@@ -128,7 +128,9 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
         if (gix->r[r0 + e] != gix->r[r0]) vec = 1;
   LLVMValueRef base = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                    LLVMBuildAdd(g->B, cg_i32(g, s->offset), LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
-  LLVMValueRef lw_row = gix ? NULL : cg_lane_warp(g, lid, 0), lw_col = cg_lane_warp(g, lid, 1);
+  /* (a ring row's tile is 1-D: its one dim is the slot's columns) */
+  int cd = l->rank - 1;
+  LLVMValueRef lw_row = gix || cd == 0 ? NULL : cg_lane_warp(g, lid, 0), lw_col = cg_lane_warp(g, lid, cd);
   LLVMValueRef lane_base = LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, lw_col, cg_i32(g, eb), ""), "");
   if (lw_row) lane_base = LLVMBuildAdd(g->B, lane_base, LLVMBuildMul(g->B, lw_row, cg_i32(g, s->pitch), ""), "");
   cg_val *d = cg_new_val(g, res, n);
@@ -171,7 +173,7 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
         continue;
       }
     }
-    LLVMValueRef addr = cg_add_c(g, lane_base, (int64_t)k[1] * eb + (gix ? 0 : (int64_t)k[0] * s->pitch));
+    LLVMValueRef addr = cg_add_c(g, lane_base, (int64_t)k[cd] * eb + (gix || cd == 0 ? 0 : (int64_t)k[0] * s->pitch));
     if (gix) {
       LLVMValueRef row = gix->r[r0];
       if (LLVMTypeOf(row) != g->i32) row = LLVMBuildTrunc(g->B, row, g->i32, "");
@@ -198,6 +200,7 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
     }
     for (int e = 0; e < vec; e++) d->r[r0 + e] = cg_cast(g, cg_from_mem(g, x[e], dt), dt, (tl_dtype)rt->dtype);
   }
+  if (s->ring_row) cg_ring_row_other(g, o, s, res); /* (TMA filled zeros where the view leaves the tensor) */
 }
 
 /* Is load o a gather along its row dim (its index there a tile)? */

@@ -282,7 +282,9 @@ static int stream_start(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef *sta
   }
   LLVMValueRef base = LLVMBuildPtrToInt(g->B, t->ptr, g->i64, "");
   *gaddr0 = cg_is_zero(base_off) ? base : LLVMBuildAdd(g->B, base, LLVMBuildMul(g->B, base_off, cg_i64(g, s->eb), ""), "");
-  return rowd;
+  /* a ring row (1-D, rows 1): its row is element 0 of the last dim, whose start's test
+   * (start + 0 < size) is then the row test, and its stride times row 0 adds nothing */
+  return rowd < 0 && s->ring_row ? rank - 1 : rowd;
 }
 
 void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVMValueRef tid, int threads) {
@@ -297,7 +299,7 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
   LLVMValueRef sbase = LLVMBuildAdd(g->B, cg_smem_base32(g),
                                     LLVMBuildAdd(g->B, cg_i32(g, s->offset),
                                                  LLVMBuildMul(g->B, slot, cg_i32(g, s->stage_bytes), ""), ""), "");
-  if (!s->kn8 && cg_narrow_on()) {
+  if (!s->kn8 && !s->ring_row && cg_narrow_on()) {
     /* TILEC_NARROW_COPY=1 (emit_narrow_copy.c): 8- or 4-byte cp.async where the tensor allows,
      * waited for here (the callers' barrier then publishes the slot, as after the element loop) */
     LLVMValueRef rowbytes = LLVMBuildMul(g->B, t->stride[rowd], cg_i64(g, s->eb), "");
@@ -356,6 +358,11 @@ static void prefetch_index(cg *g, cg_stream *s, LLVMValueRef ivs) {
 
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
+  if (s->ring_row) { /* a ring row's cp.async side (its ring's TMA fallback): the element copy */
+    s->n_pre = 0;
+    cg_copy_slow(g, s, ivs, slot, cg_tid32(g), f->warps * 32);
+    return;
+  }
   tl_op *o = tl_op_at(f, s->load_op);
   tl_value *tv = tl_val(f, o->opnd[0]);
   int rank = tv->type.rank;

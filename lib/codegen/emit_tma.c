@@ -84,6 +84,9 @@ int cg_plan_tma(cg *g, int persist) {
     R->mbar_off = persist;
     persist += 8 * R->stages;
     R->tx_bytes = 0;
+    /* TILEC_ROW_STREAM=1 (emit_ring_rows.c): the loop's 1-D row loads become boxes of this ring */
+    tl_sbuf rows = {0};
+    persist = cg_plan_ring_rows(g, R, persist, nmaps, &rows);
     /* (f->ws: the producer warpgroup issues them, emit_ws.c; its note follows) */
     bool ws = cg_ws_wanted(g, R);
     if (ws)
@@ -109,7 +112,10 @@ int cg_plan_tma(cg *g, int persist) {
       int swz = plain ? 0 : rb > 128 ? 128 : rb;
       R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
       cg_tma_map_add(p, tv->index, s->tma_inner, s->rows, swz, tv->type.dtype);
-      if (plain)
+      if (s->ring_row)
+        tl_sbuf_printf(&note, "; %s: a row of %d (a row stream, TILEC_ROW_STREAM=1)", f->params.data[tv->index].name,
+                       s->cols);
+      else if (plain)
         tl_sbuf_printf(&note, "; %s: 1 box of %dx%d, unswizzled (an operand prologue's load)",
                        f->params.data[tv->index].name, s->rows, s->tma_inner);
       else
@@ -117,6 +123,8 @@ int cg_plan_tma(cg *g, int persist) {
                        s->tma_boxes, s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, swz);
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
+    if (rows.len) tl_sbuf_printf(&note, "%s", rows.data);
+    tl_sbuf_free(&rows);
     /* (TILEC_PITCH_REPACK, on unless =0, is the JIT launcher's, lib/api/pitch_repack.c: it changes no
      * code, only this text, so it is not in lib/code_env.c's table) */
     const char *repack = getenv("TILEC_PITCH_REPACK");

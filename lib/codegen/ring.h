@@ -65,6 +65,10 @@ typedef struct cg_stream {
    * row dim's index is then a tile), else -1 */
   bool prologue;
   int32_t row_base;
+  /* a ring row (emit_ring_rows.c, TILEC_ROW_STREAM=1; not the row kernels' row_stream pass): a 1-D row load (rows 1, the view along the
+   * tensor's last dim alone) of the loop's TMA ring, read back like a prologue's load (prologue is
+   * set too); its slot is one box of cols elements, stage_bytes a multiple of 128 */
+  bool ring_row;
   /* the tile start (i64 per dim) of the stage the ring issues next, made before the ring's wait
    * when an index reads memory (a page-table entry): that load then runs under the wait and the
    * barrier instead of stalling the copies' issue (emit_ring.c prefetch_index); n_pre 0: none */
@@ -273,6 +277,13 @@ void cg_overlap_defer(cg *g, tl_op *o, LLVMValueRef slot);
  * into its wgmma / mma.sync A fragments, pk[(mi * nk + kk) * 4 + i]. */
 LLVMValueRef *cg_dot_pack_a(cg *g, int32_t D);
 void cg_overlap_exit(cg *g, int32_t L);
+
+/* emit_ring_rows.c (TILEC_ROW_STREAM=1): ring R's (TMA-fed, nmaps maps of its dot operands to
+ * come) 1-D row loads that stream through it, their slots from `persist` on (returns the new end;
+ * why a load is not one goes to `note`); and a row load's `other` put into value res (the load's
+ * result or a convert of it, read from the slot) where the view leaves the tensor. */
+int cg_plan_ring_rows(cg *g, cg_ring *R, int persist, int nmaps, tl_sbuf *note);
+void cg_ring_row_other(cg *g, tl_op *o, cg_stream *s, int32_t res);
 
 /* emit_prologue.c: load o (an operand prologue's, stream s) read back from
  * ring slot `slot` (i32) into registers in its layout. */

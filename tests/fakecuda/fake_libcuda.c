@@ -263,7 +263,8 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 static CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
                                        const uint64_t *strides, const unsigned *box, const unsigned *estr,
                                        int interleave, int swizzle, int l2, int oob) {
-  if ((uintptr_t)map % 64 || rank < 2 || rank > 5) return 1;
+  /* (the driver takes ranks 1..5: a ring row of a vector is rank 1, lib/codegen/emit_ring_rows.c) */
+  if ((uintptr_t)map % 64 || rank < 1 || rank > 5) return 1;
   uint64_t h = mix(mix(mix(0, (uint64_t)dtype), rank), (uint64_t)(uintptr_t)addr);
   for (unsigned d = 0; d < rank; d++) {
     h = mix(mix(mix(h, dims[d]), box[d]), estr[d]);

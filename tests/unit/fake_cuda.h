@@ -207,7 +207,8 @@ static CUresult f_func_set(CUfunction f, int attr, int value) { (void)f; (void)a
 static CUresult f_encode_tiled(CUtensorMap *map, int dtype, unsigned rank, void *addr, const cuuint64_t *dims,
                                const cuuint64_t *strides, const unsigned *box, const unsigned *estr, int interleave,
                                int swizzle, int l2, int oob) {
-  if ((uintptr_t)map % 64 || rank < 2 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
+  /* (the driver takes ranks 1..5: a ring row of a vector is rank 1, lib/codegen/emit_ring_rows.c) */
+  if ((uintptr_t)map % 64 || rank < 1 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
   int i = calls.encodes++ % 4;
   memset(&calls.enc[i], 0, sizeof calls.enc[i]);
   calls.enc[i].dtype = dtype; calls.enc[i].rank = rank; calls.enc[i].addr = addr;

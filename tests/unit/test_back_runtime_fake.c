@@ -1356,6 +1356,61 @@ Test(fake_driver, attn_fa3_o_by_tma) {
   }
 }
 
+/* TILEC_ROW_STREAM=1 (emit_ring_rows.c): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
+ * ring: two more maps after Q's and dO's, each over the [Z, H, S] f32 tensor (rank 3, dims S, H, Z
+ * innermost first, byte strides 4 S and 4 S H, box BM x 1 x 1, no swizzle, f32), and the kernel
+ * issues rank-3 copies; unset: Q's and dO's maps alone. */
+static void launch_dkdv(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_t d) {
+  int64_t shape[4] = {z, h, s, d}, rshape[3] = {z, h, s};
+  DLTensor t[8];
+  tilec_arg args[9];
+  for (int i = 0; i < 8; i++) { /* Q, K, V, dO, LSE, Dl, dK, dV */
+    bool row = i == 4 || i == 5;
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = row ? 3 : 4,
+                      .dtype = row ? (DLDataType){kDLFloat, 32, 1} : (DLDataType){kDLBfloat, 16, 1},
+                      .shape = row ? rshape : shape};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[8] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.125f};
+  cr_assert_eq(tilec_kernel_launch(k, args, 9, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+Test(fake_driver, attn_bwd_rows_through_the_ring) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn_bwd.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  const uint64_t lse_addr = 0x7f2000000000ull + 4 * 0x10000000ull, dl_addr = lse_addr + 0x10000000ull;
+  for (int mode = 0; mode < 3; mode++) { /* D64 on, D128 on, D64 off */
+    int64_t d = mode == 1 ? 128 : 64, bm = d == 64 ? 32 : 64;
+    bool on = mode < 2;
+    if (on) setenv("TILEC_ROW_STREAM", "1", 1);
+    tilec_program *p = NULL;
+    tilec_kernel *k = load_attn_kernel(path, "attn_bwd_dkdv", d, 0, false, NULL, &p);
+    cr_assert_eq(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor.3d.shared::cluster.global.tile") != NULL, on);
+    int e0 = calls.encodes;
+    launch_dkdv(k, 2, 3, 1000, d);
+    unsetenv("TILEC_ROW_STREAM");
+    cr_assert_eq(calls.encodes - e0, on ? 4 : 2, "maps encoded: %d", calls.encodes - e0);
+    for (int r = 0; r < 2 && on; r++) {
+      int m = -1;
+      for (int i = e0; i < calls.encodes; i++)
+        if ((uint64_t)(uintptr_t)calls.enc[i % 4].addr == (r ? dl_addr : lse_addr)) m = i % 4;
+      cr_assert(m >= 0, "the %s map missing", r ? "Dl" : "LSE");
+      cr_assert_eq(calls.enc[m].rank, 3u);
+      cr_assert_eq(calls.enc[m].dtype, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+      cr_assert(calls.enc[m].dims[0] == 1000 && calls.enc[m].dims[1] == 3 && calls.enc[m].dims[2] == 2);
+      cr_assert(calls.enc[m].strides[0] == 4000 && calls.enc[m].strides[1] == 12000);
+      cr_assert(calls.enc[m].box[0] == (unsigned)bm && calls.enc[m].box[1] == 1 && calls.enc[m].box[2] == 1,
+                "box %u %u %u", calls.enc[m].box[0], calls.enc[m].box[1], calls.enc[m].box[2]);
+      cr_assert_eq(calls.enc[m].swizzle, CU_TENSOR_MAP_SWIZZLE_NONE);
+      cr_assert_eq(calls.enc[m].oob, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    }
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* TILEC_ATTN_PERSIST=1 (route_pipeline, tile_prefetch.c, emit_q_tma.c): the full kernel without a
  * producer (D128: two programs an SM; D256: one) runs persistent: at Z 16, H 16, S 1000 (2048 tiles)
  * a grid of at most 2 (D256: 1) CTAs an SM along x and 1 along y, 256 threads, and a third map, Q's
