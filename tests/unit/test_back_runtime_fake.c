@@ -1281,6 +1281,7 @@ Test(fake_driver, attn_fa3_q_by_tma) {
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   const uint64_t q_addr = 0x7f2000000000ull; /* (launch_attn: Q, K, V, O 0x10000000 apart) */
+  setenv("TILEC_ATTN_O_TMA", "0", 1); /* (O's map counted in attn_fa3_o_by_tma) */
   for (int on = 0; on < 2; on++) {
     if (!on) setenv("TILEC_ATTN_Q_TMA", "0", 1);
     tilec_program *p = NULL;
@@ -1314,11 +1315,12 @@ Test(fake_driver, attn_fa3_q_by_tma) {
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
+  unsetenv("TILEC_ATTN_O_TMA");
 }
 
-/* TILEC_ATTN_O_TMA=1 (emit_o_tma.c): the fa3 form (S 4097 at Z 16, H 16) stores O by TMA from q's
+/* TILEC_ATTN_O_TMA (emit_o_tma.c; on by default since the twenty-first session, =0 off): the fa3 form (S 4097 at Z 16, H 16) stores O by TMA from q's
  * slot: a 4th map, O's (rank 4, dims D, S, H, Z: rows past S clipped; box 64 x 64 rows, one
- * consumer warpgroup's half of the tile; 128-byte swizzle, bf16), D128 and D256; unset: 3 maps, K,
+ * consumer warpgroup's half of the tile; 128-byte swizzle, bf16), D128 and D256; =0: 3 maps, K,
  * V and Q's, none at O's address. */
 Test(fake_driver, attn_fa3_o_by_tma) {
   char path[512];
@@ -1328,7 +1330,7 @@ Test(fake_driver, attn_fa3_o_by_tma) {
   for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {off, on} */
     int64_t d = mode < 2 ? 128 : 256;
     bool on = mode % 2 == 1;
-    if (on) setenv("TILEC_ATTN_O_TMA", "1", 1);
+    if (!on) setenv("TILEC_ATTN_O_TMA", "0", 1);
     tilec_program *p = NULL;
     tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, false, NULL, &p);
     int e0 = calls.encodes;
