@@ -171,7 +171,10 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   for (int i = 0; i < all.nforms; i++)
     if ((all.forms[i].bm < ext[0] || all.forms[i].bn < ext[1]) && !(all.forms[i].waves && ws == 0))
       plan->forms[plan->nforms++] = all.forms[i];
-  if (!plan->nforms) return snprintf(why, n, "off (no form has a smaller tile than the kernel's)"), false;
+  if (!plan->nforms)
+    return snprintf(why, n, "off (no form has a smaller tile than the kernel's%s)",
+                    ws == 0 ? ", but for a waves form, which TILEC_SMALL_M_WAVES=0 drops" : ""),
+           false;
   plan->m_sym = sym->name;
   plan->m_param = sym->param;
   plan->m_axis = sym->axis;

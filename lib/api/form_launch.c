@@ -72,7 +72,6 @@ static bool needs_form(tilec_kernel *k, const tilec_arg *args, int nargs) {
   return false;
 }
 
-
 /* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
  * when the argument that gives M is not a tensor of the right rank: the checks of k say so): the
  * first whose bound M is within, else the waves form where the wave model picks it. */
