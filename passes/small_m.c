@@ -168,12 +168,14 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   }
   /* only forms of smaller tiles than the kernel's: the kernel itself serves the rest */
   plan->nforms = 0;
-  for (int i = 0; i < all.nforms; i++)
-    if ((all.forms[i].bm < ext[0] || all.forms[i].bn < ext[1]) && !(all.forms[i].waves && ws == 0))
-      plan->forms[plan->nforms++] = all.forms[i];
+  bool dropped = false; /* a waves form, dropped by TILEC_SMALL_M_WAVES=0 */
+  for (int i = 0; i < all.nforms; i++) {
+    if (all.forms[i].waves && ws == 0) dropped = true;
+    else if (all.forms[i].bm < ext[0] || all.forms[i].bn < ext[1]) plan->forms[plan->nforms++] = all.forms[i];
+  }
   if (!plan->nforms)
     return snprintf(why, n, "off (no form has a smaller tile than the kernel's%s)",
-                    ws == 0 ? ", but for a waves form, which TILEC_SMALL_M_WAVES=0 drops" : ""),
+                    dropped ? ", but for a waves form, which TILEC_SMALL_M_WAVES=0 drops" : ""),
            false;
   plan->m_sym = sym->name;
   plan->m_param = sym->param;
