@@ -1,6 +1,7 @@
 /* small_m: requires verified IR after mma_remap and swpipe (f->sched); keeps every op and value
  * (it only records f->small_m); records, for a cutlass GEMM kernel whose one dot runs on wgmma,
  * the small-M forms a launch picks by M (lib/small_m.h, docs/small_m.md). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,17 @@ static const char *switch_value(const char *name) { return getenv(name); }
 static bool switched_off(void) {
   const char *e = switch_value("TILEC_SMALL_M");
   return e && e[0] == '0';
+}
+
+/* TILEC_SMALL_M_WAVES (docs/small_m.md "Waves"): =1 gives the default table its waves form (a 128x128
+ * tile picked by the wave model for M above the table's 256), =0 drops any waves form (a
+ * TILEC_SMALL_M_FORMS table's too: today's choice); unset: WAVES_DEFAULT (off until the H200 has run
+ * bench/pending_smallm512.sh; a TILEC_SMALL_M_FORMS table's "waves=" entry is kept). */
+#define WAVES_DEFAULT false
+static const char default_waves_form[] = "waves=128x128x64/cutlass/4";
+static int waves_switch(void) {
+  const char *e = switch_value("TILEC_SMALL_M_WAVES");
+  return !e || !*e ? -1 : e[0] != '0';
 }
 
 /* The default table (measured on the H200 through this dispatch, bench/RESULTS.md ninth and tenth
@@ -40,15 +52,24 @@ static bool parse_forms(const char *text, tl_small_m_plan *plan, char *why, size
       return false;
     }
     tl_small_m_form *fm = &plan->forms[plan->nforms];
-    long long mx, bm, bn, bk;
+    long long mx = 0, bm, bn, bk;
     int st, used = 0, used2 = 0;
     char pipe[16];
-    if (sscanf(s, "%lld=%lldx%lldx%lld/%15[a-z]/%d%n", &mx, &bm, &bn, &bk, pipe, &st, &used) != 6 || used == 0) {
-      snprintf(why, n, "cannot read '%.40s' (want MAXM=BMxBNxBK/PIPELINE/STAGES[/split],...)", s);
+    /* "waves=...": the waves form, the last entry (every M above the others' bounds, by the wave model) */
+    bool waves = !strncmp(s, "waves=", 6);
+    if ((waves ? sscanf(s + 6, "%lldx%lldx%lld/%15[a-z]/%d%n", &bm, &bn, &bk, pipe, &st, &used) != 5
+               : sscanf(s, "%lld=%lldx%lldx%lld/%15[a-z]/%d%n", &mx, &bm, &bn, &bk, pipe, &st, &used) != 6) ||
+        used == 0) {
+      snprintf(why, n, "cannot read '%.40s' (want MAXM=BMxBNxBK/PIPELINE/STAGES[/split],...[,waves=BMxBNxBK/PIPELINE/STAGES])", s);
       return false;
     }
-    fm->split = false;
+    if (waves) used += 6, mx = INT64_MAX;
+    fm->split = false, fm->waves = waves;
     if (sscanf(s + used, "/split%n", &used2) == 0 && used2 == 6) fm->split = true, used += used2;
+    if (waves && (fm->split || s[used])) {
+      snprintf(why, n, "the waves form '%.40s' must be the last and is not split", s);
+      return false;
+    }
     fm->pipeline = 0;
     for (int p = 2; p <= TL_PIPE_CUTLASS; p++)
       if (!strcmp(pipe, pipe_names[p])) fm->pipeline = p;
@@ -134,8 +155,12 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   if (names[0] == names[1] || names[1] == names[2] || names[0] == names[2])
     return snprintf(why, n, "off (one tile constant sets two of the dot's extents)"), false;
   const char *table = switch_value("TILEC_SMALL_M_FORMS");
+  int ws = waves_switch();
+  char with_waves[sizeof default_forms + sizeof default_waves_form + 1];
+  snprintf(with_waves, sizeof with_waves, "%s,%s", default_forms, default_waves_form);
   tl_small_m_plan all;
-  if (!parse_forms(table && *table ? table : default_forms, &all, why + 5, n - 5)) {
+  if (!parse_forms(table && *table ? table : ws == 1 || (ws < 0 && WAVES_DEFAULT) ? with_waves : default_forms, &all,
+                   why + 5, n - 5)) {
     memcpy(why, "off (", 5);
     size_t l = strlen(why);
     snprintf(why + l, n - l, " in TILEC_SMALL_M_FORMS)");
@@ -143,16 +168,47 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   }
   /* only forms of smaller tiles than the kernel's: the kernel itself serves the rest */
   plan->nforms = 0;
-  for (int i = 0; i < all.nforms; i++)
-    if (all.forms[i].bm < ext[0] || all.forms[i].bn < ext[1]) plan->forms[plan->nforms++] = all.forms[i];
-  if (!plan->nforms) return snprintf(why, n, "off (no form has a smaller tile than the kernel's)"), false;
+  bool dropped = false; /* a waves form, dropped by TILEC_SMALL_M_WAVES=0 */
+  for (int i = 0; i < all.nforms; i++) {
+    if (all.forms[i].waves && ws == 0) dropped = true;
+    else if (all.forms[i].bm < ext[0] || all.forms[i].bn < ext[1]) plan->forms[plan->nforms++] = all.forms[i];
+  }
+  if (!plan->nforms)
+    return snprintf(why, n, "off (no form has a smaller tile than the kernel's%s)",
+                    dropped ? ", but for a waves form, which TILEC_SMALL_M_WAVES=0 drops" : ""),
+           false;
   plan->m_sym = sym->name;
   plan->m_param = sym->param;
   plan->m_axis = sym->axis;
   plan->n_param = nsym->param, plan->n_axis = nsym->axis;
   plan->k_param = ksym->param, plan->k_axis = ksym->axis;
   plan->const_m = names[0], plan->const_n = names[1], plan->const_k = names[2];
+  plan->kernel_bm = ext[0], plan->kernel_bn = ext[1];
   return true;
+}
+
+/* The waves form on the explain line: the rule, and the Ms it takes at N = 4096 on an H200's 132 SMs
+ * (the model is asked at each launch with the launch's M, N and the device's SM count). */
+static void explain_waves(tl_sbuf *ex, const tl_small_m_plan *plan, const tl_small_m_form *wf, int64_t lo) {
+  tl_sbuf_printf(ex, " (%s=%lld %s=%lld), or as %s=%lld %s=%lld %s=%lld %s stages=%d where the launcher's wave model puts "
+                 "it at <= %.2f of the kernel's time (tiles on the device's SMs, docs/small_m.md \"Waves\"; e.g. N = "
+                 "4096 on 132 SMs: %s ",
+                 plan->const_m, (long long)plan->kernel_bm, plan->const_n, (long long)plan->kernel_bn, plan->const_m,
+                 (long long)wf->bm, plan->const_n, (long long)wf->bn, plan->const_k, (long long)wf->bk,
+                 pipe_names[wf->pipeline], wf->stages, TL_WAVES_PICK, plan->m_sym);
+  int ranges = 0;
+  int64_t start = -1;
+  for (int64_t m = lo; m <= 16385 && ranges < 4; m++) {
+    tl_small_m_waves w;
+    bool on = m <= 16384 && tl_small_m_waves_model(plan, wf, m, 4096, 132, &w);
+    if (on && start < 0) start = m;
+    if (!on && start >= 0) {
+      tl_sbuf_printf(ex, "%s%lld..%lld", ranges ? ", " : "", (long long)start, (long long)(m - 1));
+      ranges++, start = -1;
+    }
+  }
+  if (!ranges) tl_sbuf_printf(ex, "none");
+  tl_sbuf_printf(ex, "; TILEC_SMALL_M_WAVES=0 off)");
 }
 
 static bool run_small_m(tl_func *f, const tl_pass_opts *o) {
@@ -169,6 +225,7 @@ static bool run_small_m(tl_func *f, const tl_pass_opts *o) {
   int64_t lo = 1;
   for (int i = 0; i < plan.nforms; i++) {
     const tl_small_m_form *fm = &plan.forms[i];
+    if (fm->waves) continue; /* (said after the kernel's range) */
     tl_sbuf_printf(ex, " %s %lld..%lld as %s=%lld %s=%lld %s=%lld %s stages=%d%s;", plan.m_sym, (long long)lo,
                    (long long)fm->max_m, plan.const_m, (long long)fm->bm, plan.const_n, (long long)fm->bn,
                    plan.const_k, (long long)fm->bk, pipe_names[fm->pipeline], fm->stages,
@@ -179,8 +236,10 @@ static bool run_small_m(tl_func *f, const tl_pass_opts *o) {
                                                         : " (wgmma on narrow tiles: more programs than SMs)");
     lo = fm->max_m + 1;
   }
-  tl_sbuf_printf(ex, " %s >= %lld this kernel; off with TILEC_SMALL_M=0 or --disable-pass=small_m\n", plan.m_sym,
-                 (long long)lo);
+  tl_sbuf_printf(ex, " %s >= %lld this kernel", plan.m_sym, (long long)lo);
+  const tl_small_m_form *wf = plan.nforms ? &plan.forms[plan.nforms - 1] : NULL;
+  if (wf && wf->waves) explain_waves(ex, &plan, wf, lo);
+  tl_sbuf_printf(ex, "; off with TILEC_SMALL_M=0 or --disable-pass=small_m\n");
   return true;
 }
 

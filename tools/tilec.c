@@ -895,7 +895,11 @@ static int run_main(cli *c) {
       rp->t.device.device_type = kDLCUDA;
       rp->t.data = (void *)(uintptr_t)rp->dptr;
     }
+    size_t log_mark = strlen(tilec_program_log(p));
     st = tilec_kernel_launch(k, args, np, NULL);
+    /* what the launch said (the form it ran and why, a repack, a no-TMA form: docs/small_m.md "Waves") */
+    const char *launch_log = tilec_program_log(p);
+    if (strlen(launch_log) > log_mark) fputs(launch_log + log_mark, stderr);
     if (st != TILEC_OK || cu.cuCtxSynchronize() != 0) {
       fprintf(stderr, "tilec run: error: launch of '%s' failed: %s\n", kname,
               st != TILEC_OK ? tilec_kernel_error(k) : "the kernel faulted");

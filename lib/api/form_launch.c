@@ -21,12 +21,38 @@ static int64_t arg_dim(const tilec_arg *args, int nargs, int32_t param, int32_t 
   return t->ndim > axis && t->shape ? t->shape[axis] : -1;
 }
 
+/* k's waves form fm (its plan's last form) picked or not at M x N (the wave model,
+ * lib/small_m_waves.c), and, for the first few launches of a handle whose shape differs from the one
+ * before (WAVES_NOTES), why in the program log.  The last shape's answer is kept: a repeated launch
+ * costs two compares.  Asked before the forms are adopted too (late forms: whether to wait for them). */
+enum { WAVES_NOTES = 8 };
+static bool waves_pick(tilec_kernel *k, const tl_small_m_form *fm, int64_t m, int64_t n) {
+  if (k->waves_have && k->waves_m == m && k->waves_n == n) return k->waves_pick;
+  const tl_small_m_plan *plan = k->f->small_m;
+  tl_small_m_waves w;
+  bool pick = tl_small_m_waves_model(plan, fm, m, n, k->dev->sm_count, &w);
+  k->waves_have = true, k->waves_m = m, k->waves_n = n, k->waves_pick = pick;
+  if (k->waves_notes < WAVES_NOTES) {
+    k->waves_notes++;
+    tl_sbuf_printf(&k->log_p->log,
+                   "tilec: note: kernel '%s': %s %lld, N %lld on %d SMs: its %lldx%lld tiles %lld (%lld a SM at most), "
+                   "the waves form's %lldx%lld %lld (%lld a SM): the form's model time %.2f of the kernel's (picked at <= "
+                   "%.2f): %s runs it (docs/small_m.md \"Waves\"; TILEC_SMALL_M_WAVES=0: the kernel)%s\n",
+                   k->f->name, plan->m_sym, (long long)m, (long long)n, k->dev->sm_count, (long long)plan->kernel_bm,
+                   (long long)plan->kernel_bn, (long long)w.tiles_kernel, (long long)w.waves_kernel, (long long)fm->bm,
+                   (long long)fm->bn, (long long)w.tiles_form, (long long)w.waves_form, w.ratio, TL_WAVES_PICK,
+                   pick ? "the form" : "the kernel",
+                   k->waves_notes == WAVES_NOTES ? " (the last such note for this kernel handle)" : "");
+  }
+  return pick;
+}
+
 /* Whether a launch of k with these arguments may run one of its forms: every launch of a kernel
  * with a K-major-B form (its route reads B's strides), a launch whose S reaches the attention
- * form's bound or is within the persistent attention form's, and one whose M is at most the last
- * small-M form's bound.  A launch that needs
+ * form's bound or is within the persistent attention form's, one whose M is at most the last
+ * small-M form's bound, and one whose M and N the wave model gives the waves form.  A launch that needs
  * none runs the kernel while the forms still load. */
-static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+static bool needs_form(tilec_kernel *k, const tilec_arg *args, int nargs) {
   if (k->f->kmajor_b) return true;
   const tl_attn_form_plan *ap = k->f->attn_form;
   if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
@@ -38,18 +64,27 @@ static bool needs_form(const tilec_kernel *k, const tilec_arg *args, int nargs) 
   const tl_small_m_plan *plan = k->f->small_m;
   if (!plan) return false;
   int64_t m = arg_dim(args, nargs, plan->m_param, plan->m_axis);
-  for (int i = 0; m >= 0 && i < plan->nforms; i++)
-    if (m <= plan->forms[i].max_m) return true;
+  for (int i = 0; m >= 0 && i < plan->nforms; i++) {
+    const tl_small_m_form *fm = &plan->forms[i];
+    int64_t n = fm->waves ? arg_dim(args, nargs, plan->n_param, plan->n_axis) : 0;
+    if (fm->waves ? n >= 0 && waves_pick(k, fm, m, n) : m <= fm->max_m) return true;
+  }
   return false;
 }
 
 /* The index of the small-M form a launch of k with these arguments runs, or -1 (k itself; also
- * when the argument that gives M is not a tensor of the right rank: the checks of k say so). */
-static int form_for(const tilec_kernel *k, const tilec_arg *args, int nargs) {
+ * when the argument that gives M is not a tensor of the right rank: the checks of k say so): the
+ * first whose bound M is within, else the waves form where the wave model picks it. */
+static int form_for(tilec_kernel *k, const tilec_arg *args, int nargs) {
   int64_t m = arg_dim(args, nargs, k->m_param, k->m_axis);
   if (m < 0) return -1;
-  for (int i = 0; i < k->nforms; i++)
-    if (m <= k->form_max_m[i]) return i;
+  for (int i = 0; i < k->nforms; i++) {
+    if (!k->form_of[i].waves && m <= k->form_max_m[i]) return i;
+    if (k->form_of[i].waves) {
+      int64_t n = arg_dim(args, nargs, k->n_param, k->n_axis);
+      return n >= 0 && waves_pick(k, &k->form_of[i], m, n) ? i : -1;
+    }
+  }
   return -1;
 }
 

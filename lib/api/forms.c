@@ -359,11 +359,13 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
       const tl_small_m_form *fm = j->fm;
       char msg[1024];
       snprintf(msg, sizeof msg,
-               "its small-M form %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (TILEC_SMALL_M=0 loads the "
-               "kernel without forms):\n%s",
-               plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn, plan->const_k, (long long)fm->bk,
-               form_pipe_names[fm->pipeline], fm->stages, j->split_half ? ", split-K " : "",
-               j->split_half ? j->split_half : "", j->q ? tilec_program_log(j->q) : "");
+               "its small-M %sform %s=%lld %s=%lld %s=%lld (%s, stages %d%s%s) did not load (%s loads the "
+               "kernel without %s):\n%s",
+               fm->waves ? "waves " : "", plan->const_m, (long long)fm->bm, plan->const_n, (long long)fm->bn,
+               plan->const_k, (long long)fm->bk, form_pipe_names[fm->pipeline], fm->stages,
+               j->split_half ? ", split-K " : "", j->split_half ? j->split_half : "",
+               fm->waves ? "TILEC_SMALL_M_WAVES=0" : "TILEC_SMALL_M=0", fm->waves ? "it" : "forms",
+               j->q ? tilec_program_log(j->q) : "");
       tl_load_error(p, j->st, f->name, msg);
     }
   }

@@ -70,6 +70,11 @@ struct tilec_kernel {
   tilec_kernel *reduces[TL_SMALL_M_MAX_FORMS];
   tilec_program *reduce_progs[TL_SMALL_M_MAX_FORMS];
   int32_t n_param, n_axis, k_param, k_axis;
+  /* the waves form (form_of[i].waves, docs/small_m.md "Waves"): the last shape's pick, and how many
+   * picks the program log has said (the first few shapes of a handle) */
+  bool waves_have, waves_pick;
+  int64_t waves_m, waves_n;
+  int waves_notes;
   CUdeviceptr ws;
   size_t ws_bytes;
   /* the smaller workspaces a larger one replaced: kept until the handle goes, since a CUDA graph

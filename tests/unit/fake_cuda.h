@@ -45,7 +45,8 @@ static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   int max_grid[3], max_threads_block, max_regs_block, max_smem_block, max_smem_optin;
   int num_regs, func_max_threads, static_smem, local_bytes;
-} fake_limits = {{2147483647, 65535, 65535}, 1024, 65536, 49152, 232448, FAKE_NUM_REGS, 1024, 0, 0};
+  int sm_count; /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (an H200's 132) */
+} fake_limits = {{2147483647, 65535, 65535}, 1024, 65536, 49152, 232448, FAKE_NUM_REGS, 1024, 0, 0, 132};
 
 /* Registered device allocations (cuPointerGetAttribute). */
 #define FAKE_MAX_ALLOCS 16
@@ -103,7 +104,7 @@ static CUresult f_attribute(int *v, int attr, CUdevice d) {
   case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = fake_limits.max_regs_block; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = fake_limits.max_smem_block; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = fake_limits.max_smem_optin; break;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = fake_limits.sm_count; break;
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = fake_limits.max_grid[0]; break;
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *v = fake_limits.max_grid[1]; break;
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = fake_limits.max_grid[2]; break;

@@ -1029,8 +1029,8 @@ Test(fake_driver, pitch_repack_copies_each_slice_of_a_batched_operand) {
 
 /* ---- small-M forms (passes/small_m.c, docs/small_m.md) ------------------------------------- */
 /* C = A @ B of examples/gemm.tile at M rows (N = K = 4096, bf16): the launch the driver saw. */
-static void launch_gemm(tilec_kernel *k, int64_t m) {
-  int64_t sa[2] = {m, 4096}, sb[2] = {4096, 4096}, sc[2] = {m, 4096};
+static void launch_gemm_mn(tilec_kernel *k, int64_t m, int64_t n) {
+  int64_t sa[2] = {m, 4096}, sb[2] = {4096, n}, sc[2] = {m, n};
   int64_t *shapes[3] = {sa, sb, sc};
   DLTensor t[3];
   tilec_arg args[3];
@@ -1041,6 +1041,7 @@ static void launch_gemm(tilec_kernel *k, int64_t m) {
   }
   cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
 }
+static void launch_gemm(tilec_kernel *k, int64_t m) { launch_gemm_mn(k, m, 4096); }
 
 /* The ninth session's table (TILEC_SMALL_M_FORMS): the split-K forms' launches and workspaces. */
 static const char split_forms[] =
@@ -1179,6 +1180,129 @@ static void late_forms(bool late) {
 
 Test(fake_driver, small_m_late_forms) { late_forms(true); }
 Test(fake_driver, small_m_forms_at_load) { late_forms(false); }
+
+/* ---- the waves form (lib/small_m_waves.c, docs/small_m.md "Waves") ---------------------------- */
+/* cutlass_gemm loaded under TILEC_SMALL_M_WAVES=`waves` (NULL: unset) on a fake device of `sms` SMs. */
+static tilec_kernel *load_waves(tilec_program **p, const char *waves, int sms) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm.tile", TILEC_SOURCE_DIR);
+  fake_limits.sm_count = sms;
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  unsetenv("TILEC_SMALL_M_FORMS");
+  if (waves) setenv("TILEC_SMALL_M_WAVES", waves, 1);
+  else unsetenv("TILEC_SMALL_M_WAVES");
+  cr_assert_eq(tilec_program_create_from_file(p, path, NULL), TILEC_OK);
+  tilec_kernel *k = NULL;
+  tilec_status st = tilec_kernel_load(*p, "cutlass_gemm", 0, &k); /* (the passes run here: the switch read) */
+  unsetenv("TILEC_SMALL_M_WAVES");
+  cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(*p));
+  return k;
+}
+
+/* The launch at M x N ran the kernel itself (its 128x256 tiles, persistent: min(tiles, SMs) CTAs,
+ * its shared memory kernel_smem) or the waves form (128x128 tiles: min(tiles, SMs) CTAs, less shared
+ * memory, the same 384 threads). */
+static void expect_gemm(tilec_kernel *k, int64_t m, int64_t n, bool form, unsigned kernel_smem, int64_t sms) {
+  launch_gemm_mn(k, m, n);
+  int64_t tiles = (m + 127) / 128 * ((n + (form ? 127 : 255)) / (form ? 128 : 256));
+  unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+  cr_assert(calls.block[0] == 384u && calls.grid[0] == grid && (calls.smem == kernel_smem) == !form,
+            "M %lld N %lld: want the %s (grid %u), got grid %u block %u smem %u (the kernel's %u)", (long long)m,
+            (long long)n, form ? "waves form" : "kernel", grid, calls.grid[0], calls.block[0], calls.smem, kernel_smem);
+}
+
+/* TILEC_SMALL_M_WAVES=1 on 132 SMs: the 128x128 form where both grids are one wave (the kernel's tiles
+ * at most half the SMs), the kernel elsewhere, whatever M (257 .. 5000) and N (4096, 4000, 4224 / 4232 the
+ * N boundary at M 512, 14336 and 28672 where the kernel's grid fills the SMs already); every launch
+ * above M 256 has its note in the program log (the first eight launches whose shape differs from the one
+ * before, the first while the forms still load); the late forms are all loaded by the first launch the
+ * model gives the form. */
+Test(fake_driver, small_m_waves_picked_by_model) {
+  tilec_program *p = NULL;
+  int links = calls.links;
+  tilec_kernel *k = load_waves(&p, "1", 132);
+  launch_gemm(k, 5000); /* the kernel; nothing joined */
+  unsigned kernel_smem = calls.smem;
+  cr_assert(calls.grid[0] == 132u && calls.block[0] == 384u);
+  expect_gemm(k, 1024, 4096, false, kernel_smem, 132); /* 128 tiles, the form's 256 two waves: the kernel */
+  expect_gemm(k, 512, 4096, true, kernel_smem, 132); /* 64 tiles, the form's 128 one wave: the form */
+  cr_assert_eq(calls.links - links, 5, "the kernel and its four forms: %d", calls.links - links);
+  const int64_t form_ms[] = {257, 383, 384, 511, 512}, kernel_ms[] = {513, 640, 768, 769, 1024, 1152, 5000};
+  for (size_t i = 0; i < sizeof form_ms / sizeof *form_ms; i++) expect_gemm(k, form_ms[i], 4096, true, kernel_smem, 132);
+  for (size_t i = 0; i < sizeof kernel_ms / sizeof *kernel_ms; i++)
+    expect_gemm(k, kernel_ms[i], 4096, false, kernel_smem, 132);
+  expect_gemm(k, 511, 4000, true, kernel_smem, 132);   /* a ragged N: 16 / 32 tiles a row as at 4096 */
+  expect_gemm(k, 512, 4224, true, kernel_smem, 132);   /* 68 tiles, the form's 132: one wave */
+  expect_gemm(k, 512, 4232, false, kernel_smem, 132);  /* 68 tiles, the form's 136: two waves */
+  expect_gemm(k, 512, 14336, false, kernel_smem, 132); /* 224 tiles (2 waves), the form's 448 (4) */
+  expect_gemm(k, 512, 28672, false, kernel_smem, 132);
+  launch_gemm(k, 200); /* the 64x128 form of the table, as before (not the waves form) */
+  cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "M 200: grid %u block %u", calls.grid[0], calls.block[0]);
+  const char *log = tilec_program_log(p);
+  cr_assert(strstr(log, "kernel 'cutlass_gemm': M 512, N 4096 on 132 SMs: its 128x256 tiles 64 (1 a SM at most), the "
+                        "waves form's 128x128 128 (1 a SM): the form's model time 0.68 of the kernel's (picked at <= "
+                        "0.85): the form runs it") != NULL,
+            "%s", log);
+  cr_assert(strstr(log, "M 1024, N 4096 on 132 SMs: its 128x256 tiles 128 (1 a SM at most), the waves form's 128x128 "
+                        "256 (2 a SM): the form's model time 1.16 of the kernel's (picked at <= 0.85): the kernel runs it") != NULL,
+            "%s", log);
+  int notes = 0;
+  for (const char *q = log; (q = strstr(q, "docs/small_m.md \"Waves\"")) != NULL; q++) notes++;
+  cr_assert_eq(notes, 8, "a note for each of the first eight shapes, then none: %d\n%s", notes, log);
+  cr_assert(strstr(log, "(the last such note for this kernel handle)") != NULL);
+  cr_assert(strstr(log, "M 5000, N 4096 on 132 SMs: its 128x256 tiles 640 (5 a SM at most), the waves form's 128x128 "
+                        "1280 (10 a SM): the form's model time 1.19 of the kernel's (picked at <= 0.85): the kernel runs "
+                        "it") != NULL,
+            "the first launch (the forms still loading) says its pick too: %s", log);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
+/* The pick follows the device's SM count: on 66 SMs M 512 (64 tiles, the form's 128 two waves) runs the
+ * kernel; on 264 M 1024 (128 tiles, the form's 256 one wave) runs the form. */
+Test(fake_driver, small_m_waves_by_sm_count) {
+  tilec_program *p = NULL;
+  tilec_kernel *k = load_waves(&p, "1", 66);
+  launch_gemm(k, 5000);
+  unsigned kernel_smem = calls.smem;
+  expect_gemm(k, 512, 4096, false, kernel_smem, 66);
+  expect_gemm(k, 257, 4096, false, kernel_smem, 66);
+  expect_gemm(k, 257, 2048, true, kernel_smem, 66); /* 24 tiles, the form's 48 */
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
+Test(fake_driver, small_m_waves_by_sm_count_264) {
+  tilec_program *p = NULL;
+  tilec_kernel *k = load_waves(&p, "1", 264);
+  launch_gemm(k, 5000);
+  unsigned kernel_smem = calls.smem;
+  expect_gemm(k, 1024, 4096, true, kernel_smem, 264);
+  expect_gemm(k, 1025, 4096, false, kernel_smem, 264);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
+
+/* Off (TILEC_SMALL_M_WAVES=0, and unset: the default until measured): the kernel above M 256, no fourth
+ * form loaded, no note. */
+static void waves_off(const char *waves) {
+  {
+    tilec_program *p = NULL;
+    int links = calls.links;
+    tilec_kernel *k = load_waves(&p, waves, 132);
+    launch_gemm(k, 5000);
+    unsigned kernel_smem = calls.smem;
+    expect_gemm(k, 512, 4096, false, kernel_smem, 132);
+    expect_gemm(k, 257, 4096, false, kernel_smem, 132);
+    launch_gemm(k, 16);
+    cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
+    cr_assert(strstr(tilec_program_log(p), "Waves") == NULL, "%s", tilec_program_log(p));
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+Test(fake_driver, small_m_waves_off) { waves_off("0"); }
+Test(fake_driver, small_m_waves_unset) { waves_off(NULL); }
 
 /* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
 /* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
