@@ -1635,20 +1635,7 @@ def decode_forms():
 
 # ---- linear + bias + GELU (examples/gemm_bias_gelu.tile), nn.Linear storage of W -------------
 # The same kernel without its epilogue (the plain GEMM it costs against).
-LINEAR_PLAIN = """
-kernel cutlass_linear(X: tensor<bf16>[M, K], W: tensor<bf16>[N, K], Y: tensor<bf16>[M, N])
-    tiles(BM = 128, BN = 256, BK = 64)
-    grid(cdiv(M, BM), cdiv(N, BN))
-{
-    m0 = program_id(0) * BM;
-    n0 = program_id(1) * BN;
-    acc = zeros<f32>[BM, BN];
-    for k0 in range(0, K, BK) {
-        acc = dot(load(X[m0 : m0 + BM, k0 : k0 + BK]), trans(load(W[n0 : n0 + BN, k0 : k0 + BK])), acc);
-    }
-    store(Y[m0 : m0 + BM, n0 : n0 + BN], cast<bf16>(acc));
-}
-"""
+LINEAR_PLAIN = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "variants", "linear_plain.tile")).read()
 
 def linear_gelu():
     import torch.nn.functional as F

@@ -30,20 +30,7 @@ TABLE = "16=16x32x256/multistage/5,128=64x64x128/cutlass/6,256=64x128x128/cutlas
 VARIANTS = {"on": {"TILEC_SMALL_M_WAVES": "1"},
             "off": {"TILEC_SMALL_M_WAVES": "0"},
             "forced": {"TILEC_SMALL_M_WAVES": "0", "TILEC_SMALL_M_FORMS": TABLE + ",2048=128x128x64/cutlass/4"}}
-LINEAR = """
-kernel cutlass_linear(X: tensor<bf16>[M, K], W: tensor<bf16>[N, K], Y: tensor<bf16>[M, N])
-    tiles(BM = 128, BN = 256, BK = 64)
-    grid(cdiv(M, BM), cdiv(N, BN))
-{
-    m0 = program_id(0) * BM;
-    n0 = program_id(1) * BN;
-    acc = zeros<f32>[BM, BN];
-    for k0 in range(0, K, BK) {
-        acc = dot(load(X[m0 : m0 + BM, k0 : k0 + BK]), trans(load(W[n0 : n0 + BN, k0 : k0 + BK])), acc);
-    }
-    store(Y[m0 : m0 + BM, n0 : n0 + BN], cast<bf16>(acc));
-}
-"""
+LINEAR = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "variants", "linear_plain.tile")).read()
 
 
 def cdiv(a, b):
