@@ -1212,15 +1212,17 @@ def attn_bwd():
                     ("cutlass dkdv 128 keys 8 warps", P, big, (cu_, {}), None)]
         # split-load: the default kernels with TILEC_LOOP_SPLIT_LOAD=1 (emit_memory.c: dK/dV's per-step LSE and
         # Dl rows in the split form; bench/RESULTS.md "bwd6"); only with --attnbwd-variants ...,split-load
-        variants += [("split-load", P, ({}, {}), ({}, {}), {"TILEC_LOOP_SPLIT_LOAD": "1"})]
+        variants += [("split-load", P, ({}, {}), ({}, {}), {"TILEC_LOOP_SPLIT_LOAD": "1", "TILEC_ROW_STREAM": "0"})]
         # lazy: the default kernels with TILEC_WGMMA_LAZY=1 (wgmma_lazy.c: each wgmma dot waited for before its
         # result's first reader, dP issued under S's group; D64's dK/dV and dQ, D128's dQ; bench/RESULTS.md "bwd7");
         # only with --attnbwd-variants ...,lazy
         variants += [("lazy", P, ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY": "1"})]
         # rows: the default kernels with TILEC_ROW_STREAM=1 (emit_ring_rows.c: dK/dV's per-step LSE and Dl rows
-        # as boxes of its TMA ring, read from shared memory; bench/RESULTS.md "bwdrows"); only with
-        # --attnbwd-variants ...,rows
+        # as boxes of its TMA ring, read from shared memory; bench/RESULTS.md "bwdrows"; the default since the
+        # twenty-first session, so "rows" = "default" and "norows" is the mechanism off); only with
+        # --attnbwd-variants ...,rows / norows
         variants += [("rows", P, ({}, {}), ({}, {}), {"TILEC_ROW_STREAM": "1"})]
+        variants += [("norows", P, ({}, {}), ({}, {}), {"TILEC_ROW_STREAM": "0"})]
         # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
         # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
         variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),

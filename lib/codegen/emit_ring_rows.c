@@ -1,8 +1,9 @@
 /* emit_ring_rows.c: requires the main-loop plan up to the TMA decision (emit_tma.c cg_plan_tma);
  * makes a loop's 1-D row loads whose view advances with the loop (tl_row_stream_view: the attention
  * backward's `load(LSE[z, h, m0 : m0 + BM], other = inf)` each step) streams of the loop's TMA ring
- * (TILEC_ROW_STREAM=1, default off): one box of the row a stage, on the stage's mbarrier beside the
- * dot operands' boxes, read back from shared memory by each thread in the load's own layout
+ * (TILEC_ROW_STREAM, on by default since the twenty-first session: the backward 1.13-1.27x on an
+ * H100, bench/RESULTS.md "twenty-first session"; =0 off): one box of the row a stage, on the stage's
+ * mbarrier beside the dot operands' boxes, read back from shared memory by each thread in the load's own layout
  * (emit_prologue.c read_slot), and puts the load's `other` where the view leaves the tensor
  * (TMA's out-of-bounds fill is zeros).  docs/pipelines.md "Ring rows". */
 #include <string.h>
@@ -25,7 +26,8 @@ static const char *ring_unfit(cg *g, cg_ring *R) {
 int cg_plan_ring_rows(cg *g, cg_ring *R, int persist, int nmaps, tl_sbuf *note) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  if (!tl_code_env_on("TILEC_ROW_STREAM")) return persist;
+  const char *env = tl_code_env("TILEC_ROW_STREAM");
+  if (env && strcmp(env, "1")) return persist; /* (unset: on; =0 or any other value: off) */
   const char *why = ring_unfit(g, R);
   int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
   tl_region *body = &tl_op_at(f, R->for_op)->regions[0];

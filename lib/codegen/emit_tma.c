@@ -84,7 +84,7 @@ int cg_plan_tma(cg *g, int persist) {
     R->mbar_off = persist;
     persist += 8 * R->stages;
     R->tx_bytes = 0;
-    /* TILEC_ROW_STREAM=1 (emit_ring_rows.c): the loop's 1-D row loads become boxes of this ring */
+    /* TILEC_ROW_STREAM (default on; emit_ring_rows.c): the loop's 1-D row loads become boxes of this ring */
     tl_sbuf rows = {0};
     persist = cg_plan_ring_rows(g, R, persist, nmaps, &rows);
     /* (f->ws: the producer warpgroup issues them, emit_ws.c; its note follows) */
@@ -113,7 +113,7 @@ int cg_plan_tma(cg *g, int persist) {
       R->tx_bytes += s->tma_boxes * s->rows * s->tma_inner * s->eb;
       cg_tma_map_add(p, tv->index, s->tma_inner, s->rows, swz, tv->type.dtype);
       if (s->ring_row)
-        tl_sbuf_printf(&note, "; %s: a row of %d (a row stream, TILEC_ROW_STREAM=1)", f->params.data[tv->index].name,
+        tl_sbuf_printf(&note, "; %s: a row of %d (a row stream, TILEC_ROW_STREAM; =0 off)", f->params.data[tv->index].name,
                        s->cols);
       else if (plain)
         tl_sbuf_printf(&note, "; %s: 1 box of %dx%d, unswizzled (an operand prologue's load)",

@@ -1482,10 +1482,10 @@ Test(fake_driver, attn_fa3_o_by_tma) {
   }
 }
 
-/* TILEC_ROW_STREAM=1 (emit_ring_rows.c): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
+/* TILEC_ROW_STREAM (emit_ring_rows.c; default on since the twenty-first session): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
  * ring: two more maps after Q's and dO's, each over the [Z, H, S] f32 tensor (rank 3, dims S, H, Z
  * innermost first, byte strides 4 S and 4 S H, box BM x 1 x 1, no swizzle, f32), and the kernel
- * issues rank-3 copies; unset: Q's and dO's maps alone. */
+ * issues rank-3 copies; =0: Q's and dO's maps alone. */
 static void launch_dkdv(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_t d) {
   int64_t shape[4] = {z, h, s, d}, rshape[3] = {z, h, s};
   DLTensor t[8];
@@ -1510,7 +1510,7 @@ Test(fake_driver, attn_bwd_rows_through_the_ring) {
   for (int mode = 0; mode < 3; mode++) { /* D64 on, D128 on, D64 off */
     int64_t d = mode == 1 ? 128 : 64, bm = d == 64 ? 32 : 64;
     bool on = mode < 2;
-    if (on) setenv("TILEC_ROW_STREAM", "1", 1);
+    if (!on) setenv("TILEC_ROW_STREAM", "0", 1);
     tilec_program *p = NULL;
     tilec_kernel *k = load_attn_kernel(path, "attn_bwd_dkdv", d, 0, false, NULL, &p);
     cr_assert_eq(strstr(calls.last_linked_ptx, "cp.async.bulk.tensor.3d.shared::cluster.global.tile") != NULL, on);
