@@ -234,10 +234,10 @@ TILEC_CACHE_DIR=/tmp/c-layer timeout -k 10 ${LAYER_TIMEOUT:-150} python3 example
 echo "layer.py exit $?" >> $L/layer.log; grep -E "^\||tok|ms|err|exit" $L/layer.log | tail -12 > $L/layer_table.txt; cat $L/layer_table.txt
 fi
 if step attnbwd; then
-echo "== 2e. attention backward, dkdv's Dl under its group on / off (two processes) [$(el) s]"
-for u in 1 0; do TILEC_UNDER_WGMMA=$u TILEC_CACHE=0 timeout -k 10 80 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --quick \
-  --attnbwd-cases 64:4096:0,128:4096:0 --attnbwd-variants default > $L/attnbwd_$u.log 2>&1
-  grep -E "attn bwd.*TFLOP" $L/attnbwd_$u.log | sort -u | sed "s/^/under=$u /"; done > $L/attnbwd_table.txt; cat $L/attnbwd_table.txt
+echo "== 2e. attention backward beside cuDNN / FA2: the default (rows through the TMA ring) and TILEC_ROW_STREAM=0 [$(el) s]"
+TILEC_CACHE=0 timeout -k 10 120 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --quick \
+  --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants default,norows > $L/attnbwd.log 2>&1
+grep -E "attn bwd.*TFLOP" $L/attnbwd.log | sort -u > $L/attnbwd_table.txt; cat $L/attnbwd_table.txt
 fi
 if step asm; then
 echo "== 2h. the assembler: the default (ptxas where found, else the driver compiling the PTX whole) against cuLink's relocatable code, a process each [$(el) s]"
