@@ -1269,6 +1269,8 @@ def attn_bwd():
             if fname not in want or ("bn128" in fname and D != 64):
                 continue
             fenv = fenv if isinstance(fenv, dict) else {"TILEC_ATOMIC_TMA": fenv}
+            if "rows" not in fname:  # (the ring rows are the default since the twenty-first session)
+                fenv = {"TILEC_ROW_STREAM": "0", **fenv}
             os.environ.update(fenv)
             try:
                 base = {"D": D, "CAUSAL": causal}
