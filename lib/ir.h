@@ -341,6 +341,10 @@ typedef struct tl_pass_opts {
    * named kmajor_b_kernel (the option "kernel"); NULL none */
   const char *kmajor_b_param;
   const char *kmajor_b_kernel;
+  /* "hoist-operand" (the materialize-once form, passes/hoist_operand.c): 0 none, 1 form, 2 pre,
+   * applied to the kernel named hoist_operand_kernel (the option "kernel") */
+  int hoist_operand_role;
+  const char *hoist_operand_kernel;
   /* "attn-ws" (off | producer | pingpong | fa3): wgmma attention's warp-specialized form, in
    * every kernel; NULL = TILEC_ATTN_WS decides (route_pipeline) */
   const char *attn_ws;
