@@ -22,7 +22,7 @@ static bool run_hoist_form(tl_func *f, const tl_pass_opts *o) {
   if (found == 0) return true;
   tl_sbuf *ex = o->explain_out;
   if (found < 0) {
-    tl_sbuf_printf(ex, "hoist_form: kernel '%s': B of its dot is computed in the loop; materialize once %s\n", f->name, why);
+    tl_sbuf_printf(ex, "hoist_form: kernel '%s': B of its dot is computed in the loop; materialize-once form %s\n", f->name, why);
     return true;
   }
   char srcs[160] = "";
