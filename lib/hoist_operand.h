@@ -11,7 +11,11 @@
  *         loop: B by TMA where the kernel is routed to cutlass).
  * Running pre then form computes what the kernel computes, bit for bit (the same B values, the same
  * dot).  passes/hoist_form.c says in --explain which kernels have one and why the others do not.
- * The launcher does not pick it yet (lib/api/form_launch.c has no route for it). */
+ * With TILEC_HOIST_OPERAND=1 (default off) passes/hoist_form.c records the plan (f->hoist_form), the
+ * launcher loads both halves beside the kernel (lib/api/forms.c) and a launch whose M (A's rows) is
+ * at least TILEC_HOIST_OPERAND_MIN_M (128: W4A16 measured 0.30-0.34x cuBLAS fused at M >= 128 against
+ * 0.53-1.07x dequantized once then cutlass_gemm, the crossover between M 64 and 128) runs pre into
+ * the handle's workspace, then form, on the caller's stream (lib/api/form_launch.c). */
 #ifndef TILEC_HOIST_OPERAND_H
 #define TILEC_HOIST_OPERAND_H
 
@@ -32,11 +36,22 @@ typedef struct tl_hoist_plan {
   tl_dimspec k_dim, n_dim;      /* the workspace's [K, N]: A's columns, the columns of B's loads */
   const char *srcs[4];          /* the parameters B is computed from (for --explain) */
   int nsrcs;
+  /* filled by passes/hoist_form.c for the launcher (lib/api/forms.c, form_launch.c): */
+  int32_t m_param, m_axis;      /* where a launch's arguments give M (A's rows) */
+  int32_t k_param, k_axis, n_param, n_axis; /* ... and the workspace's K and N (-1: a constant, k_dim / n_dim) */
+  int64_t bm;                   /* the dot's M extent (C's tile rows) */
+  /* the form's tile (cutlass_gemm's on sm_90a: const_m / const_n / const_k = form_bm / bn / bk, the
+   * tile constants naming the dot's extents); const_m NULL: the kernel's tile */
+  const char *const_m, *const_n, *const_k;
+  int64_t form_bm, form_bn, form_bk;
 } tl_hoist_plan;
 
 /* Whether f has a materialize-once form: 1 yes (*plan filled), -1 no (why says why), 0 not a
  * kernel this is about (no single dot whose B is computed; why empty). */
 int tl_hoist_operand_find(tl_func *f, tl_hoist_plan *plan, char *why, size_t n);
+
+/* The launcher's default bound: a launch with M (A's rows) at least this runs the form. */
+#define TL_HOIST_MIN_M 128
 
 /* The workspace parameter's name (appended by passes/hoist_operand.c). */
 #define TL_HOIST_PARAM "hoisted"

@@ -455,7 +455,7 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   tl_func *f;
   tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
-  bool has_forms = f->small_m || f->kmajor_b || f->attn_form || f->attn_persist_form;
+  bool has_forms = f->small_m || f->kmajor_b || f->attn_form || f->attn_persist_form || f->hoist_form;
   /* on the heap: the forms' threads hold pointers into it, and late forms outlive this call */
   tl_form_jobs *forms = has_forms ? tl_forms_new() : NULL;
   if (has_forms && !forms) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
@@ -675,6 +675,11 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   tilec_kernel_destroy(k->transpose);
   tilec_program_destroy(k->transpose_prog);
   free(k->kmajor_args);
+  tilec_kernel_destroy(k->hoist);
+  tilec_program_destroy(k->hoist_prog);
+  tilec_kernel_destroy(k->hoist_pre);
+  tilec_program_destroy(k->hoist_pre_prog);
+  free(k->hoist_args);
   if ((k->ws || k->nws_old) && tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuMemFree &&
       tl_rt_make_current(k->dev, err, sizeof err) == TL_OK) {
     if (k->ws) cu->cuMemFree(k->ws);
