@@ -38,7 +38,7 @@ done << 'EOF2'
 EOF2
 echo "tilec run: $pass PASS, $fail FAIL [$(el) s]"
 echo "== 2. test_hoist_operand.py (fp64 checks on / off, the log's path, then timing) [$(el) s]"
-TEST_HOIST_TIME=1 timeout -k 10 90 python3 tests/gpu/test_hoist_operand.py --lib $B/libtilec.so --examples $R/examples \
+TEST_HOIST_TIME=1 TEST_HOIST_PRE_TILES=64x256,128x128 timeout -k 10 90 python3 tests/gpu/test_hoist_operand.py --lib $B/libtilec.so --examples $R/examples \
   > $L/hoist.log 2>&1
 echo "test_hoist_operand rc $? [$(el) s]"
 grep -E "^(ok|FAIL)|test_hoist_operand:|Traceback|Error|skipped" $L/hoist.log | head -24

@@ -237,6 +237,14 @@ static tilec_status hoist_options(const tilec_program *p, const tl_func *f, bool
   } else if (st == TILEC_OK && !pre && po->pipeline) {
     st = tilec_options_set_pipeline(o, po->pipeline);
   }
+  /* TILEC_HOIST_OPERAND_PRE_TILE=BKxBN (measuring): the pre-kernel's tile, where the plan names the
+   * tile constants (read at the load, not in a cache key: the define is the program's own) */
+  const char *e = getenv("TILEC_HOIST_OPERAND_PRE_TILE");
+  long long tk = 0, tn = 0;
+  if (st == TILEC_OK && pre && plan->const_k && e && sscanf(e, "%lldx%lld", &tk, &tn) == 2 && tk > 0 && tn > 0) {
+    st = tilec_options_define(o, plan->const_k, tk);
+    if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, tn);
+  }
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
     return st;

@@ -45,9 +45,11 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(int(os.environ.get("TILEC_SEED", "20261205")))
     print("test_hoist_operand: seed", gen.initial_seed())
 
-    def load(on):
+    def load(on, pre_tile=None):
         if on:
             os.environ["TILEC_HOIST_OPERAND"] = "1"  # read at the compile (the plan) and the load (the forms)
+        if pre_tile:
+            os.environ["TILEC_HOIST_OPERAND_PRE_TILE"] = pre_tile  # read at the load
         try:
             prog = tilec.compile(src)
             k = prog["gemm_w4a16"]
@@ -55,6 +57,7 @@ def main():
             return prog, k
         finally:
             os.environ.pop("TILEC_HOIST_OPERAND", None)
+            os.environ.pop("TILEC_HOIST_OPERAND_PRE_TILE", None)
 
     progs = {on: load(on) for on in (True, False)}
     ex = progs[True][0].explain()
@@ -97,11 +100,25 @@ def main():
             fails += 1
     print("test_hoist_operand: %s" % ("PASS" if not fails else "%d FAILED" % fails), flush=True)
     if os.environ.get("TEST_HOIST_TIME") == "1" and not fails:
-        timing(torch, progs, gen)
+        # TEST_HOIST_PRE_TILES=BKxBN,...: the pre-kernel at other tiles too (TILEC_HOIST_OPERAND_PRE_TILE), each
+        # checked once at 300x1004x640 before it is timed
+        extra = {}
+        for t in filter(None, os.environ.get("TEST_HOIST_PRE_TILES", "").split(",")):
+            p = load(True, t)
+            a, wq, s, z = gptq_case(torch, gen, 300, 1004, 640, G)
+            ref, mag, _ = reference(torch, a, wq, s, z, G)
+            c = torch.full((300, 1004), float("nan"), dtype=torch.bfloat16, device="cuda")
+            p[1](a.cuda(), wq.cuda(), s.cuda(), z.cuda(), c)
+            torch.cuda.synchronize()
+            ok, err = gemm_within(torch, c.cpu(), ref, mag, 640)
+            print("%s pre-kernel tile %s 300x1004x640: max err %.2e" % ("ok" if ok else "FAIL", t, err), flush=True)
+            if ok:
+                extra[t] = p
+        timing(torch, progs, gen, extra)
     return 1 if fails else 0
 
 
-def timing(torch, progs, gen):
+def timing(torch, progs, gen, extra):
     def us(fn):
         for _ in range(3):
             fn()
@@ -114,7 +131,8 @@ def timing(torch, progs, gen):
         return t0.elapsed_time(t1) * 1000.0 / 20
 
     G = 128
-    print("shape (MxNxK)     cuBLAS us   on us (x cuB)     off us (x cuB)    on/off")
+    print("shape (MxNxK)     cuBLAS us   on us (x cuB)     off us (x cuB)    on/off   %s" % "  ".join(
+        "pre %s us (x cuB)" % t for t in extra))
     for M, N, K in ((64, 4096, 4096), (128, 4096, 4096), (512, 4096, 4096), (4096, 4096, 4096),
                     (8192, 4096, 14336), (8192, 14336, 4096)):
         a, wq, s, z = [t.cuda() for t in gptq_case(torch, gen, M, N, K, G)]
@@ -122,8 +140,10 @@ def timing(torch, progs, gen):
         c = torch.empty((M, N), dtype=torch.bfloat16, device="cuda")
         cub = us(lambda: torch.matmul(a, w, out=c))
         t = {on: us(lambda: progs[on][1](a, wq, s, z, c)) for on in (True, False)}
-        print("hoist %5dx%5dx%5d %9.1f %9.1f (%.2f) %9.1f (%.2f) %7.2f" % (M, N, K, cub, t[True], cub / t[True], t[False],
-              cub / t[False], t[False] / t[True]), flush=True)
+        te = {name: us(lambda: p[1](a, wq, s, z, c)) for name, p in extra.items()}
+        print("hoist %5dx%5dx%5d %9.1f %9.1f (%.2f) %9.1f (%.2f) %7.2f   %s" % (
+            M, N, K, cub, t[True], cub / t[True], t[False], cub / t[False], t[False] / t[True],
+            "  ".join("%9.1f (%.2f)" % (v, cub / v) for v in te.values())), flush=True)
 
 
 if __name__ == "__main__":
