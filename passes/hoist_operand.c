@@ -61,6 +61,9 @@ static bool slice_ok(walk *w, int32_t v, bool in_index) {
       return refuse(w, "off (B depends on program_id(0), the rows of C: each row of tiles computes its own%s)", "", 0);
     if (o->axis != 1) return refuse(w, "off (B depends on program_id(%s%lld): only program_id(1) may name its tile)", "", o->axis);
     return true;
+  case TL_OP_num_programs:
+    /* the pre-kernel's grid differs from the kernel's (axis 0: the k-steps) */
+    return refuse(w, "off (B depends on num_programs(%s%lld): the pre-kernel's grid is not the kernel's)", "", o->axis);
   case TL_OP_dot: case TL_OP_reduce: case TL_OP_scan: case TL_OP_sort: case TL_OP_argreduce: case TL_OP_atomic:
   case TL_OP_rand: case TL_OP_for: case TL_OP_if: case TL_OP_store:
     return refuse(w, "off (B is computed with a %s: elementwise ops on loads only%.0lld)", tl_opinfo_table[o->opc].name, 0);
