@@ -2,8 +2,8 @@
  * (passes/hoist_operand.c, lib/hoist_operand.h) in the interpreter: the pre-kernel writes every B
  * weight into `hoisted` [K, N] as bf16(q s - z) (the kernel's own rounding: q s exact in f32, then
  * - z rounded to f32, then to bf16), bit for bit, leaving C alone; the form on that workspace gives
- * the kernel's C bit for bit (the same B values, the same dot), at ragged M, N, K (K past the last
- * full k-step, N past the last full column tile), at the example's tile and a small one. */
+ * the kernel's C bit for bit (the same B values, the same dot), at ragged M and N, at the example's
+ * tile, a small one and cutlass_gemm's; the same for gemm_w4a16_packed (its words in the packed order). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +24,13 @@ typedef struct compiled {
   char *text;
 } compiled;
 
-/* gemm_w4a16.tile compiled, then (role 1 form, 2 pre, 0 none) the hoist_operand pass on gemm_w4a16. */
+/* The kernel under test: gemm_w4a16 (GPTQ's word order) or gemm_w4a16_packed (the packed order). */
+static const char *g_file = "gemm_w4a16.tile", *g_kernel = "gemm_w4a16";
+
+/* g_file compiled, then (role 1 form, 2 pre, 0 none) the hoist_operand pass on g_kernel. */
 static compiled *compile_w4a16(const tl_define *defs, int ndefs, int role) {
   char path[512];
-  snprintf(path, sizeof path, "%s/examples/gemm_w4a16.tile", TILEC_SOURCE_DIR);
+  snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, g_file);
   FILE *fp = fopen(path, "rb");
   cr_assert_not_null(fp, "cannot open %s", path);
   compiled *c = calloc(1, sizeof *c);
@@ -37,12 +40,12 @@ static compiled *compile_w4a16(const tl_define *defs, int ndefs, int role) {
   tl_ctx_init(&c->ctx);
   int32_t src = tl_ctx_add_source(&c->ctx, path, c->text, n);
   c->m = tl_frontend(&c->ctx, src, NULL, defs, ndefs, NULL);
-  cr_assert_not_null(c->m, "gemm_w4a16.tile does not compile:\n%s", tl_ctx_render_diags(&c->ctx));
+  cr_assert_not_null(c->m, "%s does not compile:\n%s", g_file, tl_ctx_render_diags(&c->ctx));
   if (role) {
     tl_pass_opts o;
     memset(&o, 0, sizeof o);
     o.hoist_operand_role = role;
-    o.hoist_operand_kernel = "gemm_w4a16";
+    o.hoist_operand_kernel = g_kernel;
     for (int i = 0; i < c->m->funcs.len; i++)
       cr_assert(tl_pass_hoist_operand.run(c->m->funcs.data[i], &o), "hoist_operand:\n%s", tl_ctx_render_diags(&c->ctx));
   }
@@ -58,8 +61,8 @@ static void compiled_free(compiled *c) {
 
 static tl_func *w4a16(compiled *c) {
   for (int i = 0; i < c->m->funcs.len; i++)
-    if (!strcmp(c->m->funcs.data[i]->name, "gemm_w4a16")) return c->m->funcs.data[i];
-  cr_assert_fail("no kernel gemm_w4a16");
+    if (!strcmp(c->m->funcs.data[i]->name, g_kernel)) return c->m->funcs.data[i];
+  cr_assert_fail("no kernel %s", g_kernel);
   return NULL;
 }
 
@@ -94,7 +97,11 @@ static void check(const tl_define *defs, int ndefs, int64_t G, int64_t M, int64_
   for (int64_t i = 0; i < M * N; i++) cr_assert_eq(c16[i], 0xFFFF, "the pre-kernel wrote C[%lld]", (long long)i);
   for (int64_t k = 0; k < K; k++)
     for (int64_t j = 0; j < N; j++) {
-      float q = (float)((uint32_t)wq[(k / 8) * N + j] >> (4 * (k % 8)) & 15);
+      /* GPTQ: row k in bits 4 (k % 8) of word k / 8; packed: word (k / 32) 4 + (k % 8) / 2, bits 4 ((k / 8) % 4) + 16 (k % 2) */
+      bool packed = strcmp(g_kernel, "gemm_w4a16") != 0;
+      int64_t row = packed ? (k / 32) * 4 + (k % 8) / 2 : k / 8;
+      int shift = packed ? (int)(4 * ((k / 8) % 4) + 16 * (k % 2)) : (int)(4 * (k % 8));
+      float q = (float)((uint32_t)wq[row * N + j] >> shift & 15);
       volatile float qs = q * tget_f(&a[2], (k / G) * N + j); /* exact: 4 x 8 bits */
       float w = qs - tget_f(&a[3], (k / G) * N + j);
       uint16_t bits = (uint16_t)tl_float_to_bits(w, TL_BF16);
@@ -131,4 +138,14 @@ Test(hoist_operand, w4a16_example_tile) {
 Test(hoist_operand, w4a16_cutlass_tile) {
   const tl_define big[] = {{"BM", 128}, {"BN", 256}, {"BK", 64}};
   check(big, 3, 128, 130, 300, 256, 7105);
+}
+
+/* gemm_w4a16_packed (examples/gemm_w4a16_packed.tile): the words in the packed order, the same form */
+Test(hoist_operand, w4a16_packed) {
+  g_file = "gemm_w4a16_packed.tile", g_kernel = "gemm_w4a16_packed";
+  check(NULL, 0, 128, 3, 130, 512, 7106);
+  const tl_define big[] = {{"BM", 128}, {"BN", 256}, {"BK", 64}};
+  const tl_define small[] = {{"BM", 16}, {"BN", 16}, {"BK", 32}, {"G", 64}};
+  check(small, 4, 64, 17, 15, 192, 7107);
+  check(big, 3, 128, 130, 300, 256, 7108);
 }
