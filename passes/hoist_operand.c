@@ -153,6 +153,8 @@ int tl_hoist_operand_find(tl_func *f, tl_hoist_plan *plan, char *why, size_t n) 
   const tl_type *bty = &tl_val(f, d->opnd[1])->type;
 #define NO(...) return snprintf(why, n, __VA_ARGS__), -1
   if (atomics) NO("off (the kernel has atomics: a form runs them once more or not at all)");
+  for (int i = 0; i < f->params.len; i++)
+    if (!strcmp(f->params.data[i].name, TL_HOIST_PARAM)) NO("off (a parameter is named '" TL_HOIST_PARAM "', the workspace's name)");
   if (inner_store) NO("off (the kernel stores inside a loop or branch)");
   if (bty->kind != TL_KIND_TILE || bty->rank != 2) NO("off (B is not a 2-D tile)");
   if (bty->dtype != TL_BF16 && bty->dtype != TL_F16)
