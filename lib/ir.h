@@ -216,6 +216,7 @@ typedef struct tl_func {
   void *access_facts;
   void *sched;       /* tl_sched of lib/schedule.h: main-loop scheduling decisions */
   void *small_m;     /* tl_small_m_plan of lib/small_m.h (passes/small_m.c): the forms a launch picks by M */
+  void *hoist_form;  /* tl_hoist_plan of lib/hoist_operand.h (passes/hoist_form.c, TILEC_HOIST_OPERAND=1): the materialize-once form a launch picks by M */
   void *kmajor_b;    /* tl_kmajor_plan of lib/kmajor_b.h (passes/kmajor_form.c): the K-major-B form a launch picks by B's strides */
   void *attn_form;   /* tl_attn_form_plan of lib/attn_form.h (passes/attn_form.c): the FlashAttention-3 form a launch picks by S */
   void *attn_persist_form; /* tl_attn_persist_plan of lib/attn_persist_form.h (passes/attn_persist_form.c): the persistent form a launch picks by S */
@@ -341,6 +342,10 @@ typedef struct tl_pass_opts {
    * named kmajor_b_kernel (the option "kernel"); NULL none */
   const char *kmajor_b_param;
   const char *kmajor_b_kernel;
+  /* "hoist-operand" (the materialize-once form, passes/hoist_operand.c): 0 none, 1 form, 2 pre,
+   * applied to the kernel named hoist_operand_kernel (the option "kernel") */
+  int hoist_operand_role;
+  const char *hoist_operand_kernel;
   /* "attn-ws" (off | producer | pingpong | fa3): wgmma attention's warp-specialized form, in
    * every kernel; NULL = TILEC_ATTN_WS decides (route_pipeline) */
   const char *attn_ws;

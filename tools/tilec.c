@@ -50,6 +50,8 @@ static const char usage_text[] =
     "  --maxnreg=N            registers a thread at most (24..255, `.maxnreg`; overrides @maxnreg)\n"
     "  --fp8-acc=MODE         8-bit dots: promote (default; f32 adds every <= 128 K) | fast (tensor core's)\n"
     "  --split-k=HALF         with --kernel=K (needed): compile K as the partial | reduce half of its split-K form\n"
+    "  --hoist-operand=form|pre  with --kernel=K: K's materialize-once form (B a load of `hoisted` [K, N]) or its\n"
+    "                         pre-kernel (B's tiles stored into it): lib/hoist_operand.h\n"
     "  --kmajor-b=PARAM       with --kernel=K (needed): compile K's K-major-B form (PARAM [K, N] stored [N, K])\n"
     "  --attn-ws=FORM         wgmma attention (sm_90a): off | producer | pingpong | fa3 (FlashAttention-3's\n"
     "                         combination; what a D128 kernel's launch-time form at long S is compiled with)\n"
@@ -230,6 +232,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-ws", v), "--attn-ws", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-persist", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-persist", v), "--attn-persist", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--hoist-operand", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "hoist-operand", v), "--hoist-operand", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--kmajor-b", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "kmajor-b", v), "--kmajor-b", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--fp8-acc", &missing))) {

@@ -349,6 +349,8 @@ static void pass_setup(tilec_program *p, tl_pass_opts *po, tl_run_hooks *hooks) 
   po->split_k_kernel = p->opts.kernel;
   po->kmajor_b_param = p->opts.kmajor_b;
   po->kmajor_b_kernel = p->opts.kernel;
+  po->hoist_operand_role = p->opts.hoist_operand_role;
+  po->hoist_operand_kernel = p->opts.kernel;
   po->attn_ws = p->opts.attn_ws;
   po->attn_persist = p->opts.attn_persist;
   po->explain_out = p->opts.explain ? &p->log : NULL;
@@ -393,9 +395,9 @@ static tilec_status stage_passes(tilec_program *p) {
     return TILEC_ERROR_USAGE;
   }
   /* The two form options rewrite one kernel's signature, so they name it. */
-  if ((p->opts.split_k_role || p->opts.kmajor_b) && !p->opts.kernel) {
+  if ((p->opts.split_k_role || p->opts.kmajor_b || p->opts.hoist_operand_role) && !p->opts.kernel) {
     tl_error(&p->ctx, TL_NOLOC, "option %s: needs option kernel, the kernel to compile in that form",
-             p->opts.split_k_role ? "split-k" : "kmajor-b");
+             p->opts.split_k_role ? "split-k" : p->opts.kmajor_b ? "kmajor-b" : "hoist-operand");
     return TILEC_ERROR_USAGE;
   }
   /* options "warps" / "stages" win over the attributes, in every kernel */

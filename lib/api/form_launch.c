@@ -1,5 +1,5 @@
 /* form_launch.c: a launch routed to one of the kernel's forms (the K-major-B form after B's
- * transpose, the FlashAttention-3 form, the persistent attention form, a small-M form or its split-K
+ * transpose, the materialize-once form after its pre-kernel, the FlashAttention-3 form, the persistent attention form, a small-M form or its split-K
  * halves, the no-TMA form of a
  * TMA form), each through the launch core (launch.c) with the caller's stream, and the workspace
  * in device memory those forms need (grown on demand, kept with the handle).
@@ -54,6 +54,11 @@ static bool waves_pick(tilec_kernel *k, const tl_small_m_form *fm, int64_t m, in
  * none runs the kernel while the forms still load. */
 static bool needs_form(tilec_kernel *k, const tilec_arg *args, int nargs) {
   if (k->f->kmajor_b) return true;
+  const tl_hoist_plan *hp = k->f->hoist_form;
+  if (hp) {
+    const char *e = getenv("TILEC_HOIST_OPERAND_MIN_M");
+    if (arg_dim(args, nargs, hp->m_param, hp->m_axis) >= (e && *e ? atoll(e) : TL_HOIST_MIN_M)) return true;
+  }
   const tl_attn_form_plan *ap = k->f->attn_form;
   if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
   const tl_attn_persist_plan *pp = k->f->attn_persist_form;
@@ -271,9 +276,77 @@ static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *a
   return st == TILEC_OK ? st : kmajor_failed(k, k->kmajor, st, args, nargs);
 }
 
+/* The materialize-once form (lib/hoist_operand.h): the workspace `hoisted` [K, N] of B's type (rows
+ * padded to 16 bytes, so the form's TMA takes it whatever N), the pre-kernel writing B's tiles into it,
+ * then the form reading them, both on `stream` with the caller's arguments and the workspace.  An
+ * argument the pre-kernel or the form refuses is the kernel's own message where its checks refuse
+ * it too. */
+static int64_t hoist_dim(const tilec_arg *args, int nargs, int32_t param, int32_t axis, tl_dimspec d) {
+  return param < 0 ? d.value : arg_dim(args, nargs, param, axis);
+}
+
+static tilec_status launch_hoist(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream) {
+  const tl_hoist_plan *h = &k->hplan;
+  int64_t kk = hoist_dim(args, nargs, h->k_param, h->k_axis, h->k_dim);
+  int64_t n = hoist_dim(args, nargs, h->n_param, h->n_axis, h->n_dim);
+  if (kk < 0 || n < 0 || nargs != k->nparams) return tl_launch(k->hoist, args, nargs, NULL, stream); /* its checks say why */
+  int64_t eb = tl_dtype_bytes((tl_dtype)h->dtype);
+  int64_t pitch = (n * eb + 15) / 16 * 16 / eb;
+  size_t bytes = (size_t)(kk > 0 ? kk : 1) * (size_t)(pitch > 0 ? pitch : 1) * (size_t)eb;
+  tilec_status st = workspace(k, bytes, "materialize-once");
+  if (st != TILEC_OK) return st;
+  k->hoist_w_shape[0] = kk, k->hoist_w_shape[1] = n;
+  k->hoist_w_strides[0] = pitch > 0 ? pitch : 1, k->hoist_w_strides[1] = 1;
+  k->hoist_w = (DLTensor){.data = (void *)(uintptr_t)k->ws, .device = {kDLCUDA, k->dev->ordinal}, .ndim = 2,
+                          .dtype = {kDLBfloat, 16, 1}, .shape = k->hoist_w_shape, .strides = k->hoist_w_strides};
+  if (h->dtype == TL_F16) k->hoist_w.dtype = (DLDataType){kDLFloat, 16, 1};
+  memcpy(k->hoist_args, args, sizeof *args * (size_t)nargs);
+  k->hoist_args[nargs] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &k->hoist_w};
+  tilec_kernel *sub = k->hoist_pre;
+  st = tl_launch(sub, k->hoist_args, nargs + 1, NULL, stream);
+  if (st == TILEC_OK) st = tl_launch(sub = k->hoist, k->hoist_args, nargs + 1, NULL, stream);
+  if (st == TILEC_OK) return st;
+  char err[512] = "";
+  if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
+                                   !tl_check_args(k->f, k->targs, nargs, err, sizeof err)))
+    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+  snprintf(k->err, sizeof k->err, "%s", sub->err);
+  return st;
+}
+
+/* Whether this launch of k runs its materialize-once form (M at least hoist_min_m); the first launch
+ * each way says so in the program log. */
+static bool hoist_pick(tilec_kernel *k, const tilec_arg *args, int nargs) {
+  const tl_hoist_plan *h = &k->hplan;
+  int64_t m = arg_dim(args, nargs, h->m_param, h->m_axis);
+  if (m < 0) return false;
+  bool pick = m >= k->hoist_min_m;
+  bool *said = pick ? &k->hoist_said_on : &k->hoist_said_off;
+  if (!*said) {
+    *said = true;
+    const char *mn = k->f->syms.data[k->f->params.data[h->m_param].dims[h->m_axis].sym].name;
+    char srcs[160] = "";
+    for (int i = 0; i < h->nsrcs; i++)
+      snprintf(srcs + strlen(srcs), sizeof srcs - strlen(srcs), "%s%s", i ? ", " : "", h->srcs[i]);
+    if (pick)
+      tl_sbuf_printf(&k->log_p->log,
+                     "tilec: note: kernel '%s': %s %lld >= %lld (TILEC_HOIST_OPERAND_MIN_M): its materialize-once form "
+                     "runs it: a pre-kernel computes B (from %s) once into the handle's workspace " TL_HOIST_PARAM
+                     " [K, N], then the kernel %s with B a plain load of it (lib/hoist_operand.h)\n",
+                     k->f->name, mn, (long long)m, (long long)k->hoist_min_m, srcs, h->const_m ? "at cutlass_gemm's tile" : "at its own tile");
+    else
+      tl_sbuf_printf(&k->log_p->log,
+                     "tilec: note: kernel '%s': %s %lld < %lld (TILEC_HOIST_OPERAND_MIN_M): the kernel itself runs it "
+                     "(B computed in its loop for each row of tiles; with few rows that costs less than the workspace's "
+                     "round trip through memory and a second launch)\n",
+                     k->f->name, mn, (long long)m, (long long)k->hoist_min_m);
+  }
+  return pick;
+}
+
 /* (kernel_handle.h) Called for launches with the kernel's own grid (a given grid runs the kernel
- * itself); the order is the K-major-B form (every launch of such a kernel), the FlashAttention-3
- * form, the persistent attention form, the small-M forms. */
+ * itself); the order is the K-major-B form (every launch of such a kernel), the materialize-once
+ * form, the FlashAttention-3 form, the persistent attention form, the small-M forms. */
 bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream, tilec_status *st) {
   if (nargs <= 0 || !args) return false;
   if ((k->late || k->late_st != TILEC_OK) && needs_form(k, args, nargs)) {
@@ -287,6 +360,11 @@ bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *s
       *st = launch_kmajor(k, route, args, nargs, stream);
       return true;
     }
+  }
+  if (k->hoist && k->hoist_pre && hoist_pick(k, args, nargs)) {
+    /* B computed once into the workspace, then the kernel reading it (lib/hoist_operand.h) */
+    *st = launch_hoist(k, args, nargs, stream);
+    return true;
   }
   if (k->attn && arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) >= k->attn_min_s) {
     /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h) */

@@ -5,7 +5,7 @@
  * through tilec_kernel_load on a thread of its own, joined at the load or (late forms) at the
  * first launch that needs one, then adopted by the kernel's handle.
  * requires: a kernel whose IR records forms (f->small_m, f->kmajor_b, f->attn_form,
- * f->attn_persist_form); keeps: the
+ * f->attn_persist_form, f->hoist_form: the materialize-once form and its pre-kernel); keeps: the
  * kernel's program as it is (each form is a program of its own); breaks: nothing. */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "kernel_handle.h"
 #include "attn_form.h"
 #include "attn_persist_form.h"
+#include "hoist_operand.h"
 
 /* The passes that record attention forms and those before them: an attention form has none of its own. */
 #define FORM_PASSES "small_m,kmajor_form,attn_form,attn_persist_form"
@@ -79,7 +80,7 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
  * half of a split one) is its own program, and different programs may compile and load at the same
  * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
  * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_PERSIST };
+enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_PERSIST, FORM_HOIST, FORM_HOIST_PRE };
 
 typedef struct form_job {
   int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, the
@@ -90,7 +91,8 @@ typedef struct form_job {
   const char *kernel;
   int device;
   tilec_kernel *k;          /* its loaded kernel */
-  tilec_program *retry;     /* the K-major-B form at the kernel's tile, loaded if q (at TN's) fails */
+  tilec_program *retry;     /* the K-major-B form at the kernel's tile, loaded if q (at TN's) fails; the
+                             * materialize-once form at the kernel's tile, if q (at cutlass_gemm's) fails */
   bool fell_back;           /* q failed and retry is q now (the failed one in retry) */
   tilec_status st;
   pthread_t thread;
@@ -99,7 +101,7 @@ typedef struct form_job {
 
 struct tl_form_jobs {
   int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS + 4];
+  form_job job[2 * TL_SMALL_M_MAX_FORMS + 6];
 };
 
 tl_form_jobs *tl_forms_new(void) { return calloc(1, sizeof(tl_form_jobs)); }
@@ -215,6 +217,44 @@ static tilec_status attn_persist_options(const tilec_program *p, const tl_func *
   return TILEC_OK;
 }
 
+/* The materialize-once form's halves (lib/hoist_operand.h): p's options with `hoist-operand` = form
+ * or pre, the kernel alone, the passes that record forms off; the form at the plan's tile (cutlass_gemm's,
+ * on the cutlass pipeline) where form_tile, else the kernel's tile on p's pipeline; the pre-kernel at
+ * the kernel's tile (its grid: the k-steps x the kernel's column tiles). */
+static tilec_status hoist_options(const tilec_program *p, const tl_func *f, bool pre, bool form_tile,
+                                  tilec_options **out) {
+  const tl_hoist_plan *plan = f->hoist_form;
+  const struct tilec_options *po = &p->opts;
+  tilec_options *o;
+  tilec_status st = form_base_options(p, f->name, FORM_PASSES ",hoist_form", &o);
+  if (st != TILEC_OK) return st;
+  st = tilec_options_set(o, "hoist-operand", pre ? "pre" : "form");
+  if (st == TILEC_OK && !pre && form_tile) {
+    st = tilec_options_define(o, plan->const_m, plan->form_bm);
+    if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, plan->form_bn);
+    if (st == TILEC_OK) st = tilec_options_define(o, plan->const_k, plan->form_bk);
+    if (st == TILEC_OK) st = tilec_options_set_pipeline(o, "cutlass");
+  } else if (st == TILEC_OK && !pre && po->pipeline) {
+    st = tilec_options_set_pipeline(o, po->pipeline);
+  }
+  /* TILEC_HOIST_OPERAND_PRE_TILE=BKxBN (measuring): the pre-kernel's tile, where the plan names the
+   * tile constants (read at the load, not in a cache key: the define is the program's own) */
+  const char *e = getenv("TILEC_HOIST_OPERAND_PRE_TILE");
+  long long tk = 0, tn = 0;
+  if (st == TILEC_OK && pre && plan->const_k && e && sscanf(e, "%lldx%lld", &tk, &tn) == 2 && tk > 0 && tn > 0) {
+    st = tilec_options_define(o, plan->const_k, tk);
+    if (st == TILEC_OK) st = tilec_options_define(o, plan->const_n, tn);
+  }
+  if (st != TILEC_OK) {
+    tilec_options_destroy(o);
+    return st;
+  }
+  o->assembler = po->assembler;
+  if (!pre && !form_tile) o->warps = po->warps, o->stages = po->stages, o->maxnreg = po->maxnreg;
+  *out = o;
+  return TILEC_OK;
+}
+
 /* The transpose kernel of the K-major-B form: Y [N, K] = X [K, N] transposed, for B's element type;
  * a row kernel (no dot), its tiles 64 x 64 (docs/pipelines.md "fp8 [K][N] B: the transpose form");
  * TILEC_KMAJOR_B_TRANSPOSE=TKxTN[/STAGES] (measuring) other tiles, and stages >= 2 row_stream's
@@ -282,6 +322,27 @@ tilec_status tl_forms_start(tilec_program *p, const tl_func *f, int device, tl_f
       if (st != TILEC_OK) return j->st = st;
     }
   }
+  if (f->hoist_form) {
+    /* the materialize-once form (at cutlass_gemm's tile where the plan gives one, the kernel's to
+     * fall back on) and its pre-kernel */
+    bool tile = ((const tl_hoist_plan *)f->hoist_form)->const_m != NULL;
+    for (int kind = FORM_HOIST; kind <= FORM_HOIST_PRE; kind++) {
+      form_job *j = &js->job[js->n++];
+      j->kind = kind;
+      j->kernel = f->name;
+      j->device = device;
+      tilec_status st = TILEC_OK;
+      for (int t = kind == FORM_HOIST && tile ? 1 : 0; t >= 0 && st == TILEC_OK; t--) {
+        tilec_options *o;
+        st = hoist_options(p, f, kind == FORM_HOIST_PRE, t == 1, &o);
+        if (st == TILEC_OK) {
+          st = tilec_program_create(kind == FORM_HOIST && tile && t == 0 ? &j->retry : &j->q, src->text, src->name, o);
+          tilec_options_destroy(o);
+        }
+      }
+      if (st != TILEC_OK) return j->st = st;
+    }
+  }
   /* the attention forms: the kernel's own source under the options each form sets */
   struct {
     bool on;
@@ -333,7 +394,14 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
     if (j->started) pthread_join(j->thread, NULL);
     else if (j->q && j->st == TILEC_OK) form_job_run(j);
     j->started = false;
-    if (j->fell_back && j->retry) {
+    if (j->fell_back && j->retry && j->kind == FORM_HOIST) {
+      const tl_hoist_plan *plan = f->hoist_form;
+      tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': its materialize-once form at cutlass_gemm's tile (%s=%lld %s=%lld "
+                              "%s=%lld, cutlass) did not load; the form runs at the kernel's tile "
+                              "(TILEC_HOIST_OPERAND_TILE=0 asks for that):\n%s",
+                     f->name, plan->const_m, (long long)plan->form_bm, plan->const_n, (long long)plan->form_bn,
+                     plan->const_k, (long long)plan->form_bk, tilec_program_log(j->retry));
+    } else if (j->fell_back && j->retry) {
       const tl_kmajor_plan *plan = f->kmajor_b;
       tl_sbuf_printf(&p->log, "tilec: note: kernel '%s': its K-major-B form at TN's tile (%s=%lld, %d stages) did not "
                               "load; the form runs at the kernel's tile (TILEC_KMAJOR_B_TILE=0 asks for that):\n%s",
@@ -347,7 +415,9 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
           [FORM_KMAJOR] = {"K-major-B form", "TILEC_KMAJOR_B=0"},
           [FORM_TRANSPOSE] = {"K-major-B form's transpose kernel", "TILEC_KMAJOR_B=0"},
           [FORM_ATTN] = {"FlashAttention-3 form", "TILEC_ATTN_FORM=0"},
-          [FORM_ATTN_PERSIST] = {"persistent form", "TILEC_ATTN_PERSIST=0"}};
+          [FORM_ATTN_PERSIST] = {"persistent form", "TILEC_ATTN_PERSIST=0"},
+          [FORM_HOIST] = {"materialize-once form", "TILEC_HOIST_OPERAND=0"},
+          [FORM_HOIST_PRE] = {"materialize-once form's pre-kernel", "TILEC_HOIST_OPERAND=0"}};
       first = j->st;
       char msg[1024];
       snprintf(msg, sizeof msg, "its %s did not load (%s loads the kernel without it):\n%s", what[j->kind][0],
@@ -404,6 +474,10 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
       k->kmajor_prog = j->q, k->kmajor = j->k;
     } else if (j->kind == FORM_TRANSPOSE) {
       k->transpose_prog = j->q, k->transpose = j->k;
+    } else if (j->kind == FORM_HOIST) {
+      k->hoist_prog = j->q, k->hoist = j->k;
+    } else if (j->kind == FORM_HOIST_PRE) {
+      k->hoist_pre_prog = j->q, k->hoist_pre = j->k;
     } else if (j->split_half && !strcmp(j->split_half, "reduce")) {
       k->reduce_progs[k->nforms - 1] = j->q, k->reduces[k->nforms - 1] = j->k;
     } else {
@@ -425,6 +499,13 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
   if (any_split) {
     k->split_args = calloc((size_t)k->nparams + 1, sizeof *k->split_args);
     if (!k->split_args) return tl_load_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
+  }
+  if (k->hoist && k->hoist_pre) {
+    k->hplan = *(const tl_hoist_plan *)k->f->hoist_form;
+    const char *e = getenv("TILEC_HOIST_OPERAND_MIN_M");
+    k->hoist_min_m = e && *e ? atoll(e) : TL_HOIST_MIN_M;
+    k->hoist_args = calloc((size_t)k->nparams + 1, sizeof *k->hoist_args);
+    if (!k->hoist_args) return tl_load_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
   }
   if (k->kmajor) {
     k->kplan = *(const tl_kmajor_plan *)k->f->kmajor_b;

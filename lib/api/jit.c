@@ -74,6 +74,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.cluster) tl_sbuf_printf(&extra, ";cluster=%d", p->opts.cluster);
   if (p->opts.split_k_role) tl_sbuf_printf(&extra, ";split-k=%d", p->opts.split_k_role);
   if (p->opts.kmajor_b) tl_sbuf_printf(&extra, ";kmajor-b=%s", p->opts.kmajor_b);
+  if (p->opts.hoist_operand_role) tl_sbuf_printf(&extra, ";hoist-operand=%d", p->opts.hoist_operand_role);
   if (p->opts.attn_ws) tl_sbuf_printf(&extra, ";attn-ws=%s", p->opts.attn_ws);
   if (p->opts.attn_persist) tl_sbuf_printf(&extra, ";attn-persist=%s", p->opts.attn_persist);
   if (variant == TL_LOAD_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
@@ -454,7 +455,7 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   tl_func *f;
   tilec_status st = load_prologue(p, kernel, device, &dev, arch, sizeof arch, &f);
   if (st != TILEC_OK) return st;
-  bool has_forms = f->small_m || f->kmajor_b || f->attn_form || f->attn_persist_form;
+  bool has_forms = f->small_m || f->kmajor_b || f->attn_form || f->attn_persist_form || f->hoist_form;
   /* on the heap: the forms' threads hold pointers into it, and late forms outlive this call */
   tl_form_jobs *forms = has_forms ? tl_forms_new() : NULL;
   if (has_forms && !forms) return tl_load_error(p, TILEC_ERROR_NOMEM, f->name, "out of memory");
@@ -674,6 +675,11 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   tilec_kernel_destroy(k->transpose);
   tilec_program_destroy(k->transpose_prog);
   free(k->kmajor_args);
+  tilec_kernel_destroy(k->hoist);
+  tilec_program_destroy(k->hoist_prog);
+  tilec_kernel_destroy(k->hoist_pre);
+  tilec_program_destroy(k->hoist_pre_prog);
+  free(k->hoist_args);
   if ((k->ws || k->nws_old) && tl_rt_driver(&cu, err, sizeof err) == TL_OK && cu->cuMemFree &&
       tl_rt_make_current(k->dev, err, sizeof err) == TL_OK) {
     if (k->ws) cu->cuMemFree(k->ws);

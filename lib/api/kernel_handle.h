@@ -9,6 +9,7 @@
 #include "runtime.h"
 #include "small_m.h"
 #include "kmajor_b.h"
+#include "hoist_operand.h"
 
 /* The forms of one kernel being loaded on their threads (forms.c). */
 typedef struct tl_form_jobs tl_form_jobs;
@@ -94,6 +95,17 @@ struct tilec_kernel {
   int64_t kmajor_min_m;
   tilec_arg *kmajor_args;  /* nparams: the caller's, B replaced by its [N, K] view */
   tilec_arg transpose_args[2];
+  /* the materialize-once form (passes/hoist_form.c, lib/hoist_operand.h): hoist is the kernel with B
+   * a plain load of the workspace `hoisted` [K, N], hoist_pre writes B's tiles there; launches whose
+   * M is at least hoist_min_m run hoist_pre then hoist (hoist_args: the caller's, then the workspace) */
+  tl_hoist_plan hplan;
+  tilec_kernel *hoist, *hoist_pre;
+  tilec_program *hoist_prog, *hoist_pre_prog;
+  int64_t hoist_min_m;
+  tilec_arg *hoist_args;
+  DLTensor hoist_w;
+  int64_t hoist_w_shape[2], hoist_w_strides[2];
+  bool hoist_said_on, hoist_said_off; /* the program log's notes, once each a handle */
   /* the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h): launches whose S (argument
    * attn_s_param's dimension attn_s_axis) is at least attn_min_s run it */
   tilec_kernel *attn;

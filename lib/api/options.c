@@ -161,6 +161,12 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
     o->split_k_role = role;
     return TILEC_OK;
   }
+  if (!strcmp(key, "hoist-operand")) {
+    int role = !value || !*value ? 0 : !strcmp(value, "form") ? 1 : !strcmp(value, "pre") ? 2 : -1;
+    if (role < 0) return TILEC_ERROR_USAGE;
+    o->hoist_operand_role = role;
+    return TILEC_OK;
+  }
   if (!strcmp(key, "kmajor-b")) {
     if (value && *value && !is_identifier(value)) return TILEC_ERROR_USAGE;
     return set_string(&o->kmajor_b, value && *value ? value : NULL);

@@ -56,6 +56,9 @@ struct tilec_options {
   /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
    * passes/kmajor_b.c, lib/kmajor_b.h); NULL = none.  In the cache key. */
   char *kmajor_b;
+  /* "hoist-operand": "form" (1) / "pre" (2) / "" (0): the halves of the materialize-once form
+   * (passes/hoist_operand.c, lib/hoist_operand.h) of the kernel named by "kernel".  In the cache key. */
+  int hoist_operand_role;
   /* "attn-ws": the warp-specialized attention form of every wgmma attention kernel (off |
    * producer | pingpong | fa3; NULL = unset: TILEC_ATTN_WS decides); what tilec_kernel_load
    * sets for a kernel's FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h).  In the

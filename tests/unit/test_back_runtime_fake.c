@@ -2045,3 +2045,92 @@ Test(fake_driver, row_kernel_launch_variant) {
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
+
+/* ---- the materialize-once form (passes/hoist_form.c, lib/hoist_operand.h) ------------------------ */
+/* gemm_w4a16 of examples/gemm_w4a16.tile at M x K x N (G 128): A, Wq, S, Z, C at fixed fake addresses. */
+#define W4_WQ_ADDR 0x7f2010000000ull
+static tilec_status launch_w4a16(tilec_kernel *k, int64_t m, int64_t kk, int64_t n) {
+  int64_t sa[2] = {m, kk}, sw[2] = {kk / 8, n}, sg[2] = {kk / 128, n}, sc[2] = {m, n};
+  int64_t *shapes[5] = {sa, sw, sg, sg, sc};
+  int64_t cs[2] = {(n + 7) / 8 * 8, 1}; /* C's rows padded to 16 bytes: a tensor map, so the form runs itself */
+  DLDataType bf = {kDLBfloat, 16, 1}, i32 = {kDLInt, 32, 1};
+  DLTensor t[5];
+  tilec_arg args[5];
+  for (int i = 0; i < 5; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = i == 1 ? i32 : bf, .shape = shapes[i],
+                      .strides = i == 4 ? cs : NULL};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  return tilec_kernel_launch(k, args, 5, NULL);
+}
+
+/* TILEC_HOIST_OPERAND=1: one load of gemm_w4a16 compiles 3 kernels (the kernel; its materialize-once
+ * form at cutlass_gemm's tile: TMA + wgmma, warp-specialized, persistent; the pre-kernel).  M = 300
+ * (>= 128) launches the pre-kernel (grid cdiv(K, 128) x cdiv(N, 64), its first parameter A) into a
+ * workspace of K x N x 2 bytes (N = 1004: rows padded to 2016 bytes), then the form, whose B tensor
+ * map is that workspace; the same shapes again reuse it; M = 64 runs the kernel itself (grid
+ * cdiv(M, 16) x cdiv(N, 64), 4 warps); each choice said once in the program log.
+ * TILEC_HOIST_OPERAND_MIN_M=1000 keeps M = 300 on the kernel.  Off (the default): the kernel alone
+ * (from the memory cache), every launch the kernel. */
+Test(fake_driver, hoist_operand_form_picked_by_m) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/gemm_w4a16.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int mode = 0; mode < 3; mode++) { /* 0 on, 1 on with the bound at 1000, 2 off */
+    bool off = mode == 2;
+    if (!off) setenv("TILEC_HOIST_OPERAND", "1", 1);
+    if (mode == 1) setenv("TILEC_HOIST_OPERAND_MIN_M", "1000", 1);
+    tilec_program *p = NULL;
+    cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
+    int links = calls.links;
+    size_t allocs0 = allocs, frees0 = frees;
+    tilec_kernel *k = NULL;
+    tilec_status st = tilec_kernel_load(p, "gemm_w4a16", 0, &k);
+    unsetenv("TILEC_HOIST_OPERAND");
+    cr_assert_eq(st, TILEC_OK, "%s", tilec_program_log(p));
+    int before = calls.launches;
+    cr_assert_eq(launch_w4a16(k, 300, 512, 1004), TILEC_OK, "%s", tilec_kernel_error(k));
+    if (mode == 0) cr_assert_eq(calls.links - links, 3, "the kernel, its form, the pre-kernel: %d", calls.links - links);
+    if (mode == 2) cr_assert_eq(calls.links - links, 0, "off: the kernel from the memory cache: %d", calls.links - links);
+    if (mode == 0) {
+      cr_assert_eq(calls.launches - before, 2, "the pre-kernel, then the form");
+      cr_assert(prev_grid[0] == 4u && prev_grid[1] == 16u, "pre-kernel grid %u x %u", prev_grid[0], prev_grid[1]);
+      cr_assert_eq(prev_param0, 0x7f2000000000ull, "the pre-kernel's first parameter is A: 0x%llx",
+                   (unsigned long long)prev_param0);
+      cr_assert_eq(allocs - allocs0, 1u);
+      cr_assert_eq(alloc_bytes, (size_t)512 * 2016, "workspace bytes %zu", alloc_bytes);
+      cr_assert(calls.block[0] == 384u && strstr(last_fn->mod->text, "wgmma.mma_async") != NULL,
+                "the form: block %u, wgmma; log:\n%s", calls.block[0], tilec_program_log(p));
+      int i = -1;
+      uint64_t ws = 0x7f3000000000ull + 0x100000000ull * allocs;
+      cr_assert(enc_of(ws, &i), "a tensor map of the workspace 0x%llx", (unsigned long long)ws);
+      cr_assert(calls.enc[i].dims[0] == 1004u && calls.enc[i].dims[1] == 512u && calls.enc[i].stride == 2016u,
+                "hoisted [K][N]: dims %llu x %llu pitch %llu", (unsigned long long)calls.enc[i].dims[0],
+                (unsigned long long)calls.enc[i].dims[1], (unsigned long long)calls.enc[i].stride);
+      before = calls.launches;
+      cr_assert_eq(launch_w4a16(k, 300, 512, 1004), TILEC_OK, "%s", tilec_kernel_error(k));
+      cr_assert_eq(calls.launches - before, 2);
+      cr_assert_eq(allocs - allocs0, 1u, "the same workspace");
+      cr_assert(strstr(tilec_program_log(p), "M 300 >= 128 (TILEC_HOIST_OPERAND_MIN_M): its materialize-once form runs it"),
+                "%s", tilec_program_log(p));
+    } else {
+      cr_assert_eq(calls.launches - before, 1);
+      cr_assert(calls.block[0] == 128u && calls.grid[0] == 19u && calls.grid[1] == 16u, "the kernel: block %u grid %u x %u",
+                calls.block[0], calls.grid[0], calls.grid[1]);
+    }
+    before = calls.launches;
+    cr_assert_eq(launch_w4a16(k, 64, 512, 1004), TILEC_OK, "%s", tilec_kernel_error(k));
+    cr_assert(calls.launches - before == 1 && calls.block[0] == 128u && calls.grid[0] == 4u && calls.grid[1] == 16u,
+              "M 64: the kernel (block %u grid %u x %u)", calls.block[0], calls.grid[0], calls.grid[1]);
+    /* (mode 1: no launch needed a form, so the late forms were never joined and nothing is said) */
+    if (mode == 0)
+      cr_assert(strstr(tilec_program_log(p), "M 64 < 128 (TILEC_HOIST_OPERAND_MIN_M): the kernel itself runs it"), "%s",
+                tilec_program_log(p));
+    else cr_assert(!strstr(tilec_program_log(p), "materialize-once"), "%s", tilec_program_log(p));
+    tilec_kernel_destroy(k);
+    cr_assert_eq(frees - frees0, mode == 0 ? 1u : 0u, "the workspace freed with the handle");
+    tilec_program_destroy(p);
+    unsetenv("TILEC_HOIST_OPERAND_MIN_M");
+  }
+}
