@@ -98,10 +98,10 @@
 #     call 1 (cold):  PENDING_STEPS="attn attnbwd fp8" sh bench/pending.sh .carry (timeout_s=590): every GPU
 #                     test at the two new defaults (O by TMA, ring rows; H100-checked only for the rows),
 #                     then attention forward / backward and fp8 beside cuDNN / FA2 / cuBLAS on the H200
-#     call 2 (warm):  OWED="fp8nn4:130 smallm512:120 lsl:200" OWED_BUDGET=560 sh bench/owed.sh .carry
+#     call 2 (warm):  OWED="fp8nn4:130 smallm512:120 hoistop:120 lsl:200" OWED_BUDGET=560 sh bench/owed.sh .carry
 #                     (fp8 NN's K-major-B form at TN's tile, a default already but never run; the wave
-#                     model's 128x128 form above M 256, TILEC_SMALL_M_WAVES=1; TILEC_LOOP_SPLIT_LOAD's
-#                     three other kernels)
+#                     model's 128x128 form above M 256, TILEC_SMALL_M_WAVES=1; W4A16's materialize-once
+#                     form at M >= 128, TILEC_HOIST_OPERAND=1; TILEC_LOOP_SPLIT_LOAD's three other kernels)
 #     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
