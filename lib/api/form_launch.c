@@ -228,9 +228,10 @@ static int kmajor_route(const tilec_kernel *k, const tilec_arg *args, int nargs)
   return m > k->kmajor_min_m ? 2 : 0;
 }
 
-/* A launch of the K-major-B form or its transpose (sub) failed: the kernel's own argument checks
- * say why where they refuse the arguments (the form sees B as [N, K]), else sub's message. */
-static tilec_status kmajor_failed(tilec_kernel *k, const tilec_kernel *sub, tilec_status st, const tilec_arg *args,
+/* A launch of a form or its pre-kernel (sub: the K-major-B form or its transpose, the
+ * materialize-once form or its pre-kernel) failed: the kernel's own argument checks say why where they
+ * refuse the arguments (the form sees other parameters: B as [N, K], the workspace), else sub's message. */
+static tilec_status form_failed(tilec_kernel *k, const tilec_kernel *sub, tilec_status st, const tilec_arg *args,
                                   int nargs) {
   char err[512] = "";
   if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
@@ -268,12 +269,12 @@ static tilec_status launch_kmajor(tilec_kernel *k, int route, const tilec_arg *a
     k->transpose_args[0] = args[bp];
     k->transpose_args[1] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
     st = tl_launch(k->transpose, k->transpose_args, 2, NULL, stream);
-    if (st != TILEC_OK) return kmajor_failed(k, k->transpose, st, args, nargs);
+    if (st != TILEC_OK) return form_failed(k, k->transpose, st, args, nargs);
   }
   memcpy(k->kmajor_args, args, sizeof *args * (size_t)nargs);
   k->kmajor_args[bp] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = bt};
   st = tl_launch(k->kmajor, k->kmajor_args, nargs, NULL, stream);
-  return st == TILEC_OK ? st : kmajor_failed(k, k->kmajor, st, args, nargs);
+  return st == TILEC_OK ? st : form_failed(k, k->kmajor, st, args, nargs);
 }
 
 /* The materialize-once form (lib/hoist_operand.h): the workspace `hoisted` [K, N] of B's type (rows
@@ -305,13 +306,7 @@ static tilec_status launch_hoist(tilec_kernel *k, const tilec_arg *args, int nar
   tilec_kernel *sub = k->hoist_pre;
   st = tl_launch(sub, k->hoist_args, nargs + 1, NULL, stream);
   if (st == TILEC_OK) st = tl_launch(sub = k->hoist, k->hoist_args, nargs + 1, NULL, stream);
-  if (st == TILEC_OK) return st;
-  char err[512] = "";
-  if (st == TILEC_ERROR_LAUNCH && (!tl_api_map_args(k->f, args, nargs, k->targs, false, err, sizeof err) ||
-                                   !tl_check_args(k->f, k->targs, nargs, err, sizeof err)))
-    return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-  snprintf(k->err, sizeof k->err, "%s", sub->err);
-  return st;
+  return st == TILEC_OK ? st : form_failed(k, sub, st, args, nargs);
 }
 
 /* Whether this launch of k runs its materialize-once form (M at least hoist_min_m); the first launch
