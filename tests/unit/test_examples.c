@@ -13,15 +13,11 @@
 
 #include "frontend.h"
 #include "philox.h"
+#include "example_source.h"
 #include "test_interp_helpers.h"
 
 #define BF16_RTOL (0x1p-8 + 0x1p-18)
 
-typedef struct compiled {
-  tl_ctx ctx;
-  tl_module *m;
-  char *text;
-} compiled;
 
 /* When set, the default pass pipeline (verifier after each pass) runs before
  * interpreting: the same references then check the passes too. */
@@ -44,30 +40,9 @@ static void run_default_pipeline(compiled *c, const char *file) {
 }
 
 static compiled *compile_example(const char *file, const tl_define *defs, int ndefs) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, file);
-  FILE *fp = fopen(path, "rb");
-  cr_assert_not_null(fp, "cannot open %s", path);
-  compiled *c = calloc(1, sizeof *c);
-  c->text = calloc(1, 1 << 20);
-  size_t n = fread(c->text, 1, (1 << 20) - 1, fp);
-  fclose(fp);
-  tl_ctx_init(&c->ctx);
-  int32_t src = tl_ctx_add_source(&c->ctx, path, c->text, n);
-  c->m = tl_frontend(&c->ctx, src, NULL, defs, ndefs, NULL);
-  if (!c->m) {
-    char *d = tl_ctx_render_diags(&c->ctx);
-    cr_assert_fail("%s does not compile:\n%s", file, d ? d : "(no diagnostics)");
-  }
-  cr_assert(tl_verify_module(c->m), "%s: verifier:\n%s", file, tl_ctx_render_diags(&c->ctx));
+  compiled *c = example_compile(file, defs, ndefs);
   if (g_after_passes) run_default_pipeline(c, file);
   return c;
-}
-
-static void compiled_free(compiled *c) {
-  tl_ctx_free(&c->ctx);
-  free(c->text);
-  free(c);
 }
 
 static tl_func *kernel(compiled *c, const char *name) {

@@ -14,33 +14,17 @@
 #include "hoist_operand.h"
 #include "interp.h"
 #include "ir.h"
+#include "example_source.h"
 #include "test_interp_helpers.h"
 
 extern const tl_pass tl_pass_hoist_operand;
-
-typedef struct compiled {
-  tl_ctx ctx;
-  tl_module *m;
-  char *text;
-} compiled;
 
 /* The kernel under test: gemm_w4a16 (GPTQ's word order) or gemm_w4a16_packed (the packed order). */
 static const char *g_file = "gemm_w4a16.tile", *g_kernel = "gemm_w4a16";
 
 /* g_file compiled, then (role 1 form, 2 pre, 0 none) the hoist_operand pass on g_kernel. */
 static compiled *compile_w4a16(const tl_define *defs, int ndefs, int role) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/examples/%s", TILEC_SOURCE_DIR, g_file);
-  FILE *fp = fopen(path, "rb");
-  cr_assert_not_null(fp, "cannot open %s", path);
-  compiled *c = calloc(1, sizeof *c);
-  c->text = calloc(1, 1 << 20);
-  size_t n = fread(c->text, 1, (1 << 20) - 1, fp);
-  fclose(fp);
-  tl_ctx_init(&c->ctx);
-  int32_t src = tl_ctx_add_source(&c->ctx, path, c->text, n);
-  c->m = tl_frontend(&c->ctx, src, NULL, defs, ndefs, NULL);
-  cr_assert_not_null(c->m, "%s does not compile:\n%s", g_file, tl_ctx_render_diags(&c->ctx));
+  compiled *c = example_compile(g_file, defs, ndefs);
   if (role) {
     tl_pass_opts o;
     memset(&o, 0, sizeof o);
@@ -51,12 +35,6 @@ static compiled *compile_w4a16(const tl_define *defs, int ndefs, int role) {
   }
   cr_assert(tl_verify_module(c->m), "verifier:\n%s", tl_ctx_render_diags(&c->ctx));
   return c;
-}
-
-static void compiled_free(compiled *c) {
-  tl_ctx_free(&c->ctx);
-  free(c->text);
-  free(c);
 }
 
 static tl_func *w4a16(compiled *c) {
