@@ -9,11 +9,11 @@
  * TILEC_ERROR_INTERNAL, a crash or a sanitizer report.  The switches, the arch and the log are
  * printed first (stderr).
  *
- * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2) and TILEC_ATTN_O_TMA=1, bit 1
+ * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2) and TILEC_ATTN_O_TMA=0, bit 1
  * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
  * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
  * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1 (with bit 6: =2), bit 1
- * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
+ * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1 and TILEC_HOIST_OPERAND=1, bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
  * =2), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
  * TILEC_ATTN_WS=fa3, bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs) and
  * TILEC_ATTN_PERSIST=1 (a full attention kernel without a producer persistent, the next tile's q and
@@ -21,7 +21,8 @@
  * byte 0's bit 6 also TILEC_LOAD_AHEAD=1 (a wgmma main loop's small loads after its dot issued one
  * iteration ahead and carried, passes/load_ahead.c); byte 0
  * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1 and TILEC_LOOP_SPLIT_LOAD=1 (a ring loop's own tile
- * loads in the split form, emit_memory.c); the rest is the source.
+ * loads in the split form, emit_memory.c) with TILEC_ROW_STREAM=0 (the ring rows, a default, off); the
+ * rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 3 || size > 16384 || memchr(data, 0, size)) return 0;
   uint8_t sw = data[0], sw1 = data[1];
   set_switch("TILEC_ATTN_Q_TMA", sw & 1, sw & 64 ? "2" : "1");
-  set_switch("TILEC_ATTN_O_TMA", sw & 1, "1");
+  set_switch("TILEC_ATTN_O_TMA", sw & 1, "0"); /* (on by default: the bit turns it off) */
   set_switch("TILEC_DEQUANT_BF16X2", sw & 2, "1");
   set_switch("TILEC_STAGED_DOUBLE", sw & 4, "1");
   set_switch("TILEC_WS", sw & 8, "coop");
@@ -67,6 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_LOAD_AHEAD", sw & 64, "1");
   set_switch("TILEC_NARROW_COPY", sw & 64, "1");
   set_switch("TILEC_LOOP_SPLIT_LOAD", sw & 64, "1");
+  set_switch("TILEC_ROW_STREAM", sw & 64, "0"); /* (on by default: off, so the split form has loads) */
+  set_switch("TILEC_HOIST_OPERAND", sw1 & 4, "1");
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);
