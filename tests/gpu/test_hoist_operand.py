@@ -22,16 +22,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_py import examples_dir, start  # noqa: E402
-from w4a16_ref import gemm_within, gptq_case  # noqa: E402
+from w4a16_ref import gemm_within, gptq_case, gptq_weights  # noqa: E402
 
 
 def reference(torch, a, wq, s, z, G):
-    """gptq_reference on the GPU (fp64): (A W, |A| |W|, W bf16) with W = bf16(q s - z) in f32."""
-    K = a.shape[1]
-    wq, s, z = wq.cuda(), s.cuda(), z.cuda()
-    shifts = (4 * (torch.arange(K, device="cuda") % 8)).view(K, 1)
-    q = ((wq.repeat_interleave(8, 0) >> shifts) & 15).float()
-    w = (q * s.float().repeat_interleave(G, 0) - z.float().repeat_interleave(G, 0)).to(torch.bfloat16)
+    """gptq_reference on the GPU (fp64): (A W, |A| |W|, W bf16) with W = gptq_weights."""
+    w = gptq_weights(torch, wq.cuda(), s.cuda(), z.cuda(), G)
     ad = a.cuda().double()
     return (ad @ w.double()).cpu(), (ad.abs() @ w.double().abs()).cpu(), w
 
