@@ -1,7 +1,7 @@
 """w4a16_ref.py: what the W4A16 GPU tests (test_w4a16.py, test_w4a16_packed.py, test_hoist_operand.py) share:
-a GPTQ-style case (bf16 A, int4 weights eight to an int32 word along K, a bf16 scale and zero point per group of G rows), its
-fp64 reference and the GEMM tolerance the unit tests state: |C - ref| <= 2^-8 |ref| + (K + 1) 2^-23 (|A| |W|)
-+ 1e-6 (a bf16 output of an f32 accumulation over K products)."""
+a GPTQ-style case (bf16 A, int4 weights eight to an int32 word along K, a bf16 scale and zero point per group
+of G rows), its fp64 reference and the GEMM tolerance the unit tests state: |C - ref| <= 2^-8 |ref| + (K + 1)
+2^-23 (|A| |W|) + 1e-6 (a bf16 output of an f32 accumulation over K products)."""
 
 
 def gptq_case(torch, gen, M, N, K, G):
