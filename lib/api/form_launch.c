@@ -55,10 +55,7 @@ static bool waves_pick(tilec_kernel *k, const tl_small_m_form *fm, int64_t m, in
 static bool needs_form(tilec_kernel *k, const tilec_arg *args, int nargs) {
   if (k->f->kmajor_b) return true;
   const tl_hoist_plan *hp = k->f->hoist_form;
-  if (hp) {
-    const char *e = getenv("TILEC_HOIST_OPERAND_MIN_M");
-    if (arg_dim(args, nargs, hp->m_param, hp->m_axis) >= (e && *e ? atoll(e) : TL_HOIST_MIN_M)) return true;
-  }
+  if (hp && arg_dim(args, nargs, hp->m_param, hp->m_axis) >= k->hoist_min_m) return true;
   const tl_attn_form_plan *ap = k->f->attn_form;
   if (ap && arg_dim(args, nargs, ap->s_param, ap->s_axis) >= ap->min_s) return true;
   const tl_attn_persist_plan *pp = k->f->attn_persist_form;

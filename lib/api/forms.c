@@ -452,6 +452,12 @@ void tl_forms_drop(tl_form_jobs *js) {
   js->n = 0;
 }
 
+void tl_forms_bounds(tilec_kernel *k) {
+  if (!k->f->hoist_form) return;
+  const char *e = getenv("TILEC_HOIST_OPERAND_MIN_M");
+  k->hoist_min_m = e && *e ? atoll(e) : TL_HOIST_MIN_M;
+}
+
 tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
   const tl_small_m_plan *plan = k->f->small_m;
   if (plan) {
@@ -502,8 +508,6 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
   }
   if (k->hoist && k->hoist_pre) {
     k->hplan = *(const tl_hoist_plan *)k->f->hoist_form;
-    const char *e = getenv("TILEC_HOIST_OPERAND_MIN_M");
-    k->hoist_min_m = e && *e ? atoll(e) : TL_HOIST_MIN_M;
     k->hoist_args = calloc((size_t)k->nparams + 1, sizeof *k->hoist_args);
     if (!k->hoist_args) return tl_load_error(k->p, TILEC_ERROR_NOMEM, k->f->name, "out of memory");
   }

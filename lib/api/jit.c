@@ -466,6 +466,7 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
   }
   st = load_main(p, f, dev, arch, device, out);
   if (st == TILEC_OK && has_forms) {
+    tl_forms_bounds(*out);
     if (tl_forms_all_started(forms) && tl_late_forms_on()) {
       (*out)->late = forms; /* tl_forms_settle adopts them at the first launch that needs one */
       return TILEC_OK;

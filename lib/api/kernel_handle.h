@@ -188,6 +188,9 @@ bool tl_forms_all_started(const tl_form_jobs *js);
 bool tl_late_forms_on(void);
 /* Every job joined (or, not started, loaded here); the first failure said in p's log. */
 tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *js);
+/* k's launch-time bounds that do not wait for the forms (read once, at the load): the materialize-once
+ * form's M (TILEC_HOIST_OPERAND_MIN_M, else TL_HOIST_MIN_M), which late forms' launches test too. */
+void tl_forms_bounds(tilec_kernel *k);
 /* The loaded forms into k (which then owns their programs and kernels). */
 tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js);
 /* Every job joined, its kernel and program destroyed (the ones not adopted). */
