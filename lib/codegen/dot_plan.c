@@ -630,6 +630,7 @@ void cg_make_plan(cg *g) {
   persist = cg_plan_epilogue(g, persist);
   persist = cg_plan_atomic_tma(g, persist);
   persist = cg_plan_o_tma(g, persist);
+  persist = cg_plan_o_slot(g, persist);
   g->smem_persist = g->scratch_base = persist;
   g->scratch_lo = g->scratch_hi = 0;
   g->scratch_strict = false;

@@ -141,10 +141,14 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
   cg_val *wide = f32_source(g, v, &cvt);
   int rows = p->q_rows, half = rows / 2, atom = rows * 128;
   LLVMValueRef base = cg_add_c(g, cg_smem_base32(g), p->vstream[p->q_val]);
+  /* TILEC_ATTN_O_SLOT=1: the atoms in the last ring stage (emit_o_slot.c), q's slot if the loop did not run */
+  cg_o_slot_at at;
+  if (p->o_slot) cg_o_slot_begin(g, base, &at);
   /* the words: the same atoms and swizzle as q's boxes (row_l carries the warpgroup's half) */
-  cg_soff so;
+  cg_soff so, so2;
   LLVMValueRef row_l = cg_lane_warp(g, lid, 0), col_l = cg_lane_warp(g, lid, 1);
-  cg_soff_init_atoms(g, &so, base, atom, row_l, cg_mul_c(g, col_l, 2), 127);
+  cg_soff_init_atoms(g, &so, p->o_slot ? at.a : base, atom, row_l, cg_mul_c(g, col_l, 2), 127);
+  if (p->o_slot) cg_soff_init_atoms(g, &so2, at.b, atom, row_l, cg_mul_c(g, col_l, 2), 127);
   for (int32_t r = 0; r < tl_layout_nregs(l); r += 2) {
     if (tl_layout_canon_reg(l, r) != r) continue;
     int32_t c[TL_MAX_RANK];
@@ -162,7 +166,8 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
       LLVMValueRef hi16 = LLVMBuildZExt(g->B, sv->r[r + 1], g->i32, "");
       word = LLVMBuildOr(g->B, lo16, LLVMBuildShl(g->B, hi16, cg_i32(g, 16), ""), "");
     }
-    LLVMValueRef args[2] = {cg_soff_at(g, &so, c[0], c[1] * 2), word};
+    cg_soff *sp = p->o_slot && c[1] / 64 >= p->o_slot_nv ? &so2 : &so; /* (the atoms past the V slot: K's) */
+    LLVMValueRef args[2] = {cg_soff_at(g, sp, c[0], c[1] * 2), word};
     cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);
   }
   cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
@@ -179,23 +184,29 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
   }
   LLVMValueRef row0 = LLVMBuildAdd(g->B, st[rank - 2], cg_mul_c(g, wg, half), "");
   LLVMValueRef wbase = LLVMBuildAdd(g->B, base, cg_mul_c(g, wg, (int64_t)half * 128), "");
+  /* O through the last stage: the atoms past the V slot (K's) from a second base, $5 + rank */
+  bool two = p->o_slot && p->o_slot_nv < p->q_boxes;
+  if (p->o_slot) wbase = LLVMBuildAdd(g->B, at.a, cg_mul_c(g, wg, (int64_t)half * 128), "");
   char txt[1024], cons[64];
   int n = snprintf(txt, sizeof txt, "{ .reg .pred p; .reg .b32 a, c; setp.eq.u32 p, $0, 0; ");
   for (int b = 0; b < p->q_boxes; b++) {
     n += snprintf(txt + n, sizeof txt - (size_t)n,
-                  "add.u32 a, $2, %d; add.s32 c, $3, %d; @p cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group "
-                  "[$1, {c", b * atom, b * 64, rank);
+                  "add.u32 a, $%d, %d; add.s32 c, $3, %d; @p cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group "
+                  "[$1, {c", two && b >= p->o_slot_nv ? 4 + rank : 2, b * atom, b * 64, rank);
     for (int d = 1; d < rank; d++) n += snprintf(txt + n, sizeof txt - (size_t)n, ", $%d", 3 + d);
     n += snprintf(txt + n, sizeof txt - (size_t)n, "}], [a]; ");
   }
+  if (p->o_slot) /* (the releases after the read: emit_o_slot.c) */
+    snprintf(txt + n, sizeof txt - (size_t)n, "@p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; }");
+  else
   snprintf(txt + n, sizeof txt - (size_t)n,
            "@p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; "
            "@p mbarrier.arrive.shared::cta.b64 _, [$%d]; }",
            3 + rank);
   snprintf(cons, sizeof cons, "r,l,r");
-  for (int d = 0; d <= rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
+  for (int d = 0; d <= rank + two; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
   snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
-  LLVMValueRef args[4 + TL_MAX_RANK];
+  LLVMValueRef args[5 + TL_MAX_RANK];
   args[0] = LLVMBuildAnd(g->B, tid, cg_i32(g, 127), "");
   args[1] = p->tmap[p->o_map];
   args[2] = wbase;
@@ -203,6 +214,8 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
   args[4] = row0;
   for (int d = 2; d < rank; d++) args[3 + d] = st[rank - 1 - d];
   args[3 + rank] = cg_add_c(g, cg_smem_base32(g), p->q_mbar_off + 8); /* q empty */
-  cg_asm_void(g, txt, cons, args, 4 + rank);
+  if (two) args[4 + rank] = LLVMBuildAdd(g->B, at.b, cg_mul_c(g, wg, (int64_t)half * 128), "");
+  cg_asm_void(g, txt, cons, args, 4 + rank + two);
+  if (p->o_slot) cg_o_slot_end(g, &at, LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, args[0], cg_i32(g, 0), ""), g->i32, ""));
   return true;
 }

@@ -158,7 +158,7 @@ LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
   /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp (O by TMA:
    * one per consumer warpgroup, after its store read the slot) */
   for (int w = 0; w < 2; w++) {
-    LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? (p->o_tma ? 2 : f->warps) : 1)};
+    LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? (p->o_tma && !p->o_slot ? 2 : f->warps) : 1)};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }",
                 "r,r,r,~{memory}", args, 3);
   }
@@ -242,8 +242,9 @@ static void arrive_empty(cg *g, LLVMValueRef on) {
 
 void cg_q_tma_release(cg *g, LLVMValueRef ran) {
   cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->q_tma || p->o_tma) return; /* (O by TMA: after its store, emit_o_tma.c) */
-  arrive_empty(g, p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
+  /* (O by TMA: after its store, emit_o_tma.c; through the last stage: here when the loop ran, emit_o_slot.c) */
+  if (!p || g->plan_f != g->f || !p->q_tma || (p->o_tma && !p->o_slot)) return;
+  arrive_empty(g, p->o_slot ? ran : p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
 }
 
 void cg_q_tma_release_in_loop(cg *g, int32_t L) {

@@ -454,7 +454,8 @@ void cg_ws_release_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
 }
 
 void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot) {
-  if (R->kv_split) release_at(g, R, R->empty_off, slot, NULL);
+  /* (TILEC_ATTN_O_SLOT=1 with O reaching the K slot: not the last step's, emit_o_slot.c) */
+  if (R->kv_split) release_at(g, R, R->empty_off, slot, cg_o_slot_k_release_on(g, R));
 }
 
 /* K and V apart: every consumer thread waits for slot's V boxes (its full mbarrier at the parity of
@@ -766,6 +767,10 @@ void cg_ws_tile_end(cg *g, cg_ring *R) {
 
 static void release_last(cg *g, cg_ring *R) {
   if (!R->ws_pending) return; /* (each slot was released after its own wait) */
+  if (cg_o_slot_on(g)) { /* (O went through the last stage: its store's thread released it, emit_o_slot.c) */
+    LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
+    return;
+  }
   tl_op *lo = tl_op_at(g->f, R->for_op);
   LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
   LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);

@@ -1,0 +1,156 @@
+/* emit_o_slot.c: requires fa3's O by TMA (emit_o_tma.c: p->o_tma) on a persistent form; decides and
+ * emits TILEC_ATTN_O_SLOT=1 (default off, not yet run on a GPU): O goes through the tile's last ring
+ * stage instead of q's slot, so "q empty" returns to the main loop's exit and the next tile's q loads
+ * under this tile's last value dot and epilogue (FlashAttention-3's smem_o over smem_v).
+ * docs/pipelines.md "O through the last stage".
+ *
+ * Why (bench/RESULTS.md "branch attnshort2"): with O in q's slot, "q empty" completes only after both
+ * warpgroups' O stores read the slot, so each tile's start waits for the epilogue, then for q's whole
+ * TMA latency, with the tensor cores idle.
+ *
+ * Per tile (the main loop ran; `last` its last stage, the slot before the read counter):
+ *   loop exit:   lane 0 of every consumer warp arrives on "q empty" (count 8: emit_q_tma.c's protocol
+ *                without O by TMA), before the last value dot's turn
+ *   epilogue:    bar.sync 9, 256: both warpgroups' last value dots done (each waited for its own
+ *                groups), so no dot reads stage `last` any more;
+ *                O's D/64 atoms of [rows][64] (128-byte swizzle) written into the stage's V slot, the
+ *                atoms past it into its K slot;
+ *                the store as emit_o_tma.c's (fence.proxy.async, bar.sync 7 + w, thread 128 w's boxes,
+ *                wait_group.read 0), then thread 128 w releases the stage for its 4 warps (arrive
+ *                count 4 on the stage's empty mbarrier, and on the key half's with K and V apart);
+ *                emit_ws.c's release of the last stage at the tile's end is skipped.
+ *   K and V apart (R->kv_split) with O reaching the K slot: the last iteration's K release (after its
+ *                score dot) is skipped, the store's thread makes it.
+ * A tile whose loop did not run keeps q's slot: no arrive at the exit, O through q's slot, and the
+ * store's thread arrives on "q empty" with count 4 instead. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ring.h"
+#include "code_env.h"
+
+/* Why O does not go through the last stage, or NULL. */
+static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  if (!p->o_tma) return "O is not stored by TMA (TILEC_ATTN_O_TMA)";
+  if (!p->persist) return "not persistent (one tile a CTA: no next q to load early)";
+  if (p->nring != 1 || !p->rings[0].ws || !p->rings[0].tma) return "not one TMA ring fed by a producer";
+  if (p->rope || p->cluster) return "fa3's rotating producer or a cluster fills the stage its own way";
+  cg_ring *R = &p->rings[0];
+  int n = 0;
+  for (int i = 0; i < p->nstream; i++) n += p->streams[i].for_op == R->for_op;
+  if (n != 2 || p->turn_wait_dot < 0 || p->turn_defer_dot < 0) return "the ring is not one K and one V stream";
+  int32_t kb = tl_op_at(f, p->turn_wait_dot)->opnd[1], vb = tl_op_at(f, p->turn_defer_dot)->opnd[1];
+  if (p->vkind[kb] != SRC_STREAM || p->vkind[vb] != SRC_STREAM || p->vstream[kb] == p->vstream[vb])
+    return "the dots' B are not the ring's two streams";
+  *ks = p->vstream[kb], *vs = p->vstream[vb];
+  int atom = p->q_rows * 128;
+  for (int j = 0; j < 2; j++) {
+    cg_stream *s = &p->streams[j ? *ks : *vs];
+    if (s->offset % 1024 || s->stage_bytes % 1024 || cg_tma_stream_bytes(s) % atom)
+      return "a stream's slot is not whole 1024-byte-aligned atoms of O";
+  }
+  int nv = cg_tma_stream_bytes(&p->streams[*vs]) / atom, nk = cg_tma_stream_bytes(&p->streams[*ks]) / atom;
+  if (nv + nk < p->q_boxes) return "O is larger than a stage";
+  if (nv >= p->q_boxes) *ks = -1;
+  return NULL;
+}
+
+int cg_plan_o_slot(cg *g, int persist) {
+  cg_plan *p = g->plan;
+  if (!tl_code_env_on("TILEC_ATTN_O_SLOT") || !p->o_tma) return persist; /* (opt-in; silent off the O-by-TMA form) */
+  int vs = -1, ks = -1;
+  const char *why = o_slot_unfit(g, &vs, &ks);
+  tl_sbuf note = {0};
+  if (why) {
+    tl_sbuf_printf(&note, "%s; O through the last stage not taken (TILEC_ATTN_O_SLOT=1: %s)", p->o_note, why);
+  } else {
+    cg_ring *R = &p->rings[0];
+    p->o_slot = true;
+    p->o_slot_v = vs;
+    p->o_slot_k = ks;
+    p->o_slot_nv = cg_tma_stream_bytes(&p->streams[vs]) / (p->q_rows * 128);
+    p->o_slot_kdefer = ks >= 0 && R->kv_split;
+    tl_sbuf_printf(&note,
+                   "%s; O through the last stage (TILEC_ATTN_O_SLOT=1): \"q empty\" back at the main loop's exit (8 "
+                   "arrivals), so the next tile's q loads under the last value dot and the epilogue; bar.sync 9, 256 "
+                   "(both last value dots done), O's atoms into the last stage's V slot%s, the store's thread "
+                   "releases the stage (count 4 a warpgroup)%s",
+                   p->o_note, ks >= 0 ? " and K slot" : "",
+                   p->o_slot_kdefer ? "; the last K release deferred to it" : "");
+  }
+  p->o_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+  return persist;
+}
+
+/* i1: the main loop ran (its range not empty) at the tile's end. */
+static LLVMValueRef loop_ran(cg *g, cg_ring *R) {
+  tl_op *lo = tl_op_at(g->f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
+                      LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+}
+
+LLVMValueRef cg_o_slot_k_release_on(cg *g, cg_ring *R) {
+  cg_plan *p = g->plan;
+  if (!p || g->plan_f != g->f || !p->o_slot_kdefer || R != &p->rings[0]) return NULL;
+  tl_op *lo = tl_op_at(g->f, R->for_op);
+  LLVMValueRef iv = cg_to_i64(g, cg_get(g, lo->regions[0].args.data[0])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  return cg_iv_in_range(g, R->for_op, LLVMBuildAdd(g->B, iv, step64, ""), step64); /* (not the last step) */
+}
+
+void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at) {
+  cg_plan *p = g->plan;
+  cg_ring *R = &p->rings[0];
+  int atom = p->q_rows * 128;
+  at->ran = loop_ran(g, R);
+  LLVMValueRef next = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  at->last = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, next, cg_i32(g, 0), ""), cg_i32(g, R->stages - 1),
+                             LLVMBuildSub(g->B, next, cg_i32(g, 1), ""), "o.last");
+  cg_asm_void(g, "bar.sync 9, 256;", "~{memory}", NULL, 0); /* (both warpgroups' last value dots done) */
+  LLVMValueRef sb = cg_smem_base32(g);
+  cg_stream *vs = &p->streams[p->o_slot_v];
+  LLVMValueRef v = LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, vs->offset), LLVMBuildMul(g->B, at->last, cg_i32(g, vs->stage_bytes), ""), ""), "");
+  at->a = LLVMBuildSelect(g->B, at->ran, v, qbase, "o.slot.v");
+  at->b = at->a;
+  if (p->o_slot_k >= 0) { /* atom b >= nv at (K slot) + (b - nv) atoms: the base nv atoms before the K slot */
+    cg_stream *ks = &p->streams[p->o_slot_k];
+    LLVMValueRef k = LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, ks->offset - p->o_slot_nv * atom), LLVMBuildMul(g->B, at->last, cg_i32(g, ks->stage_bytes), ""), ""), "");
+    at->b = LLVMBuildSelect(g->B, at->ran, k, qbase, "o.slot.k");
+  }
+}
+
+LLVMValueRef cg_o_slot_atom(cg *g, const cg_o_slot_at *at, int b) {
+  cg_plan *p = g->plan;
+  return cg_add_c(g, b < p->o_slot_nv ? at->a : at->b, (int64_t)b * p->q_rows * 128);
+}
+
+/* thread 128 w (`one`, i32 0 / 1), after its boxes' read: arrive count 4 on mb when `on`. */
+static void arrive4(cg *g, LLVMValueRef one, LLVMValueRef on, LLVMValueRef mb) {
+  LLVMValueRef args[2] = {mb, LLVMBuildAnd(g->B, one, LLVMBuildZExt(g->B, on, g->i32, ""), "")};
+  cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0], 4; }",
+              "r,r,~{memory}", args, 2);
+}
+
+void cg_o_slot_end(cg *g, const cg_o_slot_at *at, LLVMValueRef one) {
+  cg_plan *p = g->plan;
+  cg_ring *R = &p->rings[0];
+  LLVMValueRef sb = cg_smem_base32(g);
+  LLVMValueRef e8 = cg_mul_c(g, at->last, 8);
+  /* the loop ran: the stage (its value half with K and V apart), and its key half when O reached it
+   * and that release was deferred; else "q empty" (its slot held O) */
+  arrive4(g, one, at->ran, LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, R->kv_split ? R->vempty_off : R->empty_off), e8, ""), ""));
+  if (p->o_slot_kdefer)
+    arrive4(g, one, at->ran, LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, R->empty_off), e8, ""), ""));
+  arrive4(g, one, LLVMBuildNot(g->B, at->ran, ""), cg_add_c(g, sb, p->q_mbar_off + 8));
+}
+
+bool cg_o_slot_on(cg *g) {
+  cg_plan *p = g->plan;
+  return p && g->plan_f == g->f && p->o_slot;
+}
