@@ -103,6 +103,8 @@
 #                     model's 128x128 form above M 256, TILEC_SMALL_M_WAVES=1; W4A16's materialize-once
 #                     form at M >= 128, TILEC_HOIST_OPERAND=1; TILEC_LOOP_SPLIT_LOAD's three other kernels)
 #     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
+#   twenty-second session, branch attnshort2: OWED += "attnshort2:200" (fa3's O through the tile's last ring
+#     stage, TILEC_ATTN_O_SLOT=1: the next tile's q under the epilogue; bench/RESULTS.md "branch attnshort2")
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

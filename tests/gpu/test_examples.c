@@ -151,7 +151,12 @@ static const struct {
                      {"TILEC_ATTN_KV_SPLIT", "1", false, 128, true, "TILEC_ATTN_WS", "fa3", false},
                      {"TILEC_ATTN_KV_SPLIT", "1", false, 0, false, "TILEC_ATTN_WS", "fa3", true},
                      {"TILEC_ATTN_KV_SPLIT", "1", false, 0, false, "TILEC_ATTN_FORM_MIN_S", "1", true},
-                     {"TILEC_ATTN_KV_SPLIT", "2", false, 0, false, "TILEC_ATTN_WS", "fa3", true}};
+                     {"TILEC_ATTN_KV_SPLIT", "2", false, 0, false, "TILEC_ATTN_WS", "fa3", true},
+                     /* fa3's O through the tile's last ring stage (TILEC_ATTN_O_SLOT=1, emit_o_slot.c): the
+                      * default kernel's fa3 form at every S (D128 and D256; full: persistent, the stage's
+                      * V slot, and its K slot at D256; causal: not taken, the same kernel); the pending
+                      * script runs it again on 5 CTAs (TILEC_PERSIST_CTAS: several tiles a CTA) */
+                     {"TILEC_ATTN_O_SLOT", "1", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
