@@ -14,13 +14,14 @@
  *   epilogue:    bar.sync 9, 256: both warpgroups' last value dots done (each waited for its own
  *                groups), so no dot reads stage `last` any more;
  *                O's D/64 atoms of [rows][64] (128-byte swizzle) written into the stage's V slot, the
- *                atoms past it into its K slot;
+ *                atoms past it (D256: 2 of 4) into a region of their own (where shared memory has room,
+ *                else not taken; free again each tile: the thread that stored it waited for the read
+ *                before its warpgroup's next wgmma);
  *                the store as emit_o_tma.c's (fence.proxy.async, bar.sync 7 + w, thread 128 w's boxes,
  *                wait_group.read 0), then thread 128 w releases the stage for its 4 warps (arrive
- *                count 4 on the stage's empty mbarrier, and on the key half's with K and V apart);
+ *                count 4 on the stage's empty mbarrier, the value half's with K and V apart: the key
+ *                half was released after the last score dot as before);
  *                emit_ws.c's release of the last stage at the tile's end is skipped.
- *   K and V apart (R->kv_split) with O reaching the K slot: the last iteration's K release (after its
- *                score dot) is skipped, the store's thread makes it.
  * A tile whose loop did not run keeps q's slot: no arrive at the exit, O through q's slot, and the
  * store's thread arrives on "q empty" with count 4 instead. */
 #include <stdio.h>
@@ -28,9 +29,10 @@
 
 #include "ring.h"
 #include "code_env.h"
+#include "schedule.h"
 
-/* Why O does not go through the last stage, or NULL. */
-static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
+/* Why O does not go through the last stage, or NULL; *vs: the V stream. */
+static const char *o_slot_unfit(cg *g, int *vs) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   if (!p->o_tma) return "O is not stored by TMA (TILEC_ATTN_O_TMA)";
@@ -44,41 +46,41 @@ static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
   int32_t kb = tl_op_at(f, p->turn_wait_dot)->opnd[1], vb = tl_op_at(f, p->turn_defer_dot)->opnd[1];
   if (p->vkind[kb] != SRC_STREAM || p->vkind[vb] != SRC_STREAM || p->vstream[kb] == p->vstream[vb])
     return "the dots' B are not the ring's two streams";
-  *ks = p->vstream[kb], *vs = p->vstream[vb];
-  int atom = p->q_rows * 128;
-  for (int j = 0; j < 2; j++) {
-    cg_stream *s = &p->streams[j ? *ks : *vs];
-    if (s->offset % 1024 || s->stage_bytes % 1024 || cg_tma_stream_bytes(s) % atom)
-      return "a stream's slot is not whole 1024-byte-aligned atoms of O";
-  }
-  int nv = cg_tma_stream_bytes(&p->streams[*vs]) / atom, nk = cg_tma_stream_bytes(&p->streams[*ks]) / atom;
-  if (nv + nk < p->q_boxes) return "O is larger than a stage";
-  if (nv >= p->q_boxes) *ks = -1;
+  *vs = p->vstream[vb];
+  cg_stream *s = &p->streams[*vs];
+  if (s->offset % 1024 || s->stage_bytes % 1024 || cg_tma_stream_bytes(s) % (p->q_rows * 128))
+    return "V's slot is not whole 1024-byte-aligned atoms of O";
   return NULL;
 }
 
 int cg_plan_o_slot(cg *g, int persist) {
   cg_plan *p = g->plan;
   if (!tl_code_env_on("TILEC_ATTN_O_SLOT") || !p->o_tma) return persist; /* (opt-in; silent off the O-by-TMA form) */
-  int vs = -1, ks = -1;
-  const char *why = o_slot_unfit(g, &vs, &ks);
+  int vs = -1, atom = p->q_rows * 128;
+  const char *why = o_slot_unfit(g, &vs);
+  /* O's atoms past the V slot (D256: 2 of 4) in a region of their own, where shared memory has room */
+  int nv = why ? 0 : cg_tma_stream_bytes(&p->streams[vs]) / atom;
+  int at1k = (persist + 1023) / 1024 * 1024, extra = nv < p->q_boxes ? (p->q_boxes - nv) * atom : 0;
+  if (!why && extra && at1k + extra > tl_arch_smem_budget(g->o ? g->o->arch : NULL))
+    why = "O is larger than V's slot and shared memory has no room for the rest";
   tl_sbuf note = {0};
   if (why) {
     tl_sbuf_printf(&note, "%s; O through the last stage not taken (TILEC_ATTN_O_SLOT=1: %s)", p->o_note, why);
   } else {
-    cg_ring *R = &p->rings[0];
     p->o_slot = true;
     p->o_slot_v = vs;
-    p->o_slot_k = ks;
-    p->o_slot_nv = cg_tma_stream_bytes(&p->streams[vs]) / (p->q_rows * 128);
-    p->o_slot_kdefer = ks >= 0 && R->kv_split;
+    p->o_slot_nv = nv < p->q_boxes ? nv : p->q_boxes;
+    p->o_slot_x = -1;
+    if (extra) {
+      p->o_slot_x = at1k;
+      persist = at1k + extra;
+    }
     tl_sbuf_printf(&note,
                    "%s; O through the last stage (TILEC_ATTN_O_SLOT=1): \"q empty\" back at the main loop's exit (8 "
                    "arrivals), so the next tile's q loads under the last value dot and the epilogue; bar.sync 9, 256 "
                    "(both last value dots done), O's atoms into the last stage's V slot%s, the store's thread "
-                   "releases the stage (count 4 a warpgroup)%s",
-                   p->o_note, ks >= 0 ? " and K slot" : "",
-                   p->o_slot_kdefer ? "; the last K release deferred to it" : "");
+                   "releases the stage (count 4 a warpgroup)",
+                   p->o_note, extra ? " and a region of their own past it" : "");
   }
   p->o_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
@@ -95,15 +97,6 @@ static LLVMValueRef loop_ran(cg *g, cg_ring *R) {
                       LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
 }
 
-LLVMValueRef cg_o_slot_k_release_on(cg *g, cg_ring *R) {
-  cg_plan *p = g->plan;
-  if (!p || g->plan_f != g->f || !p->o_slot_kdefer || R != &p->rings[0]) return NULL;
-  tl_op *lo = tl_op_at(g->f, R->for_op);
-  LLVMValueRef iv = cg_to_i64(g, cg_get(g, lo->regions[0].args.data[0])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
-  return cg_iv_in_range(g, R->for_op, LLVMBuildAdd(g->B, iv, step64, ""), step64); /* (not the last step) */
-}
-
 void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at) {
   cg_plan *p = g->plan;
   cg_ring *R = &p->rings[0];
@@ -118,16 +111,9 @@ void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at) {
   LLVMValueRef v = LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, vs->offset), LLVMBuildMul(g->B, at->last, cg_i32(g, vs->stage_bytes), ""), ""), "");
   at->a = LLVMBuildSelect(g->B, at->ran, v, qbase, "o.slot.v");
   at->b = at->a;
-  if (p->o_slot_k >= 0) { /* atom b >= nv at (K slot) + (b - nv) atoms: the base nv atoms before the K slot */
-    cg_stream *ks = &p->streams[p->o_slot_k];
-    LLVMValueRef k = LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, ks->offset - p->o_slot_nv * atom), LLVMBuildMul(g->B, at->last, cg_i32(g, ks->stage_bytes), ""), ""), "");
-    at->b = LLVMBuildSelect(g->B, at->ran, k, qbase, "o.slot.k");
+  if (p->o_slot_x >= 0) { /* atom b >= nv at the region + (b - nv) atoms (free again: the last store's read waited for) */
+    at->b = LLVMBuildSelect(g->B, at->ran, cg_add_c(g, sb, p->o_slot_x - p->o_slot_nv * atom), qbase, "o.slot.x");
   }
-}
-
-LLVMValueRef cg_o_slot_atom(cg *g, const cg_o_slot_at *at, int b) {
-  cg_plan *p = g->plan;
-  return cg_add_c(g, b < p->o_slot_nv ? at->a : at->b, (int64_t)b * p->q_rows * 128);
 }
 
 /* thread 128 w (`one`, i32 0 / 1), after its boxes' read: arrive count 4 on mb when `on`. */
@@ -142,11 +128,8 @@ void cg_o_slot_end(cg *g, const cg_o_slot_at *at, LLVMValueRef one) {
   cg_ring *R = &p->rings[0];
   LLVMValueRef sb = cg_smem_base32(g);
   LLVMValueRef e8 = cg_mul_c(g, at->last, 8);
-  /* the loop ran: the stage (its value half with K and V apart), and its key half when O reached it
-   * and that release was deferred; else "q empty" (its slot held O) */
+  /* the loop ran: the stage (its value half with K and V apart); else "q empty" (its slot held O) */
   arrive4(g, one, at->ran, LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, R->kv_split ? R->vempty_off : R->empty_off), e8, ""), ""));
-  if (p->o_slot_kdefer)
-    arrive4(g, one, at->ran, LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, R->empty_off), e8, ""), ""));
   arrive4(g, one, LLVMBuildNot(g->B, at->ran, ""), cg_add_c(g, sb, p->q_mbar_off + 8));
 }
 

@@ -166,7 +166,7 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
       LLVMValueRef hi16 = LLVMBuildZExt(g->B, sv->r[r + 1], g->i32, "");
       word = LLVMBuildOr(g->B, lo16, LLVMBuildShl(g->B, hi16, cg_i32(g, 16), ""), "");
     }
-    cg_soff *sp = p->o_slot && c[1] / 64 >= p->o_slot_nv ? &so2 : &so; /* (the atoms past the V slot: K's) */
+    cg_soff *sp = p->o_slot && c[1] / 64 >= p->o_slot_nv ? &so2 : &so; /* (the atoms past the V slot: their own region) */
     LLVMValueRef args[2] = {cg_soff_at(g, sp, c[0], c[1] * 2), word};
     cg_asm_void(g, "st.shared.b32 [$0], $1;", "r,r,~{memory}", args, 2);
   }

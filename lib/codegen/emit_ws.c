@@ -454,8 +454,7 @@ void cg_ws_release_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on) {
 }
 
 void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot) {
-  /* (TILEC_ATTN_O_SLOT=1 with O reaching the K slot: not the last step's, emit_o_slot.c) */
-  if (R->kv_split) release_at(g, R, R->empty_off, slot, cg_o_slot_k_release_on(g, R));
+  if (R->kv_split) release_at(g, R, R->empty_off, slot, NULL);
 }
 
 /* K and V apart: every consumer thread waits for slot's V boxes (its full mbarrier at the parity of

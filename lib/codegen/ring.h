@@ -222,11 +222,10 @@ typedef struct cg_plan {
   int32_t o_store;
   int o_map;
   const char *o_note;      /* --explain: how O is stored, or why not by TMA when TILEC_ATTN_O_TMA=1 */
-  /* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c): O through the last ring stage, not q's slot: o_slot_v / o_slot_k
-   * the V and K streams (o_slot_k -1: O fits the V slot), o_slot_nv O's atoms in the V slot,
-   * o_slot_kdefer the last step's K release (K and V apart) made by the store's thread */
-  bool o_slot, o_slot_kdefer;
-  int o_slot_v, o_slot_k, o_slot_nv;
+  /* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c): O through the last ring stage, not q's slot: o_slot_v the V
+   * stream, o_slot_nv O's atoms in its slot, o_slot_x the rest's region of their own (-1: none) */
+  bool o_slot;
+  int o_slot_v, o_slot_nv, o_slot_x;
   /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
   int natma;
   struct cg_atma *atma;
@@ -533,17 +532,14 @@ bool cg_o_tma_store(cg *g, tl_op *o);        /* o is O's store: emitted through 
  * tile's last ring stage, "q empty" at the main loop's exit */
 typedef struct cg_o_slot_at {
   LLVMValueRef ran, last; /* i1 the main loop ran; i32 its last stage */
-  LLVMValueRef a, b;      /* O's atom bases: atoms < o_slot_nv at a + b atoms, the rest at b + b atoms */
+  LLVMValueRef a, b;      /* O's atom bases: atom i < o_slot_nv at a + i atoms, the rest at b + i atoms */
 } cg_o_slot_at;
 int cg_plan_o_slot(cg *g, int persist);      /* after cg_plan_o_tma; returns persist (nothing new) */
 bool cg_o_slot_on(cg *g);
 /* the store's start: ran / last, bar.sync 9, 256, the atoms' bases (q's slot, qbase, when the loop did not run) */
 void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at);
-LLVMValueRef cg_o_slot_atom(cg *g, const cg_o_slot_at *at, int b); /* atom b's shared address */
 /* after the store thread's wait_group.read (one: i32 1 on thread 128 w): its releases, count 4 each */
 void cg_o_slot_end(cg *g, const cg_o_slot_at *at, LLVMValueRef one);
-/* in the loop, K and V apart with O reaching the K slot: i1 "not the last step" for K's release, else NULL */
-LLVMValueRef cg_o_slot_k_release_on(cg *g, cg_ring *R);
 
 /* emit_rope.c (docs/pipelines.md "RoPE in fa3's producer"; TILEC_ROPE_PRODUCER=1) */
 void cg_rope_plan(cg *g);                    /* in cg_make_plan, before the streams: p->rope, p->rope_skip */
