@@ -1482,6 +1482,34 @@ Test(fake_driver, attn_fa3_o_by_tma) {
   }
 }
 
+/* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c, default off): the fa3 form (S 4097 at Z 16, H 16) stores O through its
+ * last ring stage: the launched module's PTX has bar.sync 9 and the count-4 releases; D128 keeps its 229440 bytes of
+ * shared memory (O in V's slot), D256 launches with 230400 (the 32 KiB region of O's second half after
+ * 196688); persistent (384 threads, at most one CTA an SM: 132 on the fake's device); unset: neither. */
+Test(fake_driver, attn_fa3_o_slot) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
+    int64_t d = mode < 2 ? 128 : 256;
+    bool on = mode % 2 == 1;
+    if (on) setenv("TILEC_ATTN_O_SLOT", "1", 1);
+    tilec_program *p = NULL;
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, false, NULL, &p);
+    launch_attn_d(k, 16, 16, 4097, d); /* the form */
+    unsetenv("TILEC_ATTN_O_SLOT");
+    cr_assert_eq(calls.block[0], 384u);
+    cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "grid %u x %u", calls.grid[0], calls.grid[1]);
+    unsigned want = d == 128 ? 229440u : on ? 230400u : 196688u;
+    cr_assert_eq(calls.smem, want, "D%d %s: %u bytes of shared memory", (int)d, on ? "on" : "unset", calls.smem);
+    const char *text = last_fn->mod->text; /* (the launched form's module: the form links on a thread) */
+    cr_assert_eq(strstr(text, "bar.sync 9, 256;") != NULL, on, "D%d %s", (int)d, on ? "on" : "unset");
+    cr_assert_eq(strstr(text, "], 4; }") != NULL, on);
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* TILEC_ROW_STREAM (emit_ring_rows.c; default on since the twenty-first session): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
  * ring: two more maps after Q's and dO's, each over the [Z, H, S] f32 tensor (rank 3, dims S, H, Z
  * innermost first, byte strides 4 S and 4 S H, box BM x 1 x 1, no swizzle, f32), and the kernel
