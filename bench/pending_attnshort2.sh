@@ -21,19 +21,19 @@
 echo "== 1. correctness [$(el) s]"
 mkdir -p /tmp/exs && cp examples/attn.tile /tmp/exs/
 TILEC_PERSIST_CTAS=5 GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=O_SLOT TILEC_CACHE_DIR=/tmp/tse \
-  timeout -k 10 85 $B/tests/gpu_test_examples /tmp/exs > $L/examples.log 2>&1 &
+  timeout -k 10 80 $B/tests/gpu_test_examples /tmp/exs > $L/examples.log 2>&1 &
 E=$!
 trun() { # tag file kernel D causal "sizes" [env...]: the fa3 form (every S) with O through the last stage, tilec run --device
   t=$1 f=$2 k=$3 D=$4 c=$5 sz=$6; shift 6
   # shellcheck disable=SC2086
-  env TILEC_ATTN_O_SLOT=1 TILEC_ATTN_FORM_MIN_S=1 "$@" TILEC_CACHE_DIR=/tmp/tsr$t timeout -k 10 75 $B/tilec run examples/$f \
+  env TILEC_ATTN_O_SLOT=1 TILEC_ATTN_FORM_MIN_S=1 "$@" TILEC_CACHE_DIR=/tmp/tsr$t timeout -k 10 70 $B/tilec run examples/$f \
     --kernel $k -D D=$D -D CAUSAL=$c $sz --scalar scale=0.0625 --device > $L/run_$t.log 2>&1
   echo "tilec run $t $k D$D causal $c ($sz) $*: rc $? $(grep -E 'PASS|FAIL' $L/run_$t.log | tr '\n' ' ' | cut -c1-120)" \
     > $L/run_$t.txt
 }
 san() { # tag D S: racecheck of the fa3 form with O through the last stage, 1 CTA (3 tiles)
   t=$1 D=$2 s=$3
-  env TILEC_ATTN_O_SLOT=1 TILEC_ATTN_FORM_MIN_S=1 TILEC_PERSIST_CTAS=1 TILEC_CACHE_DIR=/tmp/tss$t timeout -k 10 75 \
+  env TILEC_ATTN_O_SLOT=1 TILEC_ATTN_FORM_MIN_S=1 TILEC_PERSIST_CTAS=1 TILEC_CACHE_DIR=/tmp/tss$t timeout -k 10 70 \
     compute-sanitizer --tool racecheck $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=$D -D CAUSAL=0 \
     --size Z=1 --size H=1 --size S=$s --scalar scale=0.0625 --device > $L/san_$t.log 2>&1
   echo "racecheck D$D full S$s O_SLOT=1 1 CTA: rc $? $(grep -E 'SUMMARY|FAIL|PASS' $L/san_$t.log | tr '\n' ' ' | cut -c1-140)" \
@@ -57,7 +57,7 @@ grep -E "^FAIL" $L/examples.log | head -5
 wait $S1 $S2 $R1 $R2 $R3 $R4 $R5 $R6 $R7 $R8 $R9 $R10; cat $L/run_*.txt $L/san_*.txt
 echo "== 2. bench [$(el) s]"
 B2="$K@TILEC_ATTN_O_SLOT=1"
-BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/tsb timeout -k 10 105 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
+BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/tsb timeout -k 10 95 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
   --attn-cases 128:1024:0,128:4096:0,256:1024:0,256:4096:0,128:1024:1,128:4096:1,256:1024:1,256:4096:1 \
   --attn-kernels "$K,$B2,$B2,$K" > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
