@@ -1270,6 +1270,8 @@ def attn_bwd():
                                      "fused (dQ TMA reduce-add, rows through the ring)"),
                                     ("fused-tma-lazy-sa-rows", {**lazy, "TILEC_WGMMA_STAGED_A": "1", "TILEC_ROW_STREAM": "1"},
                                      "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits, rows through the ring)"),
+                                    ("fused-tma-lazy-rows", {**lazy, "TILEC_ROW_STREAM": "1"},
+                                     "fused (dQ TMA reduce-add, lazy wgmma waits, rows through the ring)"),
                                     ("fused-tma-rows-wide", {"TILEC_ATOMIC_TMA": "1", "TILEC_ROW_STREAM": "1", "TILEC_WGMMA_LAZY_WIDE": "1"},
                                      "fused (dQ TMA reduce-add, rows through the ring, wide lazy waits: D128)"),
                                     ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),

@@ -13,9 +13,10 @@
 #    one-pass kernel (test_attn_bwd_fused.py --modes 1, D64 and D128) with the switch
 # 2. bench.py --only attnbwd --quick, S4096 Z4 H16, D128 full / causal: default, lazywide, dq64,
 #    lazywide-dq64, lazywide-dq64-lazy beside FA2 and cuDNN, two processes with the order reversed; D64
-#    default / lazywide (a control: the switch leaves D64's PTX byte-identical)
+#    default / lazywide (a control: the switch leaves D64's PTX byte-identical) / lazy (TILEC_WGMMA_LAZY=1)
 # 3. (while under 150 s) the one-pass kernel at D128 with the rows (never timed): fused-tma-rows and
-#    fused-tma-rows-wide (the switch: 24-28 bytes of spills)
+#    fused-tma-rows-wide (the switch: 24-28 bytes of spills); (under 160 s) at D64 full fused-tma-rows against
+#    fused-tma-lazy-rows (did bwd7's lazy loss come from the global row loads' latency?)
 # 4. a short table (x cuDNN per process; time default / variant, per kernel).
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cbwd8
@@ -61,9 +62,9 @@ for order in $V $VR; do
   echo "bench round $r ($order) rc $? [$(el) s]"
   grep -E "^attn bwd D.*: dK/dV kernel" $L/bench_$r.log | sed "s/^/  r$r /"
 done
-timeout -k 10 25 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
-  --attnbwd-cases 64:4096:0,64:4096:1 --attnbwd-variants lazywide,default > $L/bench_3.log 2>&1
-echo "bench round 3 (D64 control: lazywide, default) rc $? [$(el) s]"
+timeout -k 10 30 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+  --attnbwd-cases 64:4096:0,64:4096:1 --attnbwd-variants lazywide,default,lazy > $L/bench_3.log 2>&1
+echo "bench round 3 (D64: lazywide (control), default, lazy (TILEC_WGMMA_LAZY=1 with the rows)) rc $? [$(el) s]"
 grep -E "^attn bwd D.*: dK/dV kernel" $L/bench_3.log | sed "s/^/  r3 /"
 if [ "$(el)" -lt 150 ]; then
   echo "== 3. the one-pass kernel at D128 with the rows [$(el) s]"
@@ -74,8 +75,14 @@ if [ "$(el)" -lt 150 ]; then
 else
   echo "== 3. skipped (the one-pass kernel at D128): $(el) s already"
 fi
+if [ "$(el)" -lt 160 ]; then
+  timeout -k 5 20 python3 bench/bench.py --lib $B/libtilec.so.0.1 --only attnbwd --quick \
+    --attnbwd-cases 64:4096:0 --attnbwd-variants fused-tma-rows,fused-tma-lazy-rows > $L/bench_5.log 2>&1
+  echo "bench round 5 (one-pass D64 full: rows, lazy + rows) rc $? [$(el) s]"
+  grep -E "^attn bwd D.*fused-tma-(lazy-)?rows:" $L/bench_5.log | sed "s/^/  r5 /"
+fi
 echo "== table (x cuDNN of the same process; time default / variant) [$(el) s]"
-for r in 1 2 3 4; do
+for r in 1 2 3 4 5; do
   [ -f $L/bench_$r.log ] || continue
   grep -E "^attn bwd .*\| cuDNN SDPA \|" $L/bench_$r.log | awk -F' [|] ' -v r=$r '{printf "r%s %-62s %8s ms x cuDNN %s err %s\n", r, $2, $3, $7, $8}'
 done
