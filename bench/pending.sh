@@ -103,6 +103,10 @@
 #                     model's 128x128 form above M 256, TILEC_SMALL_M_WAVES=1; W4A16's materialize-once
 #                     form at M >= 128, TILEC_HOIST_OPERAND=1; TILEC_LOOP_SPLIT_LOAD's three other kernels)
 #     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
+#   twenty-second session, added (opt-in, dry-run here on the fake driver): bscale2:190 (block-scaled fp8
+#                     on the per-tensor kernel's 128x256 tile, bench/variants/gemm_fp8_blockscale_wide.tile
+#                     under TILEC_GATHER_RUNS=1; correctness bit for bit against the 128x128 default, then
+#                     beside cuBLAS fp8 accurate and tilec's per-tensor promote)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
