@@ -135,6 +135,9 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "bs wide": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
     "bs where": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_where.tile"),
     "bs wide off": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    # timing only (a different product, so its err is large): the wide kernel with the scales loaded once
+    # before the loop -- the per-tensor k-loop with 128 FFMA for 128 FADD; tn < fixed < wide splits the cost
+    "bs wide fixed": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide_fixed.tile"),
 }
 names = [f for f in a.forms.split(",") if f] or list(FORMS)
 
