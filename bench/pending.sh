@@ -106,6 +106,9 @@
 #   twenty-second session (helpers, opt-in, each dry-run on the fake driver), OWED added:
 #     bwd8:190        (TILEC_WGMMA_LAZY_WIDE=1: FA3's order of waits in the D128 dK/dV loop; dQ at 64 keys x 2
 #                     stages at D128; the one-pass kernel at D128 with the rows; bench/RESULTS.md "bwd8")
+#     bscale2:190     (block-scaled fp8 on the per-tensor kernel's 128x256 tile, bench/variants/gemm_fp8_blockscale_wide.tile
+#                     under TILEC_GATHER_RUNS=1; correctness bit for bit against the 128x128 default, then
+#                     beside cuBLAS fp8 accurate and tilec's per-tensor promote)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
