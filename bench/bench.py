@@ -1223,6 +1223,15 @@ def attn_bwd():
         # --attnbwd-variants ...,rows / norows
         variants += [("rows", P, ({}, {}), ({}, {}), {"TILEC_ROW_STREAM": "1"})]
         variants += [("norows", P, ({}, {}), ({}, {}), {"TILEC_ROW_STREAM": "0"})]
+        # lazywide: TILEC_WGMMA_LAZY_WIDE=1 (wgmma_lazy.c "Wide loops": the D128 dK/dV loop, 192 accumulator
+        # registers at one CTA an SM, with FlashAttention-3's order of waits; D64's kernels unchanged); dq64: dQ at
+        # D128 with 64 keys a step on 2 stages (two CTAs an SM; the default 32 keys on 4); lazy-wide-dq64: both;
+        # lazy-wide-dq64-lazy: and TILEC_WGMMA_LAZY=1 (the dQ loop's waits too); bench/RESULTS.md "bwd8"
+        dq64 = ({"stages": 2}, {"BN": 64}) if D == 128 else ({}, {})
+        variants += [("lazywide", P, ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY_WIDE": "1"}),
+                     ("dq64", P, ({}, {}), dq64, None),
+                     ("lazywide-dq64", P, ({}, {}), dq64, {"TILEC_WGMMA_LAZY_WIDE": "1"}),
+                     ("lazywide-dq64-lazy", P, ({}, {}), dq64, {"TILEC_WGMMA_LAZY_WIDE": "1", "TILEC_WGMMA_LAZY": "1"})]
         # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
         # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
         variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
@@ -1261,6 +1270,10 @@ def attn_bwd():
                                      "fused (dQ TMA reduce-add, rows through the ring)"),
                                     ("fused-tma-lazy-sa-rows", {**lazy, "TILEC_WGMMA_STAGED_A": "1", "TILEC_ROW_STREAM": "1"},
                                      "fused (dQ TMA reduce-add, dQ on wgmma, lazy wgmma waits, rows through the ring)"),
+                                    ("fused-tma-lazy-rows", {**lazy, "TILEC_ROW_STREAM": "1"},
+                                     "fused (dQ TMA reduce-add, lazy wgmma waits, rows through the ring)"),
+                                    ("fused-tma-rows-wide", {"TILEC_ATOMIC_TMA": "1", "TILEC_ROW_STREAM": "1", "TILEC_WGMMA_LAZY_WIDE": "1"},
+                                     "fused (dQ TMA reduce-add, rows through the ring, wide lazy waits: D128)"),
                                     ("fused-tma2-s3", "2", "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages)"),
                                     ("fused-tma2-lazy-s3", {**lazy, "TILEC_ATOMIC_TMA": "2"},
                                      "fused (dQ TMA reduce-add, 2 buffers, 1 barrier, 3 stages, lazy wgmma waits)"),
@@ -1305,7 +1318,8 @@ def attn_bwd():
             keep = args.attnbwd_variants.split(",")
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
-            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy", "rows")]
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy", "rows", "lazywide",
+                                                            "dq64", "lazywide-dq64", "lazywide-dq64-lazy")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
             os.environ.update(envs)

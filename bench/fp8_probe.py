@@ -127,6 +127,17 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # passes/load_ahead.c).  (The seventeenth session's L1 prefetch of the scales D k-steps ahead,
     # "bs pf1/4/8/16", "bs pf8 next", lost and was removed: docs/decisions.md.)
     "bs ahead": ("cutlass_gemm_fp8_blockscale", "TILEC_LOAD_AHEAD=1", {}, {}, False),
+    # twenty-second session (bscale2): the blockscale GEMM on the per-tensor kernel's sm_90a tile,
+    # 128x256 x 4 (bench/variants/gemm_fp8_blockscale_wide.tile: a column's weight scale a gather over
+    # (n0 + iota) / 128) under TILEC_GATHER_RUNS=1 (passes/gather_runs.c: two scalar loads and a select
+    # on iota, folded per register; 0 spills); "bs where" the select written by hand (the same SASS up
+    # to register numbers); "bs wide off" the gather as written (64 loads a thread a k-step, spills)
+    "bs wide": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    "bs where": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_where.tile"),
+    "bs wide off": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    # timing only (a different product, so its err is large): the wide kernel with the scales loaded once
+    # before the loop -- the per-tensor k-loop with 128 FFMA for 128 FADD; tn < fixed < wide splits the cost
+    "bs wide fixed": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide_fixed.tile"),
 }
 names = [f for f in a.forms.split(",") if f] or list(FORMS)
 

@@ -103,8 +103,14 @@
 #                     model's 128x128 form above M 256, TILEC_SMALL_M_WAVES=1; W4A16's materialize-once
 #                     form at M >= 128, TILEC_HOIST_OPERAND=1; TILEC_LOOP_SPLIT_LOAD's three other kernels)
 #     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
-#   twenty-second session, branch attnshort2: OWED += "attnshort2:200" (fa3's O through the tile's last ring
-#     stage, TILEC_ATTN_O_SLOT=1: the next tile's q under the epilogue; bench/RESULTS.md "branch attnshort2")
+#   twenty-second session (helpers, opt-in, each dry-run on the fake driver), OWED added:
+#     bwd8:190        (TILEC_WGMMA_LAZY_WIDE=1: FA3's order of waits in the D128 dK/dV loop; dQ at 64 keys x 2
+#                     stages at D128; the one-pass kernel at D128 with the rows; bench/RESULTS.md "bwd8")
+#     bscale2:190     (block-scaled fp8 on the per-tensor kernel's 128x256 tile, bench/variants/gemm_fp8_blockscale_wide.tile
+#                     under TILEC_GATHER_RUNS=1; correctness bit for bit against the 128x128 default, then
+#                     beside cuBLAS fp8 accurate and tilec's per-tensor promote)
+#     attnshort2:200  (TILEC_ATTN_O_SLOT=1: fa3's O through the tile's last ring stage, "q empty" back at the
+#                     loop's exit, the next tile's q under the epilogue; bench/RESULTS.md "branch attnshort2")
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

@@ -35,7 +35,15 @@
  * registers, 0 spills, two CTAs an SM still; with TILEC_WGMMA_STAGED_A=1's fifth dot, dQ, 5 x 32:
  * 195 -> 217) does, D128 (32 + 64 + 32 + 64 = 192, at 255 already)
  * does not: lazy waits there spilled 56-68 bytes with early issue or without it, and 60-68 with only
- * the carried accumulators' dots (dV, dK) lazy (ptxas 13.0). */
+ * the carried accumulators' dots (dV, dK) lazy (ptxas 13.0).
+ *
+ * Wide loops (TILEC_WGMMA_LAZY_WIDE=1, default off; alone or with TILEC_WGMMA_LAZY=1): a loop whose
+ * accumulators take more than CG_LAZY_REGS but at most CG_LAZY_WIDE_REGS (192) registers a thread
+ * takes the same waits when its kernel's shared memory already holds it to one CTA an SM (more than
+ * half of sm_90a's 227 KB persistent: the longer live ranges cost no CTAs) and it has at most 256
+ * threads (255 registers each).  The D128 dK/dV kernel of examples/attn_bwd.tile (32 + 64 + 32 + 64,
+ * 198784 B): since its LSE and Dl rows come from the ring (emit_ring_rows.c) the waits of FA3's
+ * order fit, 255 registers and 0 spills full, 12 bytes causal (ptxas 13.0); bench/RESULTS.md "bwd8". */
 #include <stdio.h>
 
 #include "code_env.h"
@@ -44,11 +52,23 @@
 #ifndef CG_LAZY_REGS
 #define CG_LAZY_REGS 160
 #endif
+#ifndef CG_LAZY_WIDE_REGS
+#define CG_LAZY_WIDE_REGS 192
+#endif
+#define CG_LAZY_SM90_SMEM (227 * 1024)
+
+/* TILEC_WGMMA_LAZY_WIDE=1: a loop of `regs` accumulator registers a thread above CG_LAZY_REGS in a
+ * kernel one CTA an SM by its shared memory (the header's "Wide loops") */
+static bool wide_ok(const cg *g, int regs) {
+  return tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") && regs > CG_LAZY_REGS && regs <= CG_LAZY_WIDE_REGS &&
+         g->threads <= 256 && 2 * g->smem_persist > CG_LAZY_SM90_SMEM;
+}
 
 bool cg_lazy_wait_loop(cg *g, int32_t L) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  if (!p || L < 0 || !tl_code_env_on("TILEC_WGMMA_LAZY")) return false;
+  bool narrow = tl_code_env_on("TILEC_WGMMA_LAZY");
+  if (!p || L < 0 || (!narrow && !tl_code_env_on("TILEC_WGMMA_LAZY_WIDE"))) return false;
   if (p->ws || p->rope || p->q_tma || tl_op_at(f, L)->opc != TL_OP_for) return false;
   cg_ring *R = NULL;
   for (int i = 0; i < p->nring; i++)
@@ -65,17 +85,25 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
     regs += tl_layout_nregs(cg_layout(g, o->res[0]));
   }
   if (n < 3) return false; /* (attention's forward, two dots: its softmax reads S at once, P V ends the body) */
+  bool wide = wide_ok(g, regs), on = (narrow && regs <= CG_LAZY_REGS) || wide;
   if (!p->lazy_note) { /* --explain (the tma line) */
-    char note[200];
-    if (regs > CG_LAZY_REGS)
+    char note[240];
+    if (on)
+      snprintf(note, sizeof note, "lazy wgmma waits%s: the loop's %d wgmma dots wait before their results' first readers "
+               "(%d accumulator registers a thread)", wide ? " (wide: TILEC_WGMMA_LAZY_WIDE, one CTA an SM by shared memory)" : "",
+               n, regs);
+    else if (regs <= CG_LAZY_REGS)
       snprintf(note, sizeof note, "lazy wgmma waits off: the loop's %d wgmma dots take %d accumulator registers a thread "
-               "(more than %d)", n, regs, CG_LAZY_REGS);
+               "(TILEC_WGMMA_LAZY_WIDE takes only more than %d)", n, regs, CG_LAZY_REGS);
     else
-      snprintf(note, sizeof note, "lazy wgmma waits: the loop's %d wgmma dots wait before their results' first readers "
-               "(%d accumulator registers a thread)", n, regs);
+      snprintf(note, sizeof note, "lazy wgmma waits off: the loop's %d wgmma dots take %d accumulator registers a thread "
+               "(more than %d); %s %d%s", n, regs, CG_LAZY_REGS,
+               tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") ? "not wide: more than" : "TILEC_WGMMA_LAZY_WIDE=1 takes up to",
+               CG_LAZY_WIDE_REGS,
+               tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") ? ", or room for two CTAs an SM" : " at one CTA an SM");
     p->lazy_note = tl_strdup(&g->ctx->arena, note);
   }
-  return regs <= CG_LAZY_REGS;
+  return on;
 }
 
 void cg_lazy_wait_push(cg *g, int32_t res) {

@@ -9,6 +9,8 @@ to bf16 before their products, as FlashAttention-2 does), and every element fini
 the check rejects dK computed without the softmax scale.
 
   python3 tests/gpu/test_attn_bwd.py [--lib build/libtilec.so]
+  ATTN_BWD_PIPES=default,dq-bn64 ATTN_BWD_D=128 python3 tests/gpu/test_attn_bwd.py   (a subset; dq-bn64:
+  the default dK/dV with dQ at 64 keys a step on 2 stages, the D128 tile of bench/RESULTS.md "bwd8")
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import math
@@ -57,20 +59,26 @@ def main():
     torch.manual_seed(int(os.environ.get("TILEC_SEED", "20261201")))
     nan, bf = float("nan"), torch.bfloat16
     fails = checks = 0
-    for D in (64, 128):
+    pipes = os.environ.get("ATTN_BWD_PIPES", "default,multistage,cutlass,cutlass-8w").split(",")
+    dims = [int(x) for x in os.environ.get("ATTN_BWD_D", "64,128").split(",")]
+    for D in dims:
         for causal in (0, 1):
             prog = tilec.compile(src, defines={"D": D, "CAUSAL": causal})
             fwd, pre = prog["attn_fwd_lse"], prog["attn_bwd_pre"]
             # the backward kernels on their default pipeline (multistage: mma.sync, the shared K / Q / dO
             # slots) and on cutlass (wgmma on sm_90a)
             # and dK/dV on cutlass with 128 keys a program on 8 warps
-            for pipe in ("default", "multistage", "cutlass", "cutlass-8w"):
+            cut = None
+            for pipe in pipes:
                 defs = {"D": D, "CAUSAL": causal}
-                if pipe == "cutlass-8w":
+                if pipe == "dq-bn64":
+                    dkdv = prog["attn_bwd_dkdv"]
+                    dq_prog = tilec.compile(src, defines={**defs, "BN": 64}, stages=2, kernel="attn_bwd_dq")
+                elif pipe == "cutlass-8w":
                     big = tilec.compile(src, defines={**defs, "BN": 128, "BM": 64 if D == 128 else 32},
                                         pipeline="cutlass", warps=8, kernel="attn_bwd_dkdv")
                     dkdv = big["attn_bwd_dkdv"]
-                    dq_prog = cut  # dQ as on cutlass
+                    dq_prog = cut or tilec.compile(src, defines=defs, pipeline="cutlass")  # dQ as on cutlass
                 else:
                     bprog = prog if pipe == "default" else tilec.compile(src, defines=defs, pipeline=pipe)
                     dkdv = bprog["attn_bwd_dkdv"]

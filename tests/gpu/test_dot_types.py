@@ -35,7 +35,8 @@ examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp6
 sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
 Section bs (--only bs): the blockscale kernel with TILEC_LOAD_AHEAD=1 (the scales loaded one
-k-step ahead, carried) bit-identical to its
+k-step ahead, carried), and bench/variants/gemm_fp8_blockscale_wide.tile (128x256 x 4 on sm_90a) with
+TILEC_GATHER_RUNS=1 and its hand-written select (_where.tile), each bit-identical to the
 default and within the same tolerance of the fp64 reference, at the ragged sizes and three more.
 
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
@@ -269,6 +270,18 @@ def main():
         bs_envs = [{"TILEC_LOAD_AHEAD": "1"}]
         bs_forms = [(f"{BS} " + " ".join(f"{n}={v}" for n, v in e.items()), compiled("gemm_fp8_blockscale.tile", BS, e), e)
                     for e in bs_envs]
+        # twenty-second session (bscale2): the same GEMM on the per-tensor kernel's sm_90a tile, 128x256
+        # x 4 (bench/variants/gemm_fp8_blockscale_wide.tile: a column's weight scale a gather over
+        # (n0 + iota) / 128), under TILEC_GATHER_RUNS=1 (passes/gather_runs.c: two scalar loads and a
+        # select) and as the hand-written select (..._where.tile).  Each output element is the same
+        # m64n128k32 sums, scale products and fma in the same order as the 128x128 default (the 64x128
+        # parts of the wide tile), so BIT-IDENTICAL to the default too.
+        GR = {"TILEC_GATHER_RUNS": "1"}
+        vdir = os.path.abspath(os.path.join(exdir, "..", "bench", "variants"))  # (join keeps an absolute name)
+        bs_forms += [(f"{BS} wide 128x256 TILEC_GATHER_RUNS=1",
+                      compiled(os.path.join(vdir, "gemm_fp8_blockscale_wide.tile"), BS, GR), GR),
+                     (f"{BS} wide 128x256, the select by hand (_where)",
+                      compiled(os.path.join(vdir, "gemm_fp8_blockscale_where.tile"), BS), {})]
         for M, N, K in SIZES + [(1537, 2600, 1040), (200, 304, 2048), (129, 257, 8192)]:
             a, w, sa, sw, ref = blockscale_case(M, N, K)
             args = (a.cuda(), w.cuda(), sa.cuda(), sw.cuda())

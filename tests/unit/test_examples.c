@@ -1588,7 +1588,8 @@ static void run_gemm_fp8_blockscale(compiled *c, int64_t M, int64_t N, int64_t K
         scale[i * N + j] += mag * fabs(s);
       }
   char what[128];
-  snprintf(what, sizeof what, "cutlass_gemm_fp8_blockscale%s %lldx%lldx%lld", getenv("TILEC_LOAD_AHEAD") ? " ahead" : "",
+  snprintf(what, sizeof what, "cutlass_gemm_fp8_blockscale%s%s %lldx%lldx%lld", getenv("TILEC_LOAD_AHEAD") ? " ahead" : "",
+           getenv("TILEC_GATHER_RUNS") ? " gather_runs" : "",
            (long long)M, (long long)N, (long long)K);
   /* f32: each block's sum (K terms in all), the scale product and the fma a k-block */
   check_close(what, &a[4], ref, scale, BF16_RTOL, (double)(K + 4 * KB + 4) * 0x1p-23);
@@ -1622,6 +1623,37 @@ static void example_gemm_fp8_blockscale_ahead(void) {
   blockscale_sizes(c);
   unsetenv("TILEC_LOAD_AHEAD");
   compiled_free(c);
+}
+
+/* bench/variants/gemm_fp8_blockscale_wide.tile: the same GEMM on gemm_fp8's sm_90a tile (128x256 with
+ * ARCH_SPECIFIC 90, so a tile spans two 128-column weight blocks: column n's scale a gather,
+ * SW[(n0 + iota) / 128, kb]); under TILEC_GATHER_RUNS=1 (passes/gather_runs.c) examples_after_passes
+ * interprets the gather rewritten as two scalar loads and a select on iota (asserted: no gather left),
+ * against the same reference; N 300 and 520 put the second weight block of a tile inside the tensor,
+ * 131 outside it (NB 2: the scalar load of block 2 reads past SW, zeros). */
+static bool has_gather(tl_func *f) {
+  for (int32_t i = 0; i < f->ops.len; i++) {
+    tl_op *o = &f->ops.data[i];
+    if (o->opc != TL_OP_load || (o->flags & TL_OPF_DEAD)) continue;
+    for (int k = 1; k < o->nopnd; k++)
+      if (tl_val(f, o->opnd[k])->type.kind == TL_KIND_TILE) return true;
+  }
+  return false;
+}
+
+static void example_gemm_fp8_blockscale_wide(void) {
+  setenv("TILEC_GATHER_RUNS", "1", 1);
+  const tl_define arch[] = {{"ARCH_SPECIFIC", 90}, {"ARCH_SPECIFIC", 0}};
+  for (int i = 0; i < 2; i++) { /* BN 256 (two runs), then BN 128 (one run: a scalar load, splat) */
+    compiled *c = compile_example("../bench/variants/gemm_fp8_blockscale_wide.tile", &arch[i], 1);
+    tl_func *f = kernel(c, "cutlass_gemm_fp8_blockscale");
+    cr_assert(has_gather(f) == !g_after_passes, "TILEC_GATHER_RUNS=1: the weight-scale gather %s",
+              g_after_passes ? "was not rewritten" : "is missing before the passes");
+    const int64_t sizes[][3] = {{1, 1, 1}, {129, 300, 300}, {37, 520, 513}, {130, 131, 257}};
+    for (int s = 0; s < 4; s++) run_gemm_fp8_blockscale(c, sizes[s][0], sizes[s][1], sizes[s][2], 3310 + s);
+    compiled_free(c);
+  }
+  unsetenv("TILEC_GATHER_RUNS");
 }
 
 /* ---- llama/fp8_layer.tile: static-scale e4m3 quantization and the fp8 projection with the residual -- */
@@ -1757,7 +1789,7 @@ static void example_add_rmsnorm_fp8(void) { run_ragged_rows("add_rmsnorm_fp8.til
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
   X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_w4a16_packed) X(w4a16_dequant) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
-  X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_ahead)
+  X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_ahead) X(gemm_fp8_blockscale_wide)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
