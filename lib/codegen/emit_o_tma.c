@@ -18,7 +18,8 @@
  * the global writes complete under the next tile.  The slot's next O writes come after the next
  * tile's "q full" wait, i.e. after that arrive.  O's tensor map is a 4th hidden map (rank of O,
  * box 64 x rows/2); a tensor failing its map test runs the no-TMA form (the launcher; the kernel
- * assumes it, cg_tma_assume). */
+ * assumes it, cg_tma_assume).  TILEC_ATTN_O_SLOT=1 moves the atoms into the tile's last ring stage and
+ * "q empty" back to the main loop's exit (emit_o_slot.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -184,7 +185,7 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
   }
   LLVMValueRef row0 = LLVMBuildAdd(g->B, st[rank - 2], cg_mul_c(g, wg, half), "");
   LLVMValueRef wbase = LLVMBuildAdd(g->B, base, cg_mul_c(g, wg, (int64_t)half * 128), "");
-  /* O through the last stage: the atoms past the V slot (K's) from a second base, $5 + rank */
+  /* O through the last stage: the atoms past the V slot (their own region) from a second base, $(4 + rank) */
   bool two = p->o_slot && p->o_slot_nv < p->q_boxes;
   if (p->o_slot) wbase = LLVMBuildAdd(g->B, at.a, cg_mul_c(g, wg, (int64_t)half * 128), "");
   char txt[1024], cons[64];
@@ -199,10 +200,10 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
   if (p->o_slot) /* (the releases after the read: emit_o_slot.c) */
     snprintf(txt + n, sizeof txt - (size_t)n, "@p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; }");
   else
-  snprintf(txt + n, sizeof txt - (size_t)n,
-           "@p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; "
-           "@p mbarrier.arrive.shared::cta.b64 _, [$%d]; }",
-           3 + rank);
+    snprintf(txt + n, sizeof txt - (size_t)n,
+             "@p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; "
+             "@p mbarrier.arrive.shared::cta.b64 _, [$%d]; }",
+             3 + rank);
   snprintf(cons, sizeof cons, "r,l,r");
   for (int d = 0; d <= rank + two; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
   snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");

@@ -155,8 +155,8 @@ LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
   ok = cg_tma_map_test(g, ok, t, tv->type.rank, 2); /* q's tensor, 16-bit */
   p->tmap[p->q_map] = cg_tma_map_addr(g, p->q_map);
   ok = cg_o_tma_prologue(g, ok); /* (TILEC_ATTN_O_TMA=1: O's map, emit_o_tma.c) */
-  /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp (O by TMA:
-   * one per consumer warpgroup, after its store read the slot) */
+  /* q full: the producer's arrive.expect_tx; q empty: one arrival per consumer warp (O by TMA
+   * through q's slot: one per consumer warpgroup, after its store read the slot) */
   for (int w = 0; w < 2; w++) {
     LLVMValueRef args[3] = {q_mbar(g, w), tid, cg_i32(g, w ? (p->o_tma && !p->o_slot ? 2 : f->warps) : 1)};
     cg_asm_void(g, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }",
