@@ -590,6 +590,12 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       f->persist = true;
       persist_why = "on (fa3: one CTA an SM looping over the tiles, the producer running ahead into the next "
                     "tile; TILEC_PERSIST=0 off)";
+      /* codegen (emit_ws.c, attn_nopersist) keeps a causal kernel one tile a program: say so here */
+      tl_op *lo = tl_op_at(f, ml.for_op);
+      for (int k = 0; k < 3 && k < lo->nopnd; k++)
+        if (tl_from_program_id(f, lo->opnd[k], 0))
+          persist_why = "off (fa3: the main loop's trip count depends on the tile (causal), so one tile a program, "
+                        "the hardware's heaviest-first launch order balancing the SMs)";
     }
     /* TILEC_ATTN_PERSIST=1 (opt-in, unmeasured): the kernel without a producer (two programs an SM at
      * D 128, one at D 256) runs each wave's tiles in lock step, q and the first K/V stages loaded and O
