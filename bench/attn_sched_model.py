@@ -14,7 +14,9 @@ D256 (BN 64) -- the long-S fits of bench/RESULTS.md "branch attnshort2".
 - counter: 132 persistent CTAs; a CTA's first tile pays F1, every later one Fp (what a persistent fa3
   tile pays outside its loop: fitted to the full rows, D128 S1k full 0.900 -> 2.5 us, D256 S1k full
   0.868 / 0.955 -> 7.9 / 4.8 us); each free CTA takes the next tile of the order: sections of G heads
-  (K and V of G heads fit 32 MiB, FlashAttention-3's rule), heaviest row block first inside a section.
+  (K and V of G heads fit 32 MiB, FlashAttention-3's rule), heaviest row block first inside a section;
+  a CTA takes its next tile when its producer has issued the current one's last K/V stage (about two
+  steps before the tile ends), as the kernel; FlashAttention-3 takes it at the tile's start.
 Prints today's model, the counter's model at the Fp range, and the ratio (the predicted speed-up); beside
 it the counter with every head in one section (=2), in the launch's order (no heaviest-first: what the
 counter alone gives) and with TILEC_ATTN_O_SLOT=1 (Fp less attnshort2's 0.75 / 1.0 us a tile).
@@ -40,16 +42,26 @@ def section_order(zh, nb, G):
     return out
 
 
-def dynamic(order, work, f1, fp):
-    """132 CTAs, each free one takes the next tile: its first costs f1 + steps, later ones fp + steps."""
-    heap = [(0.0, c, True) for c in range(NSM)]
-    heapq.heapify(heap)
+def dynamic(order, work, f1, fp, lead=0.0):
+    """132 CTAs: a CTA's first tile (ctaid.x) costs f1 + steps, later ones fp + steps.  A CTA takes its
+    next tile from the counter `lead` us before its current one ends (at the latest when it starts):
+    attn_sched.c takes it when the producer has issued the tile's last K/V stage, about `stages` steps
+    before the consumers finish (lead = 2 steps); FlashAttention-3's prefetch_next_work takes it at the
+    tile's start (lead = inf); 0: when free."""
+    order = list(order)
+    k = min(NSM, len(order))
+    heap = []  # (the time CTA c takes, c, the time it is free)
     end = 0.0
-    for _, p0 in order:
-        t, c, first = heapq.heappop(heap)
-        t += (f1 if first else fp) + work(p0)
-        end = max(end, t)
-        heapq.heappush(heap, (t, c, False))
+    for c in range(k):
+        done = f1 + work(order[c][1])
+        end = max(end, done)
+        heapq.heappush(heap, (max(0.0, done - lead), c, done))
+    while heap and k < len(order):
+        _, c, free = heapq.heappop(heap)
+        done = free + fp + work(order[k][1])
+        k += 1
+        end = max(end, done)
+        heapq.heappush(heap, (max(free, done - lead), c, done))
     return end
 
 
@@ -89,11 +101,14 @@ if __name__ == "__main__":
         G = max(1, min(zh, (32 << 20) // (8 * S * D)))
         outs = []
         for fp in fps:
-            b = dynamic(section_order(zh, nb, G), work, f1, fp)
-            ball = dynamic(section_order(zh, nb, zh), work, f1, fp)
-            bl = dynamic([(h, p) for h in range(zh) for p in range(nb)], work, f1, fp)
-            slot = dynamic(section_order(zh, nb, G), work, f1, fp - (0.75 if D == 128 else 1.0))
+            sec = section_order(zh, nb, G)
+            lead = 2 * step  # (the producer's last K/V stage: 2 / 3 ring stages ahead of the consumers)
+            b = dynamic(sec, work, f1, fp, lead)
+            ball = dynamic(section_order(zh, nb, zh), work, f1, fp, lead)
+            bl = dynamic([(h, p) for h in range(zh) for p in range(nb)], work, f1, fp, lead)
+            slot = dynamic(sec, work, f1, fp - (0.75 if D == 128 else 1.0), lead)
+            start = dynamic(sec, work, f1, fp, float("inf"))
             outs.append(f"Fp {fp}: {b:.0f} us (x{a / b:.3f}; every head x{a / ball:.3f}, launch order x{a / bl:.3f}; "
-                        f"+ O_SLOT x{a / slot:.3f})")
+                        f"+ O_SLOT x{a / slot:.3f}; taken at the tile's start x{a / start:.3f})")
         print(f"{name}: loop alone {loop:.0f} us; today (one tile a CTA) F1 {f1:.1f} us -> {a:.0f} us; "
               f"counter, G {G} heads: " + "; ".join(outs))

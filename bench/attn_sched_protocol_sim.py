@@ -58,10 +58,7 @@ def run(rng, mutant=""):
                 t = c
                 emptyph = 0
                 while t < ntiles:
-                    old = ctr[0]
-                    ctr[0] += 1  # atom.relaxed.gpu.add
-                    nxt = old + (0 if mutant == "no_nctaid" else nct)
-                    yield
+                    yield  # (the tile's first K/V stage)
                     if mutant != "publish_early":
                         while not cta["empty"].passes(emptyph ^ 1):
                             yield
@@ -73,8 +70,11 @@ def run(rng, mutant=""):
                     cta["order"].append(t)
                     cta["full"].arrive(tx=1)  # arrive.expect_tx, then q's boxes
                     pend.append(cta["full"])
+                    yield  # (the tile's other K/V stages)
+                    old = ctr[0]
+                    ctr[0] += 1  # atom.relaxed.gpu.add, after the tile's last stage
+                    t = old + (0 if mutant == "no_nctaid" else nct)
                     yield
-                    t = nxt
                 while not cta["empty"].passes(emptyph ^ 1):
                     yield
                 cta["word"] = t

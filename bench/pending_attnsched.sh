@@ -25,7 +25,7 @@
 echo "== 1. correctness [$(el) s]"
 mkdir -p /tmp/exs && cp examples/attn.tile /tmp/exs/
 GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=SCHED TILEC_CACHE_DIR=/tmp/tse \
-  timeout -k 10 85 $B/tests/gpu_test_examples /tmp/exs > $L/examples.log 2>&1 &
+  timeout -k 10 80 $B/tests/gpu_test_examples /tmp/exs > $L/examples.log 2>&1 &
 E=$!
 chk() { # tag [env...]: repeated launches and a CUDA graph against SDPA
   t=$1; shift
@@ -71,12 +71,12 @@ wait $S1 $C1 $C2 $R1 $R2 $R3 $R4 $R5 $R6 $R7 $R8 $R9 $R10 $R11; cat $L/check_*.t
 grep -hE "^FAIL" $L/check_*.log | head -5
 echo "== 2. bench [$(el) s]"
 BS="$K@TILEC_ATTN_SCHED=1"; CS="$BS@TILEC_ATTN_O_SLOT=1"
-BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/tsb timeout -k 10 80 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
+BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/tsb timeout -k 10 75 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
   --attn-cases 128:1024:1,128:4096:1,256:1024:1,256:4096:1 \
   --attn-kernels "$K,$BS,$CS,$CS,$BS,$K" > $L/bench.log 2>&1
 echo "bench rc $? [$(el) s]"
 EF="$K@TILEC_ATTN_FORM_MIN_S=1024"; FF="$EF@TILEC_ATTN_SCHED=1"
-BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/tsb timeout -k 10 40 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
+BENCH_ATTN_NO_TRITON=1 TILEC_CACHE_DIR=/tmp/tsb timeout -k 10 35 python3 bench/bench.py --lib $B/libtilec.so.0.1 --quick --only attn \
   --attn-cases 128:1024:1 --attn-kernels "$K,$EF,$FF,$FF,$EF,$K" > $L/bench2.log 2>&1
 echo "bench (D128 S1k through the fa3 form) rc $? [$(el) s]"
 grep -hE "FAILED|Error|error" $L/bench.log $L/bench2.log | head -5

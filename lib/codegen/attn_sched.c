@@ -7,9 +7,9 @@
  *
  * The counter: a module global of two u32 words (`<kernel>_sched`, zero when the module loads),
  * [0] the tiles handed out past the first wave, [1] the CTAs done taking.  A CTA's first tile is
- * ctaid.x; its producer thread takes the next one with atom.relaxed.gpu.add([0], 1) + nctaid.x at the
- * start of each tile (the result waits in a register under the tile's loads), stops at one >= the
- * tile count, then adds 1 to [1] (acq_rel: its takes come before); the CTA that brings [1] to nctaid.x
+ * ctaid.x; its producer thread takes the next one with atom.relaxed.gpu.add([0], 1) + nctaid.x once it
+ * has issued the tile's last K/V stage, stops at one >= the tile count, then adds 1 to [1] (acq_rel:
+ * its takes come before); the CTA that brings [1] to nctaid.x
  * is the last to take, and writes both words back to 0.  So every launch starts from zero without a
  * memset or a second kernel (CUDA-graph capturable); the next launch in the stream sees the stores.
  * Two launches of one module running at once (two streams) would share the counter: not supported.
@@ -26,7 +26,14 @@
  * K and V fit 32 MiB of L2 (FlashAttention-3's budget: G = 32 MiB / (8 S D), S ~ num_programs(0) x
  * BM, at least 1; TILEC_ATTN_SCHED=2: one section, every head); inside a section program_id(0) the
  * slowest (attn.tile's heaviest row block first, as attn_order.c assumes), the section's heads the
- * fastest. */
+ * fastest.
+ *
+ * When to take: FlashAttention-3 takes the next tile at the current one's start (prefetch_next_work);
+ * here the producer takes it after the current tile's last K/V stage, about 2-3 steps (the ring's
+ * stages) before the consumers finish it, so tiles go to the CTAs that free first (a list schedule).
+ * bench/attn_sched_model.py: taken at the start, a CTA's next tile is fixed a whole tile early and at
+ * D256 S4k (sections of 4 heads x 32 row blocks, 128 tiles for 132 CTAs) the schedule loses 8-12 %
+ * against today's; taken at the last stage it gains 1-6 %. */
 #include <stdio.h>
 #include <string.h>
 
@@ -113,7 +120,6 @@ void cg_attn_sched_begin(cg *g, cg_tiles *T, bool producer) {
   LLVMValueRef G = section_heads(g);
   T->tv = LLVMBuildAlloca(g->PB, g->i32, "tile");
   LLVMBuildStore(g->B, cg_sreg(g, "ctaid", 0), T->tv);
-  if (producer) p->sched_next = LLVMBuildAlloca(g->PB, g->i32, "sched.next");
   T->head = LLVMAppendBasicBlockInContext(g->C, g->fn, "sched.head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->C, g->fn, "sched.body");
   T->exit = LLVMAppendBasicBlockInContext(g->C, g->fn, "sched.exit");
@@ -130,12 +136,7 @@ void cg_attn_sched_begin(cg *g, cg_tiles *T, bool producer) {
   LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntULT, t, T->ntiles, ""), body, T->exit);
   LLVMPositionBuilderAtEnd(g->B, body);
   tile_pids(g, t, G);
-  if (!producer) return;
-  p->sched_t = t;
-  /* the next tile, taken now: the atomic's latency under this tile's loads */
-  LLVMValueRef c = counter(g);
-  LLVMValueRef n = cg_asm(g, g->i32, "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;", "=r,l,~{memory}", &c, 1, true);
-  LLVMBuildStore(g->B, LLVMBuildAdd(g->B, n, cg_sreg(g, "nctaid", 0), "sched.take"), p->sched_next);
+  if (producer) p->sched_t = t;
 }
 
 void cg_attn_sched_publish(cg *g) {
@@ -147,7 +148,12 @@ void cg_attn_sched_publish(cg *g) {
 
 void cg_attn_sched_end(cg *g, cg_tiles *T, bool producer) {
   cg_plan *p = g->plan;
-  if (producer) LLVMBuildStore(g->B, LLVMBuildLoad2(g->B, g->i32, p->sched_next, ""), T->tv);
+  if (producer) { /* the next tile, taken once this tile's last K/V stage is issued (the ring full: the next
+                    * slot frees a step later, so the atomic's latency hides behind that wait) */
+    LLVMValueRef c = counter(g);
+    LLVMValueRef n = cg_asm(g, g->i32, "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;", "=r,l,~{memory}", &c, 1, true);
+    LLVMBuildStore(g->B, LLVMBuildAdd(g->B, n, cg_sreg(g, "nctaid", 0), "sched.take"), T->tv);
+  }
   LLVMBuildBr(g->B, T->head);
   LLVMPositionBuilderAtEnd(g->B, T->exit);
   memset(g->pid, 0, sizeof g->pid);

@@ -218,10 +218,10 @@ typedef struct cg_plan {
   /* TILEC_ATTN_SCHED=1 (attn_sched.c): tiles from a global atomic counter.  sched_fit: cg_ws_plan left
    * the fa3 kernel one tile a CTA only because its loop's trip count depends on the tile; sched_dyn:
    * taken (p->persist then set); sched_all: =2, one section of every head; sched_word_off: the shared
-   * u32 of the hand-over; sched_t / sched_next: the producer's tile and its next take (an alloca) */
+   * u32 of the hand-over; sched_t: the producer's tile */
   bool sched_fit, sched_dyn, sched_all;
   int sched_word_off;
-  LLVMValueRef sched_t, sched_next;
+  LLVMValueRef sched_t;
   const char *sched_note;  /* --explain */
   const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
   /* fa3's O by a TMA store from q's slot (emit_o_tma.c, TILEC_ATTN_O_TMA=1): o_store its store op,
