@@ -111,6 +111,8 @@
 #                     beside cuBLAS fp8 accurate and tilec's per-tensor promote)
 #     attnshort2:200  (TILEC_ATTN_O_SLOT=1: fa3's O through the tile's last ring stage, "q empty" back at the
 #                     loop's exit, the next tile's q under the epilogue; bench/RESULTS.md "branch attnshort2")
+#     attnsched:200   (TILEC_ATTN_SCHED=1: causal fa3 tiles from a global atomic counter, heaviest first in
+#                     L2-sized sections of heads, the counter reset by the last CTA; bench/RESULTS.md "branch attnsched")
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

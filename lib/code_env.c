@@ -26,7 +26,7 @@ static const char *const code_env_names[] = {
     "TILEC_FRAG_SHARED_LOAD", "TILEC_WGMMA_LAZY", "TILEC_WGMMA_STAGED_A", "TILEC_ROW_RELOAD",
     "TILEC_ROPE_FUSE",  "TILEC_ATTN_TURNS", "TILEC_ROPE_AHEAD",
     "TILEC_ATTN_O_TMA", "TILEC_ROW_STREAM", "TILEC_WGMMA_LAZY_WIDE", "TILEC_GATHER_RUNS",
-    "TILEC_ATTN_O_SLOT",
+    "TILEC_ATTN_O_SLOT", "TILEC_ATTN_SCHED",
 };
 
 const char *tl_code_env_name(size_t i) {

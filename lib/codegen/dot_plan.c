@@ -625,6 +625,7 @@ void cg_make_plan(cg *g) {
   for (int i = 0; i < p->nring; i++) /* (K and V apart only around the late value dot) */
     if (p->rings[i].kv_split && !p->turns_late) p->rings[i].kv_split = false;
   persist = cg_plan_q_tma(g, persist);
+  persist = cg_plan_attn_sched(g, persist);
   plan_chain(g);
   persist = cg_rope_plan_end(g, persist);
   persist = cg_plan_epilogue(g, persist);

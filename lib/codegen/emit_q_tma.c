@@ -174,7 +174,15 @@ static void q_boxes(cg *g);
 void cg_q_tma_issue(cg *g) {
   if (!g->plan->q_tma) return;
   cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, g->plan->q_emptyph, 1));
+  cg_attn_sched_publish(g); /* (TILEC_ATTN_SCHED=1: the tile for the consumers, attn_sched.c) */
   q_boxes(g);
+}
+
+void cg_q_tma_empty_wait(cg *g) { cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, g->plan->q_emptyph, 1)); }
+
+void cg_q_tma_full_arrive(cg *g) {
+  LLVMValueRef mb = q_mbar(g, 0);
+  cg_asm_void(g, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", &mb, 1);
 }
 
 /* q full's arrive.expect_tx and q's boxes (one thread), at the q load's indices as bound now. */

@@ -270,6 +270,8 @@ void cg_ws_plan(cg *g, int persist, int *end) {
     for (int k = 0; k < 3 && k < lo->nopnd; k++)
       if (from_program_id(f, lo->opnd[k], 0)) attn_nopersist = "the main loop's trip count depends on the tile";
     if (attn_nopersist) p->persist = false;
+    /* (attn_sched.c: TILEC_ATTN_SCHED=1 may make it persistent after all, tiles from a counter) */
+    p->sched_fit = attn_nopersist && f->attn_fa3;
   }
   if (f->ws) {
     cg_ring *R = p->nring == 1 ? &p->rings[0] : NULL;
@@ -1050,7 +1052,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   LLVMPositionBuilderAtEnd(g->B, eb);
   LLVMBuildRetVoid(g->B);
   LLVMPositionBuilderAtEnd(g->B, rb);
-  cg_tiles_begin(g, T);
+  if (p->sched_dyn) cg_attn_sched_begin(g, T, true); /* (TILEC_ATTN_SCHED=1: tiles from a counter) */
+  else cg_tiles_begin(g, T);
   for (int i = 0; i < f->body.ops.len && f->body.ops.data[i] != p->ws_for; i++) {
     tl_op *o = tl_op_at(f, f->body.ops.data[i]);
     /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
@@ -1060,7 +1063,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
   else if (p->rope) cg_rope_producer_loop(g, R, wr, ph, lph, ptid); /* (emit_rope.c) */
   else producer_loop(g, R, wr, ph, ptid);
-  cg_tiles_end(g, T);
+  if (p->sched_dyn) cg_attn_sched_end(g, T, true);
+  else cg_tiles_end(g, T);
   /* tail: every slot released (no copy into this CTA's memory outlives it) */
   /* (in a cluster these are also the peer's last remote arrivals: this CTA outlives them, emit_cluster.c) */
   for (int st = 0; st < R->stages; st++) {
@@ -1092,7 +1096,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     Tc.first_off = g->pp_wg;
     Tc.step_mul = 2;
   }
-  cg_tiles_begin(g, &Tc);
+  if (p->sched_dyn) cg_attn_sched_begin(g, &Tc, false); /* (its head waits "q full" and reads the tile) */
+  else cg_tiles_begin(g, &Tc);
   if (p->ws_turns && p->persist && !p->turns_free)
     pp_bar(g, "bar.arrive", cg_i32(g, 5), LLVMBuildICmp(g->B, LLVMIntEQ, R->turn_wg, cg_i32(g, 1), ""));
   R->pptv = Tc.tv;
@@ -1108,7 +1113,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMBuildBr(g->B, join);
     LLVMPositionBuilderAtEnd(g->B, real);
   }
-  if (p->q_tma) cg_q_tma_wait(g); /* (fa3's q by TMA, emit_q_tma.c: its slot is full) */
+  if (p->q_tma && !p->sched_dyn) cg_q_tma_wait(g); /* (fa3's q by TMA, emit_q_tma.c: its slot is full) */
   cg_rope_preamble(g);              /* (TILEC_ROPE_PRODUCER=1: the preamble's scratch, emit_rope.c) */
   cg_emit_region(g, &f->body, NULL, NULL);
   cg_rope_preamble_end(g);
@@ -1117,7 +1122,8 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     LLVMBuildBr(g->B, join);
     LLVMPositionBuilderAtEnd(g->B, join);
   }
-  cg_tiles_end(g, &Tc);
+  if (p->sched_dyn) cg_attn_sched_end(g, &Tc, false);
+  else cg_tiles_end(g, &Tc);
   cg_epi_kernel_end(g);
   g->bar_threads = 0;
   g->bar_id = g->pp_wg = NULL;

@@ -215,6 +215,14 @@ typedef struct cg_plan {
   int32_t q_load, q_val;
   int q_map, q_mbar_off, q_rows, q_boxes, q_bytes;
   LLVMValueRef q_fullph, q_emptyph;
+  /* TILEC_ATTN_SCHED=1 (attn_sched.c): tiles from a global atomic counter.  sched_fit: cg_ws_plan left
+   * the fa3 kernel one tile a CTA only because its loop's trip count depends on the tile; sched_dyn:
+   * taken (p->persist then set); sched_all: =2, one section of every head; sched_word_off: the shared
+   * u32 of the hand-over; sched_t: the producer's tile */
+  bool sched_fit, sched_dyn, sched_all;
+  int sched_word_off;
+  LLVMValueRef sched_t;
+  const char *sched_note;  /* --explain */
   const char *q_note;      /* --explain: how q is loaded, or why not by TMA when TILEC_ATTN_Q_TMA=1 */
   /* fa3's O by a TMA store from q's slot (emit_o_tma.c, TILEC_ATTN_O_TMA=1): o_store its store op,
    * o_map its tensor map; "q empty" then takes one arrival per warpgroup, after the store's read */
@@ -514,6 +522,14 @@ void cg_q_tma_issue(cg *g);                  /* producer, per tile: wait q empty
 LLVMValueRef cg_q_tma_pending(cg *g);
 void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend);
 void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
+void cg_q_tma_empty_wait(cg *g);             /* producer: wait q empty (its next parity), no boxes */
+void cg_q_tma_full_arrive(cg *g);            /* producer: arrive on q full without a transaction */
+
+/* attn_sched.c (TILEC_ATTN_SCHED=1, docs/pipelines.md "Causal tiles from a counter") */
+int cg_plan_attn_sched(cg *g, int persist);  /* after cg_plan_q_tma; returns the persistent end */
+void cg_attn_sched_begin(cg *g, cg_tiles *T, bool producer); /* the tile loop's head and the tile's pids */
+void cg_attn_sched_end(cg *g, cg_tiles *T, bool producer);   /* the next take; after the loop the end's hand-over */
+void cg_attn_sched_publish(cg *g);           /* producer, after q empty's wait: the tile into the shared word */
 /* TILEC_ATTN_PERSIST=1 (p->q_plain): at the loop's preheader, q's boxes by thread 0 unless the tile
  * before issued them, then every thread waits for q full; in tile_prefetch.c, the next tile's boxes */
 void cg_q_tma_plain_start(cg *g);

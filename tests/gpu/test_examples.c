@@ -105,6 +105,7 @@ static const struct {
   bool many;               /* also at the size of more tiles than SMs */
   const char *env2, *value2; /* a second switch with the first (NULL: none) */
   bool d256;                 /* also at D 256 (else the default form only) */
+  const char *env3, *value3; /* a third switch (NULL: none) */
 } attn_variants[] = {{NULL, NULL, false, 0, false},
                      {"TILEC_ATTN_WS", "producer", false, 0, false},
                      {"TILEC_ATTN_WS", "pingpong", true, 0, false},
@@ -156,7 +157,15 @@ static const struct {
                       * default kernel's fa3 form at every S (D128 and D256; full: persistent, the stage's
                       * V slot, and its K slot at D256; causal: not taken, the same kernel); the pending
                       * script runs it again on 5 CTAs (TILEC_PERSIST_CTAS: several tiles a CTA) */
-                     {"TILEC_ATTN_O_SLOT", "1", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true}};
+                     {"TILEC_ATTN_O_SLOT", "1", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true},
+                     /* causal tiles from a global atomic counter (TILEC_ATTN_SCHED, attn_sched.c): fa3 at BN 128
+                      * (D128; D64 has no q by TMA: not taken), also at 4097 and 144 tiles; the default kernel's
+                      * fa3 form at every S (D128 and D256) on 5 and 3 CTAs (TILEC_PERSIST_CTAS: up to 29 tiles
+                      * a CTA), =2 (one section of every head).  Each size is a new launch of the same kernel:
+                      * a counter the last CTA did not put back to zero would skip tiles (NaN rows) */
+                     {"TILEC_ATTN_SCHED", "1", true, 128, true, "TILEC_ATTN_WS", "fa3", false},
+                     {"TILEC_ATTN_SCHED", "1", false, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "5"},
+                     {"TILEC_ATTN_SCHED", "2", false, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "3"}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
@@ -394,6 +403,8 @@ static void run_attn_ws(const char *dir, const char *name) {
     const char *env2 = rope ? rope_variants[v].env2 : attn_variants[v].env2;
     const char *val2 = rope ? rope_variants[v].value2 : attn_variants[v].value2;
     bool d256 = !rope && attn_variants[v].d256;
+    const char *env3 = rope ? NULL : attn_variants[v].env3;
+    const char *val3 = rope ? NULL : attn_variants[v].value3;
     /* GPU_TEST_ATTN_VARIANTS=WORD[,WORD...]: only the variants whose switch or value contains a WORD
      * ("default": none) */
     const char *only = getenv("GPU_TEST_ATTN_VARIANTS");
@@ -407,6 +418,7 @@ static void run_attn_ws(const char *dir, const char *name) {
     if (!picked) continue;
     if (env) setenv(env, val, 1);
     if (env2) setenv(env2, val2, 1);
+    if (env3) setenv(env3, val3, 1);
     /* D 256 (one program an SM, BN 64: 196 KB of shared memory) under the default form and the
      * variants marked d256 only */
     for (int c = 0; c < ((env && !d256) || rope ? 4 : 6); c++) {
@@ -450,6 +462,7 @@ static void run_attn_ws(const char *dir, const char *name) {
       if (bn) snprintf(bns, sizeof bns, " BN=%d", bn);
       printf("-- %s:%s D=%d CAUSAL=%d%s, %s=%s%s%s%s%s\n", name, kname, D, causal, bns, env ? env : "",
              env ? val : "(default)", env2 ? " " : "", env2 ? env2 : "", env2 ? "=" : "", env2 ? val2 : "");
+      if (env3) printf("   (with %s=%s)\n", env3, val3);
       for (int r = 0; r < NATTN; r++) {
         if ((r == NATTN - 2 && !longest) || (r == NATTN - 1 && !many)) continue;
         dry_round = attn_round_dry(causal, r);
@@ -463,6 +476,7 @@ static void run_attn_ws(const char *dir, const char *name) {
     }
     if (env) unsetenv(env);
     if (env2) unsetenv(env2);
+    if (env3) unsetenv(env3);
   }
 }
 

@@ -1510,6 +1510,46 @@ Test(fake_driver, attn_fa3_o_slot) {
   }
 }
 
+/* TILEC_ATTN_SCHED=1 (attn_sched.c, default off): the causal fa3 form (D128 and D256 at S 4097, Z 16, H 16:
+ * 33 x 256 tiles) launches persistent (384 threads, at most one CTA an SM: 132 on the fake's device, one
+ * along y), its module carrying the counter (`cutlass_attn_fwd_sched`) and the producer's take; at Z 2,
+ * H 3, S 4097 (198 tiles) 132 CTAs, at S 1000 with the form at every S (48 tiles) 48; unset: the
+ * one-tile-a-CTA grid cdiv(S, 128) x Z H and no counter. */
+Test(fake_driver, attn_sched) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
+    int64_t d = mode < 2 ? 128 : 256;
+    bool on = mode % 2 == 1;
+    if (on) setenv("TILEC_ATTN_SCHED", "1", 1);
+    setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
+    tilec_program *p = NULL;
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, true, NULL, &p);
+    launch_attn_d(k, 16, 16, 4097, d); /* the form */
+    cr_assert_eq(calls.block[0], 384u);
+    if (on)
+      cr_assert(calls.grid[0] >= 1u && calls.grid[0] <= 132u && calls.grid[1] == 1u, "D%d on: grid %u x %u", (int)d,
+                calls.grid[0], calls.grid[1]);
+    else
+      cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "D%d unset: grid %u x %u", (int)d, calls.grid[0],
+                calls.grid[1]);
+    const char *text = last_fn->mod->text; /* (the launched form's module) */
+    cr_assert_eq(strstr(text, ".b8 cutlass_attn_fwd_sched[8];") != NULL, on, "D%d %s", (int)d, on ? "on" : "unset");
+    cr_assert_eq(strstr(text, "atom.relaxed.gpu.global.add.u32") != NULL, on);
+    launch_attn_d(k, 2, 3, 4097, d);
+    cr_assert(on ? calls.grid[0] == 132u && calls.grid[1] == 1u : calls.grid[0] == 33u && calls.grid[1] == 6u,
+              "D%d %s, 198 tiles: grid %u x %u", (int)d, on ? "on" : "unset", calls.grid[0], calls.grid[1]);
+    launch_attn_d(k, 2, 3, 1000, d);
+    cr_assert(on ? calls.grid[0] == 48u && calls.grid[1] == 1u : calls.grid[0] == 8u && calls.grid[1] == 6u,
+              "D%d %s, 48 tiles: grid %u x %u", (int)d, on ? "on" : "unset", calls.grid[0], calls.grid[1]);
+    unsetenv("TILEC_ATTN_SCHED");
+    unsetenv("TILEC_ATTN_FORM_MIN_S");
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+}
+
 /* TILEC_ROW_STREAM (emit_ring_rows.c; default on since the twenty-first session): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
  * ring: two more maps after Q's and dO's, each over the [Z, H, S] f32 tensor (rank 3, dims S, H, Z
  * innermost first, byte strides 4 S and 4 S H, box BM x 1 x 1, no swizzle, f32), and the kernel
