@@ -595,7 +595,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       for (int k = 0; k < 3 && k < lo->nopnd; k++)
         if (tl_from_program_id(f, lo->opnd[k], 0))
           persist_why = "off (fa3: the main loop's trip count depends on the tile (causal), so one tile a program, "
-                        "the hardware's heaviest-first launch order balancing the SMs)";
+                        "the hardware's heaviest-first launch order balancing the SMs; TILEC_ATTN_SCHED=1 (opt-in) "
+                        "takes such tiles from a counter where codegen's tma: line says so)";
     }
     /* TILEC_ATTN_PERSIST=1 (opt-in, unmeasured): the kernel without a producer (two programs an SM at
      * D 128, one at D 256) runs each wave's tiles in lock step, q and the first K/V stages loaded and O
