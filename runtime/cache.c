@@ -152,12 +152,12 @@ void tl_cache_entry_path(const char *dir, const tl_cache_key *key, char *buf, si
  *  96  payload: threads u32, smem u32, nparams u32, entry length u32, entry
  *      bytes, nparams x u32 alignment, ntma u32, ntma x 5 u32 tensor maps
  *      (param, box_inner, box_rows, swizzle, dtype), persist u32 (bit 0: persistent,
- *      bits 1-2: the cluster, tl_cache_meta), assumed key u32, cubin length u64,
+ *      bits 1-2: the cluster, bit 3: the hidden tile counter, tl_cache_meta), assumed key u32, cubin length u64,
  *      cubin bytes.
  * Host byte order (entries are not meant to move between machines). */
 #define ENTRY_MAGIC "TILECKC1"
-#define ENTRY_FORMAT 6u /* 1: SHA-256 checksum (slow to verify); 2: no tensor maps; 3: no persist; 4: no cluster;
-                          * 5: no assumed key */
+#define ENTRY_FORMAT 7u /* 1: SHA-256 checksum (slow to verify); 2: no tensor maps; 3: no persist; 4: no cluster;
+                          * 5: no assumed key; 6: no tile counter (a TILEC_ATTN_SCHED kernel's module global) */
 #define ENTRY_HEADER 96u
 #define ENTRY_MAX_PAYLOAD ((uint64_t)1 << 31)
 
@@ -249,7 +249,7 @@ int tl_cache_disk_store(const char *dir, const tl_cache_key *key, const tl_cache
     put_u32(p, (uint32_t)t->param); put_u32(p + 4, (uint32_t)t->box_inner); put_u32(p + 8, (uint32_t)t->box_rows);
     put_u32(p + 12, (uint32_t)t->swizzle); put_u32(p + 16, (uint32_t)t->dtype);
   }
-  put_u32(p, (meta->persist ? 1u : 0u) | (uint32_t)meta->cluster << 1); p += 4;
+  put_u32(p, (meta->persist ? 1u : 0u) | (uint32_t)meta->cluster << 1 | (meta->sched_ctr ? 8u : 0u)); p += 4;
   put_u32(p, meta->assumed_key); p += 4;
   put_u64(p, size); p += 8;
   if (size) memcpy(p, cubin, size);
@@ -377,9 +377,11 @@ int tl_cache_disk_load(const char *dir, const tl_cache_key *key, tl_cache_meta *
       if (tma_ok) {
         uint32_t persist = get_u32(p);
         p += 4;
-        uint32_t cl = persist >> 1;
+        uint32_t cl = persist >> 1 & 3;
         if (cl > 2 || (cl && !(persist & 1))) tma_ok = false; /* (a cluster only on persistent CTAs) */
+        if (persist >> 4 || ((persist & 8) && !(persist & 1))) tma_ok = false; /* (a counter only when persistent) */
         meta->persist = (persist & 1) != 0;
+        meta->sched_ctr = (persist & 8) != 0;
         meta->cluster = (int32_t)cl;
         meta->assumed_key = get_u32(p);
         p += 4;

@@ -168,6 +168,10 @@ typedef struct CUDA_MEMCPY2D_st {
 typedef CUresult (*PFN_cuMemcpy2DAsync)(const CUDA_MEMCPY2D *p, CUstream s);
 typedef CUresult (*PFN_cuMemAllocAsync)(CUdeviceptr *p, size_t n, CUstream s);
 typedef CUresult (*PFN_cuMemFreeAsync)(CUdeviceptr p, CUstream s);
+/* The tile counters of TILEC_ATTN_SCHED=1 (lib/api/sched_slot.c): a counter pair zeroed on its stream,
+ * and whether that stream is capturing (CUstreamCaptureStatus: 0 none, 1 active, 2 invalidated). */
+typedef CUresult (*PFN_cuMemsetD32Async)(CUdeviceptr dst, unsigned v, size_t n, CUstream s);
+typedef CUresult (*PFN_cuStreamIsCapturing)(CUstream s, int *status);
 /* Tensor maps (TMA, CUDA 12.0+): cuTensorMapEncodeTiled and its enums. */
 typedef struct CUtensorMap_st { _Alignas(64) uint64_t opaque[16]; } CUtensorMap;
 enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,

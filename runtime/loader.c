@@ -124,6 +124,11 @@ static void load_driver(void) {
       !resolve(lib, gpa2, gpa1, "cuMemFreeAsync", NULL, (void **)&driver.cuMemFreeAsync) ||
       !resolve(lib, gpa2, gpa1, "cuMemcpy2DAsync", "cuMemcpy2DAsync_v2", (void **)&driver.cuMemcpy2DAsync))
     driver.cuMemAllocAsync = NULL, driver.cuMemFreeAsync = NULL, driver.cuMemcpy2DAsync = NULL;
+  /* optional: TILEC_ATTN_SCHED=1's tile counters (lib/api/sched_slot.c) */
+  if (!resolve(lib, gpa2, gpa1, "cuMemsetD32Async", NULL, (void **)&driver.cuMemsetD32Async))
+    driver.cuMemsetD32Async = NULL;
+  if (!resolve(lib, gpa2, gpa1, "cuStreamIsCapturing", NULL, (void **)&driver.cuStreamIsCapturing))
+    driver.cuStreamIsCapturing = NULL;
   CUresult r = cu_init(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     snprintf(driver_error, sizeof driver_error, "no CUDA device found (cuInit: CUDA_ERROR_NO_DEVICE)");

@@ -74,6 +74,11 @@ typedef struct tl_cuda {
   PFN_cuMemAllocAsync cuMemAllocAsync;
   PFN_cuMemFreeAsync cuMemFreeAsync;
   PFN_cuMemcpy2DAsync cuMemcpy2DAsync;
+  /* optional (every CUDA 10+ driver has them); NULL where missing: a TILEC_ATTN_SCHED=1 kernel's launch
+   * then fails with a message without cuMemsetD32Async, and without cuStreamIsCapturing counts no
+   * stream as capturing (lib/api/sched_slot.c) */
+  PFN_cuMemsetD32Async cuMemsetD32Async;
+  PFN_cuStreamIsCapturing cuStreamIsCapturing;
 } tl_cuda;
 
 /* Load the driver and resolve its entry points, once per process (thread
@@ -264,6 +269,7 @@ typedef struct tl_cache_meta {
                                        * whose tiles are adjacent along grid axis cluster - 1: launch
                                        * 2 x min(tile pairs, what fits / 2) (lib/codegen/emit_cluster.c) */
   uint32_t assumed_key;               /* launch key bits the kernel assumes (TILEC_VEC_ONLY=1; tl_kernel_info) */
+  bool sched_ctr;                     /* the hidden tile counter last (TILEC_ATTN_SCHED=1; lib/api/sched_slot.c) */
 } tl_cache_meta;
 
 /* The cache directory: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else

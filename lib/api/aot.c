@@ -224,6 +224,11 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
     snprintf(err, n, "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (a measuring switch): not for an AOT launcher", f->name);
     return false;
   }
+  if (ki->sched_ctr) { /* its tile counter is a pair a stream that the JIT keeps (lib/api/sched_slot.c) */
+    snprintf(err, n, "kernel '%s' was compiled with TILEC_ATTN_SCHED=1 (opt-in): its per-stream tile counters are the JIT "
+             "launcher's (docs/runtime.md \"Tile counters\"), not for an AOT launcher", f->name);
+    return false;
+  }
   for (int i = 0; i < f->params.len; i++) {
     const char *why = bad_c_name(f->params.data[i].name);
     if (why) {

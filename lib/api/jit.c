@@ -128,6 +128,7 @@ static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_cod
   meta->persist = info->persist;
   meta->cluster = info->cluster;
   meta->assumed_key = info->assumed_key;
+  meta->sched_ctr = info->sched_ctr;
   for (int i = 0; i < info->ntma; i++)
     meta->tma[i] = (tl_rt_tma){info->tma[i].param, info->tma[i].box_inner, info->tma[i].box_rows, info->tma[i].swizzle,
                                info->tma[i].dtype};
@@ -298,7 +299,7 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
   size_t abytes = (k->layout.bytes + 63) / 64 * 64;
   k->argbuf = aligned_alloc(64, abytes ? abytes : 64);
   if (k->argbuf) memset(k->argbuf, 0, abytes ? abytes : 64);
-  k->slots = calloc((size_t)(k->layout.nslots ? k->layout.nslots : 1), sizeof *k->slots);
+  k->slots = calloc((size_t)k->layout.nslots + 1, sizeof *k->slots); /* (+1: the tile counter's) */
   k->last_sig = calloc(k->sig_len, sizeof *k->last_sig);
   k->sig = calloc(k->sig_len, sizeof *k->sig);
   if (!k->targs || !k->argbuf || !k->slots || !k->last_sig || !k->sig) {
@@ -310,6 +311,13 @@ tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_dev
   if (!k->grid_eval) {
     tilec_kernel_destroy(k);
     return NULL;
+  }
+  if (meta->sched_ctr) { /* TILEC_ATTN_SCHED=1: the hidden parameter after the ABI's slots (sched_slot.c) */
+    k->slots[k->layout.nslots] = &k->sched_arg;
+    if (!tl_sched_slots_init(k, err, n)) {
+      tilec_kernel_destroy(k);
+      return NULL;
+    }
   }
   if (meta->persist) k->max_ctas = (int64_t)dev->sm_count * tl_ctas_per_sm(dev, fn, meta);
   /* TILEC_PERSIST_CTAS=N (testing; the launch, not the code): at most N persistent CTAs, so a small
@@ -656,6 +664,7 @@ void tilec_kernel_destroy(tilec_kernel *k) {
     cu->cuModuleUnload(k->owned_module);
   free(k->targs);
   free(k->argbuf);
+  tl_sched_slots_free(k);
   free(k->slots);
   free(k->last_sig);
   free(k->sig);

@@ -13,6 +13,8 @@
 
 /* The forms of one kernel being loaded on their threads (forms.c). */
 typedef struct tl_form_jobs tl_form_jobs;
+/* The tile counters of a TILEC_ATTN_SCHED=1 kernel, a pair a stream (sched_slot.c). */
+typedef struct tl_sched_slots tl_sched_slots;
 
 struct tilec_kernel {
   tilec_program *p;
@@ -29,7 +31,11 @@ struct tilec_kernel {
   tl_abi_layout layout;
   tl_arg *targs;
   void *argbuf;
-  void **slots;
+  void **slots;            /* layout.nslots, then (meta.sched_ctr) &sched_arg */
+  /* TILEC_ATTN_SCHED=1 (meta.sched_ctr): the tile counters, one pair of u32 words a stream, and the
+   * address this launch passes (sched_slot.c, docs/runtime.md "Tile counters") */
+  tl_sched_slots *sched;
+  CUdeviceptr sched_arg;
   /* the argument signature (dtype, rank, sizes, scalar bits) of the last
    * launch whose checks and grid succeeded, and that grid */
   int64_t *last_sig, *sig;
@@ -152,6 +158,17 @@ int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *
 tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const int64_t *grid_override, void *stream);
 /* k->err = "launch KERNEL: " + the message; returns st. */
 tilec_status tl_launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) TL_PRINTF(3, 4);
+
+/* ---- sched_slot.c: TILEC_ATTN_SCHED=1's tile counters ------------------------------------------ */
+/* k's counters when meta.sched_ctr (the first block of pairs allocated); true, or false with err set. */
+bool tl_sched_slots_init(tilec_kernel *k, char *err, size_t n);
+/* The counters freed (the handle going). */
+void tl_sched_slots_free(tilec_kernel *k);
+/* The pair of `stream` into *out: a new stream's pair zeroed on it first (cuMemsetD32Async).
+ * TILEC_OK, or a status with k->err set. */
+tilec_status tl_sched_slot(tilec_kernel *k, const tl_cuda *cu, void *stream, CUdeviceptr *out);
+/* The streams k has given a pair (tests). */
+int tl_sched_slot_count(const tilec_kernel *k);
 
 /* ---- pitch_repack.c: TILEC_PITCH_REPACK=1 ---------------------------------------------------- */
 /* Bit i set: parameter i of f is the tensor of a store or an atomic (parameters 0..63). */

@@ -3,7 +3,8 @@
  * key bits of a kernel compiled without a fallback), the grid (skipped for a signature seen last
  * time), TILEC_CHECK_POINTERS=1's pointer checks, TILEC_PITCH_REPACK's copies (on unless =0; pitch_repack.c),
  * ABI packing into buffers owned by the handle, the tensor maps (encoded once per tensor; a tensor
- * no map can take sends a TMA form's launch to its no-TMA form), the persistent grid,
+ * no map can take sends a TMA form's launch to its no-TMA form), the persistent grid, the stream's
+ * tile counter (TILEC_ATTN_SCHED=1, sched_slot.c),
  * cuLaunchKernel; no allocation once a shape has been seen (but TILEC_PITCH_REPACK=1's
  * stream-ordered copies), no synchronization.
  * requires: a handle made by jit.c; keeps: the caller's arguments; breaks: nothing. */
@@ -272,6 +273,10 @@ static tilec_status launch_packed(tilec_kernel *k, const tl_cuda *cu, CUfunction
       launch[0] = 2 * (pairs < fit ? pairs : fit);
     }
     launch[1] = launch[2] = 1;
+  }
+  if (k->meta.sched_ctr) { /* TILEC_ATTN_SCHED=1: this stream's tile counter (sched_slot.c) */
+    tilec_status sst = tl_sched_slot(k, cu, stream, &k->sched_arg);
+    if (sst != TILEC_OK) return sst;
   }
   CUresult r = cu->cuLaunchKernel(fn, (unsigned)launch[0], (unsigned)launch[1], (unsigned)launch[2],
                                   (unsigned)k->meta.threads, 1, 1, (unsigned)k->meta.smem_bytes, (CUstream)stream,

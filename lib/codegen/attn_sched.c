@@ -5,14 +5,17 @@
  * min(tiles, CTAs that fit) CTAs, each taking its next tile from a global atomic counter, in an order
  * that runs the heaviest row blocks first.  docs/pipelines.md "Causal tiles from a counter".
  *
- * The counter: a module global of two u32 words (`<kernel>_sched`, zero when the module loads),
+ * The counter: two u32 words in device memory whose address is the kernel's last parameter (a hidden
+ * u64 after the tensor maps, codegen.h): the launcher keeps one pair for each (handle, stream), zeroed
+ * on that stream before its first launch (lib/api/sched_slot.c, docs/runtime.md "Tile counters"),
  * [0] the tiles handed out past the first wave, [1] the CTAs done taking.  A CTA's first tile is
  * ctaid.x; its producer thread takes the next one with atom.relaxed.gpu.add([0], 1) + nctaid.x once it
  * has issued the tile's last K/V stage, stops at one >= the tile count, then adds 1 to [1] (acq_rel:
  * its takes come before); the CTA that brings [1] to nctaid.x
  * is the last to take, and writes both words back to 0.  So every launch starts from zero without a
  * memset or a second kernel (CUDA-graph capturable); the next launch in the stream sees the stores.
- * Two launches of one module running at once (two streams) would share the counter: not supported.
+ * Two launches on two streams have two slots; two at once on one slot (a graph captured on stream A
+ * replayed on stream B while A runs the kernel) would share it: not supported (docs/runtime.md).
  *
  * The hand-over (the producer learns the tile, the consumers follow): one shared u32 beside "q
  * full" / "q empty" (sched_word_off).  The producer writes the tile there after its "q empty" wait
@@ -74,19 +77,12 @@ int cg_plan_attn_sched(cg *g, int persist) {
   return persist;
 }
 
-/* The module's counter: two u32 words, zero at load. */
+bool cg_attn_sched_counter(cg *g) { return g->plan && g->plan_f == g->f && g->plan->sched_dyn; }
+
+/* The counter: two u32 words at the hidden parameter's address (the launcher's slot of this stream). */
 static LLVMValueRef counter(cg *g) {
-  char name[300];
-  snprintf(name, sizeof name, "%s_sched", LLVMGetValueName(g->fn));
-  LLVMValueRef gv = LLVMGetNamedGlobal(g->M, name);
-  if (!gv) {
-    LLVMTypeRef at = LLVMArrayType2(g->i32, 2);
-    gv = LLVMAddGlobalInAddressSpace(g->M, at, name, 1);
-    LLVMSetInitializer(gv, LLVMConstNull(at));
-    LLVMSetLinkage(gv, LLVMInternalLinkage);
-    LLVMSetAlignment(gv, 8);
-  }
-  return LLVMBuildPtrToInt(g->B, gv, g->i64, "");
+  if (!g->sched_ctr) TL_INTERNAL(g->ctx, "codegen: attn_sched: no counter parameter");
+  return g->sched_ctr;
 }
 
 static LLVMValueRef word(cg *g) { return cg_add_c(g, cg_smem_base32(g), g->plan->sched_word_off); }
@@ -176,7 +172,7 @@ void cg_attn_sched_end(cg *g, cg_tiles *T, bool producer) {
   cg_q_tma_full_arrive(g);
   /* done taking; the last CTA to be puts the counter back to zero for the next launch */
   LLVMValueRef c = counter(g);
-  LLVMValueRef d = cg_add_c(g, c, 4);
+  LLVMValueRef d = LLVMBuildAdd(g->B, c, cg_i64(g, 4), "");
   LLVMValueRef old = cg_asm(g, g->i32, "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", "=r,l,~{memory}", &d, 1, true);
   LLVMValueRef last = LLVMBuildICmp(g->B, LLVMIntEQ, LLVMBuildAdd(g->B, old, cg_i32(g, 1), ""), cg_sreg(g, "nctaid", 0), "");
   LLVMBasicBlockRef rb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sched.reset");

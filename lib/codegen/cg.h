@@ -65,6 +65,8 @@ typedef struct cg {
   struct cg_plan *plan;
   const char *entry;  /* the PTX entry name of the kernel being emitted */
   int tma_param0;     /* LLVM index of its first hidden tensor-map parameter */
+  LLVMValueRef sched_ctr; /* TILEC_ATTN_SCHED=1: the hidden u64 after the maps, the tile counter's address
+                           * (attn_sched.c); else NULL */
   int threads;        /* block size (the layouts' warps, plus a producer warpgroup: emit_ws.c) */
   /* persistent CTAs (tile_sched.c): the current tile's program ids and the
    * logical grid (NULL: program_id / num_programs read %ctaid / %nctaid) */
@@ -204,6 +206,8 @@ void cg_lazy_issue_next(cg *g, tl_op *dot); /* after a lazy dot's commit: the ne
  * plan needs (cg_make_plan first; they follow the ABI's parameters), and
  * what the launcher and --explain need to know of them. */
 int cg_tma_count(cg *g);
+/* attn_sched.c: whether the kernel takes the hidden tile counter parameter (TILEC_ATTN_SCHED=1, codegen.h) */
+bool cg_attn_sched_counter(cg *g);
 /* tl_codegen_opts.tma with TILEC_TMA_FORM=0 (inline) applied: tl_tma_mode */
 int cg_tma_mode(cg *g);
 /* emit_q_tma.c: op is fa3's q load, which the producer's TMA replaces (TILEC_ATTN_Q_TMA=1) */

@@ -547,6 +547,9 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   g->threads = threads;
   int ntma = cg_tma_count(g);
   for (int j = 0; j < ntma; j++) pt[np++] = LLVMPointerTypeInContext(g->C, 0);
+  /* TILEC_ATTN_SCHED=1 (attn_sched.c): the tile counter's address, after the maps (codegen.h) */
+  bool sched = cg_attn_sched_counter(g);
+  if (sched) pt[np++] = g->i64;
   LLVMTypeRef fty = LLVMFunctionType(g->vd, pt, (unsigned)np, 0);
   g->fn = LLVMAddFunction(g->M, entry, fty);
   for (int j = 0; j < ntma; j++) { /* byval [128 x i8], align 64: .param .align 64 .b8 x[128] */
@@ -555,6 +558,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
     LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateTypeAttribute(g->C, kb, LLVMArrayType2(g->i8, 128)));
     LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateEnumAttribute(g->C, ka, 64));
   }
+  g->sched_ctr = sched ? LLVMGetParam(g->fn, (unsigned)np - 1) : NULL;
   cg_di_kernel(g, entry, f->loc);
   /* kernel + launch bound metadata */
   LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->C, "kernel", 6),

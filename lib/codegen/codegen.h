@@ -26,6 +26,10 @@
  *       `trap` (its PTX says TL_TMA_FORM_MARK): the launcher runs the
  *       kernel's no-TMA form (TL_TMA_OFF) for those arguments instead.
  *       docs/pipelines.md "TMA ring", docs/codegen.md "Round 9".
+ *   hidden tile counter (tl_kernel_info.sched_ctr: TILEC_ATTN_SCHED=1's causal fa3 kernel, last of
+ *       all): .u64, the device address of two u32 words, zero when no launch with that address runs
+ *       and left zero by each launch (attn_sched.c); the launcher passes one pair per stream
+ *       (lib/api/sched_slot.c, docs/runtime.md "Tile counters").
  * Grid: the launcher evaluates the function's grid region on the host
  * (tl_eval_grid in lib/interp.h); blockDim = (warps * 32, 1, 1);
  * dynamic shared memory = tl_kernel_info.smem_bytes. */
@@ -88,6 +92,7 @@ typedef struct tl_kernel_info {
                            * / 2) x the other dims, CTAs that fit / 2) CTAs (lib/codegen/emit_cluster.c) */
   bool tma_form;          /* compiled as a TMA form (tl_tma_mode): arguments that fail the map test of a
                            * tensor map need the kernel's TL_TMA_OFF form */
+  bool sched_ctr;         /* the hidden tile counter parameter (the ABI, above; TILEC_ATTN_SCHED=1) */
   uint32_t assumed_key;   /* launch key bits (axisinfo.h) the kernel assumes without a check (TILEC_VEC_ONLY=1,
                            * lib/codegen/emit_memory.c); the launcher refuses arguments without them; 0: none */
 } tl_kernel_info;

@@ -175,6 +175,7 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->epi_note = NULL;
   ki->persist = false;
   ki->cluster = 0;
+  ki->sched_ctr = false;
   if (!g->plan || g->plan_f != g->f) return;
   ki->epi_note = g->plan->epi_note;
   ki->ntma = g->plan->ntma;
@@ -183,6 +184,7 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->tma_note = g->plan->tma_note;
   ki->persist = g->plan->persist;
   ki->cluster = g->plan->cluster;
+  ki->sched_ctr = g->plan->sched_dyn;
   const char *more[8] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->sched_note, g->plan->o_note,
                          g->plan->atma_note, g->plan->rope_note, g->plan->lazy_note};
   for (int i = 0; i < 8; i++)

@@ -12,7 +12,8 @@
  * ("ENTRY grid=X,Y,Z block=B smem=S stream=0x.. params=HEX"), fake_cuda_memsets(); with
  * FAKE_CUDA_LOG=PATH every launch's line is appended to PATH too, and every cuMemsetD8 as
  * "memset 0xADDR bytes=N value=V" (the tuner's zeroing of @zeroed tensors), and TILEC_PITCH_REPACK=1's
- * cuMemAllocAsync / cuMemcpy2DAsync / cuMemFreeAsync (never dereferenced). */
+ * cuMemAllocAsync / cuMemcpy2DAsync / cuMemFreeAsync (never dereferenced), and TILEC_ATTN_SCHED=1's
+ * cuMemsetD32Async of a stream's tile counter. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdint.h>
@@ -256,6 +257,15 @@ static CUresult cuMemcpy2DAsync(const struct memcpy2d *c, void *s) {
   return 0;
 }
 
+/* TILEC_ATTN_SCHED=1's tile counters (lib/api/sched_slot.c): "memset32 0xADDR words=N value=V stream=S"
+ * (the address is the fake's cuMemAlloc memory, written) */
+static CUresult cuMemsetD32Async(uint64_t p, unsigned v, size_t n, void *s) {
+  for (size_t i = 0; i < n; i++) memcpy((char *)(uintptr_t)p + 4 * i, &v, 4);
+  log_line("memset32 0x%llx words=%zu value=%u stream=%p", (unsigned long long)p, n, v, s);
+  return 0;
+}
+static CUresult cuStreamIsCapturing(void *s, int *status) { (void)s; *status = 0; return 0; }
+
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
   return h * 0xBF58476D1CE4E5B9ull;
@@ -302,7 +312,7 @@ static const struct { const char *name; void *fn; } table[] = {
     E(cuModuleUnload), E(cuModuleGetFunction), E(cuFuncGetAttribute), E(cuFuncSetAttribute), E(cuLaunchKernel),
     E(cuStreamSynchronize), E(cuEventCreate), E(cuEventRecord), E(cuEventSynchronize), E(cuEventElapsedTime),
     E(cuEventDestroy), E(cuMemAlloc), E(cuMemFree), E(cuMemsetD8), E(cuTensorMapEncodeTiled),
-    E(cuMemAllocAsync), E(cuMemFreeAsync), E(cuMemcpy2DAsync),
+    E(cuMemAllocAsync), E(cuMemFreeAsync), E(cuMemcpy2DAsync), E(cuMemsetD32Async), E(cuStreamIsCapturing),
 #undef E
 };
 

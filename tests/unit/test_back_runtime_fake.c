@@ -93,9 +93,31 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   return 0;
 }
 
+/* TILEC_ATTN_SCHED=1's tile counters (lib/api/sched_slot.c): each cuMemsetD32Async's address, words,
+ * value and stream, and the capture state cuStreamIsCapturing reports (for every stream) */
+static struct {
+  int n;
+  CUdeviceptr addr[16];
+  size_t words[16];
+  unsigned value[16];
+  CUstream stream[16];
+  int capturing;
+} ms32;
+static CUresult f_memset32_async(CUdeviceptr p, unsigned v, size_t n, CUstream s) {
+  int i = ms32.n++ % 16;
+  ms32.addr[i] = p, ms32.words[i] = n, ms32.value[i] = v, ms32.stream[i] = s;
+  return 0;
+}
+static CUresult f_is_capturing(CUstream s, int *status) {
+  (void)s;
+  *status = ms32.capturing;
+  return 0;
+}
+
 static const tl_cuda fake = {FAKE_CUDA_ENTRIES, .cuLaunchKernel = f_launch, .cuMemAlloc = f_mem_alloc,
                              .cuMemFree = f_mem_free, .cuMemAllocAsync = f_alloc_async,
-                             .cuMemFreeAsync = f_free_async, .cuMemcpy2DAsync = f_copy2d_async};
+                             .cuMemFreeAsync = f_free_async, .cuMemcpy2DAsync = f_copy2d_async,
+                             .cuMemsetD32Async = f_memset32_async, .cuStreamIsCapturing = f_is_capturing};
 
 /* ---- helpers --------------------------------------------------------------------------- */
 static const char source[] =
@@ -1512,7 +1534,7 @@ Test(fake_driver, attn_fa3_o_slot) {
 
 /* TILEC_ATTN_SCHED=1 (attn_sched.c, default off): the causal fa3 form (D128 and D256 at S 4097, Z 16, H 16:
  * 33 x 256 tiles) launches persistent (384 threads, at most one CTA an SM: 132 on the fake's device, one
- * along y), its module carrying the counter (`cutlass_attn_fwd_sched`) and the producer's take; at Z 2,
+ * along y), its entry taking the counter's address last (a u64 after the maps) and the producer's take; at Z 2,
  * H 3, S 4097 (198 tiles) 132 CTAs, at S 1000 with the form at every S (48 tiles) 48; unset: the
  * one-tile-a-CTA grid cdiv(S, 128) x Z H and no counter. */
 Test(fake_driver, attn_sched) {
@@ -1535,7 +1557,9 @@ Test(fake_driver, attn_sched) {
       cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "D%d unset: grid %u x %u", (int)d, calls.grid[0],
                 calls.grid[1]);
     const char *text = last_fn->mod->text; /* (the launched form's module) */
-    cr_assert_eq(strstr(text, ".b8 cutlass_attn_fwd_sched[8];") != NULL, on, "D%d %s", (int)d, on ? "on" : "unset");
+    cr_assert_null(strstr(text, "_sched[8];"), "D%d %s: a module global counter", (int)d, on ? "on" : "unset");
+    cr_assert_eq(strstr(text, "[128],\n\t.param .u64 cutlass_attn_fwd_param_") != NULL, on, "D%d %s: the counter parameter", (int)d,
+                 on ? "on" : "unset");
     cr_assert_eq(strstr(text, "atom.relaxed.gpu.global.add.u32") != NULL, on);
     launch_attn_d(k, 2, 3, 4097, d);
     cr_assert(on ? calls.grid[0] == 132u && calls.grid[1] == 1u : calls.grid[0] == 33u && calls.grid[1] == 6u,
@@ -1548,6 +1572,128 @@ Test(fake_driver, attn_sched) {
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
+}
+
+/* The last launch's tile counter (TILEC_ATTN_SCHED=1): its last parameter, after the .entry's others. */
+static CUdeviceptr last_counter(void) {
+  char want[300];
+  snprintf(want, sizeof want, ".entry %s(", last_fn->name);
+  const char *e = strstr(last_fn->mod->text, want), *end = e ? strchr(e, ')') : NULL;
+  cr_assert(e && end, "no .entry %s", last_fn->name);
+  int n = 0;
+  for (const char *q = strstr(e, ".param"); q && q < end; q = strstr(q + 1, ".param")) n++;
+  cr_assert(n > 0 && strstr(e, ".param .u64") && n < 256);
+  char last_decl[300];
+  snprintf(last_decl, sizeof last_decl, ".param .u64 %s_param_%d\n", last_fn->name, n - 1);
+  cr_assert(strstr(e, last_decl) && strstr(e, last_decl) < end, "the last parameter is not the counter's u64 (%s)",
+            last_decl);
+  CUdeviceptr a;
+  memcpy(&a, last_params[n - 1], 8);
+  return a;
+}
+
+static void launch_attn_on(tilec_kernel *k, int64_t z, int64_t h, int64_t s, void *stream) {
+  int64_t shape[4] = {z, h, s, 128};
+  DLTensor t[4];
+  tilec_arg args[5];
+  for (int i = 0; i < 4; i++) {
+    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                      .device = {kDLCUDA, 0}, .ndim = 4, .dtype = {kDLBfloat, 16, 1}, .shape = shape};
+    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
+  }
+  args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.088f};
+  cr_assert_eq(tilec_kernel_launch(k, args, 5, stream), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+
+/* TILEC_ATTN_SCHED=1's tile counters (lib/api/sched_slot.c, docs/runtime.md "Tile counters"): the causal
+ * fa3 form takes the counter's address as its last parameter (u64, after the tensor maps); each stream
+ * gets its own pair of u32 words, zeroed by one cuMemsetD32Async (2 words, 0) on that stream before its
+ * first launch and never again (the kernel leaves it zero); a stream keeps its address across launches
+ * and shapes; a new stream's pair differs from every other; a first launch while the stream captures
+ * puts the memset in the graph and the next direct launch zeroes again; one block of pairs (one
+ * cuMemAlloc of 512 bytes) when the form is loaded, a second at the 65th stream; unset: no counter,
+ * no memset, no block. */
+Test(fake_driver, attn_sched_streams) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  cr_assert_eq(tilec_device_init(0), TILEC_OK);
+  setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
+  void *A = (void *)(uintptr_t)0x5100, *B = (void *)(uintptr_t)0x5200, *C = (void *)(uintptr_t)0x5300;
+  { /* unset */
+    tilec_program *p = NULL;
+    size_t a0 = allocs;
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
+    int m0 = ms32.n;
+    launch_attn_on(k, 2, 3, 4097, A);
+    launch_attn_on(k, 2, 3, 4097, B);
+    cr_assert_eq(ms32.n, m0, "unset: a counter memset");
+    cr_assert_eq(allocs, a0, "unset: device memory allocated");
+    cr_assert_null(strstr(last_fn->mod->text, "atom.relaxed.gpu.global.add.u32"));
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+  setenv("TILEC_ATTN_SCHED", "1", 1);
+  tilec_program *p = NULL;
+  size_t a0 = allocs;
+  tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
+  int m0 = ms32.n;
+  launch_attn_on(k, 2, 3, 4097, A);
+  cr_assert_eq(allocs, a0 + 1, "one block of counters (%zu allocations)", allocs - a0);
+  cr_assert_eq(alloc_bytes, 512u);
+  cr_assert(strstr(last_fn->mod->text, "atom.relaxed.gpu.global.add.u32"));
+  cr_assert_null(strstr(last_fn->mod->text, "_sched[8]"), "a module global counter is back");
+  CUdeviceptr ca = last_counter();
+  cr_assert_eq(ms32.n, m0 + 1, "stream A's first launch: one memset (%d)", ms32.n - m0);
+  int i = (ms32.n - 1) % 16;
+  cr_assert(ms32.addr[i] == ca && ms32.words[i] == 2 && ms32.value[i] == 0 && ms32.stream[i] == (CUstream)A,
+            "memset 0x%llx x %zu = %u on %p; the counter 0x%llx", (unsigned long long)ms32.addr[i], ms32.words[i],
+            ms32.value[i], (void *)ms32.stream[i], (unsigned long long)ca);
+  launch_attn_on(k, 2, 3, 4097, A);
+  cr_assert_eq(last_counter(), ca, "stream A's second launch moved its counter");
+  launch_attn_on(k, 2, 3, 1000, A); /* another shape */
+  cr_assert_eq(last_counter(), ca);
+  cr_assert_eq(ms32.n, m0 + 1, "stream A zeroed again");
+  launch_attn_on(k, 2, 3, 4097, B);
+  CUdeviceptr cb = last_counter();
+  cr_assert_neq(cb, ca, "streams A and B share a counter");
+  cr_assert(cb + 8 <= ca || ca + 8 <= cb, "the pairs overlap");
+  cr_assert_eq(ms32.n, m0 + 2);
+  i = (ms32.n - 1) % 16;
+  cr_assert(ms32.addr[i] == cb && ms32.stream[i] == (CUstream)B && ms32.words[i] == 2);
+  launch_attn_on(k, 2, 3, 4097, A);
+  cr_assert_eq(last_counter(), ca);
+  launch_attn_on(k, 2, 3, 4097, B);
+  cr_assert_eq(last_counter(), cb);
+  cr_assert_eq(ms32.n, m0 + 2, "a stream's pair zeroed twice");
+  /* stream C's first launch captured: the memset goes into the graph, the next direct launch zeroes */
+  ms32.capturing = 1;
+  launch_attn_on(k, 2, 3, 4097, C);
+  CUdeviceptr cc = last_counter();
+  cr_assert(cc != ca && cc != cb);
+  cr_assert_eq(ms32.n, m0 + 3);
+  ms32.capturing = 0;
+  launch_attn_on(k, 2, 3, 4097, C);
+  cr_assert_eq(last_counter(), cc);
+  cr_assert_eq(ms32.n, m0 + 4, "the direct launch after a captured first one did not zero");
+  launch_attn_on(k, 2, 3, 4097, C);
+  cr_assert_eq(ms32.n, m0 + 4);
+  cr_assert_eq(allocs, a0 + 1);
+  /* 64 pairs a block: streams 4..64 fit, the 65th takes another block */
+  CUdeviceptr seen[70] = {ca, cb, cc};
+  for (int sidx = 3; sidx < 65; sidx++) {
+    launch_attn_on(k, 2, 3, 4097, (void *)(uintptr_t)(0x6000 + 16 * sidx));
+    seen[sidx] = last_counter();
+    for (int j = 0; j < sidx; j++) cr_assert_neq(seen[j], seen[sidx], "streams %d and %d share a counter", j, sidx);
+  }
+  cr_assert_eq(allocs, a0 + 2, "the 65th stream: %zu blocks", allocs - a0);
+  launch_attn_on(k, 2, 3, 4097, A);
+  cr_assert_eq(last_counter(), ca);
+  size_t f0 = frees;
+  tilec_kernel_destroy(k);
+  cr_assert(frees >= f0 + 2, "the blocks were not freed (%zu)", frees - f0);
+  tilec_program_destroy(p);
+  unsetenv("TILEC_ATTN_SCHED");
+  unsetenv("TILEC_ATTN_FORM_MIN_S");
 }
 
 /* TILEC_ROW_STREAM (emit_ring_rows.c; default on since the twenty-first session): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
