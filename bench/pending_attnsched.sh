@@ -11,8 +11,9 @@
 #    D128 / D256, on 5 CTAs; =2 on 3 CTAs; S 1 / 127 / 129 / 1000 / 4097 / (2, 8, 1100), full and causal,
 #    each size a new launch of the same handle: a counter left non-zero skips tiles, NaN rows);
 #    bench/attn_sched_check.py: 12 launches back to back without a sync (S 1000 / 127 / 4097 / 1 / 1024 /
-#    1100, D128 / D256; the bench's shapes; GQA 8 / 2 heads), then one launch in a CUDA graph replayed 3
-#    times, at the CTAs that fit and again on 7 CTAs;
+#    1100, D128 / D256; the bench's shapes; GQA 8 / 2 heads), the same alternating over two streams (branch
+#    attnsched2: a counter a stream, lib/api/sched_slot.c), then one launch in a CUDA graph replayed 3
+#    times, at the CTAs that fit and again on 7 CTAs (many launches at once on the two streams);
 #    `tilec run --device`: D128 / D256 causal S 1 / 127 / 1000 / 4097 on 5 CTAs, (2, 8, 1100) at the launch's
 #    CTAs, GQA (H 8 / HKV 2 S 1000 on 5 CTAs, H 4 / HKV 1 (2, 1100)); racecheck D128 causal S 300 on 1 CTA.
 #    Every one PASS, 0 hazards.
