@@ -112,7 +112,8 @@
 #     attnshort2:200  (TILEC_ATTN_O_SLOT=1: fa3's O through the tile's last ring stage, "q empty" back at the
 #                     loop's exit, the next tile's q under the epilogue; bench/RESULTS.md "branch attnshort2")
 #     attnsched:200   (TILEC_ATTN_SCHED=1: causal fa3 tiles from a global atomic counter, heaviest first in
-#                     L2-sized sections of heads, the counter reset by the last CTA; bench/RESULTS.md "branch attnsched")
+#                     L2-sized sections of heads, the counter reset by the last CTA, a counter a stream (branch
+#                     attnsched2: two streams at once checked); bench/RESULTS.md "branch attnsched", "branch attnsched2")
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
