@@ -45,7 +45,7 @@ class Mbar:
 
 
 def run(rng, mutant=""):
-    ctr = [0, 0]  # the module global: zero at load
+    ctr = [0, 0]  # the stream's pair (lib/api/sched_slot.c): zeroed before its first launch
     for launch in range(rng.randint(2, 5)):
         ntiles = rng.randint(1, 40)
         nct = min(ntiles, rng.randint(1, 9))
