@@ -114,6 +114,14 @@
 #     attnsched:200   (TILEC_ATTN_SCHED=1: causal fa3 tiles from a global atomic counter, heaviest first in
 #                     L2-sized sections of heads, the counter reset by the last CTA, a counter a stream (branch
 #                     attnsched2: two streams at once checked); bench/RESULTS.md "branch attnsched", "branch attnsched2")
+#   twenty-second session: NO device call ran (refused starts spent the 1800 s).  OWED now, in the
+#   order of what each could turn into a default (each script checks its own correctness first):
+#     call 1 (cold):  OWED="bwd8:190 hoistop:120 attnsched:200" OWED_BUDGET=560 sh bench/owed.sh .carry
+#     call 2 (warm):  OWED="attnshort2:200 bscale2:190 smallm512:120" OWED_BUDGET=560 sh bench/owed.sh .carry
+#     call 3 (warm):  PENDING_STEPS="attn attnbwd fp8" sh bench/pending.sh .carry (timeout_s=590): every GPU
+#                     test at the defaults, then attention / backward / fp8 beside the references
+#     call 4 (warm):  OWED="fp8nn4:130 lsl:200" OWED_BUDGET=400, then gpu_test_examples with
+#                     TILEC_SCRATCH_OVER_RING=1 and PENDING_STEPS=layer (the Llama layer at today's defaults)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
