@@ -1051,14 +1051,20 @@ Test(fake_driver, pitch_repack_copies_each_slice_of_a_batched_operand) {
 
 /* ---- small-M forms (passes/small_m.c, docs/small_m.md) ------------------------------------- */
 /* C = A @ B of examples/gemm.tile at M rows (N = K = 4096, bf16): the launch the driver saw. */
+/* The i-th tensor argument of a fake launch: a distinct device address a tensor (the fake driver never
+ * dereferences it), on device 0. */
+static DLTensor fake_tensor(int i, int ndim, DLDataType dtype, int64_t *shape, int64_t *strides) {
+  return (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
+                    .device = {kDLCUDA, 0}, .ndim = ndim, .dtype = dtype, .shape = shape, .strides = strides};
+}
+
 static void launch_gemm_mn(tilec_kernel *k, int64_t m, int64_t n) {
   int64_t sa[2] = {m, 4096}, sb[2] = {4096, n}, sc[2] = {m, n};
   int64_t *shapes[3] = {sa, sb, sc};
   DLTensor t[3];
   tilec_arg args[3];
   for (int i = 0; i < 3; i++) {
-    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
-                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLBfloat, 16, 1}, .shape = shapes[i]};
+    t[i] = fake_tensor(i, 2, (DLDataType){kDLBfloat, 16, 1}, shapes[i], NULL);
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
   }
   cr_assert_eq(tilec_kernel_launch(k, args, 3, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
@@ -1328,17 +1334,19 @@ Test(fake_driver, small_m_waves_unset) { waves_off(NULL); }
 
 /* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
 /* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
-static void launch_attn_d(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_t d) {
+static void launch_attn_d_on(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_t d, void *stream) {
   int64_t shape[4] = {z, h, s, d};
   DLTensor t[4];
   tilec_arg args[5];
   for (int i = 0; i < 4; i++) {
-    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
-                      .device = {kDLCUDA, 0}, .ndim = 4, .dtype = {kDLBfloat, 16, 1}, .shape = shape};
+    t[i] = fake_tensor(i, 4, (DLDataType){kDLBfloat, 16, 1}, shape, NULL);
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
   }
   args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.088f};
-  cr_assert_eq(tilec_kernel_launch(k, args, 5, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+  cr_assert_eq(tilec_kernel_launch(k, args, 5, stream), TILEC_OK, "%s", tilec_kernel_error(k));
+}
+static void launch_attn_d(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_t d) {
+  launch_attn_d_on(k, z, h, s, d, NULL);
 }
 
 static void launch_attn(tilec_kernel *k, int64_t z, int64_t h, int64_t s) { launch_attn_d(k, z, h, s, 128); }
@@ -1593,16 +1601,7 @@ static CUdeviceptr last_counter(void) {
 }
 
 static void launch_attn_on(tilec_kernel *k, int64_t z, int64_t h, int64_t s, void *stream) {
-  int64_t shape[4] = {z, h, s, 128};
-  DLTensor t[4];
-  tilec_arg args[5];
-  for (int i = 0; i < 4; i++) {
-    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
-                      .device = {kDLCUDA, 0}, .ndim = 4, .dtype = {kDLBfloat, 16, 1}, .shape = shape};
-    args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
-  }
-  args[4] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.088f};
-  cr_assert_eq(tilec_kernel_launch(k, args, 5, stream), TILEC_OK, "%s", tilec_kernel_error(k));
+  launch_attn_d_on(k, z, h, s, 128, stream);
 }
 
 /* TILEC_ATTN_SCHED=1's tile counters (lib/api/sched_slot.c, docs/runtime.md "Tile counters"): the causal
@@ -1706,10 +1705,8 @@ static void launch_dkdv(tilec_kernel *k, int64_t z, int64_t h, int64_t s, int64_
   tilec_arg args[9];
   for (int i = 0; i < 8; i++) { /* Q, K, V, dO, LSE, Dl, dK, dV */
     bool row = i == 4 || i == 5;
-    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
-                      .device = {kDLCUDA, 0}, .ndim = row ? 3 : 4,
-                      .dtype = row ? (DLDataType){kDLFloat, 32, 1} : (DLDataType){kDLBfloat, 16, 1},
-                      .shape = row ? rshape : shape};
+    t[i] = fake_tensor(i, row ? 3 : 4, row ? (DLDataType){kDLFloat, 32, 1} : (DLDataType){kDLBfloat, 16, 1},
+                       row ? rshape : shape, NULL);
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
   }
   args[8] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.125f};
@@ -1953,9 +1950,7 @@ static tilec_status launch_fp8(tilec_kernel *k, int64_t m, int64_t kk, int64_t n
   DLTensor t[3];
   tilec_arg args[5];
   for (int i = 0; i < 3; i++) {
-    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
-                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = dt[i], .shape = shapes[i],
-                      .strides = i == 1 ? bs : i == 0 ? as : NULL};
+    t[i] = fake_tensor(i, 2, dt[i], shapes[i], i == 1 ? bs : i == 0 ? as : NULL);
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
   }
   args[3] = (tilec_arg){.kind = TILEC_ARG_F32, .u.f32 = 0.5f};
@@ -2271,9 +2266,7 @@ static tilec_status launch_w4a16(tilec_kernel *k, int64_t m, int64_t kk, int64_t
   DLTensor t[5];
   tilec_arg args[5];
   for (int i = 0; i < 5; i++) {
-    t[i] = (DLTensor){.data = (void *)(uintptr_t)(0x7f2000000000ull + 0x10000000ull * (uint64_t)i),
-                      .device = {kDLCUDA, 0}, .ndim = 2, .dtype = i == 1 ? i32 : bf, .shape = shapes[i],
-                      .strides = i == 4 ? cs : NULL};
+    t[i] = fake_tensor(i, 2, i == 1 ? i32 : bf, shapes[i], i == 4 ? cs : NULL);
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[i]};
   }
   return tilec_kernel_launch(k, args, 5, NULL);
