@@ -87,24 +87,12 @@ int cg_plan_o_slot(cg *g, int persist) {
   return persist;
 }
 
-/* i1: the main loop ran (its range not empty) at the tile's end. */
-static LLVMValueRef loop_ran(cg *g, cg_ring *R) {
-  tl_op *lo = tl_op_at(g->f, R->for_op);
-  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
-  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
-  return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
-                      LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
-}
-
 void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at) {
   cg_plan *p = g->plan;
   cg_ring *R = &p->rings[0];
   int atom = p->q_rows * 128;
-  at->ran = loop_ran(g, R);
-  LLVMValueRef next = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
-  at->last = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, next, cg_i32(g, 0), ""), cg_i32(g, R->stages - 1),
-                             LLVMBuildSub(g->B, next, cg_i32(g, 1), ""), "o.last");
+  at->ran = cg_ws_loop_ran(g, R);
+  at->last = cg_ws_last_stage(g, R);
   cg_asm_void(g, "bar.sync 9, 256;", "~{memory}", NULL, 0); /* (both warpgroups' last value dots done) */
   LLVMValueRef sb = cg_smem_base32(g);
   cg_stream *vs = &p->streams[p->o_slot_v];

@@ -171,14 +171,14 @@ LLVMValueRef cg_q_tma_prologue(cg *g, LLVMValueRef tid, LLVMValueRef ok) {
 
 static void q_boxes(cg *g);
 
+void cg_q_tma_empty_wait(cg *g) { cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, g->plan->q_emptyph, 1)); }
+
 void cg_q_tma_issue(cg *g) {
   if (!g->plan->q_tma) return;
-  cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, g->plan->q_emptyph, 1));
+  cg_q_tma_empty_wait(g);
   cg_attn_sched_publish(g); /* (TILEC_ATTN_SCHED=1: the tile for the consumers, attn_sched.c) */
   q_boxes(g);
 }
-
-void cg_q_tma_empty_wait(cg *g) { cg_mbar_wait(g, q_mbar(g, 1), take_bit(g, g->plan->q_emptyph, 1)); }
 
 void cg_q_tma_full_arrive(cg *g) {
   LLVMValueRef mb = q_mbar(g, 0);

@@ -485,13 +485,27 @@ static void pp_bar(cg *g, const char *op, LLVMValueRef id, LLVMValueRef on) {
 }
 
 /* The trip count (i64) of the ring's loop at this point. */
+LLVMValueRef cg_ws_loop_ran(cg *g, cg_ring *R) {
+  tl_op *lo = tl_op_at(g->f, R->for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
+                      LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+}
+
+LLVMValueRef cg_ws_last_stage(cg *g, cg_ring *R) {
+  LLVMValueRef next = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
+  return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, next, cg_i32(g, 0), ""), cg_i32(g, R->stages - 1),
+                         LLVMBuildSub(g->B, next, cg_i32(g, 1), ""), "");
+}
+
 static LLVMValueRef trip_count(cg *g, cg_ring *R) {
   tl_op *lo = tl_op_at(g->f, R->for_op);
   LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
   LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
   LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
-  LLVMValueRef ran = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
-                                  LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
+  LLVMValueRef ran = cg_ws_loop_ran(g, R);
   LLVMValueRef pos = LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), "");
   LLVMValueRef div = LLVMBuildSelect(g->B, pos, step64, cg_i64(g, 1), ""); /* (no division by 0) */
   LLVMValueRef n = LLVMBuildSDiv(g->B, LLVMBuildSub(g->B, LLVMBuildAdd(g->B, hi64, step64, ""),
@@ -772,15 +786,7 @@ static void release_last(cg *g, cg_ring *R) {
     LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
     return;
   }
-  tl_op *lo = tl_op_at(g->f, R->for_op);
-  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
-  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
-  LLVMValueRef ran = LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
-                                  LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
-  LLVMValueRef next = LLVMBuildLoad2(g->B, g->i32, R->rdv, "");
-  LLVMValueRef last = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, next, cg_i32(g, 0), ""),
-                                      cg_i32(g, R->stages - 1), LLVMBuildSub(g->B, next, cg_i32(g, 1), ""), "");
+  LLVMValueRef ran = cg_ws_loop_ran(g, R), last = cg_ws_last_stage(g, R);
   cg_ws_release_v(g, R, last, ran); /* (K and V apart: the last K was released after its score dot) */
   LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
 }

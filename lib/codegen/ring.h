@@ -503,6 +503,10 @@ void cg_ws_release(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
 void cg_ws_release_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef on);
 void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot);
 void cg_ws_wait_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef flip);
+/* at the ring loop's exit, i1 its range was not empty, and the stage of its last step (the one
+ * before the read counter) */
+LLVMValueRef cg_ws_loop_ran(cg *g, cg_ring *R);
+LLVMValueRef cg_ws_last_stage(cg *g, cg_ring *R);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
  * consumer split's conditions, TMA-fed), or NULL; tile_prefetch.c takes the same. */
 const char *cg_ws_unfit(cg *g, cg_ring *R);
