@@ -65,7 +65,7 @@ int cg_plan_attn_sched(cg *g, int persist) {
                               : "heaviest row blocks first across sections of heads whose K and V fit 32 MiB of L2");
   p->sched_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
-  const char *was = "not persistent (the main loop's trip count depends on the tile)";
+  const char *was = "not persistent (" CG_TRIP_BY_TILE ")"; /* (emit_overlap.c's words) */
   const char *at = p->ws_note ? strstr(p->ws_note, was) : NULL;
   if (at) { /* (cg_ws_plan's note, written before this plan) */
     tl_sbuf w = {0};

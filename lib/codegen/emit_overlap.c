@@ -168,7 +168,7 @@ void cg_plan_overlap(cg *g) {
                    creg, preg, cg_tma_mode(g) == TL_TMA_FORM ? "" : ", all 128 copy when a tensor fails the map test",
                    kv_note(p->nring ? &p->rings[0] : NULL), p->persist ? "persistent: min(tiles, CTAs that fit) CTAs, the producer's ring running on into the "
                                 "next tile, warpgroup 1's first arrive per tile"
-                   : f->persist ? "not persistent (the main loop's trip count depends on the tile)"
+                   : f->persist ? "not persistent (" CG_TRIP_BY_TILE ")"
                                 : "not persistent");
     p->ws_note = tl_strdup(&g->ctx->arena, wsn.data);
     tl_sbuf_free(&wsn);

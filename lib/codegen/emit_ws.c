@@ -268,7 +268,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   if (p->persist && f->ws && p->nring == 1) {
     tl_op *lo = tl_op_at(f, p->rings[0].for_op);
     for (int k = 0; k < 3 && k < lo->nopnd; k++)
-      if (from_program_id(f, lo->opnd[k], 0)) attn_nopersist = "the main loop's trip count depends on the tile";
+      if (from_program_id(f, lo->opnd[k], 0)) attn_nopersist = CG_TRIP_BY_TILE;
     if (attn_nopersist) p->persist = false;
     /* (attn_sched.c: TILEC_ATTN_SCHED=1 may make it persistent after all, tiles from a counter) */
     p->sched_fit = attn_nopersist && f->attn_fa3;

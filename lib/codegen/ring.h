@@ -140,6 +140,10 @@ typedef struct cg_ring {
 
 #define CG_MAX_WG 8 /* wgmma dots a function's plan takes */
 
+/* Why an attention kernel's CTAs run one tile each (emit_ws.c, emit_overlap.c's note; attn_sched.c
+ * rewrites that note when it makes such a kernel persistent after all) */
+#define CG_TRIP_BY_TILE "the main loop's trip count depends on the tile"
+
 typedef struct cg_plan {
   int8_t *vkind;          /* per value: SRC_* of a dot operand value (or the load/trans feeding it) */
   int32_t *vstream;       /* per value: stream index (STREAM) or persistent offset (INVARIANT) */
