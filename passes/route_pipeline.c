@@ -448,6 +448,15 @@ static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const 
 
 typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
+/* The loop's range (start, end or step) moves with the program ids: its tiles weigh differently
+ * (causal attention), so a static persistent order would unbalance the SMs. */
+static bool range_moves_with_tile(tl_func *f, int32_t for_op) {
+  tl_op *lo = tl_op_at(f, for_op);
+  bool moves = lo->nopnd < 3;
+  for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || tl_from_program_id(f, lo->opnd[k], 0);
+  return moves;
+}
+
 static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   router R = {f, tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1)};
   main_loop ml = {LOOP_NONE, -1, {-1, -1, -1, -1, -1, -1, -1, -1}, 0, {0, 0}};
@@ -591,10 +600,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       persist_why = "on (fa3: one CTA an SM looping over the tiles, the producer running ahead into the next "
                     "tile; TILEC_PERSIST=0 off)";
       /* codegen (emit_ws.c, attn_nopersist) keeps a causal kernel one tile a program: say so here */
-      tl_op *lo = tl_op_at(f, ml.for_op);
-      for (int k = 0; k < 3 && k < lo->nopnd; k++)
-        if (tl_from_program_id(f, lo->opnd[k], 0))
-          persist_why = "off (fa3: the main loop's trip count depends on the tile (causal), so one tile a program, "
+      if (range_moves_with_tile(f, ml.for_op))
+        persist_why = "off (fa3: the main loop's trip count depends on the tile (causal), so one tile a program, "
                         "the hardware's heaviest-first launch order balancing the SMs; TILEC_ATTN_SCHED=1 (opt-in) "
                         "takes such tiles from a counter where codegen's tma: line says so)";
     }
@@ -609,9 +616,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     const char *ape = o->attn_persist ? o->attn_persist : tl_code_env("TILEC_ATTN_PERSIST");
     bool moves = true;
     if (f->ws == TL_WS_OFF) {
-      tl_op *lo = tl_op_at(f, ml.for_op);
-      moves = lo->nopnd < 3;
-      for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || tl_from_program_id(f, lo->opnd[k], 0);
+      moves = range_moves_with_tile(f, ml.for_op);
       f->attn_persist_fits = !moves;
     }
     if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
