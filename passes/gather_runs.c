@@ -34,7 +34,8 @@ static int32_t insert_const(tl_func *f, tl_region *r, int *pos, tl_type t, int64
 }
 
 /* The scalar value at element e of rank-1 integer tile v, built in r before *pos from v's
- * expression (iota, splats, constants and elementwise integer arithmetic of those), or -1. */
+ * expression (iota, splats, constants and elementwise integer arithmetic of those), or -1.  With r
+ * NULL nothing is built: 0 where it could be, -1 where not. */
 static int32_t value_at(tl_func *f, tl_region *r, int *pos, int32_t v, int64_t e, int depth) {
   const tl_type *t = &tl_val(f, v)->type;
   if (t->kind != TL_KIND_TILE) return v; /* a scalar operand */
@@ -43,33 +44,17 @@ static int32_t value_at(tl_func *f, tl_region *r, int *pos, int32_t v, int64_t e
   tl_op src = *tl_op_at(f, d); /* (a copy: new ops may move the table) */
   tl_type st = tl_scalar_type((tl_dtype)t->dtype);
   switch (src.opc) {
-  case TL_OP_iota: return insert_const(f, r, pos, st, e, src.loc);
+  case TL_OP_iota: return r ? insert_const(f, r, pos, st, e, src.loc) : 0;
   case TL_OP_splat: return src.opnd[0];
-  case TL_OP_const: return insert_const(f, r, pos, st, src.ival, src.loc);
+  case TL_OP_const: return r ? insert_const(f, r, pos, st, src.ival, src.loc) : 0;
   case TL_OP_add: case TL_OP_sub: case TL_OP_mul: case TL_OP_div: case TL_OP_rem: case TL_OP_shl:
   case TL_OP_shr: case TL_OP_and: case TL_OP_or: case TL_OP_xor: case TL_OP_min: case TL_OP_max: {
     int32_t x[2];
     for (int k = 0; k < 2; k++)
       if ((x[k] = value_at(f, r, pos, src.opnd[k], e, depth - 1)) < 0) return -1;
-    return insert_op(f, r, pos, tl_op_clone(f, &src, x, &st));
+    return r ? insert_op(f, r, pos, tl_op_clone(f, &src, x, &st)) : 0;
   }
   default: return -1;
-  }
-}
-
-/* The expression of v can be read at an element (value_at's cases) without building anything. */
-static bool readable(tl_func *f, int32_t v, int depth) {
-  const tl_type *t = &tl_val(f, v)->type;
-  if (t->kind != TL_KIND_TILE) return true;
-  int32_t d = tl_val(f, v)->def;
-  if (d < 0 || depth == 0 || t->rank != 1 || !tl_dtype_is_int((tl_dtype)t->dtype)) return false;
-  const tl_op *o = tl_op_at(f, d);
-  switch (o->opc) {
-  case TL_OP_iota: case TL_OP_splat: case TL_OP_const: return true;
-  case TL_OP_add: case TL_OP_sub: case TL_OP_mul: case TL_OP_div: case TL_OP_rem: case TL_OP_shl:
-  case TL_OP_shr: case TL_OP_and: case TL_OP_or: case TL_OP_xor: case TL_OP_min: case TL_OP_max:
-    return readable(f, o->opnd[0], depth - 1) && readable(f, o->opnd[1], depth - 1);
-  default: return false;
   }
 }
 
@@ -88,7 +73,7 @@ static int rewrite_load(tl_func *f, const tl_axis_analysis *A, tl_region *r, int
     if (gat >= 0) return 0; /* (rank 1: one gather at most anyway) */
     gat = k;
   }
-  if (gat < 0 || !readable(f, src.opnd[gat], VALUE_DEPTH)) return 0;
+  if (gat < 0 || value_at(f, NULL, NULL, src.opnd[gat], 0, VALUE_DEPTH) < 0) return 0; /* (readable, nothing built) */
   int64_t L = rt.shape[0], c = tl_axis_get(A, src.opnd[gat]).constancy[0];
   if (c < 2 || c > L || L % c || L / c > GATHER_RUNS_MAX) return 0;
   int runs = (int)(L / c), pos = *at;
@@ -100,7 +85,7 @@ static int rewrite_load(tl_func *f, const tl_axis_analysis *A, tl_region *r, int
   for (int j = runs - 1; j >= 0; j--) {
     memcpy(opnd, src.opnd, sizeof(int32_t) * (size_t)src.nopnd);
     opnd[gat] = value_at(f, r, &pos, src.opnd[gat], (int64_t)j * c, VALUE_DEPTH);
-    if (opnd[gat] < 0) return 0; /* (readable said it would not fail) */
+    if (opnd[gat] < 0) return 0; /* (the check above said it would not fail) */
     int32_t one = tl_op_clone(f, &src, opnd, &st);
     for (int d = 0; d < TL_MAX_RANK; d++) tl_op_at(f, one)->dims[d] = 0; /* every entry an index */
     int32_t s = insert_op(f, r, &pos, one);
