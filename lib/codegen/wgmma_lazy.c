@@ -59,16 +59,16 @@
 
 /* TILEC_WGMMA_LAZY_WIDE=1: a loop of `regs` accumulator registers a thread above CG_LAZY_REGS in a
  * kernel one CTA an SM by its shared memory (the header's "Wide loops") */
-static bool wide_ok(const cg *g, int regs) {
-  return tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") && regs > CG_LAZY_REGS && regs <= CG_LAZY_WIDE_REGS &&
+static bool wide_ok(const cg *g, int regs, bool wide_env) {
+  return wide_env && regs > CG_LAZY_REGS && regs <= CG_LAZY_WIDE_REGS &&
          g->threads <= 256 && 2 * g->smem_persist > CG_LAZY_SM90_SMEM;
 }
 
 bool cg_lazy_wait_loop(cg *g, int32_t L) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  bool narrow = tl_code_env_on("TILEC_WGMMA_LAZY");
-  if (!p || L < 0 || (!narrow && !tl_code_env_on("TILEC_WGMMA_LAZY_WIDE"))) return false;
+  bool narrow = tl_code_env_on("TILEC_WGMMA_LAZY"), wide_env = tl_code_env_on("TILEC_WGMMA_LAZY_WIDE");
+  if (!p || L < 0 || (!narrow && !wide_env)) return false;
   if (p->ws || p->rope || p->q_tma || tl_op_at(f, L)->opc != TL_OP_for) return false;
   cg_ring *R = NULL;
   for (int i = 0; i < p->nring; i++)
@@ -85,7 +85,7 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
     regs += tl_layout_nregs(cg_layout(g, o->res[0]));
   }
   if (n < 3) return false; /* (attention's forward, two dots: its softmax reads S at once, P V ends the body) */
-  bool wide = wide_ok(g, regs), on = (narrow && regs <= CG_LAZY_REGS) || wide;
+  bool wide = wide_ok(g, regs, wide_env), on = (narrow && regs <= CG_LAZY_REGS) || wide;
   if (!p->lazy_note) { /* --explain (the tma line) */
     char note[240];
     if (on)
@@ -98,9 +98,9 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
     else
       snprintf(note, sizeof note, "lazy wgmma waits off: the loop's %d wgmma dots take %d accumulator registers a thread "
                "(more than %d); %s %d%s", n, regs, CG_LAZY_REGS,
-               tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") ? "not wide: more than" : "TILEC_WGMMA_LAZY_WIDE=1 takes up to",
+               wide_env ? "not wide: more than" : "TILEC_WGMMA_LAZY_WIDE=1 takes up to",
                CG_LAZY_WIDE_REGS,
-               tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") ? ", or room for two CTAs an SM" : " at one CTA an SM");
+               wide_env ? ", or room for two CTAs an SM" : " at one CTA an SM");
     p->lazy_note = tl_strdup(&g->ctx->arena, note);
   }
   return on;
