@@ -1226,8 +1226,12 @@ def attn_bwd():
         # lazywide: TILEC_WGMMA_LAZY_WIDE=1 (wgmma_lazy.c "Wide loops": the D128 dK/dV loop, 192 accumulator
         # registers at one CTA an SM, with FlashAttention-3's order of waits; D64's kernels unchanged); dq64: dQ at
         # D128 with 64 keys a step on 2 stages (two CTAs an SM; the default 32 keys on 4); lazy-wide-dq64: both;
-        # lazy-wide-dq64-lazy: and TILEC_WGMMA_LAZY=1 (the dQ loop's waits too); bench/RESULTS.md "bwd8"
+        # lazy-wide-dq64-lazy: and TILEC_WGMMA_LAZY=1 (the dQ loop's waits too); bench/RESULTS.md "bwd8".
+        # dq64 is the example's own D128 tile on sm_90a since the twenty-third session; dq32 is the old one
+        # (32 keys on 4 stages), the mechanism off
         dq64 = ({"stages": 2}, {"BN": 64}) if D == 128 else ({}, {})
+        dq32 = ({"stages": 4}, {"BN": 32}) if D == 128 else ({}, {})
+        variants += [("dq32", P, ({}, {}), dq32, None)]
         variants += [("lazywide", P, ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY_WIDE": "1"}),
                      ("dq64", P, ({}, {}), dq64, None),
                      ("lazywide-dq64", P, ({}, {}), dq64, {"TILEC_WGMMA_LAZY_WIDE": "1"}),
@@ -1318,7 +1322,7 @@ def attn_bwd():
             keep = args.attnbwd_variants.split(",")
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
-            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy", "rows", "lazywide",
+            variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy", "rows", "lazywide", "dq32",
                                                             "dq64", "lazywide-dq64", "lazywide-dq64-lazy")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
