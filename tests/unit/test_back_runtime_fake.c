@@ -1157,7 +1157,7 @@ Test(fake_driver, small_m_default_forms_unsplit) {
   tilec_kernel *k = NULL;
   cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
   launch_gemm(k, 16);
-  cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
+  cr_assert_eq(calls.links - links, 5, "the kernel, its three forms and the waves form (the default): %d", calls.links - links);
   cr_assert(calls.block[0] == 128u && calls.grid[0] == 1u && calls.grid[1] == 128u, "M 16: grid %u x %u", calls.grid[0],
             calls.grid[1]);
   int before = calls.launches;
@@ -1190,14 +1190,14 @@ static void late_forms(bool late) {
   int links = calls.links;
   tilec_kernel *k = NULL;
   cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
-  if (!late) cr_assert_eq(calls.links - links, 4, "the load waited for the three forms: %d", calls.links - links);
+  if (!late) cr_assert_eq(calls.links - links, 5, "the load waited for the four forms: %d", calls.links - links);
   launch_gemm(k, 5000); /* the kernel itself, its forms loading or not */
   cr_assert(calls.block[0] == 384u && calls.grid[0] == 132u, "M 5000: block %u grid %u", calls.block[0], calls.grid[0]);
   launch_gemm(k, 100); /* a form's M: joined here */
-  cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
+  cr_assert_eq(calls.links - links, 5, "the kernel and its four forms: %d", calls.links - links);
   cr_assert(calls.grid[0] == 128u && calls.block[0] == 128u, "M 100: grid %u block %u", calls.grid[0], calls.block[0]);
   launch_gemm(k, 16);
-  cr_assert_eq(calls.links - links, 4, "no form compiled twice: %d", calls.links - links);
+  cr_assert_eq(calls.links - links, 5, "no form compiled twice: %d", calls.links - links);
   tilec_kernel_destroy(k);
   k = NULL; /* destroyed before any form was needed (from the memory cache now, still on threads) */
   cr_assert_eq(tilec_kernel_load(p, "cutlass_gemm", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
@@ -1311,8 +1311,7 @@ Test(fake_driver, small_m_waves_by_sm_count_264) {
   tilec_program_destroy(p);
 }
 
-/* Off (TILEC_SMALL_M_WAVES=0, and unset: the default until measured): the kernel above M 256, no fourth
- * form loaded, no note. */
+/* Off (TILEC_SMALL_M_WAVES=0): the kernel above M 256, no fourth form loaded, no note. */
 static void waves_off(const char *waves) {
   {
     tilec_program *p = NULL;
@@ -1330,7 +1329,20 @@ static void waves_off(const char *waves) {
   }
 }
 Test(fake_driver, small_m_waves_off) { waves_off("0"); }
-Test(fake_driver, small_m_waves_unset) { waves_off(NULL); }
+/* Unset is on since the twenty-third session (passes/small_m.c WAVES_DEFAULT): the form at M 512, N 4096
+ * on 132 SMs, the kernel at 1024, every form loaded. */
+Test(fake_driver, small_m_waves_unset) {
+  tilec_program *p = NULL;
+  int links = calls.links;
+  tilec_kernel *k = load_waves(&p, NULL, 132);
+  launch_gemm(k, 5000);
+  unsigned kernel_smem = calls.smem;
+  expect_gemm(k, 1024, 4096, false, kernel_smem, 132);
+  expect_gemm(k, 512, 4096, true, kernel_smem, 132);
+  cr_assert_eq(calls.links - links, 5, "the kernel and its four forms: %d", calls.links - links);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}
 
 /* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
 /* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
