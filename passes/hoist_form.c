@@ -1,21 +1,23 @@
 /* hoist_form: requires verified IR (before route_pipeline); keeps every op and value (it only
  * records f->hoist_form); says in --explain, for a kernel whose one dot's B is computed in the main
  * loop, whether it has a materialize-once form (lib/hoist_operand.h: B computed once into a
- * workspace by a pre-kernel, then the kernel with B a plain load of it) and, when not, why; with
- * TILEC_HOIST_OPERAND=1 records the plan a launch picks by M. */
+ * workspace by a pre-kernel, then the kernel with B a plain load of it) and, when not, why; records
+ * the plan a launch picks by M (TILEC_HOIST_OPERAND=0: not). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hoist_operand.h"
 
-/* TILEC_HOIST_OPERAND=1 (default off) lets a launch run the form.  It chooses which kernels a
+/* A launch may run the form unless TILEC_HOIST_OPERAND=0 (the default since the twenty-third session:
+ * an H100 measured the form 2.95x the kernel at M 512, 6.95-7.17x at M 4096 / 8192, and 0.83x at M 128,
+ * so TL_HOIST_MIN_M is 256; bench/RESULTS.md).  It chooses which kernels a
  * launch runs, not the code of any (the kernel's PTX is the same either way:
  * tests/lit/passes/hoist_operand.test; the form and the pre-kernel have their own cache keys), so
  * it is read with getenv, not through lib/code_env.c's table of the switches in the key. */
 static bool switched_on(void) {
   const char *e = getenv("TILEC_HOIST_OPERAND");
-  return e && e[0] == '1';
+  return !(e && e[0] == '0');
 }
 
 /* cutlass_gemm's sm_90a tile (examples/gemm.tile: 0.91-1.07x cuBLAS with B by TMA) for the form,
@@ -106,17 +108,17 @@ static bool run_hoist_form(tl_func *f, const tl_pass_opts *o) {
                  f->name, tl_dtype_name((tl_dtype)h.dtype), (long long)h.bk, (long long)h.bn, srcs,
                  tl_dtype_name((tl_dtype)h.dtype), kn, nn, kn, (long long)h.bk, tile);
   if (on)
-    tl_sbuf_printf(ex, "a launch with %s >= TILEC_HOIST_OPERAND_MIN_M (128) runs the two into the handle's workspace, "
-                       "one with fewer rows this kernel (TILEC_HOIST_OPERAND=1)\n", mn);
+    tl_sbuf_printf(ex, "a launch with %s >= TILEC_HOIST_OPERAND_MIN_M (%d) runs the two into the handle's workspace, "
+                       "one with fewer rows this kernel (TILEC_HOIST_OPERAND=0: off)\n", mn, TL_HOIST_MIN_M);
   else
-    tl_sbuf_printf(ex, "off (TILEC_HOIST_OPERAND=1 lets a launch with %s >= 128 run it)\n", mn);
+    tl_sbuf_printf(ex, "off (TILEC_HOIST_OPERAND=0; unset, a launch with %s >= %d runs it)\n", mn, TL_HOIST_MIN_M);
   return true;
 }
 
 const tl_pass tl_pass_hoist_form = {
     "hoist_form",
     "requires verified IR; keeps ops and values; explains whether a kernel whose dot's B is computed in the loop has "
-    "a materialize-once form and, with TILEC_HOIST_OPERAND=1, records it (f->hoist_form) for the launcher "
+    "a materialize-once form and, unless TILEC_HOIST_OPERAND=0, records it (f->hoist_form) for the launcher "
     "(lib/hoist_operand.h)",
     run_hoist_form,
 };

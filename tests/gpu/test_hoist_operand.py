@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """test_hoist_operand.py: the materialize-once form of examples/gemm_w4a16.tile's gemm_w4a16 on the GPU
-(TILEC_HOIST_OPERAND=1, lib/hoist_operand.h): a launch with M >= 128 runs a pre-kernel that writes B =
+(the default since the twenty-third session, TILEC_HOIST_OPERAND=0 off; lib/hoist_operand.h): a launch
+with M >= 256 runs a pre-kernel that writes B =
 bf16(q s - z) once into the handle's workspace [K, N], then the kernel with B a plain load of it, at
-cutlass_gemm's tile (TMA + wgmma); M < 128 runs the fused kernel itself.
+cutlass_gemm's tile (TMA + wgmma); M < 256 runs the fused kernel itself.
 
-Correctness: at M = 1, 64, 128, 300, 4096 (N = K = 4096, G = 128) and two ragged cases (N = 1004: the
+Correctness: at M = 1, 64, 128, 256, 300, 4096 (N = K = 4096, G = 128) and two ragged cases (N = 1004: the
 workspace's rows padded to 16 bytes, C's not a tensor map; K = 640), the kernel loaded with the switch on and
 off, each against the fp64 reference (w4a16_ref.gptq_reference: the same tolerance as test_w4a16.py), a zero
 point moved by 4 in the last group caught, outputs poisoned with NaN; the program log says which path ran
-(the form at M >= 128, the kernel below).  (The pre-kernel rounds q s - z through f32, as torch's formula and
+(the form at M >= 256, the kernel below).  (The pre-kernel rounds q s - z through f32, as torch's formula and
 the interpreter; the fused kernel's bf16x2 fma rounds once: they differ only where q s - z needs more than 24
 bits, never for GPTQ / AWQ zero points; the reference is torch's formula and the bound holds for both.)
 Timing (TEST_HOIST_TIME=1): us per launch, switch on and off, beside cuBLAS bf16 (torch.matmul on the
@@ -42,8 +43,8 @@ def main():
     print("test_hoist_operand: seed", gen.initial_seed())
 
     def load(on, pre_tile=None):
-        if on:
-            os.environ["TILEC_HOIST_OPERAND"] = "1"  # read at the compile (the plan) and the load (the forms)
+        if not on:
+            os.environ["TILEC_HOIST_OPERAND"] = "0"  # read at the compile (the plan) and the load (the forms)
         if pre_tile:
             os.environ["TILEC_HOIST_OPERAND_PRE_TILE"] = pre_tile  # read at the load
         try:
@@ -62,10 +63,10 @@ def main():
         return 1
     fails = 0
     G = 128
-    # (M 128 first: the first launch that needs the form joins the late forms; the ones below 128 after it then
+    # (M 300 first: the first launch that needs the form joins the late forms; the ones below 256 after it then
     # say "the kernel itself" in the log)
-    for M, N, K in ((128, 4096, 4096), (1, 4096, 4096), (64, 4096, 4096), (300, 4096, 4096), (4096, 4096, 4096),
-                    (300, 1004, 640), (129, 200, 1024)):
+    for M, N, K in ((300, 4096, 4096), (1, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096), (4096, 4096, 4096),
+                    (300, 1004, 640), (129, 200, 1024), (256, 200, 1024)):
         a, wq, s, z = gptq_case(torch, gen, M, N, K, G)
         ref, mag, _ = reference(torch, a, wq, s, z, G)
         z2 = z.clone()
@@ -82,7 +83,7 @@ def main():
             caught = not gemm_within(torch, got, ref2, mag, K)[0]
             note = prog.log[mark:]
             path = "form" if "materialize-once form runs it" in note else "kernel" if "kernel itself runs it" in note else "-"
-            want = ("form" if M >= 128 else "kernel") if on else "-"
+            want = ("form" if M >= 256 else "kernel") if on else "-"
             # (a path is said once a handle each way: a second launch the same way says nothing)
             said_ok = path in (want, "-")
             good = ok and caught and said_ok

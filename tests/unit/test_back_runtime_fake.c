@@ -2284,13 +2284,13 @@ static tilec_status launch_w4a16(tilec_kernel *k, int64_t m, int64_t kk, int64_t
   return tilec_kernel_launch(k, args, 5, NULL);
 }
 
-/* TILEC_HOIST_OPERAND=1: one load of gemm_w4a16 compiles 3 kernels (the kernel; its materialize-once
+/* The default (TILEC_HOIST_OPERAND unset): one load of gemm_w4a16 compiles 3 kernels (the kernel; its materialize-once
  * form at cutlass_gemm's tile: TMA + wgmma, warp-specialized, persistent; the pre-kernel).  M = 300
- * (>= 128) launches the pre-kernel (grid cdiv(K, 128) x cdiv(N, 64), its first parameter A) into a
+ * (>= 256) launches the pre-kernel (grid cdiv(K, 128) x cdiv(N, 64), its first parameter A) into a
  * workspace of K x N x 2 bytes (N = 1004: rows padded to 2016 bytes), then the form, whose B tensor
  * map is that workspace; the same shapes again reuse it; M = 64 runs the kernel itself (grid
  * cdiv(M, 16) x cdiv(N, 64), 4 warps); each choice said once in the program log.
- * TILEC_HOIST_OPERAND_MIN_M=1000 keeps M = 300 on the kernel.  Off (the default): the kernel alone
+ * TILEC_HOIST_OPERAND_MIN_M=1000 keeps M = 300 on the kernel.  Off (TILEC_HOIST_OPERAND=0): the kernel alone
  * (from the memory cache), every launch the kernel. */
 Test(fake_driver, hoist_operand_form_picked_by_m) {
   char path[512];
@@ -2298,7 +2298,7 @@ Test(fake_driver, hoist_operand_form_picked_by_m) {
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 3; mode++) { /* 0 on, 1 on with the bound at 1000, 2 off */
     bool off = mode == 2;
-    if (!off) setenv("TILEC_HOIST_OPERAND", "1", 1);
+    if (off) setenv("TILEC_HOIST_OPERAND", "0", 1);
     if (mode == 1) setenv("TILEC_HOIST_OPERAND_MIN_M", "1000", 1);
     tilec_program *p = NULL;
     cr_assert_eq(tilec_program_create_from_file(&p, path, NULL), TILEC_OK);
@@ -2331,7 +2331,7 @@ Test(fake_driver, hoist_operand_form_picked_by_m) {
       cr_assert_eq(launch_w4a16(k, 300, 512, 1004), TILEC_OK, "%s", tilec_kernel_error(k));
       cr_assert_eq(calls.launches - before, 2);
       cr_assert_eq(allocs - allocs0, 1u, "the same workspace");
-      cr_assert(strstr(tilec_program_log(p), "M 300 >= 128 (TILEC_HOIST_OPERAND_MIN_M): its materialize-once form runs it"),
+      cr_assert(strstr(tilec_program_log(p), "M 300 >= 256 (TILEC_HOIST_OPERAND_MIN_M): its materialize-once form runs it"),
                 "%s", tilec_program_log(p));
     } else {
       cr_assert_eq(calls.launches - before, 1);
@@ -2344,7 +2344,7 @@ Test(fake_driver, hoist_operand_form_picked_by_m) {
               "M 64: the kernel (block %u grid %u x %u)", calls.block[0], calls.grid[0], calls.grid[1]);
     /* (mode 1: no launch needed a form, so the late forms were never joined and nothing is said) */
     if (mode == 0)
-      cr_assert(strstr(tilec_program_log(p), "M 64 < 128 (TILEC_HOIST_OPERAND_MIN_M): the kernel itself runs it"), "%s",
+      cr_assert(strstr(tilec_program_log(p), "M 64 < 256 (TILEC_HOIST_OPERAND_MIN_M): the kernel itself runs it"), "%s",
                 tilec_program_log(p));
     else cr_assert(!strstr(tilec_program_log(p), "materialize-once"), "%s", tilec_program_log(p));
     tilec_kernel_destroy(k);
