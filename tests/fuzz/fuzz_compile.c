@@ -13,8 +13,8 @@
  * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
  * TILEC_LATE_REFILL=2, bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
  * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1 (with bit 6: =2), bit 1
- * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, TILEC_HOIST_OPERAND=1 and TILEC_GATHER_RUNS=1 (a rank-1 gather
- * constant over runs as a scalar load a run and a select on iota, passes/gather_runs.c), bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
+ * TILEC_SCRATCH_OVER_RING=1, bit 2 TILEC_PROMOTE_PARTS=1, TILEC_HOIST_OPERAND=0 and TILEC_GATHER_RUNS=0 (the default
+ * rewrite of a rank-1 gather constant over runs, passes/gather_runs.c, turned off), bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
  * =2) and TILEC_WGMMA_LAZY_WIDE=1 (lazy wgmma waits of a loop of 161-192 accumulator registers at
  * one CTA an SM), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
  * TILEC_ATTN_WS=fa3, TILEC_ATTN_O_SLOT=1 (fa3's O through the last ring stage) and TILEC_ATTN_SCHED=1 (with
@@ -75,8 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_NARROW_COPY", sw & 64, "1");
   set_switch("TILEC_LOOP_SPLIT_LOAD", sw & 64, "1");
   set_switch("TILEC_ROW_STREAM", sw & 64, "0"); /* (on by default: off, so the split form has loads) */
-  set_switch("TILEC_HOIST_OPERAND", sw1 & 4, "1");
-  set_switch("TILEC_GATHER_RUNS", sw1 & 4, "1");
+  set_switch("TILEC_HOIST_OPERAND", sw1 & 4, "0"); /* (on by default: the bit turns it off) */
+  set_switch("TILEC_GATHER_RUNS", sw1 & 4, "0"); /* (on by default: the bit turns it off) */
   const char *arch = sw & 32 ? "sm_80" : "sm_90a";
   int opt_level = sw & 128 ? 0 : 3;
   char *src = malloc(size);
