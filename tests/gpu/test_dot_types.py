@@ -395,7 +395,8 @@ def main():
                       compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale", None, {"BM": 64}, warps=4,
                                stages=3)),
                      ("cutlass_gemm_fp8_blockscale, next k-block's scales carried (bench/variants)",
-                      compiled(os.path.join(exdir, "..", "bench", "variants", "gemm_fp8_blockscale_prefetch.tile"),
+                      compiled(os.path.abspath(os.path.join(exdir, "..", "bench", "variants",
+                                                            "gemm_fp8_blockscale_prefetch.tile")),  # (absolute: join keeps it)
                                "cutlass_gemm_fp8_blockscale"))):
         for M, N, K in SIZES:
             a, w, sa, sw, ref = blockscale_case(M, N, K)
