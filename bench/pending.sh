@@ -122,6 +122,13 @@
 #                     test at the defaults, then attention / backward / fp8 beside the references
 #     call 4 (warm):  OWED="fp8nn4:130 lsl:200" OWED_BUDGET=400, then gpu_test_examples with
 #                     TILEC_SCRATCH_OVER_RING=1 and PENDING_STEPS=layer (the Llama layer at today's defaults)
+#   twenty-third session: calls 1-4 above and the layer ran (an H100, then the H200; bench/RESULTS.md
+#   "twenty-third session"); four defaults made (dq64, the small-M waves form, W4A16's materialize-once form at
+#   M >= 256, gather_runs).  OWED now:
+#     call 1 (cold):  sh bench/pending_defaults23.sh .carry (timeout_s=240): the four together on the GPU,
+#                     dq64 beside dq32 on the H200
+#     call 2 (warm):  PENDING_STEPS="attnbwd fp8" sh bench/pending.sh .carry (every GPU test at the defaults)
+#     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
