@@ -1,9 +1,9 @@
 /* gather_runs: requires verified IR; keeps semantics (each element still reads the tensor element its
  * gather index names: the index is one value over each run, by axisinfo's constancy, and the rewrite
  * reads it at each run's first element); unless TILEC_GATHER_RUNS=0 (on by default since the
- * twenty-third session: the H200 measured the wide block-scaled GEMM 1.12-1.19x the 128x128 one, 0.915 /
- * 0.955 of the per-tensor kernel at 4096^3 / 8192^3, every check passing) a rank-1 load whose one gather entry's index is constant over aligned runs of c
- * elements (at most GATHER_RUNS_MAX runs) becomes one scalar load a run, at the index's value at the
+ * twenty-third session: the H200 measured the wide block-scaled GEMM 1.12-1.19x the 128x128 one,
+ * 0.915 / 0.955 of the per-tensor kernel at 4096^3 / 8192^3, every check passing) a rank-1 load
+ * whose one gather entry's index is constant over aligned runs of c elements (at most GATHER_RUNS_MAX runs) becomes one scalar load a run, at the index's value at the
  * run's first element, and a select chain on iota that gives each element its run's value.
  * docs/pipelines.md "Block-scaled fp8 at 128x256: a weight scale a column block".
  *
