@@ -40,12 +40,24 @@ static void describe(const fe_token *t, char *buf, size_t n) {
     snprintf(buf, n, "'%.*s'", t->len > 40 ? 40 : (int)t->len, t->text);
 }
 
+/* After a syntax error at a later line than the previous token, which a '//' comment followed: a
+ * Python user's floor division `n // 2` made the rest of the line a comment. */
+static void note_slash_comment(parser *P) {
+  if (P->pos == 0) return;
+  const fe_token *prev = &P->toks[P->pos - 1];
+  if (!prev->slash_col || prev->loc.line >= peek(P)->loc.line) return;
+  tl_loc at = prev->loc;
+  at.col = prev->slash_col;
+  tl_note(P->ctx, at, "'//' starts a comment; division is '/' (it truncates toward zero for integers)");
+}
+
 /* Report "expected WHAT, found X" at the current token (once per panic). */
 static void error_expected(parser *P, const char *what) {
   if (P->panic) return;
   char found[64];
   describe(peek(P), found, sizeof found);
   tl_error(P->ctx, peek(P)->loc, "expected %s, found %s", what, found);
+  note_slash_comment(P);
   P->panic = true;
 }
 
@@ -61,6 +73,7 @@ static bool expect(parser *P, fe_tok_kind k, const char *what) {
       tl_loc at = prev->loc;
       at.col += prev->len;
       tl_error(P->ctx, at, "expected %s, found %s", what ? what : fe_tok_name(k), found);
+      note_slash_comment(P);
       P->panic = true;
       return false;
     }
@@ -299,6 +312,17 @@ static fe_expr *parse_postfix(parser *P) {
 
 static fe_expr *parse_unary(parser *P) {
   const fe_token *t = peek(P);
+  fe_tok_kind nk = peek_at(P, 1)->kind;
+  if (t->kind == TK_IDENT && !strcmp(t->str, "not") &&
+      (nk == TK_IDENT || nk == TK_TRUE || nk == TK_FALSE || nk == TK_NOT)) {
+    /* Python's `not x`: an error naming '!', then parsed as '!' */
+    if (!P->panic) tl_error(P->ctx, t->loc, "'not' is not an operator here: write '!'");
+    advance(P);
+    fe_expr *e = new_expr(P, EX_UNARY, t->loc);
+    e->op = TK_NOT;
+    e->a = parse_unary(P);
+    return e;
+  }
   if (t->kind == TK_MINUS || t->kind == TK_NOT || t->kind == TK_PLUS) {
     advance(P);
     if (!enter(P, t->loc, "expression")) {
@@ -334,16 +358,35 @@ static int precedence(fe_tok_kind k) {
   }
 }
 
+/* Python's `and` / `or` where an operator is expected: an error naming the operator to write, then
+ * parsed as that operator (one error, not a cascade). */
+static fe_tok_kind python_logical(const fe_token *t) {
+  if (t->kind != TK_IDENT || (strcmp(t->str, "and") != 0 && strcmp(t->str, "or") != 0)) return TK_EOF;
+  return t->str[0] == 'a' ? TK_ANDAND : TK_OROR;
+}
+
 static fe_expr *parse_binary(parser *P, int min_prec) {
   fe_expr *lhs = parse_unary(P);
   for (;;) {
     const fe_token *t = peek(P);
-    int prec = precedence(t->kind);
+    fe_tok_kind kind = t->kind;
+    fe_tok_kind py = python_logical(t);
+    if (py != TK_EOF) kind = py;
+    int prec = precedence(kind);
     if (prec == 0 || prec < min_prec) return lhs;
     advance(P);
+    if (py != TK_EOF && !P->panic)
+      tl_error(P->ctx, t->loc, "'%s' is not an operator here: write '%s' (i1 scalars and tiles alike; Triton's '%s')",
+               t->str, py == TK_ANDAND ? "&&" : "||", py == TK_ANDAND ? "&" : "|");
+    if (t->kind == TK_STAR && at(P, TK_STAR) && peek(P)->loc.line == t->loc.line &&
+        peek(P)->loc.col == t->loc.col + 1) {
+      if (!P->panic)
+        tl_error(P->ctx, t->loc, "'**' is not an operator here: write x * x, or exp2(y * log2(x)) for x > 0");
+      advance(P); /* parsed as '*' */
+    }
     fe_expr *rhs = parse_binary(P, prec + 1);
     fe_expr *e = new_expr(P, EX_BINARY, t->loc);
-    e->op = t->kind;
+    e->op = kind;
     e->a = lhs;
     e->b = rhs;
     lhs = e;
