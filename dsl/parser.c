@@ -457,11 +457,20 @@ static fe_stmt *parse_stmt(parser *P) {
       else error_expected(P, "'range'");
     }
     if (!P->panic) expect(P, TK_LPAREN, "'(' after 'range'");
+    bool one_arg = false;
     if (!P->panic) {
       s->lo = parse_expr(P);
-      expect(P, TK_COMMA, "',' (range needs a start and an end)");
+      if (at(P, TK_RPAREN)) { /* range(hi), Python's: range(0, hi) */
+        advance(P);
+        s->hi = s->lo;
+        s->lo = new_expr(P, EX_INT, s->hi->loc);
+        s->lo->ival = 0;
+        one_arg = true;
+      } else {
+        expect(P, TK_COMMA, "',' or ')' after the range's first bound");
+      }
     }
-    if (!P->panic) {
+    if (!P->panic && !one_arg) {
       s->hi = parse_expr(P);
       if (accept(P, TK_COMMA)) s->step = parse_expr(P);
       expect(P, TK_RPAREN, "')' after the range");
