@@ -1442,6 +1442,8 @@ static fval eval_dot(lower *L, fe_expr *e) {
   int32_t M = a.ty.shape[0], K = a.ty.shape[1], N = b.ty.shape[1];
   if (b.ty.shape[0] != K) {
     tl_error(L->ctx, e->loc, "dot() of [%d, %d] and [%d, %d]: the inner dimensions differ", M, K, b.ty.shape[0], N);
+    if (N == K) /* b loaded [N, K], as nn.Linear's weight or attention's K */
+      tl_note(L->ctx, e->args[1]->loc, "dot(a, trans(b)) multiplies by b transposed (b [N, K] gives a [K, N] operand)");
     return fv_err();
   }
   int32_t shape[2] = {M, N};
