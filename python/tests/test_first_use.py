@@ -315,3 +315,20 @@ def test_the_option_table_matches_the_library():
         assert _lib.lib.tilec_options_set(o, b"no-such-option", b"1") != 0
     finally:
         _lib.lib.tilec_options_destroy(o)
+
+
+def test_interpret_takes_arguments_by_name():
+    k = kernel(DROPOUT)
+    x = rng.standard_normal(100).astype(np.float32) + 10
+    y1, y2 = np.zeros_like(x), np.zeros_like(x)
+    tilec.interpret(k, x, y1, 0.25, 9)
+    tilec.interpret(k, x, Y=y2, seed=9, p=0.25)
+    assert (y1 == y2).all()
+    with pytest.raises(TypeError, match=r"has no parameter 'B' \(a tile constant is set when compiling"):
+        tilec.interpret(k, x, y1, 0.25, 9, B=512)
+    with pytest.raises(TypeError, match="argument 'X' given twice"):
+        tilec.interpret(k, x, y1, 0.25, 9, X=x)
+    with pytest.raises(TypeError, match="missing arguments p, seed"):
+        tilec.interpret(k, x, Y=y1)
+    with pytest.raises(TypeError, match=r"takes 4 arguments, got 2 \(missing: p, seed\)"):
+        tilec.interpret(k, x, y1)

@@ -660,6 +660,23 @@ class Kernel:
         if self._fast_for != len(self._handles):
             self._make_fast()
 
+    def _bind(self, args: Sequence[Any], named: Mapping[str, Any]) -> Tuple[Any, ...]:
+        """args then the named ones, in parameter order (tilec.interpret's keywords)."""
+        names = [p.name for p in self.params]
+        out: List[Any] = list(args) + [_MISSING] * max(len(names) - len(args), 0)
+        for k, v in named.items():
+            if k not in names:
+                raise TypeError(f"{self.signature} has no parameter {k!r} (a tile constant is set when compiling: "
+                                f"tilec.compile(..., defines={{{k!r}: ...}}))")
+            i = names.index(k)
+            if i < len(out) and out[i] is not _MISSING:
+                raise TypeError(f"{self.signature}: argument {k!r} given twice")
+            out[i] = v
+        missing = [n for n, v in zip(names, out) if v is _MISSING]
+        if missing:
+            raise TypeError(f"{self.signature}: missing argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        return tuple(out)
+
     def _refuse_host(self, vals: List[Any]) -> None:
         """No tensor is on a GPU: say which argument is host memory before loading the kernel (whose failure
         without a GPU, "the CUDA driver is missing", would not say what is wrong with the call)."""
@@ -699,20 +716,28 @@ class Kernel:
         return 0
 
 
+_MISSING = object()  # Kernel._bind: a parameter no argument was given for
+
+
 def _launch_failed(h: Any, st: int) -> None:
     raise TilecError(lib.tilec_kernel_error(h).decode(errors="replace"), _status_name(st))
 
 
 # ---- the CPU interpreter ---------------------------------------------------------------------------------
-def interpret(kernel: Kernel, *args: Any) -> None:
+def interpret(kernel: Kernel, *args: Any, **named: Any) -> None:
     """Run `kernel` in tilec's CPU interpreter (the reference every GPU result is checked against) over
     its whole grid on host arrays: NumPy arrays (bf16 as uint16 bit patterns or ml_dtypes.bfloat16; fp8
-    as uint8 bytes), or CPU tensors of any DLPack framework; scalars as Python numbers.  Outputs are
-    written in place.  No GPU is needed."""
+    as uint8 bytes), or CPU tensors of any DLPack framework; scalars as Python numbers.  Arguments in
+    parameter order, or by parameter name after the positional ones.  Outputs are written in place.
+    No GPU is needed."""
     if not isinstance(kernel, Kernel):
         raise TypeError(f"interpret: expected a tilec.Kernel (program['name']), got {type(kernel).__name__}")
+    if named:
+        args = kernel._bind(args, named)
     if len(args) != kernel._n:
-        raise TypeError(f"{kernel.signature} takes {kernel._n} arguments, got {len(args)}")
+        missing = [p.name for p in kernel.params[len(args):]]
+        raise TypeError(f"{kernel.signature} takes {kernel._n} arguments, got {len(args)}"
+                        + (f" (missing: {', '.join(missing)})" if missing else ""))
     _torch_ready()
     vals, _, keep = kernel._pack(args, None)
     b = kernel._buf
