@@ -1529,12 +1529,13 @@ static const char *triton_hint(const char *name) {
 
 /* `axis = A` (Triton's spelling, tl.sum(x, axis=0)) for the builtins that take an axis: the same as A
  * in the axis's place (the second argument; cat's third), when the arguments before it are given
- * and it is not given by position too (that case keeps the keyword for eval_call's error).  The axis's
+ * and it is not given by position too (that case keeps the keyword for eval_call's error); also
+ * program_id / num_programs (axis = 0).  The axis's
  * position, -1 for a builtin without an axis. */
 static int axis_keyword(lower *L, fe_expr *e) {
   static const char *const one[] = {"reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
                                     "cummax", "sort", NULL};
-  int pos = !strcmp(e->name, "cat") ? 2 : -1;
+  int pos = !strcmp(e->name, "cat") ? 2 : !strcmp(e->name, "program_id") || !strcmp(e->name, "num_programs") ? 0 : -1;
   for (int i = 0; one[i] && pos < 0; i++)
     if (!strcmp(e->name, one[i])) pos = 1;
   if (pos < 0 || e->nargs != pos) return pos;

@@ -133,11 +133,31 @@ static tl_dtype peek_dtype(parser *P) {
   return tl_dtype_from_name(t->text, (size_t)t->len);
 }
 
+/* The element type a Triton / NumPy / torch spelling means, for a note (NULL: none). */
+static const char *dtype_alias(const char *name) {
+  static const char *const aliases[][2] = {
+      {"float16", "f16"}, {"half", "f16"}, {"fp16", "f16"}, {"bfloat16", "bf16"}, {"float32", "f32"},
+      {"float", "f32"}, {"fp32", "f32"}, {"int8", "i8"}, {"int16", "i16"}, {"int32", "i32"}, {"int", "i32"},
+      {"int64", "i64"}, {"uint8", "u8"}, {"bool", "i1"}, {"int1", "i1"}, {"float8e4nv", "f8e4m3"},
+      {"float8_e4m3fn", "f8e4m3"}, {"float8e5", "f8e5m2"}, {"float8_e5m2", "f8e5m2"},
+  };
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (!strcmp(aliases[i][0], name)) return aliases[i][1];
+  return NULL;
+}
+
 static tl_dtype parse_dtype(parser *P, tl_loc *loc) {
   *loc = peek(P)->loc;
   tl_dtype d = peek_dtype(P);
   if (d == TL_VOID) {
+    bool quiet = P->panic;
     error_expected(P, "an element type (i1 i8 i16 i32 i64 u8 f16 bf16 f32 f8e4m3 f8e5m2)");
+    const fe_token *t = peek(P);
+    const char *alias = t->kind == TK_IDENT ? dtype_alias(t->str) : NULL;
+    if (!quiet && alias) tl_note(P->ctx, t->loc, "'%s' is %s here", t->str, alias);
+    if (!quiet && t->kind == TK_IDENT && !strcmp(t->str, "constexpr"))
+      tl_note(P->ctx, t->loc, "compile-time constants (Triton's tl.constexpr) are declared after the parameters: "
+                              "tiles(NAME = value)");
     return TL_VOID;
   }
   advance(P);
@@ -492,8 +512,26 @@ static fe_stmt *parse_stmt(parser *P) {
     return NULL;
   }
   fe_tok_kind nk = peek_at(P, 1)->kind;
-  if (t->kind == TK_IDENT && (nk == TK_ASSIGN || nk == TK_PLUS_ASSIGN || nk == TK_MINUS_ASSIGN ||
-                              nk == TK_STAR_ASSIGN || nk == TK_SLASH_ASSIGN)) {
+  bool assign = nk == TK_ASSIGN || nk == TK_PLUS_ASSIGN || nk == TK_MINUS_ASSIGN || nk == TK_STAR_ASSIGN ||
+                nk == TK_SLASH_ASSIGN;
+  if (t->kind == TK_IDENT && !assign) {
+    /* Python statements the language does not have: say so, then skip the statement */
+    static const char *const missing[][2] = {
+        {"return", "there is no 'return' here: a program runs its body to the end (put the rest in an 'if'; "
+                   "loads and stores outside the tensors are masked already)"},
+        {"while", "there is no 'while' loop here: for i in range(lo, hi[, step]) { ... }"},
+        {"break", "there is no 'break' here: a loop runs its whole range (guard its body with 'if')"},
+        {"continue", "there is no 'continue' here: guard the rest of the body with 'if'"},
+        {"pass", "there is no 'pass' here: an empty block is '{ }'"},
+    };
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
+      if (!strcmp(t->str, missing[i][0])) {
+        if (!P->panic) tl_error(P->ctx, t->loc, "%s", missing[i][1]);
+        P->panic = true;
+        return NULL;
+      }
+  }
+  if (t->kind == TK_IDENT && assign) {
     advance(P);
     const fe_token *op = advance(P);
     fe_stmt *s = new_stmt(P, ST_ASSIGN, op->loc);
