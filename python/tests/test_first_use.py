@@ -332,3 +332,15 @@ def test_interpret_takes_arguments_by_name():
         tilec.interpret(k, x, Y=y1)
     with pytest.raises(TypeError, match=r"takes 4 arguments, got 2 \(missing: p, seed\)"):
         tilec.interpret(k, x, y1)
+
+
+def test_an_error_message_carries_its_notes():
+    """The notes after an error (a Triton name's spelling here, a previous definition) are part of it:
+    str(TilecError) showed the errors alone."""
+    with pytest.raises(tilec.TilecError) as ei:
+        tilec.compile("kernel k(X: tensor<f32>[N]) tiles(B = 64) grid(cdiv(N, B)) {\n"
+                      "    i = arange(0, B);\n}\n", name="t.tile")
+    msg = str(ei.value)
+    assert "t.tile:2:9: error: unknown function 'arange'" in msg
+    assert "t.tile:2:9: note: Triton's tl.arange(0, N) is iota<i32>[N] here" in msg
+    assert msg.index("error: unknown function") < msg.index("note: Triton's")

@@ -90,7 +90,12 @@ def _mark(handle: Any) -> Tuple[int, int]:
 def _raise(st: int, what: str, handle: Optional[int] = None, since: Tuple[int, int] = (0, 0)) -> None:
     log = lib.tilec_program_log(handle)[since[1]:].decode(errors="replace") if handle else ""
     diags = _diagnostics(handle)[since[0]:] if handle else []
-    errors = [d for d in diags if d.severity == "error"]
+    # the errors, each with the notes after it (a note's hint: "Triton's tl.arange(0, N) is ...")
+    errors, keep = [], False
+    for d in diags:
+        keep = d.severity == "error" or (d.severity == "note" and keep)
+        if keep:
+            errors.append(d)
     detail = "\n".join(d.rendered.rstrip("\n") for d in errors) if errors else log.strip()[-4000:]
     raise TilecError(f"{what}: {lib.tilec_status_string(st).decode()}" + (f"\n{detail}" if detail else ""),
                      _status_name(st), diags, log)
