@@ -246,10 +246,10 @@ void fe_lex(tl_ctx *c, int32_t file, fe_token_vec *out) {
       unsigned char uc = (unsigned char)ch;
       if (uc >= 0x20 && uc < 0x7f)
         tl_error(c, loc, "unexpected character '%c'", ch);
-      if (ch == '.' && is_ident_start(nx))
-        tl_note(c, loc, "there are no methods or attributes here: x.to(T) is cast<T>(x), x.T is trans(x)");
       else
         tl_error(c, loc, "unexpected byte 0x%02x", uc);
+      if (ch == '.' && is_ident_start(nx))
+        tl_note(c, loc, "there are no methods or attributes here: x.to(T) is cast<T>(x), x.T is trans(x)");
       L.p++;
       continue;
     }
