@@ -108,7 +108,7 @@ def _check(st: int, what: str, handle: Optional[int] = None, since: Tuple[int, i
 
 # ---- options -------------------------------------------------------------------------------------
 # The keys tilec_options_set knows (lib/api/options.c; docs/api.md), each with a value it accepts and what
-# it takes, for the message of a refused option (the C call says only TILEC_ERROR_USAGE).  test_api.py
+# it takes, for the message of a refused option (the C call says only TILEC_ERROR_USAGE).  test_first_use.py
 # checks every sample value against the library.
 _OPTIONS: Dict[str, Tuple[str, str]] = {
     "arch": ("sm_90a", "sm_80, sm_86, sm_89, sm_90 or sm_90a"),
