@@ -38,6 +38,8 @@ typedef struct fe_token {
   int64_t ival;     /* TK_INT */
   double fval;      /* TK_FLOAT */
   const char *str;  /* TK_STRING / TK_IDENT: arena copy, NUL-terminated */
+  int32_t slash_col; /* a '//' comment follows this operand on its line, at this column (0: none):
+                      * Python's floor division, for a note on the syntax error it causes */
 } fe_token;
 
 /* Spelling of a token kind for messages ("'('", "identifier"). */

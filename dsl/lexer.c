@@ -81,6 +81,13 @@ static void skip_space(lexer *L) {
     } else if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v') {
       L->p++;
     } else if (ch == '/' && L->p + 1 < L->end && L->p[1] == '/') {
+      if (L->out->len > 0) {
+        fe_token *last = &L->out->data[L->out->len - 1];
+        fe_tok_kind k = last->kind;
+        if (last->loc.line == L->line && (k == TK_IDENT || k == TK_INT || k == TK_FLOAT || k == TK_RPAREN ||
+                                          k == TK_RBRACK))
+          last->slash_col = here(L, L->p).col;
+      }
       while (L->p < L->end && *L->p != '\n') L->p++;
     } else if (ch == '/' && L->p + 1 < L->end && L->p[1] == '*') {
       tl_loc start = here(L, L->p);
@@ -241,6 +248,8 @@ void fe_lex(tl_ctx *c, int32_t file, fe_token_vec *out) {
         tl_error(c, loc, "unexpected character '%c'", ch);
       else
         tl_error(c, loc, "unexpected byte 0x%02x", uc);
+      if (ch == '.' && is_ident_start(nx))
+        tl_note(c, loc, "there are no methods or attributes here: x.to(T) is cast<T>(x), x.T is trans(x)");
       L.p++;
       continue;
     }

@@ -1006,6 +1006,9 @@ static fval eval_load(lower *L, fe_expr *e) {
   for (int i = 0; i < e->nkw; i++) {
     if (strcmp(e->kwnames[i], "other") != 0) {
       tl_error(L->ctx, e->kwlocs[i], "load() has no argument named '%s' (only 'other')", e->kwnames[i]);
+      if (!strcmp(e->kwnames[i], "mask"))
+        tl_note(L->ctx, e->kwlocs[i], "elements outside the tensor are masked already (they read as 'other', 0 "
+                                      "by default); for another mask, where(mask, load(...), v)");
       return fv_err();
     }
     other_e = e->kwargs[i];
@@ -1284,7 +1287,7 @@ static fval eval_sort(lower *L, fe_expr *e) {
   for (int i = 0; i < e->nkw; i++) {
     int64_t v;
     if (strcmp(e->kwnames[i], "descending") != 0) {
-      tl_error(L->ctx, e->kwlocs[i], "sort() has no argument named '%s' (only 'descending')", e->kwnames[i]);
+      tl_error(L->ctx, e->kwlocs[i], "sort() has no argument named '%s' (only 'axis' and 'descending')", e->kwnames[i]);
       return fv_err();
     }
     fval d = eval(L, e->kwargs[i]);
@@ -1439,6 +1442,8 @@ static fval eval_dot(lower *L, fe_expr *e) {
   int32_t M = a.ty.shape[0], K = a.ty.shape[1], N = b.ty.shape[1];
   if (b.ty.shape[0] != K) {
     tl_error(L->ctx, e->loc, "dot() of [%d, %d] and [%d, %d]: the inner dimensions differ", M, K, b.ty.shape[0], N);
+    if (N == K) /* b loaded [N, K], as nn.Linear's weight or attention's K */
+      tl_note(L->ctx, e->args[1]->loc, "dot(a, trans(b)) multiplies by b transposed (b [N, K] gives a [K, N] operand)");
     return fv_err();
   }
   int32_t shape[2] = {M, N};
@@ -1485,6 +1490,73 @@ static fval eval_rand(lower *L, fe_expr *e, int kind) {
   return fv_value(L->f, res);
 }
 
+/* What a Triton user reaches for under Triton's name (tl.NAME), and how it is written here: the note
+ * on an unknown function (docs/first_use.md).  NULL for a name not in the table. */
+static const char *triton_hint(const char *name) {
+  static const char *const hints[][2] = {
+      {"arange", "Triton's tl.arange(0, N) is iota<i32>[N] here (s + iota<i32>[N] for tl.arange(s, s + N))"},
+      {"sum", "Triton's tl.sum(x, axis) is reduce_sum(x, axis) here (also reduce_max, reduce_min)"},
+      {"maximum", "Triton's tl.maximum(a, b) is max(a, b) here (elementwise; reduce_max(x, axis) reduces)"},
+      {"minimum", "Triton's tl.minimum(a, b) is min(a, b) here (elementwise; reduce_min(x, axis) reduces)"},
+      {"clamp", "Triton's tl.clamp(x, lo, hi) is min(max(x, lo), hi) here"},
+      {"zeros_like", "zeros<T>[s0, ...] makes a tile of zeros (the shape is written out)"},
+      {"full_like", "full<T>[s0, ...](v) makes a filled tile (the shape is written out)"},
+      {"expand_dims", "t[:, None] / t[None, :] insert a dimension of size 1 here"},
+      {"broadcast_to", "broadcasting is implicit here (numpy rules; t[:, None] inserts a dimension)"},
+      {"view", "Triton's tl.view / tl.reshape is reshape(t, [s0, ...]) here"},
+      {"transpose", "trans(t) transposes a 2-D tile here (permute(t, [...]) in general)"},
+      {"matmul", "dot(a, b[, acc]) is the matrix product here"},
+      {"pow", "there is no pow here: exp2(y * log2(x)) for x > 0, or x * x for a square"},
+      {"erf", "there is no erf here: GELU's tanh form is 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))"},
+      {"topk", "there is no topk here: sort(t, axis, descending = true) and a slice t[0 : K] of the result"},
+      {"argsort", "there is no argsort here: sort 64-bit keys carrying the index in their low word "
+                  "(docs/language.md 8.4, examples/topk_sample.tile)"},
+      {"histogram", "a histogram is atomic_add(H[bins], 1) here"},
+      {"multiple_of", "there are no alignment hints here: the compiler derives them (tilec --explain shows them)"},
+      {"max_contiguous", "there are no alignment hints here: the compiler derives them (tilec --explain shows them)"},
+      {"debug_barrier", "there are no barriers to write here: the compiler places them"},
+      {"device_print", "there is no printing in a kernel: run it in the interpreter (tilec run --interp, tilec.interpret)"},
+      {"static_print", "there is no printing in a kernel: static_assert(cond, \"msg\") checks constants"},
+      {"to", "x.to(T) is cast<T>(x) here"},
+      {"float", "cast<f32>(x) converts here"},
+      {"int", "cast<i32>(x) converts here"},
+      {"mean", "a mean is reduce_sum(x, axis) / n here"},
+  };
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+    if (!strcmp(hints[i][0], name)) return hints[i][1];
+  return NULL;
+}
+
+/* `axis = A` (Triton's spelling, tl.sum(x, axis=0)) for the builtins that take an axis: the same as A
+ * in the axis's place (the second argument; cat's third), when the arguments before it are given
+ * and it is not given by position too (that case keeps the keyword for eval_call's error); also
+ * program_id / num_programs (axis = 0).  The axis's
+ * position, -1 for a builtin without an axis. */
+static int axis_keyword(lower *L, fe_expr *e) {
+  static const char *const one[] = {"reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
+                                    "cummax", "sort", NULL};
+  int pos = !strcmp(e->name, "cat") ? 2 : !strcmp(e->name, "program_id") || !strcmp(e->name, "num_programs") ? 0 : -1;
+  for (int i = 0; one[i] && pos < 0; i++)
+    if (!strcmp(e->name, one[i])) pos = 1;
+  if (pos < 0 || e->nargs != pos) return pos;
+  for (int k = 0; k < e->nkw; k++) {
+    if (strcmp(e->kwnames[k], "axis") != 0) continue;
+    fe_expr **args = tl_alloc(&L->ctx->arena, sizeof *args * (size_t)(pos + 1));
+    for (int i = 0; i < pos; i++) args[i] = e->args[i];
+    args[pos] = e->kwargs[k];
+    e->args = args;
+    e->nargs = pos + 1;
+    for (int j = k + 1; j < e->nkw; j++) {
+      e->kwnames[j - 1] = e->kwnames[j];
+      e->kwargs[j - 1] = e->kwargs[j];
+      e->kwlocs[j - 1] = e->kwlocs[j];
+    }
+    e->nkw--;
+    return pos;
+  }
+  return pos;
+}
+
 static fval eval_call(lower *L, fe_expr *e) {
   const char *n = e->name;
   bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota") ||
@@ -1494,6 +1566,16 @@ static fval eval_call(lower *L, fe_expr *e) {
     return fv_err();
   }
   if (e->has_targ && e->targ == TL_VOID) return fv_err(); /* parse error already reported */
+  int axis_pos = axis_keyword(L, e);
+  for (int k = 0; k < e->nkw && axis_pos >= 0; k++) {
+    if (!strcmp(e->kwnames[k], "axis"))
+      tl_error(L->ctx, e->kwlocs[k], "%s(): 'axis' is given twice (argument %d is the axis)", n, axis_pos + 1);
+    else if (strcmp(n, "sort") != 0)
+      tl_error(L->ctx, e->kwlocs[k], "%s() has no argument named '%s' (only 'axis')", n, e->kwnames[k]);
+    else
+      continue;
+    return fv_err();
+  }
   if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0 && strcmp(n, "dot") != 0) {
     tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
     return fv_err();
@@ -1672,10 +1754,13 @@ static fval eval_call(lower *L, fe_expr *e) {
     s = binop(L, BO_SUB, s, fv_int(TL_I32, 1, true), e->loc);
     return binop(L, BO_DIV, s, b, e->loc);
   }
-  if (lookup(L, n) >= 0)
+  if (lookup(L, n) >= 0) {
     tl_error(L->ctx, e->loc, "'%s' is not a function", n);
-  else
+  } else {
     tl_error(L->ctx, e->loc, "unknown function '%s'", n);
+    const char *hint = triton_hint(n);
+    if (hint) tl_note(L->ctx, e->loc, "%s", hint);
+  }
   return fv_err();
 }
 

@@ -40,12 +40,24 @@ static void describe(const fe_token *t, char *buf, size_t n) {
     snprintf(buf, n, "'%.*s'", t->len > 40 ? 40 : (int)t->len, t->text);
 }
 
+/* After a syntax error at a later line than the previous token, which a '//' comment followed: a
+ * Python user's floor division `n // 2` made the rest of the line a comment. */
+static void note_slash_comment(parser *P) {
+  if (P->pos == 0) return;
+  const fe_token *prev = &P->toks[P->pos - 1];
+  if (!prev->slash_col || prev->loc.line >= peek(P)->loc.line) return;
+  tl_loc at = prev->loc;
+  at.col = prev->slash_col;
+  tl_note(P->ctx, at, "'//' starts a comment; division is '/' (it truncates toward zero for integers)");
+}
+
 /* Report "expected WHAT, found X" at the current token (once per panic). */
 static void error_expected(parser *P, const char *what) {
   if (P->panic) return;
   char found[64];
   describe(peek(P), found, sizeof found);
   tl_error(P->ctx, peek(P)->loc, "expected %s, found %s", what, found);
+  note_slash_comment(P);
   P->panic = true;
 }
 
@@ -61,6 +73,7 @@ static bool expect(parser *P, fe_tok_kind k, const char *what) {
       tl_loc at = prev->loc;
       at.col += prev->len;
       tl_error(P->ctx, at, "expected %s, found %s", what ? what : fe_tok_name(k), found);
+      note_slash_comment(P);
       P->panic = true;
       return false;
     }
@@ -120,11 +133,31 @@ static tl_dtype peek_dtype(parser *P) {
   return tl_dtype_from_name(t->text, (size_t)t->len);
 }
 
+/* The element type a Triton / NumPy / torch spelling means, for a note (NULL: none). */
+static const char *dtype_alias(const char *name) {
+  static const char *const aliases[][2] = {
+      {"float16", "f16"}, {"half", "f16"}, {"fp16", "f16"}, {"bfloat16", "bf16"}, {"float32", "f32"},
+      {"float", "f32"}, {"fp32", "f32"}, {"int8", "i8"}, {"int16", "i16"}, {"int32", "i32"}, {"int", "i32"},
+      {"int64", "i64"}, {"uint8", "u8"}, {"bool", "i1"}, {"int1", "i1"}, {"float8e4nv", "f8e4m3"},
+      {"float8_e4m3fn", "f8e4m3"}, {"float8e5", "f8e5m2"}, {"float8_e5m2", "f8e5m2"},
+  };
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (!strcmp(aliases[i][0], name)) return aliases[i][1];
+  return NULL;
+}
+
 static tl_dtype parse_dtype(parser *P, tl_loc *loc) {
   *loc = peek(P)->loc;
   tl_dtype d = peek_dtype(P);
   if (d == TL_VOID) {
+    bool quiet = P->panic;
     error_expected(P, "an element type (i1 i8 i16 i32 i64 u8 f16 bf16 f32 f8e4m3 f8e5m2)");
+    const fe_token *t = peek(P);
+    const char *alias = t->kind == TK_IDENT ? dtype_alias(t->str) : NULL;
+    if (!quiet && alias) tl_note(P->ctx, t->loc, "'%s' is %s here", t->str, alias);
+    if (!quiet && t->kind == TK_IDENT && !strcmp(t->str, "constexpr"))
+      tl_note(P->ctx, t->loc, "compile-time constants (Triton's tl.constexpr) are declared after the parameters: "
+                              "tiles(NAME = value)");
     return TL_VOID;
   }
   advance(P);
@@ -299,6 +332,17 @@ static fe_expr *parse_postfix(parser *P) {
 
 static fe_expr *parse_unary(parser *P) {
   const fe_token *t = peek(P);
+  fe_tok_kind nk = peek_at(P, 1)->kind;
+  if (t->kind == TK_IDENT && !strcmp(t->str, "not") &&
+      (nk == TK_IDENT || nk == TK_TRUE || nk == TK_FALSE || nk == TK_NOT)) {
+    /* Python's `not x`: an error naming '!', then parsed as '!' */
+    if (!P->panic) tl_error(P->ctx, t->loc, "'not' is not an operator here: write '!'");
+    advance(P);
+    fe_expr *e = new_expr(P, EX_UNARY, t->loc);
+    e->op = TK_NOT;
+    e->a = parse_unary(P);
+    return e;
+  }
   if (t->kind == TK_MINUS || t->kind == TK_NOT || t->kind == TK_PLUS) {
     advance(P);
     if (!enter(P, t->loc, "expression")) {
@@ -334,16 +378,35 @@ static int precedence(fe_tok_kind k) {
   }
 }
 
+/* Python's `and` / `or` where an operator is expected: an error naming the operator to write, then
+ * parsed as that operator (one error, not a cascade). */
+static fe_tok_kind python_logical(const fe_token *t) {
+  if (t->kind != TK_IDENT || (strcmp(t->str, "and") != 0 && strcmp(t->str, "or") != 0)) return TK_EOF;
+  return t->str[0] == 'a' ? TK_ANDAND : TK_OROR;
+}
+
 static fe_expr *parse_binary(parser *P, int min_prec) {
   fe_expr *lhs = parse_unary(P);
   for (;;) {
     const fe_token *t = peek(P);
-    int prec = precedence(t->kind);
+    fe_tok_kind kind = t->kind;
+    fe_tok_kind py = python_logical(t);
+    if (py != TK_EOF) kind = py;
+    int prec = precedence(kind);
     if (prec == 0 || prec < min_prec) return lhs;
     advance(P);
+    if (py != TK_EOF && !P->panic)
+      tl_error(P->ctx, t->loc, "'%s' is not an operator here: write '%s' (i1 scalars and tiles alike; Triton's '%s')",
+               t->str, py == TK_ANDAND ? "&&" : "||", py == TK_ANDAND ? "&" : "|");
+    if (t->kind == TK_STAR && at(P, TK_STAR) && peek(P)->loc.line == t->loc.line &&
+        peek(P)->loc.col == t->loc.col + 1) {
+      if (!P->panic)
+        tl_error(P->ctx, t->loc, "'**' is not an operator here: write x * x, or exp2(y * log2(x)) for x > 0");
+      advance(P); /* parsed as '*' */
+    }
     fe_expr *rhs = parse_binary(P, prec + 1);
     fe_expr *e = new_expr(P, EX_BINARY, t->loc);
-    e->op = t->kind;
+    e->op = kind;
     e->a = lhs;
     e->b = rhs;
     lhs = e;
@@ -414,11 +477,20 @@ static fe_stmt *parse_stmt(parser *P) {
       else error_expected(P, "'range'");
     }
     if (!P->panic) expect(P, TK_LPAREN, "'(' after 'range'");
+    bool one_arg = false;
     if (!P->panic) {
       s->lo = parse_expr(P);
-      expect(P, TK_COMMA, "',' (range needs a start and an end)");
+      if (at(P, TK_RPAREN)) { /* range(hi), Python's: range(0, hi) */
+        advance(P);
+        s->hi = s->lo;
+        s->lo = new_expr(P, EX_INT, s->hi->loc);
+        s->lo->ival = 0;
+        one_arg = true;
+      } else {
+        expect(P, TK_COMMA, "',' or ')' after the range's first bound");
+      }
     }
-    if (!P->panic) {
+    if (!P->panic && !one_arg) {
       s->hi = parse_expr(P);
       if (accept(P, TK_COMMA)) s->step = parse_expr(P);
       expect(P, TK_RPAREN, "')' after the range");
@@ -440,8 +512,26 @@ static fe_stmt *parse_stmt(parser *P) {
     return NULL;
   }
   fe_tok_kind nk = peek_at(P, 1)->kind;
-  if (t->kind == TK_IDENT && (nk == TK_ASSIGN || nk == TK_PLUS_ASSIGN || nk == TK_MINUS_ASSIGN ||
-                              nk == TK_STAR_ASSIGN || nk == TK_SLASH_ASSIGN)) {
+  bool assign = nk == TK_ASSIGN || nk == TK_PLUS_ASSIGN || nk == TK_MINUS_ASSIGN || nk == TK_STAR_ASSIGN ||
+                nk == TK_SLASH_ASSIGN;
+  if (t->kind == TK_IDENT && !assign) {
+    /* Python statements the language does not have: say so, then skip the statement */
+    static const char *const missing[][2] = {
+        {"return", "there is no 'return' here: a program runs its body to the end (put the rest in an 'if'; "
+                   "loads and stores outside the tensors are masked already)"},
+        {"while", "there is no 'while' loop here: for i in range(lo, hi[, step]) { ... }"},
+        {"break", "there is no 'break' here: a loop runs its whole range (guard its body with 'if')"},
+        {"continue", "there is no 'continue' here: guard the rest of the body with 'if'"},
+        {"pass", "there is no 'pass' here: an empty block is '{ }'"},
+    };
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
+      if (!strcmp(t->str, missing[i][0])) {
+        if (!P->panic) tl_error(P->ctx, t->loc, "%s", missing[i][1]);
+        P->panic = true;
+        return NULL;
+      }
+  }
+  if (t->kind == TK_IDENT && assign) {
     advance(P);
     const fe_token *op = advance(P);
     fe_stmt *s = new_stmt(P, ST_ASSIGN, op->loc);

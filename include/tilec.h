@@ -241,7 +241,8 @@ TILEC_API int tilec_ffi_launch(void *self, const void *args, int32_t nargs, void
 /* ---- CPU interpreter (the oracle) ------------------------------------------ */
 /* Run kernel `kernel` (NULL = the only/first one) over its whole grid on host
  * tensors (device_type kDLCPU).  Arguments are in parameter order; scalar
- * arguments are converted to the parameter's type.  Checks are those of a
+ * arguments are converted to the parameter's type (an integer for an 8- to
+ * 32-bit integer parameter must fit its width, signed or unsigned).  Checks are those of a
  * launch (dtype, rank, shape symbols, constant dims).  Needs TILEC_STAGE_IR. */
 TILEC_API tilec_status tilec_interpret(tilec_program *p, const char *kernel,
                                        const tilec_arg *args, int nargs);

@@ -793,6 +793,40 @@ static int tune_with(const cli *c, const char *kname, run_param *rps, tilec_arg 
   return 0;
 }
 
+/* A --size or --scalar that names nothing of the kernel run: a warning (a typo would otherwise leave a
+ * scalar at its default, with only a note), not an error (scripts pass one set of sizes to several
+ * kernels of a file). */
+static void warn_unused_sizes(const cli *c, const char *kname, const run_param *rps, int np) {
+  for (int s = 0; s < c->nsizes + c->nscalars; s++) {
+    bool size = s < c->nsizes;
+    const char *name = size ? c->size_name[s] : c->scalar_name[s - c->nsizes];
+    bool used = false;
+    char have[512] = "";
+    for (int i = 0; i < np; i++) {
+      const tilec_param_info *in = &rps[i].info;
+      if (!size && !in->is_tensor) {
+        used |= !strcmp(in->name, name);
+        snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "", in->name);
+      }
+      for (int d = 0; size && in->is_tensor && d < in->rank; d++) {
+        const char *sym = in->dim_symbol[d];
+        if (!sym) continue;
+        used |= !strcmp(sym, name);
+        /* each symbol once in the list */
+        bool seen = false;
+        for (int j = 0; j <= i && !seen; j++)
+          for (int e = 0; e < (j < i ? rps[j].info.rank : d) && !seen; e++)
+            seen = rps[j].info.is_tensor && rps[j].info.dim_symbol[e] && !strcmp(rps[j].info.dim_symbol[e], sym);
+        if (!seen) snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "", sym);
+      }
+    }
+    if (!used)
+      fprintf(stderr, "tilec run: warning: --%s %s: kernel '%s' has no %s of that name (%s: %s)\n",
+              size ? "size" : "scalar", name, kname, size ? "shape symbol" : "scalar parameter",
+              size ? "symbols" : "scalars", have[0] ? have : "none");
+  }
+}
+
 static int run_main(cli *c) {
   int rc = 0;
   tilec_program *p = open_program(c, &rc);
@@ -807,7 +841,13 @@ static int run_main(cli *c) {
     for (kernel = 0; kernel < nk && strcmp(tilec_program_kernel_name(p, kernel), c->kernel); kernel++) {
     }
     if (kernel == nk) {
-      usage_error("no kernel named '%s' in the file", c->kernel);
+      char names[512] = "";
+      for (int k = 0; k < nk; k++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+                 tilec_program_kernel_name(p, k));
+      char msg[700];
+      snprintf(msg, sizeof msg, "no kernel named '%s' in the file (kernels: %s)", c->kernel, names);
+      usage_error("%s", msg);
       tilec_program_destroy(p);
       return EXIT_USAGE;
     }
@@ -836,6 +876,14 @@ static int run_main(cli *c) {
         if (!strcmp(c->scalar_name[s], rp->info.name)) v = c->scalar_value[s], given = true;
       if (!given) fprintf(stderr, "tilec run: note: scalar '%s' not given (--scalar), using %g\n", rp->info.name, v);
       bool is_int = rp->info.dtype[0] == 'i' || rp->info.dtype[0] == 'u';
+      if (is_int && !(v == trunc(v) && fabs(v) < 0x1p63)) { /* 1.5 was truncated, 1e30 undefined */
+        char msg[160];
+        snprintf(msg, sizeof msg, "--scalar %s=%g: '%s' is %s, give an integer", rp->info.name, v, rp->info.name,
+                 rp->info.dtype);
+        usage_error("%s", msg);
+        rc = EXIT_USAGE;
+        goto done;
+      }
       args[i].kind = is_int ? TILEC_ARG_I64 : TILEC_ARG_F64;
       if (is_int) args[i].u.i64 = (int64_t)v;
       else args[i].u.f64 = v;
@@ -872,6 +920,7 @@ static int run_main(cli *c) {
     args[i].kind = TILEC_ARG_TENSOR;
     args[i].u.tensor = &rp->t;
   }
+  warn_unused_sizes(c, kname, rps, np);
   if (c->tune_mode) {
     rc = tune_with(c, kname, rps, args, np, &cu);
     goto done;

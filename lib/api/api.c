@@ -741,6 +741,17 @@ static tl_dtype tile_dtype_of(DLDataType d, tl_dtype want) {
   }
 }
 
+/* An integer given for an 8- to 32-bit integer parameter must be a value of that width, signed or
+ * unsigned (-1 and 0xffffffff both pass for an i32: the C habit of an all-ones mask), so that a
+ * number a caller thinks it passed is never wrapped into another one (2^40 into an i32 is 0).
+ * i1 takes any value (nonzero is true), i64 and float parameters every i64. */
+static bool int_scalar_fits(tl_dtype t, int64_t v) {
+  if (!tl_dtype_is_int(t) || t == TL_I1) return true;
+  int bits = tl_dtype_bits(t);
+  if (bits >= 64) return true;
+  return v >= -((int64_t)1 << (bits - 1)) && v <= ((int64_t)1 << bits) - 1;
+}
+
 bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg *out, bool host,
                      char *err, size_t n) {
   if (nargs != f->params.len) {
@@ -757,8 +768,15 @@ bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg 
       return false;
     }
     switch (a->kind) {
-    case TILEC_ARG_I32: o->i = a->u.i32; continue;
-    case TILEC_ARG_I64: o->i = a->u.i64; continue;
+    case TILEC_ARG_I32:
+    case TILEC_ARG_I64:
+      o->i = a->kind == TILEC_ARG_I32 ? a->u.i32 : a->u.i64;
+      if (!int_scalar_fits(pa->dtype, o->i)) {
+        snprintf(err, n, "argument %d (%s): %lld does not fit the parameter's type %s", i, pa->name,
+                 (long long)o->i, tl_dtype_name(pa->dtype));
+        return false;
+      }
+      continue;
     case TILEC_ARG_F32: o->f = a->u.f32; o->is_float = true; continue;
     case TILEC_ARG_F64: o->f = a->u.f64; o->is_float = true; continue;
     case TILEC_ARG_TENSOR: break;
@@ -782,8 +800,13 @@ bool tl_api_map_args(const tl_func *f, const tilec_arg *args, int nargs, tl_arg 
     o->is_tensor = true;
     o->dtype = tile_dtype_of(t->dtype, pa->dtype);
     if (o->dtype == TL_VOID) {
-      snprintf(err, n, "argument %d (%s): DLPack dtype (code %d, bits %d, lanes %d) has no tile type",
-               i, pa->name, t->dtype.code, t->dtype.bits, t->dtype.lanes);
+      static const char *const code_names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+      const char *cn = t->dtype.code < sizeof code_names / sizeof *code_names ? code_names[t->dtype.code] : "code";
+      snprintf(err, n,
+               "argument %d (%s): DLPack dtype %s%d (code %d, bits %d, lanes %d) has no tile type; "
+               "the parameter is tensor<%s>",
+               i, pa->name, cn, t->dtype.bits, t->dtype.code, t->dtype.bits, t->dtype.lanes,
+               tl_dtype_name(pa->dtype));
       return false;
     }
     if (t->ndim < 0 || t->ndim > TL_MAX_RANK || (t->ndim > 0 && !t->shape)) {

@@ -10,6 +10,7 @@ Everything goes through libtilec.so (ctypes; nothing to compile at install).  do
 from __future__ import annotations
 
 import ctypes as C
+import operator
 import os
 import struct
 import sys
@@ -80,21 +81,63 @@ def _diagnostics(handle: int) -> List[Diagnostic]:
     return out
 
 
-def _raise(st: int, what: str, handle: Optional[int] = None) -> None:
-    log = lib.tilec_program_log(handle).decode(errors="replace") if handle else ""
-    diags = _diagnostics(handle) if handle else []
-    errors = [d for d in diags if d.severity == "error"]
+def _mark(handle: Any) -> Tuple[int, int]:
+    """Where a program's diagnostics and log end now: an error raised after a later call shows only what
+    that call added (the program keeps every earlier call's too)."""
+    return lib.tilec_program_num_diagnostics(handle), len(lib.tilec_program_log(handle))
+
+
+def _raise(st: int, what: str, handle: Optional[int] = None, since: Tuple[int, int] = (0, 0)) -> None:
+    log = lib.tilec_program_log(handle)[since[1]:].decode(errors="replace") if handle else ""
+    diags = _diagnostics(handle)[since[0]:] if handle else []
+    # the errors, each with the notes after it (a note's hint: "Triton's tl.arange(0, N) is ...")
+    errors, keep = [], False
+    for d in diags:
+        keep = d.severity == "error" or (d.severity == "note" and keep)
+        if keep:
+            errors.append(d)
     detail = "\n".join(d.rendered.rstrip("\n") for d in errors) if errors else log.strip()[-4000:]
     raise TilecError(f"{what}: {lib.tilec_status_string(st).decode()}" + (f"\n{detail}" if detail else ""),
                      _status_name(st), diags, log)
 
 
-def _check(st: int, what: str, handle: Optional[int] = None) -> None:
+def _check(st: int, what: str, handle: Optional[int] = None, since: Tuple[int, int] = (0, 0)) -> None:
     if st != 0:
-        _raise(st, what, handle)
+        _raise(st, what, handle, since)
 
 
 # ---- options -------------------------------------------------------------------------------------
+# The keys tilec_options_set knows (lib/api/options.c; docs/api.md), each with a value it accepts and what
+# it takes, for the message of a refused option (the C call says only TILEC_ERROR_USAGE).  test_first_use.py
+# checks every sample value against the library.
+_OPTIONS: Dict[str, Tuple[str, str]] = {
+    "arch": ("sm_90a", "sm_80, sm_86, sm_89, sm_90 or sm_90a"),
+    "opt-level": ("3", "0..3"),
+    "line-info": ("1", "a bool"),
+    "pipeline": ("simple", "simple, multistage or cutlass"),
+    "warps": ("4", "1, 2, 4, 8 or 16 (0: the kernel's own)"),
+    "stages": ("3", "1..8 (0: the kernel's own)"),
+    "maxnreg": ("128", "24..255 (0: none)"),
+    "fp8-acc": ("promote", "promote or fast"),
+    "tma-fallback": ("form", "form or inline"),
+    "cluster": ("1x1", "1x1, 2x1 or 1x2"),
+    "assembler": ("auto", "auto, ptxas, driver or link"),
+    "max-errors": ("20", "0..1000000"),
+    "time-passes": ("0", "a bool"),
+    "verify-each": ("0", "a bool"),
+    "explain": ("0", "a bool"),
+    "print-after": ("all", "a pass name or all"),
+    "disable-pass": ("", "pass names"),
+    "entry-name": ("k", "an identifier"),
+    "kernel": ("k", "an identifier"),
+    "split-k": ("partial", "partial or reduce"),
+    "hoist-operand": ("form", "form or pre"),
+    "kmajor-b": ("B", "a parameter name"),
+    "attn-ws": ("off", "off, producer, pingpong or fa3"),
+    "attn-persist": ("0", "0..3"),
+}
+
+
 def _make_options(defines: Optional[Mapping[str, int]], options: Mapping[str, Any]) -> C.c_void_p:
     o = C.c_void_p()
     _check(lib.tilec_options_create(C.byref(o)), "options")
@@ -117,7 +160,10 @@ def _make_options(defines: Optional[Mapping[str, int]], options: Mapping[str, An
                 val = ("1" if v else "0") if isinstance(v, bool) else str(v)
                 st = lib.tilec_options_set(o, key.encode(), val.encode())
             if st != 0:
-                raise TilecError(f"option {k}={v!r}: {lib.tilec_status_string(st).decode()}", _status_name(st))
+                why = (f"{k} takes {_OPTIONS[key][1]}" if key in _OPTIONS else
+                       f"no option is called {k!r} (options: {', '.join(o.replace('-', '_') for o in _OPTIONS)})")
+                raise TilecError(f"option {k}={v!r}: {lib.tilec_status_string(st).decode()}: {why}",
+                                 _status_name(st))
     except BaseException:
         lib.tilec_options_destroy(o)
         raise
@@ -205,7 +251,8 @@ class Program:
         return iter(self.kernel_names)
 
     def _text(self, stage: int) -> str:
-        _check(lib.tilec_program_compile(self._h, stage), f"compile {self.name}", self._h)
+        m = _mark(self._h)
+        _check(lib.tilec_program_compile(self._h, stage), f"compile {self.name}", self._h, m)
         t = lib.tilec_program_text(self._h, stage)
         return t.decode() if t else ""
 
@@ -234,7 +281,8 @@ class Program:
     @property
     def cubin(self) -> bytes:
         """The cubin for the program's arch, by ptxas (TilecError when no ptxas is found)."""
-        _check(lib.tilec_program_compile(self._h, _CUBIN), f"compile {self.name} to a cubin", self._h)
+        m = _mark(self._h)
+        _check(lib.tilec_program_compile(self._h, _CUBIN), f"compile {self.name} to a cubin", self._h, m)
         data, size = C.c_void_p(), C.c_size_t()
         _check(lib.tilec_program_get_binary(self._h, _CUBIN, C.byref(data), C.byref(size)), "cubin", self._h)
         return C.string_at(data, size.value)
@@ -346,6 +394,12 @@ def _numpy_code(a: Any, param: Param) -> Tuple[int, int]:
         return (_kDLBfloat, 16)
     if dt.kind == "u" and dt.itemsize == 2 and param.dtype == "bf16":
         return (_kDLBfloat, 16)  # raw bf16 bits
+    if param.dtype in ("bf16", "f8e4m3", "f8e5m2") and dt.kind == "f":
+        # NumPy has no such type: the library would only say "dtype f32, expected bf16"
+        how = ("tilec.f32_to_bf16(x) (uint16 bit patterns) or an ml_dtypes.bfloat16 array" if param.dtype == "bf16"
+               else "its bytes as a uint8 array")
+        raise TypeError(f"argument {param.name}: a {dt} array for a {param.dtype} tensor; NumPy has no {param.dtype}: "
+                        f"pass {how}")
     if dt.kind in _NUMPY_CODES:
         return (_NUMPY_CODES[dt.kind], 8 * dt.itemsize)
     raise TypeError(f"argument {param.name}: NumPy dtype {dt} has no tilec dtype")
@@ -394,6 +448,29 @@ def _describe(a: Any, param: Param, stream: Optional[int]) -> Tuple[int, int, in
     shape = q.unpack_from(_BytesN[nd].from_address(shp)) if nd else ()
     strides = q.unpack_from(_BytesN[nd].from_address(strd)) if strd and nd else _row_major(shape)
     return (data, dt, di, code, bits, shape, strides, off, (cap, a))
+
+
+def _scalar(a: Any, p: Param, is_float: bool) -> Union[int, float]:
+    """A scalar argument as the float or int the buffer takes: a Python number, a NumPy scalar or a 0-d
+    array.  No float for an integer parameter (even a NumPy one: no silent truncation), and no
+    strings, None or other objects (a TypeError naming the parameter)."""
+    if isinstance(a, (str, bytes)) or a is None:
+        raise TypeError(f"argument {p.name}: {p.dtype} parameter, got {type(a).__name__} {a!r}")
+    if is_float:
+        try:
+            return float(a)
+        except (TypeError, ValueError):
+            raise TypeError(f"argument {p.name}: {p.dtype} parameter, got {type(a).__name__}") from None
+    if isinstance(a, bool) or type(a).__name__ in ("bool_", "bool"):  # NumPy's bool has no __index__
+        return int(a)
+    try:
+        return operator.index(a)  # int, NumPy integers and 0-d integer arrays; not floats
+    except TypeError:
+        pass
+    kind = getattr(getattr(a, "dtype", None), "kind", "")
+    if isinstance(a, float) or kind == "f":
+        raise TypeError(f"argument {p.name}: {p.dtype} parameter, got the float {a!r}") from None
+    raise TypeError(f"argument {p.name}: {p.dtype} parameter, got {type(a).__name__}") from None
 
 
 def _is_float(p: Param) -> bool:
@@ -500,8 +577,9 @@ class Kernel:
         h = self._handles.get(device)
         if h is None:
             h = C.c_void_p()
+            m = _mark(self.program._h)
             _check(lib.tilec_kernel_load(self.program._h, self.name.encode(), device, C.byref(h)),
-                   f"load {self.name}", self.program._h)
+                   f"load {self.name}", self.program._h, m)
             self._handles[device] = h
         return h
 
@@ -525,13 +603,7 @@ class Kernel:
         for k, a in enumerate(args):
             first, shp, rank = b.index[k]
             if shp < 0:  # scalar
-                p = self.params[k]
-                if self._float[k]:
-                    vals[first] = float(a)
-                else:
-                    if isinstance(a, float):
-                        raise TypeError(f"argument {p.name}: {p.dtype} parameter, got the float {a!r}")
-                    vals[first] = int(a)
+                vals[first] = _scalar(a, self.params[k], self._float[k])
                 continue
             if torch_t is not None and type(a) is torch_t:  # the fast path: no DLPack capsule
                 code = _torch_dtypes.get(a.dtype)
@@ -573,6 +645,8 @@ class Kernel:
             stream = self._current_stream(args)
         vals, device, keep = self._pack(args, stream)
         h = self._handles.get(device if device >= 0 else 0)
+        if h is None and device < 0:
+            self._refuse_host(vals)
         if h is None:
             h = self.load(device if device >= 0 else 0)
         b = self._buf
@@ -590,6 +664,32 @@ class Kernel:
         del keep
         if self._fast_for != len(self._handles):
             self._make_fast()
+
+    def _bind(self, args: Sequence[Any], named: Mapping[str, Any]) -> Tuple[Any, ...]:
+        """args then the named ones, in parameter order (tilec.interpret's keywords)."""
+        names = [p.name for p in self.params]
+        out: List[Any] = list(args) + [_MISSING] * max(len(names) - len(args), 0)
+        for k, v in named.items():
+            if k not in names:
+                raise TypeError(f"{self.signature} has no parameter {k!r} (a tile constant is set when compiling: "
+                                f"tilec.compile(..., defines={{{k!r}: ...}}))")
+            i = names.index(k)
+            if i < len(out) and out[i] is not _MISSING:
+                raise TypeError(f"{self.signature}: argument {k!r} given twice")
+            out[i] = v
+        missing = [n for n, v in zip(names, out) if v is _MISSING]
+        if missing:
+            raise TypeError(f"{self.signature}: missing argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        return tuple(out)
+
+    def _refuse_host(self, vals: List[Any]) -> None:
+        """No tensor is on a GPU: say which argument is host memory before loading the kernel (whose failure
+        without a GPU, "the CUDA driver is missing", would not say what is wrong with the call)."""
+        for k, p in enumerate(self.params):
+            first, shp, _ = self._buf.index[k]
+            if shp >= 0 and vals[first + 1] in (_kDLCPU, _kDLCUDAHost):
+                raise ValueError(f"argument {p.name}: a host (CPU) array; a launch needs GPU tensors "
+                                 f"(tilec.interpret(kernel, ...) runs the CPU interpreter on host arrays)")
 
     def _make_fast(self) -> None:
         """The fast path of this kernel's later calls (_fastcall.py), once torch or tvm-ffi can give it."""
@@ -621,35 +721,45 @@ class Kernel:
         return 0
 
 
+_MISSING = object()  # Kernel._bind: a parameter no argument was given for
+
+
 def _launch_failed(h: Any, st: int) -> None:
     raise TilecError(lib.tilec_kernel_error(h).decode(errors="replace"), _status_name(st))
 
 
 # ---- the CPU interpreter ---------------------------------------------------------------------------------
-def interpret(kernel: Kernel, *args: Any) -> None:
+def interpret(kernel: Kernel, *args: Any, **named: Any) -> None:
     """Run `kernel` in tilec's CPU interpreter (the reference every GPU result is checked against) over
     its whole grid on host arrays: NumPy arrays (bf16 as uint16 bit patterns or ml_dtypes.bfloat16; fp8
-    as uint8 bytes), or CPU tensors of any DLPack framework; scalars as Python numbers.  Outputs are
-    written in place.  No GPU is needed."""
+    as uint8 bytes), or CPU tensors of any DLPack framework; scalars as Python numbers.  Arguments in
+    parameter order, or by parameter name after the positional ones.  Outputs are written in place.
+    No GPU is needed."""
     if not isinstance(kernel, Kernel):
         raise TypeError(f"interpret: expected a tilec.Kernel (program['name']), got {type(kernel).__name__}")
+    if named:
+        args = kernel._bind(args, named)
     if len(args) != kernel._n:
-        raise TypeError(f"{kernel.signature} takes {kernel._n} arguments, got {len(args)}")
+        missing = [p.name for p in kernel.params[len(args):]]
+        raise TypeError(f"{kernel.signature} takes {kernel._n} arguments, got {len(args)}"
+                        + (f" (missing: {', '.join(missing)})" if missing else ""))
     _torch_ready()
     vals, _, keep = kernel._pack(args, None)
     b = kernel._buf
     b.struct.pack_into(b.buf, 0, *vals)
+    m = _mark(kernel.program._h)
     st = lib.tilec_interpret(kernel.program._h, kernel.name.encode(), b.addr, kernel._n)
     del keep
-    _check(st, f"interpret {kernel.name}", kernel.program._h)
+    _check(st, f"interpret {kernel.name}", kernel.program._h, m)
 
 
 def f32_to_bf16(x: Any) -> Any:
     """A float32 NumPy array rounded to bf16 (nearest even), as uint16 bit patterns."""
     import numpy as np
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    a = np.asarray(x, dtype=np.float32)  # keeps the shape (0-d included)
+    u = a.view(np.uint32)
     r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
+    return np.where(np.isnan(a), np.uint16(0x7FC0), r)
 
 
 def bf16_to_f32(x: Any) -> Any:
