@@ -399,18 +399,22 @@ Test(api, param_flags_report_zeroed_tensors) {
 }
 
 /* ---- the interpreter entry ------------------------------------------------------------------------ */
-static DLTensor host_f32(float *data, int64_t *shape, int64_t *strides) {
+/* A rank-1 host tensor of DLPack type (code, bits). */
+static DLTensor host_1d(void *data, uint8_t code, uint8_t bits, int64_t *shape, int64_t *strides) {
   DLTensor t;
   memset(&t, 0, sizeof t);
   t.data = data;
   t.device.device_type = kDLCPU;
   t.ndim = 1;
-  t.dtype.code = kDLFloat;
-  t.dtype.bits = 32;
+  t.dtype.code = code;
+  t.dtype.bits = bits;
   t.dtype.lanes = 1;
   t.shape = shape;
   t.strides = strides;
   return t;
+}
+static DLTensor host_f32(float *data, int64_t *shape, int64_t *strides) {
+  return host_1d(data, kDLFloat, 32, shape, strides);
 }
 
 Test(api, interpret_ragged_sizes_strides_offsets) {
@@ -488,15 +492,7 @@ Test(api, interpret_refuses_integers_that_do_not_fit) {
   tilec_program *p = compiled(src, TILEC_STAGE_IR, NULL);
   int32_t y[4];
   int64_t shape[1] = {4};
-  DLTensor yt;
-  memset(&yt, 0, sizeof yt);
-  yt.data = y;
-  yt.device.device_type = kDLCPU;
-  yt.ndim = 1;
-  yt.dtype.code = kDLInt;
-  yt.dtype.bits = 32;
-  yt.dtype.lanes = 1;
-  yt.shape = shape;
+  DLTensor yt = host_1d(y, kDLInt, 32, shape, NULL);
   static const struct { int64_t v, w, b; tilec_status want; int32_t y; } cases[] = {
       {(int64_t)1 << 40, 0, 0, TILEC_ERROR_LAUNCH, 0},
       {-((int64_t)1 << 31) - 1, 0, 0, TILEC_ERROR_LAUNCH, 0},

@@ -1311,38 +1311,26 @@ Test(fake_driver, small_m_waves_by_sm_count_264) {
   tilec_program_destroy(p);
 }
 
-/* Off (TILEC_SMALL_M_WAVES=0): the kernel above M 256, no fourth form loaded, no note. */
-static void waves_off(const char *waves) {
-  {
-    tilec_program *p = NULL;
-    int links = calls.links;
-    tilec_kernel *k = load_waves(&p, waves, 132);
-    launch_gemm(k, 5000);
-    unsigned kernel_smem = calls.smem;
-    expect_gemm(k, 512, 4096, false, kernel_smem, 132);
-    expect_gemm(k, 257, 4096, false, kernel_smem, 132);
-    launch_gemm(k, 16);
-    cr_assert_eq(calls.links - links, 4, "the kernel and its three forms: %d", calls.links - links);
-    cr_assert(strstr(tilec_program_log(p), "Waves") == NULL, "%s", tilec_program_log(p));
-    tilec_kernel_destroy(k);
-    tilec_program_destroy(p);
-  }
-}
-Test(fake_driver, small_m_waves_off) { waves_off("0"); }
-/* Unset is on since the twenty-third session (passes/small_m.c WAVES_DEFAULT): the form at M 512, N 4096
- * on 132 SMs, the kernel at 1024, every form loaded. */
-Test(fake_driver, small_m_waves_unset) {
+/* Off (TILEC_SMALL_M_WAVES=0): the kernel above M 256, no fourth form loaded, no note.  Unset is on since
+ * the twenty-third session (passes/small_m.c WAVES_DEFAULT): the form at M 257 and 512, N 4096 on 132 SMs,
+ * the kernel at 1024, every form loaded. */
+static void waves_off_or_default(const char *waves, bool on) {
   tilec_program *p = NULL;
   int links = calls.links;
-  tilec_kernel *k = load_waves(&p, NULL, 132);
+  tilec_kernel *k = load_waves(&p, waves, 132);
   launch_gemm(k, 5000);
   unsigned kernel_smem = calls.smem;
   expect_gemm(k, 1024, 4096, false, kernel_smem, 132);
-  expect_gemm(k, 512, 4096, true, kernel_smem, 132);
-  cr_assert_eq(calls.links - links, 5, "the kernel and its four forms: %d", calls.links - links);
+  expect_gemm(k, 512, 4096, on, kernel_smem, 132);
+  expect_gemm(k, 257, 4096, on, kernel_smem, 132);
+  launch_gemm(k, 16);
+  cr_assert_eq(calls.links - links, on ? 5 : 4, "the kernel and its forms: %d", calls.links - links);
+  if (!on) cr_assert(strstr(tilec_program_log(p), "Waves") == NULL, "%s", tilec_program_log(p));
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
 }
+Test(fake_driver, small_m_waves_off) { waves_off_or_default("0", false); }
+Test(fake_driver, small_m_waves_unset) { waves_off_or_default(NULL, true); }
 
 /* ---- the FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h) ------------------------- */
 /* cutlass_attn_fwd of examples/attn.tile at Z x H x S x 128 (bf16): the launch the driver saw. */
