@@ -1512,21 +1512,31 @@ Test(fake_driver, attn_fa3_o_by_tma) {
   }
 }
 
+/* The fa3 switch tests' case `mode` (D128 / D256 x {unset, on}): `sw` set to 1 when on, examples/attn.tile's
+ * cutlass_attn_fwd loaded at D (causal or not) and launched at Z 16, H 16, S 4097 (the form); the caller
+ * unsets `sw`. */
+static tilec_kernel *fa3_switch_case(const char *sw, int mode, bool causal, int64_t *d, bool *on, tilec_program **p) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
+  *d = mode < 2 ? 128 : 256;
+  *on = mode % 2 == 1;
+  if (*on) setenv(sw, "1", 1);
+  tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", *d, 0, causal, NULL, p);
+  launch_attn_d(k, 16, 16, 4097, *d); /* the form */
+  return k;
+}
+
 /* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c, default off): the fa3 form (S 4097 at Z 16, H 16) stores O through its
  * last ring stage: the launched module's PTX has bar.sync 9 and the count-4 releases; D128 keeps its 229440 bytes of
  * shared memory (O in V's slot), D256 launches with 230400 (the 32 KiB region of O's second half after
  * 196688); persistent (384 threads, at most one CTA an SM: 132 on the fake's device); unset: neither. */
 Test(fake_driver, attn_fa3_o_slot) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
-    int64_t d = mode < 2 ? 128 : 256;
-    bool on = mode % 2 == 1;
-    if (on) setenv("TILEC_ATTN_O_SLOT", "1", 1);
+    int64_t d;
+    bool on;
     tilec_program *p = NULL;
-    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, false, NULL, &p);
-    launch_attn_d(k, 16, 16, 4097, d); /* the form */
+    tilec_kernel *k = fa3_switch_case("TILEC_ATTN_O_SLOT", mode, false, &d, &on, &p);
     unsetenv("TILEC_ATTN_O_SLOT");
     cr_assert_eq(calls.block[0], 384u);
     cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "grid %u x %u", calls.grid[0], calls.grid[1]);
@@ -1546,17 +1556,13 @@ Test(fake_driver, attn_fa3_o_slot) {
  * H 3, S 4097 (198 tiles) 132 CTAs, at S 1000 with the form at every S (48 tiles) 48; unset: the
  * one-tile-a-CTA grid cdiv(S, 128) x Z H and no counter. */
 Test(fake_driver, attn_sched) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
-    int64_t d = mode < 2 ? 128 : 256;
-    bool on = mode % 2 == 1;
-    if (on) setenv("TILEC_ATTN_SCHED", "1", 1);
+    int64_t d;
+    bool on;
     setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
     tilec_program *p = NULL;
-    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, true, NULL, &p);
-    launch_attn_d(k, 16, 16, 4097, d); /* the form */
+    tilec_kernel *k = fa3_switch_case("TILEC_ATTN_SCHED", mode, true, &d, &on, &p);
     cr_assert_eq(calls.block[0], 384u);
     if (on)
       cr_assert(calls.grid[0] >= 1u && calls.grid[0] <= 132u && calls.grid[1] == 1u, "D%d on: grid %u x %u", (int)d,
