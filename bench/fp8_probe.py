@@ -138,6 +138,13 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # timing only (a different product, so its err is large): the wide kernel with the scales loaded once
     # before the loop -- the per-tensor k-loop with 128 FFMA for 128 FADD; tn < fixed < wide splits the cost
     "bs wide fixed": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide_fixed.tile"),
+    # twenty-fourth session: each in the CLI's offline form (`tma-fallback=inline`: the cp.async copy and the
+    # register epilogue in the same kernel, what `tilec F.tile -o F.ptx` and the AOT launchers hold), where
+    # ptxas 13.0 spills 212 B of the wide kernel's consumer (10 accumulator registers in its main loop) and
+    # none of the 128x128 example's or of the per-tensor tile's: what those spills cost when timed
+    "bs wide inline": ("cutlass_gemm_fp8_blockscale", "", {}, {"tma-fallback": "inline"}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    "bs inline": ("cutlass_gemm_fp8_blockscale", "", {}, {"tma-fallback": "inline"}, False),
+    "tn inline": ("cutlass_gemm_fp8_tn", "", {}, {"tma-fallback": "inline"}, False),
 }
 names = [f for f in a.forms.split(",") if f] or list(FORMS)
 
