@@ -163,7 +163,8 @@ def two_kernels(torch, tilec, gen):
     * W (ROUND=1, the default) bit for bit against the correctly rounded q s - z (round_once_bf16, from f64), and
       against torch's formula (q s - z in f32, then bf16) everywhere but the crafted ties;
     * W bit for bit against what gemm_w4a16 (its default dequantization, bf16x2, and the BM128 BN128 tile of large M)
-      feeds its mma: gemm_w4a16 with A = the identity (M = K) gives C = W exactly;
+      feeds its mma: gemm_w4a16 with A = the identity (M = K) gives C = W exactly, the fused form at every M; at
+      M >= 256 the default (the materialize-once form) gives ROUND=0's W, the source's f32 rounding;
     * ROUND=0 equal to torch's formula bit for bit, and different from the single rounding on the crafted column (the
       self-test: the data reach the case the nudge is for);
     * C = cutlass_gemm(A, W) against the fp64 product within the bound of the fused kernel's checks, and a zero point
@@ -173,8 +174,11 @@ def two_kernels(torch, tilec, gen):
     src = os.path.join(examples_dir(), "w4a16_dequant.tile")
     gemm = tilec.compile(os.path.join(examples_dir(), "gemm.tile"))["cutlass_gemm"]
     fsrc = os.path.join(examples_dir(), "gemm_w4a16.tile")
-    fused = {(G, tag): tilec.compile(fsrc, defines=dict(d, G=G, BK=min(G, 128)))["gemm_w4a16"]
-             for G in (64, 128) for tag, d in (("shipped tiles", {}), ("BM128 BN128", {"BM": 128, "BN": 128}))}
+    # (each twice: "fused" loaded with TILEC_HOIST_OPERAND_MIN_M out of reach, so every M runs the kernel itself
+    # and its bf16x2 dequantization; the default, whose launches at M >= 256 run the materialize-once form)
+    fused = {(G, tag, form): tilec.compile(fsrc, defines=dict(d, G=G, BK=min(G, 128)))["gemm_w4a16"]
+             for G in (64, 128) for tag, d in (("shipped tiles", {}), ("BM128 BN128", {"BM": 128, "BN": 128}))
+             for form in ("fused", "default")}
     deq = {}
     # (G, M, N, K): K % G != 0 in the fourth (gemm_w4a16 takes no partial group: no identity check there)
     for G, M, N, K in ((128, 1, 64, 128), (128, 17, 130, 640), (64, 33, 37, 1344), (128, 300, 512, 680),
@@ -220,14 +224,25 @@ def two_kernels(torch, tilec, gen):
         if K % G == 0:  # what gemm_w4a16 feeds its mma: A = I gives C = W (one product a sum, exact)
             eye = torch.eye(K, dtype=torch.bfloat16).cuda()
             for tag in ("shipped tiles", "BM128 BN128"):
-                kf = fused[(G, tag)]
-                cf = torch.full((K, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-                kf(eye, wq.cuda(), s.cuda(), z.cuda(), cf)
-                torch.cuda.synchronize()
-                dd = int((bits(cf.cpu()) != bits(w[1])).sum())
-                print("%s %s: W vs gemm_w4a16 (%s) with A = I: %d differ" % ("ok" if dd == 0 else "FAIL", name, tag, dd),
-                      flush=True)
-                fails += dd != 0
+                for form in ("fused", "default"):
+                    kf = fused[(G, tag, form)]
+                    # the fused kernel rounds q s - z once (bf16x2 fma: W ROUND=1); the materialize-once form's
+                    # pre-kernel (M = K >= 256 by default) computes the source's f32 expression, rounded twice as
+                    # the interpreter rounds it (W ROUND=0): the two differ only on the crafted ties
+                    # (docs/decisions.md "The materialize-once form's W")
+                    want, wname = (w[0], "ROUND=0") if form == "default" and K >= 256 else (w[1], "ROUND=1")
+                    if form == "fused":
+                        os.environ["TILEC_HOIST_OPERAND_MIN_M"] = str(2 ** 40)  # (read at the kernel's load)
+                    cf = torch.full((K, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                    try:
+                        kf(eye, wq.cuda(), s.cuda(), z.cuda(), cf)
+                    finally:
+                        os.environ.pop("TILEC_HOIST_OPERAND_MIN_M", None)
+                    torch.cuda.synchronize()
+                    dd = int((bits(cf.cpu()) != bits(want)).sum())
+                    print("%s %s: W %s vs gemm_w4a16 (%s, %s) with A = I: %d differ" % (
+                        "ok" if dd == 0 else "FAIL", name, wname, tag, form, dd), flush=True)
+                    fails += dd != 0
         ref = a.double() @ once.double()
         mag = a.double().abs() @ once.double().abs()
         acc_tol = (K + 1) * 2.0 ** -23
