@@ -8,6 +8,7 @@
  * ABI packing of runtime/pack.c and the tensor maps of tl_tma_encode.
  * requires: p compiles to PTX; keeps: p's texts (it only compiles further);
  * breaks: nothing. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,7 +199,20 @@ typedef struct notma_image {
   tl_kernel_info ki;
   char *ptx, *cubin;    /* malloc'd; cubin NULL without ptxas */
   size_t cubin_size;
+  /* its ptxas, on a thread of its own: */
+  const char *arch;
+  int opt_level;
+  pthread_t thread;
+  bool started;
+  tilec_status st;
+  tl_sbuf log, why;
 } notma_image;
+
+static void *notma_ptxas(void *arg) {
+  notma_image *nt = arg;
+  nt->st = tl_api_ptxas(nt->ptx, nt->arch, nt->opt_level, &nt->cubin, &nt->cubin_size, &nt->log, &nt->why);
+  return NULL;
+}
 
 static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki, const notma_image *nt) {
   tl_sbuf_printf(b, "/* kernel %s(", f->name);
@@ -786,15 +800,6 @@ tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **hea
    * self-contained kernels with the option tma-fallback=inline (docs/aot.md "Two images") */
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
   if (st != TILEC_OK) return st;
-  char ptxas[4096];
-  bool have_ptxas = tl_api_find_ptxas(ptxas, sizeof ptxas);
-  if (!p->cubin && have_ptxas) {
-    st = tilec_program_compile(p, TILEC_STAGE_CUBIN);
-    if (st != TILEC_OK) return st;
-  } else if (!p->cubin) {
-    tl_sbuf_printf(&p->log, "tilec: note: emit C: no ptxas found ($TILEC_PTXAS, PATH, /usr/local/cuda/bin): "
-                            "PTX only, JIT-compiled by the driver at the first load\n");
-  }
   /* each TMA form's no-TMA form (TL_TMA_OFF; the JIT's notma variant, lib/api/form_launch.c) */
   notma_image notma[64];
   int nnotma = 0;
@@ -813,14 +818,31 @@ tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **hea
     *nt = (notma_image){.name = ki->name, .index = nnotma - 1, .ki = one.kernels[0], .ptx = one.ptx};
     one.ptx = NULL;
     tl_codegen_result_free(&one);
-    if (have_ptxas) {
-      tl_sbuf why = {0};
-      st = tl_api_ptxas(nt->ptx, p->opts.arch, p->opts.opt_level, &nt->cubin, &nt->cubin_size, &p->log, &why);
-      if (st != TILEC_OK)
-        tl_sbuf_printf(&p->log, "tilec: error: emit C: ptxas on the no-TMA form of kernel '%s': %s\n", ki->name,
-                       why.data ? why.data : "failed");
-      tl_sbuf_free(&why);
+  }
+  /* the cubins: the no-TMA images' ptxas in threads beside the main image's */
+  char ptxas[4096];
+  bool have_ptxas = st == TILEC_OK && tl_api_find_ptxas(ptxas, sizeof ptxas);
+  for (int j = 0; j < nnotma && have_ptxas; j++) {
+    notma[j].arch = p->opts.arch, notma[j].opt_level = p->opts.opt_level;
+    notma[j].started = pthread_create(&notma[j].thread, NULL, notma_ptxas, &notma[j]) == 0;
+    if (!notma[j].started) notma_ptxas(&notma[j]);
+  }
+  if (st == TILEC_OK && !p->cubin && have_ptxas) {
+    st = tilec_program_compile(p, TILEC_STAGE_CUBIN);
+  } else if (st == TILEC_OK && !p->cubin) {
+    tl_sbuf_printf(&p->log, "tilec: note: emit C: no ptxas found ($TILEC_PTXAS, PATH, /usr/local/cuda/bin): "
+                            "PTX only, JIT-compiled by the driver at the first load\n");
+  }
+  for (int j = 0; j < nnotma && have_ptxas; j++) {
+    if (notma[j].started) pthread_join(notma[j].thread, NULL);
+    if (notma[j].log.data) tl_sbuf_puts(&p->log, notma[j].log.data);
+    if (notma[j].st != TILEC_OK && st == TILEC_OK) {
+      tl_sbuf_printf(&p->log, "tilec: error: emit C: ptxas on the no-TMA form of kernel '%s': %s\n", notma[j].name,
+                     notma[j].why.data ? notma[j].why.data : "failed");
+      st = notma[j].st;
     }
+    tl_sbuf_free(&notma[j].log);
+    tl_sbuf_free(&notma[j].why);
   }
   emit_args a = {name, header, source, notma, nnotma};
   if (st == TILEC_OK) st = tl_api_guard(p, emit_in_guard, &a);
