@@ -5,9 +5,11 @@
  * cuGetProcAddress (runtime/loader.c's way), the argument checks of a JIT
  * launch (lib/interp.c tl_check_args), the grid clause translated to C
  * integer code with the interpreter's semantics (wrapping, x / 0 = 0), the
- * ABI packing of runtime/pack.c and the tensor maps of tl_tma_encode.
- * requires: p compiles to PTX; keeps: p's texts (it only compiles further);
- * breaks: nothing. */
+ * ABI packing of runtime/pack.c and the tensor maps of tl_tma_encode; a TMA
+ * form's no-TMA form embedded as a second image, run where the map test fails
+ * (docs/aot.md "Two images").
+ * requires: p compiles to PTX; keeps: p's texts (it only compiles further;
+ * the no-TMA forms are compiled aside); breaks: nothing. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
