@@ -445,8 +445,19 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
     tl_sbuf_printf(b, "%s%s_tma_fits(%s, %s_shape, %s_st, %d, %d)", t ? " &&\n      " : "", pfx, pa->name, pa->name,
                    pa->name, pa->rank, tl_dtype_bytes((tl_dtype)td->dtype));
   }
-  tl_sbuf_printf(b, ") {\n  tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n", pfx, kindex);
-  emit_launch(b, pfx, f, ki, offs + first_tma);
+  tl_sbuf_puts(b, ") {\n");
+  tl_sbuf tb = {0}; /* the TMA form's launch, indented a level */
+  tl_sbuf_printf(&tb, "  tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n", pfx, kindex);
+  emit_launch(&tb, pfx, f, ki, offs + first_tma);
+  for (const char *q = tb.data; q && *q;) {
+    const char *e = strchr(q, '\n');
+    size_t len = e ? (size_t)(e - q) + 1 : strlen(q);
+    tl_sbuf_puts(b, "  ");
+    tl_sbuf_putn(b, q, len);
+    q += len;
+  }
+  if (tb.oom) b->oom = true;
+  tl_sbuf_free(&tb);
   tl_sbuf_printf(b, "  }\n  tl_st = %s_notma_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n", pfx, nt->index);
   emit_launch(b, pfx, f, &nt->ki, NULL);
   tl_sbuf_puts(b, "}\n\n");
