@@ -145,6 +145,10 @@
 #             inline / form ratios; test_w4a16's two-kernel part with the fixed check
 #     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh step 2), then gpu_test_examples with
 #             TILEC_SCRATCH_OVER_RING=1
+#     and (helper branch aot2, merged):
+#     aot2:120        (branch aot2: the AOT launchers' two images, a TMA form and its no-TMA form picked per
+#                     launch; gpu_test_aot's both images against the interpreter, memcheck, the GPU time at
+#                     4096^3 beside the JIT and the old one-image inline launcher; bench/RESULTS.md "branch aot2")
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
