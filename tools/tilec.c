@@ -58,10 +58,12 @@ static const char usage_text[] =
     "  --attn-persist=N       wgmma attention without a producer (sm_90a), not causal: 1 | 2 | 3 persistent (the\n"
     "                         values of TILEC_ATTN_PERSIST; 1 is a D256 kernel's launch-time form at S <= 2048), 0 off\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
-    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): inline (the default of .ptx / .cubin files: both paths in\n"
-    "                         one kernel) | form (the TMA path alone, the default of `run`, of libtilec's JIT, whose\n"
-    "                         launcher runs a no-TMA form for tensors a map cannot take, and of --emit=c, whose\n"
-    "                         launchers embed that no-TMA form beside it; inline there: one image a kernel)\n"
+    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): entry (the default of .ptx / .cubin files: the TMA form\n"
+    "                         as the entry KERNEL and its no-TMA form as a second entry KERNEL__notma with the same\n"
+    "                         parameters, launched where a tensor fails the map test; docs/cli.md \"Two entries\")\n"
+    "                         | inline (one entry with both paths behind a branch) | form (the TMA entry alone, the\n"
+    "                         default of `run`, of libtilec's JIT, whose launcher runs a no-TMA form for tensors a\n"
+    "                         map cannot take, and of --emit=c, whose launchers embed that no-TMA form beside it)\n"
     "  --kernel=NAME          compile only this kernel of the file (one .entry)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files, or with --kernel)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
@@ -326,12 +328,12 @@ static int parse_args(int argc, char **argv, cli *c) {
     }
     if (missing) return usage_error("%s needs an argument", a), EXIT_USAGE;
   }
-  /* The PTX and cubin files the compiler writes are self-contained: a TMA-fed kernel keeps its
-   * path for tensors a map cannot take inline, since whoever loads the file has no launcher to
-   * send such launches to a no-TMA form.  `tilec run` / `tune` launch through libtilec, and
-   * --emit=c's launchers embed each TMA form's no-TMA form beside it (docs/aot.md "Two images"):
-   * both default to the TMA form (docs/cli.md --tma-fallback). */
-  if (!tma_given && !c->run_mode && !(c->emit && !strcmp(c->emit, "c"))) tilec_options_set(c->opts, "tma-fallback", "inline");
+  /* The PTX and cubin files the compiler writes are self-contained: a TMA-fed kernel's no-TMA
+   * form is a second entry of the file, KERNEL__notma, which whoever loads the file launches for
+   * tensors a map cannot take (docs/cli.md "Two entries"; tilec_kernel_load_ptx does).  `tilec run`
+   * / `tune` launch through libtilec, and --emit=c's launchers embed each TMA form's no-TMA form
+   * beside it (docs/aot.md "Two images"): both default to the TMA form (docs/cli.md --tma-fallback). */
+  if (!tma_given && !c->run_mode && !(c->emit && !strcmp(c->emit, "c"))) tilec_options_set(c->opts, "tma-fallback", "entry");
   if (!c->input) return usage_error("%s", "no input file"), EXIT_USAGE;
   if (c->tune_mode && !strcmp(c->input, "-")) return usage_error("%s", "tune reads a file, not standard input"), EXIT_USAGE;
   if (c->device && c->interp) return usage_error("%s", "--device and --interp exclude each other"), EXIT_USAGE;

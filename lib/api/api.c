@@ -445,7 +445,7 @@ static tl_codegen_opts codegen_opts(tilec_program *p) {
   co.line_info = p->opts.line_info != 0;
   co.entry_name = p->opts.entry_name;
   co.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
-  co.tma = p->opts.tma_inline ? TL_TMA_INLINE : TL_TMA_FORM;
+  co.tma = p->opts.tma_inline == 1 ? TL_TMA_INLINE : p->opts.tma_inline == 3 ? TL_TMA_OFF : TL_TMA_FORM;
   return co;
 }
 
@@ -483,6 +483,7 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
     if (!found) return TILEC_ERROR_USAGE;
   }
   tilec_status st = run_codegen(p, &co, &p->cg);
+  if (st == TILEC_OK && p->opts.tma_inline == 2) st = tl_api_notma_entries(p, &co);
   if (st != TILEC_OK) return st;
   /* The program owns the texts from here on. */
   p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;
@@ -555,6 +556,8 @@ typedef struct one_kernel {
   tl_codegen_result *out;
   int assume_vectors; /* tl_codegen_opts.assume_vectors: the launch variant without the fallback (jit.c) */
   bool tma_off;       /* the kernel's no-TMA form (tl_codegen_opts.tma = TL_TMA_OFF, form_launch.c) */
+  const char *entry;  /* NULL, or the entry's name (the no-TMA entry, notma_entry.c) */
+  int keep_maps;      /* tl_codegen_opts.keep_maps */
 } one_kernel;
 
 static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
@@ -564,6 +567,8 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   co.only_kernel = a->kernel;
   co.assume_vectors = a->assume_vectors;
   if (a->tma_off) co.tma = TL_TMA_OFF;
+  if (a->entry) co.entry_name = a->entry;
+  co.keep_maps = a->keep_maps;
   double t0 = tl_now_ms();
   tilec_status st = run_codegen(p, &co, a->out);
   if (st == TILEC_OK && a->out->nkernels != 1) st = TILEC_ERROR_INTERNAL;
@@ -577,7 +582,16 @@ tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int ass
   memset(out, 0, sizeof *out);
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
   if (st != TILEC_OK) return st;
-  one_kernel a = {kernel, out, assume_vectors, tma_off};
+  one_kernel a = {kernel, out, assume_vectors, tma_off, NULL, 0};
+  return tl_api_guard(p, codegen_kernel_in_guard, &a);
+}
+
+tilec_status tl_api_codegen_notma_entry(tilec_program *p, const char *kernel, const char *entry, int keep_maps,
+                                        tl_codegen_result *out) {
+  memset(out, 0, sizeof *out);
+  tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
+  if (st != TILEC_OK) return st;
+  one_kernel a = {kernel, out, 0, true, entry, keep_maps};
   return tl_api_guard(p, codegen_kernel_in_guard, &a);
 }
 

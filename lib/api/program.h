@@ -51,8 +51,10 @@ struct tilec_options {
   int split_k_role;
   /* "tma-fallback": 0 = "form" (default: a kernel fed by TMA is its TMA path alone; the launcher
    * runs its no-TMA form for tensors a map cannot take, form_launch.c), 1 = "inline" (both paths in one
-   * kernel: the CLI's .ptx files; an AOT launcher of one image a kernel, aot.c).  tl_codegen_opts.tma;
-   * in the cache key. */
+   * kernel: an AOT launcher of one image a kernel, aot.c), 2 = "entry" (the program's PTX: each TMA form,
+   * then its no-TMA form as the entry ENTRY__notma, api.c; the CLI's .ptx / .cubin files; a kernel the
+   * JIT loads is the TMA form, as with "form"), 3 = "notma" (no TMA at all: the no-TMA form alone, what
+   * ENTRY__notma holds less its unread maps).  tl_codegen_opts.tma; "inline" and "notma" in the cache key. */
   int tma_inline;
   /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
    * passes/kmajor_b.c, lib/kmajor_b.h); NULL = none.  In the cache key. */
@@ -117,6 +119,13 @@ tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, 
  * caller frees it with tl_codegen_result_free. */
 tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int assume_vectors, bool tma_off,
                                    tl_codegen_result *out);
+/* The same for kernel's no-TMA entry of the CLI's PTX (notma_entry.c): its no-TMA form named
+ * `entry`, declaring keep_maps tensor maps it never reads (codegen.h keep_maps). */
+tilec_status tl_api_codegen_notma_entry(tilec_program *p, const char *kernel, const char *entry, int keep_maps,
+                                        tl_codegen_result *out);
+/* Option tma-fallback=entry (stage_codegen, inside the guard): p->cg.ptx gets each TMA form's no-TMA
+ * form as a second entry ENTRY__notma (notma_entry.c); co: the codegen options of p->cg. */
+tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co);
 /* Append new diagnostics of p->ctx to p->log. */
 void tl_api_flush_diags(tilec_program *p);
 

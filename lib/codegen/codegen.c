@@ -546,6 +546,9 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
   threads += cg_ws_extra_threads(g); /* the producer warpgroup of a warp-specialized kernel */
   g->threads = threads;
   int ntma = cg_tma_count(g);
+  /* the CLI's no-TMA entry (codegen.h keep_maps): its TMA form's maps, declared and never read */
+  if (!ntma && g->o && g->o->keep_maps > 0 && cg_tma_mode(g) == TL_TMA_OFF) ntma = g->o->keep_maps;
+  if (ntma > TL_MAX_TMA) cg_unsupported(g, "more tensor maps than the launcher takes");
   for (int j = 0; j < ntma; j++) pt[np++] = LLVMPointerTypeInContext(g->C, 0);
   /* TILEC_ATTN_SCHED=1 (attn_sched.c): the tile counter's address, after the maps (codegen.h) */
   bool sched = cg_attn_sched_counter(g);

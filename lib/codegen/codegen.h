@@ -53,6 +53,9 @@ typedef struct tl_codegen_opts {
   int assume_vectors;     /* row kernels: 0 = as TILEC_VEC_ONLY says (default: none); 1 = the launch variant
                              without the per-element fallback (lib/codegen/emit_memory.c, lib/api/jit.c) */
   int tma;                /* kernels whose loads or stores TMA feeds (sm_90a, cutlass): tl_tma_mode */
+  int keep_maps;          /* TL_TMA_OFF: declare this many hidden tensor-map parameters all the same
+                             (never read), so that the entry takes its TMA form's parameters: the
+                             CLI's second entry KERNEL__notma (TL_NOTMA_SUFFIX); 0 = none */
 } tl_codegen_opts;
 
 /* tl_codegen_opts.tma (docs/codegen.md "Round 9"): what a kernel with TMA does for tensors the
@@ -65,6 +68,11 @@ typedef struct tl_codegen_opts {
 typedef enum tl_tma_mode { TL_TMA_FORM = 0, TL_TMA_INLINE = 1, TL_TMA_OFF = 2 } tl_tma_mode;
 /* In the PTX of every TMA form (a comment of its trap): tilec_kernel_load_ptx reads it. */
 #define TL_TMA_FORM_MARK "tilec: TMA form"
+/* The CLI's PTX (option tma-fallback=entry, its default; docs/cli.md "Two entries"): each TMA form's
+ * entry ENTRY, then, after every kernel of the module, ENTRY TL_NOTMA_SUFFIX, its no-TMA form
+ * (TL_TMA_OFF) with ENTRY's parameters (keep_maps; the maps unread): a launcher runs it for
+ * arguments that fail the map test (the ABI above); tilec_kernel_load_ptx does. */
+#define TL_NOTMA_SUFFIX "__notma"
 
 /* A tensor map the launcher encodes for a kernel (hidden parameter, above). */
 #define TL_MAX_TMA 8
@@ -110,6 +118,10 @@ typedef struct tl_codegen_result {
 /* Lower every function of m.  Errors (unsupported constructs, LLVM failures)
  * are diagnostics in m->ctx; returns false then. */
 bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out);
+/* ptx (a module of nfuncs entries, tl_codegen's) and extra (another of the same target and source,
+ * one entry, named apart) as one module of all their entries prints them: extra's entry is function
+ * nfuncs, its labels renumbered (lib/codegen/units.c); malloc'd, NULL when out of memory or not PTX. */
+char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *extra);
 void tl_codegen_result_free(tl_codegen_result *r);
 const char *tl_llvm_version(void); /* "19.1.7" */
 

@@ -183,9 +183,9 @@ static const char *next_name(const char *p, const char *end, bool *depot) {
 }
 
 /* Copy body[0, n) into t with the names the NVPTX printer numbers per module
- * renumbered for function number fn of the merged module:
- *   $L__BB0_<b>        -> $L__BB<fn>_<b>       (per function)
- *   $L__func_begin0 / $L__func_end0, __local_depot0 (-O0) -> ...<fn>
+ * renumbered for a module whose functions are numbered from fn in the merged one:
+ *   $L__BB<j>_<b>      -> $L__BB<j + fn>_<b>   (per function)
+ *   $L__func_begin<j> / $L__func_end<j>, __local_depot<j> (-O0) -> ...<j + fn>
  *   $L__tmp<k>         -> $L__tmp<k + tmp0>    (one counter per module)
  * and return the count of tmp labels seen (the largest <k> + 1). */
 static int put_renumbered(mtext *t, const char *body, size_t n, int fn, int tmp0) {
@@ -204,18 +204,19 @@ static int put_renumbered(mtext *t, const char *body, size_t n, int fn, int tmp0
     p = q;
     const char *kind = NULL;
     if (depot) kind = "__local_depot";
-    else if (!strncmp(p, "BB0_", 4)) kind = "BB";
-    else if (!strncmp(p, "func_begin0", 11)) kind = "func_begin";
-    else if (!strncmp(p, "func_end0", 9)) kind = "func_end";
+    else if (!strncmp(p, "BB", 2) && p[2] >= '0' && p[2] <= '9') kind = "BB";
+    else if (!strncmp(p, "func_begin", 10)) kind = "func_begin";
+    else if (!strncmp(p, "func_end", 8)) kind = "func_end";
     if (kind) {
       size_t kl = strlen(kind);
       put(t, kind, kl);
       p += kl;
-      /* only a whole "0" (func_end0, not func_end01; BB0_) is this module's function 0 */
-      if (p[0] != '0' || (p[1] >= '0' && p[1] <= '9')) continue;
-      int m = snprintf(num, sizeof num, "%d", fn);
+      if (p[0] < '0' || p[0] > '9') continue;
+      char *after;
+      long j = strtol(p, &after, 10);
+      int m = snprintf(num, sizeof num, "%ld", j + fn);
       put(t, num, (size_t)m);
-      p++;
+      p = after;
       continue;
     }
     if (!strncmp(p, "tmp", 3) && p[3] >= '0' && p[3] <= '9') {
@@ -238,39 +239,56 @@ static void split(const char *ptx, const char **body, const char **body_end) {
   *body_end = tr ? tr : ptx + strlen(ptx);
 }
 
-char *cg_units_merge_ptx(cg_unit *units, int n) {
+/* The alignment of tl_smem's declaration line l (".extern .shared .align N .b8 tl_smem[];"), 0 if none. */
+static long decl_align(const char *l) {
+  const char *a = l ? strstr(l, ".align ") : NULL;
+  return a && a < l + line_len(l) ? strtol(a + 7, NULL, 10) : 0;
+}
+
+/* texts[0..n) (PTX modules of the same target; text i's functions numbered from fn[i] in the
+ * merged one) as one module of all their kernels prints it; tl_smem declared once, with the
+ * largest alignment any of them asks for. */
+static char *merge_texts(const char *const *texts, const int *fn, int n) {
+  if (n < 1) return NULL;
   const char *b0, *e0;
-  split(units[0].ptx, &b0, &e0);
+  split(texts[0], &b0, &e0);
   if (!b0) return NULL;
   /* tl_smem's declaration: printed once, after the first kernel's .globl line,
-   * when any kernel of the file uses it (every module has the same alignment) */
+   * when any kernel of the file uses it */
   const char *decl = NULL;
-  for (int i = 0; i < n && !decl; i++) {
+  long align = 0;
+  for (int i = 0; i < n; i++) {
     const char *b, *e;
-    split(units[i].ptx, &b, &e);
+    split(texts[i], &b, &e);
     if (!b) return NULL;
     const char *l = line_starting(b + line_len(b), smem_decl);
-    if (l && l == b + line_len(b)) decl = l;
+    if (!l || l != b + line_len(b)) continue;
+    if (!decl) decl = l;
+    if (decl_align(l) > align) align = decl_align(l);
   }
   mtext t = {0};
-  put(&t, units[0].ptx, (size_t)(b0 - units[0].ptx)); /* header */
-  put(&t, b0, line_len(b0));                           /* first .globl line */
+  put(&t, texts[0], (size_t)(b0 - texts[0])); /* header */
+  put(&t, b0, line_len(b0));                  /* first .globl line */
   const char *rest = b0 + line_len(b0);
-  if (decl) {
+  if (decl && decl_align(decl) == align) {
     put(&t, decl, line_len(decl));
-    if (!strncmp(rest, smem_decl, strlen(smem_decl))) rest += line_len(rest);
+  } else if (decl) { /* (a later module asks for more: the text one module of them all prints) */
+    char line[128];
+    int m = snprintf(line, sizeof line, "%s.align %ld .b8 tl_smem[];\n", smem_decl, align);
+    put(&t, line, (size_t)m);
   }
-  int ntmp = put_renumbered(&t, rest, (size_t)(e0 - rest), 0, 0);
+  if (decl && !strncmp(rest, smem_decl, strlen(smem_decl))) rest += line_len(rest);
+  int ntmp = put_renumbered(&t, rest, (size_t)(e0 - rest), fn[0], 0);
   for (int i = 1; i < n; i++) {
     const char *b, *e;
-    split(units[i].ptx, &b, &e);
+    split(texts[i], &b, &e);
     put(&t, b, line_len(b));
     const char *r = b + line_len(b);
     /* its own globals block (tl_smem's declaration, then a blank line): the
      * merged module printed it once, before its first kernel */
     if (!strncmp(r, smem_decl, strlen(smem_decl))) r += line_len(r);
     if (*r == '\n') r++;
-    ntmp += put_renumbered(&t, r, (size_t)(e - r), i, ntmp);
+    ntmp += put_renumbered(&t, r, (size_t)(e - r), fn[i], ntmp);
   }
   put(&t, e0, strlen(e0)); /* trailer of the first module (the same file list in all) */
   if (t.oom) {
@@ -278,4 +296,23 @@ char *cg_units_merge_ptx(cg_unit *units, int n) {
     return NULL;
   }
   return t.s;
+}
+
+char *cg_units_merge_ptx(cg_unit *units, int n) {
+  const char **texts = malloc(sizeof(char *) * (size_t)n);
+  int *fn = malloc(sizeof(int) * (size_t)n);
+  char *out = NULL;
+  if (texts && fn) {
+    for (int i = 0; i < n; i++) texts[i] = units[i].ptx, fn[i] = i;
+    out = merge_texts(texts, fn, n);
+  }
+  free(texts);
+  free(fn);
+  return out;
+}
+
+char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *extra) {
+  const char *texts[2] = {ptx, extra};
+  int fn[2] = {0, nfuncs};
+  return merge_texts(texts, fn, 2);
 }

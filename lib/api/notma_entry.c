@@ -1,0 +1,70 @@
+/* notma_entry.c: a TMA form's no-TMA form as a second entry of the program's PTX (option
+ * tma-fallback=entry, the default of the CLI's .ptx / .cubin files; codegen.h TL_NOTMA_SUFFIX,
+ * docs/cli.md "Two entries").  Compiles, for each TMA form ENTRY of p->cg, the kernel's TL_TMA_OFF
+ * form named ENTRY__notma with ENTRY's parameters (its maps declared, never read) and appends it to
+ * p->cg.ptx after every kernel, so that the first entries' text is that of tma-fallback=form.
+ * The loader's side (tilec_kernel_load_ptx of such a file, launches that fail the map test) is
+ * tl_user_notma_launch in form_launch.c.
+ * requires: p->cg compiled by stage_codegen (api.c), inside the guard; keeps: the first entries'
+ * text and p->cg.kernels; breaks: nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+
+/* The name of a kernel of p's module or an entry of p->cg equal to name, or NULL. */
+static const char *taken(tilec_program *p, const char *name) {
+  for (int i = 0; i < p->module->funcs.len; i++)
+    if (!strcmp(p->module->funcs.data[i]->name, name)) return p->module->funcs.data[i]->name;
+  for (int i = 0; i < p->cg.nkernels; i++)
+    if (p->cg.kernels[i].entry && !strcmp(p->cg.kernels[i].entry, name)) return p->cg.kernels[i].name;
+  return NULL;
+}
+
+tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
+  int nfuncs = p->cg.nkernels;
+  double t0 = tl_now_ms();
+  for (int i = 0; i < p->cg.nkernels; i++) {
+    const tl_kernel_info *ki = &p->cg.kernels[i];
+    if (!ki->tma_form) continue;
+    char entry[256];
+    if (snprintf(entry, sizeof entry, "%s" TL_NOTMA_SUFFIX, ki->entry) >= (int)sizeof entry) {
+      tl_error(&p->ctx, TL_NOLOC, "kernel '%s': the entry name '%s' is too long for its no-TMA entry", ki->name, ki->entry);
+      return TILEC_ERROR_UNSUPPORTED;
+    }
+    const char *other = taken(p, entry);
+    if (other) {
+      tl_error(&p->ctx, TL_NOLOC,
+               "kernel '%s': its no-TMA entry would be named '%s' (option tma-fallback=entry: the entry run for tensors "
+               "a tensor map cannot take), which is the name of kernel '%s' of this file; rename that kernel, or "
+               "compile with --tma-fallback=inline (one entry with both paths) or --tma-fallback=form (the TMA entry alone)",
+               ki->name, entry, other);
+      return TILEC_ERROR_USAGE;
+    }
+    tl_codegen_opts c = *co;
+    c.tma = TL_TMA_OFF;
+    c.only_kernel = ki->name;
+    c.entry_name = entry;
+    c.keep_maps = ki->ntma;
+    c.no_llvm_ir = true;
+    /* (the .file numbering is per module: with several source files, no .loc in the second entry) */
+    if (p->ctx.files.len > 1) c.line_info = false;
+    tl_codegen_result one;
+    tl_api_flush_diags(p);
+    if (!tl_codegen(p->module, &c, &one) || !one.ptx || one.nkernels != 1)
+      return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
+    char *merged = tl_codegen_append_ptx(p->cg.ptx, nfuncs, one.ptx);
+    tl_codegen_result_free(&one);
+    if (!merged) {
+      tl_error(&p->ctx, TL_NOLOC, "internal error: kernel '%s': its no-TMA entry's PTX could not be appended", ki->name);
+      return TILEC_ERROR_INTERNAL;
+    }
+    free(p->cg.ptx);
+    p->cg.ptx = merged;
+    nfuncs++;
+  }
+  if (p->opts.time_passes && nfuncs > p->cg.nkernels)
+    tl_sbuf_printf(&p->log, "time codegen.notma-entries: %.3f ms (%d)\n", tl_now_ms() - t0, nfuncs - p->cg.nkernels);
+  return TILEC_OK;
+}
