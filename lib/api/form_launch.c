@@ -170,13 +170,26 @@ static tilec_status launch_split(tilec_kernel *k, int i, const tilec_arg *args, 
 tilec_status tl_launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
                              const int64_t *grid_override, void *stream) {
   const char *pname = k->f->params.data[param].name;
-  if (!k->notma && k->owned_module)
+  if (!k->notma && k->owned_module && !k->user_notma)
     return tl_launch_error(k, TILEC_ERROR_LAUNCH,
                         "argument %d (%s): no tensor map can take it (codegen.h: the last stride 1, the data and "
                         "every other byte stride 16-byte aligned, no size 0), and the PTX given for kernel '%s' is a "
-                        "TMA form (\"" TL_TMA_FORM_MARK "\": no path for such tensors); nothing was launched: compile "
-                        "that PTX with the option tma-fallback=inline, or load the kernel with tilec_kernel_load",
-                        param, pname, k->f->name);
+                        "TMA form (\"" TL_TMA_FORM_MARK "\": no path for such tensors) without its no-TMA entry %s"
+                        TL_NOTMA_SUFFIX "; nothing was launched: compile that PTX with the CLI's default (the option "
+                        "tma-fallback=entry: both entries) or tma-fallback=inline, or load the kernel with tilec_kernel_load",
+                        param, pname, k->f->name, k->meta.entry);
+  if (!k->notma && k->owned_module) { /* its second entry (notma_entry.c) */
+    char err[512] = "";
+    tilec_status st = TILEC_OK;
+    tilec_kernel *n = tl_user_notma(k, &st, err, sizeof err);
+    if (!n)
+      return tl_launch_error(k, st != TILEC_OK ? st : TILEC_ERROR_NOMEM,
+                          "argument %d (%s): no tensor map can take it, and the no-TMA entry %s" TL_NOTMA_SUFFIX
+                          " of the PTX given did not load (%s); nothing was launched", param, pname, k->meta.entry, err);
+    tl_sbuf_printf(&k->log_p->log, "tilec: note: kernel '%s': argument %d (%s) cannot be a tensor map: the PTX's "
+                   "no-TMA entry %s" TL_NOTMA_SUFFIX " runs such launches\n", k->f->name, param, pname, k->meta.entry);
+    k->notma = n;
+  }
   if (!k->notma) {
     tilec_program *p = k->p;
     tl_cache_loaded loaded;

@@ -115,7 +115,7 @@ static const tl_kernel_info *kernel_info(const tl_codegen_result *cg, const tl_f
 }
 
 /* The launch metadata of f from a codegen result that holds it. */
-static tilec_status kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta) {
+tilec_status tl_kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta) {
   const tl_kernel_info *info = kernel_info(cg, f);
   if (!info || !info->entry) return tl_load_error(p, TILEC_ERROR_INTERNAL, f->name, "codegen produced no entry for it");
   memset(meta, 0, sizeof *meta);
@@ -209,7 +209,7 @@ static tilec_status compile_kernel(tilec_program *p, const tl_func *f, const tl_
     cg = &one;
     ptx = one.ptx;
   }
-  if (st == TILEC_OK) st = kernel_meta(p, f, cg, meta);
+  if (st == TILEC_OK) st = tl_kernel_meta(p, f, cg, meta);
   if (st == TILEC_OK) st = assemble(p, f, dev, arch, ptx, driver_only, cubin, size);
   tl_codegen_result_free(&one);
   return st;
@@ -591,7 +591,7 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   /* The launch configuration comes from tilec's own compile of p. */
   tl_cache_meta meta;
   st = tilec_program_compile(p, TILEC_STAGE_PTX);
-  if (st == TILEC_OK) st = kernel_meta(p, f, &p->cg, &meta);
+  if (st == TILEC_OK) st = tl_kernel_meta(p, f, &p->cg, &meta);
   if (st != TILEC_OK) return st;
   char user_arch[32];
   if (!tl_ptx_read_target(ptx, user_arch, sizeof user_arch))
@@ -612,7 +612,22 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
     return tl_load_error(p, have_want ? TILEC_ERROR_USAGE : TILEC_ERROR_INTERNAL, f->name, err);
   }
   tl_sbuf_free(&want);
+  /* a TMA form's no-TMA entry (the CLI's default, codegen.h TL_NOTMA_SUFFIX): the same parameters */
+  bool tma_form = meta.ntma > 0 && strstr(ptx, TL_TMA_FORM_MARK) != NULL, user_notma = false, bad2 = false;
+  char second[sizeof meta.entry + sizeof TL_NOTMA_SUFFIX];
+  snprintf(second, sizeof second, "%s" TL_NOTMA_SUFFIX, meta.entry);
+  tl_sbuf got2 = {0};
+  if (tma_form && ptx_entry_params(ptx, second, &got2)) {
+    user_notma = !got2.oom && !got.oom && got2.len == got.len && (got.len == 0 || !memcmp(got.data, got2.data, got.len));
+    bad2 = !user_notma;
+    if (bad2)
+      snprintf(err, sizeof err, "the PTX's .entry %.120s takes (%.100s), its TMA entry %.120s takes (%.100s): a no-TMA entry "
+               "takes the TMA entry's parameters (docs/cli.md \"Two entries\")", second, got2.data ? got2.data : "",
+               meta.entry, got.data ? got.data : "");
+  }
+  tl_sbuf_free(&got2);
   tl_sbuf_free(&got);
+  if (bad2) return tl_load_error(p, TILEC_ERROR_USAGE, f->name, err);
 
   void *cubin = NULL;
   size_t size = 0;
@@ -645,8 +660,10 @@ tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const c
   }
   k->owned_module = mod;
   /* PTX compiled as a TMA form (codegen.h) has no path for tensors a map cannot take: such a
-   * launch is refused (tl_launch_notma, form_launch.c), not trapped in the kernel */
-  k->tma_form = meta.ntma > 0 && strstr(ptx, TL_TMA_FORM_MARK) != NULL;
+   * launch runs its no-TMA entry where the PTX has one (notma_entry.c), else is refused
+   * (tl_launch_notma, form_launch.c), not trapped in the kernel */
+  k->tma_form = tma_form;
+  k->user_notma = user_notma;
   *out = k;
   return TILEC_OK;
 }

@@ -54,6 +54,12 @@ struct tilec_kernel {
    * (docs/codegen.md "Round 9") */
   bool tma_form;
   tilec_kernel *notma;
+  /* tilec_kernel_load_ptx of a TMA form whose PTX carries its no-TMA entry ENTRY__notma (the CLI's
+   * default, codegen.h TL_NOTMA_SUFFIX): notma is that entry of owned_module, its launch
+   * configuration from p's own compile of it, made at the first launch that needs it
+   * (notma_entry.c); maps_unread: a handle of such an entry (its maps declared, never read: a
+   * launch leaves them zero and encodes none) */
+  bool user_notma, maps_unread;
   /* TILEC_PITCH_REPACK=1 when the handle was made (pitch_repack.c): a tensor map's argument that
    * the kernel only reads (bit i of `written` clear: no store or atomic on parameter i) and that
    * fails the map test with a unit last stride is copied into a 16-byte pitch at each launch;
@@ -150,6 +156,11 @@ tilec_status tl_check_resources(tilec_program *p, const tl_func *f, const tl_rt_
 /* A new handle for loaded function fn (its launch buffers allocated), or NULL with err set. */
 tilec_kernel *tl_new_kernel_handle(tilec_program *p, tl_func *f, const tl_rt_device *dev, CUfunction fn,
                                    const tl_cache_meta *meta, const char *origin, char *err, size_t n);
+/* The launch metadata of kernel f as cg (a codegen of f) compiled it; a load error otherwise. */
+tilec_status tl_kernel_meta(tilec_program *p, const tl_func *f, const tl_codegen_result *cg, tl_cache_meta *meta);
+/* notma_entry.c: user-PTX TMA form k's handle of its second entry ENTRY__notma (k->user_notma), from
+ * p's own compile of the kernel's no-TMA entry; NULL with err set. */
+tilec_kernel *tl_user_notma(tilec_kernel *k, tilec_status *st, char *err, size_t n);
 /* CTAs of kernel fn one SM holds at once (registers, threads, shared memory); at least 1. */
 int tl_ctas_per_sm(const tl_rt_device *dev, CUfunction fn, const tl_cache_meta *meta);
 
@@ -221,7 +232,8 @@ tilec_status tl_forms_settle(tilec_kernel *k);
  * in *st; false when k itself runs this launch. */
 bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *stream, tilec_status *st);
 /* A launch of TMA form k whose tensor argument `param` a tensor map cannot take: through k's
- * no-TMA form, loaded (memory cache, disk cache or compiled) at the first such launch. */
+ * no-TMA form, loaded (memory cache, disk cache or compiled; user PTX: its second entry,
+ * tl_user_notma) at the first such launch. */
 tilec_status tl_launch_notma(tilec_kernel *k, int param, const tilec_arg *args, int nargs,
                              const int64_t *grid_override, void *stream);
 

@@ -236,7 +236,8 @@ static tilec_status launch_packed(tilec_kernel *k, const tl_cuda *cu, CUfunction
   char err[512] = "";
   if (!tl_abi_pack(k->f, &k->layout, k->targs, k->argbuf, k->slots, err, sizeof err))
     return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-  for (int i = 0; i < k->meta.ntma; i++) {
+  /* (a no-TMA entry of user PTX declares its TMA entry's maps and reads none: left zero) */
+  for (int i = 0; i < k->meta.ntma && !k->maps_unread; i++) {
     /* encoded once per (pointer, sizes, strides): a repeated launch costs a compare */
     const tl_rt_tma *t = &k->meta.tma[i];
     const tl_arg *a = &k->targs[t->param];

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program.h"
+#include "kernel_handle.h"
 
 /* The name of a kernel of p's module or an entry of p->cg equal to name, or NULL. */
 static const char *taken(tilec_program *p, const char *name) {
@@ -67,4 +67,55 @@ tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
   if (p->opts.time_passes && nfuncs > p->cg.nkernels)
     tl_sbuf_printf(&p->log, "time codegen.notma-entries: %.3f ms (%d)\n", tl_now_ms() - t0, nfuncs - p->cg.nkernels);
   return TILEC_OK;
+}
+
+/* ---- the loader's side: tilec_kernel_load_ptx of a file with a second entry ---------------------- */
+
+tilec_kernel *tl_user_notma(tilec_kernel *k, tilec_status *st, char *err, size_t n) {
+  tilec_program *p = k->p;
+  char entry[sizeof k->meta.entry + sizeof TL_NOTMA_SUFFIX];
+  snprintf(entry, sizeof entry, "%s" TL_NOTMA_SUFFIX, k->meta.entry);
+  /* the launch configuration from p's own compile of that entry, as the first entry's comes from
+   * p's compile (tilec_kernel_load_ptx): threads, shared memory, persistence, the parameters */
+  tl_codegen_result one;
+  *st = tl_api_codegen_notma_entry(p, k->f->name, entry, k->meta.ntma, &one);
+  if (*st != TILEC_OK) {
+    snprintf(err, n, "the program's compile of its no-TMA entry %s failed", entry);
+    return NULL;
+  }
+  tl_cache_meta meta;
+  *st = tl_kernel_meta(p, k->f, &one, &meta);
+  tl_codegen_result_free(&one);
+  if (*st != TILEC_OK) {
+    snprintf(err, n, "no launch configuration for %s", entry);
+    return NULL;
+  }
+  /* its maps: the TMA entry's, packed and left zero (maps_unread) */
+  meta.ntma = k->meta.ntma;
+  memcpy(meta.tma, k->meta.tma, sizeof meta.tma);
+  const tl_cuda *cu;
+  if (tl_rt_driver(&cu, err, n) != TL_OK || tl_rt_make_current(k->dev, err, n) != TL_OK) {
+    *st = TILEC_ERROR_CUDA;
+    return NULL;
+  }
+  CUfunction fn = NULL;
+  CUresult r = cu->cuModuleGetFunction(&fn, k->owned_module, entry);
+  if (r != CUDA_SUCCESS) {
+    char t[200];
+    snprintf(err, n, "cuModuleGetFunction(%s) of the PTX given failed: %s", entry, tl_rt_result_text(r, t, sizeof t));
+    *st = TILEC_ERROR_CUDA;
+    return NULL;
+  }
+  *st = tl_check_resources(p, k->f, k->dev, fn, &meta);
+  if (*st != TILEC_OK) {
+    snprintf(err, n, "%s does not fit the device (the program log says why)", entry);
+    return NULL;
+  }
+  tilec_kernel *nk = tl_new_kernel_handle(p, k->f, k->dev, fn, &meta, "user-ptx (its no-TMA entry)", err, n);
+  if (!nk) {
+    *st = TILEC_ERROR_NOMEM;
+    return NULL;
+  }
+  nk->maps_unread = true;
+  return nk;
 }

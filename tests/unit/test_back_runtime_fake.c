@@ -818,6 +818,84 @@ Test(fake_driver, tma_form_runs_its_no_tma_form_for_tensors_a_map_cannot_take) {
   tilec_program_destroy(p);
 }
 
+/* The CLI's PTX (option tma-fallback=entry, its default; docs/cli.md "Two entries"): cutlass_gemm's
+ * TMA form, then its no-TMA form as the entry cutlass_gemm__notma with the same 17 parameters (the
+ * two maps declared, never read).  Loaded with tilec_kernel_load_ptx: tensors that fit run
+ * cutlass_gemm (maps encoded); B with a row stride of 1034 bytes, then A as a view 2 bytes into its
+ * buffer, run cutlass_gemm__notma of the same module (nothing linked: no compiled form), maps zero
+ * and none encoded, with the block and shared memory of the JIT's no-TMA form; tensors that fit run
+ * cutlass_gemm again.  A second entry whose parameters are not the first's is refused at load. */
+Test(fake_driver, user_ptx_with_a_no_tma_entry) {
+  setenv("TILEC_PITCH_REPACK", "0", 1); /* (else the launcher copies a read-only A or B and runs the TMA kernel) */
+  setenv("TILEC_FORM_THREADS", "0", 1);
+  tilec_program *p = NULL;
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "tma-fallback", "entry"), TILEC_OK);
+  cr_assert_eq(tilec_options_set(o, "kernel", "cutlass_gemm"), TILEC_OK);
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", o), TILEC_OK);
+  tilec_options_destroy(o);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s", tilec_program_log(p));
+  char *ptx = strdup(tilec_program_text(p, TILEC_STAGE_PTX));
+  tilec_program_destroy(p);
+  const char *e1 = strstr(ptx, ".entry cutlass_gemm("), *e2 = strstr(ptx, ".entry cutlass_gemm__notma(");
+  cr_assert(e1 && e2 && e1 < e2, "not both entries, the TMA form first");
+  cr_assert(strstr(ptx, ".param .align 64 .b8 cutlass_gemm__notma_param_16[128]"), "the second entry has no maps");
+  cr_assert(strstr(e2, "cp.async.cg.shared.global") && !strstr(e2, "cp.async.bulk.tensor"), "the second entry copies by TMA");
+  cr_assert(strstr(e1, "cp.async.bulk.tensor") && strstr(e1, "// tilec: TMA form"));
+  /* the reference: the JIT's own no-TMA form at N = 517 */
+  tilec_program *pj = NULL;
+  tilec_kernel *kj = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&pj, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(pj, "cutlass_gemm", 0, &kj), TILEC_OK, "%s", tilec_program_log(pj));
+  gemm_launch(kj, 0x10000000u, 4096, 517, 4096, 517);
+  unsigned notma_block = calls.block[0], notma_smem = calls.smem, notma_grid = calls.grid[0];
+  gemm_launch(kj, 0x10000000u, 4096, 520, 4096, 520);
+  unsigned tma_block = calls.block[0], tma_smem = calls.smem;
+  tilec_kernel_destroy(kj);
+  tilec_program_destroy(pj);
+  cr_assert(notma_block != tma_block || notma_smem != tma_smem, "the test cannot tell the forms' configurations apart");
+
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", NULL), TILEC_OK);
+  tilec_kernel *u = NULL;
+  cr_assert_eq(tilec_kernel_load_ptx(p, "cutlass_gemm", ptx, 0, &u), TILEC_OK, "%s", tilec_program_log(p));
+  int links0 = calls.links, e0 = calls.encodes, l0 = calls.launches;
+  unsigned char zero[128] = {0};
+  gemm_launch(u, 0x10000000u, 4096, 520, 4096, 520);
+  cr_assert_str_eq(last_fn->name, "cutlass_gemm");
+  cr_assert_eq(calls.block[0], tma_block);
+  cr_assert_eq(calls.smem, tma_smem);
+  cr_assert_eq(calls.encodes - e0, 3);
+  cr_assert(memcmp(last_params[15], zero, 128) != 0 && memcmp(last_params[16], zero, 128) != 0);
+  gemm_launch(u, 0x10000000u, 4096, 517, 4096, 517); /* B's rows 1034 bytes apart: no map */
+  cr_assert_str_eq(last_fn->name, "cutlass_gemm__notma");
+  cr_assert_eq(calls.block[0], notma_block);
+  cr_assert_eq(calls.smem, notma_smem);
+  cr_assert_eq(calls.grid[0], notma_grid);
+  cr_assert_eq(calls.encodes - e0, 3, "a map was encoded for the no-TMA entry");
+  cr_assert(memcmp(last_params[15], zero, 128) == 0 && memcmp(last_params[16], zero, 128) == 0, "its maps are not zero");
+  CUfunction second = last_fn;
+  gemm_launch(u, 0x10000002u, 4096, 520, 4096, 520); /* A 2 bytes into its buffer: no map */
+  cr_assert_eq(last_fn, second, "an offset view did not run the no-TMA entry");
+  gemm_launch(u, 0x10000000u, 4096, 520, 4096, 520);
+  cr_assert_str_eq(last_fn->name, "cutlass_gemm", "tensors that fit did not run the TMA entry again");
+  cr_assert_eq(calls.block[0], tma_block);
+  cr_assert_eq(calls.launches - l0, 4);
+  cr_assert_eq(calls.links, links0, "a no-TMA form was compiled and linked instead of the PTX's entry");
+  cr_assert(strstr(tilec_program_log(p), "no-TMA entry cutlass_gemm__notma runs such launches"), "%s", tilec_program_log(p));
+  tilec_kernel_destroy(u);
+  /* a second entry with other parameters (a map made a u32) is refused at load */
+  char *bad = strdup(ptx);
+  char *m = strstr(bad, ".param .align 64 .b8 cutlass_gemm__notma_param_16[128]");
+  memcpy(m, ".param .u32      ", 17);
+  cr_assert_eq(tilec_kernel_load_ptx(p, "cutlass_gemm", bad, 0, &u), TILEC_ERROR_USAGE);
+  cr_assert(strstr(tilec_program_log(p), "a no-TMA entry takes the TMA entry's parameters"), "%s", tilec_program_log(p));
+  free(bad);
+  free(ptx);
+  tilec_program_destroy(p);
+  unsetenv("TILEC_PITCH_REPACK");
+}
+
 /* TILEC_NARROW_COPY=1 (emit_narrow_copy.c): A of K = 4100 bf16 (rows of 8200 bytes: 8-byte
  * aligned, not 16) fails the map test, so the launch runs the no-TMA form, whose cp.async ring
  * then holds 8- and 4-byte cp.async.ca copies beside the 16-byte ones and the element loop; the
