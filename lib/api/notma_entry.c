@@ -40,7 +40,7 @@ tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
                "a tensor map cannot take), which is the name of kernel '%s' of this file; rename that kernel, or "
                "compile with --tma-fallback=inline (one entry with both paths) or --tma-fallback=form (the TMA entry alone)",
                ki->name, entry, other);
-      return TILEC_ERROR_USAGE;
+      return TILEC_ERROR_INPUT;
     }
     tl_codegen_opts c = *co;
     c.tma = TL_TMA_OFF;

@@ -819,8 +819,8 @@ Test(fake_driver, tma_form_runs_its_no_tma_form_for_tensors_a_map_cannot_take) {
 }
 
 /* The CLI's PTX (option tma-fallback=entry, its default; docs/cli.md "Two entries"): cutlass_gemm's
- * TMA form, then its no-TMA form as the entry cutlass_gemm__notma with the same 17 parameters (the
- * two maps declared, never read).  Loaded with tilec_kernel_load_ptx: tensors that fit run
+ * TMA form, then its no-TMA form as the entry cutlass_gemm__notma with the same 18 parameters (the
+ * three maps declared, never read).  Loaded with tilec_kernel_load_ptx: tensors that fit run
  * cutlass_gemm (maps encoded); B with a row stride of 1034 bytes, then A as a view 2 bytes into its
  * buffer, run cutlass_gemm__notma of the same module (nothing linked: no compiled form), maps zero
  * and none encoded, with the block and shared memory of the JIT's no-TMA form; tensors that fit run
@@ -840,7 +840,7 @@ Test(fake_driver, user_ptx_with_a_no_tma_entry) {
   tilec_program_destroy(p);
   const char *e1 = strstr(ptx, ".entry cutlass_gemm("), *e2 = strstr(ptx, ".entry cutlass_gemm__notma(");
   cr_assert(e1 && e2 && e1 < e2, "not both entries, the TMA form first");
-  cr_assert(strstr(ptx, ".param .align 64 .b8 cutlass_gemm__notma_param_16[128]"), "the second entry has no maps");
+  cr_assert(strstr(ptx, ".param .align 64 .b8 cutlass_gemm__notma_param_17[128]\n)"), "the second entry has no maps");
   cr_assert(strstr(e2, "cp.async.cg.shared.global") && !strstr(e2, "cp.async.bulk.tensor"), "the second entry copies by TMA");
   cr_assert(strstr(e1, "cp.async.bulk.tensor") && strstr(e1, "// tilec: TMA form"));
   /* the reference: the JIT's own no-TMA form at N = 517 */
@@ -866,14 +866,16 @@ Test(fake_driver, user_ptx_with_a_no_tma_entry) {
   cr_assert_eq(calls.block[0], tma_block);
   cr_assert_eq(calls.smem, tma_smem);
   cr_assert_eq(calls.encodes - e0, 3);
-  cr_assert(memcmp(last_params[15], zero, 128) != 0 && memcmp(last_params[16], zero, 128) != 0);
+  cr_assert(memcmp(last_params[15], zero, 128) != 0 && memcmp(last_params[16], zero, 128) != 0 &&
+            memcmp(last_params[17], zero, 128) != 0);
   gemm_launch(u, 0x10000000u, 4096, 517, 4096, 517); /* B's rows 1034 bytes apart: no map */
   cr_assert_str_eq(last_fn->name, "cutlass_gemm__notma");
   cr_assert_eq(calls.block[0], notma_block);
   cr_assert_eq(calls.smem, notma_smem);
   cr_assert_eq(calls.grid[0], notma_grid);
   cr_assert_eq(calls.encodes - e0, 3, "a map was encoded for the no-TMA entry");
-  cr_assert(memcmp(last_params[15], zero, 128) == 0 && memcmp(last_params[16], zero, 128) == 0, "its maps are not zero");
+  cr_assert(memcmp(last_params[15], zero, 128) == 0 && memcmp(last_params[16], zero, 128) == 0 &&
+            memcmp(last_params[17], zero, 128) == 0, "its maps are not zero");
   CUfunction second = last_fn;
   gemm_launch(u, 0x10000002u, 4096, 520, 4096, 520); /* A 2 bytes into its buffer: no map */
   cr_assert_eq(last_fn, second, "an offset view did not run the no-TMA entry");
