@@ -55,6 +55,25 @@ tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
     if (!tl_codegen(p->module, &c, &one) || !one.ptx || one.nkernels != 1)
       return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
     char *merged = tl_codegen_append_ptx(p->cg.ptx, nfuncs, one.ptx);
+    /* its launch configuration, for a launcher of its own (docs/cli.md "Two entries"), after its .globl line */
+    const tl_kernel_info *nk = &one.kernels[0];
+    char note[512], globl[300];
+    snprintf(note, sizeof note, "\t// " TL_NOTMA_NOTE " %s: %d threads, %d bytes of dynamic shared memory%s%s\n",
+             ki->entry, nk->threads, nk->smem_bytes, nk->persist ? ", persistent" : "",
+             nk->cluster ? ", clusters of 2 CTAs" : "");
+    snprintf(globl, sizeof globl, "\t// .globl\t%s\n", entry);
+    char *at = merged ? strstr(merged, globl) : NULL;
+    if (at) {
+      size_t head = (size_t)(at - merged) + strlen(globl), len = strlen(merged), nl = strlen(note);
+      char *with = malloc(len + nl + 1);
+      if (with) {
+        memcpy(with, merged, head);
+        memcpy(with + head, note, nl);
+        memcpy(with + head + nl, merged + head, len - head + 1);
+      }
+      free(merged);
+      merged = with;
+    }
     tl_codegen_result_free(&one);
     if (!merged) {
       tl_error(&p->ctx, TL_NOLOC, "internal error: kernel '%s': its no-TMA entry's PTX could not be appended", ki->name);

@@ -73,6 +73,9 @@ typedef enum tl_tma_mode { TL_TMA_FORM = 0, TL_TMA_INLINE = 1, TL_TMA_OFF = 2 } 
  * (TL_TMA_OFF) with ENTRY's parameters (keep_maps; the maps unread): a launcher runs it for
  * arguments that fail the map test (the ABI above); tilec_kernel_load_ptx does. */
 #define TL_NOTMA_SUFFIX "__notma"
+/* The comment line after ENTRY__notma's .globl line: "// tilec: no-TMA entry of ENTRY: T threads, S bytes of
+ * dynamic shared memory[, persistent][, clusters of 2 CTAs]" (its launch configuration, lib/api/notma_entry.c). */
+#define TL_NOTMA_NOTE "tilec: no-TMA entry of"
 
 /* A tensor map the launcher encodes for a kernel (hidden parameter, above). */
 #define TL_MAX_TMA 8
