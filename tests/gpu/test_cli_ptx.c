@@ -13,7 +13,11 @@
  *     pass it, so it runs its TMA entry; outputs poisoned with NaN bytes), and
  *     every tensor must come back bit-identical, and the CLI kernel's within the
  *     dtype's tolerance of the interpreter's (tilec_interpret); a file with a
- *     __notma entry must have run it (the program log's note).
+ *     __notma entry must have run it (the program log's note);
+ *  3. with GPU_CLI_PTX_TIMING=1, the GPU time of a launch at 4096^3 of the wide block-scaled fp8
+ *     GEMM (bench/variants/gemm_fp8_blockscale_wide.tile): the JIT (reference), the CLI's file
+ *     (its TMA entry) and the CLI's --tma-fallback=inline file, both through tilec_kernel_load_ptx;
+ *     7 rounds of 20 launches rotated, medians; the two-entry file's output bit-identical to the JIT's.
  *   usage: gpu_test_cli_ptx [EXAMPLES_DIR]   (exit 0 pass, 1 fail, 77 skip) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -318,6 +322,114 @@ static void run_file(const char *dir, const char *name) {
   unlink(out);
 }
 
+/* ---- 3. GPU_CLI_PTX_TIMING=1: the CLI's files of the wide block-scaled GEMM against the JIT ---- */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static tilec_kernel *load_cli_file(tilec_program *p, const char *path, const char *flags, const char *tag) {
+  char out[4200], cmd[9000];
+  snprintf(out, sizeof out, "%s/timing_%s.ptx", tmpdir, tag);
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --arch=sm_90a %s -o '%s'", cli, path, flags, out);
+  size_t n = 0;
+  char *ptx = system(cmd) == 0 ? read_file(out, &n) : NULL;
+  unlink(out);
+  tilec_kernel *k = NULL;
+  if (!ptx || tilec_kernel_load_ptx(p, "cutlass_gemm_fp8_blockscale", ptx, 0, &k) != TILEC_OK) {
+    printf("FAIL timing: `%s`: %s\n", cmd, ptx ? tilec_program_log(p) : "no file");
+    failures++;
+  }
+  free(ptx);
+  return k;
+}
+
+static void timing(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/../bench/variants/gemm_fp8_blockscale_wide.tile", dir);
+  tilec_program *p = NULL;
+  tilec_options *o = NULL;
+  tilec_options_create(&o);
+  tilec_options_set_arch(o, "sm_90a");
+  tilec_status st = tilec_program_create_from_file(&p, path, o);
+  tilec_options_destroy(o);
+  tilec_kernel *k[3] = {NULL, NULL, NULL};
+  if (st == TILEC_OK) st = tilec_kernel_load(p, "cutlass_gemm_fp8_blockscale", 0, &k[0]);
+  if (st != TILEC_OK) {
+    printf("FAIL timing: %s: %s\n", path, p ? tilec_program_log(p) : "cannot read");
+    failures++;
+    tilec_program_destroy(p);
+    return;
+  }
+  k[1] = load_cli_file(p, path, "", "entry");
+  k[2] = load_cli_file(p, path, "--tma-fallback=inline", "inline");
+  const int64_t M = 4096, N = 4096, K = 4096, KB = K / 128, NB = N / 128;
+  int64_t sa[2] = {M, K}, sw[2] = {N, K}, ssa[2] = {M, KB}, ssw[2] = {NB, KB}, sc[2] = {M, N};
+  size_t bytes[5] = {(size_t)(M * K), (size_t)(N * K), (size_t)(M * KB) * 4, (size_t)(NB * KB) * 4, (size_t)(M * N) * 2};
+  const char *dt[4] = {"f8e4m3", "f8e4m3", "f32", "f32"};
+  CUdeviceptr d[4], c[3];
+  for (int i = 0; i < 4; i++) {
+    void *h = malloc(bytes[i]);
+    gpu_fill_random(h, bytes[i] / (size_t)gpu_dtype_bytes(dt[i]), dt[i]);
+    gpu_check(gpu.cuMemAlloc(&d[i], bytes[i]), "alloc");
+    gpu_check(gpu.cuMemcpyHtoD(d[i], h, bytes[i]), "h2d");
+    free(h);
+  }
+  for (int v = 0; v < 3; v++) {
+    gpu_check(gpu.cuMemAlloc(&c[v], bytes[4]), "alloc");
+    gpu_check(gpu.cuMemsetD8(c[v], 0xFF, bytes[4]), "poison");
+  }
+  DLTensor t[3][5];
+  tilec_arg args[3][5];
+  for (int v = 0; v < 3; v++) {
+    int64_t *shapes[5] = {sa, sw, ssa, ssw, sc};
+    DLDataType dts[5] = {{kDLUInt, 8, 1}, {kDLUInt, 8, 1}, {kDLFloat, 32, 1}, {kDLFloat, 32, 1}, {kDLBfloat, 16, 1}};
+    for (int i = 0; i < 5; i++) {
+      t[v][i] = (DLTensor){.data = (void *)(uintptr_t)(i < 4 ? d[i] : c[v]), .device = {kDLCUDA, 0}, .ndim = 2,
+                           .dtype = dts[i], .shape = shapes[i]};
+      args[v][i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t[v][i]};
+    }
+  }
+  enum { ROUNDS = 7, NL = 20 };
+  double ms[3][ROUNDS];
+  bool ok = true;
+  for (int v = 0; v < 3 && ok; v++)
+    if (!k[v] || tilec_kernel_launch(k[v], args[v], 5, NULL) != TILEC_OK) ok = false;
+  gpu_check(gpu.cuCtxSynchronize(), "sync");
+  for (int r = 0; r < ROUNDS && ok; r++)
+    for (int j = 0; j < 3; j++) {
+      int v = (r + j) % 3;
+      double t0 = gpu_now_ms();
+      for (int i = 0; i < NL; i++) tilec_kernel_launch(k[v], args[v], 5, NULL);
+      gpu_check(gpu.cuCtxSynchronize(), "sync");
+      ms[v][r] = (gpu_now_ms() - t0) / NL;
+    }
+  if (!ok) {
+    printf("FAIL timing: a kernel did not load or launch\n");
+    failures++;
+  } else {
+    for (int v = 0; v < 3; v++) qsort(ms[v], ROUNDS, sizeof(double), cmp_double);
+    double m0 = ms[0][ROUNDS / 2], m1 = ms[1][ROUNDS / 2], m2 = ms[2][ROUNDS / 2];
+    printf("timing blockscale fp8 wide 4096^3: JIT %.4f ms (%.0f TFLOP/s), CLI PTX (two entries) %.4f (%.3fx the JIT), "
+           "CLI PTX inline %.4f (%.3fx the JIT)\n", m0, 2.0 * M * N * K / m0 / 1e9, m1, m1 / m0, m2, m2 / m0);
+    void *h0 = malloc(bytes[4]), *h1 = malloc(bytes[4]);
+    gpu_check(gpu.cuMemcpyDtoH(h0, c[0], bytes[4]), "d2h");
+    for (int v = 1; v < 3; v++) {
+      gpu_check(gpu.cuMemcpyDtoH(h1, c[v], bytes[4]), "d2h");
+      bool same = memcmp(h0, h1, bytes[4]) == 0;
+      /* (the two-entry file's TMA entry is the JIT's kernel: bit-identical; the inline one a note) */
+      printf("%s timing: the %s file's output %s the JIT's\n", same ? "PASS" : v == 1 ? "FAIL" : "note",
+             v == 1 ? "two-entry" : "inline", same ? "bit-identical to" : "differs from");
+      if (same) passes++;
+      else if (v == 1) failures++;
+    }
+    free(h0), free(h1);
+  }
+  for (int i = 0; i < 4; i++) gpu.cuMemFree(d[i]);
+  for (int v = 0; v < 3; v++) gpu.cuMemFree(c[v]), tilec_kernel_destroy(k[v]);
+  tilec_program_destroy(p);
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : getenv("TILEC_EXAMPLES");
   if (!dir) dir = TILEC_SOURCE_DIR "/examples";
@@ -334,6 +446,8 @@ int main(int argc, char **argv) {
   }
   int files = gpu_each_tile_file(dir, run_file);
   if (files < 0) return 1;
+  const char *tm = getenv("GPU_CLI_PTX_TIMING");
+  if (tm && !strcmp(tm, "1")) timing(dir);
   rmdir(tmpdir);
   printf("cli %s: %d example files, %d checks passed, %d failed\n", cli, files, passes, failures);
   if (files == 0) {
