@@ -25,6 +25,10 @@
  *       the default; tl_kernel_info.tma_form) has no such path and executes
  *       `trap` (its PTX says TL_TMA_FORM_MARK): the launcher runs the
  *       kernel's no-TMA form (TL_TMA_OFF) for those arguments instead.
+ *       The CLI's PTX carries that form as a second entry ENTRY__notma
+ *       (TL_NOTMA_SUFFIX) with ENTRY's parameters, maps included and
+ *       never read (keep_maps): launch it, maps zero or anything, where
+ *       the test fails (docs/cli.md "Two entries").
  *       docs/pipelines.md "TMA ring", docs/codegen.md "Round 9".
  *   hidden tile counter (tl_kernel_info.sched_ctr: TILEC_ATTN_SCHED=1's causal fa3 kernel, last of
  *       all): .u64, the device address of two u32 words, zero when no launch with that address runs
