@@ -110,6 +110,19 @@ def test_emit_c_two_images(monkeypatch):
     assert "#define g_NNOTMA 0\n" in c and "g_tma_fits(A," not in c
 
 
+def test_ptx_two_entries():
+    # tma_fallback="entry" (the CLI's default for .ptx / .cubin, docs/cli.md "Two entries"): the TMA form's
+    # entry, then its no-TMA form as KERNEL__notma with the same parameters; "form" the first alone
+    gemm = os.path.join(EXAMPLES, "gemm.tile")
+    two = tilec.compile(gemm, arch="sm_90a", tma_fallback="entry").ptx
+    one = tilec.compile(gemm, arch="sm_90a").ptx
+    assert ".entry cutlass_gemm(" in two and ".entry cutlass_gemm__notma(" in two
+    assert ".b8 cutlass_gemm__notma_param_17[128]" in two and "// tilec: no-TMA entry of cutlass_gemm:" in two
+    assert "__notma" not in one and two.index(".entry cutlass_gemm__notma(") > two.index(".entry cutlass_gemm(")
+    nt = tilec.compile(gemm, arch="sm_90a", tma_fallback="notma").ptx
+    assert "tilec: TMA form" not in nt and "cp.async.bulk.tensor" not in nt
+
+
 def test_library_found():
     assert os.path.exists(tilec.library_path) or tilec.library_path.startswith("libtilec")
     assert tilec.version().startswith("tilec ")

@@ -119,7 +119,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "stages": ("3", "1..8 (0: the kernel's own)"),
     "maxnreg": ("128", "24..255 (0: none)"),
     "fp8-acc": ("promote", "promote or fast"),
-    "tma-fallback": ("form", "form or inline"),
+    "tma-fallback": ("form", "form, inline, entry or notma"),
     "cluster": ("1x1", "1x1, 2x1 or 1x2"),
     "assembler": ("auto", "auto, ptxas, driver or link"),
     "max-errors": ("20", "0..1000000"),
@@ -263,7 +263,9 @@ class Program:
 
     @property
     def ptx(self) -> str:
-        """The PTX of every kernel (what `tilec FILE.tile -o X.ptx` writes)."""
+        """The PTX of every kernel (what `tilec FILE.tile -o X.ptx --tma-fallback=form` writes; with
+        tma_fallback="entry", the CLI's default, each TMA form's no-TMA form follows as the entry
+        KERNEL__notma, docs/cli.md "Two entries")."""
         return self._text(_PTX)
 
     @property
