@@ -12,8 +12,12 @@
  *     and a round of multiples of 16 that are not multiples of a tile, which
  *     pass it, so it runs its TMA entry; outputs poisoned with NaN bytes), and
  *     every tensor must come back bit-identical, and the CLI kernel's within the
- *     dtype's tolerance of the interpreter's (tilec_interpret); a file with a
- *     __notma entry must have run it (the program log's note);
+ *     dtype's tolerance of the interpreter's (tilec_interpret); then, for a
+ *     kernel with a __notma entry, the unfit case: every tensor a view one
+ *     element into its buffer (no map takes it) with TILEC_PITCH_REPACK=0 (so
+ *     that no read-only tensor is copied into a fitting one: attention's
+ *     contiguous tensors always fit), through handles made for it; the entry
+ *     must have run (the program log's note);
  *  3. with GPU_CLI_PTX_TIMING=1, the GPU time of a launch at 4096^3 of the wide block-scaled fp8
  *     GEMM (bench/variants/gemm_fp8_blockscale_wide.tile): the JIT (reference), the CLI's file
  *     (its TMA entry) and the CLI's --tma-fallback=inline file, both through tilec_kernel_load_ptx;
@@ -89,7 +93,7 @@ typedef struct tensor_buf {
   DLTensor dl;
   int64_t shape[4];
   size_t bytes;
-  CUdeviceptr dev;
+  CUdeviceptr dev, base; /* dev: the tensor's data (base, or one element into it: the offset view) */
   void *init, *out_jit, *out_cli, *host; /* host: the interpreter's */
   DLTensor hl;
 } tensor_buf;
@@ -108,7 +112,8 @@ static bool run_once(tilec_kernel *k, tensor_buf *tb, const tilec_param_info *in
   return true;
 }
 
-static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel *kc, const char *file, int round) {
+static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel *kc, const char *file, int round,
+                      bool offset) {
   const char *kname = tilec_program_kernel_name(p, kidx);
   int np = tilec_program_num_params(p, kidx);
   if (np < 0 || np > MAX_PARAMS) return printf("FAIL %s:%s: %d parameters\n", file, kname, np), false;
@@ -168,7 +173,8 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     if (tilec_program_param_flags(p, kidx, i) & TILEC_PARAM_ZEROED) memset(t->init, 0, alloc);
     else if (info[i].written) memset(t->init, 0xFF, alloc); /* NaN bytes: unwritten elements stay visible */
     else gpu_fill_random(t->init, numel, info[i].dtype);
-    gpu_check(gpu.cuMemAlloc(&t->dev, alloc), "cuMemAlloc");
+    gpu_check(gpu.cuMemAlloc(&t->base, alloc + 16), "cuMemAlloc");
+    t->dev = t->base + (offset ? (CUdeviceptr)gpu_dtype_bytes(info[i].dtype) : 0);
     t->dl = (DLTensor){.data = (void *)(uintptr_t)t->dev, .device = {kDLCUDA, 0}, .ndim = info[i].rank,
                        .dtype = info[i].dl_dtype, .shape = t->shape};
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t->dl};
@@ -230,10 +236,10 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     ok = false;
   }
   if (ok) printf("PASS %s:%s [%s]%s: CLI PTX == JIT, outputs bit-identical, within tolerance of the interpreter\n", file,
-                 kname, sizes, round == FIT_ROUND ? " (fit round)" : "");
+                 kname, sizes, offset ? " (offset views)" : round == FIT_ROUND ? " (fit round)" : "");
   for (int i = 0; i < np; i++) {
     if (!info[i].is_tensor) continue;
-    gpu.cuMemFree(tb[i].dev);
+    gpu.cuMemFree(tb[i].base);
     free(tb[i].init); free(tb[i].out_jit); free(tb[i].out_cli); free(tb[i].host);
   }
   return ok;
@@ -294,10 +300,11 @@ static void run_file(const char *dir, const char *name) {
     } else {
       printf("loaded %s:%s (jit: %s, cli: %s)\n", name, kname, tilec_kernel_origin(kj), tilec_kernel_origin(kc));
       for (int r = 0; r < NROUNDS; r++) {
-        if (run_round(p, ki, kj, kc, name, r)) passes++;
+        if (run_round(p, ki, kj, kc, name, r, false)) passes++;
         else failures++;
       }
-      /* a kernel with a no-TMA entry: the unfit rounds ran it (tilec_kernel_load_ptx's note) */
+      /* a kernel with a no-TMA entry: the unfit case (offset views, no pitch repack, handles of their
+       * own: the switch is read when a handle is made) ran it (tilec_kernel_load_ptx's note) */
       int cfg_threads = 0;
       const char *entry = NULL;
       char decl[300], note[400];
@@ -305,6 +312,25 @@ static void run_file(const char *dir, const char *name) {
       snprintf(decl, sizeof decl, ".entry %s__notma(", entry ? entry : kname);
       snprintf(note, sizeof note, "the PTX's no-TMA entry %s__notma runs such launches", entry ? entry : kname);
       if (strstr(cli_ptx, decl)) {
+        const char *old = getenv("TILEC_PITCH_REPACK");
+        char *keep = old ? strdup(old) : NULL;
+        setenv("TILEC_PITCH_REPACK", "0", 1);
+        tilec_kernel *kj2 = NULL, *kc2 = NULL;
+        tilec_status s2 = tilec_kernel_load(p, kname, 0, &kj2);
+        if (s2 == TILEC_OK) s2 = tilec_kernel_load_ptx(p, kname, cli_ptx, 0, &kc2);
+        if (keep) setenv("TILEC_PITCH_REPACK", keep, 1);
+        else unsetenv("TILEC_PITCH_REPACK");
+        free(keep);
+        if (s2 != TILEC_OK) {
+          printf("FAIL %s:%s: load for the offset views: %s\n%s\n", name, kname, tilec_status_string(s2), tilec_program_log(p));
+          failures++;
+        } else if (run_round(p, ki, kj2, kc2, name, 1, true)) {
+          passes++;
+        } else {
+          failures++;
+        }
+        tilec_kernel_destroy(kc2);
+        tilec_kernel_destroy(kj2);
         if (strstr(tilec_program_log(p), note)) {
           printf("PASS %s:%s: its no-TMA entry ran the unfit rounds\n", name, kname);
           passes++;
