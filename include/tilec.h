@@ -287,7 +287,12 @@ TILEC_API void tilec_kernel_destroy(tilec_kernel *k);
  * a .target the device cannot run is TILEC_ERROR_CUDA with the driver's log
  * in tilec_program_log); no cache is used and the module
  * belongs to the kernel handle (unloaded by tilec_kernel_destroy).  Origin:
- * "user-ptx".  Launch with tilec_kernel_launch. */
+ * "user-ptx".  Launch with tilec_kernel_launch.  A TMA form's PTX (the
+ * CLI's default file) that also has the entry ENTRY__notma (same parameter
+ * types, checked) runs that entry for launches whose tensors fail the map
+ * test, its launch configuration from p's own compile of it at the first
+ * such launch; without it such a launch is refused (docs/cli.md "Two
+ * entries", docs/runtime.md). */
 TILEC_API tilec_status tilec_kernel_load_ptx(tilec_program *p, const char *kernel, const char *ptx,
                                              int device, tilec_kernel **out);
 
