@@ -24,8 +24,9 @@
  * byte 0's bit 6 also TILEC_LOAD_AHEAD=1 (a wgmma main loop's small loads after its dot issued one
  * iteration ahead and carried, passes/load_ahead.c); byte 0
  * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1 and TILEC_LOOP_SPLIT_LOAD=1 (a ring loop's own tile
- * loads in the split form, emit_memory.c) with TILEC_ROW_STREAM=0 (the ring rows, a default, off); the
- * rest is the source.
+ * loads in the split form, emit_memory.c) with TILEC_ROW_STREAM=0 (the ring rows, a default, off), and
+ * the option tma-fallback=entry (the CLI's PTX: each TMA form's no-TMA form as a second entry, merged
+ * into the module, lib/api/notma_entry.c); the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -88,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tilec_status st = tilec_options_create(&opts);
   if (st == TILEC_OK) st = tilec_options_set_arch(opts, arch);
   if (st == TILEC_OK) st = tilec_options_set_opt_level(opts, opt_level);
+  if (st == TILEC_OK && (sw & 64)) st = tilec_options_set(opts, "tma-fallback", "entry");
   if (st == TILEC_OK) st = tilec_program_create(&prog, src, "fuzz_compile.tile", opts);
   if (st == TILEC_OK) st = tilec_program_compile(prog, TILEC_STAGE_PTX);
   if (st == TILEC_ERROR_INTERNAL) {
