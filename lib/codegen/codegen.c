@@ -503,7 +503,7 @@ void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
   for (int i = 0; i < r->ops.len; i++) {
     int32_t id = r->ops.data[i];
     tl_op *o = tl_op_at(g->f, id);
-    if (o->flags & TL_OPF_DEAD) continue;
+    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_require) continue; /* (the launchers check a require) */
     if (o->opc == TL_OP_yield) {
       cg_lazy_wait_flush(g); /* (TILEC_WGMMA_LAZY=1: every group of the iteration complete) */
       if (yielded) {
