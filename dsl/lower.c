@@ -1955,9 +1955,13 @@ static const char *require_text(lower *L, const fe_expr *call) {
  * goes into the grid region before its yield, as a `require` op every launcher evaluates with the
  * grid; no code in the kernel.  A constant condition is checked here, as static_assert. */
 static void lower_require(lower *L, const fe_expr *e) {
-  if (e->nargs < 1 || e->nargs > 2 || (e->nargs == 2 && e->args[1]->kind != EX_STRING) || e->nkw) {
+  if (e->nargs < 1 || e->nargs > 2 || e->nkw) {
     tl_error(L->ctx, e->loc, "require takes a condition and an optional message string, e.g. "
              "require(C <= BC, \"one tile covers a row\")");
+    return;
+  }
+  if (e->nargs == 2 && e->args[1]->kind != EX_STRING) {
+    tl_error(L->ctx, e->args[1]->loc, "the message of require() must be a string literal");
     return;
   }
   if (L->scope > 0) {
