@@ -7,7 +7,7 @@
 # 3. the consumer and jit_ref (libtilec's JIT) run the same cases against the
 #    fake driver (fake_libcuda.c via TILEC_LIBCUDA), each launch recorded:
 #    statuses and every launch (entry, grid, block, smem, stream, parameter
-#    bytes, tensor maps) must be identical.
+#    bytes, tensor maps) must be identical, and so must a false require's diagnostic.
 set -eu
 CLI=$1 FAKE=$2 JIT=$3 EX=$4 WORK=$5 CC=$6
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -46,5 +46,11 @@ grep -q "K = " "$WORK/aot.err" || { echo "FAIL: no shape-symbol message"; fail=1
 grep -q "not 2-byte aligned" "$WORK/aot.err" || { echo "FAIL: no alignment message"; fail=1; }
 grep -q "expected the constant 64" "$WORK/aot.err" || { echo "FAIL: no constant-dim message"; fail=1; }
 grep -q "^null-strides 0$" "$WORK/aot.status" || { echo "FAIL: NULL strides"; fail=1; }
+# a false require (rmsnorm's C <= BC, docs/language.md "Launch-time checks"): the same diagnostic from both
+grep -q "rmsnorm.tile:[0-9]*:5: error: require failed in kernel 'rmsnorm': C <= BC (C = [0-9]*, BC = 4096): \"one tile" \
+  "$WORK/aot.err" || { echo "FAIL: no require message"; fail=1; }
+grep -A2 "require failed" "$WORK/aot.err" >"$WORK/aot.require"
+grep -A2 "require failed" "$WORK/jit.err" >"$WORK/jit.require"
+cmp -s "$WORK/aot.require" "$WORK/jit.require" || { echo "FAIL: require messages differ"; diff "$WORK/aot.require" "$WORK/jit.require" | head; fail=1; }
 [ $fail = 0 ] && echo "PASS: $n launches identical to the JIT's, $e cases refused by both"
 exit $fail
