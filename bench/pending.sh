@@ -111,6 +111,9 @@
 #             inline / form ratios; test_w4a16's two-kernel part with the fixed check
 #     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh step 2), then gpu_test_examples with
 #             TILEC_SCRATCH_OVER_RING=1
+#   twenty-fourth session, helpers (each dry-run on the fake driver), OWED added:
+#     require:200 (bench/pending_require.sh: require(cond, "msg"), no codegen change: gpu_test_examples over
+#                  the 13 files that gained a require, and the launch path with and without one)
 #   twenty-second session (helpers, opt-in, each dry-run on the fake driver), OWED added:
 #     bwd8:190        (TILEC_WGMMA_LAZY_WIDE=1: FA3's order of waits in the D128 dK/dV loop; dQ at 64 keys x 2
 #                     stages at D128; the one-pass kernel at D128 with the rows; bench/RESULTS.md "bwd8")
