@@ -103,51 +103,17 @@
 #                     model's 128x128 form above M 256, TILEC_SMALL_M_WAVES=1; W4A16's materialize-once
 #                     form at M >= 128, TILEC_HOIST_OPERAND=1; TILEC_LOOP_SPLIT_LOAD's three other kernels)
 #     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
-#   twenty-fourth session: calls 1 and 2 ran on an H100 (bench/RESULTS.md "twenty-fourth session"): the four
-#   defaults pass together; every GPU test passed but test_w4a16 (its A = I check predates the materialize-once
-#   default: fixed in the test) and gpu_test_examples_3 (past its 330 s limit on the H100, passing to the cut).
-#   OWED now:
-#     call 1: sh bench/pending_inline24b.sh .carry (timeout_s=260): which fp8_probe inline form hung, the
-#             inline / form ratios; test_w4a16's two-kernel part with the fixed check
-#     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh step 2), then gpu_test_examples with
+#   twenty-fourth session: six calls on an H100 (bench/RESULTS.md "twenty-fourth session"): the four defaults pass
+#   together; every GPU test passed but test_w4a16 (its A = I check predated the materialize-once default: fixed,
+#   then passed) and gpu_test_examples_3 (past its 330 s limit on the H100, passing to the cut); branch aot2's
+#   two-image AOT launchers checked (gpu_test_aot PASS, 1.000x the JIT).  OWED now, in order:
+#     call 1: sh bench/pending_bsinline.sh .carry (timeout_s=200) -- does the JIT-loaded inline form of
+#             gemm_fp8_blockscale hang at 4096^3 (bench/inline_probe.py, step by step at 512-4096)
+#     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh .carry), then gpu_test_examples with
 #             TILEC_SCRATCH_OVER_RING=1
 #   twenty-fourth session, helpers (each dry-run on the fake driver), OWED added:
 #     require:200 (bench/pending_require.sh: require(cond, "msg"), no codegen change: gpu_test_examples over
 #                  the 13 files that gained a require, and the launch path with and without one)
-#   twenty-second session (helpers, opt-in, each dry-run on the fake driver), OWED added:
-#     bwd8:190        (TILEC_WGMMA_LAZY_WIDE=1: FA3's order of waits in the D128 dK/dV loop; dQ at 64 keys x 2
-#                     stages at D128; the one-pass kernel at D128 with the rows; bench/RESULTS.md "bwd8")
-#     bscale2:190     (block-scaled fp8 on the per-tensor kernel's 128x256 tile, bench/variants/gemm_fp8_blockscale_wide.tile
-#                     under TILEC_GATHER_RUNS=1; correctness bit for bit against the 128x128 default, then
-#                     beside cuBLAS fp8 accurate and tilec's per-tensor promote)
-#     attnshort2:200  (TILEC_ATTN_O_SLOT=1: fa3's O through the tile's last ring stage, "q empty" back at the
-#                     loop's exit, the next tile's q under the epilogue; bench/RESULTS.md "branch attnshort2")
-#     attnsched:200   (TILEC_ATTN_SCHED=1: causal fa3 tiles from a global atomic counter, heaviest first in
-#                     L2-sized sections of heads, the counter reset by the last CTA, a counter a stream (branch
-#                     attnsched2: two streams at once checked); bench/RESULTS.md "branch attnsched", "branch attnsched2")
-#   twenty-second session: NO device call ran (refused starts spent the 1800 s).  OWED now, in the
-#   order of what each could turn into a default (each script checks its own correctness first):
-#     call 1 (cold):  OWED="bwd8:190 hoistop:120 attnsched:200" OWED_BUDGET=560 sh bench/owed.sh .carry
-#     call 2 (warm):  OWED="attnshort2:200 bscale2:190 smallm512:120" OWED_BUDGET=560 sh bench/owed.sh .carry
-#     call 3 (warm):  PENDING_STEPS="attn attnbwd fp8" sh bench/pending.sh .carry (timeout_s=590): every GPU
-#                     test at the defaults, then attention / backward / fp8 beside the references
-#     call 4 (warm):  OWED="fp8nn4:130 lsl:200" OWED_BUDGET=400, then gpu_test_examples with
-#                     TILEC_SCRATCH_OVER_RING=1 and PENDING_STEPS=layer (the Llama layer at today's defaults)
-#   twenty-third session: calls 1-4 above and the layer ran (an H100, then the H200; bench/RESULTS.md
-#   "twenty-third session"); four defaults made (dq64, the small-M waves form, W4A16's materialize-once form at
-#   M >= 256, gather_runs).  OWED now:
-#     call 1 (cold):  sh bench/pending_defaults23.sh .carry (timeout_s=240): the four together on the GPU,
-#                     dq64 beside dq32 on the H200
-#     call 2 (warm):  PENDING_STEPS="attnbwd fp8" sh bench/pending.sh .carry (every GPU test at the defaults)
-#     then:           gpu_test_examples with TILEC_SCRATCH_OVER_RING=1 (decode5's win, not a default)
-#   twenty-fourth session: calls 1 and 2 ran on an H100 (bench/RESULTS.md "twenty-fourth session"): the four
-#   defaults pass together; every GPU test passed but test_w4a16 (its A = I check predates the materialize-once
-#   default: fixed in the test) and gpu_test_examples_3 (past its 330 s limit on the H100, passing to the cut).
-#   OWED now:
-#     call 1: sh bench/pending_inline24b.sh .carry (timeout_s=260): which fp8_probe inline form hung, the
-#             inline / form ratios; test_w4a16's two-kernel part with the fixed check
-#     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh step 2), then gpu_test_examples with
-#             TILEC_SCRATCH_OVER_RING=1
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

@@ -205,9 +205,13 @@ TILEC_API int tilec_program_kernel_flags(const tilec_program *p, int kernel);
  * tl_api_find_ptxas's search finds one: $TILEC_PTXAS, PATH,
  * /usr/local/cuda/bin; else none, with a note in the log) and the PTX (the
  * fallback the driver JIT-compiles for another GPU) are embedded; libcuda is
- * dlopen'd at the first launch.  name must be a C identifier (the prefix of
- * every generated symbol).  p is compiled to PTX (and CUBIN) if it is not
- * already.  TILEC_ERROR_UNSUPPORTED when a grid clause uses a non-integer op. */
+ * dlopen'd at the first launch.  A kernel fed by TMA (sm_90a) compiled as a TMA
+ * form (option tma-fallback=form, the default) gets a second image, its no-TMA
+ * form, which a launch with a tensor no tensor map can take runs (docs/aot.md
+ * "Two images"); with tma-fallback=inline, one image a kernel.  name must be a
+ * C identifier (the prefix of every generated symbol).  p is compiled to PTX
+ * (and CUBIN) if it is not already.  TILEC_ERROR_UNSUPPORTED when a grid
+ * clause uses a non-integer op. */
 TILEC_API tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **header, char **source);
 
 /* ---- arguments -------------------------------------------------------------- */

@@ -58,9 +58,10 @@ static const char usage_text[] =
     "  --attn-persist=N       wgmma attention without a producer (sm_90a), not causal: 1 | 2 | 3 persistent (the\n"
     "                         values of TILEC_ATTN_PERSIST; 1 is a D256 kernel's launch-time form at S <= 2048), 0 off\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
-    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): inline (the default of written files: both paths in one\n"
-    "                         kernel) | form (the TMA path alone, the default of `run` and of libtilec's JIT, whose\n"
-    "                         launcher runs a no-TMA form for tensors a map cannot take)\n"
+    "  --tma-fallback=MODE    kernels fed by TMA (sm_90a): inline (the default of .ptx / .cubin files: both paths in\n"
+    "                         one kernel) | form (the TMA path alone, the default of `run`, of libtilec's JIT, whose\n"
+    "                         launcher runs a no-TMA form for tensors a map cannot take, and of --emit=c, whose\n"
+    "                         launchers embed that no-TMA form beside it; inline there: one image a kernel)\n"
     "  --kernel=NAME          compile only this kernel of the file (one .entry)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files, or with --kernel)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
@@ -176,13 +177,9 @@ static int parse_args(int argc, char **argv, cli *c) {
     c->run_mode = c->tune_mode = true; /* tune takes run's input options too */
     i = 2;
   }
-  /* The PTX and cubin files the compiler writes are self-contained: a TMA-fed kernel keeps its
-   * path for tensors a map cannot take inline, since whoever loads the file has no launcher to
-   * send such launches to a no-TMA form.  `tilec run` / `tune` launch through libtilec, whose
-   * default is the TMA form (docs/cli.md --tma-fallback). */
-  if (!c->run_mode) tilec_options_set(c->opts, "tma-fallback", "inline");
   static char names[128][128];
   int nnames = 0;
+  bool tma_given = false;
   for (; i < argc; i++) {
     const char *a = argv[i], *v;
     bool missing = false;
@@ -228,6 +225,7 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "split-k", v), "--split-k", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--tma-fallback", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "tma-fallback", v), "--tma-fallback", v)) return EXIT_USAGE;
+      tma_given = true;
     } else if ((v = flag_value(argc, argv, &i, "--attn-ws", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-ws", v), "--attn-ws", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-persist", &missing))) {
@@ -328,6 +326,12 @@ static int parse_args(int argc, char **argv, cli *c) {
     }
     if (missing) return usage_error("%s needs an argument", a), EXIT_USAGE;
   }
+  /* The PTX and cubin files the compiler writes are self-contained: a TMA-fed kernel keeps its
+   * path for tensors a map cannot take inline, since whoever loads the file has no launcher to
+   * send such launches to a no-TMA form.  `tilec run` / `tune` launch through libtilec, and
+   * --emit=c's launchers embed each TMA form's no-TMA form beside it (docs/aot.md "Two images"):
+   * both default to the TMA form (docs/cli.md --tma-fallback). */
+  if (!tma_given && !c->run_mode && !(c->emit && !strcmp(c->emit, "c"))) tilec_options_set(c->opts, "tma-fallback", "inline");
   if (!c->input) return usage_error("%s", "no input file"), EXIT_USAGE;
   if (c->tune_mode && !strcmp(c->input, "-")) return usage_error("%s", "tune reads a file, not standard input"), EXIT_USAGE;
   if (c->device && c->interp) return usage_error("%s", "--device and --interp exclude each other"), EXIT_USAGE;

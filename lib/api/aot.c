@@ -5,9 +5,12 @@
  * cuGetProcAddress (runtime/loader.c's way), the argument checks of a JIT
  * launch (lib/interp.c tl_check_args), the grid clause translated to C
  * integer code with the interpreter's semantics (wrapping, x / 0 = 0) and its `require` checks, the
- * ABI packing of runtime/pack.c and the tensor maps of tl_tma_encode.
- * requires: p compiles to PTX; keeps: p's texts (it only compiles further);
- * breaks: nothing. */
+ * ABI packing of runtime/pack.c and the tensor maps of tl_tma_encode; a TMA
+ * form's no-TMA form embedded as a second image, run where the map test fails
+ * (docs/aot.md "Two images").
+ * requires: p compiles to PTX; keeps: p's texts (it only compiles further;
+ * the no-TMA forms are compiled aside); breaks: nothing. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,7 +241,29 @@ static void emit_signature(tl_sbuf *b, const char *pfx, const tl_func *f) {
   tl_sbuf_printf(b, "%svoid *stream)", f->params.len ? ", " : "");
 }
 
-static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki) {
+/* A TMA form's no-TMA form (TL_TMA_OFF), embedded as an image of its own. */
+typedef struct notma_image {
+  const char *name;     /* the kernel's */
+  int index;            /* in PFX_notma */
+  tl_kernel_info ki;
+  char *ptx, *cubin;    /* malloc'd; cubin NULL without ptxas */
+  size_t cubin_size;
+  /* its ptxas, on a thread of its own: */
+  const char *arch;
+  int opt_level;
+  pthread_t thread;
+  bool started;
+  tilec_status st;
+  tl_sbuf log, why;
+} notma_image;
+
+static void *notma_ptxas(void *arg) {
+  notma_image *nt = arg;
+  nt->st = tl_api_ptxas(nt->ptx, nt->arch, nt->opt_level, &nt->cubin, &nt->cubin_size, &nt->log, &nt->why);
+  return NULL;
+}
+
+static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki, const notma_image *nt) {
   tl_sbuf_printf(b, "/* kernel %s(", f->name);
   for (int i = 0; i < f->params.len; i++) {
     const tl_param *pa = &f->params.data[i];
@@ -256,6 +281,11 @@ static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki) {
   }
   tl_sbuf_printf(b, ")\n *   entry %s, %d threads, %d bytes of dynamic shared memory%s.\n", ki->entry, ki->threads,
                  ki->smem_bytes, ki->ntma ? ", tensor maps encoded per launch" : "");
+  if (nt)
+    tl_sbuf_printf(b,
+                   " *   A launch with a tensor no tensor map can take runs its no-TMA image (%d threads, %d bytes),\n"
+                   " *   loaded at the first such launch in a context.\n",
+                   nt->ki.threads, nt->ki.smem_bytes);
   tl_sbuf_puts(b, " *   Tensors: device pointer, sizes, strides in elements (NULL = row-major).");
   for (int i = 0; i < f->params.len; i++)
     if (f->params.data[i].zeroed) /* @zeroed(NAME): the caller's job here (docs/language.md "Zeroed tensors") */
@@ -264,17 +294,51 @@ static void emit_doc(tl_sbuf *b, const tl_func *f, const tl_kernel_info *ki) {
   tl_sbuf_puts(b, " */\n");
 }
 
+/* The end of a launch of the image whose kernel is ki (tl_fn and tl_ctas its function and CTAs):
+ * the persistent grid, the tensor maps (at tma_offs), cuLaunchKernel, return. */
+static void emit_launch(tl_sbuf *b, const char *pfx, const tl_func *f, const tl_kernel_info *ki, const size_t *tma_offs) {
+  if (ki->persist && ki->cluster) /* clusters of 2 CTAs over pairs of tiles (lib/codegen/emit_cluster.c) */
+    tl_sbuf_printf(b,
+                   "  { int64_t tl_p = tl_g[0] * tl_g[1] * tl_g[2] / tl_g[%d] * ((tl_g[%d] + 1) / 2), tl_f = tl_ctas / 2 > 0 ? "
+                   "tl_ctas / 2 : 1; tl_g[0] = 2 * (tl_p < tl_f ? tl_p : tl_f); tl_g[1] = tl_g[2] = 1; }\n",
+                   ki->cluster - 1, ki->cluster - 1);
+  else if (ki->persist) /* persistent: min(tiles, CTAs that fit) along x; the kernel loops over the tiles */
+    tl_sbuf_puts(b, "  { int64_t tl_t = tl_g[0] * tl_g[1] * tl_g[2]; tl_g[0] = tl_t < tl_ctas ? tl_t : tl_ctas; tl_g[1] = tl_g[2] = 1; }\n");
+  else
+    tl_sbuf_puts(b, "  (void)tl_ctas;\n");
+  for (int t = 0; tma_offs && t < ki->ntma; t++) {
+    const tl_tma_desc *td = &ki->tma[t];
+    const tl_param *pa = &f->params.data[td->param];
+    int eb = tl_dtype_bytes((tl_dtype)td->dtype);
+    /* CUtensorMapDataType as runtime/pack.c tl_tma_encode picks it: 8-bit types as UINT8 (0), f32 as
+     * FLOAT32 (7), f16 FLOAT16 (6), bf16 BFLOAT16 (9) */
+    tl_sbuf_printf(b, "  tl_st = %s_tma(tl_buf + %zu, %s, %s_shape, %s_st, %d, %d, %d, %d, %d, %d);\n  if (tl_st) return tl_st;\n",
+                   pfx, tma_offs[t], pa->name, pa->name, pa->name, pa->rank, eb,
+                   eb == 1 ? 0 : eb == 4 ? 7 : td->dtype == TL_F16 ? 6 : 9, td->box_inner, td->box_rows, td->swizzle);
+  }
+  tl_sbuf_printf(b,
+                 "  CUresult tl_r = %s_cu.cuLaunchKernel(tl_fn, (unsigned)tl_g[0], (unsigned)tl_g[1], (unsigned)tl_g[2], %d, 1, 1, %d, "
+                 "stream, tl_slots, NULL);\n"
+                 "  if (tl_r) return %s_fail(%s_ERROR_CUDA, \"cuLaunchKernel failed: %%s (grid %%lld x %%lld x %%lld, block "
+                 "%d, smem %d)\", %s_result(tl_r), (long long)tl_g[0], (long long)tl_g[1], (long long)tl_g[2]);\n"
+                 "  return %s_OK;\n",
+                 pfx, ki->threads, ki->smem_bytes, pfx, pfx, ki->threads, ki->smem_bytes, pfx, pfx);
+}
+
 /* The launcher of one kernel. */
 static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kindex, const tl_kernel_info *ki,
-                          char *err, size_t n) {
+                          const notma_image *nt, char *err, size_t n) {
   if (ki->assumed_key) { /* its launch check is the JIT's (lib/api/launch.c); the AOT launcher has none */
     snprintf(err, n, "kernel '%s' was compiled with TILEC_VEC_ONLY=1 (a measuring switch): not for an AOT launcher", f->name);
     return false;
   }
-  if (ki->sched_ctr) { /* its tile counter is a pair a stream that the JIT keeps (lib/api/sched_slot.c); (AOT's
-                         * kernels, TMA fallback inline, are not taken by TILEC_ATTN_SCHED today: a guard) */
+  if (ki->sched_ctr) { /* its tile counter is a pair a stream that the JIT keeps (lib/api/sched_slot.c) */
     snprintf(err, n, "kernel '%s' was compiled with TILEC_ATTN_SCHED=1 (opt-in): its per-stream tile counters are the JIT "
              "launcher's (docs/runtime.md \"Tile counters\"), not for an AOT launcher", f->name);
+    return false;
+  }
+  if (nt && (nt->ki.ntma || nt->ki.sched_ctr || nt->ki.assumed_key)) { /* (a no-TMA form has neither: a guard) */
+    snprintf(err, n, "kernel '%s': its no-TMA form has tensor maps or hidden parameters: not for an AOT launcher", f->name);
     return false;
   }
   for (int i = 0; i < f->params.len; i++) {
@@ -409,38 +473,47 @@ static bool emit_launcher(tl_sbuf *b, const char *pfx, const tl_func *f, int kin
     }
   }
   tl_sbuf_printf(b, "  for (int tl_i = 0; tl_i < %d; tl_i++) tl_slots[tl_i] = tl_buf + %s_%s_offsets[tl_i];\n", nslots, pfx, f->name);
-  tl_sbuf_printf(b, "  void *tl_fn;\n  int64_t tl_ctas;\n  int tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n",
-                 pfx, kindex);
-  if (ki->persist && ki->cluster) /* clusters of 2 CTAs over pairs of tiles (lib/codegen/emit_cluster.c) */
-    tl_sbuf_printf(b,
-                   "  { int64_t tl_p = tl_g[0] * tl_g[1] * tl_g[2] / tl_g[%d] * ((tl_g[%d] + 1) / 2), tl_f = tl_ctas / 2 > 0 ? "
-                   "tl_ctas / 2 : 1; tl_g[0] = 2 * (tl_p < tl_f ? tl_p : tl_f); tl_g[1] = tl_g[2] = 1; }\n",
-                   ki->cluster - 1, ki->cluster - 1);
-  else if (ki->persist) /* persistent: min(tiles, CTAs that fit) along x; the kernel loops over the tiles */
-    tl_sbuf_puts(b, "  { int64_t tl_t = tl_g[0] * tl_g[1] * tl_g[2]; tl_g[0] = tl_t < tl_ctas ? tl_t : tl_ctas; tl_g[1] = tl_g[2] = 1; }\n");
-  else
-    tl_sbuf_puts(b, "  (void)tl_ctas;\n");
+  tl_sbuf_puts(b, "  void *tl_fn;\n  int64_t tl_ctas;\n  int tl_st;\n");
+  if (!nt) {
+    tl_sbuf_printf(b, "  tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n", pfx, kindex);
+    emit_launch(b, pfx, f, ki, offs + first_tma);
+    tl_sbuf_puts(b, "}\n\n");
+    return true;
+  }
+  /* a TMA form and its no-TMA image: the map test of every tensor a map is encoded for picks one */
+  tl_sbuf_puts(b, "  /* the TMA form where a tensor map can take every tensor it maps, else the no-TMA image */\n  if (");
   for (int t = 0; t < ki->ntma; t++) {
     const tl_tma_desc *td = &ki->tma[t];
+    bool seen = false;
+    for (int u = 0; u < t; u++)
+      seen = seen || (ki->tma[u].param == td->param && tl_dtype_bytes((tl_dtype)ki->tma[u].dtype) == tl_dtype_bytes((tl_dtype)td->dtype));
+    if (seen) continue;
     const tl_param *pa = &f->params.data[td->param];
-    tl_sbuf_printf(b, "  tl_st = %s_tma(tl_buf + %zu, %s, %s_shape, %s_st, %d, %d, %d, %d, %d, %d);\n  if (tl_st) return tl_st;\n",
-                   pfx, offs[first_tma + t], pa->name, pa->name, pa->name, pa->rank,
-                   tl_dtype_bytes((tl_dtype)td->dtype), td->dtype == TL_F16 ? 6 : tl_dtype_bytes((tl_dtype)td->dtype) == 1 ? 0 : 9,
-                   td->box_inner, td->box_rows, td->swizzle);
+    tl_sbuf_printf(b, "%s%s_tma_fits(%s, %s_shape, %s_st, %d, %d)", t ? " &&\n      " : "", pfx, pa->name, pa->name,
+                   pa->name, pa->rank, tl_dtype_bytes((tl_dtype)td->dtype));
   }
-  tl_sbuf_printf(b,
-                 "  CUresult tl_r = %s_cu.cuLaunchKernel(tl_fn, (unsigned)tl_g[0], (unsigned)tl_g[1], (unsigned)tl_g[2], %d, 1, 1, %d, "
-                 "stream, tl_slots, NULL);\n"
-                 "  if (tl_r) return %s_fail(%s_ERROR_CUDA, \"cuLaunchKernel failed: %%s (grid %%lld x %%lld x %%lld, block "
-                 "%d, smem %d)\", %s_result(tl_r), (long long)tl_g[0], (long long)tl_g[1], (long long)tl_g[2]);\n"
-                 "  return %s_OK;\n}\n\n",
-                 pfx, ki->threads, ki->smem_bytes, pfx, pfx, ki->threads, ki->smem_bytes, pfx, pfx);
+  tl_sbuf_puts(b, ") {\n");
+  tl_sbuf tb = {0}; /* the TMA form's launch, indented a level */
+  tl_sbuf_printf(&tb, "  tl_st = %s_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n", pfx, kindex);
+  emit_launch(&tb, pfx, f, ki, offs + first_tma);
+  for (const char *q = tb.data; q && *q;) {
+    const char *e = strchr(q, '\n');
+    size_t len = e ? (size_t)(e - q) + 1 : strlen(q);
+    tl_sbuf_puts(b, "  ");
+    tl_sbuf_putn(b, q, len);
+    q += len;
+  }
+  if (tb.oom) b->oom = true;
+  tl_sbuf_free(&tb);
+  tl_sbuf_printf(b, "  }\n  tl_st = %s_notma_function(%d, &tl_fn, &tl_ctas);\n  if (tl_st) return tl_st;\n", pfx, nt->index);
+  emit_launch(b, pfx, f, &nt->ki, NULL);
+  tl_sbuf_puts(b, "}\n\n");
   return true;
 }
 
 /* The run time of a generated source: PFX is replaced by the prefix. */
 static const char runtime_template[] =
-    "#include <dlfcn.h>\n#include <pthread.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+    "#include <dlfcn.h>\n#include <pthread.h>\n#include <stdarg.h>\n#include <stdatomic.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
     "#include <string.h>\n\n"
     "typedef int CUresult;\n"
     "#if defined(__GNUC__) || defined(__clang__)\n#define PFX_UNUSED __attribute__((unused))\n#else\n#define PFX_UNUSED\n#endif\n"
@@ -508,39 +581,59 @@ static const char runtime_template[] =
     "  if (r) {\n    snprintf(PFX_driver_error, sizeof PFX_driver_error, \"cuInit failed: %s\", PFX_result(r));\n"
     "    PFX_driver_status = r == 100 ? PFX_ERROR_NO_DEVICE : PFX_ERROR_CUDA;\n    return;\n  }\n"
     "  PFX_driver_status = PFX_OK;\n}\n\n"
-    "/* One module per CUDA context (the context current at the call; with none, device 0's primary context). */\n"
+    "/* One module per CUDA context (the context current at the call; with none, device 0's primary context),\n"
+    " * loaded under PFX_lock at the first launch in it and looked up without a lock after that; a TMA kernel's\n"
+    " * no-TMA image (PFX_notma) loaded into the context at the first launch that needs it (docs/aot.md). */\n"
     "#define PFX_MAX_CONTEXTS 16\n"
-    "static struct { void *ctx, *fn[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1]; int64_t ctas[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1]; } PFX_mods[PFX_MAX_CONTEXTS];\n"
-    "static int PFX_nmods;\n"
+    "static struct {\n"
+    "  void *ctx, *fn[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1];\n  int64_t ctas[PFX_NKERNELS > 0 ? PFX_NKERNELS : 1];\n"
+    "  void *_Atomic nfn[PFX_NNOTMA > 0 ? PFX_NNOTMA : 1]; /* set once, after nctas */\n"
+    "  int64_t nctas[PFX_NNOTMA > 0 ? PFX_NNOTMA : 1];\n"
+    "} PFX_mods[PFX_MAX_CONTEXTS];\n"
+    "static _Atomic int PFX_nmods; /* entries below it are complete and never change (but nfn, nctas) */\n"
     "static pthread_mutex_t PFX_lock = PTHREAD_MUTEX_INITIALIZER;\n\n"
+    "/* An image as a module: its cubin, else (another GPU) its PTX, which the driver JIT-compiles. */\n"
+    "static int PFX_module(void **mod, const unsigned char *cubin, size_t cubin_size, const unsigned char *ptx,\n"
+    "                      const char *what) {\n"
+    "  CUresult r = 1, rp = 1;\n"
+    "  if (cubin_size > 1) r = PFX_cu.cuModuleLoadData(mod, cubin);\n"
+    "  if (r) rp = PFX_cu.cuModuleLoadData(mod, ptx);\n"
+    "  if (r && rp) return PFX_fail(PFX_ERROR_CUDA, \"cannot load %s: cubin (%s): %s; PTX: %s\", what, PFX_ARCH,\n"
+    "                               cubin_size > 1 ? PFX_result(r) : \"not embedded\", PFX_result(rp));\n"
+    "  return PFX_OK;\n}\n\n"
+    "/* Function `entry` of mod with its dynamic shared memory allowed, and the CTAs it launches: 1, or for a\n"
+    " * persistent kernel SMs x CTAs per SM (registers, threads, shared memory: lib/api/jit.c). */\n"
+    "static int PFX_entry(void *mod, const char *entry, int smem, int threads, int persist, void **fn, int64_t *ctas) {\n"
+    "  CUresult r = PFX_cu.cuModuleGetFunction(fn, mod, entry);\n"
+    "  if (r) return PFX_fail(PFX_ERROR_CUDA, \"cuModuleGetFunction(%s): %s\", entry, PFX_result(r));\n"
+    "  if (smem > 48 * 1024 && (r = PFX_cu.cuFuncSetAttribute(*fn, 8, smem)) != 0)\n"
+    "    return PFX_fail(PFX_ERROR_CUDA, \"cannot raise dynamic shared memory of %s to %d bytes: %s\", entry, smem,\n"
+    "                    PFX_result(r));\n"
+    "  *ctas = 1;\n"
+    "  if (persist) {\n"
+    "    int dev = 0, sms = 1, optin = 0, regs = 0, st = 0;\n"
+    "    PFX_cu.cuCtxGetDevice(&dev);\n"
+    "    PFX_cu.cuDeviceGetAttribute(&sms, 16, dev);\n    PFX_cu.cuDeviceGetAttribute(&optin, 97, dev);\n"
+    "    PFX_cu.cuFuncGetAttribute(&regs, 4, *fn);\n    PFX_cu.cuFuncGetAttribute(&st, 1, *fn);\n"
+    "    int64_t n = ((int64_t)optin + 1024) / ((int64_t)smem + st + 1024), t = 2048 / threads;\n"
+    "    if (t < n) n = t;\n"
+    "    if (regs > 0 && 65536 / ((int64_t)regs * threads) < n) n = 65536 / ((int64_t)regs * threads);\n"
+    "    *ctas = (int64_t)(sms > 0 ? sms : 1) * (n < 1 ? 1 : n);\n  }\n"
+    "  return PFX_OK;\n}\n\n"
     "static int PFX_load_locked(void *ctx, int *slot) {\n"
-    "  for (int i = 0; i < PFX_nmods; i++)\n    if (PFX_mods[i].ctx == ctx) { *slot = i; return PFX_OK; }\n"
-    "  if (PFX_nmods == PFX_MAX_CONTEXTS) return PFX_fail(PFX_ERROR_CUDA, \"more than %d CUDA contexts\", PFX_MAX_CONTEXTS);\n"
-    "  void *mod = NULL;\n  CUresult r = 1, rp = 1;\n"
-    "  if (sizeof PFX_cubin > 1) r = PFX_cu.cuModuleLoadData(&mod, PFX_cubin);\n"
-    "  if (r) rp = PFX_cu.cuModuleLoadData(&mod, PFX_ptx); /* another GPU: the driver JIT-compiles the PTX */\n"
-    "  if (r && rp) return PFX_fail(PFX_ERROR_CUDA, \"cannot load the module: cubin (%s): %s; PTX: %s\", PFX_ARCH,\n"
-    "                               sizeof PFX_cubin > 1 ? PFX_result(r) : \"not embedded\", PFX_result(rp));\n"
-    "  int i = PFX_nmods;\n"
-    "  for (int k = 0; k < PFX_NKERNELS; k++) {\n"
-    "    r = PFX_cu.cuModuleGetFunction(&PFX_mods[i].fn[k], mod, PFX_entries[k]);\n"
-    "    if (r) return PFX_fail(PFX_ERROR_CUDA, \"cuModuleGetFunction(%s): %s\", PFX_entries[k], PFX_result(r));\n"
-    "    if (PFX_smem[k] > 48 * 1024 && (r = PFX_cu.cuFuncSetAttribute(PFX_mods[i].fn[k], 8, PFX_smem[k])) != 0)\n"
-    "      return PFX_fail(PFX_ERROR_CUDA, \"cannot raise dynamic shared memory of %s to %d bytes: %s\", PFX_entries[k],\n"
-    "                      PFX_smem[k], PFX_result(r));\n"
-    "    /* a persistent kernel launches SMs x CTAs per SM (registers, threads, shared memory: lib/api/jit.c) */\n"
-    "    PFX_mods[i].ctas[k] = 1;\n"
-    "    if (PFX_persist[k]) {\n"
-    "      int dev = 0, sms = 1, optin = 0, regs = 0, st = 0;\n"
-    "      PFX_cu.cuCtxGetDevice(&dev);\n"
-    "      PFX_cu.cuDeviceGetAttribute(&sms, 16, dev);\n      PFX_cu.cuDeviceGetAttribute(&optin, 97, dev);\n"
-    "      PFX_cu.cuFuncGetAttribute(&regs, 4, PFX_mods[i].fn[k]);\n      PFX_cu.cuFuncGetAttribute(&st, 1, PFX_mods[i].fn[k]);\n"
-    "      int64_t n = ((int64_t)optin + 1024) / ((int64_t)PFX_smem[k] + st + 1024), t = 2048 / PFX_threads[k];\n"
-    "      if (t < n) n = t;\n"
-    "      if (regs > 0 && 65536 / ((int64_t)regs * PFX_threads[k]) < n) n = 65536 / ((int64_t)regs * PFX_threads[k]);\n"
-    "      PFX_mods[i].ctas[k] = (int64_t)(sms > 0 ? sms : 1) * (n < 1 ? 1 : n);\n    }\n  }\n"
-    "  PFX_mods[i].ctx = ctx;\n  PFX_nmods++;\n  *slot = i;\n  return PFX_OK;\n}\n\n"
-    "static int PFX_function(int k, void **fn, int64_t *ctas) {\n"
+    "  int n = atomic_load_explicit(&PFX_nmods, memory_order_relaxed);\n"
+    "  for (int i = 0; i < n; i++)\n    if (PFX_mods[i].ctx == ctx) { *slot = i; return PFX_OK; }\n"
+    "  if (n == PFX_MAX_CONTEXTS) return PFX_fail(PFX_ERROR_CUDA, \"more than %d CUDA contexts\", PFX_MAX_CONTEXTS);\n"
+    "  void *mod = NULL;\n"
+    "  int st = PFX_module(&mod, PFX_cubin, sizeof PFX_cubin, PFX_ptx, \"the module\");\n"
+    "  for (int k = 0; k < PFX_NKERNELS && !st; k++)\n"
+    "    st = PFX_entry(mod, PFX_entries[k], PFX_smem[k], PFX_threads[k], PFX_persist[k], &PFX_mods[n].fn[k], &PFX_mods[n].ctas[k]);\n"
+    "  if (st) return st;\n"
+    "  PFX_mods[n].ctx = ctx;\n"
+    "  atomic_store_explicit(&PFX_nmods, n + 1, memory_order_release);\n"
+    "  *slot = n;\n  return PFX_OK;\n}\n\n"
+    "/* The slot of the current context (made current: device 0's primary context when none), its module loaded. */\n"
+    "static int PFX_context(int *slot) {\n"
     "  pthread_once(&PFX_once, PFX_load_driver);\n"
     "  if (PFX_driver_status) return PFX_fail(PFX_driver_status, \"%s\", PFX_driver_error);\n"
     "  void *ctx = NULL;\n  CUresult r = PFX_cu.cuCtxGetCurrent(&ctx);\n"
@@ -549,9 +642,33 @@ static const char runtime_template[] =
     "    if ((r = PFX_cu.cuDeviceGet(&dev, 0)) || (r = PFX_cu.cuDevicePrimaryCtxRetain(&ctx, dev)) ||\n"
     "        (r = PFX_cu.cuCtxSetCurrent(ctx)))\n"
     "      return PFX_fail(r == 100 || r == 101 ? PFX_ERROR_NO_DEVICE : PFX_ERROR_CUDA, \"device 0's context: %s\", PFX_result(r));\n  }\n"
-    "  pthread_mutex_lock(&PFX_lock);\n  int slot = -1;\n  int st = PFX_load_locked(ctx, &slot);\n"
-    "  if (st == PFX_OK) *fn = PFX_mods[slot].fn[k], *ctas = PFX_mods[slot].ctas[k];\n  pthread_mutex_unlock(&PFX_lock);\n  return st;\n}\n\n"
-    "int PFX_load(void) {\n  void *fn;\n  int64_t ctas;\n  return PFX_NKERNELS ? PFX_function(0, &fn, &ctas) : PFX_OK;\n}\n\n"
+    "  int n = atomic_load_explicit(&PFX_nmods, memory_order_acquire);\n"
+    "  for (int i = 0; i < n; i++)\n    if (PFX_mods[i].ctx == ctx) { *slot = i; return PFX_OK; }\n"
+    "  pthread_mutex_lock(&PFX_lock);\n  int st = PFX_load_locked(ctx, slot);\n  pthread_mutex_unlock(&PFX_lock);\n  return st;\n}\n\n"
+    "static int PFX_function(int k, void **fn, int64_t *ctas) {\n"
+    "  int slot = -1, st = PFX_context(&slot);\n"
+    "  if (st == PFX_OK) *fn = PFX_mods[slot].fn[k], *ctas = PFX_mods[slot].ctas[k];\n  return st;\n}\n\n"
+    "/* No-TMA image j's function in the current context, the image loaded (under PFX_lock) at its first use there. */\n"
+    "PFX_UNUSED static int PFX_notma_function(int j, void **fn, int64_t *ctas) {\n"
+    "  int slot = -1, st = PFX_context(&slot);\n"
+    "  if (st) return st;\n"
+    "  void *f = atomic_load_explicit(&PFX_mods[slot].nfn[j], memory_order_acquire);\n"
+    "  if (!f) {\n"
+    "    pthread_mutex_lock(&PFX_lock);\n"
+    "    if (!(f = atomic_load_explicit(&PFX_mods[slot].nfn[j], memory_order_relaxed))) {\n"
+    "      char what[300];\n      void *mod = NULL;\n"
+    "      snprintf(what, sizeof what, \"the no-TMA image of %s\", PFX_notma[j].entry);\n"
+    "      st = PFX_module(&mod, PFX_notma[j].cubin, PFX_notma[j].cubin_size, PFX_notma[j].ptx, what);\n"
+    "      if (!st) st = PFX_entry(mod, PFX_notma[j].entry, PFX_notma[j].smem, PFX_notma[j].threads, PFX_notma[j].persist,\n"
+    "                              &f, &PFX_mods[slot].nctas[j]);\n"
+    "      if (!st) atomic_store_explicit(&PFX_mods[slot].nfn[j], f, memory_order_release);\n"
+    "    }\n"
+    "    pthread_mutex_unlock(&PFX_lock);\n"
+    "    if (st) return st;\n  }\n"
+    "  *fn = f, *ctas = PFX_mods[slot].nctas[j];\n  return PFX_OK;\n}\n\n"
+    "int PFX_load(void) {\n  int slot;\n  return PFX_NKERNELS ? PFX_context(&slot) : PFX_OK;\n}\n\n"
+    "int PFX_load_all(void) {\n  void *fn;\n  int64_t ctas;\n  int st = PFX_load();\n"
+    "  for (int j = 0; j < PFX_NNOTMA && !st; j++) st = PFX_notma_function(j, &fn, &ctas);\n  return st;\n}\n\n"
     "/* Integer ops of the grid clause, as the interpreter does them (lib/interp.c int_binop). */\n"
     "PFX_UNUSED static int64_t PFX_wrap(int64_t x, int bits) {\n"
     "  uint64_t u = (uint64_t)x;\n"
@@ -579,14 +696,19 @@ static const char runtime_template[] =
     "    uint64_t s = st[d] < 0 ? (uint64_t)0 - (uint64_t)st[d] : (uint64_t)st[d], n = (uint64_t)shape[d] - 1;\n"
     "    if (s && n > ((uint64_t)INT64_MAX - max) / s) return 0;\n    max += n * s;\n  }\n"
     "  return max <= (uint64_t)INT64_MAX / (uint64_t)esize;\n}\n\n"
-    "/* A tensor map (runtime/pack.c tl_tma_encode; ranks 1..5): encoded when the kernel's own test holds, else zeros. */\n"
+    "/* The kernel's own test of a tensor map (codegen.h; runtime/pack.c tl_tma_fits; ranks 1..5): the last\n"
+    " * stride 1, the data and every other byte stride 16-byte aligned (below 2^40), no size 0. */\n"
+    "PFX_UNUSED static int PFX_tma_fits(const void *data, const int64_t *shape, const int64_t *st, int R, int eb) {\n"
+    "  if (R < 1 || R > 5 || st[R - 1] != 1 || (uintptr_t)data % 16) return 0;\n"
+    "  for (int d = 0; d + 1 < R; d++) {\n    int64_t sb = st[d] * eb;\n"
+    "    if (sb <= 0 || sb % 16 || sb >= ((int64_t)1 << 40)) return 0;\n  }\n"
+    "  for (int d = 0; d < R; d++)\n    if (shape[d] <= 0) return 0;\n"
+    "  return 1;\n}\n\n"
+    "/* A tensor map (runtime/pack.c tl_tma_encode): encoded when the kernel's own test holds, else zeros. */\n"
     "PFX_UNUSED static int PFX_tma(void *map, const void *data, const int64_t *shape, const int64_t *st, int R, int eb, int dt,\n"
     "                   int box_inner, int box_rows, int swizzle) {\n"
     "  memset(map, 0, 128);\n"
-    "  if (R < 1 || R > 5 || st[R - 1] != 1 || (uintptr_t)data % 16) return PFX_OK;\n"
-    "  for (int d = 0; d + 1 < R; d++) {\n    int64_t sb = st[d] * eb;\n"
-    "    if (sb <= 0 || sb % 16 || sb >= ((int64_t)1 << 40)) return PFX_OK;\n  }\n"
-    "  for (int d = 0; d < R; d++)\n    if (shape[d] <= 0) return PFX_OK;\n"
+    "  if (!PFX_tma_fits(data, shape, st, R, eb)) return PFX_OK;\n"
     "  if (!PFX_cu.cuTensorMapEncodeTiled)\n"
     "    return PFX_fail(PFX_ERROR_CUDA, \"the driver has no cuTensorMapEncodeTiled (CUDA 12.0+), which this kernel needs\");\n"
     "  uint64_t dims[5], strides[4];\n  unsigned box[5], estr[5];\n"
@@ -610,6 +732,8 @@ static void put_template(tl_sbuf *b, const char *s, const char *pfx) {
 typedef struct emit_args {
   const char *name;
   char **header, **source;
+  notma_image *notma; /* one per TMA form of p */
+  int nnotma;
 } emit_args;
 
 static tilec_status emit_in_guard(tilec_program *p, void *arg) {
@@ -635,11 +759,13 @@ static tilec_status emit_in_guard(tilec_program *p, void *arg) {
                  "enum { %s_OK = 0, %s_ERROR_CUDA = 7, %s_ERROR_NO_DEVICE = 8, %s_ERROR_LAUNCH = 9 };\n"
                  "const char *%s_last_error(void);\n"
                  "/* Load the module into the current CUDA context (device 0's primary context when none is\n"
-                 " * current); optional: the first launch in a context does it. */\n"
-                 "int %s_load(void);\n\n",
+                 " * current); optional: the first launch in a context does it.  _load_all also loads the\n"
+                 " * no-TMA images (each loaded otherwise at the first launch that needs it: before capturing\n"
+                 " * such launches in a CUDA graph, say). */\n"
+                 "int %s_load(void);\nint %s_load_all(void);\n\n",
                  pfx, TILEC_VERSION_STRING, src->name, arch, p->cubin ? "cubin + PTX" : "PTX only", upper, upper, pfx,
-                 pfx, pfx, pfx, pfx, pfx, pfx);
-  tl_sbuf_printf(&c, "/* %s.c: generated by tilec %s from %s for %s; do not edit (docs/aot.md). */\n#include \"%s.h\"\n\n",
+                 pfx, pfx, pfx, pfx, pfx, pfx, pfx);
+  tl_sbuf_printf(&c, "/* %s.c: generated by tilec %s from %s for %s; do not edit (docs/aot.md). */\n#include \"%s.h\"\n\n#include <stddef.h>\n\n",
                  pfx, TILEC_VERSION_STRING, src->name, arch, pfx);
   int nk = 0;
   for (int i = 0; i < m->funcs.len; i++)
@@ -674,16 +800,37 @@ static tilec_status emit_in_guard(tilec_program *p, void *arg) {
   emit_bytes(&c, nm, p->cubin, p->cubin ? p->cubin_size : 0, false);
   snprintf(nm, sizeof nm, "%s_ptx", pfx);
   emit_bytes(&c, nm, (const unsigned char *)p->text[TILEC_STAGE_PTX], strlen(p->text[TILEC_STAGE_PTX]), true);
+  /* the TMA forms' no-TMA images (docs/aot.md "Two images") */
+  tl_sbuf_printf(&c, "#define %s_NNOTMA %d\n", pfx, a->nnotma);
+  for (int j = 0; j < a->nnotma; j++) {
+    const notma_image *nt = &a->notma[j];
+    snprintf(nm, sizeof nm, "%s_notma%d_cubin", pfx, j);
+    emit_bytes(&c, nm, (const unsigned char *)nt->cubin, nt->cubin ? nt->cubin_size : 0, false);
+    snprintf(nm, sizeof nm, "%s_notma%d_ptx", pfx, j);
+    emit_bytes(&c, nm, (const unsigned char *)nt->ptx, strlen(nt->ptx), true);
+  }
+  tl_sbuf_printf(&c,
+                 "static const struct {\n  const unsigned char *cubin, *ptx;\n  size_t cubin_size;\n  const char *entry;\n"
+                 "  int smem, threads, persist;\n} %s_notma[%d] = {", pfx, a->nnotma ? a->nnotma : 1);
+  for (int j = 0; j < a->nnotma; j++) {
+    const notma_image *nt = &a->notma[j];
+    tl_sbuf_printf(&c, "%s\n    {%s_notma%d_cubin, %s_notma%d_ptx, sizeof %s_notma%d_cubin, \"%s\", %d, %d, %d}", j ? "," : "",
+                   pfx, j, pfx, j, pfx, j, nt->ki.entry, nt->ki.smem_bytes, nt->ki.threads, nt->ki.persist ? 1 : 0);
+  }
+  tl_sbuf_puts(&c, a->nnotma ? "};\n" : "{NULL, NULL, 0, NULL, 0, 0, 0}};\n");
   put_template(&c, runtime_template, pfx);
   bool ok = true;
   for (int i = 0, k = 0; i < m->funcs.len && ok; i++) {
     const tl_func *f = m->funcs.data[i];
     const tl_kernel_info *ki = info_of(&p->cg, f->name);
     if (!ki) continue;
-    emit_doc(&h, f, ki);
+    const notma_image *nt = NULL;
+    for (int j = 0; j < a->nnotma; j++)
+      if (!strcmp(a->notma[j].name, f->name)) nt = &a->notma[j];
+    emit_doc(&h, f, ki, nt);
     emit_signature(&h, pfx, f);
     tl_sbuf_puts(&h, ";\n\n");
-    ok = emit_launcher(&c, pfx, f, k++, ki, err, sizeof err);
+    ok = emit_launcher(&c, pfx, f, k++, ki, nt, err, sizeof err);
   }
   tl_sbuf_puts(&h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
   if (!ok || h.oom || c.oom) {
@@ -709,27 +856,59 @@ tilec_status tilec_program_emit_c(tilec_program *p, const char *name, char **hea
                    name ? name : "(null)");
     return TILEC_ERROR_USAGE;
   }
-  /* a launcher embeds one image per kernel: TMA kernels with their fallback inline (a TMA form
-   * needs its no-TMA form for tensors a map cannot take: codegen.h, docs/aot.md) */
-  if (p->reached < TILEC_STAGE_PTX) p->opts.tma_inline = 1;
+  /* the program as its options compile it: TMA forms by default (a no-TMA image each, below),
+   * self-contained kernels with the option tma-fallback=inline (docs/aot.md "Two images") */
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_PTX);
   if (st != TILEC_OK) return st;
-  for (int i = 0; i < p->cg.nkernels; i++)
-    if (p->cg.kernels[i].tma_form) {
-      tl_sbuf_printf(&p->log, "tilec: error: emit C: kernel '%s' was compiled to PTX as a TMA form (no path for "
-                              "tensors a tensor map cannot take), which a launcher cannot embed alone: emit C from a "
-                              "program not yet compiled to PTX, or one created with the option tma-fallback=inline\n",
-                     p->cg.kernels[i].name);
-      return TILEC_ERROR_USAGE;
+  /* each TMA form's no-TMA form (TL_TMA_OFF; the JIT's notma variant, lib/api/form_launch.c) */
+  notma_image notma[64];
+  int nnotma = 0;
+  for (int i = 0; i < p->cg.nkernels && st == TILEC_OK; i++) {
+    const tl_kernel_info *ki = &p->cg.kernels[i];
+    if (!ki->tma_form) continue;
+    if (nnotma == (int)(sizeof notma / sizeof notma[0])) {
+      tl_sbuf_printf(&p->log, "tilec: error: emit C: more than %d TMA kernels in one file\n", nnotma);
+      st = TILEC_ERROR_UNSUPPORTED;
+      break;
     }
+    tl_codegen_result one;
+    st = tl_api_codegen_kernel(p, ki->name, 0, true, &one);
+    if (st != TILEC_OK) break;
+    notma_image *nt = &notma[nnotma++];
+    *nt = (notma_image){.name = ki->name, .index = nnotma - 1, .ki = one.kernels[0], .ptx = one.ptx};
+    one.ptx = NULL;
+    tl_codegen_result_free(&one);
+  }
+  /* the cubins: the no-TMA images' ptxas in threads beside the main image's */
   char ptxas[4096];
-  if (!p->cubin && tl_api_find_ptxas(ptxas, sizeof ptxas)) {
+  bool have_ptxas = st == TILEC_OK && tl_api_find_ptxas(ptxas, sizeof ptxas);
+  for (int j = 0; j < nnotma && have_ptxas; j++) {
+    notma[j].arch = p->opts.arch, notma[j].opt_level = p->opts.opt_level;
+    notma[j].started = pthread_create(&notma[j].thread, NULL, notma_ptxas, &notma[j]) == 0;
+    if (!notma[j].started) notma_ptxas(&notma[j]);
+  }
+  if (st == TILEC_OK && !p->cubin && have_ptxas) {
     st = tilec_program_compile(p, TILEC_STAGE_CUBIN);
-    if (st != TILEC_OK) return st;
-  } else if (!p->cubin) {
+  } else if (st == TILEC_OK && !p->cubin) {
     tl_sbuf_printf(&p->log, "tilec: note: emit C: no ptxas found ($TILEC_PTXAS, PATH, /usr/local/cuda/bin): "
                             "PTX only, JIT-compiled by the driver at the first load\n");
   }
-  emit_args a = {name, header, source};
-  return tl_api_guard(p, emit_in_guard, &a);
+  for (int j = 0; j < nnotma && have_ptxas; j++) {
+    if (notma[j].started) pthread_join(notma[j].thread, NULL);
+    if (notma[j].log.data) tl_sbuf_puts(&p->log, notma[j].log.data);
+    if (notma[j].st != TILEC_OK && st == TILEC_OK) {
+      tl_sbuf_printf(&p->log, "tilec: error: emit C: ptxas on the no-TMA form of kernel '%s': %s\n", notma[j].name,
+                     notma[j].why.data ? notma[j].why.data : "failed");
+      st = notma[j].st;
+    }
+    tl_sbuf_free(&notma[j].log);
+    tl_sbuf_free(&notma[j].why);
+  }
+  emit_args a = {name, header, source, notma, nnotma};
+  if (st == TILEC_OK) st = tl_api_guard(p, emit_in_guard, &a);
+  for (int j = 0; j < nnotma; j++) {
+    free(notma[j].ptx);
+    free(notma[j].cubin);
+  }
+  return st;
 }

@@ -254,7 +254,8 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
   }
   if (!strcmp(key, "tma-fallback")) {
     /* kernels fed by TMA: "form" (default) = the TMA path alone, the launcher runs the kernel's
-     * no-TMA form for tensors a map cannot take; "inline" = both paths in one kernel (AOT) */
+     * no-TMA form for tensors a map cannot take (an AOT launcher embeds both); "inline" = both paths in
+     * one kernel (the CLI's .ptx files) */
     if (!value || !strcmp(value, "form")) o->tma_inline = 0;
     else if (!strcmp(value, "inline")) o->tma_inline = 1;
     else return TILEC_ERROR_USAGE;

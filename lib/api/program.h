@@ -51,7 +51,8 @@ struct tilec_options {
   int split_k_role;
   /* "tma-fallback": 0 = "form" (default: a kernel fed by TMA is its TMA path alone; the launcher
    * runs its no-TMA form for tensors a map cannot take, form_launch.c), 1 = "inline" (both paths in one
-   * kernel: the AOT launchers, aot.c).  tl_codegen_opts.tma; in the cache key. */
+   * kernel: the CLI's .ptx files; an AOT launcher of one image a kernel, aot.c).  tl_codegen_opts.tma;
+   * in the cache key. */
   int tma_inline;
   /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
    * passes/kmajor_b.c, lib/kmajor_b.h); NULL = none.  In the cache key. */

@@ -60,7 +60,8 @@ typedef struct tl_codegen_opts {
  * less to compile: the launcher runs the TL_TMA_OFF form of the kernel for such arguments; the
  * kernel traps if launched with them anyway); TILEC_TMA_FALLBACK=inline makes it TL_TMA_INLINE.
  * TL_TMA_INLINE: the cp.async ring and the register epilogue in the same kernel, behind a
- * uniform branch on the test (self-contained: AOT launchers).  TL_TMA_OFF: no TMA at all. */
+ * uniform branch on the test (self-contained: the CLI's .ptx files).  TL_TMA_OFF: no TMA at all (the
+ * no-TMA form: the JIT's notma variant, an AOT launcher's second image, lib/api/aot.c). */
 typedef enum tl_tma_mode { TL_TMA_FORM = 0, TL_TMA_INLINE = 1, TL_TMA_OFF = 2 } tl_tma_mode;
 /* In the PTX of every TMA form (a comment of its trap): tilec_kernel_load_ptx reads it. */
 #define TL_TMA_FORM_MARK "tilec: TMA form"

@@ -97,6 +97,19 @@ def test_emit_c():
         tilec.compile(src).emit_c("k")
 
 
+def test_emit_c_two_images(monkeypatch):
+    # a TMA kernel's launcher embeds its TMA form and its no-TMA form (docs/aot.md "Two images"), also
+    # after the program was compiled; tma_fallback="inline" keeps one image
+    monkeypatch.setenv("TILEC_PTXAS", "/nonexistent/ptxas")  # (PTX only: quicker)
+    gemm = os.path.join(EXAMPLES, "gemm.tile")
+    p = tilec.compile(gemm, arch="sm_90a")
+    h, c = p.emit_c("g")
+    assert "#define g_NNOTMA 1\n" in c and "g_notma_function(0, &tl_fn, &tl_ctas)" in c
+    assert "runs its no-TMA image" in h and "int g_load_all(void);" in h
+    h, c = tilec.compile(gemm, arch="sm_90a", tma_fallback="inline").emit_c("g")
+    assert "#define g_NNOTMA 0\n" in c and "g_tma_fits(A," not in c
+
+
 def test_library_found():
     assert os.path.exists(tilec.library_path) or tilec.library_path.startswith("libtilec")
     assert tilec.version().startswith("tilec ")

@@ -302,10 +302,9 @@ class Program:
     def emit_c(self, name: str) -> Tuple[str, str]:
         """The AOT launchers of every kernel (docs/aot.md): (NAME.h text, NAME.c text)."""
         h, c = C.c_void_p(), C.c_void_p()
-        # a launcher embeds each kernel alone: TMA kernels with their fallback inline (docs/aot.md); a copy,
-        # so that this program's PTX and launches keep the TMA forms
-        p = self if self.options.get("tma_fallback") == "inline" else self._copy(tma_fallback="inline")
-        _check(lib.tilec_program_emit_c(p._h, name.encode(), C.byref(h), C.byref(c)), "emit C", p._h)
+        # as this program's options compile it: a TMA form with its no-TMA form beside it (the default), or
+        # one image a kernel with tma_fallback="inline" (docs/aot.md "Two images")
+        _check(lib.tilec_program_emit_c(self._h, name.encode(), C.byref(h), C.byref(c)), "emit C", self._h)
         try:
             return C.string_at(h).decode(), C.string_at(c).decode()
         finally:

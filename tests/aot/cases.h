@@ -28,9 +28,44 @@ static uint64_t aot_next(void) {
 }
 static int64_t aot_range(int64_t lo, int64_t hi) { return lo + (int64_t)(aot_next() % (uint64_t)(hi - lo + 1)); }
 
-#define AOT_NCASES 96
+#define AOT_NCASES 104
+/* Cases 96..103: a TMA kernel's launches switching between its two forms (docs/aot.md "Two
+ * images"): gemm and cutlass_attn_fwd with every tensor a map can take, then an offset view (the
+ * data one element past a 16-byte boundary), then an odd row stride, then fitting again. */
+static aot_case aot_switch(int i) {
+  aot_case c = {0};
+  int step = (i - 96) % 4;
+  for (int t = 0; t < 4; t++) c.ptr[t] = 0x7f0000000000ull + 0x10000000ull * (uint64_t)t;
+  c.scalar = 0.125f;
+  if (i < 100) {
+    int64_t M = 300, N = 520, K = 600, ldB = step == 2 ? 517 : N;
+    c.kernel = K_GEMM;
+    c.ntensors = 3;
+    int64_t sh[3][2] = {{M, K}, {K, step == 2 ? 517 : N}, {M, step == 2 ? 517 : N}}, ld[3] = {K, ldB, ldB};
+    for (int t = 0; t < 3; t++) {
+      c.shape[t][0] = sh[t][0]; c.shape[t][1] = sh[t][1];
+      c.strides[t][0] = ld[t]; c.strides[t][1] = 1;
+    }
+    if (step == 1) c.ptr[0] += 2; /* A[0, 1:] */
+    return c;
+  }
+  c.kernel = K_CUTLASS_ATTN;
+  c.ntensors = 4;
+  for (int t = 0; t < 4; t++) {
+    int64_t sh[4] = {2, 3, 200, 64}, s = 1;
+    for (int d = 3; d >= 0; d--) {
+      c.shape[t][d] = sh[d];
+      c.strides[t][d] = s;
+      s *= d == 3 && step == 2 && t == 2 ? 65 : sh[d]; /* V's rows 65 elements apart (130 bytes) */
+    }
+  }
+  if (step == 1) c.ptr[1] += 2; /* K shifted by one element */
+  return c;
+}
+
 /* Case i (deterministic: call in order 0, 1, ...). */
 static aot_case aot_make(int i) {
+  if (i >= 96) return aot_switch(i);
   aot_case c = {0};
   c.kernel = i % 4;
   for (int t = 0; t < 4; t++) c.ptr[t] = 0x7f0000000000ull + 0x10000000ull * (uint64_t)t + 256u * (uint64_t)aot_range(0, 3);

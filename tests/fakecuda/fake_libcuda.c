@@ -9,7 +9,9 @@
  * Tensor maps are filled with a hash of every argument of
  * cuTensorMapEncodeTiled, so two launchers that encode alike launch alike.
  * Queries for tests: fake_cuda_launches(), fake_cuda_last_launch(buf, n)
- * ("ENTRY grid=X,Y,Z block=B smem=S stream=0x.. params=HEX"), fake_cuda_memsets(); with
+ * ("ENTRY grid=X,Y,Z block=B smem=S stream=0x.. params=HEX"), fake_cuda_memsets(),
+ * fake_cuda_module_loads() (images loaded), fake_cuda_last_launch_image() (the PTX text of the
+ * module the last launch's function came from: which of two images ran); with
  * FAKE_CUDA_LOG=PATH every launch's line is appended to PATH too, and every cuMemsetD8 as
  * "memset 0xADDR bytes=N value=V" (the tuner's zeroing of @zeroed tensors), and TILEC_PITCH_REPACK=1's
  * cuMemAllocAsync / cuMemcpy2DAsync / cuMemFreeAsync (never dereferenced), and TILEC_ATTN_SCHED=1's
@@ -91,6 +93,7 @@ static CUresult cuLinkComplete(struct link *s, void **cubin, size_t *size) {
   return 0;
 }
 static CUresult cuLinkDestroy(struct link *s) { free(s->ptx); free(s->image); free(s); return 0; }
+static long module_loads;
 static CUresult cuModuleLoadData(struct mod **m, const void *image) {
   const char *t = image;
   if (!memcmp(t, "\x7f" "ELF", 4)) return 209; /* CUDA_ERROR_NO_BINARY_FOR_GPU */
@@ -99,6 +102,7 @@ static CUresult cuModuleLoadData(struct mod **m, const void *image) {
   *m = calloc(1, sizeof **m);
   if (!*m) return 2;
   (*m)->text = strdup(t);
+  module_loads++;
   return 0;
 }
 /* PTX compiled whole at load: the same check of the image (the options are the JIT's) */
@@ -331,6 +335,8 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, ui
 
 API long fake_cuda_launches(void) { return launches; }
 API long fake_cuda_memsets(void) { return memsets; }
+API long fake_cuda_module_loads(void) { return module_loads; }
+API const char *fake_cuda_last_launch_image(void) { return rec.f ? rec.f->m->text : NULL; }
 API size_t fake_cuda_last_launch(char *buf, size_t n) {
   if (!last[0] && rec.f) format_last();
   if (buf && n) snprintf(buf, n, "%s", last);

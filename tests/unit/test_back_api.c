@@ -635,3 +635,43 @@ Test(api, kernel_flags_report_f8_dots) {
     tilec_options_destroy(o);
   }
 }
+
+/* ---- AOT launchers (docs/aot.md "Two images") ---------------------------------------------- */
+/* A program already compiled to PTX as TMA forms (the library's default) emits launchers that embed
+ * each TMA form's no-TMA form beside it (once refused: "compiled to PTX as a TMA form"); with the
+ * option tma-fallback=inline, one image a kernel. */
+static void emit_gemm(const char *fallback, char **h, char **c) {
+  setenv("TILEC_PTXAS", "/nonexistent/ptxas", 1); /* (PTX only: quicker) */
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  cr_assert_eq(tilec_options_set_arch(o, "sm_90a"), TILEC_OK);
+  if (fallback) cr_assert_eq(tilec_options_set(o, "tma-fallback", fallback), TILEC_OK);
+  tilec_program *p = NULL;
+  cr_assert_eq(tilec_program_create_from_file(&p, TILEC_SOURCE_DIR "/examples/gemm.tile", o), TILEC_OK);
+  tilec_options_destroy(o);
+  cr_assert_eq(tilec_program_compile(p, TILEC_STAGE_PTX), TILEC_OK, "%s", tilec_program_log(p));
+  bool form = strstr(tilec_program_text(p, TILEC_STAGE_PTX), "tilec: TMA form") != NULL;
+  cr_assert_eq(form, !fallback, "the program's PTX: a TMA form %d", form);
+  cr_assert_eq(tilec_program_emit_c(p, "g", h, c), TILEC_OK, "%s", tilec_program_log(p));
+  cr_assert_null(strstr(tilec_program_log(p), "error"), "%s", tilec_program_log(p));
+  tilec_program_destroy(p);
+  unsetenv("TILEC_PTXAS");
+}
+
+Test(api, emit_c_embeds_a_tma_forms_no_tma_form) {
+  char *h = NULL, *c = NULL;
+  emit_gemm(NULL, &h, &c);
+  cr_assert_not_null(strstr(c, "#define g_NNOTMA 1\n"));
+  cr_assert_not_null(strstr(c, "static const unsigned char g_notma0_ptx["));
+  cr_assert_not_null(strstr(c, "if (g_tma_fits(A, A_shape, A_st, 2, 2) &&"));
+  cr_assert_not_null(strstr(c, "tl_st = g_notma_function(0, &tl_fn, &tl_ctas);"));
+  cr_assert_not_null(strstr(h, "runs its no-TMA image"));
+  tilec_free(h);
+  tilec_free(c);
+  emit_gemm("inline", &h, &c);
+  cr_assert_not_null(strstr(c, "#define g_NNOTMA 0\n"));
+  cr_assert_null(strstr(c, "g_tma_fits(A,"));
+  cr_assert_null(strstr(h, "no-TMA image ("));
+  tilec_free(h);
+  tilec_free(c);
+}
