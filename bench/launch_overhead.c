@@ -9,6 +9,10 @@
  *     disk cache: front-end and passes, cache read, cuModuleLoadData of the
  *     cubin).  The warm part is also split: create + front-end + passes, and
  *     the load itself (key, cache read, module load, resource checks).
+ *  3. The launch path when the shapes change every launch (the argument checks and the
+ *     grid evaluated each time, alternating N and N - 1): vadd against vadd with a
+ *     require() (docs/language.md 6.1: its condition evaluated with the grid), and
+ *     that require kernel at the same shape every launch (no evaluation: 1.'s path).
  *   usage: launch_overhead [LAUNCHES_PER_RUN]     (exit 77 without a GPU) */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -22,6 +26,17 @@ static const char source[] =
     "    tiles(B = 256)\n"
     "    grid(cdiv(N, B))\n"
     "{\n"
+    "    i = program_id(0) * B;\n"
+    "    store(Z[i : i + B], load(X[i : i + B]) * a + load(Y[i : i + B]));\n"
+    "}\n";
+
+/* vadd with a launch-time check (3.): the same code, one require in the grid region */
+static const char source_req[] =
+    "kernel vadd(X: tensor<f32>[N], Y: tensor<f32>[N], Z: tensor<f32>[N], a: f32)\n"
+    "    tiles(B = 256)\n"
+    "    grid(cdiv(N, B))\n"
+    "{\n"
+    "    require(N <= 1 << 30 && N % 1 == 0, \"N fits\");\n"
     "    i = program_id(0) * B;\n"
     "    store(Z[i : i + B], load(X[i : i + B]) * a + load(Y[i : i + B]));\n"
     "}\n";
@@ -140,6 +155,41 @@ int main(int argc, char **argv) {
   }
   double mt = median(t_tilec, RUNS), mb = median(t_bare, RUNS);
 
+  /* 3. shapes changing every launch: checks + grid each time, without and with a require */
+  tilec_program *rp = NULL;
+  tilec_kernel *rk = NULL;
+  if (tilec_program_create(&rp, source_req, "vadd_req.tile", NULL) != TILEC_OK ||
+      tilec_kernel_load(rp, "vadd", 0, &rk) != TILEC_OK) {
+    fprintf(stderr, "vadd with require: %s", rp ? tilec_program_log(rp) : "");
+    return 1;
+  }
+  double t_alt[RUNS], t_alt_req[RUNS], t_same_req[RUNS];
+  int64_t shapes[2] = {n, n - 1};
+  for (int r = 0; r < RUNS; r++) {
+    for (int which = 0; which < 2; which++) {
+      tilec_kernel *kk = which ? rk : k;
+      double t0 = gpu_now_ms();
+      for (int i = 0; i < launches; i++) {
+        shape[0] = shapes[i & 1];
+        if (tilec_kernel_launch(kk, args, 4, NULL) != TILEC_OK) {
+          fprintf(stderr, "%s\n", tilec_kernel_error(kk));
+          return 1;
+        }
+      }
+      (which ? t_alt_req : t_alt)[r] = (gpu_now_ms() - t0) * 1e3 / launches;
+      gpu_check(gpu.cuCtxSynchronize(), "sync");
+    }
+    shape[0] = n;
+    double t0 = gpu_now_ms();
+    for (int i = 0; i < launches; i++) tilec_kernel_launch(rk, args, 4, NULL);
+    t_same_req[r] = (gpu_now_ms() - t0) * 1e3 / launches;
+    gpu_check(gpu.cuCtxSynchronize(), "sync");
+  }
+  shape[0] = n;
+  double ma = median(t_alt, RUNS), mar = median(t_alt_req, RUNS), msr = median(t_same_req, RUNS);
+  tilec_kernel_destroy(rk);
+  tilec_program_destroy(rp);
+
   /* warm start: new processes, a fresh cache directory */
   char dir[] = "/tmp/tilec-bench-cache-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -172,6 +222,9 @@ int main(int argc, char **argv) {
   printf("%-44s %12.2f\n", "tilec_kernel_launch", mt);
   printf("%-44s %12.2f\n", "cuLaunchKernel (same code, same args)", mb);
   printf("%-44s %12.2f\n", "tilec overhead", mt - mb);
+  printf("%-44s %12.2f\n", "require kernel, same shape", msr);
+  printf("%-44s %12.2f\n", "shape changing: checks + grid", ma);
+  printf("%-44s %12.2f\n", "shape changing: checks + grid + require", mar);
   printf("\n%-44s %12s\n", "start-up in a new process (median of 7)", "ms");
   if (ninit) printf("%-44s %12.2f  (cuInit + primary context; not tilec's)\n", "driver init (tilec_device_init)", median(init, ninit));
   if (ncold) printf("%-44s %12.2f  (%s)\n", "tilec cold load (create + load, no cache)", median(cold, ncold), origin_cold);

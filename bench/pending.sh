@@ -111,6 +111,9 @@
 #             gemm_fp8_blockscale hang at 4096^3 (bench/inline_probe.py, step by step at 512-4096)
 #     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh .carry), then gpu_test_examples with
 #             TILEC_SCRATCH_OVER_RING=1
+#   twenty-fourth session, helpers (each dry-run on the fake driver), OWED added:
+#     require:200 (bench/pending_require.sh: require(cond, "msg"), no codegen change: gpu_test_examples over
+#                  the 13 files that gained a require, and the launch path with and without one)
 #   branch ptx2 (twenty-fourth session, not run): the CLI's PTX with a second entry KERNEL__notma:
 #     OWED="ptx2:180" sh bench/owed.sh .carry (gpu_test_cli_ptx both entries + the wide blockscale's time)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)

@@ -46,6 +46,7 @@ typedef struct lower {
   fe_kernel *k;
   tl_region *r; /* where ops go */
   bool in_grid;
+  bool in_require; /* (with in_grid) the condition of a require(): names computed in the body are refused */
   TL_VEC(binding) env;
   int scope;
   int32_t *sym_body, *sym_grid; /* dim value per shape symbol, -1 = none yet */
@@ -145,7 +146,7 @@ static const char *builtin_names[] = {
   "load", "store", "where", "fma", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
-  "range", "atomic_add", "atomic_max", "atomic_min", "atomic_fetch_add", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
+  "require", "range", "atomic_add", "atomic_max", "atomic_min", "atomic_fetch_add", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
 
 /* Predefined in every kernel (docs/language.md "Predefined constants"): the target's compute
  * capability and, for an arch-specific target (sm_90a), the same number, else 0. */
@@ -569,6 +570,14 @@ static fval eval_name(lower *L, fe_expr *e) {
     return fv_err();
   }
   binding *b = &L->env.data[i];
+  if (L->in_require && (b->kind == B_VALUE || b->kind == B_LOOPVAR) && b->v.cls != V_ERR && !b->v.is_const) {
+    tl_error(L->ctx, e->loc,
+             "require() can use shape symbols, scalar parameters and constants, not '%s', a value computed in the "
+             "kernel: the launcher evaluates the condition before the launch",
+             e->name);
+    tl_note(L->ctx, b->loc, "'%s' is defined here", e->name);
+    return fv_err();
+  }
   if (b->kind == B_SYM) {
     int32_t *cache = L->in_grid ? L->sym_grid : L->sym_body;
     if (cache[b->sym] < 0) {
@@ -1582,7 +1591,11 @@ static fval eval_call(lower *L, fe_expr *e) {
   }
   if (L->in_grid && (!strcmp(n, "program_id") || !strcmp(n, "num_programs") || !strcmp(n, "load") ||
                      !strcmp(n, "store") || !strcmp(n, "static_assert") || !strncmp(n, "atomic_", 7))) {
-    tl_error(L->ctx, e->loc, "%s() cannot be used in the grid clause", n);
+    if (L->in_require)
+      tl_error(L->ctx, e->loc, "%s() cannot be used in a require() condition: the launcher evaluates it on the host, "
+               "before the launch", n);
+    else
+      tl_error(L->ctx, e->loc, "%s() cannot be used in the grid clause", n);
     return fv_err();
   }
   if (!strcmp(n, "load")) return eval_load(L, e);
@@ -1594,8 +1607,8 @@ static fval eval_call(lower *L, fe_expr *e) {
   if (!strcmp(n, "rand")) return eval_rand(L, e, TL_RAND_UNIFORM);
   if (!strcmp(n, "randn")) return eval_rand(L, e, TL_RAND_NORMAL);
   if (!strcmp(n, "randint")) return eval_rand(L, e, TL_RAND_INT);
-  if (!strcmp(n, "static_assert")) {
-    tl_error(L->ctx, e->loc, "static_assert() is a statement, not a value");
+  if (!strcmp(n, "static_assert") || !strcmp(n, "require")) {
+    tl_error(L->ctx, e->loc, "%s() is a statement, not a value", n);
     return fv_err();
   }
   if (!strcmp(n, "min") || !strcmp(n, "max")) {
@@ -1772,7 +1785,7 @@ static fval eval(lower *L, fe_expr *e) {
   case EX_FLOAT: v = fv_float(TL_F32, e->fval, true); break;
   case EX_BOOL: v = fv_int(TL_I1, e->ival, false); break;
   case EX_STRING:
-    tl_error(L->ctx, e->loc, "a string can only be the message of static_assert()");
+    tl_error(L->ctx, e->loc, "a string can only be the message of static_assert() or require()");
     return fv_err();
   case EX_NAME: v = eval_name(L, e); break;
   case EX_UNARY: v = eval_unary(L, e); break;
@@ -1893,6 +1906,111 @@ static void lower_static_assert(lower *L, const fe_expr *e) {
     else
       tl_error(L->ctx, e->loc, "static assertion failed");
   }
+}
+
+/* The text of require()'s condition as written: the source from its '(' to the first ',' or ')' at
+ * depth 0, blanks and comments collapsed to one space (at most 200 bytes); "the condition" when the
+ * source is not at hand. */
+static const char *require_text(lower *L, const fe_expr *call) {
+  tl_loc loc = call->loc;
+  if (loc.file < 0 || loc.file >= L->ctx->files.len || loc.line <= 0) return "the condition";
+  const tl_source *src = &L->ctx->files.data[loc.file];
+  const char *p = src->text, *end = src->text + src->len;
+  for (int l = 1; l < loc.line && p < end; p++)
+    if (*p == '\n') l++;
+  p += loc.col > 0 ? loc.col - 1 : 0;
+  while (p < end && *p != '(') p++;
+  if (p >= end) return "the condition";
+  p++;
+  char buf[208];
+  size_t n = 0;
+  int depth = 0;
+  bool blank = false;
+  for (; p < end; p++) {
+    char c = *p;
+    if (depth == 0 && (c == ',' || c == ')')) break;
+    if (c == '(' || c == '[' || c == '{') depth++;
+    if (c == ')' || c == ']' || c == '}') depth--;
+    if (c == '/' && p + 1 < end && p[1] == '/') {
+      while (p + 1 < end && p[1] != '\n') p++;
+      blank = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      blank = true;
+      continue;
+    }
+    if (blank && n > 0 && n < 200) buf[n++] = ' ';
+    blank = false;
+    if (n < 200) buf[n++] = c;
+  }
+  if (n == 0) return "the condition";
+  if (n >= 200) memcpy(buf + 197, "...", 3), n = 200;
+  return tl_strndup(&L->ctx->arena, buf, n);
+}
+
+/* require(cond[, "msg"]) (docs/language.md "Launch-time checks"): a statement at the top level of the
+ * body (anywhere there: it is checked before the launch, not in program order).  The condition,
+ * integer arithmetic on shape symbols, scalar parameters and constants as the grid clause allows,
+ * goes into the grid region before its yield, as a `require` op every launcher evaluates with the
+ * grid; no code in the kernel.  A constant condition is checked here, as static_assert. */
+static void lower_require(lower *L, const fe_expr *e) {
+  if (e->nargs < 1 || e->nargs > 2 || e->nkw) {
+    tl_error(L->ctx, e->loc, "require takes a condition and an optional message string, e.g. "
+             "require(C <= BC, \"one tile covers a row\")");
+    return;
+  }
+  if (e->nargs == 2 && e->args[1]->kind != EX_STRING) {
+    tl_error(L->ctx, e->args[1]->loc, "the message of require() must be a string literal");
+    return;
+  }
+  if (L->scope > 0) {
+    tl_error(L->ctx, e->loc, "require() must be at the top level of the kernel body, not inside 'for' or 'if': the "
+             "launcher checks it once, before the launch");
+    return;
+  }
+  tl_func *f = L->f;
+  tl_region *g = &f->grid;
+  if (g->ops.len == 0 || f->ops.data[g->ops.data[g->ops.len - 1]].opc != TL_OP_yield) return; /* (grid errors) */
+  int32_t yield = g->ops.data[--g->ops.len];
+  int32_t first = f->ops.len;
+  tl_region *saved = L->r;
+  L->r = g;
+  L->in_grid = L->in_require = true;
+  fval c = to_cond(L, eval(L, e->args[0]), "the condition of require()", e->args[0]->loc);
+  bool ok = c.cls != V_ERR;
+  /* integers only: the AOT launcher translates the condition to C integer code, as the grid */
+  for (int i = 0; ok && i < g->ops.len; i++) {
+    const tl_op *o = &f->ops.data[g->ops.data[i]];
+    if (g->ops.data[i] < first) continue;
+    for (int k = 0; ok && k < o->nopnd + o->nres; k++) {
+      const tl_type *t = &f->values.data[k < o->nopnd ? o->opnd[k] : o->res[k - o->nopnd]].type;
+      if (t->kind != TL_KIND_TENSOR && tl_dtype_is_float((tl_dtype)t->dtype)) {
+        char buf[64];
+        tl_error(L->ctx, e->args[0]->loc,
+                 "the condition of require() must be integer arithmetic on shape symbols, integer scalar parameters "
+                 "and constants (as the launchers compute the grid), not on %s values",
+                 tl_type_str(t, buf, sizeof buf));
+        ok = false;
+      }
+    }
+  }
+  const char *text = require_text(L, e);
+  const char *msg = e->nargs == 2 ? e->args[1]->name : NULL;
+  if (ok && c.is_const) {
+    if (!c.i) {
+      if (msg) tl_error(L->ctx, e->loc, "require failed at compile time: %s: %s", text, msg);
+      else tl_error(L->ctx, e->loc, "require failed at compile time: %s", text);
+    }
+  } else if (ok) {
+    int32_t cv = mat(L, &c, e->args[0]->loc);
+    int32_t op = tl_op_new(f, g, TL_OP_require, &cv, 1, NULL, 0, e->loc);
+    tl_op_at(f, op)->req_text = text;
+    tl_op_at(f, op)->req_msg = msg;
+  }
+  tl_vec_push(&L->ctx->arena, &g->ops, yield);
+  L->in_grid = L->in_require = false;
+  L->r = saved;
 }
 
 /* Yield the current values of `names` (typed as `types`), checking types. */
@@ -2046,9 +2164,14 @@ static void lower_stmt(lower *L, const fe_stmt *s) {
       lower_static_assert(L, e);
       break;
     }
+    if (e->kind == EX_CALL && !strcmp(e->name, "require")) {
+      lower_require(L, e);
+      break;
+    }
     fval v = eval(L, e);
     if (v.cls != V_ERR && v.cls != V_VOID)
-      tl_error(L->ctx, e->loc, "this expression's value is unused; only store() and static_assert() stand alone");
+      tl_error(L->ctx, e->loc,
+               "this expression's value is unused; only store(), static_assert() and require() stand alone");
     break;
   }
   }

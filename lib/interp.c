@@ -10,6 +10,7 @@
  * integer dtypes as int64 normalized to their width (sign-extended for
  * i8..i64, zero-extended for u8, 0/1 for i1).  Semantics: docs/interpreter.md. */
 #include "interp.h"
+#include "require.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -1101,8 +1102,33 @@ static void exec_if(interp *in, const tl_op *op) {
   yield_into_results(in, op, region_yield(in, y));
 }
 
+/* A false `require` (grid region): the diagnostic of lib/require.h with the arguments' values. */
+TL_NORETURN static void require_failed(interp *in, const tl_op *op) {
+  tl_require_name names[TL_REQ_MAX_NAMES];
+  char text[TL_REQ_MAX_NAMES][32];
+  const char *vals[TL_REQ_MAX_NAMES];
+  int nn = tl_require_names(in->f, op->req_text, names, TL_REQ_MAX_NAMES);
+  for (int i = 0; i < nn; i++) {
+    const tl_require_name *nm = &names[i];
+    const tl_arg *a = nm->param >= 0 && nm->param < in->f->params.len ? &in->args[nm->param] : NULL;
+    if (nm->kind == TL_REQ_CONST) snprintf(text[i], sizeof text[i], "%lld", (long long)nm->value);
+    else if (nm->kind == TL_REQ_SYM && a && a->is_tensor && nm->axis >= 0 && nm->axis < a->rank)
+      snprintf(text[i], sizeof text[i], "%lld", (long long)a->shape[nm->axis]);
+    else if (nm->kind == TL_REQ_PARAM && a && !a->is_tensor && a->is_float) snprintf(text[i], sizeof text[i], "%g", a->f);
+    else if (nm->kind == TL_REQ_PARAM && a && !a->is_tensor) snprintf(text[i], sizeof text[i], "%lld", (long long)a->i);
+    else snprintf(text[i], sizeof text[i], "?");
+    vals[i] = text[i];
+  }
+  tl_require_format(in->f, op, names, vals, nn, in->err, in->errn);
+  longjmp(in->fail, 1);
+}
+
 static void exec_op(interp *in, const tl_op *op) {
   switch ((tl_opcode)op->opc) {
+  case TL_OP_require:
+    if (op->nopnd != 1) BROKEN(in, op, "wrong number of operands");
+    if (!scalar_int(in, op->opnd[0])) require_failed(in, op);
+    break;
   case TL_OP_const: exec_const(in, op); break;
   case TL_OP_dim: {
     need_operands(in, op, 1);

@@ -38,7 +38,8 @@ typedef struct tl_arg {
  * returns false. */
 bool tl_check_args(const tl_func *f, const tl_arg *args, int nargs, char *err, size_t n);
 /* Evaluate the grid region: grid[0..2] (missing dims are 1).  false + err on
- * a grid that is negative or overflows. */
+ * a grid that is negative or overflows, or a false `require` (its checks, in the grid region;
+ * err is then a whole diagnostic: tl_require_is_failure, lib/require.h). */
 bool tl_eval_grid(const tl_func *f, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n);
 /* The grid evaluator of a launcher: everything allocated once at kernel load,
  * so a launch (tl_grid_eval_run) allocates nothing.  Args must have passed

@@ -125,6 +125,9 @@ typedef struct tl_op {
   int32_t axis;
   int32_t kind;
   int32_t dims[TL_MAX_RANK];
+  /* require: the condition as written (names the values an error shows) and the message (NULL: none);
+   * arena strings, shared by copies of the op */
+  const char *req_text, *req_msg;
   tl_loc loc;
 } tl_op;
 

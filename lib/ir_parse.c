@@ -394,6 +394,45 @@ static void read_view(parser *p, id_vec *opnd, int32_t *dims) {
   expect(p, "]");
 }
 
+/* A string attribute `"..."` (ir_print.c put_string: \\, \" and \xHH escapes), on one line, into the arena. */
+static const char *read_string(parser *p) {
+  skip_ws_mode(p, false);
+  if (cur(p) != '"') FAIL(p, "expected a string, found %s", describe(p));
+  adv(p);
+  char buf[4096];
+  size_t n = 0;
+  while (cur(p) != '"') {
+    int ch = cur(p);
+    if (ch == -1 || ch == '\n') FAIL(p, "unterminated string");
+    if (n + 1 >= sizeof buf) FAIL(p, "string longer than %zu bytes", sizeof buf - 1);
+    adv(p);
+    if (ch == '\\') {
+      int e = cur(p);
+      if (e == '"' || e == '\\') {
+        adv(p);
+        ch = e;
+      } else if (e == 'x') {
+        adv(p);
+        int v = 0;
+        for (int k = 0; k < 2; k++) {
+          int h = cur(p);
+          int d = is_digit(h) ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+          if (d < 0) FAIL(p, "bad \\x escape in a string");
+          v = v * 16 + d;
+          adv(p);
+        }
+        if (v == 0) FAIL(p, "\\x00 in a string");
+        ch = v;
+      } else {
+        FAIL(p, "bad escape in a string (\\\\, \\\" and \\xHH)");
+      }
+    }
+    buf[n++] = (char)ch;
+  }
+  adv(p);
+  return tl_strndup(&p->c->arena, buf, n);
+}
+
 static int32_t make_op(parser *p, tl_region *r, tl_opcode opc, id_vec *opnd, const tl_type *rt, int nres, tl_loc loc) {
   return tl_op_new(p->f, r, opc, opnd->data, opnd->len, rt, nres, loc);
 }
@@ -760,6 +799,21 @@ static void parse_op(parser *p, tl_region *r) {
     expect(p, "{");
     parse_region(p, &tl_op_at(p->f, op)->regions[1]);
     expect(p, "}");
+    break;
+  }
+  case TL_OP_require: { /* require %c, "text"[, "message"] */
+    tl_vec_push(a, &opnd, use_value(p));
+    expect(p, ",");
+    const char *text = read_string(p);
+    const char *msg = NULL;
+    skip_ws_mode(p, false);
+    if (cur(p) == ',') {
+      adv(p);
+      msg = read_string(p);
+    }
+    op = make_op(p, r, opc, &opnd, NULL, 0, loc);
+    tl_op_at(p->f, op)->req_text = text;
+    tl_op_at(p->f, op)->req_msg = msg;
     break;
   }
   default: {

@@ -195,6 +195,19 @@ static void put_sched(printer *p, int32_t id) {
   tl_sbuf_puts(b, ")");
 }
 
+/* A string attribute (require's text and message) in double quotes: '"' and '\\' escaped with '\\',
+ * other bytes outside printable ASCII as \xHH (ir_parse.c reads them back). */
+static void put_string(tl_sbuf *b, const char *s) {
+  tl_sbuf_puts(b, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') tl_sbuf_printf(b, "\\%c", c);
+    else if (c < 0x20 || c >= 0x7f) tl_sbuf_printf(b, "\\x%02x", c);
+    else tl_sbuf_printf(b, "%c", c);
+  }
+  tl_sbuf_puts(b, "\"");
+}
+
 static void put_op(printer *p, int32_t id, int depth) {
   const tl_func *f = p->f;
   const tl_op *o = &f->ops.data[id];
@@ -269,6 +282,16 @@ static void put_op(printer *p, int32_t id, int depth) {
     tl_sbuf_printf(b, " %s ", (unsigned)o->kind < 2 ? (o->opc == TL_OP_scan ? scan_names : o->opc == TL_OP_sort ? sort_names : arg_names)[o->kind] : "?");
     put_operands(p, o, 0, o->nopnd);
     tl_sbuf_printf(b, ", axis=%d", (int)o->axis);
+    break;
+  case TL_OP_require:
+    tl_sbuf_puts(b, " ");
+    put_operands(p, o, 0, o->nopnd);
+    tl_sbuf_puts(b, ", ");
+    put_string(b, o->req_text ? o->req_text : "");
+    if (o->req_msg) {
+      tl_sbuf_puts(b, ", ");
+      put_string(b, o->req_msg);
+    }
     break;
   case TL_OP_dot:
     tl_sbuf_puts(b, o->kind == TL_DOT_TF32 ? " tf32 " : " ");

@@ -30,7 +30,7 @@ static bool tensor_written(const tl_func *f, int32_t t) {
 bool tl_grid_in_kernel(const tl_func *f) {
   for (int i = 0; i < f->grid.ops.len; i++) {
     const tl_op *o = &f->ops.data[f->grid.ops.data[i]];
-    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_yield) continue;
+    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_yield || o->opc == TL_OP_require) continue;
     if (!(o->opc == TL_OP_const || o->opc == TL_OP_dim || (tl_opinfo_table[o->opc].flags & TL_EW))) return false;
     for (int r = 0; r < o->nres; r++)
       if (f->values.data[o->res[r]].type.kind == TL_KIND_TILE) return false;

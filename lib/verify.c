@@ -466,6 +466,10 @@ static void check_op_types(verifier *v, const tl_op *o) {
     check_yield(v, o, r, o->res, o->nres);
     break;
   }
+  case TL_OP_require:
+    if (!is_scalar_of(a0, TL_I1)) err(v, o, "condition must be an i1 scalar, not %s", tstr(a0, b1));
+    if (!o->req_text) err(v, o, "no condition text");
+    break;
   case TL_OP_if:
     if (!is_scalar_of(a0, TL_I1)) err(v, o, "condition must be an i1 scalar, not %s", tstr(a0, b1));
     if (o->nregions != 2) {
@@ -575,7 +579,8 @@ static void verify_region(verifier *v, const tl_region *r, int32_t owner, int de
     const tl_op *o = &f->ops.data[id];
     if (o->opc == TL_OP_yield && i != r->ops.len - 1) err(v, o, "'yield' must be the last op of its region");
     if (o->opc == TL_OP_yield && r == &f->body) err(v, o, "the body has no terminator");
-    if (r == &f->grid && o->opc != TL_OP_yield &&
+    if (o->opc == TL_OP_require && r != &f->grid) err(v, o, "'require' is allowed only in the grid region");
+    if (r == &f->grid && o->opc != TL_OP_yield && o->opc != TL_OP_require &&
         (!(tl_opinfo_table[o->opc < TL_NUM_OPS ? o->opc : 0].flags & TL_PURE) || o->opc == TL_OP_program_id ||
          o->opc == TL_OP_num_programs))
       err(v, o, "not allowed in the grid region (pure ops of parameters only)");

@@ -4,7 +4,7 @@
  * embedded, libcuda dlopen'd and its entry points taken through
  * cuGetProcAddress (runtime/loader.c's way), the argument checks of a JIT
  * launch (lib/interp.c tl_check_args), the grid clause translated to C
- * integer code with the interpreter's semantics (wrapping, x / 0 = 0), the
+ * integer code with the interpreter's semantics (wrapping, x / 0 = 0) and its `require` checks, the
  * ABI packing of runtime/pack.c and the tensor maps of tl_tma_encode; a TMA
  * form's no-TMA form embedded as a second image, run where the map test fails
  * (docs/aot.md "Two images").
@@ -17,6 +17,7 @@
 
 #include "program.h"
 #include "runtime.h"
+#include "require.h"
 
 #ifndef TILEC_VERSION_STRING
 #define TILEC_VERSION_STRING "0.1.0"
@@ -71,6 +72,48 @@ static const char *dtype_enum(tl_dtype dt) {
   }
 }
 
+/* A `require` of the grid region (docs/language.md "Launch-time checks"): a false condition returns
+ * NAME_ERROR_LAUNCH with require.c's diagnostic in NAME_last_error(), the values of its shape
+ * symbols and scalar parameters printed by the generated code. */
+static void emit_require(tl_sbuf *b, const char *pfx, const tl_func *f, const tl_op *op) {
+  tl_require_name names[TL_REQ_MAX_NAMES];
+  const char *vals[TL_REQ_MAX_NAMES];
+  char consts[TL_REQ_MAX_NAMES][24];
+  int nn = tl_require_names(f, op->req_text, names, TL_REQ_MAX_NAMES);
+  for (int i = 0; i < nn; i++) {
+    const tl_param *pa = names[i].param >= 0 ? &f->params.data[names[i].param] : NULL;
+    if (names[i].kind == TL_REQ_CONST) {
+      snprintf(consts[i], sizeof consts[i], "%lld", (long long)names[i].value);
+      vals[i] = consts[i];
+    } else {
+      vals[i] = pa && names[i].kind == TL_REQ_PARAM && tl_dtype_is_float((tl_dtype)pa->dtype) ? "\x02" : "\x01";
+    }
+  }
+  char text[1024];
+  tl_require_format(f, op, names, vals, nn, text, sizeof text);
+  int pi = param_of_value(f, op->opnd[0]);
+  if (pi >= 0) tl_sbuf_printf(b, "  if (!%s) return %s_fail(%s_ERROR_LAUNCH, \"", f->params.data[pi].name, pfx, pfx);
+  else tl_sbuf_printf(b, "  if (!tl_v%d) return %s_fail(%s_ERROR_LAUNCH, \"", op->opnd[0], pfx, pfx);
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == 1) tl_sbuf_puts(b, "%lld");
+    else if (*c == 2) tl_sbuf_puts(b, "%g");
+    else if (*c == '%') tl_sbuf_puts(b, "%%");
+    else if (*c == '"' || *c == '\\') tl_sbuf_printf(b, "\\%c", *c);
+    else if (*c == '\n') tl_sbuf_puts(b, "\\n");
+    else if (*c < 0x20 || *c >= 0x7f) tl_sbuf_printf(b, "\\%03o", *c);
+    else tl_sbuf_printf(b, "%c", *c);
+  }
+  tl_sbuf_puts(b, "\"");
+  for (int i = 0; i < nn; i++) {
+    const tl_param *pa = names[i].param >= 0 ? &f->params.data[names[i].param] : NULL;
+    if (!pa || names[i].kind == TL_REQ_CONST) continue;
+    if (names[i].kind == TL_REQ_SYM) tl_sbuf_printf(b, ", (long long)%s_shape[%d]", pa->name, names[i].axis);
+    else if (tl_dtype_is_float((tl_dtype)pa->dtype)) tl_sbuf_printf(b, ", (double)%s", pa->name);
+    else tl_sbuf_printf(b, ", (long long)%s", pa->name);
+  }
+  tl_sbuf_puts(b, ");\n");
+}
+
 /* The grid region as C statements ending in g[0..2] = ...; false + err when an
  * op is not an integer scalar op. */
 static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, size_t n) {
@@ -89,6 +132,10 @@ static bool emit_grid(tl_sbuf *b, const char *pfx, const tl_func *f, char *err, 
         else tl_sbuf_printf(b, "  tl_g[%d] = tl_v%d;\n", d, op->opnd[d]);
       }
       return true;
+    }
+    if (op->opc == TL_OP_require) {
+      emit_require(b, pfx, f, op);
+      continue;
     }
     if (op->nres != 1) goto unsupported;
     const tl_value *r = &f->values.data[op->res[0]];

@@ -5,6 +5,7 @@
  * arguments and runs compiler code under tl_api_guard, so internal errors and
  * out-of-memory come back as status codes; the library never prints. */
 #include "program.h"
+#include "require.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -877,7 +878,8 @@ static tilec_status interpret_in_guard(tilec_program *p, void *argp) {
     return TILEC_ERROR_LAUNCH;
   }
   if (!tl_interpret_func(f, targs, c->nargs, err, sizeof err)) {
-    tl_sbuf_printf(&p->log, "tilec: error: interpret %s: %s\n", f->name, err);
+    if (tl_require_is_failure(err)) tl_sbuf_printf(&p->log, "%s\n", err); /* a whole diagnostic (lib/require.h) */
+    else tl_sbuf_printf(&p->log, "tilec: error: interpret %s: %s\n", f->name, err);
     return TILEC_ERROR_LAUNCH;
   }
   return TILEC_OK;

@@ -1,7 +1,7 @@
 /* launch.c: tilec_kernel_launch / launch_grid, and the launch core every form's launch also goes
  * through: a form's route first (form_launch.c), then the argument checks (device, alignment, the
- * key bits of a kernel compiled without a fallback), the grid (skipped for a signature seen last
- * time), TILEC_CHECK_POINTERS=1's pointer checks, TILEC_PITCH_REPACK's copies (on unless =0; pitch_repack.c),
+ * key bits of a kernel compiled without a fallback), the grid and the kernel's `require` checks
+ * (both in the grid region; skipped for a signature seen last time), TILEC_CHECK_POINTERS=1's pointer checks, TILEC_PITCH_REPACK's copies (on unless =0; pitch_repack.c),
  * ABI packing into buffers owned by the handle, the tensor maps (encoded once per tensor; a tensor
  * no map can take sends a TMA form's launch to its no-TMA form), the persistent grid, the stream's
  * tile counter (TILEC_ATTN_SCHED=1, sched_slot.c),
@@ -15,6 +15,7 @@
 
 #include "kernel_handle.h"
 #include "axisinfo.h"
+#include "require.h"
 
 tilec_status tl_launch_error(tilec_kernel *k, tilec_status st, const char *fmt, ...) {
   int w = snprintf(k->err, sizeof k->err, "launch %s: ", k->f->name);
@@ -183,8 +184,11 @@ tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const 
      * a repeated launch with the same shapes skips them) */
     k->have_last = false;
     if (!tl_check_args(k->f, k->targs, nargs, err, sizeof err)) return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
-    if (!tl_grid_eval_run(k->grid_eval, k->targs, nargs, k->grid, err, sizeof err))
-      return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+    if (!tl_grid_eval_run(k->grid_eval, k->targs, nargs, k->grid, err, sizeof err)) {
+      if (!tl_require_is_failure(err)) return tl_launch_error(k, TILEC_ERROR_LAUNCH, "%s", err);
+      snprintf(k->err, sizeof k->err, "%s", err); /* a require's diagnostic: it names the kernel and the place */
+      return TILEC_ERROR_LAUNCH;
+    }
     for (int d = 0; d < 3; d++)
       if (k->grid[d] > k->dev->max_grid[d])
         return tl_launch_error(k, TILEC_ERROR_LAUNCH,

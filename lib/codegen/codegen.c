@@ -499,11 +499,32 @@ void cg_emit_op(cg *g, int32_t opid) {
   }
 }
 
+/* The grid region evaluated in the kernel (persistent CTAs): only the ops its yield needs.  A
+ * `require` and the ops only it uses are the launchers' (no code, not even a dead instruction's
+ * line in the PTX).  keep[i] for r->ops.data[i]; NULL when r is not the grid or needs nothing cut. */
+static bool *grid_keep(cg *g, const tl_region *r) {
+  tl_func *f = g->f;
+  bool any = false;
+  for (int i = 0; i < r->ops.len && !any; i++) any = tl_op_at(f, r->ops.data[i])->opc == TL_OP_require;
+  if (r != &f->grid || !any) return NULL;
+  bool *keep = tl_alloc(&f->ctx->arena, sizeof(bool) * (size_t)(r->ops.len + 1));
+  bool *need = tl_alloc(&f->ctx->arena, sizeof(bool) * (size_t)(f->values.len + 1));
+  for (int i = r->ops.len - 1; i >= 0; i--) {
+    const tl_op *o = tl_op_at(f, r->ops.data[i]);
+    keep[i] = o->opc == TL_OP_yield;
+    for (int k = 0; k < o->nres && !keep[i]; k++) keep[i] = need[o->res[k]];
+    if (keep[i])
+      for (int k = 0; k < o->nopnd; k++) need[o->opnd[k]] = true;
+  }
+  return keep;
+}
+
 void cg_emit_region(cg *g, tl_region *r, int32_t **yielded, int *nyield) {
+  bool *keep = grid_keep(g, r);
   for (int i = 0; i < r->ops.len; i++) {
     int32_t id = r->ops.data[i];
     tl_op *o = tl_op_at(g->f, id);
-    if (o->flags & TL_OPF_DEAD) continue;
+    if (o->flags & TL_OPF_DEAD || (keep && !keep[i])) continue;
     if (o->opc == TL_OP_yield) {
       cg_lazy_wait_flush(g); /* (TILEC_WGMMA_LAZY=1: every group of the iteration complete) */
       if (yielded) {

@@ -231,7 +231,7 @@ bool cg_ws_pingpong(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws 
 static bool grid_in_kernel(tl_func *f) {
   for (int i = 0; i < f->grid.ops.len; i++) {
     tl_op *o = tl_op_at(f, f->grid.ops.data[i]);
-    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_yield) continue;
+    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_yield || o->opc == TL_OP_require) continue;
     if (!(o->opc == TL_OP_const || o->opc == TL_OP_dim || (tl_opinfo_table[o->opc].flags & TL_EW)) || !scalar_op(f, o))
       return false;
   }

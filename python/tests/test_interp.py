@@ -239,3 +239,23 @@ def test_cross_entropy_loop_prefetch(V):
     ref = m + np.log(np.exp(x - m[:, None]).sum(1)) - x[np.arange(R), np.clip(t, 0, V - 1)]
     ref[R // 2] = 0.0
     np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_require_refuses_before_any_program_runs():
+    """require(C <= BC, "...") (docs/language.md "Launch-time checks"): a row kernel written for one
+    tile a row refuses C > BC with a TilecError naming the kernel, the condition with its values and
+    the message, at the require's place; nothing is written.  -D BC=2048 makes the same C fit."""
+    src = os.path.join(EXAMPLES, "softmax.tile")
+    k = tilec.compile(src)["softmax"]
+    x = rng.standard_normal((3, 2000), dtype=np.float32)
+    y = np.full((3, 2000), np.nan, np.float32)
+    with pytest.raises(tilec.TilecError, match=r"softmax\.tile:8:5: error: require failed in kernel 'softmax': "
+                       r"C <= BC \(C = 2000, BC = 1024\): \"one tile covers a row") as ei:
+        tilec.interpret(k, x, y)
+    assert ei.value.status == "TILEC_ERROR_LAUNCH"
+    assert "    require(C <= BC," in str(ei.value)
+    assert np.isnan(y).all()
+    k2 = tilec.compile(src, defines={"BC": 2048})["softmax"]
+    tilec.interpret(k2, x, y)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)

@@ -2,7 +2,7 @@
  * the generated launchers only, jit_ref.c through libtilec): ragged sizes,
  * padded and odd row strides (tensor maps encoded or not), scalars, fake
  * device addresses (aligned, and misaligned for the error cases), and
- * argument errors.  Plain C, no tilec header: the consumer must build from
+ * argument errors (rmsnorm's require(C <= BC) false among them).  Plain C, no tilec header: the consumer must build from
  * the generated files alone. */
 #ifndef TILEC_AOT_CASES_H
 #define TILEC_AOT_CASES_H
@@ -73,6 +73,7 @@ static aot_case aot_make(int i) {
   c.scalar = (float)aot_range(1, 1000) / 997.0f;
   if (c.kernel == K_RMSNORM) {
     int64_t R = aot_range(0, 40), C = aot_range(1, 4096), pad = aot_range(0, 2) * aot_range(0, 9);
+    if (i % 16 == 8) { C = 4096 + aot_range(1, 900); c.expect_error = 1; } /* C > BC: require(C <= BC) */
     c.ntensors = 3;
     int64_t xs[2] = {R, C}, ws[1] = {C};
     for (int t = 0; t < 3; t++) {

@@ -11,7 +11,7 @@
 #    statuses and every launch (entry, grid, block, smem, stream, parameter
 #    bytes, tensor maps) must be identical: the two-image launchers against the JIT's TMA
 #    forms (a tensor no map can take: the no-TMA form, both sides), the inline ones against
-#    the JIT at TILEC_TMA_FORM=0;
+#    the JIT at TILEC_TMA_FORM=0; a false require's diagnostic the same from both;
 # 4. forms.c: which image a launch loads and runs (the fake's module queries).
 set -eu
 CLI=$1 FAKE=$2 JIT=$3 EX=$4 WORK=$5 CC=$6
@@ -74,5 +74,13 @@ grep -q "K = " "$WORK/aot.err" || { echo "FAIL: no shape-symbol message"; fail=1
 grep -q "not 2-byte aligned" "$WORK/aot.err" || { echo "FAIL: no alignment message"; fail=1; }
 grep -q "expected the constant 64" "$WORK/aot.err" || { echo "FAIL: no constant-dim message"; fail=1; }
 grep -q "^null-strides 0$" "$WORK/aot.status" || { echo "FAIL: NULL strides"; fail=1; }
+# a false require (rmsnorm's C <= BC, docs/language.md "Launch-time checks"): the same diagnostic from both
+grep -q "rmsnorm.tile:[0-9]*:5: error: require failed in kernel 'rmsnorm': C <= BC (C = [0-9]*, BC = 4096): \"one tile" \
+  "$WORK/aot.err" || { echo "FAIL: no require message"; fail=1; }
+for d in "$WORK" "$WORK/inline"; do
+  grep -A2 "require failed" "$d/aot.err" >"$d/aot.require"
+  grep -A2 "require failed" "$d/jit.err" >"$d/jit.require"
+  cmp -s "$d/aot.require" "$d/jit.require" || { echo "FAIL: $d: require messages differ"; diff "$d/aot.require" "$d/jit.require" | head; fail=1; }
+done
 [ $fail = 0 ] && echo "PASS: $n launches identical to the JIT's (both images, and inline), $e cases refused by both; $(tail -1 "$WORK/forms.out")"
 exit $fail

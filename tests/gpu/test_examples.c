@@ -4,7 +4,8 @@
  * inputs (never zeros; the seed is printed), outputs poisoned with NaN bytes
  * on both sides, a launch through the JIT API, the same kernel in the
  * interpreter on the same host data, a per-dtype comparison, and a check
- * that every element the interpreter wrote was written on the GPU.
+ * that every element the interpreter wrote was written on the GPU; sizes a kernel's require()
+ * refuses must be refused by both, with the same diagnostic.
  *   usage: gpu_test_examples [EXAMPLES_DIR]   (exit 0 pass, 1 fail, 77 skip) */
 #define _GNU_SOURCE
 #include <math.h>
@@ -321,23 +322,32 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
   }
   double t0 = gpu_now_ms();
   tilec_status st = tilec_kernel_launch(k, dargs, np, NULL);
-  if (st != TILEC_OK) {
+  /* sizes the kernel's require() refuses (docs/language.md 6.1: decode attention's G <= GM at these
+   * generic sizes): the interpreter must refuse them with the same diagnostic; nothing to compare */
+  bool refused = st == TILEC_ERROR_LAUNCH && strstr(tilec_kernel_error(k), "error: require failed in kernel '");
+  if (st != TILEC_OK && !refused) {
     printf("FAIL %s:%s [%s]: launch: %s: %s\n", file, kname, sizes, tilec_status_string(st), tilec_kernel_error(k));
     ok = false;
-  } else {
+  } else if (!refused) {
     gpu_check(gpu.cuCtxSynchronize(), "kernel execution (cuCtxSynchronize)");
   }
   double gpu_ms = gpu_now_ms() - t0;
   if (ok) {
     t0 = gpu_now_ms();
     st = tilec_interpret(p, kname, hargs, np);
-    if (st != TILEC_OK) {
+    if (refused && (st != TILEC_ERROR_LAUNCH || !strstr(tilec_program_log(p), tilec_kernel_error(k)))) {
+      printf("FAIL %s:%s [%s]: the launcher refused (%s), the interpreter %s\n", file, kname, sizes,
+             tilec_kernel_error(k), st == TILEC_OK ? "ran" : tilec_program_log(p));
+      ok = false;
+    } else if (refused) {
+      printf("  refused by both %s:%s [%s] (its require)\n", file, kname, sizes);
+    } else if (st != TILEC_OK) {
       printf("FAIL %s:%s [%s]: interpreter: %s\n%s\n", file, kname, sizes, tilec_status_string(st), tilec_program_log(p));
       ok = false;
     }
   }
   double interp_ms = gpu_now_ms() - t0;
-  for (int i = 0; ok && i < np; i++) {
+  for (int i = 0; ok && !refused && i < np; i++) {
     if (!info[i].is_tensor) continue;
     tensor_buf *t = &tb[i];
     if (t->bytes) gpu_check(gpu.cuMemcpyDtoH(t->back, t->dev, t->bytes), "cuMemcpyDtoH");
@@ -363,7 +373,7 @@ static bool run_round(tilec_program *p, tilec_kernel *k, int kidx, const char *f
              c.both_unwritten ? " (some elements written by neither: the kernel leaves them)" : "");
     }
   }
-  if (ok) printf("PASS %s:%s [%s] (gpu %.1f ms incl. first-launch checks, interpreter %.1f ms)\n", file, kname, sizes,
+  if (ok && !refused) printf("PASS %s:%s [%s] (gpu %.1f ms incl. first-launch checks, interpreter %.1f ms)\n", file, kname, sizes,
                  gpu_ms, interp_ms);
   for (int i = 0; i < np; i++) {
     if (!info[i].is_tensor) continue;

@@ -444,6 +444,45 @@ Test(api, interpret_ragged_sizes_strides_offsets) {
   tilec_program_destroy(p);
 }
 
+/* require() (docs/language.md "Launch-time checks"): the interpreter refuses a launch whose
+ * condition is false before any program runs (Y untouched), with the diagnostic in the log: the
+ * kernel, the condition with its values, the message, the place, the source line and a caret. */
+static const char require_src[] = "kernel rowscale(X: tensor<f32>[R, C], Y: tensor<f32>[R, C], k: i32)\n"
+                                  "    tiles(BC = 8)\n    grid(R)\n{\n"
+                                  "    require(C <= BC, \"one tile covers a row\");\n"
+                                  "    require(k >= 1 && k <= C);\n"
+                                  "    r = program_id(0);\n"
+                                  "    store(Y[r, 0 : BC], load(X[r, 0 : BC]) * cast<f32>(k));\n}\n";
+
+Test(api, interpret_refuses_a_false_require) {
+  tilec_program *p = compiled(require_src, TILEC_STAGE_IR, NULL);
+  float x[2 * 9], y[2 * 9];
+  for (int i = 0; i < 18; i++) x[i] = rand_float(), y[i] = -7.0f;
+  int64_t shape[2] = {2, 8};
+  DLTensor xt = {.data = x, .device = {kDLCPU, 0}, .ndim = 2, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  DLTensor yt = xt;
+  yt.data = y;
+  tilec_arg args[3] = {{TILEC_ARG_TENSOR, {.tensor = &xt}}, {TILEC_ARG_TENSOR, {.tensor = &yt}},
+                       {TILEC_ARG_I32, {.i32 = 3}}};
+  cr_assert_eq(tilec_interpret(p, NULL, args, 3), TILEC_OK, "C = BC: %s", tilec_program_log(p));
+  cr_assert_eq(y[0], x[0] * 3.0f);
+  shape[1] = 9; /* C > BC: refused, nothing stored */
+  for (int i = 0; i < 18; i++) y[i] = -7.0f;
+  cr_assert_eq(tilec_interpret(p, NULL, args, 3), TILEC_ERROR_LAUNCH);
+  for (int i = 0; i < 18; i++) cr_assert_eq(y[i], -7.0f, "a refused launch stored Y[%d]", i);
+  const char *log = tilec_program_log(p);
+  cr_assert(strstr(log, "t.tile:5:5: error: require failed in kernel 'rowscale': C <= BC (C = 9, BC = 8): "
+                        "\"one tile covers a row\"\n    require(C <= BC, \"one tile covers a row\");\n    ^\n"),
+            "%s", log);
+  shape[1] = 8; /* a scalar parameter's condition, without a message */
+  args[2].u.i32 = 0;
+  cr_assert_eq(tilec_interpret(p, NULL, args, 3), TILEC_ERROR_LAUNCH);
+  cr_assert(strstr(tilec_program_log(p), "t.tile:6:5: error: require failed in kernel 'rowscale': "
+                                          "k >= 1 && k <= C (k = 0, C = 8)\n"),
+            "%s", tilec_program_log(p));
+  tilec_program_destroy(p);
+}
+
 Test(api, interpret_rejects_bad_arguments) {
   tilec_program *p = compiled(scale_src, TILEC_STAGE_IR, NULL);
   float x[7], y[7];

@@ -2427,3 +2427,45 @@ Test(fake_driver, hoist_operand_form_picked_by_m) {
     unsetenv("TILEC_HOIST_OPERAND_MIN_M");
   }
 }
+
+/* ---- require (docs/language.md "Launch-time checks") ---------------------------------------------- */
+/* A launch whose require() is false is refused before the driver sees it: TILEC_ERROR_LAUNCH, no
+ * cuLaunchKernel, the diagnostic (kernel, condition with values, message, place, source line, caret)
+ * in tilec_kernel_error; refused again with the same shapes (a refusal is not the "same as last time"
+ * a launch skips its checks for), a given grid too; a launch that holds goes through. */
+Test(fake_driver, require_refuses_a_launch) {
+  static const char src[] = "kernel rsum(X: tensor<f32>[R, C], Y: tensor<f32>[R])\n"
+                            "    tiles(BC = 1024)\n    grid(R)\n{\n"
+                            "    require(C <= BC, \"one tile covers a row\");\n"
+                            "    r = program_id(0);\n    store(Y[r], reduce_sum(load(X[r, 0 : BC]), 0));\n}\n";
+  tilec_program *p = NULL;
+  tilec_kernel *k = NULL;
+  cr_assert_eq(tilec_program_create(&p, src, "rsum.tile", NULL), TILEC_OK);
+  cr_assert_eq(tilec_kernel_load(p, "rsum", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+  int64_t sx[2] = {3, 1000}, sy[1] = {3};
+  DLTensor t[2] = {fake_tensor(0, 2, (DLDataType){kDLFloat, 32, 1}, sx, NULL),
+                   fake_tensor(1, 1, (DLDataType){kDLFloat, 32, 1}, sy, NULL)};
+  tilec_arg args[2] = {{TILEC_ARG_TENSOR, {.tensor = &t[0]}}, {TILEC_ARG_TENSOR, {.tensor = &t[1]}}};
+  int launches = calls.launches;
+  cr_assert_eq(tilec_kernel_launch(k, args, 2, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+  cr_assert_eq(calls.launches, launches + 1);
+  cr_assert_eq(calls.grid[0], 3u);
+  static const char want[] = "rsum.tile:5:5: error: require failed in kernel 'rsum': C <= BC (C = 5000, BC = 1024): "
+                             "\"one tile covers a row\"\n    require(C <= BC, \"one tile covers a row\");\n    ^";
+  sx[1] = 5000;
+  for (int round = 0; round < 2; round++) {
+    cr_assert_eq(tilec_kernel_launch(k, args, 2, NULL), TILEC_ERROR_LAUNCH, "round %d", round);
+    cr_assert_eq(calls.launches, launches + 1, "a refused launch reached the driver");
+    cr_assert_str_eq(tilec_kernel_error(k), want);
+  }
+  int64_t grid[3] = {3, 1, 1};
+  cr_assert_eq(tilec_kernel_launch_grid(k, args, 2, grid, NULL), TILEC_ERROR_LAUNCH);
+  cr_assert_eq(calls.launches, launches + 1);
+  cr_assert_str_eq(tilec_kernel_error(k), want);
+  sx[1] = 1024; /* C = BC holds */
+  cr_assert_eq(tilec_kernel_launch(k, args, 2, NULL), TILEC_OK, "%s", tilec_kernel_error(k));
+  cr_assert_eq(calls.launches, launches + 2);
+  cr_assert_str_eq(tilec_kernel_error(k), "");
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(p);
+}

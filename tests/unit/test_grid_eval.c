@@ -1,7 +1,8 @@
 /* The launcher's allocation-free grid evaluator (tl_grid_eval_*) against the
  * interpreter's tl_eval_grid, for every kernel of every example over random
  * shape-symbol values (ragged: 1, primes, large), reusing one evaluator per
- * kernel across all launches as the launcher does. */
+ * kernel across all launches as the launcher does; a false `require` (the
+ * row kernels' C <= BC) refused by both with the same diagnostic. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "frontend.h"
 #include "interp.h"
+#include "require.h"
 #include "ctx_fixture.h"
 
 TL_CTX_FIXTURE()
@@ -59,12 +61,12 @@ Test(grid_eval, matches_the_interpreter_on_every_example) {
   static const int64_t values[] = {1, 2, 7, 31, 127, 128, 129, 1000, 4097, 65537};
   static char dummy[16];
   srand(1234);
-  int checked = 0;
+  int checked = 0, required = 0;
   for (size_t e = 0; e < sizeof names / sizeof *names; e++) {
     tl_module *m = compile(names[e]);
     for (int k = 0; k < m->funcs.len; k++) {
       const tl_func *f = m->funcs.data[k];
-      char err[256] = "";
+      char err[512] = "", err2[512] = "";
       tl_grid_eval *g = tl_grid_eval_new(f, err, sizeof err);
       cr_assert(g, "%s: %s", f->name, err);
       for (int round = 0; round < 40; round++) {
@@ -78,8 +80,15 @@ Test(grid_eval, matches_the_interpreter_on_every_example) {
          * or overflow the grid's i32 arithmetic (Z * H = 65537 * 65537, which used to wrap
          * to a wrong grid): the interpreter refuses those; that round has no grid to compare */
         if (!tl_eval_grid(f, args, f->params.len, want, err, sizeof err)) {
-          cr_assert(strstr(err, "more than 2^31 programs") || strstr(err, "overflows i32"), "%s: %s", f->name, err);
-          cr_assert(!tl_grid_eval_run(g, args, f->params.len, got, err, sizeof err), "%s: refused by one only", f->name);
+          cr_assert(strstr(err, "more than 2^31 programs") || strstr(err, "overflows i32") || tl_require_is_failure(err),
+                    "%s: %s", f->name, err);
+          cr_assert(!tl_grid_eval_run(g, args, f->params.len, got, err2, sizeof err2), "%s: refused by one only", f->name);
+          if (tl_require_is_failure(err)) {
+            cr_assert_str_eq(err2, err, "%s: the two refusals differ", f->name);
+            cr_assert(strstr(err, "error: require failed in kernel '") && strstr(err, "(C = ") && strstr(err, "\n    require("),
+                      "%s: %s", f->name, err);
+            required++;
+          }
           continue;
         }
         cr_assert(tl_grid_eval_run(g, args, f->params.len, got, err, sizeof err), "%s: %s", f->name, err);
@@ -96,4 +105,5 @@ Test(grid_eval, matches_the_interpreter_on_every_example) {
     }
   }
   cr_assert_gt(checked, 200, "only %d grids compared", checked);
+  cr_assert_gt(required, 20, "only %d launches refused by a require", required);
 }
