@@ -106,16 +106,16 @@
 #   twenty-fourth session: six calls on an H100 (bench/RESULTS.md "twenty-fourth session"): the four defaults pass
 #   together; every GPU test passed but test_w4a16 (its A = I check predated the materialize-once default: fixed,
 #   then passed) and gpu_test_examples_3 (past its 330 s limit on the H100, passing to the cut); branch aot2's
-#   two-image AOT launchers checked (gpu_test_aot PASS, 1.000x the JIT).  OWED now, in order:
-#     call 1: sh bench/pending_bsinline.sh .carry (timeout_s=200) -- does the JIT-loaded inline form of
-#             gemm_fp8_blockscale hang at 4096^3 (bench/inline_probe.py, step by step at 512-4096)
-#     call 2: dq64 beside dq32 on the H200 (bench/pending_defaults23.sh .carry), then gpu_test_examples with
-#             TILEC_SCRATCH_OVER_RING=1
-#   twenty-fourth session, helpers (each dry-run on the fake driver), OWED added:
-#     require:200 (bench/pending_require.sh: require(cond, "msg"), no codegen change: gpu_test_examples over
-#                  the 13 files that gained a require, and the launch path with and without one)
-#   branch ptx2 (twenty-fourth session, not run): the CLI's PTX with a second entry KERNEL__notma:
-#     OWED="ptx2:180" sh bench/owed.sh .carry (gpu_test_cli_ptx both entries + the wide blockscale's time)
+#   two-image AOT launchers checked (gpu_test_aot PASS, memcheck clean, 1.000x the JIT).  Then branches require
+#   (require(cond, "msg")) and ptx2 (the CLI's .ptx / .cubin: KERNEL and KERNEL__notma, the new default) merged
+#   without a GPU.  OWED now, one queue (NAME:LIMIT, each bench/pending_NAME.sh; several a call by owed.sh):
+#     call 1: OWED="ptx2:180 require:200 bsinline:160" sh bench/owed.sh .carry -- the two merged defaults' device
+#             checks first (gpu_test_cli_ptx both entries against the interpreter and the JIT, the wide
+#             blockscale's file at 4096^3; gpu_test_examples over the files with a require, the launch cost),
+#             then whether the JIT-loaded inline form of gemm_fp8_blockscale hangs at 4096^3
+#     call 2: PENDING_STEPS="attn attnbwd fp8" sh bench/pending.sh .carry (every GPU test at the defaults, on
+#             the H200), then dq64 beside dq32 on the H200 (bench/pending_defaults23.sh .carry), then
+#             gpu_test_examples with TILEC_SCRATCH_OVER_RING=1
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
