@@ -333,7 +333,8 @@ static int parse_args(int argc, char **argv, cli *c) {
    * tensors a map cannot take (docs/cli.md "Two entries"; tilec_kernel_load_ptx does).  `tilec run`
    * / `tune` launch through libtilec, and --emit=c's launchers embed each TMA form's no-TMA form
    * beside it (docs/aot.md "Two images"): both default to the TMA form (docs/cli.md --tma-fallback). */
-  if (!tma_given && !c->run_mode && !(c->emit && !strcmp(c->emit, "c"))) tilec_options_set(c->opts, "tma-fallback", "entry");
+  bool emit_c = c->emit && !strcmp(c->emit, "c");
+  if (!tma_given && !c->run_mode && !emit_c) tilec_options_set(c->opts, "tma-fallback", "entry");
   if (!c->input) return usage_error("%s", "no input file"), EXIT_USAGE;
   if (c->tune_mode && !strcmp(c->input, "-")) return usage_error("%s", "tune reads a file, not standard input"), EXIT_USAGE;
   if (c->device && c->interp) return usage_error("%s", "--device and --interp exclude each other"), EXIT_USAGE;

@@ -446,7 +446,9 @@ static tl_codegen_opts codegen_opts(tilec_program *p) {
   co.line_info = p->opts.line_info != 0;
   co.entry_name = p->opts.entry_name;
   co.fp8_acc_fast = p->opts.fp8_acc_fast != 0;
-  co.tma = p->opts.tma_inline == 1 ? TL_TMA_INLINE : p->opts.tma_inline == 3 ? TL_TMA_OFF : TL_TMA_FORM;
+  co.tma = p->opts.tma_fallback == TL_TMA_FALLBACK_INLINE  ? TL_TMA_INLINE
+           : p->opts.tma_fallback == TL_TMA_FALLBACK_NOTMA ? TL_TMA_OFF
+                                                           : TL_TMA_FORM;
   return co;
 }
 
@@ -484,7 +486,7 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
     if (!found) return TILEC_ERROR_USAGE;
   }
   tilec_status st = run_codegen(p, &co, &p->cg);
-  if (st == TILEC_OK && p->opts.tma_inline == 2) st = tl_api_notma_entries(p, &co);
+  if (st == TILEC_OK && p->opts.tma_fallback == TL_TMA_FALLBACK_ENTRY) st = tl_api_notma_entries(p, &co);
   if (st != TILEC_OK) return st;
   /* The program owns the texts from here on. */
   p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;

@@ -44,7 +44,8 @@ static tilec_status form_base_options(const tilec_program *p, const char *kernel
     return st;
   }
   o->fp8_acc_fast = po->fp8_acc_fast;
-  o->tma_inline = po->tma_inline == 2 ? 0 : po->tma_inline; /* ("entry": the PTX stage's; a form loads as a TMA form) */
+  /* ("entry" is the PTX stage's: a form loads as a TMA form) */
+  o->tma_fallback = po->tma_fallback == TL_TMA_FALLBACK_ENTRY ? TL_TMA_FALLBACK_FORM : po->tma_fallback;
   *out = o;
   return TILEC_OK;
 }

@@ -79,8 +79,8 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.attn_persist) tl_sbuf_printf(&extra, ";attn-persist=%s", p->opts.attn_persist);
   if (variant == TL_LOAD_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
   if (variant == TL_LOAD_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
-  if (p->opts.tma_inline == 1) tl_sbuf_printf(&extra, ";tma=inline");
-  if (p->opts.tma_inline == 3) tl_sbuf_printf(&extra, ";tma=notma");
+  if (p->opts.tma_fallback == TL_TMA_FALLBACK_INLINE) tl_sbuf_printf(&extra, ";tma=inline");
+  if (p->opts.tma_fallback == TL_TMA_FALLBACK_NOTMA) tl_sbuf_printf(&extra, ";tma=notma");
   tl_sbuf_printf(&extra, ";assembler=%d", p->opts.assembler);
   for (size_t i = 0; tl_code_env_name(i); i++) {
     const char *v = tl_code_env(tl_code_env_name(i));
@@ -495,7 +495,7 @@ tilec_status tilec_kernel_load(tilec_program *p, const char *kernel, int device,
 /* Whether a kernel of p with launch metadata meta was compiled as a TMA form (tl_tma_mode): it has
  * tensor maps and p's option and TILEC_TMA_FORM (in the key of every cached kernel) say so. */
 static bool is_tma_form(const tilec_program *p, const tl_cache_meta *meta) {
-  return meta->ntma > 0 && (p->opts.tma_inline == 0 || p->opts.tma_inline == 2) && !tl_code_env_off("TILEC_TMA_FORM");
+  return meta->ntma > 0 && (p->opts.tma_fallback == TL_TMA_FALLBACK_FORM || p->opts.tma_fallback == TL_TMA_FALLBACK_ENTRY) && !tl_code_env_off("TILEC_TMA_FORM");
 }
 
 /* The kernel itself (and a row kernel's launch variant) into a new handle *out. */

@@ -257,10 +257,10 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
      * no-TMA form for tensors a map cannot take (an AOT launcher embeds both); "inline" = both paths in
      * one kernel; "entry" = the TMA form and, as a second entry of the PTX, its no-TMA form (the
      * CLI's .ptx / .cubin files, codegen.h TL_NOTMA_SUFFIX); "notma" = the no-TMA form alone */
-    if (!value || !strcmp(value, "form")) o->tma_inline = 0;
-    else if (!strcmp(value, "inline")) o->tma_inline = 1;
-    else if (!strcmp(value, "entry")) o->tma_inline = 2;
-    else if (!strcmp(value, "notma")) o->tma_inline = 3; /* the no-TMA form alone (TL_TMA_OFF) */
+    if (!value || !strcmp(value, "form")) o->tma_fallback = TL_TMA_FALLBACK_FORM;
+    else if (!strcmp(value, "inline")) o->tma_fallback = TL_TMA_FALLBACK_INLINE;
+    else if (!strcmp(value, "entry")) o->tma_fallback = TL_TMA_FALLBACK_ENTRY;
+    else if (!strcmp(value, "notma")) o->tma_fallback = TL_TMA_FALLBACK_NOTMA; /* (TL_TMA_OFF) */
     else return TILEC_ERROR_USAGE;
     return TILEC_OK;
   }

@@ -12,6 +12,19 @@
 /* Options: heap-allocated (malloc), deep-copied into each program. */
 enum { TL_ASM_AUTO, TL_ASM_PTXAS, TL_ASM_DRIVER, TL_ASM_LINK };
 
+/* Option "tma-fallback": what a kernel fed by TMA is compiled as.  FORM (default): its TMA path alone;
+ * the launcher runs its no-TMA form for tensors a map cannot take (form_launch.c).  INLINE: both paths
+ * in one kernel (an AOT launcher of one image a kernel, aot.c).  ENTRY: the program's PTX holds each TMA
+ * form, then its no-TMA form as the entry ENTRY__notma (notma_entry.c; the CLI's .ptx / .cubin files; a
+ * kernel the JIT loads is the TMA form, as with FORM).  NOTMA: no TMA at all, the no-TMA form alone (what
+ * ENTRY__notma holds less its unread maps). */
+typedef enum tl_tma_fallback {
+  TL_TMA_FALLBACK_FORM = 0,
+  TL_TMA_FALLBACK_INLINE,
+  TL_TMA_FALLBACK_ENTRY,
+  TL_TMA_FALLBACK_NOTMA
+} tl_tma_fallback;
+
 struct tilec_options {
   tl_define *defines; int ndefines;
   char *arch;          /* NULL = detect, else sm_90a */
@@ -49,13 +62,8 @@ struct tilec_options {
   /* "split-k": "partial" (1) / "reduce" (2) / "" (0): the halves of a split-K small-M form
    * (passes/split_k.c, docs/small_m.md) of the kernel named by "kernel".  In the cache key. */
   int split_k_role;
-  /* "tma-fallback": 0 = "form" (default: a kernel fed by TMA is its TMA path alone; the launcher
-   * runs its no-TMA form for tensors a map cannot take, form_launch.c), 1 = "inline" (both paths in one
-   * kernel: an AOT launcher of one image a kernel, aot.c), 2 = "entry" (the program's PTX: each TMA form,
-   * then its no-TMA form as the entry ENTRY__notma, api.c; the CLI's .ptx / .cubin files; a kernel the
-   * JIT loads is the TMA form, as with "form"), 3 = "notma" (no TMA at all: the no-TMA form alone, what
-   * ENTRY__notma holds less its unread maps).  tl_codegen_opts.tma; "inline" and "notma" in the cache key. */
-  int tma_inline;
+  /* "tma-fallback" (tl_tma_fallback, above): tl_codegen_opts.tma; "inline" and "notma" in the cache key. */
+  tl_tma_fallback tma_fallback;
   /* "kmajor-b": the parameter of the kernel named by "kernel" stored [N, K] (its K-major-B form,
    * passes/kmajor_b.c, lib/kmajor_b.h); NULL = none.  In the cache key. */
   char *kmajor_b;
