@@ -504,9 +504,10 @@ void cg_emit_op(cg *g, int32_t opid) {
  * line in the PTX).  keep[i] for r->ops.data[i]; NULL when r is not the grid or needs nothing cut. */
 static bool *grid_keep(cg *g, const tl_region *r) {
   tl_func *f = g->f;
+  if (r != &f->grid) return NULL;
   bool any = false;
   for (int i = 0; i < r->ops.len && !any; i++) any = tl_op_at(f, r->ops.data[i])->opc == TL_OP_require;
-  if (r != &f->grid || !any) return NULL;
+  if (!any) return NULL;
   bool *keep = tl_alloc(&f->ctx->arena, sizeof(bool) * (size_t)(r->ops.len + 1));
   bool *need = tl_alloc(&f->ctx->arena, sizeof(bool) * (size_t)(f->values.len + 1));
   for (int i = r->ops.len - 1; i >= 0; i--) {
