@@ -43,6 +43,7 @@
 
 #include "ring.h"
 #include "code_env.h"
+#include "rows.h"
 
 /* registers per thread after setmaxnreg (multiples of 8; 128 x 40 + 256 x 232
  * = 64512 of the SM's 65536): the producer only computes addresses */
@@ -227,17 +228,6 @@ bool cg_ws_scalar(tl_func *f, int32_t v) { return producer_computes(f, v, 0); }
 
 bool cg_ws_pingpong(cg *g) { return g->plan && g->plan_f == g->f && g->plan->ws == TL_WS_PINGPONG; }
 
-/* The grid clause can be evaluated in the kernel (persistent CTAs). */
-static bool grid_in_kernel(tl_func *f) {
-  for (int i = 0; i < f->grid.ops.len; i++) {
-    tl_op *o = tl_op_at(f, f->grid.ops.data[i]);
-    if (o->flags & TL_OPF_DEAD || o->opc == TL_OP_yield || o->opc == TL_OP_require) continue;
-    if (!(o->opc == TL_OP_const || o->opc == TL_OP_dim || (tl_opinfo_table[o->opc].flags & TL_EW)) || !scalar_op(f, o))
-      return false;
-  }
-  return f->grid.ops.len > 0;
-}
-
 /* K and V apart (TILEC_ATTN_KV_SPLIT=1): the ring's two streams are the score dot's B (K, *k its
  * index) and the value dot's B (V), each read by that dot alone. */
 static bool kv_streams(cg *g, cg_ring *R, int32_t wdot, int32_t ddot, int *k) {
@@ -260,7 +250,7 @@ void cg_ws_plan(cg *g, int persist, int *end) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   *end = persist;
-  p->persist = f->persist && grid_in_kernel(f);
+  p->persist = f->persist && tl_grid_in_kernel(f); /* (the grid clause evaluated in the kernel: lib/rows.c) */
   tl_sbuf note = {0};
   /* attention (route_pipeline: TILEC_ATTN_WS=fa3): a static tile order only when every tile's trip
    * count is the same (not causal: there the hardware's heaviest-first order balances the SMs) */
