@@ -98,18 +98,25 @@ typedef struct tensor_buf {
   DLTensor hl;
 } tensor_buf;
 
-/* Upload every tensor's initial bytes, launch k, synchronize. */
-static bool run_once(tilec_kernel *k, tensor_buf *tb, const tilec_param_info *info, tilec_arg *args, int np,
-                     const char *what) {
+enum { RUN_FAILED, RUN_OK, RUN_REFUSED };
+
+/* Upload every tensor's initial bytes, launch k, synchronize.  Sizes the kernel's require() refuses
+ * (attn_decode's G <= GM at these generic sizes) are RUN_REFUSED, the diagnostic copied to refusal. */
+static int run_once(tilec_kernel *k, tensor_buf *tb, const tilec_param_info *info, tilec_arg *args, int np,
+                    const char *what, char *refusal, size_t refusal_size) {
   for (int i = 0; i < np; i++)
     if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyHtoD(tb[i].dev, tb[i].init, tb[i].bytes), "cuMemcpyHtoD");
   tilec_status st = tilec_kernel_launch(k, args, np, NULL);
+  if (st == TILEC_ERROR_LAUNCH && strstr(tilec_kernel_error(k), "error: require failed in kernel '")) {
+    snprintf(refusal, refusal_size, "%s", tilec_kernel_error(k));
+    return RUN_REFUSED;
+  }
   if (st != TILEC_OK) {
     printf("FAIL %s launch: %s: %s\n", what, tilec_status_string(st), tilec_kernel_error(k));
-    return false;
+    return RUN_FAILED;
   }
   gpu_check(gpu.cuCtxSynchronize(), what);
-  return true;
+  return RUN_OK;
 }
 
 static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel *kc, const char *file, int round,
@@ -179,10 +186,37 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
                        .dtype = info[i].dl_dtype, .shape = t->shape};
     args[i] = (tilec_arg){.kind = TILEC_ARG_TENSOR, .u.tensor = &t->dl};
   }
-  bool ok = run_once(kj, tb, info, args, np, "jit");
+  char refused_jit[1024] = "", refused_cli[1024] = "";
+  int rj = run_once(kj, tb, info, args, np, "jit", refused_jit, sizeof refused_jit);
+  bool ok = rj == RUN_OK;
   for (int i = 0; ok && i < np; i++)
     if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyDtoH(tb[i].out_jit, tb[i].dev, tb[i].bytes), "cuMemcpyDtoH");
-  ok = ok && run_once(kc, tb, info, args, np, "cli-ptx");
+  if (rj == RUN_REFUSED) {
+    /* refused by the JIT's launcher: the CLI kernel's launcher and the interpreter must refuse the same
+     * sizes with the same diagnostic (test_examples.c's rule); nothing to compare */
+    int rc = run_once(kc, tb, info, args, np, "cli-ptx", refused_cli, sizeof refused_cli);
+    tilec_arg hargs[MAX_PARAMS];
+    for (int i = 0; i < np; i++) {
+      hargs[i] = args[i];
+      if (!info[i].is_tensor) continue;
+      if (tb[i].bytes) memcpy(tb[i].host, tb[i].init, tb[i].bytes);
+      tb[i].hl = tb[i].dl;
+      tb[i].hl.data = tb[i].host;
+      tb[i].hl.device = (DLDevice){kDLCPU, 0};
+      hargs[i].u.tensor = &tb[i].hl;
+    }
+    tilec_status ist = tilec_interpret(p, kname, hargs, np);
+    ok = rc == RUN_REFUSED && !strcmp(refused_jit, refused_cli) && ist == TILEC_ERROR_LAUNCH &&
+         strstr(tilec_program_log(p), refused_jit);
+    if (ok) printf("  refused by all three %s:%s [%s] (its require)\n", file, kname, sizes);
+    else
+      printf("FAIL %s:%s [%s]: the JIT's launcher refused (%s); the CLI kernel's %s, the interpreter %s\n", file, kname,
+             sizes, refused_jit, rc == RUN_REFUSED ? refused_cli : "ran", ist == TILEC_OK ? "ran" : tilec_program_log(p));
+    for (int i = 0; i < np; i++) free(tb[i].init), free(tb[i].out_jit), free(tb[i].out_cli), free(tb[i].host);
+    for (int i = 0; i < np; i++) if (tb[i].base) gpu.cuMemFree(tb[i].base);
+    return ok;
+  }
+  ok = ok && run_once(kc, tb, info, args, np, "cli-ptx", refused_cli, sizeof refused_cli) == RUN_OK;
   for (int i = 0; ok && i < np; i++)
     if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyDtoH(tb[i].out_cli, tb[i].dev, tb[i].bytes), "cuMemcpyDtoH");
   /* the interpreter on the same inputs: the CLI kernel (either entry) within the dtype's tolerance */
