@@ -14,7 +14,7 @@ os.environ["TILEC_CACHE"] = "0"
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
 _bp = os.path.join(here, "bench.py")
-exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex
+exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, and C = ctypes (so the output is Cout)
 t0 = time.time()
 say = lambda m: print(f"[{time.time() - t0:6.2f} s] {a.form} {a.size}: {m}", flush=True)
 bs = a.form.startswith("bs")
@@ -25,18 +25,18 @@ k = Kernel(ex("gemm_fp8_blockscale.tile" if bs else "gemm_fp8.tile"), {}, kernel
 N = a.size
 A = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
 BT = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
-C = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+Cout = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
 if bs:
     SA = torch.rand(N, N // 128, device="cuda") + 0.5
     SW = torch.rand(N // 128, N // 128, device="cuda") + 0.5
-    f = k.bind(A, BT, SA, SW, C)
+    f = k.bind(A, BT, SA, SW, Cout)
 else:
-    f = k.bind(A, BT, C, 0.5, 2.0)
+    f = k.bind(A, BT, Cout, 0.5, 2.0)
 say("first launch (loads the kernel)")
 f()
 say("launched; synchronizing")
 torch.cuda.synchronize()
-say(f"done; C finite: {bool(torch.isfinite(C.float()).all())}")
+say(f"done; C finite: {bool(torch.isfinite(Cout.float()).all())}")
 for i in range(3):
     f()
 torch.cuda.synchronize()
