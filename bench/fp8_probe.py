@@ -108,7 +108,8 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     "nn+ov": ("cutlass_gemm_fp8_nn", OV, {}, {}, False),
     "nn 128x128 w8+ov": ("cutlass_gemm_fp8_nn", OV, {"BM": 128}, W8, False),
     "nn fast 128x128 w8 s4": ("cutlass_gemm_fp8_nn", "", {"BM": 128}, {"fp8-acc": "fast", "warps": 8, "stages": 4}, True),
-    # examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales; ratio to cuBLAS
+    # bench/variants/gemm_fp8_blockscale_128.tile (the example until the twenty-fifth session: 1x128
+    # activation, 128x128 weight scales, a 128x128 tile; ratio to cuBLAS
     # accurate per-tensor, checked against the f32 sum of the scaled block products): its default
     # (64x128 on 4 warps, 3 stages, the TMA ring) and 128x128 on the cooperative kernel
     # (eleventh session: the default is 128x128 w8 s5 on the cooperative kernel, the scales loaded
@@ -128,13 +129,13 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # "bs pf1/4/8/16", "bs pf8 next", lost and was removed: docs/decisions.md.)
     "bs ahead": ("cutlass_gemm_fp8_blockscale", "TILEC_LOAD_AHEAD=1", {}, {}, False),
     # twenty-second session (bscale2): the blockscale GEMM on the per-tensor kernel's sm_90a tile,
-    # 128x256 x 4 (bench/variants/gemm_fp8_blockscale_wide.tile: a column's weight scale a gather over
-    # (n0 + iota) / 128) under TILEC_GATHER_RUNS=1 (passes/gather_runs.c: two scalar loads and a select
+    # 128x256 x 4 (examples/gemm_fp8_blockscale.tile since the twenty-fifth session: a column's weight
+    # scale a gather over (n0 + iota) / 128) under TILEC_GATHER_RUNS=1 (passes/gather_runs.c: two scalar loads and a select
     # on iota, folded per register; 0 spills); "bs where" the select written by hand (the same SASS up
     # to register numbers); "bs wide off" the gather as written (64 loads a thread a k-step, spills)
-    "bs wide": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    "bs wide": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "examples/gemm_fp8_blockscale.tile"),
     "bs where": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_where.tile"),
-    "bs wide off": ("cutlass_gemm_fp8_blockscale", "", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    "bs wide off": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=0", {}, {}, False, "examples/gemm_fp8_blockscale.tile"),
     # timing only (a different product, so its err is large): the wide kernel with the scales loaded once
     # before the loop -- the per-tensor k-loop with 128 FFMA for 128 FADD; tn < fixed < wide splits the cost
     "bs wide fixed": ("cutlass_gemm_fp8_blockscale", "TILEC_GATHER_RUNS=1", {}, {}, False, "bench/variants/gemm_fp8_blockscale_wide_fixed.tile"),
@@ -142,7 +143,7 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # register epilogue in the same kernel, what `tilec F.tile -o F.ptx` and the AOT launchers hold), where
     # ptxas 13.0 spills 212 B of the wide kernel's consumer (10 accumulator registers in its main loop) and
     # none of the 128x128 example's or of the per-tensor tile's: what those spills cost when timed
-    "bs wide inline": ("cutlass_gemm_fp8_blockscale", "", {}, {"tma-fallback": "inline"}, False, "bench/variants/gemm_fp8_blockscale_wide.tile"),
+    "bs wide inline": ("cutlass_gemm_fp8_blockscale", "", {}, {"tma-fallback": "inline"}, False, "examples/gemm_fp8_blockscale.tile"),
     "bs inline": ("cutlass_gemm_fp8_blockscale", "", {}, {"tma-fallback": "inline"}, False),
     "tn inline": ("cutlass_gemm_fp8_tn", "", {}, {"tma-fallback": "inline"}, False),
 }
@@ -152,7 +153,8 @@ ks = {}
 for n in names:
     kn, env, d, o, fast = FORMS[n][:5]
     src = os.path.join(os.path.dirname(here), FORMS[n][5]) if len(FORMS[n]) > 5 else \
-        ex("gemm_fp8_blockscale.tile" if "blockscale" in kn else "gemm_fp8.tile")
+        (os.path.join(os.path.dirname(here), "bench/variants/gemm_fp8_blockscale_128.tile") if "blockscale" in kn
+         else ex("gemm_fp8.tile"))
     try:
         ks[n] = with_env(env, lambda: Kernel(src, d, kernel=kn, options=o))
     except Exception as e:

@@ -12,7 +12,7 @@
  *     interpreter: cutlass_gemm and cutlass_attn_fwd with every tensor a map can take (the
  *     TMA form), an offset view and an odd row stride (the no-TMA image), at ragged sizes;
  *  5. (unless GPU_AOT_TIMING=0) the GPU time of a launch at 4096^3: gemm.tile and the wide
- *     block-scaled fp8 GEMM (bench/variants/gemm_fp8_blockscale_wide.tile) through the JIT, the
+ *     block-scaled fp8 GEMM (examples/gemm_fp8_blockscale.tile) through the JIT, the
  *     two-image launcher (the TMA form: the JIT's kernel) and the one-image inline launcher
  *     (--tma-fallback=inline, what --emit=c embedded before), rounds rotated, medians; the
  *     outputs compared.
@@ -284,7 +284,7 @@ static void timing(tilec_kernel *kg) {
     compare_dev("timing: gemm inline vs JIT", C2.d, C0.d, C0.n);
     gpu.cuMemFree(A.d), gpu.cuMemFree(B.d), gpu.cuMemFree(C0.d), gpu.cuMemFree(C1.d), gpu.cuMemFree(C2.d);
   }
-  /* the wide block-scaled fp8 GEMM (bench/variants/gemm_fp8_blockscale_wide.tile) */
+  /* the wide block-scaled fp8 GEMM (examples/gemm_fp8_blockscale.tile) */
   {
     tilec_program *pb = NULL;
     tilec_options *o = NULL;
@@ -292,7 +292,7 @@ static void timing(tilec_kernel *kg) {
     tilec_options_set_arch(o, "sm_90a");
     char path[4096]; /* (beside the examples: TILEC_EXAMPLES/../bench/variants) */
     const char *ex = getenv("TILEC_EXAMPLES") ? getenv("TILEC_EXAMPLES") : TILEC_SOURCE_DIR "/examples";
-    snprintf(path, sizeof path, "%s/../bench/variants/gemm_fp8_blockscale_wide.tile", ex);
+    snprintf(path, sizeof path, "%s/gemm_fp8_blockscale.tile", ex);
     if (tilec_program_create_from_file(&pb, path, o) != TILEC_OK) {
       printf("FAIL: %s: %s\n", path, pb ? tilec_program_log(pb) : "cannot read");
       failures++;
@@ -300,7 +300,7 @@ static void timing(tilec_kernel *kg) {
       return;
     }
     tilec_options_destroy(o);
-    tilec_kernel *kb = gpu_load_kernel(pb, "gemm_fp8_blockscale_wide.tile", "cutlass_gemm_fp8_blockscale");
+    tilec_kernel *kb = gpu_load_kernel(pb, "gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale");
     if (!kb) { failures++; return; }
     const int64_t KB = K / 128, NB = N / 128;
     int64_t sa_[2] = {M, K}, sw_[2] = {N, K}, ssa[2] = {M, KB}, ssw[2] = {NB, KB}, sc[2] = {M, N};

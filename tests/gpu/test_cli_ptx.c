@@ -19,7 +19,7 @@
  *     contiguous tensors always fit), through handles made for it; the entry
  *     must have run (the program log's note);
  *  3. with GPU_CLI_PTX_TIMING=1, the GPU time of a launch at 4096^3 of the wide block-scaled fp8
- *     GEMM (bench/variants/gemm_fp8_blockscale_wide.tile): the JIT (reference), the CLI's file
+ *     GEMM (examples/gemm_fp8_blockscale.tile): the JIT (reference), the CLI's file
  *     (its TMA entry) and the CLI's --tma-fallback=inline file, both through tilec_kernel_load_ptx;
  *     7 rounds of 20 launches rotated, medians; the two-entry file's output bit-identical to the JIT's.
  *   usage: gpu_test_cli_ptx [EXAMPLES_DIR]   (exit 0 pass, 1 fail, 77 skip) */
@@ -406,7 +406,7 @@ static tilec_kernel *load_cli_file(tilec_program *p, const char *path, const cha
 
 static void timing(const char *dir) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/../bench/variants/gemm_fp8_blockscale_wide.tile", dir);
+  snprintf(path, sizeof path, "%s/gemm_fp8_blockscale.tile", dir);
   tilec_program *p = NULL;
   tilec_options *o = NULL;
   tilec_options_create(&o);

@@ -31,13 +31,14 @@ the transpose forced at every M and the form off; where the form runs, bit-ident
 cutlass_gemm_fp8_tn at the form's tile on B^T (TN's default under promote and fast since fp8nn4;
 TN at 128x128 s4 with TILEC_KMAJOR_B_TILE=0); a CUDA graph of transpose-form launches
 replayed on new data.
-examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales): fp64 reference
-sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
+examples/gemm_fp8_blockscale.tile (1x128 activation, 128x128 weight scales; 128x256 x 4 on sm_90a) and
+its 128x128 spelling (bench/variants/gemm_fp8_blockscale_128.tile, the example until the twenty-fifth
+session): fp64 reference sum_kb (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb]; the same tolerance.
 
-Section bs (--only bs): the blockscale kernel with TILEC_LOAD_AHEAD=1 (the scales loaded one
-k-step ahead, carried), and bench/variants/gemm_fp8_blockscale_wide.tile (128x256 x 4 on sm_90a) with
-TILEC_GATHER_RUNS=1 and its hand-written select (_where.tile), each bit-identical to the
-default and within the same tolerance of the fp64 reference, at the ragged sizes and three more.
+Section bs (--only bs): the blockscale example with TILEC_LOAD_AHEAD=1 (the scales loaded one
+k-step ahead, carried), its 128x128 spelling (_128.tile) and the hand-written select (_where.tile),
+each bit-identical to the example and within the same tolerance of the fp64 reference, at the
+ragged sizes and three more.
 
 examples/gemm_fp8.tile cutlass_gemm_fp8_tn: the promote forms against the default kernel (bit for
 bit where the sums are the same) and the fp64 product (section fp8tn, also under fp8); the default is
@@ -270,16 +271,14 @@ def main():
         bs_envs = [{"TILEC_LOAD_AHEAD": "1"}]
         bs_forms = [(f"{BS} " + " ".join(f"{n}={v}" for n, v in e.items()), compiled("gemm_fp8_blockscale.tile", BS, e), e)
                     for e in bs_envs]
-        # twenty-second session (bscale2): the same GEMM on the per-tensor kernel's sm_90a tile, 128x256
-        # x 4 (bench/variants/gemm_fp8_blockscale_wide.tile: a column's weight scale a gather over
-        # (n0 + iota) / 128), under TILEC_GATHER_RUNS=1 (passes/gather_runs.c: two scalar loads and a
-        # select) and as the hand-written select (..._where.tile).  Each output element is the same
-        # m64n128k32 sums, scale products and fma in the same order as the 128x128 default (the 64x128
-        # parts of the wide tile), so BIT-IDENTICAL to the default too.
-        GR = {"TILEC_GATHER_RUNS": "1"}
+        # The example is the per-tensor kernel's sm_90a tile, 128x256 x 4 (a column's weight scale a
+        # gather over (n0 + iota) / 128, passes/gather_runs.c's two scalar loads and a select); the
+        # 128x128 spelling (_128.tile: one scalar load) and the hand-written select (..._where.tile)
+        # compute each output element by the same m64n128k32 sums, scale products and fma in the same
+        # order (the 64x128 parts of the wide tile), so BIT-IDENTICAL to the example.
         vdir = os.path.abspath(os.path.join(exdir, "..", "bench", "variants"))  # (join keeps an absolute name)
-        bs_forms += [(f"{BS} wide 128x256 TILEC_GATHER_RUNS=1",
-                      compiled(os.path.join(vdir, "gemm_fp8_blockscale_wide.tile"), BS, GR), GR),
+        bs_forms += [(f"{BS} 128x128 (_128.tile)",
+                      compiled(os.path.join(vdir, "gemm_fp8_blockscale_128.tile"), BS), {}),
                      (f"{BS} wide 128x256, the select by hand (_where)",
                       compiled(os.path.join(vdir, "gemm_fp8_blockscale_where.tile"), BS), {})]
         for M, N, K in SIZES + [(1537, 2600, 1040), (200, 304, 2048), (129, 257, 8192)]:
@@ -391,9 +390,12 @@ def main():
         torch.cuda.synchronize()
         close(c.cpu(), ah.double() @ bh.double(), f"cutlass_gemm_fp8_nn CUDA graph replay {M}x{N}x{K} (transpose form)")
     for tag, kbs in (("cutlass_gemm_fp8_blockscale", compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale")),
-                     ("cutlass_gemm_fp8_blockscale 64x128 w4 s3 (the TMA ring)",
-                      compiled("gemm_fp8_blockscale.tile", "cutlass_gemm_fp8_blockscale", None, {"BM": 64}, warps=4,
-                               stages=3)),
+                     ("cutlass_gemm_fp8_blockscale 128x128 (bench/variants/_128)",
+                      compiled(os.path.abspath(os.path.join(exdir, "..", "bench", "variants", "gemm_fp8_blockscale_128.tile")),
+                               "cutlass_gemm_fp8_blockscale")),
+                     ("cutlass_gemm_fp8_blockscale 128x128's 64x128 w4 s3 (the TMA ring)",
+                      compiled(os.path.abspath(os.path.join(exdir, "..", "bench", "variants", "gemm_fp8_blockscale_128.tile")),
+                               "cutlass_gemm_fp8_blockscale", None, {"BM": 64}, warps=4, stages=3)),
                      ("cutlass_gemm_fp8_blockscale, next k-block's scales carried (bench/variants)",
                       compiled(os.path.abspath(os.path.join(exdir, "..", "bench", "variants",
                                                             "gemm_fp8_blockscale_prefetch.tile")),  # (absolute: join keeps it)

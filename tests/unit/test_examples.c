@@ -1557,7 +1557,8 @@ static void example_gemm_w4a16_packed(void) {
 }
 
 /* ---- gemm_fp8_blockscale.tile: C = sum over k-blocks kb of (A_kb W_kb^T) SA[:, kb] SW[n / 128, kb] -- */
-/* ahead: compiled under TILEC_LOAD_AHEAD=1 (passes/load_ahead.c: the scales of k-block kb + 1 loaded
+/* blockscale_128: bench/variants/gemm_fp8_blockscale_128.tile, the 128x128 spelling (the example until the
+ * twenty-fifth session; a tile's columns share one weight scale, a scalar load); ahead: compiled under TILEC_LOAD_AHEAD=1 (passes/load_ahead.c: the scales of k-block kb + 1 loaded
  * during k-step kb and carried, the last k-step's copy reading column KB, outside SA / SW); in
  * examples_after_passes the interpreter then runs the rewritten loop against the same reference. */
 static void run_gemm_fp8_blockscale(compiled *c, int64_t M, int64_t N, int64_t K, uint64_t seed) {
@@ -1603,15 +1604,15 @@ static void blockscale_sizes(compiled *c) {
   for (int i = 0; i < 3; i++) run_gemm_fp8_blockscale(c, sizes[i][0], sizes[i][1], sizes[i][2], 3300 + i);
 }
 
-static void example_gemm_fp8_blockscale(void) {
-  compiled *c = compile_example("gemm_fp8_blockscale.tile", NULL, 0);
+static void example_gemm_fp8_blockscale_128(void) {
+  compiled *c = compile_example("../bench/variants/gemm_fp8_blockscale_128.tile", NULL, 0);
   blockscale_sizes(c);
   compiled_free(c);
 }
 
 static void example_gemm_fp8_blockscale_ahead(void) {
   setenv("TILEC_LOAD_AHEAD", "1", 1);
-  compiled *c = compile_example("gemm_fp8_blockscale.tile", NULL, 0);
+  compiled *c = compile_example("../bench/variants/gemm_fp8_blockscale_128.tile", NULL, 0);
   if (g_after_passes) {
     /* the rewrite happened: the loop carries the two scales beside the accumulator */
     tl_func *f = kernel(c, "cutlass_gemm_fp8_blockscale");
@@ -1625,9 +1626,9 @@ static void example_gemm_fp8_blockscale_ahead(void) {
   compiled_free(c);
 }
 
-/* bench/variants/gemm_fp8_blockscale_wide.tile: the same GEMM on gemm_fp8's sm_90a tile (128x256 with
+/* examples/gemm_fp8_blockscale.tile: the same GEMM on gemm_fp8's sm_90a tile (128x256 with
  * ARCH_SPECIFIC 90, so a tile spans two 128-column weight blocks: column n's scale a gather,
- * SW[(n0 + iota) / 128, kb]); under TILEC_GATHER_RUNS=1 (passes/gather_runs.c) examples_after_passes
+ * SW[(n0 + iota) / 128, kb]); with passes/gather_runs.c (default on; set here so the test keeps it) examples_after_passes
  * interprets the gather rewritten as two scalar loads and a select on iota (asserted: no gather left),
  * against the same reference; N 300 and 520 put the second weight block of a tile inside the tensor,
  * 131 outside it (NB 2: the scalar load of block 2 reads past SW, zeros). */
@@ -1641,11 +1642,11 @@ static bool has_gather(tl_func *f) {
   return false;
 }
 
-static void example_gemm_fp8_blockscale_wide(void) {
+static void example_gemm_fp8_blockscale(void) {
   setenv("TILEC_GATHER_RUNS", "1", 1);
   const tl_define arch[] = {{"ARCH_SPECIFIC", 90}, {"ARCH_SPECIFIC", 0}};
   for (int i = 0; i < 2; i++) { /* BN 256 (two runs), then BN 128 (one run: a scalar load, splat) */
-    compiled *c = compile_example("../bench/variants/gemm_fp8_blockscale_wide.tile", &arch[i], 1);
+    compiled *c = compile_example("gemm_fp8_blockscale.tile", &arch[i], 1);
     tl_func *f = kernel(c, "cutlass_gemm_fp8_blockscale");
     cr_assert(has_gather(f) == !g_after_passes, "TILEC_GATHER_RUNS=1: the weight-scale gather %s",
               g_after_passes ? "was not rewritten" : "is missing before the passes");
@@ -1789,7 +1790,7 @@ static void example_add_rmsnorm_fp8(void) { run_ragged_rows("add_rmsnorm_fp8.til
 #define EXAMPLE_TESTS(X) X(gemm) X(gemm_fp8) X(attn) X(rmsnorm) X(add_rmsnorm) X(layernorm) X(softmax) X(rope) X(swiglu) \
   X(gemm_small_m) X(attn_decode) X(attn_bwd) X(rmsnorm_rows) X(rmsnorm_bwd) X(moe_permute) X(qkv_split_rope) X(embedding_rmsnorm) X(dropout_residual) X(cross_entropy) X(splitk_gemm) \
   X(moe_gemm) X(topk_sample) X(gemm_w4a16) X(gemm_w4a16_packed) X(w4a16_dequant) X(attn_rope) X(gemm_bias_gelu) X(fp8_layer) X(add_rmsnorm_fp8) \
-  X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_ahead) X(gemm_fp8_blockscale_wide)
+  X(gemm_fp8_blockscale) X(gemm_fp8_blockscale_128) X(gemm_fp8_blockscale_ahead)
 #define FRONTEND_TEST(name) Test(examples, name) { example_##name(); }
 #define PASSES_TEST(name) Test(examples_after_passes, name) { g_after_passes = true; example_##name(); }
 EXAMPLE_TESTS(FRONTEND_TEST)
