@@ -116,6 +116,13 @@
 #     call 2: PENDING_STEPS="attn attnbwd fp8" sh bench/pending.sh .carry (every GPU test at the defaults, on
 #             the H200), then dq64 beside dq32 on the H200 (bench/pending_defaults23.sh .carry), then
 #             gpu_test_examples with TILEC_SCRATCH_OVER_RING=1
+#   twenty-fifth session: calls 1 and 2 ran on an H100 (bench/RESULTS.md "twenty-fifth session"; 27 example files
+#   passed with TILEC_SCRATCH_OVER_RING=1).  OWED now:
+#     call 1: OWED="bsswap:200 sor:240 lw:150 bsinline:100" sh bench/owed.sh .carry -- the blockscale example's
+#             new spelling on its tests and beside the per-tensor kernel; SCRATCH_OVER_RING over attn.tile and
+#             examples/llama (the default if they pass); LAZY_WIDE on the whole D128 backward (the default if
+#             >= 1 % in both rounds); the inline probe, fixed
+#     then: every GPU test at the defaults on the H200 (PENDING_STEPS="attn attnbwd fp8")
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
