@@ -731,7 +731,7 @@ static int body_barriers(cg *g, LLVMBasicBlockRef from) {
   return n;
 }
 
-/* TILEC_SCRATCH_OVER_RING=1: after a drained cp.async ring whose loop runs once (at function
+/* Scratch over a drained ring (the default since the twenty-fifth session; TILEC_SCRATCH_OVER_RING=0 off): after a drained cp.async ring whose loop runs once (at function
  * level), its slots hold nothing any later op reads, so the scratch users after it (a peeled
  * last tile's staged dot operands, reductions, layout changes, atomic_fetch_add's slot) take
  * them instead of bytes past the persistent part: attn_decode's peeled tile staged 20 KiB past
@@ -739,7 +739,7 @@ static int body_barriers(cg *g, LLVMBasicBlockRef from) {
  * A barrier first: another warp may still read its last slot. */
 static void free_ring_slots(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
-  if (!tl_code_env_on("TILEC_SCRATCH_OVER_RING") || R->tma || R->wgmma || R->lag || R->late ||
+  if (tl_code_env_off("TILEC_SCRATCH_OVER_RING") || R->tma || R->wgmma || R->lag || R->late ||
       tl_op_at(g->f, R->for_op)->parent >= 0)
     return;
   int lo = -1, hi = 0, bytes = 0;
