@@ -96,6 +96,12 @@ TILEC_API tilec_status tilec_options_set_pipeline(tilec_options *o, const char *
  *   promises); fast keeps the tensor core's own accumulation (fewer
  *   registers, faster, ~13 mantissa bits over long K). */
 TILEC_API tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value);
+/* The keys tilec_options_set takes, for messages and tools: tilec_options_key(i) is the i-th (NULL
+ * past the last), tilec_options_takes(key) what it takes in words ("promote or fast"; NULL for a key
+ * that does not exist), tilec_options_example(key) one value it accepts.  Static strings. */
+TILEC_API const char *tilec_options_key(int i);
+TILEC_API const char *tilec_options_takes(const char *key);
+TILEC_API const char *tilec_options_example(const char *key);
 
 /* ---- programs ------------------------------------------------------------- */
 typedef struct tilec_program tilec_program;

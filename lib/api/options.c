@@ -142,6 +142,54 @@ static bool parse_int(const char *v, long lo, long hi, long *out) {
   return true;
 }
 
+/* Every key tilec_options_set takes, what it takes in words (for messages: the Python package's
+ * errors, docs) and a value it accepts (the unit test sets each, then a bad one where the key checks
+ * its value).  One table: a key added to tilec_options_set without a row here fails that test. */
+static const struct {
+  const char *key, *takes, *example;
+} option_keys[] = {
+    {"arch", "sm_80, sm_86, sm_89, sm_90 or sm_90a", "sm_90a"},
+    {"opt-level", "0..3", "3"},
+    {"line-info", "a bool", "1"},
+    {"pipeline", "simple, multistage or cutlass", "cutlass"},
+    {"warps", "1, 2, 4, 8 or 16 (0: the kernel's own)", "4"},
+    {"stages", "1..8 (0: the kernel's own)", "3"},
+    {"maxnreg", "24..255 (0: none)", "128"},
+    {"fp8-acc", "promote or fast", "fast"},
+    {"tma-fallback", "form, inline, entry or notma", "entry"},
+    {"cluster", "1x1, 2x1 or 1x2", "2x1"},
+    {"assembler", "auto, ptxas, driver or link", "ptxas"},
+    {"max-errors", "0..1000000", "20"},
+    {"time-passes", "a bool", "0"},
+    {"verify-each", "a bool", "1"},
+    {"explain", "a bool", "1"},
+    {"print-after", "a pass name or all", "all"},
+    {"disable-pass", "pass names, comma-separated", "load_ahead"},
+    {"entry-name", "an identifier", "k"},
+    {"kernel", "an identifier", "k"},
+    {"split-k", "partial or reduce", "partial"},
+    {"hoist-operand", "form or pre", "pre"},
+    {"kmajor-b", "a parameter name", "B"},
+    {"attn-ws", "off, producer, pingpong or fa3", "fa3"},
+    {"attn-persist", "0..3", "1"},
+};
+
+const char *tilec_options_key(int i) {
+  return i >= 0 && i < (int)(sizeof option_keys / sizeof option_keys[0]) ? option_keys[i].key : NULL;
+}
+
+const char *tilec_options_takes(const char *key) {
+  for (size_t i = 0; key && i < sizeof option_keys / sizeof option_keys[0]; i++)
+    if (!strcmp(option_keys[i].key, key)) return option_keys[i].takes;
+  return NULL;
+}
+
+const char *tilec_options_example(const char *key) {
+  for (size_t i = 0; key && i < sizeof option_keys / sizeof option_keys[0]; i++)
+    if (!strcmp(option_keys[i].key, key)) return option_keys[i].example;
+  return NULL;
+}
+
 tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value) {
   if (!o || !key) return TILEC_ERROR_USAGE;
   long n;

@@ -304,17 +304,23 @@ def test_option_errors_say_why():
         tilec.compile(DROPOUT, bogus=1)
 
 
-def test_the_option_table_matches_the_library():
-    """Every key of tilec._OPTIONS is one tilec_options_set takes, with its sample value."""
-    from tilec import _OPTIONS
+def test_the_option_keys_come_from_the_library():
+    """The package's option names are the library's table (tilec_options_key), each accepted with its
+    example value; the refusal of a bad value names what the key takes, from the same table."""
+    from tilec import _option_keys
+    keys = _option_keys()
+    assert "tma-fallback" in keys and "warps" in keys and len(keys) > 20
     o = C.c_void_p()
     assert _lib.lib.tilec_options_create(C.byref(o)) == 0
     try:
-        for key, (sample, _) in _OPTIONS.items():
-            assert _lib.lib.tilec_options_set(o, key.encode(), sample.encode()) == 0, key
+        for key in keys:
+            ex = _lib.lib.tilec_options_example(key.encode())
+            assert _lib.lib.tilec_options_set(o, key.encode(), ex) == 0, key
         assert _lib.lib.tilec_options_set(o, b"no-such-option", b"1") != 0
     finally:
         _lib.lib.tilec_options_destroy(o)
+    with pytest.raises(tilec.TilecError, match=r"tma_fallback takes form, inline, entry or notma"):
+        tilec.compile(DROPOUT, tma_fallback="sometimes")
 
 
 def test_interpret_takes_arguments_by_name():

@@ -107,35 +107,17 @@ def _check(st: int, what: str, handle: Optional[int] = None, since: Tuple[int, i
 
 
 # ---- options -------------------------------------------------------------------------------------
-# The keys tilec_options_set knows (lib/api/options.c; docs/api.md), each with a value it accepts and what
-# it takes, for the message of a refused option (the C call says only TILEC_ERROR_USAGE).  test_first_use.py
-# checks every sample value against the library.
-_OPTIONS: Dict[str, Tuple[str, str]] = {
-    "arch": ("sm_90a", "sm_80, sm_86, sm_89, sm_90 or sm_90a"),
-    "opt-level": ("3", "0..3"),
-    "line-info": ("1", "a bool"),
-    "pipeline": ("simple", "simple, multistage or cutlass"),
-    "warps": ("4", "1, 2, 4, 8 or 16 (0: the kernel's own)"),
-    "stages": ("3", "1..8 (0: the kernel's own)"),
-    "maxnreg": ("128", "24..255 (0: none)"),
-    "fp8-acc": ("promote", "promote or fast"),
-    "tma-fallback": ("form", "form, inline, entry or notma"),
-    "cluster": ("1x1", "1x1, 2x1 or 1x2"),
-    "assembler": ("auto", "auto, ptxas, driver or link"),
-    "max-errors": ("20", "0..1000000"),
-    "time-passes": ("0", "a bool"),
-    "verify-each": ("0", "a bool"),
-    "explain": ("0", "a bool"),
-    "print-after": ("all", "a pass name or all"),
-    "disable-pass": ("", "pass names"),
-    "entry-name": ("k", "an identifier"),
-    "kernel": ("k", "an identifier"),
-    "split-k": ("partial", "partial or reduce"),
-    "hoist-operand": ("form", "form or pre"),
-    "kmajor-b": ("B", "a parameter name"),
-    "attn-ws": ("off", "off, producer, pingpong or fa3"),
-    "attn-persist": ("0", "0..3"),
-}
+# The keys tilec_options_set knows and what each takes, from the library's own table (lib/api/options.c
+# option_keys: tilec_options_key / tilec_options_takes), for the message of a refused option (the C call
+# says only TILEC_ERROR_USAGE).
+def _option_keys() -> List[str]:
+    keys, i = [], 0
+    while True:
+        k = lib.tilec_options_key(i)
+        if not k:
+            return keys
+        keys.append(k.decode())
+        i += 1
 
 
 def _make_options(defines: Optional[Mapping[str, int]], options: Mapping[str, Any]) -> C.c_void_p:
@@ -160,8 +142,9 @@ def _make_options(defines: Optional[Mapping[str, int]], options: Mapping[str, An
                 val = ("1" if v else "0") if isinstance(v, bool) else str(v)
                 st = lib.tilec_options_set(o, key.encode(), val.encode())
             if st != 0:
-                why = (f"{k} takes {_OPTIONS[key][1]}" if key in _OPTIONS else
-                       f"no option is called {k!r} (options: {', '.join(o.replace('-', '_') for o in _OPTIONS)})")
+                takes = lib.tilec_options_takes(key.encode())
+                why = (f"{k} takes {takes.decode()}" if takes else
+                       f"no option is called {k!r} (options: {', '.join(o.replace('-', '_') for o in _option_keys())})")
                 raise TilecError(f"option {k}={v!r}: {lib.tilec_status_string(st).decode()}: {why}",
                                  _status_name(st))
     except BaseException:

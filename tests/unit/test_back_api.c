@@ -67,6 +67,49 @@ Test(api, version_matches_header) {
   cr_assert_eq(strncmp(tilec_version_string(), want, strlen(want)), 0, "%s", tilec_version_string());
 }
 
+/* tilec_options_key / _takes / _example: one table of the keys tilec_options_set takes.  Each key's
+ * example value is accepted, a value outside what it takes is refused (except the pass-name keys,
+ * checked at compile time), and the options.c setter knows no key the table lacks: every key of
+ * tilec_options_set's source (the strcmp(key, "...") chain) is in the table. */
+Test(api, option_keys_table_matches_the_setter) {
+  tilec_options *o = NULL;
+  cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+  int n = 0;
+  for (const char *k; (k = tilec_options_key(n)); n++) {
+    const char *takes = tilec_options_takes(k), *ex = tilec_options_example(k);
+    cr_assert(takes && *takes && ex, "%s: no description or example", k);
+    cr_assert_eq(tilec_options_set(o, k, ex), TILEC_OK, "%s=%s refused (it takes %s)", k, ex, takes);
+    if (strcmp(k, "disable-pass") && strcmp(k, "print-after"))
+      cr_assert_eq(tilec_options_set(o, k, "9x-bad value"), TILEC_ERROR_USAGE, "%s took a bad value", k);
+  }
+  cr_assert_gt(n, 20);
+  cr_assert_null(tilec_options_key(-1));
+  cr_assert_null(tilec_options_takes("no-such-option"));
+  cr_assert_null(tilec_options_takes(NULL));
+  cr_assert_eq(tilec_options_set(o, "no-such-option", "1"), TILEC_ERROR_USAGE);
+  tilec_options_destroy(o);
+  /* the setter's keys, read from its source: each must be a row */
+  FILE *f = fopen(TILEC_SOURCE_DIR "/lib/api/options.c", "r");
+  cr_assert_not_null(f, "cannot read lib/api/options.c");
+  char line[512];
+  int seen = 0;
+  bool in_setter = false;
+  while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "tilec_status tilec_options_set(tilec_options *o, const char *key")) in_setter = true;
+    if (!in_setter) continue;
+    for (char *c = line; (c = strstr(c, "strcmp(key, \"")); ) {
+      c += strlen("strcmp(key, \"");
+      char name[64];
+      size_t len = strcspn(c, "\"");
+      snprintf(name, sizeof name, "%.*s", (int)len, c);
+      cr_assert_not_null(tilec_options_takes(name), "tilec_options_set takes \"%s\", which has no row in option_keys", name);
+      seen++;
+    }
+  }
+  fclose(f);
+  cr_assert_geq(seen, n - 4, "read %d keys from the setter, the table has %d", seen, n);
+}
+
 Test(api, null_arguments_are_usage_errors) {
   tilec_program *p = (tilec_program *)0x1;
   tilec_options *o = NULL;
