@@ -119,6 +119,27 @@ static int run_once(tilec_kernel *k, tensor_buf *tb, const tilec_param_info *inf
   return RUN_OK;
 }
 
+/* The interpreter's arguments: each tensor a host copy of its initial bytes (tb[i].host), scalars as given. */
+static void host_views(tensor_buf *tb, const tilec_param_info *info, const tilec_arg *args, int np, tilec_arg *hargs) {
+  for (int i = 0; i < np; i++) {
+    hargs[i] = args[i];
+    if (!info[i].is_tensor) continue;
+    if (tb[i].bytes) memcpy(tb[i].host, tb[i].init, tb[i].bytes);
+    tb[i].hl = tb[i].dl;
+    tb[i].hl.data = tb[i].host;
+    tb[i].hl.device = (DLDevice){kDLCPU, 0};
+    hargs[i].u.tensor = &tb[i].hl;
+  }
+}
+
+static void free_bufs(tensor_buf *tb, const tilec_param_info *info, int np) {
+  for (int i = 0; i < np; i++) {
+    if (!info[i].is_tensor) continue;
+    gpu.cuMemFree(tb[i].base);
+    free(tb[i].init); free(tb[i].out_jit); free(tb[i].out_cli); free(tb[i].host);
+  }
+}
+
 static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel *kc, const char *file, int round,
                       bool offset) {
   const char *kname = tilec_program_kernel_name(p, kidx);
@@ -196,15 +217,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
      * sizes with the same diagnostic (test_examples.c's rule); nothing to compare */
     int rc = run_once(kc, tb, info, args, np, "cli-ptx", refused_cli, sizeof refused_cli);
     tilec_arg hargs[MAX_PARAMS];
-    for (int i = 0; i < np; i++) {
-      hargs[i] = args[i];
-      if (!info[i].is_tensor) continue;
-      if (tb[i].bytes) memcpy(tb[i].host, tb[i].init, tb[i].bytes);
-      tb[i].hl = tb[i].dl;
-      tb[i].hl.data = tb[i].host;
-      tb[i].hl.device = (DLDevice){kDLCPU, 0};
-      hargs[i].u.tensor = &tb[i].hl;
-    }
+    host_views(tb, info, args, np, hargs);
     tilec_status ist = tilec_interpret(p, kname, hargs, np);
     ok = rc == RUN_REFUSED && !strcmp(refused_jit, refused_cli) && ist == TILEC_ERROR_LAUNCH &&
          strstr(tilec_program_log(p), refused_jit);
@@ -212,8 +225,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     else
       printf("FAIL %s:%s [%s]: the JIT's launcher refused (%s); the CLI kernel's %s, the interpreter %s\n", file, kname,
              sizes, refused_jit, rc == RUN_REFUSED ? refused_cli : "ran", ist == TILEC_OK ? "ran" : tilec_program_log(p));
-    for (int i = 0; i < np; i++) free(tb[i].init), free(tb[i].out_jit), free(tb[i].out_cli), free(tb[i].host);
-    for (int i = 0; i < np; i++) if (tb[i].base) gpu.cuMemFree(tb[i].base);
+    free_bufs(tb, info, np);
     return ok;
   }
   ok = ok && run_once(kc, tb, info, args, np, "cli-ptx", refused_cli, sizeof refused_cli) == RUN_OK;
@@ -221,15 +233,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
     if (info[i].is_tensor && tb[i].bytes) gpu_check(gpu.cuMemcpyDtoH(tb[i].out_cli, tb[i].dev, tb[i].bytes), "cuMemcpyDtoH");
   /* the interpreter on the same inputs: the CLI kernel (either entry) within the dtype's tolerance */
   tilec_arg hargs[MAX_PARAMS];
-  for (int i = 0; ok && i < np; i++) {
-    hargs[i] = args[i];
-    if (!info[i].is_tensor) continue;
-    if (tb[i].bytes) memcpy(tb[i].host, tb[i].init, tb[i].bytes);
-    tb[i].hl = tb[i].dl;
-    tb[i].hl.data = tb[i].host;
-    tb[i].hl.device = (DLDevice){kDLCPU, 0};
-    hargs[i].u.tensor = &tb[i].hl;
-  }
+  if (ok) host_views(tb, info, args, np, hargs);
   if (ok) {
     tilec_status ist = tilec_interpret(p, kname, hargs, np);
     if (ist != TILEC_OK) {
@@ -271,11 +275,7 @@ static bool run_round(tilec_program *p, int kidx, tilec_kernel *kj, tilec_kernel
   }
   if (ok) printf("PASS %s:%s [%s]%s: CLI PTX == JIT, outputs bit-identical, within tolerance of the interpreter\n", file,
                  kname, sizes, offset ? " (offset views)" : round == FIT_ROUND ? " (fit round)" : "");
-  for (int i = 0; i < np; i++) {
-    if (!info[i].is_tensor) continue;
-    gpu.cuMemFree(tb[i].base);
-    free(tb[i].init); free(tb[i].out_jit); free(tb[i].out_cli); free(tb[i].host);
-  }
+  free_bufs(tb, info, np);
   return ok;
 }
 
