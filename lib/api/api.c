@@ -460,7 +460,10 @@ static tilec_status run_codegen(tilec_program *p, const tl_codegen_opts *co, tl_
   log_time(p, "codegen.llvm-build", out->ms_llvm_build);
   log_time(p, "codegen.llvm-opt", out->ms_llvm_opt);
   log_time(p, "codegen.ptx", out->ms_ptx);
-  if (p->opts.time_passes && out->nmodules > 1)
+  if (p->opts.time_passes && out->nmodules > 1 && out->nnotma)
+    tl_sbuf_printf(&p->log, "time codegen: %d modules on %d threads (%d of them no-TMA entries; llvm-opt, ptx: the "
+                   "slowest module's)\n", out->nmodules, out->nthreads, out->nnotma);
+  else if (p->opts.time_passes && out->nmodules > 1)
     tl_sbuf_printf(&p->log, "time codegen: %d modules on %d threads (llvm-opt, ptx: the slowest module's)\n",
                    out->nmodules, out->nthreads);
   if (ok && out->ptx) return TILEC_OK;
@@ -485,8 +488,10 @@ static tilec_status stage_codegen(tilec_program *p, bool want_llvm_text) {
     tl_sbuf_free(&names);
     if (!found) return TILEC_ERROR_USAGE;
   }
+  /* tma-fallback=entry: the no-TMA entries compiled on the codegen threads beside the kernels, then appended */
+  co.notma_entries = p->opts.tma_fallback == TL_TMA_FALLBACK_ENTRY;
   tilec_status st = run_codegen(p, &co, &p->cg);
-  if (st == TILEC_OK && p->opts.tma_fallback == TL_TMA_FALLBACK_ENTRY) st = tl_api_notma_entries(p, &co);
+  if (st == TILEC_OK && co.notma_entries) st = tl_api_notma_entries(p);
   if (st != TILEC_OK) return st;
   /* The program owns the texts from here on. */
   p->text[TILEC_STAGE_LLVM] = p->cg.llvm_ir;

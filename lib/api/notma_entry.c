@@ -1,12 +1,14 @@
 /* notma_entry.c: a TMA form's no-TMA form as a second entry of the program's PTX (option
  * tma-fallback=entry, the default of the CLI's .ptx / .cubin files; codegen.h TL_NOTMA_SUFFIX,
- * docs/cli.md "Two entries").  Compiles, for each TMA form ENTRY of p->cg, the kernel's TL_TMA_OFF
- * form named ENTRY__notma with ENTRY's parameters (its maps declared, never read) and appends it to
- * p->cg.ptx after every kernel, so that the first entries' text is that of tma-fallback=form.
+ * docs/cli.md "Two entries").  Appends, for each TMA form ENTRY of p->cg, the PTX of its no-TMA
+ * entry ENTRY__notma (the kernel's TL_TMA_OFF form with ENTRY's parameters, its maps declared, never
+ * read), which tl_codegen compiled beside the kernels (tl_codegen_opts.notma_entries: a module each,
+ * on the codegen threads), to p->cg.ptx after every kernel, in the kernels' order, so that the first
+ * entries' text is that of tma-fallback=form.
  * The loader's side (tilec_kernel_load_ptx of such a file, launches that fail the map test) is
  * tl_user_notma_launch in form_launch.c.
- * requires: p->cg compiled by stage_codegen (api.c), inside the guard; keeps: the first entries'
- * text and p->cg.kernels; breaks: nothing. */
+ * requires: p->cg compiled by stage_codegen (api.c) with notma_entries, inside the guard; keeps: the
+ * first entries' text and p->cg.kernels; breaks: nothing (takes p->cg.notma_ptx's texts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@ static const char *taken(tilec_program *p, const char *name) {
   return NULL;
 }
 
-tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
+tilec_status tl_api_notma_entries(tilec_program *p) {
   int nfuncs = p->cg.nkernels;
   double t0 = tl_now_ms();
   for (int i = 0; i < p->cg.nkernels; i++) {
@@ -42,21 +44,14 @@ tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
                ki->name, entry, other);
       return TILEC_ERROR_INPUT;
     }
-    tl_codegen_opts c = *co;
-    c.tma = TL_TMA_OFF;
-    c.only_kernel = ki->name;
-    c.entry_name = entry;
-    c.keep_maps = ki->ntma;
-    c.no_llvm_ir = true;
-    /* (the .file numbering is per module: with several source files, no .loc in the second entry) */
-    if (p->ctx.files.len > 1) c.line_info = false;
-    tl_codegen_result one;
-    tl_api_flush_diags(p);
-    if (!tl_codegen(p->module, &c, &one) || !one.ptx || one.nkernels != 1)
-      return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
-    char *merged = tl_codegen_append_ptx(p->cg.ptx, nfuncs, one.ptx);
+    const char *one = p->cg.notma_ptx ? p->cg.notma_ptx[i] : NULL;
+    if (!one) {
+      tl_error(&p->ctx, TL_NOLOC, "internal error: kernel '%s': codegen compiled no no-TMA entry", ki->name);
+      return TILEC_ERROR_INTERNAL;
+    }
+    char *merged = tl_codegen_append_ptx(p->cg.ptx, nfuncs, one);
     /* its launch configuration, for a launcher of its own (docs/cli.md "Two entries"), after its .globl line */
-    const tl_kernel_info *nk = &one.kernels[0];
+    const tl_kernel_info *nk = &p->cg.notma_kernels[i];
     char note[512], globl[300];
     snprintf(note, sizeof note, "\t// " TL_NOTMA_NOTE " %s: %d threads, %d bytes of dynamic shared memory%s%s\n",
              ki->entry, nk->threads, nk->smem_bytes, nk->persist ? ", persistent" : "",
@@ -74,7 +69,8 @@ tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
       free(merged);
       merged = with;
     }
-    tl_codegen_result_free(&one);
+    free(p->cg.notma_ptx[i]);
+    p->cg.notma_ptx[i] = NULL;
     if (!merged) {
       tl_error(&p->ctx, TL_NOLOC, "internal error: kernel '%s': its no-TMA entry's PTX could not be appended", ki->name);
       return TILEC_ERROR_INTERNAL;
@@ -84,7 +80,8 @@ tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co) {
     nfuncs++;
   }
   if (p->opts.time_passes && nfuncs > p->cg.nkernels)
-    tl_sbuf_printf(&p->log, "time codegen.notma-entries: %.3f ms (%d)\n", tl_now_ms() - t0, nfuncs - p->cg.nkernels);
+    tl_sbuf_printf(&p->log, "time codegen.notma-entries: %.3f ms built, %.3f ms appended (%d; their passes and PTX "
+                   "on the codegen threads)\n", p->cg.ms_notma_build, tl_now_ms() - t0, nfuncs - p->cg.nkernels);
   return TILEC_OK;
 }
 

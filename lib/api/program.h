@@ -132,8 +132,8 @@ tilec_status tl_api_codegen_kernel(tilec_program *p, const char *kernel, int ass
 tilec_status tl_api_codegen_notma_entry(tilec_program *p, const char *kernel, const char *entry, int keep_maps,
                                         tl_codegen_result *out);
 /* Option tma-fallback=entry (stage_codegen, inside the guard): p->cg.ptx gets each TMA form's no-TMA
- * form as a second entry ENTRY__notma (notma_entry.c); co: the codegen options of p->cg. */
-tilec_status tl_api_notma_entries(tilec_program *p, const tl_codegen_opts *co);
+ * form, compiled beside it (tl_codegen_opts.notma_entries), as a second entry ENTRY__notma (notma_entry.c). */
+tilec_status tl_api_notma_entries(tilec_program *p);
 /* Append new diagnostics of p->ctx to p->log. */
 void tl_api_flush_diags(tilec_program *p);
 

@@ -722,6 +722,10 @@ void tl_codegen_result_free(tl_codegen_result *r) {
   free(r->llvm_ir);
   free(r->ptx);
   r->llvm_ir = r->ptx = NULL;
+  for (int k = 0; r->notma_ptx && k < r->nkernels; k++) {
+    free(r->notma_ptx[k]);
+    r->notma_ptx[k] = NULL;
+  }
 }
 
 /* The IR pipeline of -O1..-O3 (docs/codegen.md "Round 3"): LLVM 19's
@@ -963,20 +967,31 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
                     ? cg_units_threads(nk)
                     : 1;
   int nunits = threads > 1 ? nk : 1;
-  cg_unit *units = tl_alloc(&ctx->arena, sizeof(cg_unit) * (size_t)nunits);
-  memset(units, 0, sizeof(cg_unit) * (size_t)nunits);
+  /* the no-TMA entries (notma_entries): a unit each after the kernels' (at most one per kernel) */
+  bool notma = o && o->notma_entries;
+  int cap = nunits + (notma ? nk : 0);
+  cg_unit *units = tl_alloc(&ctx->arena, sizeof(cg_unit) * (size_t)cap);
+  memset(units, 0, sizeof(cg_unit) * (size_t)cap);
   /* every pipeline ends with the back end's IR passes (nvptx_ir_passes) */
   const char *back = nvptx_ir_passes(cgl);
   const char *full = join_passes(ctx, passes, back);
   const char *full_fallback = passes == o1 ? join_passes(ctx, dflt, back) : NULL;
-  for (int u = 0; u < nunits; u++) {
+  for (int u = 0; u < cap; u++) {
     units[u].passes = full;
     units[u].fallback = full_fallback;
-    units[u].want_ir = !o || !o->no_llvm_ir;
+    units[u].want_ir = u < nunits && (!o || !o->no_llvm_ir);
   }
 
   bool ok = true;
-  out->kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * (size_t)(m->funcs.len ? m->funcs.len : 1));
+  size_t nf = (size_t)(m->funcs.len ? m->funcs.len : 1);
+  out->kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * nf);
+  int *fidx = tl_alloc(&ctx->arena, sizeof(int) * nf); /* kernels[k] is function fidx[k] of m */
+  if (notma) {
+    out->notma_ptx = tl_alloc(&ctx->arena, sizeof(char *) * nf);
+    memset(out->notma_ptx, 0, sizeof(char *) * nf);
+    out->notma_kernels = tl_alloc(&ctx->arena, sizeof(tl_kernel_info) * nf);
+    memset(out->notma_kernels, 0, sizeof(tl_kernel_info) * nf);
+  }
   double t0 = tl_now_ms();
   int u = 0;
   cg g;
@@ -993,6 +1008,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
       cg_di_begin(&g);
       open = true;
     }
+    fidx[out->nkernels] = i;
     ok = emit_func(&g, m, i, o, &out->kernels[out->nkernels++]);
     if (nunits > 1) { /* one kernel a unit */
       cg_di_finish(&g);
@@ -1015,9 +1031,42 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     cg_di_finish(&g);
     end_module(&g);
   }
+  double tb = tl_now_ms();
+  out->ms_llvm_build = tb - t0;
+  /* each TMA form's no-TMA entry, a module of its own: what tl_codegen with only_kernel, TL_TMA_OFF,
+   * entry_name ENTRY__notma and keep_maps builds (lib/api/notma_entry.c appends its PTX) */
+  int ntotal = nunits;
+  for (int k = 0; notma && ok && k < out->nkernels; k++) {
+    const tl_kernel_info *ki = &out->kernels[k];
+    if (!ki->tma_form) continue;
+    size_t n = strlen(ki->entry) + sizeof TL_NOTMA_SUFFIX;
+    char *entry = tl_alloc(&ctx->arena, n);
+    snprintf(entry, n, "%s" TL_NOTMA_SUFFIX, ki->entry);
+    tl_codegen_opts c = *o;
+    c.tma = TL_TMA_OFF;
+    c.only_kernel = ki->name;
+    c.entry_name = entry;
+    c.keep_maps = ki->ntma;
+    c.no_llvm_ir = true;
+    c.notma_entries = false;
+    /* (the .file numbering is per module: with several source files, no .loc in the second entry) */
+    if (ctx->files.len > 1) c.line_info = false;
+    if (!unit_begin(&units[ntotal], target, triple, arch, features, cgl)) {
+      tl_error(ctx, TL_NOLOC, "LLVM could not create a target machine for %s", arch);
+      ok = false;
+      break;
+    }
+    begin_module(&g, ctx, &c, sm, units[ntotal].C, units[ntotal].M);
+    cg_di_begin(&g);
+    ok = emit_func(&g, m, fidx[k], &c, &out->notma_kernels[k]);
+    cg_di_finish(&g);
+    end_module(&g);
+    ntotal++;
+    out->nnotma++;
+  }
   double t1 = tl_now_ms();
-  out->ms_llvm_build = t1 - t0;
-  for (int k = 0; k < nunits && ok; k++) {
+  out->ms_notma_build = t1 - tb;
+  for (int k = 0; k < ntotal && ok; k++) {
     char *msg = NULL;
     if (LLVMVerifyModule(units[k].M, LLVMReturnStatusAction, &msg)) {
       tl_error(ctx, TL_NOLOC, "internal error: codegen built invalid LLVM IR: %.2000s", msg ? msg : "");
@@ -1036,13 +1085,15 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     for (int k = 0; k < nunits; k++) LLVMSetAlignment(LLVMGetNamedGlobal(units[k].M, "tl_smem"), align);
   }
   double t2 = tl_now_ms();
-  out->nmodules = nunits;
+  /* the no-TMA entries' modules run beside the kernels' (TILEC_CODEGEN_THREADS=1: one after the other) */
+  if (ntotal > nunits) threads = env_args && *env_args ? 1 : cg_units_threads(ntotal);
+  out->nmodules = ntotal;
   out->nthreads = threads;
   if (ok) {
-    if (nunits == 1) cg_unit_run(&units[0]);
-    else cg_units_run(units, nunits, threads);
+    if (ntotal == 1) cg_unit_run(&units[0]);
+    else cg_units_run(units, ntotal, threads);
     int slow = 0; /* the critical path: the slowest unit's stages */
-    for (int k = 0; k < nunits; k++) {
+    for (int k = 0; k < ntotal; k++) {
       if (units[k].oom) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
       if (units[k].err) {
         tl_error(ctx, TL_NOLOC, "%s", units[k].err);
@@ -1071,8 +1122,20 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
         ok = false;
       }
     if (ok && ((!out->llvm_ir && !(o && o->no_llvm_ir)) || !out->ptx)) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
+    /* the no-TMA entries' texts, in the kernels' order whatever unit finished first */
+    for (int k = 0, u2 = nunits; ok && notma && k < out->nkernels; k++) {
+      if (!out->kernels[k].tma_form) continue;
+      out->notma_ptx[k] = units[u2].ptx;
+      units[u2++].ptx = NULL;
+      if (!out->notma_ptx[k]) tl_fatal(ctx, TL_ERR_NOMEM, "out of memory copying PTX");
+      const tl_kernel_info *nki = &out->notma_kernels[k];
+      if (nki->cluster && !cg_cluster_directives(&out->notma_ptx[k], nki->entry)) {
+        tl_error(ctx, TL_NOLOC, "codegen: no .maxntid directive of entry '%s' to put its cluster after", nki->entry);
+        ok = false;
+      }
+    }
   }
-  for (int k = 0; k < nunits; k++) unit_end(&units[k]);
+  for (int k = 0; k < ntotal; k++) unit_end(&units[k]);
   if (!ok) tl_codegen_result_free(out);
   return ok;
 }

@@ -60,6 +60,11 @@ typedef struct tl_codegen_opts {
   int keep_maps;          /* TL_TMA_OFF: declare this many hidden tensor-map parameters all the same
                              (never read), so that the entry takes its TMA form's parameters: the
                              CLI's second entry KERNEL__notma (TL_NOTMA_SUFFIX); 0 = none */
+  bool notma_entries;     /* also, for each TMA form ENTRY, its no-TMA entry ENTRY__notma (TL_TMA_OFF, keep_maps
+                             its maps, no line info for a program of several files) in a module of its own,
+                             built after every kernel and compiled on the codegen threads beside them:
+                             tl_codegen_result.notma_ptx / notma_kernels (the CLI's second entries,
+                             lib/api/notma_entry.c; docs/cli.md "Two entries") */
 } tl_codegen_opts;
 
 /* tl_codegen_opts.tma (docs/codegen.md "Round 9"): what a kernel with TMA does for tensors the
@@ -119,7 +124,16 @@ typedef struct tl_codegen_result {
   int nkernels;
   tl_kernel_info *kernels;/* arena of the module's ctx */
   double ms_llvm_build, ms_llvm_opt, ms_ptx; /* stage timings (several modules: the slowest one's opt and ptx) */
-  int nmodules, nthreads; /* LLVM modules compiled (one per kernel on threads, or one) and threads used */
+  int nmodules, nthreads; /* LLVM modules compiled (one per kernel on threads, or one; then one per no-TMA
+                           * entry) and threads used */
+  /* tl_codegen_opts.notma_entries: [k] for kernels[k] a TMA form, the PTX of its no-TMA entry alone (a module of
+   * one entry, as tl_codegen with only_kernel, tma = TL_TMA_OFF, entry_name and keep_maps prints it; malloc'd,
+   * tl_codegen_result_free frees what is left) and that entry's info; NULL / unset for the other kernels.
+   * Both arrays nkernels long (arena), NULL without the option. */
+  char **notma_ptx;
+  tl_kernel_info *notma_kernels;
+  int nnotma;             /* the no-TMA entries compiled */
+  double ms_notma_build;  /* their LLVM IR built (their passes and PTX: in ms_llvm_opt / ms_ptx, on the threads) */
 } tl_codegen_result;
 
 /* Lower every function of m.  Errors (unsupported constructs, LLVM failures)
