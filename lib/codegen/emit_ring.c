@@ -601,11 +601,16 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
 static void commit(cg *g) { cg_asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
 
 /* One stage of loop L's ring: every stream of L issued into slot `slot` at ivs, then one commit
- * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill). */
-static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
+ * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill).
+ * x64 (the stage's iv as i64, NULL: always issued) with TILEC_RING_IN_RANGE=1: the copies only when
+ * that iteration runs (ring_range.c), the commit group always. */
+static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy, LLVMValueRef x64,
+                        LLVMValueRef step64) {
   cg_plan *p = g->plan;
+  LLVMBasicBlockRef jb = branchy && x64 && cg_ring_range_on() ? cg_ring_range_begin(g, L, x64, step64) : NULL;
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, slot, branchy);
+  if (jb) cg_ring_range_end(g, jb);
   commit(g);
 }
 
@@ -640,7 +645,10 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
   for (int k = 0; k + 1 + R->lag < S; k++) {
     LLVMValueRef ivs = iv_plus(g, lo64, k, step64, ivty);
-    issue_stage(g, R->for_op, ivs, cg_i32(g, k), branchy);
+    LLVMValueRef x = !cg_ring_range_on() ? NULL
+                     : k                   ? LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "")
+                                           : lo64;
+    issue_stage(g, R->for_op, ivs, cg_i32(g, k), branchy, x, step64);
   }
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
@@ -829,7 +837,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   }
   if (S == 1) {
     cg_barrier(g);
-    issue_stage(g, L, reg, cg_i32(g, 0), true);
+    issue_stage(g, L, reg, cg_i32(g, 0), true, NULL, NULL);
     cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
     if (R->wgmma) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
     cg_barrier(g);
@@ -878,7 +886,10 @@ static void emit_ring(cg *g, cg_ring *R) {
   R->rd_slot = rd;
   if (!R->late) {
     if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
-    issue_stage(g, L, ivs, wr, true);
+    LLVMValueRef x = cg_ring_range_on()
+                         ? LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "")
+                         : NULL;
+    issue_stage(g, L, ivs, wr, true, x, step64);
   }
   if (jb) {
     LLVMBuildBr(g->B, jb);
@@ -930,7 +941,7 @@ void cg_ring_late_refill(cg *g, int32_t L) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, cb);
     }
-    issue_stage(g, L, ivs, wr, true);
+    issue_stage(g, L, ivs, wr, true, cg_ring_range_on() ? LLVMBuildAdd(g->B, phi, step64, "") : NULL, step64);
     if (jb) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, jb);

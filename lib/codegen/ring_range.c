@@ -1,0 +1,26 @@
+/* ring_range.c: requires the ring (emit_ring.c) and cg_iv_in_range (emit_tma.c); TILEC_RING_IN_RANGE=1
+ * (default off): the cp.async ring copies a stage only when its iteration runs, the TMA ring's rule.
+ * Without it the ring's refill of stage i + S-1 and the prologue's stages are issued whatever the
+ * loop's bound, so a loop of n < S-1 .. few steps copies S-1 stages past its end: real loads of the
+ * next split's tiles in a split-K program (gemm_w4a16_splitk: 7 stages copied for 4 used), zero-fills
+ * past the tensor.  Here a uniform branch skips the stage's copies; its commit group stays (empty),
+ * so the ring's wait_group counts do not change.  docs/pipelines.md "The ring's stages past the
+ * loop". */
+#include "code_env.h"
+#include "ring.h"
+
+bool cg_ring_range_on(void) { return tl_code_env_on("TILEC_RING_IN_RANGE"); }
+
+LLVMBasicBlockRef cg_ring_range_begin(cg *g, int32_t L, LLVMValueRef x64, LLVMValueRef step64) {
+  LLVMValueRef in = cg_iv_in_range(g, L, x64, step64);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.in");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.done");
+  LLVMBuildCondBr(g->B, in, ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  return jb;
+}
+
+void cg_ring_range_end(cg *g, LLVMBasicBlockRef jb) {
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
