@@ -6,8 +6,8 @@
 # 1. tests/gpu/test_w4a16.py, fused part, forms frag (the default) and frag-range (the switch), against
 #    fp64 and the interpreter (M 1, 5, 16, 17, 33; N 15..4096 incl. 37, 130, 200; K 64..5248; split-K
 #    at the bench's BN128 x8 incl. programs of 0 and 1 K steps);
-# 2. tilec run --device against the interpreter with the switch, split-K BN128 x8 and x16 at ragged
-#    sizes (M 1 / 5 / 16, N 200 / 130 / 4100, K 640 / 1408 / 4096);
+# 2. tilec run --device against the interpreter with the switch (f32 C: atol 0.05 for the sums' order),
+#    split-K BN128 x8 and x16 at ragged sizes (M 1 / 5 / 16, N 200 / 130 / 4100, K 640 / 1408 / 4096);
 # 3. bench.py --only w4a16 --quick, W4A16_GRAPH=1: split-K BM16 BN128 x4 / x8 / x16 unset and "range"
 #    (the switch) at 1x4096x4096, 16x4096x4096, 16x14336x4096, 16x4096x14336, cuBLAS bf16 in the same
 #    process (one timed launch and a CUDA graph on rotating weight copies); a table last (< 200 s).
@@ -28,7 +28,7 @@ for c in "8 5 200 640" "8 1 130 1408" "8 16 4100 4096" "16 5 200 1408" "16 16 13
   set -- $c
   TILEC_RING_IN_RANGE=1 TILEC_CACHE_DIR=/tmp/cw4r timeout -k 5 40 $B/tilec run examples/gemm_w4a16.tile \
     --kernel gemm_w4a16_splitk -D BN=128 -D SPLIT=$1 --size M=$2 --size N=$3 --size K=$4 --size KW=$(($4 / 8)) \
-    --size NG=$(($4 / 128)) --device > $L/run_$1_$2_$3_$4.log 2>&1
+    --size NG=$(($4 / 128)) --atol 0.05 --rtol 0.001 --device > $L/run_$1_$2_$3_$4.log 2>&1
   rc=$?; n=$((n + 1)); [ $rc -eq 0 ] || f=$((f + 1))
   echo "rc $rc SPLIT=$1 M=$2 N=$3 K=$4: $(grep -E 'PASS|FAIL' $L/run_$1_$2_$3_$4.log | head -1) [$(el) s]"
 done
