@@ -8,6 +8,7 @@
 #    at the bench's BN128 x8 incl. programs of 0 and 1 K steps);
 # 2. tilec run --device against the interpreter with the switch (f32 C: atol 0.05 for the sums' order),
 #    split-K BN128 x8 and x16 at ragged sizes (M 1 / 5 / 16, N 200 / 130 / 4100, K 640 / 1408 / 4096);
+#    2b. gpu_test_examples with the switch over gemm_w4a16.tile, splitk_gemm.tile, gemm_small_m.tile;
 # 3. bench.py --only w4a16 --quick, W4A16_GRAPH=1: split-K BM16 BN128 x4 / x8 / x16 unset and "range"
 #    (the switch) at 1x4096x4096, 16x4096x4096, 16x14336x4096, 16x4096x14336, cuBLAS bf16 in the same
 #    process (one timed launch and a CUDA graph on rotating weight copies); a table last (< 200 s).
@@ -33,6 +34,11 @@ for c in "8 5 200 640" "8 1 130 1408" "8 16 4100 4096" "16 5 200 1408" "16 16 13
   echo "rc $rc SPLIT=$1 M=$2 N=$3 K=$4: $(grep -E 'PASS|FAIL' $L/run_$1_$2_$3_$4.log | head -1) [$(el) s]"
 done
 echo "tilec run: $((n - f)) PASS, $f FAIL"
+echo "== 2b. gpu_test_examples, TILEC_RING_IN_RANGE=1, on three files of short K loops [$(el) s]"
+mkdir -p /tmp/w4sx && cp examples/gemm_w4a16.tile examples/splitk_gemm.tile examples/gemm_small_m.tile /tmp/w4sx/
+TILEC_RING_IN_RANGE=1 TILEC_CACHE_DIR=/tmp/cw4x timeout -k 10 60 $B/tests/gpu_test_examples /tmp/w4sx > $L/examples.log 2>&1
+echo "gpu_test_examples rc $? $(tail -1 $L/examples.log) [$(el) s]"
+grep FAIL $L/examples.log | head -4
 echo "== 3. bench [$(el) s]"
 W4A16_GRAPH=1 W4A16_SHAPES=1x4096x4096,16x4096x4096,16x14336x4096,16x4096x14336 \
 W4A16_ONLY="splitk BM16 BN128 SPLIT" W4A16_SKIP="TILEC_,nozero,maxnreg,staged,stages2,bf16x2,byteoff" \
