@@ -13,11 +13,11 @@ CLK = 1.98e9       # SM clock under load
 SMS, SMSP = 132, 4
 FIXED_TIMED = 4.5  # us: one timed launch's fixed cost under do_bench (eighth session: an empty kernel)
 ZERO_TIMED = 2.2   # us: C.zero_() in the timed call (eighth session, 16x4096 f32)
-# SASS of one warp (ptxas 13.0, this branch): compute block a K step 482 (128 HFMA2, 82 IMAD, 76 LOP3,
-# 64 PRMT, 72 LDS, 32 HMMA, 8 LDSM, ...); a stage's copy issue on the fast path 171 (w4a16d's trace:
-# 4 streams, 8 cp.async a thread); a skipped stage with the switch 15 (the uniform test and branch);
-# setup + epilogue (address setup, 16 REDs of the f32 partial) ~390 (900 fixed - 3 fill stages x 171)
-COMPUTE, COPY, SKIP, FIXED_WARP = 482, 171, 15, 390
+# SASS of one warp (ptxas 13.0 sm_90a, this branch; tools/sass_copy_path.py on the BM16 BN128 x8 kernel):
+# setup + the prologue's 3 stages 714 (787 with TILEC_RING_IN_RANGE=1: the nested guards), a stage's copy
+# issue in the loop 216 (235 with the switch; 21 for a stage it skips), the compute block 471 (474): 128
+# HFMA2, ~80 IMAD, ~76 LOP3, 64 PRMT, 72 LDS, 32 HMMA, 8 LDSM; after the loop ~80 (the 16 REDs, estimated)
+PRO_OFF, PRO_ON, STAGE_OFF, STAGE_ON, SKIP, COMPUTE_OFF, COMPUTE_ON, EPI = 714, 787, 216, 235, 21, 471, 474, 80
 STAGES = 4
 # H200 ratios x cuBLAS bf16 measured (twentieth session, split-K BN128 x8, bf16x2; one timed launch;
 # graph: a CUDA graph of zero + kernel on rotating weight copies)
@@ -51,9 +51,14 @@ def cublas_graph(M, N, K):
 
 
 def warp_instr(n, on):
-    """one warp of a program of n K steps: setup, stages copied, compute"""
-    stages = n if on else n + STAGES - 1
-    return FIXED_WARP + stages * COPY + (STAGES - 1 if on else 0) * SKIP + n * COMPUTE
+    """one warp of a program of n K steps: setup and prologue, the loop's stages, compute, the REDs.  Off,
+    the loop copies a stage every iteration (the last S-1 past the loop); on, only those of iterations
+    that run (a prologue stage past the loop costs a skip, not its copies)"""
+    pre = STAGES - 1
+    if not on:
+        return PRO_OFF + n * (STAGE_OFF + COMPUTE_OFF) + EPI
+    pro = PRO_ON - max(0, pre - n) * (STAGE_ON - SKIP)
+    return pro + max(0, n - pre) * STAGE_ON + min(n, pre) * SKIP + n * COMPUTE_ON + EPI
 
 
 def split_shape(M, N, K, split, bn=128, bk=128):
@@ -88,8 +93,9 @@ def main():
               "zero); 3x = %5.1f us timed, %5.1f graph" % ("%dx%dx%d" % (M, N, K), ct, cg, t, t - FIXED_TIMED - ZERO_TIMED,
                                                           FIXED_TIMED, ZERO_TIMED, ct / 3, cg / 3))
     print()
-    print("== the issue model: warp instructions a program = %d + stages x %d (+ %d a skipped stage) + steps x %d" %
-          (FIXED_WARP, COPY, SKIP, COMPUTE))
+    print("== the issue model: warp instructions a program (n K steps) = off %d + n x (%d + %d) + %d; on %d + "
+          "(n - 3) x %d + 3 x %d + n x %d + %d" % (PRO_OFF, STAGE_OFF, COMPUTE_OFF, EPI, PRO_ON, STAGE_ON, SKIP,
+                                                   COMPUTE_ON, EPI))
     print("%-14s %5s %5s %5s %6s %10s %10s %6s %10s %10s" % ("shape", "split", "steps", "CTAs", "CTA/SM", "off/SMSP",
           "on/SMSP", "on/off", "IPC (cal)", "on kernel"))
     for (M, N, K), r in MEASURED.items():

@@ -11,11 +11,13 @@
 
 bool cg_ring_range_on(void) { return tl_code_env_on("TILEC_RING_IN_RANGE"); }
 
-LLVMBasicBlockRef cg_ring_range_begin(cg *g, int32_t L, LLVMValueRef x64, LLVMValueRef step64) {
+LLVMBasicBlockRef cg_ring_range_begin(cg *g, int32_t L, LLVMValueRef x64, LLVMValueRef step64, LLVMBasicBlockRef *skip) {
   LLVMValueRef in = cg_iv_in_range(g, L, x64, step64);
   LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.in");
+  LLVMBasicBlockRef sb = skip ? LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.skip") : NULL;
   LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.done");
-  LLVMBuildCondBr(g->B, in, ib, jb);
+  if (skip) *skip = sb;
+  LLVMBuildCondBr(g->B, in, ib, sb ? sb : jb);
   LLVMPositionBuilderAtEnd(g->B, ib);
   return jb;
 }

@@ -5,8 +5,10 @@ dequantized between shared memory and the staging; docs/pipelines.md "Operand pr
 with B computed in its mma.sync fragments (the default since the eighth session; TILEC_PROLOGUE_FRAG=0 off: no staging store, barrier
 or ldmatrix of B; docs/pipelines.md "B in its fragments"; its pairs dequantized by the magic-number unpack and bf16x2 fmas, the default
 since the fifteenth session (a word's byte a pair; with its two shifts, TILEC_DEQUANT_BYTE=0), and in f32 with
-TILEC_DEQUANT_BF16X2=0), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
-CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
+TILEC_DEQUANT_BF16X2=0), the default with the cp.async ring's stages past the loop not copied ("frag-range":
+TILEC_RING_IN_RANGE=1, twenty-fifth session), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the
+smaller cases, against tilec's CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases
+(at the bench's BN 128 x8 too: programs of 0, 1, 2 and 4 K steps).
 Then the two-kernel path for large M (two_kernels below): examples/w4a16_dequant.tile writing W bf16 [K, N],
 then examples/gemm.tile's cutlass_gemm on it.
 
@@ -22,7 +24,8 @@ bf16: |C - ref| <= 2^-8 |ref| + (K + 1) 2^-23 sum_k |a w| elementwise (split-K, 
 first term).  Interpreter: the same bound.
 Self-test: the reference of the same inputs with the last K group's zero points moved by 4 must fail.
 
-  [TEST_W4A16_PART=two|fused] python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so] [--examples examples]
+  [TEST_W4A16_PART=two|fused] [TEST_W4A16_MODES=frag,frag-range] python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so]
+      [--examples examples]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
