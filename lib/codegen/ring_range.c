@@ -4,8 +4,9 @@
  * loop's bound, so a loop of n < S-1 .. few steps copies S-1 stages past its end: real loads of the
  * next split's tiles in a split-K program (gemm_w4a16_splitk: 7 stages copied for 4 used), zero-fills
  * past the tensor.  Here a uniform branch skips the stage's copies; its commit group stays (empty),
- * so the ring's wait_group counts do not change.  docs/pipelines.md "The ring's stages past the
- * loop". */
+ * so the ring's wait_group counts do not change.  (emit_ring.c nests the prologue's stages: stage k+1
+ * inside stage k's branch.)  docs/pipelines.md "Where W4A16's time goes at
+ * M = 1..16". */
 #include "code_env.h"
 #include "ring.h"
 
