@@ -1981,6 +1981,12 @@ def gemm_w4a16():
                 variants += [(f"BM{bm} BN32 {tag}", {"BM": bm, "BN": 32}, "env:" + e)]
             else:
                 variants += [(f"BM{m_} BN{bn_} {tag}", {"BM": m_, "BN": bn_}, "env:" + e) for m_, bn_ in ((64, 128), (128, 128))]
+        # "range": TILEC_RING_IN_RANGE=1 (twenty-fifth session, branch w4small): the cp.async ring copies a
+        # stage only when its iteration runs (a split-K program of 4 K steps on the 4-stage ring copied 7:
+        # the next split's tiles, a third of the copy issue and L2 traffic); beside the same tiles unset
+        if M <= 64:
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} range", {"BM": bm, "BN": bn, "SPLIT": sp},
+                          "env:TILEC_RING_IN_RANGE=1") for bn, sp in ((128, 4), (128, 8), (128, 16))]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]

@@ -123,6 +123,9 @@
 #             examples/llama (the default if they pass); LAZY_WIDE on the whole D128 backward (the default if
 #             >= 1 % in both rounds); the inline probe, fixed
 #     then: every GPU test at the defaults on the H200 (PENDING_STEPS="attn attnbwd fp8")
+#   twenty-fifth session's helpers (no device): OWED="w4small:240" sh bench/owed.sh .carry (branch w4small:
+#             TILEC_RING_IN_RANGE=1, the cp.async ring's stages past the loop not copied; W4A16 split-K on / off
+#             beside cuBLAS, timed launch and CUDA graph; ~120-170 s, dry-run here on the fake driver)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

@@ -601,11 +601,20 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
 static void commit(cg *g) { cg_asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
 
 /* One stage of loop L's ring: every stream of L issued into slot `slot` at ivs, then one commit
- * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill). */
-static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
+ * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill).
+ * x64 (the stage's iv as i64, NULL: always issued) with TILEC_RING_IN_RANGE=1: the copies only when
+ * that iteration runs (ring_range.c), the commit group always. */
+static void issue_copies(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   cg_plan *p = g->plan;
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, slot, branchy);
+}
+
+static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy, LLVMValueRef x64,
+                        LLVMValueRef step64) {
+  LLVMBasicBlockRef jb = branchy && x64 && cg_ring_range_on() ? cg_ring_range_begin(g, L, x64, step64, NULL) : NULL;
+  issue_copies(g, L, ivs, slot, branchy);
+  if (jb) cg_ring_range_end(g, jb);
   commit(g);
 }
 
@@ -632,16 +641,35 @@ static void init_tr_parity(cg *g, cg_ring *R) {
   }
 }
 
+/* TILEC_RING_IN_RANGE=1's prologue, stages k..last: stage k's copies and commit when iteration k
+ * runs, then stages k+1.. inside that branch (iteration k+1 runs only after k, and the nesting lets
+ * LLVM share the stages' common address terms, which side-by-side branches recompute); out of range,
+ * stages k..last commit empty groups, so every path commits last - k + 1. */
+static void prologue_in_range(cg *g, int32_t L, int k, int last, LLVMValueRef lo64, LLVMValueRef step64,
+                              LLVMTypeRef ivty) {
+  if (k > last) return;
+  LLVMValueRef x = k ? LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, step64, cg_i64(g, k), ""), "") : lo64;
+  LLVMBasicBlockRef skip, jb = cg_ring_range_begin(g, L, x, step64, &skip);
+  issue_copies(g, L, iv_plus(g, lo64, k, step64, ivty), cg_i32(g, k), true);
+  commit(g);
+  prologue_in_range(g, L, k + 1, last, lo64, step64, ivty);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, skip);
+  for (int j = k; j <= last; j++) commit(g);
+  cg_ring_range_end(g, jb);
+}
+
 /* Ring prologue: stages 0..S-2 issued at the builder's position, before
  * the loop (branchy: real branches for the slow copies); slot counters. */
 static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty, bool branchy) {
   int S = R->stages;
   R->rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
   R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
-  for (int k = 0; k + 1 + R->lag < S; k++) {
-    LLVMValueRef ivs = iv_plus(g, lo64, k, step64, ivty);
-    issue_stage(g, R->for_op, ivs, cg_i32(g, k), branchy);
-  }
+  if (branchy && cg_ring_range_on())
+    prologue_in_range(g, R->for_op, 0, S - 2 - R->lag, lo64, step64, ivty);
+  else
+    for (int k = 0; k + 1 + R->lag < S; k++)
+      issue_stage(g, R->for_op, iv_plus(g, lo64, k, step64, ivty), cg_i32(g, k), branchy, NULL, NULL);
   LLVMBuildStore(g->B, cg_i32(g, 0), R->rdv);
   LLVMBuildStore(g->B, cg_i32(g, S > 1 ? S - 1 - R->lag : 0), R->wrv);
   init_tr_parity(g, R);
@@ -829,7 +857,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   }
   if (S == 1) {
     cg_barrier(g);
-    issue_stage(g, L, reg, cg_i32(g, 0), true);
+    issue_stage(g, L, reg, cg_i32(g, 0), true, NULL, NULL);
     cg_asm_void(g, "cp.async.wait_group 0;", "~{memory}", NULL, 0);
     if (R->wgmma) cg_asm_void(g, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
     cg_barrier(g);
@@ -878,7 +906,10 @@ static void emit_ring(cg *g, cg_ring *R) {
   R->rd_slot = rd;
   if (!R->late) {
     if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
-    issue_stage(g, L, ivs, wr, true);
+    LLVMValueRef x = cg_ring_range_on()
+                         ? LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "")
+                         : NULL;
+    issue_stage(g, L, ivs, wr, true, x, step64);
   }
   if (jb) {
     LLVMBuildBr(g->B, jb);
@@ -930,7 +961,7 @@ void cg_ring_late_refill(cg *g, int32_t L) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, cb);
     }
-    issue_stage(g, L, ivs, wr, true);
+    issue_stage(g, L, ivs, wr, true, cg_ring_range_on() ? LLVMBuildAdd(g->B, phi, step64, "") : NULL, step64);
     if (jb) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, jb);

@@ -381,6 +381,14 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
 
 /* emit_narrow_copy.c: a tile whose tensor is 8- or 4-byte aligned, not 16 (TILEC_NARROW_COPY=1) */
 bool cg_narrow_on(void); /* TILEC_NARROW_COPY=1 */
+
+/* ring_range.c: TILEC_RING_IN_RANGE=1, a cp.async stage copied only when its iteration x64 runs */
+bool cg_ring_range_on(void);
+/* The branch to the stage's copies when x64 is in loop L's range (the builder left in that block);
+ * returns the join block.  skip non-NULL: *skip is an empty out-of-range block for the caller to fill
+ * and end at the join (else the branch goes to the join). */
+LLVMBasicBlockRef cg_ring_range_begin(cg *g, int32_t L, LLVMValueRef x64, LLVMValueRef step64, LLVMBasicBlockRef *skip);
+void cg_ring_range_end(cg *g, LLVMBasicBlockRef jb);
 /* i1: last stride 1 and base, tile start and row pitch (bytes) multiples of w */
 LLVMValueRef cg_narrow_fits(cg *g, LLVMValueRef unit_stride, LLVMValueRef base, LLVMValueRef gaddr0,
                             LLVMValueRef rowbytes, int w);

@@ -5,8 +5,10 @@ dequantized between shared memory and the staging; docs/pipelines.md "Operand pr
 with B computed in its mma.sync fragments (the default since the eighth session; TILEC_PROLOGUE_FRAG=0 off: no staging store, barrier
 or ldmatrix of B; docs/pipelines.md "B in its fragments"; its pairs dequantized by the magic-number unpack and bf16x2 fmas, the default
 since the fifteenth session (a word's byte a pair; with its two shifts, TILEC_DEQUANT_BYTE=0), and in f32 with
-TILEC_DEQUANT_BF16X2=0), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the smaller cases, against tilec's
-CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases.
+TILEC_DEQUANT_BF16X2=0), the default with the cp.async ring's stages past the loop not copied ("frag-range":
+TILEC_RING_IN_RANGE=1, twenty-fifth session), and without the prologue (TILEC_PROLOGUE=0), against an fp64 reference and, on the
+smaller cases, against tilec's CPU interpreter; the split-K kernel of the same file (gemm_w4a16_splitk) on the same cases
+(at the bench's BN 128 x8 too: programs of 0, 1, 2 and 4 K steps).
 Then the two-kernel path for large M (two_kernels below): examples/w4a16_dequant.tile writing W bf16 [K, N],
 then examples/gemm.tile's cutlass_gemm on it.
 
@@ -22,7 +24,8 @@ bf16: |C - ref| <= 2^-8 |ref| + (K + 1) 2^-23 sum_k |a w| elementwise (split-K, 
 first term).  Interpreter: the same bound.
 Self-test: the reference of the same inputs with the last K group's zero points moved by 4 must fail.
 
-  [TEST_W4A16_PART=two|fused] python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so] [--examples examples]
+  [TEST_W4A16_PART=two|fused] [TEST_W4A16_MODES=frag,frag-range] python3 tests/gpu/test_w4a16.py [--lib build/libtilec.so]
+      [--examples examples]
 Exit 0 pass, 1 fail, 77 no GPU / no torch.
 """
 import os
@@ -53,6 +56,9 @@ def main():
         os.environ["TILEC_DEQUANT_BF16X2"] = "0" if mode == "frag-f32" else "1"
         # "frag-shift": bf16x2 with the two shifts a pair (TILEC_DEQUANT_BYTE=0), not the byte form
         os.environ["TILEC_DEQUANT_BYTE"] = "0" if mode == "frag-shift" else "1"
+        # "frag-range": the default form with the cp.async ring's stages past the loop not copied
+        # (TILEC_RING_IN_RANGE=1, tests/lit ring-in-range.test): split-K programs of 0..few K steps
+        os.environ["TILEC_RING_IN_RANGE"] = "1" if mode == "frag-range" else "0"
         try:
             prog = tilec.compile(src, defines=defines)
             k, ks = prog["gemm_w4a16"], prog["gemm_w4a16_splitk"]
@@ -64,10 +70,14 @@ def main():
             os.environ.pop("TILEC_PROLOGUE_FRAG", None)
             os.environ.pop("TILEC_DEQUANT_BF16X2", None)
             os.environ.pop("TILEC_DEQUANT_BYTE", None)
+            os.environ.pop("TILEC_RING_IN_RANGE", None)
 
     shipped = {}
     small = {"BM": 16, "BN": 16, "BK": 32, "G": 64}
     bm32 = {"BM": 32}  # warps 2 x 2: the frag form's B fragments replicated over the warps along M
+    # the bench's split-K tile (BN 128, x8): at K = 640 programs of 1 K step and 3 of none (k_lo >= K), at
+    # K = 4096 4 K steps on the 4-stage ring, at K = 1408 (11 steps) 2 and 1
+    sk8 = {"BN": 128, "SPLIT": 8}
     # (tiles, G, M, N, K, interpreter too)
     cases = [
         (shipped, 128, 1, 64, 128, True),
@@ -81,12 +91,18 @@ def main():
         (small, 64, 3, 130, 2624, False),
         (bm32, 128, 33, 130, 640, True),
         (bm32, 128, 7, 200, 1408, True),
+        (sk8, 128, 5, 200, 640, True),
+        (sk8, 128, 16, 4096, 4096, False),
+        (sk8, 128, 1, 130, 1408, True),
     ]
     fails = 0
     kernels = {}
     # TEST_W4A16_PART=two: the two-kernel path alone (a pending script's short run); =fused: the fused kernels alone
     part = os.environ.get("TEST_W4A16_PART", "")
-    for mode in ("prologue", "frag", "frag-shift", "frag-f32", "off") if part != "two" else ():
+    # TEST_W4A16_MODES=frag,frag-range: those forms alone (a pending script's short run)
+    modes = [m for m in os.environ.get("TEST_W4A16_MODES", "").split(",") if m] or \
+        ["prologue", "frag", "frag-shift", "frag-f32", "frag-range", "off"]
+    for mode in modes if part != "two" else ():
         prologue = mode != "off"
         for ci, (tiles, G, M, N, K, interp) in enumerate(cases):
             key = (tuple(sorted(tiles.items())), mode)

@@ -1406,6 +1406,13 @@ static void example_gemm_w4a16(void) {
   run_w4a16(c, 128, 3, 130, 512, 4503, false);
   run_w4a16(c, 128, 3, 130, 1536, 4507, true);
   compiled_free(c);
+  /* the bench's split-K tile (BN 128 x8; tests/gpu/test_w4a16.py runs it with and without
+   * TILEC_RING_IN_RANGE=1): programs of 0, 1 and 2 K steps, N not a multiple of BN */
+  const tl_define sk8[] = {{"BN", 128}, {"SPLIT", 8}};
+  c = compile_example("gemm_w4a16.tile", sk8, 2);
+  run_w4a16(c, 128, 5, 200, 640, 4508, true);   /* 5 K steps: 5 splits of one, 3 without */
+  run_w4a16(c, 128, 1, 130, 1408, 4509, true);  /* 11 K steps: splits of 2, 2, 2, 2, 2, 1, 0, 0 */
+  compiled_free(c);
 }
 
 /* ---- w4a16_dequant.tile: the int4 weights dequantized once into a bf16 [K, N] buffer (viewed [K / 8, 8,

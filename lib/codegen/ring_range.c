@@ -1,0 +1,29 @@
+/* ring_range.c: requires the ring (emit_ring.c) and cg_iv_in_range (emit_tma.c); TILEC_RING_IN_RANGE=1
+ * (default off): the cp.async ring copies a stage only when its iteration runs, the TMA ring's rule.
+ * Without it the ring's refill of stage i + S-1 and the prologue's stages are issued whatever the
+ * loop's bound, so every loop copies S-1 stages past its end, which matters where loops are short:
+ * real loads of the next split's tiles in a split-K program (gemm_w4a16_splitk BN128 x8 at K = 4096:
+ * 7 stages copied for 4 used), zero-fills past the tensor.  Here a uniform branch skips the stage's
+ * copies; its commit group stays (empty), so the ring's wait_group counts do not change (emit_ring.c
+ * nests the prologue's stages: stage k+1 inside stage k's branch).  docs/pipelines.md "Where W4A16's
+ * time goes at M = 1..16". */
+#include "code_env.h"
+#include "ring.h"
+
+bool cg_ring_range_on(void) { return tl_code_env_on("TILEC_RING_IN_RANGE"); }
+
+LLVMBasicBlockRef cg_ring_range_begin(cg *g, int32_t L, LLVMValueRef x64, LLVMValueRef step64, LLVMBasicBlockRef *skip) {
+  LLVMValueRef in = cg_iv_in_range(g, L, x64, step64);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.in");
+  LLVMBasicBlockRef sb = skip ? LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.skip") : NULL;
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.stage.done");
+  if (skip) *skip = sb;
+  LLVMBuildCondBr(g->B, in, ib, sb ? sb : jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  return jb;
+}
+
+void cg_ring_range_end(cg *g, LLVMBasicBlockRef jb) {
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
