@@ -612,7 +612,7 @@ static void issue_copies(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, 
 
 static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy, LLVMValueRef x64,
                         LLVMValueRef step64) {
-  LLVMBasicBlockRef jb = branchy && x64 && cg_ring_range_on() ? cg_ring_range_begin(g, L, x64, step64, NULL) : NULL;
+  LLVMBasicBlockRef jb = branchy && x64 && cg_ring_range_on(g, L) ? cg_ring_range_begin(g, L, x64, step64, NULL) : NULL;
   issue_copies(g, L, ivs, slot, branchy);
   if (jb) cg_ring_range_end(g, jb);
   commit(g);
@@ -665,7 +665,7 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   int S = R->stages;
   R->rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
   R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
-  if (branchy && cg_ring_range_on())
+  if (branchy && cg_ring_range_on(g, R->for_op))
     prologue_in_range(g, R->for_op, 0, S - 2 - R->lag, lo64, step64, ivty);
   else
     for (int k = 0; k + 1 + R->lag < S; k++)
@@ -906,7 +906,7 @@ static void emit_ring(cg *g, cg_ring *R) {
   R->rd_slot = rd;
   if (!R->late) {
     if (!ivs) ivs = iv_at(g, phi, S - 1 - R->lag, step64, reg);
-    LLVMValueRef x = cg_ring_range_on()
+    LLVMValueRef x = cg_ring_range_on(g, L)
                          ? LLVMBuildAdd(g->B, phi, LLVMBuildMul(g->B, step64, cg_i64(g, S - 1 - R->lag), ""), "")
                          : NULL;
     issue_stage(g, L, ivs, wr, true, x, step64);
@@ -961,7 +961,7 @@ void cg_ring_late_refill(cg *g, int32_t L) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, cb);
     }
-    issue_stage(g, L, ivs, wr, true, cg_ring_range_on() ? LLVMBuildAdd(g->B, phi, step64, "") : NULL, step64);
+    issue_stage(g, L, ivs, wr, true, cg_ring_range_on(g, L) ? LLVMBuildAdd(g->B, phi, step64, "") : NULL, step64);
     if (jb) {
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, jb);

@@ -383,7 +383,7 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
 bool cg_narrow_on(void); /* TILEC_NARROW_COPY=1 */
 
 /* ring_range.c: TILEC_RING_IN_RANGE=1, a cp.async stage copied only when its iteration x64 runs */
-bool cg_ring_range_on(void);
+bool cg_ring_range_on(cg *g, int32_t L);
 /* The branch to the stage's copies when x64 is in loop L's range (the builder left in that block);
  * returns the join block.  skip non-NULL: *skip is an empty out-of-range block for the caller to fill
  * and end at the join (else the branch goes to the join). */

@@ -10,7 +10,14 @@
 #include "code_env.h"
 #include "ring.h"
 
-bool cg_ring_range_on(void) { return tl_code_env_on("TILEC_RING_IN_RANGE"); }
+/* =1 every cp.async ring, =0 none; unset (the default since the twenty-fifth session): the rings of loops
+ * whose range starts at a program's own offset (a split-K / split-KV program's `range(ks * KS, ...)`: short,
+ * and the stages past its end are the next program's tiles: W4A16 split-K x8 at M 1..16 +4-12 %, H100). */
+bool cg_ring_range_on(cg *g, int32_t L) {
+  if (tl_code_env_on("TILEC_RING_IN_RANGE")) return true;
+  if (tl_code_env_off("TILEC_RING_IN_RANGE")) return false;
+  return L >= 0 && tl_from_program_id(g->f, tl_op_at(g->f, L)->opnd[0], -1);
+}
 
 LLVMBasicBlockRef cg_ring_range_begin(cg *g, int32_t L, LLVMValueRef x64, LLVMValueRef step64, LLVMBasicBlockRef *skip) {
   LLVMValueRef in = cg_iv_in_range(g, L, x64, step64);
