@@ -123,6 +123,12 @@
 #             examples/llama (the default if they pass); LAZY_WIDE on the whole D128 backward (the default if
 #             >= 1 % in both rounds); the inline probe, fixed
 #     then: every GPU test at the defaults on the H200 (PENDING_STEPS="attn attnbwd fp8")
+#   twenty-fifth session, later: call 1 ran (and w4small, rr, a fixed gpu_test_cli_ptx; all H100).  New defaults:
+#   SCRATCH_OVER_RING, TILEC_RING_IN_RANGE scoped to split loops, the wide blockscale example.  OWED now:
+#     call 1: PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry -- every GPU test at these
+#             defaults together, on the H200 if one is lent (none of this session's calls got one)
+#     then:   the 128x128 blockscale's inline form (bench/pending_bsinline2.sh: launch failure from 1536, not
+#             the persistent loop) -- an opt-out path; cuobjdump of the JIT's cubin would name the instruction
 #   twenty-fifth session's helpers (no device): OWED="w4small:240" sh bench/owed.sh .carry (branch w4small:
 #             TILEC_RING_IN_RANGE=1, the cp.async ring's stages past the loop not copied; W4A16 split-K on / off
 #             beside cuBLAS, timed launch and CUDA graph; ~120-170 s, dry-run here on the fake driver)
