@@ -12,7 +12,7 @@
 # 2. the time a launch at 4096^3 (gpu_test_aot's section 5, one process, rounds rotated, medians): the JIT
 #    (reference), the two-image launcher (its TMA form: the JIT's kernel, should be 1.00x) and the
 #    one-image inline launcher (what --emit=c embedded before) for gemm.tile bf16 and the wide block-scaled
-#    fp8 GEMM (bench/variants/gemm_fp8_blockscale_wide.tile, whose inline form spills 212 B); outputs
+#    fp8 GEMM (examples/gemm_fp8_blockscale.tile, whose inline form spills 212 B); outputs
 #    compared with the JIT's.  A short table last.  About 40-70 s warm.
 #   here:   tools/carry.sh build        device: run command="sh bench/pending_aot2.sh .carry" carry=[".carry"] timeout_s=150
 #   (or with others: OWED='aot2:120 ...' sh bench/owed.sh .carry)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/pending_bscale2.sh: the call bscale2 owes (twenty-second session, no device): block-scaled fp8
 # (DeepSeek-V3's 1x128 / 128x128 scales) on the per-tensor promote kernel's sm_90a tile, 128x256 x 4
-# (bench/variants/gemm_fp8_blockscale_wide.tile: a column's weight scale the gather SW[(n0 + iota) / 128,
+# (examples/gemm_fp8_blockscale.tile: a column's weight scale the gather SW[(n0 + iota) / 128,
 # kb], made two scalar loads and a select on iota by TILEC_GATHER_RUNS=1, passes/gather_runs.c), beside
 # the 128x128 example, the hand-written select (_where.tile), cuBLAS fp8 accurate per-tensor and tilec's
 # per-tensor promote (tn; tn 128x128 s5: the example's tile), predicted in bench/RESULTS.md
@@ -19,19 +19,19 @@ TILEC_CACHE_DIR=/tmp/c-b21 timeout -k 10 45 python3 tests/gpu/test_dot_types.py 
 TC="test_dot_types bs exit $?: $(grep -c '^ok' "$L/dot_bs.log") ok, $(grep -c '^FAIL' "$L/dot_bs.log") FAIL; $(tail -1 "$L/dot_bs.log")"
 echo "$TC"; grep -m5 FAIL "$L/dot_bs.log"
 echo "== 1b. gpu_test_examples on the wide variant with TILEC_GATHER_RUNS=1 (GPU vs the interpreter, ragged rounds) [$(el) s]"
-mkdir -p /tmp/ex_b2 && cp bench/variants/gemm_fp8_blockscale_wide.tile /tmp/ex_b2/
+mkdir -p /tmp/ex_b2 && cp examples/gemm_fp8_blockscale.tile /tmp/ex_b2/
 TILEC_GATHER_RUNS=1 TILEC_CACHE_DIR=/tmp/c-b22 timeout -k 10 25 "$B/tests/gpu_test_examples" /tmp/ex_b2 > "$L/examples.log" 2>&1
 EX="gpu_test_examples (wide, gather_runs) rc $?: $(tail -1 "$L/examples.log")"
 echo "$EX"; grep -m5 "^FAIL" "$L/examples.log"
 echo "== 1c. memcheck, the wide variant with TILEC_GATHER_RUNS=1 at 1100x1800x1040 (NB 15: the last column tile's"
 echo "   second weight block, 15, is outside SW, read as zeros for columns past N), against the interpreter;"
 echo "   then 1100x1920x1040 (NB 15, N a multiple of 128 but not of 256) without the sanitizer [$(el) s]"
-RUNARGS="run bench/variants/gemm_fp8_blockscale_wide.tile --size M=1100 --size N=1800 --size K=1040 --size KB=9 --size NB=15 --device"
+RUNARGS="run examples/gemm_fp8_blockscale.tile --size M=1100 --size N=1800 --size K=1040 --size KB=9 --size NB=15 --device"
 # shellcheck disable=SC2086
 TILEC_GATHER_RUNS=1 TILEC_CACHE_DIR=/tmp/c-b23 timeout -k 10 20 compute-sanitizer --tool memcheck "$B/tilec" $RUNARGS > "$L/san.log" 2>&1
 SAN="memcheck (wide) rc $?: $(grep -E 'SUMMARY|PASS|FAIL' "$L/san.log" | tr '\n' ' ' | cut -c1-200)"
 echo "$SAN"
-RUN2="run bench/variants/gemm_fp8_blockscale_wide.tile --size M=1100 --size N=1920 --size K=1040 --size KB=9 --size NB=15 --device"
+RUN2="run examples/gemm_fp8_blockscale.tile --size M=1100 --size N=1920 --size K=1040 --size KB=9 --size NB=15 --device"
 # shellcheck disable=SC2086
 TILEC_GATHER_RUNS=1 TILEC_CACHE_DIR=/tmp/c-b24 timeout -k 10 8 "$B/tilec" $RUN2 > "$L/run_1920.log" 2>&1
 R2="wide 1100x1920x1040 rc $?: $(grep -E 'PASS|FAIL' "$L/run_1920.log" | tr '\n' ' ' | cut -c1-200)"

@@ -3,7 +3,7 @@
 #  bench/pending_bsinline.sh asks why.  The wide form's inline cost was measured by gpu_test_aot instead: 1.715x.)
 # bench/pending_inline24.sh: what the CLI's offline form (`tma-fallback=inline`: the no-TMA copy and the
 # register epilogue in the same kernel, what `tilec F.tile -o F.ptx` and the AOT launchers hold) costs
-# when timed, for the block-scaled fp8 GEMM at 128x256 (bench/variants/gemm_fp8_blockscale_wide.tile),
+# when timed, for the block-scaled fp8 GEMM at 128x256 (examples/gemm_fp8_blockscale.tile),
 # whose inline consumer ptxas 13.0 spills 212 B (10 accumulator registers in the main loop; its JIT form,
 # what the launcher runs, 0 B), beside the 128x128 example and gemm_fp8's per-tensor TN (inline: 0 B).
 # The rule (written before the run, bench/RESULTS.md "twenty-fourth session"): the wide spelling becomes

@@ -9,7 +9,7 @@
 #    the file (tilec_kernel_load_ptx), on the same random inputs at ragged sizes that fail the map test (the
 #    __notma entry runs: the program log's note is checked) and a round of 16-byte multiples that pass it (the
 #    TMA entry), outputs poisoned; bit-identical to the JIT and within the dtype's tolerance of the interpreter.
-# 2. the time of a launch at 4096^3 of bench/variants/gemm_fp8_blockscale_wide.tile (GPU_CLI_PTX_TIMING=1, the
+# 2. the time of a launch at 4096^3 of examples/gemm_fp8_blockscale.tile (GPU_CLI_PTX_TIMING=1, the
 #    same binary, one process, rounds rotated, medians): the JIT (reference), the CLI's two-entry file
 #    (expected 1.00x: its TMA entry is the JIT's kernel) and the CLI's --tma-fallback=inline file (what the
 #    CLI wrote before: expected ~1.7x on the H100, as gpu_test_aot's AOT inline image measured).
