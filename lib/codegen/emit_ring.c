@@ -602,8 +602,9 @@ static void commit(cg *g) { cg_asm_void(g, "cp.async.commit_group;", "~{memory}"
 
 /* One stage of loop L's ring: every stream of L issued into slot `slot` at ivs, then one commit
  * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill).
- * x64 (the stage's iv as i64, NULL: always issued) with TILEC_RING_IN_RANGE=1: the copies only when
- * that iteration runs (ring_range.c), the commit group always. */
+ * x64 (the stage's iv as i64, NULL: always issued) where cg_ring_range_on (ring_range.c: split loops by
+ * default, every ring with TILEC_RING_IN_RANGE=1): the copies only when that iteration runs, the
+ * commit group always. */
 static void issue_copies(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   cg_plan *p = g->plan;
   for (int i = 0; i < p->nstream; i++)
@@ -641,7 +642,7 @@ static void init_tr_parity(cg *g, cg_ring *R) {
   }
 }
 
-/* TILEC_RING_IN_RANGE=1's prologue, stages k..last: stage k's copies and commit when iteration k
+/* The in-range prologue (cg_ring_range_on), stages k..last: stage k's copies and commit when iteration k
  * runs, then stages k+1.. inside that branch (iteration k+1 runs only after k, and the nesting lets
  * LLVM share the stages' common address terms, which side-by-side branches recompute); out of range,
  * stages k..last commit empty groups, so every path commits last - k + 1. */
@@ -759,8 +760,9 @@ static int body_barriers(cg *g, LLVMBasicBlockRef from) {
   return n;
 }
 
-/* Scratch over a drained ring (the default since the twenty-fifth session; TILEC_SCRATCH_OVER_RING=0 off): after a drained cp.async ring whose loop runs once (at function
- * level), its slots hold nothing any later op reads, so the scratch users after it (a peeled
+/* Scratch over a drained ring (the default since the twenty-fifth session; TILEC_SCRATCH_OVER_RING=0
+ * off): after a drained cp.async ring whose loop runs once (at function level), its slots hold
+ * nothing any later op reads, so the scratch users after it (a peeled
  * last tile's staged dot operands, reductions, layout changes, atomic_fetch_add's slot) take
  * them instead of bytes past the persistent part: attn_decode's peeled tile staged 20 KiB past
  * 96 KiB of ring, 120 KiB a program and one program an SM; over the ring, 100 KiB and two.

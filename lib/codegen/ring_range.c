@@ -1,5 +1,6 @@
-/* ring_range.c: requires the ring (emit_ring.c) and cg_iv_in_range (emit_tma.c); TILEC_RING_IN_RANGE=1
- * (default off): the cp.async ring copies a stage only when its iteration runs, the TMA ring's rule.
+/* ring_range.c: requires the ring (emit_ring.c) and cg_iv_in_range (emit_tma.c); keeps the ring's
+ * wait_group counts; the cp.async ring copies a stage only when its iteration runs, the TMA ring's rule
+ * (by default for split loops, cg_ring_range_on; TILEC_RING_IN_RANGE=1 every ring, =0 none).
  * Without it the ring's refill of stage i + S-1 and the prologue's stages are issued whatever the
  * loop's bound, so every loop copies S-1 stages past its end, which matters where loops are short:
  * real loads of the next split's tiles in a split-K program (gemm_w4a16_splitk BN128 x8 at K = 4096:
