@@ -25,9 +25,11 @@ static const char *taken(tilec_program *p, const char *name) {
 }
 
 tilec_status tl_api_notma_entries(tilec_program *p) {
-  int nfuncs = p->cg.nkernels;
   double t0 = tl_now_ms();
-  for (int i = 0; i < p->cg.nkernels; i++) {
+  int nk = p->cg.nkernels, n = 0;
+  const char **extra = tl_alloc(&p->ctx.arena, sizeof(char *) * (size_t)(nk ? nk : 1));
+  int *of = tl_alloc(&p->ctx.arena, sizeof(int) * (size_t)(nk ? nk : 1)); /* extra[j] is kernel of[j]'s */
+  for (int i = 0; i < nk; i++) {
     const tl_kernel_info *ki = &p->cg.kernels[i];
     if (!ki->tma_form) continue;
     char entry[256];
@@ -44,44 +46,52 @@ tilec_status tl_api_notma_entries(tilec_program *p) {
                ki->name, entry, other);
       return TILEC_ERROR_INPUT;
     }
-    const char *one = p->cg.notma_ptx ? p->cg.notma_ptx[i] : NULL;
-    if (!one) {
+    if (!p->cg.notma_ptx || !p->cg.notma_ptx[i]) {
       tl_error(&p->ctx, TL_NOLOC, "internal error: kernel '%s': codegen compiled no no-TMA entry", ki->name);
       return TILEC_ERROR_INTERNAL;
     }
-    char *merged = tl_codegen_append_ptx(p->cg.ptx, nfuncs, one);
-    /* its launch configuration, for a launcher of its own (docs/cli.md "Two entries"), after its .globl line */
-    const tl_kernel_info *nk = &p->cg.notma_kernels[i];
-    char note[512], globl[300];
-    snprintf(note, sizeof note, "\t// " TL_NOTMA_NOTE " %s: %d threads, %d bytes of dynamic shared memory%s%s\n",
-             ki->entry, nk->threads, nk->smem_bytes, nk->persist ? ", persistent" : "",
-             nk->cluster ? ", clusters of 2 CTAs" : "");
-    snprintf(globl, sizeof globl, "\t// .globl\t%s\n", entry);
-    char *at = merged ? strstr(merged, globl) : NULL;
-    if (at) {
-      size_t head = (size_t)(at - merged) + strlen(globl), len = strlen(merged), nl = strlen(note);
-      char *with = malloc(len + nl + 1);
-      if (with) {
-        memcpy(with, merged, head);
-        memcpy(with + head, note, nl);
-        memcpy(with + head + nl, merged + head, len - head + 1);
-      }
-      free(merged);
-      merged = with;
-    }
-    free(p->cg.notma_ptx[i]);
-    p->cg.notma_ptx[i] = NULL;
-    if (!merged) {
-      tl_error(&p->ctx, TL_NOLOC, "internal error: kernel '%s': its no-TMA entry's PTX could not be appended", ki->name);
-      return TILEC_ERROR_INTERNAL;
-    }
-    free(p->cg.ptx);
-    p->cg.ptx = merged;
-    nfuncs++;
+    extra[n] = p->cg.notma_ptx[i];
+    of[n++] = i;
   }
-  if (p->opts.time_passes && nfuncs > p->cg.nkernels)
+  if (!n) return TILEC_OK;
+  /* one module of the kernels, then the no-TMA entries in the kernels' order */
+  char *merged = tl_codegen_append_ptx(p->cg.ptx, nk, extra, n);
+  if (!merged) {
+    tl_error(&p->ctx, TL_NOLOC, "internal error: the no-TMA entries' PTX could not be appended");
+    return TILEC_ERROR_INTERNAL;
+  }
+  /* each one's launch configuration, for a launcher of its own (docs/cli.md "Two entries"), after its
+   * .globl line (the entries stand in that order, so one pass) */
+  tl_sbuf out = {0};
+  const char *from = merged;
+  for (int j = 0; j < n; j++) {
+    const tl_kernel_info *ki = &p->cg.kernels[of[j]], *nki = &p->cg.notma_kernels[of[j]];
+    char globl[300];
+    snprintf(globl, sizeof globl, "\t// .globl\t%s" TL_NOTMA_SUFFIX "\n", ki->entry);
+    const char *at = strstr(from, globl);
+    if (!at) continue;
+    at += strlen(globl);
+    tl_sbuf_putn(&out, from, (size_t)(at - from));
+    tl_sbuf_printf(&out, "\t// " TL_NOTMA_NOTE " %s: %d threads, %d bytes of dynamic shared memory%s%s\n", ki->entry,
+                   nki->threads, nki->smem_bytes, nki->persist ? ", persistent" : "", nki->cluster ? ", clusters of 2 CTAs" : "");
+    from = at;
+  }
+  tl_sbuf_puts(&out, from);
+  free(merged);
+  for (int j = 0; j < n; j++) {
+    free(p->cg.notma_ptx[of[j]]);
+    p->cg.notma_ptx[of[j]] = NULL;
+  }
+  if (out.oom) {
+    tl_sbuf_free(&out);
+    tl_error(&p->ctx, TL_NOLOC, "internal error: the no-TMA entries' PTX could not be appended");
+    return TILEC_ERROR_INTERNAL;
+  }
+  free(p->cg.ptx);
+  p->cg.ptx = tl_sbuf_take(&out);
+  if (p->opts.time_passes)
     tl_sbuf_printf(&p->log, "time codegen.notma-entries: %.3f ms built, %.3f ms appended (%d; their passes and PTX "
-                   "on the codegen threads)\n", p->cg.ms_notma_build, tl_now_ms() - t0, nfuncs - p->cg.nkernels);
+                   "on the codegen threads)\n", p->cg.ms_notma_build, tl_now_ms() - t0, n);
   return TILEC_OK;
 }
 

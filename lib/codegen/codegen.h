@@ -139,10 +139,11 @@ typedef struct tl_codegen_result {
 /* Lower every function of m.  Errors (unsupported constructs, LLVM failures)
  * are diagnostics in m->ctx; returns false then. */
 bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out);
-/* ptx (a module of nfuncs entries, tl_codegen's) and extra (another of the same target and source,
- * one entry, named apart) as one module of all their entries prints them: extra's entry is function
- * nfuncs, its labels renumbered (lib/codegen/units.c); malloc'd, NULL when out of memory or not PTX. */
-char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *extra);
+/* ptx (a module of nfuncs entries, tl_codegen's) and extra[0..nextra) (others of the same target and
+ * source, one entry each, named apart) as one module of all their entries prints them: extra[j]'s
+ * entry is function nfuncs + j, its labels renumbered (lib/codegen/units.c); malloc'd, NULL when out
+ * of memory or not PTX. */
+char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *const *extra, int nextra);
 void tl_codegen_result_free(tl_codegen_result *r);
 const char *tl_llvm_version(void); /* "19.1.7" */
 

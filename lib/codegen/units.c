@@ -311,8 +311,16 @@ char *cg_units_merge_ptx(cg_unit *units, int n) {
   return out;
 }
 
-char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *extra) {
-  const char *texts[2] = {ptx, extra};
-  int fn[2] = {0, nfuncs};
-  return merge_texts(texts, fn, 2);
+char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *const *extra, int nextra) {
+  const char **texts = malloc(sizeof(char *) * (size_t)(nextra + 1));
+  int *fn = malloc(sizeof(int) * (size_t)(nextra + 1));
+  char *out = NULL;
+  if (texts && fn) {
+    texts[0] = ptx, fn[0] = 0;
+    for (int j = 0; j < nextra; j++) texts[j + 1] = extra[j], fn[j + 1] = nfuncs + j;
+    out = merge_texts(texts, fn, nextra + 1);
+  }
+  free(texts);
+  free(fn);
+  return out;
 }
