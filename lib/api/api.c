@@ -575,8 +575,7 @@ static tilec_status codegen_kernel_in_guard(tilec_program *p, void *argp) {
   co.only_kernel = a->kernel;
   co.assume_vectors = a->assume_vectors;
   if (a->tma_off) co.tma = TL_TMA_OFF;
-  if (a->entry) co.entry_name = a->entry;
-  co.keep_maps = a->keep_maps;
+  if (a->entry) co = tl_codegen_notma_entry_opts(&co, a->kernel, a->entry, a->keep_maps, (int)p->ctx.files.len);
   double t0 = tl_now_ms();
   tilec_status st = run_codegen(p, &co, a->out);
   if (st == TILEC_OK && a->out->nkernels != 1) st = TILEC_ERROR_INTERNAL;
@@ -598,9 +597,8 @@ tilec_status tl_api_codegen_notma_entry(tilec_program *p, const char *kernel, co
                                         tl_codegen_result *out) {
   memset(out, 0, sizeof *out);
   tilec_status st = tilec_program_compile(p, TILEC_STAGE_IR);
-  if (st != TILEC_OK) return st;
   one_kernel a = {kernel, out, 0, true, entry, keep_maps};
-  return tl_api_guard(p, codegen_kernel_in_guard, &a);
+  return st != TILEC_OK ? st : tl_api_guard(p, codegen_kernel_in_guard, &a);
 }
 
 const char *tilec_program_text(const tilec_program *p, tilec_stage stage) {

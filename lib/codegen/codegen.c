@@ -717,6 +717,20 @@ static int arch_sm(const char *arch) {
   return 0;
 }
 
+tl_codegen_opts tl_codegen_notma_entry_opts(const tl_codegen_opts *base, const char *kernel, const char *entry,
+                                            int keep_maps, int nfiles) {
+  tl_codegen_opts c = *base;
+  c.tma = TL_TMA_OFF;
+  c.only_kernel = kernel;
+  c.entry_name = entry;
+  c.keep_maps = keep_maps;
+  c.no_llvm_ir = true;
+  c.notma_entries = false;
+  /* (the .file numbering is per module: with several source files, no .loc in the second entry) */
+  if (nfiles > 1) c.line_info = false;
+  return c;
+}
+
 void tl_codegen_result_free(tl_codegen_result *r) {
   if (!r) return;
   free(r->llvm_ir);
@@ -1042,15 +1056,7 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out) 
     size_t n = strlen(ki->entry) + sizeof TL_NOTMA_SUFFIX;
     char *entry = tl_alloc(&ctx->arena, n);
     snprintf(entry, n, "%s" TL_NOTMA_SUFFIX, ki->entry);
-    tl_codegen_opts c = *o;
-    c.tma = TL_TMA_OFF;
-    c.only_kernel = ki->name;
-    c.entry_name = entry;
-    c.keep_maps = ki->ntma;
-    c.no_llvm_ir = true;
-    c.notma_entries = false;
-    /* (the .file numbering is per module: with several source files, no .loc in the second entry) */
-    if (ctx->files.len > 1) c.line_info = false;
+    tl_codegen_opts c = tl_codegen_notma_entry_opts(o, ki->name, entry, ki->ntma, (int)ctx->files.len);
     if (!unit_begin(&units[ntotal], target, triple, arch, features, cgl)) {
       tl_error(ctx, TL_NOLOC, "LLVM could not create a target machine for %s", arch);
       ok = false;

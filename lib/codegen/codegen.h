@@ -144,6 +144,11 @@ bool tl_codegen(tl_module *m, const tl_codegen_opts *o, tl_codegen_result *out);
  * entry is function nfuncs + j, its labels renumbered (lib/codegen/units.c); malloc'd, NULL when out
  * of memory or not PTX. */
 char *tl_codegen_append_ptx(const char *ptx, int nfuncs, const char *const *extra, int nextra);
+/* The options of kernel's no-TMA entry `entry` (notma_entries' modules; the loader's compile of it,
+ * lib/api/notma_entry.c): base with TL_TMA_OFF, only that kernel, keep_maps maps declared and unread,
+ * no LLVM text, no line info in a program of several source files. */
+tl_codegen_opts tl_codegen_notma_entry_opts(const tl_codegen_opts *base, const char *kernel, const char *entry,
+                                            int keep_maps, int nfiles);
 void tl_codegen_result_free(tl_codegen_result *r);
 const char *tl_llvm_version(void); /* "19.1.7" */
 
