@@ -178,16 +178,20 @@ const char *tilec_options_key(int i) {
   return i >= 0 && i < (int)(sizeof option_keys / sizeof option_keys[0]) ? option_keys[i].key : NULL;
 }
 
+static int option_row(const char *key) {
+  for (int i = 0; key && tilec_options_key(i); i++)
+    if (!strcmp(option_keys[i].key, key)) return i;
+  return -1;
+}
+
 const char *tilec_options_takes(const char *key) {
-  for (size_t i = 0; key && i < sizeof option_keys / sizeof option_keys[0]; i++)
-    if (!strcmp(option_keys[i].key, key)) return option_keys[i].takes;
-  return NULL;
+  int i = option_row(key);
+  return i < 0 ? NULL : option_keys[i].takes;
 }
 
 const char *tilec_options_example(const char *key) {
-  for (size_t i = 0; key && i < sizeof option_keys / sizeof option_keys[0]; i++)
-    if (!strcmp(option_keys[i].key, key)) return option_keys[i].example;
-  return NULL;
+  int i = option_row(key);
+  return i < 0 ? NULL : option_keys[i].example;
 }
 
 tilec_status tilec_options_set(tilec_options *o, const char *key, const char *value) {
