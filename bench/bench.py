@@ -1238,6 +1238,12 @@ def attn_bwd():
                      ("dq64", P, ({}, {}), dq64, None),
                      ("lazywide-dq64", P, ({}, {}), dq64, {"TILEC_WGMMA_LAZY_WIDE": "1"}),
                      ("lazywide-dq64-lazy", P, ({}, {}), dq64, {"TILEC_WGMMA_LAZY_WIDE": "1", "TILEC_WGMMA_LAZY": "1"})]
+        # dq128: the dQ kernel on 128 queries and two warpgroups (8 warps, 64 keys a step; D128 3 stages, one CTA an
+        # SM at 202 registers, 164 KB; D64 4 stages, two CTAs an SM at 127 registers, 98 KB) against the example's
+        # 64 queries on one warpgroup; lazywide-dq128: with TILEC_WGMMA_LAZY_WIDE=1 (bench/RESULTS.md "bwd9")
+        dq128 = ({"warps": 8, "stages": 3 if D == 128 else 4}, {"BM": 128, "BN": 64})
+        variants += [("dq128", P, ({}, {}), dq128, None),
+                     ("lazywide-dq128", P, ({}, {}), dq128, {"TILEC_WGMMA_LAZY_WIDE": "1"})]
         # rows-probe: a timing probe, wrong dK / dV by design (bench/variants/attn_bwd_rows_probe.tile: dK/dV
         # without its per-step row loads, the floor of their cost); only with --attnbwd-variants ...,rows-probe
         variants += [("rows-probe", os.path.join(args.root, "bench", "variants", "attn_bwd_rows_probe.tile"),
@@ -1325,7 +1331,8 @@ def attn_bwd():
             variants = [v for k in keep for v in variants if v[0] == k]
         else:
             variants = [v for v in variants if v[0] not in ("split-load", "rows-probe", "lazy", "rows", "lazywide", "dq32",
-                                                            "dq64", "lazywide-dq64", "lazywide-dq64-lazy")]
+                                                            "dq64", "lazywide-dq64", "lazywide-dq64-lazy", "dq128",
+                                                            "lazywide-dq128")]
         for pipe, path, (o2, d2), (o3, d3), shared in variants:
             envs = shared if isinstance(shared, dict) else {} if shared is None else {"TILEC_SHARED_SLOTS": shared}
             os.environ.update(envs)
