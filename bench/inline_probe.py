@@ -9,6 +9,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--form", required=True)
 ap.add_argument("--size", type=int, required=True)
+ap.add_argument("--mnk", default="", help="M,N,K instead of --size cubed (the block-scaled forms)")
 a = ap.parse_args()
 os.environ["TILEC_CACHE"] = "0"
 here = os.path.dirname(os.path.abspath(__file__))
@@ -25,12 +26,13 @@ src = os.path.join(os.path.dirname(here), "bench/variants/gemm_fp8_blockscale_12
     else ex("gemm_fp8_blockscale.tile" if bs else "gemm_fp8.tile")
 k = Kernel(src, {}, kernel="cutlass_gemm_fp8_blockscale" if bs else "cutlass_gemm_fp8_tn", options=opts)
 N = a.size
-A = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
-BT = torch.randn(N, N, device="cuda").to(torch.float8_e4m3fn)
-Cout = torch.full((N, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+M_, N_, K_ = (int(x) for x in a.mnk.split(",")) if a.mnk else (N, N, N)
+A = torch.randn(M_, K_, device="cuda").to(torch.float8_e4m3fn)
+BT = torch.randn(N_, K_, device="cuda").to(torch.float8_e4m3fn)
+Cout = torch.full((M_, N_), float("nan"), device="cuda", dtype=torch.bfloat16)
 if bs:
-    SA = torch.rand(N, N // 128, device="cuda") + 0.5
-    SW = torch.rand(N // 128, N // 128, device="cuda") + 0.5
+    SA = torch.rand(M_, K_ // 128, device="cuda") + 0.5
+    SW = torch.rand(N_ // 128, K_ // 128, device="cuda") + 0.5
     f = k.bind(A, BT, SA, SW, Cout)
 else:
     f = k.bind(A, BT, Cout, 0.5, 2.0)

@@ -1,0 +1,78 @@
+# bench/bwd_ab.py: the attention backward's variants timed against each other in one process, rotated
+# round by round (bench.py's bench_rounds: the first fn warmed to a steady clock, each round every fn
+# once, the order rotated), so a few-percent difference is read from the median of per-round ratios
+# rather than from two back-to-back medians (bench.py --only attnbwd times each variant once, and the
+# H100 moved the same kernel by up to 5 % between variants: bench/RESULTS.md "bwd9").  Every variant
+# is checked against fp64-free torch autograd (float32 SDPA) first: max relative error printed.
+#   python3 bench/bwd_ab.py --lib LIB --cases 64:4096:0,64:4096:1 --variants default,dq64 --rounds 9
+# Variants: default (the example as it is), dq64 / dq128 (the dQ kernel on 64 / 128 queries: 4 / 8 warps,
+# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile).  Output: one line per (case,
+# variant): median ms of the whole (pre + dK/dV + dQ) and of each kernel, and the median ratio of the
+# variant's whole to the first variant's, round by round.
+import argparse, os, sys, statistics
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--lib", required=True)
+ap.add_argument("--cases", default="64:4096:0,64:4096:1")
+ap.add_argument("--variants", default="default,dq128")
+ap.add_argument("--rounds", type=int, default=9)
+ap.add_argument("--warm-ms", type=int, default=300)
+a = ap.parse_args()
+here = os.path.dirname(os.path.abspath(__file__))
+sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
+_bp = os.path.join(here, "bench.py")
+exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, torch
+
+
+def variant(name, D):
+    """(dK/dV options, defines), (dQ options, defines), compile-time environment"""
+    if name == "default":
+        return ({}, {}), ({}, {}), {}
+    if name in ("dq64", "dq128"):
+        bm = 64 if name == "dq64" else 128
+        stages = (2 if bm == 64 else 3) if D == 128 else 4
+        return ({}, {}), ({"warps": 4 if bm == 64 else 8, "stages": stages}, {"BM": bm, "BN": 64}), {}
+    if name == "lazywide":
+        return ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY_WIDE": "1"}
+    raise SystemExit(f"unknown variant {name}")
+
+
+Z, H = 4, 16
+P = ex("attn_bwd.tile")
+names = a.variants.split(",")
+for case in a.cases.split(","):
+    D, S, causal = (int(x) for x in case.split(":"))
+    q, k, v, do = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+    qr, kr, vr = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    ref_o = torch.nn.functional.scaled_dot_product_attention(qr.float(), kr.float(), vr.float(), is_causal=bool(causal))
+    ref_o.backward(do.float())
+    whole, parts = [], []
+    for name in names:
+        (o2, d2), (o3, d3), env = variant(name, D)
+        base = {"D": D, "CAUSAL": causal}
+        os.environ.update(env)
+        try:
+            kf = Kernel(P, base, "attn_fwd_lse")
+            kp = Kernel(P, base, "attn_bwd_pre")
+            k2 = Kernel(P, {**base, **d2}, "attn_bwd_dkdv", options=o2 or None)
+            k3 = Kernel(P, {**base, **d3}, "attn_bwd_dq", options=o3 or None)
+        finally:
+            for e in env: os.environ.pop(e, None)
+        o = torch.empty_like(q); lse = torch.empty(Z, H, S, device="cuda"); dl = torch.empty_like(lse)
+        dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+        sc = D ** -0.5
+        kf.bind(q, k, v, o, lse, sc)(); torch.cuda.synchronize()
+        f1, f2, f3 = kp.bind(o, do, dl), k2.bind(q, k, v, do, lse, dl, dk, dv, sc), k3.bind(q, k, v, do, lse, dl, dq, sc)
+        def f(f1=f1, f2=f2, f3=f3):
+            f1(); f2(); f3()
+        f(); torch.cuda.synchronize()
+        err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
+        print(f"D{D} S{S} causal={causal} {name}: rel. err {err:.1e}", flush=True)
+        whole.append(f); parts += [f2, f3]
+    t = bench_rounds(whole + parts, a.rounds, a.warm_ms)
+    for i, name in enumerate(names):
+        ratio = statistics.median(t[0][r] / t[i][r] for r in range(a.rounds))
+        lo, hi = min(t[0][r] / t[i][r] for r in range(a.rounds)), max(t[0][r] / t[i][r] for r in range(a.rounds))
+        print(f"ab D{D} S{S} causal={causal} {name}: all {statistics.median(t[i]):.3f} ms, dK/dV "
+              f"{statistics.median(t[len(names) + 2 * i]):.3f}, dQ {statistics.median(t[len(names) + 2 * i + 1]):.3f}; "
+              f"speed x {names[0]} {ratio:.3f} (rounds {lo:.3f}..{hi:.3f})", flush=True)
