@@ -225,6 +225,7 @@ LLVMValueRef cg_tma_map_addr(cg *g, int map);
 /* body (its instructions predicated @p) executed by thread 0; args are $1..$n, cons their
  * constraints after thread 0's "r" for $0. */
 void cg_thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const char *cons);
+void cg_warp_converge(cg *g); /* bar.warp.sync -1 after a thread-0 block, before warp-collective code */
 /* emit_cluster.c: .reqnctapercluster 2, 1, 1 and .explicitcluster after .maxntid of entry in *ptx (malloc'd). */
 bool cg_cluster_directives(char **ptx, const char *entry);
 void cg_tma_info(cg *g, tl_kernel_info *ki);

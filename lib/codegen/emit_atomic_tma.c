@@ -258,6 +258,7 @@ bool cg_atomic_tma(cg *g, tl_op *o, void (*red)(cg *g, tl_op *o)) {
     cg_thread0_asm(g, body, args, 2 + rank, cons);
   }
   cg_thread0_asm(g, "@p cp.async.bulk.commit_group;", NULL, 0, "r,~{memory}");
+  cg_warp_converge(g);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
   return true;

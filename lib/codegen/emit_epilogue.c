@@ -488,6 +488,7 @@ bool cg_epi_store(cg *g, tl_op *o, void (*regs_store)(cg *g, tl_op *o)) {
   cg_thread0_asm(g, "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; "
                  "@p cp.async.bulk.commit_group;",
               args, 4, "r,l,r,r,r,~{memory}");
+  cg_warp_converge(g);
   LLVMBuildBr(g->B, jb);
   LLVMPositionBuilderAtEnd(g->B, jb);
   return true;

@@ -218,5 +218,6 @@ bool cg_o_tma_store(cg *g, tl_op *o) {
   if (two) args[4 + rank] = LLVMBuildAdd(g->B, at.b, cg_mul_c(g, wg, (int64_t)half * 128), "");
   cg_asm_void(g, txt, cons, args, 4 + rank + two);
   if (p->o_slot) cg_o_slot_end(g, &at, LLVMBuildZExt(g->B, LLVMBuildICmp(g->B, LLVMIntEQ, args[0], cg_i32(g, 0), ""), g->i32, ""));
+  cg_warp_converge(g);
   return true;
 }
