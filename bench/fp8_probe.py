@@ -31,6 +31,7 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
            # cooperative: "tn 128x128 s5", and "tn arch0" = -D ARCH_SPECIFIC=0, the same kernel; the other
            # TN forms pin BN = 128 (and S = 5) where their label says so); "tn ring 64x128 w4 s3" = the default before
     "tn": ("cutlass_gemm_fp8_tn", "", {}, {}, False),
+    "tn noconv": ("cutlass_gemm_fp8_tn", "TILEC_WARP_CONVERGE=0", {}, {}, False),  # (twenty-sixth session)
     "tn 128x128 s5": ("cutlass_gemm_fp8_tn", "", {"BN": 128, "S": 5}, {}, False),
     "tn arch0": ("cutlass_gemm_fp8_tn", "", {"ARCH_SPECIFIC": 0}, {}, False),
     "tn+ov": ("cutlass_gemm_fp8_tn", OV, {"BN": 128, "S": 5}, {}, False),

@@ -27,6 +27,8 @@ exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, with_env, relerr (a file
 
 FORMS = {
     "default": ("", {}, {}),
+    # noconv: without the warp's reconvergence after thread 0's TMA store (TILEC_WARP_CONVERGE=0; twenty-sixth session)
+    "noconv": ("TILEC_WARP_CONVERGE=0", {}, {}),
     "g2": ("TILEC_TILE_GROUP=2", {}, {}),
     "g4": ("TILEC_TILE_GROUP=4", {}, {}),
     "g16": ("TILEC_TILE_GROUP=16", {}, {}),
