@@ -6,7 +6,8 @@
 # is checked against fp64-free torch autograd (float32 SDPA) first: max relative error printed.
 #   python3 bench/bwd_ab.py --lib LIB --cases 64:4096:0,64:4096:1 --variants default,dq64 --rounds 9
 # Variants: default (the example as it is), dq64 / dq128 (the dQ kernel on 64 / 128 queries: 4 / 8 warps,
-# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile).  Output: one line per (case,
+# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile), kvBN.BM.W.S (the dK/dV kernel's keys,
+# queries, warps, stages), qBM.BN.W.S (the dQ kernel's), and parts joined by "+".  Output: one line per (case,
 # variant): median ms of the whole (pre + dK/dV + dQ) and of each kernel, and the median ratio of the
 # variant's whole to the first variant's, round by round.
 import argparse, os, sys, statistics
@@ -24,8 +25,28 @@ _bp = os.path.join(here, "bench.py")
 exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, torch
 
 
+def tile(spec):
+    """"BN.BM.W.S" (dK/dV) or "BM.BN.W.S" (dQ): the defines and options of one kernel's tile"""
+    a_, b_, w_, s_ = (int(x) for x in spec.split("."))
+    return a_, b_, {"warps": w_, "stages": s_}
+
+
 def variant(name, D):
     """(dK/dV options, defines), (dQ options, defines), compile-time environment"""
+    if "+" in name:  # parts combined, e.g. kv128.64.8.4+lazywide
+        kv, q, env = ({}, {}), ({}, {}), {}
+        for part in name.split("+"):
+            k2, q2, e2 = variant(part, D)
+            kv = k2 if k2 != ({}, {}) else kv
+            q = q2 if q2 != ({}, {}) else q
+            env.update(e2)
+        return kv, q, env
+    if name.startswith("kv"):  # kvBN.BM.W.S: the dK/dV kernel's tile
+        bn, bm, o = tile(name[2:])
+        return (o, {"BN": bn, "BM": bm}), ({}, {}), {}
+    if name.startswith("q") and "." in name:  # qBM.BN.W.S: the dQ kernel's tile
+        bm, bn, o = tile(name[1:])
+        return ({}, {}), (o, {"BM": bm, "BN": bn}), {}
     if name == "default":
         return ({}, {}), ({}, {}), {}
     if name in ("dq64", "dq128"):
