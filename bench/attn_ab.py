@@ -1,0 +1,56 @@
+# bench/attn_ab.py: the attention forward against cuDNN SDPA and FA2 (SDPA flash) in rotated rounds, one
+# process (bench.py's bench_rounds: cuDNN warmed to a steady clock first, then each round times every fn once,
+# the order rotated), so the ratio to cuDNN is the median of per-round ratios, not of two back-to-back medians
+# (bench.py's attn section: the H100 moved one kernel by up to 5 % between neighbouring timings, bench/RESULTS.md
+# "twenty-sixth session").  bench.py's shapes: H = 2048 / D, Z = 16384 / S.  Every tilec form checked against
+# float32 SDPA first (rel. err printed).
+#   python3 bench/attn_ab.py --lib LIB [--cases D:S:CAUSAL,...] [--forms default,NAME@VAR=VAL...] [--rounds 7]
+import argparse, os, sys, statistics
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--lib", required=True)
+ap.add_argument("--cases", default=",".join(f"{d}:{s}:{c}" for d in (64, 128) for s in (1024, 4096, 16384) for c in (0, 1)))
+ap.add_argument("--forms", default="default", help="default, or ENV=VALUE[@ENV=VALUE...] (read at compile)")
+ap.add_argument("--rounds", type=int, default=7)
+ap.add_argument("--warm-ms", type=int, default=300)
+a = ap.parse_args()
+here = os.path.dirname(os.path.abspath(__file__))
+sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
+_bp = os.path.join(here, "bench.py")
+exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, torch
+from torch.nn.attention import sdpa_kernel, SDPBackend
+import torch.nn.functional as F
+
+forms = a.forms.split(",")
+print("| case | form | tilec ms | TFLOP/s | x cuDNN (rounds) | x FA2 | rel.err |\n|---|---|---|---|---|---|---|", flush=True)
+for case in a.cases.split(","):
+    D, S, causal = (int(x) for x in case.split(":"))
+    H = 2048 // D; Z = max(1, 16384 // S)
+    q = torch.randn(Z, H, S, D, device="cuda", dtype=torch.bfloat16)
+    kk = torch.randn_like(q); v = torch.randn_like(q)
+    ref = F.scaled_dot_product_attention(q.float(), kk.float(), v.float(), is_causal=bool(causal))
+    def sdpa(be):
+        def f():
+            with sdpa_kernel(be):
+                F.scaled_dot_product_attention(q, kk, v, is_causal=bool(causal))
+        return f
+    fns, errs = [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.FLASH_ATTENTION)], []
+    for form in forms:
+        env = dict(x.split("=", 1) for x in form.split("@") if "=" in x)
+        os.environ.update(env)
+        try:
+            k = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": causal}, kernel="cutlass_attn_fwd")
+        finally:
+            for e in env: os.environ.pop(e, None)
+        o = torch.full_like(q, float("nan"))
+        f = k.bind(q, kk, v, o, D ** -0.5)
+        f(); torch.cuda.synchronize()
+        errs.append(relerr(o, ref)); fns.append(f)
+    t = bench_rounds(fns, a.rounds, a.warm_ms)
+    fl = 4 * Z * H * S * S * D / (2 if causal else 1)
+    for i, form in enumerate(forms):
+        r = [t[0][j] / t[2 + i][j] for j in range(a.rounds)]
+        r2 = [t[1][j] / t[2 + i][j] for j in range(a.rounds)]
+        ms = statistics.median(t[2 + i])
+        print(f"| D{D} S{S} {'causal' if causal else 'full'} | {form} | {ms:.3f} | {fl / ms / 1e9:.1f} | "
+              f"{statistics.median(r):.3f} ({min(r):.3f}..{max(r):.3f}) | {statistics.median(r2):.3f} | {errs[i]:.1e} |", flush=True)
