@@ -6,7 +6,7 @@
 # is checked against fp64-free torch autograd (float32 SDPA) first: max relative error printed.
 #   python3 bench/bwd_ab.py --lib LIB --cases 64:4096:0,64:4096:1 --variants default,dq64 --rounds 9
 # Variants: default (the example as it is), dq64 / dq128 (the dQ kernel on 64 / 128 queries: 4 / 8 warps,
-# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile), kvBN.BM.W.S (the dK/dV kernel's keys,
+# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile), lazy (TILEC_WGMMA_LAZY=1), kvBN.BM.W.S (the dK/dV kernel's keys,
 # queries, warps, stages), qBM.BN.W.S (the dQ kernel's), and parts joined by "+".  Output: one line per (case,
 # variant): median ms of the whole (pre + dK/dV + dQ) and of each kernel, and the median ratio of the
 # variant's whole to the first variant's, round by round.
@@ -55,6 +55,8 @@ def variant(name, D):
         return ({}, {}), ({"warps": 4 if bm == 64 else 8, "stages": stages}, {"BM": bm, "BN": 64}), {}
     if name == "lazywide":
         return ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY_WIDE": "1"}
+    if name == "lazy":  # each wgmma dot waited for before its result's first reader (D128: the dQ loop)
+        return ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY": "1"}
     raise SystemExit(f"unknown variant {name}")
 
 
