@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# tools/sass_converge.py: after every thread-0 TMA store / reduce (UTMASTG, UTMAREDG) of a kernel's SASS, does
+# each path reconverge the warp (BSYNC or WARPSYNC) before a warp-collective instruction (HGMMA, WARPGROUP.*,
+# BAR.SYNC, USETMAXREG) or EXIT?  A path that does not is the twenty-sixth session's inline-form failure (warp 0
+# diverged into the next tile's wgmma: bench/RESULTS.md "twenty-sixth session").  Branches are followed (both
+# sides of a predicated one), 40 instructions a path at most.  Exit 1 when any store has such a path.
+#   tools/sass_converge.py [--ptxas P] [--nvdisasm N] KERNEL.ptx ...
+import argparse, re, subprocess, sys, tempfile, os
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--ptxas", default="ptxas")
+ap.add_argument("--nvdisasm", default="nvdisasm")
+ap.add_argument("ptx", nargs="+")
+a = ap.parse_args()
+COLLECTIVE = re.compile(r"HGMMA|WARPGROUP|BAR\.SYNC|EXIT|USETMAXREG")
+
+
+def unconverged(sass):
+    ins, labels = [], {}
+    for ln in sass.splitlines():
+        m = re.match(r"^(\.L_x_\d+):", ln.strip())
+        if m:
+            labels[m.group(1)] = len(ins)
+            continue
+        m = re.search(r"/\*[0-9a-f]{4,5}\*/\s+(.*?);", ln)
+        if m:
+            ins.append(m.group(1).strip())
+    stores = bad = 0
+    for i, t in enumerate(ins):
+        if "UTMASTG" not in t and "UTMAREDG" not in t:
+            continue
+        stores += 1
+        stack, seen, ok = [i + 1], set(), True
+        while stack and ok:
+            j = stack.pop()
+            for _ in range(40):
+                if j is None or j in seen or j >= len(ins):
+                    break
+                seen.add(j)
+                s = ins[j]
+                if s.startswith("BSYNC") or "WARPSYNC" in s:
+                    break
+                if COLLECTIVE.search(s) and not s.startswith("@"):
+                    ok = False
+                    break
+                m = re.search(r"BRA `\((\.L_x_\d+)\)", s)
+                if m and s.startswith("@"):
+                    stack.append(labels.get(m.group(1)))
+                elif m:
+                    j = labels.get(m.group(1))
+                    continue
+                j += 1
+        bad += not ok
+    return stores, bad
+
+
+fail = 0
+with tempfile.TemporaryDirectory() as d:
+    for p in a.ptx:
+        cubin = os.path.join(d, "k.cubin")
+        subprocess.run([a.ptxas, "-arch=sm_90a", p, "-o", cubin], check=True)
+        sass = subprocess.run([a.nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
+        n, bad = unconverged(sass)
+        print(f"{os.path.basename(p)}: {n} TMA stores, {bad} reach a collective op diverged")
+        fail |= bad > 0
+sys.exit(1 if fail else 0)
