@@ -1,5 +1,6 @@
 # lit configuration: golden diagnostic / IR / pass / PTX tests.
 import os
+import sys
 import lit.formats
 
 config.name = "tilec"
@@ -16,6 +17,7 @@ config.substitutions.append(("%examples", os.path.join(config.tilec_src_root, "e
 # the fake driver (tests/fakecuda): `tilec run --device` on it copies, launches nothing, compares
 config.substitutions.append(("%fakecuda", os.path.join(bindir, "tests", "libfakecuda.so")))
 config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.insert(0, ("%python", '"%s"' % sys.executable))  # (before lit's own %p)
 config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
 if config.ptxas:
     config.available_features.add("ptxas")
