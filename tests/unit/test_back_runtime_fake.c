@@ -1805,7 +1805,7 @@ Test(fake_driver, attn_bwd_rows_through_the_ring) {
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   const uint64_t lse_addr = 0x7f2000000000ull + 4 * 0x10000000ull, dl_addr = lse_addr + 0x10000000ull;
   for (int mode = 0; mode < 3; mode++) { /* D64 on, D128 on, D64 off */
-    int64_t d = mode == 1 ? 128 : 64, bm = d == 64 ? 32 : 64;
+    int64_t d = mode == 1 ? 128 : 64, bm = 64; /* the example's sm_90a tiles: 64 queries a step at D64 and D128 */
     bool on = mode < 2;
     if (!on) setenv("TILEC_ROW_STREAM", "0", 1);
     tilec_program *p = NULL;
