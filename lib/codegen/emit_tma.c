@@ -251,7 +251,7 @@ void cg_thread0_asm(cg *g, const char *body, LLVMValueRef *args, int n, const ch
  * around a uniform-datapath instruction (UTMASTG, UTMAREDG): ptxas need not reconverge the warp at the
  * join (it did not where the join also merges another path: the inline form's element stores), and the
  * warp then meets the next tile's wgmma (.sync.aligned) diverged: an illegal instruction or a hang
- * (bench/RESULTS.md "bsinline").  Only where all 32 lanes of each warp run the code.  TILEC_WARP_CONVERGE=0
+ * (bench/RESULTS.md "twenty-sixth session").  Only where all 32 lanes of each warp run the code.  TILEC_WARP_CONVERGE=0
  * (measuring, in the cache key) leaves it out. */
 void cg_warp_converge(cg *g) {
   if (tl_code_env_off("TILEC_WARP_CONVERGE")) return;
