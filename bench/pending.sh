@@ -132,6 +132,15 @@
 #   twenty-fifth session's helpers (no device): OWED="w4small:240" sh bench/owed.sh .carry (branch w4small:
 #             TILEC_RING_IN_RANGE=1, the cp.async ring's stages past the loop not copied; W4A16 split-K on / off
 #             beside cuBLAS, timed launch and CUDA graph; ~120-170 s, dry-run here on the fake driver)
+#   twenty-sixth session (all H100): owed call 1 ran at bce274e (every GPU test passed); the inline failure
+#   found (a diverged warp after thread 0's TMA store) and fixed everywhere (cg_warp_converge); new sm_90a
+#   attention-backward tiles (dQ 128 queries at D64, dK/dV 64 x 64 on 2 stages at D64 and D128), each checked by
+#   test_attn_bwd and attn_bwd.tile's rounds, the 16 moved GEMM files by gpu_test_examples (cut at 230 s in
+#   quant_int8_gemm, 863 rounds passed).  OWED now:
+#     call 1: PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry -- every GPU test at these
+#             defaults together, on the H200 if one is lent (no call of the last two sessions got one)
+#     then:   OWED="bwdab2:190 attnab:130" sh bench/owed.sh .carry on the H200 -- the backward tiles were chosen
+#             on the H100 (bench/bwd_ab.py rounds); the forward's ratios to cuDNN by rotated rounds there
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
