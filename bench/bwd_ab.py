@@ -9,7 +9,8 @@
 # 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile), lazy (TILEC_WGMMA_LAZY=1), kvBN.BM.W.S (the dK/dV kernel's keys,
 # queries, warps, stages), qBM.BN.W.S (the dQ kernel's), and parts joined by "+".  Output: one line per (case,
 # variant): median ms of the whole (pre + dK/dV + dQ) and of each kernel, and the median ratio of the
-# variant's whole to the first variant's, round by round.
+# variant's whole to the first variant's, round by round; with --refs 1 (the default) also its speed x cuDNN's and
+# FA2's backward (SDPA, timed in the same rotation).
 import argparse, os, sys, statistics
 
 ap = argparse.ArgumentParser()
@@ -18,6 +19,7 @@ ap.add_argument("--cases", default="64:4096:0,64:4096:1")
 ap.add_argument("--variants", default="default,dq128")
 ap.add_argument("--rounds", type=int, default=9)
 ap.add_argument("--warm-ms", type=int, default=300)
+ap.add_argument("--refs", type=int, default=1, help="1: cuDNN's and FA2's backward (SDPA) in the same rounds")
 a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
@@ -92,10 +94,31 @@ for case in a.cases.split(","):
         err = max(relerr(dq, qr.grad), relerr(dk, kr.grad), relerr(dv, vr.grad))
         print(f"D{D} S{S} causal={causal} {name}: rel. err {err:.1e}", flush=True)
         whole.append(f); parts += [f2, f3]
-    t = bench_rounds(whole + parts, a.rounds, a.warm_ms)
+    # the references in the same rotation (after the variants, so the first variant stays the warmed one):
+    # SDPA's backward on cuDNN and on FA2, the forward run once under each backend (its backward is the one
+    # the forward chose), then autograd.grad timed as bench.py's attnbwd section does
+    refs = []
+    if a.refs:
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        for rname, backend in (("cuDNN", SDPBackend.CUDNN_ATTENTION), ("FA2", SDPBackend.FLASH_ATTENTION)):
+            try:
+                with sdpa_kernel(backend):
+                    qb, kb, vb = (t_.detach().clone().requires_grad_() for t_ in (q, k, v))
+                    ob = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, is_causal=bool(causal))
+                    g = lambda ob=ob, qb=qb, kb=kb, vb=vb: torch.autograd.grad(ob, (qb, kb, vb), do, retain_graph=True)
+                    g(); torch.cuda.synchronize()
+                refs.append((rname, g))
+            except Exception as e:
+                print(f"D{D} S{S} causal={causal} {rname}: {str(e)[:200]}", flush=True)
+    t = bench_rounds(whole + parts + [g for _, g in refs], a.rounds, a.warm_ms)
     for i, name in enumerate(names):
         ratio = statistics.median(t[0][r] / t[i][r] for r in range(a.rounds))
         lo, hi = min(t[0][r] / t[i][r] for r in range(a.rounds)), max(t[0][r] / t[i][r] for r in range(a.rounds))
         print(f"ab D{D} S{S} causal={causal} {name}: all {statistics.median(t[i]):.3f} ms, dK/dV "
               f"{statistics.median(t[len(names) + 2 * i]):.3f}, dQ {statistics.median(t[len(names) + 2 * i + 1]):.3f}; "
               f"speed x {names[0]} {ratio:.3f} (rounds {lo:.3f}..{hi:.3f})", flush=True)
+        for j, (rname, _) in enumerate(refs):
+            tr = t[3 * len(names) + j]
+            rr = [tr[r] / t[i][r] for r in range(a.rounds)]
+            print(f"ref D{D} S{S} causal={causal} {name}: x {rname} {statistics.median(rr):.3f} "
+                  f"(rounds {min(rr):.3f}..{max(rr):.3f}; {rname} {statistics.median(tr):.3f} ms)", flush=True)

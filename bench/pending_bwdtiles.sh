@@ -14,4 +14,4 @@ timeout -k 10 80 python3 bench/bwd_ab.py --lib $B/libtilec.so --cases 64:4096:0,
   --variants default,kv64.32.4.4+q64.64.4.4 > $L/bt64.log 2>&1; echo "D64 rc $? [$(el) s]"
 timeout -k 10 90 python3 bench/bwd_ab.py --lib $B/libtilec.so --cases 128:4096:0,128:4096:1 --rounds 9 \
   --variants default,kv128.64.8.4 > $L/bt128.log 2>&1; echo "D128 rc $? [$(el) s]"
-grep -h "^ab \|rel. err\|Error" $L/bt64.log $L/bt128.log | cut -c1-170
+grep -h "^ab \|^ref \|rel. err\|Error" $L/bt64.log $L/bt128.log | cut -c1-170
