@@ -281,6 +281,11 @@ echo "== 2e. attention backward beside cuDNN / FA2: the default (rows through th
 TILEC_CACHE=0 timeout -k 10 120 python3 bench/bench.py --lib $B/libtilec.so --only attnbwd --quick \
   --attnbwd-cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 --attnbwd-variants default,norows > $L/attnbwd.log 2>&1
 grep -E "attn bwd.*TFLOP" $L/attnbwd.log | sort -u > $L/attnbwd_table.txt; cat $L/attnbwd_table.txt
+# (PENDING_AB=1: the ratios to cuDNN / FA2 again by rotated rounds, bench/bwd_ab.py, ~70 s: back-to-back
+# medians move by ~5 %; not by default: the all-tests call is near the 600 s a call already)
+if [ "${PENDING_AB:-0}" = 1 ]; then
+timeout -k 10 90 python3 bench/bwd_ab.py --lib $B/libtilec.so --cases 64:4096:0,64:4096:1,128:4096:0,128:4096:1 \
+  --variants default --rounds 5 > $L/attnbwd_ab.log 2>&1; grep -E "^ref |Error" $L/attnbwd_ab.log | cut -c1-150; fi
 fi
 if step asm; then
 echo "== 2h. the assembler: the default (ptxas where found, else the driver compiling the PTX whole) against cuLink's relocatable code, a process each [$(el) s]"
@@ -299,6 +304,10 @@ C=""; for d in 64 128 256; do for sc in 1024:0 4096:0 16384:0 1024:1 4096:1 1638
 BENCH_ATTN_NO_TRITON=${ATTN_NO_TRITON:-1} timeout -k 10 $(lim ${ATTN_TIMEOUT:-200}) python3 bench/bench.py --lib $B/libtilec.so --only attn --quick \
   --attn-kernels ${ATTN_KERNELS:-cutlass_attn_fwd} --attn-cases ${ATTN_CASES:-${C#,}} > $L/attn.log 2>&1
 echo "bench exit $?" >> $L/attn.log; grep -E "\| (cuDNN|FA2) \||bench exit" $L/attn.log | sort -u > $L/attn_table.txt; cat $L/attn_table.txt
+# (PENDING_AB=1: the ratios to cuDNN again by rotated rounds, bench/attn_ab.py, ~60 s)
+if [ "${PENDING_AB:-0}" = 1 ]; then
+timeout -k 10 $(lim 140) python3 bench/attn_ab.py --lib $B/libtilec.so --rounds 5 --cases ${ATTN_CASES:-${C#,}} > $L/attn_ab.log 2>&1
+grep -E "^\| D|Error" $L/attn_ab.log | cut -c1-150; fi
 fi
 if step decode; then
 echo "== 2k. decode: paged split-KV against the copy bandwidth, B 1-64, L 4k-128k, and the variants of DECODE_VARIANTS [$(el) s]"
