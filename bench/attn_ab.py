@@ -10,7 +10,8 @@ import argparse, os, sys, statistics
 ap = argparse.ArgumentParser()
 ap.add_argument("--lib", required=True)
 ap.add_argument("--cases", default=",".join(f"{d}:{s}:{c}" for d in (64, 128) for s in (1024, 4096, 16384) for c in (0, 1)))
-ap.add_argument("--forms", default="default", help="default, or ENV=VALUE[@ENV=VALUE...] (read at compile)")
+ap.add_argument("--forms", default="default",
+                help="default, or tokens joined by @: TILEC_X=V (a switch), NAME=V (a tile constant), warps=N / stages=N")
 ap.add_argument("--rounds", type=int, default=7)
 ap.add_argument("--warm-ms", type=int, default=300)
 a = ap.parse_args()
@@ -36,10 +37,16 @@ for case in a.cases.split(","):
         return f
     fns, errs = [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.FLASH_ATTENTION)], []
     for form in forms:
-        env = dict(x.split("=", 1) for x in form.split("@") if "=" in x)
+        # a form's tokens (joined by "@"): TILEC_X=V an environment switch, NAME=V in capitals a tile constant
+        # (-D), warps=N / stages=N an option
+        toks = [x.split("=", 1) for x in form.split("@") if "=" in x]
+        env = {n_: v_ for n_, v_ in toks if n_.startswith("TILEC_")}
+        defs = {n_: int(v_) for n_, v_ in toks if not n_.startswith("TILEC_") and n_.isupper()}
+        opts = {n_: v_ for n_, v_ in toks if n_.islower()}
         os.environ.update(env)
         try:  # (through the first launch: a form picked at launch compiles then, reading the switches)
-            k = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": causal}, kernel="cutlass_attn_fwd")
+            k = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": causal, **defs}, kernel="cutlass_attn_fwd",
+                       options=opts or None)
             o = torch.full_like(q, float("nan"))
             f = k.bind(q, kk, v, o, D ** -0.5)
             f(); torch.cuda.synchronize()

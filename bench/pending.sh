@@ -139,7 +139,7 @@
 #   quant_int8_gemm, 863 rounds passed).  OWED now:
 #     call 1: PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry -- every GPU test at these
 #             defaults together, on the H200 if one is lent (no call of the last two sessions got one)
-#     then:   OWED="bwdtiles:200 attnab:130" sh bench/owed.sh .carry on the H200 -- the backward tiles were chosen
+#     then:   OWED="bwdtiles:200 attnab:130 attnforms:200 attntiles:240" sh bench/owed.sh .carry on the H200 -- the backward tiles were chosen
 #             on the H100 (bench/bwd_ab.py rounds); the forward's ratios to cuDNN by rotated rounds there
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
