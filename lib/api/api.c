@@ -460,12 +460,12 @@ static tilec_status run_codegen(tilec_program *p, const tl_codegen_opts *co, tl_
   log_time(p, "codegen.llvm-build", out->ms_llvm_build);
   log_time(p, "codegen.llvm-opt", out->ms_llvm_opt);
   log_time(p, "codegen.ptx", out->ms_ptx);
-  if (p->opts.time_passes && out->nmodules > 1 && out->nnotma)
-    tl_sbuf_printf(&p->log, "time codegen: %d modules on %d thread%s (%d of them no-TMA entries; llvm-opt, ptx: the "
-                   "slowest module's)\n", out->nmodules, out->nthreads, out->nthreads == 1 ? "" : "s", out->nnotma);
-  else if (p->opts.time_passes && out->nmodules > 1)
-    tl_sbuf_printf(&p->log, "time codegen: %d modules on %d thread%s (llvm-opt, ptx: the slowest module's)\n",
-                   out->nmodules, out->nthreads, out->nthreads == 1 ? "" : "s");
+  if (p->opts.time_passes && out->nmodules > 1) {
+    char notma[64] = "";
+    if (out->nnotma) snprintf(notma, sizeof notma, "%d of them no-TMA entries; ", out->nnotma);
+    tl_sbuf_printf(&p->log, "time codegen: %d modules on %d thread%s (%sllvm-opt, ptx: the slowest module's)\n",
+                   out->nmodules, out->nthreads, out->nthreads == 1 ? "" : "s", notma);
+  }
   if (ok && out->ptx) return TILEC_OK;
   return p->ctx.nerrors > 0 ? TILEC_ERROR_UNSUPPORTED : TILEC_ERROR_INTERNAL;
 }
