@@ -600,17 +600,17 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
 
 static void commit(cg *g) { cg_asm_void(g, "cp.async.commit_group;", "~{memory}", NULL, 0); }
 
-/* One stage of loop L's ring: every stream of L issued into slot `slot` at ivs, then one commit
- * group (the prologue's stages, a one-stage ring's load, the ring step's and a late ring's refill).
- * x64 (the stage's iv as i64, NULL: always issued) where cg_ring_range_on (ring_range.c: split loops by
- * default, every ring with TILEC_RING_IN_RANGE=1): the copies only when that iteration runs, the
- * commit group always. */
+/* Every stream of loop L issued into slot `slot` at ivs (no commit). */
 static void issue_copies(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   cg_plan *p = g->plan;
   for (int i = 0; i < p->nstream; i++)
     if (p->streams[i].for_op == L) issue_stream(g, &p->streams[i], ivs, slot, branchy);
 }
 
+/* One stage of loop L's ring: its copies, then one commit group (the prologue's stages, a one-stage
+ * ring's load, the ring step's and a late ring's refill).  x64 (the stage's iv as i64, NULL: always
+ * issued) where cg_ring_range_on (ring_range.c): the copies only when that iteration runs, the commit
+ * group always. */
 static void issue_stage(cg *g, int32_t L, LLVMValueRef ivs, LLVMValueRef slot, bool branchy, LLVMValueRef x64,
                         LLVMValueRef step64) {
   LLVMBasicBlockRef jb = branchy && x64 && cg_ring_range_on(g, L) ? cg_ring_range_begin(g, L, x64, step64, NULL) : NULL;

@@ -382,7 +382,8 @@ void cg_copy_slow(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, LLVM
 /* emit_narrow_copy.c: a tile whose tensor is 8- or 4-byte aligned, not 16 (TILEC_NARROW_COPY=1) */
 bool cg_narrow_on(void); /* TILEC_NARROW_COPY=1 */
 
-/* ring_range.c: TILEC_RING_IN_RANGE=1, a cp.async stage copied only when its iteration x64 runs */
+/* ring_range.c: a cp.async stage copied only when its iteration x64 runs (split loops by default;
+ * TILEC_RING_IN_RANGE=1 every ring, =0 none) */
 bool cg_ring_range_on(cg *g, int32_t L);
 /* The branch to the stage's copies when x64 is in loop L's range (the builder left in that block);
  * returns the join block.  skip non-NULL: *skip is an empty out-of-range block for the caller to fill
