@@ -8,6 +8,9 @@
 #   tools/sass_converge.py [--ptxas P] [--nvdisasm N] [--loads] KERNEL.ptx ...
 import argparse, re, subprocess, sys, tempfile, os
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_copy_path import parse  # (nvdisasm -c text -> instructions, label -> index)
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--ptxas", default="ptxas")
 ap.add_argument("--nvdisasm", default="nvdisasm")
@@ -20,16 +23,7 @@ COLLECTIVE = re.compile(r"HGMMA|WARPGROUP|BAR\.SYNC|EXIT|USETMAXREG")
 COLLECTIVE_LOAD = re.compile(r"HGMMA|WARPGROUP|BAR\.SYNC|USETMAXREG")
 
 
-def unconverged(sass, start=re.compile(r"UTMASTG|UTMAREDG"), collective=COLLECTIVE):
-    ins, labels = [], {}
-    for ln in sass.splitlines():
-        m = re.match(r"^(\.L_x_\d+):", ln.strip())
-        if m:
-            labels[m.group(1)] = len(ins)
-            continue
-        m = re.search(r"/\*[0-9a-f]{4,5}\*/\s+(.*?);", ln)
-        if m:
-            ins.append(m.group(1).strip())
+def unconverged(ins, labels, start=re.compile(r"UTMASTG|UTMAREDG"), collective=COLLECTIVE):
     stores = bad = 0
     for i, t in enumerate(ins):
         if not start.search(t):
@@ -71,12 +65,15 @@ with tempfile.TemporaryDirectory() as d:
     for p in a.ptx:
         cubin = os.path.join(d, "k.cubin")
         subprocess.run([a.ptxas, "-arch=sm_90a", p, "-o", cubin], check=True)
-        sass = subprocess.run([a.nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
-        n, bad = unconverged(sass)
+        sass = os.path.join(d, "k.sass")
+        with open(sass, "w") as out:
+            subprocess.run([a.nvdisasm, "-c", cubin], stdout=out, check=True)
+        ins, labels = parse(sass)
+        n, bad = unconverged(ins, labels)
         print(f"{os.path.basename(p)}: {n} TMA stores, {bad} reach a collective op diverged")
         fail |= bad > 0
         if a.loads:
-            n, bad = unconverged(sass, re.compile(r"UTMALDG|UBLKCP|UTMAPF"), COLLECTIVE_LOAD)
+            n, bad = unconverged(ins, labels, re.compile(r"UTMALDG|UBLKCP|UTMAPF"), COLLECTIVE_LOAD)
             print(f"{os.path.basename(p)}: {n} TMA loads, {bad} reach a collective op diverged")
             fail |= bad > 0
 sys.exit(1 if fail else 0)
