@@ -7,6 +7,8 @@ dV relative error against float64 autograd (tests/gpu/test_attn_bwd.py's referen
 launch is also a checked one.
 
   python3 bench/bwd_once.py [--lib build/libtilec.so] [D:S:CAUSAL] [--bn128] [--stages N]
+  --default: the default three kernels instead (examples/attn_bwd.tile: attn_bwd_pre, attn_bwd_dkdv,
+  attn_bwd_dq), then cuDNN's backward once (SDPA, the cuDNN backend), for a profiler beside it.
 Exit 0 (error <= 1e-2), 1 otherwise, 77 without a GPU."""
 import math
 import os
@@ -17,6 +19,33 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
 if "--lib" in sys.argv:
     os.environ["TILEC_LIBRARY"] = os.path.abspath(sys.argv[sys.argv.index("--lib") + 1])
+
+
+def default_once(torch, ex, D, S, causal, Z, H, reference_grads, rel_error):
+    """The default three-kernel backward once, checked; then cuDNN's (SDPA) once."""
+    torch.manual_seed(20261205)
+    q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(torch.bfloat16) for _ in range(4))
+    scale = 1.0 / math.sqrt(D)
+    o = torch.empty_like(q)
+    lse, dl = (torch.empty(Z, H, S, device="cuda") for _ in range(2))
+    dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+    ex["attn_fwd_lse"](q, k, v, o, lse, scale)
+    ex["attn_bwd_pre"](o, do, dl)
+    ex["attn_bwd_dkdv"](q, k, v, do, lse, dl, dk, dv, scale)
+    ex["attn_bwd_dq"](q, k, v, do, lse, dl, dq, scale)
+    torch.cuda.synchronize()
+    _, dq64, dk64, dv64 = reference_grads(torch, q[:1, :2], k[:1, :2], v[:1, :2], do[:1, :2], scale, causal)
+    errs = [rel_error(torch, got[:1, :2], ref, do[:1, :2], scale) for got, ref in ((dq, dq64), (dk, dk64), (dv, dv64))]
+    ok = all(e[1] for e in errs)
+    print("once default D%d S%d causal=%d: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
+        D, S, causal, errs[0][0], errs[1][0], errs[2][0], "PASS" if ok else "FAIL"), flush=True)
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        qb, kb, vb = (t.detach().clone().requires_grad_() for t in (q, k, v))
+        ob = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, is_causal=bool(causal), scale=scale)
+        torch.autograd.grad(ob, (qb, kb, vb), do)
+    torch.cuda.synchronize()
+    return 0 if ok else 1
 
 
 def main():
@@ -34,7 +63,10 @@ def main():
     Z, H = 4, 16
     defs = {"D": D, "CAUSAL": causal}
     var = os.path.join(ROOT, "bench", "variants", "attn_bwd_fused.tile")
-    fwd = tilec.compile(os.path.join(ROOT, "examples", "attn_bwd.tile"), defines=defs)["attn_fwd_lse"]
+    ex = tilec.compile(os.path.join(ROOT, "examples", "attn_bwd.tile"), defines=defs)
+    fwd = ex["attn_fwd_lse"]
+    if "--default" in sys.argv:
+        return default_once(torch, ex, D, S, causal, Z, H, reference_grads, rel_error)
     vp = tilec.compile(var, defines=defs)
     stages = int(sys.argv[sys.argv.index("--stages") + 1]) if "--stages" in sys.argv else 0
     fp = tilec.compile(var, defines={**defs, "BN": 128}, warps=8, kernel="attn_bwd_fused") if bn128 else \
