@@ -10,29 +10,35 @@ NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu n
 python3 bench/bwd_once.py --lib $B/libtilec.so --default 128:4096:0 || exit 1
 . bench/ncu_metrics.sh
 M=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
-for c in 128:4096:0 128:4096:1; do
+for c in 128:4096:0 128:4096:1; do n=$(echo $c | tr : _)
   timeout -k 10 120 "$NCU" --metrics "$M" --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section WarpStateStats --section Occupancy --section LaunchStats \
-    --kernel-name regex:'attn_bwd_dkdv|attn_bwd_dq|cudnn|fmha|bprop|dgrad|sm90' --csv --page details \
-    python3 bench/bwd_once.py --lib $B/libtilec.so --default $c > $L/ncubwd_$c.csv 2> $L/ncubwd_$c.err
+    --kernel-name regex:'attn_bwd_dkdv|attn_bwd_dq|cudnn' --csv --page details \
+    python3 bench/bwd_once.py --lib $B/libtilec.so --default $c > $L/ncubwd_$n.csv 2> $L/ncubwd_$n.err
   echo "ncu $c rc $? [$(el) s]"
-  python3 - $L/ncubwd_$c.csv <<'PY'
+  python3 - $L/ncubwd_$n.csv <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
 if not rows: print("no ncu rows"); sys.exit(0)
-h = rows[0]; kn, mn, mv, mu = h.index("Kernel Name"), h.index("Metric Name"), h.index("Metric Value"), h.index("Metric Unit")
-want = ("Duration", "Compute (SM) Throughput", "Memory Throughput", "Registers Per Thread", "Achieved Occupancy",
-        "Shared Memory Configuration Size", "Dynamic Shared Memory Per Block", "Block Limit Registers", "Block Limit Shared Mem",
-        "Issue Slots Busy", "Executed Ipc Active", "L1/TEX Hit Rate", "Mem Busy", "Max Bandwidth", "L2 Hit Rate",
-        "Avg. Active Threads Per Warp", "Warp Cycles Per Issued Instruction", "Theoretical Occupancy")
-seen = {}
+h = rows[0]; kid, kn, mn, mv = h.index("ID"), h.index("Kernel Name"), h.index("Metric Name"), h.index("Metric Value")
+want = {"Duration": "us", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor%",
+        "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue%", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active": "xu%",
+        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active": "fma%", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active": "alu%",
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active": "lsu%", "Registers Per Thread": "regs",
+        "Achieved Occupancy": "occ%", "Mem Busy": "membusy%", "Max Bandwidth": "maxbw%", "L2 Hit Rate": "L2hit%",
+        "Warp Cycles Per Issued Instruction": "cyc/inst", "Dynamic Shared Memory Per Block": "smem"}
+out = {}
 for r in rows[1:]:
-    k = r[kn][:40]
-    if r[mn] in want or r[mn].startswith(("sm__", "smsp__")):
-        n = r[mn].replace("smsp__average_warp_latency_issue_stalled_", "stall_").replace(".avg.pct_of_peak_sustained_active", "%")
-        seen.setdefault(k, []).append(f"{n}={r[mv]}{r[mu] if r[mu] not in ('', 'inst', '%') else ''}")
-for k, v in seen.items():
-    print(f"## {k}: " + "; ".join(v))
+    key = (r[kid], r[kn][:48])
+    d = out.setdefault(key, {})
+    if r[mn] in want: d[want[r[mn]]] = r[mv]
+    elif r[mn].startswith("smsp__average_warp_latency_issue_stalled_"):
+        d.setdefault("stalls", {})[r[mn][41:].replace(".ratio", "")] = float(r[mv].replace(",", "") or 0)
+for (i, k), d in out.items():
+    st = d.pop("stalls", {})
+    tot = sum(st.values()) or 1
+    top = ", ".join(f"{n} {100 * v / tot:.0f}%" for n, v in sorted(st.items(), key=lambda x: -x[1])[:5])
+    print(f"## {i} {k}: " + " ".join(f"{a}={b}" for a, b in d.items()) + f"; stalls: {top}")
 PY
 done
 grep -h "once default" $L/ncubwd_*.csv | head -2

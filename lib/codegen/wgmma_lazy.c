@@ -41,7 +41,10 @@
  * accumulators take more than CG_LAZY_REGS but at most CG_LAZY_WIDE_REGS (192) registers a thread
  * takes the same waits when its kernel's shared memory already holds it to one CTA an SM (more than
  * half of sm_90a's 227 KB persistent: the longer live ranges cost no CTAs) and it has at most 256
- * threads (255 registers each).  The D128 dK/dV kernel of examples/attn_bwd.tile (32 + 64 + 32 + 64,
+ * threads (255 registers each), or when it is one warpgroup (128 threads: 255 registers still leave
+ * two CTAs an SM, and a loop past 160 accumulator registers has more than 170 and no room for three).
+ * The D128 dK/dV tile of the twenty-sixth session (64 keys x 64 queries, 4 warps, 2 stages, two CTAs an
+ * SM): 238 -> 255 registers, 0 spills full and causal (ptxas 13.0).  The D128 dK/dV kernel of examples/attn_bwd.tile (32 + 64 + 32 + 64,
  * 198784 B): since its LSE and Dl rows come from the ring (emit_ring_rows.c) the waits of FA3's
  * order fit, 255 registers and 0 spills full, 12 bytes causal (ptxas 13.0); bench/RESULTS.md "bwd8". */
 #include <stdio.h>
@@ -58,10 +61,10 @@
 #define CG_LAZY_SM90_SMEM (227 * 1024)
 
 /* TILEC_WGMMA_LAZY_WIDE=1: a loop of `regs` accumulator registers a thread above CG_LAZY_REGS in a
- * kernel one CTA an SM by its shared memory (the header's "Wide loops") */
+ * kernel one CTA an SM by its shared memory, or of one warpgroup (the header's "Wide loops") */
 static bool wide_ok(const cg *g, int regs, bool wide_env) {
   return wide_env && regs > CG_LAZY_REGS && regs <= CG_LAZY_WIDE_REGS &&
-         g->threads <= 256 && 2 * g->smem_persist > CG_LAZY_SM90_SMEM;
+         (g->threads <= 128 || (g->threads <= 256 && 2 * g->smem_persist > CG_LAZY_SM90_SMEM));
 }
 
 bool cg_lazy_wait_loop(cg *g, int32_t L) {
@@ -90,7 +93,9 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
     char note[240];
     if (on)
       snprintf(note, sizeof note, "lazy wgmma waits%s: the loop's %d wgmma dots wait before their results' first readers "
-               "(%d accumulator registers a thread)", wide ? " (wide: TILEC_WGMMA_LAZY_WIDE, one CTA an SM by shared memory)" : "",
+               "(%d accumulator registers a thread)",
+               !wide ? "" : g->threads <= 128 ? " (wide: TILEC_WGMMA_LAZY_WIDE, one warpgroup)"
+                                              : " (wide: TILEC_WGMMA_LAZY_WIDE, one CTA an SM by shared memory)",
                n, regs);
     else if (regs <= CG_LAZY_REGS)
       snprintf(note, sizeof note, "lazy wgmma waits off: the loop's %d wgmma dots take %d accumulator registers a thread "
@@ -100,7 +105,7 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
                "(more than %d); %s %d%s", n, regs, CG_LAZY_REGS,
                wide_env ? "not wide: more than" : "TILEC_WGMMA_LAZY_WIDE=1 takes up to",
                CG_LAZY_WIDE_REGS,
-               wide_env ? ", or room for two CTAs an SM" : " at one CTA an SM");
+               wide_env ? ", or two warpgroups with room for two CTAs an SM" : " at one CTA an SM or one warpgroup");
     p->lazy_note = tl_strdup(&g->ctx->arena, note);
   }
   return on;
