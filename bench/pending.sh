@@ -141,6 +141,15 @@
 #             defaults together, on the H200 if one is lent (no call of the last two sessions got one)
 #     then:   OWED="bwdtiles:200 attnab:130 attnforms:200 attntiles:240" sh bench/owed.sh .carry on the H200 -- the backward tiles were chosen
 #             on the H100 (bench/bwd_ab.py rounds); the forward's ratios to cuDNN by rotated rounds there
+#   twenty-seventh session (all H100): both owed calls ran at d15164c (every GPU test passed; the tables and the
+#   rounds in bench/RESULTS.md "twenty-seventh session"); branch aregs measured and not merged (no gain; ptxas 13.0
+#   reuses a loop-invariant wgmma A's registers: wrong at D64); TILEC_WGMMA_LAZY_WIDE takes the one-warpgroup D128
+#   dK/dV tile (opt-in: the kernel 1.05-1.12x alone, the whole 0.95-1.02); ncu of the D128 backward beside cuDNN
+#   (bench/pending_ncubwd.sh: 70 % tensor against cuDNN's 66 %, seven GEMMs to five).  OWED now, in order:
+#     call 1: PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry -- on the H200 when one is lent
+#             (four sessions have had only H100s); on an H100 it adds nothing to the twenty-seventh's call 1
+#     then:   OWED="attnab:130 lazybwd:330" sh bench/owed.sh .carry on the H200 -- the forward's ratios by rounds,
+#             and whether the wide lazy waits' whole-backward loss (0.95 full on the H100) is the card's
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
@@ -250,7 +259,7 @@ if step rows; then
 echo "== 2b. the row kernels at the defaults [$(el) s]"
 FUSED_TAGS=${FUSED_TAGS:-LAUNCH_VARIANTS=0} FUSED_ONLY=${FUSED_ONLY:-rmsnorm,layernorm,add_rmsnorm,add_rmsnorm_fp8,swiglu,rope,embedding_rmsnorm,dropout_residual,moe_permute,softmax,cross_entropy} \
 timeout -k 10 ${ROWS_TIMEOUT:-300} python3 bench/bench.py --lib $B/libtilec.so --only fused --quick --json $L/fused.json > $L/fused.log 2>&1
-grep -A40 "^## fused kernels" $L/fused.log | head -40 > $L/rows_table.txt
+grep -A60 "^## fused kernels" $L/fused.log | head -60 > $L/rows_table.txt
 cat $L/rows_table.txt
 fi
 if step fp8; then

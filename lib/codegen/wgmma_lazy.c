@@ -43,10 +43,11 @@
  * half of sm_90a's 227 KB persistent: the longer live ranges cost no CTAs) and it has at most 256
  * threads (255 registers each), or when it is one warpgroup (128 threads: 255 registers still leave
  * two CTAs an SM, and a loop past 160 accumulator registers has more than 170 and no room for three).
- * The D128 dK/dV tile of the twenty-sixth session (64 keys x 64 queries, 4 warps, 2 stages, two CTAs an
- * SM): 238 -> 255 registers, 0 spills full and causal (ptxas 13.0).  The D128 dK/dV kernel of examples/attn_bwd.tile (32 + 64 + 32 + 64,
- * 198784 B): since its LSE and Dl rows come from the ring (emit_ring_rows.c) the waits of FA3's
- * order fit, 255 registers and 0 spills full, 12 bytes causal (ptxas 13.0); bench/RESULTS.md "bwd8". */
+ * The D128 dK/dV loop of examples/attn_bwd.tile (32 + 64 + 32 + 64): on its old tile (128 keys x 64
+ * queries, two warpgroups, 198784 B) since its LSE and Dl rows come from the ring (emit_ring_rows.c)
+ * the waits of FA3's order fit, 255 registers and 0 spills full, 12 bytes causal; on the sm_90a tile of
+ * the twenty-sixth session (64 x 64, one warpgroup, two CTAs an SM) 238 -> 255 registers, 0 spills full
+ * and causal (ptxas 13.0; bench/RESULTS.md "bwd8", "twenty-seventh session"). */
 #include <stdio.h>
 
 #include "code_env.h"
