@@ -14,6 +14,8 @@ ap.add_argument("--forms", default="default",
                 help="default, or tokens joined by @: TILEC_X=V (a switch), NAME=V (a tile constant), warps=N / stages=N")
 ap.add_argument("--rounds", type=int, default=7)
 ap.add_argument("--warm-ms", type=int, default=300)
+ap.add_argument("--interleave", type=int, default=0,
+                help="1: bench.py's bench_interleaved (the fns launch by launch in each round) instead of bench_rounds")
 a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
@@ -53,7 +55,7 @@ for case in a.cases.split(","):
         finally:
             for e in env: os.environ.pop(e, None)
         errs.append(relerr(o, ref)); fns.append(f)
-    t = bench_rounds(fns, a.rounds, a.warm_ms)
+    t = (bench_interleaved if a.interleave else bench_rounds)(fns, a.rounds, a.warm_ms)
     fl = 4 * Z * H * S * S * D / (2 if causal else 1)
     for i, form in enumerate(forms):
         r = [t[0][j] / t[2 + i][j] for j in range(a.rounds)]

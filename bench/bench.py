@@ -201,6 +201,44 @@ def bench_rounds(fns, rounds, warm_ms):
     return times
 
 
+def bench_interleaved(fns, rounds, warm_ms, round_ms=150):
+    """bench_rounds' contract (per-fn lists of per-round times, ms) with the fns interleaved launch by launch:
+    after the warm-up, each round launches fn 0, 1, .., n-1, 0, 1, .. (the order rotated each round), every
+    launch between two CUDA events with L2 flushed before it (as do_bench), until about round_ms per fn, and
+    takes each fn's median.  Neighbouring launches of two fns are milliseconds apart, so a clock that drifts
+    during a round (power, heat) moves both alike: the per-round ratios spread less than bench_rounds' whole
+    do_bench blocks, each ~100 ms after the other (bench/RESULTS.md "twenty-seventh session")."""
+    for f in fns:
+        f()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < warm_ms:
+        for _ in range(20):
+            fns[0]()
+        torch.cuda.synchronize()
+    flush = torch.empty(int(256e6), dtype=torch.int8, device="cuda")
+    # launches a fn a round: from one timed pass of every fn (at least 5, at most 200)
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
+    for (a_, b_), f in zip(ev, fns):
+        a_.record(); f(); b_.record()
+    torch.cuda.synchronize()
+    per = max(5, min(200, int(round_ms / max(1e-3, max(a_.elapsed_time(b_) for a_, b_ in ev)))))
+    times = [[] for _ in fns]
+    for r in range(rounds):
+        order = [(r + j) % len(fns) for j in range(len(fns))]
+        evs = {i: [] for i in order}
+        for _ in range(per):
+            for i in order:
+                flush.zero_()
+                a_, b_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a_.record(); fns[i](); b_.record()
+                evs[i].append((a_, b_))
+        torch.cuda.synchronize()
+        for i in order:
+            times[i].append(median([a_.elapsed_time(b_) for a_, b_ in evs[i]]))
+    return times
+
+
 def relerr(x, ref):
     x = x.double(); ref = ref.double()
     return float((x - ref).norm() / ref.norm())

@@ -19,6 +19,8 @@ ap.add_argument("--cases", default="64:4096:0,64:4096:1")
 ap.add_argument("--variants", default="default,dq128")
 ap.add_argument("--rounds", type=int, default=9)
 ap.add_argument("--warm-ms", type=int, default=300)
+ap.add_argument("--interleave", type=int, default=1,
+                help="1: bench.py's bench_interleaved (the fns launch by launch in each round) instead of bench_rounds")
 ap.add_argument("--refs", type=int, default=1, help="1: cuDNN's and FA2's backward (SDPA) in the same rounds")
 a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
@@ -55,6 +57,8 @@ def variant(name, D):
         bm = 64 if name == "dq64" else 128
         stages = (2 if bm == 64 else 3) if D == 128 else 4
         return ({}, {}), ({"warps": 4 if bm == 64 else 8, "stages": stages}, {"BM": bm, "BN": 64}), {}
+    if name == "nowide":  # the wide lazy waits off (the D128 dK/dV loop's default since the twenty-seventh session)
+        return ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY_WIDE": "0"}
     if name == "lazywide":
         return ({}, {}), ({}, {}), {"TILEC_WGMMA_LAZY_WIDE": "1"}
     if name == "lazy":  # each wgmma dot waited for before its result's first reader (D128: the dQ loop)
@@ -110,7 +114,7 @@ for case in a.cases.split(","):
                 refs.append((rname, g))
             except Exception as e:
                 print(f"D{D} S{S} causal={causal} {rname}: {str(e)[:200]}", flush=True)
-    t = bench_rounds(whole + parts + [g for _, g in refs], a.rounds, a.warm_ms)
+    t = (bench_interleaved if a.interleave else bench_rounds)(whole + parts + [g for _, g in refs], a.rounds, a.warm_ms)
     for i, name in enumerate(names):
         ratio = statistics.median(t[0][r] / t[i][r] for r in range(a.rounds))
         lo, hi = min(t[0][r] / t[i][r] for r in range(a.rounds)), max(t[0][r] / t[i][r] for r in range(a.rounds))

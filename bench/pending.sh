@@ -143,13 +143,16 @@
 #             on the H100 (bench/bwd_ab.py rounds); the forward's ratios to cuDNN by rotated rounds there
 #   twenty-seventh session (all H100): both owed calls ran at d15164c (every GPU test passed; the tables and the
 #   rounds in bench/RESULTS.md "twenty-seventh session"); branch aregs measured and not merged (no gain; ptxas 13.0
-#   reuses a loop-invariant wgmma A's registers: wrong at D64); TILEC_WGMMA_LAZY_WIDE takes the one-warpgroup D128
-#   dK/dV tile (opt-in: the kernel 1.05-1.12x alone, the whole 0.95-1.02); ncu of the D128 backward beside cuDNN
+#   reuses a loop-invariant wgmma A's registers: wrong at D64); wide lazy waits on the one-warpgroup D128 dK/dV tile
+#   by default (bench.py bench_interleaved: +3.5 / +5.9 % the whole backward); ncu of the D128 backward beside cuDNN
 #   (bench/pending_ncubwd.sh: 70 % tensor against cuDNN's 66 %, seven GEMMs to five).  OWED now, in order:
 #     call 1: PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry -- on the H200 when one is lent
 #             (four sessions have had only H100s); on an H100 it adds nothing to the twenty-seventh's call 1
-#     then:   OWED="attnab:130 lazybwd:330" sh bench/owed.sh .carry on the H200 -- the forward's ratios by rounds,
-#             and whether the wide lazy waits' whole-backward loss (0.95 full on the H100) is the card's
+#     first:  sh bench/pending_lazydef.sh .carry -- the wide lazy waits by default on the D128 dK/dV loop (decided by
+#             interleaved rounds on the H100, its PTX the one test_attn_bwd ran under =1): test_attn_bwd at the
+#             defaults, default x TILEC_WGMMA_LAZY_WIDE=0 by bwd_ab's interleaved rounds (expected 1.03-1.06)
+#     then:   OWED="attnab:130" sh bench/owed.sh .carry on the H200 (attn_ab --interleave 1 beside 0 first: the
+#             forward's rounds spread 0.86-1.27 with the blocks) and sh bench/pending_h200.sh .carry
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u

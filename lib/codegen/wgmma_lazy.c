@@ -37,17 +37,19 @@
  * does not: lazy waits there spilled 56-68 bytes with early issue or without it, and 60-68 with only
  * the carried accumulators' dots (dV, dK) lazy (ptxas 13.0).
  *
- * Wide loops (TILEC_WGMMA_LAZY_WIDE=1, default off; alone or with TILEC_WGMMA_LAZY=1): a loop whose
- * accumulators take more than CG_LAZY_REGS but at most CG_LAZY_WIDE_REGS (192) registers a thread
- * takes the same waits when its kernel's shared memory already holds it to one CTA an SM (more than
- * half of sm_90a's 227 KB persistent: the longer live ranges cost no CTAs) and it has at most 256
- * threads (255 registers each), or when it is one warpgroup (128 threads: 255 registers still leave
- * two CTAs an SM, and a loop past 160 accumulator registers has more than 170 and no room for three).
+ * Wide loops: a loop whose accumulators take more than CG_LAZY_REGS but at most CG_LAZY_WIDE_REGS (192)
+ * registers a thread takes the same waits when it is one warpgroup (128 threads: 255 registers still
+ * leave two CTAs an SM, and a loop past 160 accumulator registers has more than 170 and no room for
+ * three) -- by default since the twenty-seventh session, TILEC_WGMMA_LAZY_WIDE=0 off -- and, with
+ * TILEC_WGMMA_LAZY_WIDE=1, also when its kernel's shared memory already holds it to one CTA an SM (more
+ * than half of sm_90a's 227 KB persistent: the longer live ranges cost no CTAs) with at most 256
+ * threads (255 registers each).
  * The D128 dK/dV loop of examples/attn_bwd.tile (32 + 64 + 32 + 64): on its old tile (128 keys x 64
  * queries, two warpgroups, 198784 B) since its LSE and Dl rows come from the ring (emit_ring_rows.c)
  * the waits of FA3's order fit, 255 registers and 0 spills full, 12 bytes causal; on the sm_90a tile of
  * the twenty-sixth session (64 x 64, one warpgroup, two CTAs an SM) 238 -> 255 registers, 0 spills full
- * and causal (ptxas 13.0; bench/RESULTS.md "bwd8", "twenty-seventh session"). */
+ * and causal, the whole backward 1.035 / 1.059x by interleaved rounds (ptxas 13.0; bench/RESULTS.md "bwd8",
+ * "twenty-seventh session"). */
 #include <stdio.h>
 
 #include "code_env.h"
@@ -61,18 +63,20 @@
 #endif
 #define CG_LAZY_SM90_SMEM (227 * 1024)
 
-/* TILEC_WGMMA_LAZY_WIDE=1: a loop of `regs` accumulator registers a thread above CG_LAZY_REGS in a
- * kernel one CTA an SM by its shared memory, or of one warpgroup (the header's "Wide loops") */
-static bool wide_ok(const cg *g, int regs, bool wide_env) {
-  return wide_env && regs > CG_LAZY_REGS && regs <= CG_LAZY_WIDE_REGS &&
-         (g->threads <= 128 || (g->threads <= 256 && 2 * g->smem_persist > CG_LAZY_SM90_SMEM));
+/* Wide lazy waits for a loop of `regs` accumulator registers a thread above CG_LAZY_REGS (the header's
+ * "Wide loops"): mode 1 (the default) a loop of one warpgroup, mode 2 (TILEC_WGMMA_LAZY_WIDE=1) also
+ * one of two warpgroups whose kernel its shared memory holds to one CTA an SM, mode 0 (=0) none. */
+static bool wide_ok(const cg *g, int regs, int mode) {
+  return mode > 0 && regs > CG_LAZY_REGS && regs <= CG_LAZY_WIDE_REGS &&
+         (g->threads <= 128 || (mode == 2 && g->threads <= 256 && 2 * g->smem_persist > CG_LAZY_SM90_SMEM));
 }
 
 bool cg_lazy_wait_loop(cg *g, int32_t L) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
-  bool narrow = tl_code_env_on("TILEC_WGMMA_LAZY"), wide_env = tl_code_env_on("TILEC_WGMMA_LAZY_WIDE");
-  if (!p || L < 0 || (!narrow && !wide_env)) return false;
+  bool narrow = tl_code_env_on("TILEC_WGMMA_LAZY");
+  int wide_mode = tl_code_env_off("TILEC_WGMMA_LAZY_WIDE") ? 0 : tl_code_env_on("TILEC_WGMMA_LAZY_WIDE") ? 2 : 1;
+  if (!p || L < 0 || (!narrow && !wide_mode)) return false;
   if (p->ws || p->rope || p->q_tma || tl_op_at(f, L)->opc != TL_OP_for) return false;
   cg_ring *R = NULL;
   for (int i = 0; i < p->nring; i++)
@@ -89,13 +93,14 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
     regs += tl_layout_nregs(cg_layout(g, o->res[0]));
   }
   if (n < 3) return false; /* (attention's forward, two dots: its softmax reads S at once, P V ends the body) */
-  bool wide = wide_ok(g, regs, wide_env), on = (narrow && regs <= CG_LAZY_REGS) || wide;
-  if (!p->lazy_note) { /* --explain (the tma line) */
+  bool wide = wide_ok(g, regs, wide_mode), on = (narrow && regs <= CG_LAZY_REGS) || wide;
+  /* --explain (the tma line): what the loop got, and why not when a switch asked for it */
+  if (!p->lazy_note && (on || narrow || tl_code_env("TILEC_WGMMA_LAZY_WIDE"))) {
     char note[240];
     if (on)
       snprintf(note, sizeof note, "lazy wgmma waits%s: the loop's %d wgmma dots wait before their results' first readers "
                "(%d accumulator registers a thread)",
-               !wide ? "" : g->threads <= 128 ? " (wide: TILEC_WGMMA_LAZY_WIDE, one warpgroup)"
+               !wide ? "" : g->threads <= 128 ? " (wide: one warpgroup; TILEC_WGMMA_LAZY_WIDE=0 off)"
                                               : " (wide: TILEC_WGMMA_LAZY_WIDE, one CTA an SM by shared memory)",
                n, regs);
     else if (regs <= CG_LAZY_REGS)
@@ -104,9 +109,10 @@ bool cg_lazy_wait_loop(cg *g, int32_t L) {
     else
       snprintf(note, sizeof note, "lazy wgmma waits off: the loop's %d wgmma dots take %d accumulator registers a thread "
                "(more than %d); %s %d%s", n, regs, CG_LAZY_REGS,
-               wide_env ? "not wide: more than" : "TILEC_WGMMA_LAZY_WIDE=1 takes up to",
+               wide_mode == 2 ? "not wide: more than" : "TILEC_WGMMA_LAZY_WIDE=1 takes up to",
                CG_LAZY_WIDE_REGS,
-               wide_env ? ", or two warpgroups with room for two CTAs an SM" : " at one CTA an SM or one warpgroup");
+               wide_mode == 2 ? ", or two warpgroups with room for two CTAs an SM"
+               : wide_mode == 1 ? " at one CTA an SM (one warpgroup: by default)" : " at one CTA an SM or one warpgroup");
     p->lazy_note = tl_strdup(&g->ctx->arena, note);
   }
   return on;
