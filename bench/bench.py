@@ -183,7 +183,10 @@ def bench_rounds(fns, rounds, warm_ms):
     """Times of fns (callables) over `rounds` rounds, fns[0] (the reference) first launched for warm_ms
     so the GPU is at its steady clock and power, then each round times every fn once (do_bench median),
     the order rotated by one each round so no fn is always first after the others; returns the
-    per-fn lists of times (ms), round by round."""
+    per-fn lists of times (ms), round by round.  BENCH_INTERLEAVE=1: bench_interleaved instead (launch by
+    launch inside each round; the probes that exec this file take it too)."""
+    if os.environ.get("BENCH_INTERLEAVE") == "1":
+        return bench_interleaved(fns, rounds, warm_ms)
     for f in fns:
         f()
     torch.cuda.synchronize()

@@ -151,8 +151,10 @@
 #     first:  sh bench/pending_lazydef.sh .carry -- the wide lazy waits by default on the D128 dK/dV loop (decided by
 #             interleaved rounds on the H100, its PTX the one test_attn_bwd ran under =1): test_attn_bwd at the
 #             defaults, default x TILEC_WGMMA_LAZY_WIDE=0 by bwd_ab's interleaved rounds (expected 1.03-1.06)
-#     then:   OWED="attnab:130" sh bench/owed.sh .carry on the H200 (attn_ab --interleave 1 beside 0 first: the
-#             forward's rounds spread 0.86-1.27 with the blocks) and sh bench/pending_h200.sh .carry
+#     then:   sh bench/pending_remeasure.sh .carry (~8 min) -- the instrument on the forward (interleave 1 beside 0),
+#             then the mechanisms left opt-in on 1-5 % readings measured launch by launch (forward O_SLOT, SCHED,
+#             KV_SPLIT, RED_CHAINS, FORM_MIN_S; backward lazy, dq128, D64 3 stages; GEMM TILE_PREFETCH; fp8 fast forms)
+#     and on an H200 when one is lent: sh bench/pending_h200.sh .carry (exits at once on another card)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
