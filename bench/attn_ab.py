@@ -3,7 +3,9 @@
 # the order rotated), so the ratio to cuDNN is the median of per-round ratios, not of two back-to-back medians
 # (bench.py's attn section: the H100 moved one kernel by up to 5 % between neighbouring timings, bench/RESULTS.md
 # "twenty-sixth session").  bench.py's shapes: H = 2048 / D, Z = 16384 / S.  Every tilec form checked against
-# float32 SDPA first (rel. err printed).
+# float32 SDPA first (rel. err printed).  --interleave 1: bench.py's bench_interleaved (launch by launch in a
+# round: the backward's rounds spread +-0.5 % with it against +-8 % with the blocks on an H100; not yet compared
+# here, bench/pending_remeasure.sh does).
 #   python3 bench/attn_ab.py --lib LIB [--cases D:S:CAUSAL,...] [--forms default,NAME@VAR=VAL...] [--rounds 7]
 import argparse, os, sys, statistics
 

@@ -1,12 +1,14 @@
 # bench/bwd_ab.py: the attention backward's variants timed against each other in one process, rotated
-# round by round (bench.py's bench_rounds: the first fn warmed to a steady clock, each round every fn
-# once, the order rotated), so a few-percent difference is read from the median of per-round ratios
+# round by round (bench.py's bench_interleaved since the twenty-seventh session: the first fn warmed to a
+# steady clock, each round every fn launch by launch, the order rotated; --interleave 0 bench_rounds' whole
+# do_bench block a fn, whose rounds spread +-8 % on an H100 where these spread +-0.5 %), so a few-percent
+# difference is read from the median of per-round ratios
 # rather than from two back-to-back medians (bench.py --only attnbwd times each variant once, and the
 # H100 moved the same kernel by up to 5 % between variants: bench/RESULTS.md "bwd9").  Every variant
 # is checked against fp64-free torch autograd (float32 SDPA) first: max relative error printed.
 #   python3 bench/bwd_ab.py --lib LIB --cases 64:4096:0,64:4096:1 --variants default,dq64 --rounds 9
 # Variants: default (the example as it is), dq64 / dq128 (the dQ kernel on 64 / 128 queries: 4 / 8 warps,
-# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile), lazy (TILEC_WGMMA_LAZY=1), kvBN.BM.W.S (the dK/dV kernel's keys,
+# 64 keys a step), lazywide (TILEC_WGMMA_LAZY_WIDE=1 at compile), nowide (=0), lazy (TILEC_WGMMA_LAZY=1), kvBN.BM.W.S (the dK/dV kernel's keys,
 # queries, warps, stages), qBM.BN.W.S (the dQ kernel's), and parts joined by "+".  Output: one line per (case,
 # variant): median ms of the whole (pre + dK/dV + dQ) and of each kernel, and the median ratio of the
 # variant's whole to the first variant's, round by round; with --refs 1 (the default) also its speed x cuDNN's and
