@@ -154,6 +154,8 @@
 #     then:   sh bench/pending_remeasure.sh .carry (~8 min) -- the instrument on the forward (interleave 1 beside 0),
 #             then the mechanisms left opt-in on 1-5 % readings measured launch by launch (forward O_SLOT, SCHED,
 #             KV_SPLIT, RED_CHAINS, FORM_MIN_S; backward lazy, dq128, D64 3 stages; GEMM TILE_PREFETCH; fp8 fast forms)
+#     and:    sh bench/pending_skip0.sh .carry (~5 min) -- TILEC_ATTN_SKIP0=1 (fa3's iteration 0 without its value dot
+#             of P = 0: predicted D128 S1k full +3-6 %), correctness (gpu_test_examples' two SKIP0 variants) first
 #     and on an H200 when one is lent: sh bench/pending_h200.sh .carry (exits at once on another card)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...

@@ -267,12 +267,45 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
    * both score dots first (else a warpgroup that reaches its issue first queues its O += P V
    * ahead of the other's scores, whose softmax then starts a dot later) */
   if (p->sink_form == 4) cg_barrier(g);
+  bool skip0 = tl_code_env_on("TILEC_ATTN_SKIP0");
   for (int k = sink_of(p, g->f, L, 0); k >= 0; k = sink_of(p, g->f, L, k + 1)) {
     /* iteration 0: P is 0 and this iteration's slot holds finite data */
     LLVMValueRef s = LLVMBuildLoad2(g->B, g->i32, p->sink_slot[k], "");
-    LLVMValueRef slot = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, s, cg_i32(g, 0), ""), R->rd_slot, s, "");
+    LLVMValueRef first = LLVMBuildICmp(g->B, LLVMIntSLT, s, cg_i32(g, 0), "");
+    LLVMValueRef slot = LLVMBuildSelect(g->B, first, R->rd_slot, s, "");
     int32_t acc = p->wg_carried[k];
-    LLVMValueRef *out = issue(g, k, acc, slot);
+    LLVMValueRef *out;
+    if (skip0) {
+      /* TILEC_ATTN_SKIP0=1: iteration 0 commits an empty group instead of the dot of P = 0 (1/16 of
+       * an S1k tile's tensor work at D128): the group count the waits below rely on is the same, and
+       * the accumulator comes through unchanged (zeros) */
+      cg_val *x0 = cg_get(g, acc);
+      int32_t n = x0->n;
+      LLVMValueRef *in = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
+      memcpy(in, x0->r, sizeof(LLVMValueRef) * (size_t)n);
+      LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.issue");
+      LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.first");
+      LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.issued");
+      cg_cond_br_likely(g, LLVMBuildNot(g->B, first, ""), ib, eb);
+      LLVMPositionBuilderAtEnd(g->B, ib);
+      LLVMValueRef *o1 = issue(g, k, acc, slot);
+      LLVMBasicBlockRef ib_end = LLVMGetInsertBlock(g->B);
+      LLVMBuildBr(g->B, jb);
+      LLVMPositionBuilderAtEnd(g->B, eb);
+      p->sink_scaled[k] = NULL;
+      cg_asm_void(g, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
+      LLVMBuildBr(g->B, jb);
+      LLVMPositionBuilderAtEnd(g->B, jb);
+      out = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
+      for (int32_t i = 0; i < n; i++) {
+        out[i] = LLVMBuildPhi(g->B, LLVMTypeOf(in[i]), "");
+        LLVMValueRef v[2] = {o1[i], in[i]};
+        LLVMBasicBlockRef b2[2] = {ib_end, eb};
+        LLVMAddIncoming(out[i], v, b2, 2);
+      }
+    } else {
+      out = issue(g, k, acc, slot);
+    }
     cg_val *x = cg_get(g, acc);
     LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)x->n);
     memcpy(r, out, sizeof(LLVMValueRef) * (size_t)x->n);

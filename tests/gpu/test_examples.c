@@ -166,7 +166,13 @@ static const struct {
                       * a counter the last CTA did not put back to zero would skip tiles (NaN rows) */
                      {"TILEC_ATTN_SCHED", "1", true, 128, true, "TILEC_ATTN_WS", "fa3", false},
                      {"TILEC_ATTN_SCHED", "1", false, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "5"},
-                     {"TILEC_ATTN_SCHED", "2", false, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "3"}};
+                     {"TILEC_ATTN_SCHED", "2", false, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "3"},
+                     /* iteration 0's value dot of P = 0 replaced by an empty group (TILEC_ATTN_SKIP0=1,
+                      * emit_overlap.c): fa3 at BN 128 (D 64 / 128, also 4097 and 144 tiles: a persistent
+                      * CTA's second tile starts its loop again), the default kernel's fa3 form at every S on
+                      * 5 CTAs (several tiles a CTA) */
+                     {"TILEC_ATTN_SKIP0", "1", true, 128, true, "TILEC_ATTN_WS", "fa3", false},
+                     {"TILEC_ATTN_SKIP0", "1", false, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "5"}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
