@@ -26,7 +26,7 @@
  *     result is its accumulator operand (1) or the carried accumulator with
  *     alpha_j stored (3, 4)
  * Iteration 0 issues the value dot with P = 0 on slot 0 (V_0, finite data:
- * O stays 0), under its softmax.  After the loop (when it ran) the last
+ * O stays 0), under its softmax (TILEC_ATTN_SKIP0=1: an empty group instead).  After the loop (when it ran) the last
  * value dot is issued and waited for.  No group crosses the back edge. */
 #include <stdio.h>
 #include <string.h>
@@ -276,9 +276,10 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
     int32_t acc = p->wg_carried[k];
     LLVMValueRef *out;
     if (skip0) {
-      /* TILEC_ATTN_SKIP0=1: iteration 0 commits an empty group instead of the dot of P = 0 (1/16 of
-       * an S1k tile's tensor work at D128): the group count the waits below rely on is the same, and
-       * the accumulator comes through unchanged (zeros) */
+      /* TILEC_ATTN_SKIP0=1: iteration 0 commits an empty group instead of the dot of P = 0 (half a
+       * step of tensor work: 1/17 of an S1k D128 tile's): the group count the waits below rely on is
+       * the same, and the accumulator comes through unchanged (zeros).  docs/pipelines.md
+       * "Iteration 0 without its value dot" */
       cg_val *x0 = cg_get(g, acc);
       int32_t n = x0->n;
       LLVMValueRef *in = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
