@@ -179,14 +179,8 @@ def bench(f):
     f(); torch.cuda.synchronize()
     return do_bench(f, warmup=25, rep=100 if args.quick else 300, return_mode="median")
 
-def bench_rounds(fns, rounds, warm_ms):
-    """Times of fns (callables) over `rounds` rounds, fns[0] (the reference) first launched for warm_ms
-    so the GPU is at its steady clock and power, then each round times every fn once (do_bench median),
-    the order rotated by one each round so no fn is always first after the others; returns the
-    per-fn lists of times (ms), round by round.  BENCH_INTERLEAVE=1: bench_interleaved instead (launch by
-    launch inside each round; the probes that exec this file take it too)."""
-    if os.environ.get("BENCH_INTERLEAVE") == "1":
-        return bench_interleaved(fns, rounds, warm_ms)
+def warm_up(fns, warm_ms):
+    """Every fn once (compiles, first loads), then fns[0] for warm_ms: the GPU at its steady clock and power."""
     for f in fns:
         f()
     torch.cuda.synchronize()
@@ -195,6 +189,17 @@ def bench_rounds(fns, rounds, warm_ms):
         for _ in range(20):
             fns[0]()
         torch.cuda.synchronize()
+
+
+def bench_rounds(fns, rounds, warm_ms):
+    """Times of fns (callables) over `rounds` rounds, fns[0] (the reference) first launched for warm_ms
+    so the GPU is at its steady clock and power, then each round times every fn once (do_bench median),
+    the order rotated by one each round so no fn is always first after the others; returns the
+    per-fn lists of times (ms), round by round.  BENCH_INTERLEAVE=1: bench_interleaved instead (launch by
+    launch inside each round; the probes that exec this file take it too)."""
+    if os.environ.get("BENCH_INTERLEAVE") == "1":
+        return bench_interleaved(fns, rounds, warm_ms)
+    warm_up(fns, warm_ms)
     times = [[] for _ in fns]
     rep = 50 if args.quick else 100
     for r in range(rounds):
@@ -211,14 +216,7 @@ def bench_interleaved(fns, rounds, warm_ms, round_ms=150):
     takes each fn's median.  Neighbouring launches of two fns are milliseconds apart, so a clock that drifts
     during a round (power, heat) moves both alike: the per-round ratios spread less than bench_rounds' whole
     do_bench blocks, each ~100 ms after the other (bench/RESULTS.md "twenty-seventh session")."""
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < warm_ms:
-        for _ in range(20):
-            fns[0]()
-        torch.cuda.synchronize()
+    warm_up(fns, warm_ms)
     flush = torch.empty(int(256e6), dtype=torch.int8, device="cuda")
     # launches a fn a round: from one timed pass of every fn (at least 5, at most 200)
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
