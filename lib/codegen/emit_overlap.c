@@ -229,6 +229,18 @@ void cg_overlap_before_waiting(cg *g, int32_t L) {
   }
 }
 
+/* At a join block: per register, the phi of a[i] from block ba and b[i] from block bb. */
+static LLVMValueRef *join_regs(cg *g, LLVMValueRef *a, LLVMBasicBlockRef ba, LLVMValueRef *b, LLVMBasicBlockRef bb,
+                               int32_t n) {
+  LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
+  for (int32_t i = 0; i < n; i++) {
+    r[i] = LLVMBuildPhi(g->B, LLVMTypeOf(b[i]), "");
+    LLVMAddIncoming(r[i], &a[i], &ba, 1);
+    LLVMAddIncoming(r[i], &b[i], &bb, 1);
+  }
+  return r;
+}
+
 /* Issue sunk dot k (no wait) on the accumulator registers of carried value
  * `acc` and the stored words, B from `slot`; returns the result registers. */
 static LLVMValueRef *issue(cg *g, int k, int32_t acc, LLVMValueRef slot) {
@@ -280,10 +292,7 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
        * step of tensor work: 1/17 of an S1k D128 tile's): the group count the waits below rely on is
        * the same, and the accumulator comes through unchanged (zeros).  docs/pipelines.md
        * "Iteration 0 without its value dot" */
-      cg_val *x0 = cg_get(g, acc);
-      int32_t n = x0->n;
-      LLVMValueRef *in = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
-      memcpy(in, x0->r, sizeof(LLVMValueRef) * (size_t)n);
+      cg_val before = *cg_get(g, acc);
       LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.issue");
       LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.first");
       LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "sink.issued");
@@ -297,13 +306,7 @@ void cg_overlap_issue(cg *g, int32_t L, int32_t waiting_res) {
       cg_asm_void(g, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
       LLVMBuildBr(g->B, jb);
       LLVMPositionBuilderAtEnd(g->B, jb);
-      out = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n);
-      for (int32_t i = 0; i < n; i++) {
-        out[i] = LLVMBuildPhi(g->B, LLVMTypeOf(in[i]), "");
-        LLVMValueRef v[2] = {o1[i], in[i]};
-        LLVMBasicBlockRef b2[2] = {ib_end, eb};
-        LLVMAddIncoming(out[i], v, b2, 2);
-      }
+      out = join_regs(g, o1, ib_end, before.r, eb, before.n);
     } else {
       out = issue(g, k, acc, slot);
     }
@@ -409,13 +412,7 @@ void cg_overlap_exit(cg *g, int32_t L) {
     LLVMBasicBlockRef lend = LLVMGetInsertBlock(g->B);
     LLVMBuildBr(g->B, jb);
     LLVMPositionBuilderAtEnd(g->B, jb);
-    LLVMValueRef *r = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)before.n);
-    for (int32_t i = 0; i < before.n; i++) {
-      r[i] = LLVMBuildPhi(g->B, LLVMTypeOf(before.r[i]), "");
-      LLVMAddIncoming(r[i], &done[i], &lend, 1);
-      LLVMAddIncoming(r[i], &before.r[i], &from, 1);
-    }
-    x->r = r;
+    x->r = join_regs(g, done, lend, before.r, from, before.n);
   }
 }
 
