@@ -21,24 +21,35 @@ if "--lib" in sys.argv:
     os.environ["TILEC_LIBRARY"] = os.path.abspath(sys.argv[sys.argv.index("--lib") + 1])
 
 
-def default_once(torch, ex, D, S, causal, Z, H, reference_grads, rel_error):
-    """The default three-kernel backward once, checked; then cuDNN's (SDPA) once."""
+def once(torch, launch, D, S, causal, Z, H, label, reference_grads, rel_error):
+    """Fresh inputs (seeded), dQ / dK / dV poisoned with NaN, launch(q, k, v, do, o, lse, dl, dq, dk, dv, scale)
+    once, the three checked against float64 autograd on a slice; prints "once LABEL: rel. err ...".  Returns
+    (ok, q, k, v, do, scale)."""
     torch.manual_seed(20261205)
     q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(torch.bfloat16) for _ in range(4))
     scale = 1.0 / math.sqrt(D)
     o = torch.empty_like(q)
     lse, dl = (torch.empty(Z, H, S, device="cuda") for _ in range(2))
     dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
-    ex["attn_fwd_lse"](q, k, v, o, lse, scale)
-    ex["attn_bwd_pre"](o, do, dl)
-    ex["attn_bwd_dkdv"](q, k, v, do, lse, dl, dk, dv, scale)
-    ex["attn_bwd_dq"](q, k, v, do, lse, dl, dq, scale)
+    launch(q, k, v, do, o, lse, dl, dq, dk, dv, scale)
     torch.cuda.synchronize()
     _, dq64, dk64, dv64 = reference_grads(torch, q[:1, :2], k[:1, :2], v[:1, :2], do[:1, :2], scale, causal)
     errs = [rel_error(torch, got[:1, :2], ref, do[:1, :2], scale) for got, ref in ((dq, dq64), (dk, dk64), (dv, dv64))]
     ok = all(e[1] for e in errs)
-    print("once default D%d S%d causal=%d: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
-        D, S, causal, errs[0][0], errs[1][0], errs[2][0], "PASS" if ok else "FAIL"), flush=True)
+    print("once %s: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
+        label, errs[0][0], errs[1][0], errs[2][0], "PASS" if ok else "FAIL"), flush=True)
+    return ok, q, k, v, do, scale
+
+
+def default_once(torch, ex, D, S, causal, Z, H, reference_grads, rel_error):
+    """The default three-kernel backward once, checked; then cuDNN's (SDPA) once."""
+    def launch(q, k, v, do, o, lse, dl, dq, dk, dv, scale):
+        ex["attn_fwd_lse"](q, k, v, o, lse, scale)
+        ex["attn_bwd_pre"](o, do, dl)
+        ex["attn_bwd_dkdv"](q, k, v, do, lse, dl, dk, dv, scale)
+        ex["attn_bwd_dq"](q, k, v, do, lse, dl, dq, scale)
+    ok, q, k, v, do, scale = once(torch, launch, D, S, causal, Z, H, "default D%d S%d causal=%d" % (D, S, causal),
+                                  reference_grads, rel_error)
     from torch.nn.attention import sdpa_kernel, SDPBackend
     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
         qb, kb, vb = (t.detach().clone().requires_grad_() for t in (q, k, v))
@@ -71,25 +82,17 @@ def main():
     stages = int(sys.argv[sys.argv.index("--stages") + 1]) if "--stages" in sys.argv else 0
     fp = tilec.compile(var, defines={**defs, "BN": 128}, warps=8, kernel="attn_bwd_fused") if bn128 else \
         tilec.compile(var, defines=defs, stages=stages, kernel="attn_bwd_fused") if stages else vp
-    torch.manual_seed(20261205)
-    q, k, v, do = (torch.randn(Z, H, S, D, device="cuda").to(torch.bfloat16) for _ in range(4))
-    scale = 1.0 / math.sqrt(D)
-    o = torch.empty_like(q)
-    lse, dl = (torch.empty(Z, H, S, device="cuda") for _ in range(2))
     acc = torch.full((Z, H, S, D), float("nan"), device="cuda")
-    dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
-    fwd(q, k, v, o, lse, scale)
-    vp["attn_bwd_pre_dq"](o, do, dl, acc)
-    fp["attn_bwd_fused"](q, k, v, do, lse, dl, dk, dv, acc, scale)
-    vp["attn_bwd_dq_cast"](acc, dq)
-    torch.cuda.synchronize()
-    _, dq64, dk64, dv64 = reference_grads(torch, q[:1, :2], k[:1, :2], v[:1, :2], do[:1, :2], scale, causal)
-    errs = [rel_error(torch, got[:1, :2], ref, do[:1, :2], scale) for got, ref in ((dq, dq64), (dk, dk64), (dv, dv64))]
-    ok = all(e[1] for e in errs)
-    print("once D%d S%d causal=%d%s%s %s: rel. err dQ %.1e dK %.1e dV %.1e: %s" % (
+
+    def launch(q, k, v, do, o, lse, dl, dq, dk, dv, scale):
+        fwd(q, k, v, o, lse, scale)
+        vp["attn_bwd_pre_dq"](o, do, dl, acc)
+        fp["attn_bwd_fused"](q, k, v, do, lse, dl, dk, dv, acc, scale)
+        vp["attn_bwd_dq_cast"](acc, dq)
+    label = "D%d S%d causal=%d%s%s %s" % (
         D, S, causal, " bn128" if bn128 else "", " stages %d" % stages if stages else "", " ".join("%s=%s" % (n, os.environ.get(n, "-"))
-        for n in ("TILEC_ATOMIC_TMA", "TILEC_WGMMA_LAZY", "TILEC_WGMMA_STAGED_A", "TILEC_LOOP_SPLIT_LOAD")),
-        errs[0][0], errs[1][0], errs[2][0], "PASS" if ok else "FAIL"), flush=True)
+        for n in ("TILEC_ATOMIC_TMA", "TILEC_WGMMA_LAZY", "TILEC_WGMMA_STAGED_A", "TILEC_LOOP_SPLIT_LOAD")))
+    ok = once(torch, launch, D, S, causal, Z, H, label, reference_grads, rel_error)[0]
     return 0 if ok else 1
 
 
