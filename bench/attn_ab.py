@@ -3,9 +3,10 @@
 # the order rotated), so the ratio to cuDNN is the median of per-round ratios, not of two back-to-back medians
 # (bench.py's attn section: the H100 moved one kernel by up to 5 % between neighbouring timings, bench/RESULTS.md
 # "twenty-sixth session").  bench.py's shapes: H = 2048 / D, Z = 16384 / S.  Every tilec form checked against
-# float32 SDPA first (rel. err printed).  --interleave 1: bench.py's bench_interleaved (launch by launch in a
-# round: the backward's rounds spread +-0.5 % with it against +-8 % with the blocks on an H100; not yet compared
-# here, bench/pending_remeasure.sh does).
+# float32 SDPA first (rel. err printed).  --interleave 1 (the default since the twenty-eighth session): bench.py's
+# bench_interleaved (launch by launch in a round, each launch between its own events after an L2 flush); on the
+# forward (H100, bench/pending_remeasure.sh) its rounds spread +-0.3 % where the blocks' (--interleave 0) spread
+# -8..+14 % on the same cases, the medians within 1 % at S1k and 4 % at S16k (bench/RESULTS.md twenty-eighth session).
 #   python3 bench/attn_ab.py --lib LIB [--cases D:S:CAUSAL,...] [--forms default,NAME@VAR=VAL...] [--rounds 7]
 import argparse, os, sys, statistics
 
@@ -16,8 +17,8 @@ ap.add_argument("--forms", default="default",
                 help="default, or tokens joined by @: TILEC_X=V (a switch), NAME=V (a tile constant), warps=N / stages=N")
 ap.add_argument("--rounds", type=int, default=7)
 ap.add_argument("--warm-ms", type=int, default=300)
-ap.add_argument("--interleave", type=int, default=0,
-                help="1: bench.py's bench_interleaved (the fns launch by launch in each round) instead of bench_rounds")
+ap.add_argument("--interleave", type=int, default=1,
+                help="1 (default): bench.py's bench_interleaved (the fns launch by launch in each round); 0: bench_rounds")
 a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
