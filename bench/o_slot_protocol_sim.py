@@ -7,12 +7,14 @@ that no write (a TMA load, O's st.shared) lands on shared memory a dot or a stor
 read sees the data of its own tile and step, and that nothing deadlocks; for the default protocol (O in
 q's slot, "q empty" after each store's read, count 2) and TILEC_ATTN_O_SLOT=1's (O in the last stage's V
 slot and, when O is larger, a region of its own; "q empty" at the loop's exit, count 8; the stage released
-by the store's thread with count 4 a warpgroup), at 2 and 3 stages, K and V released together or apart,
+by the store's thread with count 4 a warpgroup), and the bounded default of the twenty-eighth session (that
+protocol for a tile of at most N steps, q's slot with the store's count-4 arrive and the tile-end release for a
+longer one, chosen per tile, so both paths alternate in one CTA's tiles), at 2 and 3 stages, K and V released together or apart,
 trip counts 0..9 a tile.  The model follows lib/codegen/emit_ws.c, emit_overlap.c, emit_q_tma.c,
 emit_o_tma.c and emit_o_slot.c as their comments and the PTX describe them; it is a model, not the code.
 
   python3 bench/o_slot_protocol_sim.py [RUNS]             (exit 1 on a finding)
-  python3 bench/o_slot_protocol_sim.py [RUNS] --mutants   (three deliberate protocol errors, each must be found)
+  python3 bench/o_slot_protocol_sim.py [RUNS] --mutants   (four deliberate protocol errors, each must be found)
 """
 import random
 import sys
@@ -23,8 +25,9 @@ class Fail(Exception):
 
 
 class Sim:
-    def __init__(self, rng, stages, kv_split, o_slot, extra, trips, mutant=""):
+    def __init__(self, rng, stages, kv_split, o_slot, extra, trips, mutant="", slot_max=None):
         self.rng, self.S, self.kv, self.o_slot, self.extra, self.trips = rng, stages, kv_split, o_slot, extra, trips
+        self.slot_max = slot_max  # the default's bound (emit_o_slot.c cg_o_slot_taken): None = every tile
         self.mutant = mutant  # a deliberate protocol error the checks must find (--mutants)
         self.mb = {}
         self.bars = {}
@@ -215,7 +218,8 @@ def consumer(sim, w):
                 sim.arrive(f"vempty{prev}" if sim.kv else f"empty{prev}", 4)
             prev = s
         ran = T > 0
-        if sim.o_slot and ran and sim.mutant != "q empty before the last score dot's wait":
+        slot = ran and (sim.slot_max is None or T <= sim.slot_max)  # this tile's O through the last stage
+        if sim.o_slot and slot and sim.mutant != "q empty before the last score dot's wait":
             sim.arrive("qempty", 4)                     # at the loop's exit (lane 0 of 4 warps)
         # the last value dot's turn
         yield sim.bar_sync(5 + w)
@@ -232,15 +236,15 @@ def consumer(sim, w):
             sim.read_end(f"V{prev}", tag + " PV")
         # the epilogue
         if sim.o_slot:
-            if sim.mutant != "no bar.sync 9":
+            if sim.mutant != "no bar.sync 9" and (slot or sim.slot_max is None):  # (bounded: a uniform predicate)
                 yield sim.bar_sync(9)
-            regions = [f"V{prev}.{w}"] if ran else [q_region(w)]
-            if ran and sim.extra:
+            regions = [f"V{prev}.{w}"] if slot else [q_region(w)]
+            if slot and sim.extra:
                 regions.append(f"X.{w}")
         else:
             regions = [q_region(w)]
         for r in regions:
-            if sim.o_slot and ran:  # O's rows overlay the whole V slot's bytes: no dot may read either half
+            if sim.o_slot and slot:  # O's rows overlay the whole V slot's bytes: no dot may read either half
                 other = f"{r[:-1]}{1 - w}"
                 busy = {x for x in sim.readers.get(other, set()) if not x.startswith("store")}
                 if busy:
@@ -249,28 +253,28 @@ def consumer(sim, w):
             sim.readers.setdefault(r, set()).add(f"store{w}")
         done = []
 
-        def release(ran=ran, prev=prev):
+        def release(slot=slot, prev=prev):
             if sim.o_slot:
-                if ran:
+                if slot:
                     sim.arrive(f"vempty{prev}" if sim.kv else f"empty{prev}", 4)
                 else:
                     sim.arrive("qempty", 4)
             else:
                 sim.arrive("qempty", 1)
             done.append(1)
-        if sim.mutant == "release before the read" and ran:
+        if sim.mutant == "release before the read" and slot:
             release()
             release = lambda: None
         sim.spawn(o_store(sim, w, regions, t, release))
         yield lambda: bool(done) or sim.mutant == "release before the read"  # the store thread's wait_group.read
-        if ran and not sim.o_slot:
+        if ran and not (sim.o_slot and slot) and sim.mutant != "no tile-end release past the bound":
             sim.arrive(f"vempty{prev}" if sim.kv else f"empty{prev}", 4)   # release_last at the tile's end
 
 
-def one(seed, stages, kv, o_slot, extra, mutant=""):
+def one(seed, stages, kv, o_slot, extra, mutant="", slot_max=None):
     rng = random.Random(seed)
     trips = [rng.choice([0, 1, 1, 2, 3, 4, 5, 8, 9]) for _ in range(rng.randint(1, 7))]
-    sim = Sim(rng, stages, kv, o_slot, extra, trips, mutant)
+    sim = Sim(rng, stages, kv, o_slot, extra, trips, mutant, slot_max)
     for s in range(stages):
         sim.mbar(f"full{s}", 1)
         sim.mbar(f"empty{s}", 8)
@@ -286,7 +290,8 @@ def one(seed, stages, kv, o_slot, extra, mutant=""):
     return trips
 
 
-MUTANTS = ["no bar.sync 9", "release before the read", "q empty before the last score dot's wait"]
+MUTANTS = ["no bar.sync 9", "release before the read", "q empty before the last score dot's wait",
+           "no tile-end release past the bound"]
 
 
 def main():
@@ -297,14 +302,15 @@ def main():
             found = None
             for seed in range(runs):
                 try:
-                    one(seed, 2, True, True, True, m)
+                    one(seed, 2, True, True, True, m, 3)  # (the default's bound at 3 steps: both paths)
                 except Fail as e:
                     found = f"seed {seed}: {e}"
                     break
             print(f"mutant '{m}': {'found, ' + found if found else 'NOT FOUND'}")
             bad += not found
         sys.exit(1 if bad else 0)
-    for cfg in [(3, False, False, False), (3, False, True, False), (2, True, False, False), (2, True, True, True),
+    for cfg in [(3, False, True, False, None, 3), (2, True, True, True, None, 3), (3, True, True, False, None, 2),
+                (3, False, False, False), (3, False, True, False), (2, True, False, False), (2, True, True, True),
                 (3, True, True, False), (2, False, True, True)]:
         fails = 0
         for seed in range(runs):
@@ -314,7 +320,8 @@ def main():
                 fails += 1
                 if fails <= 2:
                     print(f"  stages {cfg[0]} kv_split {cfg[1]} o_slot {cfg[2]} extra {cfg[3]} seed {seed}: {e}")
-        print(f"stages {cfg[0]} kv_split {int(cfg[1])} o_slot {int(cfg[2])} extra region {int(cfg[3])}: "
+        bound = f" bound {cfg[5]} steps" if len(cfg) > 5 else ""
+        print(f"stages {cfg[0]} kv_split {int(cfg[1])} o_slot {int(cfg[2])} extra region {int(cfg[3])}{bound}: "
               f"{runs - fails} / {runs} interleavings clean")
         bad += fails
     sys.exit(1 if bad else 0)

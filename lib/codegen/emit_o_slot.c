@@ -25,6 +25,7 @@
  * A tile whose loop did not run keeps q's slot: no arrive at the exit, O through q's slot, and the
  * store's thread arrives on "q empty" with count 4 instead. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ring.h"
@@ -53,9 +54,16 @@ static const char *o_slot_unfit(cg *g, int *vs) {
   return NULL;
 }
 
+/* The bound of the default (TILEC_ATTN_O_SLOT unset): tiles of at most this many steps take the slot.  Measured
+ * (H100, interleaved rounds, bench/RESULTS.md twenty-eighth session) at D128 full against q's slot: S1k (8 steps)
+ * +2.4..3.0 % in three calls, S1.5k (12) +1.4 %, S2k (16) +0.6 %, S3k +0.2 %, S8k -0.9 %, S16k -0.8 %. */
+enum { O_SLOT_MAX_STEPS = 10 };
+
 int cg_plan_o_slot(cg *g, int persist) {
   cg_plan *p = g->plan;
-  if (!tl_code_env_on("TILEC_ATTN_O_SLOT") || !p->o_tma) return persist; /* (opt-in; silent off the O-by-TMA form) */
+  const char *env = tl_code_env("TILEC_ATTN_O_SLOT");
+  bool asked = env && env[0] == '1', off = env && !asked;
+  if (off || !p->o_tma) return persist; /* (=0: off; silent off the O-by-TMA form) */
   int vs = -1, atom = p->q_rows * 128;
   const char *why = o_slot_unfit(g, &vs);
   /* O's atoms past the V slot (D256: 2 of 4) in a region of their own, where shared memory has room */
@@ -63,11 +71,19 @@ int cg_plan_o_slot(cg *g, int persist) {
   int at1k = (persist + 1023) / 1024 * 1024, extra = nv < p->q_boxes ? (p->q_boxes - nv) * atom : 0;
   if (!why && extra && at1k + extra > tl_arch_smem_budget(g->o ? g->o->arch : NULL))
     why = "O is larger than V's slot and shared memory has no room for the rest";
+  if (!asked && (why || extra)) return persist; /* (the default: only where O fits V's slot, D128; silent) */
+  int max = 0; /* (the steps bound: 0 none) */
+  if (!asked) {
+    const char *e = tl_code_env("TILEC_ATTN_O_SLOT_MAX");
+    max = e ? atoi(e) : O_SLOT_MAX_STEPS;
+    if (max <= 0) return persist; /* (TILEC_ATTN_O_SLOT_MAX=0: off) */
+  }
   tl_sbuf note = {0};
   if (why) {
     tl_sbuf_printf(&note, "%s; O through the last stage not taken (TILEC_ATTN_O_SLOT=1: %s)", p->o_note, why);
   } else {
     p->o_slot = true;
+    p->o_slot_max = max;
     p->o_slot_v = vs;
     p->o_slot_nv = nv < p->q_boxes ? nv : p->q_boxes;
     p->o_slot_x = -1;
@@ -75,32 +91,57 @@ int cg_plan_o_slot(cg *g, int persist) {
       p->o_slot_x = at1k;
       persist = at1k + extra;
     }
+    char when[160] = " (TILEC_ATTN_O_SLOT=1)";
+    if (max)
+      snprintf(when, sizeof when,
+               " for a tile of at most %d steps (longer: q's slot; TILEC_ATTN_O_SLOT_MAX=N moves the bound, "
+               "TILEC_ATTN_O_SLOT=0 off)", max);
     tl_sbuf_printf(&note,
-                   "%s; O through the last stage (TILEC_ATTN_O_SLOT=1): \"q empty\" back at the main loop's exit (8 "
+                   "%s; O through the last stage%s: \"q empty\" back at the main loop's exit (8 "
                    "arrivals), so the next tile's q loads under the last value dot and the epilogue; bar.sync 9, 256 "
                    "(both last value dots done), O's atoms into the last stage's V slot%s, the store's thread "
                    "releases the stage (count 4 a warpgroup)",
-                   p->o_note, extra ? " and a region of their own past it" : "");
+                   p->o_note, when, extra ? " and a region of their own past it" : "");
   }
   p->o_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
   return persist;
 }
 
+/* i1: this tile's O goes through the last stage: its main loop ran, and within the steps bound (uniform: the
+ * bounds are the tile's, the same in both warpgroups).  ran: the loop ran (cg_ws_loop_ran). */
+LLVMValueRef cg_o_slot_taken(cg *g, LLVMValueRef ran) {
+  cg_plan *p = g->plan;
+  if (!p->o_slot_max) return ran;
+  tl_op *lo = tl_op_at(g->f, p->rings[0].for_op);
+  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
+  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  /* steps <= max  <=>  hi - lo <= max * step (step > 0 where the loop ran) */
+  LLVMValueRef fits = LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildSub(g->B, hi64, lo64, ""),
+                                    LLVMBuildMul(g->B, step64, cg_i64(g, p->o_slot_max), ""), "");
+  return LLVMBuildAnd(g->B, ran, fits, "o.slot.taken");
+}
+
 void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at) {
   cg_plan *p = g->plan;
   cg_ring *R = &p->rings[0];
   int atom = p->q_rows * 128;
-  at->ran = cg_ws_loop_ran(g, R);
+  at->taken = cg_o_slot_taken(g, cg_ws_loop_ran(g, R));
   at->last = cg_ws_last_stage(g, R);
-  cg_asm_void(g, "bar.sync 9, 256;", "~{memory}", NULL, 0); /* (both warpgroups' last value dots done) */
+  if (!p->o_slot_max) { /* (=1: as measured in the twenty-third session, also where the loop did not run) */
+    cg_asm_void(g, "bar.sync 9, 256;", "~{memory}", NULL, 0); /* (both warpgroups' last value dots done) */
+  } else { /* (a uniform predicate: the bounds are the tile's, so both warpgroups take the same path) */
+    LLVMValueRef on = LLVMBuildZExt(g->B, at->taken, g->i32, "");
+    cg_asm_void(g, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p bar.sync 9, 256; }", "r,~{memory}", &on, 1);
+  }
   LLVMValueRef sb = cg_smem_base32(g);
   cg_stream *vs = &p->streams[p->o_slot_v];
   LLVMValueRef v = LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, vs->offset), LLVMBuildMul(g->B, at->last, cg_i32(g, vs->stage_bytes), ""), ""), "");
-  at->a = LLVMBuildSelect(g->B, at->ran, v, qbase, "o.slot.v");
+  at->a = LLVMBuildSelect(g->B, at->taken, v, qbase, "o.slot.v");
   at->b = at->a;
   if (p->o_slot_x >= 0) { /* atom b >= nv at the region + (b - nv) atoms (free again: the last store's read waited for) */
-    at->b = LLVMBuildSelect(g->B, at->ran, cg_add_c(g, sb, p->o_slot_x - p->o_slot_nv * atom), qbase, "o.slot.x");
+    at->b = LLVMBuildSelect(g->B, at->taken, cg_add_c(g, sb, p->o_slot_x - p->o_slot_nv * atom), qbase, "o.slot.x");
   }
 }
 
@@ -116,9 +157,9 @@ void cg_o_slot_end(cg *g, const cg_o_slot_at *at, LLVMValueRef one) {
   cg_ring *R = &p->rings[0];
   LLVMValueRef sb = cg_smem_base32(g);
   LLVMValueRef e8 = cg_mul_c(g, at->last, 8);
-  /* the loop ran: the stage (its value half with K and V apart); else "q empty" (its slot held O) */
-  arrive4(g, one, at->ran, LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, R->kv_split ? R->vempty_off : R->empty_off), e8, ""), ""));
-  arrive4(g, one, LLVMBuildNot(g->B, at->ran, ""), cg_add_c(g, sb, p->q_mbar_off + 8));
+  /* taken: the stage (its value half with K and V apart); else "q empty" (its slot held O) */
+  arrive4(g, one, at->taken, LLVMBuildAdd(g->B, sb, LLVMBuildAdd(g->B, cg_i32(g, R->kv_split ? R->vempty_off : R->empty_off), e8, ""), ""));
+  arrive4(g, one, LLVMBuildNot(g->B, at->taken, ""), cg_add_c(g, sb, p->q_mbar_off + 8));
 }
 
 bool cg_o_slot_on(cg *g) {

@@ -250,9 +250,9 @@ static void arrive_empty(cg *g, LLVMValueRef on) {
 
 void cg_q_tma_release(cg *g, LLVMValueRef ran) {
   cg_plan *p = g->plan;
-  /* (O by TMA: after its store, emit_o_tma.c; through the last stage: here when the loop ran, emit_o_slot.c) */
+  /* (O by TMA: after its store, emit_o_tma.c; through the last stage: here when the tile takes it, emit_o_slot.c) */
   if (!p || g->plan_f != g->f || !p->q_tma || (p->o_tma && !p->o_slot)) return;
-  arrive_empty(g, p->o_slot ? ran : p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
+  arrive_empty(g, p->o_slot ? cg_o_slot_taken(g, ran) : p->q_early ? LLVMBuildNot(g->B, ran, "") : NULL);
 }
 
 void cg_q_tma_release_in_loop(cg *g, int32_t L) {

@@ -772,11 +772,14 @@ void cg_ws_tile_end(cg *g, cg_ring *R) {
 
 static void release_last(cg *g, cg_ring *R) {
   if (!R->ws_pending) return; /* (each slot was released after its own wait) */
-  if (cg_o_slot_on(g)) { /* (O went through the last stage: its store's thread released it, emit_o_slot.c) */
-    LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
-    return;
-  }
   LLVMValueRef ran = cg_ws_loop_ran(g, R), last = cg_ws_last_stage(g, R);
+  if (cg_o_slot_on(g)) { /* (O went through the last stage: its store's thread released it, emit_o_slot.c) */
+    if (!g->plan->o_slot_max) {
+      LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
+      return;
+    }
+    ran = LLVMBuildAnd(g->B, ran, LLVMBuildNot(g->B, cg_o_slot_taken(g, ran), ""), ""); /* (a tile past the bound) */
+  }
   cg_ws_release_v(g, R, last, ran); /* (K and V apart: the last K was released after its score dot) */
   LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
 }

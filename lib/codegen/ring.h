@@ -235,9 +235,10 @@ typedef struct cg_plan {
   int o_map;
   const char *o_note;      /* --explain: how O is stored, or why not by TMA when TILEC_ATTN_O_TMA=1 */
   /* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c): O through the last ring stage, not q's slot: o_slot_v the V
-   * stream, o_slot_nv O's atoms in its slot, o_slot_x the rest's region of their own (-1: none) */
+   * stream, o_slot_nv O's atoms in its slot, o_slot_x the rest's region of their own (-1: none); o_slot_max
+   * the default's bound: a tile of more main-loop steps keeps q's slot (0: none, TILEC_ATTN_O_SLOT=1) */
   bool o_slot;
-  int o_slot_v, o_slot_nv, o_slot_x;
+  int o_slot_v, o_slot_nv, o_slot_x, o_slot_max;
   /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
   int natma;
   struct cg_atma *atma;
@@ -564,11 +565,12 @@ bool cg_o_tma_store(cg *g, tl_op *o);        /* o is O's store: emitted through 
 /* emit_o_slot.c (docs/pipelines.md "O through the last stage"; TILEC_ATTN_O_SLOT=1): O through the
  * tile's last ring stage, "q empty" at the main loop's exit */
 typedef struct cg_o_slot_at {
-  LLVMValueRef ran, last; /* i1 the main loop ran; i32 its last stage */
+  LLVMValueRef taken, last; /* i1 O goes through the last stage (cg_o_slot_taken); i32 the loop's last stage */
   LLVMValueRef a, b;      /* O's atom bases: atom i < o_slot_nv at a + i atoms, the rest at b + i atoms */
 } cg_o_slot_at;
 int cg_plan_o_slot(cg *g, int persist);      /* after cg_plan_o_tma; returns persist (nothing new) */
 bool cg_o_slot_on(cg *g);
+LLVMValueRef cg_o_slot_taken(cg *g, LLVMValueRef ran); /* i1: this tile's O goes through the last stage */
 /* the store's start: ran / last, bar.sync 9, 256, the atoms' bases (q's slot, qbase, when the loop did not run) */
 void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at);
 /* after the store thread's wait_group.read (one: i32 1 on thread 128 w): its releases, count 4 each */

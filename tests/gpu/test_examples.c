@@ -159,6 +159,13 @@ static const struct {
                       * V slot, and its K slot at D256; causal: not taken, the same kernel); the pending
                       * script runs it again on 5 CTAs (TILEC_PERSIST_CTAS: several tiles a CTA) */
                      {"TILEC_ATTN_O_SLOT", "1", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true},
+                     /* the default's bound (twenty-eighth session: a tile of at most 10 steps takes the last
+                      * stage, a longer one q's slot) at 3 steps, so the ragged sizes run both paths: the
+                      * default kernel's form at every S on 5 CTAs (S <= 384 the stage, 1000 / 1100 / 4097 q's
+                      * slot), and causal tiles from the counter (fa3 BN 128: row blocks of 1..33 steps, both
+                      * paths in one CTA's tiles) */
+                     {"TILEC_ATTN_O_SLOT_MAX", "3", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "5"},
+                     {"TILEC_ATTN_O_SLOT_MAX", "3", true, 128, true, "TILEC_ATTN_SCHED", "1", false, "TILEC_ATTN_WS", "fa3"},
                      /* causal tiles from a global atomic counter (TILEC_ATTN_SCHED, attn_sched.c): fa3 at BN 128
                       * (D128; D64 has no q by TMA: not taken), also at 4097 and 144 tiles; the default kernel's
                       * fa3 form at every S (D128 and D256) on 5 and 3 CTAs (TILEC_PERSIST_CTAS: up to 29 tiles

@@ -1606,10 +1606,12 @@ static tilec_kernel *fa3_switch_case(const char *sw, int mode, bool causal, int6
   return k;
 }
 
-/* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c, default off): the fa3 form (S 4097 at Z 16, H 16) stores O through its
- * last ring stage: the launched module's PTX has bar.sync 9 and the count-4 releases; D128 keeps its 229440 bytes of
- * shared memory (O in V's slot), D256 launches with 230400 (the 32 KiB region of O's second half after
- * 196688); persistent (384 threads, at most one CTA an SM: 132 on the fake's device); unset: neither. */
+/* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c): the fa3 form (S 4097 at Z 16, H 16) stores O through its last ring stage:
+ * the launched module's PTX has bar.sync 9 and the count-4 releases; D128 keeps its 229440 bytes of shared memory
+ * (O in V's slot), D256 launches with 230400 (the 32 KiB region of O's second half after 196688); persistent (384
+ * threads, at most one CTA an SM: 132 on the fake's device).  Unset (the default since the twenty-eighth session): at
+ * D128 the same protocol for a tile of at most 10 steps, so bar.sync 9 under the bound's predicate; at D256 neither
+ * (O larger than V's slot: not taken by default). */
 Test(fake_driver, attn_fa3_o_slot) {
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
@@ -1623,8 +1625,11 @@ Test(fake_driver, attn_fa3_o_slot) {
     unsigned want = d == 128 ? 229440u : on ? 230400u : 196688u;
     cr_assert_eq(calls.smem, want, "D%d %s: %u bytes of shared memory", (int)d, on ? "on" : "unset", calls.smem);
     const char *text = last_fn->mod->text; /* (the launched form's module: the form links on a thread) */
-    cr_assert_eq(strstr(text, "bar.sync 9, 256;") != NULL, on, "D%d %s", (int)d, on ? "on" : "unset");
-    cr_assert_eq(strstr(text, "], 4; }") != NULL, on);
+    bool slot = on || d == 128; /* (unset: the bounded default at D128) */
+    cr_assert_eq(strstr(text, "bar.sync 9, 256;") != NULL, slot, "D%d %s", (int)d, on ? "on" : "unset");
+    cr_assert_eq(strstr(text, "@p bar.sync 9, 256;") != NULL, slot && !on, "D%d %s: the bound's predicate", (int)d,
+                 on ? "on" : "unset");
+    cr_assert_eq(strstr(text, "], 4; }") != NULL, slot);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
