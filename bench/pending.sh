@@ -157,6 +157,11 @@
 #     and:    sh bench/pending_skip0.sh .carry (~5 min) -- TILEC_ATTN_SKIP0=1 (fa3's iteration 0 without its value dot
 #             of P = 0: predicted D128 S1k full +3-6 %), correctness (gpu_test_examples' two SKIP0 variants) first
 #     and on an H200 when one is lent: sh bench/pending_h200.sh .carry (exits at once on another card)
+#   twenty-eighth session (all H100): the three owed calls ran (the lazy default held, 1.034 / 1.060; SKIP0 missed;
+#   the remeasure: attn_ab interleaves by default, nothing else at the rule); O through the last stage by default on
+#   tiles of at most 10 steps (bench/pending_oslotmax.sh, pending_oslotmax2.sh: measured and checked, D128 S1k 1.031x).
+#   OWED now: on an H200 when one is lent, sh bench/pending_h200.sh .carry, then
+#             PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry (every GPU test at the defaults there)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
