@@ -68,6 +68,11 @@ FORMS = {  # name: (kernel, env, defines, options, fast); "tn" = the example's d
     # epilogue under the other warpgroup's main loop, but each main loop's promotion stops exposed
     "tn pingpong 128x128 w4 s6 parts": ("cutlass_gemm_fp8_tn", "TILEC_PROMOTE_PARTS=1+TILEC_WS=pingpong", {"BM": 128, "BN": 128}, {"warps": 4, "stages": 6}, False),
     "tn fast 128x256 s4 c2x1": ("cutlass_gemm_fp8_tn", "TILEC_CLUSTER=2x1", {"BN": 256}, {"fp8-acc": "fast", "stages": 4}, True),
+    # twenty-eighth session: fast accumulation on the ping-pong kernel, a 128x128 tile a warpgroup (128 accumulator
+    # registers, 168 at entry, 0 spills): each epilogue under the other warpgroup's main loop, where the cooperative
+    # 128x256 kernel stops the tensor cores for it (~4 % of a 4096^3 tile's time by the 4096 / 8192 gap)
+    "tn fast pingpong 128x128 w4 s4": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 128, "BN": 128}, {"fp8-acc": "fast", "warps": 4, "stages": 4}, True),
+    "tn fast pingpong 128x128 w4 s5": ("cutlass_gemm_fp8_tn", "TILEC_WS=pingpong", {"BM": 128, "BN": 128}, {"fp8-acc": "fast", "warps": 4, "stages": 5}, True),
     # nn: the example's default (tenth session: 128x128x128, 8 warps, 4 stages, cooperative, the
     # producer warpgroup transposing B); "nn tr0" the same tile with the consumers' transpose on the
     # TMA ring; "nn old 64x128 w4 s3" the default before
