@@ -1,8 +1,9 @@
 /* emit_o_slot.c: requires fa3's O by TMA (emit_o_tma.c: p->o_tma) on a persistent form; decides and
- * emits TILEC_ATTN_O_SLOT=1 (default off, not yet run on a GPU): O goes through the tile's last ring
- * stage instead of q's slot, so "q empty" returns to the main loop's exit and the next tile's q loads
- * under this tile's last value dot and epilogue (FlashAttention-3's smem_o over smem_v).
- * docs/pipelines.md "O through the last stage".
+ * emits O through the tile's last ring stage instead of q's slot, so "q empty" returns to the main loop's
+ * exit and the next tile's q loads under this tile's last value dot and epilogue (FlashAttention-3's
+ * smem_o over smem_v): by default for a tile of at most O_SLOT_MAX_STEPS main-loop steps where O fits the
+ * V slot (a per-tile uniform choice, cg_o_slot_taken; a longer tile keeps q's slot), TILEC_ATTN_O_SLOT=1
+ * for every tile, =0 never.  docs/pipelines.md "O through the last stage".
  *
  * Why (bench/RESULTS.md "branch attnshort2"): with O in q's slot, "q empty" completes only after both
  * warpgroups' O stores read the slot, so each tile's start waits for the epilogue, then for q's whole

@@ -234,7 +234,7 @@ typedef struct cg_plan {
   int32_t o_store;
   int o_map;
   const char *o_note;      /* --explain: how O is stored, or why not by TMA when TILEC_ATTN_O_TMA=1 */
-  /* TILEC_ATTN_O_SLOT=1 (emit_o_slot.c): O through the last ring stage, not q's slot: o_slot_v the V
+  /* emit_o_slot.c: O through the last ring stage, not q's slot: o_slot_v the V
    * stream, o_slot_nv O's atoms in its slot, o_slot_x the rest's region of their own (-1: none); o_slot_max
    * the default's bound: a tile of more main-loop steps keeps q's slot (0: none, TILEC_ATTN_O_SLOT=1) */
   bool o_slot;
@@ -562,8 +562,8 @@ void cg_q_tma_release_in_loop(cg *g, int32_t L);
 int cg_plan_o_tma(cg *g, int persist);       /* after cg_plan_epilogue; returns persist (q's slot reused) */
 LLVMValueRef cg_o_tma_prologue(cg *g, LLVMValueRef ok); /* O's map and map test (AND into ok) */
 bool cg_o_tma_store(cg *g, tl_op *o);        /* o is O's store: emitted through the slot and TMA */
-/* emit_o_slot.c (docs/pipelines.md "O through the last stage"; TILEC_ATTN_O_SLOT=1): O through the
- * tile's last ring stage, "q empty" at the main loop's exit */
+/* emit_o_slot.c (docs/pipelines.md "O through the last stage"; the default on short tiles, TILEC_ATTN_O_SLOT=1
+ * every tile): O through the tile's last ring stage, "q empty" at the main loop's exit */
 typedef struct cg_o_slot_at {
   LLVMValueRef taken, last; /* i1 O goes through the last stage (cg_o_slot_taken); i32 the loop's last stage */
   LLVMValueRef a, b;      /* O's atom bases: atom i < o_slot_nv at a + i atoms, the rest at b + i atoms */
