@@ -352,6 +352,9 @@ typedef struct tl_pass_opts {
   /* "attn-ws" (off | producer | pingpong | fa3): wgmma attention's warp-specialized form, in
    * every kernel; NULL = TILEC_ATTN_WS decides (route_pipeline) */
   const char *attn_ws;
+  /* "ws" (off | coop | pingpong): a wgmma GEMM's warp-specialized schedule, in every kernel; NULL =
+   * TILEC_WS decides, then route_pipeline's defaults */
+  const char *ws;
   /* "attn-persist" (0 | 1 | 2 | 3): wgmma attention without a producer made persistent, in every
    * kernel; NULL = TILEC_ATTN_PERSIST decides (route_pipeline) */
   const char *attn_persist;

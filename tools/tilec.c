@@ -53,6 +53,9 @@ static const char usage_text[] =
     "  --hoist-operand=form|pre  with --kernel=K: K's materialize-once form (B a load of `hoisted` [K, N]) or its\n"
     "                         pre-kernel (B's tiles stored into it): lib/hoist_operand.h\n"
     "  --kmajor-b=PARAM       with --kernel=K (needed): compile K's K-major-B form (PARAM [K, N] stored [N, K])\n"
+    "  --ws=SCHEDULE          a wgmma GEMM's warp-specialized schedule (sm_90a): off (the TMA ring) | coop\n"
+    "                         (a producer warpgroup, the consumers on one tile) | pingpong (the consumer\n"
+    "                         warpgroups on alternate tiles of 4 warps); unset: TILEC_WS, then the defaults\n"
     "  --attn-ws=FORM         wgmma attention (sm_90a): off | producer | pingpong | fa3 (FlashAttention-3's\n"
     "                         combination; what a D128 kernel's launch-time form at long S is compiled with)\n"
     "  --attn-persist=N       wgmma attention without a producer (sm_90a), not causal: 1 | 2 | 3 persistent (the\n"
@@ -228,6 +231,8 @@ static int parse_args(int argc, char **argv, cli *c) {
     } else if ((v = flag_value(argc, argv, &i, "--tma-fallback", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "tma-fallback", v), "--tma-fallback", v)) return EXIT_USAGE;
       tma_given = true;
+    } else if ((v = flag_value(argc, argv, &i, "--ws", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "ws", v), "--ws", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-ws", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-ws", v), "--attn-ws", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-persist", &missing))) {

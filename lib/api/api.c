@@ -100,6 +100,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->kernel = arena_strdup_or_null(a, o->kernel);
   d->kmajor_b = arena_strdup_or_null(a, o->kmajor_b);
   d->attn_ws = arena_strdup_or_null(a, o->attn_ws);
+  d->ws = arena_strdup_or_null(a, o->ws);
   d->attn_persist = arena_strdup_or_null(a, o->attn_persist);
 }
 
@@ -353,6 +354,7 @@ static void pass_setup(tilec_program *p, tl_pass_opts *po, tl_run_hooks *hooks) 
   po->hoist_operand_role = p->opts.hoist_operand_role;
   po->hoist_operand_kernel = p->opts.kernel;
   po->attn_ws = p->opts.attn_ws;
+  po->ws = p->opts.ws;
   po->attn_persist = p->opts.attn_persist;
   po->explain_out = p->opts.explain ? &p->log : NULL;
   memset(hooks, 0, sizeof *hooks);

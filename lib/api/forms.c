@@ -36,6 +36,7 @@ static tilec_status form_base_options(const tilec_program *p, const char *kernel
   if (st == TILEC_OK) st = tilec_options_set_line_info(o, po->line_info);
   if (st == TILEC_OK && po->entry_name) st = tilec_options_set(o, "entry-name", po->entry_name);
   if (st == TILEC_OK) st = tilec_options_set(o, "kernel", kernel);
+  if (st == TILEC_OK && po->ws) st = tilec_options_set(o, "ws", po->ws); /* (the user's GEMM schedule, forms too) */
   char dis[512];
   snprintf(dis, sizeof dis, "%s%s%s", po->disable_pass ? po->disable_pass : "", po->disable_pass ? "," : "", off);
   if (st == TILEC_OK) st = tilec_options_set(o, "disable-pass", dis);

@@ -50,6 +50,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->entry_name);
   free(o->kernel);
   free(o->kmajor_b);
+  free(o->ws);
   free(o->attn_ws);
   free(o->attn_persist);
   free(o);
@@ -170,6 +171,7 @@ static const struct {
     {"split-k", "partial or reduce", "partial"},
     {"hoist-operand", "form or pre", "pre"},
     {"kmajor-b", "a parameter name", "B"},
+    {"ws", "off, coop or pingpong", "pingpong"},
     {"attn-ws", "off, producer, pingpong or fa3", "fa3"},
     {"attn-persist", "0..3", "1"},
 };
@@ -222,6 +224,12 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
   if (!strcmp(key, "kmajor-b")) {
     if (value && *value && !is_identifier(value)) return TILEC_ERROR_USAGE;
     return set_string(&o->kmajor_b, value && *value ? value : NULL);
+  }
+  if (!strcmp(key, "ws")) {
+    /* a wgmma GEMM's warp-specialized schedule (route_pipeline; the values of TILEC_WS); NULL or "" = unset */
+    if (value && *value && strcmp(value, "off") && strcmp(value, "coop") && strcmp(value, "pingpong"))
+      return TILEC_ERROR_USAGE;
+    return set_string(&o->ws, value && *value ? value : NULL);
   }
   if (!strcmp(key, "attn-ws")) {
     /* wgmma attention's warp-specialized form (route_pipeline); NULL or "" = unset */

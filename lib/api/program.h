@@ -75,6 +75,9 @@ struct tilec_options {
    * sets for a kernel's FlashAttention-3 form (passes/attn_form.c, lib/attn_form.h).  In the
    * cache key. */
   char *attn_ws;
+  /* "ws": a wgmma GEMM's warp-specialized schedule (off | coop | pingpong, TILEC_WS's values; NULL = unset:
+   * TILEC_WS, then route_pipeline's defaults, decide), in every kernel.  In the cache key. */
+  char *ws;
   /* "attn-persist": wgmma attention without a producer made persistent (0 | 1 | 2 | 3, the values of
    * TILEC_ATTN_PERSIST; NULL = unset: the switch decides); "1" is what tilec_kernel_load sets for a
    * D256 kernel's persistent form (passes/attn_persist_form.c, lib/attn_persist_form.h).  In the
