@@ -81,6 +81,18 @@ def test_explain():
     assert "route_pipeline" in text and "cutlass_gemm" in text
 
 
+def test_ws_option():
+    # the option ws picks a wgmma GEMM's schedule per program (TILEC_WS for the process); a bad value is refused
+    fp8 = os.path.join(EXAMPLES, "gemm_fp8.tile")
+    pp = tilec.compile(fp8, {"BN": 128}, arch="sm_90a", kernel="cutlass_gemm_fp8_tn", warps=4, stages=4,
+                       fp8_acc="fast", ws="pingpong")
+    assert "ws=pingpong (option ws=pingpong" in pp.explain()
+    off = tilec.compile(fp8, arch="sm_90a", kernel="cutlass_gemm_fp8_tn", fp8_acc="fast", ws="off")
+    assert "ws=off (option ws=off" in off.explain() and off.ptx != pp.ptx
+    with pytest.raises(tilec.TilecError):
+        tilec.compile(fp8, arch="sm_90a", ws="ring")
+
+
 def test_emit_c():
     h, c = tilec.compile(os.path.join(EXAMPLES, "rmsnorm.tile"), arch="sm_90a").emit_c("rms")
     assert "int rms_rmsnorm(const void *X, const int64_t *X_shape" in h
