@@ -10,6 +10,7 @@
 #ifndef TILEC_ATTN_FORM_H
 #define TILEC_ATTN_FORM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct tl_attn_form_plan {
@@ -18,6 +19,8 @@ typedef struct tl_attn_form_plan {
   int64_t min_s;            /* launches with S >= min_s run the form */
   const char *const_bn;     /* the tile constant of the keys a step ("BN") */
   int64_t bn;               /* its value in the form */
+  bool causal;              /* the main loop's range moves with the program and the counter is asked for (option
+                             * attn-sched / TILEC_ATTN_SCHED): the form takes its tiles from it (lib/api/forms.c) */
 } tl_attn_form_plan;
 
 #endif

@@ -226,6 +226,9 @@ typedef struct tl_func {
   /* route_pipeline: wgmma attention in FlashAttention-3's combination (attn-ws / TILEC_ATTN_WS = fa3:
    * the producer, the turns, and emit_overlap.c's value dot a step late inside them) */
   bool attn_fa3;
+  /* route_pipeline: the option attn-sched's value ('0'..'2'), 0 unset (TILEC_ATTN_SCHED decides): codegen's
+   * attn_sched.c reads it */
+  char attn_sched;
   /* route_pipeline (TILEC_ATTN_ORDER, default on, =0 off): for an attention kernel whose main loop's trip count
    * grows or shrinks with program_id(0) (causal), a non-persistent grid's last heads (about
    * attn_order CTAs) run program_id(1) fastest, so the source's order along program_id(0) (attn.tile:
@@ -358,6 +361,9 @@ typedef struct tl_pass_opts {
   /* "attn-persist" (0 | 1 | 2 | 3): wgmma attention without a producer made persistent, in every
    * kernel; NULL = TILEC_ATTN_PERSIST decides (route_pipeline) */
   const char *attn_persist;
+  /* "attn-sched" (0 | 1 | 2): a causal fa3 kernel's tiles from a counter (codegen attn_sched.c); NULL =
+   * TILEC_ATTN_SCHED decides (route_pipeline records it in f->attn_sched) */
+  const char *attn_sched;
 } tl_pass_opts;
 
 typedef struct tl_pass {

@@ -38,6 +38,17 @@ static bool switched_off(void) {
  * 0.755, S 4k and 16k +5-7 % (so 1024: the smallest S measured). */
 #define ATTN_FORM_MIN_S 1024
 #define ATTN_FORM_MIN_S_CAUSAL 4096
+/* Twenty-eighth session (H100, interleaved rounds, bench/RESULTS.md): the causal form with its tiles from the
+ * counter (TILEC_ATTN_SCHED=1 or the option attn-sched) and O through the last stage on every tile, against the
+ * default at D128 S 1k / 2k / 4k / 16k: 1.10 / 1.07 / 1.04 / 1.00x (x cuDNN 0.954 / 1.020 / 1.047 / 1.050), so
+ * 1024 with the counter.  Opt-in until its ragged sizes ran on a GPU (bench/pending_causal28.sh, owed). */
+#define ATTN_FORM_MIN_S_CAUSAL_SCHED 1024
+
+/* The counter asked for: the option attn-sched (1 or 2), else TILEC_ATTN_SCHED */
+static bool sched_on(const tl_pass_opts *o) {
+  const char *e = o->attn_sched ? o->attn_sched : getenv("TILEC_ATTN_SCHED");
+  return e && (e[0] == '1' || e[0] == '2');
+}
 
 /* The one tile constant whose value is v, or NULL (none, or several). */
 static const char *const_of_value(const tl_func *f, int64_t v) {
@@ -84,12 +95,15 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */
-  int64_t bound = !d256 && !f->attn_persist_fits ? ATTN_FORM_MIN_S_CAUSAL : ATTN_FORM_MIN_S;
+  int64_t bound = d256 || f->attn_persist_fits ? ATTN_FORM_MIN_S
+                  : sched_on(o)                  ? ATTN_FORM_MIN_S_CAUSAL_SCHED
+                                                 : ATTN_FORM_MIN_S_CAUSAL;
   plan->min_s = e && atoll(e) >= 1 ? atoll(e) : bound;
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;
   plan->const_bn = bn;
   plan->bn = d256 ? b->shape[1] : 128;
+  plan->causal = !f->attn_persist_fits && sched_on(o);
   return true;
 }
 
@@ -106,10 +120,14 @@ static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
                    "attn_form: kernel '%s': a launch picks its form by %s (argument %d, dimension %d): %s >= %lld runs "
                    "the FlashAttention-3 form (this kernel at %s=%lld with attn-ws=fa3: a producer warpgroup, the "
                    "consumer warpgroups' turns, the value dot a step late, one program an SM: fewer instructions a key, "
-                   "more work a tile outside the loop), %s < %lld this kernel (%s an SM); off with "
+                   "more work a tile outside the loop%s), %s < %lld this kernel (%s an SM); off with "
                    "TILEC_ATTN_FORM=0 or --disable-pass=attn_form\n",
                    f->name, plan.s_sym, plan.s_param, plan.s_axis, plan.s_sym, (long long)plan.min_s, plan.const_bn,
-                   (long long)plan.bn, plan.s_sym, (long long)plan.min_s, f->two_programs ? "two programs" : "one program");
+                   (long long)plan.bn,
+                   plan.causal ? "; causal: persistent, its tiles from a counter (attn-sched / TILEC_ATTN_SCHED), O "
+                                 "through the last ring stage every tile"
+                               : "",
+                   plan.s_sym, (long long)plan.min_s, f->two_programs ? "two programs" : "one program");
   return true;
 }
 

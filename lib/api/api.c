@@ -102,6 +102,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->attn_ws = arena_strdup_or_null(a, o->attn_ws);
   d->ws = arena_strdup_or_null(a, o->ws);
   d->attn_persist = arena_strdup_or_null(a, o->attn_persist);
+  d->attn_sched = arena_strdup_or_null(a, o->attn_sched);
 }
 
 typedef struct create_args {
@@ -356,6 +357,7 @@ static void pass_setup(tilec_program *p, tl_pass_opts *po, tl_run_hooks *hooks) 
   po->attn_ws = p->opts.attn_ws;
   po->ws = p->opts.ws;
   po->attn_persist = p->opts.attn_persist;
+  po->attn_sched = p->opts.attn_sched;
   po->explain_out = p->opts.explain ? &p->log : NULL;
   memset(hooks, 0, sizeof *hooks);
   hooks->print_after = p->opts.print_after;

@@ -78,6 +78,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.attn_ws) tl_sbuf_printf(&extra, ";attn-ws=%s", p->opts.attn_ws);
   if (p->opts.ws) tl_sbuf_printf(&extra, ";ws=%s", p->opts.ws);
   if (p->opts.attn_persist) tl_sbuf_printf(&extra, ";attn-persist=%s", p->opts.attn_persist);
+  if (p->opts.attn_sched) tl_sbuf_printf(&extra, ";attn-sched=%s", p->opts.attn_sched);
   if (variant == TL_LOAD_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
   if (variant == TL_LOAD_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
   if (p->opts.tma_fallback == TL_TMA_FALLBACK_INLINE) tl_sbuf_printf(&extra, ";tma=inline");

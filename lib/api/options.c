@@ -53,6 +53,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->ws);
   free(o->attn_ws);
   free(o->attn_persist);
+  free(o->attn_sched);
   free(o);
 }
 
@@ -174,6 +175,7 @@ static const struct {
     {"ws", "off, coop or pingpong", "pingpong"},
     {"attn-ws", "off, producer, pingpong or fa3", "fa3"},
     {"attn-persist", "0..3", "1"},
+    {"attn-sched", "0, 1 or 2", "1"},
 };
 
 const char *tilec_options_key(int i) {
@@ -237,6 +239,12 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
         strcmp(value, "fa3"))
       return TILEC_ERROR_USAGE;
     return set_string(&o->attn_ws, value && *value ? value : NULL);
+  }
+  if (!strcmp(key, "attn-sched")) {
+    /* a causal fa3 kernel's tiles from the counter (codegen attn_sched.c; the values of TILEC_ATTN_SCHED); NULL or
+     * "" = unset */
+    if (value && *value && (value[0] < '0' || value[0] > '2' || value[1])) return TILEC_ERROR_USAGE;
+    return set_string(&o->attn_sched, value && *value ? value : NULL);
   }
   if (!strcmp(key, "attn-persist")) {
     /* wgmma attention without a producer made persistent (route_pipeline; the values of

@@ -83,6 +83,10 @@ struct tilec_options {
    * D256 kernel's persistent form (passes/attn_persist_form.c, lib/attn_persist_form.h).  In the
    * cache key. */
   char *attn_persist;
+  /* "attn-sched": a causal fa3 kernel's tiles from a global counter (0 | 1 | 2, TILEC_ATTN_SCHED's values; NULL =
+   * unset: the switch decides); "1" is what tilec_kernel_load compiles a causal kernel's FlashAttention-3 form
+   * with (lib/api/forms.c; the launcher keeps the counter).  In the cache key. */
+  char *attn_sched;
 };
 
 struct tilec_program {

@@ -45,22 +45,24 @@
 
 int cg_plan_attn_sched(cg *g, int persist) {
   cg_plan *p = g->plan;
-  const char *env = tl_code_env("TILEC_ATTN_SCHED");
-  if (!env || (env[0] != '1' && env[0] != '2')) return persist; /* (unset, =0: off, silent) */
+  /* the option attn-sched (what tilec_kernel_load compiles a causal form with) wins over the switch */
+  const char *envs = tl_code_env("TILEC_ATTN_SCHED");
+  char v = g->f->attn_sched ? g->f->attn_sched : envs ? envs[0] : 0;
+  if (v != '1' && v != '2') return persist; /* (unset, =0: off, silent) */
   if (!p->sched_fit || !p->q_tma || p->q_plain || p->persist || p->cluster || p->rope) return persist;
   p->persist = true;
   p->sched_dyn = true;
-  p->sched_all = env[0] == '2';
+  p->sched_all = v == '2';
   persist = (persist + 7) / 8 * 8;
   p->sched_word_off = persist;
   persist += 8;
   tl_sbuf note = {0};
   tl_sbuf_printf(&note,
-                 "tiles from a counter (TILEC_ATTN_SCHED=%c): persistent, min(tiles, CTAs that fit) CTAs; the "
+                 "tiles from a counter (%s=%c): persistent, min(tiles, CTAs that fit) CTAs; the "
                  "producer takes each next tile from a global atomic counter once it has issued the tile's last K/V "
                  "stage and hands it to the consumers in shared memory before q's \"q full\"; %s; the last CTA "
                  "to finish taking resets the counter",
-                 p->sched_all ? '2' : '1',
+                 g->f->attn_sched ? "option attn-sched" : "TILEC_ATTN_SCHED", p->sched_all ? '2' : '1',
                  p->sched_all ? "heaviest row blocks first across every head"
                               : "heaviest row blocks first across sections of heads whose K and V fit 32 MiB of L2");
   p->sched_note = tl_strdup(&g->ctx->arena, note.data);

@@ -1495,14 +1495,25 @@ Test(fake_driver, attn_form_picked_by_s) {
   cr_assert_eq(calls.links - links, 1);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
-  /* causal D128: the bound is 4096 (the form lost 4 % at S 2048 and tied at 4096, H200) */
-  k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
-  launch_attn(k, 1, 2, 2048);
-  cr_assert_eq(calls.block[0], 256u, "causal S 2048: block %u", calls.block[0]);
-  launch_attn(k, 1, 2, 4096);
-  cr_assert_eq(calls.block[0], 384u, "causal S 4096: block %u", calls.block[0]);
-  tilec_kernel_destroy(k);
-  tilec_program_destroy(p);
+  /* causal D128: the bound is 4096 (the form lost 4 % at S 2048 and tied at 4096, H200; one tile a CTA), 1024
+   * with the form's tiles from the counter (TILEC_ATTN_SCHED=1, twenty-eighth session: persistent, at most 132 CTAs,
+   * the counter after the maps) */
+  for (int sched = 0; sched < 2; sched++) {
+    if (sched) setenv("TILEC_ATTN_SCHED", "1", 1);
+    k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
+    launch_attn(k, 1, 2, 1000);
+    cr_assert_eq(calls.block[0], 256u, "causal S 1000: block %u", calls.block[0]);
+    launch_attn(k, 1, 2, 2048);
+    cr_assert_eq(calls.block[0], sched ? 384u : 256u, "causal S 2048 sched %d: block %u", sched, calls.block[0]);
+    if (sched) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "causal S 2048: grid %u x %u", calls.grid[0],
+                         calls.grid[1]);
+    launch_attn(k, 1, 2, 4096);
+    cr_assert_eq(calls.block[0], 384u, "causal S 4096: block %u", calls.block[0]);
+    cr_assert_eq(strstr(last_fn->mod->text, "atom.relaxed.gpu.global.add.u32") != NULL, sched, "sched %d", sched);
+    unsetenv("TILEC_ATTN_SCHED");
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
 }
 
 /* fa3's q by TMA (TILEC_ATTN_Q_TMA, on by default since the twentieth session; lib/codegen/emit_q_tma.c):
@@ -1635,17 +1646,18 @@ Test(fake_driver, attn_fa3_o_slot) {
   }
 }
 
-/* TILEC_ATTN_SCHED=1 (attn_sched.c, default off): the causal fa3 form (D128 and D256 at S 4097, Z 16, H 16:
+/* TILEC_ATTN_SCHED=1 (attn_sched.c, default off; or the option attn-sched): the causal fa3 form (D128 and D256 at S 4097, Z 16, H 16:
  * 33 x 256 tiles) launches persistent (384 threads, at most one CTA an SM: 132 on the fake's device, one
  * along y), its entry taking the counter's address last (a u64 after the maps) and the producer's take; at Z 2,
- * H 3, S 4097 (198 tiles) 132 CTAs, at S 1000 with the form at every S (48 tiles) 48; unset: the
+ * H 3, S 4097 (198 tiles) 132 CTAs, at S 1000 with the form at every S (48 tiles) 48; =0: the
  * one-tile-a-CTA grid cdiv(S, 128) x Z H and no counter. */
 Test(fake_driver, attn_sched) {
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
-  for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
+  for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {=0, on} */
     int64_t d;
     bool on;
     setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
+    if (mode % 2 == 0) setenv("TILEC_ATTN_SCHED", "0", 1); /* (off, as unset) */
     tilec_program *p = NULL;
     tilec_kernel *k = fa3_switch_case("TILEC_ATTN_SCHED", mode, true, &d, &on, &p);
     cr_assert_eq(calls.block[0], 384u);
@@ -1653,19 +1665,19 @@ Test(fake_driver, attn_sched) {
       cr_assert(calls.grid[0] >= 1u && calls.grid[0] <= 132u && calls.grid[1] == 1u, "D%d on: grid %u x %u", (int)d,
                 calls.grid[0], calls.grid[1]);
     else
-      cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "D%d unset: grid %u x %u", (int)d, calls.grid[0],
+      cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "D%d =0: grid %u x %u", (int)d, calls.grid[0],
                 calls.grid[1]);
     const char *text = last_fn->mod->text; /* (the launched form's module) */
-    cr_assert_null(strstr(text, "_sched[8];"), "D%d %s: a module global counter", (int)d, on ? "on" : "unset");
+    cr_assert_null(strstr(text, "_sched[8];"), "D%d %s: a module global counter", (int)d, on ? "on" : "=0");
     cr_assert_eq(strstr(text, "[128],\n\t.param .u64 cutlass_attn_fwd_param_") != NULL, on, "D%d %s: the counter parameter", (int)d,
-                 on ? "on" : "unset");
+                 on ? "on" : "=0");
     cr_assert_eq(strstr(text, "atom.relaxed.gpu.global.add.u32") != NULL, on);
     launch_attn_d(k, 2, 3, 4097, d);
     cr_assert(on ? calls.grid[0] == 132u && calls.grid[1] == 1u : calls.grid[0] == 33u && calls.grid[1] == 6u,
-              "D%d %s, 198 tiles: grid %u x %u", (int)d, on ? "on" : "unset", calls.grid[0], calls.grid[1]);
+              "D%d %s, 198 tiles: grid %u x %u", (int)d, on ? "on" : "=0", calls.grid[0], calls.grid[1]);
     launch_attn_d(k, 2, 3, 1000, d);
     cr_assert(on ? calls.grid[0] == 48u && calls.grid[1] == 1u : calls.grid[0] == 8u && calls.grid[1] == 6u,
-              "D%d %s, 48 tiles: grid %u x %u", (int)d, on ? "on" : "unset", calls.grid[0], calls.grid[1]);
+              "D%d %s, 48 tiles: grid %u x %u", (int)d, on ? "on" : "=0", calls.grid[0], calls.grid[1]);
     unsetenv("TILEC_ATTN_SCHED");
     unsetenv("TILEC_ATTN_FORM_MIN_S");
     tilec_kernel_destroy(k);
@@ -1701,23 +1713,24 @@ static void launch_attn_on(tilec_kernel *k, int64_t z, int64_t h, int64_t s, voi
  * first launch and never again (the kernel leaves it zero); a stream keeps its address across launches
  * and shapes; a new stream's pair differs from every other; a first launch while the stream captures
  * puts the memset in the graph and the next direct launch zeroes again; one block of pairs (one
- * cuMemAlloc of 512 bytes) when the form is loaded, a second at the 65th stream; unset: no counter,
- * no memset, no block. */
+ * cuMemAlloc of 512 bytes) when the form is loaded, a second at the 65th stream; =0: no counter, no memset,
+ * no block (as unset). */
 Test(fake_driver, attn_sched_streams) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
   void *A = (void *)(uintptr_t)0x5100, *B = (void *)(uintptr_t)0x5200, *C = (void *)(uintptr_t)0x5300;
-  { /* unset */
+  { /* =0 */
+    setenv("TILEC_ATTN_SCHED", "0", 1);
     tilec_program *p = NULL;
     size_t a0 = allocs;
     tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
     int m0 = ms32.n;
     launch_attn_on(k, 2, 3, 4097, A);
     launch_attn_on(k, 2, 3, 4097, B);
-    cr_assert_eq(ms32.n, m0, "unset: a counter memset");
-    cr_assert_eq(allocs, a0, "unset: device memory allocated");
+    cr_assert_eq(ms32.n, m0, "=0: a counter memset");
+    cr_assert_eq(allocs, a0, "=0: device memory allocated");
     cr_assert_null(strstr(last_fn->mod->text, "atom.relaxed.gpu.global.add.u32"));
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
