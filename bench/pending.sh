@@ -160,7 +160,10 @@
 #   twenty-eighth session (all H100): the three owed calls ran (the lazy default held, 1.034 / 1.060; SKIP0 missed;
 #   the remeasure: attn_ab interleaves by default, nothing else at the rule); O through the last stage by default on
 #   tiles of at most 10 steps (bench/pending_oslotmax.sh, pending_oslotmax2.sh: measured and checked, D128 S1k 1.031x).
-#   OWED now: on an H200 when one is lent, sh bench/pending_h200.sh .carry, then
+#   OWED now: first sh bench/pending_causal28.sh .carry (~4 min; causal fa3 tiles from the counter with the slot on
+#             every tile, TILEC_ATTN_SCHED=1: ragged sizes, GQA, then against the default; a default if it holds:
+#             predicted 1.10 / 1.07 / 1.04x at D128 causal S 1k / 2k / 4k); on an H200 when one is lent,
+#             sh bench/pending_h200.sh .carry, then
 #             PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry (every GPU test at the defaults there)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
