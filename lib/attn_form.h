@@ -19,8 +19,8 @@ typedef struct tl_attn_form_plan {
   int64_t min_s;            /* launches with S >= min_s run the form */
   const char *const_bn;     /* the tile constant of the keys a step ("BN") */
   int64_t bn;               /* its value in the form */
-  bool causal;              /* the main loop's range moves with the program and the counter is asked for (option
-                             * attn-sched / TILEC_ATTN_SCHED): the form takes its tiles from it (lib/api/forms.c) */
+  bool counter;             /* causal (the main loop's range moves with the program) with the counter asked for
+                             * (option attn-sched / TILEC_ATTN_SCHED): the form takes its tiles from it */
 } tl_attn_form_plan;
 
 #endif

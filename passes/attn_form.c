@@ -103,7 +103,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   plan->s_param = sym->param, plan->s_axis = sym->axis;
   plan->const_bn = bn;
   plan->bn = d256 ? b->shape[1] : 128;
-  plan->causal = !f->attn_persist_fits && sched_on(o);
+  plan->counter = !f->attn_persist_fits && sched_on(o);
   return true;
 }
 
@@ -124,7 +124,7 @@ static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
                    "TILEC_ATTN_FORM=0 or --disable-pass=attn_form\n",
                    f->name, plan.s_sym, plan.s_param, plan.s_axis, plan.s_sym, (long long)plan.min_s, plan.const_bn,
                    (long long)plan.bn,
-                   plan.causal ? "; causal: persistent, its tiles from a counter (attn-sched / TILEC_ATTN_SCHED), O "
+                   plan.counter ? "; causal: persistent, its tiles from a counter (attn-sched / TILEC_ATTN_SCHED), O "
                                  "through the last ring stage every tile"
                                : "",
                    plan.s_sym, (long long)plan.min_s, f->two_programs ? "two programs" : "one program");

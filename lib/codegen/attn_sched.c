@@ -45,7 +45,7 @@
 
 int cg_plan_attn_sched(cg *g, int persist) {
   cg_plan *p = g->plan;
-  /* the option attn-sched (what tilec_kernel_load compiles a causal form with) wins over the switch */
+  /* the option attn-sched (per program; lib/api/forms.c carries it into the launch-time form) wins over the switch */
   const char *envs = tl_code_env("TILEC_ATTN_SCHED");
   char v = g->f->attn_sched ? g->f->attn_sched : envs ? envs[0] : 0;
   if (v != '1' && v != '2') return persist; /* (unset, =0: off, silent) */
