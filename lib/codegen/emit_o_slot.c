@@ -2,8 +2,9 @@
  * emits O through the tile's last ring stage instead of q's slot, so "q empty" returns to the main loop's
  * exit and the next tile's q loads under this tile's last value dot and epilogue (FlashAttention-3's
  * smem_o over smem_v): by default for a tile of at most O_SLOT_MAX_STEPS main-loop steps where O fits the
- * V slot (a per-tile uniform choice, cg_o_slot_taken; a longer tile keeps q's slot), TILEC_ATTN_O_SLOT=1
- * for every tile, =0 never.  docs/pipelines.md "O through the last stage".
+ * V slot (a per-tile uniform choice, cg_o_slot_taken; a longer tile keeps q's slot), on every tile where
+ * causal tiles come from the counter (attn_sched.c), TILEC_ATTN_O_SLOT=1 on every tile, =0 never.
+ * docs/pipelines.md "O through the last stage".
  *
  * Why (bench/RESULTS.md "branch attnshort2"): with O in q's slot, "q empty" completes only after both
  * warpgroups' O stores read the slot, so each tile's start waits for the epilogue, then for q's whole
@@ -65,7 +66,7 @@ int cg_plan_o_slot(cg *g, int persist) {
   const char *env = tl_code_env("TILEC_ATTN_O_SLOT");
   bool asked = env && env[0] == '1', off = env && !asked;
   /* causal tiles from the counter (attn_sched.c, planned before): every tile by default, as =1 (H100, twenty-eighth
-   * session, with the counter: D128 causal S1k / 2k / 4k 1.10 / 1.07 / 1.04x the one-tile-a-CTA form, D256 S1k
+   * session, with the counter: D128 causal S1k / 2k / 4k 1.10 / 1.07 / 1.04x the default kernels, D256 S1k
    * 1.03x; the bounded form's per-tile test kept the tile's bounds live to the tile's end, 764 -> 818 instructions
    * in the main loop) */
   bool every = asked || (!env && p->sched_dyn);
