@@ -71,8 +71,10 @@ int cg_plan_attn_sched(cg *g, int persist) {
   const char *at = p->ws_note ? strstr(p->ws_note, was) : NULL;
   if (at) { /* (cg_ws_plan's note, written before this plan) */
     tl_sbuf w = {0};
-    tl_sbuf_printf(&w, "%.*spersistent with tiles from a counter (the trip count depends on the tile: "
-                       "TILEC_ATTN_SCHED, below)%s", (int)(at - p->ws_note), p->ws_note, at + strlen(was));
+    tl_sbuf_printf(&w,
+                   "%.*spersistent with tiles from a counter (the trip count depends on the tile: "
+                   "TILEC_ATTN_SCHED or the option attn-sched, below)%s",
+                   (int)(at - p->ws_note), p->ws_note, at + strlen(was));
     p->ws_note = tl_strdup(&g->ctx->arena, w.data);
     tl_sbuf_free(&w);
   }
