@@ -69,7 +69,7 @@ int cg_plan_o_slot(cg *g, int persist) {
    * session, with the counter: D128 causal S1k / 2k / 4k 1.10 / 1.07 / 1.04x the default kernels, D256 S1k
    * 1.03x; the bounded form's per-tile test kept the tile's bounds live to the tile's end, 764 -> 818 instructions
    * in the main loop) */
-  bool every = asked || (!env && p->sched_dyn);
+  bool every = asked || (!env && p->sched_dyn && !tl_code_env("TILEC_ATTN_O_SLOT_MAX")); /* (a bound set: bounded) */
   if (off || !p->o_tma) return persist; /* (=0: off; silent off the O-by-TMA form) */
   int vs = -1, atom = p->q_rows * 128;
   const char *why = o_slot_unfit(g, &vs);
