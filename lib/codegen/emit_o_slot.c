@@ -122,13 +122,11 @@ int cg_plan_o_slot(cg *g, int persist) {
 LLVMValueRef cg_o_slot_taken(cg *g, LLVMValueRef ran) {
   cg_plan *p = g->plan;
   if (!p->o_slot_max) return ran;
-  tl_op *lo = tl_op_at(g->f, p->rings[0].for_op);
-  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
-  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef b[3]; /* lo, hi, step */
+  cg_ws_loop_bounds(g, &p->rings[0], b);
   /* steps <= max  <=>  hi - lo <= max * step (step > 0 where the loop ran) */
-  LLVMValueRef fits = LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildSub(g->B, hi64, lo64, ""),
-                                    LLVMBuildMul(g->B, step64, cg_i64(g, p->o_slot_max), ""), "");
+  LLVMValueRef fits = LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildSub(g->B, b[1], b[0], ""),
+                                    LLVMBuildMul(g->B, b[2], cg_i64(g, p->o_slot_max), ""), "");
   return LLVMBuildAnd(g->B, ran, fits, "o.slot.taken");
 }
 

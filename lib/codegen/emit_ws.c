@@ -474,12 +474,17 @@ static void pp_bar(cg *g, const char *op, LLVMValueRef id, LLVMValueRef on) {
   cg_asm_void(g, txt, "r,r,~{memory}", args, 2);
 }
 
-/* The trip count (i64) of the ring's loop at this point. */
-LLVMValueRef cg_ws_loop_ran(cg *g, cg_ring *R) {
+/* The ring's loop bounds (lo, hi, step as i64) at this point. */
+void cg_ws_loop_bounds(cg *g, cg_ring *R, LLVMValueRef b[3]) {
   tl_op *lo = tl_op_at(g->f, R->for_op);
-  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
-  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  for (int i = 0; i < 3; i++) b[i] = cg_to_i64(g, cg_get(g, lo->opnd[i])->r[0]);
+}
+
+/* i1: the ring's loop ran (lo < hi, step > 0) at this point. */
+LLVMValueRef cg_ws_loop_ran(cg *g, cg_ring *R) {
+  LLVMValueRef b[3];
+  cg_ws_loop_bounds(g, R, b);
+  LLVMValueRef lo64 = b[0], hi64 = b[1], step64 = b[2];
   return LLVMBuildAnd(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, lo64, hi64, ""),
                       LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), ""), "");
 }
@@ -491,10 +496,9 @@ LLVMValueRef cg_ws_last_stage(cg *g, cg_ring *R) {
 }
 
 static LLVMValueRef trip_count(cg *g, cg_ring *R) {
-  tl_op *lo = tl_op_at(g->f, R->for_op);
-  LLVMValueRef lo64 = cg_to_i64(g, cg_get(g, lo->opnd[0])->r[0]);
-  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, lo->opnd[1])->r[0]);
-  LLVMValueRef step64 = cg_to_i64(g, cg_get(g, lo->opnd[2])->r[0]);
+  LLVMValueRef b[3];
+  cg_ws_loop_bounds(g, R, b);
+  LLVMValueRef lo64 = b[0], hi64 = b[1], step64 = b[2];
   LLVMValueRef ran = cg_ws_loop_ran(g, R);
   LLVMValueRef pos = LLVMBuildICmp(g->B, LLVMIntSGT, step64, cg_i64(g, 0), "");
   LLVMValueRef div = LLVMBuildSelect(g->B, pos, step64, cg_i64(g, 1), ""); /* (no division by 0) */
@@ -772,14 +776,13 @@ void cg_ws_tile_end(cg *g, cg_ring *R) {
 
 static void release_last(cg *g, cg_ring *R) {
   if (!R->ws_pending) return; /* (each slot was released after its own wait) */
-  LLVMValueRef ran = cg_ws_loop_ran(g, R), last = cg_ws_last_stage(g, R);
-  if (cg_o_slot_on(g)) { /* (O went through the last stage: its store's thread released it, emit_o_slot.c) */
-    if (!g->plan->o_slot_max) {
-      LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
-      return;
-    }
-    ran = LLVMBuildAnd(g->B, ran, LLVMBuildNot(g->B, cg_o_slot_taken(g, ran), ""), ""); /* (a tile past the bound) */
+  bool slot = cg_o_slot_on(g); /* (O through the last stage: its store's thread released it, emit_o_slot.c) */
+  if (slot && !g->plan->o_slot_max) {
+    LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
+    return;
   }
+  LLVMValueRef ran = cg_ws_loop_ran(g, R), last = cg_ws_last_stage(g, R);
+  if (slot) ran = LLVMBuildAnd(g->B, ran, LLVMBuildNot(g->B, cg_o_slot_taken(g, ran), ""), ""); /* (past the bound) */
   cg_ws_release_v(g, R, last, ran); /* (K and V apart: the last K was released after its score dot) */
   LLVMBuildStore(g->B, cg_i32(g, -1), R->relv);
 }

@@ -519,6 +519,7 @@ void cg_ws_release_k(cg *g, cg_ring *R, LLVMValueRef slot);
 void cg_ws_wait_v(cg *g, cg_ring *R, LLVMValueRef slot, LLVMValueRef flip);
 /* at the ring loop's exit, i1 its range was not empty, and the stage of its last step (the one
  * before the read counter) */
+void cg_ws_loop_bounds(cg *g, cg_ring *R, LLVMValueRef b[3]); /* lo, hi, step (i64) of the ring's loop */
 LLVMValueRef cg_ws_loop_ran(cg *g, cg_ring *R);
 LLVMValueRef cg_ws_last_stage(cg *g, cg_ring *R);
 /* Why the producer could not recompute ring R's loop from the body's scalars (the producer /
