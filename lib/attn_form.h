@@ -13,6 +13,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "code_env.h"
+
+/* Causal fa3 tiles from the counter (codegen attn_sched.c): the mode ('1', '2'; '0' or 0 off) asked by the
+ * option attn-sched (`opt`, route_pipeline's f->attn_sched; 0 unset), else by TILEC_ATTN_SCHED.  The one
+ * resolution passes/attn_form.c (the causal form's bound) and attn_sched.c (the kernel) share. */
+static inline char tl_attn_sched_mode(char opt) {
+  const char *e = tl_code_env("TILEC_ATTN_SCHED");
+  return opt ? opt : e ? e[0] : 0;
+}
+
 typedef struct tl_attn_form_plan {
   const char *s_sym;        /* the shape symbol of the keys ("S") */
   int32_t s_param, s_axis;  /* where a launch's arguments give it */

@@ -44,10 +44,10 @@ static bool switched_off(void) {
  * 1024 with the counter.  Opt-in until its ragged sizes ran on a GPU (bench/pending_causal28.sh, owed). */
 #define ATTN_FORM_MIN_S_CAUSAL_SCHED 1024
 
-/* The counter asked for: the option attn-sched (1 or 2), else TILEC_ATTN_SCHED */
-static bool sched_on(const tl_pass_opts *o) {
-  const char *e = o->attn_sched ? o->attn_sched : getenv("TILEC_ATTN_SCHED");
-  return e && (e[0] == '1' || e[0] == '2');
+/* The counter asked for (f->attn_sched: route_pipeline's record of the option attn-sched) */
+static bool sched_on(const tl_func *f) {
+  char m = tl_attn_sched_mode(f->attn_sched);
+  return m == '1' || m == '2';
 }
 
 /* The one tile constant whose value is v, or NULL (none, or several). */
@@ -96,14 +96,14 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */
   int64_t bound = d256 || f->attn_persist_fits ? ATTN_FORM_MIN_S
-                  : sched_on(o)                  ? ATTN_FORM_MIN_S_CAUSAL_SCHED
+                  : sched_on(f)                  ? ATTN_FORM_MIN_S_CAUSAL_SCHED
                                                  : ATTN_FORM_MIN_S_CAUSAL;
   plan->min_s = e && atoll(e) >= 1 ? atoll(e) : bound;
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;
   plan->const_bn = bn;
   plan->bn = d256 ? b->shape[1] : 128;
-  plan->counter = !f->attn_persist_fits && sched_on(o);
+  plan->counter = !f->attn_persist_fits && sched_on(f);
   return true;
 }
 

@@ -40,14 +40,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attn_form.h"
 #include "code_env.h"
 #include "ring.h"
 
 int cg_plan_attn_sched(cg *g, int persist) {
   cg_plan *p = g->plan;
   /* the option attn-sched (per program; lib/api/forms.c carries it into the launch-time form) wins over the switch */
-  const char *envs = tl_code_env("TILEC_ATTN_SCHED");
-  char v = g->f->attn_sched ? g->f->attn_sched : envs ? envs[0] : 0;
+  char v = tl_attn_sched_mode(g->f->attn_sched);
   if (v != '1' && v != '2') return persist; /* (unset, =0: off, silent) */
   if (!p->sched_fit || !p->q_tma || p->q_plain || p->persist || p->cluster || p->rope) return persist;
   p->persist = true;
