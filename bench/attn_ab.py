@@ -23,6 +23,7 @@ a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
 _bp = os.path.join(here, "bench.py")
+os.environ["BENCH_INTERLEAVE"] = str(a.interleave)  # (bench_rounds reads it: 1 bench_interleaved)
 exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, torch
 from torch.nn.attention import sdpa_kernel, SDPBackend
 import torch.nn.functional as F
@@ -58,7 +59,7 @@ for case in a.cases.split(","):
         finally:
             for e in env: os.environ.pop(e, None)
         errs.append(relerr(o, ref)); fns.append(f)
-    t = (bench_interleaved if a.interleave else bench_rounds)(fns, a.rounds, a.warm_ms)
+    t = bench_rounds(fns, a.rounds, a.warm_ms)
     fl = 4 * Z * H * S * S * D / (2 if causal else 1)
     for i, form in enumerate(forms):
         r = [t[0][j] / t[2 + i][j] for j in range(a.rounds)]

@@ -28,6 +28,7 @@ a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
 _bp = os.path.join(here, "bench.py")
+os.environ["BENCH_INTERLEAVE"] = str(a.interleave)  # (bench_rounds reads it: 1 bench_interleaved)
 exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, torch
 
 
@@ -116,7 +117,7 @@ for case in a.cases.split(","):
                 refs.append((rname, g))
             except Exception as e:
                 print(f"D{D} S{S} causal={causal} {rname}: {str(e)[:200]}", flush=True)
-    t = (bench_interleaved if a.interleave else bench_rounds)(whole + parts + [g for _, g in refs], a.rounds, a.warm_ms)
+    t = bench_rounds(whole + parts + [g for _, g in refs], a.rounds, a.warm_ms)
     for i, name in enumerate(names):
         ratio = statistics.median(t[0][r] / t[i][r] for r in range(a.rounds))
         lo, hi = min(t[0][r] / t[i][r] for r in range(a.rounds)), max(t[0][r] / t[i][r] for r in range(a.rounds))
