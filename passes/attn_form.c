@@ -44,10 +44,11 @@ static bool switched_off(void) {
  * 1024 with the counter.  Opt-in until its ragged sizes ran on a GPU (bench/pending_causal28.sh, owed). */
 #define ATTN_FORM_MIN_S_CAUSAL_SCHED 1024
 
-/* The counter asked for (f->attn_sched: route_pipeline's record of the option attn-sched) */
+/* The counter for a causal form (f->attn_sched: route_pipeline's record of the option attn-sched), else on: the
+ * default since the twenty-ninth session's check; TILEC_ATTN_SCHED=0 off */
 static bool sched_on(const tl_func *f) {
   char m = tl_attn_sched_mode(f->attn_sched);
-  return m == '1' || m == '2';
+  return !m || m == '1' || m == '2';
 }
 
 /* The one tile constant whose value is v, or NULL (none, or several). */

@@ -191,8 +191,10 @@ static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec
   if (po->pipeline) st = tilec_options_set_pipeline(o, po->pipeline);
   if (st == TILEC_OK) st = tilec_options_define(o, plan->const_bn, plan->bn);
   if (st == TILEC_OK) st = tilec_options_set(o, "attn-ws", "fa3");
-  /* the program's attn-sched (the counter; TILEC_ATTN_SCHED reaches the form's codegen by itself) */
-  if (st == TILEC_OK && po->attn_sched) st = tilec_options_set(o, "attn-sched", po->attn_sched);
+  /* the counter: the program's attn-sched, else by default for a causal form (plan->counter) unless
+   * TILEC_ATTN_SCHED says otherwise (it reaches the form's codegen by itself) */
+  const char *sched = po->attn_sched ? po->attn_sched : plan->counter && !getenv("TILEC_ATTN_SCHED") ? "1" : NULL;
+  if (st == TILEC_OK && sched) st = tilec_options_set(o, "attn-sched", sched);
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
     return st;
