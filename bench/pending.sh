@@ -165,6 +165,9 @@
 #             predicted 1.10 / 1.07 / 1.04x at D128 causal S 1k / 2k / 4k); on an H200 when one is lent,
 #             sh bench/pending_h200.sh .carry, then
 #             PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry (every GPU test at the defaults there)
+#   twenty-ninth session: pending_causal28.sh ran (H100; the counter held: 1.11 / 1.07 / 1.05x, merged as the causal
+#   default).  OWED now: on an H200 when one is lent, sh bench/pending_h200.sh .carry, then
+#             PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry (every GPU test at the defaults there)
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
