@@ -43,14 +43,17 @@ static bool switched_off(void) {
  * default at D128 S 1k / 2k / 4k / 16k: 1.10 / 1.07 / 1.04 / 1.00x (x cuDNN 0.954 / 1.020 / 1.047 / 1.050), so
  * 1024 with the counter.  Twenty-ninth session (H100, bench/pending_causal28.sh: the ragged sizes and GQA passed; 7
  * interleaved rounds x the default without the counter): D128 causal S 1k / 2k / 4k / 16k 1.109 / 1.072 / 1.045 / 1.006x,
- * D256 S 1k / 4k 1.024 / 1.004x, full unchanged: the default. */
+ * D256 S 1k / 4k 1.024 / 1.004x, full unchanged: the default at D128 (D256: sched_on). */
 #define ATTN_FORM_MIN_S_CAUSAL_SCHED 1024
 
-/* The counter for a causal form (f->attn_sched: route_pipeline's record of the option attn-sched), else on: the
- * default since the twenty-ninth session's check; TILEC_ATTN_SCHED=0 off */
-static bool sched_on(const tl_func *f) {
+/* The counter for a causal form (f->attn_sched: route_pipeline's record of the option attn-sched, else
+ * TILEC_ATTN_SCHED), else the default: on at D128 since the twenty-ninth session's check, off at D256 (H100,
+ * interleaved rounds x TILEC_ATTN_SCHED=0: D256 causal S1k 1.024, S4k 1.004, S8k 0.986, S16k 0.979 -- a form is
+ * one kernel for every S past its bound, and the counter's tile-end reads cost more than its balance gains on
+ * D256's long tiles; D128 S1k..16k 1.109 / 1.072 / 1.045 / 1.019 (S8k) / 1.006) */
+static bool sched_on(const tl_func *f, bool d256) {
   char m = tl_attn_sched_mode(f->attn_sched);
-  return !m || m == '1' || m == '2';
+  return m ? m == '1' || m == '2' : !d256;
 }
 
 /* The one tile constant whose value is v, or NULL (none, or several). */
@@ -99,14 +102,14 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */
   int64_t bound = d256 || f->attn_persist_fits ? ATTN_FORM_MIN_S
-                  : sched_on(f)                  ? ATTN_FORM_MIN_S_CAUSAL_SCHED
+                  : sched_on(f, d256)            ? ATTN_FORM_MIN_S_CAUSAL_SCHED
                                                  : ATTN_FORM_MIN_S_CAUSAL;
   plan->min_s = e && atoll(e) >= 1 ? atoll(e) : bound;
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;
   plan->const_bn = bn;
   plan->bn = d256 ? b->shape[1] : 128;
-  plan->counter = !f->attn_persist_fits && sched_on(f);
+  plan->counter = !f->attn_persist_fits && sched_on(f, d256);
   return true;
 }
 
