@@ -1646,7 +1646,7 @@ Test(fake_driver, attn_fa3_o_slot) {
   }
 }
 
-/* TILEC_ATTN_SCHED=1 (attn_sched.c; the option attn-sched; by default in the causal form a launch picks): the
+/* TILEC_ATTN_SCHED=1 (attn_sched.c; the option attn-sched; by default in the D128 causal form a launch picks): the
  * causal fa3 form (D128 and D256 at S 4097, Z 16, H 16:
  * 33 x 256 tiles) launches persistent (384 threads, at most one CTA an SM: 132 on the fake's device, one
  * along y), its entry taking the counter's address last (a u64 after the maps) and the producer's take; at Z 2,
@@ -1658,7 +1658,7 @@ Test(fake_driver, attn_sched) {
     int64_t d;
     bool on;
     setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
-    if (mode % 2 == 0) setenv("TILEC_ATTN_SCHED", "0", 1); /* (off; unset is on for the launch-time form) */
+    if (mode % 2 == 0) setenv("TILEC_ATTN_SCHED", "0", 1); /* (off; unset is on for a D128 launch-time form) */
     tilec_program *p = NULL;
     tilec_kernel *k = fa3_switch_case("TILEC_ATTN_SCHED", mode, true, &d, &on, &p);
     cr_assert_eq(calls.block[0], 384u);
