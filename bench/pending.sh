@@ -165,9 +165,12 @@
 #             predicted 1.10 / 1.07 / 1.04x at D128 causal S 1k / 2k / 4k); on an H200 when one is lent,
 #             sh bench/pending_h200.sh .carry, then
 #             PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry (every GPU test at the defaults there)
-#   twenty-ninth session: pending_causal28.sh ran (H100; the counter held: 1.11 / 1.07 / 1.05x, merged as the causal
-#   default).  OWED now: on an H200 when one is lent, sh bench/pending_h200.sh .carry, then
-#             PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry (every GPU test at the defaults there)
+#   twenty-ninth session (all H100): pending_causal28.sh ran (the counter held: 1.11 / 1.07 / 1.05x at D128, merged
+#   as the causal default, then narrowed to D128: D256's S8k / 16k lost 1.4-2.1 %); pending_d64fa3.sh ran (D64's fa3
+#   form 0.76-0.83x: branch d64fa3 not merged); every GPU test passed at the counter default (PENDING_STEPS="attn").
+#   OWED now, in order: sh bench/pending_shorts.sh .carry (~60 s: the fa3 forms below S 1024, D128 / D256, full and
+#             causal, by interleaved rounds: a bound moves only where every row gains); on an H200 when one is lent,
+#             sh bench/pending_h200.sh .carry, then PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
