@@ -9,7 +9,9 @@ q's slot, "q empty" after each store's read, count 2) and TILEC_ATTN_O_SLOT=1's 
 slot and, when O is larger, a region of its own; "q empty" at the loop's exit, count 8; the stage released
 by the store's thread with count 4 a warpgroup), and the bounded default of the twenty-eighth session (that
 protocol for a tile of at most N steps, q's slot with the store's count-4 arrive and the tile-end release for a
-longer one, chosen per tile, so both paths alternate in one CTA's tiles), at 2 and 3 stages, K and V released together or apart,
+longer one, chosen per tile, so both paths alternate in one CTA's tiles), and TILEC_ATTN_O_SLOT_K=1's (twenty-ninth
+session: O into the last stage's K slot, the epilogue waiting for "q empty" -- both warpgroups' last score dots,
+the only readers of K -- instead of bar.sync 9 on both last value dots), at 2 and 3 stages, K and V released together or apart,
 trip counts 0..9 a tile.  The model follows lib/codegen/emit_ws.c, emit_overlap.c, emit_q_tma.c,
 emit_o_tma.c and emit_o_slot.c as their comments and the PTX describe them; it is a model, not the code.
 
@@ -25,9 +27,10 @@ class Fail(Exception):
 
 
 class Sim:
-    def __init__(self, rng, stages, kv_split, o_slot, extra, trips, mutant="", slot_max=None):
+    def __init__(self, rng, stages, kv_split, o_slot, extra, trips, mutant="", slot_max=None, o_k=False):
         self.rng, self.S, self.kv, self.o_slot, self.extra, self.trips = rng, stages, kv_split, o_slot, extra, trips
         self.slot_max = slot_max  # the default's bound (emit_o_slot.c cg_o_slot_taken): None = every tile
+        self.o_k = o_k  # O into the last stage's K slot after "q empty" (TILEC_ATTN_O_SLOT_K=1)
         self.mutant = mutant  # a deliberate protocol error the checks must find (--mutants)
         self.mb = {}
         self.bars = {}
@@ -63,11 +66,11 @@ class Sim:
         self.bar_arrive(b)
         return lambda: self.bars[b][1] > gen
 
-    # regions: "K{s}" whole; "V{s}", "q", "X" as two row halves ".0" / ".1" (warpgroup w's 64 rows of O,
-    # and of q: its score dots read only those); a name without a half means both
+    # regions: "K{s}", "V{s}", "q", "X" as two row halves ".0" / ".1" (warpgroup w's 64 rows of O, and of
+    # q: its score dots read only those); a name without a half means both
     @staticmethod
     def parts(region):
-        return [region] if region[0] == "K" or region[-2:-1] == "." else [region + ".0", region + ".1"]
+        return [region] if region[-2:-1] == "." else [region + ".0", region + ".1"]
 
     def read_begin(self, region, tag, want):
         for r in self.parts(region):
@@ -235,7 +238,11 @@ def consumer(sim, w):
             yield from sim.delay()
             sim.read_end(f"V{prev}", tag + " PV")
         # the epilogue
-        if sim.o_slot:
+        if sim.o_slot and sim.o_k:
+            if slot and sim.mutant != "O into K without q empty's wait":
+                yield sim.passed("qempty", t & 1)       # both warpgroups' last score dots done (tile t's phase)
+            regions = [f"K{prev}.{w}"] if slot else [q_region(w)]
+        elif sim.o_slot:
             if sim.mutant != "no bar.sync 9" and (slot or sim.slot_max is None):  # (bounded: a uniform predicate)
                 yield sim.bar_sync(9)
             regions = [f"V{prev}.{w}"] if slot else [q_region(w)]
@@ -244,7 +251,7 @@ def consumer(sim, w):
         else:
             regions = [q_region(w)]
         for r in regions:
-            if sim.o_slot and slot:  # O's rows overlay the whole V slot's bytes: no dot may read either half
+            if sim.o_slot and slot:  # O's rows overlay the whole V (K) slot's bytes: no dot may read either half
                 other = f"{r[:-1]}{1 - w}"
                 busy = {x for x in sim.readers.get(other, set()) if not x.startswith("store")}
                 if busy:
@@ -271,10 +278,10 @@ def consumer(sim, w):
             sim.arrive(f"vempty{prev}" if sim.kv else f"empty{prev}", 4)   # release_last at the tile's end
 
 
-def one(seed, stages, kv, o_slot, extra, mutant="", slot_max=None):
+def one(seed, stages, kv, o_slot, extra, mutant="", slot_max=None, o_k=False):
     rng = random.Random(seed)
     trips = [rng.choice([0, 1, 1, 2, 3, 4, 5, 8, 9]) for _ in range(rng.randint(1, 7))]
-    sim = Sim(rng, stages, kv, o_slot, extra, trips, mutant, slot_max)
+    sim = Sim(rng, stages, kv, o_slot, extra, trips, mutant, slot_max, o_k)
     for s in range(stages):
         sim.mbar(f"full{s}", 1)
         sim.mbar(f"empty{s}", 8)
@@ -291,7 +298,7 @@ def one(seed, stages, kv, o_slot, extra, mutant="", slot_max=None):
 
 
 MUTANTS = ["no bar.sync 9", "release before the read", "q empty before the last score dot's wait",
-           "no tile-end release past the bound"]
+           "no tile-end release past the bound", "O into K without q empty's wait"]
 
 
 def main():
@@ -302,7 +309,10 @@ def main():
             found = None
             for seed in range(runs):
                 try:
-                    one(seed, 2, True, True, True, m, 3)  # (the default's bound at 3 steps: both paths)
+                    if m == "O into K without q empty's wait":  # (K and V together: the form O_SLOT_K takes)
+                        one(seed, 3, False, True, False, m, 3, True)
+                    else:
+                        one(seed, 2, True, True, True, m, 3)  # (the default's bound at 3 steps: both paths)
                 except Fail as e:
                     found = f"seed {seed}: {e}"
                     break
@@ -311,7 +321,8 @@ def main():
         sys.exit(1 if bad else 0)
     for cfg in [(3, False, True, False, None, 3), (2, True, True, True, None, 3), (3, True, True, False, None, 2),
                 (3, False, False, False), (3, False, True, False), (2, True, False, False), (2, True, True, True),
-                (3, True, True, False), (2, False, True, True)]:
+                (3, True, True, False), (2, False, True, True), (3, False, True, False, "", 3, True),
+                (2, False, True, False, "", None, True), (3, False, True, False, "", None, True)]:
         fails = 0
         for seed in range(runs):
             try:
@@ -320,7 +331,7 @@ def main():
                 fails += 1
                 if fails <= 2:
                     print(f"  stages {cfg[0]} kv_split {cfg[1]} o_slot {cfg[2]} extra {cfg[3]} seed {seed}: {e}")
-        bound = f" bound {cfg[5]} steps" if len(cfg) > 5 else ""
+        bound = (f" bound {cfg[5]} steps" if len(cfg) > 5 and cfg[5] else "") + (" O into K" if len(cfg) > 6 else "")
         print(f"stages {cfg[0]} kv_split {int(cfg[1])} o_slot {int(cfg[2])} extra region {int(cfg[3])}{bound}: "
               f"{runs - fails} / {runs} interleavings clean")
         bad += fails

@@ -27,7 +27,7 @@ static const char *const code_env_names[] = {
     "TILEC_ROPE_FUSE",  "TILEC_ATTN_TURNS", "TILEC_ROPE_AHEAD",
     "TILEC_ATTN_O_TMA", "TILEC_ROW_STREAM", "TILEC_WGMMA_LAZY_WIDE", "TILEC_GATHER_RUNS",
     "TILEC_ATTN_O_SLOT", "TILEC_ATTN_O_SLOT_MAX", "TILEC_ATTN_SCHED", "TILEC_RING_IN_RANGE", "TILEC_WARP_CONVERGE",
-    "TILEC_ATTN_SKIP0",
+    "TILEC_ATTN_SKIP0", "TILEC_ATTN_O_SLOT_K",
 };
 
 const char *tl_code_env_name(size_t i) {

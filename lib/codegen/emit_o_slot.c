@@ -25,7 +25,12 @@
  *                half was released after the last score dot as before);
  *                emit_ws.c's release of the last stage at the tile's end is skipped.
  * A tile whose loop did not run keeps q's slot: no arrive at the exit, O through q's slot, and the
- * store's thread arrives on "q empty" with count 4 instead. */
+ * store's thread arrives on "q empty" with count 4 instead.
+ * TILEC_ATTN_O_SLOT_K=1 (twenty-ninth session, measuring; K and V of a stage together, O the size of K's slot):
+ * O into the stage's K slot, and instead of bar.sync 9 each warpgroup waits for this tile's phase of "q empty",
+ * whose 8 arrivals at the loop's exit say every score dot of the tile is done -- the only readers of K -- so the
+ * earlier warpgroup's epilogue no longer waits for the later one's last value dot (bench/o_slot_protocol_sim.py
+ * models it: clean, and its mutant without the wait is found). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +39,8 @@
 #include "code_env.h"
 #include "schedule.h"
 
-/* Why O does not go through the last stage, or NULL; *vs: the V stream. */
-static const char *o_slot_unfit(cg *g, int *vs) {
+/* Why O does not go through the last stage, or NULL; *vs: the V stream, *ks: the K stream. */
+static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   if (!p->o_tma) return "O is not stored by TMA (TILEC_ATTN_O_TMA)";
@@ -50,6 +55,7 @@ static const char *o_slot_unfit(cg *g, int *vs) {
   if (p->vkind[kb] != SRC_STREAM || p->vkind[vb] != SRC_STREAM || p->vstream[kb] == p->vstream[vb])
     return "the dots' B are not the ring's two streams";
   *vs = p->vstream[vb];
+  *ks = p->vstream[kb];
   cg_stream *s = &p->streams[*vs];
   if (s->offset % 1024 || s->stage_bytes % 1024 || cg_tma_stream_bytes(s) % (p->q_rows * 128))
     return "V's slot is not whole 1024-byte-aligned atoms of O";
@@ -71,8 +77,8 @@ int cg_plan_o_slot(cg *g, int persist) {
    * in the main loop) */
   bool every = asked || (!env && p->sched_dyn && !tl_code_env("TILEC_ATTN_O_SLOT_MAX")); /* (a bound set: bounded) */
   if (off || !p->o_tma) return persist; /* (=0: off; silent off the O-by-TMA form) */
-  int vs = -1, atom = p->q_rows * 128;
-  const char *why = o_slot_unfit(g, &vs);
+  int vs = -1, ks = -1, atom = p->q_rows * 128;
+  const char *why = o_slot_unfit(g, &vs, &ks);
   /* O's atoms past the V slot (D256: 2 of 4) in a region of their own, where shared memory has room */
   int nv = why ? 0 : cg_tma_stream_bytes(&p->streams[vs]) / atom;
   int at1k = (persist + 1023) / 1024 * 1024, extra = nv < p->q_boxes ? (p->q_boxes - nv) * atom : 0;
@@ -93,6 +99,11 @@ int cg_plan_o_slot(cg *g, int persist) {
     p->o_slot = true;
     p->o_slot_max = max;
     p->o_slot_v = vs;
+    /* TILEC_ATTN_O_SLOT_K=1: K's slot, where K and V are one stage (one empty barrier) and O fills K's slot */
+    if (tl_code_env_on("TILEC_ATTN_O_SLOT_K") && !p->rings[0].kv_split && !extra &&
+        cg_tma_stream_bytes(&p->streams[ks]) == cg_tma_stream_bytes(&p->streams[vs]) &&
+        p->streams[ks].offset % 1024 == 0 && p->streams[ks].stage_bytes % 1024 == 0)
+      p->o_slot_k = true, p->o_slot_v = ks;
     p->o_slot_nv = nv < p->q_boxes ? nv : p->q_boxes;
     p->o_slot_x = -1;
     if (extra) {
@@ -107,10 +118,13 @@ int cg_plan_o_slot(cg *g, int persist) {
                "TILEC_ATTN_O_SLOT=0 off)", max);
     tl_sbuf_printf(&note,
                    "%s; O through the last stage%s: \"q empty\" back at the main loop's exit (8 "
-                   "arrivals), so the next tile's q loads under the last value dot and the epilogue; bar.sync 9, 256 "
-                   "(both last value dots done), O's atoms into the last stage's V slot%s, the store's thread "
-                   "releases the stage (count 4 a warpgroup)",
-                   p->o_note, when, extra ? " and a region of their own past it" : "");
+                   "arrivals), so the next tile's q loads under the last value dot and the epilogue; %s, O's atoms "
+                   "into the last stage's %s slot%s, the store's thread releases the stage (count 4 a warpgroup)",
+                   p->o_note, when,
+                   p->o_slot_k ? "this tile's phase of \"q empty\" waited for (every score dot done: "
+                                 "TILEC_ATTN_O_SLOT_K=1)"
+                               : "bar.sync 9, 256 (both last value dots done)",
+                   p->o_slot_k ? "K" : "V", extra ? " and a region of their own past it" : "");
   }
   p->o_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
@@ -136,7 +150,9 @@ void cg_o_slot_begin(cg *g, LLVMValueRef qbase, cg_o_slot_at *at) {
   int atom = p->q_rows * 128;
   at->taken = cg_o_slot_taken(g, cg_ws_loop_ran(g, R));
   at->last = cg_ws_last_stage(g, R);
-  if (!p->o_slot_max) { /* (=1: as measured in the twenty-third session, also where the loop did not run) */
+  if (p->o_slot_k) { /* (K's slot: every score dot of the tile done, uniform: both warpgroups take the same path) */
+    cg_q_tma_tile_empty_wait(g, at->taken);
+  } else if (!p->o_slot_max) { /* (=1: as measured in the twenty-third session, also where the loop did not run) */
     cg_asm_void(g, "bar.sync 9, 256;", "~{memory}", NULL, 0); /* (both warpgroups' last value dots done) */
   } else { /* (a uniform predicate: the bounds are the tile's, so both warpgroups take the same path) */
     LLVMValueRef on = LLVMBuildZExt(g->B, at->taken, g->i32, "");

@@ -180,6 +180,20 @@ void cg_q_tma_issue(cg *g) {
   q_boxes(g);
 }
 
+/* The consumers, where `on` (uniform): wait for this tile's phase of "q empty" (the one whose "q full" they waited
+ * for at the tile's start: the parity bit before that wait flipped it), without flipping anything: every score
+ * dot of the tile done (emit_o_slot.c, TILEC_ATTN_O_SLOT_K=1). */
+void cg_q_tma_tile_empty_wait(cg *g, LLVMValueRef on) {
+  LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.empty.tile");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.empty.tile.done");
+  LLVMBuildCondBr(g->B, on, wb, jb);
+  LLVMPositionBuilderAtEnd(g->B, wb);
+  LLVMValueRef par = LLVMBuildXor(g->B, LLVMBuildLoad2(g->B, g->i32, g->plan->q_fullph, ""), cg_i32(g, 1), "");
+  cg_mbar_wait(g, q_mbar(g, 1), par);
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
 void cg_q_tma_full_arrive(cg *g) {
   LLVMValueRef mb = q_mbar(g, 0);
   cg_asm_void(g, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", &mb, 1);

@@ -237,7 +237,7 @@ typedef struct cg_plan {
   /* emit_o_slot.c: O through the last ring stage, not q's slot: o_slot_v the V
    * stream, o_slot_nv O's atoms in its slot, o_slot_x the rest's region of their own (-1: none); o_slot_max
    * the default's bound: a tile of more main-loop steps keeps q's slot (0: none, TILEC_ATTN_O_SLOT=1) */
-  bool o_slot;
+  bool o_slot, o_slot_k; /* o_slot_k: O into the stage's K slot after "q empty" (TILEC_ATTN_O_SLOT_K=1; o_slot_v is K's stream) */
   int o_slot_v, o_slot_nv, o_slot_x, o_slot_max;
   /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
   int natma;
@@ -543,6 +543,7 @@ void cg_q_tma_issue_pending(cg *g, LLVMValueRef pend);
 void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wait q full */
 void cg_q_tma_empty_wait(cg *g);             /* producer: wait q empty (its next parity), no boxes */
 void cg_q_tma_full_arrive(cg *g);            /* producer: arrive on q full without a transaction */
+void cg_q_tma_tile_empty_wait(cg *g, LLVMValueRef on); /* consumers: this tile's phase of q empty where on (emit_o_slot.c) */
 
 /* attn_sched.c (TILEC_ATTN_SCHED=1, docs/pipelines.md "Causal tiles from a counter") */
 int cg_plan_attn_sched(cg *g, int persist);  /* after cg_plan_q_tma; returns the persistent end */
