@@ -169,7 +169,9 @@
 #   as the causal default, then narrowed to D128: D256's S8k / 16k lost 1.4-2.1 %); pending_d64fa3.sh ran (D64's fa3
 #   form 0.76-0.83x: branch d64fa3 not merged); every GPU test passed at the counter default (PENDING_STEPS="attn").
 #   OWED now, in order: sh bench/pending_shorts.sh .carry (~60 s: the fa3 forms below S 1024, D128 / D256, full and
-#             causal, by interleaved rounds: a bound moves only where every row gains); on an H200 when one is lent,
+#             causal, by interleaved rounds: a bound moves only where every row gains); sh bench/pending_oslotk.sh
+#             .carry (~200 s: TILEC_ATTN_O_SLOT_K=1, O into the K slot after q empty, correctness then x the
+#             default; predicted +1-2.5 % at D128 S1k full, +1-3 % causal); on an H200 when one is lent,
 #             sh bench/pending_h200.sh .carry, then PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
