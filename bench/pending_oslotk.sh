@@ -11,11 +11,8 @@
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_oslotk.sh .carry" carry=[".carry"] timeout_s=360
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/coslotk TILEC_LATE_FORMS=0
-R=$(pwd); P=/tmp/oslotk; mkdir -p $P/ex; ln -sf $R/examples/attn.tile $P/ex/
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
-GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=O_SLOT_K TILEC_EXAMPLES=$R/examples timeout -k 10 150 \
-  $B/tests/gpu_test_examples $P/ex > $L/ex.log 2>&1; echo "examples rc $?: $(tail -1 $L/ex.log) [$(el) s]"
-grep -E "FAIL" $L/ex.log | head -5
+attn_variants oslotk O_SLOT_K 150
 for s in 1000 4097; do
   TILEC_ATTN_O_SLOT_K=1 TILEC_ATTN_FORM_MIN_S=1 TILEC_CACHE_DIR=/tmp/cok$s timeout -k 10 60 $B/tilec run examples/attn.tile \
     --kernel cutlass_attn_fwd -D D=128 -D CAUSAL=1 --size Z=2 --size H=3 --size S=$s --scalar scale=0.0884 --device > $L/a$s.log 2>&1
