@@ -171,7 +171,9 @@
 #   OWED now, in order: sh bench/pending_shorts.sh .carry (~60 s: the fa3 forms below S 1024, D128 / D256, full and
 #             causal, by interleaved rounds: a bound moves only where every row gains); sh bench/pending_oslotk.sh
 #             .carry (~200 s: TILEC_ATTN_O_SLOT_K=1, O into the K slot after q empty, correctness then x the
-#             default; predicted +1-2.5 % at D128 S1k full, +1-3 % causal); on an H200 when one is lent,
+#             default; predicted +1-2.5 % at D128 S1k full, +1-3 % causal) -- both in one call:
+#             run command="(OUT=$OUT/s sh bench/pending_shorts.sh .carry); (OUT=$OUT/o sh bench/pending_oslotk.sh .carry)"
+#             carry=[".carry"] timeout_s=420 kind=nvidia-h100-x1 (either card will do); on an H200 when one is lent,
 #             sh bench/pending_h200.sh .carry, then PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
