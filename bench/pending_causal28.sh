@@ -9,11 +9,8 @@
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_causal28.sh .carry" carry=[".carry"] timeout_s=280
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/ccausal28 TILEC_LATE_FORMS=0
-R=$(pwd); P=/tmp/causal28; mkdir -p $P/ex; ln -sf $R/examples/attn.tile $P/ex/
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
-GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=default,FORM_MIN_S,SCHED TILEC_EXAMPLES=$R/examples timeout -k 10 130 \
-  $B/tests/gpu_test_examples $P/ex > $L/ex.log 2>&1; echo "examples rc $?: $(tail -1 $L/ex.log) [$(el) s]"
-grep -E "FAIL" $L/ex.log | head -5
+attn_variants causal28 default,FORM_MIN_S,SCHED 130
 for s in 1100 4097; do
   TILEC_CACHE_DIR=/tmp/cc28g$s timeout -k 10 60 $B/tilec run examples/llama/attn_gqa.tile --kernel cutlass_attn_gqa -D D=128 \
     -D CAUSAL=1 --size Z=2 --size H=4 --size HKV=1 --size S=$s --scalar scale=0.0625 --device > $L/g$s.log 2>&1

@@ -16,10 +16,7 @@
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cd64fa3 TILEC_LATE_FORMS=0
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
-R=$(pwd); P=/tmp/d64fa3; mkdir -p $P/ex; ln -sf $R/examples/attn.tile $P/ex/
-GPU_TEST_VARIANTS_ONLY=1 GPU_TEST_ATTN_VARIANTS=default,fa3,SCHED,O_SLOT_MAX,FORM_MIN_S TILEC_EXAMPLES=$R/examples timeout -k 10 200 \
-  $B/tests/gpu_test_examples $P/ex > $L/ex.log 2>&1; echo "examples rc $?: $(tail -1 $L/ex.log) [$(el) s]"
-grep -E "FAIL" $L/ex.log | head -5
+attn_variants d64fa3 default,fa3,SCHED,O_SLOT_MAX,FORM_MIN_S 200
 for s in 1000 4097; do
   TILEC_ATTN_WS=fa3 TILEC_ATTN_SCHED=1 TILEC_CACHE_DIR=/tmp/cd64r$s timeout -k 10 60 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
     -D D=64 -D BN=128 -D CAUSAL=1 --size Z=2 --size H=3 --size S=$s --scalar scale=0.125 --device > $L/r$s.log 2>&1
