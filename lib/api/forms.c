@@ -192,8 +192,8 @@ static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec
   if (st == TILEC_OK) st = tilec_options_define(o, plan->const_bn, plan->bn);
   if (st == TILEC_OK) st = tilec_options_set(o, "attn-ws", "fa3");
   /* the counter: the program's attn-sched, else by default for a causal form (plan->counter) unless
-   * TILEC_ATTN_SCHED says otherwise (it reaches the form's codegen by itself) */
-  const char *sched = po->attn_sched ? po->attn_sched : plan->counter && !getenv("TILEC_ATTN_SCHED") ? "1" : NULL;
+   * TILEC_ATTN_SCHED says otherwise (it reaches the form's codegen by itself; read as attn_form.h resolves it) */
+  const char *sched = po->attn_sched ? po->attn_sched : plan->counter && !tl_attn_sched_mode(0) ? "1" : NULL;
   if (st == TILEC_OK && sched) st = tilec_options_set(o, "attn-sched", sched);
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
