@@ -39,6 +39,11 @@
 #include "code_env.h"
 #include "schedule.h"
 
+/* Whether stream s's slot is whole 1024-byte-aligned atoms of O (rows of 128 bytes, q's rows a column of 64). */
+static bool atoms_of_o(const cg_plan *p, const cg_stream *s) {
+  return s->offset % 1024 == 0 && s->stage_bytes % 1024 == 0 && cg_tma_stream_bytes(s) % (p->q_rows * 128) == 0;
+}
+
 /* Why O does not go through the last stage, or NULL; *vs: the V stream, *ks: the K stream. */
 static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
   cg_plan *p = g->plan;
@@ -56,9 +61,7 @@ static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
     return "the dots' B are not the ring's two streams";
   *vs = p->vstream[vb];
   *ks = p->vstream[kb];
-  cg_stream *s = &p->streams[*vs];
-  if (s->offset % 1024 || s->stage_bytes % 1024 || cg_tma_stream_bytes(s) % (p->q_rows * 128))
-    return "V's slot is not whole 1024-byte-aligned atoms of O";
+  if (!atoms_of_o(p, &p->streams[*vs])) return "V's slot is not whole 1024-byte-aligned atoms of O";
   return NULL;
 }
 
@@ -100,9 +103,8 @@ int cg_plan_o_slot(cg *g, int persist) {
     p->o_slot_max = max;
     p->o_slot_v = vs;
     /* TILEC_ATTN_O_SLOT_K=1: K's slot, where K and V are one stage (one empty barrier) and O fills K's slot */
-    if (tl_code_env_on("TILEC_ATTN_O_SLOT_K") && !p->rings[0].kv_split && !extra &&
-        cg_tma_stream_bytes(&p->streams[ks]) == cg_tma_stream_bytes(&p->streams[vs]) &&
-        p->streams[ks].offset % 1024 == 0 && p->streams[ks].stage_bytes % 1024 == 0)
+    if (tl_code_env_on("TILEC_ATTN_O_SLOT_K") && !p->rings[0].kv_split && !extra && atoms_of_o(p, &p->streams[ks]) &&
+        cg_tma_stream_bytes(&p->streams[ks]) == cg_tma_stream_bytes(&p->streams[vs]))
       p->o_slot_k = true, p->o_slot_v = ks;
     p->o_slot_nv = nv < p->q_boxes ? nv : p->q_boxes;
     p->o_slot_x = -1;
