@@ -16,6 +16,7 @@
 #include "schedule.h"
 
 #include "ring.h"
+#include "axisinfo.h"
 
 /* The value of scalar v at an iteration whose induction variable is iv_sub
  * (same LLVM type as the iv's register), emitted at the builder's position. */
@@ -356,6 +357,32 @@ static void prefetch_index(cg *g, cg_stream *s, LLVMValueRef ivs) {
   s->n_pre = rank;
 }
 
+/* The 16-byte alignment test of a stage's tile, term by term (TILEC_ALIGN_TERMS=1; opt-in until measured):
+ * (base | row pitch | start[d] * stride[d] * eb of each other indexed dim | last start * eb)
+ * & 15 == 0 instead of ((base + sum of the terms) | row pitch) & 15.  With the row pitch a
+ * multiple of 16 the row start's term is one too, and the last dim's stride is 1 under the
+ * same test, so each term aligned implies the sum aligned; only the last start's term moves
+ * with the loop (the rest is hoisted), and it is dropped where the axis facts prove it a
+ * multiple of 16 bytes (k0 = k * BK).  Stricter than the sum: a base misaligned by exactly
+ * what a start adds back takes the element copy (docs/pipelines.md "the copy issue"). */
+static bool aligned_by_terms_on(void) { return tl_code_env_on("TILEC_ALIGN_TERMS"); }
+
+static LLVMValueRef aligned_by_terms(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int rowd,
+                                     LLVMValueRef base, LLVMValueRef rowbytes) {
+  int rank = tl_val(g->f, tl_op_at(g->f, s->load_op)->opnd[0])->type.rank;
+  LLVMValueRef mis = LLVMBuildOr(g->B, base, rowbytes, "");
+  for (int d = 0; d < rank; d++) {
+    if (d == rowd || cg_is_zero(start[d])) continue;
+    if (d == rank - 1) {
+      tl_axis_info ax = tl_axis_get(cg_axis(g), stream_index(g, s, d));
+      if (tl_axis_elem_div(&ax) * s->eb % 16 == 0) continue;
+    }
+    LLVMValueRef x = d == rank - 1 ? start[d] : LLVMBuildMul(g->B, start[d], t->stride[d], "");
+    mis = LLVMBuildOr(g->B, mis, LLVMBuildMul(g->B, x, cg_i64(g, s->eb), ""), "");
+  }
+  return mis;
+}
+
 static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
   if (s->ring_row) { /* a ring row's cp.async side (its ring's TMA fallback): the element copy */
@@ -396,7 +423,8 @@ static void issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slo
   LLVMValueRef rowstride = t->stride[rowd];
   LLVMValueRef rowbytes = LLVMBuildMul(g->B, rowstride, cg_i64(g, eb), "");
   LLVMValueRef fast = LLVMBuildICmp(g->B, LLVMIntEQ, t->stride[rank - 1], cg_i64(g, 1), "");
-  LLVMValueRef mis = LLVMBuildOr(g->B, gaddr0, rowbytes, "");
+  LLVMValueRef mis = s->kn8 || !aligned_by_terms_on() ? LLVMBuildOr(g->B, gaddr0, rowbytes, "")
+                                                      : aligned_by_terms(g, s, t, start, rowd, base, rowbytes);
   mis = LLVMBuildAnd(g->B, mis, cg_i64(g, 15), "");
   fast = LLVMBuildAnd(g->B, fast, LLVMBuildICmp(g->B, LLVMIntEQ, mis, cg_i64(g, 0), ""), "");
   LLVMValueRef kmaj = NULL, fast_nk = NULL;
