@@ -2033,7 +2033,7 @@ def gemm_w4a16():
         if M <= 64:
             variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} range", {"BM": bm, "BN": bn, "SPLIT": sp},
                           "env:TILEC_RING_IN_RANGE=1") for bn, sp in ((128, 4), (128, 8), (128, 16))]
-        # "terms": TILEC_ALIGN_TERMS=1 (thirtieth session; lib/codegen/emit_ring.c aligned_by_terms): each
+        # "terms": TILEC_ALIGN_TERMS=1 (thirtieth session; lib/codegen/emit_copy_issue.c aligned_by_terms): each
         # stage's 16-byte test term by term, so only the last start's term moves with the loop (and the axis
         # facts drop it): the four streams' tests leave the loop (235 -> 212 SASS a stage)
         if M <= 64:

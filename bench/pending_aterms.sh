@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/pending_aterms.sh (thirtieth session; ~220 s): TILEC_ALIGN_TERMS=1 (lib/codegen/emit_ring.c aligned_by_terms,
+# bench/pending_aterms.sh (thirtieth session; ~220 s): TILEC_ALIGN_TERMS=1 (lib/codegen/emit_copy_issue.c aligned_by_terms,
 # opt-in): a cp.async ring stage's 16-byte test term by term, so the tests leave the loop (gemm_w4a16_splitk BN128
 # x8: a stage's copy issue 235 -> 212 SASS instructions, the loop 709 -> 685; registers unchanged at 72; 81 of 148
 # ptxsnap files change, registers mostly equal or fewer: decode_fused 72 -> 64, w4a16_packed 168 -> 128).

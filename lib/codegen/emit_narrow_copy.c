@@ -1,4 +1,4 @@
-/* emit_narrow_copy.c: requires a streamed tile's start as emit_ring.c issue_stream makes it
+/* emit_narrow_copy.c: requires a streamed tile's start as emit_copy_issue.c cg_issue_stream makes it
  * (the tile's first element, its row dim, the tensor's sizes and strides); emits the tile's
  * 16-byte chunks as 16/w cp.async.ca copies of w = 8 or 4 bytes into the same swizzled slot
  * bytes, for a tensor whose base and row pitch are w-byte aligned but not 16-byte aligned (bf16

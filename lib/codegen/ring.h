@@ -370,9 +370,18 @@ bool cg_dot_is_wgmma(cg_plan *p, int32_t D);
 /* The value of scalar v at the iteration of loop L whose iv is iv_sub. */
 LLVMValueRef cg_remat(cg *g, int32_t v, int32_t L, LLVMValueRef iv_sub);
 LLVMValueRef cg_iv_phi(cg *g, int32_t L, LLVMValueRef *reg); /* loop L's iv phi (i64), *reg its register */
-LLVMValueRef cg_stream_kmajor(cg *g, cg_stream *s); /* i1: an 8-bit [K][N] B is K-major in memory */
 LLVMValueRef cg_slot_next(cg *g, LLVMValueRef s, int stages);
 LLVMTypeRef cg_iv_type(cg *g, int32_t L);    /* the register type of loop L's iv */
+
+/* emit_copy_issue.c: one stream's copy of one ring stage */
+LLVMValueRef cg_stream_kmajor(cg *g, cg_stream *s); /* i1: an 8-bit [K][N] B is K-major in memory */
+/* Stream s's copies of the stage at iv `ivs` into slot `slot` (no commit); branchy: inside the loop
+ * (uniform branches between the copy forms), else the preheader's predicated form (no new blocks). */
+void cg_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy);
+/* Whether stream s's start reads memory (a page table entry), and its start at `ivs` made now (the
+ * next cg_issue_stream of s uses it): the entry's load in flight under the ring's wait and barrier. */
+bool cg_stream_index_reads_memory(cg *g, cg_stream *s);
+void cg_stream_prefetch_index(cg *g, cg_stream *s, LLVMValueRef ivs);
 /* Element-by-element copy of stream s's tile for the iteration with iv
  * `ivs` into `slot` by threads tid, tid + threads, ... (zeros outside the
  * tensor; any strides or alignment): the copy that always works.  Under
@@ -394,7 +403,7 @@ void cg_ring_range_end(cg *g, LLVMBasicBlockRef jb);
 /* i1: last stride 1 and base, tile start and row pitch (bytes) multiples of w */
 LLVMValueRef cg_narrow_fits(cg *g, LLVMValueRef unit_stride, LLVMValueRef base, LLVMValueRef gaddr0,
                             LLVMValueRef rowbytes, int w);
-/* One issue of stream s's tile (emit_ring.c issue_stream's values) */
+/* One issue of stream s's tile (emit_copy_issue.c cg_issue_stream's values) */
 typedef struct cg_narrow_tile {
   const cg_stream *s;
   LLVMValueRef tid;               /* i32, < threads */
