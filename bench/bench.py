@@ -2035,10 +2035,13 @@ def gemm_w4a16():
                           "env:TILEC_RING_IN_RANGE=1") for bn, sp in ((128, 4), (128, 8), (128, 16))]
         # "terms": TILEC_ALIGN_TERMS=1 (thirtieth session; lib/codegen/emit_copy_issue.c aligned_by_terms): each
         # stage's 16-byte test term by term, so only the last start's term moves with the loop (and the axis
-        # facts drop it): the four streams' tests leave the loop (235 -> 212 SASS a stage)
+        # facts drop it): the four streams' tests leave the loop (235 -> 212 SASS a stage); "once": with it
+        # TILEC_WHOLE_ONCE=1 (cg_stream_whole_once): the whole-tile bounds test once a program (-> 187)
         if M <= 64:
-            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} terms", {"BM": bm, "BN": bn, "SPLIT": sp},
-                          "env:TILEC_ALIGN_TERMS=1") for bn, sp in ((128, 4), (128, 8), (128, 16))]
+            variants += [(f"splitk BM{bm} BN{bn} SPLIT{sp} {tag}", {"BM": bm, "BN": bn, "SPLIT": sp}, e)
+                         for bn, sp in ((128, 4), (128, 8), (128, 16))
+                         for tag, e in (("terms", "env:TILEC_ALIGN_TERMS=1"),
+                                        ("once", "env:TILEC_ALIGN_TERMS=1,TILEC_WHOLE_ONCE=1"))]
         # TILEC_PROLOGUE_FRAG=0: B staged through shared memory (a store, a barrier, ldmatrix of B)
         if M <= 64:
             variants += [(f"BM{bm} BN{bn} staged", {"BM": bm, "BN": bn}, "staged") for bn in (64, 128)]

@@ -332,6 +332,111 @@ static LLVMValueRef aligned_by_terms(cg *g, cg_stream *s, cg_tensor *t, LLVMValu
   return mis;
 }
 
+/* i1: stream s's tile at `start` lies inside the tensor (rows and columns; ok: the scalar dims). */
+static LLVMValueRef tile_inside(cg *g, cg_stream *s, LLVMValueRef *start, int rowd, int rank, LLVMValueRef ok,
+                                LLVMValueRef rows_sz, LLVMValueRef cols_sz) {
+  LLVMValueRef r_lo = start[rowd], c_lo = start[rank - 1];
+  LLVMValueRef in = LLVMBuildAnd(
+      g->B, LLVMBuildICmp(g->B, LLVMIntSGE, r_lo, cg_i64(g, 0), ""),
+      LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildAdd(g->B, r_lo, cg_i64(g, s->rows), ""), rows_sz, ""), "");
+  in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntSGE, c_lo, cg_i64(g, 0), ""), "");
+  in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildAdd(g->B, c_lo, cg_i64(g, s->cols), ""), cols_sz, ""), "");
+  return ok ? LLVMBuildAnd(g->B, in, ok, "") : in;
+}
+
+/* TILEC_WHOLE_ONCE=1 (opt-in until measured): where each dim's start is a monotone function of the
+ * loop's iv, the tile is inside the tensor at every stage the loop issues iff it is at the first and
+ * the last (each dim's test is an interval, its start's values between those at the ends), so the
+ * test is made once, in the preheader, for the stages of [lo, last], last = lo + (hi-1-lo) / step *
+ * step -- the stages the ring issues when it copies only iterations that run (cg_ring_range_on).  A
+ * program failing it (a ragged K's last split) copies every stage as bounded chunks.  Index arithmetic is assumed not to overflow (as the
+ * axis facts assume).  Direction of v in loop L's iv: 0 invariant, 1 non-decreasing, -1
+ * non-increasing, 2 unknown (anything but + - by an invariant or same-direction term, * by a
+ * constant, / and >> by a positive constant, min / max, integer widening). */
+static tl_op *const_def(tl_func *f, int32_t v) {
+  int32_t def = tl_val(f, v)->def;
+  tl_op *d = def >= 0 ? tl_op_at(f, def) : NULL;
+  return d && d->opc == TL_OP_const ? d : NULL;
+}
+
+static int iv_direction(tl_func *f, int32_t v, int32_t L, int depth) {
+  if (v == tl_op_at(f, L)->regions[0].args.data[0]) return 1;
+  if (tl_defined_outside(f, v, L)) return 0;
+  tl_value *x = tl_val(f, v);
+  if (depth > 16 || x->def < 0 || x->type.kind == TL_KIND_TILE || !tl_dtype_is_int((tl_dtype)x->type.dtype)) return 2;
+  tl_op *d = tl_op_at(f, x->def);
+  if (d->opc == TL_OP_const) return 0;
+  if (d->nopnd < 1 || d->nopnd > 2) return 2;
+  int a = iv_direction(f, d->opnd[0], L, depth + 1);
+  int b = d->nopnd > 1 ? iv_direction(f, d->opnd[1], L, depth + 1) : 2;
+  tl_op *c0 = const_def(f, d->opnd[0]), *c1 = d->nopnd > 1 ? const_def(f, d->opnd[1]) : NULL;
+  bool k1 = c1 != NULL, k0 = c0 != NULL;
+  switch (d->opc) {
+  case TL_OP_sub: b = b == 2 ? 2 : -b; /* fall through */
+  case TL_OP_add: case TL_OP_min: case TL_OP_max:
+    if (a == 2 || b == 2) return 2;
+    return a == 0 ? b : b == 0 || a == b ? a : 2;
+  case TL_OP_mul:
+    if (k1) return a == 2 ? 2 : c1->ival > 0 ? a : c1->ival < 0 ? -a : 0;
+    if (k0) return b == 2 ? 2 : c0->ival > 0 ? b : c0->ival < 0 ? -b : 0;
+    return 2;
+  case TL_OP_div: case TL_OP_shr: return k1 && c1->ival > 0 ? a : 2;
+  case TL_OP_cast:
+    return tl_dtype_is_int((tl_dtype)tl_val(f, d->opnd[0])->type.dtype) &&
+                   tl_dtype_bytes((tl_dtype)x->type.dtype) >= tl_dtype_bytes((tl_dtype)tl_val(f, d->opnd[0])->type.dtype)
+               ? a : 2;
+  default: return 2;
+  }
+}
+
+static bool whole_once_on(void) { return tl_code_env_on("TILEC_WHOLE_ONCE"); }
+
+void cg_stream_whole_once(cg *g, int32_t L, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  if (!whole_once_on() || !cg_ring_range_on(g, L) || !LLVMIsAConstantInt(step64) || LLVMConstIntGetSExtValue(step64) <= 0)
+    return;
+  LLVMValueRef hi64 = cg_to_i64(g, cg_get(g, tl_op_at(f, L)->opnd[1])->r[0]);
+  LLVMValueRef n1 = LLVMBuildSDiv(g->B, LLVMBuildSub(g->B, LLVMBuildSub(g->B, hi64, cg_i64(g, 1), ""), lo64, ""), step64, "");
+  LLVMValueRef ends[2] = {lo64, LLVMBuildAdd(g->B, lo64, LLVMBuildMul(g->B, n1, step64, ""), "")};
+  for (int i = 0; i < p->nstream; i++) {
+    cg_stream *s = &p->streams[i];
+    if (s->for_op != L || s->ring_row || s->kn8 || cg_stream_index_reads_memory(g, s)) continue;
+    tl_op *o = tl_op_at(f, s->load_op);
+    tl_value *tv = tl_val(f, o->opnd[0]);
+    int rank = tv->type.rank, rowd = -1;
+    bool mono = true;
+    for (int d = 0; d < rank; d++) {
+      mono = mono && iv_direction(f, stream_index(g, s, d), L, 0) != 2;
+      if (o->dims[d] != 0 && d != rank - 1) rowd = d;
+    }
+    if (!mono || rowd < 0) continue;
+    cg_tensor *t = &g->tensors[tv->index];
+    LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
+    LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
+    LLVMValueRef both = NULL;
+    for (int e = 0; e < 2; e++) {
+      LLVMValueRef iv = ivty == g->i64 ? ends[e] : LLVMBuildTrunc(g->B, ends[e], ivty, "");
+      LLVMValueRef start[TL_MAX_RANK], ok = NULL;
+      for (int d = 0; d < rank; d++) {
+        start[d] = cg_to_i64(g, cg_remat(g, stream_index(g, s, d), L, iv));
+        if (o->dims[d] == 0) {
+          LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntULT, start[d], LLVMBuildZExt(g->B, t->size[d], g->i64, ""), "");
+          ok = ok ? LLVMBuildAnd(g->B, ok, c, "") : c;
+        }
+      }
+      LLVMValueRef in = tile_inside(g, s, start, rowd, rank, ok, rows_sz, cols_sz);
+      both = both ? LLVMBuildAnd(g->B, both, in, "") : in;
+    }
+    s->whole_once = both;
+  }
+}
+
+void cg_stream_whole_once_end(cg *g, int32_t L) {
+  for (int i = 0; g->plan && i < g->plan->nstream; i++)
+    if (g->plan->streams[i].for_op == L) g->plan->streams[i].whole_once = NULL;
+}
+
 void cg_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, bool branchy) {
   tl_func *f = g->f;
   if (s->ring_row) { /* a ring row's cp.async side (its ring's TMA fallback): the element copy */
@@ -503,14 +608,9 @@ void cg_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, b
     if (whole_path) {
       LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.whole");
       LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(g->C, g->fn, "cp.part");
-      LLVMValueRef r_lo = start[rowd], c_lo = start[rank - 1];
-      LLVMValueRef in = LLVMBuildAnd(
-          g->B, LLVMBuildICmp(g->B, LLVMIntSGE, r_lo, cg_i64(g, 0), ""),
-          LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildAdd(g->B, r_lo, cg_i64(g, s->rows), ""), rows_sz, ""), "");
-      in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntSGE, c_lo, cg_i64(g, 0), ""), "");
-      in = LLVMBuildAnd(g->B, in, LLVMBuildICmp(g->B, LLVMIntSLE, LLVMBuildAdd(g->B, c_lo, cg_i64(g, s->cols), ""), cols_sz, ""), "");
-      if (ok) in = LLVMBuildAnd(g->B, in, ok, "");
-      cg_cond_br_likely(g, in, wb, pb);
+      /* whole_once: every stage of this program inside, else every stage takes the bounded chunks (a
+       * per-stage test behind it would be speculated by LLVM: the same instructions as without it) */
+      cg_cond_br_likely(g, s->whole_once ? s->whole_once : tile_inside(g, s, start, rowd, rank, ok, rows_sz, cols_sz), wb, pb);
       LLVMPositionBuilderAtEnd(g->B, wb);
       LLVMValueRef d0, s0;
       lean_base(g, &lg, &d0, &s0);

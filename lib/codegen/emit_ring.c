@@ -131,6 +131,7 @@ static void ring_prologue(cg *g, cg_ring *R, LLVMValueRef lo64, LLVMValueRef ste
   int S = R->stages;
   R->rdv = LLVMBuildAlloca(g->PB, g->i32, "ring.rd");
   R->wrv = LLVMBuildAlloca(g->PB, g->i32, "ring.wr");
+  if (branchy) cg_stream_whole_once(g, R->for_op, lo64, step64, ivty);
   if (branchy && cg_ring_range_on(g, R->for_op))
     prologue_in_range(g, R->for_op, 0, S - 2 - R->lag, lo64, step64, ivty);
   else
@@ -257,6 +258,7 @@ void cg_loop_exit(cg *g, int32_t for_op) {
   cg_plan *p = g->plan;
   if (!p || g->plan_f != g->f) return;
   cg_overlap_exit(g, for_op); /* a wgmma dot issued a step late: its last one, waited for */
+  cg_stream_whole_once_end(g, for_op);
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
     /* staged2: with the staged B's barrier the body's only other one, no shared memory but the ring's

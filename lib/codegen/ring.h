@@ -74,6 +74,9 @@ typedef struct cg_stream {
    * barrier instead of stalling the copies' issue (emit_ring.c prefetch_index); n_pre 0: none */
   LLVMValueRef pre_start[TL_MAX_RANK];
   int n_pre;
+  /* TILEC_WHOLE_ONCE=1 (emit_copy_issue.c cg_stream_whole_once): i1, made in the loop's preheader,
+   * every stage the program's loop issues is a tile inside the tensor; NULL: tested per stage */
+  LLVMValueRef whole_once;
 } cg_stream;
 
 typedef struct cg_ring {
@@ -381,6 +384,10 @@ void cg_issue_stream(cg *g, cg_stream *s, LLVMValueRef ivs, LLVMValueRef slot, b
 /* Whether stream s's start reads memory (a page table entry), and its start at `ivs` made now (the
  * next cg_issue_stream of s uses it): the entry's load in flight under the ring's wait and barrier. */
 bool cg_stream_index_reads_memory(cg *g, cg_stream *s);
+/* In loop L's preheader (the builder there; lo64, step64 its bounds as i64, ivty the iv's type): each
+ * stream's whole_once where TILEC_WHOLE_ONCE=1 and its start moves monotonically with the iv. */
+void cg_stream_whole_once(cg *g, int32_t L, LLVMValueRef lo64, LLVMValueRef step64, LLVMTypeRef ivty);
+void cg_stream_whole_once_end(cg *g, int32_t L); /* at loop L's exit: the values no longer dominate */
 void cg_stream_prefetch_index(cg *g, cg_stream *s, LLVMValueRef ivs);
 /* Element-by-element copy of stream s's tile for the iteration with iv
  * `ivs` into `slot` by threads tid, tid + threads, ... (zeros outside the

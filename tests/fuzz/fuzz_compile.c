@@ -11,8 +11,9 @@
  *
  * Input layout: byte 0: bit 0 TILEC_ATTN_Q_TMA=1 (bit 0 with bit 6: =2) and TILEC_ATTN_O_TMA=0, bit 1
  * TILEC_DEQUANT_BF16X2=1, bit 2 TILEC_STAGED_DOUBLE=1, bit 3 TILEC_WS=coop, bit 4
- * TILEC_LATE_REFILL=2 and TILEC_RING_IN_RANGE=1 (the cp.async ring's stages past the loop not copied),
- * bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
+ * TILEC_LATE_REFILL=2 and TILEC_RING_IN_RANGE=1 (the cp.async ring's stages past the loop not copied)
+ * with TILEC_ALIGN_TERMS=1 and TILEC_WHOLE_ONCE=1 (a stage's alignment test by terms, the whole-tile test once
+ * a program: emit_copy_issue.c), bit 5 the arch sm_80 instead of sm_90a, bit 7 -O0; byte 1 (bit 7 ignored,
  * so 0x80 is "none": inputs hold no NUL): bit 0 TILEC_TANH_APPROX=1 (with bit 6: =2), bit 1
  * TILEC_SCRATCH_OVER_RING=0 (the default turned off), bit 2 TILEC_PROMOTE_PARTS=1, TILEC_HOIST_OPERAND=0 and TILEC_GATHER_RUNS=0 (the default
  * rewrite of a rank-1 gather constant over runs, passes/gather_runs.c, turned off), bit 3 TILEC_ATOMIC_TMA=1 (with bit 6:
@@ -64,6 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_WS", sw & 8, "coop");
   set_switch("TILEC_LATE_REFILL", sw & 16, "2");
   set_switch("TILEC_RING_IN_RANGE", sw & 16, "1");
+  set_switch("TILEC_ALIGN_TERMS", sw & 16, "1");
+  set_switch("TILEC_WHOLE_ONCE", sw & 16, "1");
   set_switch("TILEC_TANH_APPROX", sw1 & 1, sw1 & 64 ? "2" : "1");
   set_switch("TILEC_SCRATCH_OVER_RING", sw1 & 2, "0"); /* (on by default: the bit turns it off) */
   set_switch("TILEC_PROMOTE_PARTS", sw1 & 4, "1");
