@@ -36,15 +36,20 @@ static bool switched_off(void) {
  * 4096 where the loop's range moves with the program: causal); D256 (against the persistent form or
  * the kernel) S 1k full 0.855 / 0.840 against 0.835 / 0.822, causal 0.809 / 0.783 against 0.762 /
  * 0.755, S 4k and 16k +5-7 % (so 1024: the smallest S measured). */
-#define ATTN_FORM_MIN_S 1024
 #define ATTN_FORM_MIN_S_CAUSAL 4096
+/* Thirtieth session (H100, bench/pending_shorts.sh: 7 interleaved rounds, the form at every S x the default): the
+ * form now has O through the last stage and, causal at D128, its tiles from the counter, and wins below 1024 too:
+ * D128 causal S 256 / 512 / 768 1.094 / 1.110 / 1.108x, full S 512 / 768 1.127 / 1.114x; D256 S 512 causal
+ * 1.235x, full 1.261x.  The bounds are the smallest S measured: 256 at D128, 512 at D256. */
+#define ATTN_FORM_MIN_S 256
+#define ATTN_FORM_MIN_S_D256 512
 /* Twenty-eighth session (H100, interleaved rounds, bench/RESULTS.md): the causal form with its tiles from the
  * counter (TILEC_ATTN_SCHED=1 or the option attn-sched) and O through the last stage on every tile, against the
  * default at D128 S 1k / 2k / 4k / 16k: 1.10 / 1.07 / 1.04 / 1.00x (x cuDNN 0.954 / 1.020 / 1.047 / 1.050), so
  * 1024 with the counter.  Twenty-ninth session (H100, bench/pending_causal28.sh: the ragged sizes and GQA passed; 7
  * interleaved rounds x the default without the counter): D128 causal S 1k / 2k / 4k / 16k 1.109 / 1.072 / 1.045 / 1.006x,
  * D256 S 1k / 4k 1.024 / 1.004x, full unchanged: the default at D128 (D256: sched_on). */
-#define ATTN_FORM_MIN_S_CAUSAL_SCHED 1024
+#define ATTN_FORM_MIN_S_CAUSAL_SCHED 256 /* (1024 until the thirtieth session: above) */
 
 /* The counter for a causal form (f->attn_sched: route_pipeline's record of the option attn-sched, else
  * TILEC_ATTN_SCHED), else the default: on at D128 since the twenty-ninth session's check, off at D256 (H100,
@@ -102,9 +107,10 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */
-  int64_t bound = d256 || f->attn_persist_fits ? ATTN_FORM_MIN_S
-                  : sched_on(f, d256)            ? ATTN_FORM_MIN_S_CAUSAL_SCHED
-                                                 : ATTN_FORM_MIN_S_CAUSAL;
+  int64_t bound = d256                 ? ATTN_FORM_MIN_S_D256
+                  : f->attn_persist_fits ? ATTN_FORM_MIN_S
+                  : sched_on(f, d256)    ? ATTN_FORM_MIN_S_CAUSAL_SCHED
+                                         : ATTN_FORM_MIN_S_CAUSAL;
   plan->min_s = e && atoll(e) >= 1 ? atoll(e) : bound;
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;

@@ -26,7 +26,8 @@
  *                emit_ws.c's release of the last stage at the tile's end is skipped.
  * A tile whose loop did not run keeps q's slot: no arrive at the exit, O through q's slot, and the
  * store's thread arrives on "q empty" with count 4 instead.
- * TILEC_ATTN_O_SLOT_K=1 (twenty-ninth session, measuring; K and V of a stage together, O the size of K's slot):
+ * TILEC_ATTN_O_SLOT_K (twenty-ninth session; the default for full attention since the thirtieth, o_slot_k_wanted;
+ * K and V of a stage together, O the size of K's slot):
  * O into the stage's K slot, and instead of bar.sync 9 each warpgroup waits for this tile's phase of "q empty",
  * whose 8 arrivals at the loop's exit say every score dot of the tile is done -- the only readers of K -- so the
  * earlier warpgroup's epilogue no longer waits for the later one's last value dot (bench/o_slot_protocol_sim.py
@@ -70,6 +71,17 @@ static const char *o_slot_unfit(cg *g, int *vs, int *ks) {
  * +2.4..3.0 % in three calls, S1.5k (12) +1.4 %, S2k (16) +0.6 %, S3k +0.2 %, S8k -0.9 %, S16k -0.8 %. */
 enum { O_SLOT_MAX_STEPS = 10 };
 
+/* K's slot for O: TILEC_ATTN_O_SLOT_K=1 wherever it fits, =0 never; unset (the default since the thirtieth
+ * session) for full attention's bounded slot (the main loop's range independent of the program, tiles of at most
+ * O_SLOT_MAX_STEPS steps): H100, 7 interleaved rounds x the V slot, D128 full S 1k / 1280 1.035 / 1.025x, S 2k
+ * 0.999 (16 steps: q's slot, the same path); causal with tiles from the counter 1.022 / 1.029 / 1.018 / 1.007x at
+ * S 1k / 2k / 4k / 16k, below the 1.02 the rule asked at 4k and 16k: opt-in there (bench/RESULTS.md). */
+static bool o_slot_k_wanted(cg *g, bool every) {
+  const char *e = tl_code_env("TILEC_ATTN_O_SLOT_K");
+  if (e) return e[0] == '1';
+  return !every && !g->plan->sched_fit; /* (sched_fit: the loop's trip count moves with the tile, cg_ws_plan) */
+}
+
 int cg_plan_o_slot(cg *g, int persist) {
   cg_plan *p = g->plan;
   const char *env = tl_code_env("TILEC_ATTN_O_SLOT");
@@ -103,7 +115,7 @@ int cg_plan_o_slot(cg *g, int persist) {
     p->o_slot_max = max;
     p->o_slot_v = vs;
     /* TILEC_ATTN_O_SLOT_K=1: K's slot, where K and V are one stage (one empty barrier) and O fills K's slot */
-    if (tl_code_env_on("TILEC_ATTN_O_SLOT_K") && !p->rings[0].kv_split && !extra && atoms_of_o(p, &p->streams[ks]) &&
+    if (o_slot_k_wanted(g, every) && !p->rings[0].kv_split && !extra && atoms_of_o(p, &p->streams[ks]) &&
         cg_tma_stream_bytes(&p->streams[ks]) == cg_tma_stream_bytes(&p->streams[vs]))
       p->o_slot_k = true, p->o_slot_v = ks;
     p->o_slot_nv = nv < p->q_boxes ? nv : p->q_boxes;

@@ -1467,11 +1467,11 @@ Test(fake_driver, attn_form_picked_by_s) {
     unsetenv("TILEC_ATTN_FORM");
     unsetenv("TILEC_ATTN_FORM_MIN_S");
     bool on = mode == 0 || mode == 3;
-    launch_attn(k, 2, 3, 1000);
-    cr_assert(calls.block[0] == 256u && calls.grid[0] == 8u && calls.grid[1] == 6u, "S 1000: block %u grid %u x %u",
+    launch_attn(k, 2, 3, 200);
+    cr_assert(calls.block[0] == 256u && calls.grid[0] == 2u && calls.grid[1] == 6u, "S 200: block %u grid %u x %u",
               calls.block[0], calls.grid[0], calls.grid[1]);
-    launch_attn(k, 1, 2, 1024); /* (the bound of a full kernel: 1024 since the twentieth session) */
-    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 1024: block %u", calls.block[0]);
+    launch_attn(k, 1, 2, 256); /* (the bound of a full kernel at D128: 256 since the thirtieth session, 1024 before) */
+    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 256: block %u", calls.block[0]);
     launch_attn(k, 16, 16, 4097);
     cr_assert_eq(calls.block[0], on ? 384u : 256u, "S 4097: block %u", calls.block[0]);
     /* (counted after a launch that needs the form: late forms, docs/small_m.md) mode 0 compiles
@@ -1481,7 +1481,7 @@ Test(fake_driver, attn_form_picked_by_s) {
     if (on) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "the form persistent: grid %u x %u",
                       calls.grid[0], calls.grid[1]);
     else cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "grid %u x %u", calls.grid[0], calls.grid[1]);
-    launch_attn(k, 2, 3, 1000); /* back to the kernel */
+    launch_attn(k, 2, 3, 200); /* back to the kernel */
     cr_assert_eq(calls.block[0], 256u);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
@@ -1495,14 +1495,14 @@ Test(fake_driver, attn_form_picked_by_s) {
   cr_assert_eq(calls.links - links, 1);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
-  /* causal D128: the bound is 1024 with the form's tiles from the counter (the default: persistent, at most 132
+  /* causal D128: the bound is 256 (1024 until the thirtieth session) with the form's tiles from the counter (the default: persistent, at most 132
    * CTAs, the counter after the maps), 4096 with TILEC_ATTN_SCHED=0 (the form lost 4 % at S 2048 and tied at 4096,
    * H200; one tile a CTA) */
   for (int sched = 0; sched < 2; sched++) {
     if (!sched) setenv("TILEC_ATTN_SCHED", "0", 1);
     k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
-    launch_attn(k, 1, 2, 1000);
-    cr_assert_eq(calls.block[0], 256u, "causal S 1000: block %u", calls.block[0]);
+    launch_attn(k, 1, 2, 200);
+    cr_assert_eq(calls.block[0], 256u, "causal S 200: block %u", calls.block[0]);
     launch_attn(k, 1, 2, 2048);
     cr_assert_eq(calls.block[0], sched ? 384u : 256u, "causal S 2048 sched %d: block %u", sched, calls.block[0]);
     if (sched) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "causal S 2048: grid %u x %u", calls.grid[0],
@@ -1533,7 +1533,7 @@ Test(fake_driver, attn_fa3_q_by_tma) {
     int links = calls.links;
     tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, false, NULL, &p);
     int e0 = calls.encodes;
-    launch_attn(k, 2, 3, 1000); /* the two-program kernel */
+    launch_attn(k, 2, 3, 200); /* the two-program kernel */
     cr_assert_eq(calls.block[0], 256u);
     for (int i = e0; i < calls.encodes; i++) cr_assert_neq((uint64_t)(uintptr_t)calls.enc[i % 4].addr, q_addr);
     e0 = calls.encodes;
@@ -1621,8 +1621,9 @@ static tilec_kernel *fa3_switch_case(const char *sw, int mode, bool causal, int6
  * the launched module's PTX has bar.sync 9 and the count-4 releases; D128 keeps its 229440 bytes of shared memory
  * (O in V's slot), D256 launches with 230400 (the 32 KiB region of O's second half after 196688); persistent (384
  * threads, at most one CTA an SM: 132 on the fake's device).  Unset (the default since the twenty-eighth session): at
- * D128 the same protocol for a tile of at most 10 steps, so bar.sync 9 under the bound's predicate; at D256 neither
- * (O larger than V's slot: not taken by default). */
+ * D128 O through the last stage for a tile of at most 10 steps, since the thirtieth session into K's slot after "q
+ * empty" (TILEC_ATTN_O_SLOT_K's default for full attention), so no bar.sync 9 but the count-4 releases; at D256
+ * neither (O larger than V's slot: not taken by default). */
 Test(fake_driver, attn_fa3_o_slot) {
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   for (int mode = 0; mode < 4; mode++) { /* D128 / D256 x {unset, on} */
@@ -1637,9 +1638,8 @@ Test(fake_driver, attn_fa3_o_slot) {
     cr_assert_eq(calls.smem, want, "D%d %s: %u bytes of shared memory", (int)d, on ? "on" : "unset", calls.smem);
     const char *text = last_fn->mod->text; /* (the launched form's module: the form links on a thread) */
     bool slot = on || d == 128; /* (unset: the bounded default at D128) */
-    cr_assert_eq(strstr(text, "bar.sync 9, 256;") != NULL, slot, "D%d %s", (int)d, on ? "on" : "unset");
-    cr_assert_eq(strstr(text, "@p bar.sync 9, 256;") != NULL, slot && !on, "D%d %s: the bound's predicate", (int)d,
-                 on ? "on" : "unset");
+    cr_assert_eq(strstr(text, "bar.sync 9, 256;") != NULL, on, "D%d %s: V's slot", (int)d, on ? "on" : "unset");
+    cr_assert_null(strstr(text, "@p bar.sync 9, 256;"), "D%d %s: no bounded V slot", (int)d, on ? "on" : "unset");
     cr_assert_eq(strstr(text, "], 4; }") != NULL, slot);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
@@ -1869,8 +1869,8 @@ Test(fake_driver, attn_persist) {
     bool on = mode % 3 == 0, causal = mode % 3 == 1;
     if (mode % 3 != 2) setenv("TILEC_ATTN_PERSIST", "1", 1);
     else if (d == 256) setenv("TILEC_ATTN_PERSIST", "0", 1); /* (unset: the persistent form at S 1000) */
-    tilec_program *p = NULL; /* (D128: attn_form off, the kernel alone) */
-    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, causal, d == 128 ? "attn_form" : NULL, &p);
+    tilec_program *p = NULL; /* (attn_form off, the kernel alone: its fa3 form runs from S 256 at D128, 512 at D256) */
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", d, 0, causal, "attn_form", &p);
     int e0 = calls.encodes;
     launch_attn_d(k, 16, 16, 1000, d);
     unsetenv("TILEC_ATTN_PERSIST");
@@ -1955,7 +1955,7 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
 
 /* fa3 at D256 with K and V of a stage apart (TILEC_ATTN_KV_SPLIT, on 2-stage rings by default since the
  * twentieth session; passes/attn_form.c, lib/codegen/emit_ws.c): one load of the D256 kernel also loads
- * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 1024 runs it
+ * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 512 runs it
  * (384 threads: the producer warpgroup; full: persistent, at most one CTA an SM; causal: persistent too, its
  * tiles from the counter) and a shorter full one the persistent form (256 threads); with =0 S 4096 runs the
  * kernel (256 threads, 32 x 64) and no form is compiled for it. */
@@ -1982,10 +1982,12 @@ Test(fake_driver, attn_kv_split_form_d256) {
     cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
     launch_attn_d(k, 4, 16, 1024, 256);
     cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1024: block %u", calls.block[0]);
-    launch_attn_d(k, 4, 16, 1000, 256);
-    cr_assert_eq(calls.block[0], 256u, "S 1000: block %u", calls.block[0]);
+    launch_attn_d(k, 4, 16, 1000, 256); /* (D256's bound: 512 since the thirtieth session) */
+    cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1000: block %u", calls.block[0]);
+    launch_attn_d(k, 4, 16, 500, 256);
+    cr_assert_eq(calls.block[0], 256u, "S 500: block %u", calls.block[0]);
     if (mode != 1) /* (full: the persistent form below its bound) */
-      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 1000: grid %u x %u", calls.grid[0], calls.grid[1]);
+      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 500: grid %u x %u", calls.grid[0], calls.grid[1]);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
