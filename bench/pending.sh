@@ -175,8 +175,10 @@
 #             run command="(OUT=$OUT/s sh bench/pending_shorts.sh .carry); (OUT=$OUT/o sh bench/pending_oslotk.sh .carry)"
 #             carry=[".carry"] timeout_s=420 kind=nvidia-h100-x1 (either card will do); on an H200 when one is lent,
 #             sh bench/pending_h200.sh .carry, then PENDING_STEPS="attn attnbwd fp8 rows" sh bench/pending.sh .carry
-#   thirtieth session: also owed, sh bench/pending_aterms.sh .carry (~220 s: TILEC_ALIGN_TERMS=1, a cp.async stage's
-#             alignment test term by term; correctness with the switch, then W4A16 split-K and the paged decode on / off)
+#   thirtieth session (H100): owed call 1 ran (the fa3 forms from S 256 / 512, O into K's slot for full attention:
+#             defaults), pending_aterms.sh ran (TILEC_ALIGN_TERMS / TILEC_WHOLE_ONCE: correct, not faster, opt-in).
+#             OWED now: sh bench/pending_defaults30.sh .carry (~200 s: the new attention defaults' correctness and
+#             their ratio x the old ones), then on an H200 the two calls above.
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
