@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/pending_defaults30.sh (thirtieth session; ~200 s): the two attention defaults this session took from measurement
+# bench/pending_defaults30.sh (thirtieth session; ~230 s): the two attention defaults this session took from measurement
 # (bench/RESULTS.md "thirtieth session"): the FlashAttention-3 form from S 256 at D128 (full, and causal with its tiles
 # from the counter) and from S 512 at D256 (passes/attn_form.c; 1024 before), and O into the K slot for full
 # attention's bounded slot (emit_o_slot.c o_slot_k_wanted).  1. correctness at the defaults: gpu_test_examples'
@@ -30,3 +30,10 @@ TILEC_CACHE_DIR=/tmp/cd30b timeout -k 10 110 python3 bench/attn_ab.py --lib $B/l
   --forms default,TILEC_ATTN_FORM_MIN_S=1024@TILEC_ATTN_O_SLOT_K=0 > $L/ab.log 2>&1
 echo "ab rc $? [$(el) s]"
 grep -E "^\| D|rror" $L/ab.log | cut -c1-120
+# 3. below the new bounds: the form at every S (TILEC_ATTN_FORM_MIN_S=1) x the default at D128 S 128 / 192 and D256
+#    S 256 / 384 -- a bound moves again only where every row gains
+TILEC_CACHE_DIR=/tmp/cd30c timeout -k 10 80 python3 bench/attn_ab.py --lib $B/libtilec.so --rounds 7 \
+  --cases 128:128:0,128:128:1,128:192:1,256:256:0,256:256:1,256:384:0 \
+  --forms default,TILEC_ATTN_FORM_MIN_S=1 > $L/ab2.log 2>&1
+echo "ab2 rc $? [$(el) s]"
+grep -E "^\| D|rror" $L/ab2.log | cut -c1-120
