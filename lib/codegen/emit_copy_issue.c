@@ -116,9 +116,8 @@ static void issue_nk(cg *g, cg_stream *s, cg_tensor *t, LLVMValueRef *start, int
   }
 }
 
-/* Issue the copies of stream s for the iteration with iv `ivs` into `slot`. */
 /* Per-thread geometry of a streamed tile copied in the register-lean form
- * (issue_stream): chunk j of thread tid is row tid / nch + j*R, chunk
+ * (cg_issue_stream): chunk j of thread tid is row tid / nch + j*R, chunk
  * column tid % nch. */
 typedef struct lean_geo {
   cg_stream *s;
@@ -324,7 +323,7 @@ static LLVMValueRef aligned_by_terms(cg *g, cg_stream *s, cg_tensor *t, LLVMValu
     if (d == rowd || cg_is_zero(start[d])) continue;
     if (d == rank - 1) {
       tl_axis_info ax = tl_axis_get(cg_axis(g), stream_index(g, s, d));
-      if (tl_axis_elem_div(&ax) * s->eb % 16 == 0) continue;
+      if (tl_axis_elem_div(&ax) >= 16 / s->eb) continue; /* (powers of two; DIV_MAX for a zero start) */
     }
     LLVMValueRef x = d == rank - 1 ? start[d] : LLVMBuildMul(g->B, start[d], t->stride[d], "");
     mis = LLVMBuildOr(g->B, mis, LLVMBuildMul(g->B, x, cg_i64(g, s->eb), ""), "");
