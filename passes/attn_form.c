@@ -40,16 +40,18 @@ static bool switched_off(void) {
 /* Thirtieth session (H100, bench/pending_shorts.sh: 7 interleaved rounds, the form at every S x the default): the
  * form now has O through the last stage and, causal at D128, its tiles from the counter, and wins below 1024 too:
  * D128 causal S 256 / 512 / 768 1.094 / 1.110 / 1.108x, full S 512 / 768 1.127 / 1.114x; D256 S 512 causal
- * 1.235x, full 1.261x.  The bounds are the smallest S measured: 256 at D128, 512 at D256. */
-#define ATTN_FORM_MIN_S 256
-#define ATTN_FORM_MIN_S_D256 512
+ * 1.235x, full 1.261x.  The bounds are the smallest S measured: 256 at D128, 512 at D256.  The same session on an
+ * H200 (bench/pending_defaults30.sh, the form at every S x those bounds): D128 S 128 full / causal 1.275 / 1.247x,
+ * S 192 causal 1.040x; D256 S 256 full / causal 1.359 / 1.384x, S 384 full 1.296x: 128 at D128, 256 at D256. */
+#define ATTN_FORM_MIN_S 128
+#define ATTN_FORM_MIN_S_D256 256
 /* Twenty-eighth session (H100, interleaved rounds, bench/RESULTS.md): the causal form with its tiles from the
  * counter (TILEC_ATTN_SCHED=1 or the option attn-sched) and O through the last stage on every tile, against the
  * default at D128 S 1k / 2k / 4k / 16k: 1.10 / 1.07 / 1.04 / 1.00x (x cuDNN 0.954 / 1.020 / 1.047 / 1.050), so
  * 1024 with the counter.  Twenty-ninth session (H100, bench/pending_causal28.sh: the ragged sizes and GQA passed; 7
  * interleaved rounds x the default without the counter): D128 causal S 1k / 2k / 4k / 16k 1.109 / 1.072 / 1.045 / 1.006x,
  * D256 S 1k / 4k 1.024 / 1.004x, full unchanged: the default at D128 (D256: sched_on). */
-#define ATTN_FORM_MIN_S_CAUSAL_SCHED 256 /* (1024 until the thirtieth session: above) */
+#define ATTN_FORM_MIN_S_CAUSAL_SCHED 128 /* (1024 until the thirtieth session: above) */
 
 /* The counter for a causal form (f->attn_sched: route_pipeline's record of the option attn-sched, else
  * TILEC_ATTN_SCHED), else the default: on at D128 since the twenty-ninth session's check, off at D256 (H100,

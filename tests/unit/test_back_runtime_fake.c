@@ -1467,11 +1467,11 @@ Test(fake_driver, attn_form_picked_by_s) {
     unsetenv("TILEC_ATTN_FORM");
     unsetenv("TILEC_ATTN_FORM_MIN_S");
     bool on = mode == 0 || mode == 3;
-    launch_attn(k, 2, 3, 200);
-    cr_assert(calls.block[0] == 256u && calls.grid[0] == 2u && calls.grid[1] == 6u, "S 200: block %u grid %u x %u",
+    launch_attn(k, 2, 3, 100);
+    cr_assert(calls.block[0] == 256u && calls.grid[0] == 1u && calls.grid[1] == 6u, "S 100: block %u grid %u x %u",
               calls.block[0], calls.grid[0], calls.grid[1]);
-    launch_attn(k, 1, 2, 256); /* (the bound of a full kernel at D128: 256 since the thirtieth session, 1024 before) */
-    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 256: block %u", calls.block[0]);
+    launch_attn(k, 1, 2, 128); /* (the bound of a full kernel at D128: 128 since the thirtieth session, 1024 before) */
+    cr_assert_eq(calls.block[0], mode == 0 ? 384u : 256u, "S 128: block %u", calls.block[0]);
     launch_attn(k, 16, 16, 4097);
     cr_assert_eq(calls.block[0], on ? 384u : 256u, "S 4097: block %u", calls.block[0]);
     /* (counted after a launch that needs the form: late forms, docs/small_m.md) mode 0 compiles
@@ -1481,7 +1481,7 @@ Test(fake_driver, attn_form_picked_by_s) {
     if (on) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "the form persistent: grid %u x %u",
                       calls.grid[0], calls.grid[1]);
     else cr_assert(calls.grid[0] == 33u && calls.grid[1] == 256u, "grid %u x %u", calls.grid[0], calls.grid[1]);
-    launch_attn(k, 2, 3, 200); /* back to the kernel */
+    launch_attn(k, 2, 3, 100); /* back to the kernel */
     cr_assert_eq(calls.block[0], 256u);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
@@ -1495,14 +1495,14 @@ Test(fake_driver, attn_form_picked_by_s) {
   cr_assert_eq(calls.links - links, 1);
   tilec_kernel_destroy(k);
   tilec_program_destroy(p);
-  /* causal D128: the bound is 256 (1024 until the thirtieth session) with the form's tiles from the counter (the default: persistent, at most 132
+  /* causal D128: the bound is 128 (1024 until the thirtieth session) with the form's tiles from the counter (the default: persistent, at most 132
    * CTAs, the counter after the maps), 4096 with TILEC_ATTN_SCHED=0 (the form lost 4 % at S 2048 and tied at 4096,
    * H200; one tile a CTA) */
   for (int sched = 0; sched < 2; sched++) {
     if (!sched) setenv("TILEC_ATTN_SCHED", "0", 1);
     k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
-    launch_attn(k, 1, 2, 200);
-    cr_assert_eq(calls.block[0], 256u, "causal S 200: block %u", calls.block[0]);
+    launch_attn(k, 1, 2, 100);
+    cr_assert_eq(calls.block[0], 256u, "causal S 100: block %u", calls.block[0]);
     launch_attn(k, 1, 2, 2048);
     cr_assert_eq(calls.block[0], sched ? 384u : 256u, "causal S 2048 sched %d: block %u", sched, calls.block[0]);
     if (sched) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "causal S 2048: grid %u x %u", calls.grid[0],
@@ -1533,7 +1533,7 @@ Test(fake_driver, attn_fa3_q_by_tma) {
     int links = calls.links;
     tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, false, NULL, &p);
     int e0 = calls.encodes;
-    launch_attn(k, 2, 3, 200); /* the two-program kernel */
+    launch_attn(k, 2, 3, 100); /* the two-program kernel */
     cr_assert_eq(calls.block[0], 256u);
     for (int i = e0; i < calls.encodes; i++) cr_assert_neq((uint64_t)(uintptr_t)calls.enc[i % 4].addr, q_addr);
     e0 = calls.encodes;
@@ -1955,7 +1955,7 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
 
 /* fa3 at D256 with K and V of a stage apart (TILEC_ATTN_KV_SPLIT, on 2-stage rings by default since the
  * twentieth session; passes/attn_form.c, lib/codegen/emit_ws.c): one load of the D256 kernel also loads
- * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 512 runs it
+ * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 256 runs it
  * (384 threads: the producer warpgroup; full: persistent, at most one CTA an SM; causal: persistent too, its
  * tiles from the counter) and a shorter full one the persistent form (256 threads); with =0 S 4096 runs the
  * kernel (256 threads, 32 x 64) and no form is compiled for it. */
@@ -1982,12 +1982,12 @@ Test(fake_driver, attn_kv_split_form_d256) {
     cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
     launch_attn_d(k, 4, 16, 1024, 256);
     cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1024: block %u", calls.block[0]);
-    launch_attn_d(k, 4, 16, 1000, 256); /* (D256's bound: 512 since the thirtieth session) */
+    launch_attn_d(k, 4, 16, 1000, 256); /* (D256's bound: 256 since the thirtieth session) */
     cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1000: block %u", calls.block[0]);
-    launch_attn_d(k, 4, 16, 500, 256);
-    cr_assert_eq(calls.block[0], 256u, "S 500: block %u", calls.block[0]);
+    launch_attn_d(k, 4, 16, 200, 256);
+    cr_assert_eq(calls.block[0], 256u, "S 200: block %u", calls.block[0]);
     if (mode != 1) /* (full: the persistent form below its bound) */
-      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 500: grid %u x %u", calls.grid[0], calls.grid[1]);
+      cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 200: grid %u x %u", calls.grid[0], calls.grid[1]);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
