@@ -7,7 +7,9 @@
 # bench_interleaved (launch by launch in a round, each launch between its own events after an L2 flush); on the
 # forward (H100, bench/pending_remeasure.sh) its rounds spread +-0.3 % where the blocks' (--interleave 0) spread
 # -8..+14 % on the same cases, the medians within 1 % at S1k and 4 % at S16k (bench/RESULTS.md twenty-eighth session).
-#   python3 bench/attn_ab.py --lib LIB [--cases D:S:CAUSAL,...] [--forms default,NAME@VAR=VAL...] [--rounds 7]
+# --triton 1 (the default since the thirtieth session): bench.py's plain FA2-form Triton kernel (triton_attn, at the tile
+# the anchors found best) in the same rounds, for issue 11's ">= 1.2x Triton" (S a multiple of 128; else "-").
+#   python3 bench/attn_ab.py --lib LIB [--cases D:S:CAUSAL,...] [--forms default,NAME@VAR=VAL...] [--rounds 7] [--triton 0]
 import argparse, os, sys, statistics
 
 ap = argparse.ArgumentParser()
@@ -17,6 +19,7 @@ ap.add_argument("--forms", default="default",
                 help="default, or tokens joined by @: TILEC_X=V (a switch), NAME=V (a tile constant), warps=N / stages=N")
 ap.add_argument("--rounds", type=int, default=7)
 ap.add_argument("--warm-ms", type=int, default=300)
+ap.add_argument("--triton", type=int, default=1, help="1 (default): a plain Triton kernel in the rounds too (x Triton column)")
 ap.add_argument("--interleave", type=int, default=1,
                 help="1 (default): bench.py's bench_interleaved (the fns launch by launch in each round); 0: bench_rounds")
 a = ap.parse_args()
@@ -29,7 +32,8 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 import torch.nn.functional as F
 
 forms = a.forms.split(",")
-print("| case | form | tilec ms | TFLOP/s | x cuDNN (rounds) | x FA2 | rel.err |\n|---|---|---|---|---|---|---|", flush=True)
+print("| case | form | tilec ms | TFLOP/s | x cuDNN (rounds) | x FA2 | rel.err | x Triton |\n|---|---|---|---|---|---|---|---|",
+      flush=True)
 for case in a.cases.split(","):
     D, S, causal = (int(x) for x in case.split(":"))
     H = 2048 // D; Z = max(1, 16384 // S)
@@ -42,6 +46,20 @@ for case in a.cases.split(","):
                 F.scaled_dot_product_attention(q, kk, v, is_causal=bool(causal))
         return f
     fns, errs = [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.FLASH_ATTENTION)], []
+    if a.triton and S % 128 == 0:  # (bench.py's attn section: BM 128; BN 128 at D128 full, else 64; 4 warps at D64 causal;
+        # D256: 2 stages, so its slots fit; a kernel Triton cannot build gives no column)
+        tbn, tw, to = 128 if (D == 128 and not causal) else 64, 4 if (D == 64 and causal) else 8, torch.empty_like(q)
+        tst = 2 if D > 128 else 3
+        tf = lambda: triton_attn[(S // 128, Z * H)](q, kk, v, to, D ** -0.5, S, H, q.stride(0), q.stride(1), q.stride(2),
+                                                    BM=128, BN=tbn, D=D, CAUSAL=bool(causal), num_warps=tw, num_stages=tst)
+        try:
+            tf(); torch.cuda.synchronize()
+            print(f"  (Triton D{D} S{S} causal={causal}: BN {tbn}, {tw} warps, {tst} stages, rel. err {relerr(to, ref):.1e})",
+                  flush=True)
+            fns.append(tf)
+        except Exception as e:
+            print(f"  (Triton D{D} S{S} causal={causal}: not built: {str(e).splitlines()[0][:120]})", flush=True)
+    base = len(fns)  # (the tilec forms' first index)
     for form in forms:
         # a form's tokens (joined by "@"): TILEC_X=V an environment switch, NAME=V in capitals a tile constant
         # (-D), warps=N / stages=N an option
@@ -62,8 +80,10 @@ for case in a.cases.split(","):
     t = bench_rounds(fns, a.rounds, a.warm_ms)
     fl = 4 * Z * H * S * S * D / (2 if causal else 1)
     for i, form in enumerate(forms):
-        r = [t[0][j] / t[2 + i][j] for j in range(a.rounds)]
-        r2 = [t[1][j] / t[2 + i][j] for j in range(a.rounds)]
-        ms = statistics.median(t[2 + i])
+        r = [t[0][j] / t[base + i][j] for j in range(a.rounds)]
+        r2 = [t[1][j] / t[base + i][j] for j in range(a.rounds)]
+        r3 = [t[2][j] / t[base + i][j] for j in range(a.rounds)] if base > 2 else None
+        ms = statistics.median(t[base + i])
         print(f"| D{D} S{S} {'causal' if causal else 'full'} | {form} | {ms:.3f} | {fl / ms / 1e9:.1f} | "
-              f"{statistics.median(r):.3f} ({min(r):.3f}..{max(r):.3f}) | {statistics.median(r2):.3f} | {errs[i]:.1e} |", flush=True)
+              f"{statistics.median(r):.3f} ({min(r):.3f}..{max(r):.3f}) | {statistics.median(r2):.3f} | {errs[i]:.1e} | "
+              f"{'%.3f' % statistics.median(r3) if r3 else '-'} |", flush=True)

@@ -1,7 +1,7 @@
 # bench/pending_h200.sh: the issues' headline ratios on an H200, in one short call (about 3 minutes), for when a
 # `run` lands on one: the sessions since the twenty-third got only H100s.  Exits at once (77) on another card so a
 # call that gets an H100 costs only its start.  Each ratio against the reference of the same process:
-#   the forward x cuDNN by interleaved rounds (bench/attn_ab.py's default since the twenty-eighth session: D64 / D128 / D256, S 1k / 4k / 16k, full / causal);
+#   the forward x cuDNN (and x FA2, x a plain Triton kernel: issue 11's ">= 1.2x Triton") by interleaved rounds (bench/attn_ab.py's default since the twenty-eighth session: D64 / D128 / D256, S 1k / 4k / 16k, full / causal);
 #   the backward x cuDNN and FA2 by rotated rounds (bench/bwd_ab.py, D64 / D128, S 4k);
 #   bf16 GEMM x cuBLAS by interleaved rounds (BENCH_INTERLEAVE=1) at 4096^3, 8192^3 and two Llama shapes; fp8 x cuBLAS (bench.py --only fp8).
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_h200.sh .carry" carry=[".carry"] timeout_s=330
