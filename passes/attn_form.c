@@ -50,8 +50,8 @@ static bool switched_off(void) {
  * default at D128 S 1k / 2k / 4k / 16k: 1.10 / 1.07 / 1.04 / 1.00x (x cuDNN 0.954 / 1.020 / 1.047 / 1.050), so
  * 1024 with the counter.  Twenty-ninth session (H100, bench/pending_causal28.sh: the ragged sizes and GQA passed; 7
  * interleaved rounds x the default without the counter): D128 causal S 1k / 2k / 4k / 16k 1.109 / 1.072 / 1.045 / 1.006x,
- * D256 S 1k / 4k 1.024 / 1.004x, full unchanged: the default at D128 (D256: sched_on). */
-#define ATTN_FORM_MIN_S_CAUSAL_SCHED 128 /* (1024 until the thirtieth session: above) */
+ * D256 S 1k / 4k 1.024 / 1.004x, full unchanged: the default at D128 (D256: sched_on).  Since the thirtieth session
+ * (above) the causal bound with the counter is full attention's, ATTN_FORM_MIN_S. */
 
 /* The counter for a causal form (f->attn_sched: route_pipeline's record of the option attn-sched, else
  * TILEC_ATTN_SCHED), else the default: on at D128 since the twenty-ninth session's check, off at D256 (H100,
@@ -109,10 +109,9 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */
-  int64_t bound = d256                 ? ATTN_FORM_MIN_S_D256
-                  : f->attn_persist_fits ? ATTN_FORM_MIN_S
-                  : sched_on(f, d256)    ? ATTN_FORM_MIN_S_CAUSAL_SCHED
-                                         : ATTN_FORM_MIN_S_CAUSAL;
+  int64_t bound = d256                                      ? ATTN_FORM_MIN_S_D256
+                  : f->attn_persist_fits || sched_on(f, false) ? ATTN_FORM_MIN_S
+                                                               : ATTN_FORM_MIN_S_CAUSAL;
   plan->min_s = e && atoll(e) >= 1 ? atoll(e) : bound;
   plan->s_sym = sym->name;
   plan->s_param = sym->param, plan->s_axis = sym->axis;

@@ -401,29 +401,20 @@ void cg_stream_whole_once(cg *g, int32_t L, LLVMValueRef lo64, LLVMValueRef step
   for (int i = 0; i < p->nstream; i++) {
     cg_stream *s = &p->streams[i];
     if (s->for_op != L || s->ring_row || s->kn8 || cg_stream_index_reads_memory(g, s)) continue;
-    tl_op *o = tl_op_at(f, s->load_op);
-    tl_value *tv = tl_val(f, o->opnd[0]);
-    int rank = tv->type.rank, rowd = -1;
+    tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
+    int rank = tv->type.rank;
     bool mono = true;
-    for (int d = 0; d < rank; d++) {
-      mono = mono && iv_direction(f, stream_index(g, s, d), L, 0) != 2;
-      if (o->dims[d] != 0 && d != rank - 1) rowd = d;
-    }
-    if (!mono || rowd < 0) continue;
+    for (int d = 0; d < rank; d++) mono = mono && iv_direction(f, stream_index(g, s, d), L, 0) != 2;
+    if (!mono) continue;
     cg_tensor *t = &g->tensors[tv->index];
-    LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
-    LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
     LLVMValueRef both = NULL;
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 2; e++) { /* (stream_start's starts at each end; its address is left unused) */
       LLVMValueRef iv = ivty == g->i64 ? ends[e] : LLVMBuildTrunc(g->B, ends[e], ivty, "");
-      LLVMValueRef start[TL_MAX_RANK], ok = NULL;
-      for (int d = 0; d < rank; d++) {
-        start[d] = cg_to_i64(g, cg_remat(g, stream_index(g, s, d), L, iv));
-        if (o->dims[d] == 0) {
-          LLVMValueRef c = LLVMBuildICmp(g->B, LLVMIntULT, start[d], LLVMBuildZExt(g->B, t->size[d], g->i64, ""), "");
-          ok = ok ? LLVMBuildAnd(g->B, ok, c, "") : c;
-        }
-      }
+      LLVMValueRef start[TL_MAX_RANK], ok, gaddr0;
+      int rowd = stream_start(g, s, iv, start, &ok, &gaddr0);
+      if (rowd < 0) break;
+      LLVMValueRef rows_sz = LLVMBuildZExt(g->B, t->size[rowd], g->i64, "");
+      LLVMValueRef cols_sz = LLVMBuildZExt(g->B, t->size[rank - 1], g->i64, "");
       LLVMValueRef in = tile_inside(g, s, start, rowd, rank, ok, rows_sz, cols_sz);
       both = both ? LLVMBuildAnd(g->B, both, in, "") : in;
     }

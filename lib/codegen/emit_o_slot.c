@@ -114,7 +114,7 @@ int cg_plan_o_slot(cg *g, int persist) {
     p->o_slot = true;
     p->o_slot_max = max;
     p->o_slot_v = vs;
-    /* TILEC_ATTN_O_SLOT_K=1: K's slot, where K and V are one stage (one empty barrier) and O fills K's slot */
+    /* K's slot (o_slot_k_wanted), where K and V are one stage (one empty barrier) and O fills K's slot */
     if (o_slot_k_wanted(g, every) && !p->rings[0].kv_split && !extra && atoms_of_o(p, &p->streams[ks]) &&
         cg_tma_stream_bytes(&p->streams[ks]) == cg_tma_stream_bytes(&p->streams[vs]))
       p->o_slot_k = true, p->o_slot_v = ks;

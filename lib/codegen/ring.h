@@ -240,7 +240,7 @@ typedef struct cg_plan {
   /* emit_o_slot.c: O through the last ring stage, not q's slot: o_slot_v the stream whose slot O takes (V's; K's
    * with o_slot_k), o_slot_nv O's atoms in its slot, o_slot_x the rest's region of their own (-1: none); o_slot_max
    * the default's bound: a tile of more main-loop steps keeps q's slot (0: none, TILEC_ATTN_O_SLOT=1) */
-  bool o_slot, o_slot_k; /* o_slot_k: O into the stage's K slot after "q empty" (TILEC_ATTN_O_SLOT_K=1) */
+  bool o_slot, o_slot_k; /* o_slot_k: O into the stage's K slot after "q empty" (emit_o_slot.c o_slot_k_wanted) */
   int o_slot_v, o_slot_nv, o_slot_x, o_slot_max;
   /* atomic_add of f32 tiles by a TMA bulk reduce-add (emit_atomic_tma.c, TILEC_ATOMIC_TMA=1) */
   int natma;
