@@ -135,9 +135,11 @@ int cg_plan_o_slot(cg *g, int persist) {
                    "arrivals), so the next tile's q loads under the last value dot and the epilogue; %s, O's atoms "
                    "into the last stage's %s slot%s, the store's thread releases the stage (count 4 a warpgroup)",
                    p->o_note, when,
-                   p->o_slot_k ? "this tile's phase of \"q empty\" waited for (every score dot done: "
-                                 "TILEC_ATTN_O_SLOT_K=1)"
-                               : "bar.sync 9, 256 (both last value dots done)",
+                   !p->o_slot_k ? "bar.sync 9, 256 (both last value dots done)"
+                   : tl_code_env("TILEC_ATTN_O_SLOT_K")
+                       ? "this tile's phase of \"q empty\" waited for (every score dot done: TILEC_ATTN_O_SLOT_K=1)"
+                       : "this tile's phase of \"q empty\" waited for (every score dot done: the default for full "
+                         "attention's bounded slot, TILEC_ATTN_O_SLOT_K=0 V's)",
                    p->o_slot_k ? "K" : "V", extra ? " and a region of their own past it" : "");
   }
   p->o_note = tl_strdup(&g->ctx->arena, note.data);
