@@ -96,6 +96,7 @@ int cg_plan_q_tma(cg *g, int persist) {
   p->q_tma = true;
   const char *env = tl_code_env("TILEC_ATTN_Q_TMA");
   p->q_early = !plain && env && env[0] == '2'; /* (measuring: the arrive one step earlier, inside the turn's loop) */
+  p->q_l2 = !plain && tl_code_env_on("TILEC_ATTN_Q_PREFETCH");
   p->q_plain = plain;
   p->q_val = a;
   p->q_load = av->def;
@@ -119,6 +120,10 @@ int cg_plan_q_tma(cg *g, int persist) {
                         "loop's exit) completes; the consumers wait for \"q full\" (its transaction) before the first "
                         "score dot",
                  f->params.data[tv->index].name, p->q_boxes, p->q_rows);
+  if (p->q_l2)
+    tl_sbuf_printf(&note, "; the producer's thread asks L2 for the tile's q boxes at the tile's start "
+                          "(cp.async.bulk.prefetch.tensor, TILEC_ATTN_Q_PREFETCH=1), so the load at the previous "
+                          "tile's loop exit reads L2");
   p->q_note = tl_strdup(&g->ctx->arena, note.data);
   tl_sbuf_free(&note);
   return persist;
@@ -199,6 +204,50 @@ void cg_q_tma_full_arrive(cg *g) {
   cg_asm_void(g, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", &mb, 1);
 }
 
+/* The q load's indices as bound now (i32), in the load's order. */
+static void q_starts(cg *g, LLVMValueRef *st) {
+  tl_op *ld = tl_op_at(g->f, g->plan->q_load);
+  int rank = tl_val(g->f, ld->opnd[0])->type.rank;
+  for (int d = 0; d < rank; d++) {
+    st[d] = cg_get(g, ld->opnd[1 + d])->r[0];
+    if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
+  }
+}
+
+/* TILEC_ATTN_Q_PREFETCH=1: q's boxes of the tile whose scalars are bound now into L2, by the producer's one thread
+ * where the maps passed their test (`ok`, uniform).  q is read once, so its load at the previous tile's loop exit
+ * is the one DRAM read on a tile's edge (~1 us, under the last value dot and the epilogue, bench/attn_tile_model.py);
+ * asked at the tile's start, about the ring's depth in steps before that load, it reads L2.  No shared memory, no
+ * barrier: a prefetch writes nothing the kernel reads. */
+void cg_q_tma_prefetch_l2(cg *g, LLVMValueRef ok) {
+  cg_plan *p = g->plan;
+  if (!p->q_tma || !p->q_l2) return;
+  tl_op *ld = tl_op_at(g->f, p->q_load);
+  int rank = tl_val(g->f, ld->opnd[0])->type.rank;
+  LLVMValueRef st[TL_MAX_RANK];
+  q_starts(g, st);
+  LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.l2");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.l2.done");
+  LLVMBuildCondBr(g->B, ok, ib, jb);
+  LLVMPositionBuilderAtEnd(g->B, ib);
+  char txt[160], cons[64];
+  snprintf(txt, sizeof txt, "cp.async.bulk.prefetch.tensor.%dd.L2.global.tile [$0, {$1", rank);
+  snprintf(cons, sizeof cons, "l");
+  for (int d = 1; d < rank; d++) snprintf(txt + strlen(txt), sizeof txt - strlen(txt), ", $%d", 1 + d);
+  snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "}];");
+  for (int d = 0; d < rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
+  snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
+  for (int b = 0; b < p->q_boxes; b++) { /* coordinates innermost first: column, row, then the indexed dims */
+    LLVMValueRef args[1 + TL_MAX_RANK];
+    args[0] = p->tmap[p->q_map];
+    args[1] = cg_add_c(g, st[rank - 1], (int64_t)b * 64);
+    for (int d = 1; d < rank; d++) args[1 + d] = st[rank - 1 - d];
+    cg_asm_void(g, txt, cons, args, 1 + rank);
+  }
+  LLVMBuildBr(g->B, jb);
+  LLVMPositionBuilderAtEnd(g->B, jb);
+}
+
 /* q full's arrive.expect_tx and q's boxes (one thread), at the q load's indices as bound now. */
 static void q_boxes(cg *g) {
   cg_plan *p = g->plan;
@@ -207,12 +256,8 @@ static void q_boxes(cg *g) {
   int rank = tl_val(f, ld->opnd[0])->type.rank;
   LLVMValueRef full = q_mbar(g, 0);
   cg_mbar_expect_tx(g, full, p->q_bytes);
-  /* coordinates innermost first: column, row, then the indexed dims ({d0, m0, h, z}) */
   LLVMValueRef st[TL_MAX_RANK];
-  for (int d = 0; d < rank; d++) {
-    st[d] = cg_get(g, ld->opnd[1 + d])->r[0];
-    if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
-  }
+  q_starts(g, st);
   char txt[200], cons[64];
   snprintf(txt, sizeof txt,
            "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);

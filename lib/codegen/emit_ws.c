@@ -1061,6 +1061,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
     if (!(o->flags & TL_OPF_DEAD) && o->nres == 1 && producer_computes(f, o->res[0], 0)) cg_emit_op(g, f->body.ops.data[i]);
   }
+  if (!trb && !p->rope) cg_q_tma_prefetch_l2(g, R->tma_ok); /* (TILEC_ATTN_Q_PREFETCH=1: the tile's q into L2) */
   if (trb) cg_q_tma_issue(g); /* (fa3's q by TMA, emit_q_tma.c; producer_loop: after the first step's boxes) */
   if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
   else if (p->rope) cg_rope_producer_loop(g, R, wr, ph, lph, ptid); /* (emit_rope.c) */

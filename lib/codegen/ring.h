@@ -214,6 +214,7 @@ typedef struct cg_plan {
    * map, q_mbar_off the "q full" / "q empty" mbarriers, the allocas their parity bits */
   bool q_tma;
   bool q_early;             /* TILEC_ATTN_Q_TMA=2: q empty in the last iteration, after its wait_group 1 */
+  bool q_l2;                /* TILEC_ATTN_Q_PREFETCH=1: the producer asks L2 for the tile's q at the tile's start */
   /* TILEC_ATTN_PERSIST=1 (no producer): q by TMA issued by thread 0, in tile_prefetch.c for the next
    * tile after the loop exit's CTA barrier (the slot's readers are done), at the tile's start when no
    * tile before it did (q_pf, alloca i32: 1 while the prefetched boxes are in flight); only "q full" */
@@ -560,6 +561,7 @@ void cg_q_tma_wait(cg *g);                   /* consumers, the tile's start: wai
 void cg_q_tma_empty_wait(cg *g);             /* producer: wait q empty (its next parity), no boxes */
 void cg_q_tma_full_arrive(cg *g);            /* producer: arrive on q full without a transaction */
 void cg_q_tma_tile_empty_wait(cg *g, LLVMValueRef on); /* consumers: this tile's phase of q empty where on (emit_o_slot.c) */
+void cg_q_tma_prefetch_l2(cg *g, LLVMValueRef ok); /* producer thread, the tile's scalars bound: q's boxes into L2 (q_l2) */
 
 /* attn_sched.c (TILEC_ATTN_SCHED=1, docs/pipelines.md "Causal tiles from a counter") */
 int cg_plan_attn_sched(cg *g, int persist);  /* after cg_plan_q_tma; returns the persistent end */

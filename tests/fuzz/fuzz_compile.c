@@ -20,7 +20,7 @@
  * =2) and TILEC_WGMMA_LAZY_WIDE=1 (lazy wgmma waits of a loop of 161-192 accumulator registers at
  * one CTA an SM too; one warpgroup's by default), bit 4 TILEC_MASK_DIFF=1 (with bit 6: =2), bit 5 TILEC_ROPE_PRODUCER=1 with
  * TILEC_ATTN_WS=fa3, TILEC_ATTN_O_SLOT=1 (fa3's O through the last ring stage) with TILEC_ATTN_O_SLOT_K=1 (its K
- * slot after "q empty"), TILEC_ATTN_SKIP0=1 (its
+ * slot after "q empty"), TILEC_ATTN_Q_PREFETCH=1 (the tile's q asked of L2 by the producer), TILEC_ATTN_SKIP0=1 (its
  * iteration 0 without the value dot of P = 0) and TILEC_ATTN_SCHED=1 (with
  * bit 6: =2; causal fa3 tiles from a global atomic counter, attn_sched.c), bit 6 also TILEC_ATTN_ORDER=2 (a causal grid's tail order, span 2 CTAs) and
  * TILEC_ATTN_PERSIST=1 (a full attention kernel without a producer persistent, the next tile's q and
@@ -77,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_switch("TILEC_ATTN_WS", sw1 & 32, "fa3");
   set_switch("TILEC_ATTN_O_SLOT", sw1 & 32, "1");
   set_switch("TILEC_ATTN_O_SLOT_K", sw1 & 32, "1");
+  set_switch("TILEC_ATTN_Q_PREFETCH", sw1 & 32, "1");
   set_switch("TILEC_ATTN_SCHED", sw1 & 32, sw1 & 64 ? "2" : "1");
   set_switch("TILEC_ATTN_SKIP0", sw1 & 32, "1");
   set_switch("TILEC_ATTN_ORDER", sw1 & 64, "2");

@@ -184,7 +184,12 @@ static const struct {
                       * default kernel's form at every S on 5 CTAs (the bounded slot: both paths in a CTA's tiles), and
                       * fa3 BN 128 with the counter (causal: the slot on every tile) */
                      {"TILEC_ATTN_O_SLOT_K", "1", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "5"},
-                     {"TILEC_ATTN_O_SLOT_K", "1", true, 128, true, "TILEC_ATTN_SCHED", "1", false, "TILEC_ATTN_WS", "fa3"}};
+                     {"TILEC_ATTN_O_SLOT_K", "1", true, 128, true, "TILEC_ATTN_SCHED", "1", false, "TILEC_ATTN_WS", "fa3"},
+                     /* the tile's q asked of L2 by fa3's producer at the tile's start (TILEC_ATTN_Q_PREFETCH=1,
+                      * emit_q_tma.c): the default kernel's form at every S on 5 CTAs (several tiles a CTA, D128 and
+                      * D256), and fa3 BN 128 with the counter (the tile taken, then its q prefetched) */
+                     {"TILEC_ATTN_Q_PREFETCH", "1", true, 0, true, "TILEC_ATTN_FORM_MIN_S", "1", true, "TILEC_PERSIST_CTAS", "5"},
+                     {"TILEC_ATTN_Q_PREFETCH", "1", true, 128, true, "TILEC_ATTN_SCHED", "1", false, "TILEC_ATTN_WS", "fa3"}};
 #define NATTN_VARIANTS (int)(sizeof attn_variants / sizeof attn_variants[0])
 /* attn_rope.tile's cutlass_attn_rope_fwd: its score dots on wgmma with the rotated k staged
  * each step and the prologue's loads by TMA (the default), those loads on the cp.async ring
