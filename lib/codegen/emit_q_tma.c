@@ -257,7 +257,7 @@ static void q_boxes(cg *g) {
   LLVMValueRef full = q_mbar(g, 0);
   cg_mbar_expect_tx(g, full, p->q_bytes);
   LLVMValueRef st[TL_MAX_RANK];
-  q_starts(g, st);
+  q_starts(g, st); /* (in the boxes, innermost first: column, row, then the indexed dims ({d0, m0, h, z})) */
   char txt[200], cons[64];
   snprintf(txt, sizeof txt,
            "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
