@@ -16,14 +16,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 # QPF_QUICK=1: the timing alone (attn_ab checks each form against fp32 SDPA at its sizes), for a short budget
 if [ -z "${QPF_QUICK:-}" ]; then
 attn_variants qpf Q_PREFETCH 90
-for s in 1000 4097; do
-  TILEC_ATTN_Q_PREFETCH=1 TILEC_CACHE_DIR=/tmp/cqa$s timeout -k 10 60 $B/tilec run examples/attn.tile \
-    --kernel cutlass_attn_fwd -D D=128 -D CAUSAL=1 --size Z=2 --size H=3 --size S=$s --scalar scale=0.0884 --device > $L/a$s.log 2>&1
-  echo "attn causal S$s rc $?: $(grep -E 'PASS|FAIL' $L/a$s.log | tr '\n' ' ' | cut -c1-100)"
-  TILEC_ATTN_Q_PREFETCH=1 TILEC_CACHE_DIR=/tmp/cqg$s timeout -k 10 60 $B/tilec run examples/llama/attn_gqa.tile --kernel cutlass_attn_gqa \
-    -D D=128 -D CAUSAL=0 --size Z=2 --size H=4 --size HKV=1 --size S=$s --scalar scale=0.0625 --device > $L/g$s.log 2>&1
-  echo "gqa full S$s rc $?: $(grep -E 'PASS|FAIL' $L/g$s.log | tr '\n' ' ' | cut -c1-100)"
-done
+attn_runs TILEC_ATTN_Q_PREFETCH=1
 fi
 timeout -k 10 120 python3 bench/attn_ab.py --lib $B/libtilec.so --rounds 5 --triton 0 \
   --cases 128:512:0,128:1024:0,128:1024:1,128:4096:0,128:4096:1,128:16384:0,128:16384:1,256:1024:0,256:1024:1,256:4096:0,256:4096:1,256:16384:0,256:16384:1 \
