@@ -172,6 +172,7 @@ void cg_tiles_end(cg *g, cg_tiles *T) {
   if (!T->persist && !T->one_trip) return;
   LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
   LLVMValueRef step = T->cluster ? cluster_sreg(g, "nclusterid.x") : T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1);
+  if (T->persist && !T->cluster && g->plan && g->plan->q_l2) step = cg_asm(g, g->i32, "mov.u32 $0, %nctaid.x;", "=r", NULL, 0, true);
   if (T->persist && T->step_mul > 1) step = LLVMBuildMul(g->B, step, cg_i32(g, T->step_mul), "");
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, step, ""), T->tv);
   LLVMBuildBr(g->B, T->head);
