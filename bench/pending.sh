@@ -181,6 +181,10 @@
 #             at S 128-384: bounds 128 at D128, 256 at D256), pending_h200.sh (the headline ratios) and every GPU test
 #             at the defaults (PENDING_STEPS=" ": all passed).  Nothing owed; next, optional: the same three at the
 #             128 / 256 bounds (the form at those S was tested only through the FORM_MIN_S=1 variants).
+#   thirty-first session (H100 twice, then five refused starts): pending_h200.sh and pending_h200b.sh ran on an H100
+#             (H200_ANY=1: the first x Triton column, rows, block-scaled fp8).  OWED, in this order:
+#             sh bench/pending_qpf.sh .carry (TILEC_ATTN_Q_PREFETCH, any card; QPF_QUICK=1 the timing alone), then on
+#             an H200: sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry (block-scaled x per-tensor).
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
