@@ -161,8 +161,7 @@ void cg_attn_sched_end(cg *g, cg_tiles *T, bool producer) {
                     * slot frees a step later, so the atomic's latency hides behind that wait) */
     LLVMValueRef c = counter(g);
     LLVMValueRef n = cg_asm(g, g->i32, "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;", "=r,l,~{memory}", &c, 1, true);
-    LLVMValueRef nc = p->q_l2 ? cg_asm(g, g->i32, "mov.u32 $0, %nctaid.x;", "=r", NULL, 0, true) : cg_sreg(g, "nctaid", 0);
-    LLVMBuildStore(g->B, LLVMBuildAdd(g->B, n, nc, "sched.take"), T->tv);
+    LLVMBuildStore(g->B, LLVMBuildAdd(g->B, n, cg_tiles_nctaid(g), "sched.take"), T->tv);
   }
   LLVMBuildBr(g->B, T->head);
   LLVMPositionBuilderAtEnd(g->B, T->exit);

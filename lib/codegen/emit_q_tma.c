@@ -204,14 +204,17 @@ void cg_q_tma_full_arrive(cg *g) {
   cg_asm_void(g, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", &mb, 1);
 }
 
-/* The q load's indices as bound now (i32), in the load's order. */
-static void q_starts(cg *g, LLVMValueRef *st) {
+/* Box b's coordinates of q as its load's indices are bound now (i32), innermost first: column (b * 64 past the
+ * load's), row, then the indexed dims ({d0, m0, h, z}); returns the rank. */
+static int q_box_coords(cg *g, int b, LLVMValueRef *c) {
   tl_op *ld = tl_op_at(g->f, g->plan->q_load);
   int rank = tl_val(g->f, ld->opnd[0])->type.rank;
   for (int d = 0; d < rank; d++) {
-    st[d] = cg_get(g, ld->opnd[1 + d])->r[0];
-    if (LLVMTypeOf(st[d]) != g->i32) st[d] = LLVMBuildTrunc(g->B, st[d], g->i32, "");
+    LLVMValueRef x = cg_get(g, ld->opnd[1 + d])->r[0];
+    if (LLVMTypeOf(x) != g->i32) x = LLVMBuildTrunc(g->B, x, g->i32, "");
+    c[rank - 1 - d] = d == rank - 1 ? cg_add_c(g, x, (int64_t)b * 64) : x;
   }
+  return rank;
 }
 
 /* TILEC_ATTN_Q_PREFETCH=1: q's boxes of the tile whose scalars are bound now into L2, by the producer's one thread
@@ -222,10 +225,8 @@ static void q_starts(cg *g, LLVMValueRef *st) {
 void cg_q_tma_prefetch_l2(cg *g, LLVMValueRef ok) {
   cg_plan *p = g->plan;
   if (!p->q_tma || !p->q_l2) return;
-  tl_op *ld = tl_op_at(g->f, p->q_load);
-  int rank = tl_val(g->f, ld->opnd[0])->type.rank;
-  LLVMValueRef st[TL_MAX_RANK];
-  q_starts(g, st);
+  LLVMValueRef args[1 + TL_MAX_RANK];
+  int rank = q_box_coords(g, 0, args + 1);
   LLVMBasicBlockRef ib = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.l2");
   LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "q.l2.done");
   LLVMBuildCondBr(g->B, ok, ib, jb);
@@ -237,11 +238,9 @@ void cg_q_tma_prefetch_l2(cg *g, LLVMValueRef ok) {
   snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "}];");
   for (int d = 0; d < rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
   snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
-  for (int b = 0; b < p->q_boxes; b++) { /* coordinates innermost first: column, row, then the indexed dims */
-    LLVMValueRef args[1 + TL_MAX_RANK];
-    args[0] = p->tmap[p->q_map];
-    args[1] = cg_add_c(g, st[rank - 1], (int64_t)b * 64);
-    for (int d = 1; d < rank; d++) args[1 + d] = st[rank - 1 - d];
+  args[0] = p->tmap[p->q_map];
+  for (int b = 0; b < p->q_boxes; b++) {
+    if (b) q_box_coords(g, b, args + 1);
     cg_asm_void(g, txt, cons, args, 1 + rank);
   }
   LLVMBuildBr(g->B, jb);
@@ -251,13 +250,10 @@ void cg_q_tma_prefetch_l2(cg *g, LLVMValueRef ok) {
 /* q full's arrive.expect_tx and q's boxes (one thread), at the q load's indices as bound now. */
 static void q_boxes(cg *g) {
   cg_plan *p = g->plan;
-  tl_func *f = g->f;
-  tl_op *ld = tl_op_at(f, p->q_load);
-  int rank = tl_val(f, ld->opnd[0])->type.rank;
   LLVMValueRef full = q_mbar(g, 0);
   cg_mbar_expect_tx(g, full, p->q_bytes);
-  LLVMValueRef st[TL_MAX_RANK];
-  q_starts(g, st); /* (in the boxes, innermost first: column, row, then the indexed dims ({d0, m0, h, z})) */
+  LLVMValueRef args[2 + TL_MAX_RANK + 1];
+  int rank = q_box_coords(g, 0, args + 2);
   char txt[200], cons[64];
   snprintf(txt, sizeof txt,
            "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2", rank);
@@ -267,13 +263,11 @@ static void q_boxes(cg *g) {
   for (int d = 0; d <= rank; d++) snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",r");
   snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",~{memory}");
   LLVMValueRef base = LLVMBuildAdd(g->B, cg_smem_base32(g), cg_i32(g, p->vstream[p->q_val]), "");
+  args[1] = p->tmap[p->q_map];
+  args[2 + rank] = full;
   for (int b = 0; b < p->q_boxes; b++) {
-    LLVMValueRef args[2 + TL_MAX_RANK + 1];
     args[0] = cg_add_c(g, base, (int64_t)b * p->q_rows * 128); /* atom b: [rows][64] */
-    args[1] = p->tmap[p->q_map];
-    args[2] = cg_add_c(g, st[rank - 1], (int64_t)b * 64);
-    for (int d = 1; d < rank; d++) args[2 + d] = st[rank - 1 - d];
-    args[2 + rank] = full;
+    if (b) q_box_coords(g, b, args + 2);
     cg_asm_void(g, txt, cons, args, 3 + rank);
   }
 }

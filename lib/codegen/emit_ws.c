@@ -1048,8 +1048,9 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
   if (move_regs) cg_asm_void(g, txt, "~{memory}", NULL, 0);
   LLVMValueRef ptid = LLVMBuildSub(g->B, tid, cg_i32(g, ncons), "");
   LLVMValueRef run = LLVMBuildOr(g->B, LLVMBuildNot(g->B, R->tma_ok, ""), LLVMBuildICmp(g->B, LLVMIntEQ, ptid, cg_i32(g, 0), ""), "");
-  if (trb || p->rope) run = LLVMConstInt(g->i1, 1, 0); /* (all 128 transpose, or rotate k) */
-  LLVMValueRef lph = trb || p->rope ? prologue_i32(g, "prod.loaded.phase") : NULL;
+  bool all128 = trb || p->rope; /* (all 128 transpose, or rotate k; else one thread issues the boxes) */
+  if (all128) run = LLVMConstInt(g->i1, 1, 0);
+  LLVMValueRef lph = all128 ? prologue_i32(g, "prod.loaded.phase") : NULL;
   LLVMBuildCondBr(g->B, run, rb, eb);
   LLVMPositionBuilderAtEnd(g->B, eb);
   LLVMBuildRetVoid(g->B);
@@ -1061,7 +1062,7 @@ void cg_ws_emit_program(cg *g, cg_tiles *T) {
     /* the scalars (ws_unfit: the loop's bounds and indices need no more) */
     if (!(o->flags & TL_OPF_DEAD) && o->nres == 1 && producer_computes(f, o->res[0], 0)) cg_emit_op(g, f->body.ops.data[i]);
   }
-  if (!trb && !p->rope) cg_q_tma_prefetch_l2(g, R->tma_ok); /* (TILEC_ATTN_Q_PREFETCH=1: the tile's q into L2) */
+  if (!all128) cg_q_tma_prefetch_l2(g, R->tma_ok); /* (TILEC_ATTN_Q_PREFETCH=1: the tile's q into L2, one thread) */
   if (trb) cg_q_tma_issue(g); /* (fa3's q by TMA, emit_q_tma.c; producer_loop: after the first step's boxes) */
   if (trb) producer_loop_tr(g, R, trb, wr, ph, lph, ptid);
   else if (p->rope) cg_rope_producer_loop(g, R, wr, ph, lph, ptid); /* (emit_rope.c) */

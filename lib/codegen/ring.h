@@ -487,6 +487,7 @@ typedef struct cg_tiles {
 } cg_tiles;
 void cg_tiles_begin(cg *g, cg_tiles *T);
 void cg_tiles_end(cg *g, cg_tiles *T);
+LLVMValueRef cg_tiles_nctaid(cg *g);       /* the persistent tile loop's step, nctaid.x (read at its use under q_l2) */
 /* The program ids of tile t (i32) of a persistent loop without clusters, in the grouped order. */
 void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]);
 

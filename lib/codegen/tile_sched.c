@@ -168,11 +168,18 @@ void cg_tile_pids(cg *g, LLVMValueRef t, LLVMValueRef pid[3]) {
   }
 }
 
+/* nctaid.x, the persistent tile loop's step.  Under TILEC_ATTN_Q_PREFETCH (p->q_l2) read where it is added, in an
+ * asm LLVM does not hoist: kept in a register across the loop, ptxas spilled it (4 B) in fa3's producer, whose 24
+ * registers the prefetch's coordinates share; elsewhere the intrinsic, as always. */
+LLVMValueRef cg_tiles_nctaid(cg *g) {
+  if (g->plan && g->plan_f == g->f && g->plan->q_l2) return cg_asm(g, g->i32, "mov.u32 $0, %nctaid.x;", "=r", NULL, 0, true);
+  return cg_sreg(g, "nctaid", 0);
+}
+
 void cg_tiles_end(cg *g, cg_tiles *T) {
   if (!T->persist && !T->one_trip) return;
   LLVMValueRef t = LLVMBuildLoad2(g->B, g->i32, T->tv, "");
-  LLVMValueRef step = T->cluster ? cluster_sreg(g, "nclusterid.x") : T->persist ? cg_sreg(g, "nctaid", 0) : cg_i32(g, 1);
-  if (T->persist && !T->cluster && g->plan && g->plan->q_l2) step = cg_asm(g, g->i32, "mov.u32 $0, %nctaid.x;", "=r", NULL, 0, true);
+  LLVMValueRef step = T->cluster ? cluster_sreg(g, "nclusterid.x") : T->persist ? cg_tiles_nctaid(g) : cg_i32(g, 1);
   if (T->persist && T->step_mul > 1) step = LLVMBuildMul(g->B, step, cg_i32(g, T->step_mul), "");
   LLVMBuildStore(g->B, LLVMBuildAdd(g->B, t, step, ""), T->tv);
   LLVMBuildBr(g->B, T->head);
