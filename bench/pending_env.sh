@@ -31,3 +31,9 @@ attn_runs() {
     echo "gqa full S$_s rc $?: $(grep -E 'PASS|FAIL' $L/g$_s.log | tr '\n' ' ' | cut -c1-100)"
   done
 }
+# h200_only: print the card's name; on any card but an H200 exit 77 at once (the call cost only its start), unless
+# H200_ANY=1 (then the script runs there too, its card named in its output).
+h200_only() {
+  _gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); echo "$_gpu"
+  case "$_gpu" in *H200*) ;; *) [ -n "${H200_ANY:-}" ] || { echo "not an H200: nothing run (H200_ANY=1 runs it anyway)"; exit 77; };; esac
+}

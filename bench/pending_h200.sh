@@ -7,8 +7,7 @@
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_h200.sh .carry" carry=[".carry"] timeout_s=480
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/ch200 TILEC_LATE_FORMS=0
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); echo "$GPU"
-case "$GPU" in *H200*) ;; *) [ -n "${H200_ANY:-}" ] || { echo "not an H200: nothing run (H200_ANY=1 runs it anyway)"; exit 77; };; esac
+h200_only
 timeout -k 10 240 python3 bench/attn_ab.py --lib $B/libtilec.so --rounds 7 \
   --cases 64:1024:0,64:1024:1,64:4096:0,64:4096:1,64:16384:0,64:16384:1,128:1024:0,128:1024:1,128:4096:0,128:4096:1,128:16384:0,128:16384:1,256:1024:0,256:1024:1,256:4096:0,256:4096:1,256:16384:0,256:16384:1 \
   > $L/fw.log 2>&1; echo "forward rc $? [$(el) s]"

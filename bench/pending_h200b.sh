@@ -2,6 +2,6 @@
 #   issue 12's row-kernel table (bench.py --only fused: each kernel x the copy bandwidth and x torch.compile) and
 #   issue 10's block-scaled fp8 x the per-tensor kernel (bench/fp8_probe.py "tn", "tn fast" and "bs", interleaved rounds).
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_h200b.sh .carry" carry=[".carry"] timeout_s=330
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-case "$GPU" in *H200*) ;; *) [ -n "${H200_ANY:-}" ] || { echo "$GPU: not an H200, nothing run (H200_ANY=1 runs it anyway)"; exit 77; };; esac
+. bench/pending_env.sh
+h200_only
 PENDING_TESTS=" " PENDING_STEPS="fp8probe rows" FP8PROBE_FORMS="tn,tn fast,bs" ROWS_TIMEOUT=${ROWS_TIMEOUT:-200} exec sh bench/pending.sh "$@"
