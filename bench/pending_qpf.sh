@@ -12,6 +12,8 @@
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_qpf.sh .carry" carry=[".carry"] timeout_s=360
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cqpf TILEC_LATE_FORMS=0
+# (the thirty-second session's short causal form off: both forms measured on the base the prediction was written for)
+export TILEC_ATTN_FORM_KSLOT=0
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 # QPF_QUICK=1: the timing alone (attn_ab checks each form against fp32 SDPA at its sizes), for a short budget
 if [ -z "${QPF_QUICK:-}" ]; then

@@ -229,6 +229,9 @@ typedef struct tl_func {
   /* route_pipeline: the option attn-sched's value ('0'..'2'), 0 unset (TILEC_ATTN_SCHED decides): codegen's
    * attn_sched.c reads it */
   char attn_sched;
+  /* route_pipeline: the option attn-o-slot-k's value ('0', '1'), 0 unset (TILEC_ATTN_O_SLOT_K, then the default,
+   * decides): codegen's emit_o_slot.c reads it */
+  char attn_o_slot_k;
   /* route_pipeline (TILEC_ATTN_ORDER, default on, =0 off): for an attention kernel whose main loop's trip count
    * grows or shrinks with program_id(0) (causal), a non-persistent grid's last heads (about
    * attn_order CTAs) run program_id(1) fastest, so the source's order along program_id(0) (attn.tile:
@@ -364,6 +367,9 @@ typedef struct tl_pass_opts {
   /* "attn-sched" (0 | 1 | 2): a causal fa3 kernel's tiles from a counter (codegen attn_sched.c); NULL =
    * TILEC_ATTN_SCHED decides (route_pipeline records it in f->attn_sched) */
   const char *attn_sched;
+  /* "attn-o-slot-k" (0 | 1): fa3's O through the last stage's K slot (codegen emit_o_slot.c); NULL =
+   * TILEC_ATTN_O_SLOT_K, then the default, decides (route_pipeline records it in f->attn_o_slot_k) */
+  const char *attn_o_slot_k;
 } tl_pass_opts;
 
 typedef struct tl_pass {

@@ -27,6 +27,12 @@ static bool switched_off(void) {
   return e && e[0] == '0';
 }
 
+/* The short form's range (lib/attn_form.h kslot_*): O into K's slot for causal tiles from the counter measured (H100,
+ * thirtieth session, 7 interleaved rounds x V's slot, bench/RESULTS.md) D128 S 1k / 2k / 4k / 16k 1.022 / 1.029 /
+ * 1.018 / 1.007x: above the rule's 1.02 at 1k and 2k only, so a second form for 1024 <= S < 4096 (S below 1024 was
+ * not measured).  TILEC_ATTN_FORM_KSLOT=0 (read with getenv: which kernel a launch runs, not the code of any) off. */
+enum { ATTN_KSLOT_MIN_S = 1024, ATTN_KSLOT_MAX_S = 4096 };
+
 /* The bounds (H200, bench/RESULTS.md).  Fifteenth session, branch attn7: the form at BN 128 against
  * the default (BN 64, two programs an SM), same process, D128: S 1k 0.94-0.98x (about 5 us of each
  * 8-step tile runs outside the loop with one CTA an SM), S 4k 1.02-1.08x, S 16k 1.03-1.16x: 2048.
@@ -118,6 +124,14 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   plan->const_bn = bn;
   plan->bn = d256 ? b->shape[1] : 128;
   plan->counter = !f->attn_persist_fits && sched_on(f, d256);
+  /* the short form: causal D128 with the counter, where neither the program (attn-o-slot-k) nor the switch
+   * (TILEC_ATTN_O_SLOT_K, which the forms' codegen reads too) chose O's slot already */
+  const char *ks = getenv("TILEC_ATTN_FORM_KSLOT");
+  if (plan->counter && !d256 && !f->attn_o_slot_k && !tl_code_env("TILEC_ATTN_O_SLOT_K") && !(ks && ks[0] == '0')) {
+    plan->kslot_min_s = plan->min_s > ATTN_KSLOT_MIN_S ? plan->min_s : ATTN_KSLOT_MIN_S;
+    plan->kslot_max_s = ATTN_KSLOT_MAX_S;
+    if (plan->kslot_min_s >= plan->kslot_max_s) plan->kslot_min_s = plan->kslot_max_s = 0;
+  }
   return true;
 }
 
@@ -142,6 +156,12 @@ static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
                                  "through the last ring stage every tile"
                                : "",
                    plan.s_sym, (long long)plan.min_s, f->two_programs ? "two programs" : "one program");
+  if (on && ex && plan.kslot_max_s)
+    tl_sbuf_printf(ex,
+                   "attn_form: kernel '%s': %lld <= %s < %lld runs the form's short variant, the same with O through "
+                   "the last stage's K slot (attn-o-slot-k=1: measured 1.02-1.03x V's slot at S 1k-2k, 1.007-1.018x "
+                   "from 4k); off with TILEC_ATTN_FORM_KSLOT=0\n",
+                   f->name, (long long)plan.kslot_min_s, plan.s_sym, (long long)plan.kslot_max_s);
   return true;
 }
 

@@ -561,6 +561,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   f->ws = TL_WS_OFF;
   f->attn_fa3 = false;
   f->attn_sched = o->attn_sched ? o->attn_sched[0] : 0;
+  f->attn_o_slot_k = o->attn_o_slot_k ? o->attn_o_slot_k[0] : 0;
   f->persist = false;
   f->attn_persist = 0;
   f->attn_persist_fits = false;

@@ -61,6 +61,9 @@ static const char usage_text[] =
     "  --attn-sched=N         causal fa3 attention (sm_90a): 1 | 2 its tiles from a global counter (the values of\n"
     "                         TILEC_ATTN_SCHED; a hidden last parameter the JIT launcher fills), O through the last\n"
     "                         ring stage every tile; 0 off\n"
+    "  --attn-o-slot-k=N      fa3 attention (sm_90a): 1 O through the last ring stage's K slot where it goes through the\n"
+    "                         stage (the values of TILEC_ATTN_O_SLOT_K; 1 is a causal D128 kernel's short launch-time\n"
+    "                         form), 0 V's slot\n"
     "  --attn-persist=N       wgmma attention without a producer (sm_90a), not causal: 1 | 2 | 3 persistent (the\n"
     "                         values of TILEC_ATTN_PERSIST; 1 is a D256 kernel's launch-time form at S <= 2048), 0 off\n"
     "  --cluster=MxN          cutlass GEMM on sm_90a: 1x1 (default) | 2x1 | 1x2 CTA clusters sharing B / A by TMA multicast\n"
@@ -240,6 +243,8 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-ws", v), "--attn-ws", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-sched", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-sched", v), "--attn-sched", v)) return EXIT_USAGE;
+    } else if ((v = flag_value(argc, argv, &i, "--attn-o-slot-k", &missing))) {
+      if (!opt_ok(tilec_options_set(c->opts, "attn-o-slot-k", v), "--attn-o-slot-k", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--attn-persist", &missing))) {
       if (!opt_ok(tilec_options_set(c->opts, "attn-persist", v), "--attn-persist", v)) return EXIT_USAGE;
     } else if ((v = flag_value(argc, argv, &i, "--hoist-operand", &missing))) {

@@ -103,6 +103,7 @@ static void copy_options(tilec_program *p, const tilec_options *o) {
   d->ws = arena_strdup_or_null(a, o->ws);
   d->attn_persist = arena_strdup_or_null(a, o->attn_persist);
   d->attn_sched = arena_strdup_or_null(a, o->attn_sched);
+  d->attn_o_slot_k = arena_strdup_or_null(a, o->attn_o_slot_k);
 }
 
 typedef struct create_args {
@@ -358,6 +359,7 @@ static void pass_setup(tilec_program *p, tl_pass_opts *po, tl_run_hooks *hooks) 
   po->ws = p->opts.ws;
   po->attn_persist = p->opts.attn_persist;
   po->attn_sched = p->opts.attn_sched;
+  po->attn_o_slot_k = p->opts.attn_o_slot_k;
   po->explain_out = p->opts.explain ? &p->log : NULL;
   memset(hooks, 0, sizeof *hooks);
   hooks->print_after = p->opts.print_after;

@@ -371,16 +371,19 @@ bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *s
     *st = launch_hoist(k, args, nargs, stream);
     return true;
   }
-  if (k->attn && arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) >= k->attn_min_s) {
-    /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h) */
-    *st = tl_launch(k->attn, args, nargs, NULL, stream);
-    if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->attn->err);
+  int64_t s = k->attn ? arg_dim(args, nargs, k->attn_s_param, k->attn_s_axis) : -1;
+  if (k->attn && s >= k->attn_min_s) {
+    /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h), its short form (O into K's
+     * slot) where S is in that form's range */
+    tilec_kernel *form = k->attn_kslot && s >= k->attn_kslot_min_s && s < k->attn_kslot_max_s ? k->attn_kslot : k->attn;
+    *st = tl_launch(form, args, nargs, NULL, stream);
+    if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", form->err);
     return true;
   }
   if (k->apersist) {
     /* short sequences at D256: the persistent form of the same source (lib/attn_persist_form.h) */
-    int64_t s = arg_dim(args, nargs, k->apersist_s_param, k->apersist_s_axis);
-    if (s >= 0 && s <= k->apersist_max_s) {
+    int64_t ps = arg_dim(args, nargs, k->apersist_s_param, k->apersist_s_axis);
+    if (ps >= 0 && ps <= k->apersist_max_s) {
       *st = tl_launch(k->apersist, args, nargs, NULL, stream);
       if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", k->apersist->err);
       return true;

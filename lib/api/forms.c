@@ -1,7 +1,7 @@
 /* forms.c: the launch-time forms of a kernel (docs/small_m.md, lib/kmajor_b.h, lib/attn_form.h,
  * lib/attn_persist_form.h): a second program from the kernel's source for each (small-M forms and
- * their split-K halves, the K-major-B form and its transpose kernel, the FlashAttention-3 form, the
- * persistent attention form) with its options, loaded
+ * their split-K halves, the K-major-B form and its transpose kernel, the FlashAttention-3 form and its
+ * short form, the persistent attention form) with its options, loaded
  * through tilec_kernel_load on a thread of its own, joined at the load or (late forms) at the
  * first launch that needs one, then adopted by the kernel's handle.
  * requires: a kernel whose IR records forms (f->small_m, f->kmajor_b, f->attn_form,
@@ -82,7 +82,7 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
  * half of a split one) is its own program, and different programs may compile and load at the same
  * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
  * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_PERSIST, FORM_HOIST, FORM_HOIST_PRE };
+enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_KSLOT, FORM_ATTN_PERSIST, FORM_HOIST, FORM_HOIST_PRE };
 
 typedef struct form_job {
   int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, the
@@ -103,7 +103,7 @@ typedef struct form_job {
 
 struct tl_form_jobs {
   int n;
-  form_job job[2 * TL_SMALL_M_MAX_FORMS + 6];
+  form_job job[2 * TL_SMALL_M_MAX_FORMS + 7];
 };
 
 tl_form_jobs *tl_forms_new(void) { return calloc(1, sizeof(tl_form_jobs)); }
@@ -195,6 +195,7 @@ static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec
    * TILEC_ATTN_SCHED says otherwise (it reaches the form's codegen by itself; read as attn_form.h resolves it) */
   const char *sched = po->attn_sched ? po->attn_sched : plan->counter && !tl_attn_sched_mode(0) ? "1" : NULL;
   if (st == TILEC_OK && sched) st = tilec_options_set(o, "attn-sched", sched);
+  if (st == TILEC_OK && po->attn_o_slot_k) st = tilec_options_set(o, "attn-o-slot-k", po->attn_o_slot_k);
   if (st != TILEC_OK) {
     tilec_options_destroy(o);
     return st;
@@ -202,6 +203,14 @@ static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec
   o->warps = po->warps, o->assembler = po->assembler;
   *out = o;
   return TILEC_OK;
+}
+
+/* The short FlashAttention-3 form's options (lib/attn_form.h kslot_*): the form's, with the option attn-o-slot-k=1
+ * (O through the last stage's K slot). */
+static tilec_status attn_kslot_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+  tilec_status st = attn_options(p, f, out);
+  if (st == TILEC_OK && (st = tilec_options_set(*out, "attn-o-slot-k", "1")) != TILEC_OK) tilec_options_destroy(*out);
+  return st;
 }
 
 /* The persistent attention form's options: p's, with the option attn-persist=1, p's pipeline,
@@ -354,9 +363,11 @@ tilec_status tl_forms_start(tilec_program *p, const tl_func *f, int device, tl_f
     bool on;
     int kind;
     tilec_status (*options)(const tilec_program *, const tl_func *, tilec_options **);
-  } attn[2] = {{f->attn_form != NULL, FORM_ATTN, attn_options},
+  } attn[3] = {{f->attn_form != NULL, FORM_ATTN, attn_options},
+               {f->attn_form && ((const tl_attn_form_plan *)f->attn_form)->kslot_max_s > 0, FORM_ATTN_KSLOT,
+                attn_kslot_options},
                {f->attn_persist_form != NULL, FORM_ATTN_PERSIST, attn_persist_options}};
-  for (int a = 0; a < 2; a++) {
+  for (int a = 0; a < 3; a++) {
     if (!attn[a].on) continue;
     form_job *j = &js->job[js->n++];
     j->kind = attn[a].kind;
@@ -421,6 +432,7 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
           [FORM_KMAJOR] = {"K-major-B form", "TILEC_KMAJOR_B=0"},
           [FORM_TRANSPOSE] = {"K-major-B form's transpose kernel", "TILEC_KMAJOR_B=0"},
           [FORM_ATTN] = {"FlashAttention-3 form", "TILEC_ATTN_FORM=0"},
+          [FORM_ATTN_KSLOT] = {"short FlashAttention-3 form (O into K's slot)", "TILEC_ATTN_FORM_KSLOT=0"},
           [FORM_ATTN_PERSIST] = {"persistent form", "TILEC_ATTN_PERSIST=0"},
           [FORM_HOIST] = {"materialize-once form", "TILEC_HOIST_OPERAND=0"},
           [FORM_HOIST_PRE] = {"materialize-once form's pre-kernel", "TILEC_HOIST_OPERAND=0"}};
@@ -478,6 +490,10 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
       const tl_attn_form_plan *ap = k->f->attn_form;
       k->attn_prog = j->q, k->attn = j->k;
       k->attn_s_param = ap->s_param, k->attn_s_axis = ap->s_axis, k->attn_min_s = ap->min_s;
+    } else if (j->kind == FORM_ATTN_KSLOT) {
+      const tl_attn_form_plan *ap = k->f->attn_form;
+      k->attn_kslot_prog = j->q, k->attn_kslot = j->k;
+      k->attn_kslot_min_s = ap->kslot_min_s, k->attn_kslot_max_s = ap->kslot_max_s;
     } else if (j->kind == FORM_ATTN_PERSIST) {
       const tl_attn_persist_plan *pp = k->f->attn_persist_form;
       k->apersist_prog = j->q, k->apersist = j->k;

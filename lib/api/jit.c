@@ -79,6 +79,7 @@ static bool compute_key(tilec_program *p, const tl_func *f, const char *arch, in
   if (p->opts.ws) tl_sbuf_printf(&extra, ";ws=%s", p->opts.ws);
   if (p->opts.attn_persist) tl_sbuf_printf(&extra, ";attn-persist=%s", p->opts.attn_persist);
   if (p->opts.attn_sched) tl_sbuf_printf(&extra, ";attn-sched=%s", p->opts.attn_sched);
+  if (p->opts.attn_o_slot_k) tl_sbuf_printf(&extra, ";attn-o-slot-k=%s", p->opts.attn_o_slot_k);
   if (variant == TL_LOAD_VEC) tl_sbuf_printf(&extra, ";variant=vec"); /* the launch variant without the fallback */
   if (variant == TL_LOAD_NOTMA) tl_sbuf_printf(&extra, ";variant=notma"); /* a TMA form's no-TMA form */
   if (p->opts.tma_fallback == TL_TMA_FALLBACK_INLINE) tl_sbuf_printf(&extra, ";tma=inline");
@@ -700,6 +701,8 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   tilec_program_destroy(k->kmajor_prog);
   tilec_kernel_destroy(k->attn);
   tilec_program_destroy(k->attn_prog);
+  tilec_kernel_destroy(k->attn_kslot);
+  tilec_program_destroy(k->attn_kslot_prog);
   tilec_kernel_destroy(k->apersist);
   tilec_program_destroy(k->apersist_prog);
   tilec_kernel_destroy(k->transpose);

@@ -54,6 +54,7 @@ void tilec_options_destroy(tilec_options *o) {
   free(o->attn_ws);
   free(o->attn_persist);
   free(o->attn_sched);
+  free(o->attn_o_slot_k);
   free(o);
 }
 
@@ -176,6 +177,7 @@ static const struct {
     {"attn-ws", "off, producer, pingpong or fa3", "fa3"},
     {"attn-persist", "0..3", "1"},
     {"attn-sched", "0, 1 or 2", "1"},
+    {"attn-o-slot-k", "0 or 1", "1"},
 };
 
 const char *tilec_options_key(int i) {
@@ -245,6 +247,12 @@ tilec_status tilec_options_set(tilec_options *o, const char *key, const char *va
      * "" = unset */
     if (value && *value && (value[0] < '0' || value[0] > '2' || value[1])) return TILEC_ERROR_USAGE;
     return set_string(&o->attn_sched, value && *value ? value : NULL);
+  }
+  if (!strcmp(key, "attn-o-slot-k")) {
+    /* fa3's O through the last stage's K slot (codegen emit_o_slot.c; the values of TILEC_ATTN_O_SLOT_K); NULL or
+     * "" = unset */
+    if (value && *value && (value[0] < '0' || value[0] > '1' || value[1])) return TILEC_ERROR_USAGE;
+    return set_string(&o->attn_o_slot_k, value && *value ? value : NULL);
   }
   if (!strcmp(key, "attn-persist")) {
     /* wgmma attention without a producer made persistent (route_pipeline; the values of

@@ -1507,10 +1507,41 @@ Test(fake_driver, attn_form_picked_by_s) {
     cr_assert_eq(calls.block[0], sched ? 384u : 256u, "causal S 2048 sched %d: block %u", sched, calls.block[0]);
     if (sched) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "causal S 2048: grid %u x %u", calls.grid[0],
                          calls.grid[1]);
+    /* (the short form, O into K's slot, at 1024 <= S < 4096 with the counter: no "bar.sync 9, 256" before O's store) */
+    if (sched) cr_assert(!strstr(last_fn->mod->text, "bar.sync 9, 256"), "causal S 2048: K's slot");
     launch_attn(k, 1, 2, 4096);
     cr_assert_eq(calls.block[0], 384u, "causal S 4096: block %u", calls.block[0]);
     cr_assert_eq(strstr(last_fn->mod->text, "atom.relaxed.gpu.global.add.u32") != NULL, sched, "sched %d", sched);
+    if (sched) cr_assert(strstr(last_fn->mod->text, "bar.sync 9, 256"), "causal S 4096: V's slot");
     unsetenv("TILEC_ATTN_SCHED");
+    tilec_kernel_destroy(k);
+    tilec_program_destroy(p);
+  }
+  /* the short form's range: 1024 in, 1023 and 4096 out; TILEC_ATTN_FORM_KSLOT=0 none (one link fewer); the
+   * program's attn-o-slot-k decides for every form, none short */
+  for (int mode = 0; mode < 3; mode++) {
+    if (mode == 1) setenv("TILEC_ATTN_FORM_KSLOT", "0", 1);
+    if (mode == 2) {
+      tilec_options *o = NULL;
+      cr_assert_eq(tilec_options_create(&o), TILEC_OK);
+      cr_assert_eq(tilec_options_define(o, "D", 128), TILEC_OK);
+      cr_assert_eq(tilec_options_define(o, "CAUSAL", 1), TILEC_OK);
+      cr_assert_eq(tilec_options_set(o, "attn-o-slot-k", "0"), TILEC_OK);
+      cr_assert_eq(tilec_program_create_from_file(&p, path, o), TILEC_OK);
+      tilec_options_destroy(o);
+      cr_assert_eq(tilec_kernel_load(p, "cutlass_attn_fwd", 0, &k), TILEC_OK, "%s", tilec_program_log(p));
+    } else {
+      k = load_attn_kernel(path, "cutlass_attn_fwd", 128, 0, true, NULL, &p);
+    }
+    unsetenv("TILEC_ATTN_FORM_KSLOT");
+    launch_attn(k, 1, 2, 1023);
+    cr_assert(calls.block[0] == 384u && strstr(last_fn->mod->text, "bar.sync 9, 256"), "S 1023 mode %d", mode);
+    launch_attn(k, 1, 2, 1024);
+    cr_assert_eq(!strstr(last_fn->mod->text, "bar.sync 9, 256"), mode == 0, "S 1024 mode %d", mode);
+    launch_attn(k, 1, 2, 4095);
+    cr_assert_eq(!strstr(last_fn->mod->text, "bar.sync 9, 256"), mode == 0, "S 4095 mode %d", mode);
+    launch_attn(k, 1, 2, 4096);
+    cr_assert(strstr(last_fn->mod->text, "bar.sync 9, 256"), "S 4096 mode %d", mode);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
   }
@@ -1721,6 +1752,7 @@ Test(fake_driver, attn_sched_streams) {
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
   setenv("TILEC_ATTN_FORM_MIN_S", "1", 1);
+  setenv("TILEC_ATTN_FORM_KSLOT", "0", 1); /* (one form: the short one, 1024 <= S < 4096, would hold a block of its own) */
   void *A = (void *)(uintptr_t)0x5100, *B = (void *)(uintptr_t)0x5200, *C = (void *)(uintptr_t)0x5300;
   { /* =0 */
     setenv("TILEC_ATTN_SCHED", "0", 1);
@@ -1798,6 +1830,7 @@ Test(fake_driver, attn_sched_streams) {
   tilec_program_destroy(p);
   unsetenv("TILEC_ATTN_SCHED");
   unsetenv("TILEC_ATTN_FORM_MIN_S");
+  unsetenv("TILEC_ATTN_FORM_KSLOT");
 }
 
 /* TILEC_ROW_STREAM (emit_ring_rows.c; default on since the twenty-first session): attn_bwd_dkdv's per-step LSE and Dl rows are boxes of its TMA
