@@ -185,6 +185,8 @@
 #             (H200_ANY=1: the first x Triton column, rows, block-scaled fp8).  OWED, in this order:
 #             sh bench/pending_qpf.sh .carry (TILEC_ATTN_Q_PREFETCH, any card; QPF_QUICK=1 the timing alone), then on
 #             an H200: sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry (block-scaled x per-tensor).
+#   thirty-second session (H100): pending_qpf.sh ran (q prefetch missed: opt-in) and pending_kslot.sh (the short causal
+#             form, default).  OWED: on an H200, sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry.
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
