@@ -30,7 +30,8 @@
  * bit 6 (whatever bit 0) also TILEC_NARROW_COPY=1 and TILEC_LOOP_SPLIT_LOAD=1 (a ring loop's own tile
  * loads in the split form, emit_memory.c) with TILEC_ROW_STREAM=0 (the ring rows, a default, off), and
  * the option tma-fallback=entry (the CLI's PTX: each TMA form's no-TMA form as a second entry, merged
- * into the module, lib/api/notma_entry.c); the rest is the source.
+ * into the module, lib/api/notma_entry.c); byte 1 bit 5 with byte 0 bit 2: the option attn-o-slot-k=0 (which wins
+ * over the switch's =1); the rest is the source.
  * Inputs with a NUL byte or over 16 KiB are skipped. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -100,6 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st == TILEC_OK) st = tilec_options_set_arch(opts, arch);
   if (st == TILEC_OK) st = tilec_options_set_opt_level(opts, opt_level);
   if (st == TILEC_OK && (sw & 64)) st = tilec_options_set(opts, "tma-fallback", "entry");
+  /* (the option attn-o-slot-k=0 against TILEC_ATTN_O_SLOT_K=1: the option wins, emit_o_slot.c) */
+  if (st == TILEC_OK && (sw1 & 32) && (sw & 4)) st = tilec_options_set(opts, "attn-o-slot-k", "0");
   if (st == TILEC_OK) st = tilec_program_create(&prog, src, "fuzz_compile.tile", opts);
   if (st == TILEC_OK) st = tilec_program_compile(prog, TILEC_STAGE_PTX);
   if (st == TILEC_ERROR_INTERNAL) {
