@@ -186,7 +186,9 @@
 #             sh bench/pending_qpf.sh .carry (TILEC_ATTN_Q_PREFETCH, any card; QPF_QUICK=1 the timing alone), then on
 #             an H200: sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry (block-scaled x per-tensor).
 #   thirty-second session (H100): pending_qpf.sh ran (q prefetch missed: opt-in) and pending_kslot.sh (the short causal
-#             form, default).  OWED: on an H200, sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry.
+#             form, default).  OWED: sh bench/pending_ropeangle.sh .carry (any card: k's RoPE tables by angle
+#             addition, rule in it), sh bench/pending_explore32.sh .carry (exploration: D64 tiles / forms, D256 causal
+#             counter by S); on an H200, sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry.
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
