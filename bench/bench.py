@@ -2197,6 +2197,22 @@ def gemm_w4a16():
 # (rope.tile on q and k, then attn.tile's attn_fwd) and torch RoPE + cuDNN SDPA; every ratio in one run.
 # The fused kernel with its operand prologue (k's halves and table rows streamed; the default) and
 # without it (TILEC_PROLOGUE=0: k loaded in the loop).  D128 on 8 warps; multistage, mma.sync.
+def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h].float(), x[..., h:].float()
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(torch.bfloat16)
+
+def rope_case(Z, H, S, D):
+    """q, k, v stored [Z, S, H, D] (tokens-major, as a QKV projection writes them; rope.tile then rotates each tensor
+    in one launch over its [Z*S, H, D] rows) and viewed [Z, H, S, D]; the [S, D/2] f32 tables; q and k rotated."""
+    qs = torch.randn(Z, S, H, D, device="cuda", dtype=torch.bfloat16)
+    ks = torch.randn_like(qs); vs = torch.randn_like(qs)
+    q, kk, v = (t.permute(0, 2, 1, 3) for t in (qs, ks, vs))
+    th = torch.arange(S, device="cuda", dtype=torch.float64)[:, None] * \
+        10000.0 ** (-2 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
+    cs, sn = th.cos().float().contiguous(), th.sin().float().contiguous()
+    return qs, ks, vs, q, kk, v, cs, sn, rope_t(q, cs, sn), rope_t(kk, cs, sn)
+
 def attn_rope():
     from torch.nn.attention import sdpa_kernel, SDPBackend
     import torch.nn.functional as F
@@ -2206,22 +2222,10 @@ def attn_rope():
     if args.rope_d:
         cases = [c for c in cases if str(c[0]) in args.rope_d.split(",")]
 
-    def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
-        h = x.shape[-1] // 2
-        x1, x2 = x[..., :h].float(), x[..., h:].float()
-        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(torch.bfloat16)
     kern = {}
     for D, S, causal in cases:
         H = 2048 // D; Z = max(1, 16384 // S)
-        # stored [Z, S, H, D] (tokens-major, as a QKV projection writes them), viewed [Z, H, S, D]:
-        # rope.tile then rotates each tensor in one launch over its [Z*S, H, D] rows
-        qs = torch.randn(Z, S, H, D, device="cuda", dtype=torch.bfloat16)
-        ks = torch.randn_like(qs); vs = torch.randn_like(qs)
-        q, kk, v = (t.permute(0, 2, 1, 3) for t in (qs, ks, vs))
-        th = torch.arange(S, device="cuda", dtype=torch.float64)[:, None] * \
-            10000.0 ** (-2 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
-        cs, sn = th.cos().float().contiguous(), th.sin().float().contiguous()
-        qr, kr = rope_t(q, cs, sn), rope_t(kk, cs, sn)
+        qs, ks, vs, q, kk, v, cs, sn, qr, kr = rope_case(Z, H, S, D)
         ref = F.scaled_dot_product_attention(qr.float(), kr.float(), v.float(), is_causal=causal)
         fl = 4 * Z * H * S * S * D / (2 if causal else 1)
         opts = {"warps": 8} if D == 128 else None

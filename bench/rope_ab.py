@@ -16,26 +16,15 @@ a = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv = ["bench.py", "--lib", a.lib, "--only", "none", "--quick"]
 _bp = os.path.join(here, "bench.py")
-exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, torch
+exec(compile(open(_bp).read(), _bp, "exec"))  # Kernel, ex, bench_rounds, relerr, rope_case, torch
 import torch.nn.functional as F
-
-def rope_t(x, c, s):  # [Z, H, S, D] rotated in f32, rounded to bf16 (rope.tile's rounding)
-    h = x.shape[-1] // 2
-    x1, x2 = x[..., :h].float(), x[..., h:].float()
-    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(torch.bfloat16)
 
 forms = a.forms.split(",")
 print("| case | form | ms | x plain (rounds) | x pair | rel.err |\n|---|---|---|---|---|---|", flush=True)
 for case in a.cases.split(","):
     D, S, causal = (int(x) for x in case.split(":"))
     H = 2048 // D; Z = max(1, 16384 // S)
-    qs = torch.randn(Z, S, H, D, device="cuda", dtype=torch.bfloat16)
-    ks = torch.randn_like(qs); vs = torch.randn_like(qs)
-    q, kk, v = (t.permute(0, 2, 1, 3) for t in (qs, ks, vs))
-    th = torch.arange(S, device="cuda", dtype=torch.float64)[:, None] * \
-        10000.0 ** (-2 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
-    cs, sn = th.cos().float().contiguous(), th.sin().float().contiguous()
-    qr, kr = rope_t(q, cs, sn), rope_t(kk, cs, sn)
+    qs, ks, vs, q, kk, v, cs, sn, qr, kr = rope_case(Z, H, S, D)  # (bench.py's)
     ref = F.scaled_dot_product_attention(qr.float(), kr.float(), v.float(), is_causal=bool(causal))
     o0 = torch.empty_like(q)
     plain = Kernel(ex("attn.tile"), {"D": D, "CAUSAL": causal}, kernel="cutlass_attn_fwd").bind(qr, kr, v, o0, D ** -0.5)
