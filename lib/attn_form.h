@@ -23,6 +23,14 @@ static inline char tl_attn_sched_mode(char opt) {
   return opt ? opt : e ? e[0] : 0;
 }
 
+/* fa3's O slot: '1' K's, '0' V's, asked by the option attn-o-slot-k (`opt`, route_pipeline's f->attn_o_slot_k; 0
+ * unset), else by TILEC_ATTN_O_SLOT_K (any value but 1 is V's); 0 when neither asks (the default decides).  The one
+ * resolution passes/attn_form.c (no short form where something asked) and emit_o_slot.c (the slot) share. */
+static inline char tl_attn_o_slot_k_mode(char opt) {
+  const char *e = tl_code_env("TILEC_ATTN_O_SLOT_K");
+  return opt ? opt : e ? (e[0] == '1' ? '1' : '0') : 0;
+}
+
 typedef struct tl_attn_form_plan {
   const char *s_sym;        /* the shape symbol of the keys ("S") */
   int32_t s_param, s_axis;  /* where a launch's arguments give it */

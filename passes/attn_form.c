@@ -127,7 +127,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   /* the short form: causal D128 with the counter, where neither the program (attn-o-slot-k) nor the switch
    * (TILEC_ATTN_O_SLOT_K, which the forms' codegen reads too) chose O's slot already */
   const char *ks = getenv("TILEC_ATTN_FORM_KSLOT");
-  if (plan->counter && !d256 && !f->attn_o_slot_k && !tl_code_env("TILEC_ATTN_O_SLOT_K") && !(ks && ks[0] == '0')) {
+  if (plan->counter && !d256 && !tl_attn_o_slot_k_mode(f->attn_o_slot_k) && !(ks && ks[0] == '0')) {
     plan->kslot_min_s = plan->min_s > ATTN_KSLOT_MIN_S ? plan->min_s : ATTN_KSLOT_MIN_S;
     plan->kslot_max_s = ATTN_KSLOT_MAX_S;
     if (plan->kslot_min_s >= plan->kslot_max_s) plan->kslot_min_s = plan->kslot_max_s = 0;

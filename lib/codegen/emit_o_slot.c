@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "attn_form.h"
 #include "code_env.h"
 #include "schedule.h"
 
@@ -78,15 +79,9 @@ enum { O_SLOT_MAX_STEPS = 10 };
  * S 1k / 2k / 4k / 16k, below the 1.02 the rule asked at 4k and 16k: opt-in there (bench/RESULTS.md), and asked
  * by the option attn-o-slot-k (f->attn_o_slot_k, which wins over the switch) in the causal D128 form that launches
  * with 1024 <= S < 4096 (lib/attn_form.h kslot_*). */
-static const char *o_slot_k_asked(cg *g) {
-  static const char *const opt[2] = {"0", "1"};
-  char o = g->f->attn_o_slot_k;
-  return o == '0' || o == '1' ? opt[o - '0'] : tl_code_env("TILEC_ATTN_O_SLOT_K");
-}
-
 static bool o_slot_k_wanted(cg *g, bool every) {
-  const char *e = o_slot_k_asked(g);
-  if (e) return e[0] == '1';
+  char m = tl_attn_o_slot_k_mode(g->f->attn_o_slot_k);
+  if (m) return m == '1';
   return !every && !g->plan->sched_fit; /* (sched_fit: the loop's trip count moves with the tile, cg_ws_plan) */
 }
 
@@ -144,7 +139,7 @@ int cg_plan_o_slot(cg *g, int persist) {
                    "into the last stage's %s slot%s, the store's thread releases the stage (count 4 a warpgroup)",
                    p->o_note, when,
                    !p->o_slot_k ? "bar.sync 9, 256 (both last value dots done)"
-                   : o_slot_k_asked(g)
+                   : tl_attn_o_slot_k_mode(g->f->attn_o_slot_k)
                        ? g->f->attn_o_slot_k ? "this tile's phase of \"q empty\" waited for (every score dot done: the option attn-o-slot-k=1)"
                                              : "this tile's phase of \"q empty\" waited for (every score dot done: TILEC_ATTN_O_SLOT_K=1)"
                        : "this tile's phase of \"q empty\" waited for (every score dot done: the default for full "
