@@ -19,16 +19,18 @@ attn_variants() {
     $B/tests/gpu_test_examples $_p/ex > $L/ex.log 2>&1; echo "examples rc $?: $(tail -1 $L/ex.log) [$(el) s]"
   grep -E "FAIL" $L/ex.log | head -5
 }
-# attn_runs VAR=VALUE: `tilec run --device` against the interpreter with the switch set, at S 1000 and 4097: attn.tile's
-# D128 causal kernel (through its launch forms) and llama/attn_gqa.tile's full GQA kernel; a line each.
+# attn_runs VAR=VALUE [SIZES [GQA_CAUSAL]]: `tilec run --device` against the interpreter with the switch set, at each
+# S of SIZES (default 1000 4097): attn.tile's D128 causal kernel (through its launch forms) and llama/attn_gqa.tile's
+# GQA kernel (full, or causal with GQA_CAUSAL=1); a line each.
 attn_runs() {
-  for _s in 1000 4097; do
+  _gc=${3:-0}; _gw=full; [ "$_gc" = 1 ] && _gw=causal
+  for _s in ${2:-1000 4097}; do
     env "$1" TILEC_CACHE_DIR=/tmp/car$_s timeout -k 10 60 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd \
       -D D=128 -D CAUSAL=1 --size Z=2 --size H=3 --size S=$_s --scalar scale=0.0884 --device > $L/a$_s.log 2>&1
     echo "attn causal S$_s rc $?: $(grep -E 'PASS|FAIL' $L/a$_s.log | tr '\n' ' ' | cut -c1-100)"
     env "$1" TILEC_CACHE_DIR=/tmp/carg$_s timeout -k 10 60 $B/tilec run examples/llama/attn_gqa.tile --kernel cutlass_attn_gqa \
-      -D D=128 -D CAUSAL=0 --size Z=2 --size H=4 --size HKV=1 --size S=$_s --scalar scale=0.0625 --device > $L/g$_s.log 2>&1
-    echo "gqa full S$_s rc $?: $(grep -E 'PASS|FAIL' $L/g$_s.log | tr '\n' ' ' | cut -c1-100)"
+      -D D=128 -D CAUSAL=$_gc --size Z=2 --size H=4 --size HKV=1 --size S=$_s --scalar scale=0.0625 --device > $L/g$_s.log 2>&1
+    echo "gqa $_gw S$_s rc $?: $(grep -E 'PASS|FAIL' $L/g$_s.log | tr '\n' ' ' | cut -c1-100)"
   done
 }
 # h200_only: print the card's name; on any card but an H200 exit 77 at once (the call cost only its start), unless

@@ -15,14 +15,7 @@ export TILEC_CACHE_DIR=/tmp/ckslot TILEC_LATE_FORMS=0
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 if [ -z "${KSLOT_QUICK:-}" ]; then
 attn_variants kslot default 120
-for _s in 1100 3000; do
-  timeout -k 10 60 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=128 -D CAUSAL=1 --size Z=2 --size H=3 \
-    --size S=$_s --scalar scale=0.0884 --device > $L/a$_s.log 2>&1
-  echo "attn causal S$_s rc $?: $(grep -E 'PASS|FAIL' $L/a$_s.log | tr '\n' ' ' | cut -c1-100)"
-  timeout -k 10 60 $B/tilec run examples/llama/attn_gqa.tile --kernel cutlass_attn_gqa -D D=128 -D CAUSAL=1 --size Z=2 \
-    --size H=4 --size HKV=1 --size S=$_s --scalar scale=0.0625 --device > $L/g$_s.log 2>&1
-  echo "gqa causal S$_s rc $?: $(grep -E 'PASS|FAIL' $L/g$_s.log | tr '\n' ' ' | cut -c1-100)"
-done
+attn_runs TILEC_ATTN_FORM_KSLOT=1 "1100 3000" 1  # (=1: the default, named; both sizes inside the short form's range)
 fi
 timeout -k 10 110 python3 bench/attn_ab.py --lib $B/libtilec.so --rounds 7 --triton 0 \
   --cases 128:1024:1,128:1536:1,128:2048:1,128:3072:1,128:4096:1 \
