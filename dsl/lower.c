@@ -50,6 +50,7 @@ typedef struct lower {
   TL_VEC(binding) env;
   int scope;
   int32_t *sym_body, *sym_grid; /* dim value per shape symbol, -1 = none yet */
+  bool in_attr;                  /* evaluating @warps/@stages/@maxnreg: no dim values yet */
   int ndim_body, ndim_grid;
   int64_t arch, arch_specific;  /* the predefined constants ARCH, ARCH_SPECIFIC of the target */
 } lower;
@@ -576,6 +577,13 @@ static fval eval_name(lower *L, fe_expr *e) {
              "kernel: the launcher evaluates the condition before the launch",
              e->name);
     tl_note(L->ctx, b->loc, "'%s' is defined here", e->name);
+    return fv_err();
+  }
+  if (b->kind == B_SYM && L->in_attr) {
+    /* attributes are lowered before the body's dim values exist, and a shape is a launch value */
+    tl_error(L->ctx, e->loc, "'%s' is a shape symbol, known only at launch; an attribute's argument is a compile-time constant",
+             e->name);
+    tl_note(L->ctx, b->loc, "'%s' is declared here", e->name);
     return fv_err();
   }
   if (b->kind == B_SYM) {
@@ -2386,7 +2394,9 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
     if (ok) bind(L, p->name, p->is_tensor ? B_TENSOR : B_SCALAR_PARAM, v, p->loc);
   }
   lower_zeroed(L, k);
+  L->in_attr = true;
   lower_attr_ints(L, k); /* with every name bound: a parameter in an attribute is "not a constant" */
+  L->in_attr = false;
   L->sym_body = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(f->syms.len + 1));
   L->sym_grid = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(f->syms.len + 1));
   for (int i = 0; i < f->syms.len; i++) L->sym_body[i] = L->sym_grid[i] = -1;
