@@ -189,6 +189,11 @@
 #             form, default).  OWED: sh bench/pending_ropeangle.sh .carry (any card: k's RoPE tables by angle
 #             addition, rule in it), sh bench/pending_explore32.sh .carry (exploration: D64 tiles / forms, D256 causal
 #             counter by S); on an H200, sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry.
+#   thirty-third session (no device: 168 s of budget left, under a start's 240): passes/convert_hoist.c made (default
+#             on, every example's PTX unchanged).  OWED, in this order: sh bench/pending_ropeangle.sh .carry (any card,
+#             timeout_s=420: the pass's kernels and the generated seeds it changes against the interpreter first, then
+#             the angle variant with the pass on and off), sh bench/pending_explore32.sh .carry; on an H200,
+#             sh bench/pending_h200.sh .carry; sh bench/pending_h200b.sh .carry.
 #   here:   tools/carry.sh (fills .carry/ from build/: stripped lib, CLI, GPU tests)
 #   device: run command="sh bench/pending.sh .carry" carry=[".carry"] timeout_s=...
 set -u
