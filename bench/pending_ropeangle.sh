@@ -21,6 +21,7 @@
 export TILEC_CACHE_DIR=/tmp/cra TILEC_LATE_FORMS=0
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 for c in "tests/gpu/kernels/convert_hoist.tile fires" "tests/gpu/kernels/convert_hoist.tile cutlass_fires" \
+         "tests/gpu/kernels/convert_hoist.tile invariant" \
          "tests/lit/codegen/prologue.tile indexed_b" "tests/lit/passes/hoist_form.tile gathered"; do set -- $c
   for sz in "200 130 190" "64 64 64" "333 77 1000"; do set -- $1 $2 $sz
     timeout -k 10 60 $B/tilec run $1 --kernel $2 --size M=$3 --size N=$4 --size K=$5 --size R=61 --device > $L/ch.log 2>&1

@@ -11,7 +11,8 @@
  * along operands and users while every member can take the layout (elementwise ops, broadcasts,
  * expand_dims, constants, loads of at most 4 KiB), every user outside the group being a conversion
  * or in the group; no member feeds a dot, a reduction, a store or a nested region.  It changes
- * only layouts (no op is added in the loop), so registers and arithmetic stay as they were.
+ * only layouts (no op is added in the loop), so registers and arithmetic stay as they were.  A conversion in the
+ * loop of a loop invariant itself (layout_assign puts it in front of its user) moves before the loop as it is.
  * TILEC_CONVERT_HOIST=0: off (measuring). */
 #include <string.h>
 
@@ -203,6 +204,43 @@ static void rewrite(ch_state *st) {
   }
 }
 
+/* Every use of v in the function is a conversion to layout W at the top of loop L's body, or (with
+ * members) an operand of a group member: after the rewrite nothing reads v but its conversion before
+ * the loop, so the conversion adds no value live through the loop. */
+static bool only_converted_in_loop(ch_state *st, int32_t v, int32_t W) {
+  tl_func *f = st->f;
+  for (int i = 0; i < f->ops.len; i++) {
+    tl_op *u = tl_op_at(f, i);
+    if (u->flags & TL_OPF_DEAD) continue;
+    for (int k = 0; k < u->nopnd; k++) {
+      if (u->opnd[k] != v) continue;
+      if (u->opc == TL_OP_convert_layout && u->parent == st->L && layout_of(f, u->res[0]) == W) continue;
+      if (u->nres == 1 && u->parent == st->L && st->want[u->res[0]] >= 0 && u->opc != TL_OP_convert_layout &&
+          !(u->opc == TL_OP_load && k == 0) && operand_layout(f, u, k, st->want[u->res[0]]) == W)
+        continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The group's loop invariants that need a conversion before the loop die there (only_converted_in_loop). */
+static bool leaves_die(ch_state *st) {
+  tl_func *f = st->f;
+  for (int i = 0; i < st->n; i++) {
+    int32_t m = st->group[i];
+    tl_op *d = tl_op_at(f, tl_val(f, m)->def);
+    if (d->opc == TL_OP_convert_layout) continue;
+    for (int k = 0; k < d->nopnd; k++) {
+      int32_t a = d->opnd[k];
+      if ((d->opc == TL_OP_load && k == 0) || !is_tile(f, a) || !tl_defined_outside(f, a, st->L)) continue;
+      int32_t ow = operand_layout(f, d, k, st->want[m]);
+      if (layout_of(f, a) != ow && !only_converted_in_loop(st, a, ow)) return false;
+    }
+  }
+  return true;
+}
+
 /* One group in loop L, from one of its conversions; true when it was rewritten. */
 static bool hoist_one(ch_state *st) {
   tl_func *f = st->f;
@@ -216,10 +254,17 @@ static bool hoist_one(ch_state *st) {
     tl_op *c = tl_op_at(f, body->ops.data[i]);
     if (c->opc != TL_OP_convert_layout || c->flags & TL_OPF_DEAD) continue;
     int32_t src = c->opnd[0];
-    if (tl_defined_outside(f, src, st->L)) continue; /* (a loop invariant's: LICM's, not ours) */
+    if (tl_defined_outside(f, src, st->L)) {
+      /* a loop invariant's conversion (fix_region put it in front of its user): once, before the loop,
+       * where the invariant itself then dies there (else both would live through the loop) */
+      if (!only_converted_in_loop(st, src, layout_of(f, c->res[0]))) continue;
+      tl_replace_uses(f, c->res[0], hoisted(st, src, layout_of(f, c->res[0])));
+      tl_op_erase(f, &tl_op_at(f, st->L)->regions[0], i);
+      return true;
+    }
     if (body->ops.data[i] < st->ntried && st->tried[body->ops.data[i]]) continue;
     st->n = 0, st->removed = 0;
-    bool ok = grow(st, src, layout_of(f, c->res[0])) && st->removed > 0;
+    bool ok = grow(st, src, layout_of(f, c->res[0])) && st->removed > 0 && leaves_die(st);
     if (ok) rewrite(st);
     for (int g = 0; g < st->n; g++) st->want[st->group[g]] = -1;
     if (ok) return true;
