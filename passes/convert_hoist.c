@@ -37,7 +37,17 @@ typedef struct ch_state {
   uint8_t *tried; /* per op: a conversion whose group did not close (not tried again) */
   int32_t ntried;
   TL_VEC(ch_hoisted) hoisted;
+  tl_sbuf *ex; /* --explain's text, or NULL */
+  const char *why;     /* why the last group did not close */
+  const char *whys[4]; /* the distinct reasons of this loop's kept conversions, for --explain */
+  int nwhys;
 } ch_state;
+
+static void note_why(ch_state *st, const char *why) {
+  for (int i = 0; i < st->nwhys; i++)
+    if (st->whys[i] == why) return;
+  if (st->nwhys < 4) st->whys[st->nwhys++] = why;
+}
 
 static bool is_tile(tl_func *f, int32_t v) { return tl_val(f, v)->type.kind == TL_KIND_TILE; }
 static int32_t layout_of(tl_func *f, int32_t v) { return tl_val(f, v)->type.layout; }
@@ -63,10 +73,11 @@ static bool join(ch_state *st, int32_t v, int32_t W) {
   tl_func *f = st->f;
   if (!is_tile(f, v) || tl_defined_outside(f, v, st->L)) return true;
   tl_value *x = tl_val(f, v);
-  if (x->def < 0 || tl_op_at(f, x->def)->parent != st->L) return false; /* carried, or nested */
-  if (st->want[v] >= 0) return st->want[v] == W;
+  if (x->def < 0) return st->why = "a value made from a carried value", false;
+  if (tl_op_at(f, x->def)->parent != st->L) return st->why = "a value made in a nested region", false;
+  if (st->want[v] >= 0) return st->want[v] == W || (st->why = "a value needed in two layouts", false);
   if (layout_of(f, v) == W) return true;
-  if (st->n == CH_MAX_GROUP) return false;
+  if (st->n == CH_MAX_GROUP) return st->why = "a group of more than 64 values", false;
   st->want[v] = W;
   st->group[st->n++] = v;
   return true;
@@ -105,7 +116,7 @@ static bool users_ok(ch_state *st, tl_region *r, int32_t v, int32_t W) {
       if (!users_ok(st, &u->regions[g], v, W)) return false;
     for (int k = 0; k < u->nopnd; k++) {
       if (u->opnd[k] != v) continue;
-      if (u->parent != st->L) return false; /* read in a nested region */
+      if (u->parent != st->L) return st->why = "a value read in a nested region", false;
       if (u->opc == TL_OP_convert_layout) {
         if (layout_of(f, u->res[0]) == W) st->removed++;
         continue;
@@ -123,6 +134,7 @@ static bool users_ok(ch_state *st, tl_region *r, int32_t v, int32_t W) {
         int32_t rl = st->want[u->res[0]] >= 0 ? st->want[u->res[0]] : layout_of(f, u->res[0]);
         if (operand_layout(f, u, k, rl) == W) continue;
       }
+      st->why = "a value read by a dot, a reduction, a store, a yield or a trans";
       return false;
     }
   }
@@ -136,7 +148,11 @@ static bool grow(ch_state *st, int32_t v, int32_t W) {
   for (int i = 0; i < st->n; i++) {
     int32_t m = st->group[i], w = st->want[m];
     tl_op *d = tl_op_at(f, tl_val(f, m)->def);
-    if (!member_op_ok(f, d)) return false;
+    if (!member_op_ok(f, d)) {
+      st->why = d->opc == TL_OP_load ? "a value made from a load over 4 KiB"
+                                     : "a value made by an op that keeps its layout (a dot, a reduction, a trans...)";
+      return false;
+    }
     if (d->opc != TL_OP_convert_layout)
       for (int k = 0; k < d->nopnd; k++) {
         if (d->opc == TL_OP_load && k == 0) continue; /* the tensor */
@@ -235,7 +251,8 @@ static bool leaves_die(ch_state *st) {
       int32_t a = d->opnd[k];
       if ((d->opc == TL_OP_load && k == 0) || !is_tile(f, a) || !tl_defined_outside(f, a, st->L)) continue;
       int32_t ow = operand_layout(f, d, k, st->want[m]);
-      if (layout_of(f, a) != ow && !only_converted_in_loop(st, a, ow)) return false;
+      if (layout_of(f, a) != ow && !only_converted_in_loop(st, a, ow))
+        return st->why = "a value made from a loop invariant the loop also reads in its own layout", false;
     }
   }
   return true;
@@ -257,20 +274,35 @@ static bool hoist_one(ch_state *st) {
     if (tl_defined_outside(f, src, st->L)) {
       /* a loop invariant's conversion (fix_region put it in front of its user): once, before the loop,
        * where the invariant itself then dies there (else both would live through the loop) */
-      if (!only_converted_in_loop(st, src, layout_of(f, c->res[0]))) continue;
+      if (!only_converted_in_loop(st, src, layout_of(f, c->res[0]))) {
+        note_why(st, "a loop invariant the loop also reads in its own layout");
+        continue;
+      }
       tl_replace_uses(f, c->res[0], hoisted(st, src, layout_of(f, c->res[0])));
       tl_op_erase(f, &tl_op_at(f, st->L)->regions[0], i);
       return true;
     }
     if (body->ops.data[i] < st->ntried && st->tried[body->ops.data[i]]) continue;
-    st->n = 0, st->removed = 0;
+    st->n = 0, st->removed = 0, st->why = NULL;
     bool ok = grow(st, src, layout_of(f, c->res[0])) && st->removed > 0 && leaves_die(st);
+    if (!ok) note_why(st, st->why ? st->why : "a value whose group makes no conversion an identity");
     if (ok) rewrite(st);
     for (int g = 0; g < st->n; g++) st->want[st->group[g]] = -1;
     if (ok) return true;
     if (body->ops.data[i] < st->ntried) st->tried[body->ops.data[i]] = 1;
   }
   return false;
+}
+
+/* The layout conversions at the top of loop L's body. */
+static int loop_conversions(tl_func *f, int32_t L) {
+  tl_region *body = &tl_op_at(f, L)->regions[0];
+  int n = 0;
+  for (int i = 0; i < body->ops.len; i++) {
+    tl_op *c = tl_op_at(f, body->ops.data[i]);
+    n += c->opc == TL_OP_convert_layout && !(c->flags & TL_OPF_DEAD);
+  }
+  return n;
 }
 
 static void hoist_region(ch_state *st, tl_region *r) {
@@ -280,12 +312,23 @@ static void hoist_region(ch_state *st, tl_region *r) {
     if (tl_op_at(f, id)->flags & TL_OPF_DEAD) continue;
     for (int g = 0; g < tl_op_at(f, id)->nregions; g++) hoist_region(st, &tl_op_at(f, id)->regions[g]);
     if (tl_op_at(f, id)->opc != TL_OP_for) continue;
+    int before = st->ex ? loop_conversions(f, id) : 0;
     st->L = id;
     st->hoisted.len = 0;
+    st->nwhys = 0;
     st->ntried = f->ops.len;
     st->tried = tl_alloc(&f->ctx->arena, (size_t)st->ntried + 1);
     memset(st->tried, 0, (size_t)st->ntried + 1);
     for (int round = 0; round < 16 && hoist_one(st); round++) {
+    }
+    if (st->ex && before > 0) {
+      int after = loop_conversions(f, id);
+      tl_loc loc = tl_op_at(f, id)->loc;
+      tl_sbuf_printf(st->ex, "convert_hoist: kernel '%s': loop at %d:%d: %d of %d layout conversion%s a step gone, %d before the loop instead",
+                     f->name, loc.line, loc.col, before - after, before, before == 1 ? "" : "s", st->hoisted.len);
+      for (int w = 0; after && w < st->nwhys; w++)
+        tl_sbuf_printf(st->ex, "%s %s", w ? ";" : "; kept for", st->whys[w]);
+      tl_sbuf_puts(st->ex, "\n");
     }
     /* (a hoisted conversion went in front of the loop: step over it) */
     int pos;
@@ -294,9 +337,8 @@ static void hoist_region(ch_state *st, tl_region *r) {
 }
 
 static bool convert_hoist_run(tl_func *f, const tl_pass_opts *opts) {
-  (void)opts;
   if (!f->layouts || tl_code_env_off("TILEC_CONVERT_HOIST")) return true;
-  ch_state st = {.f = f};
+  ch_state st = {.f = f, .ex = opts && opts->explain && opts->explain_out ? opts->explain_out : NULL};
   hoist_region(&st, &f->body);
   return true;
 }
