@@ -28,8 +28,8 @@ for c in "tests/gpu/kernels/convert_hoist.tile fires" "tests/gpu/kernels/convert
     echo "convert_hoist $2 M$3 N$4 K$5 rc $?: $(grep -E 'PASS|FAIL' $L/ch.log | tr '\n' ' ' | cut -c1-90)"
   done
 done
-# seeds 1-1500 whose PTX the pass changes (this machine, gpu_test_random's options; 14 of 1500)
-CH_SEEDS=${CH_SEEDS:-"7 103 151 175 182 403 434 445 498 572 796 902 964 972"}
+# seeds 1-1500 whose PTX the pass changes (this machine, gpu_test_random's options; 11 of 1500)
+CH_SEEDS=${CH_SEEDS:-"7 151 157 403 426 474 498 572 715 964 972"}
 for s in $CH_SEEDS; do
   timeout -k 10 30 $B/tests/gpu_test_random --seeds $s:$s > $L/rnd$s.log 2>&1; echo "random seed $s rc $?: $(tail -1 $L/rnd$s.log)"
 done
