@@ -6,8 +6,10 @@
  * ops at the top of the region that uses them; reports: names, types, shapes,
  * non-constant view lengths and tile shapes, limits, static_assert.  An
  * expression in error evaluates to an error value that is silent from then
- * on, so one mistake gives one diagnostic. */
-#include "ast.h"
+ * on, so one mistake gives one diagnostic.  Views of tensors are lowered in
+ * lower_views.c, builtin calls in lower_builtins.c; lower_internal.h is what
+ * the three share. */
+#include "lower_internal.h"
 #include "fpconv.h"
 #include "mma_tiling.h"
 
@@ -16,80 +18,7 @@
 #include <string.h>
 
 /* ---- values during checking ---------------------------------------------- */
-typedef enum { V_ERR = 0, V_VOID, V_SCALAR, V_TILE, V_TENSOR } vclass;
-
-typedef struct fval {
-  vclass cls;
-  bool weak;     /* a literal: adopts the other operand's type */
-  bool is_const; /* value known at compile time (i or f) */
-  tl_type ty;    /* scalar / tile type; tensor type for V_TENSOR */
-  int32_t id;    /* IR value, -1 while a constant is not materialized */
-  int64_t i;     /* constant, integer dtypes */
-  double f;      /* constant, float dtypes */
-  int param;     /* V_TENSOR: parameter index */
-} fval;
-
-typedef enum { B_VALUE, B_TENSOR, B_SCALAR_PARAM, B_CONST, B_SYM, B_LOOPVAR } bkind;
-
-typedef struct binding {
-  const char *name;
-  bkind kind;
-  fval v;
-  tl_loc loc;
-  int scope;
-  int sym; /* B_SYM */
-} binding;
-
-typedef struct lower {
-  tl_ctx *ctx;
-  tl_func *f;
-  fe_kernel *k;
-  tl_region *r; /* where ops go */
-  bool in_grid;
-  bool in_require; /* (with in_grid) the condition of a require(): names computed in the body are refused */
-  TL_VEC(binding) env;
-  int scope;
-  int32_t *sym_body, *sym_grid; /* dim value per shape symbol, -1 = none yet */
-  bool in_attr;                  /* evaluating @warps/@stages/@maxnreg: no dim values yet */
-  int ndim_body, ndim_grid;
-  int64_t arch, arch_specific;  /* the predefined constants ARCH, ARCH_SPECIFIC of the target */
-} lower;
-
-static fval fv_err(void) { fval v; memset(&v, 0, sizeof v); v.cls = V_ERR; v.id = -1; return v; }
-static fval fv_void(void) { fval v = fv_err(); v.cls = V_VOID; return v; }
-
-static fval fv_value(tl_func *f, int32_t id) {
-  fval v = fv_err();
-  v.ty = tl_val(f, id)->type;
-  v.cls = v.ty.kind == TL_KIND_TILE ? V_TILE : v.ty.kind == TL_KIND_TENSOR ? V_TENSOR : V_SCALAR;
-  v.id = id;
-  return v;
-}
-
-static fval fv_int(tl_dtype d, int64_t x, bool weak) {
-  fval v = fv_err();
-  v.cls = V_SCALAR;
-  v.ty = tl_scalar_type(d);
-  v.is_const = true;
-  v.weak = weak;
-  v.i = x;
-  v.f = (double)x;
-  return v;
-}
-
-static fval fv_float(tl_dtype d, double x, bool weak) {
-  fval v = fv_int(d, 0, weak);
-  v.f = x;
-  v.i = 0;
-  return v;
-}
-
-static bool is_flt(tl_dtype d) { return tl_dtype_is_float(d); }
-static bool is_int(tl_dtype d) { return tl_dtype_is_int(d); }
-static bool is_val(const fval *v) { return v->cls == V_SCALAR || v->cls == V_TILE; }
-static tl_dtype dt_of(const fval *v) { return (tl_dtype)v->ty.dtype; }
-
-static const char *tystr(lower *L, const fval *v) {
+const char *lw_tystr(lower *L, const fval *v) {
   if (v->weak) return is_flt(dt_of(v)) ? "a float literal" : "an integer literal";
   char buf[96];
   tl_type_str(&v->ty, buf, sizeof buf);
@@ -113,7 +42,7 @@ static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 /* One extent of a tile (a shape entry, a range's length, a ':' view) must be a
  * power of two within the tile limit; WHAT names it in the one wording every
  * site shares ("WHAT V is not a power of two" / "exceeds the tile limit"). */
-static bool tile_extent_ok(lower *L, tl_loc loc, const char *what, int64_t v) {
+bool lw_tile_extent_ok(lower *L, tl_loc loc, const char *what, int64_t v) {
   if (is_pow2(v) && v <= TL_MAX_TILE_ELEMS) return true;
   if (is_pow2(v))
     tl_error(L->ctx, loc, "%s %lld exceeds the tile limit of %d elements", what, (long long)v, TL_MAX_TILE_ELEMS);
@@ -123,7 +52,7 @@ static bool tile_extent_ok(lower *L, tl_loc loc, const char *what, int64_t v) {
 }
 
 /* ---- environment ----------------------------------------------------------- */
-static int lookup(lower *L, const char *name) {
+int lw_lookup(lower *L, const char *name) {
   for (int i = L->env.len - 1; i >= 0; i--)
     if (!strcmp(L->env.data[i].name, name)) return i;
   return -1;
@@ -172,14 +101,14 @@ bool fe_is_reserved(const char *name) {
 }
 
 /* ---- emitting ---------------------------------------------------------------- */
-static int32_t emit(lower *L, tl_opcode opc, const int32_t *ops, int n, tl_type rt, tl_loc loc, int32_t *opid) {
+int32_t lw_emit(lower *L, tl_opcode opc, const int32_t *ops, int n, tl_type rt, tl_loc loc, int32_t *opid) {
   int32_t op = tl_op_new(L->f, L->r, opc, ops, n, &rt, 1, loc);
   if (opid) *opid = op;
   return tl_op_result(L->f, op, 0);
 }
 
 /* The IR value of v (materializing a constant in the current region). */
-static int32_t mat(lower *L, fval *v, tl_loc loc) {
+int32_t lw_mat(lower *L, fval *v, tl_loc loc) {
   if (v->id >= 0) return v->id;
   TL_CHECK(L->ctx, v->is_const);
   tl_type t = v->ty;
@@ -189,7 +118,7 @@ static int32_t mat(lower *L, fval *v, tl_loc loc) {
 }
 
 /* Convert v to dtype d (same shape); constants fold. */
-static fval convert(lower *L, fval v, tl_dtype d, tl_loc loc) {
+fval lw_convert(lower *L, fval v, tl_dtype d, tl_loc loc) {
   if (dt_of(&v) == d) { v.weak = false; return v; }
   fval r = v;
   r.weak = false;
@@ -214,13 +143,13 @@ static fval convert(lower *L, fval v, tl_dtype d, tl_loc loc) {
     r.id = -1;
     return r;
   }
-  int32_t a = mat(L, &v, loc);
-  r.id = emit(L, TL_OP_cast, &a, 1, r.ty, loc, NULL);
+  int32_t a = lw_mat(L, &v, loc);
+  r.id = lw_emit(L, TL_OP_cast, &a, 1, r.ty, loc, NULL);
   return r;
 }
 
 /* Broadcast v to a tile of `rank`/`shape` (v's shape must be compatible). */
-static fval to_shape(lower *L, fval v, int rank, const int32_t *shape, tl_loc loc) {
+fval lw_to_shape(lower *L, fval v, int rank, const int32_t *shape, tl_loc loc) {
   if (rank == 0) return v;
   tl_type want = tl_tile_type(dt_of(&v), rank, shape);
   if (v.is_const) { /* constants are splats: just retype */
@@ -230,8 +159,8 @@ static fval to_shape(lower *L, fval v, int rank, const int32_t *shape, tl_loc lo
     return v;
   }
   if (v.cls == V_SCALAR) {
-    int32_t a = mat(L, &v, loc);
-    return fv_value(L->f, emit(L, TL_OP_splat, &a, 1, want, loc, NULL));
+    int32_t a = lw_mat(L, &v, loc);
+    return fv_value(L->f, lw_emit(L, TL_OP_splat, &a, 1, want, loc, NULL));
   }
   /* prepend size-1 dims (numpy aligns shapes on the right) */
   while (v.ty.rank < rank) {
@@ -240,19 +169,19 @@ static fval to_shape(lower *L, fval v, int rank, const int32_t *shape, tl_loc lo
     for (int i = 0; i < v.ty.rank; i++) nshape[i + 1] = v.ty.shape[i];
     tl_type t = tl_tile_type(dt_of(&v), v.ty.rank + 1, nshape);
     int32_t op, a = v.id;
-    int32_t res = emit(L, TL_OP_expand_dims, &a, 1, t, loc, &op);
+    int32_t res = lw_emit(L, TL_OP_expand_dims, &a, 1, t, loc, &op);
     tl_op_at(L->f, op)->axis = 0;
     v = fv_value(L->f, res);
   }
   if (!tl_type_eq(&v.ty, &want)) {
     int32_t a = v.id;
-    v = fv_value(L->f, emit(L, TL_OP_broadcast, &a, 1, want, loc, NULL));
+    v = fv_value(L->f, lw_emit(L, TL_OP_broadcast, &a, 1, want, loc, NULL));
   }
   return v;
 }
 
 /* numpy broadcasting of two shapes; false when incompatible. */
-static bool bcast(int ra, const int32_t *sa, int rb, const int32_t *sb, int *rr, int32_t *sr) {
+bool lw_bcast(int ra, const int32_t *sa, int rb, const int32_t *sb, int *rr, int32_t *sr) {
   int r = ra > rb ? ra : rb;
   for (int i = 0; i < r; i++) {
     int ia = ra - r + i, ib = rb - r + i;
@@ -264,14 +193,14 @@ static bool bcast(int ra, const int32_t *sa, int rb, const int32_t *sb, int *rr,
   return true;
 }
 
-static void shape_str(int rank, const int32_t *s, char *buf, size_t n) {
+void lw_shape_str(int rank, const int32_t *s, char *buf, size_t n) {
   size_t used = (size_t)snprintf(buf, n, "[");
   for (int i = 0; i < rank && used < n; i++) used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? ", " : "", s[i]);
   if (used < n) snprintf(buf + used, n - used, "]");
 }
 
 /* Check a tile shape made by the user: rank, powers of two, element count. */
-static bool check_tile_shape(lower *L, tl_loc loc, int rank, const int32_t *shape) {
+bool lw_check_tile_shape(lower *L, tl_loc loc, int rank, const int32_t *shape) {
   if (rank > TL_MAX_RANK) {
     tl_error(L->ctx, loc, "tile rank %d exceeds the limit of %d", rank, TL_MAX_RANK);
     return false;
@@ -293,7 +222,7 @@ static bool check_tile_shape(lower *L, tl_loc loc, int rank, const int32_t *shap
 
 /* ---- type unification (docs/language.md, "Promotion") ---------------------- */
 /* The element type two operands are computed in; TL_VOID after an error. */
-static tl_dtype unify(lower *L, const char *what, const fval *a, const fval *b, tl_loc loc, bool *weak) {
+tl_dtype lw_unify(lower *L, const char *what, const fval *a, const fval *b, tl_loc loc, bool *weak) {
   tl_dtype da = dt_of(a), db = dt_of(b);
   *weak = false;
   if (a->weak && b->weak) {
@@ -305,7 +234,7 @@ static tl_dtype unify(lower *L, const char *what, const fval *a, const fval *b, 
     tl_dtype d = dt_of(other);
     if (is_flt(dt_of(lit)) && !is_flt(d)) {
       tl_error(L->ctx, loc, "%s: a float literal cannot be combined with %s; use cast<f32>() on it", what,
-               tystr(L, other));
+               lw_tystr(L, other));
       return TL_VOID;
     }
     if (d == TL_I1) {
@@ -317,20 +246,20 @@ static tl_dtype unify(lower *L, const char *what, const fval *a, const fval *b, 
   if (da == db) return da;
   if (a->cls == V_TILE && b->cls == V_TILE) {
     tl_error(L->ctx, loc, "%s: operands have different element types (%s and %s); use cast<T>()", what,
-             tystr(L, a), tystr(L, b));
+             lw_tystr(L, a), lw_tystr(L, b));
     return TL_VOID;
   }
   if (a->cls == V_TILE || b->cls == V_TILE) {
     const fval *t = a->cls == V_TILE ? a : b, *s = a->cls == V_TILE ? b : a;
     tl_dtype dt = dt_of(t), ds = dt_of(s);
     if (is_flt(dt) || (is_int(ds) && dt != TL_I1 && ds != TL_I1)) return dt; /* the scalar converts */
-    tl_error(L->ctx, loc, "%s: %s cannot be combined with %s; use cast<T>()", what, tystr(L, s), tystr(L, t));
+    tl_error(L->ctx, loc, "%s: %s cannot be combined with %s; use cast<T>()", what, lw_tystr(L, s), lw_tystr(L, t));
     return TL_VOID;
   }
   /* two scalars: float over int, then the wider; ties of equal width -> f32 / next int */
   if (is_flt(da) != is_flt(db)) return is_flt(da) ? da : db;
   if (da == TL_I1 || db == TL_I1) {
-    tl_error(L->ctx, loc, "%s: an i1 value cannot be combined with %s", what, tystr(L, da == TL_I1 ? b : a));
+    tl_error(L->ctx, loc, "%s: an i1 value cannot be combined with %s", what, lw_tystr(L, da == TL_I1 ? b : a));
     return TL_VOID;
   }
   int ba = tl_dtype_bits(da), bb = tl_dtype_bits(db);
@@ -340,9 +269,6 @@ static tl_dtype unify(lower *L, const char *what, const fval *a, const fval *b, 
 }
 
 /* ---- binary operators -------------------------------------------------------- */
-typedef enum { BO_ADD, BO_SUB, BO_MUL, BO_DIV, BO_REM, BO_MIN, BO_MAX, BO_AND, BO_OR,
-               BO_BAND, BO_BOR, BO_BXOR, BO_SHL, BO_SHR,
-               BO_EQ, BO_NE, BO_LT, BO_LE, BO_GT, BO_GE } binop_kind;
 static const char *binop_name[] = {"'+'", "'-'", "'*'", "'/'", "'%'", "min()", "max()", "'&&'", "'||'",
                                    "'&'", "'|'", "'^'", "'<<'", "'>>'",
                                    "'=='", "'!='", "'<'", "'<='", "'>'", "'>='"};
@@ -441,15 +367,15 @@ static double fold_float(binop_kind k, double a, double b) {
   }
 }
 
-static const char *operand_kind_error(const fval *v) {
+const char *lw_operand_kind_error(const fval *v) {
   return v->cls == V_TENSOR ? "a tensor (load() a view of it first)" : "no value (store() returns nothing)";
 }
 
-static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
+fval lw_binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   if (a.cls == V_ERR || b.cls == V_ERR) return fv_err();
   const char *what = binop_name[k];
   if (!is_val(&a) || !is_val(&b)) {
-    tl_error(L->ctx, loc, "operand of %s is %s", what, operand_kind_error(is_val(&a) ? &b : &a));
+    tl_error(L->ctx, loc, "operand of %s is %s", what, lw_operand_kind_error(is_val(&a) ? &b : &a));
     return fv_err();
   }
   bool weak;
@@ -457,17 +383,17 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   if (k == BO_AND || k == BO_OR) {
     if (dt_of(&a) != TL_I1 || dt_of(&b) != TL_I1 || a.weak || b.weak) {
       tl_error(L->ctx, loc, "operands of %s must be i1 (comparisons, true, false), not %s", what,
-               tystr(L, dt_of(&a) != TL_I1 || a.weak ? &a : &b));
+               lw_tystr(L, dt_of(&a) != TL_I1 || a.weak ? &a : &b));
       return fv_err();
     }
     d = TL_I1;
     weak = false;
   } else {
-    d = unify(L, what, &a, &b, loc, &weak);
+    d = lw_unify(L, what, &a, &b, loc, &weak);
     if (d == TL_VOID) return fv_err();
     if (is_bitop(k) && (is_flt(d) || (d == TL_I1 && (k == BO_SHL || k == BO_SHR)))) {
       tl_error(L->ctx, loc, "%s needs integer operands%s, not %s; use bitcast<T>() for the bits of a float", what,
-               k == BO_SHL || k == BO_SHR ? "" : " (or i1)", tystr(L, is_flt(dt_of(&a)) || dt_of(&a) == TL_I1 ? &a : &b));
+               k == BO_SHL || k == BO_SHR ? "" : " (or i1)", lw_tystr(L, is_flt(dt_of(&a)) || dt_of(&a) == TL_I1 ? &a : &b));
       return fv_err();
     }
     if (d == TL_I1 && !is_cmp(k) && !is_bitop(k)) {
@@ -477,16 +403,16 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   }
   int rank = 0;
   int32_t shape[TL_MAX_RANK];
-  if (!bcast(a.cls == V_TILE ? a.ty.rank : 0, a.ty.shape, b.cls == V_TILE ? b.ty.rank : 0, b.ty.shape, &rank, shape)) {
+  if (!lw_bcast(a.cls == V_TILE ? a.ty.rank : 0, a.ty.shape, b.cls == V_TILE ? b.ty.rank : 0, b.ty.shape, &rank, shape)) {
     char sa[64], sb[64];
-    shape_str(a.ty.rank, a.ty.shape, sa, sizeof sa);
-    shape_str(b.ty.rank, b.ty.shape, sb, sizeof sb);
+    lw_shape_str(a.ty.rank, a.ty.shape, sa, sizeof sa);
+    lw_shape_str(b.ty.rank, b.ty.shape, sb, sizeof sb);
     tl_error(L->ctx, loc, "%s: shapes %s and %s do not broadcast", what, sa, sb);
     return fv_err();
   }
   tl_dtype rd = is_cmp(k) ? TL_I1 : d;
   if (a.is_const && b.is_const) {
-    fval ca = convert(L, a, d, loc), cb = convert(L, b, d, loc);
+    fval ca = lw_convert(L, a, d, loc), cb = lw_convert(L, b, d, loc);
     fval r;
     if (is_flt(d)) {
       double x = fold_float(k, ca.f, cb.f);
@@ -495,7 +421,7 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
       if (!weak && !is_cmp(k)) x = tl_round_to_dtype(x, d);
       r = is_cmp(k) ? fv_int(TL_I1, x != 0, false) : fv_float(d, x, weak);
     } else {
-      int64_t x;
+      int64_t x = 0; /* fold_int sets it when it succeeds (GCC -Wmaybe-uninitialized cannot tell) */
       if (!fold_int(L, k, ca.i, cb.i, &x, loc)) return fv_err();
       int64_t lo, hi;
       int_range(weak ? TL_I64 : rd, &lo, &hi);
@@ -511,14 +437,14 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
     }
     return r;
   }
-  a = to_shape(L, convert(L, a, d, loc), rank, shape, loc);
-  b = to_shape(L, convert(L, b, d, loc), rank, shape, loc);
-  int32_t ops[2] = {mat(L, &a, loc), mat(L, &b, loc)};
+  a = lw_to_shape(L, lw_convert(L, a, d, loc), rank, shape, loc);
+  b = lw_to_shape(L, lw_convert(L, b, d, loc), rank, shape, loc);
+  int32_t ops[2] = {lw_mat(L, &a, loc), lw_mat(L, &b, loc)};
   tl_type rt = rank ? tl_tile_type(rd, rank, shape) : tl_scalar_type(rd);
   static const tl_opcode opcs[] = {TL_OP_add, TL_OP_sub, TL_OP_mul, TL_OP_div, TL_OP_rem, TL_OP_min, TL_OP_max,
                                    TL_OP_and, TL_OP_or,  TL_OP_and, TL_OP_or,  TL_OP_xor, TL_OP_shl, TL_OP_shr};
   int32_t op;
-  int32_t res = emit(L, is_cmp(k) ? TL_OP_cmp : opcs[k], ops, 2, rt, loc, &op);
+  int32_t res = lw_emit(L, is_cmp(k) ? TL_OP_cmp : opcs[k], ops, 2, rt, loc, &op);
   if (is_cmp(k)) {
     static const int preds[] = {TL_CMP_EQ, TL_CMP_NE, TL_CMP_LT, TL_CMP_LE, TL_CMP_GT, TL_CMP_GE};
     tl_op_at(L->f, op)->kind = preds[k - BO_EQ];
@@ -527,14 +453,12 @@ static fval binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
 }
 
 /* ---- expressions -------------------------------------------------------------- */
-static fval eval(lower *L, fe_expr *e);
-
 /* Scalar integer -> i32 (views, loop bounds, grid). */
-static fval to_index(lower *L, fval v, const char *what, tl_loc loc) {
+fval lw_to_index(lower *L, fval v, const char *what, tl_loc loc) {
   if (v.cls == V_ERR) return v;
   if (v.cls != V_SCALAR || !is_int(dt_of(&v)) || dt_of(&v) == TL_I1) {
     tl_error(L->ctx, loc, "%s must be an integer scalar, not %s", what,
-             v.cls == V_SCALAR || v.cls == V_TILE ? tystr(L, &v) : operand_kind_error(&v));
+             v.cls == V_SCALAR || v.cls == V_TILE ? lw_tystr(L, &v) : lw_operand_kind_error(&v));
     return fv_err();
   }
   if (v.weak) {
@@ -545,12 +469,12 @@ static fval to_index(lower *L, fval v, const char *what, tl_loc loc) {
     v.weak = false;
     return v;
   }
-  return convert(L, v, TL_I32, loc);
+  return lw_convert(L, v, TL_I32, loc);
 }
 
 /* Compile-time integer value of e, or false (error reported with `what`). */
-static bool const_int(lower *L, fe_expr *e, const char *what, int64_t *out) {
-  fval v = eval(L, e);
+bool lw_const_int(lower *L, fe_expr *e, const char *what, int64_t *out) {
+  fval v = lw_eval(L, e);
   if (v.cls == V_ERR) return false;
   if (v.cls != V_SCALAR || !v.is_const || !is_int(dt_of(&v))) {
     tl_error(L->ctx, e->loc, "%s must be a compile-time integer constant", what);
@@ -561,7 +485,7 @@ static bool const_int(lower *L, fe_expr *e, const char *what, int64_t *out) {
 }
 
 static fval eval_name(lower *L, fe_expr *e) {
-  int i = lookup(L, e->name);
+  int i = lw_lookup(L, e->name);
   if (i < 0) {
     if (fe_is_reserved(e->name))
       tl_error(L->ctx, e->loc, "'%s' is a builtin, not a value", e->name);
@@ -606,25 +530,25 @@ static fval eval_name(lower *L, fe_expr *e) {
 }
 
 static fval eval_unary(lower *L, fe_expr *e) {
-  fval a = eval(L, e->a);
+  fval a = lw_eval(L, e->a);
   if (a.cls == V_ERR) return a;
   const char *what = e->op == TK_MINUS ? "'-'" : "'!'";
   if (!is_val(&a)) {
-    tl_error(L->ctx, e->loc, "operand of %s is %s", what, operand_kind_error(&a));
+    tl_error(L->ctx, e->loc, "operand of %s is %s", what, lw_operand_kind_error(&a));
     return fv_err();
   }
   tl_dtype d = dt_of(&a);
   if (e->op == TK_NOT) {
     if (d != TL_I1) {
-      tl_error(L->ctx, e->loc, "operand of '!' must be i1, not %s", tystr(L, &a));
+      tl_error(L->ctx, e->loc, "operand of '!' must be i1, not %s", lw_tystr(L, &a));
       return fv_err();
     }
     if (a.is_const) { a.i = !a.i; return a; }
-    int32_t x = mat(L, &a, e->loc);
-    return fv_value(L->f, emit(L, TL_OP_not, &x, 1, a.ty, e->loc, NULL));
+    int32_t x = lw_mat(L, &a, e->loc);
+    return fv_value(L->f, lw_emit(L, TL_OP_not, &x, 1, a.ty, e->loc, NULL));
   }
   if (d == TL_I1 || d == TL_U8) {
-    tl_error(L->ctx, e->loc, "operand of '-' cannot be %s", tystr(L, &a));
+    tl_error(L->ctx, e->loc, "operand of '-' cannot be %s", lw_tystr(L, &a));
     return fv_err();
   }
   if (a.is_const) {
@@ -637,8 +561,8 @@ static fval eval_unary(lower *L, fe_expr *e) {
     a.f = (double)a.i;
     return a;
   }
-  int32_t x = mat(L, &a, e->loc);
-  return fv_value(L->f, emit(L, TL_OP_neg, &x, 1, a.ty, e->loc, NULL));
+  int32_t x = lw_mat(L, &a, e->loc);
+  return fv_value(L->f, lw_emit(L, TL_OP_neg, &x, 1, a.ty, e->loc, NULL));
 }
 
 /* A uniform scalar condition as an i1 value (ints compare != 0). */
@@ -647,41 +571,41 @@ static fval to_cond(lower *L, fval c, const char *what, tl_loc loc) {
   if (c.cls != V_SCALAR) {
     if (c.cls == V_TILE)
       tl_error(L->ctx, loc, "%s must be a uniform scalar, not %s; use where() to choose elementwise", what,
-               tystr(L, &c));
+               lw_tystr(L, &c));
     else
-      tl_error(L->ctx, loc, "%s is %s", what, operand_kind_error(&c));
+      tl_error(L->ctx, loc, "%s is %s", what, lw_operand_kind_error(&c));
     return fv_err();
   }
   if (is_flt(dt_of(&c))) {
-    tl_error(L->ctx, loc, "%s must be i1 or an integer, not %s", what, tystr(L, &c));
+    tl_error(L->ctx, loc, "%s must be i1 or an integer, not %s", what, lw_tystr(L, &c));
     return fv_err();
   }
   if (dt_of(&c) == TL_I1) return c;
-  return binop(L, BO_NE, c, fv_int(TL_I32, 0, true), loc);
+  return lw_binop(L, BO_NE, c, fv_int(TL_I32, 0, true), loc);
 }
 
 static fval eval_ternary(lower *L, fe_expr *e) {
-  fval c = to_cond(L, eval(L, e->a), "the condition of '?:'", e->a->loc);
+  fval c = to_cond(L, lw_eval(L, e->a), "the condition of '?:'", e->a->loc);
   if (c.cls == V_ERR) return c;
-  if (c.is_const) return eval(L, c.i ? e->b : e->c); /* the other arm is not evaluated */
-  fval a = eval(L, e->b), b = eval(L, e->c);
+  if (c.is_const) return lw_eval(L, c.i ? e->b : e->c); /* the other arm is not evaluated */
+  fval a = lw_eval(L, e->b), b = lw_eval(L, e->c);
   if (a.cls == V_ERR || b.cls == V_ERR) return fv_err();
   if (a.cls != V_SCALAR || b.cls != V_SCALAR) {
     tl_error(L->ctx, e->loc, "the arms of '?:' must be scalars; use where() for tiles");
     return fv_err();
   }
   bool weak;
-  tl_dtype d = unify(L, "'?:'", &a, &b, e->loc, &weak);
+  tl_dtype d = lw_unify(L, "'?:'", &a, &b, e->loc, &weak);
   if (d == TL_VOID) return fv_err();
-  a = convert(L, a, d, e->loc);
-  b = convert(L, b, d, e->loc);
-  int32_t ops[3] = {mat(L, &c, e->loc), mat(L, &a, e->loc), mat(L, &b, e->loc)};
-  return fv_value(L->f, emit(L, TL_OP_select, ops, 3, tl_scalar_type(d), e->loc, NULL));
+  a = lw_convert(L, a, d, e->loc);
+  b = lw_convert(L, b, d, e->loc);
+  int32_t ops[3] = {lw_mat(L, &c, e->loc), lw_mat(L, &a, e->loc), lw_mat(L, &b, e->loc)};
+  return fv_value(L->f, lw_emit(L, TL_OP_select, ops, 3, tl_scalar_type(d), e->loc, NULL));
 }
 
 /* t[:, None] and friends: insert size-1 dimensions into a tile. */
 static fval eval_index(lower *L, fe_expr *e) {
-  fval t = eval(L, e->a);
+  fval t = lw_eval(L, e->a);
   if (t.cls == V_ERR) return t;
   if (t.cls == V_TENSOR) {
     tl_error(L->ctx, e->loc, "a view of a tensor must be the argument of load() or store()");
@@ -689,7 +613,7 @@ static fval eval_index(lower *L, fe_expr *e) {
   }
   if (t.cls != V_TILE) {
     tl_error(L->ctx, e->loc, "only tiles can be indexed with ':' and None, not %s",
-             t.cls == V_SCALAR ? tystr(L, &t) : operand_kind_error(&t));
+             t.cls == V_SCALAR ? lw_tystr(L, &t) : lw_operand_kind_error(&t));
     return fv_err();
   }
   int nall = 0, rank = 0;
@@ -704,7 +628,7 @@ static fval eval_index(lower *L, fe_expr *e) {
       }
       if (it->kind == IT_RANGE && nall < t.ty.rank) { /* a constant slice a : b of that dim */
         int64_t lo, hi;
-        if (!const_int(L, it->lo, "the start of a tile slice", &lo) || !const_int(L, it->hi, "the end of a tile slice", &hi))
+        if (!lw_const_int(L, it->lo, "the start of a tile slice", &lo) || !lw_const_int(L, it->hi, "the end of a tile slice", &hi))
           return fv_err();
         if (lo < 0 || hi > t.ty.shape[nall] || !is_pow2(hi - lo)) {
           tl_error(L->ctx, it->loc, "slice %lld : %lld of a dimension of length %d: it must lie inside it and its length "
@@ -732,7 +656,7 @@ static fval eval_index(lower *L, fe_expr *e) {
       t.ty = nt;
     } else {
       int32_t op, a = t.id;
-      int32_t res = emit(L, TL_OP_slice, &a, 1, nt, e->loc, &op);
+      int32_t res = lw_emit(L, TL_OP_slice, &a, 1, nt, e->loc, &op);
       memcpy(tl_op_at(L->f, op)->dims, start, sizeof start);
       t = fv_value(L->f, res);
     }
@@ -753,1039 +677,14 @@ static fval eval_index(lower *L, fe_expr *e) {
       continue;
     }
     int32_t op, a = t.id;
-    int32_t res = emit(L, TL_OP_expand_dims, &a, 1, nt, e->loc, &op);
+    int32_t res = lw_emit(L, TL_OP_expand_dims, &a, 1, nt, e->loc, &op);
     tl_op_at(L->f, op)->axis = i;
     t = fv_value(L->f, res);
   }
   return t;
 }
 
-/* ---- views: T[i, a : a + C, :] ------------------------------------------- */
-/* Affine form c + sum coef * atom, atoms being subexpressions compared by
- * structure; used to prove that hi - lo of a range is a constant. */
-typedef struct affine {
-  int64_t c;
-  int n;
-  const fe_expr *atom[8];
-  int64_t coef[8];
-} affine;
-
-static bool ast_equal(const fe_expr *a, const fe_expr *b) {
-  if (!a || !b) return a == b;
-  if (a->kind != b->kind) return false;
-  switch (a->kind) {
-  case EX_INT: case EX_BOOL: return a->ival == b->ival;
-  case EX_FLOAT: return a->fval == b->fval;
-  case EX_NAME: return !strcmp(a->name, b->name);
-  case EX_UNARY: return a->op == b->op && ast_equal(a->a, b->a);
-  case EX_BINARY: return a->op == b->op && ast_equal(a->a, b->a) && ast_equal(a->b, b->b);
-  case EX_TERNARY: return ast_equal(a->a, b->a) && ast_equal(a->b, b->b) && ast_equal(a->c, b->c);
-  case EX_CALL:
-    if (strcmp(a->name, b->name) || a->nargs != b->nargs || a->nkw || b->nkw || a->has_shape || b->has_shape ||
-        a->has_targ != b->has_targ || a->targ != b->targ)
-      return false;
-    for (int i = 0; i < a->nargs; i++)
-      if (!ast_equal(a->args[i], b->args[i])) return false;
-    return strcmp(a->name, "load") != 0; /* two loads may differ */
-  default: return false;
-  }
-}
-
-/* A compile-time integer of e without emitting code (names of constants,
- * literals, + - * / % and unary minus). */
-static bool peek_const(lower *L, const fe_expr *e, int64_t *v) {
-  switch (e->kind) {
-  case EX_INT: *v = e->ival; return true;
-  case EX_NAME: {
-    int i = lookup(L, e->name);
-    if (i < 0) return false;
-    const fval *b = &L->env.data[i].v;
-    if (L->env.data[i].kind == B_SYM || !b->is_const || b->cls != V_SCALAR || !is_int(dt_of(b))) return false;
-    *v = b->i;
-    return true;
-  }
-  case EX_UNARY: {
-    int64_t a;
-    if (e->op != TK_MINUS || !peek_const(L, e->a, &a) || a == INT64_MIN) return false;
-    *v = -a;
-    return true;
-  }
-  case EX_BINARY: {
-    int64_t a, b;
-    if (!peek_const(L, e->a, &a) || !peek_const(L, e->b, &b)) return false;
-    switch (e->op) {
-    case TK_PLUS: return !__builtin_add_overflow(a, b, v);
-    case TK_MINUS: return !__builtin_sub_overflow(a, b, v);
-    case TK_STAR: return !__builtin_mul_overflow(a, b, v);
-    case TK_SLASH: if (b == 0 || (a == INT64_MIN && b == -1)) return false; *v = a / b; return true;
-    case TK_PERCENT: if (b == 0 || (a == INT64_MIN && b == -1)) return false; *v = a % b; return true;
-    default: return false;
-    }
-  }
-  default: return false;
-  }
-}
-
-static bool affine_add_atom(affine *A, const fe_expr *e, int64_t scale) {
-  for (int i = 0; i < A->n; i++)
-    if (ast_equal(A->atom[i], e)) return !__builtin_add_overflow(A->coef[i], scale, &A->coef[i]);
-  if (A->n == 8) return false;
-  A->atom[A->n] = e;
-  A->coef[A->n++] = scale;
-  return true;
-}
-
-static bool affine_of(lower *L, const fe_expr *e, int64_t scale, affine *A) {
-  int64_t k, t;
-  if (peek_const(L, e, &k)) return !__builtin_mul_overflow(k, scale, &t) && !__builtin_add_overflow(A->c, t, &A->c);
-  if (e->kind == EX_UNARY && e->op == TK_MINUS) return scale != INT64_MIN && affine_of(L, e->a, -scale, A);
-  if (e->kind == EX_BINARY && (e->op == TK_PLUS || e->op == TK_MINUS))
-    return affine_of(L, e->a, scale, A) && scale != INT64_MIN &&
-           affine_of(L, e->b, e->op == TK_PLUS ? scale : -scale, A);
-  if (e->kind == EX_BINARY && e->op == TK_STAR) {
-    if (peek_const(L, e->a, &k)) return !__builtin_mul_overflow(k, scale, &t) && affine_of(L, e->b, t, A);
-    if (peek_const(L, e->b, &k)) return !__builtin_mul_overflow(k, scale, &t) && affine_of(L, e->a, t, A);
-  }
-  return affine_add_atom(A, e, scale);
-}
-
-typedef struct view {
-  int param;
-  int32_t tensor;
-  int rank;                 /* the tensor's */
-  int32_t start[TL_MAX_RANK];
-  int32_t dims[TL_MAX_RANK]; /* 0 = indexed */
-  int trank;                /* the tile's */
-  int32_t tshape[TL_MAX_RANK];
-  tl_dtype dtype;
-  const char *name;
-  bool gather[TL_MAX_RANK]; /* start[d] is an i32 index tile of the view's shape */
-} view;
-
-/* Range view d of tensor parameter `param` of length len, its end `hi`: note which tile constant
- * names the length (tl_param.view_const: `x : x + C` or `x : C + x` with C a tile constant of
- * value len; any other view of that dimension makes it -1). */
-static void note_view_const(lower *L, int param, int d, const fe_expr *hi, int64_t len) {
-  int16_t found = 0;
-  if (hi->kind == EX_BINARY && hi->op == TK_PLUS) {
-    const fe_expr *side[2] = {hi->a, hi->b};
-    for (int s = 0; s < 2 && !found; s++) {
-      if (side[s]->kind != EX_NAME) continue;
-      int b = lookup(L, side[s]->name);
-      if (b < 0 || L->env.data[b].kind != B_CONST) continue;
-      for (int i = 0; i < L->f->consts.len && i < INT16_MAX - 1; i++)
-        if (!strcmp(L->f->consts.data[i].name, side[s]->name) && L->f->consts.data[i].value == len)
-          found = (int16_t)(i + 1);
-    }
-  }
-  int16_t *vc = &L->f->params.data[param].view_const[d];
-  if (*vc == 0) *vc = found ? found : -1;
-  else if (*vc != found) *vc = -1;
-}
-
-static bool lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
-  memset(out, 0, sizeof *out);
-  if (e->kind == EX_ERROR) return false;
-  fe_expr *base = e->kind == EX_INDEX ? e->a : e;
-  fval t = eval(L, base);
-  if (t.cls == V_ERR) return false;
-  if (t.cls != V_TENSOR || e->kind != EX_INDEX) {
-    if (t.cls == V_TENSOR)
-      tl_error(L->ctx, e->loc, "%s() needs a view of tensor '%s', such as %s[i0 : i0 + B]", fn, base->name, base->name);
-    else
-      tl_error(L->ctx, e->loc, "the first argument of %s() must be a view of a tensor parameter", fn);
-    return false;
-  }
-  fe_param *p = &L->k->params.data[t.param];
-  out->param = t.param;
-  out->tensor = t.id;
-  out->rank = p->rank;
-  out->dtype = p->dtype;
-  out->name = p->name;
-  if (e->nitems != p->rank) {
-    tl_error(L->ctx, e->loc, "view of '%s' has %d indices; the tensor has rank %d", p->name, e->nitems, p->rank);
-    return false;
-  }
-  bool ok = true;
-  for (int d = 0; d < e->nitems; d++) {
-    fe_item *it = &e->items[d];
-    fval start;
-    switch (it->kind) {
-    case IT_NEWAXIS:
-      tl_error(L->ctx, it->loc, "None cannot be used in a view of a tensor");
-      ok = false;
-      continue;
-    case IT_EXPR: {
-      fval x = eval(L, it->lo);
-      if (x.cls == V_TILE) { /* a gather / scatter index: one tile dim, an index per row */
-        if (x.ty.rank != 1 || !is_int(dt_of(&x)) || dt_of(&x) == TL_I1) {
-          tl_error(L->ctx, it->lo->loc, "a tile in a view must be a rank-1 integer tile of indices (a gather), not %s",
-                   tystr(L, &x));
-          ok = false;
-          continue;
-        }
-        start = convert(L, x, TL_I32, it->lo->loc);
-        out->dims[d] = x.ty.shape[0];
-        out->gather[d] = true;
-        break;
-      }
-      start = to_index(L, x, "a view index", it->lo->loc);
-      out->dims[d] = 0;
-      break;
-    }
-    case IT_ALL: {
-      const tl_dimspec *ds = &L->f->params.data[t.param].dims[d];
-      if (!ds->is_const) {
-        tl_error(L->ctx, it->loc, "':' needs a dimension of constant size; dimension %d of '%s' ('%s') is known only at run time; write a range",
-                 d, p->name, p->dims[d].name ? p->dims[d].name : "?");
-        ok = false;
-        continue;
-      }
-      char what[96];
-      snprintf(what, sizeof what, "':' over dimension %d of '%s': length", d, p->name);
-      if (!tile_extent_ok(L, it->loc, what, ds->value)) {
-        ok = false;
-        continue;
-      }
-      start = fv_int(TL_I32, 0, false);
-      out->dims[d] = (int32_t)ds->value;
-      break;
-    }
-    case IT_RANGE: {
-      affine A;
-      memset(&A, 0, sizeof A);
-      bool lin = affine_of(L, it->hi, 1, &A) && affine_of(L, it->lo, -1, &A);
-      for (int i = 0; lin && i < A.n; i++)
-        if (A.coef[i] != 0) lin = false;
-      start = to_index(L, eval(L, it->lo), "a range start", it->lo->loc);
-      if (!lin) {
-        tl_error(L->ctx, it->loc, "the length of this range is not a compile-time constant; write it as a : a + C");
-        ok = false;
-        continue;
-      }
-      if (!tile_extent_ok(L, it->loc, "range length", A.c)) {
-        ok = false;
-        continue;
-      }
-      note_view_const(L, t.param, d, it->hi, A.c);
-      out->dims[d] = (int32_t)A.c;
-      break;
-    }
-    }
-    if (start.cls == V_ERR) {
-      ok = false;
-      continue;
-    }
-    out->start[d] = mat(L, &start, it->loc);
-    if (out->dims[d]) out->tshape[out->trank++] = out->dims[d];
-  }
-  if (!ok) return false;
-  if (out->trank == 0) return true; /* every entry an index: one element, a scalar */
-  if (!check_tile_shape(L, e->loc, out->trank, out->tshape)) return false;
-  /* A gather index of tile dim tpos becomes a tile of the view's shape (the
-   * index of every element along that tensor dim): expand it around tpos and
-   * broadcast; layout assignment makes that free where it can. */
-  for (int d = 0, tpos = 0; d < out->rank; d++) {
-    if (!out->dims[d]) continue;
-    if (out->gather[d]) {
-      fval x = fv_value(L->f, out->start[d]);
-      for (int j = 0; j < out->trank; j++) {
-        if (j == tpos) continue;
-        int32_t shape[TL_MAX_RANK], r = x.ty.rank;
-        for (int i = 0, s = 0; i <= r; i++) shape[i] = i == j ? 1 : x.ty.shape[s++];
-        int32_t op, a = x.id;
-        int32_t res = emit(L, TL_OP_expand_dims, &a, 1, tl_tile_type(TL_I32, r + 1, shape), e->loc, &op);
-        tl_op_at(L->f, op)->axis = j;
-        x = fv_value(L->f, res);
-      }
-      out->start[d] = to_shape(L, x, out->trank, out->tshape, e->loc).id;
-    }
-    tpos++;
-  }
-  return true;
-}
-
-/* ---- builtin calls ------------------------------------------------------- */
-static bool nargs_ok(lower *L, fe_expr *e, int lo, int hi) {
-  if (e->nargs < lo || e->nargs > hi) {
-    if (lo == hi)
-      tl_error(L->ctx, e->loc, "%s() takes %d argument%s, found %d", e->name, lo, lo == 1 ? "" : "s", e->nargs);
-    else
-      tl_error(L->ctx, e->loc, "%s() takes %d to %d arguments, found %d", e->name, lo, hi, e->nargs);
-    return false;
-  }
-  return true;
-}
-
-static fval eval_load(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 1, 1)) return fv_err();
-  fe_expr *other_e = NULL;
-  for (int i = 0; i < e->nkw; i++) {
-    if (strcmp(e->kwnames[i], "other") != 0) {
-      tl_error(L->ctx, e->kwlocs[i], "load() has no argument named '%s' (only 'other')", e->kwnames[i]);
-      if (!strcmp(e->kwnames[i], "mask"))
-        tl_note(L->ctx, e->kwlocs[i], "elements outside the tensor are masked already (they read as 'other', 0 "
-                                      "by default); for another mask, where(mask, load(...), v)");
-      return fv_err();
-    }
-    other_e = e->kwargs[i];
-  }
-  view v;
-  if (!lower_view(L, e->args[0], "load", &v)) return fv_err();
-  int32_t ops[TL_MAX_RANK + 2];
-  int n = 0;
-  ops[n++] = v.tensor;
-  for (int d = 0; d < v.rank; d++) ops[n++] = v.start[d];
-  if (other_e) {
-    fval o = eval(L, other_e);
-    if (o.cls == V_ERR) return o;
-    if (o.cls != V_SCALAR) {
-      tl_error(L->ctx, other_e->loc, "'other' must be a scalar, not %s",
-               o.cls == V_TILE ? tystr(L, &o) : operand_kind_error(&o));
-      return fv_err();
-    }
-    if (is_flt(dt_of(&o)) && !is_flt(v.dtype)) {
-      tl_error(L->ctx, other_e->loc, "'other' is %s but '%s' holds %s", tystr(L, &o), v.name, tl_dtype_name(v.dtype));
-      return fv_err();
-    }
-    o = convert(L, o, v.dtype, other_e->loc);
-    ops[n++] = mat(L, &o, other_e->loc);
-  }
-  int32_t op;
-  tl_type rt = v.trank ? tl_tile_type(v.dtype, v.trank, v.tshape) : tl_scalar_type(v.dtype);
-  int32_t res = emit(L, TL_OP_load, ops, n, rt, e->loc, &op);
-  for (int d = 0; d < v.rank; d++) tl_op_at(L->f, op)->dims[d] = v.dims[d];
-  return fv_value(L->f, res);
-}
-
-/* store(view, x) and atomic_*(view, x) (opc TL_OP_atomic, kind TL_ATOMIC_*):
- * the same view and value rules.  atomic_fetch_add(view, x) is the one with a
- * value: a scalar view of an i32 tensor, the old element (docs/language.md 7). */
-static fval eval_store_like(lower *L, fe_expr *e, tl_opcode opc, int kind) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  view v;
-  bool ok = lower_view(L, e->args[0], e->name, &v);
-  fval x = eval(L, e->args[1]);
-  if (!ok || x.cls == V_ERR) return fv_err();
-  tl_loc xl = e->args[1]->loc;
-  bool fetch = opc == TL_OP_atomic && kind == TL_ATOMIC_FETCH_ADD;
-  if (fetch && (v.trank != 0 || v.dtype != TL_I32)) {
-    tl_error(L->ctx, e->loc, "atomic_fetch_add() takes one element of an i32 tensor (every view entry an index); "
-             "'%s' is a tensor of %s%s", v.name, tl_dtype_name(v.dtype), v.trank ? " viewed as a tile" : "");
-    return fv_err();
-  }
-  if (fetch && (x.cls != V_SCALAR || is_flt(dt_of(&x)))) {
-    tl_error(L->ctx, xl, "atomic_fetch_add() adds an integer scalar, not %s", x.cls == V_SCALAR ? tystr(L, &x) : "a tile");
-    return fv_err();
-  }
-  if (opc == TL_OP_atomic) {
-    bool add = kind == TL_ATOMIC_ADD;
-    bool dt_ok = v.dtype == TL_F32 || v.dtype == TL_I32 || (add && (v.dtype == TL_F16 || v.dtype == TL_BF16));
-    if (!dt_ok) {
-      tl_error(L->ctx, e->loc, "%s() on '%s', a tensor of %s: atomics take f32 or i32 tensors%s", e->name, v.name,
-               tl_dtype_name(v.dtype), add ? " (and f16 or bf16 for atomic_add)" : "");
-      return fv_err();
-    }
-  }
-  if (!is_val(&x)) {
-    tl_error(L->ctx, xl, "the value stored is %s", operand_kind_error(&x));
-    return fv_err();
-  }
-  if (x.cls == V_TILE && dt_of(&x) != v.dtype) {
-    tl_error(L->ctx, xl, "storing %s into '%s', a tensor of %s; use cast<%s>()", tystr(L, &x), v.name,
-             tl_dtype_name(v.dtype), tl_dtype_name(v.dtype));
-    return fv_err();
-  }
-  if (x.cls == V_SCALAR && is_flt(dt_of(&x)) && !is_flt(v.dtype)) {
-    tl_error(L->ctx, xl, "storing %s into '%s', a tensor of %s", tystr(L, &x), v.name, tl_dtype_name(v.dtype));
-    return fv_err();
-  }
-  int rank;
-  int32_t shape[TL_MAX_RANK];
-  if (!bcast(x.cls == V_TILE ? x.ty.rank : 0, x.ty.shape, v.trank, v.tshape, &rank, shape) || rank != v.trank ||
-      memcmp(shape, v.tshape, sizeof(int32_t) * (size_t)rank) != 0) {
-    char sx[64], sv[64];
-    shape_str(x.cls == V_TILE ? x.ty.rank : 0, x.ty.shape, sx, sizeof sx);
-    shape_str(v.trank, v.tshape, sv, sizeof sv);
-    tl_error(L->ctx, xl, "the value stored has shape %s, the view has shape %s", sx, sv);
-    return fv_err();
-  }
-  x = to_shape(L, convert(L, x, v.dtype, xl), v.trank, v.tshape, xl);
-  int32_t ops[TL_MAX_RANK + 2];
-  int n = 0;
-  ops[n++] = v.tensor;
-  for (int d = 0; d < v.rank; d++) ops[n++] = v.start[d];
-  ops[n++] = mat(L, &x, xl);
-  tl_type rt = tl_scalar_type(TL_I32);
-  int32_t op = tl_op_new(L->f, L->r, opc, ops, n, fetch ? &rt : NULL, fetch ? 1 : 0, e->loc);
-  for (int d = 0; d < v.rank; d++) tl_op_at(L->f, op)->dims[d] = v.dims[d];
-  tl_op_at(L->f, op)->kind = kind;
-  return fetch ? fv_value(L->f, tl_op_at(L->f, op)->res[0]) : fv_void();
-}
-
-/* A tile (or scalar) argument; tensors and void are errors. */
-static fval value_arg(lower *L, fe_expr *call, int i) {
-  fval v = eval(L, call->args[i]);
-  if (v.cls == V_ERR || is_val(&v)) return v;
-  tl_error(L->ctx, call->args[i]->loc, "argument %d of %s() is %s", i + 1, call->name, operand_kind_error(&v));
-  return fv_err();
-}
-
-static fval tile_arg(lower *L, fe_expr *call, int i, int rank) {
-  fval v = value_arg(L, call, i);
-  if (v.cls == V_ERR) return v;
-  if (v.cls != V_TILE || (rank && v.ty.rank != rank)) {
-    if (rank)
-      tl_error(L->ctx, call->args[i]->loc, "argument %d of %s() must be a %d-D tile, not %s", i + 1, call->name, rank,
-               tystr(L, &v));
-    else
-      tl_error(L->ctx, call->args[i]->loc, "argument %d of %s() must be a tile, not %s", i + 1, call->name,
-               tystr(L, &v));
-    return fv_err();
-  }
-  return v;
-}
-
-static fval eval_math(lower *L, fe_expr *e, tl_opcode opc) {
-  if (!nargs_ok(L, e, 1, 1)) return fv_err();
-  fval a = value_arg(L, e, 0);
-  if (a.cls == V_ERR) return a;
-  /* abs of a constant folds and keeps the literal's weak typing, so that
-   * abs(3) combines with an integer tile like 3 does (integers stay integers). */
-  if (opc == TL_OP_abs && a.is_const && dt_of(&a) != TL_I1 && dt_of(&a) != TL_U8) {
-    if (is_flt(dt_of(&a))) a.f = fabs(a.f);
-    else if (a.i < 0 && a.i != INT64_MIN) a.i = -a.i;
-    return a;
-  }
-  if (a.weak) a = convert(L, a, TL_F32, e->loc);
-  tl_dtype d = dt_of(&a);
-  if (opc == TL_OP_abs ? d == TL_I1 || d == TL_U8 : !is_flt(d)) {
-    tl_error(L->ctx, e->args[0]->loc, "%s() needs a %s operand, not %s; use cast<f32>()", e->name,
-             opc == TL_OP_abs ? "signed" : "float", tystr(L, &a));
-    return fv_err();
-  }
-  int32_t x = mat(L, &a, e->loc);
-  a.weak = false;
-  return fv_value(L->f, emit(L, opc, &x, 1, a.ty, e->loc, NULL));
-}
-
-/* The broadcast shape of three values (a scalar has rank 0), or false. */
-static bool bcast3(const fval *x, const fval *y, const fval *z, int *rank, int32_t *shape) {
-  int r1;
-  int32_t s1[TL_MAX_RANK];
-  return bcast(x->cls == V_TILE ? x->ty.rank : 0, x->ty.shape, y->cls == V_TILE ? y->ty.rank : 0, y->ty.shape, &r1, s1) &&
-         bcast(r1, s1, z->cls == V_TILE ? z->ty.rank : 0, z->ty.shape, rank, shape);
-}
-
-/* fma(a, b, c): a * b + c with one rounding (f32; a bf16 / f16 result is that f32 rounded
- * once more), on floats, the three broadcast as where()'s are. */
-static fval eval_fma(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 3, 3)) return fv_err();
-  fval a = value_arg(L, e, 0), b = value_arg(L, e, 1), c = value_arg(L, e, 2);
-  if (a.cls == V_ERR || b.cls == V_ERR || c.cls == V_ERR) return fv_err();
-  bool weak;
-  tl_dtype d = unify(L, "fma()", &a, &b, e->loc, &weak);
-  if (d == TL_VOID) return fv_err();
-  fval ab = a.cls == V_TILE ? a : b; /* a * b's type (a tile's, when one is), for unify() with c */
-  ab.ty.dtype = d;
-  ab.weak = weak;
-  d = unify(L, "fma()", &ab, &c, e->loc, &weak);
-  if (d == TL_VOID) return fv_err();
-  if (weak) d = TL_F32;
-  if (!is_flt(d)) {
-    tl_error(L->ctx, e->loc, "fma() needs float operands, not %s; use cast<f32>()", tl_dtype_name(d));
-    return fv_err();
-  }
-  int r2;
-  int32_t s2[TL_MAX_RANK];
-  if (!bcast3(&a, &b, &c, &r2, s2)) {
-    tl_error(L->ctx, e->loc, "the shapes of the fma() arguments do not broadcast");
-    return fv_err();
-  }
-  a = to_shape(L, convert(L, a, d, e->loc), r2, s2, e->loc);
-  b = to_shape(L, convert(L, b, d, e->loc), r2, s2, e->loc);
-  c = to_shape(L, convert(L, c, d, e->loc), r2, s2, e->loc);
-  int32_t ops[3] = {mat(L, &a, e->loc), mat(L, &b, e->loc), mat(L, &c, e->loc)};
-  return fv_value(L->f, emit(L, TL_OP_fma, ops, 3, r2 ? tl_tile_type(d, r2, s2) : tl_scalar_type(d), e->loc, NULL));
-}
-
-static bool eval_shape(lower *L, fe_expr *e, int *rank, int32_t *shape) {
-  if (!e->has_shape) {
-    tl_error(L->ctx, e->loc, "%s<%s> needs a shape, such as %s<%s>[BM, BN]", e->name, tl_dtype_name(e->targ), e->name,
-             tl_dtype_name(e->targ));
-    return false;
-  }
-  if (e->nshape > TL_MAX_RANK) {
-    tl_error(L->ctx, e->shape[TL_MAX_RANK]->loc, "tile rank %d exceeds the limit of %d", e->nshape, TL_MAX_RANK);
-    return false;
-  }
-  for (int i = 0; i < e->nshape; i++) {
-    int64_t v;
-    if (!const_int(L, e->shape[i], "a tile dimension", &v)) return false;
-    if (!tile_extent_ok(L, e->shape[i]->loc, "tile dimension", v)) return false;
-    shape[i] = (int32_t)v;
-  }
-  *rank = e->nshape;
-  return check_tile_shape(L, e->loc, *rank, shape);
-}
-
-static fval eval_reduce(lower *L, fe_expr *e, int kind) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  fval t = tile_arg(L, e, 0, 0);
-  int64_t axis;
-  if (!const_int(L, e->args[1], "the reduction axis", &axis) || t.cls == V_ERR) return fv_err();
-  if (axis < 0) axis += t.ty.rank;
-  if (axis < 0 || axis >= t.ty.rank) {
-    tl_error(L->ctx, e->args[1]->loc, "reduction axis is out of range for %s", tystr(L, &t));
-    return fv_err();
-  }
-  if (dt_of(&t) == TL_I1) {
-    tl_error(L->ctx, e->args[0]->loc, "%s() of i1 values; use cast<i32>() first", e->name);
-    return fv_err();
-  }
-  int32_t shape[TL_MAX_RANK];
-  int r = 0;
-  for (int i = 0; i < t.ty.rank; i++)
-    if (i != axis) shape[r++] = t.ty.shape[i];
-  tl_type rt = r ? tl_tile_type(dt_of(&t), r, shape) : tl_scalar_type(dt_of(&t));
-  int32_t op, x = mat(L, &t, e->loc);
-  int32_t res = emit(L, TL_OP_reduce, &x, 1, rt, e->loc, &op);
-  tl_op_at(L->f, op)->kind = kind;
-  tl_op_at(L->f, op)->axis = (int32_t)axis;
-  return fv_value(L->f, res);
-}
-
-/* The tile argument 0 and the constant axis argument 1 of a scan, argreduce or sort (a negative
- * axis counts from the end); false after a diagnostic.  Booleans and 8-bit floats are refused. */
-static bool tile_and_axis(lower *L, fe_expr *e, fval *t, int64_t *axis) {
-  *t = tile_arg(L, e, 0, 0);
-  if (!const_int(L, e->args[1], "the axis", axis) || t->cls == V_ERR) return false;
-  if (*axis < 0) *axis += t->ty.rank;
-  if (*axis < 0 || *axis >= t->ty.rank) {
-    tl_error(L->ctx, e->args[1]->loc, "axis is out of range for %s", tystr(L, t));
-    return false;
-  }
-  tl_dtype d = dt_of(t);
-  if (d == TL_I1 || d == TL_F8E4M3 || d == TL_F8E5M2) {
-    tl_error(L->ctx, e->args[0]->loc, "%s() of %s values; cast<%s>() first", e->name, tl_dtype_name(d),
-             d == TL_I1 ? "i32" : "f32");
-    return false;
-  }
-  return true;
-}
-
-/* cumsum / cummax (scan, same type) and argmax / argmin (argreduce, i32,
- * the axis removed) over a constant axis of a tile. */
-static fval eval_scan(lower *L, fe_expr *e, tl_opcode opc, int kind) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  fval t;
-  int64_t axis;
-  if (!tile_and_axis(L, e, &t, &axis)) return fv_err();
-  tl_type rt = t.ty;
-  if (opc == TL_OP_argreduce) {
-    int32_t shape[TL_MAX_RANK];
-    int r = 0;
-    for (int i = 0; i < t.ty.rank; i++)
-      if (i != axis) shape[r++] = t.ty.shape[i];
-    rt = r ? tl_tile_type(TL_I32, r, shape) : tl_scalar_type(TL_I32);
-  }
-  int32_t op, x = mat(L, &t, e->loc);
-  int32_t res = emit(L, opc, &x, 1, rt, e->loc, &op);
-  tl_op_at(L->f, op)->kind = kind;
-  tl_op_at(L->f, op)->axis = (int32_t)axis;
-  return fv_value(L->f, res);
-}
-
-/* sort(t, axis, descending = false): along a constant axis, in the order of
- * lib/sortkey.h (NaN after +inf, -0.0 before +0.0). */
-static fval eval_sort(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  bool desc = false;
-  for (int i = 0; i < e->nkw; i++) {
-    int64_t v;
-    if (strcmp(e->kwnames[i], "descending") != 0) {
-      tl_error(L->ctx, e->kwlocs[i], "sort() has no argument named '%s' (only 'axis' and 'descending')", e->kwnames[i]);
-      return fv_err();
-    }
-    fval d = eval(L, e->kwargs[i]);
-    if (d.cls == V_ERR) return d;
-    if (d.cls != V_SCALAR || !d.is_const || !is_int(dt_of(&d))) {
-      tl_error(L->ctx, e->kwargs[i]->loc, "'descending' must be a constant (true or false)");
-      return fv_err();
-    }
-    v = d.i;
-    desc = v != 0;
-  }
-  fval t;
-  int64_t axis;
-  if (!tile_and_axis(L, e, &t, &axis)) return fv_err();
-  int32_t op, x = mat(L, &t, e->loc);
-  int32_t res = emit(L, TL_OP_sort, &x, 1, t.ty, e->loc, &op);
-  tl_op_at(L->f, op)->kind = desc;
-  tl_op_at(L->f, op)->axis = (int32_t)axis;
-  return fv_value(L->f, res);
-}
-
-/* The constant integers of list argument i of call e (at most TL_MAX_RANK). */
-static bool const_list(lower *L, fe_expr *e, int i, const char *what, int64_t *out, int *n) {
-  fe_expr *l = e->args[i];
-  if (l->kind == EX_ERROR) return false;
-  if (l->kind != EX_LIST || l->nargs < 1 || l->nargs > TL_MAX_RANK) {
-    tl_error(L->ctx, l->loc, "%s() needs %s as a list of 1 to %d constants, such as [2, 64]", e->name, what, TL_MAX_RANK);
-    return false;
-  }
-  for (int k = 0; k < l->nargs; k++)
-    if (!const_int(L, l->args[k], what, &out[k])) return false;
-  *n = l->nargs;
-  return true;
-}
-
-/* reshape(t, [s0, ...]): the same elements in row-major order. */
-static fval eval_reshape(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  fval t = tile_arg(L, e, 0, 0);
-  int64_t v[TL_MAX_RANK];
-  int n;
-  if (t.cls == V_ERR || !const_list(L, e, 1, "the new shape", v, &n)) return fv_err();
-  int32_t shape[TL_MAX_RANK];
-  for (int k = 0; k < n; k++) {
-    if (!tile_extent_ok(L, e->args[1]->args[k]->loc, "tile dimension", v[k])) return fv_err();
-    shape[k] = (int32_t)v[k];
-  }
-  if (!check_tile_shape(L, e->loc, n, shape)) return fv_err();
-  tl_type rt = tl_tile_type(dt_of(&t), n, shape);
-  if (tl_type_numel(&rt) != tl_type_numel(&t.ty)) {
-    tl_error(L->ctx, e->loc, "reshape() of %s to %lld elements: the element count must stay %lld", tystr(L, &t),
-             (long long)tl_type_numel(&rt), (long long)tl_type_numel(&t.ty));
-    return fv_err();
-  }
-  if (t.is_const) { t.ty = rt; return t; }
-  int32_t x = mat(L, &t, e->loc);
-  return fv_value(L->f, emit(L, TL_OP_reshape, &x, 1, rt, e->loc, NULL));
-}
-
-/* permute(t, [p0, ...]): result dim d is t's dim p[d]. */
-static fval eval_permute(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  fval t = tile_arg(L, e, 0, 0);
-  int64_t v[TL_MAX_RANK];
-  int n;
-  if (t.cls == V_ERR || !const_list(L, e, 1, "the order of the dimensions", v, &n)) return fv_err();
-  bool seen[TL_MAX_RANK] = {false}, ok = n == t.ty.rank, id = true;
-  for (int k = 0; ok && k < n; k++) {
-    ok = v[k] >= 0 && v[k] < n && !seen[v[k]];
-    if (ok) seen[v[k]] = true;
-    id = id && v[k] == k;
-  }
-  if (!ok) {
-    tl_error(L->ctx, e->args[1]->loc, "permute() of %s needs a permutation of 0..%d", tystr(L, &t), t.ty.rank - 1);
-    return fv_err();
-  }
-  if (id) return t;
-  int32_t shape[TL_MAX_RANK];
-  for (int k = 0; k < n; k++) shape[k] = t.ty.shape[v[k]];
-  tl_type rt = tl_tile_type(dt_of(&t), n, shape);
-  if (t.is_const) { t.ty = rt; return t; }
-  int32_t op, x = mat(L, &t, e->loc);
-  if (n == 2) return fv_value(L->f, emit(L, TL_OP_trans, &x, 1, rt, e->loc, NULL));
-  int32_t res = emit(L, TL_OP_permute, &x, 1, rt, e->loc, &op);
-  for (int k = 0; k < n; k++) tl_op_at(L->f, op)->dims[k] = (int32_t)v[k];
-  return fv_value(L->f, res);
-}
-
-/* cat(a, b, axis): a and b of one element type and shape but along axis. */
-static fval eval_cat(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 3, 3)) return fv_err();
-  fval a = tile_arg(L, e, 0, 0), b = tile_arg(L, e, 1, 0);
-  int64_t axis;
-  if (!const_int(L, e->args[2], "the axis", &axis) || a.cls == V_ERR || b.cls == V_ERR) return fv_err();
-  if (axis < 0) axis += a.ty.rank;
-  if (axis < 0 || axis >= a.ty.rank) {
-    tl_error(L->ctx, e->args[2]->loc, "axis is out of range for %s", tystr(L, &a));
-    return fv_err();
-  }
-  bool same = a.ty.rank == b.ty.rank && dt_of(&a) == dt_of(&b);
-  for (int d = 0; same && d < a.ty.rank; d++) same = d == axis || a.ty.shape[d] == b.ty.shape[d];
-  if (!same) {
-    tl_error(L->ctx, e->loc, "cat() of %s and %s: the element types and every dimension but axis %lld must agree",
-             tystr(L, &a), tystr(L, &b), (long long)axis);
-    return fv_err();
-  }
-  int32_t shape[TL_MAX_RANK];
-  memcpy(shape, a.ty.shape, sizeof shape);
-  shape[axis] = a.ty.shape[axis] + b.ty.shape[axis];
-  if (!check_tile_shape(L, e->loc, a.ty.rank, shape)) return fv_err();
-  int32_t ops[2] = {mat(L, &a, e->loc), mat(L, &b, e->loc)}, op;
-  int32_t res = emit(L, TL_OP_cat, ops, 2, tl_tile_type(dt_of(&a), a.ty.rank, shape), e->loc, &op);
-  tl_op_at(L->f, op)->axis = (int32_t)axis;
-  return fv_value(L->f, res);
-}
-
-static fval eval_dot(lower *L, fe_expr *e) {
-  if (!nargs_ok(L, e, 2, 3)) return fv_err();
-  bool tf32 = false;
-  for (int i = 0; i < e->nkw; i++) {
-    if (strcmp(e->kwnames[i], "precision") != 0) {
-      tl_error(L->ctx, e->kwlocs[i], "dot() has no argument named '%s' (only 'precision')", e->kwnames[i]);
-      return fv_err();
-    }
-    fe_expr *v = e->kwargs[i];
-    if (v->kind != EX_STRING || strcmp(v->name, "tf32") != 0) {
-      tl_error(L->ctx, v->loc, "dot() precision must be \"tf32\" (the only one there is)");
-      return fv_err();
-    }
-    tf32 = true;
-  }
-  fval a = tile_arg(L, e, 0, 2), b = tile_arg(L, e, 1, 2);
-  fval acc = e->nargs == 3 ? tile_arg(L, e, 2, 2) : fv_void();
-  if (a.cls == V_ERR || b.cls == V_ERR || acc.cls == V_ERR) return fv_err();
-  tl_dtype da = dt_of(&a), db = dt_of(&b);
-  bool fp8a = tl_dtype_is_fp8(da), fp8b = tl_dtype_is_fp8(db);
-  if (da == TL_F32 && db == TL_F32 && !tf32) {
-    tl_error(L->ctx, e->loc, "dot() of f32 tiles needs precision = \"tf32\" (tensor cores read f32 operands as tf32, "
-             "10 mantissa bits); or cast<bf16>() the operands");
-    return fv_err();
-  }
-  if (tf32 && (da != TL_F32 || db != TL_F32)) {
-    tl_error(L->ctx, e->loc, "dot() precision = \"tf32\" takes f32 operands, found %s and %s", tystr(L, &a), tystr(L, &b));
-    return fv_err();
-  }
-  bool ok = (da == db && (da == TL_F16 || da == TL_BF16 || da == TL_F32 || da == TL_I8)) || (fp8a && fp8b);
-  if (!ok) {
-    tl_error(L->ctx, e->loc, "dot() operands must be of one type (f16, bf16, i8, or f32 with precision = \"tf32\"; "
-             "f8e4m3 and f8e5m2 may be mixed), found %s and %s", tystr(L, &a), tystr(L, &b));
-    return fv_err();
-  }
-  int32_t M = a.ty.shape[0], K = a.ty.shape[1], N = b.ty.shape[1];
-  if (b.ty.shape[0] != K) {
-    tl_error(L->ctx, e->loc, "dot() of [%d, %d] and [%d, %d]: the inner dimensions differ", M, K, b.ty.shape[0], N);
-    if (N == K) /* b loaded [N, K], as nn.Linear's weight or attention's K */
-      tl_note(L->ctx, e->args[1]->loc, "dot(a, trans(b)) multiplies by b transposed (b [N, K] gives a [K, N] operand)");
-    return fv_err();
-  }
-  int32_t shape[2] = {M, N};
-  tl_dtype accdt = tl_dot_acc_dtype(da);
-  tl_type rt = tl_tile_type(accdt, 2, shape);
-  if (!check_tile_shape(L, e->loc, 2, shape)) return fv_err();
-  if (acc.cls == V_VOID) {
-    acc = accdt == TL_I32 ? fv_int(TL_I32, 0, false) : fv_float(TL_F32, 0.0, false);
-    acc.cls = V_TILE;
-    acc.ty = rt;
-  } else if (!tl_type_eq(&acc.ty, &rt)) {
-    tl_error(L->ctx, e->args[2]->loc, "dot() accumulator must be tile<%dx%dx%s>, not %s", M, N, tl_dtype_name(accdt),
-             tystr(L, &acc));
-    return fv_err();
-  }
-  int32_t ops[3] = {mat(L, &a, e->loc), mat(L, &b, e->loc), mat(L, &acc, e->loc)}, op;
-  int32_t res = emit(L, TL_OP_dot, ops, 3, rt, e->loc, &op);
-  tl_op_at(L->f, op)->kind = tf32 ? TL_DOT_TF32 : TL_DOT_EXACT;
-  return fv_value(L->f, res);
-}
-
-/* rand / randn / randint(seed, offsets): Philox-4x32-10 of counter
- * (offset, 0, 0, 0) and key (seed low, seed high 32 bits) (lib/philox.h). */
-static fval eval_rand(lower *L, fe_expr *e, int kind) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
-  fval seed = value_arg(L, e, 0), off = value_arg(L, e, 1);
-  if (seed.cls == V_ERR || off.cls == V_ERR) return fv_err();
-  if (seed.cls != V_SCALAR || !is_int(dt_of(&seed)) || dt_of(&seed) == TL_I1) {
-    tl_error(L->ctx, e->args[0]->loc, "the seed of %s() must be an integer scalar, not %s", e->name, tystr(L, &seed));
-    return fv_err();
-  }
-  if (!is_int(dt_of(&off)) || dt_of(&off) == TL_I1) {
-    tl_error(L->ctx, e->args[1]->loc, "the offsets of %s() must be integers, not %s", e->name, tystr(L, &off));
-    return fv_err();
-  }
-  seed = convert(L, seed, TL_I64, e->loc);
-  off = convert(L, off, TL_I32, e->loc);
-  int32_t ops[2] = {mat(L, &seed, e->loc), mat(L, &off, e->loc)};
-  tl_type rt = tl_val(L->f, ops[1])->type;
-  rt.dtype = (uint8_t)(kind == TL_RAND_INT ? TL_I32 : TL_F32);
-  int32_t op;
-  int32_t res = emit(L, TL_OP_rand, ops, 2, rt, e->loc, &op);
-  tl_op_at(L->f, op)->kind = kind;
-  return fv_value(L->f, res);
-}
-
-/* What a Triton user reaches for under Triton's name (tl.NAME), and how it is written here: the note
- * on an unknown function (docs/first_use.md).  NULL for a name not in the table. */
-static const char *triton_hint(const char *name) {
-  static const char *const hints[][2] = {
-      {"arange", "Triton's tl.arange(0, N) is iota<i32>[N] here (s + iota<i32>[N] for tl.arange(s, s + N))"},
-      {"sum", "Triton's tl.sum(x, axis) is reduce_sum(x, axis) here (also reduce_max, reduce_min)"},
-      {"maximum", "Triton's tl.maximum(a, b) is max(a, b) here (elementwise; reduce_max(x, axis) reduces)"},
-      {"minimum", "Triton's tl.minimum(a, b) is min(a, b) here (elementwise; reduce_min(x, axis) reduces)"},
-      {"clamp", "Triton's tl.clamp(x, lo, hi) is min(max(x, lo), hi) here"},
-      {"zeros_like", "zeros<T>[s0, ...] makes a tile of zeros (the shape is written out)"},
-      {"full_like", "full<T>[s0, ...](v) makes a filled tile (the shape is written out)"},
-      {"expand_dims", "t[:, None] / t[None, :] insert a dimension of size 1 here"},
-      {"broadcast_to", "broadcasting is implicit here (numpy rules; t[:, None] inserts a dimension)"},
-      {"view", "Triton's tl.view / tl.reshape is reshape(t, [s0, ...]) here"},
-      {"transpose", "trans(t) transposes a 2-D tile here (permute(t, [...]) in general)"},
-      {"matmul", "dot(a, b[, acc]) is the matrix product here"},
-      {"pow", "there is no pow here: exp2(y * log2(x)) for x > 0, or x * x for a square"},
-      {"erf", "there is no erf here: GELU's tanh form is 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))"},
-      {"topk", "there is no topk here: sort(t, axis, descending = true) and a slice t[0 : K] of the result"},
-      {"argsort", "there is no argsort here: sort 64-bit keys carrying the index in their low word "
-                  "(docs/language.md 8.4, examples/topk_sample.tile)"},
-      {"histogram", "a histogram is atomic_add(H[bins], 1) here"},
-      {"multiple_of", "there are no alignment hints here: the compiler derives them (tilec --explain shows them)"},
-      {"max_contiguous", "there are no alignment hints here: the compiler derives them (tilec --explain shows them)"},
-      {"debug_barrier", "there are no barriers to write here: the compiler places them"},
-      {"device_print", "there is no printing in a kernel: run it in the interpreter (tilec run --interp, tilec.interpret)"},
-      {"static_print", "there is no printing in a kernel: static_assert(cond, \"msg\") checks constants"},
-      {"to", "x.to(T) is cast<T>(x) here"},
-      {"float", "cast<f32>(x) converts here"},
-      {"int", "cast<i32>(x) converts here"},
-      {"mean", "a mean is reduce_sum(x, axis) / n here"},
-  };
-  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
-    if (!strcmp(hints[i][0], name)) return hints[i][1];
-  return NULL;
-}
-
-/* `axis = A` (Triton's spelling, tl.sum(x, axis=0)) for the builtins that take an axis: the same as A
- * in the axis's place (the second argument; cat's third), when the arguments before it are given
- * and it is not given by position too (that case keeps the keyword for eval_call's error); also
- * program_id / num_programs (axis = 0).  The axis's
- * position, -1 for a builtin without an axis. */
-static int axis_keyword(lower *L, fe_expr *e) {
-  static const char *const one[] = {"reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
-                                    "cummax", "sort", NULL};
-  int pos = !strcmp(e->name, "cat") ? 2 : !strcmp(e->name, "program_id") || !strcmp(e->name, "num_programs") ? 0 : -1;
-  for (int i = 0; one[i] && pos < 0; i++)
-    if (!strcmp(e->name, one[i])) pos = 1;
-  if (pos < 0 || e->nargs != pos) return pos;
-  for (int k = 0; k < e->nkw; k++) {
-    if (strcmp(e->kwnames[k], "axis") != 0) continue;
-    fe_expr **args = tl_alloc(&L->ctx->arena, sizeof *args * (size_t)(pos + 1));
-    for (int i = 0; i < pos; i++) args[i] = e->args[i];
-    args[pos] = e->kwargs[k];
-    e->args = args;
-    e->nargs = pos + 1;
-    for (int j = k + 1; j < e->nkw; j++) {
-      e->kwnames[j - 1] = e->kwnames[j];
-      e->kwargs[j - 1] = e->kwargs[j];
-      e->kwlocs[j - 1] = e->kwlocs[j];
-    }
-    e->nkw--;
-    return pos;
-  }
-  return pos;
-}
-
-static fval eval_call(lower *L, fe_expr *e) {
-  const char *n = e->name;
-  bool typed = !strcmp(n, "cast") || !strcmp(n, "zeros") || !strcmp(n, "full") || !strcmp(n, "iota") ||
-               !strcmp(n, "bitcast");
-  if (typed && !e->has_targ) {
-    tl_error(L->ctx, e->loc, "%s needs an element type, such as %s<f32>", n, n);
-    return fv_err();
-  }
-  if (e->has_targ && e->targ == TL_VOID) return fv_err(); /* parse error already reported */
-  int axis_pos = axis_keyword(L, e);
-  for (int k = 0; k < e->nkw && axis_pos >= 0; k++) {
-    if (!strcmp(e->kwnames[k], "axis"))
-      tl_error(L->ctx, e->kwlocs[k], "%s(): 'axis' is given twice (argument %d is the axis)", n, axis_pos + 1);
-    else if (strcmp(n, "sort") != 0)
-      tl_error(L->ctx, e->kwlocs[k], "%s() has no argument named '%s' (only 'axis')", n, e->kwnames[k]);
-    else
-      continue;
-    return fv_err();
-  }
-  if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0 && strcmp(n, "dot") != 0) {
-    tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
-    return fv_err();
-  }
-  if (L->in_grid && (!strcmp(n, "program_id") || !strcmp(n, "num_programs") || !strcmp(n, "load") ||
-                     !strcmp(n, "store") || !strcmp(n, "static_assert") || !strncmp(n, "atomic_", 7))) {
-    if (L->in_require)
-      tl_error(L->ctx, e->loc, "%s() cannot be used in a require() condition: the launcher evaluates it on the host, "
-               "before the launch", n);
-    else
-      tl_error(L->ctx, e->loc, "%s() cannot be used in the grid clause", n);
-    return fv_err();
-  }
-  if (!strcmp(n, "load")) return eval_load(L, e);
-  if (!strcmp(n, "store")) return eval_store_like(L, e, TL_OP_store, 0);
-  if (!strcmp(n, "atomic_add")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_ADD);
-  if (!strcmp(n, "atomic_max")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_MAX);
-  if (!strcmp(n, "atomic_min")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_MIN);
-  if (!strcmp(n, "atomic_fetch_add")) return eval_store_like(L, e, TL_OP_atomic, TL_ATOMIC_FETCH_ADD);
-  if (!strcmp(n, "rand")) return eval_rand(L, e, TL_RAND_UNIFORM);
-  if (!strcmp(n, "randn")) return eval_rand(L, e, TL_RAND_NORMAL);
-  if (!strcmp(n, "randint")) return eval_rand(L, e, TL_RAND_INT);
-  if (!strcmp(n, "static_assert") || !strcmp(n, "require")) {
-    tl_error(L->ctx, e->loc, "%s() is a statement, not a value", n);
-    return fv_err();
-  }
-  if (!strcmp(n, "min") || !strcmp(n, "max")) {
-    if (!nargs_ok(L, e, 2, 2)) return fv_err();
-    fval a = value_arg(L, e, 0), b = value_arg(L, e, 1);
-    return binop(L, n[1] == 'i' ? BO_MIN : BO_MAX, a, b, e->loc);
-  }
-  static const struct { const char *name; tl_opcode opc; } math[] = {
-    {"abs", TL_OP_abs}, {"exp", TL_OP_exp}, {"exp2", TL_OP_exp2}, {"log", TL_OP_log}, {"log2", TL_OP_log2},
-    {"sqrt", TL_OP_sqrt}, {"rsqrt", TL_OP_rsqrt}, {"sin", TL_OP_sin}, {"cos", TL_OP_cos}, {"tanh", TL_OP_tanh},
-    {"sigmoid", TL_OP_sigmoid}, {"floor", TL_OP_floor}, {"ceil", TL_OP_ceil}};
-  for (size_t i = 0; i < sizeof math / sizeof math[0]; i++)
-    if (!strcmp(n, math[i].name)) return eval_math(L, e, math[i].opc);
-  if (!strcmp(n, "where")) {
-    if (!nargs_ok(L, e, 3, 3)) return fv_err();
-    fval c = value_arg(L, e, 0), a = value_arg(L, e, 1), b = value_arg(L, e, 2);
-    if (c.cls == V_ERR || a.cls == V_ERR || b.cls == V_ERR) return fv_err();
-    if (dt_of(&c) != TL_I1) {
-      tl_error(L->ctx, e->args[0]->loc, "the condition of where() must be i1, not %s", tystr(L, &c));
-      return fv_err();
-    }
-    bool weak;
-    tl_dtype d = unify(L, "where()", &a, &b, e->loc, &weak);
-    if (d == TL_VOID) return fv_err();
-    int r2;
-    int32_t s2[TL_MAX_RANK];
-    if (!bcast3(&c, &a, &b, &r2, s2)) {
-      tl_error(L->ctx, e->loc, "the shapes of the where() arguments do not broadcast");
-      return fv_err();
-    }
-    if (c.is_const && a.is_const && b.is_const) {
-      /* the chosen operand, in the broadcast shape of all three (a constant
-       * condition does not shrink the result: where(c[32,4], x[32,4], y[4])
-       * is [32,4] whichever it picks) */
-      fval r = convert(L, c.i ? a : b, d, e->loc);
-      r.weak = weak;
-      return r2 ? to_shape(L, r, r2, s2, e->loc) : r;
-    }
-    c = to_shape(L, c, r2, s2, e->loc);
-    a = to_shape(L, convert(L, a, d, e->loc), r2, s2, e->loc);
-    b = to_shape(L, convert(L, b, d, e->loc), r2, s2, e->loc);
-    int32_t ops[3] = {mat(L, &c, e->loc), mat(L, &a, e->loc), mat(L, &b, e->loc)};
-    return fv_value(L->f, emit(L, TL_OP_select, ops, 3, r2 ? tl_tile_type(d, r2, s2) : tl_scalar_type(d), e->loc, NULL));
-  }
-  if (!strcmp(n, "fma")) return eval_fma(L, e);
-  if (!strcmp(n, "cast")) {
-    if (!nargs_ok(L, e, 1, 1)) return fv_err();
-    fval a = value_arg(L, e, 0);
-    if (a.cls == V_ERR) return a;
-    return convert(L, a, e->targ, e->loc);
-  }
-  if (!strcmp(n, "bitcast")) { /* the same bits as another type of the same width */
-    if (!nargs_ok(L, e, 1, 1)) return fv_err();
-    fval a = value_arg(L, e, 0);
-    if (a.cls == V_ERR) return a;
-    if (a.weak) a = convert(L, a, is_flt(dt_of(&a)) ? TL_F32 : TL_I32, e->loc);
-    tl_dtype from = dt_of(&a), to = e->targ;
-    if (from == TL_I1 || to == TL_I1 || tl_dtype_bits(from) != tl_dtype_bits(to)) {
-      tl_error(L->ctx, e->loc, "bitcast<%s>() of %s: the widths differ (or one is i1); use cast<T>() to convert values",
-               tl_dtype_name(to), tystr(L, &a));
-      return fv_err();
-    }
-    if (from == to) return a;
-    tl_type rt = a.ty;
-    rt.dtype = (uint8_t)to;
-    int32_t x = mat(L, &a, e->loc);
-    return fv_value(L->f, emit(L, TL_OP_bitcast, &x, 1, rt, e->loc, NULL));
-  }
-  if (!strcmp(n, "zeros") || !strcmp(n, "full")) {
-    bool full = n[0] == 'f';
-    int rank;
-    int32_t shape[TL_MAX_RANK];
-    if (!eval_shape(L, e, &rank, shape)) return fv_err();
-    if (!full && e->nargs) {
-      tl_error(L->ctx, e->loc, "zeros<T>[...] takes no arguments");
-      return fv_err();
-    }
-    fval v = fv_int(e->targ, 0, false);
-    if (full) {
-      if (!nargs_ok(L, e, 1, 1)) return fv_err();
-      v = value_arg(L, e, 0);
-      if (v.cls == V_ERR) return v;
-      if (v.cls != V_SCALAR) {
-        tl_error(L->ctx, e->args[0]->loc, "the fill value of full() must be a scalar, not %s", tystr(L, &v));
-        return fv_err();
-      }
-      v = convert(L, v, e->targ, e->loc);
-    }
-    return to_shape(L, v, rank, shape, e->loc);
-  }
-  if (!strcmp(n, "iota")) {
-    int rank;
-    int32_t shape[TL_MAX_RANK];
-    if (!eval_shape(L, e, &rank, shape)) return fv_err();
-    if (rank != 1) {
-      tl_error(L->ctx, e->loc, "iota<T>[n] takes one dimension, found %d", rank);
-      return fv_err();
-    }
-    if (e->nargs) {
-      tl_error(L->ctx, e->loc, "iota<T>[n] takes no arguments");
-      return fv_err();
-    }
-    if (e->targ == TL_I1) {
-      tl_error(L->ctx, e->targ_loc, "iota<i1> is not allowed");
-      return fv_err();
-    }
-    fval v = fv_value(L->f, emit(L, TL_OP_iota, NULL, 0, tl_tile_type(TL_I32, 1, shape), e->loc, NULL));
-    return convert(L, v, e->targ, e->loc);
-  }
-  if (!strcmp(n, "dot")) return eval_dot(L, e);
-  if (!strcmp(n, "trans")) {
-    if (!nargs_ok(L, e, 1, 1)) return fv_err();
-    fval t = tile_arg(L, e, 0, 2);
-    if (t.cls == V_ERR) return t;
-    int32_t shape[2] = {t.ty.shape[1], t.ty.shape[0]};
-    int32_t x = mat(L, &t, e->loc);
-    return fv_value(L->f, emit(L, TL_OP_trans, &x, 1, tl_tile_type(dt_of(&t), 2, shape), e->loc, NULL));
-  }
-  if (!strcmp(n, "reduce_sum")) return eval_reduce(L, e, TL_RED_SUM);
-  if (!strcmp(n, "reduce_max")) return eval_reduce(L, e, TL_RED_MAX);
-  if (!strcmp(n, "reduce_min")) return eval_reduce(L, e, TL_RED_MIN);
-  if (!strcmp(n, "cat")) return eval_cat(L, e);
-  if (!strcmp(n, "reshape")) return eval_reshape(L, e);
-  if (!strcmp(n, "permute")) return eval_permute(L, e);
-  if (!strcmp(n, "sort")) return eval_sort(L, e);
-  if (!strcmp(n, "cumsum")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_SUM);
-  if (!strcmp(n, "cummax")) return eval_scan(L, e, TL_OP_scan, TL_SCAN_MAX);
-  if (!strcmp(n, "argmax")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MAX);
-  if (!strcmp(n, "argmin")) return eval_scan(L, e, TL_OP_argreduce, TL_ARG_MIN);
-  if (!strcmp(n, "program_id") || !strcmp(n, "num_programs")) {
-    int64_t axis;
-    if (!nargs_ok(L, e, 1, 1) || !const_int(L, e->args[0], "the axis", &axis)) return fv_err();
-    if (axis < 0 || axis > 2) {
-      tl_error(L->ctx, e->args[0]->loc, "%s() axis must be 0, 1 or 2, not %lld", n, (long long)axis);
-      return fv_err();
-    }
-    int32_t op;
-    int32_t res = emit(L, n[0] == 'p' ? TL_OP_program_id : TL_OP_num_programs, NULL, 0, tl_scalar_type(TL_I32), e->loc, &op);
-    tl_op_at(L->f, op)->axis = (int32_t)axis;
-    return fv_value(L->f, res);
-  }
-  if (!strcmp(n, "cdiv")) {
-    if (!nargs_ok(L, e, 2, 2)) return fv_err();
-    fval a = value_arg(L, e, 0), b = value_arg(L, e, 1);
-    if (a.cls == V_ERR || b.cls == V_ERR) return fv_err();
-    if (a.cls != V_SCALAR || b.cls != V_SCALAR || !is_int(dt_of(&a)) || !is_int(dt_of(&b))) {
-      tl_error(L->ctx, e->loc, "cdiv() takes integer scalars");
-      return fv_err();
-    }
-    if (b.is_const && b.i <= 0) {
-      tl_error(L->ctx, e->args[1]->loc, "cdiv() divisor must be positive");
-      return fv_err();
-    }
-    /* (a + b - 1) / b */
-    fval s = binop(L, BO_ADD, a, b, e->loc);
-    s = binop(L, BO_SUB, s, fv_int(TL_I32, 1, true), e->loc);
-    return binop(L, BO_DIV, s, b, e->loc);
-  }
-  if (lookup(L, n) >= 0) {
-    tl_error(L->ctx, e->loc, "'%s' is not a function", n);
-  } else {
-    tl_error(L->ctx, e->loc, "unknown function '%s'", n);
-    const char *hint = triton_hint(n);
-    if (hint) tl_note(L->ctx, e->loc, "%s", hint);
-  }
-  return fv_err();
-}
-
-static fval eval(lower *L, fe_expr *e) {
+fval lw_eval(lower *L, fe_expr *e) {
   fval v;
   switch (e->kind) {
   case EX_ERROR: return fv_err();
@@ -1797,9 +696,9 @@ static fval eval(lower *L, fe_expr *e) {
     return fv_err();
   case EX_NAME: v = eval_name(L, e); break;
   case EX_UNARY: v = eval_unary(L, e); break;
-  case EX_BINARY: v = binop(L, binop_of_tok(e->op), eval(L, e->a), eval(L, e->b), e->loc); break;
+  case EX_BINARY: v = lw_binop(L, binop_of_tok(e->op), lw_eval(L, e->a), lw_eval(L, e->b), e->loc); break;
   case EX_TERNARY: v = eval_ternary(L, e); break;
-  case EX_CALL: v = eval_call(L, e); break;
+  case EX_CALL: v = lw_eval_call(L, e); break;
   case EX_INDEX: v = eval_index(L, e); break;
   case EX_LIST:
     tl_error(L->ctx, e->loc, "a list [...] can only be the shape of reshape() or the order of permute()");
@@ -1841,7 +740,7 @@ static void assigned_names(lower *L, const fe_block *b, name_vec *out) {
  * loop carries or an if yields. */
 static void live_outer(lower *L, const name_vec *names, name_vec *out) {
   for (int i = 0; i < names->len; i++) {
-    int b = lookup(L, names->data[i]);
+    int b = lw_lookup(L, names->data[i]);
     if (b >= 0 && L->env.data[b].kind == B_VALUE && is_val(&L->env.data[b].v)) add_name(L, out, names->data[i]);
   }
 }
@@ -1862,10 +761,10 @@ static const char *bkind_name(bkind k) {
 static void lower_assign(lower *L, const fe_stmt *s) {
   if (fe_is_reserved(s->name)) {
     tl_error(L->ctx, s->name_loc, "'%s' is %s and cannot be assigned", s->name, reserved_what(s->name));
-    eval(L, s->expr);
+    lw_eval(L, s->expr);
     return;
   }
-  int i = lookup(L, s->name);
+  int i = lw_lookup(L, s->name);
   if (i >= 0 && L->env.data[i].kind != B_VALUE) {
     tl_error(L->ctx, s->name_loc, "cannot assign to %s '%s'", bkind_name(L->env.data[i].kind), s->name);
     tl_note(L->ctx, L->env.data[i].loc, "'%s' is declared here", s->name);
@@ -1877,9 +776,9 @@ static void lower_assign(lower *L, const fe_stmt *s) {
       tl_error(L->ctx, s->name_loc, "undefined name '%s'", s->name);
       return;
     }
-    v = binop(L, binop_of_tok(s->op), L->env.data[i].v, eval(L, s->expr), s->loc);
+    v = lw_binop(L, binop_of_tok(s->op), L->env.data[i].v, lw_eval(L, s->expr), s->loc);
   } else {
-    v = eval(L, s->expr);
+    v = lw_eval(L, s->expr);
   }
   if (v.cls == V_VOID) {
     tl_error(L->ctx, s->expr->loc, "store() returns no value");
@@ -1902,7 +801,7 @@ static void lower_static_assert(lower *L, const fe_expr *e) {
     tl_error(L->ctx, e->loc, "static_assert takes a condition and an optional message string");
     return;
   }
-  fval c = eval(L, e->args[0]);
+  fval c = lw_eval(L, e->args[0]);
   if (c.cls == V_ERR) return;
   if (c.cls != V_SCALAR || !c.is_const || !is_int(dt_of(&c))) {
     tl_error(L->ctx, e->args[0]->loc, "static_assert condition is not a compile-time constant");
@@ -1985,7 +884,7 @@ static void lower_require(lower *L, const fe_expr *e) {
   tl_region *saved = L->r;
   L->r = g;
   L->in_grid = L->in_require = true;
-  fval c = to_cond(L, eval(L, e->args[0]), "the condition of require()", e->args[0]->loc);
+  fval c = to_cond(L, lw_eval(L, e->args[0]), "the condition of require()", e->args[0]->loc);
   bool ok = c.cls != V_ERR;
   /* integers only: the AOT launcher translates the condition to C integer code, as the grid */
   for (int i = 0; ok && i < g->ops.len; i++) {
@@ -2011,7 +910,7 @@ static void lower_require(lower *L, const fe_expr *e) {
       else tl_error(L->ctx, e->loc, "require failed at compile time: %s", text);
     }
   } else if (ok) {
-    int32_t cv = mat(L, &c, e->args[0]->loc);
+    int32_t cv = lw_mat(L, &c, e->args[0]->loc);
     int32_t op = tl_op_new(f, g, TL_OP_require, &cv, 1, NULL, 0, e->loc);
     tl_op_at(f, op)->req_text = text;
     tl_op_at(f, op)->req_msg = msg;
@@ -2027,27 +926,27 @@ static void emit_yield(lower *L, const name_vec *names, const tl_type *types, co
   int32_t *ops = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(names->len + 1));
   bool ok = true;
   for (int i = 0; i < names->len; i++) {
-    int b = lookup(L, names->data[i]);
+    int b = lw_lookup(L, names->data[i]);
     fval v = L->env.data[b].v;
     if (v.cls == V_ERR) { ok = false; continue; }
     if (!is_val(&v) || !tl_type_eq(&v.ty, &types[i])) {
       char want[96];
       tl_type_str(&types[i], want, sizeof want);
       tl_error(L->ctx, L->env.data[b].loc, "'%s' changes type %s: %s before, %s here", names->data[i], where, want,
-               is_val(&v) ? tystr(L, &v) : "no value");
+               is_val(&v) ? lw_tystr(L, &v) : "no value");
       tl_note(L->ctx, outer_locs[i], "'%s' is defined here", names->data[i]);
       ok = false;
       continue;
     }
-    ops[i] = mat(L, &v, loc);
+    ops[i] = lw_mat(L, &v, loc);
   }
   if (ok) tl_op_new(L->f, L->r, TL_OP_yield, ops, names->len, NULL, 0, loc);
 }
 
 static void lower_for(lower *L, const fe_stmt *s) {
-  fval lo = to_index(L, eval(L, s->lo), "the range start", s->lo->loc);
-  fval hi = to_index(L, eval(L, s->hi), "the range end", s->hi->loc);
-  fval step = s->step ? to_index(L, eval(L, s->step), "the range step", s->step->loc) : fv_int(TL_I32, 1, false);
+  fval lo = lw_to_index(L, lw_eval(L, s->lo), "the range start", s->lo->loc);
+  fval hi = lw_to_index(L, lw_eval(L, s->hi), "the range end", s->hi->loc);
+  fval step = s->step ? lw_to_index(L, lw_eval(L, s->step), "the range step", s->step->loc) : fv_int(TL_I32, 1, false);
   if (step.cls != V_ERR && step.is_const && step.i <= 0) {
     tl_error(L->ctx, s->step->loc, "the range step must be positive, not %lld", (long long)step.i);
     step = fv_err();
@@ -2057,7 +956,7 @@ static void lower_for(lower *L, const fe_stmt *s) {
     tl_error(L->ctx, s->name_loc, "'%s' is %s and cannot be a loop variable", s->name, reserved_what(s->name));
     ok = false;
   } else {
-    int prev = lookup(L, s->name);
+    int prev = lw_lookup(L, s->name);
     if (prev >= 0) {
       tl_error(L->ctx, s->name_loc, "loop variable '%s' shadows an existing name", s->name);
       tl_note(L->ctx, L->env.data[prev].loc, "'%s' is defined here", s->name);
@@ -2072,10 +971,10 @@ static void lower_for(lower *L, const fe_stmt *s) {
   tl_loc *locs = tl_alloc(&L->ctx->arena, sizeof(tl_loc) * (size_t)(n + 1));
   int32_t *ops = tl_alloc(&L->ctx->arena, sizeof(int32_t) * (size_t)(n + 3));
   for (int i = 0; i < n; i++) {
-    binding *b = &L->env.data[lookup(L, carried.data[i])];
+    binding *b = &L->env.data[lw_lookup(L, carried.data[i])];
     types[i] = b->v.ty;
     locs[i] = b->loc;
-    ops[3 + i] = mat(L, &b->v, s->loc);
+    ops[3 + i] = lw_mat(L, &b->v, s->loc);
   }
   tl_region scratch;
   memset(&scratch, 0, sizeof scratch);
@@ -2083,9 +982,9 @@ static void lower_for(lower *L, const fe_stmt *s) {
   tl_region *body = &scratch;
   int32_t op = -1;
   if (ok) {
-    ops[0] = mat(L, &lo, s->lo->loc);
-    ops[1] = mat(L, &hi, s->hi->loc);
-    ops[2] = mat(L, &step, s->loc);
+    ops[0] = lw_mat(L, &lo, s->lo->loc);
+    ops[1] = lw_mat(L, &hi, s->hi->loc);
+    ops[2] = lw_mat(L, &step, s->loc);
     op = tl_op_new(L->f, L->r, TL_OP_for, ops, n + 3, types, n, s->loc);
     tl_op_add_regions(L->f, op, 1);
     body = &tl_op_at(L->f, op)->regions[0];
@@ -2107,14 +1006,14 @@ static void lower_for(lower *L, const fe_stmt *s) {
   L->r = saved;
   pop_scope(L, mark);
   for (int i = 0; i < n; i++) {
-    binding *b = &L->env.data[lookup(L, carried.data[i])];
+    binding *b = &L->env.data[lw_lookup(L, carried.data[i])];
     b->v = ok ? fv_value(L->f, tl_op_result(L->f, op, i)) : fv_err();
     if (ok) tl_val(L->f, b->v.id)->name = carried.data[i];
   }
 }
 
 static void lower_if(lower *L, const fe_stmt *s) {
-  fval c = to_cond(L, eval(L, s->expr), "the condition of 'if'", s->expr->loc);
+  fval c = to_cond(L, lw_eval(L, s->expr), "the condition of 'if'", s->expr->loc);
   if (c.cls != V_ERR && c.is_const) { /* folded: only the taken branch is checked */
     const fe_block *taken = c.i ? s->body : s->els;
     int mark = push_scope(L);
@@ -2130,7 +1029,7 @@ static void lower_if(lower *L, const fe_stmt *s) {
   tl_type *types = tl_alloc(&L->ctx->arena, sizeof(tl_type) * (size_t)(n + 1));
   tl_loc *locs = tl_alloc(&L->ctx->arena, sizeof(tl_loc) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) {
-    binding *b = &L->env.data[lookup(L, yielded.data[i])];
+    binding *b = &L->env.data[lw_lookup(L, yielded.data[i])];
     types[i] = b->v.ty;
     locs[i] = b->loc;
   }
@@ -2140,7 +1039,7 @@ static void lower_if(lower *L, const fe_stmt *s) {
   memset(scratch, 0, sizeof scratch);
   scratch[0].owner = scratch[1].owner = -1;
   if (ok) {
-    int32_t cv = mat(L, &c, s->expr->loc);
+    int32_t cv = lw_mat(L, &c, s->expr->loc);
     op = tl_op_new(L->f, L->r, TL_OP_if, &cv, 1, types, n, s->loc);
     tl_op_add_regions(L->f, op, 2);
   }
@@ -2148,14 +1047,14 @@ static void lower_if(lower *L, const fe_stmt *s) {
   for (int br = 0; br < 2; br++) {
     L->r = ok ? &tl_op_at(L->f, op)->regions[br] : &scratch[br];
     int mark = push_scope(L);
-    for (int i = 0; i < n; i++) bind(L, yielded.data[i], B_VALUE, L->env.data[lookup(L, yielded.data[i])].v, locs[i]);
+    for (int i = 0; i < n; i++) bind(L, yielded.data[i], B_VALUE, L->env.data[lw_lookup(L, yielded.data[i])].v, locs[i]);
     lower_block(L, br == 0 ? s->body : s->els);
     if (ok) emit_yield(L, &yielded, types, locs, "inside 'if'", s->loc);
     pop_scope(L, mark);
   }
   L->r = saved;
   for (int i = 0; i < n; i++) {
-    binding *b = &L->env.data[lookup(L, yielded.data[i])];
+    binding *b = &L->env.data[lw_lookup(L, yielded.data[i])];
     b->v = ok ? fv_value(L->f, tl_op_result(L->f, op, i)) : fv_err();
     if (ok) tl_val(L->f, b->v.id)->name = yielded.data[i];
   }
@@ -2176,7 +1075,7 @@ static void lower_stmt(lower *L, const fe_stmt *s) {
       lower_require(L, e);
       break;
     }
-    fval v = eval(L, e);
+    fval v = lw_eval(L, e);
     if (v.cls != V_ERR && v.cls != V_VOID)
       tl_error(L->ctx, e->loc,
                "this expression's value is unused; only store(), static_assert() and require() stand alone");
@@ -2197,7 +1096,7 @@ static bool declare_ok(lower *L, const char *name, tl_loc loc, const char *what)
     tl_error(L->ctx, loc, "'%s' is %s and cannot name a %s", name, reserved_what(name), what);
     return false;
   }
-  int i = lookup(L, name);
+  int i = lw_lookup(L, name);
   if (i >= 0) {
     tl_error(L->ctx, loc, "'%s' is already declared as a %s", name, bkind_name(L->env.data[i].kind));
     tl_note(L->ctx, L->env.data[i].loc, "previous definition is here");
@@ -2240,7 +1139,7 @@ static bool attr_int(lower *L, const fe_attr *a, int64_t lo, int64_t hi, bool po
   int64_t v;
   char what[64];
   snprintf(what, sizeof what, "the argument of @%s", a->name);
-  if (!a->value || !const_int(L, a->value, what, &v)) return false;
+  if (!a->value || !lw_const_int(L, a->value, what, &v)) return false;
   if (v < lo || v > hi || (pow2 && !is_pow2(v))) {
     if (a->has_int)
       tl_error(L->ctx, a->arg_loc, "@%s takes %s", a->name, range);
@@ -2339,7 +1238,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
         def_used[d] = true;
         break;
       }
-    if (!over && !const_int(L, c->value, "a tile constant", &v)) v = 0;
+    if (!over && !lw_const_int(L, c->value, "a tile constant", &v)) v = 0;
     if (!declare_ok(L, c->name, c->loc, "tile constant")) continue;
     tl_tileconst tc = {c->name, v, over, c->loc};
     tl_vec_push(&L->ctx->arena, &f->consts, tc);
@@ -2368,7 +1267,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
         ds->value = dm->value;
         continue;
       }
-      int b = lookup(L, dm->name);
+      int b = lw_lookup(L, dm->name);
       if (b >= 0 && L->env.data[b].kind == B_CONST) {
         ds->is_const = true;
         ds->value = L->env.data[b].v.i;
@@ -2415,22 +1314,22 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
     }
     for (int i = 0; i < k->grid.len && i < FE_MAX_GRID; i++) {
       fe_expr *g = k->grid.data[i];
-      fval v = eval(L, g);
+      fval v = lw_eval(L, g);
       if (v.cls == V_ERR) { ok = false; continue; }
       if (v.cls != V_SCALAR || !is_int(dt_of(&v)) || (!v.weak && dt_of(&v) != TL_I32)) {
         tl_error(L->ctx, g->loc, "a grid dimension must be an i32 scalar, not %s",
-                 is_val(&v) ? tystr(L, &v) : operand_kind_error(&v));
+                 is_val(&v) ? lw_tystr(L, &v) : lw_operand_kind_error(&v));
         ok = false;
         continue;
       }
-      v = to_index(L, v, "a grid dimension", g->loc);
+      v = lw_to_index(L, v, "a grid dimension", g->loc);
       if (v.cls == V_ERR) { ok = false; continue; }
       if (v.is_const && v.i <= 0) {
         tl_error(L->ctx, g->loc, "a grid dimension must be positive, not %lld", (long long)v.i);
         ok = false;
         continue;
       }
-      ops[n++] = mat(L, &v, g->loc);
+      ops[n++] = lw_mat(L, &v, g->loc);
     }
     if (ok) tl_op_new(f, &f->grid, TL_OP_yield, ops, n, NULL, 0, k->grid_loc);
     L->in_grid = false;
