@@ -217,12 +217,11 @@ int tl_tune_cache_load(const char *dir, const char *key_hex, tilec_tune_result *
                   text[len - 1] != '\n'))
     reason = "truncated (no end line)";
   if (!reason) {
-    char hex[17];
-    memcpy(hex, text + len - end_len + 4, 16);
-    hex[16] = 0;
-    char *stop;
-    unsigned long long want = strtoull(hex, &stop, 16);
-    if (*stop || (unsigned long long)tl_checksum64(text, len - end_len) != want) reason = "checksum mismatch";
+    /* compared as text, as stored: strtoull would also take 'A' for 'a', or ' ' / '+' for a leading
+     * '0', single-byte changes the checksum would not see (test_back_tune's damaged entries) */
+    char want[17];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)tl_checksum64(text, len - end_len));
+    if (memcmp(want, text + len - end_len + 4, 16) != 0) reason = "checksum mismatch";
     text[len - end_len] = 0; /* parse only what the checksum covers */
   }
   char *at = text, *v;

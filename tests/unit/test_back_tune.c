@@ -304,6 +304,20 @@ Test(tune, damaged_winner_entries_are_misses) {
     tl_sbuf_free(&why);
     free(bad);
   }
+  /* and at every position the changes a text parser could forgive: a letter's case ('a' -> 'A' in the
+   * checksum's hex once read the same number) and a space (or '+') for a leading zero */
+  for (size_t at = 0; at < n; at++) {
+    const char subst[3] = {(char)(good[at] ^ 0x20), ' ', '+'};
+    for (int k = 0; k < 3; k++) {
+      if (subst[k] == good[at]) continue;
+      char *bad = malloc(n);
+      memcpy(bad, good, n);
+      bad[at] = subst[k];
+      write_all(path, bad, n);
+      cr_assert_eq(tl_tune_cache_load(cache_dir, key1, &back, NULL), TL_CACHE_MISS, "byte %zu as '%c'", at, subst[k]);
+      free(bad);
+    }
+  }
   /* truncation at any length, and an empty file */
   for (int trial = 0; trial < 20; trial++) {
     size_t len = (size_t)rand() % n;
