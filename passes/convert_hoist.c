@@ -10,9 +10,11 @@
  * the example's 1).  Here the group {ck, sk, cj * cn, ...} is found from one such conversion, grown
  * along operands and users while every member can take the layout (elementwise ops, broadcasts,
  * expand_dims, constants, loads of at most 4 KiB), every user outside the group being a conversion
- * or in the group; no member feeds a dot, a reduction, a store or a nested region.  It changes
- * only layouts (no op is added in the loop), so registers and arithmetic stay as they were.  A conversion in the
- * loop of a loop invariant itself (layout_assign puts it in front of its user) moves before the loop as it is.
+ * or in the group; no member feeds a dot, a reduction, a store or a nested region.  A conversion in
+ * the loop of a loop invariant itself (layout_assign puts it in front of its user) moves before the
+ * loop as it is.  Both only where the invariant is read nowhere else in its own layout, so it dies
+ * at its conversion: the pass changes layouts only (no op is added in the loop), and the loop's
+ * registers and arithmetic stay as they were.
  * TILEC_CONVERT_HOIST=0: off (measuring). */
 #include <string.h>
 
@@ -319,12 +321,14 @@ static void hoist_region(ch_state *st, tl_region *r) {
     st->ntried = f->ops.len;
     st->tried = tl_alloc(&f->ctx->arena, (size_t)st->ntried + 1);
     memset(st->tried, 0, (size_t)st->ntried + 1);
-    for (int round = 0; round < 16 && hoist_one(st); round++) {
-    }
+    for (int round = 0; round < 16; round++) /* one group (or one invariant's conversion) a round */
+      if (!hoist_one(st)) break;
     if (st->ex && before > 0) {
       int after = loop_conversions(f, id);
       tl_loc loc = tl_op_at(f, id)->loc;
-      tl_sbuf_printf(st->ex, "convert_hoist: kernel '%s': loop at %d:%d: %d of %d layout conversion%s a step gone, %d before the loop instead",
+      tl_sbuf_printf(st->ex,
+                     "convert_hoist: kernel '%s': loop at %d:%d: %d of %d layout conversion%s a step gone, %d before "
+                     "the loop instead",
                      f->name, loc.line, loc.col, before - after, before, before == 1 ? "" : "s", st->hoisted.len);
       for (int w = 0; after && w < st->nwhys; w++)
         tl_sbuf_printf(st->ex, "%s %s", w ? ";" : "; kept for", st->whys[w]);
