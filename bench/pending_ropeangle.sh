@@ -13,21 +13,16 @@
 # once before it): the main loop 1501 instructions, BAR 1 / LDS 8 / STS 4 (the example 1404, 1 / 12 / 4; ptxas 13.0,
 # 255 registers both ways).  Prediction revised again: the variant 1.03-1.12x the example at D128 with the pass,
 # 0.90-1.0x with TILEC_CONVERT_HOIST=0 (a second process: the example's time is the same kernel in both).  Correct
-# first: the pass's kernels (tests/gpu/kernels/convert_hoist.tile, prologue.tile's indexed_b, hoist_form.tile's
-# gathered: a gathered B's index rows) and the generated kernels it changes (gpu_test_random's seeds below, found here
-# by compiling seeds 1-1500 with the pass on and off) against the interpreter at ragged sizes.
+# first: the pass's kernels (tests/gpu/kernels.sh: tests/gpu/kernels/convert_hoist.tile, prologue.tile's indexed_b,
+# hoist_form.tile's gathered -- a gathered B's index rows --, the pass on and off) and the generated kernels it
+# changes (gpu_test_random's seeds below, found here by compiling seeds 1-1500 with the pass on and off) against the
+# interpreter at ragged sizes.
 #   device: run command="sh bench/pending_ropeangle.sh .carry" carry=[".carry"] timeout_s=420
 . bench/pending_env.sh
 export TILEC_CACHE_DIR=/tmp/cra TILEC_LATE_FORMS=0
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
-for c in "tests/gpu/kernels/convert_hoist.tile fires" "tests/gpu/kernels/convert_hoist.tile cutlass_fires" \
-         "tests/gpu/kernels/convert_hoist.tile invariant" \
-         "tests/lit/codegen/prologue.tile indexed_b" "tests/lit/passes/hoist_form.tile gathered"; do set -- $c
-  for sz in "200 130 190" "64 64 64" "333 77 1000"; do set -- $1 $2 $sz
-    timeout -k 10 60 $B/tilec run $1 --kernel $2 --size M=$3 --size N=$4 --size K=$5 --size R=61 --device > $L/ch.log 2>&1
-    echo "convert_hoist $2 M$3 N$4 K$5 rc $?: $(grep -E 'PASS|FAIL' $L/ch.log | tr '\n' ' ' | cut -c1-90)"
-  done
-done
+timeout -k 10 150 sh tests/gpu/kernels.sh $B > $L/kernels.log 2>&1; echo "kernels.sh rc $? [$(el) s]"
+grep -E "^FAIL|^kernels.sh:" $L/kernels.log | head -12
 # seeds 1-1500 whose PTX the pass changes (this machine, gpu_test_random's options; 11 of 1500)
 CH_SEEDS=${CH_SEEDS:-"7 151 157 403 426 474 498 572 715 964 972"}
 for s in $CH_SEEDS; do

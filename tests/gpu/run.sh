@@ -76,6 +76,9 @@ for t in "$ROOT"/tests/gpu/test_*.py; do
   run_one "$(basename "$t" .py)" plain python3 "$t" --lib "$BUILD/libtilec.so"
 done
 
+# kernels that exercise one compiler mechanism each, against the interpreter (tests/gpu/kernels.sh)
+run_one kernels_sh plain sh "$ROOT/tests/gpu/kernels.sh" "$BUILD"
+
 rm -rf "$CACHE"
 echo
 echo "logs: $LOGDIR"
