@@ -5,21 +5,6 @@
 
 #include "load_order.h"
 
-int tl_pos_in(const tl_region *r, int32_t id) {
-  for (int i = 0; i < r->ops.len; i++)
-    if (r->ops.data[i] == id) return i;
-  return -1;
-}
-
-static tl_region *region_of(tl_func *f, int32_t op) {
-  int32_t p = tl_op_at(f, op)->parent;
-  if (p < 0) return &f->body;
-  tl_op *o = tl_op_at(f, p);
-  for (int k = 0; k < o->nregions; k++)
-    if (tl_pos_in(&o->regions[k], op) >= 0) return &o->regions[k];
-  return NULL;
-}
-
 /* v is computable one iteration ahead: defined outside the loop, the induction variable, or
  * index math of the body on such values (collected into c, each once, after its operands). */
 static bool ahead_ok(tl_func *f, int32_t loop, int32_t iv, int32_t v, tl_ahead_chain *c, int depth) {
@@ -98,7 +83,7 @@ static int32_t add_carried(tl_func *f, int32_t L, int32_t init, int32_t next, tl
 }
 
 int32_t tl_issue_ahead(tl_func *f, int32_t L, int32_t ld, const tl_ahead_chain *c, int pos) {
-  tl_region *outer = region_of(f, L);
+  tl_region *outer = tl_region_of(f, L);
   if (!outer) return -1;
   int32_t iv = tl_op_at(f, L)->regions[0].args.data[0];
   tl_type lt = tl_val(f, tl_op_at(f, ld)->res[0])->type;

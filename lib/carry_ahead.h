@@ -31,7 +31,6 @@ bool tl_ahead_chain_of(tl_func *f, int32_t L, int32_t ld, tl_ahead_chain *c, boo
  * Returns the op id of the body's copy (the last op inserted). */
 int32_t tl_issue_ahead(tl_func *f, int32_t L, int32_t ld, const tl_ahead_chain *c, int pos);
 
-/* The position of op id in region r, or -1. */
-int tl_pos_in(const tl_region *r, int32_t id);
+/* (tl_pos_in, the position of an op in a region: lib/ir.h) */
 
 #endif

@@ -359,6 +359,21 @@ void tl_op_erase(tl_func *f, tl_region *r, int pos) {
   tl_region_remove(r, pos);
 }
 
+int tl_pos_in(const tl_region *r, int32_t id) {
+  for (int i = 0; i < r->ops.len; i++)
+    if (r->ops.data[i] == id) return i;
+  return -1;
+}
+
+tl_region *tl_region_of(tl_func *f, int32_t id) {
+  int32_t p = tl_op_at(f, id)->parent;
+  if (p < 0) return &f->body;
+  tl_op *o = tl_op_at(f, p);
+  for (int k = 0; k < o->nregions; k++)
+    if (tl_pos_in(&o->regions[k], id) >= 0) return &o->regions[k];
+  return NULL;
+}
+
 bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor) {
   if (op < 0) return false;
   for (int32_t p = f->ops.data[op].parent; p >= 0; p = f->ops.data[p].parent)

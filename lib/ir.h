@@ -301,6 +301,10 @@ int32_t tl_build_binary(tl_func *f, tl_region *r, tl_opcode opc, int32_t a, int3
 
 /* Replace every use of value `from` by `to` in the whole function. */
 void tl_replace_uses(tl_func *f, int32_t from, int32_t to);
+/* The position of op id in region r, or -1. */
+int tl_pos_in(const tl_region *r, int32_t id);
+/* The region that holds op id (the function body for a top-level op), or NULL. */
+tl_region *tl_region_of(tl_func *f, int32_t id);
 /* op is nested (at any depth) in a region of op `ancestor`; false for op < 0. */
 bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor);
 /* Value v is defined outside region-owning op L: a parameter, an op not in

@@ -196,6 +196,12 @@ tl_layout tl_layout_project(const tl_layout *s, const int32_t *src_shape) {
   return l;
 }
 
+tl_layout tl_layout_for_operand(const tl_layout *l, const tl_op *o, const int32_t *a_shape) {
+  if (o->opc == TL_OP_expand_dims) return tl_layout_squeeze(l, o->axis);
+  if (o->opc == TL_OP_broadcast) return tl_layout_project(l, a_shape);
+  return *l;
+}
+
 tl_layout tl_layout_trans(const tl_layout *s) {
   tl_layout l = *s;
   l.kind = TL_LAYOUT_DERIVED;

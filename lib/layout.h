@@ -93,6 +93,10 @@ tl_layout tl_layout_squeeze(const tl_layout *l, int axis);
 /* The layout the source of a broadcast to l must have for the broadcast to
  * be free: l with the components of dims where src_shape is 1 zeroed. */
 tl_layout tl_layout_project(const tl_layout *l, const int32_t *src_shape);
+/* The layout operand `a` (of shape a_shape) of op o must have for o's result to be in l without moving
+ * data: squeezed through an expand_dims, projected through a broadcast, l itself for an elementwise op
+ * (a load's index tiles, a select's operands).  layout_assign's retargets and convert_hoist use it. */
+tl_layout tl_layout_for_operand(const tl_layout *l, const tl_op *o, const int32_t *a_shape);
 /* 2-D transpose. */
 tl_layout tl_layout_trans(const tl_layout *l);
 /* Row-major reshape to a new shape of the same element count. */

@@ -54,19 +54,17 @@ static void note_why(ch_state *st, const char *why) {
 static bool is_tile(tl_func *f, int32_t v) { return tl_val(f, v)->type.kind == TL_KIND_TILE; }
 static int32_t layout_of(tl_func *f, int32_t v) { return tl_val(f, v)->type.layout; }
 
-/* The layout operand k of op d needs when d's result takes layout W. */
+/* The layout operand k of op d needs when d's result takes layout W (lib/layout.h). */
 static int32_t operand_layout(tl_func *f, const tl_op *d, int k, int32_t W) {
-  const tl_layout *l = tl_layout_at(f, W);
-  const int32_t *shape = tl_val(f, d->opnd[k])->type.shape;
-  if (d->opc == TL_OP_broadcast) {
-    tl_layout p = tl_layout_project(l, shape);
-    return tl_layout_intern(f, &p);
-  }
-  if (d->opc == TL_OP_expand_dims) {
-    tl_layout s = tl_layout_squeeze(l, d->axis);
-    return tl_layout_intern(f, &s);
-  }
-  return W;
+  if (d->opc != TL_OP_broadcast && d->opc != TL_OP_expand_dims) return W;
+  tl_layout l = tl_layout_for_operand(tl_layout_at(f, W), d, tl_val(f, d->opnd[k])->type.shape);
+  return tl_layout_intern(f, &l);
+}
+
+/* Operand k of group member d follows d's layout: not a load's tensor, and nothing through a conversion
+ * (which converts from whatever its source has). */
+static bool takes_layout(const tl_op *d, int k) {
+  return d->opc != TL_OP_convert_layout && !(d->opc == TL_OP_load && k == 0);
 }
 
 /* Value v joins the group in layout W (true), or cannot (false).  A value from outside the loop is
@@ -155,26 +153,11 @@ static bool grow(ch_state *st, int32_t v, int32_t W) {
                                      : "a value made by an op that keeps its layout (a dot, a reduction, a trans...)";
       return false;
     }
-    if (d->opc != TL_OP_convert_layout)
-      for (int k = 0; k < d->nopnd; k++) {
-        if (d->opc == TL_OP_load && k == 0) continue; /* the tensor */
-        if (!join(st, d->opnd[k], operand_layout(f, d, k, w))) return false;
-      }
+    for (int k = 0; k < d->nopnd; k++)
+      if (takes_layout(d, k) && !join(st, d->opnd[k], operand_layout(f, d, k, w))) return false;
     if (!users_ok(st, &tl_op_at(f, st->L)->regions[0], m, w)) return false;
   }
   return true;
-}
-
-/* The region holding op id, and its position there. */
-static tl_region *region_of(tl_func *f, int32_t id, int *pos) {
-  int32_t p = tl_op_at(f, id)->parent;
-  int nr = p < 0 ? 1 : tl_op_at(f, p)->nregions;
-  for (int g = 0; g < nr; g++) {
-    tl_region *r = p < 0 ? &f->body : &tl_op_at(f, p)->regions[g];
-    for (int i = 0; i < r->ops.len; i++)
-      if (r->ops.data[i] == id) return *pos = i, r;
-  }
-  return NULL;
 }
 
 /* Loop invariant v in layout W: one conversion before the loop, shared by the groups. */
@@ -182,9 +165,9 @@ static int32_t hoisted(ch_state *st, int32_t v, int32_t W) {
   tl_func *f = st->f;
   for (int i = 0; i < st->hoisted.len; i++)
     if (st->hoisted.data[i].v == v && st->hoisted.data[i].layout == W) return st->hoisted.data[i].copy;
-  int pos;
-  tl_region *r = region_of(f, st->L, &pos);
-  if (!r) TL_INTERNAL(f->ctx, "convert_hoist: loop op %d in no region", st->L);
+  tl_region *r = tl_region_of(f, st->L);
+  int pos = r ? tl_pos_in(r, st->L) : -1;
+  if (pos < 0) TL_INTERNAL(f->ctx, "convert_hoist: loop op %d in no region", st->L);
   tl_type t = tl_val(f, v)->type;
   t.layout = W;
   int32_t c = tl_op_new(f, NULL, TL_OP_convert_layout, &v, 1, &t, 1, tl_op_at(f, st->L)->loc);
@@ -201,9 +184,9 @@ static void rewrite(ch_state *st) {
     tl_val(f, m)->type.layout = w;
     int32_t d = tl_val(f, m)->def;
     int nopnd = tl_op_at(f, d)->nopnd;
-    for (int k = 0; k < nopnd && tl_op_at(f, d)->opc != TL_OP_convert_layout; k++) {
+    for (int k = 0; k < nopnd; k++) {
       int32_t a = tl_op_at(f, d)->opnd[k];
-      if (tl_op_at(f, d)->opc == TL_OP_load && k == 0) continue;
+      if (!takes_layout(tl_op_at(f, d), k)) continue;
       int32_t ow = operand_layout(f, tl_op_at(f, d), k, w);
       if (is_tile(f, a) && tl_defined_outside(f, a, st->L) && layout_of(f, a) != ow) {
         int32_t c = hoisted(st, a, ow);
@@ -233,8 +216,8 @@ static bool only_converted_in_loop(ch_state *st, int32_t v, int32_t W) {
     for (int k = 0; k < u->nopnd; k++) {
       if (u->opnd[k] != v) continue;
       if (u->opc == TL_OP_convert_layout && u->parent == st->L && layout_of(f, u->res[0]) == W) continue;
-      if (u->nres == 1 && u->parent == st->L && st->want[u->res[0]] >= 0 && u->opc != TL_OP_convert_layout &&
-          !(u->opc == TL_OP_load && k == 0) && operand_layout(f, u, k, st->want[u->res[0]]) == W)
+      if (u->nres == 1 && u->parent == st->L && st->want[u->res[0]] >= 0 && takes_layout(u, k) &&
+          operand_layout(f, u, k, st->want[u->res[0]]) == W)
         continue;
       return false;
     }
@@ -248,10 +231,9 @@ static bool leaves_die(ch_state *st) {
   for (int i = 0; i < st->n; i++) {
     int32_t m = st->group[i];
     tl_op *d = tl_op_at(f, tl_val(f, m)->def);
-    if (d->opc == TL_OP_convert_layout) continue;
     for (int k = 0; k < d->nopnd; k++) {
       int32_t a = d->opnd[k];
-      if ((d->opc == TL_OP_load && k == 0) || !is_tile(f, a) || !tl_defined_outside(f, a, st->L)) continue;
+      if (!takes_layout(d, k) || !is_tile(f, a) || !tl_defined_outside(f, a, st->L)) continue;
       int32_t ow = operand_layout(f, d, k, st->want[m]);
       if (layout_of(f, a) != ow && !only_converted_in_loop(st, a, ow))
         return st->why = "a value made from a loop invariant the loop also reads in its own layout", false;
@@ -335,8 +317,7 @@ static void hoist_region(ch_state *st, tl_region *r) {
       tl_sbuf_puts(st->ex, "\n");
     }
     /* (a hoisted conversion went in front of the loop: step over it) */
-    int pos;
-    if (region_of(f, id, &pos) == r) i = pos;
+    i = tl_pos_in(r, id);
   }
 }
 

@@ -216,12 +216,6 @@ static int32_t binary(tl_func *f, tl_region *r, int *pos, tl_opcode opc, int32_t
   return insert(f, r, pos, opc, o, 2, &i32, 1, loc);
 }
 
-static int region_pos(const tl_region *r, int32_t op) {
-  for (int i = 0; i < r->ops.len; i++)
-    if (r->ops.data[i] == op) return i;
-  return -1;
-}
-
 static int32_t add_workspace(tl_func *f, const tl_hoist_plan *h) {
   tl_param p;
   memset(&p, 0, sizeof p);
@@ -240,7 +234,7 @@ static int32_t add_workspace(tl_func *f, const tl_hoist_plan *h) {
 static void make_form(tl_func *f, const tl_hoist_plan *h, int32_t W) {
   tl_op *d = tl_op_at(f, h->dot);
   tl_region *r = &tl_op_at(f, h->for_op)->regions[0];
-  int pos = region_pos(r, h->dot);
+  int pos = tl_pos_in(r, h->dot);
   tl_type t = tl_val(f, d->opnd[1])->type;
   int32_t lo[3] = {W, h->iv, h->n0};
   int32_t b = insert(f, r, &pos, TL_OP_load, lo, 3, &t, 1, d->loc);
@@ -254,7 +248,7 @@ static void make_pre(tl_func *f, const tl_hoist_plan *h, int32_t W) {
   tl_op *d = tl_op_at(f, h->dot);
   tl_loc loc = d->loc;
   tl_region *r = &tl_op_at(f, h->for_op)->regions[0];
-  int pos = region_pos(r, h->dot);
+  int pos = tl_pos_in(r, h->dot);
   int32_t st[4] = {W, h->iv, h->n0, d->opnd[1]};
   int32_t sop = tl_op_new(f, NULL, TL_OP_store, st, 4, NULL, 0, loc);
   tl_op_at(f, sop)->dims[0] = (int32_t)h->bk, tl_op_at(f, sop)->dims[1] = (int32_t)h->bn;
@@ -266,7 +260,7 @@ static void make_pre(tl_func *f, const tl_hoist_plan *h, int32_t W) {
   for (int i = f->body.ops.len - 1; i >= 0; i--)
     if (tl_op_at(f, f->body.ops.data[i])->opc == TL_OP_store) tl_op_erase(f, &f->body, i);
   /* the loop runs k-step program_id(0): [pid0 BK, min(K, pid0 BK + BK)) */
-  int fpos = region_pos(&f->body, h->for_op);
+  int fpos = tl_pos_in(&f->body, h->for_op);
   tl_type i32 = tl_scalar_type(TL_I32);
   int32_t pid = insert(f, &f->body, &fpos, TL_OP_program_id, NULL, 0, &i32, 1, loc);
   tl_op_at(f, tl_val(f, pid)->def)->axis = 0;

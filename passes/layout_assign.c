@@ -247,11 +247,8 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
   for (int k = 0; k < o.nopnd; k++) {
     int32_t a = o.opnd[k];
     if (!is_tile(st, a)) continue;
-    tl_layout want;
-    if (o.opc == TL_OP_expand_dims) want = tl_layout_squeeze(l, o.axis);
-    else if (o.opc == TL_OP_broadcast) want = tl_layout_project(l, vtype(st, a)->shape);
-    else want = *l;
     if (o.opc == TL_OP_load && k == 0) continue; /* the tensor */
+    tl_layout want = tl_layout_for_operand(l, &o, vtype(st, a)->shape);
     if (!retarget(st, a, &want, apply, depth + 1)) return false;
   }
   if (apply) vtype(st, v)->layout = intern(st, l);
@@ -616,10 +613,7 @@ static int32_t clone_remat(la_state *st, tl_region *r, int *pos, int32_t v, cons
     int32_t a = src.opnd[k];
     opnd[k] = a;
     if (!is_tile(st, a)) continue;
-    tl_layout want;
-    if (src.opc == TL_OP_expand_dims) want = tl_layout_squeeze(l, src.axis);
-    else if (src.opc == TL_OP_broadcast) want = tl_layout_project(l, vtype(st, a)->shape);
-    else want = *l;
+    tl_layout want = tl_layout_for_operand(l, &src, vtype(st, a)->shape);
     opnd[k] = clone_remat(st, r, pos, a, &want);
   }
   tl_type t = *vtype(st, v);
