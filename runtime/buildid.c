@@ -13,9 +13,7 @@
 
 #include "runtime.h"
 
-#ifndef TILEC_VERSION_STRING
-#define TILEC_VERSION_STRING "0.1.0"
-#endif
+#include "version.h"
 
 static char identity[128];
 static pthread_once_t identity_once = PTHREAD_ONCE_INIT;

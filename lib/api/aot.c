@@ -19,9 +19,7 @@
 #include "runtime.h"
 #include "require.h"
 
-#ifndef TILEC_VERSION_STRING
-#define TILEC_VERSION_STRING "0.1.0"
-#endif
+#include "version.h"
 
 static bool is_ident(const char *s) {
   if (!s || !*s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return false;

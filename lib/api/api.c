@@ -16,12 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef TILEC_VERSION_STRING
-#define TILEC_VERSION_STRING "0.1.0"
-#endif
-#ifndef TILEC_LLVM_VERSION
-#define TILEC_LLVM_VERSION "unknown"
-#endif
+#include "version.h"
 
 /* ---- status, version, free ------------------------------------------------ */
 const char *tilec_status_string(tilec_status s) {

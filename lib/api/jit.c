@@ -15,12 +15,7 @@
 #include "code_env.h"
 #include "rows.h"
 
-#ifndef TILEC_VERSION_STRING
-#define TILEC_VERSION_STRING "0.1.0"
-#endif
-#ifndef TILEC_LLVM_VERSION
-#define TILEC_LLVM_VERSION "unknown"
-#endif
+#include "version.h"
 
 #define DEFAULT_DYNAMIC_SMEM (48 * 1024) /* above this a kernel must opt in */
 /* A row kernel's vector variant (no per-element fallback) is kept where the default keeps fewer

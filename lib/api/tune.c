@@ -19,12 +19,7 @@
 #include "program.h"
 #include "runtime.h"
 
-#ifndef TILEC_VERSION_STRING
-#define TILEC_VERSION_STRING "0.1.0"
-#endif
-#ifndef TILEC_LLVM_VERSION
-#define TILEC_LLVM_VERSION "unknown"
-#endif
+#include "version.h"
 
 /* ---- the space ------------------------------------------------------------------ */
 int64_t tl_tune_space_size(const tilec_tune_space *s) {
