@@ -70,7 +70,35 @@ static void bind(lower *L, const char *name, bkind k, fval v, tl_loc loc) {
 }
 
 static int push_scope(lower *L) { L->scope++; return L->env.len; }
-static void pop_scope(lower *L, int mark) { L->env.len = mark; L->scope--; }
+
+/* Ends the block opened at mark ("for" or "if"): its names go, remembered for note_block_local. */
+static void pop_scope(lower *L, int mark, const char *block) {
+  for (int i = mark; i < L->env.len; i++) {
+    const binding *b = &L->env.data[i];
+    if ((b->kind != B_VALUE && b->kind != B_LOOPVAR) || b->v.cls == V_ERR) continue;
+    block_local e = {b->name, b->kind, b->loc, block};
+    tl_vec_push(&L->ctx->arena, &L->ended, e);
+  }
+  L->env.len = mark;
+  L->scope--;
+}
+
+/* After "undefined name 'x'": where x was, if a block that has ended bound it. */
+static void note_block_local(lower *L, const char *name) {
+  for (int i = L->ended.len - 1; i >= 0; i--) {
+    const block_local *e = &L->ended.data[i];
+    if (strcmp(e->name, name)) continue;
+    if (e->kind == B_LOOPVAR)
+      tl_note(L->ctx, e->loc, "'%s' is this loop's variable, visible only in its body", name);
+    else if (!strcmp(e->block, "for"))
+      tl_note(L->ctx, e->loc, "'%s' is first bound here, inside a 'for' body, and ends with it; bind it before the loop "
+                               "to carry its last value out", name);
+    else
+      tl_note(L->ctx, e->loc, "'%s' is first bound here, inside an 'if' branch, and ends with it; bind it before the "
+                               "'if' to carry its value out", name);
+    return;
+  }
+}
 
 static const char *builtin_names[] = {
   "load", "store", "where", "fma", "min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
@@ -489,8 +517,10 @@ static fval eval_name(lower *L, fe_expr *e) {
   if (i < 0) {
     if (fe_is_reserved(e->name))
       tl_error(L->ctx, e->loc, "'%s' is a builtin, not a value", e->name);
-    else
+    else {
       tl_error(L->ctx, e->loc, "undefined name '%s'", e->name);
+      note_block_local(L, e->name);
+    }
     bind(L, e->name, B_VALUE, fv_err(), e->loc); /* report once */
     return fv_err();
   }
@@ -774,6 +804,7 @@ static void lower_assign(lower *L, const fe_stmt *s) {
   if (s->op != TK_ASSIGN) {
     if (i < 0) {
       tl_error(L->ctx, s->name_loc, "undefined name '%s'", s->name);
+      note_block_local(L, s->name);
       return;
     }
     v = lw_binop(L, binop_of_tok(s->op), L->env.data[i].v, lw_eval(L, s->expr), s->loc);
@@ -1004,7 +1035,7 @@ static void lower_for(lower *L, const fe_stmt *s) {
   lower_block(L, s->body);
   if (ok) emit_yield(L, &carried, types, locs, "in the loop body", s->loc);
   L->r = saved;
-  pop_scope(L, mark);
+  pop_scope(L, mark, "for");
   for (int i = 0; i < n; i++) {
     binding *b = &L->env.data[lw_lookup(L, carried.data[i])];
     b->v = ok ? fv_value(L->f, tl_op_result(L->f, op, i)) : fv_err();
@@ -1018,7 +1049,7 @@ static void lower_if(lower *L, const fe_stmt *s) {
     const fe_block *taken = c.i ? s->body : s->els;
     int mark = push_scope(L);
     lower_block(L, taken);
-    pop_scope(L, mark);
+    pop_scope(L, mark, "if");
     return;
   }
   name_vec assigned = {0}, yielded = {0};
@@ -1050,7 +1081,7 @@ static void lower_if(lower *L, const fe_stmt *s) {
     for (int i = 0; i < n; i++) bind(L, yielded.data[i], B_VALUE, L->env.data[lw_lookup(L, yielded.data[i])].v, locs[i]);
     lower_block(L, br == 0 ? s->body : s->els);
     if (ok) emit_yield(L, &yielded, types, locs, "inside 'if'", s->loc);
-    pop_scope(L, mark);
+    pop_scope(L, mark, "if");
   }
   L->r = saved;
   for (int i = 0; i < n; i++) {
@@ -1210,6 +1241,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
   L->f = f;
   L->k = k;
   L->env.len = 0;
+  L->ended.len = 0;
   L->scope = 0;
   L->in_grid = false;
   L->ndim_body = L->ndim_grid = 0;

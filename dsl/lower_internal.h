@@ -35,6 +35,15 @@ typedef struct binding {
   int sym; /* B_SYM */
 } binding;
 
+/* A name bound inside a 'for' body or an 'if' branch, gone when the block ended: an undefined name's
+ * note says where it was (a Triton user expects Python's scoping, where it would still be visible). */
+typedef struct block_local {
+  const char *name;
+  bkind kind;         /* B_VALUE or B_LOOPVAR */
+  tl_loc loc;         /* where it was bound */
+  const char *block;  /* "for" or "if" */
+} block_local;
+
 typedef struct lower {
   tl_ctx *ctx;
   tl_func *f;
@@ -43,6 +52,7 @@ typedef struct lower {
   bool in_grid;
   bool in_require; /* (with in_grid) the condition of a require(): names computed in the body are refused */
   TL_VEC(binding) env;
+  TL_VEC(block_local) ended; /* names of blocks that have ended, for the undefined-name note */
   int scope;
   int32_t *sym_body, *sym_grid; /* dim value per shape symbol, -1 = none yet */
   bool in_attr;                  /* evaluating @warps/@stages/@maxnreg: no dim values yet */
