@@ -82,6 +82,22 @@ static bool expect(parser *P, fe_tok_kind k, const char *what) {
   return false;
 }
 
+/* After the error at the current token (a statement's ';' or a block's '{' missing): the note for the
+ * Python (Triton) form it most likely is.  expr_stmt: the statement so far is an expression, so an '='
+ * here assigns into a tile; not after an assignment (x = y = 0 is another mistake). */
+static void note_python_form(parser *P, int errors_before, bool expr_stmt) {
+  if (P->ctx->nerrors == errors_before) return; /* (no error now: a panic was on) */
+  const fe_token *t = peek(P);
+  if (P->pos > 0 && P->toks[P->pos - 1].loc.line < t->loc.line) return; /* (a ';' missing at a line's end) */
+  const char *note = NULL;
+  if (t->kind == TK_AT) note = "there is no '@' operator: dot(a, b) multiplies two tiles (dot(a, b, acc) adds to acc)";
+  else if (t->kind == TK_IF) note = "Python's 'a if c else b' is 'c ? a : b' for a scalar c, where(c, a, b) for a tile";
+  else if (t->kind == TK_ASSIGN && expr_stmt)
+    note = "tiles are values: no element or slice of one is assigned; where(mask, v, t) makes the changed tile";
+  else if (t->kind == TK_COLON) note = "a block is '{ ... }', with no ':' before it (indentation is not read)";
+  if (note) tl_note(P->ctx, t->loc, "%s", note);
+}
+
 /* Skip to just after the next ';' or to the next '}' / EOF at this level. */
 static void sync_stmt(parser *P) {
   int nest = 0;
@@ -539,19 +555,25 @@ static fe_stmt *parse_stmt(parser *P) {
     s->name_loc = t->loc;
     s->op = op->kind;
     s->expr = parse_expr(P);
-    expect(P, TK_SEMI, "';' after the assignment");
+    int errors = P->ctx->nerrors;
+    if (!expect(P, TK_SEMI, "';' after the assignment")) note_python_form(P, errors, false);
     return s;
   }
   fe_stmt *s = new_stmt(P, ST_EXPR, t->loc);
   s->expr = parse_expr(P);
-  expect(P, TK_SEMI, "';' after the expression");
+  int errors = P->ctx->nerrors;
+  if (!expect(P, TK_SEMI, "';' after the expression")) note_python_form(P, errors, true);
   return s;
 }
 
 static fe_block *parse_block(parser *P) {
   fe_block *b = new0(P, sizeof *b);
   b->loc = peek(P)->loc;
-  if (!expect(P, TK_LBRACE, "'{'")) return b;
+  int errors = P->ctx->nerrors;
+  if (!expect(P, TK_LBRACE, "'{'")) {
+    note_python_form(P, errors, false);
+    return b;
+  }
   if (!enter_at(P, &P->bdepth, b->loc, "block")) {
     /* skip the block by matching braces, without recursion */
     int nest = 1;
