@@ -1,4 +1,6 @@
 # bench/pending_explore32.sh (thirty-second session): exploration (no rule; what a later scoped form by S could take).
+# Measured (thirty-fourth session, H100, by the same attn_ab.py commands): bench/RESULTS.md -- D64 default best
+# (persistent 0.94-0.95x), D256 causal's counter 1.005-1.035x at S 1k-2k.
 # D64 (no FlashAttention-3 form: the two-program kernel at every S) at S1k causal / full and S4k causal: BN 64 against
 # the example's 128, the producer / ping-pong warp-specialized forms, the causal tail order off.  D256 causal with the
 # counter (TILEC_ATTN_SCHED=1; the twenty-ninth session: S1k 1.024, S4k 1.004, S8k 0.986, S16k 0.979) at S 1k, 1536, 2k,

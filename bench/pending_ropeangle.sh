@@ -1,4 +1,5 @@
 # bench/pending_ropeangle.sh (thirty-second session): RoPE fused into attention with k's table rows by angle addition
+# Measured (thirty-fourth session, H100): bench/RESULTS.md -- correct; rule not met (0.94-1.07x); the pass 1.26-1.43x.
 # (bench/variants/attn_rope_angle.tile: the [BN, HALF] rows of j = 0..BN-1 once before the loop, one [1, HALF] row of n0
 # a step; the ring's stage 65 -> 33 KiB at D128) against examples/attn_rope.tile, the plain forward on pre-rotated q, k
 # and the unfused pair (bench/rope_ab.py: interleaved rounds, every output against fp32 SDPA first).  Correct first:
