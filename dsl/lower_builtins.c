@@ -233,7 +233,12 @@ static bool eval_shape(lower *L, fe_expr *e, int *rank, int32_t *shape) {
 }
 
 static fval eval_reduce(lower *L, fe_expr *e, int kind) {
-  if (!nargs_ok(L, e, 2, 2)) return fv_err();
+  if (!nargs_ok(L, e, 2, 2)) {
+    if (e->nargs == 1)
+      tl_note(L->ctx, e->loc, "the axis is not optional: %s(x, 0) for a 1-D tile; Triton's axis=None (every element) "
+                              "is one axis at a time, %s(%s(x, 1), 0) for a 2-D tile", e->name, e->name, e->name);
+    return fv_err();
+  }
   fval t = tile_arg(L, e, 0, 0);
   int64_t axis;
   if (!lw_const_int(L, e->args[1], "the reduction axis", &axis) || t.cls == V_ERR) return fv_err();
