@@ -71,12 +71,13 @@ static void bind(lower *L, const char *name, bkind k, fval v, tl_loc loc) {
 
 static int push_scope(lower *L) { L->scope++; return L->env.len; }
 
-/* Ends the block opened at mark ("for" or "if"): its names go, remembered for note_block_local. */
-static void pop_scope(lower *L, int mark, const char *block) {
+/* Ends the block opened at mark (a 'for' body when in_loop, else an 'if' branch): its names go,
+ * remembered for note_block_local. */
+static void pop_scope(lower *L, int mark, bool in_loop) {
   for (int i = mark; i < L->env.len; i++) {
     const binding *b = &L->env.data[i];
     if ((b->kind != B_VALUE && b->kind != B_LOOPVAR) || b->v.cls == V_ERR) continue;
-    block_local e = {b->name, b->kind, b->loc, block};
+    block_local e = {b->name, b->kind, b->loc, in_loop};
     tl_vec_push(&L->ctx->arena, &L->ended, e);
   }
   L->env.len = mark;
@@ -90,7 +91,7 @@ static void note_block_local(lower *L, const char *name) {
     if (strcmp(e->name, name)) continue;
     if (e->kind == B_LOOPVAR)
       tl_note(L->ctx, e->loc, "'%s' is this loop's variable, visible only in its body", name);
-    else if (!strcmp(e->block, "for"))
+    else if (e->in_loop)
       tl_note(L->ctx, e->loc, "'%s' is first bound here, inside a 'for' body, and ends with it; bind it before the loop "
                                "to carry its last value out", name);
     else
@@ -1035,7 +1036,7 @@ static void lower_for(lower *L, const fe_stmt *s) {
   lower_block(L, s->body);
   if (ok) emit_yield(L, &carried, types, locs, "in the loop body", s->loc);
   L->r = saved;
-  pop_scope(L, mark, "for");
+  pop_scope(L, mark, true);
   for (int i = 0; i < n; i++) {
     binding *b = &L->env.data[lw_lookup(L, carried.data[i])];
     b->v = ok ? fv_value(L->f, tl_op_result(L->f, op, i)) : fv_err();
@@ -1049,7 +1050,7 @@ static void lower_if(lower *L, const fe_stmt *s) {
     const fe_block *taken = c.i ? s->body : s->els;
     int mark = push_scope(L);
     lower_block(L, taken);
-    pop_scope(L, mark, "if");
+    pop_scope(L, mark, false);
     return;
   }
   name_vec assigned = {0}, yielded = {0};
@@ -1081,7 +1082,7 @@ static void lower_if(lower *L, const fe_stmt *s) {
     for (int i = 0; i < n; i++) bind(L, yielded.data[i], B_VALUE, L->env.data[lw_lookup(L, yielded.data[i])].v, locs[i]);
     lower_block(L, br == 0 ? s->body : s->els);
     if (ok) emit_yield(L, &yielded, types, locs, "inside 'if'", s->loc);
-    pop_scope(L, mark, "if");
+    pop_scope(L, mark, false);
   }
   L->r = saved;
   for (int i = 0; i < n; i++) {

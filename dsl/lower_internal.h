@@ -41,7 +41,7 @@ typedef struct block_local {
   const char *name;
   bkind kind;         /* B_VALUE or B_LOOPVAR */
   tl_loc loc;         /* where it was bound */
-  const char *block;  /* "for" or "if" */
+  bool in_loop;       /* a 'for' body (else an 'if' branch) */
 } block_local;
 
 typedef struct lower {

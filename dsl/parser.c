@@ -82,13 +82,15 @@ static bool expect(parser *P, fe_tok_kind k, const char *what) {
   return false;
 }
 
-/* After the error at the current token (a statement's ';' or a block's '{' missing): the note for the
- * Python (Triton) form it most likely is.  expr_stmt: the statement so far is an expression, so an '='
- * here assigns into a tile; not after an assignment (x = y = 0 is another mistake). */
-static void note_python_form(parser *P, int errors_before, bool expr_stmt) {
-  if (P->ctx->nerrors == errors_before) return; /* (no error now: a panic was on) */
+/* expect(), and when it reports the token missing now (not in a panic) at a Python (Triton) form on the
+ * statement's line, a note with this language's form.  expr_stmt: the statement so far is an expression,
+ * so an '=' here assigns into a tile (not after an assignment: x = y = 0 is another mistake). */
+static bool expect_noting_python(parser *P, fe_tok_kind k, const char *what, bool expr_stmt) {
+  int errors = P->ctx->nerrors;
+  if (expect(P, k, what)) return true;
   const fe_token *t = peek(P);
-  if (P->pos > 0 && P->toks[P->pos - 1].loc.line < t->loc.line) return; /* (a ';' missing at a line's end) */
+  if (P->ctx->nerrors == errors) return false;                                /* (a panic was on) */
+  if (P->pos > 0 && P->toks[P->pos - 1].loc.line < t->loc.line) return false; /* (a ';' missing at a line's end) */
   const char *note = NULL;
   if (t->kind == TK_AT) note = "there is no '@' operator: dot(a, b) multiplies two tiles (dot(a, b, acc) adds to acc)";
   else if (t->kind == TK_IF) note = "Python's 'a if c else b' is 'c ? a : b' for a scalar c, where(c, a, b) for a tile";
@@ -96,6 +98,7 @@ static void note_python_form(parser *P, int errors_before, bool expr_stmt) {
     note = "tiles are values: no element or slice of one is assigned; where(mask, v, t) makes the changed tile";
   else if (t->kind == TK_COLON) note = "a block is '{ ... }', with no ':' before it (indentation is not read)";
   if (note) tl_note(P->ctx, t->loc, "%s", note);
+  return false;
 }
 
 /* Skip to just after the next ';' or to the next '}' / EOF at this level. */
@@ -555,25 +558,19 @@ static fe_stmt *parse_stmt(parser *P) {
     s->name_loc = t->loc;
     s->op = op->kind;
     s->expr = parse_expr(P);
-    int errors = P->ctx->nerrors;
-    if (!expect(P, TK_SEMI, "';' after the assignment")) note_python_form(P, errors, false);
+    expect_noting_python(P, TK_SEMI, "';' after the assignment", false);
     return s;
   }
   fe_stmt *s = new_stmt(P, ST_EXPR, t->loc);
   s->expr = parse_expr(P);
-  int errors = P->ctx->nerrors;
-  if (!expect(P, TK_SEMI, "';' after the expression")) note_python_form(P, errors, true);
+  expect_noting_python(P, TK_SEMI, "';' after the expression", true);
   return s;
 }
 
 static fe_block *parse_block(parser *P) {
   fe_block *b = new0(P, sizeof *b);
   b->loc = peek(P)->loc;
-  int errors = P->ctx->nerrors;
-  if (!expect(P, TK_LBRACE, "'{'")) {
-    note_python_form(P, errors, false);
-    return b;
-  }
+  if (!expect_noting_python(P, TK_LBRACE, "'{'", false)) return b;
   if (!enter_at(P, &P->bdepth, b->loc, "block")) {
     /* skip the block by matching braces, without recursion */
     int nest = 1;
