@@ -39,8 +39,10 @@ typedef struct tl_attn_form_plan {
   int64_t bn;               /* its value in the form */
   bool counter;             /* causal (the main loop's range moves with the program) with the counter asked for
                              * (option attn-sched / TILEC_ATTN_SCHED): the form takes its tiles from it */
-  int64_t kslot_min_s, kslot_max_s; /* the short form (0, 0: none): launches with kslot_min_s <= S < kslot_max_s
-                             * run the form compiled with O through the last stage's K slot (option attn-o-slot-k=1) */
+  int64_t short_min_s, short_max_s; /* the short form (0, 0: none): launches with short_min_s <= S < short_max_s
+                             * run the form compiled with the option short_option=1 */
+  const char *short_option; /* causal D128 with the counter: attn-o-slot-k (O through the last stage's K slot);
+                             * causal D256 without it: attn-sched (its tiles from the counter) */
 } tl_attn_form_plan;
 
 #endif

@@ -27,11 +27,16 @@ static bool switched_off(void) {
   return e && e[0] == '0';
 }
 
-/* The short form's range (lib/attn_form.h kslot_*): O into K's slot for causal tiles from the counter measured (H100,
+/* The short form's range (lib/attn_form.h short_*): O into K's slot for causal tiles from the counter measured (H100,
  * thirtieth session, 7 interleaved rounds x V's slot, bench/RESULTS.md) D128 S 1k / 2k / 4k / 16k 1.022 / 1.029 /
  * 1.018 / 1.007x: above the rule's 1.02 at 1k and 2k only, so a second form for 1024 <= S < 4096 (S below 1024 was
  * not measured).  TILEC_ATTN_FORM_KSLOT=0 (read with getenv: which kernel a launch runs, not the code of any) off. */
 enum { ATTN_KSLOT_MIN_S = 1024, ATTN_KSLOT_MAX_S = 4096 };
+/* D256's short form: causal tiles from the counter, which D256's form does not take by default (sched_on below),
+ * measured x the form without it (H100, interleaved rounds, TILEC_ATTN_SCHED=1): twenty-ninth session S 1k 1.024x,
+ * thirty-fourth S 1k / 1.5k / 2k 1.035 / 1.028 / 1.005x (S 4k 1.004, 8k 0.986, 16k 0.979): against the rule written
+ * before (>= 1.01x in the range), 1024 <= S < 2048.  TILEC_ATTN_FORM_COUNTER=0 (getenv, as the KSLOT switch) off. */
+enum { ATTN_COUNTER_MIN_S = 1024, ATTN_COUNTER_MAX_S = 2048 };
 
 /* The bounds (H200, bench/RESULTS.md).  Fifteenth session, branch attn7: the form at BN 128 against
  * the default (BN 64, two programs an SM), same process, D128: S 1k 0.94-0.98x (about 5 us of each
@@ -78,6 +83,14 @@ static const char *const_of_value(const tl_func *f, int64_t v) {
       found = f->consts.data[i].name;
     }
   return found;
+}
+
+/* The short form's range [lo, hi) within the form's own (from min_s), none where that is empty. */
+static void set_short_range(tl_attn_form_plan *plan, int64_t lo, int64_t hi, const char *option) {
+  plan->short_min_s = plan->min_s > lo ? plan->min_s : lo;
+  plan->short_max_s = hi;
+  plan->short_option = option;
+  if (plan->short_min_s >= plan->short_max_s) plan->short_min_s = plan->short_max_s = 0, plan->short_option = NULL;
 }
 
 /* Whether f gets the form; when not, why (empty: not a kernel this pass is about, no line). */
@@ -127,11 +140,12 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
   /* the short form: causal D128 with the counter, where neither the program (attn-o-slot-k) nor the switch
    * (TILEC_ATTN_O_SLOT_K, which the forms' codegen reads too) chose O's slot already */
   const char *ks = getenv("TILEC_ATTN_FORM_KSLOT");
-  if (plan->counter && !d256 && !tl_attn_o_slot_k_mode(f->attn_o_slot_k) && !(ks && ks[0] == '0')) {
-    plan->kslot_min_s = plan->min_s > ATTN_KSLOT_MIN_S ? plan->min_s : ATTN_KSLOT_MIN_S;
-    plan->kslot_max_s = ATTN_KSLOT_MAX_S;
-    if (plan->kslot_min_s >= plan->kslot_max_s) plan->kslot_min_s = plan->kslot_max_s = 0;
-  }
+  if (plan->counter && !d256 && !tl_attn_o_slot_k_mode(f->attn_o_slot_k) && !(ks && ks[0] == '0'))
+    set_short_range(plan, ATTN_KSLOT_MIN_S, ATTN_KSLOT_MAX_S, "attn-o-slot-k");
+  /* D256's short form: causal, where neither the program (attn-sched) nor the switch (TILEC_ATTN_SCHED) chose */
+  const char *cs = getenv("TILEC_ATTN_FORM_COUNTER");
+  if (d256 && !f->attn_persist_fits && !tl_attn_sched_mode(f->attn_sched) && !(cs && cs[0] == '0'))
+    set_short_range(plan, ATTN_COUNTER_MIN_S, ATTN_COUNTER_MAX_S, "attn-sched");
   return true;
 }
 
@@ -156,12 +170,14 @@ static bool run_attn_form(tl_func *f, const tl_pass_opts *o) {
                                  "through the last ring stage every tile"
                                : "",
                    plan.s_sym, (long long)plan.min_s, f->two_programs ? "two programs" : "one program");
-  if (on && ex && plan.kslot_max_s)
-    tl_sbuf_printf(ex,
-                   "attn_form: kernel '%s': %lld <= %s < %lld runs the form's short variant, the same with O through "
-                   "the last stage's K slot (attn-o-slot-k=1: measured 1.02-1.03x V's slot at S 1k-2k, 1.007-1.018x "
-                   "from 4k); off with TILEC_ATTN_FORM_KSLOT=0\n",
-                   f->name, (long long)plan.kslot_min_s, plan.s_sym, (long long)plan.kslot_max_s);
+  bool kslot = plan.short_option && !strcmp(plan.short_option, "attn-o-slot-k");
+  if (on && ex && plan.short_max_s)
+    tl_sbuf_printf(ex, "attn_form: kernel '%s': %lld <= %s < %lld runs the form's short variant, %s\n", f->name,
+                   (long long)plan.short_min_s, plan.s_sym, (long long)plan.short_max_s,
+                   kslot ? "the same with O through the last stage's K slot (attn-o-slot-k=1: measured 1.02-1.03x V's "
+                           "slot at S 1k-2k, 1.007-1.018x from 4k); off with TILEC_ATTN_FORM_KSLOT=0"
+                         : "the same with its causal tiles from the counter (attn-sched=1: measured 1.02-1.04x at S "
+                           "1k-1.5k, 1.005x at 2k, 0.98-1.00x from 4k); off with TILEC_ATTN_FORM_COUNTER=0");
   return true;
 }
 

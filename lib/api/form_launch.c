@@ -375,7 +375,7 @@ bool tl_route_to_form(tilec_kernel *k, const tilec_arg *args, int nargs, void *s
   if (k->attn && s >= k->attn_min_s) {
     /* long sequences: the FlashAttention-3 form of the same source (lib/attn_form.h), its short form (O into K's
      * slot) where S is in that form's range */
-    tilec_kernel *form = k->attn_kslot && s >= k->attn_kslot_min_s && s < k->attn_kslot_max_s ? k->attn_kslot : k->attn;
+    tilec_kernel *form = k->attn_short && s >= k->attn_short_min_s && s < k->attn_short_max_s ? k->attn_short : k->attn;
     *st = tl_launch(form, args, nargs, NULL, stream);
     if (*st != TILEC_OK) snprintf(k->err, sizeof k->err, "%s", form->err);
     return true;

@@ -82,7 +82,7 @@ static tilec_status form_options(const tilec_program *p, const tl_small_m_plan *
  * half of a split one) is its own program, and different programs may compile and load at the same
  * time (docs/api.md); the JIT of each (ptxas, ~0.5 s for a cutlass GEMM) was 4-6 of them one after
  * the other (bench/coldload.py).  TILEC_FORM_THREADS=0 loads them in order on the calling thread. */
-enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_KSLOT, FORM_ATTN_PERSIST, FORM_HOIST, FORM_HOIST_PRE };
+enum { FORM_SMALL_M, FORM_KMAJOR, FORM_TRANSPOSE, FORM_ATTN, FORM_ATTN_SHORT, FORM_ATTN_PERSIST, FORM_HOIST, FORM_HOIST_PRE };
 
 typedef struct form_job {
   int kind;                 /* FORM_*: a small-M form (fm), the K-major-B form, its transpose kernel, the
@@ -205,11 +205,12 @@ static tilec_status attn_options(const tilec_program *p, const tl_func *f, tilec
   return TILEC_OK;
 }
 
-/* The short FlashAttention-3 form's options (lib/attn_form.h kslot_*): the form's, with the option attn-o-slot-k=1
- * (O through the last stage's K slot). */
-static tilec_status attn_kslot_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+/* The short FlashAttention-3 form's options (lib/attn_form.h short_*): the form's, with the plan's short option at 1
+ * (attn-o-slot-k: O through the last stage's K slot; attn-sched: causal tiles from the counter). */
+static tilec_status attn_short_options(const tilec_program *p, const tl_func *f, tilec_options **out) {
+  const tl_attn_form_plan *plan = f->attn_form;
   tilec_status st = attn_options(p, f, out);
-  if (st == TILEC_OK && (st = tilec_options_set(*out, "attn-o-slot-k", "1")) != TILEC_OK) tilec_options_destroy(*out);
+  if (st == TILEC_OK && (st = tilec_options_set(*out, plan->short_option, "1")) != TILEC_OK) tilec_options_destroy(*out);
   return st;
 }
 
@@ -364,8 +365,8 @@ tilec_status tl_forms_start(tilec_program *p, const tl_func *f, int device, tl_f
     int kind;
     tilec_status (*options)(const tilec_program *, const tl_func *, tilec_options **);
   } attn[3] = {{f->attn_form != NULL, FORM_ATTN, attn_options},
-               {f->attn_form && ((const tl_attn_form_plan *)f->attn_form)->kslot_max_s > 0, FORM_ATTN_KSLOT,
-                attn_kslot_options},
+               {f->attn_form && ((const tl_attn_form_plan *)f->attn_form)->short_max_s > 0, FORM_ATTN_SHORT,
+                attn_short_options},
                {f->attn_persist_form != NULL, FORM_ATTN_PERSIST, attn_persist_options}};
   for (int a = 0; a < 3; a++) {
     if (!attn[a].on) continue;
@@ -432,7 +433,7 @@ tilec_status tl_forms_finish(tilec_program *p, const tl_func *f, tl_form_jobs *j
           [FORM_KMAJOR] = {"K-major-B form", "TILEC_KMAJOR_B=0"},
           [FORM_TRANSPOSE] = {"K-major-B form's transpose kernel", "TILEC_KMAJOR_B=0"},
           [FORM_ATTN] = {"FlashAttention-3 form", "TILEC_ATTN_FORM=0"},
-          [FORM_ATTN_KSLOT] = {"short FlashAttention-3 form (O into K's slot)", "TILEC_ATTN_FORM_KSLOT=0"},
+          [FORM_ATTN_SHORT] = {"short FlashAttention-3 form", "TILEC_ATTN_FORM_KSLOT=0 (D128) or TILEC_ATTN_FORM_COUNTER=0 (D256)"},
           [FORM_ATTN_PERSIST] = {"persistent form", "TILEC_ATTN_PERSIST=0"},
           [FORM_HOIST] = {"materialize-once form", "TILEC_HOIST_OPERAND=0"},
           [FORM_HOIST_PRE] = {"materialize-once form's pre-kernel", "TILEC_HOIST_OPERAND=0"}};
@@ -490,10 +491,10 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
       const tl_attn_form_plan *ap = k->f->attn_form;
       k->attn_prog = j->q, k->attn = j->k;
       k->attn_s_param = ap->s_param, k->attn_s_axis = ap->s_axis, k->attn_min_s = ap->min_s;
-    } else if (j->kind == FORM_ATTN_KSLOT) {
+    } else if (j->kind == FORM_ATTN_SHORT) {
       const tl_attn_form_plan *ap = k->f->attn_form;
-      k->attn_kslot_prog = j->q, k->attn_kslot = j->k;
-      k->attn_kslot_min_s = ap->kslot_min_s, k->attn_kslot_max_s = ap->kslot_max_s;
+      k->attn_short_prog = j->q, k->attn_short = j->k;
+      k->attn_short_min_s = ap->short_min_s, k->attn_short_max_s = ap->short_max_s;
     } else if (j->kind == FORM_ATTN_PERSIST) {
       const tl_attn_persist_plan *pp = k->f->attn_persist_form;
       k->apersist_prog = j->q, k->apersist = j->k;

@@ -696,8 +696,8 @@ void tilec_kernel_destroy(tilec_kernel *k) {
   tilec_program_destroy(k->kmajor_prog);
   tilec_kernel_destroy(k->attn);
   tilec_program_destroy(k->attn_prog);
-  tilec_kernel_destroy(k->attn_kslot);
-  tilec_program_destroy(k->attn_kslot_prog);
+  tilec_kernel_destroy(k->attn_short);
+  tilec_program_destroy(k->attn_short_prog);
   tilec_kernel_destroy(k->apersist);
   tilec_program_destroy(k->apersist_prog);
   tilec_kernel_destroy(k->transpose);

@@ -124,11 +124,11 @@ struct tilec_kernel {
   tilec_program *attn_prog;
   int32_t attn_s_param, attn_s_axis;
   int64_t attn_min_s;
-  /* the short FlashAttention-3 form (lib/attn_form.h kslot_*): launches whose S is in [attn_kslot_min_s,
-   * attn_kslot_max_s) run it instead of attn */
-  tilec_kernel *attn_kslot;
-  tilec_program *attn_kslot_prog;
-  int64_t attn_kslot_min_s, attn_kslot_max_s;
+  /* the short FlashAttention-3 form (lib/attn_form.h short_*): launches whose S is in [attn_short_min_s,
+   * attn_short_max_s) run it instead of attn */
+  tilec_kernel *attn_short;
+  tilec_program *attn_short_prog;
+  int64_t attn_short_min_s, attn_short_max_s;
   /* the persistent form (passes/attn_persist_form.c, lib/attn_persist_form.h): launches whose S
    * (argument apersist_s_param's dimension apersist_s_axis) is at most apersist_max_s run it */
   tilec_kernel *apersist;

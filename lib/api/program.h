@@ -89,7 +89,7 @@ struct tilec_options {
   char *attn_sched;
   /* "attn-o-slot-k": fa3's O through the last stage's K slot (0 | 1, TILEC_ATTN_O_SLOT_K's values; NULL = unset:
    * the switch, then the default, decides); "1" is what tilec_kernel_load compiles a causal D128 kernel's short
-   * FlashAttention-3 form with (lib/attn_form.h kslot_*, lib/api/forms.c).  In the cache key. */
+   * FlashAttention-3 form with (lib/attn_form.h short_*, lib/api/forms.c).  In the cache key. */
   char *attn_o_slot_k;
 };
 

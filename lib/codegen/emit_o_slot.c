@@ -78,7 +78,7 @@ enum { O_SLOT_MAX_STEPS = 10 };
  * 0.999 (16 steps: q's slot, the same path); causal with tiles from the counter 1.022 / 1.029 / 1.018 / 1.007x at
  * S 1k / 2k / 4k / 16k, below the 1.02 the rule asked at 4k and 16k: opt-in there (bench/RESULTS.md), and asked
  * by the option attn-o-slot-k (f->attn_o_slot_k, which wins over the switch) in the causal D128 form that launches
- * with 1024 <= S < 4096 (lib/attn_form.h kslot_*). */
+ * with 1024 <= S < 4096 (lib/attn_form.h short_*). */
 static bool o_slot_k_wanted(cg *g, bool every) {
   char m = tl_attn_o_slot_k_mode(g->f->attn_o_slot_k);
   if (m) return m == '1';

@@ -1989,37 +1989,46 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
 /* fa3 at D256 with K and V of a stage apart (TILEC_ATTN_KV_SPLIT, on 2-stage rings by default since the
  * twentieth session; passes/attn_form.c, lib/codegen/emit_ws.c): one load of the D256 kernel also loads
  * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 256 runs it
- * (384 threads: the producer warpgroup; full: persistent, at most one CTA an SM; causal: persistent too, its
- * tiles from the counter) and a shorter full one the persistent form (256 threads); with =0 S 4096 runs the
- * kernel (256 threads, 32 x 64) and no form is compiled for it. */
+ * (384 threads: the producer warpgroup; full: persistent, at most one CTA an SM; causal: a tile a CTA, and at
+ * 1024 <= S < 2048 the short form, persistent with its tiles from the counter, unless TILEC_ATTN_FORM_COUNTER=0)
+ * and a shorter full one the persistent form (256 threads); with =0 S 4096 runs the kernel (256 threads, 32 x 64)
+ * and no form is compiled for it. */
 Test(fake_driver, attn_kv_split_form_d256) {
   char path[512];
   snprintf(path, sizeof path, "%s/examples/attn.tile", TILEC_SOURCE_DIR);
   cr_assert_eq(tilec_device_init(0), TILEC_OK);
-  for (int mode = 0; mode < 3; mode++) { /* 0 on (unset), 1 on causal, 2 off */
+  for (int mode = 0; mode < 4; mode++) { /* 0 on (unset), 1 on causal, 2 off, 3 causal without its short form */
     if (mode == 2) setenv("TILEC_ATTN_KV_SPLIT", "0", 1);
+    if (mode == 3) setenv("TILEC_ATTN_FORM_COUNTER", "0", 1);
+    bool causal = mode == 1 || mode == 3;
     tilec_program *p = NULL;
-    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 256, 0, mode == 1, NULL, &p);
+    tilec_kernel *k = load_attn_kernel(path, "cutlass_attn_fwd", 256, 0, causal, NULL, &p);
     launch_attn_d(k, 4, 16, 4096, 256); /* (the late form compiles under the switch: unset after) */
     unsetenv("TILEC_ATTN_KV_SPLIT");
+    unsetenv("TILEC_ATTN_FORM_COUNTER");
     if (mode == 0)
       cr_assert(calls.block[0] == 384u && calls.grid[0] <= 132u && calls.grid[1] == 1u,
                 "S 4096: the form, persistent: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
-    else if (mode == 1) /* (causal: a tile a CTA -- D256's form takes no counter by default, passes/attn_form.c) */
+    else if (causal) /* (causal: a tile a CTA -- D256's form takes no counter by default, passes/attn_form.c) */
       cr_assert(calls.block[0] == 384u && calls.grid[0] == 32u && calls.grid[1] == 64u,
                 "S 4096 causal: the form, a tile a CTA: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
     else
       cr_assert(calls.block[0] == 256u && calls.grid[0] == 32u && calls.grid[1] == 64u,
                 "S 4096 off: the kernel: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
-    launch_attn_d(k, 4, 16, 2048, 256);
-    cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 2048: block %u", calls.block[0]);
-    launch_attn_d(k, 4, 16, 1024, 256);
-    cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1024: block %u", calls.block[0]);
-    launch_attn_d(k, 4, 16, 1000, 256); /* (D256's bound: 256 since the thirtieth session) */
-    cr_assert_eq(calls.block[0], mode < 2 ? 384u : 256u, "S 1000: block %u", calls.block[0]);
+    /* causal 1024 <= S < 2048: the short form (thirty-fifth session), its tiles from the counter (persistent) */
+    const int64_t s_of[] = {2048, 2047, 1024, 1000};
+    for (int i = 0; i < 4; i++) {
+      launch_attn_d(k, 4, 16, s_of[i], 256); /* (D256's bound: 256 since the thirtieth session) */
+      cr_assert_eq(calls.block[0], mode != 2 ? 384u : 256u, "S %lld: block %u", (long long)s_of[i], calls.block[0]);
+      bool counter = strstr(last_fn->mod->text, "atom.relaxed.gpu.global.add.u32") != NULL;
+      cr_assert_eq(counter, mode == 1 && (i == 1 || i == 2), "mode %d S %lld: the counter %d", mode,
+                   (long long)s_of[i], counter);
+      if (counter) cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S %lld: grid %u x %u", (long long)s_of[i],
+                             calls.grid[0], calls.grid[1]);
+    }
     launch_attn_d(k, 4, 16, 200, 256);
     cr_assert_eq(calls.block[0], 256u, "S 200: block %u", calls.block[0]);
-    if (mode != 1) /* (full: the persistent form below its bound) */
+    if (!causal) /* (full: the persistent form below its bound) */
       cr_assert(calls.grid[0] <= 132u && calls.grid[1] == 1u, "S 200: grid %u x %u", calls.grid[0], calls.grid[1]);
     tilec_kernel_destroy(k);
     tilec_program_destroy(p);
