@@ -2,6 +2,7 @@
 # program interleave with it) for bench/ncu_*.sh.
 #   python3 bench/ncu_csv.py banks FILE.csv   the bank-conflict table (ncu_banks.sh)
 #   python3 bench/ncu_csv.py attn FILE.csv    issue / pipe / stall lines per kernel (ncu_attn.sh)
+#   python3 bench/ncu_csv.py rope FILE.csv    the same with the LSU pipe and L2 / DRAM bytes (ncu_rope.sh)
 import csv, sys
 
 def read(path):
@@ -51,6 +52,14 @@ def stall_table(path, cols, pick, width, digits):
 def attn(path):
     stall_table(path, ATTN, lambda d: d, 48, 0)
 
+# (ncu_rope.sh) attention's columns with the LSU pipe and the L2's bytes (TB/s) and hit rate
+ROPE = ATTN[:-1] + [("lsu%", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", 1),
+                    ("L2 TB/s", "lts__t_bytes.sum.per_second", 1e-12), ("L2 hit%", "lts__t_sector_hit_rate.pct", 1),
+                    ("dram TB/s", "dram__bytes.sum.per_second", 1e-12), ATTN[-1]]
+
+def rope(path):
+    stall_table(path, ROPE, lambda d: d, 48, 1)
+
 ROWS = [("us", "gpu__time_duration.sum", 1e-3), ("dram %", "dram__throughput.avg.pct_of_peak_sustained_elapsed", 1),
         ("warp inst M", "smsp__inst_executed.sum", 1e-6), ("issue %", "smsp__issue_active.avg.pct_of_peak_sustained_active", 1),
         ("fma %", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", 1),
@@ -64,4 +73,4 @@ def rows(path):
     stall_table(path, ROWS, lambda d: d[1::2], 32, 1)
 
 if __name__ == "__main__":
-    {"banks": banks, "attn": attn, "rows": rows}[sys.argv[1]](sys.argv[2])
+    {"banks": banks, "attn": attn, "rows": rows, "rope": rope}[sys.argv[1]](sys.argv[2])

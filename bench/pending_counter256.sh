@@ -1,5 +1,7 @@
-# bench/pending_counter256.sh (thirty-fifth session): causal D256's short FlashAttention-3 form, the same form with its
-# tiles from the counter (option attn-sched=1), launched at 1024 <= S < 2048 (passes/attn_form.c ATTN_COUNTER_*,
+# bench/pending_counter256.sh (thirty-fifth session; ran on an H100 the same session, bench/RESULTS.md: S1k 1.026x,
+# S1536 1.022x, S2k 0.997, the counter at S512 / S768 1.058 / 1.048x -- the range then moved to 512 <= S < 2048):
+# causal D256's short FlashAttention-3 form, the same form with its tiles from the counter (option attn-sched=1),
+# launched at 1024 <= S < 2048 when written (passes/attn_form.c ATTN_COUNTER_*,
 # lib/api/forms.c FORM_ATTN_SHORT; TILEC_ATTN_FORM_COUNTER=0 the form alone, as before).  The code is TILEC_ATTN_SCHED=1's
 # (measured on an H100 x the form without it: twenty-ninth session S1k 1.024x; thirty-fourth S 1k / 1.5k / 2k 1.035 /
 # 1.028 / 1.005x, S 4k 1.004, 8k 0.986, 16k 0.979); the new part is the launch choice.
@@ -16,7 +18,7 @@
 export TILEC_CACHE_DIR=/tmp/cc256 TILEC_LATE_FORMS=0
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 if [ -z "${COUNTER256_QUICK:-}" ]; then
-for s in 1100 2000 2100; do
+for s in ${COUNTER256_S:-1100 2000 2100}; do
   timeout -k 10 90 $B/tilec run examples/attn.tile --kernel cutlass_attn_fwd -D D=256 -D CAUSAL=1 --size Z=1 --size H=2 \
     --size S=$s --scalar scale=0.0625 --device > $L/c$s.log 2>&1
   echo "D256 causal S$s rc $?: $(grep -E 'PASS|FAIL' $L/c$s.log | tr '\n' ' ' | cut -c1-100) [$(el) s]"

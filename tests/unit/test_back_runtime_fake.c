@@ -1990,7 +1990,7 @@ Test(fake_driver, attn_persist_form_picked_by_s) {
  * twentieth session; passes/attn_form.c, lib/codegen/emit_ws.c): one load of the D256 kernel also loads
  * its FlashAttention-3 form at the kernel's BN (64), so at Z 4, H 16 a launch with S >= 256 runs it
  * (384 threads: the producer warpgroup; full: persistent, at most one CTA an SM; causal: a tile a CTA, and at
- * 1024 <= S < 2048 the short form, persistent with its tiles from the counter, unless TILEC_ATTN_FORM_COUNTER=0)
+ * 512 <= S < 2048 the short form, persistent with its tiles from the counter, unless TILEC_ATTN_FORM_COUNTER=0)
  * and a shorter full one the persistent form (256 threads); with =0 S 4096 runs the kernel (256 threads, 32 x 64)
  * and no form is compiled for it. */
 Test(fake_driver, attn_kv_split_form_d256) {
@@ -2015,8 +2015,8 @@ Test(fake_driver, attn_kv_split_form_d256) {
     else
       cr_assert(calls.block[0] == 256u && calls.grid[0] == 32u && calls.grid[1] == 64u,
                 "S 4096 off: the kernel: block %u grid %u x %u", calls.block[0], calls.grid[0], calls.grid[1]);
-    /* causal 1024 <= S < 2048: the short form (thirty-fifth session), its tiles from the counter (persistent) */
-    const int64_t s_of[] = {2048, 2047, 1024, 1000};
+    /* causal 512 <= S < 2048: the short form (thirty-fifth session), its tiles from the counter (persistent) */
+    const int64_t s_of[] = {2048, 2047, 512, 511};
     for (int i = 0; i < 4; i++) {
       launch_attn_d(k, 4, 16, s_of[i], 256); /* (D256's bound: 256 since the thirtieth session) */
       cr_assert_eq(calls.block[0], mode != 2 ? 384u : 256u, "S %lld: block %u", (long long)s_of[i], calls.block[0]);
