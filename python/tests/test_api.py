@@ -28,6 +28,9 @@ def test_error_carries_diagnostics():
 def test_missing_file():
     with pytest.raises(tilec.TilecError, match="cannot read"):
         tilec.compile("/nonexistent/x.tile")
+    # a path without the .tile extension is a path too (docs/python.md: only a newline or '{' makes source text)
+    with pytest.raises(tilec.TilecError, match="cannot read kernels/my_norm"):
+        tilec.compile("kernels/my_norm")
 
 
 def test_unknown_define_is_an_error():

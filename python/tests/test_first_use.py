@@ -330,8 +330,13 @@ def test_interpret_takes_arguments_by_name():
     tilec.interpret(k, x, y1, 0.25, 9)
     tilec.interpret(k, x, Y=y2, seed=9, p=0.25)
     assert (y1 == y2).all()
-    with pytest.raises(TypeError, match=r"has no parameter 'B' \(a tile constant is set when compiling"):
+    with pytest.raises(TypeError, match=r"has no parameter 'B' \(its parameters: X, Y, p, seed; a tile constant is set when compiling"):
         tilec.interpret(k, x, y1, 0.25, 9, B=512)
+    # a launch's keyword, and a near miss of a parameter's name, each say so (not the tile-constant advice)
+    with pytest.raises(TypeError, match=r"has no parameter 'grid' \(grid= is a launch's keyword"):
+        tilec.interpret(k, x, y1, 0.25, 9, grid=(3,))
+    with pytest.raises(TypeError, match=r"has no parameter 'sed' \(did you mean 'seed'\?\)"):
+        tilec.interpret(k, x, y1, 0.25, sed=9)
     with pytest.raises(TypeError, match="argument 'X' given twice"):
         tilec.interpret(k, x, y1, 0.25, 9, X=x)
     with pytest.raises(TypeError, match="missing arguments p, seed"):

@@ -254,6 +254,10 @@ def test_require_refuses_before_any_program_runs():
         tilec.interpret(k, x, y)
     assert ei.value.status == "TILEC_ERROR_LAUNCH"
     assert "    require(C <= BC," in str(ei.value)
+    # the failure as a diagnostic too (launch-time text, parsed), as a compile error's .diagnostics[0] is read
+    d = ei.value.diagnostics[0]
+    assert (os.path.basename(d.file), d.line, d.column, d.severity) == ("softmax.tile", 8, 5, "error")
+    assert d.message.startswith("require failed in kernel 'softmax'") and "^" in d.rendered
     assert np.isnan(y).all()
     k2 = tilec.compile(src, defines={"BC": 2048})["softmax"]
     tilec.interpret(k2, x, y)

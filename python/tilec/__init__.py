@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes as C
 import operator
 import os
+import re
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -57,13 +58,31 @@ class Diagnostic:
 
 class TilecError(RuntimeError):
     """A failed tilec call.  `status` is the tilec_status name ("TILEC_ERROR_INPUT", ...), `diagnostics`
-    the compile's structured diagnostics (file, line, column, caret text), `log` the program log."""
+    the compile's structured diagnostics (file, line, column, caret text; a launch-time error's parsed from its
+    text), `log` the program log."""
 
     def __init__(self, message: str, status: str = "", diagnostics: Sequence[Diagnostic] = (), log: str = ""):
         super().__init__(message)
         self.status = status
-        self.diagnostics: List[Diagnostic] = list(diagnostics)
+        self.diagnostics: List[Diagnostic] = list(diagnostics) or _diagnostics_of_text(message)
         self.log = log
+
+
+_DIAG_LINE = re.compile(r"^(.+?):(\d+):(\d+): (error|warning|note|remark): (.*)$")
+
+
+def _diagnostics_of_text(message: str) -> List[Diagnostic]:
+    """The diagnostics a message renders (a launch-time check's `require` failure, an interpreter error: they
+    come as text, not as a compile's structured list), each with the lines up to the next one."""
+    out: List[Diagnostic] = []
+    for line in message.splitlines():
+        m = _DIAG_LINE.match(line)
+        if m:
+            out.append(Diagnostic(m.group(4), m.group(1), int(m.group(2)), int(m.group(3)), m.group(5), line))
+        elif out:
+            out[-1] = Diagnostic(out[-1].severity, out[-1].file, out[-1].line, out[-1].column, out[-1].message,
+                                 out[-1].rendered + "\n" + line)
+    return out
 
 
 def _status_name(st: int) -> str:
@@ -157,7 +176,9 @@ def _is_path(source_or_path: Union[str, "os.PathLike[str]"]) -> bool:
     if isinstance(source_or_path, os.PathLike):
         return True
     s = str(source_or_path)
-    return "\n" not in s and "{" not in s and (s.endswith(".tile") or os.path.isfile(s))
+    # (docs/python.md: a string with a newline or '{' is source text, anything else a path -- every kernel has a '{',
+    # so a missing file says "cannot read", not a parse error at its name)
+    return "\n" not in s and "{" not in s
 
 
 # ---- parameters ----------------------------------------------------------------------------------
@@ -655,8 +676,7 @@ class Kernel:
         out: List[Any] = list(args) + [_MISSING] * max(len(names) - len(args), 0)
         for k, v in named.items():
             if k not in names:
-                raise TypeError(f"{self.signature} has no parameter {k!r} (a tile constant is set when compiling: "
-                                f"tilec.compile(..., defines={{{k!r}: ...}}))")
+                raise TypeError(f"{self.signature} has no parameter {k!r}" + _unknown_keyword_hint(k, names))
             i = names.index(k)
             if i < len(out) and out[i] is not _MISSING:
                 raise TypeError(f"{self.signature}: argument {k!r} given twice")
@@ -713,6 +733,20 @@ def _launch_failed(h: Any, st: int) -> None:
 
 
 # ---- the CPU interpreter ---------------------------------------------------------------------------------
+def _unknown_keyword_hint(k: str, names: Sequence[str]) -> str:
+    """Why a keyword names no parameter: a launch's own keyword, a near miss of a parameter's name, or (the
+    Triton habit) a tile constant, which is set when compiling."""
+    if k in ("grid", "stream"):
+        return (f" ({k}= is a launch's keyword, k(..., {k}=...) on GPU tensors; tilec.interpret runs the kernel's "
+                f"own grid on the host)")
+    import difflib
+    close = difflib.get_close_matches(k, names, n=1, cutoff=0.75)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return (f" (its parameters: {', '.join(names)}; a tile constant is set when compiling: "
+            f"tilec.compile(..., defines={{{k!r}: ...}}))")
+
+
 def interpret(kernel: Kernel, *args: Any, **named: Any) -> None:
     """Run `kernel` in tilec's CPU interpreter (the reference every GPU result is checked against) over
     its whole grid on host arrays: NumPy arrays (bf16 as uint16 bit patterns or ml_dtypes.bfloat16; fp8
