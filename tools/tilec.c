@@ -674,19 +674,21 @@ typedef struct cuda_fns {
   int (*cuCtxSynchronize)(void);
 } cuda_fns;
 
-/* 0 when a GPU is ready; else prints why and returns the exit status. */
-static int cuda_open(cuda_fns *cu, int device) {
+/* 0 when a GPU is ready; else prints why (`tool`: "run" or "tune", what the lines name) and returns the exit status. */
+static int cuda_open(cuda_fns *cu, int device, const char *tool) {
   const char *libname = getenv("TILEC_LIBCUDA") ? getenv("TILEC_LIBCUDA") : "libcuda.so.1";
+  const char *needs = strcmp(tool, "tune") ? "--device needs a GPU" : "tuning times kernels on a GPU";
   cu->lib = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
   if (!cu->lib) {
-    fprintf(stderr, "tilec run: no NVIDIA driver (%s not found): --device needs a GPU; skipped\n", libname);
+    const char *why = dlerror(); /* (it names the library: "libcuda.so.1: cannot open shared object file: ...") */
+    fprintf(stderr, "tilec %s: no NVIDIA driver (%s): %s; skipped\n", tool, why ? why : libname, needs);
     return EXIT_SKIP;
   }
 #define LOAD(field, sym)                                                             \
   do {                                                                               \
     *(void **)&cu->field = dlsym(cu->lib, sym);                                      \
     if (!cu->field) {                                                                \
-      fprintf(stderr, "tilec run: error: %s lacks %s\n", libname, sym);              \
+      fprintf(stderr, "tilec %s: error: %s lacks %s\n", tool, libname, sym);         \
       return EXIT_INPUT;                                                             \
     }                                                                                \
   } while (0)
@@ -704,7 +706,7 @@ static int cuda_open(cuda_fns *cu, int device) {
   int count = 0, dev = 0;
   void *ctx = NULL;
   if (cu->cuInit(0) != 0 || cu->cuDeviceGetCount(&count) != 0 || count == 0) {
-    fprintf(stderr, "tilec run: no CUDA device found: --device needs a GPU; skipped\n");
+    fprintf(stderr, "tilec %s: no CUDA device found: %s; skipped\n", tool, needs);
     return EXIT_SKIP;
   }
   if (device >= count) {
@@ -712,7 +714,7 @@ static int cuda_open(cuda_fns *cu, int device) {
     return EXIT_SKIP;
   }
   if (cu->cuDeviceGet(&dev, device) || cu->cuDevicePrimaryCtxRetain(&ctx, dev) || cu->cuCtxSetCurrent(ctx)) {
-    fprintf(stderr, "tilec run: error: cannot make a context on GPU %d\n", device);
+    fprintf(stderr, "tilec %s: error: cannot make a context on GPU %d\n", tool, device);
     return EXIT_INPUT;
   }
   return 0;
@@ -782,7 +784,7 @@ static int print_progress(const tilec_tune_config *cfg, void *user) {
 
 /* Tune on GPU c->tune_device with the random inputs of rps copied there. */
 static int tune_with(const cli *c, const char *kname, run_param *rps, tilec_arg *args, int np, cuda_fns *cu) {
-  int rc = cuda_open(cu, c->tune_device);
+  int rc = cuda_open(cu, c->tune_device, "tune");
   if (rc != 0) return rc;
   for (int i = 0; i < np; i++) {
     run_param *rp = &rps[i];
@@ -922,12 +924,22 @@ static int run_main(cli *c) {
       } else {
         rp->shape[d] = rp->info.dim_value[d];
       }
-      rp->numel *= (size_t)rp->shape[d];
+      /* the library's limit on a dimension (a launch would refuse it), said before a host buffer is asked for */
+      if (rp->shape[d] < 0 || rp->shape[d] >= ((int64_t)1 << 31)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "'%s' dimension %d (%s) has size %lld, outside [0, 2^31)", rp->info.name, d,
+                 rp->info.dim_symbol[d] ? rp->info.dim_symbol[d] : "a constant", (long long)rp->shape[d]);
+        usage_error("%s", msg);
+        rc = EXIT_USAGE;
+        goto done;
+      }
+      if (__builtin_mul_overflow(rp->numel, (size_t)rp->shape[d], &rp->numel)) rp->numel = SIZE_MAX;
     }
-    rp->bytes = rp->numel * (size_t)elem_bytes(rp->info.dtype);
-    rp->host = malloc(rp->bytes ? rp->bytes : 1);
+    if (__builtin_mul_overflow(rp->numel, (size_t)elem_bytes(rp->info.dtype), &rp->bytes)) rp->bytes = SIZE_MAX;
+    rp->host = rp->bytes == SIZE_MAX ? NULL : malloc(rp->bytes ? rp->bytes : 1);
     if (!rp->host) {
-      fprintf(stderr, "tilec run: error: out of memory for '%s'\n", rp->info.name);
+      fprintf(stderr, "tilec run: error: out of memory for '%s' (%zu elements of %s%s)\n", rp->info.name, rp->numel,
+              rp->info.dtype, rp->bytes == SIZE_MAX ? ": more bytes than a size_t holds" : "");
       rc = EXIT_INPUT;
       goto done;
     }
@@ -949,7 +961,7 @@ static int run_main(cli *c) {
   }
   /* The GPU first, on copies of the inputs, as the interpreter overwrites them. */
   if (c->device) {
-    if ((rc = cuda_open(&cu, 0)) != 0) goto done;
+    if ((rc = cuda_open(&cu, 0, "run")) != 0) goto done;
     tilec_kernel *k = NULL;
     st = tilec_kernel_load(p, kname, 0, &k);
     if (st != TILEC_OK) {
