@@ -41,7 +41,7 @@ static const char usage_text[] =
     "  --emit=STAGE           ast | ir | llvm | ptx | cubin (cubin needs ptxas) | c (OUT.h + OUT.c:\n"
     "                         a C launcher per kernel, cubin + PTX embedded; docs/aot.md)\n"
     "  -D NAME=VALUE          override tile constant NAME (repeatable)\n"
-    "  --arch=sm_XX           target (sm_80, sm_89, sm_90, sm_90a; default: the GPU found, else sm_90a)\n"
+    "  --arch=sm_XX           target (sm_80, sm_86, sm_89, sm_90, sm_90a; default: the GPU found, else sm_90a)\n"
     "  -O0 .. -O3             optimization level (default -O3)\n"
     "  -g0                    no .loc line information in the PTX\n"
     "  --pipeline=P           force a main-loop pipeline: simple | multistage | cutlass\n"
@@ -422,20 +422,24 @@ static int exit_code_of(tilec_status st) {
   return st == TILEC_ERROR_USAGE ? EXIT_USAGE : EXIT_INPUT;
 }
 
-/* Compile to `stage`; the log (diagnostics, timings, dumps) goes to stderr. */
+/* The log (diagnostics, timings, dumps) to stderr, then for a failed `st` the count of its errors ("1 error
+ * generated.") or, where no diagnostic says what failed, the status itself. */
+static void report(tilec_program *p, tilec_status st) {
+  fputs(tilec_program_log(p), stderr);
+  if (st == TILEC_OK) return;
+  int errors = 0;
+  for (int i = 0; i < tilec_program_num_diagnostics(p); i++) {
+    tilec_diagnostic d;
+    if (tilec_program_diagnostic(p, i, &d) == TILEC_OK && d.severity == TILEC_SEV_ERROR) errors++;
+  }
+  if (errors) fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
+  else fprintf(stderr, "tilec: error: %s\n", tilec_status_string(st));
+}
+
+/* Compile to `stage`, reported as above. */
 static tilec_status compile_to(tilec_program *p, tilec_stage stage) {
   tilec_status st = tilec_program_compile(p, stage);
-  fputs(tilec_program_log(p), stderr);
-  if (st != TILEC_OK && st != TILEC_ERROR_INPUT)
-    fprintf(stderr, "tilec: error: %s\n", tilec_status_string(st));
-  else if (st == TILEC_ERROR_INPUT) {
-    int errors = 0;
-    for (int i = 0; i < tilec_program_num_diagnostics(p); i++) {
-      tilec_diagnostic d;
-      if (tilec_program_diagnostic(p, i, &d) == TILEC_OK && d.severity == TILEC_SEV_ERROR) errors++;
-    }
-    fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
-  }
+  report(p, st);
   return st;
 }
 
@@ -489,7 +493,7 @@ static int emit_c_main(cli *c) {
   if (!p) return rc;
   char *h = NULL, *src = NULL;
   tilec_status st = tilec_program_emit_c(p, name, &h, &src);
-  fputs(tilec_program_log(p), stderr);
+  report(p, st);
   if (st != TILEC_OK) {
     tilec_program_destroy(p);
     return exit_code_of(st);

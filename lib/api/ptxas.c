@@ -70,7 +70,13 @@ tilec_status tl_api_ptxas(const char *ptx, const char *arch, int opt_level, char
   *size_out = 0;
   char ptxas[4096];
   if (!find_ptxas(ptxas, sizeof ptxas)) {
-    tl_sbuf_printf(why, "ptxas not found (set TILEC_PTXAS, or put the CUDA toolkit's bin/ on PATH)");
+    const char *env = getenv("TILEC_PTXAS");
+    if (env && *env) /* (set: it alone is tried, so say that one is not an executable) */
+      tl_sbuf_printf(why, "TILEC_PTXAS=%s is not an executable ptxas (unset it to search PATH and /usr/local/cuda/bin)",
+                     env);
+    else
+      tl_sbuf_printf(why, "ptxas not found on PATH or in /usr/local/cuda/bin (set TILEC_PTXAS, or put the CUDA "
+                          "toolkit's bin/ on PATH)");
     return TILEC_ERROR_UNSUPPORTED;
   }
   const char *tmp = getenv("TMPDIR");

@@ -82,5 +82,14 @@ for d in "$WORK" "$WORK/inline"; do
   grep -A2 "require failed" "$d/jit.err" >"$d/jit.require"
   cmp -s "$d/aot.require" "$d/jit.require" || { echo "FAIL: $d: require messages differ"; diff "$d/aot.require" "$d/jit.require" | head; fail=1; }
 done
+# 5. text the generated C carries verbatim compiles under -std=c11: a require message with "??/" (a trigraph there:
+#    it was emitted unescaped) and a source path with "*/" (it closed the header's first comment)
+mkdir -p "$WORK/odd*/"
+printf '%s\n' 'kernel k(X: tensor<f32>[N], Y: tensor<f32>[N]) tiles(B = 128) grid(cdiv(N, B)) {' \
+  '    require(N > 0, "N??/ must be > 0??");' '    i = program_id(0) * B;' \
+  '    store(Y[i : i + B], load(X[i : i + B]) * 2.0);' '}' >"$WORK/odd*/k.tile"
+"$CLI" "$WORK/odd*/k.tile" --arch sm_90a --emit=c -o "$WORK/aot_odd" 2>"$WORK/emit_odd.log" || { cat "$WORK/emit_odd.log"; exit 1; }
+"$CC" -std=c11 -Wall -Wextra -Werror -c "$WORK/aot_odd.c" -o "$WORK/aot_odd.o" 2>"$WORK/cc_odd.log" ||
+  { echo "FAIL: the generated C of an odd path / require message does not compile"; head -5 "$WORK/cc_odd.log"; fail=1; }
 [ $fail = 0 ] && echo "PASS: $n launches identical to the JIT's (both images, and inline), $e cases refused by both; $(tail -1 "$WORK/forms.out")"
 exit $fail
