@@ -128,12 +128,16 @@ int32_t cg_body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
 
 static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
 
-static void plan_wgmma(cg *g, int32_t D) {
+/* Plans dot D on wgmma where mma_remap chose it and the plan can feed it; NULL when it did (or mma_remap did not
+ * choose it), else why the dot stays on mma.sync (for --explain: mma_remap's line says what it chose). */
+static const char *plan_wgmma(cg *g, int32_t D) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   tl_op *o = tl_op_at(f, D);
   tl_dot_sched *e = cg_dot_sched(g, D);
-  if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA || p->nwg == (tl_code_env_on("TILEC_WGMMA_STAGED_A") ? CG_MAX_WG : 4) || !cg_wgmma_fits(g, D)) return;
+  if (!e || !e->remapped || e->instr != TL_SCHED_MMA_WGMMA) return NULL;
+  if (p->nwg == (tl_code_env_on("TILEC_WGMMA_STAGED_A") ? CG_MAX_WG : 4)) return "the kernel's wgmma dots are at the limit";
+  if (!cg_wgmma_fits(g, D)) return "its shape or warps do not fit a wgmma tiling";
   int32_t a = o->opnd[0], b = o->opnd[1];
   /* B computed in the loop by an operand prologue, K-major (trans), 16-bit, rows of one
    * swizzle atom: staged each step into its own slot (mma_remap chose wgmma for it) */
@@ -150,7 +154,7 @@ static void plan_wgmma(cg *g, int32_t D) {
                   p->inv_loop[b] == o->parent && p->vstream[b] % 1024 == 0 && dot_swz(g, D, 1) &&
                   bv->type.shape[1] * tl_dtype_bytes((tl_dtype)bv->type.dtype) == 128 &&
                   (bv->def < 0 || tl_op_at(f, bv->def)->opc != TL_OP_trans);
-  if (p->vkind[b] != SRC_STREAM && !staged_b && !staged_a) return;
+  if (p->vkind[b] != SRC_STREAM && !staged_b && !staged_a) return "b neither streams through the ring nor is staged";
   cg_stream *sa = p->vkind[a] == SRC_STREAM ? &p->streams[p->vstream[a]] : NULL;
   cg_stream *sb = staged_b || staged_a ? NULL : &p->streams[p->vstream[b]];
   tl_type *at = &tl_val(f, a)->type;
@@ -159,27 +163,31 @@ static void plan_wgmma(cg *g, int32_t D) {
    * one atom or [K/64][M][64] atoms, 16-bit), or registers (16-bit, the
    * accumulator fragments of an mma-layout tile: attention's p) */
   if (sa) { /* (rows over 128 bytes, 16-bit: [K/64][M][64] atoms of 128-byte rows, like a long K-major B) */
-    if (!sa->swz || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || sa->stage_bytes % 1024) return;
+    if (!sa->swz || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || sa->stage_bytes % 1024)
+      return "a's ring slot is not a wgmma swizzle atom (rows of 32, 64 or 128 bytes, 1024-byte stages)";
   } else if (p->vkind[a] == SRC_INVARIANT) {
-    if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024) return;
+    if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024)
+      return "a's resident slot is not a wgmma swizzle atom";
   } else if (!staged_a && (p->vkind[a] != SRC_STAGED || aeb != 2 || !cg_a_from_regs(g, a, cg_layout(g, o->res[0]), aeb))) {
-    return;
+    return "a is computed in the loop and is not a 16-bit cast of an accumulator fragment in the mma layout, the "
+           "one register A wgmma takes; a plain load would stream";
   }
   bool bk = tl_val(f, b)->def >= 0 && tl_op_at(f, tl_val(f, b)->def)->opc == TL_OP_trans;
   if (!staged_b && !staged_a) { /* (a staged B: its own slot, laid out for wgmma when staged) */
     int rb = sb->cols * sb->eb;
-    if (!sb->swz) return;
-    if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0) return;
+    if (!sb->swz) return "b's ring slot is not swizzled";
+    if (bk ? !row_ok(rb) && !(sb->eb == 2 && rb % 128 == 0) : rb % 128 != 0)
+      return "b's ring slot is not a wgmma swizzle atom (rows of 32, 64 or 128 bytes)";
     /* wgmma takes 8-bit and tf32 operands only K-major: an 8-bit [K][N] B is
      * kept [K][N] in its slot (atoms of 128 columns) and transposed each k-step
      * into a K-major buffer (rows of K bytes: one swizzle atom) */
     bool tr = aeb == 1 && !bk && sb->eb == 1 && row_ok(ra);
-    if (aeb != 2 && !bk && !tr) return;
+    if (aeb != 2 && !bk && !tr) return "an 8-bit or 32-bit [K][N] b (wgmma takes them K-major only)";
     if (tr) {
       sb->kn8 = false; /* no run-time [N][K] slot: a K-major view takes the element copy */
       sb->stage_bytes = sb->rows * sb->pitch;
     }
-    if (sb->stage_bytes % 1024) return;
+    if (sb->stage_bytes % 1024) return "b's stage is not a multiple of 1024 bytes";
     /* a slot an earlier wgmma dot reads too (a shared load): the two slot
      * layouts agree wherever both are allowed ([C/64][R][64] atoms are the
      * plain 128-byte-swizzled rows when C*eb = 128), so either reader's wins */
@@ -232,6 +240,7 @@ static void plan_wgmma(cg *g, int32_t D) {
   p->wg_carried[p->nwg] = inflight ? o->opnd[2] : defer ? carried : -1;
   p->wg_dots[p->nwg++] = D;
   LLVMSetAlignment(g->smem, 1024);
+  return NULL;
 }
 
 /* A 2-stage ring whose deferred dots may stay in flight anyway (R->late): the loop stages a
@@ -481,7 +490,14 @@ void cg_make_plan(cg *g) {
         persist += (bytes + 127) / 128 * 128;
       }
     }
-    plan_wgmma(g, D);
+    const char *not_wgmma = plan_wgmma(g, D);
+    if (not_wgmma) { /* (--explain: mma_remap's line said wgmma) */
+      tl_sbuf note = {0};
+      tl_sbuf_printf(&note, "%s%sdot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", p->dot_note ? p->dot_note : "",
+                     p->dot_note ? "; " : "", o->loc.line, o->loc.col, not_wgmma);
+      if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
+      tl_sbuf_free(&note);
+    }
     /* an 8-bit [K][N] B streamed only because the dot was to be wgmma */
     int32_t b = o->opnd[1];
     if (p->vkind[b] == SRC_STREAM && p->streams[p->vstream[b]].kn8 && !cg_layout(g, o->res[0])->mma_npair)

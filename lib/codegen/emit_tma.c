@@ -185,9 +185,9 @@ void cg_tma_info(cg *g, tl_kernel_info *ki) {
   ki->persist = g->plan->persist;
   ki->cluster = g->plan->cluster;
   ki->sched_ctr = g->plan->sched_dyn;
-  const char *more[8] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->sched_note, g->plan->o_note,
-                         g->plan->atma_note, g->plan->rope_note, g->plan->lazy_note};
-  for (int i = 0; i < 8; i++)
+  const char *more[9] = {g->plan->ws_note, g->plan->sink_note, g->plan->q_note, g->plan->sched_note, g->plan->o_note,
+                         g->plan->atma_note, g->plan->rope_note, g->plan->lazy_note, g->plan->dot_note};
+  for (int i = 0; i < 9; i++)
     if (more[i]) {
       tl_sbuf b = {0};
       tl_sbuf_printf(&b, "%s%s%s", ki->tma_note ? ki->tma_note : "", ki->tma_note ? "; " : "", more[i]);

@@ -247,6 +247,7 @@ typedef struct cg_plan {
   int natma;
   struct cg_atma *atma;
   const char *atma_note;   /* --explain: which atomics go by TMA, or why not */
+  const char *dot_note;    /* --explain: dots mma_remap gave wgmma that the plan keeps on mma.sync, and why */
   /* TILEC_ROPE_PRODUCER=1 (emit_rope.c, lib/rope_producer.h): attn_rope's k rotated in its ring slot
    * by fa3's producer warpgroup; rope_skip: per op, the rotation's ops the consumers do not emit;
    * rope_mbar_off: the slots' "loaded" mbarriers (k's boxes), the "full" ones then count 2 */
