@@ -289,9 +289,35 @@ static dot_shape shape_of(tl_func *f, int32_t dot) {
 /* Where the cutlass pipeline can take the loop (wgmma: M in warpgroup tiles
  * of 64 rows, N a multiple of 16 up to 256, K in steps of 16 for 16-bit and
  * 32 for 8-bit operands).  Otherwise says why in `why`. */
+/* The first live dot inside a for loop (*loop that loop) that accumulates there (acc: only such), or -1: what a
+ * kernel without a main loop still has. */
+static int32_t first_dot_in_loop(tl_func *f, tl_region *r, int32_t in_loop, bool acc, int32_t *loop) {
+  for (int i = 0; i < r->ops.len; i++) {
+    tl_op *o = tl_op_at(f, r->ops.data[i]);
+    if (o->flags & TL_OPF_DEAD) continue;
+    if (o->opc == TL_OP_dot && in_loop >= 0 && (!acc || accumulates(f, in_loop, r->ops.data[i])))
+      return *loop = in_loop, r->ops.data[i];
+    for (int k = 0; k < o->nregions; k++) {
+      int32_t d = first_dot_in_loop(f, &o->regions[k], o->opc == TL_OP_for ? r->ops.data[i] : in_loop, acc, loop);
+      if (d >= 0) return d;
+    }
+  }
+  return -1;
+}
+
 static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
   if (ml->kind == LOOP_NONE) {
-    snprintf(why, n, "has no dot main loop");
+    int32_t loop = -1, d = first_dot_in_loop(f, &f->body, -1, true, &loop);
+    bool acc = d >= 0;
+    if (!acc) d = first_dot_in_loop(f, &f->body, -1, false, &loop);
+    if (d >= 0) /* a dot in a loop that is not a main loop: say what a main loop's dot looks like */
+      snprintf(why, n, "has no dot main loop (the dot at %d:%d in the loop at %d:%d %s)", tl_op_at(f, d)->loc.line,
+               tl_op_at(f, d)->loc.col, tl_op_at(f, loop)->loc.line, tl_op_at(f, loop)->loc.col,
+               !acc ? "does not accumulate: a main loop's dot adds into a carried tile and its result is carried back "
+                     "as it is, acc = dot(a, b, acc); scale acc after the loop or scale an operand"
+                   : "has operands computed, not tiles loaded in the loop: nothing would stream through a ring");
+    else
+      snprintf(why, n, "has no dot main loop");
     return false;
   }
   for (int i = 0; i < ml->ndots; i++) {
@@ -471,7 +497,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
   else if (f->name && strstr(f->name, "cutlass")) src = SRC_NAME, pipe = TL_PIPE_CUTLASS;
   else src = SRC_DEFAULT, pipe = ml.kind != LOOP_NONE ? TL_PIPE_MULTISTAGE : TL_PIPE_SIMPLE;
 
-  char why[160] = "";
+  char why[400] = "";
   bool fell_back = false;
   if (pipe == TL_PIPE_CUTLASS && !fits_cutlass(f, &ml, why, sizeof why)) {
     int to = ml.kind != LOOP_NONE ? TL_PIPE_MULTISTAGE : TL_PIPE_SIMPLE;
