@@ -1434,6 +1434,16 @@ bool tl_interpret_func(tl_func *f, const tl_arg *args, int nargs, char *err, siz
     bind_params(in);
     int64_t grid[3];
     eval_grid(in, grid);
+    /* CUDA's grid limits (every sm_80+ device: 2^31 - 1 x 65535 x 65535), which a launch of the kernel would meet:
+     * the interpreter refuses what the GPU would, with the JIT launcher's advice (lib/api/launch.c) */
+    static const int64_t max_grid[3] = {2147483647, 65535, 65535};
+    for (int d = 0; d < 3; d++)
+      if (grid[d] > max_grid[d])
+        fail(in, "kernel %s: grid (%lld, %lld, %lld): axis %d has %lld programs; a CUDA grid allows at most %lld on "
+             "axis %d (2147483647 x 65535 x 65535), so a launch would refuse it: put the largest grid dimension on "
+             "axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)",
+             f->name, (long long)grid[0], (long long)grid[1], (long long)grid[2], d, (long long)grid[d],
+             (long long)max_grid[d], d);
     for (int d = 0; d < 3; d++) in->npid[d] = grid[d];
     for (int64_t z = 0; z < grid[2]; z++)
       for (int64_t y = 0; y < grid[1]; y++)
