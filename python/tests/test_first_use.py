@@ -355,3 +355,22 @@ def test_an_error_message_carries_its_notes():
     assert "t.tile:2:9: error: unknown function 'arange'" in msg
     assert "t.tile:2:9: note: Triton's tl.arange(0, N) is iota<i32>[N] here" in msg
     assert msg.index("error: unknown function") < msg.index("note: Triton's")
+
+
+def test_bf16_to_f32_refuses_float_values():
+    """bf16_to_f32 reads uint16 bit patterns; a float array (values, not patterns) gave denormals silently."""
+    x = np.array([1.5, -2.0, 3.25], np.float32)
+    np.testing.assert_array_equal(tilec.bf16_to_f32(tilec.f32_to_bf16(x)), x)
+    with pytest.raises(TypeError, match="bf16_to_f32 takes bf16 bit patterns"):
+        tilec.bf16_to_f32(x)
+
+
+def test_register_torch_op_without_torch_says_what_it_needs():
+    try:
+        import torch  # noqa: F401
+        pytest.skip("torch is installed")
+    except ModuleNotFoundError:
+        pass
+    k = kernel(DROPOUT)
+    with pytest.raises(ModuleNotFoundError, match=r"register_torch_op needs PyTorch"):
+        tilec.register_torch_op(k)

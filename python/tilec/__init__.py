@@ -781,9 +781,13 @@ def f32_to_bf16(x: Any) -> Any:
 
 
 def bf16_to_f32(x: Any) -> Any:
-    """uint16 bf16 bit patterns -> float32."""
+    """uint16 bf16 bit patterns -> float32 (a float array is refused: its values are not bit patterns)."""
     import numpy as np
-    return (np.asarray(x, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    a = np.asarray(x)
+    if a.dtype.kind == "f" or a.dtype.kind == "c":
+        raise TypeError(f"bf16_to_f32 takes bf16 bit patterns (uint16, as tilec.f32_to_bf16 returns), got {a.dtype} "
+                        f"values: they are numbers already")
+    return (a.astype(np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 # ---- autotuning ------------------------------------------------------------------------------------------
@@ -884,5 +888,11 @@ def register_torch_op(kernel: Kernel, name: Optional[str] = None) -> Any:
     """Register `kernel` as a torch.library custom op "namespace::name" (default "tilec::<kernel>"),
     mutating the tensors the kernel writes and returning nothing, so it can be called inside
     torch.compile graphs and CUDA graphs.  Returns the op (call it as the kernel).  Imports torch."""
-    from ._torch import register
+    try:
+        from ._torch import register
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ModuleNotFoundError("tilec.register_torch_op needs PyTorch (pip install torch); launching a kernel on "
+                                  "CuPy or JAX arrays, or any DLPack tensor, does not", name="torch") from e
     return register(kernel, name)
