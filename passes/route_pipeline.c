@@ -327,11 +327,14 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
       snprintf(why, n, "has dot operands of type %s (cutlass takes bf16, f16, f8e4m3, f8e5m2, i8, f32 as tf32)",
                tl_dtype_name(s.dtype));
     else if (s.m % 64 != 0)
-      snprintf(why, n, "has a dot with M = %d, not a multiple of 64 (a warpgroup's wgmma rows)", s.m);
+      snprintf(why, n, "has a dot with M = %d, not a multiple of 64 (the cutlass pipeline's rows: a warpgroup's wgmma "
+                       "rows on sm_90a, the same tiling on every target)", s.m);
     else if (s.n % 16 != 0 || s.n > 256)
-      snprintf(why, n, "has a dot with N = %d, not a multiple of 16 up to 256 (wgmma N)", s.n);
+      snprintf(why, n, "has a dot with N = %d, not a multiple of 16 up to 256 (the cutlass pipeline's N: wgmma's on "
+                       "sm_90a)", s.n);
     else if (s.k % kstep != 0)
-      snprintf(why, n, "has a dot with K = %d, not a multiple of %d (wgmma K for %s)", s.k, kstep, tl_dtype_name(s.dtype));
+      snprintf(why, n, "has a dot with K = %d, not a multiple of %d (the cutlass pipeline's K step for %s: wgmma's "
+                       "on sm_90a)", s.k, kstep, tl_dtype_name(s.dtype));
     else
       continue;
     return false;
