@@ -119,7 +119,9 @@ bool fe_is_predefined(const char *name) {
 
 /* "a builtin name" / "a predefined constant": what a reserved name is, for messages. */
 static const char *reserved_what(const char *name) {
-  return fe_is_predefined(name) ? "a predefined constant" : "a builtin name";
+  return fe_is_predefined(name)                                   ? "a predefined constant"
+         : tl_dtype_from_name(name, strlen(name)) != TL_VOID ? "an element type's name"
+                                                                   : "a builtin name";
 }
 
 bool fe_is_reserved(const char *name) {
@@ -673,6 +675,9 @@ static fval eval_index(lower *L, fe_expr *e) {
       nall++;
     } else if (it->kind != IT_NEWAXIS) {
       tl_error(L->ctx, it->loc, "a tile can only be indexed with ':' (keep), a constant slice a : b, or None (new axis)");
+      if (it->kind == IT_EXPR) /* (one element, as NumPy indexes: say the tile ways) */
+        tl_note(L->ctx, it->loc, "one element of a tile: x[i : i + 1] (constant i) is a one-element tile; a scalar of it "
+                                 "is a reduction, e.g. reduce_max(where(iota<i32>[N] == i, x, -inf), 0) (i may vary)");
       return fv_err();
     }
   }
