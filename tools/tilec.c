@@ -172,9 +172,12 @@ static const char *flag_value(int argc, char **argv, int *i, const char *flag, b
 
 static bool opt_ok(tilec_status st, const char *what, const char *value) {
   if (st == TILEC_OK) return true;
-  char buf[256];
-  snprintf(buf, sizeof buf, "invalid %s '%%s'", what);
-  usage_error(buf, value ? value : "");
+  /* the values the option takes (the library's table: tilec_options_takes), where the key is one of it */
+  const char *takes = strncmp(what, "--", 2) == 0 ? tilec_options_takes(what + 2) : NULL;
+  char msg[768];
+  snprintf(msg, sizeof msg, "invalid %s '%s'%s%s%s", what, value ? value : "", takes ? " (it takes " : "",
+           takes ? takes : "", takes ? ")" : "");
+  usage_error("%s", msg);
   return false;
 }
 
