@@ -791,7 +791,21 @@ static int print_progress(const tilec_tune_config *cfg, void *user) {
 
 /* Tune on GPU c->tune_device with the random inputs of rps copied there. */
 static int tune_with(const cli *c, const char *kname, run_param *rps, tilec_arg *args, int np, cuda_fns *cu) {
+  tilec_tune_param params[16];
+  for (int k = 0; k < c->nspace; k++)
+    params[k] = (tilec_tune_param){c->space_name[k], c->space_values[k], c->space_nvalues[k]};
+  tilec_tune_space space = {params, c->nspace, 0, c->no_cache};
   int rc = cuda_open(cu, c->tune_device, "tune");
+  if (rc == EXIT_SKIP) {
+    /* no GPU: a space wrong in itself (a misspelt constant) is still an error, said first (the library judges it
+     * without a device) */
+    tilec_tune_result r;
+    if (tilec_autotune(c->input, 1, c->opts, kname, &space, NULL, 0, c->tune_device, NULL, NULL, &r) ==
+        TILEC_ERROR_USAGE) {
+      fputs(r.log, stderr);
+      return EXIT_USAGE;
+    }
+  }
   if (rc != 0) return rc;
   for (int i = 0; i < np; i++) {
     run_param *rp = &rps[i];
@@ -804,10 +818,6 @@ static int tune_with(const cli *c, const char *kname, run_param *rps, tilec_arg 
     rp->t.device.device_id = c->tune_device;
     rp->t.data = (void *)(uintptr_t)rp->dptr;
   }
-  tilec_tune_param params[16];
-  for (int k = 0; k < c->nspace; k++)
-    params[k] = (tilec_tune_param){c->space_name[k], c->space_values[k], c->space_nvalues[k]};
-  tilec_tune_space space = {params, c->nspace, 0, c->no_cache};
   tilec_tune_result r;
   tilec_status st = tilec_autotune(c->input, 1, c->opts, kname, &space, args, np, c->tune_device, print_progress, NULL, &r);
   if (r.log[0] && st != TILEC_OK) fputs(r.log, stderr);

@@ -532,6 +532,22 @@ static bool check_space(const tilec_tune_space *s, const tl_func *f, tl_sbuf *lo
   return true;
 }
 
+/* Whether the space is wrong for the kernel in itself (check_space's messages into log), judged without a device:
+ * the program compiled to IR with the base options alone (the target the base names, else the default). */
+static bool space_refused_without_device(const char *source_or_path, int is_path, const tilec_options *base,
+                                         const char *kernel, const tilec_tune_space *space, tl_sbuf *log) {
+  tilec_program *p = NULL;
+  tilec_status st = is_path ? tilec_program_create_from_file(&p, source_or_path, base)
+                            : tilec_program_create(&p, source_or_path, "<string>", base);
+  bool refused = false;
+  if (st == TILEC_OK && tilec_program_compile(p, TILEC_STAGE_IR) == TILEC_OK) {
+    tl_func *f = tl_api_find_kernel(p, kernel);
+    refused = f && !check_space(space, f, log);
+  }
+  tilec_program_destroy(p);
+  return refused;
+}
+
 /* Bytes a tensor's elements span (strides NULL = compact row-major). */
 static size_t tensor_span_bytes(const DLTensor *t) {
   size_t esize = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
@@ -564,6 +580,15 @@ tilec_status tilec_autotune(const char *source_or_path, int is_path, const tilec
   char err[512];
   int rt = tl_rt_device_get(device, &t.dev, err, sizeof err);
   if (rt != TL_OK) {
+    /* no device: a request that is wrong in itself (a misspelt constant, a bad value) says so first, as it would
+     * with a GPU -- the user fixes that before finding a machine */
+    tl_sbuf why = {0};
+    if (space_refused_without_device(source_or_path, is_path, base, kernel, space, &why)) {
+      snprintf(out->log, sizeof out->log, "%s", why.data ? why.data : "");
+      tl_sbuf_free(&why);
+      return TILEC_ERROR_USAGE;
+    }
+    tl_sbuf_free(&why);
     snprintf(out->log, sizeof out->log, "tilec: error: tune: %s\n", err);
     return (tilec_status)rt;
   }

@@ -374,3 +374,16 @@ def test_register_torch_op_without_torch_says_what_it_needs():
     k = kernel(DROPOUT)
     with pytest.raises(ModuleNotFoundError, match=r"register_torch_op needs PyTorch"):
         tilec.register_torch_op(k)
+
+
+def test_autotune_space_errors_without_a_gpu():
+    """A space wrong in itself (a name that is no tile constant, warps=3) is said as such where there is no GPU
+    (it said only that the CUDA driver is missing: the user could not check the request before finding a GPU)."""
+    import os
+    if os.environ.get("TILEC_LIBCUDA") or os.path.exists("/dev/nvidiactl"):
+        pytest.skip("a driver (or the fake one) may be found: this is the no-driver path")
+    x = np.zeros(100, np.float32)
+    for space, msg in (({"NOPE": [1]}, r"'NOPE' is not a tile constant of kernel 'dropout'"),
+                       ({"warps": [3]}, r"warps=3 is out of range")):
+        with pytest.raises(tilec.TilecError, match=msg):
+            tilec.autotune(DROPOUT, "dropout", space, (x, x, 0.5, 1), cache=False, progress=False)
