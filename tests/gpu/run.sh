@@ -78,6 +78,8 @@ done
 
 # kernels that exercise one compiler mechanism each, against the interpreter (tests/gpu/kernels.sh)
 run_one kernels_sh plain sh "$ROOT/tests/gpu/kernels.sh" "$BUILD"
+# kernels written the way LLM code fuses ops (tests/user_kernels), against the interpreter (tests/gpu/user_kernels.sh)
+run_one user_kernels_sh plain sh "$ROOT/tests/gpu/user_kernels.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo
