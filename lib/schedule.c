@@ -98,8 +98,9 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
   int32_t x = tl_op_at(f, D)->opnd[which], y = x;
   tl_value *xv = tl_val(f, x);
   bool transposed = false;
-  /* a dot outside every loop (a second dot after a GEMM's main loop) has no ring to stream from */
-  if (L < 0) return *why = "the dot is in no loop", -1;
+  /* a dot outside every loop (a second dot after a GEMM's main loop), or in an `if` (before, after or inside a
+   * loop), has no ring to stream from: a ring is a loop body's */
+  if (L < 0 || tl_op_at(f, L)->opc != TL_OP_for) return *why = "the dot is not directly in a loop's body", -1;
   /* TILEC_ROPE_PRODUCER=1: a score dot's B rotated by fa3's producer streams its key half (rope_producer.h) */
   int32_t rope = tl_rope_stream_load(f, D, which);
   if (rope >= 0) {
