@@ -75,6 +75,8 @@ static const char *find_loop(tl_func *f, gemm_loop *g) {
   g->m_dim = f->params.data[pa].dims[0];
   g->n_dim = f->params.data[pb].dims[tb ? 0 : 1];
   tl_type *acc = &tl_val(f, d->res[0])->type;
+  /* the partials are f32 (tensor<f32>[SPLIT, M, N]): an integer accumulator (i8's i32) would need its own */
+  if (acc->dtype != TL_F32) return "the accumulator is not f32 (the split-K form's partials are f32; i8's i32 sum is not split)";
   g->bm = acc->shape[0];
   g->bn = acc->shape[1];
   g->for_op = F;
