@@ -18,6 +18,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cg.h"
+#include "fpconv.h"
 #include "axisinfo.h"
 #include "units.h"
 #include "code_env.h"
@@ -233,7 +234,8 @@ LLVMValueRef cg_sreg(cg *g, const char *what, int axis) {
 static LLVMValueRef const_of(cg *g, const tl_op *o, tl_dtype dt) {
   LLVMTypeRef t = cg_reg_type(g, dt);
   if (tl_dtype_is_float(dt) && dt != TL_F8E4M3 && dt != TL_F8E5M2) return LLVMConstReal(t, o->fval);
-  if (dt == TL_F8E4M3 || dt == TL_F8E5M2) cg_unsupported(g, "const of type %s", tl_dtype_name(dt));
+  /* an 8-bit float constant: its byte, rounded as the interpreter rounds it (lib/fpconv.c) */
+  if (dt == TL_F8E4M3 || dt == TL_F8E5M2) return LLVMConstInt(t, tl_float_to_bits(o->fval, dt) & 0xff, 0);
   if (dt == TL_I1) return LLVMConstInt(t, o->ival != 0, 0);
   return LLVMConstInt(t, (unsigned long long)o->ival, 1);
 }

@@ -847,3 +847,16 @@ def test_probe_w5(rng, M, N, K):
 def test_probe_w6(rng, M, N, K):
     C, _, A, B, _ = _run_abcs(rng, "probe/w6", "cutlass_w6", M, N, K)
     check("cutlass_w6", C, (A @ B) * 0.25, 1e-4 * np.sqrt(K), 1e-4)
+
+
+def test_f8_constants():
+    """probe/f8_const.tile fp8_fill: 8-bit float constant tiles (e4m3 1.5 = 0x3c, -3.25 = 0xc5; 500 saturates to
+    448 = 0x7e; e5m2 448 = 0x5f, -0.375 = 0xb6), exact bytes, every element written (poisoned with 0xff first)."""
+    k = prog("probe/f8_const")["fp8_fill"]
+    for n in (1, 63, 100):
+        y4, y5, z = (np.full(n, 0xFF, np.uint8) for _ in range(3))
+        tilec.interpret(k, y4, y5, z)
+        odd = np.arange(n) % 2 == 1
+        np.testing.assert_array_equal(y4, np.where(odd, 0x3C, 0xC5).astype(np.uint8))
+        np.testing.assert_array_equal(y5, np.where(odd, 0x5F, 0xB6).astype(np.uint8))
+        np.testing.assert_array_equal(z, np.full(n, 0x7E, np.uint8))

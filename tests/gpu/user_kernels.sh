@@ -115,5 +115,9 @@ for k in w1 w3 w4 w6; do one probe/$k cutlass_$k --size M=200 --size K=130 --siz
 # on an H100: 0.00097 and 0.0039 abs, 5 and 11 of 30000 elements, at seeds 11 and 12; the same with
 # --pipeline=multistage and --pipeline=simple)
 one probe/w5 cutlass_w5 --size M=200 --size K=130 --size N=150 --atol 0.05 --rtol 0.02
+# 8-bit float constants (codegen refused them until the thirty-fifth session): filled tiles, and an fp8 GEMM's A masked
+# to 0.0 past klim (fp8 dots: tilec run's fp8 tolerance)
+one probe/f8_const fp8_fill --size N=100
+one probe/f8_const cutlass_fp8_kmask --size M=200 --size K=200 --size N=150 --scalar klim=150
 echo "user_kernels.sh: $n run, $fail failed ($MODE)"
 [ $fail = 0 ]
