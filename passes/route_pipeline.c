@@ -319,11 +319,21 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
     int32_t loop = -1, d = first_dot_in_loop(f, &f->body, -1, true, &loop);
     bool acc = d >= 0;
     if (!acc) d = first_dot_in_loop(f, &f->body, -1, false, &loop);
+    /* a dot whose accumulator is another dot's result: dots chained on one accumulator a step (a k loop unrolled
+     * by hand), which no main loop form takes */
+    bool chained = false;
+    for (int32_t i = 0; d >= 0 && i < f->ops.len && !chained; i++) {
+      const tl_op *o = &f->ops.data[i];
+      chained = !(o->flags & TL_OPF_DEAD) && o->opc == TL_OP_dot && o->parent == loop && o->nopnd > 2 &&
+                tl_val(f, o->opnd[2])->def >= 0 && tl_op_at(f, tl_val(f, o->opnd[2])->def)->opc == TL_OP_dot;
+    }
     if (d >= 0) /* a dot in a loop that is not a main loop: say what a main loop's dot looks like */
       snprintf(why, n, "has no dot main loop (the dot at %d:%d in the loop at %d:%d %s)", tl_op_at(f, d)->loc.line,
                tl_op_at(f, d)->loc.col, tl_op_at(f, loop)->loc.line, tl_op_at(f, loop)->loc.col,
-               !acc ? "does not accumulate: a main loop's dot adds into a carried tile and its result is carried back "
-                     "as it is, acc = dot(a, b, acc); scale acc after the loop or scale an operand"
+               chained ? "chains dots on one accumulator a step (a k loop unrolled by hand): write one dot a step, "
+                         "acc = dot(a, b, acc); the pipeline unrolls and prefetches by itself (@stages)"
+               : !acc ? "does not accumulate: a main loop's dot adds into a carried tile and its result is carried back "
+                        "as it is, acc = dot(a, b, acc); scale acc after the loop or scale an operand"
                    : "has operands computed, not tiles loaded in the loop: nothing would stream through a ring");
     else
       snprintf(why, n, "has no dot main loop");
