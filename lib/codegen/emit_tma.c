@@ -56,7 +56,7 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
      * box at column 72 faulted, at 64 ran; a 16-bit one at 72, 144 bytes, ran): a loop from a run-time start
      * (range(ks, K, BK)) proves nothing, so its ring stays cp.async (align_check's divisibility of the start) */
     const tl_access_facts *af = tl_access_facts_get(f, s->load_op);
-    if (!af || (af->len > 0 && (af->start_div * s->eb) % 16 != 0))
+    if (!af || (af->len > 0 && af->start_div < 16 && (af->start_div * s->eb) % 16 != 0)) /* (start_div: 2^62 for 0) */
       return "a box's start along the contiguous dimension is not provably a multiple of 16 bytes (TMA's coordinates "
              "need it: a loop from a run-time start, say)";
     if (!plain && (s->wg_atoms ? rb % 128 != 0 : !(rb == 32 || rb == 64 || rb == 128))) return "a slot layout TMA cannot write";
