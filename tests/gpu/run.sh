@@ -80,6 +80,8 @@ done
 run_one kernels_sh plain sh "$ROOT/tests/gpu/kernels.sh" "$BUILD"
 # kernels written the way LLM code fuses ops (tests/user_kernels), against the interpreter (tests/gpu/user_kernels.sh)
 run_one user_kernels_sh plain sh "$ROOT/tests/gpu/user_kernels.sh" "$BUILD"
+# GEMM-like kernels on the cutlass pipeline in the shapes users write them (tests/cutlass_variants), against the interpreter
+run_one cutlass_variants_sh plain sh "$ROOT/tests/gpu/cutlass_variants.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo
