@@ -159,6 +159,23 @@ static const char *plan_wgmma(cg *g, int32_t D) {
   cg_stream *sb = staged_b || staged_a ? NULL : &p->streams[p->vstream[b]];
   tl_type *at = &tl_val(f, a)->type;
   int aeb = tl_dtype_bytes((tl_dtype)at->dtype), ra = at->shape[1] * aeb;
+  /* a streamed operand whose rows exceed 128 bytes, read by another dot of the loop that mma_remap keeps on
+   * mma.sync: one slot cannot serve both (wgmma's [K/64][M][64] atoms against ldmatrix's plain rows; the check after
+   * the plan refused the kernel), so this dot stays on mma.sync too (a dual GEMM sharing A, one B computed) */
+  for (int w = 0; w < 2; w++) {
+    int32_t x = o->opnd[w];
+    const tl_type *xt = &tl_val(f, x)->type;
+    if (p->vkind[x] != SRC_STREAM || xt->rank != 2 || xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype) <= 128)
+      continue;
+    for (int32_t D2 = 0; D2 < f->ops.len; D2++) {
+      const tl_op *o2 = tl_op_at(f, D2);
+      if (D2 == D || (o2->flags & TL_OPF_DEAD) || o2->opc != TL_OP_dot || o2->parent != o->parent) continue;
+      if (o2->opnd[0] != x && o2->opnd[1] != x) continue;
+      tl_dot_sched *e2 = cg_dot_sched(g, D2);
+      if (!e2 || !e2->remapped || e2->instr != TL_SCHED_MMA_WGMMA)
+        return "an operand's slot, rows over 128 bytes, is read by another dot of the loop on mma.sync";
+    }
+  }
   /* A: streamed (rows of one swizzle atom), resident (staged once, swizzled:
    * one atom or [K/64][M][64] atoms, 16-bit), or registers (16-bit, the
    * accumulator fragments of an mma-layout tile: attention's p) */

@@ -71,5 +71,7 @@ one cutlass_gen_242@coop "TILEC_WS=coop" g_k0242.tile cutlass_gen_242 --size M=2
 one cutlass_gen_284@2x1 "TILEC_CLUSTER=2x1" g_k0284.tile cutlass_gen_284 --size M=2100 --size N=2100 --size K=136   # persist,tma,wgmma TILEC_CLUSTER=2x1
 one cutlass_cin@1x2 "TILEC_CLUSTER=1x2" h2.tile cutlass_cin --size M=300 --size N=200 --size K=264 --scalar s=1   # hand TILEC_CLUSTER=1x2
 one cutlass_ws_store_after_bf16@coop "TILEC_WS=coop" cutlass_ws_store_after_bf16.tile cutlass_ws_store_after_bf16 --size M=300 --size N=520 --size K=200 --scalar s=1   # hand TILEC_WS=coop
+# a dual GEMM sharing A of 256-byte rows with one B computed: both dots on mma.sync (codegen refused it before)
+one dual_shared_a_scaled_b "" dual_shared_a_scaled_b.tile cutlass_swiglu_scaled --size M=300 --size N=200 --size K=264 --scalar s=0.75
 echo "summary: $pass PASS, $fail FAIL, $other other (error/timeout) of $n"
 [ $fail = 0 ] && [ $other = 0 ]
