@@ -431,6 +431,13 @@ fval lw_binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
       tl_error(L->ctx, loc, "arithmetic %s on i1 values; use && || ! or cast<i32>()", what);
       return fv_err();
     }
+    /* 8-bit floats are storage and dot operands: codegen computes no arithmetic in them, so neither does the
+     * interpreter (it computed what the GPU then refused) */
+    if ((d == TL_F8E4M3 || d == TL_F8E5M2) && !is_cmp(k)) {
+      tl_error(L->ctx, loc, "arithmetic %s on %s values: 8-bit floats are for storage and dot operands; compute in "
+               "f32 (cast<f32>(x)) and cast<%s>() the result", what, tl_dtype_name(d), tl_dtype_name(d));
+      return fv_err();
+    }
   }
   int rank = 0;
   int32_t shape[TL_MAX_RANK];
