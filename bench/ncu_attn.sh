@@ -7,13 +7,8 @@
 # kernel: duration, warp instructions executed, issue-slot use, tensor / FMA / MUFU
 # pipe use, registers, occupancy, and the top warp stall reasons.  The question it
 # answers: is the kernel issue-bound (instructions), tensor-bound or latency-bound.
-set -u
-BUILD=$(cd "${1:-build}" && pwd) || exit 2
+. bench/ncu_env.sh
 CASES=${2:-64:4096:1}
-export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-OUTDIR=${OUT:-/tmp}
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu not found"; exit 77; }
-. bench/ncu_metrics.sh
 M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
 sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
 PYTHONUNBUFFERED=1 "$NCU" --metrics "$M" --kernel-name regex:'attn_fwd|flash|cudnn|sdpa|fmha' --csv --page raw \

@@ -6,13 +6,8 @@
 # kernel latency-bound (barrier / long-scoreboard stalls: the rotation on the step's critical path), issue-bound, or
 # L2-bound (the f32 table rows are twice k's bytes a step).
 #   usage (repo root, GPU machine): sh bench/ncu_rope.sh BUILD_DIR [D:S:CAUSAL]
-set -u
-BUILD=$(cd "${1:-build}" && pwd) || exit 2
+. bench/ncu_env.sh
 CASE=${2:-128:4096:0}
-export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-OUTDIR=${OUT:-/tmp}
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu not found"; exit 77; }
-. bench/ncu_metrics.sh
 M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,\
 sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second,lts__t_sector_hit_rate.pct,\
 dram__bytes.sum.per_second,$NCU_PIPES,$NCU_STALLS

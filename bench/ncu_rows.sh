@@ -2,12 +2,7 @@
 # bench/ncu_rows.sh BUILD_DIR: where the row kernels below the copy bandwidth spend their time
 # (bench/ncu_rows.py launches them), from ncu: duration, DRAM throughput, issue-slot use, FMA / ALU /
 # MUFU (xu) / LSU pipes, registers, warps active, the top stall reasons (bench/ncu_csv.py attn).
-set -u
-BUILD=$(cd "${1:-build}" && pwd) || exit 2
-export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-OUTDIR=${OUT:-/tmp}
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null) || { echo "ncu not found"; exit 77; }
-. bench/ncu_metrics.sh
+. bench/ncu_env.sh
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,\
 smsp__issue_active.avg.pct_of_peak_sustained_active,$NCU_PIPES,$NCU_STALLS
 # the second launch of each form (the first may compile the driver's JIT cache)
