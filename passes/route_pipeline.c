@@ -748,10 +748,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * at 128x256 TN (below): the cooperative kernel measured 1.04x / 0.98x of
      * it at 4096^3 / 8192^3, H200, tenth session, NN 128x128; TILEC_WS=coop
      * asks for it) */
-    /* (not where the kernel takes a ticket, atomic_fetch_add: its acq_rel barrier is the whole program's, which a
-     * warp-specialized kernel's warpgroups are not -- codegen refuses it there, so a default must not ask) */
-    bool fetch_add = has_fetch_add(f);
-    bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1 && !fetch_add;
+    bool ws_default = promote8 && !ws && f->cluster == TL_CLUSTER_1X1;
     /* fp8 fast on two consumer warpgroups at 128x256 with B K-major (TN; the
      * sm_90a tile of examples/gemm_fp8.tile): cooperative by default as well.
      * The ring's thread 0 issues a 48 KiB stage only after the CTA barrier of
@@ -763,7 +760,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     bool fast_wide = f->warps == 8 && o->fp8_acc_fast && ml.ndots == 1 &&
                      tl_dtype_is_fp8(shape_of(f, ml.dots[0]).dtype) && shape_of(f, ml.dots[0]).m == 128 &&
                      shape_of(f, ml.dots[0]).n == 256 && b_k_major(f, ml.dots[0]);
-    bool ws_fast_default = fast_wide && !ws && f->cluster == TL_CLUSTER_1X1 && !fetch_add;
+    bool ws_fast_default = fast_wide && !ws && f->cluster == TL_CLUSTER_1X1;
     /* a 16-bit GEMM on two consumer warpgroups, persistent, whose epilogue is
      * the accumulator's cast and store: cooperative by default too.  The
      * producer runs into the next tile's k-steps during the epilogue, which
@@ -774,8 +771,12 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
      * epilogue keeps the ring (linear + bias + GELU: 0.997x of it
      * cooperative, fifteenth session; docs/pipelines.md "Warp specialization") */
     dtype16 = ml.ndots == 1 && (shape_of(f, ml.dots[0]).dtype == TL_BF16 || shape_of(f, ml.dots[0]).dtype == TL_F16);
-    bool ws16_default = !ws && f->warps == 8 && dtype16 && f->persist && f->cluster == TL_CLUSTER_1X1 && !fetch_add &&
+    bool ws16_default = !ws && f->warps == 8 && dtype16 && f->persist && f->cluster == TL_CLUSTER_1X1 &&
                         !ml.prologue[0] && !ml.prologue[1] && plain_epilogue(f, ml.for_op);
+    /* none of them where the kernel takes a ticket (atomic_fetch_add): its acq_rel barrier is the whole program's,
+     * which a warp-specialized kernel's warpgroups are not -- codegen refuses it there, so a default must not ask */
+    bool ticket_off = (ws_default || ws16_default || ws_fast_default) && has_fetch_add(f);
+    if (ticket_off) ws_default = ws16_default = ws_fast_default = false;
     if (ws_default || ws16_default || ws_fast_default) ws = "coop";
     /* Otherwise off by default: measured on the H200 (docs/pipelines.md "Warp
      * specialization", fifth session), the cooperative kernel ran at
@@ -817,7 +818,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                    ? "; the default for a 16-bit GEMM on two warpgroups with a cast-and-store epilogue is coop"
                    : "");
       ws_why = ws_buf;
-    } else if (fetch_add && !ws && ((promote8 && f->cluster == TL_CLUSTER_1X1) || fast_wide || (dtype16 && f->warps == 8))) {
+    } else if (ticket_off) {
       ws_why = "off (the kernel takes a ticket, atomic_fetch_add, whose barrier is the whole program's: no cooperative "
                "default)";
     } else {
