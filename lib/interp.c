@@ -1440,8 +1440,7 @@ bool tl_interpret_func(tl_func *f, const tl_arg *args, int nargs, char *err, siz
     for (int d = 0; d < 3; d++)
       if (grid[d] > max_grid[d])
         fail(in, "kernel %s: grid (%lld, %lld, %lld): axis %d has %lld programs; a CUDA grid allows at most %lld on "
-             "axis %d (2147483647 x 65535 x 65535), so a launch would refuse it: put the largest grid dimension on "
-             "axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)",
+             "axis %d (2147483647 x 65535 x 65535), so a launch would refuse it: " TL_GRID_AXIS0_ADVICE,
              f->name, (long long)grid[0], (long long)grid[1], (long long)grid[2], d, (long long)grid[d],
              (long long)max_grid[d], d);
     for (int d = 0; d < 3; d++) in->npid[d] = grid[d];

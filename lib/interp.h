@@ -47,6 +47,9 @@ bool tl_eval_grid(const tl_func *f, const tl_arg *args, int nargs, int64_t grid[
 typedef struct tl_grid_eval tl_grid_eval;
 tl_grid_eval *tl_grid_eval_new(const tl_func *f, char *err, size_t n);
 bool tl_grid_eval_run(tl_grid_eval *g, const tl_arg *args, int nargs, int64_t grid[3], char *err, size_t n);
+/* The advice when a grid axis past 0 exceeds its limit (65535), the interpreter's and the JIT launcher's alike. */
+#define TL_GRID_AXIS0_ADVICE \
+  "put the largest grid dimension on axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)"
 void tl_grid_eval_free(tl_grid_eval *g);
 /* Run every program of the grid.  false + err on failure (bad args, limits). */
 bool tl_interpret_func(tl_func *f, const tl_arg *args, int nargs, char *err, size_t n);

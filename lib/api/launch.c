@@ -193,8 +193,7 @@ tilec_status tl_launch(tilec_kernel *k, const tilec_arg *args, int nargs, const 
       if (k->grid[d] > k->dev->max_grid[d])
         return tl_launch_error(k, TILEC_ERROR_LAUNCH,
                             "grid (%lld, %lld, %lld): axis %d has %lld programs; device %d (%s) allows at most %d on "
-                            "axis %d (limits %d x %d x %d); nothing was launched: put the largest grid dimension on "
-                            "axis 0, e.g. grid(Z * H, cdiv(S, BM)) rather than grid(cdiv(S, BM), Z * H)",
+                            "axis %d (limits %d x %d x %d); nothing was launched: " TL_GRID_AXIS0_ADVICE,
                             (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2], d,
                             (long long)k->grid[d], k->dev->ordinal, k->dev->name, k->dev->max_grid[d], d,
                             k->dev->max_grid[0], k->dev->max_grid[1], k->dev->max_grid[2]);
