@@ -408,6 +408,38 @@ static void plan_prologue(cg *g, int32_t D, int which, int stages) {
   }
 }
 
+/* The most shared memory one scratch user takes past the persistent part (cg_scratch_use): a dot's
+ * staged operands (SRC_STAGED, both), a layout change that is not a register renaming.  An upper
+ * bound where a user would go over a drained ring instead (free_ring_slots, emit_ring.c). */
+static int plan_scratch_bytes(cg *g) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int64_t most = 0;
+  if (p->rope) return 0; /* (fa3's rope producer: its scratch borrows q's slots, emit_rope.c; k's rotation is its own) */
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if (o->flags & TL_OPF_DEAD) continue;
+    int64_t b = 0;
+    if (o->opc == TL_OP_dot && !cg_dot_is_wgmma(p, D)) { /* (wgmma: staged slots in the persistent part) */
+      const tl_layout *lc = cg_layout(g, o->res[0]);
+      for (int w = 0; w < 2; w++) {
+        int32_t x = o->opnd[w];
+        const tl_type *xt = &tl_val(f, x)->type;
+        int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
+        if (p->vkind[x] != SRC_STAGED || xt->rank != 2 || lc->kind != TL_LAYOUT_MMA) continue;
+        if (w == 0 ? cg_a_from_regs(g, x, lc, eb) : cg_b_from_regs(g, x, lc, eb)) continue; /* (emit_dot.c's choice) */
+        b += (int64_t)xt->shape[0] * xt->shape[1] * eb;
+      }
+    } else if (o->opc == TL_OP_convert_layout && tl_val(f, o->opnd[0])->type.kind == TL_KIND_TILE &&
+               !cg_val_streamed(g, o->opnd[0]) && !cg_transfer_free(g, o->opnd[0], o->res[0], CG_MAP_ID, 0)) {
+      const tl_type *st = &tl_val(f, o->opnd[0])->type;
+      b = tl_type_numel(st) * tl_dtype_bytes((tl_dtype)st->dtype);
+    }
+    if (b > most) most = b;
+  }
+  return most > INT32_MAX ? INT32_MAX : (int)most;
+}
+
 void cg_make_plan(cg *g) {
   if (g->plan_f == g->f) return;
   tl_func *f = g->f;
@@ -526,23 +558,22 @@ void cg_make_plan(cg *g) {
   for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
   if (p->follow) stages = table_stages < 1 ? 1 : table_stages;
   else while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
-  /* atomics by a TMA reduce-add (emit_atomic_tma.c): their staging buffers, and the dots' per-step
-   * staging after the persistent part, beside the rings: fewer stages when they do not fit */
-  int atma = cg_atomic_tma_reserve(g);
-  if (atma) {
-    int scratch = 0;
-    for (int32_t D = 0; D < f->ops.len; D++) {
-      tl_op *o = tl_op_at(f, D);
-      if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot) continue;
-      int b = 0;
-      for (int w = 0; w < 2; w++) {
-        const tl_type *xt = &tl_val(f, o->opnd[w])->type;
-        if (p->vkind[o->opnd[w]] == SRC_STAGED) b += xt->shape[0] * xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype);
-      }
-      if (b > scratch) scratch = b;
-    }
+  /* the scratch past the persistent part (the dots' per-step staging, layout changes through shared
+   * memory), and atomics by a TMA reduce-add (emit_atomic_tma.c) with their staging buffers, beside
+   * the rings: fewer stages when they do not fit (a dot before a 3-stage ring of 64 KiB whose 128 x 128
+   * f32 result changes layout into the loop's: 64 KiB more, tests/cutlass_variants/g_k0401.tile) */
+  int atma = cg_atomic_tma_reserve(g), scratch = plan_scratch_bytes(g);
+  if (ring_bytes && (atma || scratch)) {
     int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
-    while (stages > 2 && persist + 1024 + atma + stages * ring_bytes + scratch > budget) stages--;
+    int was = stages;
+    while (stages > 2 && persist + (atma ? 1024 + atma : 0) + stages * ring_bytes + scratch > budget) stages--;
+    if (stages < was) { /* (--explain: swpipe's line gave the stages before the scratch was known) */
+      tl_sbuf note = {0};
+      tl_sbuf_printf(&note, "%s%sring cut from %d to %d stages: %d bytes of scratch past it%s", p->dot_note ? p->dot_note : "",
+                     p->dot_note ? "; " : "", was, stages, scratch, atma ? " and the TMA reduce-add's staging" : "");
+      if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
+      tl_sbuf_free(&note);
+    }
   }
   /* (with a table: swpipe sized the rings against the arch's budget) */
   int64_t limit = p->follow ? tl_arch_smem_budget(g->o ? g->o->arch : NULL) : 180 * 1024;

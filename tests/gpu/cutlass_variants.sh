@@ -40,9 +40,9 @@ one cutlass_gen_286 "" g_k0286.tile cutlass_gen_286 --size M=300 --size N=200 --
 one gen_318 "" g_k0318.tile gen_318 --size M=300 --size N=200 --size K=264   # tma,wgmma
 one cutlass_gen_369 "" g_k0369.tile cutlass_gen_369 --size M=300 --size N=200 --size K=264 --scalar ks=72   # coop,tma,wgmma
 one cutlass_gen_392 "" g_k0392.tile cutlass_gen_392 --size M=300 --size N=200 --size K=264   # persist,tma,wgmma
-# (gen_401: a ring of 3 x 64 KiB beside a pre-loop dot needs 262168 B of shared memory, over the 232448 an SM has;
-# the load refuses it with that message -- the plan should take fewer stages: owed, not run here)
-# one gen_401 "" g_k0401.tile gen_401 --size M=300 --size N=200 --size K=264 --scalar nlim=150   # persist,subtile,tma,wgmma
+# gen_401: a pre-loop dot whose 128 x 128 f32 result changes layout into the loop's (64 KiB of scratch) beside a
+# ring of 64 KiB a stage: the plan cuts the ring from 3 stages to 2 (262168 B of shared memory before, refused at load)
+one gen_401 "" g_k0401.tile gen_401 --size M=300 --size N=200 --size K=264 --scalar nlim=150   # persist,subtile,tma,wgmma
 one cutlass_atomic_if_before_bf16 "" cutlass_atomic_if_before_bf16.tile cutlass_atomic_if_before_bf16 --size M=300 --size N=520 --size K=200 --scalar s=1   # hand
 one cutlass_atomic_in_loop_f8 "" cutlass_atomic_in_loop_f8.tile cutlass_atomic_in_loop_f8 --size M=300 --size N=520 --size K=200 --scalar s=1   # hand
 # cutlass_dotacc_after_f8 casts the main loop's f32 result to f8e4m3 before a second dot: wgmma's fp8 sums (13-bit
