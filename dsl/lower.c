@@ -37,6 +37,26 @@ static void int_range(tl_dtype d, int64_t *lo, int64_t *hi) {
   }
 }
 
+/* x in d's width, two's complement (language.md 8.1: integer narrowing keeps the low bits). */
+static int64_t wrap_int(int64_t x, tl_dtype d) {
+  int bits = tl_dtype_bits(d);
+  if (bits <= 0 || bits >= 64) return x;
+  uint64_t m = ((uint64_t)1 << bits) - 1, u = (uint64_t)x & m;
+  if (d != TL_U8 && (u >> (bits - 1)) & 1) u |= ~m; /* (u8 is the one unsigned type) */
+  return (int64_t)u;
+}
+
+/* Whether an integer literal may take type d from the operand beside it (language.md 9 rule 1): its value in
+ * d's range, or -- for arithmetic, whose result wraps anyway -- in the bits of d's width, signed or not
+ * (`u8 + -1`, `x & 0xffffffff`); a comparison, min() or max() needs the range (`u8 > -1` would compare 255). */
+static bool literal_fits(int64_t x, tl_dtype d, bool as_number) {
+  int64_t lo, hi;
+  int_range(d, &lo, &hi);
+  int bits = tl_dtype_bits(d);
+  if (as_number || bits >= 64) return x >= lo && x <= hi;
+  return x >= -((int64_t)1 << (bits - 1)) && x <= (int64_t)(((uint64_t)1 << bits) - 1);
+}
+
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 /* One extent of a tile (a shape entry, a range's length, a ':' view) must be a
@@ -168,7 +188,7 @@ fval lw_convert(lower *L, fval v, tl_dtype d, tl_loc loc) {
         double x = isnan(v.f) ? 0 : v.f;
         r.i = x <= (double)lo ? lo : x >= (double)hi ? hi : (int64_t)x;
       } else {
-        r.i = v.i < lo ? lo : v.i > hi ? hi : v.i; /* saturating, like cast */
+        r.i = wrap_int(v.i, d); /* the low bits, as cast<T>() and a store of a run-time value keep them */
       }
     }
     r.id = -1;
@@ -270,6 +290,11 @@ tl_dtype lw_unify(lower *L, const char *what, const fval *a, const fval *b, tl_l
     }
     if (d == TL_I1) {
       tl_error(L->ctx, loc, "%s: an integer literal cannot be combined with an i1 value; use true or false", what);
+      return TL_VOID;
+    }
+    if (lit->is_const && !is_flt(dt_of(lit)) && !is_flt(d) && !literal_fits(lit->i, d, false)) {
+      tl_error(L->ctx, loc, "%s: the literal %lld does not fit %s, the type it takes from %s; cast<T>() that operand "
+               "to a wider type first", what, (long long)lit->i, tl_dtype_name(d), lw_tystr(L, other));
       return TL_VOID;
     }
     return d;
@@ -422,6 +447,15 @@ fval lw_binop(lower *L, binop_kind k, fval a, fval b, tl_loc loc) {
   } else {
     d = lw_unify(L, what, &a, &b, loc, &weak);
     if (d == TL_VOID) return fv_err();
+    const fval *lit = a.weak && !b.weak ? &a : b.weak && !a.weak ? &b : NULL;
+    if (lit && lit->is_const && !is_flt(d) && (is_cmp(k) || k == BO_MIN || k == BO_MAX) && !literal_fits(lit->i, d, true)) {
+      int64_t lo, hi;
+      int_range(d, &lo, &hi);
+      tl_error(L->ctx, loc, "%s: the literal %lld is outside the range of %s [%lld, %lld], the type it takes from the "
+               "other operand, so this would not compare the numbers; cast<i32>() (or a wider type) that operand first",
+               what, (long long)lit->i, tl_dtype_name(d), (long long)lo, (long long)hi);
+      return fv_err();
+    }
     if (is_bitop(k) && (is_flt(d) || (d == TL_I1 && (k == BO_SHL || k == BO_SHR)))) {
       tl_error(L->ctx, loc, "%s needs integer operands%s, not %s; use bitcast<T>() for the bits of a float", what,
                k == BO_SHL || k == BO_SHR ? "" : " (or i1)", lw_tystr(L, is_flt(dt_of(&a)) || dt_of(&a) == TL_I1 ? &a : &b));
@@ -825,7 +859,9 @@ static void lower_assign(lower *L, const fe_stmt *s) {
     v = lw_eval(L, s->expr);
   }
   if (v.cls == V_VOID) {
-    tl_error(L->ctx, s->expr->loc, "store() returns no value");
+    bool atomic = s->expr->kind == EX_CALL && !strncmp(s->expr->name, "atomic_", 7);
+    tl_error(L->ctx, s->expr->loc, "%s%s returns no value%s", s->expr->kind == EX_CALL ? s->expr->name : "the expression",
+             s->expr->kind == EX_CALL ? "()" : "", atomic ? " (atomic_fetch_add() returns the old values)" : "");
     v = fv_err();
   } else if (v.cls == V_TENSOR) {
     tl_error(L->ctx, s->expr->loc, "a tensor cannot be bound to a name; load() a view of it");
