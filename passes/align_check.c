@@ -143,7 +143,7 @@ static void check_access(checker *C, int32_t op) {
       tl_diag_at(f->ctx, TL_SEV_REMARK, o->loc,
                  "%s of '%s': the start along the last dimension (%s) is %lld modulo %d elements, so %d-byte "
                  "vectors are impossible: %d-byte accesses",
-                 o->opc == TL_OP_load ? "load" : "store", p->name, name.data ? name.data : "?", (long long)residue,
+                 o->opc == TL_OP_load ? "load" : o->opc == TL_OP_store ? "store" : "atomic", p->name, name.data ? name.data : "?", (long long)residue,
                  a.vec_want, a.vec_want * eb, a.vec * eb);
       tl_sbuf_free(&name);
     }

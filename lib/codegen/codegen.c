@@ -634,6 +634,7 @@ static void emit_kernel(cg *g, const char *entry, int threads) {
     LLVMValueRef x = LLVMGetParam(g->fn, (unsigned)k++);
     tl_dtype dt = p->dtype;
     LLVMValueRef v;
+    g->loc = p->loc; /* (an 8-bit float parameter's conversion needs sm_89: the error points at it) */
     if (tl_dtype_is_float(dt)) v = cg_cast(g, x, TL_F32, dt);
     else if (dt == TL_I64 || dt == TL_I32) v = x;
     else if (dt == TL_I1) v = LLVMBuildICmp(g->B, LLVMIntNE, x, cg_i32(g, 0), "");

@@ -322,8 +322,8 @@ static LLVMValueRef uniform_cmp(cg *g, int kind, LLVMValueRef x, LLVMValueRef y)
 
 LLVMValueRef cg_binop(cg *g, int opc, int kind, LLVMValueRef a, LLVMValueRef b, tl_dtype dt) {
   LLVMBuilderRef B = g->B;
-  if (is_f8(dt)) cg_unsupported(g, "'%s' on %s (cast to f32 first)", tl_opinfo_table[opc].name, tl_dtype_name(dt));
-  if (is_fp(dt)) {
+  if (is_f8(dt) && opc != TL_OP_cmp) cg_unsupported(g, "'%s' on %s (cast to f32 first)", tl_opinfo_table[opc].name, tl_dtype_name(dt));
+  if (is_fp(dt) || is_f8(dt)) { /* (an 8-bit float compares widened: language.md 3, comparisons take them) */
     LLVMValueRef x = to_f32(g, a, dt), y = to_f32(g, b, dt), r;
     switch (opc) {
     case TL_OP_add: r = LLVMBuildFAdd(B, x, y, ""); contract_exact_product(r); break;
