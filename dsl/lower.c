@@ -569,6 +569,9 @@ static fval eval_name(lower *L, fe_expr *e) {
     return fv_err();
   }
   binding *b = &L->env.data[i];
+  if (b->kind == B_CONST && !L->in_extent) /* (tl_tileconst.value_use) */
+    for (int c = 0; c < L->f->consts.len; c++)
+      if (!strcmp(L->f->consts.data[c].name, e->name)) L->f->consts.data[c].value_use = true;
   if (L->in_require && (b->kind == B_VALUE || b->kind == B_LOOPVAR) && b->v.cls != V_ERR && !b->v.is_const) {
     tl_error(L->ctx, e->loc,
              "require() can use shape symbols, scalar parameters and constants, not '%s', a value computed in the "
@@ -1026,7 +1029,9 @@ static void emit_yield(lower *L, const name_vec *names, const tl_type *types, co
 static void lower_for(lower *L, const fe_stmt *s) {
   fval lo = lw_to_index(L, lw_eval(L, s->lo), "the range start", s->lo->loc);
   fval hi = lw_to_index(L, lw_eval(L, s->hi), "the range end", s->hi->loc);
+  L->in_extent++;
   fval step = s->step ? lw_to_index(L, lw_eval(L, s->step), "the range step", s->step->loc) : fv_int(TL_I32, 1, false);
+  L->in_extent--;
   if (step.cls != V_ERR && step.is_const && step.i <= 0) {
     tl_error(L->ctx, s->step->loc, "the range step must be positive, not %lld", (long long)step.i);
     step = fv_err();

@@ -224,7 +224,10 @@ static bool eval_shape(lower *L, fe_expr *e, int *rank, int32_t *shape) {
   }
   for (int i = 0; i < e->nshape; i++) {
     int64_t v;
-    if (!lw_const_int(L, e->shape[i], "a tile dimension", &v)) return false;
+    L->in_extent++;
+    bool ok = lw_const_int(L, e->shape[i], "a tile dimension", &v);
+    L->in_extent--;
+    if (!ok) return false;
     if (!lw_tile_extent_ok(L, e->shape[i]->loc, "tile dimension", v)) return false;
     shape[i] = (int32_t)v;
   }

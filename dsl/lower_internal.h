@@ -50,6 +50,7 @@ typedef struct lower {
   fe_kernel *k;
   tl_region *r; /* where ops go */
   bool in_grid;
+  int in_extent; /* >0: evaluating a tile extent (a shape, a loop's step): tile constants there are no value use */
   bool in_require; /* (with in_grid) the condition of a require(): names computed in the body are refused */
   TL_VEC(binding) env;
   TL_VEC(block_local) ended; /* names of blocks that have ended, for the undefined-name note */

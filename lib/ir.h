@@ -167,6 +167,10 @@ typedef struct tl_tileconst { /* tiles(BM = 128) */
   int64_t value;
   bool overridden;            /* by -D / options */
   tl_loc loc;
+  /* used as a number somewhere (an expression's value, a require, another constant's definition), not only
+   * as a tile extent (a shape, a range view's length, a loop's step): a launch-time form that sets the
+   * constant to another value (lib/attn_form.h) would change what the kernel computes */
+  bool value_use;
 } tl_tileconst;
 
 typedef enum { TL_PIPE_AUTO = 0, TL_PIPE_SIMPLE, TL_PIPE_MULTISTAGE, TL_PIPE_CUTLASS } tl_pipeline;
@@ -419,9 +423,10 @@ bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]);
  * or N extent: the tile's first row or column), so that a form with other tiles computes the same
  * result (passes/form_record.c; small_m, kmajor_form). */
 bool tl_program_ids_tile_only(tl_func *f, int64_t em, int64_t en);
-/* The keys' length S that an attention form is picked by: the shape symbol of the rows of the tensor
- * whose trans(load) is the score dot's B; NULL when that B is not such a load. */
-const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot);
+/* The keys' length S that an attention form is picked by: the shape symbol of the keys' axis (the load's
+ * first ranged axis, *key_axis when not NULL) of the tensor whose trans(load) is the score dot's B; NULL when
+ * that B is not such a load. */
+const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot, int *key_axis);
 
 const tl_pass *tl_pass_find(const char *name); /* NULL if unknown */
 const tl_pass *const *tl_pass_all(int *n);       /* every registered pass */

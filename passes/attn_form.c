@@ -120,7 +120,8 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
                             "kernel, two programs an SM, and 0.76-0.83x causal with tiles from the counter)",
                     (long long)a->shape[1]),
            false;
-  const tl_sym *sym = tl_attn_key_len_sym(f, dots[0]);
+  int key_axis = -1;
+  const tl_sym *sym = tl_attn_key_len_sym(f, dots[0], &key_axis);
   if (!sym)
     return snprintf(why, n, "off (the score dot's B is not trans(load) of a tensor whose rows are a shape symbol)"), false;
   const char *bn = const_of_value(f, b->shape[1]);
@@ -128,6 +129,24 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
     return snprintf(why, n, "off (no one tile constant has the score dot's N extent %lld: the form sets it by name)",
                     (long long)b->shape[1]),
            false;
+  /* the form sets the constant to 128 by name: only where it is nothing but the key tile's extent (a mask block
+   * index n0 / BN, a window WIN equal to a literal key tile, require(S % BN == 0) would change meaning: an
+   * attention-variant hunt, thirty-sixth session) */
+  bool kt = false;
+  int32_t pk = tl_loaded_param(f, sd->opnd[1], &kt);
+  int vc = f->params.data[pk].view_const[key_axis];
+  if (vc <= 0 || vc > f->consts.len || strcmp(f->consts.data[vc - 1].name, bn))
+    return snprintf(why, n, "off (the views of %s along its keys are not all `n0 : n0 + %s`: the form sets %s by name, "
+                            "so it must be the keys' extent)",
+                    f->params.data[pk].name, bn, bn),
+           false;
+  for (int i = 0; i < f->consts.len; i++)
+    if (!strcmp(f->consts.data[i].name, bn) && f->consts.data[i].value_use)
+      return snprintf(why, n, "off (the tile constant %s, the score dot's N extent %lld, is used as a number, not only "
+                              "as a tile extent or the loop's step: the form sets it by name and would change what "
+                              "the kernel computes)",
+                      bn, (long long)b->shape[1]),
+             false;
   const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */

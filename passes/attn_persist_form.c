@@ -44,7 +44,7 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_persist_plan *pl
                             "0.97-1.01x the kernel at S 1k and 4k, at 64 0.94-0.95x at S 1k and 4k full, H100)",
                     (long long)a->shape[1]),
            false;
-  const tl_sym *sym = tl_attn_key_len_sym(f, dots[0]);
+  const tl_sym *sym = tl_attn_key_len_sym(f, dots[0], NULL);
   if (!sym)
     return snprintf(why, n, "off (the score dot's B is not trans(load) of a tensor whose rows are a shape symbol)"), false;
   const char *e = getenv("TILEC_ATTN_PERSIST_MAX_S");

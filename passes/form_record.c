@@ -41,11 +41,21 @@ bool tl_attn_wgmma_dots(tl_func *f, int32_t dots[2]) {
          d0->instr == TL_SCHED_MMA_WGMMA && d1->instr == TL_SCHED_MMA_WGMMA;
 }
 
-const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot) {
+const tl_sym *tl_attn_key_len_sym(tl_func *f, int32_t score_dot, int *key_axis) {
   bool bt = false;
   int32_t pk = tl_loaded_param(f, tl_op_at(f, score_dot)->opnd[1], &bt);
   if (pk < 0 || !bt || f->params.data[pk].rank < 2) return NULL;
-  const tl_dimspec *rows = &f->params.data[pk].dims[f->params.data[pk].rank - 2];
+  /* the keys' axis: the load's first ranged axis (the tile's rows, N once turned), not always the
+   * second-to-last -- FlashAttention's own [B, S, H, D] puts the heads there (an attention-variant hunt) */
+  int32_t v = tl_op_at(f, score_dot)->opnd[1];
+  while (tl_val(f, v)->def >= 0 && tl_op_at(f, tl_val(f, v)->def)->opc != TL_OP_load) v = tl_op_at(f, tl_val(f, v)->def)->opnd[0];
+  const tl_op *ld = tl_op_at(f, tl_val(f, v)->def);
+  int axis = -1;
+  for (int a = 0; a < f->params.data[pk].rank && axis < 0; a++)
+    if (ld->dims[a] > 0) axis = a;
+  if (axis < 0) return NULL;
+  if (key_axis) *key_axis = axis;
+  const tl_dimspec *rows = &f->params.data[pk].dims[axis];
   return rows->is_const ? NULL : &f->syms.data[rows->sym];
 }
 

@@ -487,6 +487,19 @@ tilec_status tl_forms_adopt(tilec_kernel *k, tl_form_jobs *js) {
   bool any_split = false;
   for (int i = 0; i < js->n; i++) {
     form_job *j = &js->job[i];
+    /* a FlashAttention-3 form that compiled without its producer warpgroup (the ring not fed by TMA: a tile
+     * not the tensor's last two dimensions; loop bounds fa3 cannot take) is the kernel at another key tile
+     * on one program an SM, not what attn_form measured: the kernel runs instead (an attention-variant hunt) */
+    if ((j->kind == FORM_ATTN || j->kind == FORM_ATTN_SHORT) && j->k && j->k->meta.threads <= k->meta.threads) {
+      tl_sbuf_printf(&k->log_p->log, "tilec: note: kernel '%s': its %sFlashAttention-3 form compiled without warp "
+                     "specialization (%d threads, the kernel's %d; --explain on it with --attn-ws=fa3 says why): "
+                     "launches run the kernel\n",
+                     k->f->name, j->kind == FORM_ATTN_SHORT ? "short " : "", j->k->meta.threads, k->meta.threads);
+      tilec_kernel_destroy(j->k);
+      tilec_program_destroy(j->q);
+      j->q = NULL, j->k = NULL;
+      continue;
+    }
     if (j->kind == FORM_ATTN) {
       const tl_attn_form_plan *ap = k->f->attn_form;
       k->attn_prog = j->q, k->attn = j->k;
