@@ -25,6 +25,10 @@ typedef struct router {
   uint8_t *seen; /* per op, for the backward searches */
 } router;
 
+/* The most accumulator registers a thread of two attention programs an SM may hold (of its 128): D128 BN64's 96
+ * compile without spills (ptxas 13.0) and were measured (docs/pipelines.md "Two attention programs an SM"). */
+#define TWO_PROGRAMS_ACC_REGS 96
+
 /* The cluster asked for: the option "cluster", else TILEC_CLUSTER=1x1|2x1|1x2
  * (measuring), else TL_CLUSTER_UNSET (the default, 1x1). */
 static int cluster_wanted(const tl_func *f) {
@@ -327,10 +331,16 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
       chained = !(o->flags & TL_OPF_DEAD) && o->opc == TL_OP_dot && o->parent == loop && o->nopnd > 2 &&
                 tl_val(f, o->opnd[2])->def >= 0 && tl_op_at(f, tl_val(f, o->opnd[2])->def)->opc == TL_OP_dot;
     }
+    /* a dot under an `if` in the loop (blocks skipped by a condition): the main loop forms take dots in the
+     * loop's own body (an attention-variant hunt: this said "does not accumulate" of the score dot) */
+    bool under_if = d >= 0 && tl_op_at(f, d)->parent != loop && tl_op_at(f, tl_op_at(f, d)->parent)->opc == TL_OP_if;
     if (d >= 0) /* a dot in a loop that is not a main loop: say what a main loop's dot looks like */
       snprintf(why, n, "has no dot main loop (the dot at %d:%d in the loop at %d:%d %s)", tl_op_at(f, d)->loc.line,
                tl_op_at(f, d)->loc.col, tl_op_at(f, loop)->loc.line, tl_op_at(f, loop)->loc.col,
-               chained ? "chains dots on one accumulator a step (a k loop unrolled by hand): write one dot a step, "
+               under_if ? "is under an `if` in the loop: a main loop's dots are in the loop's own body; skip blocks "
+                          "through the loop's range (two loops, or a start and end computed before it) or mask "
+                          "them with where()"
+               : chained ? "chains dots on one accumulator a step (a k loop unrolled by hand): write one dot a step, "
                          "acc = dot(a, b, acc); the pipeline unrolls and prefetches by itself (@stages)"
                : !acc ? "does not accumulate: a main loop's dot adds into a carried tile and its result is carried back "
                         "as it is, acc = dot(a, b, acc); scale acc after the loop or scale an operand"
@@ -566,7 +576,16 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
         int64_t half = (tl_arch_smem_budget(o->arch) + 1024) / 2 - 1024;
         int64_t two = (half - resident - 16 * resident_rows) / per_stage;
         if (!attn_wg && two < fit) fit = two < 2 ? 2 : two;
-        if (attn_wg && two >= 2 && two < fit && two < want) { /* (the cut changes the ring) */
+        /* two programs of 256 threads have 128 registers a thread: the score and value accumulators must leave
+         * room (D128 BN64: 32 + 64 of them, 0 spills; D32 BN256's 128 + 16 asked ptxas for the impossible, an
+         * attention-variant hunt) */
+        int64_t acc_elems = 0;
+        for (int i = 0; i < ml.ndots; i++) {
+          dot_shape ds = shape_of(f, ml.dots[i]);
+          acc_elems += (int64_t)ds.m * ds.n;
+        }
+        bool regs_fit = acc_elems / 256 <= TWO_PROGRAMS_ACC_REGS;
+        if (attn_wg && regs_fit && two >= 2 && two < fit && two < want) { /* (the cut changes the ring) */
           fit = two;
           f->two_programs = true;
         }

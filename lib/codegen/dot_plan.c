@@ -345,7 +345,18 @@ static void plan_two_programs(cg *g, int persist) {
   for (int k = 0; k < p->nwg; k++) staged = staged || p->wg_staged_b[k];
   int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
   /* or route_pipeline cut wgmma attention's ring to two programs' share (TILEC_ATTN_TWO) */
-  p->two_programs = (staged || g->f->two_programs) && g->f->warps == 8 && 2 * ((int64_t)persist + 1024) <= budget;
+  /* (with the scratch past the persistent part: a value dot codegen keeps on mma.sync stages its P there, and two
+   * programs that cannot both be resident would only cap the registers: an attention-variant hunt) */
+  int64_t scratch = p->two_programs_scratch;
+  p->two_programs = (staged || g->f->two_programs) && g->f->warps == 8 && 2 * ((int64_t)persist + scratch + 1024) <= budget;
+  if (g->f->two_programs && !p->two_programs) { /* (--explain: route_pipeline's line promised two) */
+    tl_sbuf note = {0};
+    tl_sbuf_printf(&note, "%s%sone program an SM, not route_pipeline's two: %lld bytes of shared memory a program "
+                   "(%d persistent + %lld scratch)", p->dot_note ? p->dot_note : "", p->dot_note ? "; " : "",
+                   (long long)(persist + scratch), persist, (long long)scratch);
+    if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
+    tl_sbuf_free(&note);
+  }
 }
 
 /* Index of dot D in p->wg_dots, or -1. */
@@ -563,6 +574,7 @@ void cg_make_plan(cg *g) {
    * the rings: fewer stages when they do not fit (a dot before a 3-stage ring of 64 KiB whose 128 x 128
    * f32 result changes layout into the loop's: 64 KiB more, tests/cutlass_variants/g_k0401.tile) */
   int atma = cg_atomic_tma_reserve(g), scratch = plan_scratch_bytes(g);
+  p->two_programs_scratch = scratch;
   if (ring_bytes && (atma || scratch)) {
     int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
     int was = stages;

@@ -171,6 +171,8 @@ typedef struct cg_plan {
                            * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
   bool two_programs;      /* ask for two programs an SM (.minnctapersm 2; dot_plan.c plan_two_programs) */
+  int two_programs_scratch; /* the largest scratch user past the persistent part (plan_scratch_bytes), which each
+                             * of the two programs also needs */
   /* attention's overlap (emit_overlap.c, TILEC_ATTN_OVERLAP): a deferred dot whose wgmma is issued
    * one iteration late, right after the waiting dot of the next iteration, so the softmax after
    * that dot's wait_group 1 runs under it */
