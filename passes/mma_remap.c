@@ -128,6 +128,9 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     /* (with a staged b, a computed before the loop is resident too: attn_rope's rotated q) */
     if (L >= 0 && tl_defined_outside(f, a, L) && def && (def->opc == TL_OP_load || b_staged) && !b8) a_src = 1;
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
+    else if (b8 && ((L >= 0 && tl_defined_outside(f, a, L) && def && def->opc == TL_OP_load) ||
+                    (def && def->opc == TL_OP_cast)))
+      return "a does not stream: an 8-bit a is taken only from a ring (not resident, not from registers)";
     else return "a does not stream, is not a resident load nor a 16-bit cast of an f32 tile (registers)";
   }
   /* an 8-bit [K][N] b: codegen transposes each k-step's slot through shared

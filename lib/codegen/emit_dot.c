@@ -617,7 +617,10 @@ void cg_emit_dot(cg *g, tl_op *o) {
   int logwm = 0;
   while ((1 << logwm) < q.wm) logwm++;
   if (!cg_dot_is_wgmma(p, D) && (q.mrep > MAXREP || q.nrep > MAXREP))
-    cg_unsupported(g, "dot with %d x %d m16n8 blocks per warp (at most %d x %d)", q.mrep, q.nrep, MAXREP, MAXREP);
+    cg_unsupported(g, "dot with %d x %d m16n8 blocks per warp (at most %d x %d) on %d warps: more warps split it "
+                      "(@warps(%d) or --warps=%d), or a smaller tile", q.mrep, q.nrep, MAXREP, MAXREP,
+                   g->f->warps > 0 ? g->f->warps : 4, (g->f->warps > 0 ? g->f->warps : 4) * 2,
+                   (g->f->warps > 0 ? g->f->warps : 4) * 2);
 
   /* where the operands come from */
   opsrc sa = {0}, sb = {0};
