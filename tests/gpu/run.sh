@@ -82,6 +82,8 @@ run_one kernels_sh plain sh "$ROOT/tests/gpu/kernels.sh" "$BUILD"
 run_one user_kernels_sh plain sh "$ROOT/tests/gpu/user_kernels.sh" "$BUILD"
 # GEMM-like kernels on the cutlass pipeline in the shapes users write them (tests/cutlass_variants), against the interpreter
 run_one cutlass_variants_sh plain sh "$ROOT/tests/gpu/cutlass_variants.sh" "$BUILD"
+# the language's less-used corners (tests/lang_corners: integers, casts, literals, gathers, atomics, rand, sorts), against the interpreter
+run_one lang_corners_sh plain sh "$ROOT/tests/gpu/lang_corners.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo
