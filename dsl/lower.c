@@ -776,7 +776,23 @@ fval lw_eval(lower *L, fe_expr *e) {
     return fv_err();
   case EX_NAME: v = eval_name(L, e); break;
   case EX_UNARY: v = eval_unary(L, e); break;
-  case EX_BINARY: v = lw_binop(L, binop_of_tok(e->op), lw_eval(L, e->a), lw_eval(L, e->b), e->loc); break;
+  case EX_BINARY: {
+    /* program_id(a) * C: a tile constant as the tile's first row or column, a tiling use (tl_tileconst.value_use;
+     * passes/form_record.c tl_program_ids_tile_only checks the IR's side) */
+    bool tiling = e->op == TK_STAR && ((e->a->kind == EX_CALL && !strcmp(e->a->name, "program_id") && e->b->kind == EX_NAME) ||
+                                       (e->b->kind == EX_CALL && !strcmp(e->b->name, "program_id") && e->a->kind == EX_NAME));
+    fval x, y;
+    /* (b first: the order GCC gave the two evaluations as arguments of one call, which the IR's op order and
+     * so the PTX of every kernel follow) */
+    L->in_extent += tiling && e->b->kind == EX_NAME;
+    y = lw_eval(L, e->b);
+    L->in_extent -= tiling && e->b->kind == EX_NAME;
+    L->in_extent += tiling && e->a->kind == EX_NAME;
+    x = lw_eval(L, e->a);
+    L->in_extent -= tiling && e->a->kind == EX_NAME;
+    v = lw_binop(L, binop_of_tok(e->op), x, y, e->loc);
+    break;
+  }
   case EX_TERNARY: v = eval_ternary(L, e); break;
   case EX_CALL: v = lw_eval_call(L, e); break;
   case EX_INDEX: v = eval_index(L, e); break;
@@ -884,7 +900,9 @@ static void lower_static_assert(lower *L, const fe_expr *e) {
     tl_error(L->ctx, e->loc, "static_assert takes a condition and an optional message string");
     return;
   }
+  L->in_extent++; /* (a compile-time check, made again in every form's compile: no value use) */
   fval c = lw_eval(L, e->args[0]);
+  L->in_extent--;
   if (c.cls == V_ERR) return;
   if (c.cls != V_SCALAR || !c.is_const || !is_int(dt_of(&c))) {
     tl_error(L->ctx, e->args[0]->loc, "static_assert condition is not a compile-time constant");
@@ -1390,6 +1408,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
     tl_error(L->ctx, k->loc, "kernel '%s' has no grid(...) clause", k->name);
   } else {
     L->in_grid = true;
+    L->in_extent++; /* (the grid counts tiles: tile constants there are tiling uses) */
     L->r = &f->grid;
     int32_t ops[FE_MAX_GRID];
     int n = 0;
@@ -1419,6 +1438,7 @@ static void lower_kernel(lower *L, tl_module *m, fe_kernel *k, const tl_define *
     }
     if (ok) tl_op_new(f, &f->grid, TL_OP_yield, ops, n, NULL, 0, k->grid_loc);
     L->in_grid = false;
+    L->in_extent--;
   }
   /* the body */
   L->r = &f->body;

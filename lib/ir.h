@@ -168,8 +168,9 @@ typedef struct tl_tileconst { /* tiles(BM = 128) */
   bool overridden;            /* by -D / options */
   tl_loc loc;
   /* used as a number somewhere (an expression's value, a require, another constant's definition), not only
-   * as a tile extent (a shape, a range view's length, a loop's step): a launch-time form that sets the
-   * constant to another value (lib/attn_form.h) would change what the kernel computes */
+   * as a tile extent (a shape, a range view's length, a loop's step) or in the tiling (the grid clause,
+   * program_id(a) * C): a launch-time form that sets the constant to another value (lib/attn_form.h,
+   * lib/small_m.h) would change what the kernel computes */
   bool value_use;
 } tl_tileconst;
 

@@ -48,6 +48,8 @@ static void plan_tile(tl_func *f, tl_hoist_plan *h, char *note, size_t n) {
     why = "its tile set by -D";
   else if (!tl_program_ids_tile_only(f, h->bm, h->bn))
     why = "a program_id is used other than times the tile's rows or columns";
+  else if (f->consts.data[cm - 1].value_use || f->consts.data[cn - 1].value_use || f->consts.data[ck - 1].value_use)
+    why = "a tile constant is used as a number, not only as a tile extent or in the tiling";
   if (why) {
     snprintf(note, n, "at the kernel's tile (%s)", why);
     return;

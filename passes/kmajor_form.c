@@ -50,6 +50,8 @@ static void plan_tile(tl_func *f, const tl_pass_opts *o, const tl_op *dot, int32
     why = "its N tile set by -D";
   else if (!tl_program_ids_tile_only(f, 128, 128))
     why = "a program_id is used other than times the tile's rows or columns";
+  else if (f->consts.data[vc - 1].value_use)
+    why = "its N tile constant is used as a number, not only as a tile extent or in the tiling";
   if (why) {
     snprintf(note, n, "at the kernel's tile (%s)", why);
     return;
