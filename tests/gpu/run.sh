@@ -84,6 +84,8 @@ run_one user_kernels_sh plain sh "$ROOT/tests/gpu/user_kernels.sh" "$BUILD"
 run_one cutlass_variants_sh plain sh "$ROOT/tests/gpu/cutlass_variants.sh" "$BUILD"
 # the language's less-used corners (tests/lang_corners: integers, casts, literals, gathers, atomics, rand, sorts), against the interpreter
 run_one lang_corners_sh plain sh "$ROOT/tests/gpu/lang_corners.sh" "$BUILD"
+# attention variants users write (tests/attn_variants: masks, score mods, GQA / MLA, layouts, fp8, dropout) at S that pick the launch-time forms
+run_one attn_variants_sh plain sh "$ROOT/tests/gpu/attn_variants.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo
