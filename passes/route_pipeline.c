@@ -580,11 +580,15 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
          * room (D128 BN64: 32 + 64 of them, 0 spills; D32 BN256's 128 + 16 asked ptxas for the impossible, an
          * attention-variant hunt) */
         int64_t acc_elems = 0;
+        bool b_loaded = true; /* (a B computed in the loop is more registers beside them: a paged kernel's masked V
+                               * spilled 9 KB at 128; only loaded B were measured) */
         for (int i = 0; i < ml.ndots; i++) {
           dot_shape ds = shape_of(f, ml.dots[i]);
           acc_elems += (int64_t)ds.m * ds.n;
+          bool bt = false;
+          b_loaded = b_loaded && tl_loaded_param(f, tl_op_at(f, ml.dots[i])->opnd[1], &bt) >= 0;
         }
-        bool regs_fit = acc_elems / 256 <= TWO_PROGRAMS_ACC_REGS;
+        bool regs_fit = acc_elems / 256 <= TWO_PROGRAMS_ACC_REGS && b_loaded;
         if (attn_wg && regs_fit && two >= 2 && two < fit && two < want) { /* (the cut changes the ring) */
           fit = two;
           f->two_programs = true;
