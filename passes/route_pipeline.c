@@ -612,6 +612,9 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       if ((int64_t)s.m * s.n > biggest) biggest = (int64_t)s.m * s.n;
     }
     f->warps = biggest >= 128 * 128 && ml.kind != LOOP_ATTENTION ? 8 : 4;
+    /* ... unless attention's accumulator alone would be over 128 f32 registers a thread at 4 warps (D256 with
+     * 128 rows: 256, and 50 KB of spills on sm_80, an attention-variant hunt): 8 warps of 16 rows */
+    if (ml.kind == LOOP_ATTENTION && biggest / (4 * 32) > 128) f->warps = 8;
     /* ... except on cutlass for sm_90a, where attention's dots are wgmma
      * (mma_remap): two warpgroups of 64 rows for a 128-row tile, each warp
      * 16 rows (S 128x64 is 32 f32 a thread, O 128x128 64); the operands are
