@@ -602,6 +602,9 @@ void cg_make_plan(cg *g) {
     if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || cg_dot_is_wgmma(p, D)) continue;
     for (int w = 0; w < 2; w++) {
       int32_t x = o->opnd[w];
+      /* (a dot outside the loop x is resident in stages its own copy, emit_dot.c's kinds: no shared slot -- the
+       * peeled last tile of a decode kernel, q read in and after the loop: an attention-variant hunt) */
+      if (p->vkind[x] == SRC_INVARIANT && p->inv_loop[x] != o->parent) continue;
       if (p->vkind[x] == SRC_INVARIANT) {
         /* staged once by its first dot: a wgmma A of rows over 128 bytes stages [K/64][M][64]
          * atoms (emit_dot.c stage_atoms), which this dot's ldmatrix would read as plain rows
