@@ -35,9 +35,11 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_persist_plan *pl
            false;
   if (o->attn_persist) return snprintf(why, n, "off (the option attn-persist=%s fixes the form)", o->attn_persist), false;
   if (tl_code_env_off("TILEC_ATTN_PERSIST")) return snprintf(why, n, "off (TILEC_ATTN_PERSIST=0)"), false;
+  if (f->warps != 8) /* (route_pipeline judges the range only for two warpgroups: attn_persist_fits) */
+    return snprintf(why, n, "off (%d warps: the form is the two-warpgroup wgmma kernel made persistent)", f->warps), false;
   if (!f->attn_persist_fits)
-    return snprintf(why, n, "off (the main loop's range moves with program_id(0): the tiles weigh differently, a "
-                            "static order would unbalance the SMs)"),
+    return snprintf(why, n, "off (the main loop's range moves with the tile -- program_id(0), or a bound read from "
+                            "memory: the tiles weigh differently, a static order would unbalance the SMs)"),
            false;
   if (a->shape[1] != 256)
     return snprintf(why, n, "off (head dimension %lld: the form is for 256; at 128 TILEC_ATTN_PERSIST=1 measured "

@@ -508,10 +508,23 @@ typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
 /* The loop's range (start, end or step) moves with the program ids: its tiles weigh differently
  * (causal attention), so a static persistent order would unbalance the SMs. */
+/* Whether scalar v is computed from a load (data: a sequence length read from a tensor). */
+static bool from_load(tl_func *f, int32_t v, int depth) {
+  int32_t d = tl_val(f, v)->def;
+  if (d < 0 || depth > 16) return false;
+  tl_op *o = tl_op_at(f, d);
+  if (o->opc == TL_OP_load) return true;
+  for (int k = 0; k < o->nopnd; k++)
+    if (from_load(f, o->opnd[k], depth + 1)) return true;
+  return false;
+}
+
 static bool range_moves_with_tile(tl_func *f, int32_t for_op) {
   tl_op *lo = tl_op_at(f, for_op);
   bool moves = lo->nopnd < 3;
-  for (int k = 0; k < 3 && k < lo->nopnd; k++) moves = moves || tl_from_program_id(f, lo->opnd[k], 0);
+  /* (program_id(0): causal; a bound read from memory: per-sequence lengths, a decode-variant hunt) */
+  for (int k = 0; k < 3 && k < lo->nopnd; k++)
+    moves = moves || tl_from_program_id(f, lo->opnd[k], 0) || from_load(f, lo->opnd[k], 0);
   return moves;
 }
 
@@ -698,8 +711,8 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     }
     if (f->ws == TL_WS_OFF && ape && ape[0] >= '1' && ape[0] <= '3' && !ape[1]) {
       if (moves) {
-        persist_why = "off (TILEC_ATTN_PERSIST: the main loop's range moves with program_id(0), so the tiles weigh "
-                      "differently and a static order would unbalance the SMs)";
+        persist_why = "off (TILEC_ATTN_PERSIST: the main loop's range moves with the tile -- program_id(0), or a bound "
+                      "read from memory -- so the tiles weigh differently and a static order would unbalance the SMs)";
       } else {
         f->persist = true;
         f->attn_persist = ape[0] - '0';
