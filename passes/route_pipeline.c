@@ -334,6 +334,10 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
     /* a dot under an `if` in the loop (blocks skipped by a condition): the main loop forms take dots in the
      * loop's own body (an attention-variant hunt: this said "does not accumulate" of the score dot) */
     bool under_if = d >= 0 && tl_op_at(f, d)->parent != loop && tl_op_at(f, tl_op_at(f, d)->parent)->opc == TL_OP_if;
+    /* (a computed a beside a loaded b: a decode kernel's P V after a scores pass, a decode-variant hunt) */
+    bool bt = false, at = false;
+    bool b_loaded_only = d >= 0 && tl_loaded_param(f, tl_op_at(f, d)->opnd[1], &bt) >= 0 &&
+                         tl_loaded_param(f, tl_op_at(f, d)->opnd[0], &at) < 0;
     if (d >= 0) /* a dot in a loop that is not a main loop: say what a main loop's dot looks like */
       snprintf(why, n, "has no dot main loop (the dot at %d:%d in the loop at %d:%d %s)", tl_op_at(f, d)->loc.line,
                tl_op_at(f, d)->loc.col, tl_op_at(f, loop)->loc.line, tl_op_at(f, loop)->loc.col,
@@ -344,7 +348,9 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
                          "acc = dot(a, b, acc); the pipeline unrolls and prefetches by itself (@stages)"
                : !acc ? "does not accumulate: a main loop's dot adds into a carried tile and its result is carried back "
                         "as it is, acc = dot(a, b, acc); scale acc after the loop or scale an operand"
-                   : "has operands computed, not tiles loaded in the loop: nothing would stream through a ring");
+                   : b_loaded_only ? "has its a computed in the loop, not as an operand prologue a main loop takes, and "
+                                     "only b loaded there; --pipeline=multistage still streams b through a ring"
+                                   : "has operands computed, not tiles loaded in the loop: nothing would stream through a ring");
     else
       snprintf(why, n, "has no dot main loop");
     return false;
