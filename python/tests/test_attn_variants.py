@@ -645,21 +645,12 @@ def test_nomask_require():
 
 # --------------------------------------------------------------------------------------------- dropout.tile
 
-M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
-U32 = np.uint64(0xFFFFFFFF)
+from refs import U32, philox as philox4  # noqa: E402  (python/tests/refs.py)
 
 
 def philox(c0, k0, k1):
-    """Philox4x32-10 blocks for counters (c0, 0, 0, 0), key (k0, k1): 4 uint64 arrays of 32-bit words"""
-    c0 = np.asarray(c0, np.uint64)
-    c = [c0, np.zeros_like(c0), np.zeros_like(c0), np.zeros_like(c0)]
-    k = [np.uint64(k0), np.uint64(k1)]
-    for _ in range(10):
-        p0 = np.uint64(M0) * c[0]
-        p1 = np.uint64(M1) * c[2]
-        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k[0], p1 & U32, (p0 >> np.uint64(32)) ^ c[3] ^ k[1], p0 & U32]
-        k = [(k[0] + np.uint64(W0)) & U32, (k[1] + np.uint64(W1)) & U32]
-    return c
+    """Philox4x32-10 blocks for counters (c0, 0, 0, 0), key (k0, k1)"""
+    return philox4(c0, 0, k0, k1)
 
 
 def ref_rand(seed, offs):
