@@ -589,7 +589,11 @@ void cg_make_plan(cg *g) {
   }
   /* (with a table: swpipe sized the rings against the arch's budget) */
   int64_t limit = p->follow ? tl_arch_smem_budget(g->o ? g->o->arch : NULL) : 180 * 1024;
-  if (persist + stages * ring_bytes > limit) { /* give up streaming */
+  /* (or when even 2 stages leave no room for the largest scratch user: a computed operand's staging beside the
+   * ring, an MLA decode's 512-wide latent tile -- codegen refused it, "dot staging needs N bytes"; a
+   * decode-variant hunt) */
+  bool no_room = ring_bytes && scratch && persist + stages * ring_bytes + scratch > tl_arch_smem_budget(g->o ? g->o->arch : NULL);
+  if (persist + stages * ring_bytes > limit || no_room) { /* give up streaming */
     for (int v = 0; v < f->values.len; v++)
       if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
     p->nstream = p->nring = 0;
