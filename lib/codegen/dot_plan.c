@@ -34,6 +34,7 @@
  * bytes, no lookahead, warps over M first.  The ring prologue is issued by
  * cg_loop_preheader (real branches: the slow copy is an element loop, so
  * it adds no register pressure) and the loop exit drains the copies. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,6 +340,20 @@ static void plan_chain(cg *g) {
  * on the SM to fill those gaps (ninth session, H200: D64 1.34x with two programs of 2 stages
  * against one of 4): when two programs' shared memory fits, `.minnctapersm 2` (codegen.c's
  * entry annotations; ptxas then keeps 128 registers a thread for 256: attn_rope D64 126, no spills). */
+/* Appends one clause to the plan's --explain note (emit_tma.c's tma: line), "; " between clauses. */
+static void add_dot_note(cg *g, const char *fmt, ...) TL_PRINTF(2, 3);
+static void add_dot_note(cg *g, const char *fmt, ...) {
+  cg_plan *p = g->plan;
+  tl_sbuf note = {0};
+  if (p->dot_note) tl_sbuf_printf(&note, "%s; ", p->dot_note);
+  va_list ap;
+  va_start(ap, fmt);
+  tl_sbuf_vprintf(&note, fmt, ap);
+  va_end(ap);
+  if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
+  tl_sbuf_free(&note);
+}
+
 static void plan_two_programs(cg *g, int persist) {
   cg_plan *p = g->plan;
   bool staged = false;
@@ -349,14 +364,9 @@ static void plan_two_programs(cg *g, int persist) {
    * programs that cannot both be resident would only cap the registers: an attention-variant hunt) */
   int64_t scratch = p->two_programs_scratch;
   p->two_programs = (staged || g->f->two_programs) && g->f->warps == 8 && 2 * ((int64_t)persist + scratch + 1024) <= budget;
-  if (g->f->two_programs && !p->two_programs) { /* (--explain: route_pipeline's line promised two) */
-    tl_sbuf note = {0};
-    tl_sbuf_printf(&note, "%s%sone program an SM, not route_pipeline's two: %lld bytes of shared memory a program "
-                   "(%d persistent + %lld scratch)", p->dot_note ? p->dot_note : "", p->dot_note ? "; " : "",
-                   (long long)(persist + scratch), persist, (long long)scratch);
-    if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
-    tl_sbuf_free(&note);
-  }
+  if (g->f->two_programs && !p->two_programs) /* (--explain: route_pipeline's line promised two) */
+    add_dot_note(g, "one program an SM, not route_pipeline's two: %lld bytes of shared memory a program (%d persistent + "
+                 "%lld scratch)", (long long)(persist + scratch), persist, (long long)scratch);
 }
 
 /* Index of dot D in p->wg_dots, or -1. */
@@ -551,13 +561,8 @@ void cg_make_plan(cg *g) {
       }
     }
     const char *not_wgmma = plan_wgmma(g, D);
-    if (not_wgmma) { /* (--explain: mma_remap's line said wgmma) */
-      tl_sbuf note = {0};
-      tl_sbuf_printf(&note, "%s%sdot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", p->dot_note ? p->dot_note : "",
-                     p->dot_note ? "; " : "", o->loc.line, o->loc.col, not_wgmma);
-      if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
-      tl_sbuf_free(&note);
-    }
+    if (not_wgmma) /* (--explain: mma_remap's line said wgmma) */
+      add_dot_note(g, "dot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", o->loc.line, o->loc.col, not_wgmma);
     /* an 8-bit [K][N] B streamed only because the dot was to be wgmma */
     int32_t b = o->opnd[1];
     if (p->vkind[b] == SRC_STREAM && p->streams[p->vstream[b]].kn8 && !cg_layout(g, o->res[0])->mma_npair)
@@ -574,25 +579,21 @@ void cg_make_plan(cg *g) {
    * the rings: fewer stages when they do not fit (a dot before a 3-stage ring of 64 KiB whose 128 x 128
    * f32 result changes layout into the loop's: 64 KiB more, tests/cutlass_variants/g_k0401.tile) */
   int atma = cg_atomic_tma_reserve(g), scratch = plan_scratch_bytes(g);
+  int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
   p->two_programs_scratch = scratch;
   if (ring_bytes && (atma || scratch)) {
-    int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL);
     int was = stages;
     while (stages > 2 && persist + (atma ? 1024 + atma : 0) + stages * ring_bytes + scratch > budget) stages--;
-    if (stages < was) { /* (--explain: swpipe's line gave the stages before the scratch was known) */
-      tl_sbuf note = {0};
-      tl_sbuf_printf(&note, "%s%sring cut from %d to %d stages: %d bytes of scratch past it%s", p->dot_note ? p->dot_note : "",
-                     p->dot_note ? "; " : "", was, stages, scratch, atma ? " and the TMA reduce-add's staging" : "");
-      if (note.data) p->dot_note = tl_strdup(&g->ctx->arena, note.data);
-      tl_sbuf_free(&note);
-    }
+    if (stages < was) /* (--explain: swpipe's line gave the stages before the scratch was known) */
+      add_dot_note(g, "ring cut from %d to %d stages: %d bytes of scratch past it%s", was, stages, scratch,
+                   atma ? " and the TMA reduce-add's staging" : "");
   }
   /* (with a table: swpipe sized the rings against the arch's budget) */
-  int64_t limit = p->follow ? tl_arch_smem_budget(g->o ? g->o->arch : NULL) : 180 * 1024;
+  int64_t limit = p->follow ? budget : 180 * 1024;
   /* (or when even 2 stages leave no room for the largest scratch user: a computed operand's staging beside the
    * ring, an MLA decode's 512-wide latent tile -- codegen refused it, "dot staging needs N bytes"; a
    * decode-variant hunt) */
-  bool no_room = ring_bytes && scratch && persist + stages * ring_bytes + scratch > tl_arch_smem_budget(g->o ? g->o->arch : NULL);
+  bool no_room = ring_bytes && scratch && persist + stages * ring_bytes + scratch > budget;
   if (persist + stages * ring_bytes > limit || no_room) { /* give up streaming */
     for (int v = 0; v < f->values.len; v++)
       if (p->vkind[v] == SRC_STREAM) p->vkind[v] = SRC_STAGED;
@@ -655,7 +656,7 @@ void cg_make_plan(cg *g) {
       if (p->rings[r].late && p->rings[r].for_op == tl_op_at(f, p->wg_dots[k])->parent) extra += b;
   }
   if (extra && !tl_code_env_off("TILEC_STAGED_DOUBLE")) {
-    int64_t budget = tl_arch_smem_budget(g->o ? g->o->arch : NULL), base = (persist + 1023) / 1024 * 1024 + staged_bytes + 256;
+    int64_t base = (persist + 1023) / 1024 * 1024 + staged_bytes + 256;
     bool two = 2 * (base + 1024) <= budget;
     if (base + extra <= budget && (!two || 2 * (base + extra + 1024) <= budget))
       for (int r = 0; r < p->nring; r++) p->rings[r].staged2 = p->rings[r].late;
