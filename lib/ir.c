@@ -388,9 +388,9 @@ bool tl_defined_outside(const tl_func *f, int32_t v, int32_t L) {
   return true;
 }
 
-/* Whether value v is computed from program_id(axis) (-1: any axis): a walk of its definition
- * chain, bounded (a chain too deep to walk counts as computed from it). */
-bool tl_from_program_id(tl_func *f, int32_t v, int axis) {
+/* Whether value v is computed from an op of opcode opc (program_id: of axis `axis`, -1 any): a walk of
+ * its definition chain, bounded (a chain too deep to walk counts as computed from it). */
+bool tl_computed_from(tl_func *f, int32_t v, int opc, int axis) {
   int32_t stack[256];
   int n = 0;
   stack[n++] = v;
@@ -398,11 +398,19 @@ bool tl_from_program_id(tl_func *f, int32_t v, int axis) {
     int32_t d = tl_val(f, stack[--n])->def;
     if (d < 0) continue;
     tl_op *o = tl_op_at(f, d);
-    if (o->opc == TL_OP_program_id && (axis < 0 || o->axis == axis)) return true;
+    if (o->opc == opc && (opc != TL_OP_program_id || axis < 0 || o->axis == axis)) return true;
     for (int k = 0; k < o->nopnd; k++) {
       if (n == 256) return true; /* (too deep to tell: say it does) */
       stack[n++] = o->opnd[k];
     }
   }
   return false;
+}
+
+bool tl_from_program_id(tl_func *f, int32_t v, int axis) { return tl_computed_from(f, v, TL_OP_program_id, axis); }
+
+tl_tileconst *tl_tileconst_named(tl_func *f, const char *name) {
+  for (int i = 0; i < f->consts.len; i++)
+    if (!strcmp(f->consts.data[i].name, name)) return &f->consts.data[i];
+  return NULL;
 }

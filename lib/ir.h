@@ -341,8 +341,12 @@ tl_module *tl_parse_ir(tl_ctx *c, int32_t file);
  * (errors) prefixed "verifier: ".  Returns true when valid. */
 bool tl_verify_func(tl_func *f);
 bool tl_verify_module(tl_module *m);
-/* Whether value v is computed from program_id(axis) (-1: any axis) (ir.c). */
+/* Whether value v is computed from an op of opcode opc (a program_id of axis `axis`, -1: any) (ir.c);
+ * tl_from_program_id: from program_id(axis). */
+bool tl_computed_from(tl_func *f, int32_t v, int opc, int axis);
 bool tl_from_program_id(tl_func *f, int32_t v, int axis);
+/* The tile constant named `name` of f, or NULL (ir.c). */
+tl_tileconst *tl_tileconst_named(tl_func *f, const char *name);
 
 /* ---- passes ------------------------------------------------------------------- */
 typedef struct tl_pass_opts {

@@ -512,35 +512,13 @@ static int attn_order_span(tl_func *f, const main_loop *ml, bool attn_wg, const 
 
 typedef enum { SRC_ATTR, SRC_OPTION, SRC_NAME, SRC_DEFAULT } choice_source;
 
-/* The loop's range (start, end or step) moves with the program ids: its tiles weigh differently
- * (causal attention), so a static persistent order would unbalance the SMs. */
-/* Whether scalar v is computed from a load (data: a sequence length read from a tensor); each op visited once. */
-static bool from_load(tl_func *f, int32_t v) {
-  uint8_t *seen = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);
-  memset(seen, 0, (size_t)f->ops.len + 1);
-  int32_t stack[256];
-  int n = 0;
-  stack[n++] = v;
-  while (n > 0) {
-    int32_t d = tl_val(f, stack[--n])->def;
-    if (d < 0 || seen[d]) continue;
-    seen[d] = 1;
-    tl_op *o = tl_op_at(f, d);
-    if (o->opc == TL_OP_load) return true;
-    for (int k = 0; k < o->nopnd; k++) {
-      if (n == 256) return true; /* (too deep to tell: say it does, as tl_from_program_id) */
-      stack[n++] = o->opnd[k];
-    }
-  }
-  return false;
-}
-
+/* The loop's range (start, end or step) moves with the tile -- with program_id(0) (causal attention) or a bound read
+ * from memory (per-sequence lengths): its tiles weigh differently, so a static persistent order would unbalance the SMs. */
 static bool range_moves_with_tile(tl_func *f, int32_t for_op) {
   tl_op *lo = tl_op_at(f, for_op);
   bool moves = lo->nopnd < 3;
-  /* (program_id(0): causal; a bound read from memory: per-sequence lengths, a decode-variant hunt) */
   for (int k = 0; k < 3 && k < lo->nopnd; k++)
-    moves = moves || tl_from_program_id(f, lo->opnd[k], 0) || from_load(f, lo->opnd[k]);
+    moves = moves || tl_from_program_id(f, lo->opnd[k], 0) || tl_computed_from(f, lo->opnd[k], TL_OP_load, -1);
   return moves;
 }
 
