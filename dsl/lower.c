@@ -569,9 +569,8 @@ static fval eval_name(lower *L, fe_expr *e) {
     return fv_err();
   }
   binding *b = &L->env.data[i];
-  if (b->kind == B_CONST && !L->in_extent) /* (tl_tileconst.value_use) */
-    for (int c = 0; c < L->f->consts.len; c++)
-      if (!strcmp(L->f->consts.data[c].name, e->name)) L->f->consts.data[c].value_use = true;
+  tl_tileconst *tc = b->kind == B_CONST && !L->in_extent ? tl_tileconst_named(L->f, e->name) : NULL;
+  if (tc) tc->value_use = true; /* (predefined constants such as ARCH are no tile constants) */
   if (L->in_require && (b->kind == B_VALUE || b->kind == B_LOOPVAR) && b->v.cls != V_ERR && !b->v.is_const) {
     tl_error(L->ctx, e->loc,
              "require() can use shape symbols, scalar parameters and constants, not '%s', a value computed in the "
@@ -781,15 +780,14 @@ fval lw_eval(lower *L, fe_expr *e) {
      * passes/form_record.c tl_program_ids_tile_only checks the IR's side) */
     bool tiling = e->op == TK_STAR && ((e->a->kind == EX_CALL && !strcmp(e->a->name, "program_id") && e->b->kind == EX_NAME) ||
                                        (e->b->kind == EX_CALL && !strcmp(e->b->name, "program_id") && e->a->kind == EX_NAME));
-    fval x, y;
+    int ta = tiling && e->a->kind == EX_NAME, tb = tiling && e->b->kind == EX_NAME;
     /* (b first: the order GCC gave the two evaluations as arguments of one call, which the IR's op order and
      * so the PTX of every kernel follow) */
-    L->in_extent += tiling && e->b->kind == EX_NAME;
-    y = lw_eval(L, e->b);
-    L->in_extent -= tiling && e->b->kind == EX_NAME;
-    L->in_extent += tiling && e->a->kind == EX_NAME;
-    x = lw_eval(L, e->a);
-    L->in_extent -= tiling && e->a->kind == EX_NAME;
+    L->in_extent += tb;
+    fval y = lw_eval(L, e->b);
+    L->in_extent += ta - tb;
+    fval x = lw_eval(L, e->a);
+    L->in_extent -= ta;
     v = lw_binop(L, binop_of_tok(e->op), x, y, e->loc);
     break;
   }

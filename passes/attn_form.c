@@ -140,13 +140,12 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_attn_form_plan *plan,
                             "so it must be the keys' extent)",
                     f->params.data[pk].name, bn, bn),
            false;
-  for (int i = 0; i < f->consts.len; i++)
-    if (!strcmp(f->consts.data[i].name, bn) && f->consts.data[i].value_use)
-      return snprintf(why, n, "off (the tile constant %s, the score dot's N extent %lld, is used as a number, not only "
-                              "as a tile extent or the loop's step: the form sets it by name and would change what "
-                              "the kernel computes)",
-                      bn, (long long)b->shape[1]),
-             false;
+  if (tl_tileconst_named(f, bn)->value_use)
+    return snprintf(why, n, "off (the tile constant %s, the score dot's N extent %lld, is used as a number, not only "
+                            "as a tile extent or the loop's step: the form sets it by name and would change what "
+                            "the kernel computes)",
+                    bn, (long long)b->shape[1]),
+           false;
   const char *e = getenv("TILEC_ATTN_FORM_MIN_S");
   /* (f->attn_persist_fits: route_pipeline found the main loop's range independent of the program,
    * every tile the same weight; a causal kernel's is not) */

@@ -158,13 +158,12 @@ static bool plan_for(tl_func *f, const tl_pass_opts *o, tl_small_m_plan *plan, c
   /* the forms set the three by name: each must be only a tile extent or the tiling (tl_tileconst.value_use: a group
    * scale's index k0 / BK would change meaning) */
   for (int i = 0; i < 3; i++)
-    for (int c = 0; c < f->consts.len; c++)
-      if (!strcmp(f->consts.data[c].name, names[i]) && f->consts.data[c].value_use)
-        return snprintf(why, n, "off (the tile constant %s, the dot's %c extent, is used as a number, not only as a tile "
-                                "extent or in the tiling: the forms set it by name and would change what the kernel "
-                                "computes)",
-                        names[i], "MNK"[i]),
-               false;
+    if (tl_tileconst_named(f, names[i])->value_use)
+      return snprintf(why, n, "off (the tile constant %s, the dot's %c extent, is used as a number, not only as a tile "
+                              "extent or in the tiling: the forms set it by name and would change what the kernel "
+                              "computes)",
+                      names[i], "MNK"[i]),
+             false;
   const char *table = switch_value("TILEC_SMALL_M_FORMS");
   int ws = waves_switch();
   char with_waves[sizeof default_forms + sizeof default_waves_form + 1];

@@ -616,11 +616,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
   while ((1 << q.lognrep) < q.nrep) q.lognrep++;
   int logwm = 0;
   while ((1 << logwm) < q.wm) logwm++;
-  if (!cg_dot_is_wgmma(p, D) && (q.mrep > MAXREP || q.nrep > MAXREP))
+  if (!cg_dot_is_wgmma(p, D) && (q.mrep > MAXREP || q.nrep > MAXREP)) {
+    int nw = g->f->warps > 0 ? g->f->warps : 4;
     cg_unsupported(g, "dot with %d x %d m16n8 blocks per warp (at most %d x %d) on %d warps: more warps split it "
-                      "(@warps(%d) or --warps=%d), or a smaller tile", q.mrep, q.nrep, MAXREP, MAXREP,
-                   g->f->warps > 0 ? g->f->warps : 4, (g->f->warps > 0 ? g->f->warps : 4) * 2,
-                   (g->f->warps > 0 ? g->f->warps : 4) * 2);
+                      "(@warps(%d) or --warps=%d), or a smaller tile", q.mrep, q.nrep, MAXREP, MAXREP, nw, 2 * nw, 2 * nw);
+  }
 
   /* where the operands come from */
   opsrc sa = {0}, sb = {0};
