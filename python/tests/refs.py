@@ -1,7 +1,8 @@
 """References the interpreter tests share (not a test file): the 8-bit float code tables and a vectorized
 Philox4x32-10 (Salmon et al. 2011, the Random123 constants; test_lang_corners.py checks it against the known-answer
-vectors).  Imported by test_lang_corners.py and test_attn_variants.py (pytest puts this folder on sys.path)."""
+vectors), and the tolerance check.  Imported by the interpreter test files (pytest puts this folder on sys.path)."""
 import numpy as np
+import pytest
 
 
 def fp8_table(ebits, mbits, fn):
@@ -42,3 +43,19 @@ def philox(c0, c1, k0, k1):
         c = [(p1 >> np.uint64(32)) ^ c[1] ^ k[0], p1 & U32, (p0 >> np.uint64(32)) ^ c[3] ^ k[1], p0 & U32]
         k = [(k[0] + np.uint64(W0)) & U32, (k[1] + np.uint64(W1)) & U32]
     return c
+
+
+def check_close(what, got, ref, atol, rtol, seed):
+    """|got - ref| <= atol + rtol |ref| elementwise (NaN only where ref is NaN; atol may be an array), else fail
+    naming the first bad element and the seed that reproduces the data"""
+    got = np.asarray(got, np.float64)
+    ref = np.asarray(ref, np.float64)
+    assert got.shape == ref.shape, f"{what}: shape {got.shape}, expected {ref.shape}"
+    same = (got == ref) | (np.isnan(got) & np.isnan(ref))
+    err = np.where(same, 0.0, np.abs(got - ref))
+    bad = ~same & ~(err <= atol + rtol * np.abs(ref))  # a NaN error (a NaN where ref is not) is bad
+    if bad.any():
+        i = tuple(np.argwhere(bad)[0])
+        pytest.fail(f"{what}: {int(bad.sum())} of {bad.size} elements off (atol {np.max(atol):g}, rtol {rtol:g}), max "
+                    f"error {np.nanmax(np.where(np.isnan(err), np.inf, err)):.4g}; first at {i}: got {got[i]!r}, "
+                    f"expected {ref[i]!r} (TILEC_SEED={seed} reproduces)")

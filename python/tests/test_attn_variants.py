@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import tilec
+from refs import check_close  # python/tests/refs.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -84,17 +85,7 @@ def poisoned(shape, dtype):
 
 
 def check(what, got, ref, atol, rtol):
-    got = np.asarray(got, np.float64)
-    ref = np.asarray(ref, np.float64)
-    assert got.shape == ref.shape, f"{what}: shape {got.shape}, expected {ref.shape}"
-    same = (got == ref) | (np.isnan(got) & np.isnan(ref))
-    err = np.where(same, 0.0, np.abs(got - ref))
-    bad = ~same & ~(err <= atol + rtol * np.abs(ref))  # a NaN error (a NaN where ref is not) is bad
-    if bad.any():
-        i = tuple(np.argwhere(bad)[0])
-        pytest.fail(f"{what}: {int(bad.sum())} of {bad.size} elements off (atol {atol:g}, rtol {rtol:g}), max "
-                    f"error {np.nanmax(np.where(np.isnan(err), np.inf, err)):.4g}; first at {i}: got {got[i]!r}, "
-                    f"expected {ref[i]!r} (TILEC_SEED={SEED} reproduces)")
+    check_close(what, got, ref, atol, rtol, SEED)
 
 
 def check_bf16(what, O, ref):
