@@ -374,6 +374,18 @@ tl_region *tl_region_of(tl_func *f, int32_t id) {
   return NULL;
 }
 
+bool tl_op_runs_before(tl_func *f, int32_t first, int32_t op) {
+  if (first < 0 || op < 0 || first == op) return false;
+  tl_region *r = tl_region_of(f, first);
+  int at = r ? tl_pos_in(r, first) : -1;
+  if (at < 0) return false;
+  for (int32_t a = op; a >= 0; a = tl_op_at(f, a)->parent) {
+    int pos = tl_op_at(f, a)->parent == tl_op_at(f, first)->parent ? tl_pos_in(r, a) : -1;
+    if (pos >= 0) return pos > at;
+  }
+  return false;
+}
+
 bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor) {
   if (op < 0) return false;
   for (int32_t p = f->ops.data[op].parent; p >= 0; p = f->ops.data[p].parent)

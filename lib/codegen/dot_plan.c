@@ -131,6 +131,28 @@ static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 12
 
 /* Plans dot D on wgmma where mma_remap chose it and the plan can feed it; NULL when it did (or mma_remap did not
  * choose it), else why the dot stays on mma.sync (for --explain: mma_remap's line says what it chose). */
+/* Dot D, in a loop after the one x is staged before, may read x as its wgmma A from that resident slot:
+ * the staging (in the first loop's preheader, whatever its trip count) runs before D's loop on every path,
+ * and the dot it was staged for reads x as a wgmma A too (the slot's layout: swizzle atoms, fenced for the
+ * async proxy).  The Triton tutorial's causal split, q read by an unmasked loop and a diagonal loop: D's own
+ * copy was never staged (a wgmma A is not restaged each step) and its scratch past the kernel's shared
+ * memory (a fault; an attention-variant hunt). */
+static bool resident_reaches(cg *g, int32_t x, int32_t D) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int32_t D1 = p->inv_dot[x];
+  return p->vkind[x] == SRC_INVARIANT && tl_op_at(f, D)->opnd[0] == x && D1 >= 0 && D1 != D &&
+         tl_op_at(f, D1)->opnd[0] == x && cg_dot_is_wgmma(p, D1) &&
+         tl_op_runs_before(f, p->inv_loop[x], tl_op_at(f, D)->parent);
+}
+
+bool cg_resident_slot(cg *g, int32_t x, int32_t D) {
+  cg_plan *p = g->plan;
+  if (p->vkind[x] != SRC_INVARIANT) return false;
+  if (p->inv_loop[x] == g->f->ops.data[D].parent) return true;
+  return cg_dot_is_wgmma(p, D) && resident_reaches(g, x, D);
+}
+
 static const char *plan_wgmma(cg *g, int32_t D) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -184,6 +206,8 @@ static const char *plan_wgmma(cg *g, int32_t D) {
     if (!sa->swz || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || sa->stage_bytes % 1024)
       return "a's ring slot is not a wgmma swizzle atom (rows of 32, 64 or 128 bytes, 1024-byte stages)";
   } else if (p->vkind[a] == SRC_INVARIANT) {
+    if (p->inv_loop[a] != o->parent && !resident_reaches(g, a, D))
+      return "a is staged once before another loop whose staging does not reach this one (or is not a wgmma A there)";
     if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024)
       return "a's resident slot is not a wgmma swizzle atom";
   } else if (!staged_a && (p->vkind[a] != SRC_STAGED || aeb != 2 || !cg_a_from_regs(g, a, cg_layout(g, o->res[0]), aeb))) {
@@ -447,7 +471,9 @@ static int plan_scratch_bytes(cg *g) {
         int32_t x = o->opnd[w];
         const tl_type *xt = &tl_val(f, x)->type;
         int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
-        if (p->vkind[x] != SRC_STAGED || xt->rank != 2 || lc->kind != TL_LAYOUT_MMA) continue;
+        /* (a tile staged once before another loop that this dot's slot does not read: its own copy, emit_dot.c) */
+        bool staged = p->vkind[x] == SRC_STAGED || (p->vkind[x] == SRC_INVARIANT && !cg_resident_slot(g, x, D));
+        if (!staged || xt->rank != 2 || lc->kind != TL_LAYOUT_MMA) continue;
         if (w == 0 ? cg_a_from_regs(g, x, lc, eb) : cg_b_from_regs(g, x, lc, eb)) continue; /* (emit_dot.c's choice) */
         b += (int64_t)xt->shape[0] * xt->shape[1] * eb;
       }
@@ -474,6 +500,7 @@ void cg_make_plan(cg *g) {
   p->vstream = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   p->inv_done = tl_alloc(&g->ctx->arena, (size_t)f->values.len + 1);
   p->inv_loop = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
+  p->inv_dot = tl_alloc(&g->ctx->arena, sizeof(int32_t) * ((size_t)f->values.len + 1));
   memset(p->inv_done, 0, (size_t)f->values.len + 1);
   p->follow = f->sched != NULL;
   if (f->layouts) { /* a row kernel's reduces: their own slots at the bottom (emit_reduce.c) */
@@ -557,12 +584,18 @@ void cg_make_plan(cg *g) {
         p->vkind[x] = SRC_INVARIANT;
         p->vstream[x] = persist;
         p->inv_loop[x] = L;
+        p->inv_dot[x] = D;
         persist += (bytes + 127) / 128 * 128;
       }
     }
     const char *not_wgmma = plan_wgmma(g, D);
     if (not_wgmma) /* (--explain: mma_remap's line said wgmma) */
       add_dot_note(g, "dot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", o->loc.line, o->loc.col, not_wgmma);
+    else if (p->vkind[o->opnd[0]] == SRC_INVARIANT && p->inv_loop[o->opnd[0]] != L) {
+      tl_op *l1 = tl_op_at(f, p->inv_loop[o->opnd[0]]);
+      add_dot_note(g, "dot at %d:%d: a from the resident slot staged once before the loop at %d:%d", o->loc.line,
+                   o->loc.col, l1->loc.line, l1->loc.col);
+    }
     /* an 8-bit [K][N] B streamed only because the dot was to be wgmma */
     int32_t b = o->opnd[1];
     if (p->vkind[b] == SRC_STREAM && p->streams[p->vstream[b]].kn8 && !cg_layout(g, o->res[0])->mma_npair)
@@ -609,7 +642,7 @@ void cg_make_plan(cg *g) {
       int32_t x = o->opnd[w];
       /* (a dot outside the loop x is resident in stages its own copy, emit_dot.c's kinds: no shared slot -- the
        * peeled last tile of a decode kernel, q read in and after the loop: an attention-variant hunt) */
-      if (p->vkind[x] == SRC_INVARIANT && p->inv_loop[x] != o->parent) continue;
+      if (p->vkind[x] == SRC_INVARIANT && !cg_resident_slot(g, x, D)) continue;
       if (p->vkind[x] == SRC_INVARIANT) {
         /* staged once by its first dot: a wgmma A of rows over 128 bytes stages [K/64][M][64]
          * atoms (emit_dot.c stage_atoms), which this dot's ldmatrix would read as plain rows

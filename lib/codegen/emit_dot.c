@@ -631,7 +631,11 @@ void cg_emit_dot(cg *g, tl_op *o) {
   /* vkind is per value: an operand staged once before another loop (a dot outside that loop, or
    * in a second loop, shares it) is staged here like any other (random test, seed 12869) */
   for (int w = 0; w < 2; w++)
-    if (kinds[w] == SRC_INVARIANT && p->inv_loop[w ? b : a] != L) kinds[w] = SRC_STAGED;
+    if (kinds[w] == SRC_INVARIANT && !cg_resident_slot(g, w ? b : a, D)) kinds[w] = SRC_STAGED;
+  /* (a wgmma A is never restaged each step: dot_plan accepted it resident, registers or its own slot) */
+  if (cg_dot_is_wgmma(p, D) && kinds[0] == SRC_STAGED && !p->wg_staged_a[cg_wg_index(p, D)] &&
+      !cg_a_from_regs(g, a, lc, eb))
+    TL_INTERNAL(g->ctx, "codegen: a wgmma dot's A staged per step");
   if (kinds[0] == SRC_STAGED && cg_a_from_regs(g, a, lc, eb)) kinds[0] = SRC_REGS;
   if (kinds[1] == SRC_STAGED && cg_b_from_regs(g, b, lc, eb)) kinds[1] = SRC_REGS;
   int scratch = 0, need = 0;

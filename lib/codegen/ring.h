@@ -156,6 +156,7 @@ typedef struct cg_plan {
   int nring;
   bool *inv_done;         /* per value: invariant operand staged */
   int32_t *inv_loop;      /* per value: the loop an INVARIANT operand is staged before (its dots read it there) */
+  int32_t *inv_dot;       /* per value: the dot whose plan made it INVARIANT (its reader in inv_loop) */
   bool follow;            /* f->sched present: follow lib/schedule.h, plain where a pass did not run */
   int32_t wg_dots[CG_MAX_WG];     /* dots emitted as wgmma (emit_wgmma.c) */
   bool wg_inflight[CG_MAX_WG];    /* ... whose accumulator chain allows a group in flight across iterations */
@@ -372,6 +373,9 @@ tl_dot_sched *cg_dot_sched(cg *g, int32_t D); /* the schedule entry of dot D whe
 int cg_staged_pitch(cg *g, int32_t D, int w, int32_t cols, int eb, bool *swz);
 int cg_wg_index(cg_plan *p, int32_t D);      /* index of dot D in p->wg_dots, or -1 */
 bool cg_dot_is_wgmma(cg_plan *p, int32_t D);
+/* Dot D reads operand x from x's resident slot: D is in the loop x is staged before, or D is a wgmma A in a
+ * later loop that slot's staging reaches (cg_resident_reaches). */
+bool cg_resident_slot(cg *g, int32_t x, int32_t D);
 
 /* emit_ring.c: the cp.async ring of streamed operands */
 /* The value of scalar v at the iteration of loop L whose iv is iv_sub. */

@@ -182,8 +182,8 @@ void cg_lazy_issue_next(cg *g, tl_op *dot) {
     if (o->opc != TL_OP_dot || (g->early && g->early[id])) continue;
     if (cg_wg_index(p, id) < 0) return; /* an mma.sync dot: the scan ends */
     int32_t a = o->opnd[0], b = o->opnd[1], acc = o->opnd[2];
-    bool slots = (p->vkind[a] == SRC_STREAM || (p->vkind[a] == SRC_INVARIANT && p->inv_loop[a] == L)) &&
-                 (p->vkind[b] == SRC_STREAM || (p->vkind[b] == SRC_INVARIANT && p->inv_loop[b] == L));
+    bool slots = (p->vkind[a] == SRC_STREAM || cg_resident_slot(g, a, id)) &&
+                 (p->vkind[b] == SRC_STREAM || cg_resident_slot(g, b, id));
     int32_t zd = tl_val(f, acc)->def;
     bool zero_here = zd >= 0 && tl_op_at(f, zd)->opc == TL_OP_const && tl_op_at(f, zd)->parent == L && pos[zd] > at;
     if (!slots || (!zero_here && (!cg_body_ready(g, r, pos, at, acc) || !g->vals[acc].r)))
