@@ -108,10 +108,14 @@ for c in 0 1; do sq layout cutlass_attn_kt $ZH -D CAUSAL=$c --scalar scale=0.1; 
 for d in 72 80 96; do for s in 77 300 1100; do [ $s = 77 ] && r=one || r=big
   $r layout cutlass_attn_dpad $ZH --size D=$d --size S=$s --scalar scale=0.1; done; done
 
-# outputs.tile: LSE, f32 O, f16 with the LSE
+# outputs.tile: LSE, f32 O, f16 with the LSE.  The f32 O goes through P rounded to bf16 (as on every tensor-core
+# attention): where the GPU's ex2.approx and the interpreter's exp2 land on two sides of a bf16 rounding boundary, O
+# moves by 2^-8 p v / l, above tilec run's f32 tolerance (1e-4; S 300 D128 measured 2.3e-4 on an H100, thirty-sixth
+# session): the f32 O is checked at the user-kernel tests' tolerance for outputs computed through bf16 (1e-3 / 1e-2).
 for k in cutlass_attn_lse cutlass_attn_f32out cutlass_attn_f16; do
-  sq outputs $k $ZH --scalar scale=0.1
-  for s in 300 1100; do big outputs $k $ZH -D D=256 --size S=$s --scalar scale=0.06; done; done
+  tol=; [ $k = cutlass_attn_f32out ] && tol="--atol 1e-3 --rtol 1e-2"
+  sq outputs $k $ZH --scalar scale=0.1 $tol
+  for s in 300 1100; do big outputs $k $ZH -D D=256 --size S=$s --scalar scale=0.06 $tol; done; done
 big outputs attn_lse $ZH -D D=128 --size S=1100 --scalar scale=0.1
 
 # fp8.tile: e4m3 Q, K, V with descales, P in e4m3 (D 128 only)
