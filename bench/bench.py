@@ -161,6 +161,8 @@ class Kernel:
                 arr[i].u.tensor = C.pointer(t)
             elif isinstance(v, float):
                 arr[i].kind = 3; arr[i].u.f32 = v
+            elif isinstance(v, tuple) and v[0] == "i64":  # an i64 scalar: ("i64", value)
+                arr[i].kind = 2; arr[i].u.i64 = int(v[1])
             else:
                 arr[i].kind = 1; arr[i].u.i32 = int(v)
         keep.append(arr)

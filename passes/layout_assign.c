@@ -27,6 +27,7 @@
  *    the layout that use wants;
  *  - what still differs gets a convert_layout (constants are cloned instead). */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "layout.h"
@@ -42,6 +43,7 @@ typedef struct la_state {
   int warps;
   int32_t *uses;
   bool rows;  /* a kernel without a dot: the memory-bound rules below (docs/rows.md) */
+  bool rand_follow; /* a kernel with a dot, TILEC_RAND_FOLLOW on: follows_first_user */
   bool *seen; /* per value: an assigned op has used it (rows only) */
   bool gather_index; /* rows, gather layout on: gather indices in the load's layout */
   const int32_t *leaf_loads; /* loads a retarget may leave in their layout (frag_shared_load), or NULL */
@@ -120,9 +122,43 @@ static bool is_cheap_op(int opc) {
   return opc == TL_OP_const || opc == TL_OP_iota || opc == TL_OP_splat;
 }
 
+/* TILEC_RAND_FOLLOW=1 (kernels with a dot; opt-in until measured on a GPU, thirty-seventh session): random-number
+ * masks follow their first user, below. */
+static bool rand_follow_on(void) {
+  return tl_code_env_on("TILEC_RAND_FOLLOW");
+}
+
 static bool is_chain_op(la_state *st, const tl_op *o) {
   return o->opc == TL_OP_load || o->opc == TL_OP_expand_dims || o->opc == TL_OP_broadcast ||
-         (tl_opinfo_table[o->opc].flags & TL_EW) || (st->rows && o->opc == TL_OP_rand);
+         (tl_opinfo_table[o->opc].flags & TL_EW) || (o->opc == TL_OP_rand && (st->rows || st->rand_follow));
+}
+
+/* Made of indices alone: v's chain holds only constants, iota, splats, expand_dims, broadcasts,
+ * elementwise ops and rand -- no load, dot, reduce or loop-carried value (dropout's keep mask
+ * `rand(seed, (z * S + rows) * S + cols) >= p`). */
+static bool index_made(la_state *st, int32_t v, int depth) {
+  if (depth > 16 || !is_tile(st, v)) return !is_tile(st, v);
+  tl_value *val = tl_val(st->f, v);
+  if (val->def < 0) return false;
+  tl_op *o = tl_op_at(st->f, val->def);
+  if (is_cheap_op(o->opc)) return true;
+  if (o->nres != 1 || (o->opc != TL_OP_expand_dims && o->opc != TL_OP_broadcast && o->opc != TL_OP_rand &&
+                       !(tl_opinfo_table[o->opc].flags & TL_EW)))
+    return false;
+  for (int k = 0; k < o->nopnd; k++)
+    if (!index_made(st, o->opnd[k], depth + 1)) return false;
+  return true;
+}
+
+/* Kernels with a dot (TILEC_RAND_FOLLOW): a random mask made of indices, used by several ops, takes
+ * the layout of the first op that uses it (re-made there: its chain has one user each), so dropout's
+ * `where(keep, p * s, 0)` keeps p's accumulator layout and the value dot reads P from registers (wgmma)
+ * instead of P converted to the mask's blocked layout through shared memory (an mma.sync dot, and a
+ * D128 backward refused: its dO tile read by a wgmma and an mma.sync dot).  Its later users find it
+ * there. */
+static bool follows_first_user(la_state *st, int32_t v) {
+  return st->rand_follow && st->seen && (st->uses[v] == 1 || !st->seen[v]) && index_made(st, v, 0) &&
+         tl_computed_from(st->f, v, TL_OP_rand, -1);
 }
 
 /* rows: a load (or a broadcast of one) used by several ops may still follow its first user
@@ -234,7 +270,7 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
     if (apply && st->uses[v] <= 1) vtype(st, v)->layout = intern(st, l);
     return true;
   }
-  if (!single_use(st, v, &o)) {
+  if (!single_use(st, v, &o) && !follows_first_user(st, v)) {
     /* an operand prologue's load with several users (gemm_w4a16_packed's one word of (s, z) a
      * column, taken apart by two bitcasts): left in its layout; phase B converts it for the users,
      * and codegen reads the slot again in the converted layout (emit_prologue.c
@@ -249,7 +285,11 @@ static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, in
     if (!is_tile(st, a)) continue;
     if (o.opc == TL_OP_load && k == 0) continue; /* the tensor */
     tl_layout want = tl_layout_for_operand(l, &o, vtype(st, a)->shape);
-    if (!retarget(st, a, &want, apply, depth + 1)) return false;
+    if (retarget(st, a, &want, apply, depth + 1)) continue;
+    /* (a random mask's offsets that other ops use too, made of indices alone: phase B re-makes them
+     * in the layout rand wants, fix_region's clone_remat) */
+    if (o.opc == TL_OP_rand && st->rand_follow && is_remat(st, a, 0)) continue;
+    return false;
   }
   if (apply) vtype(st, v)->layout = intern(st, l);
   return true;
@@ -319,7 +359,12 @@ static bool broadcast_is_free(const tl_layout *s, const tl_layout *l, const int3
 static void assign_ew(la_state *st, tl_op *o) {
   int32_t res = o->res[0];
   int32_t chosen = -1;
-  /* strong first, then weak, then rematerializable (those follow their consumer) */
+  /* strong first (a random mask that follows its first user last of those), then weak, then
+   * rematerializable (those follow their consumer) */
+  for (int k = 0; k < o->nopnd && chosen < 0; k++)
+    if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], 0) && !is_remat(st, o->opnd[k], 0) &&
+        !follows_first_user(st, o->opnd[k]))
+      chosen = o->opnd[k];
   for (int k = 0; k < o->nopnd && chosen < 0; k++)
     if (is_tile(st, o->opnd[k]) && !is_weak(st, o->opnd[k], 0) && !is_remat(st, o->opnd[k], 0))
       chosen = o->opnd[k];
@@ -521,7 +566,9 @@ static void assign_op(la_state *st, int32_t opid) {
   case TL_OP_convert_layout:
     if (rt->layout < 0) rt->layout = vtype(st, a0)->layout;
     return;
-  case TL_OP_rand: /* elementwise over its offsets */
+  case TL_OP_rand: /* elementwise over its offsets (a mask that followed its first user keeps that layout in a
+                     * loop's later rounds; phase B re-makes the offsets there) */
+    if (st->rand_follow && rt->layout >= 0) return;
     rt->layout = is_tile(st, o->opnd[1]) ? vtype(st, o->opnd[1])->layout : default_layout(st, rt);
     return;
   default:
@@ -715,8 +762,9 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   for (int v = 0; v < f->values.len; v++) f->values.data[v].type.layout = -1;
   st.uses = tl_count_uses(f);
   st.rows = !has_dot(f) && !row_rules_off();
+  st.rand_follow = !st.rows && has_dot(f) && rand_follow_on();
   st.gather_index = st.rows && gather_index_on();
-  if (st.rows) {
+  if (st.rows || st.rand_follow) {
     st.seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
     memset(st.seen, 0, (size_t)f->values.len + 1);
   }

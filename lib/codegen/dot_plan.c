@@ -185,17 +185,24 @@ static const char *plan_wgmma(cg *g, int32_t D) {
   /* a streamed operand whose rows exceed 128 bytes, read by another dot of the loop that mma_remap keeps on
    * mma.sync: one slot cannot serve both (wgmma's [K/64][M][64] atoms against ldmatrix's plain rows; the check after
    * the plan refused the kernel), so this dot stays on mma.sync too (a dual GEMM sharing A, one B computed) */
+  /* (the slot's rows, not the operand's: a trans(dO) read K-major shares dO's slot of 256-byte rows with the
+   * dot that reads dO itself; and a dot planned before this one that stayed on mma.sync counts, whatever
+   * mma_remap said -- a dropout backward's dV dot, its P not in the accumulator layout: dK / dV at D128 was refused
+   * by the check after the plan) */
   for (int w = 0; w < 2; w++) {
     int32_t x = o->opnd[w];
-    const tl_type *xt = &tl_val(f, x)->type;
-    if (p->vkind[x] != SRC_STREAM || xt->rank != 2 || xt->shape[1] * tl_dtype_bytes((tl_dtype)xt->dtype) <= 128)
-      continue;
+    if (p->vkind[x] != SRC_STREAM) continue;
+    const cg_stream *sx = &p->streams[p->vstream[x]];
+    if (sx->cols * sx->eb <= 128) continue;
     for (int32_t D2 = 0; D2 < f->ops.len; D2++) {
       const tl_op *o2 = tl_op_at(f, D2);
       if (D2 == D || (o2->flags & TL_OPF_DEAD) || o2->opc != TL_OP_dot || o2->parent != o->parent) continue;
-      if (o2->opnd[0] != x && o2->opnd[1] != x) continue;
+      bool same = false;
+      for (int w2 = 0; w2 < 2; w2++)
+        same = same || (p->vkind[o2->opnd[w2]] == SRC_STREAM && p->vstream[o2->opnd[w2]] == p->vstream[x]);
+      if (!same) continue;
       tl_dot_sched *e2 = cg_dot_sched(g, D2);
-      if (!e2 || !e2->remapped || e2->instr != TL_SCHED_MMA_WGMMA)
+      if (!e2 || !e2->remapped || e2->instr != TL_SCHED_MMA_WGMMA || (D2 < D && !cg_dot_is_wgmma(p, D2)))
         return "an operand's slot, rows over 128 bytes, is read by another dot of the loop on mma.sync";
     }
   }
@@ -588,7 +595,7 @@ void cg_make_plan(cg *g) {
         persist += (bytes + 127) / 128 * 128;
       }
     }
-    const char *not_wgmma = plan_wgmma(g, D);
+    const char *not_wgmma = plan_wgmma(g, D); if (getenv("DBG_WG") && not_wgmma) fprintf(stderr, "DBG dot %d:%d %s\n", o->loc.line, o->loc.col, not_wgmma);
     if (not_wgmma) /* (--explain: mma_remap's line said wgmma) */
       add_dot_note(g, "dot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", o->loc.line, o->loc.col, not_wgmma);
     else if (p->vkind[o->opnd[0]] == SRC_INVARIANT && p->inv_loop[o->opnd[0]] != L) {

@@ -155,7 +155,9 @@ static LLVMValueRef rand_one(cg *g, int kind, LLVMValueRef o, LLVMValueRef k0, L
 }
 
 /* Registers r .. r + n - 1 (offsets o[]): one block when o[0] is a multiple of n and
- * o[i] = o[0] + i, else an element at a time; the results join in phis. */
+ * o[i] = o[0] + i, else an element at a time; the results join in phis.  n is the block's
+ * offsets (per_block), or half of them for uniforms and ints: a pair o, o + 1 with o even takes
+ * the block's words 0, 1 or 2, 3 by o's bit 1 (the mma layout holds column pairs). */
 static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
   LLVMBuilderRef B = g->B;
   LLVMValueRef fast = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, o[0], u32c(g, (uint32_t)n - 1), ""), u32c(g, 0), "");
@@ -171,6 +173,11 @@ static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0,
   /* uniforms and ints: the words join, the value is made once after the join (a compare sees the
    * uniform's integer: emit_elementwise.c uniform_cmp) */
   bool words = kind != TL_RAND_NORMAL;
+  if (words && n == 2) { /* (a pair: the block's upper words when o[0] & 2) */
+    LLVMValueRef up = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, o[0], u32c(g, 2), ""), u32c(g, 0), "");
+    w[0] = LLVMBuildSelect(B, up, w[2], w[0], "");
+    w[1] = LLVMBuildSelect(B, up, w[3], w[1], "");
+  }
   for (int i = 0; i < n; i++) vf[i] = !words ? rand_value(g, kind, w[2 * i], w[2 * i + 1]) : w[i];
   LLVMBasicBlockRef fend = LLVMGetInsertBlock(B);
   LLVMBuildBr(B, jb);
@@ -188,6 +195,13 @@ static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0,
   for (int i = 0; words && i < n; i++) out[i] = rand_value(g, kind, out[i], NULL);
 }
 
+/* Basis b of layout l is `step` along the last dimension and 0 along the others. */
+static bool unit_last(const tl_layout *l, const int32_t *b, int step) {
+  for (int d = 0; d < l->rank; d++)
+    if (b[d] != (d == l->rank - 1 ? step : 0)) return false;
+  return true;
+}
+
 void cg_emit_rand(cg *g, tl_op *o) {
   LLVMBuilderRef B = g->B;
   LLVMValueRef seed = cg_get(g, o->opnd[0])->r[0];
@@ -202,6 +216,11 @@ void cg_emit_rand(cg *g, tl_op *o) {
   int per = per_block(o->kind);
   const char *env = tl_code_env("TILEC_RAND_BLOCK"); /* measuring only: 0 = a block per element (the same bits) */
   if (env && env[0] == '0') per = 1;
+  /* a layout whose registers hold pairs along the last dimension, not fours (the mma layout: columns 2c,
+   * 2c + 1, then 8 rows down): a block a pair, where fours would take a block an element (the run-time
+   * test of four consecutive offsets fails) */
+  if (per == 4 && l && l->nreg >= 1 && unit_last(l, l->reg[0], 1) && (l->nreg < 2 || !unit_last(l, l->reg[1], 2)))
+    per = 2;
   for (int32_t r = 0; r < off->n;) {
     if (l && tl_layout_canon_reg(l, r) != r) {
       d->r[r] = d->r[tl_layout_canon_reg(l, r)];

@@ -671,3 +671,33 @@ def test_dropout_repro_11(rng, kernel, S, pdrop):
     O = poisoned((Z, H, S, D), "bf16")
     run("dropout", kernel, bf(q), bf(k), bf(v), O, SCALE, pdrop, seed)
     check_bf16(f"{kernel} S{S} pdrop {pdrop} seed {seed}", O, ref)
+
+
+@both("bwd_dropout")
+@sizes("D,S,pdrop", (64, 1, 0.0), (64, 127, 0.3), (64, 129, 0.0), (64, 300, 0.1), (128, 129, 0.5), (128, 65, 0.2))
+def test_bwd_dropout(rng, kernel, D, S, pdrop):
+    """dK, dV of non-causal attention with dropout on P, the forward's keep mask (same offsets) from an
+    independent Philox; LSE (base 2) and Dl = rowsum(dO O) of the float64 forward"""
+    Z, H = 1, 2
+    seed = int(rng.integers(1, 2 ** 40))
+    q, k, v = qkv(rng, (Z, H, S, D), (Z, H, S, D))
+    do = uni(rng, Z, H, S, D)
+    i = np.arange(S)
+    zh = np.arange(Z * H).reshape(Z, H)
+    offs = (zh[:, :, None, None] * S + i[:, None]) * S + i[None, :]  # [.., query, key]
+    keep = ref_rand(seed, offs) >= np.float32(pdrop)
+    s2 = np.einsum("...qd,...kd->...qk", q, k) * SCALE * np.log2(np.e)
+    lse = np.log2(np.exp2(s2 - s2.max(-1, keepdims=True)).sum(-1)) + s2.max(-1)
+    p = np.exp2(s2 - lse[..., None])
+    pd = np.where(keep, p, 0.0) / (1 - pdrop)
+    o = np.einsum("...qk,...kd->...qd", pd, v)
+    dl = (do * o).sum(-1)
+    dv = np.einsum("...qk,...qd->...kd", pd, do)
+    dp = np.where(keep, np.einsum("...qd,...kd->...qk", do, v), 0.0) / (1 - pdrop)
+    ds = p * (dp - dl[..., None])
+    dk = np.einsum("...qk,...qd->...kd", ds, q) * SCALE
+    dK, dV = poisoned((Z, H, S, D), "bf16"), poisoned((Z, H, S, D), "bf16")
+    run("dropout", kernel, bf(q), bf(k), bf(v), bf(do), lse.astype(np.float32), dl.astype(np.float32), dK, dV,
+        SCALE, pdrop, seed, D=D)
+    check_bf16(f"{kernel} dV D{D} S{S} pdrop {pdrop} seed {seed}", dV, dv)
+    check_bf16(f"{kernel} dK D{D} S{S} pdrop {pdrop} seed {seed}", dK, dk)

@@ -134,6 +134,10 @@ big loops cutlass_attn_nomask $ZH -D D=256 --size S=1088 --scalar scale=0.06
 sq dropout cutlass_attn_dropout $ZH --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=1234
 big dropout cutlass_attn_dropout $ZH --size S=300 --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=1234
 big dropout attn_dropout $ZH --size S=300 --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=1234
+# the dK / dV backward with dropout at D 64 and 128 (D128 refused before the thirty-seventh session)
+for d in 64 128; do for s in 77 300; do [ $s = 77 ] && r=one || r=big
+  $r dropout cutlass_attn_bwd_dropout $ZH -D D=$d --size S=$s --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=99
+done; done
 
 echo "attn_variants.sh: $n run, $fail failed ($MODE)"
 [ $fail = 0 ]
