@@ -158,7 +158,8 @@ static LLVMValueRef rand_one(cg *g, int kind, LLVMValueRef o, LLVMValueRef k0, L
  * o[i] = o[0] + i, else an element at a time; the results join in phis.  n is the block's
  * offsets (per_block), or half of them for uniforms and ints: a pair o, o + 1 with o even takes
  * the block's words 0, 1 or 2, 3 by o's bit 1 (the mma layout holds column pairs). */
-static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
+static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out,
+                       bool words_out) {
   LLVMBuilderRef B = g->B;
   LLVMValueRef fast = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, o[0], u32c(g, (uint32_t)n - 1), ""), u32c(g, 0), "");
   for (int i = 1; i < n; i++)
@@ -192,7 +193,63 @@ static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0,
     LLVMBasicBlockRef from[2] = {fend, send};
     LLVMAddIncoming(out[i], vals, from, 2);
   }
-  for (int i = 0; words && i < n; i++) out[i] = rand_value(g, kind, out[i], NULL);
+  for (int i = 0; words && !words_out && i < n; i++) out[i] = rand_value(g, kind, out[i], NULL);
+}
+
+/* Uniforms and ints in a layout whose registers hold column pairs and whose lane bit 0 moves two columns (the mma
+ * layout: lane t holds columns 4c, 4c + 1 of a row, lane t ^ 1 columns 4c + 2, 4c + 3): the two lanes share each
+ * block.  Registers pr[2i], pr[2i] + 1 are pair 2i, the next two pair 2i + 1; lane t (bit 0 clear) computes the block
+ * of its pair 2i, lane t ^ 1 that of its pair 2i + 1 (the same two counters: the same rows and column groups), and
+ * each passes the half the other needs by one shuffle a word: a block a four elements, as the blocked layout's
+ * fours, instead of a block a pair.  Only where every lane of the warp finds its offsets so (o even, o + 1 beside
+ * it, o's bit 1 its lane's bit 0, the neighbour's o its own o ^ 2: vote.all); else a block an element. */
+static void rand_lane_pairs(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
+  LLVMBuilderRef B = g->B;
+  LLVMValueRef odd = LLVMBuildAnd(B, g->lane, u32c(g, 1), "");
+  LLVMValueRef is_odd = LLVMBuildICmp(B, LLVMIntNE, odd, u32c(g, 0), "");
+  LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+  for (int j = 0; j < n; j += 2) {
+    LLVMValueRef o0 = o[j], nb = cg_shfl_xor(g, o0, 1);
+    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, o0, u32c(g, 3), ""), LLVMBuildShl(B, odd, u32c(g, 1), ""), ""), "");
+    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, o[j + 1], LLVMBuildAdd(B, o0, u32c(g, 1), ""), ""), "");
+    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, nb, LLVMBuildXor(B, o0, u32c(g, 2), ""), ""), "");
+  }
+  LLVMValueRef okv = LLVMBuildZExt(B, ok, g->i32, "");
+  LLVMValueRef all = cg_asm(g, g->i32,
+                            "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
+                            "=r,r", &okv, 1, false);
+  LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rand.lanes");
+  LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rand.pairs");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->C, g->fn, "rand.lanes.join");
+  LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntNE, all, u32c(g, 0), ""), fb, sb);
+  LLVMPositionBuilderAtEnd(B, fb);
+  LLVMValueRef *vf = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)n * 2), *vs = vf + n;
+  for (int j = 0; j < n; j += 4) { /* pairs j / 2 and j / 2 + 1: registers j, j + 1 and j + 2, j + 3 */
+    LLVMValueRef own = LLVMBuildSelect(B, is_odd, o[j + 2], o[j], ""), w[4];
+    philox(g, LLVMBuildLShr(B, own, u32c(g, 2), ""), block_stream(kind), k0, k1, w);
+    LLVMValueRef r[2];
+    for (int i = 0; i < 2; i++) /* the even lane passes words 2, 3; the odd one words 0, 1 */
+      r[i] = cg_shfl_xor(g, LLVMBuildSelect(B, is_odd, w[i], w[2 + i], ""), 1);
+    for (int i = 0; i < 2; i++) {
+      vf[j + i] = LLVMBuildSelect(B, is_odd, r[i], w[i], "");
+      vf[j + 2 + i] = LLVMBuildSelect(B, is_odd, w[2 + i], r[i], "");
+    }
+  }
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(B);
+  LLVMBuildBr(B, jb);
+  LLVMPositionBuilderAtEnd(B, sb);
+  for (int j = 0; j < n; j++) vs[j] = rand_one(g, kind, o[j], k0, k1, true); /* (offsets of another shape) */
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(B);
+  LLVMBuildBr(B, jb);
+  LLVMPositionBuilderAtEnd(B, jb);
+  for (int i = 0; i < n; i++) {
+    out[i] = LLVMBuildPhi(B, g->i32, "");
+    LLVMValueRef vals[2] = {vf[i], NULL};
+    vals[1] = vs[i];
+    LLVMBasicBlockRef from[2] = {fend, send};
+    LLVMAddIncoming(out[i], vals, from, 2);
+  }
+  for (int i = 0; i < n; i++) out[i] = rand_value(g, kind, out[i], NULL); /* (after the join: uniform_cmp) */
 }
 
 /* Basis b of layout l is `step` along the last dimension and 0 along the others. */
@@ -219,8 +276,19 @@ void cg_emit_rand(cg *g, tl_op *o) {
   /* a layout whose registers hold pairs along the last dimension, not fours (the mma layout: columns 2c,
    * 2c + 1, then 8 rows down): a block a pair, where fours would take a block an element (the run-time
    * test of four consecutive offsets fails) */
-  if (per == 4 && l && l->nreg >= 1 && unit_last(l, l->reg[0], 1) && (l->nreg < 2 || !unit_last(l, l->reg[1], 2)))
+  if (per == 4 && l && l->nreg >= 1 && unit_last(l, l->reg[0], 1) && (l->nreg < 2 || !unit_last(l, l->reg[1], 2))) {
     per = 2;
+    /* ... and where the lane's bit 0 moves two columns, the neighbour lane's pair completes the four */
+    bool all_canon = off->n % 4 == 0 && !tl_code_env_off("TILEC_RAND_LANES");
+    for (int32_t r = 0; r < off->n && all_canon; r++) all_canon = tl_layout_canon_reg(l, r) == r;
+    if (all_canon && unit_last(l, l->lane[0], 2)) {
+      LLVMValueRef *ov = tl_alloc(&g->ctx->arena, sizeof(LLVMValueRef) * (size_t)off->n);
+      for (int32_t r = 0; r < off->n; r++)
+        ov[r] = LLVMTypeOf(off->r[r]) != g->i32 ? LLVMBuildTrunc(B, off->r[r], g->i32, "") : off->r[r];
+      rand_lane_pairs(g, o->kind, ov, off->n, k0, k1, d->r);
+      return;
+    }
+  }
   for (int32_t r = 0; r < off->n;) {
     if (l && tl_layout_canon_reg(l, r) != r) {
       d->r[r] = d->r[tl_layout_canon_reg(l, r)];
@@ -235,7 +303,7 @@ void cg_emit_rand(cg *g, tl_op *o) {
       n++;
     }
     if (n == per && per > 1) {
-      rand_group(g, o->kind, ov, n, k0, k1, d->r + r);
+      rand_group(g, o->kind, ov, n, k0, k1, d->r + r, false);
       r += n;
     } else {
       d->r[r] = rand_one(g, o->kind, ov[0], k0, k1, false);
