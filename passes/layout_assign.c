@@ -27,7 +27,6 @@
  *    the layout that use wants;
  *  - what still differs gets a convert_layout (constants are cloned instead). */
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "layout.h"

@@ -595,7 +595,7 @@ void cg_make_plan(cg *g) {
         persist += (bytes + 127) / 128 * 128;
       }
     }
-    const char *not_wgmma = plan_wgmma(g, D); if (getenv("DBG_WG") && not_wgmma) fprintf(stderr, "DBG dot %d:%d %s\n", o->loc.line, o->loc.col, not_wgmma);
+    const char *not_wgmma = plan_wgmma(g, D);
     if (not_wgmma) /* (--explain: mma_remap's line said wgmma) */
       add_dot_note(g, "dot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", o->loc.line, o->loc.col, not_wgmma);
     else if (p->vkind[o->opnd[0]] == SRC_INVARIANT && p->inv_loop[o->opnd[0]] != L) {
