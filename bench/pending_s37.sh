@@ -31,6 +31,12 @@ for c in 0 1; do for s in 300 1100; do
 done; done
 echo "docmask diag (the torch reference, ids 0..3): $(timeout 60 python3 bench/diag_docmask.py --lib $B/libtilec.so 2>&1 | tail -3)"
 echo "[$(el) s]"
+# a dot after the loop (attn_decode's peeled tail, in an if) reading q's resident slot on mma.sync (was restaged:
+# an 8 B spill gone, examples' attn_decode PTX changed): gpu_test_examples on attn_decode.tile and llama's decode
+mkdir -p /tmp/exdec && cp examples/attn_decode.tile examples/llama/attn_decode_whole.tile /tmp/exdec/
+GPU_TEST_VARIANTS=default TILEC_CACHE_DIR=/tmp/c37e timeout -k 10 150 $B/tests/gpu_test_examples /tmp/exdec > $L/exdec.log 2>&1
+echo "gpu_test_examples attn_decode rc $?: $(tail -1 $L/exdec.log)"; grep FAIL $L/exdec.log | head -5
+echo "[$(el) s]"
 # dropout: the D128 backward (refused before), and TILEC_RAND_FOLLOW=1 (the mask in the accumulator layout), against
 # the interpreter; then its timing against the default (bench/dropout_ab.py)
 for f in 0 1; do for d in 64 128; do for s in 77 300; do

@@ -146,11 +146,28 @@ static bool resident_reaches(cg *g, int32_t x, int32_t D) {
          tl_op_runs_before(f, p->inv_loop[x], tl_op_at(f, D)->parent);
 }
 
+/* The same for an mma.sync dot D: the dot the slot was staged for is on mma.sync too and stages x with D's pitch
+ * and swizzle (ldmatrix reads the same rows); it restaged x every step of its loop before (the causal split at D128
+ * on sm_80 gave up its ring for that scratch: a multi-loop hunt). */
+static bool resident_reaches_mma(cg *g, int32_t x, int32_t D) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  int32_t D1 = p->inv_dot[x];
+  if (p->vkind[x] != SRC_INVARIANT || tl_op_at(f, D)->opnd[0] != x || D1 < 0 || D1 == D ||
+      tl_op_at(f, D1)->opnd[0] != x || cg_dot_is_wgmma(p, D1) || !tl_op_runs_before(f, p->inv_loop[x], tl_op_at(f, D)->parent))
+    return false;
+  const tl_type *xt = &tl_val(f, x)->type;
+  int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
+  bool s1, s2;
+  int p1 = cg_staged_pitch(g, D1, 0, xt->shape[1], eb, &s1), p2 = cg_staged_pitch(g, D, 0, xt->shape[1], eb, &s2);
+  return p1 == p2 && s1 == s2;
+}
+
 bool cg_resident_slot(cg *g, int32_t x, int32_t D) {
   cg_plan *p = g->plan;
   if (p->vkind[x] != SRC_INVARIANT) return false;
   if (p->inv_loop[x] == g->f->ops.data[D].parent) return true;
-  return cg_dot_is_wgmma(p, D) && resident_reaches(g, x, D);
+  return cg_dot_is_wgmma(p, D) ? resident_reaches(g, x, D) : resident_reaches_mma(g, x, D);
 }
 
 static const char *plan_wgmma(cg *g, int32_t D) {
@@ -598,7 +615,7 @@ void cg_make_plan(cg *g) {
     const char *not_wgmma = plan_wgmma(g, D);
     if (not_wgmma) /* (--explain: mma_remap's line said wgmma) */
       add_dot_note(g, "dot at %d:%d: mma.sync, not mma_remap's wgmma (%s)", o->loc.line, o->loc.col, not_wgmma);
-    else if (p->vkind[o->opnd[0]] == SRC_INVARIANT && p->inv_loop[o->opnd[0]] != L) {
+    else if (p->vkind[o->opnd[0]] == SRC_INVARIANT && p->inv_loop[o->opnd[0]] != L && cg_resident_slot(g, o->opnd[0], D)) {
       tl_op *l1 = tl_op_at(f, p->inv_loop[o->opnd[0]]);
       add_dot_note(g, "dot at %d:%d: a from the resident slot staged once before the loop at %d:%d", o->loc.line,
                    o->loc.col, l1->loc.line, l1->loc.col);
