@@ -7,11 +7,9 @@
 #   - cutlass_attn_docmask -D D=128 at S 300: the padding's document id (-2) was a real one (tilec run's ids -8..8),
 #     so the result depended on the key tile (the interpreter at BN 64 against 128); now -2000: S 300 / 1100 again,
 #     and bench/diag_docmask.py against a torch reference.
-#   - dropout: cutlass_attn_bwd_dropout at D 128 (refused before: dO's slot read by a wgmma and an mma.sync dot) and
-#     TILEC_RAND_FOLLOW=1 (layout_assign: the keep mask in the accumulator layout) on and off against the interpreter,
-#     then timed on / off (bench/dropout_ab.py).  Rule written before: on by default if the forward and the backward
-#     at D 64 and 128 are all >= 1.00x off (medians of per-round ratios) and every run PASSes.
-#   here: sh tools/carry.sh build     device: run command="sh bench/pending_s37.sh .carry" carry=[".carry"] timeout_s=560
+#   - attn_decode's peeled tail dot reading q's resident slot (gpu_test_examples on attn_decode and llama's decode);
+#   (dropout: bench/pending_s37b.sh)
+#   here: sh tools/carry.sh build     device: run command="sh bench/pending_s37.sh .carry" carry=[".carry"] timeout_s=480
 . bench/pending_env.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
 tr1() { # FILE KERNEL ARGS...: tilec run --device against the interpreter, its last line
@@ -36,15 +34,4 @@ echo "[$(el) s]"
 mkdir -p /tmp/exdec && cp examples/attn_decode.tile examples/llama/attn_decode_whole.tile /tmp/exdec/
 GPU_TEST_VARIANTS=default TILEC_CACHE_DIR=/tmp/c37e timeout -k 10 150 $B/tests/gpu_test_examples /tmp/exdec > $L/exdec.log 2>&1
 echo "gpu_test_examples attn_decode rc $?: $(tail -1 $L/exdec.log)"; grep FAIL $L/exdec.log | head -5
-echo "[$(el) s]"
-# dropout: the D128 backward (refused before), and TILEC_RAND_FOLLOW=1 (the mask in the accumulator layout), against
-# the interpreter; then its timing against the default (bench/dropout_ab.py)
-for f in 0 1; do for d in 64 128; do for s in 77 300; do
-  (export TILEC_RAND_FOLLOW=$f; tr1 tests/attn_variants/dropout.tile cutlass_attn_bwd_dropout -D D=$d --size Z=2 --size H=3 --size S=$s --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=99)
-done; done; done
-for d in 64 128; do for s in 77 300; do
-  (export TILEC_RAND_FOLLOW=1; tr1 tests/attn_variants/dropout.tile cutlass_attn_dropout -D D=$d --size Z=2 --size H=3 --size S=$s --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=99)
-done; done
-echo "[$(el) s]"
-TILEC_CACHE_DIR=/tmp/c37d timeout 200 python3 bench/dropout_ab.py --lib $B/libtilec.so --rounds 7 2>&1 | grep -E "^\||Error|error" | head -12
 echo "[$(el) s]"
