@@ -1,6 +1,6 @@
-# bench/dropout_ab.py (thirty-seventh session): TILEC_RAND_FOLLOW=1 (layout_assign: dropout's keep mask in the
-# accumulator layout, P into the value dot from registers by wgmma, Philox a block a column pair) against the default
-# (the mask's blocked layout, P converted through shared memory, the value dot on mma.sync) on
+# bench/dropout_ab.py (thirty-seventh session): TILEC_RAND_FOLLOW=1 (the default since then; layout_assign: dropout's
+# keep mask in the accumulator layout, P into the value dot from registers by wgmma, two lanes sharing a Philox block)
+# against =0 (the mask's blocked layout, P converted through shared memory, the value dot on mma.sync) on
 # tests/attn_variants/dropout.tile: the forward cutlass_attn_dropout (causal) and the dK / dV backward
 # cutlass_attn_bwd_dropout, D 64 / 128, S 4096 (bench.py's shapes: H = 2048 / D, Z = 16384 / S), interleaved rounds
 # (bench.py bench_interleaved), the ratio the median of per-round ratios; the two outputs compared (rel. err).

@@ -595,10 +595,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
           bool bt = false;
           b_loaded = b_loaded && tl_loaded_param(f, tl_op_at(f, ml.dots[i])->opnd[1], &bt) >= 0;
         }
-        /* (TILEC_RAND_FOLLOW=1, layout_assign.c: random numbers in the loop, Philox's blocks beside them -- dropout's
+        /* (random numbers in the loop, with layout_assign's TILEC_RAND_FOLLOW: Philox's blocks beside them -- dropout's
          * P from registers spilled 1 KB at 128 where one program an SM takes 230 registers and none) */
         bool rand_in_loop = false;
-        for (int32_t i = 0; i < f->ops.len && !rand_in_loop && tl_code_env_on("TILEC_RAND_FOLLOW"); i++)
+        for (int32_t i = 0; i < f->ops.len && !rand_in_loop && !tl_code_env_off("TILEC_RAND_FOLLOW"); i++)
           rand_in_loop = !(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == TL_OP_rand &&
                          tl_op_inside(f, i, ml.for_op);
         bool regs_fit = acc_elems / 256 <= TWO_PROGRAMS_ACC_REGS && b_loaded && !rand_in_loop;

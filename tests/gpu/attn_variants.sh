@@ -134,9 +134,12 @@ big loops cutlass_attn_nomask $ZH -D D=256 --size S=1088 --scalar scale=0.06
 sq dropout cutlass_attn_dropout $ZH --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=1234
 big dropout cutlass_attn_dropout $ZH --size S=300 --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=1234
 big dropout attn_dropout $ZH --size S=300 --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=1234
-# the dK / dV backward with dropout at D 64 and 128 (D128 refused before the thirty-seventh session)
+# the dK / dV backward with dropout at D 64 and 128 (D128 refused before the thirty-seventh session).  atol 0.1: with
+# tilec run's random LSE (not the forward's) the 300 terms a dK element sums are up to ~10 and cancel; the f32 order of
+# the sums moves an element by up to a bf16 ulp of its partial sums (H100: 1 element of 230 400 at 0.0625, ref 0.07,
+# the same with the mask in either layout; 0.25 on |dV| ~ 32, inside rtol)
 for d in 64 128; do for s in 77 300; do [ $s = 77 ] && r=one || r=big
-  $r dropout cutlass_attn_bwd_dropout $ZH -D D=$d --size S=$s --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=99
+  $r dropout cutlass_attn_bwd_dropout $ZH -D D=$d --size S=$s --scalar scale=0.1 --scalar pdrop=0.2 --scalar seed=99 --atol 0.1
 done; done
 
 echo "attn_variants.sh: $n run, $fail failed ($MODE)"
