@@ -170,6 +170,28 @@ bool cg_resident_slot(cg *g, int32_t x, int32_t D) {
   return cg_dot_is_wgmma(p, D) ? resident_reaches(g, x, D) : resident_reaches_mma(g, x, D);
 }
 
+/* TILEC_RING_OVERLAP (default on since the thirty-seventh session; =0 off): the rings of main loops that run one
+ * after another -- every two of them ordered (tl_op_runs_before: siblings, or one inside a later sibling) -- share
+ * one region of shared memory, the largest ring's, instead of lying side by side; each later loop's prologue waits at
+ * a CTA barrier until every warp is done with the earlier loop's last slots (emit_ring.c cg_loop_preheader).  The
+ * causal split into two loops at D128 kept 2 stages of 64 KiB twice (163 KiB: one program an SM where the one-loop
+ * kernel runs two); three loops with a sink block gave up streaming altogether (a multi-loop hunt).  Not with a
+ * producer warpgroup (its own loop over the ring) or clusters. */
+static bool rings_sequential(cg *g) {
+  cg_plan *p = g->plan;
+  tl_func *f = g->f;
+  if (p->nring < 2 || tl_code_env_off("TILEC_RING_OVERLAP") || f->ws != TL_WS_OFF || f->cluster > TL_CLUSTER_1X1 ||
+      f->attn_fa3 || f->attn_persist || f->persist)
+    return false;
+  for (int a = 0; a < p->nring; a++)
+    for (int b = a + 1; b < p->nring; b++) {
+      int32_t la = p->rings[a].for_op, lb = p->rings[b].for_op;
+      if (!tl_op_runs_before(f, la, lb) && !tl_op_runs_before(f, lb, la)) return false;
+      if (tl_op_inside(f, la, lb) || tl_op_inside(f, lb, la)) return false; /* (nested: both live at once) */
+    }
+  return true;
+}
+
 static const char *plan_wgmma(cg *g, int32_t D) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -627,8 +649,14 @@ void cg_make_plan(cg *g) {
                         "bytes, N a multiple of 128, swizzled slots)");
   }
   /* rings after the invariant operands; fewer stages when they do not fit */
+  p->rings_overlap = rings_sequential(g);
   int ring_bytes = 0;
-  for (int i = 0; i < p->nstream; i++) ring_bytes += p->streams[i].stage_bytes;
+  for (int r = 0; r < p->nring; r++) { /* (overlapping: the largest ring's stage; else all of them) */
+    int b = 0;
+    for (int i = 0; i < p->nstream; i++)
+      if (p->streams[i].for_op == p->rings[r].for_op) b += p->streams[i].stage_bytes;
+    ring_bytes = p->rings_overlap ? (b > ring_bytes ? b : ring_bytes) : ring_bytes + b;
+  }
   if (p->follow) stages = table_stages < 1 ? 1 : table_stages;
   else while (stages > 2 && persist + stages * ring_bytes > 160 * 1024) stages--;
   /* the scratch past the persistent part (the dots' per-step staging, layout changes through shared
@@ -694,10 +722,41 @@ void cg_make_plan(cg *g) {
   }
   for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
   plan_lag(p, f);
-  for (int i = 0; i < p->nstream; i++) {
-    if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
-    p->streams[i].offset = persist;
-    persist += stages * p->streams[i].stage_bytes;
+  if (!p->rings_overlap)
+    for (int i = 0; i < p->nstream; i++) {
+      if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
+      p->streams[i].offset = persist;
+      persist += stages * p->streams[i].stage_bytes;
+    }
+  else { /* every ring from the same base; a ring whose loop another's follows hands its slots on */
+    int base = (persist + 1023) / 1024 * 1024, end = base;
+    for (int r = 0; r < p->nring; r++) {
+      int at = base;
+      for (int i = 0; i < p->nstream; i++) {
+        if (p->streams[i].for_op != p->rings[r].for_op) continue;
+        if (p->streams[i].wg) at = (at + 1023) / 1024 * 1024;
+        p->streams[i].offset = at;
+        at += stages * p->streams[i].stage_bytes;
+      }
+      if (at > end) end = at;
+      /* (a loop inside another -- a user's loop over tiles around both -- follows the other rings' loops of the
+       * iteration before, too) */
+      bool in_loop = false;
+      for (int32_t a = tl_op_at(f, p->rings[r].for_op)->parent; a >= 0; a = tl_op_at(f, a)->parent)
+        in_loop = in_loop || tl_op_at(f, a)->opc == TL_OP_for;
+      p->rings[r].after_ring = in_loop;
+      for (int q = 0; q < p->nring; q++)
+        p->rings[r].after_ring = p->rings[r].after_ring || (q != r && tl_op_runs_before(f, p->rings[q].for_op, p->rings[r].for_op));
+    }
+    persist = end;
+    tl_sbuf b = {0};
+    for (int r = 0; r < p->nring; r++) {
+      tl_op *lo = tl_op_at(f, p->rings[r].for_op);
+      tl_sbuf_printf(&b, "%s%d:%d", r ? (r + 1 == p->nring ? " and " : ", ") : "", lo->loc.line, lo->loc.col);
+    }
+    add_dot_note(g, "the rings of the loops at %s share one region of %d bytes (the loops run one after another; "
+                    "TILEC_RING_OVERLAP=0: side by side)", b.data ? b.data : "", end - base);
+    tl_sbuf_free(&b);
   }
   /* TILEC_STAGED_DOUBLE (on unless =0; the default since the twentieth session: H200 attn_rope D64
    * S4096 0.973 / 1.774 ms causal / full against 1.152 / 2.128, D128 equal, bench/RESULTS.md): a late

@@ -190,6 +190,8 @@ void cg_loop_preheader(cg *g, int32_t for_op) {
   for (int i = 0; i < p->nring; i++) {
     cg_ring *R = &p->rings[i];
     if (R->for_op != for_op || (R->pre_done && !R->ws)) continue;
+    /* (its slots were an earlier loop's: another warp may still read that loop's last ones) */
+    if (R->after_ring) cg_barrier(g);
     if (R->ws) /* warp-specialized: the producer warpgroup fills the ring (emit_ws.c) */
       cg_ws_preheader(g, R);
     else if (R->tma)
@@ -235,7 +237,7 @@ static int body_barriers(cg *g, LLVMBasicBlockRef from) {
  * A barrier first: another warp may still read its last slot. */
 static void free_ring_slots(cg *g, cg_ring *R) {
   cg_plan *p = g->plan;
-  if (tl_code_env_off("TILEC_SCRATCH_OVER_RING") || R->tma || R->wgmma || R->lag || R->late ||
+  if (tl_code_env_off("TILEC_SCRATCH_OVER_RING") || p->rings_overlap || R->tma || R->wgmma || R->lag || R->late ||
       tl_op_at(g->f, R->for_op)->parent >= 0)
     return;
   int lo = -1, hi = 0, bytes = 0;

@@ -82,6 +82,7 @@ typedef struct cg_stream {
 typedef struct cg_ring {
   int32_t for_op;
   int stages;
+  bool after_ring;        /* its slots are another ring's, whose loop ran before (rings_overlap): a barrier first */
   bool emitted;
   bool pre_done;          /* prologue issued by cg_loop_preheader */
   bool wgmma;             /* read by wgmma (async proxy): fence.proxy.async before the barrier */
@@ -172,6 +173,7 @@ typedef struct cg_plan {
                            * loop, which waits: no wait of its own (attn_rope's two score dots) */
   int nwg;
   bool two_programs;      /* ask for two programs an SM (.minnctapersm 2; dot_plan.c plan_two_programs) */
+  bool rings_overlap;     /* the rings of loops that run one after another share one region (dot_plan.c) */
   int two_programs_scratch; /* the largest scratch user past the persistent part (plan_scratch_bytes), which each
                              * of the two programs also needs */
   /* attention's overlap (emit_overlap.c, TILEC_ATTN_OVERLAP): a deferred dot whose wgmma is issued

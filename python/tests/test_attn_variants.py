@@ -613,6 +613,21 @@ def test_twostage(rng, kernel, D, S):
     check_bf16(f"{kernel} D{D} S{S}", O, ref)
 
 
+@both("sink3")
+@sizes("D,S", (64, 1), (64, 129), (64, 300), (128, 77), (128, 700))
+def test_sink3(rng, kernel, D, S):
+    """three loops: a sink of 64 keys, a window of 4 blocks of 64 below the query block, the diagonal block"""
+    Z, H = 1, 2
+    q, k, v = qkv(rng, (Z, H, S, D), (Z, H, S, D))
+    i, j = np.arange(S)[:, None], np.arange(S)[None, :]
+    m0 = i // 128 * 128
+    mask = (j < np.minimum(64, m0)) | ((j >= np.maximum(64, m0 - 256)) & (j < m0)) | ((j >= m0) & (j <= i))
+    ref, _ = attention(q, k, v, SCALE, mask)
+    O = poisoned((Z, H, S, D), "bf16")
+    run("loops", kernel, bf(q), bf(k), bf(v), O, SCALE, D=D)
+    check_bf16(f"{kernel} D{D} S{S}", O, ref)
+
+
 @pytest.mark.parametrize("S", [64, 128, 192, 320])
 def test_nomask_repro_12(rng, S):
     """require(S % BN == 0) with BN = 64: S 192 and 320 are valid (repro_12: the form's BN = 128 refused them)"""

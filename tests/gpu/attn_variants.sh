@@ -125,6 +125,8 @@ done; done
 
 # loops.tile: the causal two-loop split; require(S % BN == 0) with BN = 64 (repro_12: S 192 must launch)
 sq loops cutlass_attn_twostage $ZH --scalar scale=0.1
+sq loops cutlass_attn_sink3 $ZH --scalar scale=0.1   # three loops (their rings share one region)
+big loops cutlass_attn_twostage $ZH -D D=128 --size S=300 --scalar scale=0.1 --arch=sm_80   # cp.async rings
 one loops cutlass_attn_nomask $ZH --size S=192 --scalar scale=0.1
 big loops cutlass_attn_nomask $ZH --size S=320 --scalar scale=0.1
 big loops cutlass_attn_nomask $ZH --size S=1088 --scalar scale=0.1
