@@ -158,7 +158,9 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
           /* recompute the reason of this operand */
           const char *r = "not a 2-D tile";
           const tl_type *xt = &tl_val(f, op->opnd[w])->type;
-          if (xt->kind == TL_KIND_TILE && xt->rank == 2) stream_source(f, D, w, uses, &r);
+          /* (a load that could stream did not: the kernel's rings or streams were all taken) */
+          if (xt->kind == TL_KIND_TILE && xt->rank == 2 && stream_source(f, D, w, uses, &r) >= 0)
+            r = "a load, but the kernel's rings (4 pipelined loops) or streams (16) are all taken";
           tl_sbuf_printf(ex, "staged (%s%s)", r, tl_defined_outside(f, op->opnd[w], L) ? ", resident: staged once" : "");
         }
       }
