@@ -4,10 +4,10 @@
 #   - correctness against the interpreter: the causal split (loops.tile cutlass_attn_twostage) at D 64 / 128, S 77 /
 #     300 / 1100, on sm_90a (TMA rings) and sm_80 code (cp.async rings); the three-loop cutlass_attn_sink3 (gave up
 #     streaming before); tests/lit/codegen/resident-two-loops.tile's two kernels; tests/cutlass_variants' two-loop
-#     GEMMs h1 / h11 and cutlass_loopdot_after_bf16 on sm_90a and sm_80 code;
+#     GEMMs h1 / h11 and cutlass_loopdot_after_bf16 on sm_90a and sm_80 code; tests/gpu/multi_loop.sh (60 runs);
 #   - timing (bench/switch_ab.py): cutlass_attn_twostage (causal) at D 64 / 128, S 4096, =0 against =1.
 #     Rule written before: on by default if both D are <= 1.00 (time on / off) and every run PASSes.
-#   here: sh tools/carry.sh build     device: run command="sh bench/pending_s37d.sh .carry" carry=[".carry"] timeout_s=420
+#   here: sh tools/carry.sh build     device: run command="sh bench/pending_s37d.sh .carry" carry=[".carry"] timeout_s=560
 . bench/pending_env.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
 tr1() { # FILE KERNEL ARGS...: tilec run --device against the interpreter, its last line
@@ -25,6 +25,8 @@ for arch in sm_90a sm_80; do
   tr1 tests/cutlass_variants/h11.tile cutlass_secondacc --arch=$arch --size M=300 --size N=200 --size K=264 --scalar s=1
   tr1 tests/cutlass_variants/cutlass_loopdot_after_bf16.tile cutlass_loopdot_after_bf16 --arch=$arch --size M=300 --size N=200 --size K=264 --scalar s=1
 done
+timeout 240 sh tests/gpu/multi_loop.sh $B > $L/mloop.log 2>&1; echo "multi_loop.sh rc $?: $(tail -1 $L/mloop.log)"
+grep -A3 "^FAIL" $L/mloop.log | head -12
 echo "[$(el) s]"
 TILEC_CACHE_DIR=/tmp/c37t timeout 150 python3 bench/switch_ab.py --lib $B/libtilec.so --file tests/attn_variants/loops.tile \
   --kernel cutlass_attn_twostage --switch TILEC_RING_OVERLAP --rounds 7 2>&1 | grep -E "^\||Error|error" | grep -v "workload\|^|---|---|---|---|---|---|---|---|$" | head -8

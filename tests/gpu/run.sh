@@ -86,6 +86,8 @@ run_one cutlass_variants_sh plain sh "$ROOT/tests/gpu/cutlass_variants.sh" "$BUI
 run_one lang_corners_sh plain sh "$ROOT/tests/gpu/lang_corners.sh" "$BUILD"
 # attention variants users write (tests/attn_variants: masks, score mods, GQA / MLA, layouts, fp8, dropout) at S that pick the launch-time forms
 run_one attn_variants_sh plain sh "$ROOT/tests/gpu/attn_variants.sh" "$BUILD"
+# kernels of unusual structure (tests/multi_loop: several main loops sharing operands, loops in ifs, nested loops), sm_90a and sm_80 code
+run_one multi_loop_sh plain sh "$ROOT/tests/gpu/multi_loop.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo

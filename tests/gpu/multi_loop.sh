@@ -1,0 +1,27 @@
+#!/bin/sh
+# tests/gpu/multi_loop.sh: every kernel of tests/multi_loop (README there: multi-loop and other unusual structures) on
+# the GPU against the interpreter (`tilec run --device`), the sizes of each file's second line, for sm_90a (the card's
+# default) and as sm_80 code (cp.async rings, mma.sync).  Fresh random data per run (TILEC_SEED=S reproduces).
+#   usage (repo root): tests/gpu/multi_loop.sh BUILD_DIR [--device|--interp]   (exit 0 all PASS, 1 a FAIL, 77 no GPU)
+set -u
+B=${1:-build}
+MODE=${2:---device}
+D=$(dirname "$0")/../multi_loop
+SEED=${TILEC_SEED:-$(date +%s)}
+echo "multi_loop.sh: seed $SEED ($MODE)"
+fail=0 n=0
+for f in "$D"/*.tile; do
+  args=$(sed -n 2p "$f" | sed 's/^.*--kernel [a-z_0-9]* //; s/ *(.*$//')
+  for k in $(grep -oE '^kernel [a-z_0-9]+' "$f" | cut -d' ' -f2); do
+    for arch in "" --arch=sm_80; do
+      out=$(timeout 120 "$B/tilec" run "$f" --kernel "$k" $arch "$MODE" --seed "$SEED" $args 2>&1); rc=$?
+      [ $rc = 77 ] && { echo "multi_loop.sh: no GPU"; exit 77; }
+      n=$((n + 1))
+      if [ $rc = 0 ] && [ "$MODE" = --device ] && ! echo "$out" | grep -q "^$k: PASS"; then rc=1; fi
+      if [ $rc != 0 ]; then fail=$((fail + 1)); echo "FAIL $(basename "$f") $k $arch $args (rc $rc)"; echo "$out" | tail -4
+      else echo "PASS $(basename "$f") $k $arch"; fi
+    done
+  done
+done
+echo "multi_loop.sh: $n run, $fail failed ($MODE)"
+[ $fail = 0 ]
