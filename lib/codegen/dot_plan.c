@@ -170,7 +170,8 @@ bool cg_resident_slot(cg *g, int32_t x, int32_t D) {
   return cg_dot_is_wgmma(p, D) ? resident_reaches(g, x, D) : resident_reaches_mma(g, x, D);
 }
 
-/* TILEC_RING_OVERLAP (default on since the thirty-seventh session; =0 off): the rings of main loops that run one
+/* TILEC_RING_OVERLAP (default on since the thirty-seventh session, H100: the causal split 1.28x / 1.31x at D 64 / 128,
+ * bench/RESULTS.md; =0 off): the rings of main loops that run one
  * after another -- every two of them ordered (tl_op_runs_before: siblings, or one inside a later sibling) -- share
  * one region of shared memory, the largest ring's, instead of lying side by side; each later loop's prologue waits at
  * a CTA barrier until every warp is done with the earlier loop's last slots (emit_ring.c cg_loop_preheader).  The
