@@ -553,6 +553,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
    * shared memory (1 = no prefetch) */
   bool stages_set = f->stages != 0;
   f->two_programs = false;
+  const char *one_why = NULL; /* (attention on wgmma whose two programs an SM would fit but for their registers) */
   /* attention on cutlass for sm_90a (8 warps, wgmma, below): one program of
    * two warpgroups an SM (its registers), so the ring takes what fits; the
    * score dot's wait also covers the value dot's group, which needs 3 stages */
@@ -605,7 +606,10 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
         if (attn_wg && regs_fit && two >= 2 && two < fit && two < want) { /* (the cut changes the ring) */
           fit = two;
           f->two_programs = true;
-        }
+        } else if (attn_wg && two_wg && two >= 2 && two < fit && two < want)
+          one_why = rand_in_loop ? "random numbers in the loop: Philox's registers beside the accumulators"
+                    : !b_loaded  ? "a value operand computed in the loop"
+                                 : "the accumulators' registers";
       }
       if (fit < want) want = fit < 1 ? 1 : (int)fit;
     }
@@ -901,6 +905,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
     if (f->warps) tl_sbuf_printf(b, "; warps=%d%s", f->warps, warps_set ? " (attribute)" : "");
     if (attn8) tl_sbuf_puts(b, " (attention on cutlass for sm_90a: wgmma, 2 warpgroups of 64 rows)");
     if (f->two_programs) tl_sbuf_puts(b, "; two programs an SM (the ring cut to their share, .minnctapersm 2; TILEC_ATTN_TWO=0: one)");
+    else if (one_why) tl_sbuf_printf(b, "; one program an SM (two would leave 128 registers a thread: %s)", one_why);
     if (ws_why) tl_sbuf_printf(b, "; ws=%s; persistent=%s", ws_why, persist_why);
     if (cluster_why) tl_sbuf_printf(b, "; cluster=%s", cluster_why);
     if (order_why) tl_sbuf_printf(b, "; order=%s", order_why);
