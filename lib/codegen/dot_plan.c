@@ -129,8 +129,6 @@ int32_t cg_body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
 
 static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
 
-/* Plans dot D on wgmma where mma_remap chose it and the plan can feed it; NULL when it did (or mma_remap did not
- * choose it), else why the dot stays on mma.sync (for --explain: mma_remap's line says what it chose). */
 /* Dot D, in a loop after the one x is staged before, may read x as its wgmma A from that resident slot:
  * the staging (in the first loop's preheader, whatever its trip count) runs before D's loop on every path,
  * and the dot it was staged for reads x as a wgmma A too (the slot's layout: swizzle atoms, fenced for the
@@ -193,6 +191,8 @@ static bool rings_sequential(cg *g) {
   return true;
 }
 
+/* Plans dot D on wgmma where mma_remap chose it and the plan can feed it; NULL when it did (or mma_remap did not
+ * choose it), else why the dot stays on mma.sync (for --explain: mma_remap's line says what it chose). */
 static const char *plan_wgmma(cg *g, int32_t D) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
@@ -723,6 +723,7 @@ void cg_make_plan(cg *g) {
   }
   for (int i = 0; i < p->nring; i++) p->rings[i].stages = stages;
   plan_lag(p, f);
+  p->rings_overlap = p->rings_overlap && p->nring >= 2; /* (not when streaming was given up) */
   if (!p->rings_overlap)
     for (int i = 0; i < p->nstream; i++) {
       if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
