@@ -43,7 +43,7 @@ typedef struct la_state {
   int32_t *uses;
   bool rows;  /* a kernel without a dot: the memory-bound rules below (docs/rows.md) */
   bool rand_follow; /* a kernel with a dot, TILEC_RAND_FOLLOW on: follows_first_user */
-  bool *seen; /* per value: an assigned op has used it (rows only) */
+  bool *seen; /* per value: an assigned op has used it (rows, rand_follow) */
   bool gather_index; /* rows, gather layout on: gather indices in the load's layout */
   const int32_t *leaf_loads; /* loads a retarget may leave in their layout (frag_shared_load), or NULL */
   int nleaf;
