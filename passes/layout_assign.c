@@ -157,8 +157,19 @@ static bool index_made(la_state *st, int32_t v, int depth) {
  * D128 backward refused: its dO tile read by a wgmma and an mma.sync dot).  Its later users find it
  * there. */
 static bool follows_first_user(la_state *st, int32_t v) {
-  return st->rand_follow && st->seen && (st->uses[v] == 1 || !st->seen[v]) && index_made(st, v, 0) &&
-         tl_computed_from(st->f, v, TL_OP_rand, -1);
+  if (!st->rand_follow || !st->seen || !(st->uses[v] == 1 || !st->seen[v]) || !index_made(st, v, 0) ||
+      !tl_computed_from(st->f, v, TL_OP_rand, -1))
+    return false;
+  /* ... inside a loop with a dot (a main loop: dropout on P or on dP).  After the loop (a GEMM epilogue's dropout)
+   * the accumulator is whole and Philox beside it in its layout cost registers (128 x 256: 3.0 KB of spills against
+   * 1.4 KB with the mask blocked and the accumulator converted; a rand-in-dot-kernels hunt) */
+  tl_func *f = st->f;
+  for (int32_t L = tl_val(f, v)->def >= 0 ? tl_op_at(f, tl_val(f, v)->def)->parent : -1; L >= 0; L = tl_op_at(f, L)->parent) {
+    if (tl_op_at(f, L)->opc != TL_OP_for) continue;
+    for (int32_t i = 0; i < f->ops.len; i++)
+      if (!(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == TL_OP_dot && tl_op_inside(f, i, L)) return true;
+  }
+  return false;
 }
 
 /* rows: a load (or a broadcast of one) used by several ops may still follow its first user

@@ -203,7 +203,7 @@ static void rand_group(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0,
  * each passes the half the other needs by one shuffle a word: a block a four elements, as the blocked layout's
  * fours, instead of a block a pair.  Only where every lane of the warp finds its offsets so (o even, o + 1 beside
  * it, o's bit 1 its lane's bit 0, the neighbour's o its own o ^ 2: vote.all); else a block an element. */
-static void rand_lane_pairs(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
+static void rand_lane_chunk(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
   LLVMBuilderRef B = g->B;
   LLVMValueRef odd = LLVMBuildAnd(B, g->lane, u32c(g, 1), "");
   LLVMValueRef is_odd = LLVMBuildICmp(B, LLVMIntNE, odd, u32c(g, 0), "");
@@ -250,6 +250,13 @@ static void rand_lane_pairs(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRe
     LLVMAddIncoming(out[i], vals, from, 2);
   }
   for (int i = 0; i < n; i++) out[i] = rand_value(g, kind, out[i], NULL); /* (after the join: uniform_cmp) */
+}
+
+/* ... eight registers (two blocks a lane) a vote: one vote over a whole tile kept every offset and word live across
+ * it (a GEMM epilogue's dropout at 64 x 128: 255 registers and 88 B of spills against 167 with the blocked layout,
+ * a rand-in-dot-kernels hunt) */
+static void rand_lane_pairs(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *out) {
+  for (int c = 0; c < n; c += 8) rand_lane_chunk(g, kind, o + c, n - c < 8 ? n - c : 8, k0, k1, out + c);
 }
 
 /* Basis b of layout l is `step` along the last dimension and 0 along the others. */

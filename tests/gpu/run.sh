@@ -88,6 +88,8 @@ run_one lang_corners_sh plain sh "$ROOT/tests/gpu/lang_corners.sh" "$BUILD"
 run_one attn_variants_sh plain sh "$ROOT/tests/gpu/attn_variants.sh" "$BUILD"
 # kernels of unusual structure (tests/multi_loop: several main loops sharing operands, loops in ifs, nested loops), sm_90a and sm_80 code
 run_one multi_loop_sh plain sh "$ROOT/tests/gpu/multi_loop.sh" "$BUILD"
+# random numbers in kernels with a dot (tests/rand_dot: masks in the accumulator layout, lane-shared Philox blocks), bit-exact against the interpreter
+run_one rand_dot_sh plain sh "$ROOT/tests/gpu/rand_dot.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo
