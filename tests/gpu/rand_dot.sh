@@ -140,9 +140,12 @@ cu gemm_drop_gather cutlass_gemm_drop_gather -D BN=64 --size M=64 --size N=77 --
 one - gemm_drop_gather gemm_drop_gather --size M=130 --size N=128 --size K=64 --size T=50 $G
 
 G="--scalar p=0.2 --scalar seed=8"
-cu mlp_drop cutlass_mlp_drop --size M=200 --size K=128 --size N=256 --size H=64 $G
-cu mlp_drop cutlass_mlp_drop -D BH=128 --size M=77 --size K=64 --size N=96 --size H=128 $G
-one - mlp_drop mlp_drop --size M=200 --size K=128 --size N=256 --size H=64 $G
+# (Y is f32 from the bf16 hidden tile: where the GPU's and the interpreter's f32 sums of X W1 round to neighbouring
+# bf16 values, Y moves by a bf16 ulp of h times W2's row -- H100: 44 of 51 200 elements up to 7.8e-3 at tilec run's f32
+# 1e-4, the plain kernel and either mask layout alike; Hd, the masked hidden tile, passed at bf16 tolerances)
+cu mlp_drop cutlass_mlp_drop --size M=200 --size K=128 --size N=256 --size H=64 $G --atol 0.02 --rtol 0.02
+cu mlp_drop cutlass_mlp_drop -D BH=128 --size M=77 --size K=64 --size N=96 --size H=128 $G --atol 0.02 --rtol 0.02
+one - mlp_drop mlp_drop --size M=200 --size K=128 --size N=256 --size H=64 $G --atol 0.02 --rtol 0.02
 
 G="--scalar p=0.15 --scalar seed=21"
 cu gemm_two_loops cutlass_gemm_two_loops --size M=150 --size N=128 --size K1=128 --size K2=64 $G
