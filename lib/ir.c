@@ -386,6 +386,12 @@ bool tl_op_runs_before(tl_func *f, int32_t first, int32_t op) {
   return false;
 }
 
+bool tl_op_holds(const tl_func *f, int32_t ancestor, int opc) {
+  for (int32_t i = 0; i < f->ops.len; i++)
+    if (!(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == opc && tl_op_inside(f, i, ancestor)) return true;
+  return false;
+}
+
 bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor) {
   if (op < 0) return false;
   for (int32_t p = f->ops.data[op].parent; p >= 0; p = f->ops.data[p].parent)

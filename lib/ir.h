@@ -313,6 +313,8 @@ tl_region *tl_region_of(tl_func *f, int32_t id);
 /* Op `first`'s start is reached on every path to op `op` and before it: `op` is `first`'s later sibling in
  * `first`'s region, or nested (at any depth) in one. */
 bool tl_op_runs_before(tl_func *f, int32_t first, int32_t op);
+/* Some live op of opcode opc is nested (at any depth) in a region of op `ancestor`. */
+bool tl_op_holds(const tl_func *f, int32_t ancestor, int opc);
 /* op is nested (at any depth) in a region of op `ancestor`; false for op < 0. */
 bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor);
 /* Value v is defined outside region-owning op L: a parameter, an op not in

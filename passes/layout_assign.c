@@ -133,22 +133,7 @@ static bool is_chain_op(la_state *st, const tl_op *o) {
          (tl_opinfo_table[o->opc].flags & TL_EW) || (o->opc == TL_OP_rand && (st->rows || st->rand_follow));
 }
 
-/* Made of indices alone: v's chain holds only constants, iota, splats, expand_dims, broadcasts,
- * elementwise ops and rand -- no load, dot, reduce or loop-carried value (dropout's keep mask
- * `rand(seed, (z * S + rows) * S + cols) >= p`). */
-static bool index_made(la_state *st, int32_t v, int depth) {
-  if (depth > 16 || !is_tile(st, v)) return !is_tile(st, v);
-  tl_value *val = tl_val(st->f, v);
-  if (val->def < 0) return false;
-  tl_op *o = tl_op_at(st->f, val->def);
-  if (is_cheap_op(o->opc)) return true;
-  if (o->nres != 1 || (o->opc != TL_OP_expand_dims && o->opc != TL_OP_broadcast && o->opc != TL_OP_rand &&
-                       !(tl_opinfo_table[o->opc].flags & TL_EW)))
-    return false;
-  for (int k = 0; k < o->nopnd; k++)
-    if (!index_made(st, o->opnd[k], depth + 1)) return false;
-  return true;
-}
+static bool made_of_indices(la_state *st, int32_t v, int depth, int max_depth, bool with_rand);
 
 /* Kernels with a dot (TILEC_RAND_FOLLOW): a random mask made of indices, used by several ops, takes
  * the layout of the first op that uses it (re-made there: its chain has one user each), so dropout's
@@ -157,18 +142,15 @@ static bool index_made(la_state *st, int32_t v, int depth) {
  * D128 backward refused: its dO tile read by a wgmma and an mma.sync dot).  Its later users find it
  * there. */
 static bool follows_first_user(la_state *st, int32_t v) {
-  if (!st->rand_follow || !st->seen || !(st->uses[v] == 1 || !st->seen[v]) || !index_made(st, v, 0) ||
+  if (!st->rand_follow || !st->seen || !(st->uses[v] == 1 || !st->seen[v]) || !made_of_indices(st, v, 0, 16, true) ||
       !tl_computed_from(st->f, v, TL_OP_rand, -1))
     return false;
   /* ... inside a loop with a dot (a main loop: dropout on P or on dP).  After the loop (a GEMM epilogue's dropout)
    * the accumulator is whole and Philox beside it in its layout cost registers (128 x 256: 3.0 KB of spills against
    * 1.4 KB with the mask blocked and the accumulator converted; a rand-in-dot-kernels hunt) */
   tl_func *f = st->f;
-  for (int32_t L = tl_val(f, v)->def >= 0 ? tl_op_at(f, tl_val(f, v)->def)->parent : -1; L >= 0; L = tl_op_at(f, L)->parent) {
-    if (tl_op_at(f, L)->opc != TL_OP_for) continue;
-    for (int32_t i = 0; i < f->ops.len; i++)
-      if (!(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == TL_OP_dot && tl_op_inside(f, i, L)) return true;
-  }
+  for (int32_t L = tl_val(f, v)->def >= 0 ? tl_op_at(f, tl_val(f, v)->def)->parent : -1; L >= 0; L = tl_op_at(f, L)->parent)
+    if (tl_op_at(f, L)->opc == TL_OP_for && tl_op_holds(f, L, TL_OP_dot)) return true;
   return false;
 }
 
@@ -239,25 +221,28 @@ static int weak_load_bytes(la_state *st, int32_t v, int depth) {
   return best;
 }
 
-/* Rematerializable: v is computed only from constants, iota and splats
- * through expand_dims / broadcast / elementwise ops (any number of uses):
- * the iota masks of attention (`rows >= cols`, `cols < S`).  Such a value
- * never decides a consumer's layout; phase B re-makes it (clones the chain)
- * in whatever layout each consumer needs instead of converting it. */
-static bool is_remat(la_state *st, int32_t v, int depth) {
-  if (depth > 8 || !is_tile(st, v)) return false;
+/* v is computed only from constants, iota and splats through expand_dims / broadcast / elementwise ops (and, with
+ * with_rand, rand: a random mask made of indices alone, dropout's `rand(seed, (z * S + rows) * S + cols) >= p`),
+ * at most max_depth ops deep. */
+static bool made_of_indices(la_state *st, int32_t v, int depth, int max_depth, bool with_rand) {
+  if (depth > max_depth || !is_tile(st, v)) return false;
   tl_value *val = tl_val(st->f, v);
   if (val->def < 0) return false;
   tl_op *o = tl_op_at(st->f, val->def);
   if (o->flags & TL_OPF_DEAD) return false;
   if (is_cheap_op(o->opc)) return true;
-  if (o->nres != 1 || (o->opc != TL_OP_expand_dims && o->opc != TL_OP_broadcast &&
+  if (o->nres != 1 || (o->opc != TL_OP_expand_dims && o->opc != TL_OP_broadcast && !(with_rand && o->opc == TL_OP_rand) &&
                        !(tl_opinfo_table[o->opc].flags & TL_EW)))
     return false;
   for (int k = 0; k < o->nopnd; k++)
-    if (is_tile(st, o->opnd[k]) && !is_remat(st, o->opnd[k], depth + 1)) return false;
+    if (is_tile(st, o->opnd[k]) && !made_of_indices(st, o->opnd[k], depth + 1, max_depth, with_rand)) return false;
   return true;
 }
+
+/* Rematerializable: made of indices (any number of uses): the iota masks of attention (`rows >= cols`, `cols < S`).
+ * Such a value never decides a consumer's layout; phase B re-makes it (clones the chain) in whatever layout each
+ * consumer needs instead of converting it. */
+static bool is_remat(la_state *st, int32_t v, int depth) { return made_of_indices(st, v, depth, 8, false); }
 
 /* Can value v be re-made in layout l by changing its single-use producers?
  * With apply, do it. */

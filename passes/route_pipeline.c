@@ -598,10 +598,7 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
         }
         /* (random numbers in the loop, with layout_assign's TILEC_RAND_FOLLOW: Philox's blocks beside them -- dropout's
          * P from registers spilled 1 KB at 128 where one program an SM takes 230 registers and none) */
-        bool rand_in_loop = false;
-        for (int32_t i = 0; i < f->ops.len && !rand_in_loop && !tl_code_env_off("TILEC_RAND_FOLLOW"); i++)
-          rand_in_loop = !(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == TL_OP_rand &&
-                         tl_op_inside(f, i, ml.for_op);
+        bool rand_in_loop = !tl_code_env_off("TILEC_RAND_FOLLOW") && tl_op_holds(f, ml.for_op, TL_OP_rand);
         bool regs_fit = acc_elems / 256 <= TWO_PROGRAMS_ACC_REGS && b_loaded && !rand_in_loop;
         if (attn_wg && regs_fit && two >= 2 && two < fit && two < want) { /* (the cut changes the ring) */
           fit = two;

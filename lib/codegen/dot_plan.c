@@ -129,31 +129,22 @@ int32_t cg_body_pos_first_use(tl_func *f, int32_t L, int32_t v) {
 
 static bool row_ok(int bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
 
-/* Dot D, in a loop after the one x is staged before, may read x as its wgmma A from that resident slot:
- * the staging (in the first loop's preheader, whatever its trip count) runs before D's loop on every path,
- * and the dot it was staged for reads x as a wgmma A too (the slot's layout: swizzle atoms, fenced for the
- * async proxy).  The Triton tutorial's causal split, q read by an unmasked loop and a diagonal loop: D's own
- * copy was never staged (a wgmma A is not restaged each step) and its scratch past the kernel's shared
- * memory (a fault; an attention-variant hunt). */
-static bool resident_reaches(cg *g, int32_t x, int32_t D) {
-  cg_plan *p = g->plan;
-  tl_func *f = g->f;
-  int32_t D1 = p->inv_dot[x];
-  return p->vkind[x] == SRC_INVARIANT && tl_op_at(f, D)->opnd[0] == x && D1 >= 0 && D1 != D &&
-         tl_op_at(f, D1)->opnd[0] == x && cg_dot_is_wgmma(p, D1) &&
-         tl_op_runs_before(f, p->inv_loop[x], tl_op_at(f, D)->parent);
-}
-
-/* The same for an mma.sync dot D: the dot the slot was staged for is on mma.sync too and stages x with D's pitch
- * and swizzle (ldmatrix reads the same rows); it restaged x every step of its loop before (the causal split at D128
- * on sm_80 gave up its ring for that scratch: a multi-loop hunt). */
-static bool resident_reaches_mma(cg *g, int32_t x, int32_t D) {
+/* Dot D, in a loop after the one x is staged before (or in an `if` after it), may read x as its A from that resident
+ * slot: the staging (in the first loop's preheader, whatever its trip count) runs before D on every path, and D reads
+ * the slot's layout -- as a wgmma A (wgmma) where the dot it was staged for reads x as a wgmma A too (swizzle atoms,
+ * fenced for the async proxy), else on mma.sync where that dot is mma.sync with D's pitch and swizzle (ldmatrix reads
+ * the same rows).  The Triton tutorial's causal split, q read by an unmasked loop and a diagonal loop: a wgmma D's own
+ * copy was never staged (a wgmma A is not restaged each step), its scratch past the kernel's shared memory (a fault;
+ * an attention-variant hunt); an mma.sync D restaged q every step and gave up its ring for it (a multi-loop hunt). */
+static bool resident_reaches(cg *g, int32_t x, int32_t D, bool wgmma) {
   cg_plan *p = g->plan;
   tl_func *f = g->f;
   int32_t D1 = p->inv_dot[x];
   if (p->vkind[x] != SRC_INVARIANT || tl_op_at(f, D)->opnd[0] != x || D1 < 0 || D1 == D ||
-      tl_op_at(f, D1)->opnd[0] != x || cg_dot_is_wgmma(p, D1) || !tl_op_runs_before(f, p->inv_loop[x], tl_op_at(f, D)->parent))
+      tl_op_at(f, D1)->opnd[0] != x || cg_dot_is_wgmma(p, D1) != wgmma ||
+      !tl_op_runs_before(f, p->inv_loop[x], tl_op_at(f, D)->parent))
     return false;
+  if (wgmma) return true;
   const tl_type *xt = &tl_val(f, x)->type;
   int eb = tl_dtype_bytes((tl_dtype)xt->dtype);
   bool s1, s2;
@@ -165,7 +156,7 @@ bool cg_resident_slot(cg *g, int32_t x, int32_t D) {
   cg_plan *p = g->plan;
   if (p->vkind[x] != SRC_INVARIANT) return false;
   if (p->inv_loop[x] == g->f->ops.data[D].parent) return true;
-  return cg_dot_is_wgmma(p, D) ? resident_reaches(g, x, D) : resident_reaches_mma(g, x, D);
+  return resident_reaches(g, x, D, cg_dot_is_wgmma(p, D));
 }
 
 /* TILEC_RING_OVERLAP (default on since the thirty-seventh session, H100: the causal split 1.28x / 1.31x at D 64 / 128,
@@ -253,7 +244,7 @@ static const char *plan_wgmma(cg *g, int32_t D) {
     if (!sa->swz || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || sa->stage_bytes % 1024)
       return "a's ring slot is not a wgmma swizzle atom (rows of 32, 64 or 128 bytes, 1024-byte stages)";
   } else if (p->vkind[a] == SRC_INVARIANT) {
-    if (p->inv_loop[a] != o->parent && !resident_reaches(g, a, D))
+    if (p->inv_loop[a] != o->parent && !resident_reaches(g, a, D, true))
       return "a is staged once before another loop whose staging does not reach this one (or is not a wgmma A there)";
     if (!dot_swz(g, D, 0) || ra % 16 || !(row_ok(ra) || (aeb == 2 && ra % 128 == 0)) || p->vstream[a] % 1024)
       return "a's resident slot is not a wgmma swizzle atom";

@@ -244,8 +244,7 @@ static void rand_lane_chunk(cg *g, int kind, LLVMValueRef *o, int n, LLVMValueRe
   LLVMPositionBuilderAtEnd(B, jb);
   for (int i = 0; i < n; i++) {
     out[i] = LLVMBuildPhi(B, g->i32, "");
-    LLVMValueRef vals[2] = {vf[i], NULL};
-    vals[1] = vs[i];
+    LLVMValueRef vals[2] = {vf[i], vs[i]};
     LLVMBasicBlockRef from[2] = {fend, send};
     LLVMAddIncoming(out[i], vals, from, 2);
   }
