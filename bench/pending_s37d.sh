@@ -29,5 +29,5 @@ timeout 240 sh tests/gpu/multi_loop.sh $B > $L/mloop.log 2>&1; echo "multi_loop.
 grep -A3 "^FAIL" $L/mloop.log | head -12
 echo "[$(el) s]"
 TILEC_CACHE_DIR=/tmp/c37t timeout 150 python3 bench/switch_ab.py --lib $B/libtilec.so --file tests/attn_variants/loops.tile \
-  --kernel cutlass_attn_twostage --switch TILEC_RING_OVERLAP --rounds 7 2>&1 | grep -E "^\||Error|error" | grep -v "workload\|^|---|---|---|---|---|---|---|---|$" | head -8
+  --kernels cutlass_attn_twostage --switch TILEC_RING_OVERLAP --rounds 7 2>&1 | grep -E "^\||Error|error" | grep -v "workload\|^|---|---|---|---|---|---|---|---|$" | head -8
 echo "[$(el) s]"
