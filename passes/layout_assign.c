@@ -759,6 +759,10 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   st.uses = tl_count_uses(f);
   st.rows = !has_dot(f) && !row_rules_off();
   st.rand_follow = !st.rows && has_dot(f) && rand_follow_on();
+  bool any_rand = false; /* (a kernel without rand: nothing to follow, no walks for it) */
+  for (int i = 0; i < f->ops.len && st.rand_follow && !any_rand; i++)
+    any_rand = !(f->ops.data[i].flags & TL_OPF_DEAD) && f->ops.data[i].opc == TL_OP_rand;
+  st.rand_follow = st.rand_follow && any_rand;
   st.gather_index = st.rows && gather_index_on();
   if (st.rows || st.rand_follow) {
     st.seen = tl_alloc(&f->ctx->arena, (size_t)f->values.len + 1);
