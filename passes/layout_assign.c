@@ -327,6 +327,14 @@ static bool frag_shared_load_on(void) {
   return tl_code_env_on("TILEC_FRAG_SHARED_LOAD");
 }
 
+/* A 16-bit A computed by an operand prologue, on a dot whose warps all lie along M (wgmma's tiling, or
+ * mma.sync's 4x1 / 8x1), computed straight in the accumulator layout of its [M, K] shape -- which is the
+ * A fragment (c0..c3 of n-blocks 2k, 2k+1 are k-slice k's a0..a3): wgmma then takes A from registers and
+ * mma.sync reads no staging (TILEC_PROLOGUE_A_FRAG=0 stages it through shared memory as before). */
+static bool prologue_a_frag_on(void) {
+  return !tl_code_env_off("TILEC_PROLOGUE_A_FRAG");
+}
+
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
   for (int d = 0; d < rank; d++)
     if (a[d] != b[d]) return false;
@@ -553,6 +561,14 @@ static void assign_op(la_state *st, int32_t opid) {
       st->leaf_loads = leaves, st->nleaf = keep;
       if (fb.nreg && !tl_layout_check(&fb) && retarget(st, bv, &fb, false, 0)) retarget(st, bv, &fb, true, 0);
       st->leaf_loads = NULL, st->nleaf = 0;
+    }
+    int32_t av = o->opnd[0];
+    if (bs && bs->prologue[0] > 0 && prologue_a_frag_on() && l.kind == TL_LAYOUT_MMA && l.mma_wn == 1 &&
+        !l.mma_npair && is_tile(st, av) && vtype(st, av)->rank == 2 && vtype(st, av)->shape[0] == M &&
+        vtype(st, av)->shape[1] % 16 == 0 && tl_dtype_bytes((tl_dtype)vtype(st, av)->dtype) == 2) {
+      tl_layout fa = tl_layout_mma_split(M, vtype(st, av)->shape[1], st->warps, l.mma_wm);
+      if (fa.mma_wm == l.mma_wm && fa.mma_wn == 1 && !tl_layout_check(&fa) && retarget(st, av, &fa, false, 0))
+        retarget(st, av, &fa, true, 0);
     }
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))

@@ -125,9 +125,15 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     int32_t a = op->opnd[0], L = op->parent;
     tl_value *av = tl_val(f, a);
     tl_op *def = av->def >= 0 ? tl_op_at(f, av->def) : NULL;
+    int32_t aloads[16];
     /* (with a staged b, a computed before the loop is resident too: attn_rope's rotated q) */
     if (L >= 0 && tl_defined_outside(f, a, L) && def && (def->opc == TL_OP_load || b_staged) && !b8) a_src = 1;
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
+    /* a 16-bit a computed in the loop by an operand prologue: layout_assign computes it in its fragment
+     * layout (TILEC_PROLOGUE_A_FRAG), registers too */
+    else if (def && !b8 && tl_dtype_bytes((tl_dtype)av->type.dtype) == 2 && !tl_code_env_off("TILEC_PROLOGUE_A_FRAG") &&
+             L >= 0 && !tl_defined_outside(f, a, L) && tl_prologue_loads(f, id, 0, aloads, 16, &why) > 0)
+      a_src = 2;
     else if (b8 && ((L >= 0 && tl_defined_outside(f, a, L) && def && def->opc == TL_OP_load) ||
                     (def && def->opc == TL_OP_cast)))
       return "a does not stream: an 8-bit a is taken only from a ring (not resident, not from registers)";
@@ -201,8 +207,9 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
                                     "from a K-major buffer it is transposed into through shared memory each k-step"
                      : a_from == 1 ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
                                      "exceed 128 B), b from the swizzled ring slots, by descriptor"
-                     : a_from == 2 ? "a from registers (the f32 accumulator fragment packed to 16 bits, if in the mma "
-                                     "layout), b from the swizzled ring slots by descriptor"
+                     : a_from == 2 ? "a from registers (computed in its fragment layout: a 16-bit cast of an f32 "
+                                     "accumulator in the mma layout, or an operand prologue's result), b from the "
+                                     "swizzled ring slots by descriptor"
                      : a_from == 3 ? "a staged each step MN-major (the transpose of a tile computed in the loop: its rows "
                                      "stored as they are, TILEC_WGMMA_STAGED_A=1), b from its resident slot read N-major"
                                    : "operands read from the swizzled ring slots by descriptor");

@@ -486,6 +486,16 @@ static void plan_prologue(cg *g, int32_t D, int which, int stages) {
     s->readers = 1;
     s->prologue = true;
     s->row_base = base;
+    /* A computed in its fragment layout (layout_assign's A-fragment rule): lane l reads rows l / 4 of 8 at
+     * the same columns, 8-way bank conflicts in plain 128-byte rows; in wgmma's 128-byte-swizzled atoms
+     * ([C*eb/128][rows][128 B], chunk c of row r at c ^ (r % 8), what TMA's 128-byte mode writes) the 8
+     * rows fall in 8 different chunks */
+    const tl_layout *ll = cg_layout(g, res);
+    if (which == 0 && base < 0 && ll->kind == TL_LAYOUT_MMA && (s->cols * s->eb) % 128 == 0 && s->rows % 8 == 0 &&
+        tl_val(f, tl_op_at(f, loads[i])->opnd[0])->type.rank >= 2) {
+      s->swz = s->wg_atoms = true;
+      s->stage_bytes = s->rows * s->pitch;
+    }
     p->vkind[res] = SRC_STREAM;
     p->vstream[res] = p->nstream++;
   }
@@ -717,7 +727,7 @@ void cg_make_plan(cg *g) {
   p->rings_overlap = p->rings_overlap && p->nring >= 2; /* (not when streaming was given up) */
   if (!p->rings_overlap)
     for (int i = 0; i < p->nstream; i++) {
-      if (p->streams[i].wg) persist = (persist + 1023) / 1024 * 1024; /* wgmma swizzle atoms */
+      if (p->streams[i].wg || p->streams[i].wg_atoms) persist = (persist + 1023) / 1024 * 1024; /* swizzle atoms */
       p->streams[i].offset = persist;
       persist += stages * p->streams[i].stage_bytes;
     }
@@ -727,7 +737,7 @@ void cg_make_plan(cg *g) {
       int at = base;
       for (int i = 0; i < p->nstream; i++) {
         if (p->streams[i].for_op != p->rings[r].for_op) continue;
-        if (p->streams[i].wg) at = (at + 1023) / 1024 * 1024;
+        if (p->streams[i].wg || p->streams[i].wg_atoms) at = (at + 1023) / 1024 * 1024;
         p->streams[i].offset = at;
         at += stages * p->streams[i].stage_bytes;
       }

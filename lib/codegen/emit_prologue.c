@@ -135,6 +135,17 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
   if (lw_row) lane_base = LLVMBuildAdd(g->B, lane_base, LLVMBuildMul(g->B, lw_row, cg_i32(g, s->pitch), ""), "");
   cg_val *d = cg_new_val(g, res, n);
   int bytes = vec * eb, W = bytes < 4 ? 1 : bytes / 4;
+  /* a slot of swizzled atoms (plan_prologue: an A read in its fragment layout): cg_soff over the lane's row and
+   * byte column, the register's constant part added (their bits are disjoint in a layout) */
+  cg_soff so;
+  bool atoms = s->wg_atoms && !gix && cd > 0;
+  if (atoms) {
+    int cb_max = 0;
+    for (int j = 0; j < TL_LAYOUT_LANE_BITS; j++) cb_max += l->lane[j][cd];
+    for (int j = 0; j < l->nwarp; j++) cb_max += l->warp[j][cd];
+    cg_soff_init_atoms(g, &so, base, s->rows * 128, lw_row, cg_mul_c(g, lw_col, eb), cb_max * eb);
+  } else if (s->wg_atoms)
+    TL_INTERNAL(g->ctx, "codegen: an operand prologue's swizzled slot read by a gather or a 1-D tile");
   bool cse = gix && slot_cse();
   /* rows whose register coordinates agree above the index's constancy run
    * have one index for every lane (the lane and warp bits add the same row
@@ -173,7 +184,8 @@ static void read_slot(cg *g, tl_op *o, cg_stream *s, LLVMValueRef slot, int32_t 
         continue;
       }
     }
-    LLVMValueRef addr = cg_add_c(g, lane_base, (int64_t)k[cd] * eb + (gix || cd == 0 ? 0 : (int64_t)k[0] * s->pitch));
+    LLVMValueRef addr = atoms ? cg_soff_at(g, &so, k[0], k[cd] * eb)
+                              : cg_add_c(g, lane_base, (int64_t)k[cd] * eb + (gix || cd == 0 ? 0 : (int64_t)k[0] * s->pitch));
     if (gix) {
       LLVMValueRef row = gix->r[r0];
       if (LLVMTypeOf(row) != g->i32) row = LLVMBuildTrunc(g->B, row, g->i32, "");

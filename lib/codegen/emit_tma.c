@@ -37,15 +37,17 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
     /* an operand prologue's load (attn_rope's k halves and table rows): a box of whole rows into
      * its plain row-major slot, unswizzled (TMA's no-swizzle mode writes exactly that), read
      * back by ld.shared after the mbarrier wait; TILEC_PROLOGUE_TMA=0 keeps the cp.async ring */
-    bool plain = s->prologue && s->row_base < 0 && !s->wg && !tl_code_env_off("TILEC_PROLOGUE_TMA");
+    /* (an A read back in its fragment layout: the prologue's slot in swizzled atoms, dot_plan.c plan_prologue) */
+    bool atoms = s->prologue && s->wg_atoms && s->row_base < 0 && !s->ring_row && !tl_code_env_off("TILEC_PROLOGUE_TMA");
+    bool plain = s->prologue && s->row_base < 0 && !s->wg && !atoms && !tl_code_env_off("TILEC_PROLOGUE_TMA");
     if (plain) {
       for (int d = 0; d < rank; d++)
         if (tl_val(f, lo->opnd[1 + d])->type.kind == TL_KIND_TILE) plain = false;
       if (rb % 16 || s->cols > 256 || s->pitch != rb || s->offset % 128 || s->stage_bytes % 128) plain = false;
     }
     if (s->prologue && !plain && tl_code_env_off("TILEC_PROLOGUE_TMA")) return "an operand prologue's load, TILEC_PROLOGUE_TMA=0";
-    if (s->prologue && !plain) return "an operand prologue's load is not a plain box TMA can write";
-    if (!plain && (!s->wg || s->kn8)) return "an operand is not a wgmma slot";
+    if (s->prologue && !plain && !atoms) return "an operand prologue's load is not a plain box TMA can write";
+    if (!plain && !atoms && (!s->wg || s->kn8)) return "an operand is not a wgmma slot";
     /* rank R > 2: a rank-R map, box 1 in the dims indexed by scalars
      * (attention's z, h); the tile must be the last two dims */
     if (rank < 2 || rank > 5) return "an operand tensor's rank is not 2..5";
@@ -114,7 +116,7 @@ int cg_plan_tma(cg *g, int persist) {
       int rb = s->cols * s->eb;
       tl_value *tv = tl_val(f, tl_op_at(f, s->load_op)->opnd[0]);
       s->tma = p->ntma;
-      bool plain = s->prologue; /* (tma_unfit: a plain box, unswizzled) */
+      bool plain = s->prologue && !s->wg_atoms; /* (tma_unfit: a plain box, unswizzled; else swizzled atoms) */
       s->tma_inner = plain ? s->cols : (rb > 128 ? 128 : rb) / s->eb;
       s->tma_boxes = s->cols / s->tma_inner;
       int swz = plain ? 0 : rb > 128 ? 128 : rb;
@@ -127,8 +129,9 @@ int cg_plan_tma(cg *g, int persist) {
         tl_sbuf_printf(&note, "; %s: 1 box of %dx%d, unswizzled (an operand prologue's load)",
                        f->params.data[tv->index].name, s->rows, s->tma_inner);
       else
-        tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle", f->params.data[tv->index].name,
-                       s->tma_boxes, s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, swz);
+        tl_sbuf_printf(&note, "; %s: %d box%s of %dx%d, %d-byte swizzle%s", f->params.data[tv->index].name,
+                       s->tma_boxes, s->tma_boxes > 1 ? "es" : "", s->rows, s->tma_inner, swz,
+                       s->prologue ? " (an operand prologue's load, read back in A's fragment layout)" : "");
       if (tv->type.rank > 2) tl_sbuf_printf(&note, ", rank-%d map (box 1 in the indexed dims)", tv->type.rank);
     }
     if (rows.len) tl_sbuf_printf(&note, "%s", rows.data);

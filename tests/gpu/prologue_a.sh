@@ -1,0 +1,30 @@
+#!/bin/sh
+# tests/gpu/prologue_a.sh: every kernel of tests/prologue_a (GEMMs whose A is computed in the loop: README there) on the
+# GPU against the interpreter (`tilec run --device`), the sizes of each kernel's `run:` line, for sm_90a with the
+# A-fragment rule on (the default: wgmma, A from registers) and off (TILEC_PROLOGUE_A_FRAG=0), and as sm_80 code.
+# Fresh random data per run (TILEC_SEED=S reproduces).
+#   usage (repo root): tests/gpu/prologue_a.sh BUILD_DIR [--device|--interp]   (exit 0 all PASS, 1 a FAIL, 77 no GPU)
+set -u
+B=${1:-build}
+MODE=${2:---device}
+D=$(dirname "$0")/../prologue_a
+SEED=${TILEC_SEED:-$(date +%s)}
+echo "prologue_a.sh: seed $SEED ($MODE)"
+fail=0 n=0
+for f in "$D"/*.tile; do
+  args=$(grep -m1 '^// run:' "$f" | sed 's/^\/\/ run: --kernel [a-z_0-9]* //')
+  for k in $(grep -oE '^kernel [a-z_0-9]+' "$f" | cut -d' ' -f2); do
+    for cfg in on off sm80; do
+      case $cfg in on) env=TILEC_PROLOGUE_A_FRAG=1 arch= ;; off) env=TILEC_PROLOGUE_A_FRAG=0 arch= ;;
+                   sm80) env=TILEC_PROLOGUE_A_FRAG=1 arch=--arch=sm_80 ;; esac
+      out=$(env $env timeout 120 "$B/tilec" run "$f" --kernel "$k" $arch "$MODE" --seed "$SEED" $args 2>&1); rc=$?
+      [ $rc = 77 ] && { echo "prologue_a.sh: no GPU"; exit 77; }
+      n=$((n + 1))
+      if [ $rc = 0 ] && [ "$MODE" = --device ] && ! echo "$out" | grep -q "^$k: PASS"; then rc=1; fi
+      if [ $rc != 0 ]; then fail=$((fail + 1)); echo "FAIL $(basename "$f") $k $cfg $args (rc $rc)"; echo "$out" | tail -4
+      else echo "PASS $(basename "$f") $k $cfg"; fi
+    done
+  done
+done
+echo "prologue_a.sh: $n run, $fail failed ($MODE)"
+[ $fail = 0 ]
