@@ -1,6 +1,7 @@
 # bench/prologue_a_ab.py (thirty-eighth session): GEMMs whose A is computed in the loop (tests/prologue_a) with
 # layout_assign's A-fragment rule on (the default: wgmma with A from registers, the loads through the TMA ring) and
-# off (TILEC_PROLOGUE_A_FRAG=0: mma.sync, A staged through shared memory each k-step), beside cuBLAS's plain GEMM on
+# off (TILEC_PROLOGUE_A_FRAG=0: mma.sync, A staged through shared memory each k-step), on with a producer warpgroup
+# (TILEC_WS=coop; 'coop / on' is time on / time coop), beside cuBLAS's plain GEMM on
 # the A computed beforehand (what the prologue costs), torch eager of the same expression and torch.compile of it, in
 # interleaved rounds (bench.py bench_interleaved; ratios the median of per-round ratios).  Every output is checked
 # against the fp32 torch result first (rel. err).
@@ -43,15 +44,16 @@ def case(name, M, N, K):
             lambda: (X + Rr, B))
 
 
-print("| case | MxNxK | on ms | off ms | on / off (rounds) | cuBLAS plain GEMM ms | x plain | x eager | x torch.compile | rel. err on / off |")
-print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
+print("| case | MxNxK | on ms | off ms | on / off (rounds) | coop / on | cuBLAS plain GEMM ms | on x plain | x eager | x torch.compile | rel. err on / off / coop |")
+print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
 for size in a.sizes.split(","):
     M, N, K = (int(x) for x in size.split("x"))
     for name in a.cases.split(","):
         f, kname, ins, odt, expr, pre = case(name, M, N, K)
         outs = [torch.full((M, N), float("nan"), device="cuda", dtype=odt) for _ in range(2)]
         fns = []
-        for i, env in enumerate(("TILEC_PROLOGUE_A_FRAG=1", "TILEC_PROLOGUE_A_FRAG=0")):
+        outs.append(torch.full((M, N), float("nan"), device="cuda", dtype=odt))
+        for i, env in enumerate(("TILEC_PROLOGUE_A_FRAG=1", "TILEC_PROLOGUE_A_FRAG=0", "TILEC_WS=coop")):
             kern = with_env(env, lambda: Kernel(os.path.join(T, f), kernel=kname))
             fns.append(kern.bind(*ins, outs[i]))
         Ap, Bp = pre()
@@ -62,13 +64,13 @@ for size in a.sizes.split(","):
             comp = torch.compile(expr)
             comp(*ins)
             fns.append(lambda: comp(*ins))
-        for fn in fns[:2]: fn()
+        for fn in fns[:3]: fn()
         torch.cuda.synchronize()
-        ref = expr(*[x.float() if x.dtype == bf and False else x for x in ins]).float()
+        ref = Ap.float() @ Bp.float()  # (A computed as torch does, the product in fp32)
         e = [relerr(o.float(), ref) for o in outs]
         t = bench_interleaved(fns, a.rounds, 300)
         med = lambda i: statistics.median(t[i])
         rat = lambda i: statistics.median([x / y for x, y in zip(t[i], t[0])])  # time of i / time of on
-        comp_s = f"{rat(4):.3f}" if a.compile else "-"
-        print(f"| {name} | {size} | {med(0):.3f} | {med(1):.3f} | {1 / rat(1):.3f} | {med(2):.3f} | {rat(2):.3f} | "
-              f"{rat(3):.3f} | {comp_s} | {e[0]:.1e} / {e[1]:.1e} |", flush=True)
+        comp_s = f"{rat(5):.3f}" if a.compile else "-"
+        print(f"| {name} | {size} | {med(0):.3f} | {med(1):.3f} | {1 / rat(1):.3f} | {1 / rat(2):.3f} | {med(3):.3f} | "
+              f"{rat(3):.3f} | {rat(4):.3f} | {comp_s} | {e[0]:.1e} / {e[1]:.1e} / {e[2]:.1e} |", flush=True)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/prologue_a.sh: every kernel of tests/prologue_a (GEMMs whose A is computed in the loop: README there) on the
 # GPU against the interpreter (`tilec run --device`), the sizes of each kernel's `run:` line, for sm_90a with the
-# A-fragment rule on (the default: wgmma, A from registers) and off (TILEC_PROLOGUE_A_FRAG=0), and as sm_80 code.
+# A-fragment rule on (the default: wgmma, A from registers) and off (TILEC_PROLOGUE_A_FRAG=0), on with a producer
+# warpgroup (TILEC_WS=coop), and as sm_80 code.
 # Fresh random data per run (TILEC_SEED=S reproduces).
 #   usage (repo root): tests/gpu/prologue_a.sh BUILD_DIR [--device|--interp]   (exit 0 all PASS, 1 a FAIL, 77 no GPU)
 set -u
@@ -14,8 +15,9 @@ fail=0 n=0
 for f in "$D"/*.tile; do
   args=$(grep -m1 '^// run:' "$f" | sed 's/^\/\/ run: --kernel [a-z_0-9]* //')
   for k in $(grep -oE '^kernel [a-z_0-9]+' "$f" | cut -d' ' -f2); do
-    for cfg in on off sm80; do
+    for cfg in on off coop sm80; do
       case $cfg in on) env=TILEC_PROLOGUE_A_FRAG=1 arch= ;; off) env=TILEC_PROLOGUE_A_FRAG=0 arch= ;;
+                   coop) env=TILEC_WS=coop arch= ;;
                    sm80) env=TILEC_PROLOGUE_A_FRAG=1 arch=--arch=sm_80 ;; esac
       out=$(env $env timeout 120 "$B/tilec" run "$f" --kernel "$k" $arch "$MODE" --seed "$SEED" $args 2>&1); rc=$?
       [ $rc = 77 ] && { echo "prologue_a.sh: no GPU"; exit 77; }
