@@ -27,5 +27,6 @@ for tool in memcheck racecheck; do
   echo "$tool col_scale_nt: $(TILEC_CACHE_DIR=/tmp/c38s timeout 120 compute-sanitizer --tool $tool $B/tilec run tests/prologue_a/col_scale.tile --kernel cutlass_col_scale_nt --device --size M=200 --size K=300 --size N=260 2>&1 | grep -E 'PASS|FAIL|ERROR SUMMARY|RACECHECK SUMMARY|rror' | tail -3 | tr '\n' ' ' | cut -c1-220)"
 done
 echo "[$(el) s]"
-TILEC_CACHE_DIR=/tmp/c38b timeout -k 10 ${PA_BENCH_S:-200} python3 bench/prologue_a_ab.py --lib $B/libtilec.so --rounds 5 ${PA_ARGS:-} > $L/pab.log 2>&1
+for k in lngemm cutlass_lngemm; do for a in "" --arch=sm_80; do echo "multi_loop/lngemm.tile $k $a: $(TILEC_CACHE_DIR=/tmp/c38u timeout 90 $B/tilec run tests/multi_loop/lngemm.tile --kernel $k $a --device --size M=200 --size N=300 --size K=256 2>&1 | grep -E "PASS|FAIL|rror" | tail -2 | tr "\n" " " | cut -c1-200)"; done; done
+TILEC_CACHE_DIR=/tmp/c38b timeout -k 10 ${PA_BENCH_S:-240} python3 bench/prologue_a_ab.py --lib $B/libtilec.so --rounds 5 ${PA_ARGS:-} > $L/pab.log 2>&1
 echo "bench rc $? [$(el) s]"; grep -E "^\||Error|error" $L/pab.log | cut -c1-220

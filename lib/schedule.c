@@ -306,6 +306,11 @@ static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t 
     if (!tl_scalar_from_iv(f, v, L)) return *why = "a scalar load not computable from the induction variable", -1;
     return n;
   }
+  /* a 1-D row along the tensor's last dim advancing with the loop (a per-column scale `load(S[k0 : k0 + BK])`): not a
+   * box of the prologue; loaded in the loop as it is, or a row of the loop's TMA ring (emit_ring_rows.c) */
+  const char *row_why;
+  if (d->opc == TL_OP_load && x->type.kind == TL_KIND_TILE && x->type.rank == 1 && tl_row_stream_view(f, x->def, L, &row_why))
+    return n;
   if (d->opc == TL_OP_load) {
     int32_t rows, base;
     if (!tl_prologue_view(f, x->def, L, threads, &rows, &base, why)) return -1;

@@ -47,6 +47,8 @@ typedef struct la_state {
   bool gather_index; /* rows, gather layout on: gather indices in the load's layout */
   const int32_t *leaf_loads; /* loads a retarget may leave in their layout (frag_shared_load), or NULL */
   int nleaf;
+  int32_t invariant_loop; /* >= 0: a retarget may leave a value defined outside this loop in its layout (the A-fragment
+                           * rule: phase B converts it, convert_hoist moves the conversion before the loop) */
 } la_state;
 
 /* Warps along M for a dot result [M, N]: whole rows per warp (M first) when
@@ -244,9 +246,20 @@ static bool made_of_indices(la_state *st, int32_t v, int depth, int max_depth, b
  * consumer needs instead of converting it. */
 static bool is_remat(la_state *st, int32_t v, int depth) { return made_of_indices(st, v, depth, 8, false); }
 
+static bool retarget_core(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth);
+
 /* Can value v be re-made in layout l by changing its single-use producers?
- * With apply, do it. */
+ * With apply, do it.  Under the A-fragment rule (st->invariant_loop) a value defined before the loop that cannot
+ * be re-made (LayerNorm's mean, also used for the variance; a row statistic from an earlier loop) stays as it is:
+ * phase B converts it for its user, and convert_hoist moves that conversion before the loop. */
 static bool retarget(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
+  if (st->invariant_loop >= 0 && is_tile(st, v) && tl_defined_outside(st->f, v, st->invariant_loop) &&
+      !retarget_core(st, v, l, false, depth))
+    return true;
+  return retarget_core(st, v, l, apply, depth);
+}
+
+static bool retarget_core(la_state *st, int32_t v, const tl_layout *l, bool apply, int depth) {
   /* 16: a repacked int4 B's chain (gemm_w4a16_packed.tile: cast, sub, mul, cast, and, shr, load,
    * the gather index's broadcast, expand_dims and its two adds, mul, div, iota) is 14 deep */
   if (depth > 16 || !is_tile(st, v)) return false;
@@ -567,8 +580,10 @@ static void assign_op(la_state *st, int32_t opid) {
         !l.mma_npair && is_tile(st, av) && vtype(st, av)->rank == 2 && vtype(st, av)->shape[0] == M &&
         vtype(st, av)->shape[1] % 16 == 0 && tl_dtype_bytes((tl_dtype)vtype(st, av)->dtype) == 2) {
       tl_layout fa = tl_layout_mma_split(M, vtype(st, av)->shape[1], st->warps, l.mma_wm);
+      st->invariant_loop = o->parent;
       if (fa.mma_wm == l.mma_wm && fa.mma_wn == 1 && !tl_layout_check(&fa) && retarget(st, av, &fa, false, 0))
         retarget(st, av, &fa, true, 0);
+      st->invariant_loop = -1;
     }
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))
@@ -765,7 +780,7 @@ static bool has_big_dot(tl_func *f) {
 
 static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   (void)opts;
-  la_state st = {.f = f};
+  la_state st = {.f = f, .invariant_loop = -1};
   if (f->warps <= 0) f->warps = has_big_dot(f) ? 8 : 4;
   st.warps = f->warps;
   tl_layout_table *t = tl_layout_table_get(f);
