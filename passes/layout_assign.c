@@ -47,6 +47,9 @@ typedef struct la_state {
   bool gather_index; /* rows, gather layout on: gather indices in the load's layout */
   const int32_t *leaf_loads; /* loads a retarget may leave in their layout (frag_shared_load), or NULL */
   int nleaf;
+  int32_t frag_lids[8];   /* the A-fragment layouts preassign_frag_loads gave */
+  int nfrag;
+  int32_t *frag_load;     /* per op: the layout an A-fragment prologue load starts in (a_frag_layout), or -1 */
   int32_t invariant_loop; /* >= 0: a retarget may leave a value defined outside this loop in its layout (the A-fragment
                            * rule: phase B converts it, convert_hoist moves the conversion before the loop) */
 } la_state;
@@ -348,6 +351,57 @@ static bool prologue_a_frag_on(void) {
   return !tl_code_env_off("TILEC_PROLOGUE_A_FRAG");
 }
 
+static bool is_frag_layout(la_state *st, int32_t lid) {
+  for (int i = 0; i < st->nfrag; i++)
+    if (st->frag_lids[i] == lid) return true;
+  return false;
+}
+
+/* The A-fragment layout of dot D (accumulator layout l) when the rule applies to it: its A is 16-bit, computed by an
+ * operand prologue, [M, K] with K a multiple of 16, and the dot's warps all lie along M; else false. */
+static bool a_frag_layout(la_state *st, int32_t D, const tl_layout *l, tl_layout *fa) {
+  tl_func *f = st->f;
+  tl_op *o = tl_op_at(f, D);
+  tl_dot_sched *bs = f->sched ? tl_sched_dot(f, D, false) : NULL;
+  int32_t av = o->opnd[0];
+  tl_type *at = &tl_val(f, av)->type;
+  if (!bs || bs->prologue[0] <= 0 || !prologue_a_frag_on() || l->kind != TL_LAYOUT_MMA || l->mma_wn != 1 ||
+      l->mma_npair || at->kind != TL_KIND_TILE || at->rank != 2 || at->shape[0] != l->shape[0] || at->shape[1] % 16 ||
+      tl_dtype_bytes((tl_dtype)at->dtype) != 2)
+    return false;
+  *fa = tl_layout_mma_split(at->shape[0], at->shape[1], st->warps, l->mma_wm);
+  return fa->mma_wm == l->mma_wm && fa->mma_wn == 1 && !tl_layout_check(fa);
+}
+
+/* Before the forward walk: each [M, K] load of an A-fragment prologue starts in the fragment layout, so the elementwise
+ * code after it (which takes its operands' layout) is computed there even where a value has several users (x * x,
+ * where(x > 0, x, 0)), which the retarget at the dot cannot re-make. */
+static void preassign_frag_loads(la_state *st) {
+  tl_func *f = st->f;
+  for (int32_t D = 0; D < f->ops.len; D++) {
+    tl_op *o = tl_op_at(f, D);
+    if ((o->flags & TL_OPF_DEAD) || o->opc != TL_OP_dot || !o->nres) continue;
+    tl_type *rt = &tl_val(f, o->res[0])->type;
+    if (rt->rank != 2 || rt->shape[0] < 16 || rt->shape[1] < 8) continue;
+    tl_layout l = dot_layout(f, D, rt->shape[0], rt->shape[1], st->warps), fa;
+    if (!a_frag_layout(st, D, &l, &fa)) continue;
+    int32_t loads[16];
+    const char *why;
+    int n = tl_prologue_loads(f, D, 0, loads, 16, &why);
+    tl_type *at = &tl_val(f, o->opnd[0])->type;
+    for (int i = 0; i < n; i++) {
+      tl_op *ld = tl_op_at(f, loads[i]);
+      tl_type *lt = &tl_val(f, ld->res[0])->type;
+      bool gather = false;
+      for (int k = 1; k < ld->nopnd; k++) gather |= tl_val(f, ld->opnd[k])->type.kind == TL_KIND_TILE;
+      if (gather || lt->rank != 2 || lt->shape[0] != at->shape[0] || lt->shape[1] != at->shape[1]) continue;
+      int32_t lid = intern(st, &fa);
+      st->frag_load[loads[i]] = lid;
+      if (!is_frag_layout(st, lid) && st->nfrag < 8) st->frag_lids[st->nfrag++] = lid;
+    }
+  }
+}
+
 static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
   for (int d = 0; d < rank; d++)
     if (a[d] != b[d]) return false;
@@ -376,6 +430,10 @@ static bool broadcast_is_free(const tl_layout *s, const tl_layout *l, const int3
 static void assign_ew(la_state *st, tl_op *o) {
   int32_t res = o->res[0];
   int32_t chosen = -1;
+  /* an A-fragment prologue's loads start in the fragment layout (preassign_frag_loads): whatever is computed from them
+   * keeps it */
+  for (int k = 0; st->frag_load && k < o->nopnd && chosen < 0; k++)
+    if (is_tile(st, o->opnd[k]) && is_frag_layout(st, vtype(st, o->opnd[k])->layout)) chosen = o->opnd[k];
   /* strong first (a random mask that follows its first user last of those), then weak, then
    * rematerializable (those follow their consumer) */
   for (int k = 0; k < o->nopnd && chosen < 0; k++)
@@ -575,15 +633,13 @@ static void assign_op(la_state *st, int32_t opid) {
       if (fb.nreg && !tl_layout_check(&fb) && retarget(st, bv, &fb, false, 0)) retarget(st, bv, &fb, true, 0);
       st->leaf_loads = NULL, st->nleaf = 0;
     }
-    int32_t av = o->opnd[0];
-    if (bs && bs->prologue[0] > 0 && prologue_a_frag_on() && l.kind == TL_LAYOUT_MMA && l.mma_wn == 1 &&
-        !l.mma_npair && is_tile(st, av) && vtype(st, av)->rank == 2 && vtype(st, av)->shape[0] == M &&
-        vtype(st, av)->shape[1] % 16 == 0 && tl_dtype_bytes((tl_dtype)vtype(st, av)->dtype) == 2) {
-      tl_layout fa = tl_layout_mma_split(M, vtype(st, av)->shape[1], st->warps, l.mma_wm);
+    tl_layout fa;
+    if (a_frag_layout(st, opid, &l, &fa)) {
+      int32_t av = o->opnd[0];
       st->invariant_loop = o->parent;
-      if (fa.mma_wm == l.mma_wm && fa.mma_wn == 1 && !tl_layout_check(&fa) && retarget(st, av, &fa, false, 0))
-        retarget(st, av, &fa, true, 0);
+      if (vtype(st, av)->layout != intern(st, &fa) && retarget(st, av, &fa, false, 0)) retarget(st, av, &fa, true, 0);
       st->invariant_loop = -1;
+      o = tl_op_at(f, opid);
     }
     int32_t acc = o->opnd[2];
     if (is_tile(st, acc) && vtype(st, acc)->layout != rt->layout && retarget(st, acc, &l, false, 0))
@@ -606,6 +662,7 @@ static void assign_op(la_state *st, int32_t opid) {
     return;
   }
   rt->layout = default_layout(st, rt); /* const, iota, splat, load */
+  if (opc == TL_OP_load && st->frag_load && st->frag_load[opid] >= 0) rt->layout = st->frag_load[opid];
   if (opc == TL_OP_load && st->gather_index) retarget_gather_indices(st, o);
 }
 
@@ -788,6 +845,11 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   t->warps = f->warps;
   for (int v = 0; v < f->values.len; v++) f->values.data[v].type.layout = -1;
   st.uses = tl_count_uses(f);
+  if (has_dot(f) && prologue_a_frag_on() && f->sched) {
+    st.frag_load = tl_alloc(&f->ctx->arena, sizeof(int32_t) * ((size_t)f->ops.len + 1));
+    for (int i = 0; i <= f->ops.len; i++) st.frag_load[i] = -1;
+    preassign_frag_loads(&st);
+  }
   st.rows = !has_dot(f) && !row_rules_off();
   st.rand_follow = !st.rows && has_dot(f) && rand_follow_on();
   bool any_rand = false; /* (a kernel without rand: nothing to follow, no walks for it) */
