@@ -17,7 +17,7 @@
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_s38.sh .carry" carry=[".carry"] timeout_s=480
 . bench/pending_env.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
-TILEC_CACHE_DIR=/tmp/c38 timeout -k 10 200 sh tests/gpu/prologue_a.sh $B > $L/pa.log 2>&1; echo "prologue_a.sh rc $?: $(tail -1 $L/pa.log) [$(el) s]"
+PROLOGUE_A_FILES="tests/prologue_a/*.tile" TILEC_CACHE_DIR=/tmp/c38 timeout -k 10 200 sh tests/gpu/prologue_a.sh $B > $L/pa.log 2>&1; echo "prologue_a.sh rc $?: $(tail -1 $L/pa.log) [$(el) s]"
 grep -A4 FAIL $L/pa.log | head -20
 for cfg in 1 0; do
   echo "cutlass_computed_a frag=$cfg: $(TILEC_PROLOGUE_A_FRAG=$cfg TILEC_CACHE_DIR=/tmp/c38u timeout 90 $B/tilec run tests/user_kernels/cutlass_computed_a.tile --kernel cutlass_w2 --device --size M=300 --size K=700 --size N=260 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-200)"
