@@ -207,9 +207,10 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
                                     "from a K-major buffer it is transposed into through shared memory each k-step"
                      : a_from == 1 ? "a from its resident slot (staged once, [K/64][M][64] 128-byte atoms when rows "
                                      "exceed 128 B), b from the swizzled ring slots, by descriptor"
-                     : a_from == 2 ? "a from registers (computed in its fragment layout: a 16-bit cast of an f32 "
-                                     "accumulator in the mma layout, or an operand prologue's result), b from the "
-                                     "swizzled ring slots by descriptor"
+                     : a_from == 2 ? "a from registers where layout_assign computes it in its fragment layout (a "
+                                     "16-bit cast of an f32 accumulator in the mma layout, an operand prologue's "
+                                     "result: the tma line says whether codegen took it), b from the swizzled ring "
+                                     "slots by descriptor"
                      : a_from == 3 ? "a staged each step MN-major (the transpose of a tile computed in the loop: its rows "
                                      "stored as they are, TILEC_WGMMA_STAGED_A=1), b from its resident slot read N-major"
                                    : "operands read from the swizzled ring slots by descriptor");
