@@ -8,7 +8,8 @@
 #      racecheck on two of them;
 #   2. bench/prologue_a_ab.py: on / off, cuBLAS's plain GEMM on the A computed beforehand, torch eager and
 #      torch.compile of the expression, interleaved rounds, at 4096^3 and 8192x4096x14336.
-# Predicted (before any run): on / off 1.2-1.6x (mma.sync's staging: stores, a CTA barrier and ldmatrix each k-step,
+# Call 1 (H100) found the register race (10 of 36 FAIL; fixed: the group waited for in its own k-step).  Predicted
+# (before any run): on / off 1.2-1.6x (mma.sync's staging: stores, a CTA barrier and ldmatrix each k-step,
 # the ring cp.async, against wgmma reading A from registers and B by descriptor off a TMA ring); x cuBLAS's plain GEMM
 # 0.80-0.92 on (the plain GEMM is ~0.99x cuBLAS; the prologue's 16 ld.shared + conversions a thread a k-step on the
 # consumers' path, and no producer warpgroup: route_pipeline keeps ws off with a prologue); x eager >= 1.3 (eager is

@@ -300,6 +300,12 @@ static const char *plan_wgmma(cg *g, int32_t D) {
   /* a promoting dot adds its temporary right after the wait: no group of it
    * outlives the dot (one temporary; see cg_emit_wgmma) */
   if (cg_dot_promotes(g, o)) inflight = false;
+  /* A from registers computed in the loop by an operand prologue (layout_assign's A-fragment rule): wgmma reads those
+   * registers until its group completes, and ptxas does not know it -- it gives the next k-step's A (its ld.shared
+   * and packs, before the next wait) the same registers (H100: cutlass_cast_f32 wrong, SASS: LDS.64 R152 at the loop's
+   * top under an HGMMA reading R152).  So the group is waited for in its own k-step.  (Attention's P is safe: the next
+   * score dot's wait retires the group before P is computed again.) */
+  if (p->vkind[a] == SRC_STAGED && e->prologue[0] > 0) inflight = false;
   /* deferred: the result is only yielded, and its carried value is first
    * used after an earlier wgmma dot of the loop that waits for all groups
    * (attention: acc * alpha comes after the score dot), so that wait also
