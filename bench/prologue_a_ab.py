@@ -1,7 +1,8 @@
 # bench/prologue_a_ab.py (thirty-eighth session): GEMMs whose A is computed in the loop (tests/prologue_a) with
 # layout_assign's A-fragment rule on (the default: wgmma with A from registers, the loads through the TMA ring) and
-# off (TILEC_PROLOGUE_A_FRAG=0: mma.sync, A staged through shared memory each k-step), on with a producer warpgroup
-# (TILEC_WS=coop; 'coop / on' is time on / time coop), beside cuBLAS's plain GEMM on
+# off (TILEC_PROLOGUE_A_FRAG=0: mma.sync, A staged through shared memory each k-step), on with 2 ring stages (the
+# option stages=2: two CTAs an SM where registers allow, one's prologue under the other's wgmma; 'stages=2 / on' is time
+# on / time stages=2), beside cuBLAS's plain GEMM on
 # the A computed beforehand (what the prologue costs), torch eager of the same expression and torch.compile of it, in
 # interleaved rounds (bench.py bench_interleaved; ratios the median of per-round ratios).  Every output is checked
 # against the fp32 torch result first (rel. err).
@@ -50,7 +51,7 @@ def case(name, M, N, K):
             lambda: (X + Rr, B))
 
 
-print("| case | MxNxK | on ms | off ms | on / off (rounds) | coop / on | cuBLAS plain GEMM ms | on x plain | x eager | x torch.compile | rel. err on / off / coop |")
+print("| case | MxNxK | on ms | off ms | on / off (rounds) | stages=2 / on | cuBLAS plain GEMM ms | on x plain | x eager | x torch.compile | rel. err on / off / stages=2 |")
 print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
 for si, size in enumerate(a.sizes.split(",")):
     M, N, K = (int(x) for x in size.split("x"))
@@ -60,8 +61,9 @@ for si, size in enumerate(a.sizes.split(",")):
         outs = [torch.full((M, N), float("nan"), device="cuda", dtype=odt) for _ in range(2)]
         fns = []
         outs.append(torch.full((M, N), float("nan"), device="cuda", dtype=odt))
-        for i, env in enumerate(("TILEC_PROLOGUE_A_FRAG=1", "TILEC_PROLOGUE_A_FRAG=0", "TILEC_WS=coop")):
-            kern = with_env(env, lambda: Kernel(os.path.join(T, f), kernel=kname))
+        for i, (env, opt) in enumerate((("TILEC_PROLOGUE_A_FRAG=1", None), ("TILEC_PROLOGUE_A_FRAG=0", None),
+                                        ("TILEC_PROLOGUE_A_FRAG=1", {"stages": 2}))):
+            kern = with_env(env, lambda: Kernel(os.path.join(T, f), kernel=kname, options=opt))
             fns.append(kern.bind(*ins, outs[i]))
         Ap, Bp = pre()
         cb = torch.empty(M, N, device="cuda", dtype=bf)
