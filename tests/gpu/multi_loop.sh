@@ -10,16 +10,13 @@ D=$(dirname "$0")/../multi_loop
 SEED=${TILEC_SEED:-$(date +%s)}
 echo "multi_loop.sh: seed $SEED ($MODE)"
 fail=0 n=0
+T=$B/tilec NAME=multi_loop.sh
+. "$(dirname "$0")/corpus_run.sh"
 for f in "$D"/*.tile; do
   args=$(sed -n 2p "$f" | sed 's/^.*--kernel [a-z_0-9]* //; s/ *(.*$//')
   for k in $(grep -oE '^kernel [a-z_0-9]+' "$f" | cut -d' ' -f2); do
     for arch in "" --arch=sm_80; do
-      out=$(timeout 120 "$B/tilec" run "$f" --kernel "$k" $arch "$MODE" --seed "$SEED" $args 2>&1); rc=$?
-      [ $rc = 77 ] && { echo "multi_loop.sh: no GPU"; exit 77; }
-      n=$((n + 1))
-      if [ $rc = 0 ] && [ "$MODE" = --device ] && ! echo "$out" | grep -q "^$k: PASS"; then rc=1; fi
-      if [ $rc != 0 ]; then fail=$((fail + 1)); echo "FAIL $(basename "$f") $k $arch $args (rc $rc)"; echo "$out" | tail -4
-      else echo "PASS $(basename "$f") $k $arch"; fi
+      corpus_run "$(basename "$f") $k $arch" - "$f" "$k" $arch $args
     done
   done
 done

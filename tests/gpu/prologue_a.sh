@@ -13,6 +13,8 @@ D=$(dirname "$0")/../prologue_a
 SEED=${TILEC_SEED:-$(date +%s)}
 echo "prologue_a.sh: seed $SEED ($MODE)"
 fail=0 n=0
+T=$B/tilec NAME=prologue_a.sh
+. "$(dirname "$0")/corpus_run.sh"
 for f in ${PROLOGUE_A_FILES:-"$D"/*.tile "$D"/more/*.tile}; do
   args=$(grep -m1 '^// run:' "$f" | sed 's/^\/\/ run: --kernel [a-z_0-9]* //')
   for k in $(grep -oE '^kernel [a-z_0-9]+' "$f" | cut -d' ' -f2); do
@@ -20,12 +22,7 @@ for f in ${PROLOGUE_A_FILES:-"$D"/*.tile "$D"/more/*.tile}; do
       case $cfg in on) env=TILEC_PROLOGUE_A_FRAG=1 arch= ;; off) env=TILEC_PROLOGUE_A_FRAG=0 arch= ;;
                    st2) env=TILEC_PROLOGUE_A_FRAG=1 arch=--stages=2 ;;
                    sm80) env=TILEC_PROLOGUE_A_FRAG=1 arch=--arch=sm_80 ;; esac
-      out=$(env $env timeout 120 "$B/tilec" run "$f" --kernel "$k" $arch "$MODE" --seed "$SEED" $args 2>&1); rc=$?
-      [ $rc = 77 ] && { echo "prologue_a.sh: no GPU"; exit 77; }
-      n=$((n + 1))
-      if [ $rc = 0 ] && [ "$MODE" = --device ] && ! echo "$out" | grep -q "^$k: PASS"; then rc=1; fi
-      if [ $rc != 0 ]; then fail=$((fail + 1)); echo "FAIL $(basename "$f") $k $cfg $args (rc $rc)"; echo "$out" | tail -4
-      else echo "PASS $(basename "$f") $k $cfg"; fi
+      corpus_run "$(basename "$f") $k $cfg" "$env" "$f" "$k" $arch $args
     done
   done
 done
