@@ -13,8 +13,11 @@
 # the ring cp.async, against wgmma reading A from registers and B by descriptor off a TMA ring); x cuBLAS's plain GEMM
 # 0.80-0.92 on (the plain GEMM is ~0.99x cuBLAS; the prologue's 16 ld.shared + conversions a thread a k-step on the
 # consumers' path, and no producer warpgroup: route_pipeline keeps ws off with a prologue); x eager >= 1.3 (eager is
-# an elementwise kernel then cuBLAS).  Rule (written before): the A-fragment rule stays the default if every run of
-# 1. passes and on / off >= 1.05 at every case with no case < 0.98; else TILEC_PROLOGUE_A_FRAG goes default-off.
+# an elementwise kernel then cuBLAS).  Rule (written before): the A-fragment rule becomes the default if every run of
+# 1. passes and on / off >= 1.05 at every case with no case < 0.98 (opt-in, TILEC_PROLOGUE_A_FRAG=1, until then).
+# After call 1's race fix (the group waited for in its own k-step) the prediction for on / off is 1.4-2.2x and on x the
+# plain GEMM 0.45-0.65 (the tensor pipe idles while a k-step's A is read and converted); stages=2 (two CTAs an SM at
+# 128x128) 1.05-1.3x on.
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_s38.sh .carry" carry=[".carry"] timeout_s=480
 . bench/pending_env.sh
 nvidia-smi --query-gpu=name --format=csv,noheader

@@ -346,9 +346,11 @@ static bool frag_shared_load_on(void) {
 /* A 16-bit A computed by an operand prologue, on a dot whose warps all lie along M (wgmma's tiling, or
  * mma.sync's 4x1 / 8x1), computed straight in the accumulator layout of its [M, K] shape -- which is the
  * A fragment (c0..c3 of n-blocks 2k, 2k+1 are k-slice k's a0..a3): wgmma then takes A from registers and
- * mma.sync reads no staging (TILEC_PROLOGUE_A_FRAG=0 stages it through shared memory as before). */
+ * mma.sync reads no staging.  Opt-in (TILEC_PROLOGUE_A_FRAG=1) until a GPU run of the form that waits for its group
+ * in its own k-step (bench/pending_s38.sh: the rule for the default is written there); unset, A is staged through shared
+ * memory as before. */
 static bool prologue_a_frag_on(void) {
-  return !tl_code_env_off("TILEC_PROLOGUE_A_FRAG");
+  return tl_code_env_on("TILEC_PROLOGUE_A_FRAG");
 }
 
 static bool is_frag_layout(la_state *st, int32_t lid) {
