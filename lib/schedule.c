@@ -292,8 +292,9 @@ static bool prologue_op(const tl_op *d) {
 }
 
 static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t *seen, int32_t *loads, int n, int max,
-                         const char **why, int depth) {
+                         const char **why, int32_t *stop, int depth) {
   if (n < 0) return n;
+  *stop = tl_val(f, v)->def; /* (where a refusal below stops: the op that defines v) */
   if (depth > 64) return *why = "elementwise code too deep", -1;
   if (v == tl_op_at(f, L)->regions[0].args.data[0] || tl_defined_outside(f, v, L)) return n;
   tl_value *x = tl_val(f, v);
@@ -319,15 +320,23 @@ static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t 
     /* (a gather's index tile is computed in registers as before) */
     for (int i = 1; i < d->nopnd; i++)
       if (tl_val(f, d->opnd[i])->type.kind == TL_KIND_TILE)
-        n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, depth + 1);
+        n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, stop, depth + 1);
     return n;
   }
   if (!prologue_op(d)) return *why = "computed by an op that is not elementwise", -1;
-  for (int i = 0; i < d->nopnd; i++) n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, depth + 1);
+  for (int i = 0; i < d->nopnd && n >= 0; i++)
+    n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, stop, depth + 1);
+  if (n >= 0) *stop = -1;
   return n;
 }
 
 int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why) {
+  int32_t stop;
+  return tl_prologue_refusal(f, D, which, loads, max, why, &stop);
+}
+
+int tl_prologue_refusal(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why, int32_t *stop) {
+  *stop = -1;
   int32_t L = tl_op_at(f, D)->parent;
   int32_t x = tl_op_at(f, D)->opnd[which];
   *why = "not in a loop";
@@ -342,8 +351,9 @@ int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max,
     x = d->opnd[0];
     d = tl_op_at(f, tl_val(f, x)->def);
   }
-  *why = "a load (the stream rule's)";
-  if (d->opc == TL_OP_load || d->opc == TL_OP_trans) return -1;
+  *why = d->opc == TL_OP_trans ? "a transposed tile (a K-major operand computed in registers is a prologue only as a B)"
+                                : "a load (the stream rule's)";
+  if (d->opc == TL_OP_load || d->opc == TL_OP_trans) return *stop = xv->def, -1;
   /* the default since the H200 run of the seventh session (W4A16 2.5x, attn_rope 1.8x faster,
    * every example matching the interpreter); TILEC_PROLOGUE=0 turns them off (measuring) */
   const char *env = tl_code_env("TILEC_PROLOGUE");
@@ -352,7 +362,8 @@ int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max,
   uint8_t *seen = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);
   memset(seen, 0, (size_t)f->ops.len + 1);
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
-  int n = prologue_walk(f, x, L, threads, seen, loads, 0, max, why, 0);
+  int n = prologue_walk(f, x, L, threads, seen, loads, 0, max, why, stop, 0);
   if (n == 0) return *why = "computed from no load of the loop", -1;
+  if (n > 0) *stop = -1;
   return n;
 }

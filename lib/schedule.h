@@ -111,6 +111,8 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
  * with the reason (also for an operand that is itself a load: the stream
  * rule's).  On by default; TILEC_PROLOGUE=0 turns them off. */
 int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why);
+/* The same, and where a refusal stops (*stop: the op whose value the rule refuses, -1 none): for diagnostics. */
+int tl_prologue_refusal(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why, int32_t *stop);
 
 /* Load op ld of loop L can be issued ahead through a ring: a 2-D view along
  * the last dimension of a parameter tensor the kernel never writes, indices

@@ -338,8 +338,24 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
     bool bt = false, at = false;
     bool b_loaded_only = d >= 0 && tl_loaded_param(f, tl_op_at(f, d)->opnd[1], &bt) >= 0 &&
                          tl_loaded_param(f, tl_op_at(f, d)->opnd[0], &at) < 0;
+    /* (why a's code is no operand prologue, and where: a computed-A hunt saw only the generic text) */
+    char pro[160] = "";
+    if (d >= 0 && b_loaded_only && !under_if && !chained && acc) {
+      int32_t loads[16], stop;
+      const char *pwhy = NULL;
+      if (tl_prologue_refusal(f, d, 0, loads, 16, &pwhy, &stop) < 0 && pwhy) {
+        if (stop >= 0)
+          snprintf(pro, sizeof pro, " (the %s at %d:%d: %s)", tl_opinfo_table[tl_op_at(f, stop)->opc].name,
+                   tl_op_at(f, stop)->loc.line, tl_op_at(f, stop)->loc.col, pwhy);
+        else
+          snprintf(pro, sizeof pro, " (%s)", pwhy);
+      }
+    }
+    char bl[400];
+    snprintf(bl, sizeof bl, "has its a computed in the loop, not as an operand prologue a main loop takes%s, and only b "
+                            "loaded there; --pipeline=multistage still streams b through a ring", pro);
     if (d >= 0) /* a dot in a loop that is not a main loop: say what a main loop's dot looks like */
-      snprintf(why, n, "has no dot main loop (the dot at %d:%d in the loop at %d:%d %s)", tl_op_at(f, d)->loc.line,
+      snprintf(why, n, "has no dot main loop (the dot at %d:%d in the loop at %d:%d %.300s)", tl_op_at(f, d)->loc.line,
                tl_op_at(f, d)->loc.col, tl_op_at(f, loop)->loc.line, tl_op_at(f, loop)->loc.col,
                under_if ? "is under an `if` in the loop: a main loop's dots are in the loop's own body; skip blocks "
                           "through the loop's range (two loops, or a start and end computed before it) or mask "
@@ -348,8 +364,7 @@ static bool fits_cutlass(tl_func *f, const main_loop *ml, char *why, size_t n) {
                          "acc = dot(a, b, acc); the pipeline unrolls and prefetches by itself (@stages)"
                : !acc ? "does not accumulate: a main loop's dot adds into a carried tile and its result is carried back "
                         "as it is, acc = dot(a, b, acc); scale acc after the loop or scale an operand"
-                   : b_loaded_only ? "has its a computed in the loop, not as an operand prologue a main loop takes, and "
-                                     "only b loaded there; --pipeline=multistage still streams b through a ring"
+                   : b_loaded_only ? bl
                                    : "has operands computed, not tiles loaded in the loop: nothing would stream through a ring");
     else
       snprintf(why, n, "has no dot main loop");
