@@ -292,7 +292,7 @@ static bool prologue_op(const tl_op *d) {
 }
 
 static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t *seen, int32_t *loads, int n, int max,
-                         const char **why, int32_t *stop, int depth) {
+                         const char **why, int32_t *stop, bool a_rows, int depth) {
   if (n < 0) return n;
   *stop = tl_val(f, v)->def; /* (where a refusal below stops: the op that defines v) */
   if (depth > 64) return *why = "elementwise code too deep", -1;
@@ -307,10 +307,12 @@ static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t 
     if (!tl_scalar_from_iv(f, v, L)) return *why = "a scalar load not computable from the induction variable", -1;
     return n;
   }
-  /* a 1-D row along the tensor's last dim advancing with the loop (a per-column scale `load(S[k0 : k0 + BK])`): not a
-   * box of the prologue; loaded in the loop as it is, or a row of the loop's TMA ring (emit_ring_rows.c) */
+  /* an A's 1-D row along the tensor's last dim advancing with the loop (a per-column scale `load(S[k0 : k0 + BK])`,
+   * LayerNorm's weight): not a box of the prologue; loaded in the loop as it is, or a row of the loop's TMA ring
+   * (emit_ring_rows.c).  (a_rows: A's prologue only, the form checked on a GPU: a B's is refused as before) */
   const char *row_why;
-  if (d->opc == TL_OP_load && x->type.kind == TL_KIND_TILE && x->type.rank == 1 && tl_row_stream_view(f, x->def, L, &row_why))
+  if (a_rows && d->opc == TL_OP_load && x->type.kind == TL_KIND_TILE && x->type.rank == 1 &&
+      tl_row_stream_view(f, x->def, L, &row_why))
     return n;
   if (d->opc == TL_OP_load) {
     int32_t rows, base;
@@ -320,12 +322,12 @@ static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t 
     /* (a gather's index tile is computed in registers as before) */
     for (int i = 1; i < d->nopnd; i++)
       if (tl_val(f, d->opnd[i])->type.kind == TL_KIND_TILE)
-        n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, stop, depth + 1);
+        n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, stop, a_rows, depth + 1);
     return n;
   }
   if (!prologue_op(d)) return *why = "computed by an op that is not elementwise", -1;
   for (int i = 0; i < d->nopnd && n >= 0; i++)
-    n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, stop, depth + 1);
+    n = prologue_walk(f, d->opnd[i], L, threads, seen, loads, n, max, why, stop, a_rows, depth + 1);
   if (n >= 0) *stop = -1;
   return n;
 }
@@ -362,7 +364,7 @@ int tl_prologue_refusal(tl_func *f, int32_t D, int which, int32_t *loads, int ma
   uint8_t *seen = tl_alloc(&f->ctx->arena, (size_t)f->ops.len + 1);
   memset(seen, 0, (size_t)f->ops.len + 1);
   int threads = (f->warps > 0 ? f->warps : 4) * 32;
-  int n = prologue_walk(f, x, L, threads, seen, loads, 0, max, why, stop, 0);
+  int n = prologue_walk(f, x, L, threads, seen, loads, 0, max, why, stop, which == 0, 0);
   if (n == 0) return *why = "computed from no load of the loop", -1;
   if (n > 0) *stop = -1;
   return n;
