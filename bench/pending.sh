@@ -253,6 +253,7 @@ for p in tests/gpu/test_decode.py tests/gpu/test_attn_bwd.py tests/gpu/test_dot_
 (TILEC_CACHE_DIR=/tmp/c-avar timeout -k 10 300 sh tests/gpu/attn_variants.sh $B > $P/attn_variants_sh.log 2>&1; echo "exit $?" >> $P/attn_variants_sh.log) &
 (TILEC_CACHE_DIR=/tmp/c-mloop timeout -k 10 300 sh tests/gpu/multi_loop.sh $B > $P/multi_loop_sh.log 2>&1; echo "exit $?" >> $P/multi_loop_sh.log) &
 (TILEC_CACHE_DIR=/tmp/c-rdot timeout -k 10 300 sh tests/gpu/rand_dot.sh $B > $P/rand_dot_sh.log 2>&1; echo "exit $?" >> $P/rand_dot_sh.log) &
+(PROLOGUE_A_FILES="tests/prologue_a/*.tile" TILEC_CACHE_DIR=/tmp/c-proa timeout -k 10 300 sh tests/gpu/prologue_a.sh $B > $P/prologue_a_sh.log 2>&1; echo "exit $?" >> $P/prologue_a_sh.log) &
 (cd python/tests && TILEC_CACHE_DIR=/tmp/c-pyt timeout -k 10 200 python3 -m pytest -q -p no:cacheprovider test_gpu.py > $P/pytest_gpu.log 2>&1; echo "exit $?" >> $P/pytest_gpu.log) &
 (TILEC_CACHE_DIR=/tmp/c-rr timeout -k 10 200 $B/tests/gpu_test_random --seeds 61000:61299 > $P/random.log 2>&1; echo "exit $?" >> $P/random.log) &
 (for i in 1 2 3; do TILEC_CACHE_DIR=/tmp/c-r153 timeout -k 10 60 $B/tests/gpu_test_random --seeds 60153:60153 --transcendental half | tail -1; done > $P/random_60153.log 2>&1; echo "exit 0" >> $P/random_60153.log) &
@@ -266,7 +267,7 @@ fi
 echo "[tests: $(el) s]"
 cat $P/*.log > $L/tests.log
 grep -hE '^FAIL' $P/*.log | head -20
-for f in $P/gpu_test_*.log $P/test_*.log $P/rows_sh.log $P/kernels_sh.log $P/user_kernels_sh.log $P/cutlass_variants_sh.log $P/lang_corners_sh.log $P/attn_variants_sh.log $P/multi_loop_sh.log $P/rand_dot_sh.log $P/pytest_gpu.log $P/random.log $P/random_60153.log; do
+for f in $P/gpu_test_*.log $P/test_*.log $P/rows_sh.log $P/kernels_sh.log $P/user_kernels_sh.log $P/cutlass_variants_sh.log $P/lang_corners_sh.log $P/attn_variants_sh.log $P/multi_loop_sh.log $P/rand_dot_sh.log $P/prologue_a_sh.log $P/pytest_gpu.log $P/random.log $P/random_60153.log; do
   [ -f "$f" ] || continue
   printf '%-26s %s | %s\n' "$(basename $f .log)" "$(tail -1 $f | cut -c1-60)" "$(grep -E 'passed|failed|PASS|FAIL|hazard|ERROR SUMMARY' $f | tail -1 | cut -c1-100)"; done > $L/table.txt
 cat $L/table.txt

@@ -90,6 +90,8 @@ run_one attn_variants_sh plain sh "$ROOT/tests/gpu/attn_variants.sh" "$BUILD"
 run_one multi_loop_sh plain sh "$ROOT/tests/gpu/multi_loop.sh" "$BUILD"
 # random numbers in kernels with a dot (tests/rand_dot: masks in the accumulator layout, lane-shared Philox blocks), bit-exact against the interpreter
 run_one rand_dot_sh plain sh "$ROOT/tests/gpu/rand_dot.sh" "$BUILD"
+# GEMMs whose A is computed in the loop (tests/prologue_a and more/): the A-fragment rule on (opt-in) / off / two stages, sm_80
+run_one prologue_a_sh plain sh "$ROOT/tests/gpu/prologue_a.sh" "$BUILD"
 
 rm -rf "$CACHE"
 echo
