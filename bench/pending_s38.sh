@@ -27,8 +27,8 @@ for cfg in 1 0; do
   echo "cutlass_computed_a frag=$cfg: $(TILEC_PROLOGUE_A_FRAG=$cfg TILEC_CACHE_DIR=/tmp/c38u timeout 90 $B/tilec run tests/user_kernels/cutlass_computed_a.tile --kernel cutlass_w2 --device --size M=300 --size K=700 --size N=260 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-200)"
 done
 for tool in memcheck racecheck; do
-  echo "$tool cast_f32: $(TILEC_CACHE_DIR=/tmp/c38s timeout 120 compute-sanitizer --tool $tool $B/tilec run tests/prologue_a/cast_f32.tile --kernel cutlass_cast_f32 --device --size M=200 --size K=300 --size N=260 2>&1 | grep -E 'PASS|FAIL|ERROR SUMMARY|RACECHECK SUMMARY|rror' | tail -3 | tr '\n' ' ' | cut -c1-220)"
-  echo "$tool col_scale_nt: $(TILEC_CACHE_DIR=/tmp/c38s timeout 120 compute-sanitizer --tool $tool $B/tilec run tests/prologue_a/col_scale.tile --kernel cutlass_col_scale_nt --device --size M=200 --size K=300 --size N=260 2>&1 | grep -E 'PASS|FAIL|ERROR SUMMARY|RACECHECK SUMMARY|rror' | tail -3 | tr '\n' ' ' | cut -c1-220)"
+  echo "$tool cast_f32: $(TILEC_PROLOGUE_A_FRAG=1 TILEC_CACHE_DIR=/tmp/c38s timeout 120 compute-sanitizer --tool $tool $B/tilec run tests/prologue_a/cast_f32.tile --kernel cutlass_cast_f32 --device --size M=200 --size K=300 --size N=260 2>&1 | grep -E 'PASS|FAIL|ERROR SUMMARY|RACECHECK SUMMARY|rror' | tail -3 | tr '\n' ' ' | cut -c1-220)"
+  echo "$tool col_scale_nt: $(TILEC_PROLOGUE_A_FRAG=1 TILEC_CACHE_DIR=/tmp/c38s timeout 120 compute-sanitizer --tool $tool $B/tilec run tests/prologue_a/col_scale.tile --kernel cutlass_col_scale_nt --device --size M=200 --size K=300 --size N=260 2>&1 | grep -E 'PASS|FAIL|ERROR SUMMARY|RACECHECK SUMMARY|rror' | tail -3 | tr '\n' ' ' | cut -c1-220)"
 done
 echo "[$(el) s]"
 for k in lngemm cutlass_lngemm; do for a in "" --arch=sm_80; do echo "multi_loop/lngemm.tile $k $a: $(TILEC_CACHE_DIR=/tmp/c38u timeout 90 $B/tilec run tests/multi_loop/lngemm.tile --kernel $k $a --device --size M=200 --size N=300 --size K=256 2>&1 | grep -E "PASS|FAIL|rror" | tail -2 | tr "\n" " " | cut -c1-200)"; done; done
