@@ -332,6 +332,10 @@ static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t 
   return n;
 }
 
+bool tl_prologue_a_frag_on(void) {
+  return tl_code_env_on("TILEC_PROLOGUE_A_FRAG");
+}
+
 int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why) {
   int32_t stop;
   return tl_prologue_refusal(f, D, which, loads, max, why, &stop);

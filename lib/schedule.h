@@ -113,6 +113,11 @@ int32_t tl_stream_source(tl_func *f, int32_t D, int which, const int32_t *uses, 
 int tl_prologue_loads(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why);
 /* The same, and where a refusal stops (*stop: the op whose value the rule refuses, -1 none): for diagnostics. */
 int tl_prologue_refusal(tl_func *f, int32_t D, int which, int32_t *loads, int max, const char **why, int32_t *stop);
+/* A 16-bit A that an operand prologue computes, in its fragment layout (layout_assign's A-fragment rule, mma_remap's
+ * register A; docs/pipelines.md "A in its fragments").  Opt-in (TILEC_PROLOGUE_A_FRAG=1) until a GPU run of the form
+ * that waits for its group in its own k-step (bench/pending_s38.sh holds the rule for the default); unset, A is staged
+ * through shared memory as before. */
+bool tl_prologue_a_frag_on(void);
 
 /* Load op ld of loop L can be issued ahead through a ring: a 2-D view along
  * the last dimension of a parameter tensor the kernel never writes, indices

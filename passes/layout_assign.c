@@ -343,14 +343,11 @@ static bool frag_shared_load_on(void) {
   return tl_code_env_on("TILEC_FRAG_SHARED_LOAD");
 }
 
-/* A 16-bit A computed by an operand prologue, on a dot whose warps all lie along M (wgmma's tiling, or
- * mma.sync's 4x1 / 8x1), computed straight in the accumulator layout of its [M, K] shape -- which is the
- * A fragment (c0..c3 of n-blocks 2k, 2k+1 are k-slice k's a0..a3): wgmma then takes A from registers and
- * mma.sync reads no staging.  Opt-in (TILEC_PROLOGUE_A_FRAG=1) until a GPU run of the form that waits for its group
- * in its own k-step (bench/pending_s38.sh: the rule for the default is written there); unset, A is staged through shared
- * memory as before. */
-static bool prologue_a_frag_on(void) {
-  return tl_code_env_on("TILEC_PROLOGUE_A_FRAG");
+/* Load op ld indexes a dim with a tile (a gather): its convert is no slot read (emit_prologue.c). */
+static bool load_gathers(tl_func *f, const tl_op *ld) {
+  for (int k = 1; k < ld->nopnd; k++)
+    if (tl_val(f, ld->opnd[k])->type.kind == TL_KIND_TILE) return true;
+  return false;
 }
 
 static bool is_frag_layout(la_state *st, int32_t lid) {
@@ -359,15 +356,18 @@ static bool is_frag_layout(la_state *st, int32_t lid) {
   return false;
 }
 
-/* The A-fragment layout of dot D (accumulator layout l) when the rule applies to it: its A is 16-bit, computed by an
- * operand prologue, [M, K] with K a multiple of 16, and the dot's warps all lie along M; else false. */
+/* The A-fragment rule (tl_prologue_a_frag_on: opt-in, lib/schedule.h): a 16-bit A computed by an operand prologue, on
+ * a dot whose warps all lie along M (wgmma's tiling, or mma.sync's 4x1 / 8x1), is computed straight in the accumulator
+ * layout of its [M, K] shape -- which is the A fragment (c0..c3 of n-blocks 2k, 2k+1 are k-slice k's a0..a3): wgmma
+ * then takes A from registers and mma.sync reads no staging.  That layout for dot D (accumulator layout l) when the
+ * rule applies to it (K a multiple of 16), else false. */
 static bool a_frag_layout(la_state *st, int32_t D, const tl_layout *l, tl_layout *fa) {
   tl_func *f = st->f;
   tl_op *o = tl_op_at(f, D);
   tl_dot_sched *bs = f->sched ? tl_sched_dot(f, D, false) : NULL;
   int32_t av = o->opnd[0];
   tl_type *at = &tl_val(f, av)->type;
-  if (!bs || bs->prologue[0] <= 0 || !prologue_a_frag_on() || l->kind != TL_LAYOUT_MMA || l->mma_wn != 1 ||
+  if (!bs || bs->prologue[0] <= 0 || !tl_prologue_a_frag_on() || l->kind != TL_LAYOUT_MMA || l->mma_wn != 1 ||
       l->mma_npair || at->kind != TL_KIND_TILE || at->rank != 2 || at->shape[0] != l->shape[0] || at->shape[1] % 16 ||
       tl_dtype_bytes((tl_dtype)at->dtype) != 2)
     return false;
@@ -394,9 +394,7 @@ static void preassign_frag_loads(la_state *st) {
     for (int i = 0; i < n; i++) {
       tl_op *ld = tl_op_at(f, loads[i]);
       tl_type *lt = &tl_val(f, ld->res[0])->type;
-      bool gather = false;
-      for (int k = 1; k < ld->nopnd; k++) gather |= tl_val(f, ld->opnd[k])->type.kind == TL_KIND_TILE;
-      if (gather || lt->rank != 2 || lt->shape[0] != at->shape[0] || lt->shape[1] != at->shape[1]) continue;
+      if (load_gathers(f, ld) || lt->rank != 2 || lt->shape[0] != at->shape[0] || lt->shape[1] != at->shape[1]) continue;
       int32_t lid = intern(st, &fa);
       st->frag_load[loads[i]] = lid;
       if (!is_frag_layout(st, lid) && st->nfrag < 8) st->frag_lids[st->nfrag++] = lid;
@@ -627,9 +625,7 @@ static void assign_op(la_state *st, int32_t opid) {
       int keep = 0;
       for (int i = 0; i < nl; i++) { /* not a gather: its convert is a slot read (emit_prologue.c) */
         tl_op *ld = tl_op_at(f, leaves[i]);
-        bool gather = false;
-        for (int k = 1; k < ld->nopnd; k++) gather |= tl_val(f, ld->opnd[k])->type.kind == TL_KIND_TILE;
-        if (!gather && st->uses[ld->res[0]] > 1) leaves[keep++] = leaves[i];
+        if (!load_gathers(f, ld) && st->uses[ld->res[0]] > 1) leaves[keep++] = leaves[i];
       }
       st->leaf_loads = leaves, st->nleaf = keep;
       if (fb.nreg && !tl_layout_check(&fb) && retarget(st, bv, &fb, false, 0)) retarget(st, bv, &fb, true, 0);
@@ -847,7 +843,7 @@ static bool layout_assign_run(tl_func *f, const tl_pass_opts *opts) {
   t->warps = f->warps;
   for (int v = 0; v < f->values.len; v++) f->values.data[v].type.layout = -1;
   st.uses = tl_count_uses(f);
-  if (has_dot(f) && prologue_a_frag_on() && f->sched) {
+  if (has_dot(f) && tl_prologue_a_frag_on() && f->sched) {
     st.frag_load = tl_alloc(&f->ctx->arena, sizeof(int32_t) * ((size_t)f->ops.len + 1));
     for (int i = 0; i <= f->ops.len; i++) st.frag_load[i] = -1;
     preassign_frag_loads(&st);

@@ -130,8 +130,8 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
     if (L >= 0 && tl_defined_outside(f, a, L) && def && (def->opc == TL_OP_load || b_staged) && !b8) a_src = 1;
     else if (def && def->opc == TL_OP_cast && !b8 && tl_val(f, def->opnd[0])->type.dtype == TL_F32) a_src = 2;
     /* a 16-bit a computed in the loop by an operand prologue: layout_assign computes it in its fragment
-     * layout (TILEC_PROLOGUE_A_FRAG=1), registers too */
-    else if (def && !b8 && tl_dtype_bytes((tl_dtype)av->type.dtype) == 2 && tl_code_env_on("TILEC_PROLOGUE_A_FRAG") &&
+     * layout (tl_prologue_a_frag_on), registers too */
+    else if (def && !b8 && tl_dtype_bytes((tl_dtype)av->type.dtype) == 2 && tl_prologue_a_frag_on() &&
              L >= 0 && !tl_defined_outside(f, a, L) && tl_prologue_loads(f, id, 0, aloads, 16, &why) > 0)
       a_src = 2;
     else if (b8 && ((L >= 0 && tl_defined_outside(f, a, L) && def && def->opc == TL_OP_load) ||

@@ -305,7 +305,7 @@ static const char *plan_wgmma(cg *g, int32_t D) {
    * and packs, before the next wait) the same registers (H100: cutlass_cast_f32 wrong, SASS: LDS.64 R152 at the loop's
    * top under an HGMMA reading R152).  So the group is waited for in its own k-step.  (Attention's P is safe: the next
    * score dot's wait retires the group before P is computed again.) */
-  if (p->vkind[a] == SRC_STAGED && e->prologue[0] > 0) inflight = false;
+  if (!staged_a && p->vkind[a] == SRC_STAGED && e->prologue[0] > 0) inflight = false;
   /* deferred: the result is only yielded, and its carried value is first
    * used after an earlier wgmma dot of the loop that waits for all groups
    * (attention: acc * alpha comes after the score dot), so that wait also
@@ -497,8 +497,7 @@ static void plan_prologue(cg *g, int32_t D, int which, int stages) {
      * ([C*eb/128][rows][128 B], chunk c of row r at c ^ (r % 8), what TMA's 128-byte mode writes) the 8
      * rows fall in 8 different chunks */
     const tl_layout *ll = cg_layout(g, res);
-    if (which == 0 && base < 0 && ll->kind == TL_LAYOUT_MMA && (s->cols * s->eb) % 128 == 0 && s->rows % 8 == 0 &&
-        tl_val(f, tl_op_at(f, loads[i])->opnd[0])->type.rank >= 2) {
+    if (which == 0 && base < 0 && ll->kind == TL_LAYOUT_MMA && (s->cols * s->eb) % 128 == 0 && s->rows % 8 == 0) {
       s->swz = s->wg_atoms = true;
       s->stage_bytes = s->rows * s->pitch;
     }

@@ -38,7 +38,7 @@ static const char *tma_unfit(cg *g, cg_ring *R, int *nmaps) {
      * its plain row-major slot, unswizzled (TMA's no-swizzle mode writes exactly that), read
      * back by ld.shared after the mbarrier wait; TILEC_PROLOGUE_TMA=0 keeps the cp.async ring */
     /* (an A read back in its fragment layout: the prologue's slot in swizzled atoms, dot_plan.c plan_prologue) */
-    bool atoms = s->prologue && s->wg_atoms && s->row_base < 0 && !s->ring_row && !tl_code_env_off("TILEC_PROLOGUE_TMA");
+    bool atoms = s->prologue && s->wg_atoms && !tl_code_env_off("TILEC_PROLOGUE_TMA");
     bool plain = s->prologue && s->row_base < 0 && !s->wg && !atoms && !tl_code_env_off("TILEC_PROLOGUE_TMA");
     if (plain) {
       for (int d = 0; d < rank; d++)

@@ -4,13 +4,7 @@
 # default) and as sm_80 code (cp.async rings, mma.sync).  Fresh random data per run (TILEC_SEED=S reproduces).
 #   usage (repo root): tests/gpu/multi_loop.sh BUILD_DIR [--device|--interp]   (exit 0 all PASS, 1 a FAIL, 77 no GPU)
 set -u
-B=${1:-build}
-MODE=${2:---device}
-D=$(dirname "$0")/../multi_loop
-SEED=${TILEC_SEED:-$(date +%s)}
-echo "multi_loop.sh: seed $SEED ($MODE)"
-fail=0 n=0
-T=$B/tilec NAME=multi_loop.sh
+NAME=multi_loop.sh D=$(dirname "$0")/../multi_loop
 . "$(dirname "$0")/corpus_run.sh"
 for f in "$D"/*.tile; do
   args=$(sed -n 2p "$f" | sed 's/^.*--kernel [a-z_0-9]* //; s/ *(.*$//')
@@ -20,5 +14,4 @@ for f in "$D"/*.tile; do
     done
   done
 done
-echo "multi_loop.sh: $n run, $fail failed ($MODE)"
-[ $fail = 0 ]
+corpus_end

@@ -1,19 +1,13 @@
 #!/bin/sh
 # tests/gpu/prologue_a.sh: every kernel of tests/prologue_a (GEMMs whose A is computed in the loop: README there) on the
 # GPU against the interpreter (`tilec run --device`), the sizes of each kernel's `run:` line, for sm_90a with the
-# A-fragment rule on (the default: wgmma, A from registers) and off (TILEC_PROLOGUE_A_FRAG=0), on with two ring
+# A-fragment rule on (TILEC_PROLOGUE_A_FRAG=1: wgmma, A from registers) and off (=0, the default), on with two ring
 # stages (--stages=2: two CTAs an SM where registers allow), and as sm_80 code.
 # Fresh random data per run (TILEC_SEED=S reproduces).  PROLOGUE_A_FILES (default: tests/prologue_a/*.tile and more/*.tile, a
 # new-user hunt's kernels) and PROLOGUE_A_CFGS (default: on off st2 sm80) narrow a run.
 #   usage (repo root): tests/gpu/prologue_a.sh BUILD_DIR [--device|--interp]   (exit 0 all PASS, 1 a FAIL, 77 no GPU)
 set -u
-B=${1:-build}
-MODE=${2:---device}
-D=$(dirname "$0")/../prologue_a
-SEED=${TILEC_SEED:-$(date +%s)}
-echo "prologue_a.sh: seed $SEED ($MODE)"
-fail=0 n=0
-T=$B/tilec NAME=prologue_a.sh
+NAME=prologue_a.sh D=$(dirname "$0")/../prologue_a
 . "$(dirname "$0")/corpus_run.sh"
 for f in ${PROLOGUE_A_FILES:-"$D"/*.tile "$D"/more/*.tile}; do
   args=$(grep -m1 '^// run:' "$f" | sed 's/^\/\/ run: --kernel [a-z_0-9]* //')
@@ -26,5 +20,4 @@ for f in ${PROLOGUE_A_FILES:-"$D"/*.tile "$D"/more/*.tile}; do
     done
   done
 done
-echo "prologue_a.sh: $n run, $fail failed ($MODE)"
-[ $fail = 0 ]
+corpus_end
