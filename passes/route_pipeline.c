@@ -623,6 +623,15 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
                     : !b_loaded  ? "a value operand computed in the loop"
                                  : "the accumulators' registers";
       }
+      /* A streaming pipeline whose operands leave room for one stage streams nothing: every k-step waits for its
+       * own loads.  Not silent (a user picking BK = 128 for an f32 A found it only in --explain). */
+      if (fit < 2 && !attn_wg)
+        tl_warning(f->ctx, f->loc,
+                   "kernel '%s': one stage of the main loop's operands takes %lld bytes (%lld more stay resident) of "
+                   "the %lld bytes of shared memory, so the '%s' pipeline streams nothing: a smaller BK (or BM / BN) "
+                   "gives it a ring of 2 stages or more",
+                   f->name, (long long)per_stage, (long long)resident, (long long)tl_arch_smem_budget(o->arch),
+                   pipe_name(pipe));
       if (fit < want) want = fit < 1 ? 1 : (int)fit;
     }
     f->stages = want;
