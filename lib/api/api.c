@@ -53,6 +53,7 @@ tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, 
   jmp_buf on_fatal;
   jmp_buf *volatile outer = p->ctx.on_fatal;
   volatile tilec_status st = TILEC_OK;
+  const int first = p->ctx.diags.len;
   p->ctx.on_fatal = &on_fatal;
   if (setjmp(on_fatal) == 0) {
     st = fn(p, arg);
@@ -62,6 +63,8 @@ tilec_status tl_api_guard(tilec_program *p, tilec_status (*fn)(tilec_program *, 
     if (st == TILEC_ERROR_NOMEM) tl_sbuf_puts(&p->log, "tilec: error: out of memory\n");
     /* The module may be half-transformed: later calls report the same failure. */
     p->failed = st;
+    p->failed_diags[0] = first;
+    p->failed_diags[1] = p->ctx.diags.len;
   }
   p->ctx.on_fatal = outer;
   tl_api_flush_diags(p);
@@ -131,6 +134,7 @@ static tilec_status create_in_guard(tilec_program *p, void *argp) {
     tl_error(&p->ctx, ((tl_loc){p->file, 0, 0}), "source is larger than the %zu MiB limit",
              TILEC_MAX_SOURCE_BYTES >> 20);
     p->failed = TILEC_ERROR_INPUT;
+    p->failed_diags[1] = p->ctx.diags.len;
     return TILEC_OK;
   }
   p->file = tl_ctx_add_source(&p->ctx, a->name, a->text, a->len);
@@ -143,6 +147,7 @@ static tilec_status create_in_guard(tilec_program *p, void *argp) {
     tl_error(&p->ctx, loc_of_offset(p->file, src->text, (size_t)(nul - a->text)),
              "source contains a NUL byte");
     p->failed = TILEC_ERROR_INPUT;
+    p->failed_diags[1] = p->ctx.diags.len;
   }
   return TILEC_OK;
 }
@@ -545,15 +550,31 @@ static tilec_status compile_in_guard(tilec_program *p, void *argp) {
   return st;
 }
 
+/* A call the sticky failure refuses gives its errors again (a caller reading only what its own call
+ * added -- the Python package -- would see a bare status otherwise). */
+static tilec_status repeat_failure(tilec_program *p) {
+  int end = p->failed_diags[1] <= p->ctx.diags.len ? p->failed_diags[1] : p->ctx.diags.len;
+  for (int i = p->failed_diags[0]; i < end; i++)
+    if (p->ctx.diags.data[i].severity == TL_SEV_ERROR) tl_vec_push(&p->ctx.arena, &p->ctx.diags, p->ctx.diags.data[i]);
+  tl_api_flush_diags(p);
+  return p->failed;
+}
+
 tilec_status tilec_program_compile(tilec_program *p, tilec_stage stage) {
   if (!p || (int)stage < TILEC_STAGE_AST || (int)stage > TILEC_STAGE_CUBIN) return TILEC_ERROR_USAGE;
-  if (p->failed != TILEC_OK) return p->failed;
+  /* Stages reached before a failure stay usable: the interpreter needs only the IR, which a failed
+   * code generation leaves as it was (the JIT runs codegen on it kernel by kernel). */
   if (p->reached >= (int)stage) return TILEC_OK;
+  if (p->failed != TILEC_OK) return repeat_failure(p);
+  int first = p->ctx.diags.len;
   tilec_status st = tl_api_guard(p, compile_in_guard, &stage);
   /* A failed stage is final: the module may be half-way through a pass.  A
    * usage error (an unknown --print-after pass) is not sticky. */
-  if (st != TILEC_OK && st != TILEC_ERROR_USAGE && !(st == TILEC_ERROR_UNSUPPORTED && p->reached >= TILEC_STAGE_PTX))
+  if (st != TILEC_OK && st != TILEC_ERROR_USAGE && !(st == TILEC_ERROR_UNSUPPORTED && p->reached >= TILEC_STAGE_PTX)) {
     p->failed = st;
+    p->failed_diags[0] = first;
+    p->failed_diags[1] = p->ctx.diags.len;
+  }
   return st;
 }
 

@@ -101,6 +101,8 @@ struct tilec_program {
                                * first stage (api.c target_arch; jit.c load_prologue checks a load) */
   int reached;                /* last stage completed, -1 = none */
   tilec_status failed;        /* sticky failure status (TILEC_OK = none) */
+  int failed_diags[2];        /* [first, end) of ctx.diags the failing call recorded: repeated by each later call
+                               * the failure refuses (api.c repeat_failure) */
   tl_module *module;          /* after the front-end; passes run in place */
   bool *passed;               /* per function of module: its tile passes ran (api.c stage_passes) */
   const void *ast;            /* the checked AST (ctx arena) whose dump text[AST] is made on demand */

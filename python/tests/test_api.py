@@ -25,6 +25,37 @@ def test_error_carries_diagnostics():
     assert "bad.tile:4:9" in str(e)
 
 
+FP8_DOT = """
+kernel f8(A: tensor<f8e4m3>[M, K], B: tensor<f8e4m3>[K, N], C: tensor<f32>[M, N])
+    tiles(BM = 16, BN = 16, BK = 32)
+    grid(cdiv(M, BM), cdiv(N, BN))
+{
+    m0 = program_id(0) * BM;
+    n0 = program_id(1) * BN;
+    store(C[m0 : m0 + BM, n0 : n0 + BN], dot(load(A[m0 : m0 + BM, 0 : BK]), load(B[0 : BK, n0 : n0 + BN])));
+}
+"""
+
+
+def test_failed_codegen_keeps_the_interpreter_and_repeats_its_error():
+    """A code generation that fails (an fp8 dot for sm_80) leaves the IR usable: interpret() still runs (a
+    new user's hunt, thirty-ninth session: it raised a bare TILEC_ERROR_UNSUPPORTED with no diagnostics),
+    and each later .ptx gives the error again, not only the first."""
+    np = pytest.importorskip("numpy")
+    p = tilec.compile(FP8_DOT, arch="sm_80")
+    rng = np.random.default_rng(1)
+    a = rng.integers(0x30, 0x40, (16, 32)).astype(np.uint8)  # e4m3 codes 0.5 .. 1.875: finite, nonzero
+    b = rng.integers(0x30, 0x40, (32, 16)).astype(np.uint8)
+    for attempt in range(2):
+        with pytest.raises(tilec.TilecError) as ei:
+            p.ptx
+        assert ei.value.status == "TILEC_ERROR_UNSUPPORTED"
+        assert any("needs sm_89" in d.message for d in ei.value.diagnostics), (attempt, ei.value.diagnostics)
+        c = np.full((16, 16), np.nan, np.float32)
+        tilec.interpret(p["f8"], a, b, c)
+        assert np.isfinite(c).all() and (c > 0).all()
+
+
 def test_missing_file():
     with pytest.raises(tilec.TilecError, match="cannot read"):
         tilec.compile("/nonexistent/x.tile")
