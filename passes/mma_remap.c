@@ -159,6 +159,10 @@ static const char *wgmma_unfit(tl_func *f, int32_t id, int32_t sm, bool arch_a, 
   return NULL;
 }
 
+/* accumulator registers a thread above which mma_remap warns (192 of 255: the operands, addresses and the
+ * loop need the rest) */
+#define ACC_REGS_WARN 192
+
 static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm, bool arch_a, bool rows_per_warp) {
   tl_op *op = tl_op_at(f, id);
   const tl_type *at = &tl_val(f, op->opnd[0])->type, *bt = &tl_val(f, op->opnd[1])->type;
@@ -185,6 +189,22 @@ static void remap_dot(tl_func *f, int32_t id, const tl_pass_opts *o, int32_t sm,
   if (ex)
     tl_sbuf_printf(ex, "mma_remap: kernel '%s': dot at %d:%d (%dx%dx%d %s, %d warps): ", f->name, op->loc.line,
                    op->loc.col, pb.M, pb.N, pb.K, tl_dtype_name(pb.dtype), pb.warps);
+  /* An accumulator over ~3/4 of the 255 registers a thread may have spills whatever the tiling (a new user's
+   * 256x256 f32 on @warps(4): 512 a thread, 21 KB of spill stores, silent but for --explain) */
+  int64_t acc_regs = (int64_t)pb.M * pb.N / (32 * pb.warps);
+  if (acc_regs > ACC_REGS_WARN) {
+    /* (the warps that bring it to 128 a thread, up to 8: ptxas 13.0 gives a CTA of 16 warps 64 registers a thread,
+     * and the 256x256 tile on 16 warps spilled 3 KB) */
+    int want = pb.warps;
+    while (want < 8 && (int64_t)pb.M * pb.N / (32 * want) > 128) want *= 2;
+    char fix[64];
+    if ((int64_t)pb.M * pb.N / (32 * want) <= 128) snprintf(fix, sizeof fix, "@warps(%d) or a smaller tile", want);
+    else snprintf(fix, sizeof fix, "a smaller tile");
+    tl_warning(f->ctx, op->loc,
+               "the accumulator of this %dx%d dot takes %lld registers a thread on %d warps, of the 255 a thread can "
+               "have: it will spill to local memory (%s)",
+               pb.M, pb.N, (long long)acc_regs, pb.warps, fix);
+  }
   int a_from = 0;
   const char *unfit = wgmma_unfit(f, id, sm, arch_a, pb.warps, &a_from);
   if (!unfit) {
