@@ -3,7 +3,7 @@
  *
  *   tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin|c] [options]
  *   tilec run FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
- *             [--seed S] [--atol A] [--rtol R] [--device|--interp]
+ *             [--range NAME=LO,HI]... [--seed S] [--atol A] [--rtol R] [--device|--interp]
  *   tilec tune FILE.tile [--kernel K] [--size SYM=N]... [--scalar NAME=V]...
  *             [--space NAME=V1,V2,...]... [--device N] [--no-cache]
  *
@@ -27,7 +27,8 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SKIP = 77 };
 static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=ast|ir|llvm|ptx|cubin|c] [options]\n"
     "       tilec run FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
-    "                 [--scalar NAME=V]... [--seed S] [--atol A] [--rtol R] [--device|--interp]\n"
+    "                 [--scalar NAME=V]... [--range NAME=LO,HI]... [--seed S] [--atol A] [--rtol R]\n"
+    "                 [--device|--interp]\n"
     "       tilec tune FILE.tile [--kernel K] [-D NAME=VALUE]... [--size SYM=N]...\n"
     "                 [--scalar NAME=V]... [--space NAME=V1,V2,...]... [--device N] [--no-cache]\n"
     "       tilec --version | --help\n"
@@ -73,6 +74,7 @@ static const char usage_text[] =
     "                         | inline (one entry with both paths behind a branch) | form (the TMA entry alone, the\n"
     "                         default of `run`, of libtilec's JIT, whose launcher runs a no-TMA form for tensors a\n"
     "                         map cannot take, and of --emit=c, whose launchers embed that no-TMA form beside it)\n"
+    "                         | notma (no TMA at all: each kernel its no-TMA form alone)\n"
     "  --kernel=NAME          compile only this kernel of the file (one .entry)\n"
     "  --entry-name=NAME      PTX .entry name (single-kernel files, or with --kernel)\n"
     "  --print-after=PASS     print the IR after PASS to stderr\n"
@@ -86,7 +88,8 @@ static const char usage_text[] =
     "  --version, --help\n"
     "\n"
     "run: make random inputs for every tensor parameter (zeros for a @zeroed one;\n"
-    "sizes from --size for shape symbols, constants from the kernel), run the CPU\n"
+    "floats in [-1, 1), integers in [-8, 8], --range NAME=LO,HI for an index or a\n"
+    "positive tensor; sizes from --size for shape symbols, constants from the kernel), run the CPU\n"
     "interpreter, and with\n"
     "--device also the kernel on GPU 0, comparing every written tensor (max abs/rel\n"
     "error, PASS/FAIL per tensor; exit 1 on FAIL, 77 when no GPU is present).\n"
@@ -124,6 +127,10 @@ typedef struct cli {
   const char *size_name[64], *scalar_name[64];
   int64_t size_value[64];
   double scalar_value[64];
+  /* run: --range NAME=LO,HI (a tensor's random data drawn from [LO, HI]) */
+  int nranges;
+  const char *range_name[16];
+  double range_lo[16], range_hi[16];
 } cli;
 
 static bool parse_i64(const char *s, int64_t *out) {
@@ -307,6 +314,21 @@ static int parse_args(int argc, char **argv, cli *c) {
       snprintf(names[nnames], sizeof names[0], "%s", name);
       c->scalar_name[c->nscalars] = names[nnames++];
       c->scalar_value[c->nscalars++] = x;
+    } else if (c->run_mode && (v = flag_value(argc, argv, &i, "--range", &missing))) {
+      const char *val, *comma;
+      double lo, hi;
+      char lo_text[64];
+      if (!split_assign(v, name, sizeof name, &val) || !(comma = strchr(val, ',')) ||
+          (size_t)(comma - val) >= sizeof lo_text || c->nranges == 16 || nnames == 128)
+        return usage_error("--range wants NAME=LO,HI, got '%s'", v), EXIT_USAGE;
+      memcpy(lo_text, val, (size_t)(comma - val));
+      lo_text[comma - val] = 0;
+      if (!parse_f64(lo_text, &lo) || !parse_f64(comma + 1, &hi) || !(lo <= hi))
+        return usage_error("--range wants NAME=LO,HI with LO <= HI, got '%s'", v), EXIT_USAGE;
+      snprintf(names[nnames], sizeof names[0], "%s", name);
+      c->range_name[c->nranges] = names[nnames++];
+      c->range_lo[c->nranges] = lo;
+      c->range_hi[c->nranges++] = hi;
     } else if (c->tune_mode && (v = flag_value(argc, argv, &i, "--space", &missing))) {
       /* NAME=v1,v2,... */
       const char *list;
@@ -655,6 +677,42 @@ static void random_elem(const char *dtype, unsigned char *p) {
   }
 }
 
+/* --range NAME=LO,HI's element: integers uniform in [ceil(LO), floor(HI)], f32 / bf16 uniform in [LO, HI) rounded
+ * to the type.  False for a type it does not take (16-bit float codes and fp8 are drawn as codes, above). */
+static bool ranged_elem(const char *dtype, double lo, double hi, unsigned char *p) {
+  if (!strcmp(dtype, "f32") || !strcmp(dtype, "bf16")) {
+    float f = (float)(lo + rng_uniform() * (hi - lo));
+    if (dtype[0] == 'f') memcpy(p, &f, 4);
+    else {
+      uint32_t u = f32_to_bits(f);
+      uint16_t h = (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+      memcpy(p, &h, 2);
+    }
+    return true;
+  }
+  if (dtype[0] == 'f' || !strcmp(dtype, "i1")) return false;
+  double a = ceil(lo), b = floor(hi); /* (range_fits: a <= b, both within the type) */
+  int n = elem_bytes(dtype);
+  double w = b - a;
+  uint64_t span = w >= 18446744073709551615.0 ? 0 : (uint64_t)w + 1; /* (0: the whole of i64 / u64) */
+  int64_t v = (int64_t)a + (int64_t)(span ? rng_next() % span : rng_next());
+  if (n == 1) *p = (unsigned char)v;
+  else if (n == 2) { int16_t x = (int16_t)v; memcpy(p, &x, 2); }
+  else if (n == 4) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
+  else memcpy(p, &v, 8);
+  return true;
+}
+
+/* A --range the tensor's type takes: f32 / bf16, or an integer type holding an integer inside it. */
+static bool range_fits(const char *dtype, double lo, double hi) {
+  if (!strcmp(dtype, "f32") || !strcmp(dtype, "bf16")) return true;
+  if (dtype[0] == 'f' || !strcmp(dtype, "i1") || ceil(lo) > floor(hi)) return false;
+  int bits = elem_bytes(dtype) * 8;
+  bool u = dtype[0] == 'u';
+  double min = u ? 0 : -ldexp(1, bits - 1), max = u ? ldexp(1, bits) - 1 : ldexp(1, bits - 1) - 1;
+  return ceil(lo) >= min && floor(hi) <= max;
+}
+
 typedef struct run_param {
   tilec_param_info info;
   int64_t shape[4];
@@ -838,6 +896,13 @@ static int tune_with(const cli *c, const char *kname, run_param *rps, tilec_arg 
  * scalar at its default, with only a note), not an error (scripts pass one set of sizes to several
  * kernels of a file). */
 static void warn_unused_sizes(const cli *c, const char *kname, const run_param *rps, int np) {
+  for (int k = 0; k < c->nranges; k++) {
+    bool used = false;
+    for (int i = 0; i < np; i++) used |= rps[i].info.is_tensor && !strcmp(rps[i].info.name, c->range_name[k]);
+    if (!used)
+      fprintf(stderr, "tilec run: warning: --range %s: kernel '%s' has no tensor parameter of that name\n",
+              c->range_name[k], kname);
+  }
   for (int s = 0; s < c->nsizes + c->nscalars; s++) {
     bool size = s < c->nsizes;
     const char *name = size ? c->size_name[s] : c->scalar_name[s - c->nsizes];
@@ -962,8 +1027,26 @@ static int run_main(cli *c) {
     }
     /* @zeroed tensors hold zeros on entry (the kernel's contract); every other one random data */
     if (tilec_program_param_flags(p, kernel, i) & TILEC_PARAM_ZEROED) memset(rp->host, 0, rp->bytes ? rp->bytes : 1);
-    else
-      for (size_t e = 0; e < rp->numel; e++) random_elem(rp->info.dtype, rp->host + e * (size_t)elem_bytes(rp->info.dtype));
+    else {
+      int r = -1;
+      for (int k = 0; k < c->nranges; k++)
+        if (!strcmp(c->range_name[k], rp->info.name)) r = k;
+      const char *dt = rp->info.dtype;
+      if (r >= 0 && !range_fits(dt, c->range_lo[r], c->range_hi[r])) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "--range %s=%g,%g: '%s' is %s; a range takes f32 and bf16 tensors, and integer ones with an integer "
+                 "inside it that the type holds", rp->info.name, c->range_lo[r], c->range_hi[r], rp->info.name, dt);
+        usage_error("%s", msg);
+        rc = EXIT_USAGE;
+        goto done;
+      }
+      for (size_t e = 0; e < rp->numel; e++) {
+        unsigned char *at = rp->host + e * (size_t)elem_bytes(dt);
+        if (r >= 0) ranged_elem(dt, c->range_lo[r], c->range_hi[r], at);
+        else random_elem(dt, at);
+      }
+    }
     rp->t.device.device_type = kDLCPU;
     rp->t.ndim = rp->info.rank;
     rp->t.dtype = rp->info.dl_dtype;
