@@ -177,6 +177,8 @@ void fe_lex(tl_ctx *c, int32_t file, fe_token_vec *out) {
   L.line = 1;
   L.line_start = L.src;
   L.out = out;
+  bool said_prefix = false; /* (the note on Triton's tl. prefix: once a file) */
+  const char *prefix_end = NULL; /* (just after the last prefix dropped) */
   for (;;) {
     skip_space(&L);
     if (L.p >= L.end) break;
@@ -241,6 +243,28 @@ void fe_lex(tl_ctx *c, int32_t file, fe_token_vec *out) {
     case '|': if (nx == '|') { k = TK_OROR; len = 2; } else k = TK_PIPE; break;
     case '^': k = TK_CARET; break;
     default: break;
+    }
+    /* Triton's module prefix, tl.load / tl.program_id: one error naming it, and the prefix dropped (the
+     * identifier before it popped, the '.' skipped) so the rest of the line parses as written here */
+    fe_token *prev = L.out->len ? &L.out->data[L.out->len - 1] : NULL;
+    if (k == TK_EOF && ch == '.' && is_ident_start(nx) && prev && prev->kind == TK_IDENT && prev->str &&
+        prev->text + prev->len == L.p && prev->text == prefix_end && !strcmp(prev->str, "language")) {
+      L.out->len--; /* (triton.language.NAME: the second half of the prefix, said already) */
+      L.p++;
+      continue;
+    }
+    if (k == TK_EOF && ch == '.' && is_ident_start(nx) && prev && prev->kind == TK_IDENT && prev->str &&
+        (!strcmp(prev->str, "tl") || !strcmp(prev->str, "triton")) && prev->text + prev->len == L.p) {
+      tl_error(c, prev->loc, "'%s.' is Triton's module prefix: builtins are called by their names here (load, "
+               "program_id, ...)", prev->str);
+      prefix_end = L.p + 1;
+      if (!said_prefix)
+        tl_note(c, prev->loc, "a view takes the place of a pointer and its offsets: load(X[i0 : i0 + B]), "
+                "store(Y[i0 : i0 + B], y); the bounds are checked without a mask (docs/first_use.md)");
+      said_prefix = true;
+      L.out->len--;
+      L.p++;
+      continue;
     }
     if (k == TK_EOF) {
       unsigned char uc = (unsigned char)ch;

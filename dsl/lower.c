@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- values during checking ---------------------------------------------- */
@@ -105,7 +106,7 @@ static void pop_scope(lower *L, int mark, bool in_loop) {
 }
 
 /* After "undefined name 'x'": where x was, if a block that has ended bound it. */
-static void note_block_local(lower *L, const char *name) {
+static bool note_block_local(lower *L, const char *name) {
   for (int i = L->ended.len - 1; i >= 0; i--) {
     const block_local *e = &L->ended.data[i];
     if (strcmp(e->name, name)) continue;
@@ -117,8 +118,9 @@ static void note_block_local(lower *L, const char *name) {
     else
       tl_note(L->ctx, e->loc, "'%s' is first bound here, inside an 'if' branch, and ends with it; bind it before the "
                                "'if' to carry its value out", name);
-    return;
+    return true;
   }
+  return false;
 }
 
 static const char *builtin_names[] = {
@@ -126,6 +128,53 @@ static const char *builtin_names[] = {
   "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "cast", "zeros", "full", "iota", "dot", "trans",
   "reduce_sum", "reduce_max", "reduce_min", "program_id", "num_programs", "cdiv", "static_assert",
   "require", "range", "atomic_add", "atomic_max", "atomic_min", "atomic_fetch_add", "rand", "randn", "randint", "cumsum", "cummax", "argmax", "argmin", "cat", "bitcast", "sort", "reshape", "permute", NULL};
+
+/* Edit distance of a and b (insertions, deletions, substitutions, a swap of neighbours), capped: names
+ * of up to 63 characters, more than `cap` returned as cap + 1. */
+static int edit_distance(const char *a, const char *b, int cap) {
+  int n = (int)strlen(a), m = (int)strlen(b);
+  if (n > 63 || m > 63 || abs(n - m) > cap) return cap + 1;
+  int d[64][64];
+  for (int i = 0; i <= n; i++) d[i][0] = i;
+  for (int j = 0; j <= m; j++) d[0][j] = j;
+  for (int i = 1; i <= n; i++)
+    for (int j = 1; j <= m; j++) {
+      int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v) v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[n][m] > cap ? cap + 1 : d[n][m];
+}
+
+/* The nearest of the names in scope (functions: the builtins) to a misspelt `name`, NULL when none is within a
+ * third of its length (at most 2 edits); ties go to the innermost binding / the table's order. */
+const char *lw_did_you_mean(lower *L, const char *name, bool function) {
+  int len = (int)strlen(name), cap = len / 3 < 2 ? len / 3 : 2, best = cap + 1;
+  const char *found = NULL;
+  if (cap == 0) return NULL;
+  if (function) {
+    for (int i = 0; builtin_names[i]; i++) {
+      int d = edit_distance(name, builtin_names[i], cap);
+      if (d < best) best = d, found = builtin_names[i];
+    }
+    /* (else the longest builtin of 3 letters or more that begins the name: exponent -> exp) */
+    const char *prefix = NULL;
+    for (int i = 0; builtin_names[i] && !found; i++) {
+      size_t k = strlen(builtin_names[i]);
+      if (k >= 3 && !strncmp(name, builtin_names[i], k) && (!prefix || k > strlen(prefix))) prefix = builtin_names[i];
+    }
+    return found ? found : prefix;
+  }
+  for (int i = L->env.len - 1; i >= 0; i--) {
+    const binding *b = &L->env.data[i];
+    if (b->v.cls == V_ERR || !strcmp(b->name, name)) continue;
+    int d = edit_distance(name, b->name, cap);
+    if (d < best) best = d, found = b->name;
+  }
+  return found;
+}
 
 /* Predefined in every kernel (docs/language.md "Predefined constants"): the target's compute
  * capability and, for an arch-specific target (sm_90a), the same number, else 0. */
@@ -563,7 +612,14 @@ static fval eval_name(lower *L, fe_expr *e) {
       tl_error(L->ctx, e->loc, "'%s' is a builtin, not a value", e->name);
     else {
       tl_error(L->ctx, e->loc, "undefined name '%s'", e->name);
-      note_block_local(L, e->name);
+      const char *near = NULL;
+      if (!strcmp(e->name, "True") || !strcmp(e->name, "False"))
+        tl_note(L->ctx, e->loc, "the boolean constants are 'true' and 'false' here");
+      else if (!note_block_local(L, e->name) && (near = lw_did_you_mean(L, e->name, false)))
+        tl_note(L->ctx, e->loc, "did you mean '%s'?", near);
+      else if (!near && L->in_grid && !L->in_require)
+        tl_note(L->ctx, e->loc, "grid(...) sees the shape symbols, the scalar parameters and the tile constants "
+                "declared before it in tiles(NAME = value, ...)");
     }
     bind(L, e->name, B_VALUE, fv_err(), e->loc); /* report once */
     return fv_err();

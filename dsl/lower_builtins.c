@@ -202,7 +202,8 @@ static fval eval_fma(lower *L, fe_expr *e) {
   int r2;
   int32_t s2[TL_MAX_RANK];
   if (!bcast3(&a, &b, &c, &r2, s2)) {
-    tl_error(L->ctx, e->loc, "the shapes of the fma() arguments do not broadcast");
+    tl_error(L->ctx, e->loc, "the shapes of the fma() arguments do not broadcast: %s, %s and %s", lw_tystr(L, &a),
+             lw_tystr(L, &b), lw_tystr(L, &c));
     return fv_err();
   }
   a = lw_to_shape(L, lw_convert(L, a, d, e->loc), r2, s2, e->loc);
@@ -438,6 +439,11 @@ static fval eval_dot(lower *L, fe_expr *e) {
   for (int i = 0; i < e->nkw; i++) {
     if (strcmp(e->kwnames[i], "precision") != 0) {
       tl_error(L->ctx, e->kwlocs[i], "dot() has no argument named '%s' (only 'precision')", e->kwnames[i]);
+      if (!strcmp(e->kwnames[i], "acc") || !strcmp(e->kwnames[i], "out_dtype") || !strcmp(e->kwnames[i], "input_precision"))
+        tl_note(L->ctx, e->kwlocs[i], "%s",
+                e->kwnames[i][0] == 'a' ? "the accumulator is dot's third argument: acc = dot(a, b, acc)"
+                : e->kwnames[i][0] == 'o' ? "dot's result is f32 for float operands (i32 for 8-bit integers): cast<T>(...) it"
+                                          : "Triton's input_precision = \"tf32\" is precision = \"tf32\" here");
       return fv_err();
     }
     fe_expr *v = e->kwargs[i];
@@ -544,6 +550,8 @@ static const char *triton_hint(const char *name) {
       {"max_contiguous", "there are no alignment hints here: the compiler derives them (tilec --explain shows them)"},
       {"debug_barrier", "there are no barriers to write here: the compiler places them"},
       {"device_print", "there is no printing in a kernel: run it in the interpreter (tilec run --interp, tilec.interpret)"},
+      {"print", "there is no printing in a kernel: store what you want to see into an output tensor, and run it in the "
+                "interpreter (tilec run --interp, tilec.interpret)"},
       {"static_print", "there is no printing in a kernel: static_assert(cond, \"msg\") checks constants"},
       {"to", "x.to(T) is cast<T>(x) here"},
       {"float", "cast<f32>(x) converts here"},
@@ -552,6 +560,16 @@ static const char *triton_hint(const char *name) {
   };
   for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
     if (!strcmp(hints[i][0], name)) return hints[i][1];
+  return NULL;
+}
+
+/* Triton's tl.max / tl.min / tl.sum reduce a tile; here max and min are elementwise (two operands) and the
+ * reductions have their own names: the note on max(x), max(x, axis = 0), sum(x, axis = 0). */
+static const char *reduction_hint(const char *name) {
+  if (!strcmp(name, "max"))
+    return "max(a, b) is elementwise here; Triton's tl.max(x, axis) is reduce_max(x, axis) (argmax(x, axis) its index)";
+  if (!strcmp(name, "min"))
+    return "min(a, b) is elementwise here; Triton's tl.min(x, axis) is reduce_min(x, axis) (argmin(x, axis) its index)";
   return NULL;
 }
 
@@ -606,6 +624,10 @@ fval lw_eval_call(lower *L, fe_expr *e) {
   }
   if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0 && strcmp(n, "dot") != 0) {
     tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
+    /* (Triton's tl.max(x, axis = 0) / tl.sum(x, axis = 0): the reduction's name here) */
+    const char *hint = reduction_hint(n);
+    if (!hint && lw_lookup(L, n) < 0) hint = triton_hint(n);
+    if (hint) tl_note(L->ctx, e->loc, "%s", hint);
     return fv_err();
   }
   if (L->in_grid && (!strcmp(n, "program_id") || !strcmp(n, "num_programs") || !strcmp(n, "load") ||
@@ -631,7 +653,10 @@ fval lw_eval_call(lower *L, fe_expr *e) {
     return fv_err();
   }
   if (!strcmp(n, "min") || !strcmp(n, "max")) {
-    if (!nargs_ok(L, e, 2, 2)) return fv_err();
+    if (!nargs_ok(L, e, 2, 2)) {
+      if (e->nargs == 1) tl_note(L->ctx, e->loc, "%s", reduction_hint(n));
+      return fv_err();
+    }
     fval a = value_arg(L, e, 0), b = value_arg(L, e, 1);
     return lw_binop(L, n[1] == 'i' ? BO_MIN : BO_MAX, a, b, e->loc);
   }
@@ -655,7 +680,8 @@ fval lw_eval_call(lower *L, fe_expr *e) {
     int r2;
     int32_t s2[TL_MAX_RANK];
     if (!bcast3(&c, &a, &b, &r2, s2)) {
-      tl_error(L->ctx, e->loc, "the shapes of the where() arguments do not broadcast");
+      tl_error(L->ctx, e->loc, "the shapes of the where() arguments do not broadcast: the condition is %s, the values %s "
+               "and %s", lw_tystr(L, &c), lw_tystr(L, &a), lw_tystr(L, &b));
       return fv_err();
     }
     if (c.is_const && a.is_const && b.is_const) {
@@ -790,8 +816,9 @@ fval lw_eval_call(lower *L, fe_expr *e) {
     tl_error(L->ctx, e->loc, "'%s' is not a function", n);
   } else {
     tl_error(L->ctx, e->loc, "unknown function '%s'", n);
-    const char *hint = triton_hint(n);
+    const char *hint = triton_hint(n), *near = hint ? NULL : lw_did_you_mean(L, n, true);
     if (hint) tl_note(L->ctx, e->loc, "%s", hint);
+    else if (near) tl_note(L->ctx, e->loc, "did you mean '%s'?", near);
   }
   return fv_err();
 }

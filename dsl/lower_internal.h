@@ -101,6 +101,7 @@ const char *lw_tystr(lower *L, const fval *v); /* v's type for a message ("an in
 bool lw_tile_extent_ok(lower *L, tl_loc loc, const char *what, int64_t v);
 /* environment */
 int lw_lookup(lower *L, const char *name); /* index into L->env, -1 = unbound */
+const char *lw_did_you_mean(lower *L, const char *name, bool function); /* a near name in scope / builtin, or NULL */
 /* emitting */
 int32_t lw_emit(lower *L, tl_opcode opc, const int32_t *ops, int n, tl_type rt, tl_loc loc, int32_t *opid);
 int32_t lw_mat(lower *L, fval *v, tl_loc loc);

@@ -97,6 +97,19 @@ static bool affine_of(lower *L, const fe_expr *e, int64_t scale, affine *A) {
   return affine_add_atom(A, e, scale);
 }
 
+/* e names a value bound to an error (an undefined name, reported where it was first met). */
+static bool names_an_error(lower *L, const fe_expr *e) {
+  if (!e) return false;
+  if (e->kind == EX_NAME) {
+    int b = lw_lookup(L, e->name);
+    return b >= 0 && L->env.data[b].v.cls == V_ERR;
+  }
+  if (names_an_error(L, e->a) || names_an_error(L, e->b) || names_an_error(L, e->c)) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (names_an_error(L, e->args[i])) return true;
+  return false;
+}
+
 /* Range view d of tensor parameter `param` of length len, its end `hi`: note which tile constant
  * names the length (tl_param.view_const: `x : x + C` or `x : C + x` with C a tile constant of
  * value len; any other view of that dimension makes it -1). */
@@ -139,6 +152,10 @@ bool lw_lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
   out->name = p->name;
   if (e->nitems != p->rank) {
     tl_error(L->ctx, e->loc, "view of '%s' has %d indices; the tensor has rank %d", p->name, e->nitems, p->rank);
+    if (e->nitems < p->rank)
+      tl_note(L->ctx, e->loc, "a view takes one entry a dimension, each an index, a range a : a + C or an integer tile "
+              "of rank 1 (a gather): Triton's flat offsets rows[:, None] * N + cols[None, :] are %s[r0 : r0 + BM, "
+              "c0 : c0 + BN] here, the strides the tensor's", p->name);
     return false;
   }
   bool ok = true;
@@ -194,7 +211,9 @@ bool lw_lower_view(lower *L, fe_expr *e, const char *fn, view *out) {
         if (A.coef[i] != 0) lin = false;
       start = lw_to_index(L, lw_eval(L, it->lo), "a range start", it->lo->loc);
       if (!lin) {
-        tl_error(L->ctx, it->loc, "the length of this range is not a compile-time constant; write it as a : a + C");
+        /* (a bound that names an undefined name has had its error: tiles() left out, `B` undefined) */
+        if (!names_an_error(L, it->lo) && !names_an_error(L, it->hi))
+          tl_error(L->ctx, it->loc, "the length of this range is not a compile-time constant; write it as a : a + C");
         ok = false;
         continue;
       }

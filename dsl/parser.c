@@ -542,6 +542,10 @@ static fe_stmt *parse_stmt(parser *P) {
         {"break", "there is no 'break' here: a loop runs its whole range (guard its body with 'if')"},
         {"continue", "there is no 'continue' here: guard the rest of the body with 'if'"},
         {"pass", "there is no 'pass' here: an empty block is '{ }'"},
+        {"elif", "there is no 'elif' here: else if c { ... }"},
+        {"assert", "there is no 'assert' here: static_assert(cond, \"msg\") checks constants when compiling, "
+                   "require(cond, \"msg\") sizes and scalars at launch"},
+        {"def", "there is no 'def' here: a kernel is kernel NAME(params) tiles(...) grid(...) { ... }"},
     };
     for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
       if (!strcmp(t->str, missing[i][0])) {

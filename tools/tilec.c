@@ -127,6 +127,10 @@ typedef struct cli {
   const char *size_name[64], *scalar_name[64];
   int64_t size_value[64];
   double scalar_value[64];
+  /* -D NAME=V given so far (a second value for a name is a warning) */
+  int ndefs;
+  char def_name[64][128];
+  int64_t def_value[64];
   /* run: --range NAME=LO,HI (a tensor's random data drawn from [LO, HI]) */
   int nranges;
   const char *range_name[16];
@@ -224,6 +228,19 @@ static int parse_args(int argc, char **argv, cli *c) {
       if (!def || !split_assign(def, name, sizeof name, &v) || !parse_i64(v, &value))
         return usage_error("-D wants NAME=INTEGER, got '%s'", def ? def : ""), EXIT_USAGE;
       if (!opt_ok(tilec_options_define(c->opts, name, value), "-D name", name)) return EXIT_USAGE;
+      /* (the last of two -D of one name wins, as with a C compiler: said, since a script that appends its own
+       * -D to a user's meets it silently otherwise) */
+      int seen = -1;
+      for (int d = 0; d < c->ndefs; d++)
+        if (!strcmp(c->def_name[d], name)) seen = d;
+      if (seen >= 0 && c->def_value[seen] != value)
+        fprintf(stderr, "tilec: warning: -D %s given twice (%lld, then %lld): the last is used\n", name,
+                (long long)c->def_value[seen], (long long)value);
+      if (seen >= 0) c->def_value[seen] = value;
+      else if (c->ndefs < 64) {
+        snprintf(c->def_name[c->ndefs], sizeof c->def_name[0], "%s", name);
+        c->def_value[c->ndefs++] = value;
+      }
     } else if ((v = flag_value(argc, argv, &i, "--arch", &missing))) {
       if (!opt_ok(tilec_options_set_arch(c->opts, v), "--arch", v)) return EXIT_USAGE;
     } else if (!strncmp(a, "-O", 2) && a[2] >= '0' && a[2] <= '3' && !a[3]) {
