@@ -650,6 +650,13 @@ static bool run_route_pipeline(tl_func *f, const tl_pass_opts *o) {
       if ((int64_t)s.m * s.n > biggest) biggest = (int64_t)s.m * s.n;
     }
     f->warps = biggest >= 128 * 128 && ml.kind != LOOP_ATTENTION ? 8 : 4;
+    /* ... but one warpgroup for a cutlass GEMM on sm_90a whose dots have 64 rows: wgmma takes 64 rows a
+     * warpgroup and codegen does not split N over warpgroups, so 8 warps fell to mma.sync (a new user's 64x256x128
+     * fp8 TN: mma.sync, 255 registers, 372 B of spills; on 4 warps wgmma.m64n256k32, 128 accumulator registers
+     * a thread, 0 spills) */
+    bool rows64 = pipe == TL_PIPE_CUTLASS && ml.kind == LOOP_GEMM && (!o->arch || !strcmp(o->arch, "sm_90a"));
+    for (int i = 0; i < ml.ndots && rows64; i++) rows64 = shape_of(f, ml.dots[i]).m == 64;
+    if (rows64 && f->warps == 8) f->warps = 4;
     /* ... unless attention's accumulator alone would be over 128 f32 registers a thread at 4 warps (D256 with
      * 128 rows: 256, and 50 KB of spills on sm_80, an attention-variant hunt): 8 warps of 16 rows */
     if (ml.kind == LOOP_ATTENTION && biggest / (4 * 32) > 128) f->warps = 8;
