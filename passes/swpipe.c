@@ -8,6 +8,7 @@
 
 #include "schedule.h"
 #include "rope_producer.h"
+#include "code_env.h"
 
 #define MAX_STREAMS 16 /* codegen's ring table sizes (lib/codegen/ring.h) */
 #define MAX_RINGS 4
@@ -77,10 +78,14 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
           ring_bytes += (int64_t)lt->shape[0] * lt->shape[1] * tl_dtype_bytes((tl_dtype)lt->dtype);
         }
         tl_sched_dot(f, D, false)->streamed[w] = true;
-        /* the K-major buffers the transposed 8-bit B goes through (codegen: two) */
+        /* the K-major buffers the transposed 8-bit B goes through (codegen, dot_plan.c: two; one a ring stage
+         * where the producer warpgroup transposes -- ws coop without a cluster: counted in the stage, or 3 stages
+         * of a 128x256x128 fp8 [K][N] kernel asked for 245832 bytes, over the SM's 232448; a cliff hunt) */
         if (w == 1 && tl_dot_wgmma_kn8(f, D)) {
           const tl_type *bt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
-          resident += 2 * (int64_t)bt->shape[0] * bt->shape[1];
+          bool per_stage = f->ws == TL_WS_COOP && f->cluster == TL_CLUSTER_1X1 && !tl_code_env_off("TILEC_WS_TRANSPOSE");
+          if (per_stage) ring_bytes += (int64_t)bt->shape[0] * bt->shape[1];
+          else resident += 2 * (int64_t)bt->shape[0] * bt->shape[1];
         }
       } else if (tl_defined_outside(f, op->opnd[w], L)) {
         if (!resident_seen[op->opnd[w]]) resident += invariant_bytes(f, D, w);
