@@ -1,7 +1,7 @@
 # bench/pending_s39.sh (thirty-ninth session): one call, any sm_90 card, ~4-6 min.
 #   0. the kernels whose code dot_acc_fold (acc + dot(a, b) folded) and swpipe's kn8 stages changed, on the GPU against
 #      the interpreter;
-#   1. bench/pending_s38.sh (owed: the A-fragment rule's race fix on a GPU, its tests and on / off numbers; its own rule
+#   1. (last) bench/pending_s38.sh (owed: the A-fragment rule's race fix on a GPU, its tests and on / off numbers; its own rule
 #      for making it the default is in that script);
 #   2. route_pipeline's rows-64 rule (a cutlass GEMM on sm_90a whose dots have 64 rows gets one warpgroup, wgmma.m64n256,
 #      where 8 warps fell to mma.sync): bench/variants/gemm_rows64.tile against the interpreter at ragged sizes (4 and 8
@@ -26,10 +26,11 @@ r $V/cutlass_loopdot_after_bf16.tile --kernel cutlass_loopdot_after_bf16 --size 
 r tests/user_kernels/probe/v1.tile --kernel cutlass_v1 --size M=130 --size K=100 --size H=64 --size N=90
 r tests/lit/passes/dot-acc-fold.tile --kernel cutlass_pluseq --size M=300 --size N=520 --size K=700
 r tests/lit/passes/kn8-ws-stages.tile --kernel cutlass_fp8_kn --size M=300 --size N=520 --size K=700
-sh bench/pending_s38.sh "$1"
 echo "== rows64 [$(el) s]"
 for k in cutlass_rows64_bf16 cutlass_rows64_fp8; do for w in "" --warps=8; do
   echo "$k $w: $(TILEC_CACHE_DIR=/tmp/c39 timeout 90 $B/tilec run bench/variants/gemm_rows64.tile --kernel $k $w --device --size M=300 --size N=520 --size K=700 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-200)"
 done; done
 TILEC_CACHE_DIR=/tmp/c39b timeout -k 10 150 python3 bench/rows64_ab.py --lib $B/libtilec.so --rounds 5 > $L/r64.log 2>&1
 echo "rows64 bench rc $? [$(el) s]"; grep -E "^\||Error|error" $L/r64.log | cut -c1-220
+echo "== pending_s38 [$(el) s]"
+sh bench/pending_s38.sh "$1"
