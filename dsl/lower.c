@@ -169,7 +169,7 @@ const char *lw_did_you_mean(lower *L, const char *name, bool function) {
   }
   for (int i = L->env.len - 1; i >= 0; i--) {
     const binding *b = &L->env.data[i];
-    if (b->v.cls == V_ERR || !strcmp(b->name, name)) continue;
+    if ((b->kind == B_VALUE && b->v.cls == V_ERR) || !strcmp(b->name, name)) continue; /* (an undefined name's) */
     int d = edit_distance(name, b->name, cap);
     if (d < best) best = d, found = b->name;
   }

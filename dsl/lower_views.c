@@ -102,7 +102,8 @@ static bool names_an_error(lower *L, const fe_expr *e) {
   if (!e) return false;
   if (e->kind == EX_NAME) {
     int b = lw_lookup(L, e->name);
-    return b >= 0 && L->env.data[b].v.cls == V_ERR;
+    /* (only a value binding holds an fval: a shape symbol's, a constant's or a tensor's v is zero, V_ERR) */
+    return b >= 0 && L->env.data[b].kind == B_VALUE && L->env.data[b].v.cls == V_ERR;
   }
   if (names_an_error(L, e->a) || names_an_error(L, e->b) || names_an_error(L, e->c)) return true;
   for (int i = 0; i < e->nargs; i++)
