@@ -5,7 +5,7 @@
 . bench/pending_env.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
 V=tests/cutlass_variants
-r() { echo "$1: $(TILEC_CACHE_DIR=/tmp/c39f timeout 60 $B/tilec run "$@" --device 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-160)"; }
+r() { echo "$(echo "$@" | cut -c1-90): $(TILEC_CACHE_DIR=/tmp/c39f timeout 60 $B/tilec run "$@" --device 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-160)"; }
 r $V/g_k0242.tile --kernel cutlass_gen_242 --size M=2100 --size N=2100 --size K=136 --scalar alpha=-1.25
 r $V/cutlass_dotacc_after_f8.tile --kernel cutlass_dotacc_after_f8 --size M=300 --size N=520 --size K=200 --scalar s=1 --atol 32 --rtol 0.05
 r $V/g_k0233.tile --kernel cutlass_gen_233 --size M=300 --size N=200 --size K=264
