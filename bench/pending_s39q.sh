@@ -16,9 +16,11 @@ r $V/cutlass_loopdot_after_bf16.tile --kernel cutlass_loopdot_after_bf16 --size 
 r tests/user_kernels/probe/v1.tile --kernel cutlass_v1 --size M=130 --size K=100 --size H=64 --size N=90
 r tests/lit/passes/dot-acc-fold.tile --kernel cutlass_pluseq --size M=300 --size N=520 --size K=700
 r tests/lit/passes/kn8-ws-stages.tile --kernel cutlass_fp8_kn --size M=300 --size N=520 --size K=700
+export TILEC_ROWS64=1
 for k in cutlass_rows64_bf16 cutlass_rows64_fp8; do for w in "" --warps=8; do
   r bench/variants/gemm_rows64.tile --kernel $k $w --size M=300 --size N=520 --size K=700
 done; done
+unset TILEC_ROWS64
 echo "[$(el) s]"
 TILEC_CACHE_DIR=/tmp/c39b timeout -k 5 100 python3 bench/rows64_ab.py --lib $B/libtilec.so --rounds 3 --sizes 8192x8192x8192,512x4096x14336 > $L/r64.log 2>&1
 echo "rows64 bench rc $? [$(el) s]"; grep -E "^\||Error|error" $L/r64.log | cut -c1-200

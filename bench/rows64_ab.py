@@ -1,6 +1,6 @@
 # bench/rows64_ab.py (thirty-ninth session): route_pipeline's rows-64 rule -- a cutlass GEMM on sm_90a whose dots have
-# 64 rows gets one warpgroup (wgmma.m64n256) where 8 warps fell to mma.sync -- on (the default) and off (the option
-# warps=8, what the rule replaced), beside cuBLAS (torch.matmul; fp8: torch._scaled_mm, fast accumulation off) and the
+# 64 rows gets one warpgroup (wgmma.m64n256) where 8 warps fell to mma.sync -- on (TILEC_ROWS64=1, opt-in until this
+# runs) and off (the option warps=8, what the rule replaces), beside cuBLAS (torch.matmul; fp8: torch._scaled_mm, fast accumulation off) and the
 # plain 128x256 cutlass_gemm of examples/gemm.tile, interleaved rounds (bench.py bench_interleaved; ratios the median of
 # per-round ratios).  Outputs poisoned with NaN and checked against fp32 torch first.
 #   python3 bench/rows64_ab.py --lib LIB [--sizes 8192x8192x8192,4096x4096x4096,512x4096x14336] [--rounds 5]
@@ -36,7 +36,7 @@ for size in a.sizes.split(","):
         outs = [torch.full((M, N), float("nan"), device="cuda", dtype=bf) for _ in range(2)]
         fns = []
         for i, opt in enumerate((None, {"warps": 8})):
-            kern = Kernel(F, kernel=f"cutlass_rows64_{dt}", options=opt)
+            kern = with_env("TILEC_ROWS64=1", lambda: Kernel(F, kernel=f"cutlass_rows64_{dt}", options=opt))
             fns.append(kern.bind(A, B, outs[i]))
         fns.append(cb)
         for fn in fns: fn()
