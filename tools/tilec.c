@@ -712,7 +712,9 @@ static bool ranged_elem(const char *dtype, double lo, double hi, unsigned char *
   int n = elem_bytes(dtype);
   double w = b - a;
   uint64_t span = w >= 18446744073709551615.0 ? 0 : (uint64_t)w + 1; /* (0: the whole of i64 / u64) */
-  int64_t v = (int64_t)a + (int64_t)(span ? rng_next() % span : rng_next());
+  /* (in u64, wrapping: a u64 range above 2^63 has no int64 start) */
+  uint64_t base = a < 0 ? (uint64_t)(int64_t)a : (uint64_t)a;
+  int64_t v = (int64_t)(base + (span ? rng_next() % span : rng_next()));
   if (n == 1) *p = (unsigned char)v;
   else if (n == 2) { int16_t x = (int16_t)v; memcpy(p, &x, 2); }
   else if (n == 4) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
