@@ -13,24 +13,6 @@
 # run of 2. passes and rule / 8 warps >= 1.05 at every case with none < 0.98; otherwise it stays opt-in (documented).
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_s39.sh .carry" carry=[".carry"] timeout_s=560
 . bench/pending_env.sh
-echo "== dot_acc_fold and the kn8 stages: the kernels whose PTX changed, against the interpreter [$(el) s]"
-V=tests/cutlass_variants
-r() { echo "$1: $(TILEC_CACHE_DIR=/tmp/c39f timeout 90 $B/tilec run "$@" --device 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-200)"; }
-r $V/g_k0242.tile --kernel cutlass_gen_242 --size M=2100 --size N=2100 --size K=136 --scalar alpha=-1.25
-r $V/cutlass_dotacc_after_f8.tile --kernel cutlass_dotacc_after_f8 --size M=300 --size N=520 --size K=200 --scalar s=1 --atol 32 --rtol 0.05
-r $V/g_k0233.tile --kernel cutlass_gen_233 --size M=300 --size N=200 --size K=264
-r $V/g_k0286.tile --kernel cutlass_gen_286 --size M=300 --size N=200 --size K=264 --scalar ks=72
-r $V/g_k0062.tile --kernel cutlass_gen_62 --size M=300 --size N=200 --size K=264
-r $V/v1_ifdot_in_loop.tile --kernel cutlass_v --size M=300 --size N=200 --size K=264 --scalar s=1
-r $V/cutlass_loopdot_after_bf16.tile --kernel cutlass_loopdot_after_bf16 --size M=300 --size N=200 --size K=264
-r tests/user_kernels/probe/v1.tile --kernel cutlass_v1 --size M=130 --size K=100 --size H=64 --size N=90
-r tests/lit/passes/dot-acc-fold.tile --kernel cutlass_pluseq --size M=300 --size N=520 --size K=700
-r tests/lit/passes/kn8-ws-stages.tile --kernel cutlass_fp8_kn --size M=300 --size N=520 --size K=700
-echo "== rows64 [$(el) s]"
-for k in cutlass_rows64_bf16 cutlass_rows64_fp8; do for w in "" --warps=8; do
-  echo "$k $w: $(TILEC_ROWS64=1 TILEC_CACHE_DIR=/tmp/c39 timeout 90 $B/tilec run bench/variants/gemm_rows64.tile --kernel $k $w --device --size M=300 --size N=520 --size K=700 2>&1 | grep -E 'PASS|FAIL|rror' | tail -2 | tr '\n' ' ' | cut -c1-200)"
-done; done
-TILEC_CACHE_DIR=/tmp/c39b timeout -k 10 150 python3 bench/rows64_ab.py --lib $B/libtilec.so --rounds 5 > $L/r64.log 2>&1
-echo "rows64 bench rc $? [$(el) s]"; grep -E "^\||Error|error" $L/r64.log | cut -c1-220
+sh bench/pending_s39q.sh "$1"   # 0 and 2: the changed kernels, the rows-64 kernels and rows64_ab.py
 echo "== pending_s38 [$(el) s]"
 sh bench/pending_s38.sh "$1"

@@ -1,4 +1,4 @@
-# bench/pending_s39q.sh: bench/pending_s39.sh less the thirty-eighth session's part, for a call with ~200 s of budget:
+# bench/pending_s39q.sh: bench/pending_s39.sh's own parts (pending_s39 runs this, then pending_s38), for a call of ~200 s:
 # the kernels whose PTX dot_acc_fold / the kn8 stages changed, the rows-64 kernels against the interpreter, and
 # rows64_ab.py at two sizes, three rounds.  Prediction and rule: bench/pending_s39.sh.
 #   here: sh tools/carry.sh build     device: run command="sh bench/pending_s39q.sh .carry" carry=[".carry"] timeout_s=200
