@@ -247,14 +247,14 @@ void fe_lex(tl_ctx *c, int32_t file, fe_token_vec *out) {
     /* Triton's module prefix, tl.load / tl.program_id: one error naming it, and the prefix dropped (the
      * identifier before it popped, the '.' skipped) so the rest of the line parses as written here */
     fe_token *prev = L.out->len ? &L.out->data[L.out->len - 1] : NULL;
-    if (k == TK_EOF && ch == '.' && is_ident_start(nx) && prev && prev->kind == TK_IDENT && prev->str &&
-        prev->text + prev->len == L.p && prev->text == prefix_end && !strcmp(prev->str, "language")) {
+    bool name_dot = k == TK_EOF && ch == '.' && is_ident_start(nx) && prev && prev->kind == TK_IDENT && prev->str &&
+                    prev->text + prev->len == L.p;
+    if (name_dot && prev->text == prefix_end && !strcmp(prev->str, "language")) {
       L.out->len--; /* (triton.language.NAME: the second half of the prefix, said already) */
       L.p++;
       continue;
     }
-    if (k == TK_EOF && ch == '.' && is_ident_start(nx) && prev && prev->kind == TK_IDENT && prev->str &&
-        (!strcmp(prev->str, "tl") || !strcmp(prev->str, "triton")) && prev->text + prev->len == L.p) {
+    if (name_dot && (!strcmp(prev->str, "tl") || !strcmp(prev->str, "triton"))) {
       tl_error(c, prev->loc, "'%s.' is Triton's module prefix: builtins are called by their names here (load, "
                "program_id, ...)", prev->str);
       prefix_end = L.p + 1;

@@ -615,9 +615,11 @@ static fval eval_name(lower *L, fe_expr *e) {
       const char *near = NULL;
       if (!strcmp(e->name, "True") || !strcmp(e->name, "False"))
         tl_note(L->ctx, e->loc, "the boolean constants are 'true' and 'false' here");
-      else if (!note_block_local(L, e->name) && (near = lw_did_you_mean(L, e->name, false)))
+      else if (note_block_local(L, e->name))
+        ; /* (its note says where it was bound) */
+      else if ((near = lw_did_you_mean(L, e->name, false)))
         tl_note(L->ctx, e->loc, "did you mean '%s'?", near);
-      else if (!near && L->in_grid && !L->in_require)
+      else if (L->in_grid && !L->in_require)
         tl_note(L->ctx, e->loc, "grid(...) sees the shape symbols, the scalar parameters and the tile constants "
                 "declared before it in tiles(NAME = value, ...)");
     }

@@ -557,19 +557,12 @@ static const char *triton_hint(const char *name) {
       {"float", "cast<f32>(x) converts here"},
       {"int", "cast<i32>(x) converts here"},
       {"mean", "a mean is reduce_sum(x, axis) / n here"},
+      /* (builtins here, Triton's reductions there: the note on max(x), max(x, axis = 0)) */
+      {"max", "max(a, b) is elementwise here; Triton's tl.max(x, axis) is reduce_max(x, axis) (argmax(x, axis) its index)"},
+      {"min", "min(a, b) is elementwise here; Triton's tl.min(x, axis) is reduce_min(x, axis) (argmin(x, axis) its index)"},
   };
   for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
     if (!strcmp(hints[i][0], name)) return hints[i][1];
-  return NULL;
-}
-
-/* Triton's tl.max / tl.min / tl.sum reduce a tile; here max and min are elementwise (two operands) and the
- * reductions have their own names: the note on max(x), max(x, axis = 0), sum(x, axis = 0). */
-static const char *reduction_hint(const char *name) {
-  if (!strcmp(name, "max"))
-    return "max(a, b) is elementwise here; Triton's tl.max(x, axis) is reduce_max(x, axis) (argmax(x, axis) its index)";
-  if (!strcmp(name, "min"))
-    return "min(a, b) is elementwise here; Triton's tl.min(x, axis) is reduce_min(x, axis) (argmin(x, axis) its index)";
   return NULL;
 }
 
@@ -625,8 +618,7 @@ fval lw_eval_call(lower *L, fe_expr *e) {
   if (e->nkw && strcmp(n, "load") != 0 && strcmp(n, "sort") != 0 && strcmp(n, "dot") != 0) {
     tl_error(L->ctx, e->kwlocs[0], "%s() takes no keyword arguments", n);
     /* (Triton's tl.max(x, axis = 0) / tl.sum(x, axis = 0): the reduction's name here) */
-    const char *hint = reduction_hint(n);
-    if (!hint && lw_lookup(L, n) < 0) hint = triton_hint(n);
+    const char *hint = lw_lookup(L, n) < 0 ? triton_hint(n) : NULL;
     if (hint) tl_note(L->ctx, e->loc, "%s", hint);
     return fv_err();
   }
@@ -654,7 +646,7 @@ fval lw_eval_call(lower *L, fe_expr *e) {
   }
   if (!strcmp(n, "min") || !strcmp(n, "max")) {
     if (!nargs_ok(L, e, 2, 2)) {
-      if (e->nargs == 1) tl_note(L->ctx, e->loc, "%s", reduction_hint(n));
+      if (e->nargs == 1) tl_note(L->ctx, e->loc, "%s", triton_hint(n));
       return fv_err();
     }
     fval a = value_arg(L, e, 0), b = value_arg(L, e, 1);

@@ -4,6 +4,7 @@
  * call that creates ops or values. */
 #include "ir.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -397,6 +398,13 @@ bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor) {
   for (int32_t p = f->ops.data[op].parent; p >= 0; p = f->ops.data[p].parent)
     if (p == ancestor) return true;
   return false;
+}
+
+bool tl_is_zero_const(const tl_func *f, int32_t v) {
+  int32_t d = f->values.data[v].def;
+  if (d < 0) return false;
+  const tl_op *c = &f->ops.data[d];
+  return c->opc == TL_OP_const && !(c->flags & TL_OPF_DEAD) && c->ival == 0 && c->fval == 0.0 && !signbit(c->fval);
 }
 
 bool tl_defined_outside(const tl_func *f, int32_t v, int32_t L) {

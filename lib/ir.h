@@ -320,6 +320,8 @@ bool tl_op_inside(const tl_func *f, int32_t op, int32_t ancestor);
 /* Value v is defined outside region-owning op L: a parameter, an op not in
  * L's regions, or an argument of a region that is not L's or inside L. */
 bool tl_defined_outside(const tl_func *f, int32_t v, int32_t L);
+/* v is a constant zero (+0.0, or integer 0): a dot's accumulator that adds nothing. */
+bool tl_is_zero_const(const tl_func *f, int32_t v);
 /* Count uses of each value (array of f->values.len ints, arena). */
 int32_t *tl_count_uses(tl_func *f);
 

@@ -332,6 +332,10 @@ static int prologue_walk(tl_func *f, int32_t v, int32_t L, int threads, uint8_t 
   return n;
 }
 
+bool tl_ws_transposes_b(const tl_func *f) {
+  return f->ws == TL_WS_COOP && f->cluster == TL_CLUSTER_1X1 && !tl_code_env_off("TILEC_WS_TRANSPOSE");
+}
+
 bool tl_prologue_a_frag_on(void) {
   return tl_code_env_on("TILEC_PROLOGUE_A_FRAG");
 }

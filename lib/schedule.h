@@ -118,6 +118,10 @@ int tl_prologue_refusal(tl_func *f, int32_t D, int which, int32_t *loads, int ma
  * that waits for its group in its own k-step (bench/pending_s38.sh holds the rule for the default); unset, A is staged
  * through shared memory as before. */
 bool tl_prologue_a_frag_on(void);
+/* An 8-bit [K][N] B meant for wgmma is transposed by the producer warpgroup, into one K-major buffer a ring stage
+ * (ws coop without a cluster; TILEC_WS_TRANSPOSE=0: the consumers, into two buffers beside the ring): what swpipe
+ * counts in a stage and dot_plan lays out. */
+bool tl_ws_transposes_b(const tl_func *f);
 
 /* Load op ld of loop L can be issued ahead through a ring: a 2-D view along
  * the last dimension of a parameter tensor the kernel never writes, indices

@@ -10,14 +10,6 @@
 
 #include "ir.h"
 
-/* v is a splat constant zero */
-static bool is_zero_const(tl_func *f, int32_t v) {
-  int32_t d = tl_val(f, v)->def;
-  if (d < 0) return false;
-  tl_op *o = tl_op_at(f, d);
-  return o->opc == TL_OP_const && !(o->flags & TL_OPF_DEAD) && o->ival == 0 && o->fval == 0.0;
-}
-
 /* position of op in region r, -1 when not there */
 static int pos_in(const tl_region *r, int32_t op) {
   for (int i = 0; i < r->ops.len; i++)
@@ -40,7 +32,7 @@ static void walk(tl_func *f, tl_region *r, int32_t *uses, int32_t *repl) {
       if (D < 0) continue;
       tl_op *d = tl_op_at(f, D);
       if (d->opc != TL_OP_dot || (d->flags & TL_OPF_DEAD) || d->nopnd != 3 || uses[dv] != 1 ||
-          !is_zero_const(f, d->opnd[2]))
+          !tl_is_zero_const(f, d->opnd[2]))
         continue;
       const tl_type *rt = &tl_val(f, o->res[0])->type;
       if (!tl_type_eq(&tl_val(f, dv)->type, rt) || !tl_type_eq(&tl_val(f, acc)->type, rt)) continue;

@@ -8,7 +8,6 @@
 
 #include "schedule.h"
 #include "rope_producer.h"
-#include "code_env.h"
 
 #define MAX_STREAMS 16 /* codegen's ring table sizes (lib/codegen/ring.h) */
 #define MAX_RINGS 4
@@ -83,8 +82,7 @@ static bool run_swpipe(tl_func *f, const tl_pass_opts *o) {
          * of a 128x256x128 fp8 [K][N] kernel asked for 245832 bytes, over the SM's 232448; a cliff hunt) */
         if (w == 1 && tl_dot_wgmma_kn8(f, D)) {
           const tl_type *bt = &tl_val(f, tl_op_at(f, ld)->res[0])->type;
-          bool per_stage = f->ws == TL_WS_COOP && f->cluster == TL_CLUSTER_1X1 && !tl_code_env_off("TILEC_WS_TRANSPOSE");
-          if (per_stage) ring_bytes += (int64_t)bt->shape[0] * bt->shape[1];
+          if (tl_ws_transposes_b(f)) ring_bytes += (int64_t)bt->shape[0] * bt->shape[1];
           else resident += 2 * (int64_t)bt->shape[0] * bt->shape[1];
         }
       } else if (tl_defined_outside(f, op->opnd[w], L)) {

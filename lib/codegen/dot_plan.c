@@ -817,7 +817,7 @@ void cg_make_plan(cg *g) {
     /* warp-specialized (route_pipeline's f->ws): the producer warpgroup
      * transposes, into one buffer per ring stage (emit_ws.c producer_loop_tr);
      * TILEC_WS_TRANSPOSE=0: the consumers' transpose on the TMA ring */
-    s->ws_tr = f->ws == TL_WS_COOP && f->cluster == TL_CLUSTER_1X1 && !tl_code_env_off("TILEC_WS_TRANSPOSE");
+    s->ws_tr = tl_ws_transposes_b(f);
     if (s->ws_tr) s->tr_nbuf = stages;
     persist = (persist + 1023) / 1024 * 1024;
     s->tr_off = persist;

@@ -37,7 +37,6 @@
  *     atoms of 128-byte rows, 128 B swizzle inside; LBO = the distance of
  *     two 64-column atoms = K*128; SBO = 8 k-rows = 1024; slice kk at
  *     start + 16*128 kk. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,13 +121,6 @@ static int wgmma_text(char *buf, int wn, int kstep, const char *dty, const char 
   return n;
 }
 
-/* v is a constant zero tile (+0.0, or integer 0). */
-static bool acc_is_zero(tl_func *f, int32_t v) {
-  int32_t d = tl_val(f, v)->def;
-  if (d < 0) return false;
-  const tl_op *c = tl_op_at(f, d);
-  return c->opc == TL_OP_const && c->ival == 0 && c->fval == 0.0 && !signbit(c->fval);
-}
 
 void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b, int inflight) {
   tl_func *f = g->f;
@@ -231,7 +223,7 @@ void cg_emit_wgmma(cg *g, tl_op *o, const cg_wgmma_src *a, const cg_wgmma_src *b
   /* A dot from a zero accumulator (attention's S = q k^T): its first k-slice
    * takes scale-d = 0 as a promotion group's does, so the zeros are never
    * moved into the accumulator registers (32-64 movs a step at BN 64-128). */
-  bool from_zero = acc_is_zero(f, accv), zero_acc = !promote && from_zero;
+  bool from_zero = tl_is_zero_const(f, accv), zero_acc = !promote && from_zero;
   char *cons0 = NULL;
   if (promote || zero_acc) {
     cons0 = tl_alloc(&g->ctx->arena, 8 * (size_t)nacc_i + 64);
